@@ -1,0 +1,187 @@
+/*
+ * grassflow: attention-free Grassmann-flow language models and their Transformer twins, in C.
+ *
+ * A worked example: build a model from a preset, score a batch, take one AdamW step, save it.
+ *
+ *     gf_config cfg;
+ *     if (gf_config_preset("grassmann-6L", &cfg) != 0) { fprintf(stderr, "%s\n", gf_last_error()); ... }
+ *     cfg.vocab_size = 33278;
+ *     gf_model *m = gf_model_create(&cfg);            // parameters + gradients, one arena each
+ *     gf_model_init(m, 1234);                         // N(0, 0.02) weights, zero biases, LN 1/0
+ *     float loss;
+ *     gf_model_forward(m, inputs, targets, B, T, &loss);  // inputs, targets: int32 (B, T); -1 = ignore
+ *     gf_model_zero_grad(m);
+ *     gf_model_backward(m);                           // accumulates into the gradient arena
+ *     gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-3f, .beta1 = 0.9f,
+ *                                     .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f});
+ *     gf_adamw_step(opt, m, 1e-3f);
+ *     gf_model_save(m, "model.safetensors");          // atomic; PyTorch-compatible names
+ *     gf_adamw_free(opt); gf_model_free(m);
+ *
+ * Conventions: every function that can fail returns 0 on success (or a non-NULL pointer) and, on
+ * failure, a non-zero value (or NULL) with a message for gf_last_error() that names the file or key,
+ * what was expected, what was found and how to fix it. Sizes and offsets are 64-bit. The exact math
+ * (tensor names, shapes, block wiring) is documented in docs/model.md.
+ */
+#ifndef GRASSFLOW_H
+#define GRASSFLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GF_VERSION "0.1.0"
+#define GF_MAX_LAYERS 64
+#define GF_MAX_OFFSETS 16
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Errors                                                                                            */
+
+/* The message of the last failure on this thread ("" if none). */
+const char *gf_last_error(void);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Configuration                                                                                     */
+
+typedef enum { GF_MIXER_GRASSMANN = 0, GF_MIXER_ATTENTION = 1, GF_MIXER_KINDS } gf_mixer_kind;
+typedef enum { GF_NORM_PRE = 0, GF_NORM_POST = 1 } gf_norm;
+typedef enum { GF_GELU_ERF = 0, GF_GELU_TANH = 1 } gf_gelu_kind;
+typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1 } gf_pos_kind;
+
+typedef struct gf_config {
+    int64_t vocab_size, d_model, n_layer, n_head, d_ff, max_len, rank;
+    int n_offsets[GF_MAX_LAYERS];                  /* per layer: how many look-back offsets */
+    int offsets[GF_MAX_LAYERS][GF_MAX_OFFSETS];    /* per layer: the offsets, each >= 1 */
+    gf_mixer_kind mixers[GF_MAX_LAYERS];           /* per layer */
+    gf_norm norm;
+    float plucker_eps;
+    bool extra_proj, tie_head;
+    gf_gelu_kind gelu;
+    gf_pos_kind pos;
+    float dropout;
+} gf_config;
+
+/* Names of the built-in presets, NULL-terminated. */
+const char *const *gf_preset_names(void);
+/* Fill cfg from a preset name ("grassmann-6L", "transformer-tiny", ...). */
+int gf_config_preset(const char *name, gf_config *cfg);
+/* Parse a JSON config. `source` names where it came from (a path, "--set", ...) for error messages. */
+int gf_config_from_json(const char *json, const char *source, gf_config *cfg);
+/* Read a JSON config file. */
+int gf_config_load(const char *path, gf_config *cfg);
+/* The JSON form of cfg (malloc'd, caller frees). pretty: indented. */
+char *gf_config_to_json(const gf_config *cfg, bool pretty);
+/* Apply "key=value": value is JSON (5, 1e-6, "post", [[1,2]]) or a bare word / comma list
+ * (post, grassmann,attention, 1,2,4 meaning that list in every layer). Validates the result. */
+int gf_config_set(gf_config *cfg, const char *key_eq_value);
+/* Check every field; 0 if the config describes a model that can be built. */
+int gf_config_validate(const gf_config *cfg, const char *source);
+/* Parameter count of the model cfg describes. */
+int64_t gf_config_num_params(const gf_config *cfg);
+const char *gf_mixer_name(gf_mixer_kind k);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Model                                                                                             */
+
+typedef struct gf_model gf_model;
+
+typedef struct gf_tensor_info {
+    const char *name;      /* safetensors name, e.g. "blocks.0.mix.red.weight" */
+    int ndim;              /* 1 or 2 */
+    int64_t shape[2];
+    int64_t numel;
+    int64_t offset;        /* in floats, into the parameter (and gradient) arena */
+    bool decay;            /* AdamW weight decay applies (2-D weights except embeddings) */
+    float *data;           /* view into the parameter arena */
+    float *grad;           /* view into the gradient arena */
+} gf_tensor_info;
+
+gf_model *gf_model_create(const gf_config *cfg);
+void gf_model_free(gf_model *m);
+const gf_config *gf_model_config(const gf_model *m);
+int64_t gf_model_num_params(const gf_model *m);
+int gf_model_num_tensors(const gf_model *m);
+const gf_tensor_info *gf_model_tensor(const gf_model *m, int i);
+const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name);
+float *gf_model_params(gf_model *m);   /* the whole parameter arena (gf_model_num_params floats) */
+float *gf_model_grads(gf_model *m);    /* the whole gradient arena */
+
+/* N(0, 0.02) for linear and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values
+ * depend only on the seed and the tensor names, not on thread count. */
+void gf_model_init(gf_model *m, uint64_t seed);
+
+/* Training mode turns dropout on. Dropout masks come from a counter-based RNG keyed by
+ * (seed, step, layer, site, element): a run reproduces exactly, whatever the thread count. */
+void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step);
+
+/* Forward pass over inputs (B, T) int32 token ids. With targets (B, T; -1 = ignore) it also computes
+ * the mean cross-entropy into *loss (NAN if every target is ignored). Activations are kept for
+ * gf_model_backward. Grows the activation arena when B*T exceeds what it holds. */
+int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
+                     float *loss);
+/* Logits (B, T, V) of the last forward (valid until the next gf_model_backward or forward). */
+const float *gf_model_logits(const gf_model *m);
+/* Backward of the last forward with targets: accumulates d(loss)/d(params) into the gradient arena. */
+int gf_model_backward(gf_model *m);
+void gf_model_zero_grad(gf_model *m);
+/* Bytes held by the activation arena (for memory reports). */
+size_t gf_model_activation_bytes(const gf_model *m);
+
+/* Checkpoints: safetensors, F32, names of docs/model.md, the config JSON under
+ * __metadata__["config"]. Writes are atomic (temporary file, fsync, rename). */
+int gf_model_save(const gf_model *m, const char *path);
+gf_model *gf_model_load(const char *path);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* AdamW                                                                                             */
+
+typedef struct gf_adamw_hparams {
+    float lr, beta1, beta2, eps, weight_decay;
+} gf_adamw_hparams;
+typedef struct gf_adamw gf_adamw;
+
+gf_adamw *gf_adamw_create(const gf_model *m, gf_adamw_hparams hp);
+void gf_adamw_free(gf_adamw *opt);
+/* One step with learning rate lr (the schedule's value); weight decay only on tensors with decay. */
+void gf_adamw_step(gf_adamw *opt, gf_model *m, float lr);
+int64_t gf_adamw_steps_taken(const gf_adamw *opt);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Safetensors files (any tensors, for tools and tests)                                             */
+
+typedef enum { GF_DT_F32 = 0, GF_DT_I32 = 1, GF_DT_F64 = 2, GF_DT_I64 = 3 } gf_dtype;
+
+typedef struct gf_st_tensor {
+    char *name;
+    gf_dtype dtype;
+    int ndim;
+    int64_t shape[8];
+    int64_t numel;
+    const void *data;      /* points into the file's data section, little-endian, may be unaligned */
+} gf_st_tensor;
+
+typedef struct gf_st_file {
+    char *path;
+    unsigned char *buf;    /* the whole file */
+    size_t size;
+    int n_tensors;
+    gf_st_tensor *tensors;
+    char *metadata_json;   /* the __metadata__ object as JSON text, or NULL */
+} gf_st_file;
+
+/* Read and validate a safetensors file (header bounds, JSON, dtypes, shapes, offsets in bounds and
+ * non-overlapping). */
+gf_st_file *gf_st_read(const char *path);
+void gf_st_free(gf_st_file *f);
+const gf_st_tensor *gf_st_find(const gf_st_file *f, const char *name);
+/* A metadata string value (NULL if absent). Returned string is malloc'd. */
+char *gf_st_metadata(const gf_st_file *f, const char *key);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

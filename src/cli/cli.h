@@ -1,0 +1,49 @@
+/* The command-line front end: thin wrappers over the library. Exit codes: 0 ok, 1 runtime or data
+ * error, 2 usage error. Results go to stdout, everything else to stderr. */
+#ifndef GF_CLI_H
+#define GF_CLI_H
+
+#include <stdint.h>
+
+#include "grassflow.h"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+int cmd_info(int argc, char **argv);
+int cmd_init(int argc, char **argv);
+int cmd_score(int argc, char **argv);
+
+/* Print "grassflow: MESSAGE" to stderr and return EXIT_RUNTIME. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "grassflow CMD: MESSAGE" plus a pointer to --help and return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a non-negative integer flag value; EXIT_USAGE with a message naming the flag on failure. */
+int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out);
+
+/* The options that pick a model: --model PRESET | --config FILE, --vocab N, --set KEY=VALUE... */
+typedef struct cli_model_opts {
+    const char *preset, *config_path;
+    int64_t vocab;
+    int n_sets;
+    const char *sets[64];
+} cli_model_opts;
+/* Handle one of those options (getopt code `opt` with `arg`); 1 if it was one, 0 if not, or an exit
+ * code (>= 2) on a usage error. */
+int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *arg);
+/* Build the config; returns EXIT_OK, or an exit code after printing the error. */
+int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg);
+
+/* getopt codes for the shared model options */
+enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMMY };
+#define CLI_MODEL_LONGOPTS                                                                                 \
+    {"model", required_argument, 0, OPT_MODEL}, {"config", required_argument, 0, OPT_CONFIG},              \
+        {"vocab", required_argument, 0, OPT_VOCAB}, {"set", required_argument, 0, OPT_SET}
+#define CLI_MODEL_HELP                                                                                     \
+    "  --model PRESET      a built-in model (grassmann-6L, transformer-6L, grassmann-12L, transformer-12L,\n" \
+    "                      grassmann-tiny, transformer-tiny, hybrid-tiny)\n"                              \
+    "  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n" \
+    "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"       \
+    "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"           \
+    "                      --set offsets=1,2,4 (every layer) --set mixers=g,g,a,g,g,g\n"
+
+#endif

@@ -1,0 +1,70 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+int cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("grassflow: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_RUNTIME;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "grassflow %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'grassflow %s --help'.\n", cmd);
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return cli_usage_error(cmd, "%s expects an integer in [%lld, %lld], got '%s'", flag, (long long)lo,
+                               (long long)hi, s);
+    *out = (int64_t)v;
+    return EXIT_OK;
+}
+
+int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *arg) {
+    switch (opt) {
+    case OPT_MODEL: o->preset = arg; return 1;
+    case OPT_CONFIG: o->config_path = arg; return 1;
+    case OPT_VOCAB: {
+        int rc = cli_parse_i64(cmd, "--vocab", arg, 1, 2147483647, &o->vocab);
+        return rc ? rc : 1;
+    }
+    case OPT_SET:
+        if (o->n_sets == (int)(sizeof o->sets / sizeof o->sets[0]))
+            return cli_usage_error(cmd, "too many --set options (at most 64)");
+        o->sets[o->n_sets++] = arg;
+        return 1;
+    default: return 0;
+    }
+}
+
+int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
+    if (o->preset && o->config_path) return cli_usage_error(cmd, "give --model or --config, not both");
+    if (!o->preset && !o->config_path) return cli_usage_error(cmd, "which model? give --model PRESET or --config FILE");
+    if (o->preset ? gf_config_preset(o->preset, cfg) : gf_config_load(o->config_path, cfg))
+        return o->preset ? cli_usage_error(cmd, "--model: %s", gf_last_error()) : cli_error("%s", gf_last_error());
+    if (o->vocab) {
+        char kv[64];
+        snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)o->vocab);
+        if (gf_config_set(cfg, kv)) return cli_usage_error(cmd, "--vocab: %s", gf_last_error());
+    }
+    for (int i = 0; i < o->n_sets; i++)
+        if (gf_config_set(cfg, o->sets[i])) return cli_usage_error(cmd, "%s", gf_last_error());
+    return EXIT_OK;
+}

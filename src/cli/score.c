@@ -1,0 +1,176 @@
+/* grassflow score: mean next-token cross-entropy of a checkpoint on sequences of token ids. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/file.h"
+
+static void help(void) {
+    printf("usage: grassflow score --ckpt FILE --tokens FILE [--batch B] [--json]\n\n"
+           "Score token ids: each line of the tokens file is one sequence of whitespace-separated ids\n"
+           "(at most max_len + 1 of them); every id after the first is predicted from those before it.\n"
+           "Prints the number of predicted tokens, the mean cross-entropy (nats) and its perplexity.\n\n"
+           "  --ckpt FILE     a safetensors checkpoint (grassflow init / train)\n"
+           "  --tokens FILE   token ids, one sequence per line (blank lines are skipped)\n"
+           "  --batch B       sequences per forward pass (default 16)\n"
+           "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y}\n");
+}
+
+typedef struct {
+    int32_t *ids;
+    int64_t n, cap;
+    int64_t *start; /* per sequence: offset into ids; start[n_seq] = n */
+    int64_t n_seq, seq_cap;
+} seqs;
+
+static int push(void **p, int64_t *cap, int64_t need, size_t el) {
+    if (need <= *cap) return 0;
+    int64_t nc = *cap ? *cap * 2 : 1024;
+    while (nc < need) nc *= 2;
+    void *np = realloc(*p, (size_t)nc * el);
+    if (!np) return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Parse the tokens file; every id must be in [0, V) and every line at most max_len + 1 ids. */
+static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
+    size_t size;
+    char *buf = (char *)gf_read_file(path, (size_t)1 << 36, &size);
+    if (!buf) return cli_error("%s", gf_last_error());
+    int64_t line = 0;
+    char *p = buf, *end = buf + size;
+    int rc = EXIT_OK;
+    while (p < end && rc == EXIT_OK) {
+        line++;
+        char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol) eol = end;
+        int64_t begin = s->n;
+        char *q = p;
+        while (q < eol) {
+            while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+            if (q >= eol) break;
+            char *e;
+            errno = 0;
+            long long v = strtoll(q, &e, 10);
+            if (e == q || errno || (e < eol && *e != ' ' && *e != '\t' && *e != '\r')) {
+                rc = cli_error("%s:%lld: '%.20s' is not a token id; expected whitespace-separated integers", path,
+                               (long long)line, q);
+                break;
+            }
+            if (v < 0 || v >= cfg->vocab_size) {
+                rc = cli_error("%s:%lld: token id %lld is outside the model's vocabulary [0, %lld)", path,
+                               (long long)line, v, (long long)cfg->vocab_size);
+                break;
+            }
+            if (push((void **)&s->ids, &s->cap, s->n + 1, sizeof(int32_t))) {
+                rc = cli_error("out of memory reading %s", path);
+                break;
+            }
+            s->ids[s->n++] = (int32_t)v;
+            q = e;
+        }
+        int64_t len = s->n - begin;
+        if (rc == EXIT_OK && len > cfg->max_len + 1 && cfg->pos == GF_POS_LEARNED) {
+            rc = cli_error("%s:%lld: %lld ids; this model takes at most max_len + 1 = %lld per line\nHINT: split "
+                           "long sequences into lines of at most %lld ids", path, (long long)line, (long long)len,
+                           (long long)(cfg->max_len + 1), (long long)(cfg->max_len + 1));
+        }
+        if (rc == EXIT_OK && len >= 2) {
+            if (push((void **)&s->start, &s->seq_cap, s->n_seq + 2, sizeof(int64_t))) {
+                rc = cli_error("out of memory reading %s", path);
+            } else {
+                s->start[s->n_seq++] = begin;
+                s->start[s->n_seq] = s->n;
+            }
+        } else {
+            s->n = begin; /* a line of 0 or 1 ids predicts nothing */
+        }
+        p = eol + 1;
+    }
+    free(buf);
+    return rc;
+}
+
+int cmd_score(int argc, char **argv) {
+    static const struct option longopts[] = {{"ckpt", required_argument, 0, 'c'}, {"tokens", required_argument, 0, 't'},
+                                             {"batch", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},
+                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *ckpt = NULL, *tokens = NULL;
+    int64_t batch = 16;
+    int json = 0, opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'c') ckpt = optarg;
+        else if (opt == 't') tokens = optarg;
+        else if (opt == 'b') {
+            int rc = cli_parse_i64("score", "--batch", optarg, 1, 1 << 20, &batch);
+            if (rc) return rc;
+        } else if (opt == 'j') json = 1;
+        else if (opt == 'h') { help(); return EXIT_OK; }
+        else return cli_usage_error("score", "unknown option");
+    }
+    if (optind < argc) return cli_usage_error("score", "unexpected argument '%s'", argv[optind]);
+    if (!ckpt || !tokens) return cli_usage_error("score", "--ckpt FILE and --tokens FILE are required");
+
+    gf_model *m = gf_model_load(ckpt);
+    if (!m) return cli_error("%s", gf_last_error());
+    const gf_config *cfg = gf_model_config(m);
+    seqs s = {0};
+    int rc = read_tokens(tokens, cfg, &s);
+    int32_t *in = NULL, *tg = NULL;
+    double total = 0.0;
+    int64_t counted = 0;
+    for (int64_t i0 = 0; rc == EXIT_OK && i0 < s.n_seq; i0 += batch) {
+        int64_t nb = s.n_seq - i0 < batch ? s.n_seq - i0 : batch, T = 0;
+        for (int64_t i = i0; i < i0 + nb; i++) {
+            int64_t len = s.start[i + 1] - s.start[i] - 1;
+            T = len > T ? len : T;
+        }
+        free(in);
+        free(tg);
+        in = malloc((size_t)(nb * T) * sizeof *in);
+        tg = malloc((size_t)(nb * T) * sizeof *tg);
+        if (!in || !tg) {
+            rc = cli_error("out of memory for a batch of %lld x %lld", (long long)nb, (long long)T);
+            break;
+        }
+        int64_t here = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            const int32_t *ids = s.ids + s.start[i0 + b];
+            int64_t len = s.start[i0 + b + 1] - s.start[i0 + b] - 1;
+            for (int64_t t = 0; t < T; t++) {
+                in[b * T + t] = t < len ? ids[t] : 0;      /* padding after the end cannot affect what precedes */
+                tg[b * T + t] = t < len ? ids[t + 1] : -1; /* and is not scored */
+            }
+            here += len;
+        }
+        float loss;
+        if (gf_model_forward(m, in, tg, nb, T, &loss)) {
+            rc = cli_error("%s", gf_last_error());
+            break;
+        }
+        total += (double)loss * (double)here;
+        counted += here;
+    }
+    if (rc == EXIT_OK) {
+        if (counted == 0) {
+            rc = cli_error("%s: no line has two or more token ids, so nothing can be predicted", tokens);
+        } else {
+            double mean = total / (double)counted;
+            if (json) printf("{\"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", (long long)counted, mean, exp(mean));
+            else printf("tokens %lld  loss %.6f  ppl %.4f\n", (long long)counted, mean, exp(mean));
+        }
+    }
+    free(in);
+    free(tg);
+    free(s.ids);
+    free(s.start);
+    gf_model_free(m);
+    return rc;
+}

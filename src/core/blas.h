@@ -1,0 +1,16 @@
+/* The one door to BLAS: row-major sgemm with 64-bit sizes, checked against BLAS's 32-bit ints. */
+#ifndef GF_CORE_BLAS_H
+#define GF_CORE_BLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* C (M,N) = alpha * op(A) op(B) + beta * C, row-major. op(A) is (M,K), op(B) is (K,N). */
+void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+              int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+
+/* Name of the BLAS kernel in use (OpenBLAS core name) and its thread count. */
+const char *gf_blas_kernel(void);
+int gf_blas_threads(void);
+
+#endif

@@ -1,0 +1,13 @@
+/* Error reporting: the library never exits; it records a message for gf_last_error() and returns. */
+#ifndef GF_CORE_ERROR_H
+#define GF_CORE_ERROR_H
+
+#include <stdio.h>
+
+/* Record a formatted message as this thread's last error. Always returns -1 (for `return gf_fail(...)`). */
+int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Append more text to the last error (for context such as "while loading FILE"). */
+void gf_fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gf_clear_error(void);
+
+#endif

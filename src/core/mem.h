@@ -1,0 +1,14 @@
+/* Aligned, checked allocation for the flat arenas. Sizes are 64-bit; a failed allocation records an
+ * error saying how much was asked for. */
+#ifndef GF_CORE_MEM_H
+#define GF_CORE_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 64-byte aligned, zero-filled; NULL (with gf_last_error set) on failure or overflow. */
+float *gf_alloc_floats(int64_t n, const char *what);
+void *gf_alloc_bytes(size_t n, const char *what);
+void gf_free(void *p);
+
+#endif

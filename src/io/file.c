@@ -1,0 +1,135 @@
+#include "io/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+
+unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        gf_fail("cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        gf_fail("%s is not a regular file", path);
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > (unsigned long long)max_bytes) {
+        fclose(f);
+        gf_fail("%s is %lld bytes, more than the %zu this reader accepts", path, (long long)st.st_size, max_bytes);
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    unsigned char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        gf_fail("out of memory reading %s (%zu bytes)", path, n);
+        return NULL;
+    }
+    size_t got = fread(buf, 1, n, f);
+    int err = ferror(f);
+    fclose(f);
+    if (got != n || err) {
+        free(buf);
+        gf_fail("error reading %s: got %zu of %zu bytes", path, got, n);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *size = n;
+    return buf;
+}
+
+struct gf_atomic_file {
+    char *path, *tmp;
+    int fd;
+};
+
+gf_atomic_file *gf_atomic_open(const char *path) {
+    gf_atomic_file *f = calloc(1, sizeof *f);
+    size_t n = strlen(path) + 32;
+    if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(n))) {
+        if (f) free(f->path);
+        free(f);
+        gf_fail("out of memory opening %s", path);
+        return NULL;
+    }
+    snprintf(f->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f->fd < 0) {
+        gf_fail("cannot write %s: %s\nHINT: check that the directory exists and is writable", f->tmp,
+                strerror(errno));
+        free(f->path);
+        free(f->tmp);
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n) {
+    const char *p = data;
+    while (n > 0) {
+        ssize_t w = write(f->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return gf_fail("error writing %s: %s", f->tmp, strerror(errno));
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void atomic_free(gf_atomic_file *f) {
+    free(f->path);
+    free(f->tmp);
+    free(f);
+}
+
+void gf_atomic_abort(gf_atomic_file *f) {
+    if (!f) return;
+    if (f->fd >= 0) close(f->fd);
+    unlink(f->tmp);
+    atomic_free(f);
+}
+
+int gf_atomic_commit(gf_atomic_file *f) {
+    if (fsync(f->fd) != 0) {
+        gf_fail("error flushing %s to disk: %s", f->tmp, strerror(errno));
+        gf_atomic_abort(f);
+        return -1;
+    }
+    if (close(f->fd) != 0) {
+        f->fd = -1;
+        gf_fail("error closing %s: %s", f->tmp, strerror(errno));
+        gf_atomic_abort(f);
+        return -1;
+    }
+    f->fd = -1;
+    if (rename(f->tmp, f->path) != 0) {
+        gf_fail("cannot rename %s to %s: %s", f->tmp, f->path, strerror(errno));
+        gf_atomic_abort(f);
+        return -1;
+    }
+    /* make the rename itself durable */
+    char *dcopy = strdup(f->path);
+    if (dcopy) {
+        int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dcopy);
+    }
+    atomic_free(f);
+    return 0;
+}

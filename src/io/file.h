@@ -1,0 +1,19 @@
+/* Whole-file reads with size limits, and atomic writes (temporary file, fsync, rename, fsync dir). */
+#ifndef GF_IO_FILE_H
+#define GF_IO_FILE_H
+
+#include <stddef.h>
+
+/* Read all of path into a malloc'd buffer (NUL-terminated, not counted in *size). Fails with a clear
+ * message when the file is missing, unreadable or larger than max_bytes. */
+unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
+
+/* Atomic writer: data goes to "PATH.tmp.PID"; commit fsyncs and renames it over PATH, so PATH holds
+ * either the old or the new content, never a torn file. */
+typedef struct gf_atomic_file gf_atomic_file;
+gf_atomic_file *gf_atomic_open(const char *path);
+int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n);
+int gf_atomic_commit(gf_atomic_file *f);   /* frees f */
+void gf_atomic_abort(gf_atomic_file *f);   /* removes the temporary file, frees f */
+
+#endif

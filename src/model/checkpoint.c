@@ -1,0 +1,84 @@
+/* Model checkpoints in safetensors: F32 tensors under their PyTorch names, config in the metadata. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/safetensors.h"
+#include "model/model_internal.h"
+
+int gf_model_save(const gf_model *m, const char *path) {
+    gf_st_out *ts = calloc((size_t)m->n_tensors, sizeof *ts);
+    char *cfg = gf_config_to_json(&m->cfg, false);
+    if (!ts || !cfg) {
+        free(ts);
+        free(cfg);
+        return gf_fail("out of memory saving %s", path);
+    }
+    for (int i = 0; i < m->n_tensors; i++) {
+        const gf_tensor_info *t = &m->tensors[i];
+        ts[i] = (gf_st_out){.name = t->name, .dtype = GF_DT_F32, .ndim = t->ndim, .data = t->data};
+        ts[i].shape[0] = t->shape[0];
+        ts[i].shape[1] = t->shape[1];
+    }
+    const char *keys[] = {"format", "config", "producer"};
+    const char *vals[] = {"pt", cfg, "grassflow " GF_VERSION};
+    int rc = gf_st_write(path, ts, m->n_tensors, keys, vals, 3);
+    free(ts);
+    free(cfg);
+    return rc;
+}
+
+gf_model *gf_model_load(const char *path) {
+    gf_st_file *f = gf_st_read(path);
+    if (!f) return NULL;
+    gf_model *m = NULL;
+    char *cfg_json = gf_st_metadata(f, "config");
+    if (!cfg_json) {
+        gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint\nHINT: checkpoints come "
+                "from `grassflow init` or `grassflow train`", path);
+        goto done;
+    }
+    char src[1100];
+    snprintf(src, sizeof src, "%s (config in __metadata__)", path);
+    gf_config cfg;
+    if (gf_config_from_json(cfg_json, src, &cfg)) goto done;
+    m = gf_model_create(&cfg);
+    if (!m) goto done;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const gf_tensor_info *t = &m->tensors[i];
+        const gf_st_tensor *s = gf_st_find(f, t->name);
+        if (!s) {
+            gf_fail("%s: tensor \"%s\" is missing (the config in the file says the model has it)", path, t->name);
+            goto bad;
+        }
+        bool same = s->dtype == GF_DT_F32 && s->ndim == t->ndim;
+        for (int k = 0; same && k < t->ndim; k++) same = s->shape[k] == t->shape[k];
+        if (!same) {
+            char want[64], got[128] = "";
+            if (t->ndim == 2) snprintf(want, sizeof want, "(%lld, %lld)", (long long)t->shape[0], (long long)t->shape[1]);
+            else snprintf(want, sizeof want, "(%lld)", (long long)t->shape[0]);
+            for (int k = 0; k < s->ndim && k < 4; k++)
+                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
+            gf_fail("%s: tensor \"%s\" should be F32 of shape %s for this config, but the file has %s of shape (%s)",
+                    path, t->name, want, s->dtype == GF_DT_F32 ? "F32" : "another dtype", got);
+            goto bad;
+        }
+        memcpy(t->data, s->data, (size_t)t->numel * sizeof(float));
+    }
+    if (f->n_tensors != m->n_tensors) {
+        for (int i = 0; i < f->n_tensors; i++)
+            if (!gf_model_find_tensor(m, f->tensors[i].name)) {
+                gf_fail("%s: unexpected tensor \"%s\" that the config's model does not have", path,
+                        f->tensors[i].name);
+                goto bad;
+            }
+    }
+    goto done;
+bad:
+    gf_model_free(m);
+    m = NULL;
+done:
+    free(cfg_json);
+    gf_st_free(f);
+    return m;
+}

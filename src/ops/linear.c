@@ -1,0 +1,27 @@
+#include "core/blas.h"
+#include "ops/ops.h"
+
+void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w, int64_t ldw,
+                       const float *b, int64_t N, int64_t IC, int64_t OC, float beta) {
+    if (b) {
+        if (beta == 0.0f) {
+#pragma omp parallel for schedule(static)
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t o = 0; o < OC; o++) out[n * OC + o] = b[o];
+        } else {
+#pragma omp parallel for schedule(static)
+            for (int64_t n = 0; n < N; n++)
+                for (int64_t o = 0; o < OC; o++) out[n * OC + o] += b[o];
+        }
+        beta = 1.0f;
+    }
+    gf_sgemm(false, true, N, OC, IC, 1.0f, inp, ldi, w, ldw, beta, out, OC);
+}
+
+void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
+                        const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
+                        int64_t OC) {
+    if (dinp) gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, 1.0f, dinp, lddi);
+    if (dw) gf_sgemm(true, false, OC, IC, N, 1.0f, dout, OC, inp, ldi, 1.0f, dw, lddw);
+    if (db) gf_colsum_acc(db, dout, OC, N, OC);
+}

@@ -1,0 +1,73 @@
+/* Ops as forward/backward pairs (llm.c conventions).
+ * - Outputs first, then what the forward saved, then inputs, parameters, sizes.
+ * - Gradients carry a `d` prefix. Every backward ACCUMULATES (+=) into every gradient it writes, so a
+ *   fork in the graph (a residual) needs no special case. A NULL gradient pointer is skipped.
+ * - Row-major; linear weights (out, in) as torch.nn.Linear. N = rows (B*T).
+ * - All loops are OpenMP-parallel over rows (or column blocks for parameter gradients). */
+#ifndef GF_OPS_H
+#define GF_OPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "grassflow.h"
+
+/* ---- embedding: out[b,t,:] = wte[tok[b,t],:] + pos[t,:] -------------------------------------- */
+/* out (B,T,C), tok (B,T), wte (V,C), pos (>=T, C) learned or sinusoidal table. */
+void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const float *pos, int64_t B,
+                      int64_t T, int64_t C);
+/* dwte (V,C), dpos (>=T,C) or NULL for a fixed table. */
+void gf_embed_backward(float *dwte, float *dpos, const float *dout, const int32_t *tok, int64_t B,
+                       int64_t T, int64_t C);
+/* table (T,C): P[t,2i] = sin(t / 10000^(2i/C)), P[t,2i+1] = cos(same). */
+void gf_sinusoidal_table(float *table, int64_t T, int64_t C);
+
+/* ---- linear: out = inp w^T + b ---------------------------------------------------------------- */
+/* out (N,OC), inp (N,IC) with row stride ldi (>= IC), w (OC,IC) with row stride ldw, b (OC) or NULL.
+ * beta 0 overwrites out, 1 accumulates. */
+void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w, int64_t ldw,
+                       const float *b, int64_t N, int64_t IC, int64_t OC, float beta);
+/* dinp (N,IC) += dout w; dw (OC,IC) += dout^T inp; db (OC) += sum_rows dout. Any of dinp/dw/db NULL. */
+void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
+                        const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
+                        int64_t OC);
+
+/* ---- LayerNorm (eps 1e-5, biased variance) --------------------------------------------------- */
+#define GF_LN_EPS 1e-5f
+/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C). */
+void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                          const float *bias, int64_t N, int64_t C);
+void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                           const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C);
+
+/* ---- GELU --------------------------------------------------------------------------------------- */
+void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind);
+/* dinp += dout * gelu'(inp). dinp may equal dout (then it is overwritten, not accumulated). */
+void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n, gf_gelu_kind kind);
+
+/* ---- dropout with a counter-based mask --------------------------------------------------------- */
+/* out[i] = keep(key, i) ? inp[i] / (1 - p) : 0 where keep = uniform(key, i) >= p. out may equal inp.
+ * p == 0 copies. */
+void gf_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64_t key);
+/* dinp[i] += keep(key, i) ? dout[i] / (1 - p) : 0 (the same mask as the forward with this key). */
+void gf_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key);
+bool gf_dropout_keep(uint64_t key, int64_t i, float p);
+
+/* ---- fused softmax cross-entropy ---------------------------------------------------------------- */
+/* losses (N): -log softmax(logits[n])[targets[n]], 0 where targets[n] < 0. lse (N) saved.
+ * Returns the number of counted rows (targets >= 0). */
+int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const int32_t *targets, int64_t N,
+                        int64_t V);
+/* In place: logits (N,V) become scale * (softmax - onehot(target)); rows with target < 0 become 0. */
+void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
+                      float scale);
+
+/* ---- elementwise -------------------------------------------------------------------------------- */
+void gf_add(float *out, const float *a, const float *b, int64_t n);   /* out = a + b (out may alias) */
+void gf_acc(float *out, const float *a, int64_t n);                  /* out += a */
+void gf_zero(float *out, int64_t n);
+void gf_copy(float *out, const float *a, int64_t n);
+/* out (C) += sum over rows of inp (N, C) with row stride ld. */
+void gf_colsum_acc(float *out, const float *inp, int64_t ld, int64_t N, int64_t C);
+
+#endif

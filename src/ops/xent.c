@@ -1,0 +1,40 @@
+#include <math.h>
+
+#include "ops/ops.h"
+
+int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const int32_t *targets, int64_t N,
+                        int64_t V) {
+    int64_t counted = 0;
+#pragma omp parallel for schedule(static) reduction(+ : counted)
+    for (int64_t n = 0; n < N; n++) {
+        const float *z = logits + n * V;
+        float mx = -INFINITY;
+        for (int64_t v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        double s = 0.0;
+        for (int64_t v = 0; v < V; v++) s += expf(z[v] - mx);
+        float l = mx + (float)log(s);
+        lse[n] = l;
+        if (targets[n] >= 0) {
+            losses[n] = l - z[targets[n]];
+            counted++;
+        } else {
+            losses[n] = 0.0f;
+        }
+    }
+    return counted;
+}
+
+void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
+                      float scale) {
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        float *z = logits + n * V;
+        if (targets[n] < 0) {
+            for (int64_t v = 0; v < V; v++) z[v] = 0.0f;
+            continue;
+        }
+        float l = lse[n];
+        for (int64_t v = 0; v < V; v++) z[v] = scale * expf(z[v] - l);
+        z[targets[n]] -= scale;
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# PyTorch parity on tiny configs (tests/parity/*.json): grassflow init writes the weights, the PyTorch
+# reference (tests/torch_ref) computes logits, loss, gradients and an AdamW trajectory from them in
+# float64, and build/tests/parity_check holds the C model to those numbers.
+set -euo pipefail
+BUILD=${1:-build}
+PY=/usr/bin/python3
+if ! $PY -c 'import torch, numpy' 2>/dev/null; then
+    echo "parity: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
+    exit 1
+fi
+make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" >/dev/null
+out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+# name  batch  seq_len  ignored-tail
+cases="
+grassmann_pre 2 20 0
+grassmann_post 2 20 0
+transformer_pre 2 20 0
+transformer_post 2 20 0
+hybrid_pre 2 20 3
+hybrid_post_extra 2 17 0
+grassmann_extra_proj 2 20 0
+grassmann_schedule 2 12 0
+misc_untied_tanh_sinusoidal 3 9 2
+"
+fail=0
+while read -r name B T ign; do
+    [ -n "$name" ] || continue
+    "$BUILD/grassflow" init --config "tests/parity/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
+    OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --init "$out/$name.init.safetensors" \
+        --out "$out/$name.ref.safetensors" --batch "$B" --seq-len "$T" --seed 11 --ignore-tail "$ign" >/dev/null
+    "$BUILD/tests/parity_check" "$out/$name.init.safetensors" "$out/$name.ref.safetensors" || fail=1
+done <<< "$cases"
+if [ $fail -ne 0 ]; then echo "parity: FAILED" >&2; exit 1; fi
+echo "parity: all configs match PyTorch"

@@ -1,0 +1,74 @@
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/rng.h"
+
+void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi) {
+    for (int64_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * gf_uniform(seed, (uint64_t)i);
+}
+
+void tl_fill_uniform_d(double *x, int64_t n, uint64_t seed, double lo, double hi) {
+    for (int64_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * (double)gf_uniform(seed, (uint64_t)i);
+}
+
+double *tl_to_double(const float *x, int64_t n) {
+    double *y = malloc((size_t)n * sizeof *y);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
+    return y;
+}
+
+float *tl_to_float(const double *x, int64_t n) {
+    float *y = malloc((size_t)n * sizeof *y);
+    for (int64_t i = 0; i < n; i++) y[i] = (float)x[i];
+    return y;
+}
+
+double tl_max_abs_diff_fd(const float *a, const double *b, int64_t n) {
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= m)) m = d; /* NaN propagates */
+    }
+    return m;
+}
+
+double tl_max_abs_d(const double *a, int64_t n) {
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) m = fabs(a[i]) > m ? fabs(a[i]) : m;
+    return m;
+}
+
+void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol) {
+    int64_t worst = -1;
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= m)) {
+            m = d;
+            worst = i;
+        }
+    }
+    if (!(m <= tol)) {
+        fail_msg("%s: max |diff| %.3g > tolerance %.3g at index %lld (got %.9g, want %.9g)", what, m, tol,
+                 (long long)worst, worst >= 0 ? (double)got[worst] : 0.0, worst >= 0 ? want[worst] : 0.0);
+    }
+}
+
+const char *tl_tmp_path(const char *name) {
+    static char dir[256];
+    static char buf[512];
+    if (!dir[0]) {
+        snprintf(dir, sizeof dir, "/tmp/grassflow-test-XXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            abort();
+        }
+    }
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    return buf;
+}

@@ -1,0 +1,27 @@
+/* Helpers shared by the C tests (cmocka). */
+#ifndef GF_TESTLIB_H
+#define GF_TESTLIB_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the includes above first */
+#include <cmocka.h>
+
+#include "grassflow.h"
+
+/* Deterministic uniform values in [lo, hi) from (seed, index). */
+void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi);
+void tl_fill_uniform_d(double *x, int64_t n, uint64_t seed, double lo, double hi);
+double *tl_to_double(const float *x, int64_t n);       /* malloc'd copy */
+float *tl_to_float(const double *x, int64_t n);        /* malloc'd copy */
+/* max |a - b| */
+double tl_max_abs_diff_fd(const float *a, const double *b, int64_t n);
+double tl_max_abs_d(const double *a, int64_t n);
+/* Fail the current test (with a message naming what and where) if max |got - want| > tol. */
+void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol);
+/* A path under a fresh temporary directory (created once per process). */
+const char *tl_tmp_path(const char *name);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Parity fixture from a grassflow checkpoint: logits, loss, gradients and a short AdamW run (float64).
+
+Usage: make_fixture.py --init IN.safetensors --out OUT.safetensors --batch B --seq-len T --seed S
+                       [--ignore-tail K] [--steps 10] [--lr 1e-3] [--wd 0.1]
+"""
+import argparse
+import os
+import sys
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import st_io  # noqa: E402
+from model import load_checkpoint  # noqa: E402
+
+
+def make_batch(V, B, T, seed, K):
+    tokens = np.random.RandomState(seed).randint(0, V, size=(B, T + 1))
+    inputs = tokens[:, :-1].copy()
+    targets = tokens[:, 1:].copy()
+    if K > 0:
+        targets[B - 1, T - K:] = -1
+    return inputs, targets
+
+
+def lm_loss(model, inp, tgt):
+    logits = model(inp)
+    V = logits.shape[-1]
+    return logits, F.cross_entropy(logits.view(-1, V), tgt.view(-1), ignore_index=-1)
+
+
+def param_groups(model, wd):
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if name.endswith(".weight") and p.dim() == 2 and name not in ("tok_emb.weight", "pos_emb.weight"):
+            decay.append(p)
+        else:
+            no_decay.append(p)
+    return [{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--init", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--seq-len", type=int, required=True)
+    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--ignore-tail", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--wd", type=float, default=0.1)
+    a = ap.parse_args(argv)
+    B, T, K = a.batch, a.seq_len, a.ignore_tail
+    if B < 1 or T < 1 or a.steps < 1:
+        ap.error("--batch, --seq-len and --steps must be >= 1")
+    if K < 0 or K > T:
+        ap.error("--ignore-tail must be in [0, seq-len]")
+
+    torch.set_grad_enabled(True)
+    try:
+        model, cfg_str = load_checkpoint(a.init)
+    except ValueError as e:
+        sys.exit("make_fixture: %s: %s" % (a.init, e))
+    cfg = model.cfg
+    if T > cfg["max_len"]:
+        ap.error("--seq-len %d > max_len %d" % (T, cfg["max_len"]))
+    V = cfg["vocab_size"]
+    init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+    inputs, targets = make_batch(V, B, T, a.seed, K)
+    inp = torch.from_numpy(inputs).long()
+    tgt = torch.from_numpy(targets).long()
+
+    model.eval()
+    model.zero_grad(set_to_none=True)
+    logits, loss = lm_loss(model, inp, tgt)
+    loss.backward()
+
+    out = OrderedDict()
+    out["inputs"] = inputs.astype(np.int32)
+    out["targets"] = targets.astype(np.int32)
+    out["logits"] = logits.detach().numpy().astype(np.float32)
+    out["loss"] = np.array([loss.item()], dtype=np.float32)
+    for name, p in model.named_parameters():
+        g = torch.zeros_like(p) if p.grad is None else p.grad
+        out["grad." + name] = g.detach().numpy().astype(np.float32)
+
+    # AdamW from the loaded weights, same batch every step
+    model.load_state_dict(init_state, strict=True)
+    model.zero_grad(set_to_none=True)
+    opt = torch.optim.AdamW(param_groups(model, a.wd), lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
+    losses = []
+    for _ in range(a.steps):
+        opt.zero_grad()
+        _, l = lm_loss(model, inp, tgt)
+        losses.append(l.item())
+        l.backward()
+        opt.step()
+    out["adamw_losses"] = np.array(losses, dtype=np.float32)
+    for name, p in model.named_parameters():
+        out["final." + name] = p.detach().numpy().astype(np.float32)
+
+    meta = OrderedDict([("lr", str(a.lr)), ("beta1", "0.9"), ("beta2", "0.95"), ("eps", "1e-08"),
+                        ("weight_decay", str(a.wd)), ("steps", str(a.steps)), ("config", cfg_str)])
+    st_io.write(a.out, out, meta)
+    print("make_fixture: %s: B=%d T=%d V=%d loss=%.9g adamw_losses[-1]=%.9g (%d tensors)"
+          % (a.out, B, T, V, loss.item(), losses[-1], len(out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""PyTorch reference of the grassflow models: computes exactly what docs/model.md specifies.
+
+Clarity over speed: the Grassmann mixer is written the literal way (loop over offsets, project each
+offset, then average). state_dict() keys are exactly the safetensors names of docs/model.md, in the
+checkpoint's order; no buffers are persistent.
+"""
+import json
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+REQUIRED_KEYS = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
+                 "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
+
+
+def _per_layer(name, lst, n_layer):
+    if not isinstance(lst, list) or len(lst) == 0:
+        raise ValueError("config: %s must be a non-empty list" % name)
+    if len(lst) == n_layer:
+        return list(lst)
+    if len(lst) == 1 or all(x == lst[0] for x in lst):
+        return [lst[0]] * n_layer
+    raise ValueError("config: %s has %d entries for n_layer=%d (need 1, n_layer, or all equal)"
+                     % (name, len(lst), n_layer))
+
+
+def normalize_config(cfg):
+    """Validate cfg and return a copy whose offsets/mixers lists have exactly n_layer entries."""
+    missing = [k for k in REQUIRED_KEYS if k not in cfg]
+    if missing:
+        raise ValueError("config: missing keys %s" % missing)
+    c = dict(cfg)
+    L = int(c["n_layer"])
+    c["mixers"] = _per_layer("mixers", c["mixers"], L)
+    offs = c["offsets"]
+    if isinstance(offs, list) and offs and not isinstance(offs[0], list):
+        raise ValueError("config: offsets must be a list of lists of int")
+    c["offsets"] = [[int(D) for D in o] for o in _per_layer("offsets", offs, L)]
+    for m in c["mixers"]:
+        if m not in ("grassmann", "attention"):
+            raise ValueError("config: unknown mixer %r" % (m,))
+    for l, (m, o) in enumerate(zip(c["mixers"], c["offsets"])):
+        if m == "grassmann" and (len(o) == 0 or min(o) < 1):
+            raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, o))
+    if c["norm"] not in ("pre", "post"):
+        raise ValueError("config: norm must be 'pre' or 'post'")
+    if c["gelu"] not in ("erf", "tanh"):
+        raise ValueError("config: gelu must be 'erf' or 'tanh'")
+    if c["pos"] not in ("learned", "sinusoidal"):
+        raise ValueError("config: pos must be 'learned' or 'sinusoidal'")
+    if c["d_model"] % c["n_head"] != 0:
+        raise ValueError("config: d_model must be divisible by n_head")
+    if c["rank"] < 2:
+        raise ValueError("config: rank must be >= 2")
+    return c
+
+
+def sinusoidal_table(max_len, d):
+    """P[t, 2i] = sin(t / 10000^(2i/d)), P[t, 2i+1] = cos(t / 10000^(2i/d)), in float64."""
+    t = torch.arange(max_len, dtype=torch.float64)[:, None]
+    col = torch.arange(d)
+    two_i = (col // 2 * 2).to(torch.float64)
+    ang = t / torch.pow(torch.tensor(10000.0, dtype=torch.float64), two_i / d)[None, :]
+    return torch.where(col[None, :] % 2 == 0, torch.sin(ang), torch.cos(ang))
+
+
+class GrassmannMixer(nn.Module):
+    def __init__(self, d, r, offsets, eps, extra_proj):
+        super().__init__()
+        self.r = r
+        self.offsets = list(offsets)
+        self.eps = float(eps)
+        C = r * (r - 1) // 2
+        self.red = nn.Linear(d, r)
+        self.plucker = nn.Linear(C, d)
+        self.gate = nn.Linear(2 * d, d)
+        self.out = nn.Linear(d, d) if extra_proj else None
+        iu = torch.triu_indices(r, r, 1)  # pairs i<j in row-major order
+        self.register_buffer("pair_i", iu[0].clone(), persistent=False)
+        self.register_buffer("pair_j", iu[1].clone(), persistent=False)
+
+    def forward(self, h):
+        B, T, d = h.shape
+        z = self.red(h)  # (B, T, r)
+        acc = h.new_zeros(B, T, d)
+        cnt = h.new_zeros(T)
+        i, j = self.pair_i, self.pair_j
+        for D in self.offsets:  # mean over the list entries (a repeated offset counts repeatedly)
+            if D >= T:
+                continue  # no position t < T has t - D >= 0
+            zt = z[:, D:, :]  # z[t],   t = D..T-1
+            zp = z[:, :T - D, :]  # z[t-D]
+            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, T-D, C)
+            nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
+            phat = p / torch.clamp_min(nrm, self.eps)
+            gD = self.plucker(phat)  # project each offset, then average
+            acc = acc + F.pad(gD, (0, 0, D, 0))  # rows t < D get nothing from this offset
+            valid = torch.zeros(T, dtype=h.dtype, device=h.device)
+            valid[D:] = 1.0
+            cnt = cnt + valid
+        # rows with no valid offset: acc is exactly 0 there, so g = 0 (not the bias)
+        g = acc / torch.clamp_min(cnt, 1.0)[None, :, None]
+        a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
+        m = a * h + (1.0 - a) * g
+        if self.out is not None:
+            m = self.out(m)
+        return m
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, h):
+        B, T, d = h.shape
+        H = self.n_head
+        dh = d // H
+        q, k, v = self.qkv(h).split(d, dim=-1)
+        q = q.reshape(B, T, H, dh).transpose(1, 2)  # head j = columns j*dh:(j+1)*dh
+        k = k.reshape(B, T, H, dh).transpose(1, 2)
+        v = v.reshape(B, T, H, dh).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(dh)  # (B, H, T, T)
+        allowed = torch.ones(T, T, dtype=torch.bool, device=h.device).tril()  # key <= query
+        att = att.masked_fill(~allowed, float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, d)
+        return self.proj(y)
+
+
+class FFN(nn.Module):
+    def __init__(self, d, d_ff, gelu):
+        super().__init__()
+        self.fc1 = nn.Linear(d, d_ff)
+        self.fc2 = nn.Linear(d_ff, d)
+        self.approx = "tanh" if gelu == "tanh" else "none"
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x), approximate=self.approx))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, layer):
+        super().__init__()
+        d = cfg["d_model"]
+        self.kind = cfg["mixers"][layer]
+        self.norm = cfg["norm"]
+        # registration order = checkpoint order: ln1, ln2, mix, ffn
+        self.ln1 = nn.LayerNorm(d, eps=1e-5)
+        self.ln2 = nn.LayerNorm(d, eps=1e-5)
+        if self.kind == "grassmann":
+            self.mix = GrassmannMixer(d, cfg["rank"], cfg["offsets"][layer], cfg["plucker_eps"],
+                                      bool(cfg["extra_proj"]))
+        else:
+            self.mix = CausalSelfAttention(d, cfg["n_head"])
+        self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
+        self.drop_mix = nn.Dropout(cfg["dropout"])
+        self.drop_ffn = nn.Dropout(cfg["dropout"])
+
+    def forward(self, h):
+        if self.norm == "pre":
+            h = h + self.drop_mix(self.mix(self.ln1(h)))
+            h = h + self.drop_ffn(self.ffn(self.ln2(h)))
+            return h
+        if self.kind == "grassmann":  # paper block: the gate is the skip path
+            x = self.drop_mix(self.ln1(self.mix(h)))
+        else:
+            x = self.ln1(h + self.drop_mix(self.mix(h)))
+        return self.ln2(x + self.drop_ffn(self.ffn(x)))
+
+
+class GrassflowLM(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        cfg = normalize_config(cfg)
+        self.cfg = cfg
+        V, d = cfg["vocab_size"], cfg["d_model"]
+        self.tok_emb = nn.Embedding(V, d)
+        if cfg["pos"] == "learned":
+            self.pos_emb = nn.Embedding(cfg["max_len"], d)
+        else:
+            self.pos_emb = None
+            self.register_buffer("pos_table", sinusoidal_table(cfg["max_len"], d), persistent=False)
+        self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
+        self.ln_f = nn.LayerNorm(d, eps=1e-5)
+        self.lm_head = None if cfg["tie_head"] else nn.Linear(d, V, bias=False)
+
+    def forward(self, inputs):
+        B, T = inputs.shape
+        if T > self.cfg["max_len"]:
+            raise ValueError("sequence length %d > max_len %d" % (T, self.cfg["max_len"]))
+        h = self.tok_emb(inputs)
+        if self.pos_emb is not None:
+            h = h + self.pos_emb.weight[:T][None]
+        else:
+            h = h + self.pos_table[:T].to(h.dtype)[None]
+        for blk in self.blocks:
+            h = blk(h)
+        h = self.ln_f(h)
+        W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(h, W)
+
+
+def build_model(cfg):
+    return GrassflowLM(cfg)
+
+
+def expected_shapes(cfg):
+    """Ordered list of (name, shape) of docs/model.md for cfg."""
+    return [(k, tuple(v.shape)) for k, v in build_model(cfg).state_dict().items()]
+
+
+def load_state_strict(model, tensors):
+    """Load numpy tensors into model, failing with a clear message on any mismatch."""
+    sd = model.state_dict()
+    missing = [k for k in sd if k not in tensors]
+    unexpected = [k for k in tensors if k not in sd]
+    badshape = ["%s: file %s, model %s" % (k, tuple(tensors[k].shape), tuple(sd[k].shape))
+                for k in sd if k in tensors and tuple(tensors[k].shape) != tuple(sd[k].shape)]
+    if missing or unexpected or badshape:
+        msg = ["checkpoint does not match the config:"]
+        if missing:
+            msg.append("  missing tensors: %s" % missing)
+        if unexpected:
+            msg.append("  unexpected tensors: %s" % unexpected)
+        if badshape:
+            msg.append("  wrong shapes: %s" % badshape)
+        raise ValueError("\n".join(msg))
+    dtype = next(iter(sd.values())).dtype
+    model.load_state_dict({k: torch.from_numpy(tensors[k].copy()).to(dtype) for k in sd}, strict=True)
+
+
+def load_checkpoint(path):
+    """Read a grassflow checkpoint -> (float64 model in eval mode, config string as read)."""
+    import st_io
+    tensors, meta = st_io.read(path)
+    if "config" not in meta:
+        raise ValueError("%s: no __metadata__['config']" % path)
+    cfg_str = meta["config"]
+    model = build_model(json.loads(cfg_str)).double()
+    load_state_strict(model, tensors)
+    model.eval()
+    return model, cfg_str
