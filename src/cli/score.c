@@ -59,8 +59,10 @@ static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
             errno = 0;
             long long v = strtoll(q, &e, 10);
             if (e == q || errno || (e < eol && *e != ' ' && *e != '\t' && *e != '\r')) {
-                rc = cli_error("%s:%lld: '%.20s' is not a token id; expected whitespace-separated integers", path,
-                               (long long)line, q);
+                int tl = 0;
+                while (q + tl < eol && tl < 20 && q[tl] != ' ' && q[tl] != '\t' && q[tl] != '\r') tl++;
+                rc = cli_error("%s:%lld: '%.*s' is not a token id; expected whitespace-separated integers", path,
+                               (long long)line, tl, q);
                 break;
             }
             if (v < 0 || v >= cfg->vocab_size) {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# CLI tests: exit codes, error messages that name the culprit, and `grassflow score` against the PyTorch
+# reference on checkpoints made by `grassflow init`.
+set -uo pipefail
+BUILD=${1:-build}
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+pass() { echo "  ok    $1"; }
+fail() { echo "  FAIL  $1"; fails=$((fails + 1)); }
+
+# expect CODE "description" cmd... [; the stderr must match the regex in $want if set]
+expect() {
+    local code=$1 what=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne "$code" ]; then fail "$what: exit $rc, expected $code ($(head -c 300 "$tmp/err"))"; want=; return; fi
+    if [ -n "${want:-}" ] && ! grep -Eq -- "$want" "$tmp/err"; then
+        fail "$what: stderr does not match /$want/: $(head -c 300 "$tmp/err")"; want=; return
+    fi
+    want=
+    pass "$what"
+}
+
+echo "cli: exit codes and messages"
+want=; expect 2 "no command" "$GF"
+want="unknown command"; expect 2 "unknown command" "$GF" frobnicate
+for c in info init score; do want=; expect 0 "$c --help" "$GF" "$c" --help; done
+want=; expect 0 "--version" "$GF" --version
+grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
+want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
+want="unknown key \"colour\""; expect 2 "info: --set unknown key" "$GF" info --model grassmann-tiny --set colour=blue
+want="norm.*must be one of"; expect 2 "info: --set bad enum" "$GF" info --model grassmann-tiny --set norm=sideways
+want="not divisible by n_head"; expect 2 "info: heads do not divide d_model" "$GF" info --model transformer-tiny --set n_head=5
+want="--vocab expects an integer"; expect 2 "info: bad --vocab" "$GF" info --model grassmann-tiny --vocab -3
+want="cannot open config file $tmp/none.json"; expect 1 "info: missing config file" "$GF" info --config "$tmp/none.json"
+echo '{"vocab_size": 10' >"$tmp/bad.json"
+want="bad.json: not valid JSON"; expect 1 "info: malformed config JSON" "$GF" info --config "$tmp/bad.json"
+echo '{"base": "grassmann-tiny", "rank": 16, "d_model": 8}' >"$tmp/rank.json"
+want="rank is 16"; expect 1 "info: rank larger than d_model" "$GF" info --config "$tmp/rank.json"
+echo '{"vocab_size": 10}' >"$tmp/partial.json"
+want="missing key \"d_model\""; expect 1 "info: config with missing keys" "$GF" info --config "$tmp/partial.json"
+want="--out FILE.safetensors is required"; expect 2 "init: no --out" "$GF" init --model grassmann-tiny
+want="cannot write $tmp/no/such/dir"; expect 1 "init: unwritable output" "$GF" init --model grassmann-tiny --out "$tmp/no/such/dir/x.safetensors"
+ls "$tmp/no" >/dev/null 2>&1 && fail "init: unwritable output left files" || pass "init: unwritable output leaves nothing behind"
+
+echo "cli: info parameter counts (vocab 30522)"
+count() { "$GF" info --model "$1" --vocab 30522 --json "${@:2}" | $PY -c 'import json,sys; print(json.load(sys.stdin)["params"])'; }
+for pair in "transformer-6L 12585472" "grassmann-6L 12607168" "transformer-12L 17356800" "grassmann-12L 17400192"; do
+    set -- $pair
+    got=$(count "$1"); [ "$got" = "$2" ] && pass "$1 has $2 parameters" || fail "$1 has $got parameters, expected $2"
+done
+got=$(count grassmann-6L --set extra_proj=true); [ "$got" = 13001920 ] && pass "grassmann-6L + extra_proj has 13001920" || fail "grassmann-6L + extra_proj: $got"
+
+echo "cli: init is deterministic"
+"$GF" init --model grassmann-tiny --seed 5 --out "$tmp/a.safetensors" >/dev/null
+"$GF" init --model grassmann-tiny --seed 5 --out "$tmp/b.safetensors" >/dev/null
+"$GF" init --model grassmann-tiny --seed 6 --out "$tmp/c.safetensors" >/dev/null
+cmp -s "$tmp/a.safetensors" "$tmp/b.safetensors" && pass "same seed, same bytes" || fail "same seed gave different files"
+cmp -s "$tmp/a.safetensors" "$tmp/c.safetensors" && fail "different seeds gave the same file" || pass "different seed, different weights"
+OMP_NUM_THREADS=1 "$GF" init --model grassmann-tiny --seed 5 --out "$tmp/d.safetensors" >/dev/null
+cmp -s "$tmp/a.safetensors" "$tmp/d.safetensors" && pass "init does not depend on the thread count" || fail "init depends on thread count"
+
+echo "cli: score against the PyTorch reference"
+# lines of different lengths (padding inside a batch), a blank line and a 1-id line (nothing to predict)
+$PY - "$tmp/tok.txt" <<'PYEOF'
+import random, sys
+random.seed(3)
+lines = []
+for n in [33, 5, 1, 0, 12, 33, 2, 20, 17, 9, 33, 3, 25, 6, 30, 11, 8, 33]:
+    lines.append(" ".join(str(random.randrange(64)) for _ in range(n)))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PYEOF
+for model in grassmann-tiny transformer-tiny "hybrid-tiny --set norm=post --set extra_proj=true"; do
+    name=${model%% *}
+    "$GF" init --model $model --seed 9 --out "$tmp/$name.safetensors" >/dev/null || { fail "init $model"; continue; }
+    c=$("$GF" score --ckpt "$tmp/$name.safetensors" --tokens "$tmp/tok.txt" --batch 4 --json) || { fail "score $model"; continue; }
+    p=$(OMP_NUM_THREADS=1 $PY tests/torch_ref/score.py --ckpt "$tmp/$name.safetensors" --tokens "$tmp/tok.txt" --json)
+    if $PY - "$c" "$p" <<'PYEOF'
+import json, sys
+c, p = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert c["tokens"] == p["tokens"], (c, p)
+rel = abs(c["loss"] - p["loss"]) / abs(p["loss"])
+print(f"    C loss {c['loss']:.7f}  PyTorch {p['loss']:.7f}  rel diff {rel:.2e}  tokens {c['tokens']}")
+sys.exit(0 if rel <= 1e-5 else 1)
+PYEOF
+    then pass "score $model matches PyTorch"; else fail "score $model differs from PyTorch"; fi
+done
+
+echo "cli: score rejects bad input"
+ck="$tmp/grassmann-tiny.safetensors"
+want="cannot open $tmp/missing.txt"; expect 1 "score: missing tokens file" "$GF" score --ckpt "$ck" --tokens "$tmp/missing.txt"
+printf '1 2 3\n4 99 5\n' >"$tmp/oov.txt"
+want="oov.txt:2: token id 99 is outside"; expect 1 "score: id outside the vocabulary (file:line)" "$GF" score --ckpt "$ck" --tokens "$tmp/oov.txt"
+printf '1 2 x3\n' >"$tmp/junk.txt"
+want="junk.txt:1: 'x3' is not a token id"; expect 1 "score: non-numeric token" "$GF" score --ckpt "$ck" --tokens "$tmp/junk.txt"
+$PY -c "print(' '.join(['1']*40))" >"$tmp/long.txt"
+want="long.txt:1: 40 ids; this model takes at most max_len \+ 1 = 33"; expect 1 "score: line longer than max_len+1" "$GF" score --ckpt "$ck" --tokens "$tmp/long.txt"
+printf '5\n\n' >"$tmp/short.txt"
+want="nothing can be predicted"; expect 1 "score: nothing to predict" "$GF" score --ckpt "$ck" --tokens "$tmp/short.txt"
+want="not a grassflow checkpoint|too short|header length"; expect 1 "score: a text file as checkpoint" "$GF" score --ckpt "$tmp/tok.txt" --tokens "$tmp/tok.txt"
+head -c 1000 "$ck" >"$tmp/trunc.safetensors"
+want="trunc.safetensors: header length [0-9]+ is larger than the file|trunc.safetensors: .*data"; expect 1 "score: truncated checkpoint" "$GF" score --ckpt "$tmp/trunc.safetensors" --tokens "$tmp/tok.txt"
+want="--batch expects an integer"; expect 2 "score: bad --batch" "$GF" score --ckpt "$ck" --tokens "$tmp/tok.txt" --batch 0
+
+if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
+echo "cli: all passed"

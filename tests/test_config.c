@@ -1,0 +1,165 @@
+/* Config: presets, parameter counts pinned to the paper's arithmetic, JSON form, --set overrides. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+static gf_config preset(const char *name) {
+    gf_config c;
+    assert_int_equal(gf_config_preset(name, &c), 0);
+    return c;
+}
+
+/* grassmann-spec.md section 2.2 with V = 30522 (the issue's acceptance numbers). */
+static void test_param_counts(void **state) {
+    (void)state;
+    struct { const char *preset, *set; int64_t want; } cases[] = {
+        {"transformer-6L", NULL, 12585472},  {"grassmann-6L", NULL, 12607168},
+        {"grassmann-6L", "extra_proj=true", 13001920}, {"transformer-12L", NULL, 17356800},
+        {"grassmann-12L", NULL, 17400192},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gf_config c = preset(cases[i].preset);
+        assert_int_equal(gf_config_set(&c, "vocab_size=30522"), 0);
+        if (cases[i].set) assert_int_equal(gf_config_set(&c, cases[i].set), 0);
+        int64_t n = gf_config_num_params(&c);
+        if (n != cases[i].want)
+            fail_msg("%s %s: %lld parameters, expected %lld", cases[i].preset, cases[i].set ? cases[i].set : "",
+                     (long long)n, (long long)cases[i].want);
+        /* the allocated model agrees with the arithmetic */
+        gf_model *m = gf_model_create(&c);
+        assert_non_null(m);
+        assert_int_equal(gf_model_num_params(m), cases[i].want);
+        int64_t sum = 0;
+        for (int k = 0; k < gf_model_num_tensors(m); k++) sum += gf_model_tensor(m, k)->numel;
+        assert_int_equal(sum, cases[i].want);
+        gf_model_free(m);
+    }
+}
+
+static void test_presets_shape(void **state) {
+    (void)state;
+    gf_config g = preset("grassmann-6L"), t = preset("transformer-12L");
+    assert_int_equal(g.d_model, 256);
+    assert_int_equal(g.d_ff, 1024);
+    assert_int_equal(g.n_head, 4);
+    assert_int_equal(g.rank, 32);
+    assert_int_equal(g.max_len, 128);
+    assert_int_equal(g.norm, GF_NORM_PRE);
+    for (int l = 0; l < 6; l++) {
+        assert_int_equal(g.n_offsets[l], 6);
+        assert_int_equal(g.offsets[l][5], 16);
+        assert_int_equal(g.mixers[l], GF_MIXER_GRASSMANN);
+    }
+    const int sched[12] = {1, 1, 2, 2, 4, 4, 8, 8, 12, 12, 16, 16};
+    assert_int_equal(t.max_len, 256);
+    for (int l = 0; l < 12; l++) {
+        assert_int_equal(t.n_offsets[l], 1);
+        assert_int_equal(t.offsets[l][0], sched[l]);
+        assert_int_equal(t.mixers[l], GF_MIXER_ATTENTION);
+    }
+    for (const char *const *p = gf_preset_names(); *p; p++) {
+        gf_config c = preset(*p);
+        assert_int_equal(gf_config_validate(&c, *p), 0);
+    }
+    gf_config bad;
+    assert_int_not_equal(gf_config_preset("grassmann-7L", &bad), 0);
+    assert_non_null(strstr(gf_last_error(), "grassmann-6L"));
+}
+
+static void test_json_roundtrip(void **state) {
+    (void)state;
+    for (const char *const *p = gf_preset_names(); *p; p++) {
+        gf_config c = preset(*p), d;
+        char *j = gf_config_to_json(&c, true);
+        assert_int_equal(gf_config_from_json(j, "roundtrip", &d), 0);
+        char *k = gf_config_to_json(&d, true);
+        assert_string_equal(j, k);
+        free(j);
+        free(k);
+    }
+}
+
+static void test_set(void **state) {
+    (void)state;
+    gf_config c = preset("grassmann-6L");
+    assert_int_equal(gf_config_set(&c, "norm=post"), 0);
+    assert_int_equal(c.norm, GF_NORM_POST);
+    assert_int_equal(gf_config_set(&c, "rank=16"), 0);
+    assert_int_equal(c.rank, 16);
+    assert_int_equal(gf_config_set(&c, "offsets=1,2,4"), 0);
+    for (int l = 0; l < 6; l++) {
+        assert_int_equal(c.n_offsets[l], 3);
+        assert_int_equal(c.offsets[l][2], 4);
+    }
+    assert_int_equal(gf_config_set(&c, "offsets=[[1],[2],[3],[4],[5],[6]]"), 0);
+    assert_int_equal(c.offsets[5][0], 6);
+    assert_int_equal(gf_config_set(&c, "mixers=g,g,A,g,g,g"), 0);
+    assert_int_equal(c.mixers[2], GF_MIXER_ATTENTION);
+    assert_int_equal(c.mixers[3], GF_MIXER_GRASSMANN);
+    assert_int_equal(gf_config_set(&c, "plucker_eps=1e-6"), 0);
+    assert_true(c.plucker_eps > 0.9e-6f && c.plucker_eps < 1.1e-6f);
+    assert_int_equal(gf_config_set(&c, "extra_proj=true"), 0);
+    assert_true(c.extra_proj);
+    assert_int_equal(gf_config_set(&c, "gelu=tanh"), 0);
+    assert_int_equal(gf_config_set(&c, "pos=\"sinusoidal\""), 0);
+    assert_int_equal(c.pos, GF_POS_SINUSOIDAL);
+    /* n_layer with per-layer lists that differ: must say so */
+    assert_int_not_equal(gf_config_set(&c, "n_layer=3"), 0);
+    assert_non_null(strstr(gf_last_error(), "n_layer is 3"));
+    /* uniform lists follow n_layer */
+    gf_config u = preset("grassmann-6L");
+    assert_int_equal(gf_config_set(&u, "n_layer=9"), 0);
+    assert_int_equal(u.n_layer, 9);
+    assert_int_equal(u.n_offsets[8], 6);
+    assert_int_equal(u.mixers[8], GF_MIXER_GRASSMANN);
+    /* errors name the key and keep the config unchanged */
+    gf_config before = u;
+    const char *bad[] = {"colour=red", "norm=sideways", "rank=1", "offsets=0", "offsets=1,,2", "dropout=1",
+                         "d_model=-4", "mixers=g,x", "n_head=3.5", "noequals", "=5", "vocab_size=1e12"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (gf_config_set(&u, bad[i]) == 0) fail_msg("--set %s was accepted", bad[i]);
+        assert_true(strlen(gf_last_error()) > 10);
+        assert_memory_equal(&u, &before, sizeof u);
+    }
+}
+
+static void test_json_errors(void **state) {
+    (void)state;
+    gf_config c;
+    struct { const char *json, *msg; } cases[] = {
+        {"{", "not valid JSON"},
+        {"[1,2]", "must be a JSON object"},
+        {"{\"vocab_size\": 10}", "missing key \"d_model\""},
+        {"{\"base\": \"grassmann-tiny\", \"colour\": 1}", "unknown key \"colour\""},
+        {"{\"base\": \"grassmann-tiny\", \"rank\": \"big\"}", "\"rank\" must be an integer"},
+        {"{\"base\": \"grassmann-tiny\", \"d_model\": 1e9}", "\"d_model\" is 1000000000"},
+        {"{\"base\": \"grassmann-tiny\", \"offsets\": [[1,-2]]}", "offsets[0][1]"},
+        {"{\"base\": \"grassmann-tiny\", \"offsets\": [[1],[2],[3]]}", "\"offsets\" has 3 entries"},
+        {"{\"base\": \"grassmann-tiny\", \"offsets\": []}", "non-empty"},
+        {"{\"base\": \"grassmann-tiny\", \"mixers\": [\"mamba\"]}", "mixers\"[0]"},
+        {"{\"base\": \"grassmann-tiny\", \"dropout\": 1.5}", "dropout"},
+        {"{\"base\": \"grassmann-tiny\", \"plucker_eps\": 0}", "plucker_eps"},
+        {"{\"base\": \"nope\"}", "unknown model preset"},
+        {"{\"base\": \"grassmann-tiny\", \"extra_proj\": 1}", "true or false"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (gf_config_from_json(cases[i].json, "test.json", &c) == 0) fail_msg("accepted: %s", cases[i].json);
+        if (!strstr(gf_last_error(), cases[i].msg))
+            fail_msg("%s: error '%s' does not mention '%s'", cases[i].json, gf_last_error(), cases[i].msg);
+        assert_non_null(strstr(gf_last_error(), "test.json"));
+    }
+    /* base + overrides */
+    assert_int_equal(gf_config_from_json("{\"base\": \"grassmann-6L\", \"rank\": 8, \"norm\": \"post\"}", "t", &c), 0);
+    assert_int_equal(c.rank, 8);
+    assert_int_equal(c.norm, GF_NORM_POST);
+    assert_int_equal(c.d_model, 256);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
+        cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,180 @@
+/* The whole model: dropout wiring (gradients with dropout on, every block kind), determinism, batch
+ * shapes that change between calls, and input errors. End-to-end parity with PyTorch is tests/parity.sh. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "testlib.h"
+
+static gf_model *make(const char *preset, const char *const *sets, uint64_t seed) {
+    gf_config c;
+    assert_int_equal(gf_config_preset(preset, &c), 0);
+    for (; sets && *sets; sets++)
+        if (gf_config_set(&c, *sets)) fail_msg("--set %s: %s", *sets, gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    assert_non_null(m);
+    gf_model_init(m, seed);
+    /* init gives LayerNorm 1/0 and zero biases; perturb them so every parameter matters in the checks */
+    float *p = gf_model_params(m);
+    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.05f * (gf_uniform(seed + 99, (uint64_t)i) - 0.5f);
+    return m;
+}
+
+static void batch(int32_t *in, int32_t *tg, int64_t n, int64_t V, uint64_t seed) {
+    for (int64_t i = 0; i < n; i++) {
+        in[i] = (int32_t)(gf_rand64(seed, (uint64_t)i) % (uint64_t)V);
+        tg[i] = (int32_t)(gf_rand64(seed + 1, (uint64_t)i) % (uint64_t)V);
+    }
+}
+
+static double loss_at(gf_model *m, const int32_t *in, const int32_t *tg, int64_t B, int64_t T) {
+    float l;
+    assert_int_equal(gf_model_forward(m, in, tg, B, T, &l), 0);
+    return l;
+}
+
+/* Finite differences (float model, so coarse) on the parameters with the largest gradients, with
+ * dropout active: the backward must regenerate exactly the masks the forward used, at every site. */
+static void fd_check(const char *preset, const char *const *sets) {
+    gf_model *m = make(preset, sets, 5);
+    gf_model_set_training(m, true, 77, 3);
+    const gf_config *c = gf_model_config(m);
+    const int64_t B = 2, T = 10;
+    int32_t in[20], tg[20];
+    batch(in, tg, B * T, c->vocab_size, 8);
+    loss_at(m, in, tg, B, T);
+    gf_model_zero_grad(m);
+    assert_int_equal(gf_model_backward(m), 0);
+    float *p = gf_model_params(m), *g = gf_model_grads(m);
+    for (int ti = 0; ti < gf_model_num_tensors(m); ti++) {
+        const gf_tensor_info *t = gf_model_tensor(m, ti);
+        int64_t best = 0;
+        for (int64_t k = 1; k < t->numel; k++)
+            if (fabsf(t->grad[k]) > fabsf(t->grad[best])) best = k;
+        int64_t i = t->offset + best;
+        float save = p[i], h = 1e-3f;
+        p[i] = save + h;
+        double lp = loss_at(m, in, tg, B, T);
+        p[i] = save - h;
+        double lm = loss_at(m, in, tg, B, T);
+        p[i] = save;
+        double fd = (lp - lm) / (2.0 * h), an = g[i];
+        if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
+            fail_msg("%s %s: %s[%lld]: analytic %.6g vs finite difference %.6g", preset, sets && sets[0] ? sets[0] : "",
+                     t->name, (long long)best, an, fd);
+    }
+    gf_model_free(m);
+}
+
+static void test_dropout_gradients(void **state) {
+    (void)state;
+    const char *pre[] = {"dropout=0.3", NULL}, *post[] = {"dropout=0.3", "norm=post", NULL},
+               *extra[] = {"dropout=0.3", "norm=post", "extra_proj=true", NULL};
+    fd_check("grassmann-tiny", pre);
+    fd_check("grassmann-tiny", post);
+    fd_check("transformer-tiny", pre);
+    fd_check("transformer-tiny", post);
+    fd_check("hybrid-tiny", extra);
+}
+
+static void test_dropout_determinism(void **state) {
+    (void)state;
+    const char *sets[] = {"dropout=0.2", NULL};
+    gf_model *m = make("hybrid-tiny", sets, 1);
+    int32_t in[24], tg[24];
+    batch(in, tg, 24, 64, 2);
+    gf_model_set_training(m, true, 10, 1);
+    double a = loss_at(m, in, tg, 2, 12), b = loss_at(m, in, tg, 2, 12);
+    assert_true(a == b); /* same seed and step: same masks */
+    gf_model_set_training(m, true, 10, 2);
+    double c = loss_at(m, in, tg, 2, 12);
+    assert_true(c != a); /* next step: new masks */
+    gf_model_set_training(m, false, 10, 2);
+    double e1 = loss_at(m, in, tg, 2, 12);
+    gf_model_free(m);
+    const char *nodrop[] = {"dropout=0", NULL};
+    gf_model *n = make("hybrid-tiny", nodrop, 1);
+    double e2 = loss_at(n, in, tg, 2, 12);
+    assert_true(e1 == e2); /* evaluation ignores dropout */
+    gf_model_free(n);
+}
+
+/* The activation arena is laid out per call: shapes may grow and shrink. */
+static void test_changing_shapes(void **state) {
+    (void)state;
+    gf_model *m = make("hybrid-tiny", NULL, 3);
+    int32_t in[64], tg[64];
+    batch(in, tg, 64, 64, 4);
+    double small = loss_at(m, in, tg, 1, 5);
+    loss_at(m, in, tg, 2, 32);
+    double again = loss_at(m, in, tg, 1, 5);
+    assert_true(fabs(small - again) < 1e-6);
+    gf_model *fresh = make("hybrid-tiny", NULL, 3);
+    double ref = loss_at(fresh, in, tg, 1, 5);
+    assert_true(fabs(small - ref) < 1e-6);
+    gf_model_free(fresh);
+    gf_model_free(m);
+}
+
+/* Causality of the whole model: changing token t leaves the logits before t unchanged. */
+static void test_causal(void **state) {
+    (void)state;
+    const char *presets[] = {"grassmann-tiny", "transformer-tiny", "hybrid-tiny"};
+    for (int k = 0; k < 3; k++) {
+        gf_model *m = make(presets[k], NULL, 7);
+        const int64_t T = 20, V = 64, t0 = 11;
+        int32_t in[20], tg[20];
+        batch(in, tg, T, V, 9);
+        assert_int_equal(gf_model_forward(m, in, NULL, 1, T, NULL), 0);
+        float *before = malloc((size_t)(T * V) * sizeof(float));
+        memcpy(before, gf_model_logits(m), (size_t)(T * V) * sizeof(float));
+        in[t0] = (in[t0] + 1) % (int32_t)V;
+        assert_int_equal(gf_model_forward(m, in, NULL, 1, T, NULL), 0);
+        const float *after = gf_model_logits(m);
+        for (int64_t i = 0; i < t0 * V; i++)
+            if (before[i] != after[i]) fail_msg("%s: logit %lld before position %lld changed", presets[k], (long long)i, (long long)t0);
+        double moved = 0;
+        for (int64_t i = t0 * V; i < T * V; i++) moved += fabs(before[i] - after[i]);
+        assert_true(moved > 0);
+        free(before);
+        gf_model_free(m);
+    }
+}
+
+static void test_input_errors(void **state) {
+    (void)state;
+    gf_model *m = make("grassmann-tiny", NULL, 1);
+    int32_t in[40] = {0}, tg[40] = {0};
+    float l;
+    in[3] = 64;
+    assert_int_not_equal(gf_model_forward(m, in, tg, 1, 8, &l), 0);
+    assert_non_null(strstr(gf_last_error(), "token id 64"));
+    in[3] = 0;
+    tg[5] = -2;
+    assert_int_not_equal(gf_model_forward(m, in, tg, 1, 8, &l), 0);
+    assert_non_null(strstr(gf_last_error(), "target id -2"));
+    tg[5] = 0;
+    assert_int_not_equal(gf_model_forward(m, in, tg, 1, 33, &l), 0);
+    assert_non_null(strstr(gf_last_error(), "max_len 32"));
+    assert_int_not_equal(gf_model_backward(m), 0); /* no successful forward */
+    /* every target ignored: the loss is NaN and the gradients stay zero */
+    for (int i = 0; i < 8; i++) tg[i] = -1;
+    assert_int_equal(gf_model_forward(m, in, tg, 1, 8, &l), 0);
+    assert_true(isnan(l));
+    gf_model_zero_grad(m);
+    assert_int_equal(gf_model_backward(m), 0);
+    for (int64_t i = 0; i < gf_model_num_params(m); i++) assert_true(gf_model_grads(m)[i] == 0.0f);
+    /* forward without targets, then backward: refused */
+    assert_int_equal(gf_model_forward(m, in, NULL, 1, 8, NULL), 0);
+    assert_int_not_equal(gf_model_backward(m), 0);
+    gf_model_free(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dropout_gradients), cmocka_unit_test(test_dropout_determinism),
+        cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
