@@ -4,7 +4,7 @@ CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -MMD -MP
-LDLIBS  += -lcjson -lm
+LDLIBS  += -lcjson -llzma -lm
 
 # --- probes (each says what it found) --------------------------------------------------------------
 ifneq ($(NO_NATIVE),1)
@@ -37,7 +37,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/model/*.c src/train/*.c src/io/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/model/*.c src/train/*.c src/io/*.c src/data/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -85,7 +85,7 @@ test-cli: all
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 
 test-san:
-	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c
+	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli
 
 clean:
 	rm -rf build

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install what grassflow needs on Debian 12 (or Ubuntu) and is missing: compiler, OpenBLAS (both
+# flavours: the OpenMP one is what grassflow links), libcjson, cmocka, liblzma, and PyTorch for the
+# parity tests. Safe to run again: it only installs what is absent.
+set -euo pipefail
+pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev
+      python3-torch python3-numpy)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: everything is installed"
+    exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,15 @@
+/* Reading text corpora: plain files or xz-compressed (.xz, by liblzma), whole into memory. */
+#ifndef GF_IO_TEXT_H
+#define GF_IO_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read path (decompressing when it ends in .xz) into a malloc'd NUL-terminated buffer. Fails with a
+ * message naming the file when it is missing, unreadable, corrupt, or larger than max_bytes. */
+char *gf_read_text(const char *path, size_t max_bytes, size_t *size);
+
+/* 64-bit FNV-1a of a byte range (for cache keys). */
+uint64_t gf_hash_bytes(const void *data, size_t n, uint64_t seed);
+
+#endif

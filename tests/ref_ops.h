@@ -1,0 +1,346 @@
+/* Naive double-precision references for the ops and mixers, written from docs/model.md (plain loops, no
+ * BLAS, nothing shared with src/), plus central finite differences and the checks the op tests use.
+ * Header-only (static inline) so that every tests/test_*.c can include it. */
+#ifndef GF_TESTS_REF_OPS_H
+#define GF_TESTS_REF_OPS_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+/* ---- ops ------------------------------------------------------------------------------------- */
+
+/* out (B,T,C) = wte[tok] + pos[t] */
+static inline void ref_embed(double *out, const int32_t *tok, const double *wte, const double *pos, int64_t B,
+                             int64_t T, int64_t C) {
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t c = 0; c < C; c++)
+                out[(b * T + t) * C + c] = wte[(int64_t)tok[b * T + t] * C + c] + pos[t * C + c];
+}
+
+/* P[t,2i] = sin(t / 10000^(2i/C)), P[t,2i+1] = cos(t / 10000^(2i/C)) */
+static inline void ref_sinusoidal(double *P, int64_t T, int64_t C) {
+    for (int64_t t = 0; t < T; t++)
+        for (int64_t i = 0; 2 * i < C; i++) {
+            double ang = (double)t / pow(10000.0, (double)(2 * i) / (double)C);
+            P[t * C + 2 * i] = sin(ang);
+            if (2 * i + 1 < C) P[t * C + 2 * i + 1] = cos(ang);
+        }
+}
+
+/* out (N,OC) = beta * out + inp w^T + b; inp row stride ldi, w (OC,IC) row stride ldw, b may be NULL. */
+static inline void ref_linear(double *out, const double *inp, int64_t ldi, const double *w, int64_t ldw,
+                              const double *b, int64_t N, int64_t IC, int64_t OC, double beta) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < OC; o++) {
+            double s = b ? b[o] : 0.0;
+            for (int64_t i = 0; i < IC; i++) s += inp[n * ldi + i] * w[o * ldw + i];
+            out[n * OC + o] = (beta != 0.0 ? beta * out[n * OC + o] : 0.0) + s;
+        }
+}
+
+/* torch.nn.LayerNorm: biased variance, eps 1e-5. mean/rstd may be NULL. */
+static inline void ref_layernorm(double *out, double *mean, double *rstd, const double *inp, const double *w,
+                                 const double *b, int64_t N, int64_t C) {
+    for (int64_t n = 0; n < N; n++) {
+        const double *x = inp + n * C;
+        double mu = 0.0, var = 0.0;
+        for (int64_t c = 0; c < C; c++) mu += x[c];
+        mu /= (double)C;
+        for (int64_t c = 0; c < C; c++) var += (x[c] - mu) * (x[c] - mu);
+        var /= (double)C;
+        double rs = 1.0 / sqrt(var + 1e-5);
+        for (int64_t c = 0; c < C; c++) out[n * C + c] = (x[c] - mu) * rs * w[c] + b[c];
+        if (mean) mean[n] = mu;
+        if (rstd) rstd[n] = rs;
+    }
+}
+
+static inline double ref_gelu1(double x, gf_gelu_kind kind) {
+    if (kind == GF_GELU_TANH) return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
+
+static inline void ref_gelu(double *out, const double *inp, int64_t n, gf_gelu_kind kind) {
+    for (int64_t i = 0; i < n; i++) out[i] = ref_gelu1(inp[i], kind);
+}
+
+/* losses (N) = -log softmax(logits[n])[target] (0 when target < 0), lse (N) may be NULL.
+ * Returns the number of rows with target >= 0. */
+static inline int64_t ref_xent(double *losses, double *lse, const double *logits, const int32_t *targets,
+                               int64_t N, int64_t V) {
+    int64_t cnt = 0;
+    for (int64_t n = 0; n < N; n++) {
+        const double *z = logits + n * V;
+        double mx = z[0];
+        for (int64_t v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        double s = 0.0;
+        for (int64_t v = 0; v < V; v++) s += exp(z[v] - mx);
+        double l = mx + log(s);
+        if (lse) lse[n] = l;
+        if (targets[n] >= 0) {
+            losses[n] = l - z[targets[n]];
+            cnt++;
+        } else {
+            losses[n] = 0.0;
+        }
+    }
+    return cnt;
+}
+
+/* ---- mixers ---------------------------------------------------------------------------------- */
+
+/* Diagnostics of one reference Grassmann forward: how the (offset, position) pairs fell relative to eps,
+ * so a test can assert that finite differences are well posed (no pair close to the clamp). */
+typedef struct {
+    int64_t n_pairs;           /* (row, offset) pairs evaluated */
+    int64_t n_clamped;         /* pairs with ||p|| < eps */
+    double max_clamped_norm;   /* largest ||p|| among the clamped pairs */
+    double min_unclamped_norm; /* smallest ||p|| among the others */
+} ref_grassmann_stats;
+
+/* Causal Grassmann mixer, the literal way (docs/model.md): for each position and each listed offset D
+ * with t - D >= 0, Plücker coordinates of (z_t, z_{t-D}), normalised by max(||p||, eps), projected with
+ * plucker.weight and plucker.bias; g = mean of the projections (0 when no offset is valid);
+ * a = sigmoid(gate([h; g])), m = a h + (1 - a) g, out = extra_proj ? out(m) : m.
+ * P: red.weight (r,d), red.bias (r), plucker.weight (d,C), plucker.bias (d), gate.weight (d,2d),
+ * gate.bias (d), [out.weight (d,d), out.bias (d)]. */
+static inline void ref_grassmann(double *out, const double *inp, const double *const *P, const gf_config *cfg,
+                                 int layer, int64_t B, int64_t T, ref_grassmann_stats *st) {
+    const int64_t d = cfg->d_model, r = cfg->rank, C = r * (r - 1) / 2, N = B * T;
+    const double eps = (double)cfg->plucker_eps;
+    const double *Wr = P[0], *br = P[1], *Wp = P[2], *bp = P[3], *Wg = P[4], *bg = P[5];
+    double *z = malloc((size_t)(N * r) * sizeof *z);
+    double *p = malloc((size_t)C * sizeof *p);
+    double *g = malloc((size_t)d * sizeof *g);
+    double *m = malloc((size_t)d * sizeof *m);
+    if (st) {
+        st->n_pairs = st->n_clamped = 0;
+        st->max_clamped_norm = 0.0;
+        st->min_unclamped_norm = INFINITY;
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < r; i++) {
+            double s = br[i];
+            for (int64_t k = 0; k < d; k++) s += Wr[i * d + k] * inp[n * d + k];
+            z[n * r + i] = s;
+        }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++) {
+            const int64_t n = b * T + t;
+            const double *h = inp + n * d;
+            for (int64_t e = 0; e < d; e++) g[e] = 0.0;
+            int cnt = 0;
+            for (int o = 0; o < cfg->n_offsets[layer]; o++) {
+                const int64_t D = cfg->offsets[layer][o];
+                if (t - D < 0) continue;
+                const double *u = z + n * r, *v = z + (n - D) * r;
+                double nrm = 0.0;
+                int64_t k = 0;
+                for (int64_t i = 0; i < r; i++)
+                    for (int64_t j = i + 1; j < r; j++, k++) {
+                        p[k] = u[i] * v[j] - u[j] * v[i];
+                        nrm += p[k] * p[k];
+                    }
+                nrm = sqrt(nrm);
+                double den = nrm > eps ? nrm : eps;
+                for (int64_t e = 0; e < d; e++) {
+                    double s = bp[e];
+                    for (k = 0; k < C; k++) s += Wp[e * C + k] * (p[k] / den);
+                    g[e] += s;
+                }
+                cnt++;
+                if (st) {
+                    st->n_pairs++;
+                    if (nrm < eps) {
+                        st->n_clamped++;
+                        if (nrm > st->max_clamped_norm) st->max_clamped_norm = nrm;
+                    } else if (nrm < st->min_unclamped_norm) {
+                        st->min_unclamped_norm = nrm;
+                    }
+                }
+            }
+            for (int64_t e = 0; e < d; e++) g[e] = cnt ? g[e] / cnt : 0.0;
+            for (int64_t e = 0; e < d; e++) {
+                double s = bg[e];
+                for (int64_t k = 0; k < d; k++) s += Wg[e * 2 * d + k] * h[k];
+                for (int64_t k = 0; k < d; k++) s += Wg[e * 2 * d + d + k] * g[k];
+                double a = 1.0 / (1.0 + exp(-s));
+                m[e] = a * h[e] + (1.0 - a) * g[e];
+            }
+            for (int64_t e = 0; e < d; e++) {
+                if (cfg->extra_proj) {
+                    double s = P[7][e];
+                    for (int64_t k = 0; k < d; k++) s += P[6][e * d + k] * m[k];
+                    out[n * d + e] = s;
+                } else {
+                    out[n * d + e] = m[e];
+                }
+            }
+        }
+    free(z);
+    free(p);
+    free(g);
+    free(m);
+}
+
+/* Causal multi-head attention, the literal way. P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d),
+ * proj.bias (d). */
+static inline void ref_attention(double *out, const double *inp, const double *const *P, const gf_config *cfg,
+                                 int64_t B, int64_t T) {
+    const int64_t d = cfg->d_model, H = cfg->n_head, dh = d / H, N = B * T;
+    double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv);
+    double *o = malloc((size_t)(N * d) * sizeof *o);
+    double *s = malloc((size_t)T * sizeof *s);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < 3 * d; e++) {
+            double acc = P[1][e];
+            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
+            qkv[n * 3 * d + e] = acc;
+        }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const double *q = qkv + (b * T + i) * 3 * d + h * dh;
+                double mx = -INFINITY;
+                for (int64_t j = 0; j <= i; j++) {
+                    const double *k = qkv + (b * T + j) * 3 * d + d + h * dh;
+                    double acc = 0.0;
+                    for (int64_t c = 0; c < dh; c++) acc += q[c] * k[c];
+                    s[j] = acc / sqrt((double)dh);
+                    if (s[j] > mx) mx = s[j];
+                }
+                double z = 0.0;
+                for (int64_t j = 0; j <= i; j++) z += exp(s[j] - mx);
+                for (int64_t c = 0; c < dh; c++) {
+                    double acc = 0.0;
+                    for (int64_t j = 0; j <= i; j++)
+                        acc += exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + c];
+                    o[(b * T + i) * d + h * dh + c] = acc;
+                }
+            }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < d; e++) {
+            double acc = P[3][e];
+            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
+            out[n * d + e] = acc;
+        }
+    free(qkv);
+    free(o);
+    free(s);
+}
+
+/* ---- finite differences ---------------------------------------------------------------------- */
+
+/* A reference forward: writes its output (n_out doubles) from inputs reachable through ctx. */
+typedef void (*ref_forward_fn)(const void *ctx, double *out);
+
+static inline double ref_dot(const double *a, const double *b, int64_t n) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* grad[i] = dL/dx[i] for L = sum_k w[k] out[k], by central differences with step h. x must be one of the
+ * arrays f reads through ctx; it is perturbed in place and restored exactly. */
+static inline void ref_fd_grad(double *grad, double *x, int64_t n, ref_forward_fn f, const void *ctx,
+                               const double *w, int64_t n_out, double h) {
+    double *out = malloc((size_t)n_out * sizeof *out);
+    for (int64_t i = 0; i < n; i++) {
+        const double x0 = x[i];
+        x[i] = x0 + h;
+        f(ctx, out);
+        double lp = ref_dot(w, out, n_out);
+        x[i] = x0 - h;
+        f(ctx, out);
+        double lm = ref_dot(w, out, n_out);
+        x[i] = x0;
+        grad[i] = (lp - lm) / (2.0 * h);
+    }
+    free(out);
+}
+
+/* ---- checks ---------------------------------------------------------------------------------- */
+
+/* Self-check of the tests (off by default): built with -DGF_TEST_SELFCHECK, the check numbered
+ * $GF_TEST_PERTURB (counting from 1 in each process) moves one expected value by 1e-3 of its scale, and
+ * that check must then fail. */
+#ifdef GF_TEST_SELFCHECK
+static int ref_check_counter;
+static inline void ref_selfcheck_perturb(double *want, int64_t n, double scale) {
+    const char *e = getenv("GF_TEST_PERTURB");
+    if (++ref_check_counter == (e ? atoi(e) : -1) && n > 0) {
+        fprintf(stderr, "[selfcheck] perturbing check %d at index %lld\n", ref_check_counter,
+                (long long)(n / 2));
+        want[n / 2] += 1e-3 * scale;
+    }
+}
+static inline void ref_selfcheck_report(const char *what, const float *got, const double *want, int64_t n,
+                                        double tol) {
+    if (getenv("GF_TEST_REPORT"))
+        fprintf(stderr, "[selfcheck] %-60s err/tol %.3g (tol %.3g)\n", what,
+                tl_max_abs_diff_fd(got, want, n) / tol, tol);
+}
+#else
+static inline void ref_selfcheck_report(const char *what, const float *got, const double *want, int64_t n,
+                                        double tol) {
+    (void)what;
+    (void)got;
+    (void)want;
+    (void)n;
+    (void)tol;
+}
+static inline void ref_selfcheck_perturb(double *want, int64_t n, double scale) {
+    (void)want;
+    (void)n;
+    (void)scale;
+}
+#endif
+
+static inline double ref_max_abs(const double *a, int64_t n) {
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) m = fabs(a[i]) > m ? fabs(a[i]) : m;
+    return m;
+}
+
+/* Fail unless max |got - want| <= rtol * max(max |want|, floor). */
+static inline void ref_check_rel(const char *what, const float *got, const double *want, int64_t n,
+                                 double rtol, double floor) {
+    double scale = ref_max_abs(want, n);
+    if (scale < floor) scale = floor;
+#ifdef GF_TEST_SELFCHECK
+    double *w2 = malloc((size_t)n * sizeof *w2);
+    memcpy(w2, want, (size_t)n * sizeof *w2);
+    ref_selfcheck_perturb(w2, n, scale);
+    want = w2;
+#endif
+    ref_selfcheck_report(what, got, want, n, rtol * scale);
+    tl_check_close(what, got, want, n, rtol * scale);
+#ifdef GF_TEST_SELFCHECK
+    free(w2);
+#endif
+}
+
+/* A backward's gradient buffer `got` was pre-filled with `pre` before the call; it must now hold
+ * pre + fd (the backward accumulates). Tolerance rtol * max(max |fd|, floor), plus float rounding of pre. */
+static inline void ref_check_grad(const char *what, const float *got, const float *pre, const double *fd,
+                                  int64_t n, double rtol, double floor) {
+    double *want = malloc((size_t)n * sizeof *want);
+    double mpre = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        want[i] = (double)pre[i] + fd[i];
+        mpre = fabs((double)pre[i]) > mpre ? fabs((double)pre[i]) : mpre;
+    }
+    double scale = ref_max_abs(fd, n);
+    if (scale < floor) scale = floor;
+    ref_selfcheck_perturb(want, n, scale);
+    ref_selfcheck_report(what, got, want, n, rtol * scale + 1e-7 * mpre);
+    tl_check_close(what, got, want, n, rtol * scale + 1e-7 * mpre);
+    free(want);
+}
+
+#endif

@@ -1,0 +1,407 @@
+/* Mixer tests: the Grassmann and attention mixers through the gf_mixer_ops interface, against the
+ * literal double references of tests/ref_ops.h (forward) and central finite differences of those
+ * references (backward: the input gradient and every parameter gradient, accumulated into buffers
+ * pre-filled with random values). Saved and scratch buffers are allocated at exactly the declared sizes
+ * and filled with NaN, so an overrun trips ASan and a read of memory the mixer did not write shows up as
+ * NaN in the results. */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/parallel.h"
+#include "mixers/mixer.h"
+#include "ref_ops.h"
+
+#define FD_H 1e-6
+#define LAYER 1 /* the mixer runs as layer 1; layer 0 holds a decoy offset list */
+
+/* ---- allocation pool (freed by the teardown, even after a failure) ----------------------------- */
+
+static void **pool;
+static int pool_n, pool_cap;
+
+static void *talloc(size_t bytes) {
+    if (pool_n == pool_cap) {
+        pool_cap = pool_cap ? 2 * pool_cap : 64;
+        pool = realloc(pool, (size_t)pool_cap * sizeof *pool);
+        assert_non_null(pool);
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    pool[pool_n++] = p;
+    return p;
+}
+
+static int pool_teardown(void **state) {
+    (void)state;
+    for (int i = 0; i < pool_n; i++) free(pool[i]);
+    pool_n = 0;
+    return 0;
+}
+
+static float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
+static double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
+
+static float *fdup(const float *x, int64_t n) {
+    float *y = falloc(n);
+    memcpy(y, x, (size_t)n * sizeof *y);
+    return y;
+}
+
+static double *ddup_f(const float *x, int64_t n) {
+    double *y = dalloc(n);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
+    return y;
+}
+
+static void ffill(float *x, int64_t n, float v) {
+    for (int64_t i = 0; i < n; i++) x[i] = v;
+}
+
+/* ---- cases ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    gf_mixer_kind kind;
+    int64_t d, H, r, B, T;
+    int n_offsets;
+    int offsets[GF_MAX_OFFSETS];
+    bool extra_proj;
+    float eps;     /* plucker_eps; 0 means 1e-8 */
+    bool parallel; /* Grassmann eps branch: some z_t exactly parallel to z_{t-D} (p = 0) */
+    uint64_t seed; /* added to every seed of the random data */
+} mix_case;
+
+static void make_cfg(gf_config *cfg, const mix_case *mc) {
+    memset(cfg, 0, sizeof *cfg);
+    cfg->vocab_size = 32;
+    cfg->d_model = mc->d;
+    cfg->n_layer = 2;
+    cfg->n_head = mc->H;
+    cfg->d_ff = 4 * mc->d;
+    cfg->max_len = 64;
+    cfg->rank = mc->r;
+    cfg->mixers[0] = cfg->mixers[1] = mc->kind;
+    cfg->n_offsets[0] = 1; /* decoy: a mixer reading layer 0's offsets computes something else */
+    cfg->offsets[0][0] = 1;
+    cfg->n_offsets[LAYER] = mc->n_offsets;
+    for (int k = 0; k < mc->n_offsets; k++) cfg->offsets[LAYER][k] = mc->offsets[k];
+    cfg->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
+    cfg->extra_proj = mc->extra_proj;
+    cfg->norm = GF_NORM_PRE;
+    cfg->gelu = GF_GELU_ERF;
+    cfg->pos = GF_POS_LEARNED;
+    if (gf_config_validate(cfg, mc->name) != 0)
+        fail_msg("%s: test config invalid: %s", mc->name, gf_last_error());
+}
+
+/* The parameter list docs/model.md prescribes, in the order the references take it. */
+static int expected_specs(const mix_case *mc, gf_param_spec *s) {
+    const int64_t d = mc->d, r = mc->r, C = r * (r - 1) / 2;
+    if (mc->kind == GF_MIXER_ATTENTION) {
+        gf_param_spec_set(&s[0], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
+        gf_param_spec_set(&s[2], "proj.weight", 2, d, d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[3], "proj.bias", 1, d, 0, GF_INIT_ZERO);
+        return 4;
+    }
+    gf_param_spec_set(&s[0], "red.weight", 2, r, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[1], "red.bias", 1, r, 0, GF_INIT_ZERO);
+    gf_param_spec_set(&s[2], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[3], "plucker.bias", 1, d, 0, GF_INIT_ZERO);
+    gf_param_spec_set(&s[4], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[5], "gate.bias", 1, d, 0, GF_INIT_ZERO);
+    if (!mc->extra_proj) return 6;
+    gf_param_spec_set(&s[6], "out.weight", 2, d, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[7], "out.bias", 1, d, 0, GF_INIT_ZERO);
+    return 8;
+}
+
+static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1); }
+
+typedef struct {
+    const gf_config *cfg;
+    gf_mixer_kind kind;
+    int64_t B, T;
+    double *inp;
+    double *P[GF_MIXER_MAX_PARAMS];
+    ref_grassmann_stats *st;
+} mix_ctx;
+
+static void mix_fwd(const void *c_, double *out) {
+    const mix_ctx *c = c_;
+    if (c->kind == GF_MIXER_GRASSMANN)
+        ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->st);
+    else
+        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg, c->B, c->T);
+}
+
+/* Dyadic values with few mantissa bits: z = red(h) and the products in p are then exact in float, so
+ * rows built as exact multiples of one another give p = 0 exactly in the float kernel as in double. */
+static void fill_dyadic(float *x, int64_t n, uint64_t seed, float step, int kmax) {
+    tl_fill_uniform(x, n, seed, -1.0f, 1.0f);
+    for (int64_t i = 0; i < n; i++) x[i] = step * roundf(x[i] * (float)kmax);
+}
+
+static void run_case(const mix_case *mc) {
+    gf_config cfg;
+    make_cfg(&cfg, mc);
+    const gf_mixer_ops *ops = gf_mixer_get(mc->kind);
+    if (!ops) fail_msg("%s: gf_mixer_get returned NULL", mc->name);
+    const int64_t B = mc->B, T = mc->T, d = mc->d, N = B * T;
+
+    gf_param_spec specs[GF_MIXER_MAX_PARAMS], want_specs[GF_MIXER_MAX_PARAMS];
+    memset(specs, 0, sizeof specs);
+    const int np = ops->param_specs(&cfg, LAYER, specs), wnp = expected_specs(mc, want_specs);
+    if (np != wnp) fail_msg("%s: param_specs returned %d params, want %d", mc->name, np, wnp);
+    for (int i = 0; i < np; i++) {
+        const gf_param_spec *s = &specs[i], *w = &want_specs[i];
+        if (strcmp(s->name, w->name) != 0 || s->ndim != w->ndim || s->shape[0] != w->shape[0] ||
+            (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init)
+            fail_msg("%s: param %d is %s ndim %d (%lld, %lld) init %d; want %s ndim %d (%lld, %lld) init %d",
+                     mc->name, i, s->name, s->ndim, (long long)s->shape[0], (long long)s->shape[1],
+                     (int)s->init, w->name, w->ndim, (long long)w->shape[0], (long long)w->shape[1],
+                     (int)w->init);
+    }
+
+    /* parameters: weights U(-1.5, 1.5)/sqrt(fan_in), biases U(-0.5, 0.5) */
+    float *p[GF_MIXER_MAX_PARAMS] = {0}, *pre[GF_MIXER_MAX_PARAMS] = {0};
+    int64_t numel[GF_MIXER_MAX_PARAMS];
+    for (int i = 0; i < np; i++) {
+        numel[i] = spec_numel(&specs[i]);
+        p[i] = falloc(numel[i]);
+        if (specs[i].ndim == 2) {
+            float a = 1.5f / sqrtf((float)specs[i].shape[1]);
+            tl_fill_uniform(p[i], numel[i], mc->seed + 1000 + (uint64_t)i, -a, a);
+        } else {
+            tl_fill_uniform(p[i], numel[i], mc->seed + 1000 + (uint64_t)i, -0.5f, 0.5f);
+        }
+        pre[i] = falloc(numel[i]);
+        tl_fill_uniform(pre[i], numel[i], mc->seed + 2000 + (uint64_t)i, -0.5f, 0.5f);
+    }
+    float *inp = falloc(N * d);
+    tl_fill_uniform(inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
+    if (mc->parallel) {
+        /* red.bias 0 and dyadic red.weight / h; then b=0: h3 = 2 h2, h5 = -h2/2; b=1: h1 = h0 */
+        fill_dyadic(p[0], numel[0], mc->seed + 1000, 0.125f, 4);
+        ffill(p[1], numel[1], 0.0f);
+        fill_dyadic(inp, N * d, mc->seed + 3000, 0.125f, 8);
+        for (int64_t k = 0; k < d; k++) {
+            inp[3 * d + k] = 2.0f * inp[2 * d + k];
+            inp[5 * d + k] = -0.5f * inp[2 * d + k];
+            inp[(T + 1) * d + k] = inp[T * d + k];
+        }
+    }
+    float *dout = falloc(N * d), *pre_inp = falloc(N * d);
+    tl_fill_uniform(dout, N * d, mc->seed + 4000, -1.0f, 1.0f);
+    tl_fill_uniform(pre_inp, N * d, mc->seed + 5000, -0.5f, 0.5f);
+    float *inp0 = fdup(inp, N * d), *dout0 = fdup(dout, N * d), *p0[GF_MIXER_MAX_PARAMS];
+    for (int i = 0; i < np; i++) p0[i] = fdup(p[i], numel[i]);
+
+    /* reference forward and finite-difference gradients */
+    ref_grassmann_stats st;
+    mix_ctx ctx = {&cfg, mc->kind, B, T, ddup_f(inp, N * d), {0}, NULL};
+    for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
+    double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
+    ctx.st = &st;
+    mix_fwd(&ctx, want);
+    ctx.st = NULL;
+    if (mc->kind == GF_MIXER_GRASSMANN) {
+        /* finite differences are well posed only away from the clamp ||p|| = eps */
+        if (mc->parallel) {
+            if (st.n_clamped < 3 || st.max_clamped_norm != 0.0)
+                fail_msg("%s: setup: %lld clamped pairs, largest norm %g; want >= 3 with p = 0 exactly",
+                         mc->name, (long long)st.n_clamped, st.max_clamped_norm);
+        } else if (st.n_clamped != 0) {
+            fail_msg("%s: setup: %lld pairs below eps", mc->name, (long long)st.n_clamped);
+        }
+        if (st.n_pairs > st.n_clamped &&
+            !(st.min_unclamped_norm > 2.0 * cfg.plucker_eps && st.min_unclamped_norm > 5e-3))
+            fail_msg("%s: setup: smallest unclamped ||p|| = %g is too close to eps", mc->name,
+                     st.min_unclamped_norm);
+    }
+    double *fd_inp = dalloc(N * d), *fd_p[GF_MIXER_MAX_PARAMS];
+    ref_fd_grad(fd_inp, ctx.inp, N * d, mix_fwd, &ctx, wd, N * d, FD_H);
+    for (int i = 0; i < np; i++) {
+        fd_p[i] = dalloc(numel[i]);
+        ref_fd_grad(fd_p[i], ctx.P[i], numel[i], mix_fwd, &ctx, wd, N * d, FD_H);
+    }
+
+    /* Gradients that are 0 in exact arithmetic (r = 2: phat = sign(p), so no gradient reaches red) come out
+     * of float cancellation, amplified by 1/||p||: judge every tensor at the scale of the input gradient
+     * at least. */
+    const double gscale = ref_max_abs(fd_inp, N * d);
+
+    /* the mixer, with the scratch sized for the OpenMP thread count and for one thread */
+    const int nths[2] = {gf_max_threads(), 1};
+    for (int ti = 0; ti < 2; ti++) {
+        const int nth = nths[ti];
+        if (ti == 1 && nth == nths[0]) break;
+        const int64_t n_saved = ops->saved_floats(&cfg, LAYER, B, T);
+        const int64_t n_scratch = ops->scratch_floats(&cfg, LAYER, B, T, nth);
+        float *saved = falloc(n_saved), *scratch = falloc(n_scratch), *out = falloc(N * d);
+        ffill(saved, n_saved, NAN);
+        ffill(scratch, n_scratch, NAN);
+        ffill(out, N * d, NAN);
+        float *g[GF_MIXER_MAX_PARAMS] = {0};
+        for (int i = 0; i < np; i++) g[i] = fdup(pre[i], numel[i]);
+        float *dinp = fdup(pre_inp, N * d);
+        gf_mixer_call call = {.cfg = &cfg,
+                              .layer = LAYER,
+                              .B = B,
+                              .T = T,
+                              .p = p,
+                              .g = g,
+                              .saved = saved,
+                              .scratch = scratch,
+                              .n_threads = nth};
+        char what[160];
+
+        ops->forward(&call, out, inp);
+        snprintf(what, sizeof what, "%s (%d threads): forward out", mc->name, nth);
+        ref_check_rel(what, out, want, N * d, 1e-5, 1.0);
+
+        ffill(scratch, n_scratch, NAN); /* scratch does not survive between calls */
+        ops->backward(&call, dinp, dout, inp);
+        snprintf(what, sizeof what, "%s (%d threads): backward dinp", mc->name, nth);
+        ref_check_grad(what, dinp, pre_inp, fd_inp, N * d, 2e-5, gscale);
+        for (int i = 0; i < np; i++) {
+            snprintf(what, sizeof what, "%s (%d threads): backward d(%s)", mc->name, nth, specs[i].name);
+            ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
+        }
+
+        /* inputs are read-only */
+        if (memcmp(inp, inp0, (size_t)(N * d) * sizeof *inp) != 0)
+            fail_msg("%s: the mixer modified inp", mc->name);
+        if (memcmp(dout, dout0, (size_t)(N * d) * sizeof *dout) != 0)
+            fail_msg("%s: backward modified dout", mc->name);
+        for (int i = 0; i < np; i++)
+            if (memcmp(p[i], p0[i], (size_t)numel[i] * sizeof *p[i]) != 0)
+                fail_msg("%s: the mixer modified parameter %s", mc->name, specs[i].name);
+    }
+}
+
+/* ---- Grassmann -------------------------------------------------------------------------------- */
+
+/* d = 16, B = 2, eps 1e-8 (0), no extra_proj unless the arguments say otherwise */
+#define GRASSMANN(nm, ...)                                                                                   \
+    (mix_case) { .name = nm, .kind = GF_MIXER_GRASSMANN, .d = 16, .H = 4, .B = 2, __VA_ARGS__ }
+#define LONG_OFFSETS .n_offsets = 6, .offsets = {1, 2, 4, 8, 12, 16}
+
+static void test_grassmann_r6_T7_long_offsets(void **state) {
+    (void)state;
+    mix_case mc = GRASSMANN("grassmann(r=6, T=7, offsets 1..16)", .r = 6, .T = 7, LONG_OFFSETS);
+    run_case(&mc);
+    mc.name = "grassmann(r=6, T=7, offsets 1..16, extra_proj)";
+    mc.extra_proj = true;
+    run_case(&mc);
+}
+
+static void test_grassmann_r6_T20_long_offsets(void **state) {
+    (void)state;
+    mix_case mc = GRASSMANN("grassmann(r=6, T=20, offsets 1..16)", .r = 6, .T = 20, LONG_OFFSETS);
+    run_case(&mc);
+    mc.name = "grassmann(r=6, T=20, offsets 1..16, extra_proj)";
+    mc.extra_proj = true;
+    run_case(&mc);
+}
+
+#define SEED_R2_T20 3
+static void test_grassmann_r2(void **state) {
+    (void)state;
+    /* C = 1: phat = sign(p), so no gradient flows into red through the Plücker path */
+    mix_case mc = GRASSMANN("grassmann(r=2, T=7, offsets 1..16, extra_proj)", .r = 2, .T = 7, LONG_OFFSETS,
+                            .extra_proj = true);
+    run_case(&mc);
+    mc.name = "grassmann(r=2, T=20, offsets 1..16)";
+    mc.T = 20;
+    mc.seed = SEED_R2_T20; /* data with every |p| well away from 0 */
+    mc.extra_proj = false;
+    run_case(&mc);
+}
+
+static void test_grassmann_no_valid_offset(void **state) {
+    (void)state;
+    /* offsets [16] with T = 12: no row has a valid offset, g = 0 everywhere (not plucker.bias) */
+    mix_case mc =
+        GRASSMANN("grassmann(r=6, T=12, offsets [16])", .r = 6, .T = 12, .n_offsets = 1, .offsets = {16});
+    run_case(&mc);
+    mc.name = "grassmann(r=6, T=12, offsets [16], extra_proj)";
+    mc.extra_proj = true;
+    run_case(&mc);
+}
+
+static void test_grassmann_repeated_offsets(void **state) {
+    (void)state;
+    /* [2, 3, 3]: offset 3 counts twice in the mean */
+    mix_case mc = GRASSMANN("grassmann(r=6, T=9, offsets [2,3,3], extra_proj)", .r = 6, .T = 9,
+                            .n_offsets = 3, .offsets = {2, 3, 3}, .extra_proj = true);
+    run_case(&mc);
+    mc.name = "grassmann(r=6, T=9, offsets [2,3,3])";
+    mc.extra_proj = false;
+    run_case(&mc);
+}
+
+static void test_grassmann_parallel_eps(void **state) {
+    (void)state;
+    /* z_3 = 2 z_2, z_5 = -z_2/2 (batch 0) and z_1 = z_0 (batch 1): p = 0 < eps for (t=3, D=1), (t=5, D=3)
+     * and (t=1, D=1), so phat = p / eps there, alone (t=1) or averaged with an unclamped pair (t=3, 5).
+     * The finite differences stay inside the clamp (|p| ~ 1e-6 << eps), where phat = p / eps is smooth. */
+    mix_case mc =
+        GRASSMANN("grassmann(r=4, T=8, offsets [1,3], parallel rows, eps 1e-2, extra_proj)", .r = 4, .T = 8,
+                  .n_offsets = 2, .offsets = {1, 3}, .extra_proj = true, .eps = 1e-2f, .parallel = true);
+    run_case(&mc);
+    mc.name = "grassmann(r=4, T=8, offsets [1,3], parallel rows, eps 1e-2)";
+    mc.extra_proj = false;
+    run_case(&mc);
+}
+
+/* ---- attention -------------------------------------------------------------------------------- */
+
+static void test_attention(void **state) {
+    (void)state;
+    mix_case mc = {.name = "attention(d=16, H=4, T=1)",
+                   .kind = GF_MIXER_ATTENTION,
+                   .d = 16,
+                   .H = 4,
+                   .r = 4,
+                   .B = 2,
+                   .T = 1,
+                   .n_offsets = 1,
+                   .offsets = {1}};
+    run_case(&mc);
+    mc.name = "attention(d=16, H=4, T=9)";
+    mc.T = 9;
+    run_case(&mc);
+    mc.name = "attention(d=16, H=1, T=6)";
+    mc.H = 1;
+    mc.T = 6;
+    run_case(&mc);
+}
+
+static void test_mixer_get(void **state) {
+    (void)state;
+    const gf_mixer_ops *g = gf_mixer_get(GF_MIXER_GRASSMANN), *a = gf_mixer_get(GF_MIXER_ATTENTION);
+    if (!g || strcmp(g->name, "grassmann") != 0) fail_msg("gf_mixer_get(GF_MIXER_GRASSMANN) is not grassmann");
+    if (!a || strcmp(a->name, "attention") != 0) fail_msg("gf_mixer_get(GF_MIXER_ATTENTION) is not attention");
+    if (gf_mixer_get(GF_MIXER_KINDS) != NULL) fail_msg("gf_mixer_get(GF_MIXER_KINDS) is not NULL");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixer_get),
+        cmocka_unit_test_teardown(test_grassmann_r6_T7_long_offsets, pool_teardown),
+        cmocka_unit_test_teardown(test_grassmann_r6_T20_long_offsets, pool_teardown),
+        cmocka_unit_test_teardown(test_grassmann_r2, pool_teardown),
+        cmocka_unit_test_teardown(test_grassmann_no_valid_offset, pool_teardown),
+        cmocka_unit_test_teardown(test_grassmann_repeated_offsets, pool_teardown),
+        cmocka_unit_test_teardown(test_grassmann_parallel_eps, pool_teardown),
+        cmocka_unit_test_teardown(test_attention, pool_teardown),
+    };
+    int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
+    free(pool);
+    return rc;
+}

@@ -1,0 +1,578 @@
+/* Per-op tests: every float32 kernel of src/ops against the naive double reference of tests/ref_ops.h
+ * (forward), and every backward against central finite differences of that double reference for the
+ * loss L = sum(w .* out) with fixed random w, on gradient buffers pre-filled with random values (the
+ * backward must accumulate into them). */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/rng.h"
+#include "ops/ops.h"
+#include "ref_ops.h"
+
+#define FD_H 1e-6
+
+/* ---- allocation pool: everything a test allocates is freed by its teardown, even after a failure ---- */
+
+static void **pool;
+static int pool_n, pool_cap;
+
+static void *talloc(size_t bytes) {
+    if (pool_n == pool_cap) {
+        pool_cap = pool_cap ? 2 * pool_cap : 64;
+        pool = realloc(pool, (size_t)pool_cap * sizeof *pool);
+        assert_non_null(pool);
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    pool[pool_n++] = p;
+    return p;
+}
+
+static int pool_teardown(void **state) {
+    (void)state;
+    for (int i = 0; i < pool_n; i++) free(pool[i]);
+    pool_n = 0;
+    return 0;
+}
+
+static float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
+static double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
+
+static float *frand(int64_t n, uint64_t seed, float lo, float hi) {
+    float *x = falloc(n);
+    tl_fill_uniform(x, n, seed, lo, hi);
+    return x;
+}
+
+static float *fdup(const float *x, int64_t n) {
+    float *y = falloc(n);
+    memcpy(y, x, (size_t)n * sizeof *y);
+    return y;
+}
+
+static double *ddup_f(const float *x, int64_t n) {
+    double *y = dalloc(n);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
+    return y;
+}
+
+static void ffill(float *x, int64_t n, float v) {
+    for (int64_t i = 0; i < n; i++) x[i] = v;
+}
+
+/* ---- embedding -------------------------------------------------------------------------------- */
+
+typedef struct {
+    const int32_t *tok;
+    double *wte, *pos;
+    int64_t B, T, C;
+} embed_ctx;
+
+static void embed_fwd(const void *c_, double *out) {
+    const embed_ctx *c = c_;
+    ref_embed(out, c->tok, c->wte, c->pos, c->B, c->T, c->C);
+}
+
+static void test_embed_forward_learned(void **state) {
+    (void)state;
+    const int64_t B = 2, T = 5, C = 12, V = 7, L = 8;
+    const int32_t tok[] = {3, 0, 6, 3, 3, 1, 6, 0, 2, 3};
+    float *wte = frand(V * C, 1, -1, 1), *pos = frand(L * C, 2, -1, 1), *out = falloc(B * T * C);
+    ffill(out, B * T * C, NAN);
+    gf_embed_forward(out, tok, wte, pos, B, T, C);
+    double *want = dalloc(B * T * C);
+    ref_embed(want, tok, ddup_f(wte, V * C), ddup_f(pos, L * C), B, T, C);
+    ref_check_rel("embed_forward(learned): out", out, want, B * T * C, 1e-6, 1.0);
+}
+
+static void test_sinusoidal_table(void **state) {
+    (void)state;
+    const int64_t Cs[] = {16, 15, 2, 64};
+    for (int k = 0; k < 4; k++) {
+        const int64_t T = 100, C = Cs[k];
+        float *P = falloc(T * C);
+        ffill(P, T * C, NAN);
+        gf_sinusoidal_table(P, T, C);
+        double *want = dalloc(T * C);
+        ref_sinusoidal(want, T, C);
+        char what[96];
+        snprintf(what, sizeof what, "gf_sinusoidal_table(T=%lld, C=%lld)", (long long)T, (long long)C);
+        tl_check_close(what, P, want, T * C, 2e-7);
+    }
+    /* and as the position table of the embedding */
+    const int64_t B = 2, T = 6, C = 10, V = 5;
+    const int32_t tok[] = {4, 4, 0, 1, 2, 3, 0, 0, 1, 4, 2, 2};
+    float *wte = frand(V * C, 3, -1, 1), *P = falloc(T * C), *out = falloc(B * T * C);
+    gf_sinusoidal_table(P, T, C);
+    ffill(out, B * T * C, NAN);
+    gf_embed_forward(out, tok, wte, P, B, T, C);
+    double *Pd = dalloc(T * C), *want = dalloc(B * T * C);
+    ref_sinusoidal(Pd, T, C);
+    ref_embed(want, tok, ddup_f(wte, V * C), Pd, B, T, C);
+    ref_check_rel("embed_forward(sinusoidal): out", out, want, B * T * C, 1e-6, 1.0);
+}
+
+static void test_embed_backward(void **state) {
+    (void)state;
+    /* C = 40: the backward splits columns in blocks of 16; tokens repeat, rows collide */
+    const int64_t B = 2, T = 5, C = 40, V = 7, L = 8;
+    const int32_t tok[] = {3, 0, 6, 3, 3, 1, 6, 0, 2, 3};
+    float *wte = frand(V * C, 4, -1, 1), *pos = frand(L * C, 5, -1, 1), *w = frand(B * T * C, 6, -1, 1);
+    embed_ctx ctx = {tok, ddup_f(wte, V * C), ddup_f(pos, L * C), B, T, C};
+    double *wd = ddup_f(w, B * T * C), *fd_wte = dalloc(V * C), *fd_pos = dalloc(L * C);
+    ref_fd_grad(fd_wte, ctx.wte, V * C, embed_fwd, &ctx, wd, B * T * C, FD_H);
+    ref_fd_grad(fd_pos, ctx.pos, L * C, embed_fwd, &ctx, wd, B * T * C, FD_H);
+
+    float *pre_wte = frand(V * C, 7, -0.5f, 0.5f), *pre_pos = frand(L * C, 8, -0.5f, 0.5f);
+    float *dwte = fdup(pre_wte, V * C), *dpos = fdup(pre_pos, L * C);
+    gf_embed_backward(dwte, dpos, w, tok, B, T, C);
+    ref_check_grad("embed_backward: dwte", dwte, pre_wte, fd_wte, V * C, 1e-5, 1e-3);
+    ref_check_grad("embed_backward: dpos", dpos, pre_pos, fd_pos, L * C, 1e-5, 1e-3);
+
+    /* dpos NULL (fixed sinusoidal table) */
+    dwte = fdup(pre_wte, V * C);
+    gf_embed_backward(dwte, NULL, w, tok, B, T, C);
+    ref_check_grad("embed_backward(dpos NULL): dwte", dwte, pre_wte, fd_wte, V * C, 1e-5, 1e-3);
+}
+
+/* ---- linear ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *inp, *w, *b;
+    int64_t ldi, ldw, N, IC, OC;
+} linear_ctx;
+
+static void linear_fwd(const void *c_, double *out) {
+    const linear_ctx *c = c_;
+    ref_linear(out, c->inp, c->ldi, c->w, c->ldw, c->b, c->N, c->IC, c->OC, 0.0);
+}
+
+static void test_linear_forward(void **state) {
+    (void)state;
+    const int64_t N = 7, IC = 13, OC = 19;
+    const int64_t lds[2][2] = {{IC, IC}, {16, 20}}; /* (ldi, ldw): contiguous, then strided */
+    for (int s = 0; s < 2; s++)
+        for (int with_bias = 0; with_bias < 2; with_bias++)
+            for (int beta = 0; beta < 2; beta++) {
+                const int64_t ldi = lds[s][0], ldw = lds[s][1];
+                float *inp = frand(N * ldi, 10 + s, -1, 1), *w = frand(OC * ldw, 20 + s, -1, 1);
+                float *b = with_bias ? frand(OC, 30, -1, 1) : NULL;
+                float *out = falloc(N * OC);
+                if (beta)
+                    tl_fill_uniform(out, N * OC, 40, -2, 2);
+                else
+                    ffill(out, N * OC, NAN); /* beta 0 overwrites, whatever was there */
+                double *want = ddup_f(out, N * OC);
+                ref_linear(want, ddup_f(inp, N * ldi), ldi, ddup_f(w, OC * ldw), ldw,
+                           b ? ddup_f(b, OC) : NULL, N, IC, OC, (double)beta);
+                gf_linear_forward(out, inp, ldi, w, ldw, b, N, IC, OC, (float)beta);
+                char what[128];
+                snprintf(what, sizeof what, "linear_forward(ldi=%lld, ldw=%lld, bias=%s, beta=%d): out",
+                         (long long)ldi, (long long)ldw, b ? "yes" : "NULL", beta);
+                ref_check_rel(what, out, want, N * OC, 1e-5, 1e-3);
+            }
+}
+
+static void test_linear_backward(void **state) {
+    (void)state;
+    const int64_t N = 7, IC = 13, OC = 19, ldi = 16, ldw = 20, lddi = 15, lddw = 17;
+    float *inp = frand(N * ldi, 50, -1, 1), *w = frand(OC * ldw, 51, -1, 1), *b = frand(OC, 52, -1, 1);
+    float *dout = frand(N * OC, 53, -1, 1);
+    linear_ctx ctx = {ddup_f(inp, N * ldi), ddup_f(w, OC * ldw), ddup_f(b, OC), ldi, ldw, N, IC, OC};
+    double *wd = ddup_f(dout, N * OC);
+    double *fd_inp = dalloc(N * ldi), *fd_w = dalloc(OC * ldw), *fd_b = dalloc(OC);
+    ref_fd_grad(fd_inp, ctx.inp, N * ldi, linear_fwd, &ctx, wd, N * OC, FD_H);
+    ref_fd_grad(fd_w, ctx.w, OC * ldw, linear_fwd, &ctx, wd, N * OC, FD_H);
+    ref_fd_grad(fd_b, ctx.b, OC, linear_fwd, &ctx, wd, N * OC, FD_H);
+    /* the gradients in the layouts of the gradient buffers (strides lddi, lddw); padding gets nothing */
+    double *want_inp = dalloc(N * lddi), *want_w = dalloc(OC * lddw);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < lddi; i++) want_inp[n * lddi + i] = i < IC ? fd_inp[n * ldi + i] : 0.0;
+    for (int64_t o = 0; o < OC; o++)
+        for (int64_t i = 0; i < lddw; i++) want_w[o * lddw + i] = i < IC ? fd_w[o * ldw + i] : 0.0;
+
+    for (int mask = 0; mask < 8; mask++) { /* bit k set: pass gradient k (dinp, dw, db), else NULL */
+        float *pre_inp = frand(N * lddi, 60 + mask, -0.5f, 0.5f),
+              *pre_w = frand(OC * lddw, 70 + mask, -0.5f, 0.5f);
+        float *pre_b = frand(OC, 80 + mask, -0.5f, 0.5f);
+        float *dinp = fdup(pre_inp, N * lddi), *dw = fdup(pre_w, OC * lddw), *db = fdup(pre_b, OC);
+        gf_linear_backward(mask & 1 ? dinp : NULL, lddi, mask & 2 ? dw : NULL, lddw, mask & 4 ? db : NULL,
+                           dout, inp, ldi, w, ldw, N, IC, OC);
+        char what[128];
+        const char *tag =
+            (const char *[]){"none", "dinp", "dw", "dinp+dw", "db", "dinp+db", "dw+db", "all"}[mask];
+        if (mask & 1) {
+            snprintf(what, sizeof what, "linear_backward(%s): dinp (stride %lld)", tag, (long long)lddi);
+            ref_check_grad(what, dinp, pre_inp, want_inp, N * lddi, 1e-5, 1e-3);
+        }
+        if (mask & 2) {
+            snprintf(what, sizeof what, "linear_backward(%s): dw (stride %lld)", tag, (long long)lddw);
+            ref_check_grad(what, dw, pre_w, want_w, OC * lddw, 1e-5, 1e-3);
+        }
+        if (mask & 4) {
+            snprintf(what, sizeof what, "linear_backward(%s): db", tag);
+            ref_check_grad(what, db, pre_b, fd_b, OC, 1e-5, 1e-3);
+        }
+    }
+}
+
+/* ---- LayerNorm -------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *inp, *w, *b;
+    int64_t N, C;
+} ln_ctx;
+
+static void ln_fwd(const void *c_, double *out) {
+    const ln_ctx *c = c_;
+    ref_layernorm(out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
+}
+
+/* rows with different means and spreads */
+static float *ln_input(int64_t N, int64_t C, uint64_t seed) {
+    float *x = frand(N * C, seed, -1, 1);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            x[n * C + c] = x[n * C + c] * (0.3f + 0.6f * (float)n) + 1.5f * (float)(n - 2);
+    return x;
+}
+
+static void test_layernorm_forward(void **state) {
+    (void)state;
+    const int64_t N = 6, C = 37;
+    float *inp = ln_input(N, C, 90), *w = frand(C, 91, 0.5f, 1.5f), *b = frand(C, 92, -0.5f, 0.5f);
+    float *out = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+    ffill(out, N * C, NAN);
+    gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+    double *want = dalloc(N * C), *wmean = dalloc(N), *wrstd = dalloc(N);
+    ref_layernorm(want, wmean, wrstd, ddup_f(inp, N * C), ddup_f(w, C), ddup_f(b, C), N, C);
+    ref_check_rel("layernorm_forward: out", out, want, N * C, 1e-5, 1.0);
+    ref_check_rel("layernorm_forward: mean", mean, wmean, N, 1e-6, 1.0);
+    ref_check_rel("layernorm_forward: rstd", rstd, wrstd, N, 1e-6, 1.0);
+}
+
+static void test_layernorm_backward(void **state) {
+    (void)state;
+    const int64_t N = 6, C = 37;
+    float *inp = ln_input(N, C, 100), *w = frand(C, 101, 0.5f, 1.5f), *b = frand(C, 102, -0.5f, 0.5f);
+    float *dout = frand(N * C, 103, -1, 1), *out = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+    gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+    ln_ctx ctx = {ddup_f(inp, N * C), ddup_f(w, C), ddup_f(b, C), N, C};
+    double *wd = ddup_f(dout, N * C), *fd_inp = dalloc(N * C), *fd_w = dalloc(C), *fd_b = dalloc(C);
+    ref_fd_grad(fd_inp, ctx.inp, N * C, ln_fwd, &ctx, wd, N * C, FD_H);
+    ref_fd_grad(fd_w, ctx.w, C, ln_fwd, &ctx, wd, N * C, FD_H);
+    ref_fd_grad(fd_b, ctx.b, C, ln_fwd, &ctx, wd, N * C, FD_H);
+    for (int mask = 0; mask < 8; mask++) {
+        float *pre_inp = frand(N * C, 110 + mask, -0.5f, 0.5f), *pre_w = frand(C, 120 + mask, -0.5f, 0.5f);
+        float *pre_b = frand(C, 130 + mask, -0.5f, 0.5f);
+        float *dinp = fdup(pre_inp, N * C), *dw = fdup(pre_w, C), *db = fdup(pre_b, C);
+        gf_layernorm_backward(mask & 1 ? dinp : NULL, mask & 2 ? dw : NULL, mask & 4 ? db : NULL, dout, inp,
+                              w, mean, rstd, N, C);
+        char what[96];
+        if (mask & 1) {
+            snprintf(what, sizeof what, "layernorm_backward(mask %d): dinp", mask);
+            ref_check_grad(what, dinp, pre_inp, fd_inp, N * C, 1e-5, 1e-3);
+        }
+        if (mask & 2) {
+            snprintf(what, sizeof what, "layernorm_backward(mask %d): dweight", mask);
+            ref_check_grad(what, dw, pre_w, fd_w, C, 1e-5, 1e-3);
+        }
+        if (mask & 4) {
+            snprintf(what, sizeof what, "layernorm_backward(mask %d): dbias", mask);
+            ref_check_grad(what, db, pre_b, fd_b, C, 1e-5, 1e-3);
+        }
+    }
+}
+
+/* ---- GELU ------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *inp;
+    int64_t n;
+    gf_gelu_kind kind;
+} gelu_ctx;
+
+static void gelu_fwd(const void *c_, double *out) {
+    const gelu_ctx *c = c_;
+    ref_gelu(out, c->inp, c->n, c->kind);
+}
+
+static float *gelu_input(int64_t n) {
+    float *x = falloc(n);
+    for (int64_t i = 0; i < n - 6; i++) x[i] = -6.0f + 12.0f * (float)i / (float)(n - 7);
+    const float extra[6] = {0.0f, 1e-3f, -1e-3f, 10.0f, -10.0f, 0.7071f};
+    for (int i = 0; i < 6; i++) x[n - 6 + i] = extra[i];
+    return x;
+}
+
+static void test_gelu_forward(void **state) {
+    (void)state;
+    const int64_t n = 307;
+    float *inp = gelu_input(n);
+    for (int kind = 0; kind < 2; kind++) {
+        float *out = falloc(n);
+        ffill(out, n, NAN);
+        gf_gelu_forward(out, inp, n, (gf_gelu_kind)kind);
+        double *want = dalloc(n);
+        ref_gelu(want, ddup_f(inp, n), n, (gf_gelu_kind)kind);
+        ref_check_rel(kind == GF_GELU_TANH ? "gelu_forward(tanh): out" : "gelu_forward(erf): out", out, want,
+                      n, 1e-6, 1.0);
+    }
+}
+
+static void test_gelu_backward(void **state) {
+    (void)state;
+    const int64_t n = 307;
+    float *inp = gelu_input(n), *dout = frand(n, 140, -1, 1);
+    for (int kind = 0; kind < 2; kind++) {
+        const char *nm = kind == GF_GELU_TANH ? "tanh" : "erf";
+        gelu_ctx ctx = {ddup_f(inp, n), n, (gf_gelu_kind)kind};
+        double *fd = dalloc(n);
+        ref_fd_grad(fd, ctx.inp, n, gelu_fwd, &ctx, ddup_f(dout, n), n, FD_H);
+        float *pre = frand(n, 141, -0.5f, 0.5f), *dinp = fdup(pre, n);
+        gf_gelu_backward(dinp, inp, dout, n, (gf_gelu_kind)kind);
+        char what[96];
+        snprintf(what, sizeof what, "gelu_backward(%s): dinp", nm);
+        ref_check_grad(what, dinp, pre, fd, n, 1e-5, 1e-3);
+        /* dinp == dout: overwritten with dout * gelu'(inp), not accumulated */
+        float *buf = fdup(dout, n), *zero = falloc(n);
+        ffill(zero, n, 0.0f);
+        gf_gelu_backward(buf, inp, buf, n, (gf_gelu_kind)kind);
+        snprintf(what, sizeof what, "gelu_backward(%s, dinp == dout): dinp", nm);
+        ref_check_grad(what, buf, zero, fd, n, 1e-5, 1e-3);
+    }
+}
+
+/* ---- dropout ---------------------------------------------------------------------------------- */
+
+static void test_dropout_p0_identity(void **state) {
+    (void)state;
+    const int64_t n = 1001;
+    float *inp = frand(n, 150, -1, 1), *out = falloc(n);
+    ffill(out, n, NAN);
+    gf_dropout_forward(out, inp, n, 0.0f, 77);
+    if (memcmp(out, inp, (size_t)n * sizeof *out) != 0) fail_msg("dropout_forward(p=0): out != inp");
+    float *buf = fdup(inp, n);
+    gf_dropout_forward(buf, buf, n, 0.0f, 77);
+    if (memcmp(buf, inp, (size_t)n * sizeof *buf) != 0) fail_msg("dropout_forward(p=0, in place): changed");
+    float *dout = frand(n, 151, -1, 1), *pre = frand(n, 152, -1, 1), *dinp = fdup(pre, n);
+    gf_dropout_backward(dinp, dout, n, 0.0f, 77);
+    for (int64_t i = 0; i < n; i++)
+        if (dinp[i] != pre[i] + dout[i])
+            fail_msg("dropout_backward(p=0): dinp[%lld] = %.9g, want pre + dout = %.9g", (long long)i,
+                     (double)dinp[i], (double)(pre[i] + dout[i]));
+    for (int64_t i = 0; i < n; i++)
+        if (!gf_dropout_keep(77, i, 0.0f))
+            fail_msg("gf_dropout_keep(p=0) dropped element %lld", (long long)i);
+}
+
+static void test_dropout_mask(void **state) {
+    (void)state;
+    const int64_t n = 100000;
+    const float ps[3] = {0.1f, 0.25f, 0.9f};
+    const uint64_t key = 0x1234abcdull;
+    float *inp = frand(n, 160, 0.1f, 1.0f); /* nonzero, so a zero output means "dropped" */
+    for (int k = 0; k < 3; k++) {
+        const float p = ps[k];
+        float *o1 = falloc(n), *o2 = falloc(n), *o3 = falloc(n);
+        gf_dropout_forward(o1, inp, n, p, key);
+        gf_dropout_forward(o2, inp, n, p, key);
+        gf_dropout_forward(o3, inp, n, p, key + 1);
+        /* values: kept ones scaled by 1/(1-p), mask = gf_dropout_keep = (uniform(key, i) >= p) */
+        double *want = dalloc(n);
+        int64_t kept = 0;
+        for (int64_t i = 0; i < n; i++) {
+            bool keep = gf_dropout_keep(key, i, p);
+            if (keep != (gf_uniform(key, (uint64_t)i) >= p))
+                fail_msg("gf_dropout_keep(p=%g, i=%lld) disagrees with uniform(key, i) >= p", (double)p,
+                         (long long)i);
+            want[i] = keep ? (double)inp[i] / (1.0 - (double)p) : 0.0;
+            kept += keep;
+            if ((o1[i] != 0.0f) != keep)
+                fail_msg("dropout_forward(p=%g): element %lld kept=%d but out=%g", (double)p, (long long)i,
+                         keep, (double)o1[i]);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "dropout_forward(p=%g): out", (double)p);
+        ref_check_rel(what, o1, want, n, 1e-6, 1.0);
+        double frac = (double)kept / (double)n, sd = sqrt((double)p * (1.0 - p) / (double)n);
+        if (fabs(frac - (1.0 - p)) > 5.0 * sd)
+            fail_msg("dropout(p=%g): kept fraction %.5f, want %.5f +- %.5f", (double)p, frac, 1.0 - p,
+                     5.0 * sd);
+        /* same key: the same mask; another key: another mask (differs in about 2p(1-p) of the elements) */
+        if (memcmp(o1, o2, (size_t)n * sizeof *o1) != 0)
+            fail_msg("dropout(p=%g): same key, different output", (double)p);
+        int64_t differ = 0, kept3 = 0;
+        for (int64_t i = 0; i < n; i++) {
+            differ += (o1[i] != 0.0f) != (o3[i] != 0.0f);
+            kept3 += o3[i] != 0.0f;
+        }
+        double fd = (double)differ / (double)n, wd = 2.0 * p * (1.0 - p);
+        if (fabs(fd - wd) > 0.01)
+            fail_msg("dropout(p=%g): masks of keys k and k+1 differ in %.4f of elements, want about %.4f",
+                     (double)p, fd, wd);
+        if (fabs((double)kept3 / (double)n - (1.0 - p)) > 5.0 * sd)
+            fail_msg("dropout(p=%g, key+1): kept fraction %.5f", (double)p, (double)kept3 / (double)n);
+        /* the mask of element i does not depend on n, on in-place use or on the thread count */
+        float *half = falloc(n / 2);
+        gf_dropout_forward(half, inp, n / 2, p, key);
+        if (memcmp(half, o1, (size_t)(n / 2) * sizeof *half) != 0)
+            fail_msg("dropout(p=%g): mask depends on n", (double)p);
+        float *buf = fdup(inp, n);
+        gf_dropout_forward(buf, buf, n, p, key);
+        if (memcmp(buf, o1, (size_t)n * sizeof *buf) != 0)
+            fail_msg("dropout(p=%g): in place differs", (double)p);
+#ifdef _OPENMP
+        int nt = omp_get_max_threads();
+        omp_set_num_threads(1);
+        gf_dropout_forward(buf, inp, n, p, key);
+        omp_set_num_threads(nt);
+        if (memcmp(buf, o1, (size_t)n * sizeof *buf) != 0)
+            fail_msg("dropout(p=%g): 1 thread differs from %d", (double)p, nt);
+#endif
+        /* backward: the same mask, same scale, accumulated */
+        float *dout = frand(n, 161, -1, 1), *pre = frand(n, 162, -1, 1), *dinp = fdup(pre, n);
+        gf_dropout_backward(dinp, dout, n, p, key);
+        for (int64_t i = 0; i < n; i++) want[i] = o1[i] != 0.0f ? (double)dout[i] / (1.0 - (double)p) : 0.0;
+        snprintf(what, sizeof what, "dropout_backward(p=%g): dinp", (double)p);
+        ref_check_grad(what, dinp, pre, want, n, 1e-6, 1.0);
+        for (int64_t i = 0; i < n; i++)
+            if ((o1[i] == 0.0f) && dinp[i] != pre[i])
+                fail_msg("dropout_backward(p=%g): element %lld dropped in the forward got a gradient",
+                         (double)p, (long long)i);
+    }
+}
+
+/* ---- fused softmax cross-entropy -------------------------------------------------------------- */
+
+typedef struct {
+    double *logits;
+    const int32_t *targets;
+    int64_t N, V;
+} xent_ctx;
+
+static void xent_fwd(const void *c_, double *out) {
+    const xent_ctx *c = c_;
+    ref_xent(out, NULL, c->logits, c->targets, c->N, c->V);
+}
+
+static void test_xent(void **state) {
+    (void)state;
+    const int64_t N = 7, V = 11;
+    const int32_t targets[] = {3, -1, 0, 10, -1, 5, 7};
+    float *logits = frand(N * V, 170, -3, 3);
+    for (int64_t v = 0; v < V; v++) logits[5 * V + v] += 60.0f; /* large logits: must not overflow */
+    float *losses = falloc(N), *lse = falloc(N);
+    ffill(losses, N, NAN);
+    int64_t cnt = gf_xent_forward(losses, lse, logits, targets, N, V);
+    xent_ctx ctx = {ddup_f(logits, N * V), targets, N, V};
+    double *wl = dalloc(N), *wlse = dalloc(N);
+    int64_t wcnt = ref_xent(wl, wlse, ctx.logits, targets, N, V);
+    if (cnt != wcnt)
+        fail_msg("xent_forward: returned count %lld, want %lld", (long long)cnt, (long long)wcnt);
+    ref_check_rel("xent_forward: losses", losses, wl, N, 1e-5, 1.0);
+    ref_check_rel("xent_forward: lse", lse, wlse, N, 1e-6, 1.0);
+    for (int64_t n = 0; n < N; n++)
+        if (targets[n] < 0 && losses[n] != 0.0f)
+            fail_msg("xent_forward: ignored row %lld has loss %g", (long long)n, (double)losses[n]);
+
+    /* backward: d(scale * sum(losses)) / d(logits), in place */
+    const float scale = 1.0f / (float)cnt;
+    double *w = dalloc(N), *fd = dalloc(N * V);
+    for (int64_t n = 0; n < N; n++) w[n] = scale;
+    ref_fd_grad(fd, ctx.logits, N * V, xent_fwd, &ctx, w, N, FD_H);
+    float *g = fdup(logits, N * V), *zero = falloc(N * V);
+    ffill(zero, N * V, 0.0f);
+    gf_xent_backward(g, lse, targets, N, V, scale);
+    ref_check_grad("xent_backward: dlogits", g, zero, fd, N * V, 1e-5, 1e-3);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t v = 0; v < V && targets[n] < 0; v++)
+            if (g[n * V + v] != 0.0f)
+                fail_msg("xent_backward: ignored row %lld col %lld = %g", (long long)n, (long long)v,
+                         (double)g[n * V + v]);
+
+    /* every target ignored: count 0, zero losses, zero gradient */
+    const int32_t none[] = {-1, -1, -1, -1, -1, -1, -1};
+    cnt = gf_xent_forward(losses, lse, logits, none, N, V);
+    if (cnt != 0) fail_msg("xent_forward(all ignored): count %lld, want 0", (long long)cnt);
+    g = fdup(logits, N * V);
+    gf_xent_backward(g, lse, none, N, V, 1.0f);
+    for (int64_t i = 0; i < N * V; i++)
+        if (g[i] != 0.0f || (i < N && losses[i] != 0.0f))
+            fail_msg("xent(all ignored): nonzero at %lld", (long long)i);
+}
+
+/* ---- elementwise ------------------------------------------------------------------------------ */
+
+static void test_elementwise(void **state) {
+    (void)state;
+    const int64_t n = 1001;
+    float *a = frand(n, 180, -1, 1), *b = frand(n, 181, -1, 1), *out = falloc(n);
+    double *want = dalloc(n);
+    for (int64_t i = 0; i < n; i++) want[i] = (double)a[i] + (double)b[i];
+    ffill(out, n, NAN);
+    gf_add(out, a, b, n);
+    ref_check_rel("gf_add: out", out, want, n, 1e-7, 1.0);
+    float *buf = fdup(a, n);
+    gf_add(buf, buf, b, n);
+    ref_check_rel("gf_add(out == a): out", buf, want, n, 1e-7, 1.0);
+    buf = fdup(b, n);
+    gf_add(buf, a, buf, n);
+    ref_check_rel("gf_add(out == b): out", buf, want, n, 1e-7, 1.0);
+    buf = fdup(a, n);
+    gf_acc(buf, b, n);
+    ref_check_rel("gf_acc: out", buf, want, n, 1e-7, 1.0);
+    gf_zero(buf, n);
+    for (int64_t i = 0; i < n; i++)
+        if (buf[i] != 0.0f) fail_msg("gf_zero: element %lld = %g", (long long)i, (double)buf[i]);
+    gf_copy(buf, a, n);
+    if (memcmp(buf, a, (size_t)n * sizeof *a) != 0) fail_msg("gf_copy: differs");
+    gf_copy(buf, buf, n);
+    if (memcmp(buf, a, (size_t)n * sizeof *a) != 0) fail_msg("gf_copy(out == a): changed");
+
+    /* colsum: (N, C) with row stride ld, C across the 16-column blocks, accumulated */
+    const int64_t shapes[3][3] = {{9, 37, 41}, {5, 5, 5}, {0, 7, 7}};
+    for (int s = 0; s < 3; s++) {
+        const int64_t N = shapes[s][0], C = shapes[s][1], ld = shapes[s][2];
+        float *inp = frand(N * ld + 1, 190 + s, -1, 1), *pre = frand(C, 195 + s, -1, 1), *o = fdup(pre, C);
+        double *sum = dalloc(C);
+        for (int64_t c = 0; c < C; c++) {
+            sum[c] = 0.0;
+            for (int64_t r = 0; r < N; r++) sum[c] += inp[r * ld + c];
+        }
+        gf_colsum_acc(o, inp, ld, N, C);
+        char what[96];
+        snprintf(what, sizeof what, "gf_colsum_acc(N=%lld, C=%lld, ld=%lld): out", (long long)N, (long long)C,
+                 (long long)ld);
+        ref_check_grad(what, o, pre, sum, C, 1e-6, 1.0);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_embed_forward_learned, pool_teardown),
+        cmocka_unit_test_teardown(test_sinusoidal_table, pool_teardown),
+        cmocka_unit_test_teardown(test_embed_backward, pool_teardown),
+        cmocka_unit_test_teardown(test_linear_forward, pool_teardown),
+        cmocka_unit_test_teardown(test_linear_backward, pool_teardown),
+        cmocka_unit_test_teardown(test_layernorm_forward, pool_teardown),
+        cmocka_unit_test_teardown(test_layernorm_backward, pool_teardown),
+        cmocka_unit_test_teardown(test_gelu_forward, pool_teardown),
+        cmocka_unit_test_teardown(test_gelu_backward, pool_teardown),
+        cmocka_unit_test_teardown(test_dropout_p0_identity, pool_teardown),
+        cmocka_unit_test_teardown(test_dropout_mask, pool_teardown),
+        cmocka_unit_test_teardown(test_xent, pool_teardown),
+        cmocka_unit_test_teardown(test_elementwise, pool_teardown),
+    };
+    int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
+    free(pool);
+    return rc;
+}
