@@ -45,7 +45,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-c test-parity test-cli test-san clean info
+.PHONY: all demo test test-c test-parity test-cli test-train test-san clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -68,11 +68,15 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
 
+# The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
+demo: all
+	bash scripts/demo.sh
+
 # --- tests -------------------------------------------------------------------------------------------
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-san
+test: test-c test-parity test-cli test-train test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -84,10 +88,13 @@ test-parity: all
 test-cli: all
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 
+test-train: all
+	$(TEST_ENV) bash tests/train.sh $(BUILD)
+
 test-san:
 	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli
 
 clean:
-	rm -rf build
+	rm -rf build runs
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -127,6 +127,8 @@ int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets,
 const float *gf_model_logits(const gf_model *m);
 /* Backward of the last forward with targets: accumulates d(loss)/d(params) into the gradient arena. */
 int gf_model_backward(gf_model *m);
+/* The same with the loss multiplied by `scale` (gradient accumulation weights micro-batches this way). */
+int gf_model_backward_scaled(gf_model *m, float scale);
 void gf_model_zero_grad(gf_model *m);
 /* Bytes held by the activation arena (for memory reports). */
 size_t gf_model_activation_bytes(const gf_model *m);
@@ -134,6 +136,9 @@ size_t gf_model_activation_bytes(const gf_model *m);
 /* Checkpoints: safetensors, F32, names of docs/model.md, the config JSON under
  * __metadata__["config"]. Writes are atomic (temporary file, fsync, rename). */
 int gf_model_save(const gf_model *m, const char *path);
+/* The same with extra string metadata (e.g. "tokenizer", "train"). */
+int gf_model_save_meta(const gf_model *m, const char *path, const char *const *keys, const char *const *vals,
+                       int n);
 gf_model *gf_model_load(const char *path);
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -149,6 +154,11 @@ void gf_adamw_free(gf_adamw *opt);
 /* One step with learning rate lr (the schedule's value); weight decay only on tensors with decay. */
 void gf_adamw_step(gf_adamw *opt, gf_model *m, float lr);
 int64_t gf_adamw_steps_taken(const gf_adamw *opt);
+/* The moment arenas (gf_model_num_params floats each, laid out like the parameters) and the step count,
+ * for saving and restoring the training state. */
+float *gf_adamw_m(gf_adamw *opt);
+float *gf_adamw_v(gf_adamw *opt);
+void gf_adamw_set_steps(gf_adamw *opt, int64_t t);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Safetensors files (any tensors, for tools and tests)                                             */
@@ -180,6 +190,8 @@ void gf_st_free(gf_st_file *f);
 const gf_st_tensor *gf_st_find(const gf_st_file *f, const char *name);
 /* A metadata string value (NULL if absent). Returned string is malloc'd. */
 char *gf_st_metadata(const gf_st_file *f, const char *key);
+/* A model from an already-read checkpoint file (gf_model_load = gf_st_read + this). */
+gf_model *gf_model_from_safetensors(const gf_st_file *f);
 
 #ifdef __cplusplus
 }

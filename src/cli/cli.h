@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "data/tokenizer.h"
 #include "grassflow.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -12,6 +13,22 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 int cmd_info(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_score(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_data(int argc, char **argv);
+
+/* Where the built-in corpora live: $GRASSFLOW_DATA, else data/ next to the executable's build/ directory,
+ * else ./data. */
+const char *cli_data_dir(void);
+/* Where tokenized corpora are cached: $GRASSFLOW_CACHE, $XDG_CACHE_HOME/grassflow, ~/.cache/grassflow
+ * (NULL: none). */
+const char *cli_cache_dir(void);
+/* Load a checkpoint and the tokenizer stored with it (*tok NULL if the checkpoint has none). */
+gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok);
+/* Parse a float flag value; EXIT_USAGE with a message naming the flag on failure. */
+int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
 
 /* Print "grassflow: MESSAGE" to stderr and return EXIT_RUNTIME. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -40,7 +57,7 @@ enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMM
         {"vocab", required_argument, 0, OPT_VOCAB}, {"set", required_argument, 0, OPT_SET}
 #define CLI_MODEL_HELP                                                                                     \
     "  --model PRESET      a built-in model (grassmann-6L, transformer-6L, grassmann-12L, transformer-12L,\n" \
-    "                      grassmann-tiny, transformer-tiny, hybrid-tiny)\n"                              \
+    "                      grassmann-small, transformer-small, grassmann-tiny, transformer-tiny, hybrid-tiny)\n"                              \
     "  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n" \
     "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"       \
     "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"           \

@@ -6,6 +6,14 @@
 
 #include "cli/cli.h"
 
+#include <libgen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "data/tokenizer.h"
+#include "io/safetensors.h"
+
 int cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -67,4 +75,75 @@ int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
     for (int i = 0; i < o->n_sets; i++)
         if (gf_config_set(cfg, o->sets[i])) return cli_usage_error(cmd, "%s", gf_last_error());
     return EXIT_OK;
+}
+
+int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return cli_usage_error(cmd, "%s expects a number in [%g, %g], got '%s'", flag, lo, hi, s);
+    *out = v;
+    return EXIT_OK;
+}
+
+static int dir_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cli_data_dir(void) {
+    static char buf[4096];
+    const char *env = getenv("GRASSFLOW_DATA");
+    if (env && *env) return env;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        snprintf(buf, sizeof buf, "%s/../data", dirname(exe));
+        if (dir_exists(buf)) return buf;
+    }
+    return "data";
+}
+
+const char *cli_cache_dir(void) {
+    static char buf[4096];
+    const char *env = getenv("GRASSFLOW_CACHE");
+    if (env) return *env ? env : NULL;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg) snprintf(buf, sizeof buf, "%s/grassflow", xdg);
+    else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/grassflow", home);
+    else return NULL;
+    return buf;
+}
+
+gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok) {
+    *tok = NULL;
+    gf_st_file *f = gf_st_read(path);
+    gf_model *m = f ? gf_model_from_safetensors(f) : NULL;
+    if (!m) {
+        gf_st_free(f);
+        return NULL;
+    }
+    char *tj = gf_st_metadata(f, "tokenizer");
+    if (tj) {
+        *tok = gf_tokenizer_from_json(tj, path);
+        free(tj);
+        if (!*tok) {
+            gf_st_free(f);
+            gf_model_free(m);
+            return NULL;
+        }
+        if ((*tok)->vocab.n != gf_model_config(m)->vocab_size) {
+            gf_fail("%s: the stored tokenizer has %lld tokens but the model's vocab_size is %lld (corrupt checkpoint?)",
+                    path, (long long)(*tok)->vocab.n, (long long)gf_model_config(m)->vocab_size);
+            gf_tokenizer_free(*tok);
+            *tok = NULL;
+            gf_st_free(f);
+            gf_model_free(m);
+            return NULL;
+        }
+    }
+    gf_st_free(f);
+    return m;
 }

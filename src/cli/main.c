@@ -15,7 +15,12 @@ static void usage(FILE *out) {
             "commands:\n"
             "  info    show a model's config and parameter count\n"
             "  init    write a freshly initialised model as a safetensors checkpoint\n"
-            "  score   mean next-token cross-entropy and perplexity of a checkpoint on token ids\n\n"
+            "  score   mean next-token cross-entropy and perplexity of a checkpoint on token ids\n"
+            "  train   train a model on a corpus (WikiText-2, Tiny Shakespeare, your text)\n"
+            "  eval    perplexity of a checkpoint on a corpus split\n"
+            "  generate  sample text from a checkpoint\n"
+            "  compare train several models with one recipe and tabulate them\n"
+            "  data    corpus statistics (grassflow data stats)\n\n"
             "  --version   version, BLAS kernel and thread count\n",
             GF_VERSION);
 }
@@ -58,6 +63,11 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "init")) return cmd_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "score")) return cmd_score(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -6,7 +6,10 @@
 #include "io/safetensors.h"
 #include "model/model_internal.h"
 
-int gf_model_save(const gf_model *m, const char *path) {
+int gf_model_save(const gf_model *m, const char *path) { return gf_model_save_meta(m, path, NULL, NULL, 0); }
+
+int gf_model_save_meta(const gf_model *m, const char *path, const char *const *extra_keys,
+                       const char *const *extra_vals, int n_extra) {
     gf_st_out *ts = calloc((size_t)m->n_tensors, sizeof *ts);
     char *cfg = gf_config_to_json(&m->cfg, false);
     if (!ts || !cfg) {
@@ -20,9 +23,14 @@ int gf_model_save(const gf_model *m, const char *path) {
         ts[i].shape[0] = t->shape[0];
         ts[i].shape[1] = t->shape[1];
     }
-    const char *keys[] = {"format", "config", "producer"};
-    const char *vals[] = {"pt", cfg, "grassflow " GF_VERSION};
-    int rc = gf_st_write(path, ts, m->n_tensors, keys, vals, 3);
+    const char *keys[16] = {"format", "config", "producer"};
+    const char *vals[16] = {"pt", cfg, "grassflow " GF_VERSION};
+    int n_meta = 3;
+    for (int i = 0; i < n_extra && n_meta < 16; i++, n_meta++) {
+        keys[n_meta] = extra_keys[i];
+        vals[n_meta] = extra_vals[i];
+    }
+    int rc = gf_st_write(path, ts, m->n_tensors, keys, vals, n_meta);
     free(ts);
     free(cfg);
     return rc;
@@ -31,6 +39,13 @@ int gf_model_save(const gf_model *m, const char *path) {
 gf_model *gf_model_load(const char *path) {
     gf_st_file *f = gf_st_read(path);
     if (!f) return NULL;
+    gf_model *m = gf_model_from_safetensors(f);
+    gf_st_free(f);
+    return m;
+}
+
+gf_model *gf_model_from_safetensors(const gf_st_file *f) {
+    const char *path = f->path;
     gf_model *m = NULL;
     char *cfg_json = gf_st_metadata(f, "config");
     if (!cfg_json) {
@@ -79,6 +94,5 @@ bad:
     m = NULL;
 done:
     free(cfg_json);
-    gf_st_free(f);
     return m;
 }

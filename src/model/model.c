@@ -456,12 +456,14 @@ static void layer_backward(gf_model *m, int l, const float *h_in) {
     }
 }
 
-int gf_model_backward(gf_model *m) {
+int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
+
+int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     if (!m->have_forward || !m->have_targets)
         return gf_fail("backward: needs a forward pass with targets first (gf_model_forward with targets)");
     const gf_config *c = &m->cfg;
     const int64_t N = m->B * m->T, d = c->d_model, V = c->vocab_size, L = c->n_layer;
-    const float scale = m->n_counted ? 1.0f / (float)m->n_counted : 0.0f;
+    const float scale = m->n_counted ? loss_scale / (float)m->n_counted : 0.0f;
     gf_xent_backward(m->logits, m->lse, m->targets, N, V, scale); /* logits now hold d(loss)/d(logits) */
     m->have_forward = false;
     gf_zero(m->d1, N * d);

@@ -5,7 +5,7 @@
 #include "grassflow.h"
 
 static const char *const g_names[] = {
-    "grassmann-6L", "transformer-6L", "grassmann-12L", "transformer-12L",
+    "grassmann-6L", "transformer-6L", "grassmann-12L", "transformer-12L", "grassmann-small", "transformer-small",
     "grassmann-tiny", "transformer-tiny", "hybrid-tiny", NULL,
 };
 
@@ -44,6 +44,14 @@ static void schedule12(gf_config *c) {
     }
 }
 
+/* small: the quick-start model, a few minutes of WikiText-2 on two cores */
+static void small(gf_config *c, gf_mixer_kind mixer) {
+    base(c, 4, 128, mixer);
+    c->d_model = 128;
+    c->d_ff = 512;
+    c->rank = 16;
+}
+
 static void tiny(gf_config *c, gf_mixer_kind mixer) {
     base(c, 2, 32, mixer);
     c->vocab_size = 64;
@@ -59,6 +67,8 @@ int gf_config_preset(const char *name, gf_config *c) {
     else if (!strcmp(name, "transformer-6L")) base(c, 6, 128, GF_MIXER_ATTENTION);
     else if (!strcmp(name, "grassmann-12L")) { base(c, 12, 256, GF_MIXER_GRASSMANN); schedule12(c); }
     else if (!strcmp(name, "transformer-12L")) { base(c, 12, 256, GF_MIXER_ATTENTION); schedule12(c); }
+    else if (!strcmp(name, "grassmann-small")) small(c, GF_MIXER_GRASSMANN);
+    else if (!strcmp(name, "transformer-small")) small(c, GF_MIXER_ATTENTION);
     else if (!strcmp(name, "grassmann-tiny")) tiny(c, GF_MIXER_GRASSMANN);
     else if (!strcmp(name, "transformer-tiny")) tiny(c, GF_MIXER_ATTENTION);
     else if (!strcmp(name, "hybrid-tiny")) {

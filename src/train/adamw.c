@@ -39,6 +39,9 @@ void gf_adamw_free(gf_adamw *o) {
 }
 
 int64_t gf_adamw_steps_taken(const gf_adamw *o) { return o->t; }
+float *gf_adamw_m(gf_adamw *o) { return o->m; }
+float *gf_adamw_v(gf_adamw *o) { return o->v; }
+void gf_adamw_set_steps(gf_adamw *o, int64_t t) { o->t = t; }
 
 void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
     o->t++;

@@ -1,0 +1,102 @@
+/* grassflow eval: perplexity of a checkpoint on a corpus split. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "data/corpus.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
+
+static void help(void) {
+    printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--seq-len L] [--batch B]\n"
+           "                      [--tokenizer T] [--json]\n\n"
+           "Token-weighted mean next-token loss and perplexity of a checkpoint on a whole split: blocks of L + 1\n"
+           "tokens with stride L, so every token but the first is predicted once.\n\n"
+           "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer)\n"
+           "  --corpus C      wikitext-2 | tinyshakespeare | a directory | a file (as for train)\n"
+           "  --split S       valid (default), test or train\n"
+           "  --seq-len L     block length (default: the training run's, else max_len)\n"
+           "  --batch B       blocks per forward pass (default 16)\n"
+           "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
+           "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
+}
+
+int cmd_eval(int argc, char **argv) {
+    static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},     {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
+                                             {"seq-len", 1, 0, 'L'},  {"batch", 1, 0, 'b'},  {"tokenizer", 1, 0, 't'},
+                                             {"json", 0, 0, 'j'},     {"no-cache", 0, 0, 'n'}, {"help", 0, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *ckpt = NULL, *corpus_spec = NULL, *split = "valid", *tok_spec = NULL;
+    int64_t L = 0, B = 16;
+    int json = 0, no_cache = 0, opt, rc;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': ckpt = optarg; break;
+        case 'C': corpus_spec = optarg; break;
+        case 's': split = optarg; break;
+        case 'L': if ((rc = cli_parse_i64("eval", "--seq-len", optarg, 1, 1 << 24, &L))) return rc; break;
+        case 'b': if ((rc = cli_parse_i64("eval", "--batch", optarg, 1, 1 << 20, &B))) return rc; break;
+        case 't': tok_spec = optarg; break;
+        case 'j': json = 1; break;
+        case 'n': no_cache = 1; break;
+        case 'h': help(); return EXIT_OK;
+        default: return cli_usage_error("eval", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
+    if (!ckpt || !corpus_spec) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
+    int si = gf_split_index(split);
+    if (si < 0) return cli_usage_error("eval", "--split must be train, valid or test, not '%s'", split);
+
+    gf_tokenizer *tok = NULL;
+    gf_model *m = cli_load_checkpoint(ckpt, &tok);
+    if (!m) return cli_error("%s", gf_last_error());
+    const gf_config *cfg = gf_model_config(m);
+    if (tok && tok_spec) {
+        gf_model_free(m);
+        gf_tokenizer_free(tok);
+        return cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", ckpt);
+    }
+    if (!L) {
+        /* the training run's block length, if the checkpoint says */
+        gf_st_file *f = gf_st_read(ckpt);
+        char *rj = f ? gf_st_metadata(f, "train") : NULL;
+        gf_train_opts o;
+        if (rj && gf_train_opts_from_json(rj, ckpt, &o) == 0) L = o.seq_len;
+        free(rj);
+        gf_st_free(f);
+        if (!L) L = cfg->max_len;
+    }
+    gf_corpus *c = gf_corpus_load(corpus_spec, cli_data_dir(), tok_spec, tok, no_cache ? NULL : cli_cache_dir());
+    rc = EXIT_OK;
+    if (!c) {
+        rc = cli_error("%s", gf_last_error());
+    } else if (c->tok->vocab.n != cfg->vocab_size) {
+        rc = cli_error("%s has vocab_size %lld but the %s tokenizer of corpus %s gives %lld tokens: the vocabulary "
+                       "does not match the checkpoint\nHINT: use the corpus and --tokenizer the model was trained with",
+                       ckpt, (long long)cfg->vocab_size, gf_tok_kind_name(c->tok->kind), corpus_spec,
+                       (long long)c->tok->vocab.n);
+    } else if (cfg->pos == GF_POS_LEARNED && L > cfg->max_len) {
+        rc = cli_usage_error("eval", "--seq-len %lld is above the model's max_len %lld", (long long)L,
+                             (long long)cfg->max_len);
+    } else {
+        double loss;
+        int64_t n;
+        if (gf_evaluate(m, c->split[si].v, c->split[si].n, L, B, &loss, &n)) {
+            rc = cli_error("%s", gf_last_error());
+        } else if (json) {
+            printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", split, (long long)n, loss,
+                   exp(loss));
+        } else {
+            printf("%s %s: tokens %lld  loss %.6f  ppl %.3f\n", corpus_spec, split, (long long)n, loss, exp(loss));
+        }
+    }
+    gf_corpus_free(c);
+    gf_tokenizer_free(tok);
+    gf_model_free(m);
+    return rc;
+}

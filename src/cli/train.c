@@ -1,0 +1,414 @@
+/* grassflow train and grassflow compare. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "data/corpus.h"
+#include "train/trainer.h"
+
+#define RECIPE_HELP                                                                                        \
+    "  --corpus C          wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"  \
+    "                      | a text file (split 90/5/5)\n"                                               \
+    "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char)\n" \
+    "  --epochs N          epochs (default 1), or\n"                                                      \
+    "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
+    "  --batch B           blocks per micro-batch (default 32)\n"                                         \
+    "  --seq-len L         tokens per block (default 128; at most the model's max_len)\n"                 \
+    "  --accum K           micro-batches per optimizer step (default 1)\n"                                \
+    "  --lr X              peak learning rate (default 6e-4)\n"                                           \
+    "  --min-lr X          final learning rate of the cosine decay (default 6e-5)\n"                      \
+    "  --warmup N          linear warmup steps (default 100)\n"                                           \
+    "  --wd X              AdamW weight decay on matrices, not on biases/LayerNorm/embeddings (default 0.01)\n" \
+    "  --beta1 X, --beta2 X, --eps X   AdamW (defaults 0.9, 0.95, 1e-8)\n"                                \
+    "  --clip X            clip the global gradient norm (default 1.0; 0 = off)\n"                        \
+    "  --dropout P         dropout probability (default: the model config's)\n"                          \
+    "  --eval-every N      evaluate on the validation split every N steps (default 500, and at the end)\n" \
+    "  --log-every N       progress/metrics every N steps (default 10)\n"                                 \
+    "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
+    "  --no-cache          do not read or write the tokenized-corpus cache\n"
+
+enum {
+    O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
+    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_OUT, O_RESUME, O_STOPAT, O_MODELS
+};
+
+#define RECIPE_LONGOPTS                                                                                     \
+    {"corpus", 1, 0, O_CORPUS}, {"tokenizer", 1, 0, O_TOKENIZER}, {"epochs", 1, 0, O_EPOCHS},            \
+        {"steps", 1, 0, O_STEPS}, {"batch", 1, 0, O_BATCH}, {"seq-len", 1, 0, O_SEQ}, {"accum", 1, 0, O_ACCUM}, \
+        {"lr", 1, 0, O_LR}, {"min-lr", 1, 0, O_MINLR}, {"warmup", 1, 0, O_WARMUP}, {"wd", 1, 0, O_WD},     \
+        {"beta1", 1, 0, O_B1}, {"beta2", 1, 0, O_B2}, {"eps", 1, 0, O_EPS}, {"clip", 1, 0, O_CLIP},        \
+        {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
+        {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}
+
+typedef struct {
+    gf_train_opts o;
+    double dropout;   /* < 0: keep */
+    int no_cache;
+    int n_recipe_flags;
+} recipe;
+
+/* One recipe option; 1 if handled, 0 if not ours, or a usage exit code. */
+static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
+    gf_train_opts *o = &r->o;
+    int64_t i;
+    double f;
+    int rc = EXIT_OK;
+#define INT(flag, lo, hi, field) rc = cli_parse_i64(cmd, flag, arg, lo, hi, &i); if (!rc) o->field = i; break
+#define FLT(flag, lo, hi, field) rc = cli_parse_f(cmd, flag, arg, lo, hi, &f); if (!rc) o->field = (float)f; break
+    switch (opt) {
+    case O_CORPUS: snprintf(o->corpus, sizeof o->corpus, "%s", arg); break;
+    case O_TOKENIZER: snprintf(o->tokenizer, sizeof o->tokenizer, "%s", arg); break;
+    case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
+    case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
+    case O_BATCH: INT("--batch", 1, 1 << 20, batch);
+    case O_SEQ: INT("--seq-len", 1, 1 << 24, seq_len);
+    case O_ACCUM: INT("--accum", 1, 1 << 20, accum);
+    case O_LR: FLT("--lr", 1e-12, 10, lr);
+    case O_MINLR: FLT("--min-lr", 0, 10, min_lr);
+    case O_WARMUP: INT("--warmup", 0, INT64_MAX / 2, warmup);
+    case O_WD: FLT("--wd", 0, 10, wd);
+    case O_B1: FLT("--beta1", 0, 0.999999, beta1);
+    case O_B2: FLT("--beta2", 0, 0.999999999, beta2);
+    case O_EPS: FLT("--eps", 1e-30, 1, eps);
+    case O_CLIP: FLT("--clip", 0, 1e30, clip);
+    case O_DROPOUT:
+        rc = cli_parse_f(cmd, "--dropout", arg, 0, 0.999, &f);
+        if (!rc) r->dropout = f;
+        break;
+    case O_EVAL: INT("--eval-every", 0, INT64_MAX / 2, eval_every);
+    case O_LOG: INT("--log-every", 1, INT64_MAX / 2, log_every);
+    case O_SEED: rc = cli_parse_i64(cmd, "--seed", arg, 0, INT64_MAX, &i); if (!rc) o->seed = (uint64_t)i; break;
+    case O_NOCACHE: r->no_cache = 1; break;
+    default: return 0;
+    }
+#undef INT
+#undef FLT
+    if (rc) return rc;
+    r->n_recipe_flags++;
+    return 1;
+}
+
+static void recipe_init(recipe *r) {
+    memset(r, 0, sizeof *r);
+    gf_train_opts_default(&r->o);
+    r->dropout = -1.0;
+}
+
+/* ---- progress --------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int tty;
+    const char *label;
+} progress;
+
+static void fmt_time(char *buf, size_t n, double s) {
+    if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static void on_event(const gf_train_event *e, void *ctx) {
+    progress *p = ctx;
+    char eta[32], el[32];
+    switch (e->kind) {
+    case GF_EV_STEP: {
+        fmt_time(eta, sizeof eta, e->eta_s);
+        fmt_time(el, sizeof el, e->elapsed_s);
+        if (p->tty) {
+            int width = 24, done = (int)(width * (double)e->step / (double)e->total_steps);
+            char bar[32];
+            for (int i = 0; i < width; i++) bar[i] = i < done ? '=' : (i == done ? '>' : ' ');
+            bar[width] = '\0';
+            fprintf(stderr, "\r%s [%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s   ", p->label, bar,
+                    (long long)e->step, (long long)e->total_steps, e->loss, e->lr, e->tokens_per_s, eta);
+        } else {
+            fprintf(stderr, "%s step %lld/%lld  epoch %lld  loss %.4f  lr %.2e  grad-norm %.3f  %.0f tok/s  elapsed %s  ETA %s\n",
+                    p->label, (long long)e->step, (long long)e->total_steps, (long long)e->epoch, e->loss, e->lr,
+                    e->grad_norm, e->tokens_per_s, el, eta);
+        }
+        break;
+    }
+    case GF_EV_EVAL:
+        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  val ppl %.2f%s\n", p->tty ? "\n" : "", p->label,
+                (long long)e->step, e->val_loss, e->val_ppl, e->is_best ? "  (best)" : "");
+        break;
+    case GF_EV_STOPPED:
+        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
+                (long long)e->step, (long long)e->total_steps, e->path);
+        break;
+    default: break;
+    }
+}
+
+/* ---- one training run ------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t params, steps;
+    double best_val_ppl, test_ppl, tokens_per_s, wall_s;
+} run_summary;
+
+static int load_corpus(const recipe *r, const gf_tokenizer *fixed, gf_corpus **out) {
+    const char *cache = r->no_cache ? NULL : cli_cache_dir();
+    *out = gf_corpus_load(r->o.corpus, cli_data_dir(), r->o.tokenizer[0] ? r->o.tokenizer : NULL, fixed, cache);
+    if (!*out) return cli_error("%s", gf_last_error());
+    if ((*out)->cache_note[0]) fprintf(stderr, "grassflow: %s\n", (*out)->cache_note);
+    return EXIT_OK;
+}
+
+/* Train one model (new run or resume) and optionally score the test split with its best checkpoint. */
+static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
+               run_summary *sum) {
+    gf_corpus *corpus = NULL;
+    gf_model *m = NULL;
+    gf_tokenizer *saved_tok = NULL;
+    int rc;
+    gf_config cfg;
+    if (resume_dir) {
+        char path[700];
+        snprintf(path, sizeof path, "%s/state.safetensors", resume_dir);
+        gf_st_file *f = gf_st_read(path);
+        if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
+        char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
+        int bad = !cj || !rj || !tj || gf_config_from_json(cj, path, &cfg);
+        int64_t stop_at = r->o.stop_at;
+        if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o);
+        if (!bad) saved_tok = gf_tokenizer_from_json(tj, path);
+        bad = bad || !saved_tok;
+        r->o.stop_at = stop_at;
+        snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir);
+        free(cj);
+        free(rj);
+        free(tj);
+        gf_st_free(f);
+        if (bad) {
+            gf_tokenizer_free(saved_tok);
+            return cli_error("%s: cannot resume: %s", path, gf_last_error());
+        }
+    } else {
+        if ((rc = cli_model_config(mo, "train", &cfg))) return rc;
+    }
+    if ((rc = load_corpus(r, saved_tok, &corpus))) goto done;
+    if (!resume_dir) {
+        char kv[64];
+        snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)corpus->tok->vocab.n);
+        if (gf_config_set(&cfg, kv)) { rc = cli_error("%s", gf_last_error()); goto done; }
+        if (r->dropout >= 0) {
+            snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
+            if (gf_config_set(&cfg, kv)) { rc = cli_error("%s", gf_last_error()); goto done; }
+        }
+        snprintf(r->o.model, sizeof r->o.model, "%s", mo->preset ? mo->preset : mo->config_path);
+    }
+    m = gf_model_create(&cfg);
+    if (!m) { rc = cli_error("%s", gf_last_error()); goto done; }
+    gf_model_init(m, r->o.seed);
+    const int64_t spe = gf_steps_per_epoch(&r->o, corpus->split[GF_TRAIN].n);
+    fprintf(stderr, "%s: %s, %lld parameters, %s (%lld train tokens, vocabulary %lld), %lld steps/epoch, %s\n", label,
+            r->o.model, (long long)gf_model_num_params(m), r->o.corpus, (long long)corpus->split[GF_TRAIN].n,
+            (long long)corpus->tok->vocab.n, (long long)spe, resume_dir ? "resuming" : "from scratch");
+    progress p = {.tty = isatty(2), .label = label};
+    gf_train_result res;
+    if (gf_train(m, corpus, &r->o, resume_dir != NULL, on_event, &p, &res)) {
+        if (p.tty) fputc('\n', stderr);
+        rc = cli_error("%s", gf_last_error());
+        goto done;
+    }
+    if (p.tty) fputc('\n', stderr);
+    sum->params = gf_model_num_params(m);
+    sum->steps = res.steps;
+    sum->best_val_ppl = exp(res.best_val_loss);
+    sum->tokens_per_s = res.tokens_per_s;
+    sum->wall_s = res.wall_s;
+    sum->test_ppl = NAN;
+    if (test_eval) {
+        char bp[700];
+        snprintf(bp, sizeof bp, "%s/best.safetensors", r->o.out_dir);
+        gf_model *best = gf_model_load(bp);
+        double tl;
+        if (!best || gf_evaluate(best, corpus->split[GF_TEST].v, corpus->split[GF_TEST].n, r->o.seq_len, r->o.batch,
+                                 &tl, NULL)) {
+            gf_model_free(best);
+            rc = cli_error("%s", gf_last_error());
+            goto done;
+        }
+        sum->test_ppl = exp(tl);
+        gf_model_free(best);
+    }
+    rc = EXIT_OK;
+done:
+    gf_model_free(m);
+    gf_corpus_free(corpus);
+    gf_tokenizer_free(saved_tok);
+    return rc;
+}
+
+/* The output directory must be a writable directory or creatable; nothing is created here (the trainer
+ * creates it once everything else has been checked, so a rejected run leaves nothing behind). */
+static int out_dir_ok(const char *cmd, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return cli_usage_error(cmd, "--out %s exists and is not a directory", dir);
+        if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
+        return EXIT_OK;
+    }
+    char parent[1024];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = '\0';
+    const char *p = slash ? (parent[0] ? parent : "/") : ".";
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_error("cannot create --out %s: %s does not exist\nHINT: create the parent directory first", dir, p);
+    if (access(p, W_OK) != 0) return cli_error("cannot create --out %s: %s is not writable", dir, p);
+    return EXIT_OK;
+}
+
+static void train_help(void) {
+    printf("usage: grassflow train (--model PRESET | --config FILE) [--set KEY=VALUE]... --corpus C --out DIR\n"
+           "                       [recipe options]\n"
+           "       grassflow train --resume DIR [--stop-at STEP]\n\n"
+           "Train a language model. Writes DIR/last.safetensors, DIR/best.safetensors (best validation loss),\n"
+           "DIR/state.safetensors (weights, AdamW moments, step: what --resume needs) and DIR/metrics.jsonl.\n"
+           "Progress goes to stderr; the final summary to stdout.\n\n" CLI_MODEL_HELP RECIPE_HELP
+           "  --out DIR           output directory (created if missing)\n"
+           "  --resume DIR        continue the run in DIR exactly where its state was saved\n"
+           "  --stop-at STEP      stop after STEP (saving the state), as if interrupted\n");
+}
+
+int cmd_train(int argc, char **argv) {
+    static const struct option longopts[] = {CLI_MODEL_LONGOPTS, RECIPE_LONGOPTS, {"out", 1, 0, O_OUT},
+                                             {"resume", 1, 0, O_RESUME}, {"stop-at", 1, 0, O_STOPAT},
+                                             {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    cli_model_opts mo = {0};
+    recipe r;
+    recipe_init(&r);
+    const char *out = NULL, *resume = NULL;
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int h = cli_model_option(&mo, "train", opt, optarg);
+        if (h == 0) h = recipe_option(&r, "train", opt, optarg);
+        if (h == 1) continue;
+        if (h > 1) return h;
+        if (opt == O_OUT) out = optarg;
+        else if (opt == O_RESUME) resume = optarg;
+        else if (opt == O_STOPAT) {
+            int64_t v;
+            int rc = cli_parse_i64("train", "--stop-at", optarg, 1, INT64_MAX / 2, &v);
+            if (rc) return rc;
+            r.o.stop_at = v;
+        } else if (opt == 'h') { train_help(); return EXIT_OK; }
+        else return cli_usage_error("train", "unknown option");
+    }
+    if (optind < argc) return cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    if (resume) {
+        if (mo.preset || mo.config_path || mo.n_sets || mo.vocab || r.n_recipe_flags || out)
+            return cli_usage_error("train", "--resume DIR continues the saved run with its own model and recipe; "
+                                   "give only --resume (and optionally --stop-at)");
+    } else {
+        if (!r.o.corpus[0]) return cli_usage_error("train", "--corpus is required");
+        if (!out) return cli_usage_error("train", "--out DIR is required");
+        int rc = out_dir_ok("train", out);
+        if (rc) return rc;
+        snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out);
+    }
+    run_summary s;
+    int rc = run(&mo, &r, resume, "train", 0, &s);
+    if (rc) return rc;
+    char wt[32];
+    fmt_time(wt, sizeof wt, s.wall_s);
+    printf("model %s  params %lld  steps %lld  best val ppl %.2f  train %.0f tok/s  wall %s  checkpoints %s/\n",
+           r.o.model, (long long)s.params, (long long)s.steps, s.best_val_ppl, s.tokens_per_s, wt, r.o.out_dir);
+    return EXIT_OK;
+}
+
+/* ---- compare ---------------------------------------------------------------------------------------------- */
+
+static void compare_help(void) {
+    printf("usage: grassflow compare --models A,B[,...] --corpus C [--out DIR] [recipe options]\n\n"
+           "Train each model with the same recipe (into DIR/MODEL, default DIR runs/compare), score the test split\n"
+           "with each best checkpoint, and print a table: parameters, best validation perplexity, test\n"
+           "perplexity, training tokens/s, wall time, and the perplexity gap to the first attention-only model\n"
+           "(or to the first model).\n\n"
+           "  --models LIST       comma-separated presets (or config files ending in .json)\n"
+           "  --set KEY=VALUE     applied to every model\n" RECIPE_HELP
+           "  --out DIR           where the runs go (default runs/compare)\n");
+}
+
+int cmd_compare(int argc, char **argv) {
+    static const struct option longopts[] = {RECIPE_LONGOPTS, {"models", 1, 0, O_MODELS}, {"set", 1, 0, OPT_SET},
+                                             {"out", 1, 0, O_OUT}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    recipe r;
+    recipe_init(&r);
+    cli_model_opts base = {0};
+    const char *models = NULL, *out = "runs/compare";
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int h = recipe_option(&r, "compare", opt, optarg);
+        if (h == 0 && opt == OPT_SET) h = cli_model_option(&base, "compare", opt, optarg);
+        if (h == 1) continue;
+        if (h > 1) return h;
+        if (opt == O_MODELS) models = optarg;
+        else if (opt == O_OUT) out = optarg;
+        else if (opt == 'h') { compare_help(); return EXIT_OK; }
+        else return cli_usage_error("compare", "unknown option");
+    }
+    if (optind < argc) return cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
+    if (!models) return cli_usage_error("compare", "--models A,B is required");
+    if (!r.o.corpus[0]) return cli_usage_error("compare", "--corpus is required");
+    char list[1024];
+    snprintf(list, sizeof list, "%s", models);
+    char *names[16];
+    int n = 0;
+    for (char *tok = strtok(list, ","); tok && n < 16; tok = strtok(NULL, ",")) names[n++] = tok;
+    /* check every model before training anything; the reference of the gap is the first attention-only one */
+    cli_model_opts mos[16];
+    int ref = -1;
+    for (int i = 0; i < n; i++) {
+        mos[i] = base;
+        size_t len = strlen(names[i]);
+        if (len > 5 && !strcmp(names[i] + len - 5, ".json")) mos[i].config_path = names[i];
+        else mos[i].preset = names[i];
+        gf_config c;
+        int rc = cli_model_config(&mos[i], "compare", &c);
+        if (rc) return rc;
+        int all_attn = 1;
+        for (int l = 0; l < c.n_layer; l++) all_attn &= c.mixers[l] == GF_MIXER_ATTENTION;
+        if (all_attn && ref < 0) ref = i;
+    }
+    if (ref < 0) ref = 0;
+    int rc = out_dir_ok("compare", out);
+    if (rc) return rc;
+    if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));
+    run_summary s[16];
+    for (int i = 0; i < n; i++) {
+        recipe ri = r;
+        char base_name[256];
+        snprintf(base_name, sizeof base_name, "%s", names[i]);
+        for (char *c = base_name; *c; c++)
+            if (*c == '/') *c = '_';
+        snprintf(ri.o.out_dir, sizeof ri.o.out_dir, "%s/%s", out, base_name);
+        if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
+        if ((rc = run(&mos[i], &ri, NULL, names[i], 1, &s[i]))) return rc;
+    }
+    printf("\n%-20s %12s %14s %10s %10s %10s %12s\n", "model", "params", "best val ppl", "test ppl", "tok/s", "wall",
+           "gap (test)");
+    for (int i = 0; i < n; i++) {
+        char wt[32], gap[32];
+        fmt_time(wt, sizeof wt, s[i].wall_s);
+        if (i == ref) snprintf(gap, sizeof gap, "reference");
+        else snprintf(gap, sizeof gap, "%+.1f%%", 100.0 * (s[i].test_ppl / s[ref].test_ppl - 1.0));
+        printf("%-20s %12lld %14.2f %10.2f %10.0f %10s %12s\n", names[i], (long long)s[i].params, s[i].best_val_ppl,
+               s[i].test_ppl, s[i].tokens_per_s, wt, gap);
+    }
+    printf("recipe: %s, %lld steps, batch %lld x %lld tokens, lr %g -> %g, warmup %lld, seed %llu\n", r.o.corpus,
+           (long long)s[0].steps, (long long)r.o.batch, (long long)r.o.seq_len, (double)r.o.lr, (double)r.o.min_lr,
+           (long long)r.o.warmup, (unsigned long long)r.o.seed);
+    return EXIT_OK;
+}

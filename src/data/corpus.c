@@ -1,0 +1,337 @@
+#include "data/corpus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/error.h"
+#include "grassflow.h"
+#include "io/file.h"
+#include "io/text.h"
+#include "data/unicode.h"
+
+#define MAX_CORPUS ((size_t)1 << 34) /* 16 GiB of text */
+#define CACHE_MAGIC "GFTOKEN1"
+/* bump when a tokenizer changes what it produces (the Unicode tables enter the key on their own) */
+#define CACHE_VERSION 1u
+
+static const char *const SPLITS[3] = {"train", "valid", "test"};
+const char *gf_split_name(int s) { return (s >= 0 && s < 3) ? SPLITS[s] : "?"; }
+int gf_split_index(const char *name) {
+    for (int s = 0; s < 3; s++)
+        if (!strcmp(name, SPLITS[s])) return s;
+    return -1;
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+static int is_file(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void gf_corpus_free(gf_corpus *c) {
+    if (!c) return;
+    for (int s = 0; s < 3; s++) gf_ids_free(&c->split[s]);
+    gf_tokenizer_free(c->tok);
+    free(c->name);
+    free(c);
+}
+
+static int64_t count_lines(const char *t, size_t n) {
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i++) k += t[i] == '\n';
+    return k + (n > 0 && t[n - 1] != '\n');
+}
+
+/* ---- the cache ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    char magic[8];
+    uint32_t version, pad;
+    uint64_t key, vocab_hash, tok_json_bytes;
+    int64_t lines[3], n[3];
+} cache_header;
+
+static int cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tokenizer *fixed) {
+    size_t size;
+    unsigned char *buf = gf_read_file(path, MAX_CORPUS * 4, &size);
+    if (!buf) return -1;
+    cache_header h;
+    int ok = size >= sizeof h;
+    if (ok) memcpy(&h, buf, sizeof h);
+    ok = ok && !memcmp(h.magic, CACHE_MAGIC, 8) && h.version == CACHE_VERSION && h.key == key &&
+         h.tok_json_bytes < size;
+    uint64_t need = sizeof h + h.tok_json_bytes;
+    for (int s = 0; ok && s < 3; s++) {
+        ok = h.n[s] >= 0 && h.n[s] < (int64_t)1 << 40;
+        need += (uint64_t)h.n[s] * 4;
+    }
+    ok = ok && need == size;
+    gf_tokenizer *tok = NULL;
+    if (ok && !fixed) {
+        char *js = malloc(h.tok_json_bytes + 1);
+        if (js) {
+            memcpy(js, buf + sizeof h, h.tok_json_bytes);
+            js[h.tok_json_bytes] = '\0';
+            tok = gf_tokenizer_from_json(js, path);
+            free(js);
+        }
+        ok = tok && gf_vocab_hash(&tok->vocab) == h.vocab_hash;
+    } else if (ok) {
+        ok = gf_vocab_hash(&fixed->vocab) == h.vocab_hash;
+    }
+    if (!ok) {
+        gf_tokenizer_free(tok);
+        free(buf);
+        return -1;
+    }
+    const unsigned char *p = buf + sizeof h + h.tok_json_bytes;
+    for (int s = 0; s < 3; s++) {
+        c->split[s].v = malloc((size_t)(h.n[s] ? h.n[s] : 1) * sizeof(int32_t));
+        if (!c->split[s].v) {
+            gf_tokenizer_free(tok);
+            free(buf);
+            return -1;
+        }
+        memcpy(c->split[s].v, p, (size_t)h.n[s] * 4);
+        c->split[s].n = c->split[s].cap = h.n[s];
+        c->lines[s] = h.lines[s];
+        p += h.n[s] * 4;
+    }
+    c->tok = tok;
+    free(buf);
+    return 0;
+}
+
+static int cache_store(const gf_corpus *c, const gf_tokenizer *tok, const char *path, uint64_t key) {
+    cache_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, CACHE_MAGIC, 8);
+    h.version = CACHE_VERSION;
+    h.key = key;
+    h.vocab_hash = gf_vocab_hash(&tok->vocab);
+    char *js = gf_tokenizer_to_json(tok);
+    if (!js) return -1;
+    h.tok_json_bytes = strlen(js);
+    for (int s = 0; s < 3; s++) {
+        h.lines[s] = c->lines[s];
+        h.n[s] = c->split[s].n;
+    }
+    gf_atomic_file *f = gf_atomic_open(path);
+    int rc = f ? gf_atomic_write(f, &h, sizeof h) : -1;
+    if (!rc) rc = gf_atomic_write(f, js, h.tok_json_bytes);
+    for (int s = 0; s < 3 && !rc; s++) rc = gf_atomic_write(f, c->split[s].v, (size_t)c->split[s].n * 4);
+    free(js);
+    if (!f) return -1;
+    if (rc) {
+        gf_atomic_abort(f);
+        return -1;
+    }
+    return gf_atomic_commit(f);
+}
+
+static int mkdir_p(const char *dir) {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
+/* ---- loading ---------------------------------------------------------------------------------------- */
+
+/* Find SPLIT.txt.xz, SPLIT.txt or SPLIT in dir. */
+static int find_split(const char *dir, const char *split, char *out, size_t n) {
+    const char *suffixes[] = {".txt.xz", ".txt", ".xz", ""};
+    for (int i = 0; i < 4; i++) {
+        snprintf(out, n, "%.1100s/%s%s", dir, split, suffixes[i]);
+        if (is_file(out)) return 0;
+    }
+    return -1;
+}
+
+gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
+                          const char *cache_dir) {
+    gf_corpus *c = calloc(1, sizeof *c);
+    char *text[3] = {0};
+    size_t tlen[3] = {0};
+    unsigned char *raw = NULL;
+    gf_tokenizer *wp = NULL;
+    if (!c || !(c->name = strdup(spec))) {
+        gf_fail("out of memory");
+        goto fail;
+    }
+    /* where the text is */
+    char path[3][1200], root[1024];
+    int single = 0;
+    const char *default_tok = "char";
+    if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
+        snprintf(root, sizeof root, "%.900s/%.100s", data_dir ? data_dir : "data", spec);
+        if (!is_dir(root)) {
+            gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set GRASSFLOW_DATA "
+                    "to its data/ directory", spec, root);
+            goto fail;
+        }
+        if (!strcmp(spec, "wikitext-2")) default_tok = "word";
+        else {
+            snprintf(path[0], sizeof path[0], "%s/input.txt.xz", root);
+            single = 1;
+        }
+    } else if (is_dir(spec)) {
+        snprintf(root, sizeof root, "%.1000s", spec);
+    } else if (is_file(spec)) {
+        snprintf(path[0], sizeof path[0], "%.1100s", spec);
+        single = 1;
+    } else {
+        gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
+        goto fail;
+    }
+    if (!single) {
+        for (int s = 0; s < 3; s++)
+            if (find_split(root, SPLITS[s], path[s], sizeof path[s])) {
+                gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root, SPLITS[s],
+                        root, SPLITS[s]);
+                goto fail;
+            }
+    }
+    const char *ts = tok_spec ? tok_spec : default_tok;
+    gf_tok_kind kind;
+    const char *vocab_path = NULL;
+    if (fixed) kind = fixed->kind;
+    else if (!strcmp(ts, "word")) kind = GF_TOK_WORD;
+    else if (!strcmp(ts, "char")) kind = GF_TOK_CHAR;
+    else if (!strcmp(ts, "byte")) kind = GF_TOK_BYTE;
+    else if (!strncmp(ts, "wordpiece:", 10) && ts[10]) {
+        kind = GF_TOK_WORDPIECE;
+        vocab_path = ts + 10;
+    } else {
+        gf_fail("--tokenizer %s: expected word, char, byte or wordpiece:VOCAB_FILE", ts);
+        goto fail;
+    }
+    if (vocab_path && !(wp = gf_wordpiece_load(vocab_path))) goto fail;
+
+    /* the cache key: the raw bytes of every source file, the tokenizer kind and its vocabulary */
+    uint64_t key = gf_hash_bytes(gf_tok_kind_name(kind), strlen(gf_tok_kind_name(kind)), CACHE_VERSION);
+    key = gf_hash_bytes(gf_uc_unicode_version, strlen(gf_uc_unicode_version), key);
+    const gf_tokenizer *given = fixed ? fixed : wp;
+    if (given) {
+        uint64_t vh = gf_vocab_hash(&given->vocab);
+        key = gf_hash_bytes(&vh, sizeof vh, key);
+    }
+    for (int s = 0; s < (single ? 1 : 3); s++) {
+        size_t n;
+        raw = gf_read_file(path[s], MAX_CORPUS, &n);
+        if (!raw) goto fail;
+        key = gf_hash_bytes(raw, n, key);
+        free(raw);
+        raw = NULL;
+    }
+    char cpath[1200] = "";
+    if (cache_dir && *cache_dir) {
+        snprintf(cpath, sizeof cpath, "%s/%016llx.gftok", cache_dir, (unsigned long long)key);
+        if (is_file(cpath) && cache_load(c, cpath, key, given) == 0) {
+            snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus from cache %s", cpath);
+            goto tokenizer;
+        }
+    }
+
+    /* read and split */
+    for (int s = 0; s < (single ? 1 : 3); s++) {
+        text[s] = gf_read_text(path[s], MAX_CORPUS, &tlen[s]);
+        if (!text[s]) goto fail;
+    }
+    if (single) {
+        /* 90 / 5 / 5 at line boundaries */
+        const char *t = text[0];
+        size_t n = tlen[0], cut[2];
+        for (int k = 0; k < 2; k++) {
+            size_t at = n / 100 * (k == 0 ? 90 : 95);
+            while (at < n && t[at] != '\n') at++;
+            cut[k] = at < n ? at + 1 : n;
+        }
+        text[1] = malloc(cut[1] - cut[0] + 1);
+        text[2] = malloc(n - cut[1] + 1);
+        if (!text[1] || !text[2]) {
+            gf_fail("out of memory splitting %s", path[0]);
+            goto fail;
+        }
+        memcpy(text[1], t + cut[0], cut[1] - cut[0]);
+        tlen[1] = cut[1] - cut[0];
+        memcpy(text[2], t + cut[1], n - cut[1]);
+        tlen[2] = n - cut[1];
+        tlen[0] = cut[0];
+        if (tlen[0] == 0 || tlen[1] == 0 || tlen[2] == 0) {
+            gf_fail("%s: too short to split into train/valid/test (%zu bytes in %lld lines)", path[0], n,
+                    (long long)count_lines(t, n));
+            goto fail;
+        }
+    }
+    gf_tokenizer *tok = (gf_tokenizer *)given;
+    if (!tok) {
+        /* word: the training split's words; char: every split's characters (the alphabet) */
+        if (kind == GF_TOK_CHAR) {
+            size_t all = tlen[0] + tlen[1] + tlen[2];
+            char *cat = malloc(all + 1);
+            if (!cat) {
+                gf_fail("out of memory");
+                goto fail;
+            }
+            memcpy(cat, text[0], tlen[0]);
+            memcpy(cat + tlen[0], text[1], tlen[1]);
+            memcpy(cat + tlen[0] + tlen[1], text[2], tlen[2]);
+            tok = gf_tokenizer_build(kind, cat, all);
+            free(cat);
+        } else {
+            tok = gf_tokenizer_build(kind, text[0], tlen[0]);
+        }
+        if (!tok) {
+            gf_fail_context(" (building the vocabulary of %s)", spec);
+            goto fail;
+        }
+        c->tok = tok;
+    }
+    for (int s = 0; s < 3; s++) {
+        char what[1300];
+        snprintf(what, sizeof what, "%.1200s (%s split)", single ? path[0] : path[s], SPLITS[s]);
+        if (gf_tokenize(tok, text[s], tlen[s], what, &c->split[s])) goto fail;
+        c->lines[s] = count_lines(text[s], tlen[s]);
+    }
+    if (cpath[0]) {
+        if (mkdir_p(cache_dir) == 0 && cache_store(c, tok, cpath, key) == 0)
+            snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus cached in %s", cpath);
+        else
+            snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %s", cpath,
+                     gf_last_error());
+    }
+tokenizer:
+    if (!c->tok) {
+        if (wp) {
+            c->tok = wp;
+            wp = NULL;
+        } else if (fixed) {
+            /* copy the fixed tokenizer through its saved form: the corpus owns what it holds */
+            char *js = gf_tokenizer_to_json(fixed);
+            c->tok = js ? gf_tokenizer_from_json(js, fixed->source ? fixed->source : "checkpoint") : NULL;
+            free(js);
+            if (!c->tok) goto fail;
+        }
+    }
+    for (int s = 0; s < 3; s++) free(text[s]);
+    gf_tokenizer_free(wp);
+    return c;
+fail:
+    for (int s = 0; s < 3; s++) free(text[s]);
+    free(raw);
+    gf_tokenizer_free(wp);
+    gf_corpus_free(c);
+    return NULL;
+}

@@ -1,0 +1,29 @@
+/* Corpora: three splits of token ids plus the tokenizer that made them, with a checked on-disk cache. */
+#ifndef GF_DATA_CORPUS_H
+#define GF_DATA_CORPUS_H
+
+#include "data/tokenizer.h"
+
+enum { GF_TRAIN = 0, GF_VALID = 1, GF_TEST = 2 };
+
+typedef struct gf_corpus {
+    char *name;
+    gf_tokenizer *tok;
+    gf_ids split[3];
+    int64_t lines[3];
+    char cache_note[512];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
+} gf_corpus;
+
+/* spec: a built-in corpus name ("wikitext-2", "tinyshakespeare", found under data_dir) or a path: a
+ * directory holding train/valid/test as .txt or .txt.xz, or one text file (split 90/5/5 at line
+ * boundaries). tok_spec: "word", "char", "byte", "wordpiece:VOCAB" or NULL for the corpus default (word
+ * for wikitext-2, char otherwise). fixed: use this tokenizer (e.g. a checkpoint's) instead of building
+ * one; the corpus then borrows it. cache_dir: where tokenized corpora are cached (NULL: no cache). */
+gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
+                          const char *cache_dir);
+void gf_corpus_free(gf_corpus *c);
+const char *gf_split_name(int split);
+/* "train"/"valid"/"test" -> index, -1 otherwise */
+int gf_split_index(const char *name);
+
+#endif

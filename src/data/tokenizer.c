@@ -1,0 +1,264 @@
+#include "data/tokenizer.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+const char *gf_tok_kind_name(gf_tok_kind k) {
+    static const char *const names[] = {"word", "char", "byte", "wordpiece"};
+    return (k >= 0 && k <= GF_TOK_WORDPIECE) ? names[k] : "?";
+}
+
+static gf_tokenizer *alloc_tok(gf_tok_kind kind) {
+    gf_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) {
+        gf_fail("out of memory creating a tokenizer");
+        return NULL;
+    }
+    t->kind = kind;
+    t->unk_id = t->eos_id = -1;
+    gf_vocab_init(&t->vocab);
+    return t;
+}
+
+void gf_tokenizer_free(gf_tokenizer *t) {
+    if (!t) return;
+    gf_vocab_free(&t->vocab);
+    free(t->source);
+    free(t);
+}
+
+/* Length of the UTF-8 sequence at s[0..n), 0 if invalid (overlong, surrogate, > U+10FFFF, truncated). */
+static int utf8_len(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (!len || c > 0xF4 || (size_t)len > n) return 0;
+    for (int i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
+    if (kind == GF_TOK_BYTE) return gf_tokenizer_bytes();
+    if (kind != GF_TOK_WORD && kind != GF_TOK_CHAR) {
+        gf_fail("gf_tokenizer_build: only word and char vocabularies are built from text");
+        return NULL;
+    }
+    gf_tokenizer *t = alloc_tok(kind);
+    if (!t) return NULL;
+    if (kind == GF_TOK_WORD) {
+        /* order of first appearance, like pytorch/examples' Dictionary */
+        size_t i = 0;
+        while (i < n) {
+            size_t eol = i;
+            while (eol < n && text[eol] != '\n') eol++;
+            size_t j = i;
+            while (j < eol) {
+                while (j < eol && is_space(text[j])) j++;
+                size_t w = j;
+                while (j < eol && !is_space(text[j])) j++;
+                if (j > w && gf_vocab_add(&t->vocab, text + w, j - w) < 0) goto fail;
+            }
+            if (eol < n || eol > i) /* every line, including a last one without a newline */
+                if (gf_vocab_add(&t->vocab, "<eos>", 5) < 0) goto fail;
+            i = eol + 1;
+        }
+        t->eos_id = gf_vocab_add(&t->vocab, "<eos>", 5);
+        t->unk_id = gf_vocab_add(&t->vocab, "<unk>", 5);
+        if (t->eos_id < 0 || t->unk_id < 0) goto fail;
+        return t;
+    }
+    /* char: the sorted set of code points */
+    gf_vocab seen;
+    gf_vocab_init(&seen);
+    for (size_t i = 0; i < n;) {
+        int l = utf8_len((const unsigned char *)text + i, n - i);
+        if (!l) {
+            gf_vocab_free(&seen);
+            gf_fail("invalid UTF-8 at byte %zu of the training text; char tokenization needs UTF-8 (use "
+                    "--tokenizer byte for arbitrary bytes)", i);
+            goto fail;
+        }
+        if (gf_vocab_add(&seen, text + i, (size_t)l) < 0) {
+            gf_vocab_free(&seen);
+            goto fail;
+        }
+        i += (size_t)l;
+    }
+    qsort(seen.str, (size_t)seen.n, sizeof *seen.str, cmp_str); /* UTF-8 byte order = code point order */
+    for (int64_t k = 0; k < seen.n; k++)
+        if (gf_vocab_add(&t->vocab, seen.str[k], strlen(seen.str[k])) < 0) {
+            gf_vocab_free(&seen);
+            goto fail;
+        }
+    gf_vocab_free(&seen);
+    return t;
+fail:
+    gf_tokenizer_free(t);
+    return NULL;
+}
+
+gf_tokenizer *gf_tokenizer_bytes(void) {
+    gf_tokenizer *t = alloc_tok(GF_TOK_BYTE);
+    if (!t) return NULL;
+    for (int b = 0; b < 256; b++) {
+        char c = (char)b;
+        /* byte 0 is stored as its own 1-byte string; strings carry lengths */
+        if (gf_vocab_add(&t->vocab, &c, 1) < 0) {
+            gf_tokenizer_free(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+char *gf_tokenizer_to_json(const gf_tokenizer *t) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "kind", gf_tok_kind_name(t->kind));
+    if (t->kind != GF_TOK_BYTE) {
+        cJSON *a = cJSON_AddArrayToObject(o, "vocab");
+        for (int64_t i = 0; i < t->vocab.n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(t->vocab.str[i]));
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s) gf_fail("out of memory saving a tokenizer");
+    return s;
+}
+
+gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source) {
+    cJSON *o = cJSON_Parse(json);
+    gf_tokenizer *t = NULL;
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    if (!cJSON_IsString(kind)) {
+        gf_fail("%s: the saved tokenizer has no \"kind\"", source);
+        goto done;
+    }
+    int k = 0;
+    while (k <= GF_TOK_WORDPIECE && strcmp(kind->valuestring, gf_tok_kind_name((gf_tok_kind)k))) k++;
+    if (k > GF_TOK_WORDPIECE) {
+        gf_fail("%s: unknown tokenizer kind \"%s\"", source, kind->valuestring);
+        goto done;
+    }
+    if (k == GF_TOK_BYTE) {
+        t = gf_tokenizer_bytes();
+        goto done;
+    }
+    const cJSON *voc = cJSON_GetObjectItemCaseSensitive(o, "vocab");
+    if (!cJSON_IsArray(voc)) {
+        gf_fail("%s: the saved tokenizer has no \"vocab\" list", source);
+        goto done;
+    }
+    t = alloc_tok((gf_tok_kind)k);
+    if (!t) goto done;
+    int64_t i = 0;
+    for (const cJSON *it = voc->child; it; it = it->next, i++) {
+        if (!cJSON_IsString(it) || gf_vocab_add(&t->vocab, it->valuestring, strlen(it->valuestring)) != i) {
+            gf_fail("%s: vocabulary entry %lld is not a string or repeats an earlier one", source, (long long)i);
+            gf_tokenizer_free(t);
+            t = NULL;
+            goto done;
+        }
+    }
+    if (k == GF_TOK_WORD) {
+        t->eos_id = gf_vocab_find(&t->vocab, "<eos>", 5);
+        t->unk_id = gf_vocab_find(&t->vocab, "<unk>", 5);
+    } else if (k == GF_TOK_WORDPIECE) {
+        t->unk_id = gf_vocab_find(&t->vocab, "[UNK]", 5);
+    }
+    t->source = strdup(source);
+done:
+    cJSON_Delete(o);
+    return t;
+}
+
+int gf_tokenize(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+    switch (t->kind) {
+    case GF_TOK_BYTE:
+        for (size_t i = 0; i < n; i++)
+            if (gf_ids_push(out, (unsigned char)text[i])) return -1;
+        return 0;
+    case GF_TOK_CHAR:
+        for (size_t i = 0; i < n;) {
+            int l = utf8_len((const unsigned char *)text + i, n - i);
+            if (!l) return gf_fail("%s: invalid UTF-8 at byte %zu", what, i);
+            int32_t id = gf_vocab_find(&t->vocab, text + i, (size_t)l);
+            if (id < 0)
+                return gf_fail("%s: character '%.*s' at byte %zu is not in the vocabulary (it never occurs in the "
+                               "training split)\nHINT: use --tokenizer byte", what, l, text + i, i);
+            if (gf_ids_push(out, id)) return -1;
+            i += (size_t)l;
+        }
+        return 0;
+    case GF_TOK_WORD:
+        for (size_t i = 0; i < n;) {
+            size_t eol = i;
+            while (eol < n && text[eol] != '\n') eol++;
+            for (size_t j = i; j < eol;) {
+                while (j < eol && is_space(text[j])) j++;
+                size_t w = j;
+                while (j < eol && !is_space(text[j])) j++;
+                if (j > w) {
+                    int32_t id = gf_vocab_find(&t->vocab, text + w, j - w);
+                    if (gf_ids_push(out, id >= 0 ? id : t->unk_id)) return -1;
+                }
+            }
+            if (gf_ids_push(out, t->eos_id)) return -1;
+            i = eol + 1;
+        }
+        return 0;
+    case GF_TOK_WORDPIECE: return gf_wordpiece_encode(t, text, n, what, out);
+    }
+    return gf_fail("unknown tokenizer kind");
+}
+
+char *gf_detokenize(const gf_tokenizer *t, const int32_t *ids, int64_t n) {
+    size_t cap = 64, len = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= t->vocab.n) continue;
+        const char *p = t->vocab.str[ids[i]];
+        size_t pl = t->vocab.len[ids[i]];
+        const char *sep = "";
+        if (t->kind == GF_TOK_WORD) {
+            if (ids[i] == t->eos_id) {
+                p = "\n";
+                pl = 1;
+            } else if (len > 0 && s[len - 1] != '\n') {
+                sep = " ";
+            }
+        } else if (t->kind == GF_TOK_WORDPIECE) {
+            if (pl > 2 && p[0] == '#' && p[1] == '#') {
+                p += 2;
+                pl -= 2;
+            } else if (len > 0) {
+                sep = " ";
+            }
+        }
+        size_t need = len + strlen(sep) + pl + 1;
+        if (need > cap) {
+            while (cap < need) cap *= 2;
+            char *ns = realloc(s, cap);
+            if (!ns) {
+                free(s);
+                return NULL;
+            }
+            s = ns;
+        }
+        memcpy(s + len, sep, strlen(sep));
+        len += strlen(sep);
+        memcpy(s + len, p, pl);
+        len += pl;
+    }
+    s[len] = '\0';
+    return s;
+}

@@ -1,0 +1,355 @@
+/* BERT WordPiece: the vocabulary file and encoding, compatible with Hugging Face's (slow) BertTokenizer
+ * for uncased vocabularies (do_lower_case, strip_accents following it, tokenize_chinese_chars).
+ *
+ * BertTokenizer.tokenize(text) does, in this order:
+ *   1. split out the special tokens [UNK] [SEP] [PAD] [CLS] [MASK] where they occur verbatim in the text
+ *      (even inside a word: "a[SEP]b" is a, [SEP], b), and lower-case the rest one character at a time;
+ *   2. per remaining piece, BasicTokenizer: _clean_text (drop U+0000, U+FFFD and category C* except
+ *      \t \n \r; whitespace -> space), spaces around CJK ideographs, split on whitespace, then per word
+ *      lower-case (again; idempotent), NFD, drop Mn (strip accents), split off punctuation characters;
+ *   3. WordpieceTokenizer per word: more than 100 code points -> [UNK]; otherwise greedy longest match
+ *      first, continuations prefixed "##"; if some position matches nothing the whole word is [UNK].
+ * The Unicode properties come from src/data/unicode.h (generated from Python's unicodedata, so they
+ * match the Python that runs transformers up to the Unicode version recorded there).
+ *
+ * Lower-casing one character at a time (step 1) means Greek capital sigma always becomes σ (never the
+ * final ς that str.lower() would give a whole word), and that lower-casing, NFD and accent stripping
+ * can be done per code point with one table. NFD also reorders combining marks by combining class; after
+ * stripping Mn that is visible only for the rare non-Mn marks (GF_UC_COMB), handled in reorder(). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/tokenizer.h"
+#include "data/unicode.h"
+#include "io/text.h"
+
+#define MAX_WORD_CHARS 100            /* BERT's max_input_chars_per_word */
+#define MAX_VOCAB_BYTES (64u << 20)   /* bert-base-uncased's vocab.txt is 231 KB */
+#define MARK 0xFFFFFFFFu              /* a canonical-reordering barrier in a word (a stripped class-0 Mn) */
+
+static const char *const SPECIALS[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
+#define N_SPECIALS 5
+
+/* Length of the valid UTF-8 sequence at s[0..n) (1-4), or 0 if invalid (overlong forms, surrogates,
+ * code points above U+10FFFF and truncated sequences are invalid). */
+static int utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned char b = s[0];
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    int len;
+    uint32_t c, lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (b >= 0xC2 && b <= 0xDF) len = 2, c = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        len = 3, c = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        len = 4, c = b & 0x07;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;
+    } else return 0;
+    if ((size_t)len > n || s[1] < lo || s[1] > hi) return 0;
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    *cp = c;
+    return len;
+}
+
+static int utf8_encode(uint32_t c, char *o) {
+    if (c < 0x80) {
+        o[0] = (char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        o[0] = (char)(0xC0 | (c >> 6));
+        o[1] = (char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c < 0x10000) {
+        o[0] = (char)(0xE0 | (c >> 12));
+        o[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (c >> 18));
+    o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* ---- loading ------------------------------------------------------------------------------------- */
+
+static void free_partial(gf_tokenizer *t) {
+    if (!t) return;
+    gf_vocab_free(&t->vocab);
+    free(t->source);
+    free(t);
+}
+
+gf_tokenizer *gf_wordpiece_load(const char *path) {
+    size_t size;
+    char *text = gf_read_text(path, MAX_VOCAB_BYTES, &size);
+    if (!text) {
+        gf_fail_context("\nHINT: a WordPiece vocabulary is a BERT vocab.txt (one token per line, id = line "
+                        "number - 1), e.g. data/bert-base-uncased/vocab.txt");
+        return NULL;
+    }
+    gf_tokenizer *t = calloc(1, sizeof *t);
+    if (!t || !(t->source = strdup(path))) {
+        gf_fail("out of memory loading %s", path);
+        free(text);
+        free(t);
+        return NULL;
+    }
+    t->kind = GF_TOK_WORDPIECE;
+    gf_vocab_init(&t->vocab);
+    t->unk_id = -1;
+    t->eos_id = -1;
+
+    size_t p = 0;
+    if (size >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) p = 3; /* a byte order mark is not part of a token */
+    long long line = 0;
+    while (p < size) {
+        line++;
+        size_t e = p;
+        while (e < size && text[e] != '\n') e++;
+        size_t next = e + 1, len = e - p;
+        if (len > 0 && text[p + len - 1] == '\r') len--; /* CRLF files */
+        const char *s = text + p;
+        if (len == 0) {
+            gf_fail("%s:%lld: empty line; expected one token per line (a BERT vocab.txt has no empty lines, and "
+                    "ids are line numbers, so blank lines cannot simply be skipped)", path, line);
+            goto fail;
+        }
+        for (size_t i = 0; i < len;) {
+            uint32_t cp;
+            int l = s[i] ? utf8_decode((const unsigned char *)s + i, len - i, &cp) : 0;
+            if (!l) {
+                gf_fail("%s:%lld: invalid UTF-8 (or a NUL byte) at byte %zu of the line; expected a UTF-8 text file "
+                        "with one token per line", path, line, i + 1);
+                goto fail;
+            }
+            i += (size_t)l;
+        }
+        int32_t prev = gf_vocab_find(&t->vocab, s, len);
+        if (prev >= 0) {
+            gf_fail("%s:%lld: duplicate token \"%.*s\" (first on line %lld); expected each token once, since a "
+                    "token's id is its line number - 1", path, line, len > 60 ? 60 : (int)len, s, (long long)prev + 1);
+            goto fail;
+        }
+        int32_t id = gf_vocab_add(&t->vocab, s, len);
+        if (id < 0) {
+            gf_fail_context(" (loading %s, line %lld)", path, line);
+            goto fail;
+        }
+        p = next;
+    }
+    if (t->vocab.n == 0) {
+        gf_fail("%s: the vocabulary is empty; expected a BERT vocab.txt (one token per line)", path);
+        goto fail;
+    }
+    t->unk_id = gf_vocab_find(&t->vocab, "[UNK]", 5);
+    if (t->unk_id < 0) {
+        gf_fail("%s: no \"[UNK]\" line; a WordPiece vocabulary needs the unknown token (bert-base-uncased's "
+                "vocab.txt has it on line 101)\nHINT: is this a BERT vocab.txt?", path);
+        goto fail;
+    }
+    free(text);
+    return t;
+fail:
+    free(text);
+    free_partial(t);
+    return NULL;
+}
+
+/* ---- encoding ------------------------------------------------------------------------------------ */
+
+typedef struct {
+    const gf_vocab *v;
+    int32_t unk;
+    gf_ids *out;
+    /* the current word: code points after lower-casing / NFD / accent stripping, with MARK barriers
+     * (only while has_comb, and never two in a row) */
+    uint32_t cp[2 * MAX_WORD_CHARS + 4];
+    int n_buf, n_chars;
+    bool too_long, has_comb;
+    char bytes[4 * (MAX_WORD_CHARS + 1) + 2]; /* "##" + the word's UTF-8 */
+    int off[MAX_WORD_CHARS + 2];              /* byte offset of each character in bytes + 2 */
+} encoder;
+
+/* NFD's canonical ordering, restricted to the kept characters: a stable sort by combining class of
+ * each run of non-zero classes (a run ends at a class-0 character or a MARK). */
+static void reorder(encoder *e) {
+    int k = 0;
+    for (int i = 0; i < e->n_buf;) {
+        int ccc = e->cp[i] == MARK ? 0 : gf_uc_comb_class(e->cp[i]);
+        if (ccc == 0) {
+            if (e->cp[i] != MARK) e->cp[k++] = e->cp[i];
+            i++;
+            continue;
+        }
+        int start = k;
+        while (i < e->n_buf && e->cp[i] != MARK && (ccc = gf_uc_comb_class(e->cp[i])) != 0) {
+            uint32_t c = e->cp[i++];
+            int j = k++;
+            while (j > start && gf_uc_comb_class(e->cp[j - 1]) > ccc) {
+                e->cp[j] = e->cp[j - 1];
+                j--;
+            }
+            e->cp[j] = c;
+        }
+    }
+    e->n_buf = k;
+}
+
+static int push(encoder *e, int32_t id) {
+    if (gf_ids_push(e->out, id)) return gf_fail("out of memory tokenizing");
+    return 0;
+}
+
+/* Greedy longest-match-first WordPiece of the current word. */
+static int end_word(encoder *e) {
+    if (e->n_chars == 0) {
+        e->n_buf = 0;
+        e->has_comb = false;
+        return 0;
+    }
+    int n = e->n_chars;
+    bool too_long = e->too_long;
+    if (e->has_comb) reorder(e);
+    e->n_buf = e->n_chars = 0;
+    e->too_long = e->has_comb = false;
+    if (too_long) return push(e, e->unk);
+
+    char *b = e->bytes + 2; /* b[-2..-1] is room for "##" */
+    int len = 0;
+    for (int i = 0; i < n; i++) {
+        e->off[i] = len;
+        len += utf8_encode(e->cp[i], b + len);
+    }
+    e->off[n] = len;
+    int64_t mark = e->out->n;
+    for (int s = 0; s < n;) {
+        int32_t id = -1;
+        int end = n;
+        if (s > 0) { /* write "##" just before the continuation (over bytes already matched) */
+            b[e->off[s] - 2] = '#';
+            b[e->off[s] - 1] = '#';
+        }
+        const char *q = s > 0 ? b + e->off[s] - 2 : b;
+        for (; end > s; end--) {
+            size_t ql = (size_t)(e->off[end] - e->off[s]) + (s > 0 ? 2 : 0);
+            if ((id = gf_vocab_find(e->v, q, ql)) >= 0) break;
+        }
+        if (id < 0) {
+            e->out->n = mark;
+            return push(e, e->unk);
+        }
+        if (push(e, id)) return -1;
+        s = end;
+    }
+    return 0;
+}
+
+/* Append one kept code point (class cls) to the current word. */
+static inline void add_char(encoder *e, uint32_t c, int cls) {
+    if (e->too_long) return;
+    if (e->n_chars == MAX_WORD_CHARS) {
+        e->too_long = true;
+        return;
+    }
+    if (cls == GF_UC_COMB) e->has_comb = true;
+    e->cp[e->n_buf++] = c;
+    e->n_chars++;
+}
+
+int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+    if (!what) what = "text";
+    encoder *e = malloc(sizeof *e);
+    if (!e) return gf_fail("out of memory tokenizing %s", what);
+    e->v = &t->vocab;
+    e->unk = t->unk_id;
+    e->out = out;
+    e->n_buf = e->n_chars = 0;
+    e->too_long = e->has_comb = false;
+    int32_t special_id[N_SPECIALS];
+    size_t special_len[N_SPECIALS];
+    for (int k = 0; k < N_SPECIALS; k++) {
+        special_len[k] = strlen(SPECIALS[k]);
+        special_id[k] = gf_vocab_find(&t->vocab, SPECIALS[k], special_len[k]);
+        if (special_id[k] < 0) special_id[k] = t->unk_id; /* as BertTokenizer's token -> id does */
+    }
+    const unsigned char *s = (const unsigned char *)text;
+    int64_t start_n = out->n;
+    uint32_t m[GF_UC_MAX_MAP];
+    for (size_t i = 0; i < n;) {
+        uint32_t c = s[i];
+        int cls;
+        if (c < 0x80) {
+            if (c == '[') {
+                int k = 0;
+                while (k < N_SPECIALS && !(n - i >= special_len[k] && !memcmp(s + i, SPECIALS[k], special_len[k]))) k++;
+                if (k < N_SPECIALS) {
+                    if (end_word(e) || push(e, special_id[k])) goto fail;
+                    i += special_len[k];
+                    continue;
+                }
+            }
+            i++;
+            cls = gf_uc_ascii_class[c];
+            if (cls == GF_UC_OTHER) { /* the common case: a letter or digit */
+                add_char(e, c >= 'A' && c <= 'Z' ? c + 32 : c, GF_UC_OTHER);
+                continue;
+            }
+        } else {
+            int l = utf8_decode(s + i, n - i, &c);
+            if (!l) {
+                gf_fail("%s: invalid UTF-8 at byte %zu (0x%02X); expected UTF-8 text\nHINT: convert it, e.g. "
+                        "iconv -f latin1 -t utf-8", what, i, s[i]);
+                goto fail;
+            }
+            i += (size_t)l;
+            cls = gf_uc_class(c);
+        }
+        switch (cls) {
+        case GF_UC_DROP: continue; /* removed without splitting the word */
+        case GF_UC_SPACE:
+            if (end_word(e)) goto fail;
+            continue;
+        case GF_UC_MN: continue; /* accent stripping */
+        case GF_UC_MN0:
+            if (e->has_comb && e->n_buf > 0 && e->cp[e->n_buf - 1] != MARK && !e->too_long) e->cp[e->n_buf++] = MARK;
+            continue;
+        default: break;
+        }
+        if (cls == GF_UC_CJK && end_word(e)) goto fail; /* a word of its own */
+        int nm = 1;
+        if (c < 0x80) m[0] = c; /* ASCII punctuation */
+        else nm = gf_uc_map(c, m);
+        for (int j = 0; j < nm; j++) {
+            int mc = m[j] == c ? cls : gf_uc_class(m[j]);
+            if (mc == GF_UC_PUNCT) {
+                if (end_word(e)) goto fail;
+                add_char(e, m[j], mc);
+                if (end_word(e)) goto fail;
+            } else {
+                add_char(e, m[j], mc);
+            }
+        }
+        if (cls == GF_UC_CJK && end_word(e)) goto fail;
+    }
+    if (end_word(e)) goto fail;
+    free(e);
+    return 0;
+fail:
+    out->n = start_n;
+    free(e);
+    return -1;
+}

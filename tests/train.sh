@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Training, evaluation, generation and data tests of the CLI (issue: the WikiText-2 experiment):
+# corpus statistics, eval against the PyTorch reference, bit-exact resume, generation, bad input.
+set -uo pipefail
+BUILD=${1:-build}
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+export GRASSFLOW_DATA=$PWD/data
+tmp=$(mktemp -d /tmp/grassflow-train-XXXXXX)
+export GRASSFLOW_CACHE="$tmp/cache"
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+pass() { echo "  ok    $1"; }
+fail() { echo "  FAIL  $1"; fails=$((fails + 1)); }
+expect() {
+    local code=$1 what=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -ne "$code" ]; then fail "$what: exit $rc, expected $code ($(head -c 400 "$tmp/err"))"; want=; return; fi
+    if [ -n "${want:-}" ] && ! grep -Eq -- "$want" "$tmp/err"; then
+        fail "$what: stderr does not match /$want/: $(head -c 400 "$tmp/err")"; want=; return
+    fi
+    want=
+    pass "$what"
+}
+no_tmp_files() { # no temporary checkpoint files anywhere under $1
+    if find "$1" -name '*.tmp.*' 2>/dev/null | grep -q .; then fail "$2: temporary files left behind"; else pass "$2: no temporary files left"; fi
+}
+
+echo "train: corpus statistics"
+s=$("$GF" data stats --corpus wikitext-2 --json 2>/dev/null)
+want_stats='{"corpus": "wikitext-2", "tokenizer": "word", "vocab_size": 33278, "train": {"lines": 36718, "tokens": 2088628}, "valid": {"lines": 3760, "tokens": 217646}, "test": {"lines": 4358, "tokens": 245569}}'
+[ "$s" = "$want_stats" ] && pass "wikitext-2: 2,088,628 / 217,646 / 245,569 tokens, vocabulary 33,278" || fail "wikitext-2 stats: $s"
+s2=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
+[ "$s2" = "$want_stats" ] && grep -q "from cache" "$tmp/err" && pass "second run reads the token cache" || fail "cache: $s2 $(cat "$tmp/err")"
+# a stale cache is never used: same corpus bytes + another tokenizer gives another key; a corrupted
+# cache file is ignored and rewritten
+for f in "$GRASSFLOW_CACHE"/*.gftok; do printf 'garbage' | dd of="$f" bs=1 seek=20 conv=notrunc 2>/dev/null; done
+s3=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
+[ "$s3" = "$want_stats" ] && ! grep -q "from cache" "$tmp/err" && pass "a corrupted cache is not used" || fail "corrupted cache: $s3 $(cat "$tmp/err")"
+s=$("$GF" data stats --corpus tinyshakespeare --json 2>/dev/null)
+echo "$s" | grep -q '"vocab_size": 65' && pass "tinyshakespeare: 65 characters" || fail "tinyshakespeare stats: $s"
+
+echo "train: a small word-level corpus (the first lines of WikiText-2)"
+mkdir -p "$tmp/wt"
+xz -dc data/wikitext-2/train.txt.xz | head -n 3000 >"$tmp/wt/train.txt"
+xz -dc data/wikitext-2/valid.txt.xz | head -n 300 >"$tmp/wt/valid.txt"
+xz -dc data/wikitext-2/test.txt.xz | head -n 300 >"$tmp/wt/test.txt"
+R="--steps 30 --batch 8 --seq-len 32 --eval-every 10 --warmup 5 --lr 3e-3"
+expect 0 "train grassmann-tiny on words" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --tokenizer word --out "$tmp/w1" $R
+grep -q "best val ppl" "$tmp/out" && pass "train prints its summary on stdout" || fail "train summary: $(cat "$tmp/out")"
+for f in last best state; do [ -s "$tmp/w1/$f.safetensors" ] && pass "wrote $f.safetensors" || fail "no $f.safetensors"; done
+n_eval=$(grep -c val_ppl "$tmp/w1/metrics.jsonl"); n_step=$(grep -c tokens_per_s "$tmp/w1/metrics.jsonl")
+[ "$n_eval" = 3 ] && [ "$n_step" = 3 ] && pass "metrics.jsonl: 3 step lines, 3 eval lines" || fail "metrics.jsonl: $n_step step, $n_eval eval lines"
+
+echo "train: eval equals the PyTorch reference"
+for split in valid test; do
+    c=$("$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split $split --json 2>/dev/null)
+    p=$(OMP_NUM_THREADS=1 $PY tests/torch_ref/eval_corpus.py --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split $split --seq-len 32)
+    if $PY -c "
+import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
+assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
+print('    %s: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(sys.argv[3],c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(r>1e-5)" "$c" "$p" $split
+    then pass "word-level eval ($split) matches PyTorch"; else fail "word-level eval ($split): C $c vs PyTorch $p"; fi
+done
+expect 0 "train transformer-tiny on characters" "$GF" train --model transformer-tiny --set norm=post --corpus tinyshakespeare --out "$tmp/c1" $R --dropout 0.1
+c=$("$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus tinyshakespeare --json 2>/dev/null)
+p=$(OMP_NUM_THREADS=1 $PY tests/torch_ref/eval_corpus.py --ckpt "$tmp/c1/last.safetensors" --corpus data/tinyshakespeare/input.txt.xz --split valid --seq-len 32)
+$PY -c "
+import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
+assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
+print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(r>1e-5)" "$c" "$p" \
+    && pass "char-level eval matches PyTorch" || fail "char-level eval: C $c vs PyTorch $p"
+
+echo "train: resume is bit-exact"
+R2="--model hybrid-tiny --set norm=post --corpus tinyshakespeare --steps 24 --batch 4 --seq-len 16 --accum 2 --dropout 0.1 --eval-every 10 --warmup 3"
+"$GF" train $R2 --out "$tmp/ra" >/dev/null 2>&1
+expect 0 "a run stopped at step 13" "$GF" train $R2 --out "$tmp/rb" --stop-at 13
+want="resume with: grassflow train --resume"; expect 0 "the stop says how to resume" "$GF" train $R2 --out "$tmp/rc" --stop-at 7
+expect 0 "resumed to the end" "$GF" train --resume "$tmp/rb"
+if $PY - "$tmp/ra/last.safetensors" "$tmp/rb/last.safetensors" <<'PYEOF'
+import sys
+sys.path.insert(0, "tests/torch_ref")
+import st_io
+a, ma = st_io.read(sys.argv[1]); b, mb = st_io.read(sys.argv[2])
+assert list(a) == list(b) and ma["step"] == mb["step"] == "24", (ma["step"], mb["step"])
+bad = [k for k in a if a[k].tobytes() != b[k].tobytes()]
+print("    %d tensors, step %s, byte-identical: %s" % (len(a), ma["step"], not bad))
+sys.exit(1 if bad else 0)
+PYEOF
+then pass "resumed weights are byte-identical to an uninterrupted run"; else fail "resumed weights differ"; fi
+want="give only --resume"; expect 2 "--resume with recipe flags is refused" "$GF" train --resume "$tmp/rb" --lr 1
+want="state.safetensors"; expect 1 "--resume of a directory without a state" "$GF" train --resume "$tmp/wt"
+
+echo "train: generate"
+g1=$("$GF" generate --ckpt "$tmp/w1/best.safetensors" --prompt "The game" --tokens 12 --temperature 0 2>"$tmp/err")
+g2=$("$GF" generate --ckpt "$tmp/w1/best.safetensors" --prompt "The game" --tokens 12 --temperature 0 2>/dev/null)
+[ -n "$g1" ] && [ "$g1" = "$g2" ] && pass "greedy generation is deterministic" || fail "greedy: '$g1' vs '$g2'"
+case "$g1" in "The game "*) pass "output starts with the prompt";; *) fail "output does not start with the prompt: $g1";; esac
+[ ! -s "$tmp/err" ] && pass "generate writes nothing but the text to stdout and nothing to stderr" || fail "generate stderr: $(cat "$tmp/err")"
+s1=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 40 --temperature 0.8 --top-k 10 --top-p 0.9 --seed 5 2>/dev/null)
+s2=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 40 --temperature 0.8 --top-k 10 --top-p 0.9 --seed 5 2>/dev/null)
+s3=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 40 --temperature 0.8 --seed 6 2>/dev/null)
+[ "$s1" = "$s2" ] && [ "$s1" != "$s3" ] && pass "sampling reproduces with a seed and varies without" || fail "sampling: '$s1' '$s2' '$s3'"
+[ "$(printf %s "$s1" | wc -m)" -ge 46 ] && pass "40 characters were generated" || fail "short sample: '$s1'"
+
+echo "train: bad input"
+want="--corpus nowhere: not a built-in corpus"; expect 1 "missing corpus" "$GF" train --model grassmann-tiny --corpus nowhere --out "$tmp/x1"
+[ ! -e "$tmp/x1" ] && pass "a rejected run creates no output directory" || fail "rejected run created $tmp/x1"
+want="--seq-len 40 is above the model's max_len 32"; expect 1 "--seq-len above max_len" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --out "$tmp/x2" --seq-len 40
+[ ! -e "$tmp/x2" ] && pass "... and creates nothing" || fail "--seq-len rejection created $tmp/x2"
+want="unrecognized option"; expect 2 "unknown flag" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --out "$tmp/x3" --learning-rate 3
+want="--tokenizer bpe: expected word, char, byte or wordpiece"; expect 1 "unknown tokenizer" "$GF" data stats --corpus tinyshakespeare --tokenizer bpe
+head -c 5000 "$tmp/w1/best.safetensors" >"$tmp/trunc.safetensors"
+want="trunc.safetensors"; expect 1 "eval of a truncated checkpoint" "$GF" eval --ckpt "$tmp/trunc.safetensors" --corpus "$tmp/wt"
+want="cannot open $tmp/none.safetensors"; expect 1 "eval of a missing checkpoint" "$GF" eval --ckpt "$tmp/none.safetensors" --corpus "$tmp/wt"
+"$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null
+want="vocabulary does not match the checkpoint"; expect 1 "eval with a vocabulary that does not fit the checkpoint" "$GF" eval --ckpt "$tmp/init.safetensors" --corpus "$tmp/wt"
+want="has no tokenizer"; expect 1 "generate from a checkpoint without a tokenizer" "$GF" generate --ckpt "$tmp/init.safetensors"
+want="is not in the vocabulary"; expect 1 "eval a character model on a corpus with unseen characters" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
+want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split dev
+{ printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
+want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"
+printf 'not xz' >"$tmp/fake.txt.xz"
+want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$GF" data stats --corpus "$tmp/fake.txt.xz"
+no_tmp_files "$tmp" "after every run and failure"
+
+if [ $fails -ne 0 ]; then echo "train: $fails FAILED"; exit 1; fi
+echo "train: all passed"
