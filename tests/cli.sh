@@ -7,27 +7,12 @@ GF="$BUILD/grassflow"
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/grassflow-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass() { echo "  ok    $1"; }
-fail() { echo "  FAIL  $1"; fails=$((fails + 1)); }
-
-# expect CODE "description" cmd... [; the stderr must match the regex in $want if set]
-expect() {
-    local code=$1 what=$2; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then fail "$what: exit $rc, expected $code ($(head -c 300 "$tmp/err"))"; want=; return; fi
-    if [ -n "${want:-}" ] && ! grep -Eq -- "$want" "$tmp/err"; then
-        fail "$what: stderr does not match /$want/: $(head -c 300 "$tmp/err")"; want=; return
-    fi
-    want=
-    pass "$what"
-}
+. tests/lib.sh
 
 echo "cli: exit codes and messages"
 want=; expect 2 "no command" "$GF"
 want="unknown command"; expect 2 "unknown command" "$GF" frobnicate
-for c in info init score; do want=; expect 0 "$c --help" "$GF" "$c" --help; done
+for c in info init score train eval generate compare data; do want=; expect 0 "$c --help" "$GF" "$c" --help; done
 want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope

@@ -18,32 +18,7 @@
 #define FD_H 1e-6
 #define LAYER 1 /* the mixer runs as layer 1; layer 0 holds a decoy offset list */
 
-/* ---- allocation pool (freed by the teardown, even after a failure) ----------------------------- */
-
-static void **pool;
-static int pool_n, pool_cap;
-
-static void *talloc(size_t bytes) {
-    if (pool_n == pool_cap) {
-        pool_cap = pool_cap ? 2 * pool_cap : 64;
-        pool = realloc(pool, (size_t)pool_cap * sizeof *pool);
-        assert_non_null(pool);
-    }
-    void *p = malloc(bytes ? bytes : 1);
-    assert_non_null(p);
-    pool[pool_n++] = p;
-    return p;
-}
-
-static int pool_teardown(void **state) {
-    (void)state;
-    for (int i = 0; i < pool_n; i++) free(pool[i]);
-    pool_n = 0;
-    return 0;
-}
-
-static float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
-static double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
+/* allocations: talloc/falloc/dalloc from testlib, freed by pool_teardown after each test */
 
 static float *fdup(const float *x, int64_t n) {
     float *y = falloc(n);
@@ -402,6 +377,6 @@ int main(void) {
         cmocka_unit_test_teardown(test_attention, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
-    free(pool);
+    pool_release();
     return rc;
 }

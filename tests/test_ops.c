@@ -19,32 +19,7 @@
 
 #define FD_H 1e-6
 
-/* ---- allocation pool: everything a test allocates is freed by its teardown, even after a failure ---- */
-
-static void **pool;
-static int pool_n, pool_cap;
-
-static void *talloc(size_t bytes) {
-    if (pool_n == pool_cap) {
-        pool_cap = pool_cap ? 2 * pool_cap : 64;
-        pool = realloc(pool, (size_t)pool_cap * sizeof *pool);
-        assert_non_null(pool);
-    }
-    void *p = malloc(bytes ? bytes : 1);
-    assert_non_null(p);
-    pool[pool_n++] = p;
-    return p;
-}
-
-static int pool_teardown(void **state) {
-    (void)state;
-    for (int i = 0; i < pool_n; i++) free(pool[i]);
-    pool_n = 0;
-    return 0;
-}
-
-static float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
-static double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
+/* allocations: talloc/falloc/dalloc from testlib, freed by pool_teardown after each test */
 
 static float *frand(int64_t n, uint64_t seed, float lo, float hi) {
     float *x = falloc(n);
@@ -573,6 +548,6 @@ int main(void) {
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
-    free(pool);
+    pool_release();
     return rc;
 }

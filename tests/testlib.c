@@ -72,3 +72,35 @@ const char *tl_tmp_path(const char *name) {
     snprintf(buf, sizeof buf, "%s/%s", dir, name);
     return buf;
 }
+
+static void **pool;
+static int pool_n, pool_cap;
+
+void *talloc(size_t bytes) {
+    if (pool_n == pool_cap) {
+        pool_cap = pool_cap ? 2 * pool_cap : 64;
+        pool = realloc(pool, (size_t)pool_cap * sizeof *pool);
+        assert_non_null(pool);
+    }
+    void *p = malloc(bytes ? bytes : 1);
+    assert_non_null(p);
+    pool[pool_n++] = p;
+    return p;
+}
+
+int pool_teardown(void **state) {
+    (void)state;
+    for (int i = 0; i < pool_n; i++) free(pool[i]);
+    pool_n = 0;
+    return 0;
+}
+
+float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
+double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
+
+void pool_release(void) {
+    pool_teardown(NULL);
+    free(pool);
+    pool = NULL;
+    pool_cap = 0;
+}

@@ -21,6 +21,13 @@ double tl_max_abs_diff_fd(const float *a, const double *b, int64_t n);
 double tl_max_abs_d(const double *a, int64_t n);
 /* Fail the current test (with a message naming what and where) if max |got - want| > tol. */
 void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol);
+/* An allocation pool: everything a test allocates with these is freed by pool_teardown (use it as the
+ * cmocka teardown), even after a failed assertion. */
+void *talloc(size_t bytes);
+float *falloc(int64_t n);
+double *dalloc(int64_t n);
+int pool_teardown(void **state);
+void pool_release(void); /* at exit: the pool's own array */
 /* A path under a fresh temporary directory (created once per process). */
 const char *tl_tmp_path(const char *name);
 

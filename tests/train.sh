@@ -9,20 +9,7 @@ export GRASSFLOW_DATA=$PWD/data
 tmp=$(mktemp -d /tmp/grassflow-train-XXXXXX)
 export GRASSFLOW_CACHE="$tmp/cache"
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass() { echo "  ok    $1"; }
-fail() { echo "  FAIL  $1"; fails=$((fails + 1)); }
-expect() {
-    local code=$1 what=$2; shift 2
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -ne "$code" ]; then fail "$what: exit $rc, expected $code ($(head -c 400 "$tmp/err"))"; want=; return; fi
-    if [ -n "${want:-}" ] && ! grep -Eq -- "$want" "$tmp/err"; then
-        fail "$what: stderr does not match /$want/: $(head -c 400 "$tmp/err")"; want=; return
-    fi
-    want=
-    pass "$what"
-}
+. tests/lib.sh
 no_tmp_files() { # no temporary checkpoint files anywhere under $1
     if find "$1" -name '*.tmp.*' 2>/dev/null | grep -q .; then fail "$2: temporary files left behind"; else pass "$2: no temporary files left"; fi
 }
