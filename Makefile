@@ -45,7 +45,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all demo test test-c test-parity test-cli test-train test-san clean info
+.PHONY: all demo bench test test-c test-parity test-cli test-train test-bench test-san clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -76,7 +76,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-train test-san
+test: test-c test-parity test-cli test-train test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -90,6 +90,14 @@ test-cli: all
 
 test-train: all
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
+
+# benchmarks are not timed tests: CI only checks that the whole benchmark runs, on tiny shapes
+test-bench: all
+	bash bench/run.sh --smoke >/dev/null
+
+# the full benchmark against PyTorch (about 10 minutes); writes docs/bench/
+bench: all
+	bash bench/run.sh
 
 test-san:
 	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli

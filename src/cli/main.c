@@ -20,7 +20,8 @@ static void usage(FILE *out) {
             "  eval    perplexity of a checkpoint on a corpus split\n"
             "  generate  sample text from a checkpoint\n"
             "  compare train several models with one recipe and tabulate them\n"
-            "  data    corpus statistics (grassflow data stats)\n\n"
+            "  data    corpus statistics (grassflow data stats)\n"
+            "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
             "  --version   version, BLAS kernel and thread count\n",
             GF_VERSION);
 }
@@ -68,6 +69,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -12,5 +12,9 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 /* Name of the BLAS kernel in use (OpenBLAS core name) and its thread count. */
 const char *gf_blas_kernel(void);
 int gf_blas_threads(void);
+void gf_blas_set_threads(int n);
+/* Matmul FLOPs (2 M N K per sgemm) issued since the last reset. */
+uint64_t gf_blas_flops(void);
+void gf_blas_flops_reset(void);
 
 #endif

@@ -1,0 +1,185 @@
+"""Turn bench/run.sh's results.jsonl into docs/bench/README.md and SVG plots (no plotting library needed)."""
+import json
+import sys
+
+
+def load(path):
+    rows = [json.loads(l) for l in open(path) if l.strip()]
+    by = {}
+    for r in rows:
+        by.setdefault(r["case"], {})[r.get("impl", "")] = r
+    return rows, by
+
+
+def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False):
+    """series: list of (name, colour, [(x, y)])"""
+    import math
+    W, H, L, R, T, Bm = 640, 400, 70, 170, 40, 50
+    xs = [x for _, _, pts in series for x, _ in pts]
+    ys = [y for _, _, pts in series for _, y in pts]
+    if not xs:
+        return
+    fx = (lambda v: math.log2(v)) if logx else (lambda v: v)
+    fy = (lambda v: math.log10(v)) if logy else (lambda v: v)
+    x0, x1 = fx(min(xs)), fx(max(xs))
+    y0, y1 = (fy(min(ys)), fy(max(ys))) if logy else (0.0, max(ys) * 1.1)
+    if x1 == x0:
+        x1 = x0 + 1
+    if y1 == y0:
+        y1 = y0 + 1
+    px = lambda v: L + (fx(v) - x0) / (x1 - x0) * (W - L - R)
+    py = lambda v: H - Bm - (fy(v) - y0) / (y1 - y0) * (H - T - Bm)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
+           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - R, H - Bm),
+           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, T, L, H - Bm),
+           '<text x="%d" y="%d">%s</text>' % ((W - R + L) // 2 - 40, H - 12, xlabel),
+           '<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>' % (H // 2 + 60, H // 2 + 60, ylabel)]
+    for x in sorted(set(xs)):
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%g</text>' % (px(x), H - Bm + 16, x))
+    for k in range(6):
+        v = y0 + (y1 - y0) * k / 5
+        val = 10 ** v if logy else v
+        out.append('<text x="%d" y="%.1f" text-anchor="end">%.3g</text>' % (L - 6, py(val) + 4, val))
+        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (L, py(val), W - R, py(val)))
+    for i, (name, colour, pts) in enumerate(series):
+        pts = sorted(pts)
+        d = " ".join("%s%.1f,%.1f" % ("M" if j == 0 else "L", px(x), py(y)) for j, (x, y) in enumerate(pts))
+        out.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (d, colour))
+        for x, y in pts:
+            out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (px(x), py(y), colour))
+        out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
+                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, name))
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out))
+
+
+def svg_bars(title, groups, path):
+    """groups: list of (label, [(name, colour, value)])"""
+    W, H, L, T, Bm = 720, 380, 70, 40, 80
+    vmax = max(v for _, bars in groups for _, _, v in bars) * 1.15
+    gw = (W - L - 20) / max(1, len(groups))
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+           '<rect width="100%" height="100%" fill="white"/>', '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
+           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - 20, H - Bm)]
+    for gi, (label, bars) in enumerate(groups):
+        bw = gw * 0.8 / len(bars)
+        for bi, (name, colour, v) in enumerate(bars):
+            x = L + gi * gw + gw * 0.1 + bi * bw
+            h = v / vmax * (H - T - Bm)
+            out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>' % (x, H - Bm - h, bw - 2, h, colour))
+            out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%.0f</text>' % (x + bw / 2, H - Bm - h - 3, v))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>' % (L + gi * gw + gw / 2, H - Bm + 16, label))
+    out.append('<rect x="%d" y="%d" width="12" height="12" fill="#2b7bba"/><text x="%d" y="%d">grassflow</text>' % (L, H - 30, L + 16, H - 19))
+    out.append('<rect x="%d" y="%d" width="12" height="12" fill="#aaaaaa"/><text x="%d" y="%d">PyTorch 1.13</text>' % (L + 110, H - 30, L + 126, H - 19))
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out))
+
+
+def main():
+    res_path, out = sys.argv[1], sys.argv[2]
+    rows, by = load(res_path)
+    m = by.get("machine", {}).get("", {})
+    lines = ["# grassflow benchmark", "",
+             "Made by `bash bench/run.sh` on %s: %s, %s cores; %s; PyTorch %s. Every figure below comes from "
+             "`results.jsonl` in this directory; the PyTorch twins are tests/torch_ref/model.py in float32 "
+             "(bench/torch_bench.py), same configs, same shapes, same thread count, same OpenBLAS kernel."
+             % (m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("blas", "?"), m.get("torch", "?")), ""]
+    targets = []
+
+    def ratio(case):
+        c = by.get(case, {})
+        if "grassflow" in c and "pytorch" in c:
+            return c["grassflow"]["tokens_per_s"], c["pytorch"]["tokens_per_s"]
+        return None
+
+    lines += ["## Training throughput (tokens/s, forward + backward + AdamW)", "",
+              "| case | grassflow | PyTorch | ratio | grassflow matmul GFLOP/s | sgemm peak | utilisation |",
+              "|---|---|---|---|---|---|---|"]
+    bars = []
+    for case in [c for c in by if c.startswith("train ")]:
+        r = ratio(case)
+        if not r:
+            continue
+        g = by[case]["grassflow"]
+        lines.append("| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.0f%% |" % (
+            case[6:], r[0], r[1], r[0] / r[1], g["gflops"], g["sgemm_peak_gflops"], 100 * g["utilisation"]))
+        bars.append((case[6:].replace("grassmann", "G").replace("transformer", "T"),
+                     [("grassflow", "#2b7bba", r[0]), ("pytorch", "#aaaaaa", r[1])]))
+    if bars:
+        svg_bars("Training tokens/s, grassflow vs PyTorch (same machine, same run)", bars, out + "/train.svg")
+        lines += ["", "![training throughput](train.svg)", ""]
+
+    def target(name, need, got, unit="x"):
+        ok = got is not None and got >= need
+        targets.append("| %s | >= %g%s | %s | %s |" % (name, need, unit, "n/a" if got is None else "%.2f%s" % (got, unit),
+                                                        "met" if ok else "**not met**"))
+
+    for B in (8, 32):
+        r = ratio("train word grassmann B=%d" % B)
+        target("word-level Grassmann B=%d vs PyTorch" % B, 1.5, r and r[0] / r[1])
+        r = ratio("train word transformer B=%d" % B)
+        target("word-level Transformer B=%d vs PyTorch" % B, 1.2, r and r[0] / r[1])
+    r = ratio("train char grassmann")
+    target("char-level Grassmann vs PyTorch", 3.0, r and r[0] / r[1])
+    r = ratio("train char transformer")
+    target("char-level Transformer vs PyTorch", 2.0, r and r[0] / r[1])
+    g32 = by.get("train word grassmann B=32", {}).get("grassflow")
+    target("FLOP utilisation, word level B=32 (Grassmann)", 70, g32 and 100 * g32["utilisation"], "%")
+    t32 = by.get("train word transformer B=32", {}).get("grassflow")
+    target("FLOP utilisation, word level B=32 (Transformer)", 70, t32 and 100 * t32["utilisation"], "%")
+    one = [c for c in by if c.endswith("1 thread")]
+    if one:
+        b = one[0].split("B=")[1].split()[0]
+        two = by.get("train word grassmann B=%s" % b, {}).get("grassflow")
+        got1 = by[one[0]].get("grassflow")
+        target("threads 1 -> 2 speed-up (training)", 1.7, two and got1 and two["tokens_per_s"] / got1["tokens_per_s"])
+
+    # mixers
+    lines += ["## One mixer layer alone (d 256; forward + backward per token)", "",
+              "| mixer | L | grassflow us/token | PyTorch us/token | ratio | grassflow bytes/token |", "|---|---|---|---|---|---|"]
+    series = []
+    colours = {("grassmann", "grassflow"): "#2b7bba", ("grassmann", "pytorch"): "#8ec1e6",
+               ("attention", "grassflow"): "#d9534f", ("attention", "pytorch"): "#f0a8a6"}
+    per = {}
+    for mx in ("grassmann", "attention"):
+        c = by.get("mixer " + mx, {})
+        for impl in ("grassflow", "pytorch"):
+            pts = [(r["seq_len"], r["us_per_token"]) for r in c.get(impl, {}).get("results", []) if "us_per_token" in r]
+            per[(mx, impl)] = dict(pts)
+            if pts:
+                series.append(("%s (%s)" % (mx, impl), colours[(mx, impl)], pts))
+        for r in c.get("grassflow", {}).get("results", []):
+            L = r["seq_len"]
+            pt = per[(mx, "pytorch")].get(L)
+            lines.append("| %s | %d | %.3f | %s | %s | %.0f |" % (mx, L, r["us_per_token"], "%.3f" % pt if pt else "—",
+                                                                   "%.2fx" % (pt / r["us_per_token"]) if pt else "—", r["bytes_per_token"]))
+    if series:
+        svg_lines("Mixer forward+backward time per token vs sequence length", series, "sequence length",
+                  "microseconds per token", out + "/mixer.svg", logx=True, logy=True)
+        lines += ["", "![mixer scaling](mixer.svg)", ""]
+    g = per.get(("grassmann", "grassflow"), {})
+    if g:
+        Ls = sorted(g)
+        target("Grassmann time/token at L=%d within 1.25x of L=%d" % (Ls[-1], Ls[0]), 1.0, 1.25 / (g[Ls[-1]] / g[Ls[0]]), "")
+        pt = per.get(("grassmann", "pytorch"), {})
+        worst = min((pt[L] / g[L] for L in Ls if L in pt), default=None)
+        target("Grassmann mixer vs PyTorch twin, every length (worst)", 3.0, worst)
+        a = per.get(("attention", "grassflow"), {})
+        cross = [L for L in Ls if L in a and a[L] > g[L]]
+        lines += ["Crossover: the Grassmann mixer is cheaper than attention per token from L = %s on (of the lengths measured)."
+                  % (cross[0] if cross else "none measured"), ""]
+
+    lines += ["## Generation (batch 1, full window recomputed per token)", "", "| model | grassflow tokens/s | PyTorch tokens/s |",
+              "|---|---|---|"]
+    for case in [c for c in by if c.startswith("generate ")]:
+        c = by[case]
+        lines.append("| %s | %.1f | %.1f |" % (case[9:], c.get("grassflow", {}).get("tokens_per_s", float("nan")),
+                                             c.get("pytorch", {}).get("tokens_per_s", float("nan"))))
+    lines += ["", "## Targets of the speed issue", "", "| target | needed | measured | |", "|---|---|---|---|"] + targets
+    open(out + "/README.md", "w").write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

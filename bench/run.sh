@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The whole benchmark: grassflow against its PyTorch twins on this machine, same models, same shapes,
+# same thread count, in one run. Writes docs/bench/results.jsonl, docs/bench/README.md and SVG plots.
+#   bash bench/run.sh            the full benchmark (about 10 minutes on 2 cores)
+#   bash bench/run.sh --smoke    tiny shapes, a few seconds: checks that everything runs (CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GF=build/grassflow
+PY=/usr/bin/python3
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
+smoke=0
+[ "${1:-}" = "--smoke" ] && smoke=1
+if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX); else out=docs/bench; fi
+mkdir -p "$out"
+res="$out/results.jsonl"
+: >"$res"
+cfgdir=$(mktemp -d /tmp/grassflow-benchcfg-XXXXXX)
+trap 'rm -rf "$cfgdir"; [ $smoke = 1 ] && rm -rf "$out"' EXIT
+
+# one JSON line per measurement, tagged with the case and the implementation
+record() { # case impl json
+    $PY -c 'import json,sys; d=json.loads(sys.argv[3]); d["case"]=sys.argv[1]; d["impl"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2" "$3" >>"$res"
+}
+config() { # name -> writes $cfgdir/name.json; args: grassflow model options
+    local name=$1; shift
+    "$GF" info "$@" --json >"$cfgdir/$name.json"
+    $PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["config"]))' "$cfgdir/$name.json" >"$cfgdir/$name.cfg.json"
+}
+
+if [ $smoke = 1 ]; then
+    STEPS=1; LENS=64,128; TOK=2
+    config word-g --model grassmann-tiny --set dropout=0; config word-t --model transformer-tiny --set dropout=0
+    config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
+    WB="2 4"; WL=16; CB=2; CL=32
+else
+    STEPS=5; LENS=256,1024,4096,8192; TOK=16
+    # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
+    config word-g --model grassmann-6L --vocab 33278 --set dropout=0
+    config word-t --model transformer-6L --vocab 33278 --set dropout=0
+    # character level: vocabulary 65, 4 layers, d 128, d_ff 512, r 16, 4 heads, L 256
+    config char-g --model grassmann-small --vocab 65 --set max_len=256 --set dropout=0
+    config char-t --model transformer-small --vocab 65 --set max_len=256 --set dropout=0
+    WB="8 32"; WL=128; CB=16; CL=256
+fi
+echo "== machine: $("$GF" --version | tr '\n' ' ')" >&2
+echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
+
+train_pair() { # case cfg batch seqlen threads
+    local c=$1 cfg=$2 B=$3 L=$4 th=$5
+    echo "== train $c (B=$B L=$L, $th threads)" >&2
+    record "$c" grassflow "$(OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th" --json)"
+    record "$c" pytorch "$($PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
+}
+for B in $WB; do
+    train_pair "train word grassmann B=$B" word-g "$B" $WL 2
+    train_pair "train word transformer B=$B" word-t "$B" $WL 2
+done
+train_pair "train char grassmann" char-g $CB $CL 2
+train_pair "train char transformer" char-t $CB $CL 2
+first_b=${WB%% *}
+train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
+
+for mx in grassmann attention; do
+    echo "== mixer $mx, L = $LENS" >&2
+    record "mixer $mx" grassflow "$("$GF" bench mixer --mixer $mx --seq-lens $LENS --threads 2 --json)"
+    record "mixer $mx" pytorch "$($PY bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --seq-lens $LENS --threads 2 2>/dev/null)"
+done
+
+for m in g t; do
+    echo "== generate word-$m" >&2
+    record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --tokens $TOK --threads 2 --json)"
+    record "generate word-$m" pytorch "$($PY bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
+done
+
+$PY bench/report.py "$res" "$out"
+echo "== wrote $out/README.md" >&2
+[ $smoke = 1 ] && cat "$out/README.md"

@@ -1,0 +1,123 @@
+"""PyTorch twins of the grassflow benchmarks, on the same machine, models and shapes.
+
+The models are the test reference (tests/torch_ref/model.py) in float32, built from the exact config
+that `grassflow info --json` prints. Prints one JSON object per run, like `grassflow bench --json`.
+
+    /usr/bin/python3 bench/torch_bench.py train --config CFG.json --batch 8 --seq-len 128 --steps 5
+    /usr/bin/python3 bench/torch_bench.py mixer --config CFG.json --mixer grassmann --seq-lens 256,1024
+    /usr/bin/python3 bench/torch_bench.py generate --config CFG.json --tokens 16
+"""
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch_ref"))
+from model import CausalSelfAttention, GrassmannMixer, build_model  # noqa: E402
+
+
+def load_cfg(path):
+    with open(path) as f:
+        obj = json.load(f)
+    return obj.get("config", obj)
+
+
+def bench_train(a, cfg):
+    torch.manual_seed(0)
+    model = build_model(cfg).float()
+    model.train()
+    V, B, L = cfg["vocab_size"], a.batch, a.seq_len
+    opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
+    x = torch.randint(0, V, (B, L))
+    y = torch.randint(0, V, (B, L))
+    tf = tb = to = 0.0
+    for s in range(-1, a.steps):
+        t0 = time.perf_counter()
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, V), y.view(-1))
+        t1 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        if s >= 0:
+            tf, tb, to = tf + t1 - t0, tb + t2 - t1, to + t3 - t2
+    t = tf + tb + to
+    return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
+            "tokens_per_s": B * L * a.steps / t, "ms_forward": 1e3 * tf / a.steps, "ms_backward": 1e3 * tb / a.steps,
+            "ms_optimizer": 1e3 * to / a.steps, "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def bench_mixer(a, cfg):
+    d = cfg["d_model"]
+    if a.mixer == "grassmann":
+        mod = GrassmannMixer(d, cfg["rank"], cfg["offsets"][0], cfg["plucker_eps"], cfg["extra_proj"])
+    else:
+        mod = CausalSelfAttention(d, cfg["n_head"])
+    mod = mod.float()
+    out = []
+    for L in [int(s) for s in a.seq_lens.split(",")]:
+        x = torch.randn(a.batch, L, d, requires_grad=True)
+        best_f = best_b = float("inf")
+        try:
+            for r in range(a.reps + 1):
+                t0 = time.perf_counter()
+                y = mod(x)
+                t1 = time.perf_counter()
+                y.backward(torch.ones_like(y))
+                t2 = time.perf_counter()
+                if r:
+                    best_f, best_b = min(best_f, t1 - t0), min(best_b, t2 - t1)
+        except RuntimeError as e:  # out of memory at long lengths
+            out.append({"seq_len": L, "error": str(e)[:200]})
+            break
+        N = a.batch * L
+        out.append({"seq_len": L, "us_per_token_forward": 1e6 * best_f / N, "us_per_token_backward": 1e6 * best_b / N,
+                    "us_per_token": 1e6 * (best_f + best_b) / N,
+                    "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024})
+        print(json.dumps(out[-1]), file=sys.stderr, flush=True)
+    return {"bench": "mixer", "impl": "pytorch", "mixer": a.mixer, "batch": a.batch, "d": d, "results": out,
+            "threads": torch.get_num_threads()}
+
+
+def bench_generate(a, cfg):
+    model = build_model(cfg).float().eval()
+    W = cfg["max_len"]
+    x = torch.randint(0, cfg["vocab_size"], (1, W))
+    t = 0.0
+    with torch.no_grad():
+        for i in range(-1, a.tokens):
+            t0 = time.perf_counter()
+            model(x)
+            if i >= 0:
+                t += time.perf_counter() - t0
+    return {"bench": "generate", "impl": "pytorch", "window": W, "tokens_per_s": a.tokens / t,
+            "threads": torch.get_num_threads()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("task", choices=["train", "mixer", "generate"])
+    ap.add_argument("--config", required=True, help="JSON from `grassflow info --json` (or a bare config)")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq-len", type=int, default=128)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--mixer", default="grassmann", choices=["grassmann", "attention"])
+    ap.add_argument("--seq-lens", default="256,1024,4096,8192")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    cfg = load_cfg(a.config)
+    res = {"train": bench_train, "mixer": bench_mixer, "generate": bench_generate}[a.task](a, cfg)
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
