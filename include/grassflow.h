@@ -44,6 +44,9 @@ extern "C" {
 /* The message of the last failure on this thread ("" if none). */
 const char *gf_last_error(void);
 
+/* Loops with less work than n elements run single-threaded (default 32768; 0 = always parallel). */
+void gf_set_parallel_threshold(int64_t n);
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Configuration                                                                                     */
 

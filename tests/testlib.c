@@ -104,3 +104,6 @@ void pool_release(void) {
     pool = NULL;
     pool_cap = 0;
 }
+
+/* Every parallel loop runs multi-threaded in the tests, however small the shapes. */
+__attribute__((constructor)) static void tl_parallel_everywhere(void) { gf_set_parallel_threshold(0); }

@@ -10,6 +10,7 @@
  * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
 #include <math.h>
 
+#include "core/parallel.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
 
@@ -56,7 +57,7 @@ static int valid_count(const int *offs, int n_offs, int64_t t) {
 
 /* Zero the rows (N, d) of positions from which no offset looks back (there g is the constant 0). */
 static void zero_rows_without_offsets(float *x, int64_t d, const int *offs, int n_offs, int64_t N, int64_t T) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++)
         if (valid_count(offs, n_offs, n % T) == 0)
             for (int64_t k = 0; k < d; k++) x[n * d + k] = 0.0f;
@@ -68,7 +69,7 @@ static void plucker_mean(float *pbar, const float *z, const gf_config *cfg, int 
     const int *offs = cfg->offsets[layer];
     const int n_offs = cfg->n_offsets[layer];
     const float eps = cfg->plucker_eps;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C * n_offs > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const int64_t t = n % T;
         float *pb = pbar + n * C;
@@ -156,7 +157,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
     gf_linear_forward(a, inp, d, c->p[P_GATE_W], 2 * d, c->p[P_GATE_B], N, d, d, 0.0f);
     gf_linear_forward(a, g, d, c->p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
     for (int64_t i = 0; i < N * d; i++) {
         float s = 1.0f / (1.0f + expf(-a[i]));
         a[i] = s;
@@ -182,7 +183,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
         dmix = dm;
     }
     /* m = a*h + (1-a)*g:  dh += dm*a;  dg = dm*(1-a);  d(pre) = dm*(h-g)*a*(1-a) */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
     for (int64_t i = 0; i < N * d; i++) {
         float ai = a[i], dmi = dmix[i];
         dinp[i] += dmi * ai;
@@ -201,7 +202,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
 
     /* dz, gathered per row so that threads never write the same row: row n receives its share as the
      * current token of its own pairs and as the earlier token of the pairs of rows n + D. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C * n_offs > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const int64_t t = n % T;
         float *dzn = dz + n * r;

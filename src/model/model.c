@@ -188,7 +188,7 @@ void gf_model_init(gf_model *m, uint64_t seed) {
         } else {
             uint64_t key = gf_key(seed, gf_hash_str(nm));
             float *x = t->data;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)
             for (int64_t k = 0; k < t->numel; k++) x[k] = 0.02f * gf_normal(key, (uint64_t)k);
         }
     }

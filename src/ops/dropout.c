@@ -1,3 +1,4 @@
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "ops/ops.h"
 
@@ -9,7 +10,7 @@ void gf_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64
         return;
     }
     const float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = gf_dropout_keep(key, i, p) ? inp[i] * scale : 0.0f;
 }
 
@@ -19,7 +20,7 @@ void gf_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uin
         return;
     }
     const float scale = 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
     for (int64_t i = 0; i < n; i++)
         if (gf_dropout_keep(key, i, p)) dinp[i] += dout[i] * scale;
 }

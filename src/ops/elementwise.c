@@ -1,19 +1,20 @@
 #include <string.h>
 
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 void gf_add(float *out, const float *a, const float *b, int64_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void gf_acc(float *out, const float *a, int64_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] += a[i];
 }
 
 void gf_zero(float *out, int64_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
 }
 
@@ -23,7 +24,7 @@ void gf_copy(float *out, const float *a, int64_t n) {
 
 void gf_colsum_acc(float *out, const float *inp, int64_t ld, int64_t N, int64_t C) {
     const int64_t blk = 16, nblk = (C + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t cb = 0; cb < nblk; cb++) {
         int64_t c0 = cb * blk, c1 = c0 + blk < C ? c0 + blk : C;
         float acc[16] = {0};

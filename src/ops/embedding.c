@@ -1,10 +1,11 @@
 #include <math.h>
 
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const float *pos, int64_t B,
                       int64_t T, int64_t C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (B * T * C > GF_PAR_MIN)
     for (int64_t n = 0; n < B * T; n++) {
         const float *e = wte + (int64_t)tok[n] * C;
         const float *p = pos + (n % T) * C;
@@ -17,7 +18,7 @@ void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const fl
 void gf_embed_backward(float *dwte, float *dpos, const float *dout, const int32_t *tok, int64_t B,
                        int64_t T, int64_t C) {
     const int64_t blk = 16, nblk = (C + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (B * T * C > GF_PAR_MIN)
     for (int64_t cb = 0; cb < nblk; cb++) {
         int64_t c0 = cb * blk, c1 = c0 + blk < C ? c0 + blk : C;
         for (int64_t n = 0; n < B * T; n++) {

@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 #define GF_SQRT_2_OVER_PI 0.7978845608028654f
@@ -8,13 +9,13 @@
 
 void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind) {
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             out[i] = 0.5f * x * (1.0f + tanhf(GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x)));
         }
     } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             out[i] = 0.5f * x * (1.0f + erff(x * GF_INV_SQRT_2));
@@ -25,7 +26,7 @@ void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind)
 void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n, gf_gelu_kind kind) {
     const int overwrite = dinp == dout;
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             float u = GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
@@ -35,7 +36,7 @@ void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t 
             dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
         }
     } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             float grad = 0.5f * (1.0f + erff(x * GF_INV_SQRT_2)) + x * GF_INV_SQRT_2PI * expf(-0.5f * x * x);

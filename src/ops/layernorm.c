@@ -1,10 +1,11 @@
 #include <math.h>
 
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int64_t N, int64_t C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const float *x = inp + n * C;
         double s = 0.0;
@@ -26,7 +27,7 @@ void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                            const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C) {
     if (dinp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
         for (int64_t n = 0; n < N; n++) {
             const float *x = inp + n * C, *g = dout + n * C;
             float m = mean[n], r = rstd[n];
@@ -47,7 +48,7 @@ void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const floa
     }
     /* Parameter gradients: threads own column blocks and walk all rows. */
     const int64_t blk = 16, nblk = (C + blk - 1) / blk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t cb = 0; cb < nblk; cb++) {
         int64_t c0 = cb * blk, c1 = c0 + blk < C ? c0 + blk : C;
         float aw[16] = {0}, ab[16] = {0};

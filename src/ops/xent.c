@@ -1,11 +1,12 @@
 #include <math.h>
 
+#include "core/parallel.h"
 #include "ops/ops.h"
 
 int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const int32_t *targets, int64_t N,
                         int64_t V) {
     int64_t counted = 0;
-#pragma omp parallel for schedule(static) reduction(+ : counted)
+#pragma omp parallel for schedule(static) reduction(+ : counted) if (N * V > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const float *z = logits + n * V;
         float mx = -INFINITY;
@@ -26,7 +27,7 @@ int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const in
 
 void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
                       float scale) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (N * V > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         float *z = logits + n * V;
         if (targets[n] < 0) {

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/parallel.h"
 #include "core/error.h"
 #include "core/mem.h"
 #include "grassflow.h"
@@ -53,7 +54,7 @@ void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
         float *p = t->data, *m = o->m + t->offset, *v = o->v + t->offset;
         const float *g = t->grad;
         const float decay = t->decay ? 1.0f - lr * o->hp.weight_decay : 1.0f;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)
         for (int64_t k = 0; k < t->numel; k++) {
             float pk = p[k] * decay;
             float mk = b1 * m[k] + (1.0f - b1) * g[k];

@@ -1,3 +1,4 @@
+#include "core/parallel.h"
 #include "train/trainer.h"
 
 #include <cjson/cJSON.h>
@@ -348,13 +349,13 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
         const float *g = gf_model_grads(m);
         const int64_t np = gf_model_num_params(m);
         double ss = 0.0;
-#pragma omp parallel for reduction(+ : ss) schedule(static)
+#pragma omp parallel for reduction(+ : ss) schedule(static) if (np > GF_PAR_MIN)
         for (int64_t i = 0; i < np; i++) ss += (double)g[i] * g[i];
         const double gnorm = sqrt(ss);
         if (o->clip > 0.0f && gnorm > o->clip) {
             const float s = (float)(o->clip / gnorm);
             float *gw = gf_model_grads(m);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (np > GF_PAR_MIN)
             for (int64_t i = 0; i < np; i++) gw[i] *= s;
         }
         gf_adamw_step(opt, m, lr);
