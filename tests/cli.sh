@@ -15,6 +15,8 @@ want="unknown command"; expect 2 "unknown command" "$GF" frobnicate
 for c in info init score train eval generate compare data; do want=; expect 0 "$c --help" "$GF" "$c" --help; done
 want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
+"$GF" --threads 1 --version | grep -q "openmp threads: 1" && pass "--threads 1 sets the thread count" || fail "--threads 1"
+want="--threads expects"; expect 2 "--threads with a bad value" "$GF" --threads 0 info --model grassmann-tiny
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
 want="unknown key \"colour\""; expect 2 "info: --set unknown key" "$GF" info --model grassmann-tiny --set colour=blue
 want="norm.*must be one of"; expect 2 "info: --set bad enum" "$GF" info --model grassmann-tiny --set norm=sideways

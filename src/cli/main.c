@@ -22,7 +22,8 @@ static void usage(FILE *out) {
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
-            "  --version   version, BLAS kernel and thread count\n",
+            "  --version     version, BLAS kernel and thread count\n"
+            "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",
             GF_VERSION);
 }
 
@@ -45,8 +46,35 @@ static void fix_openblas_kernel(char **argv) {
                     "run with OPENBLAS_CORETYPE=%s set\n", want);
 }
 
+/* --threads N (anywhere on the command line, for every command): OpenMP and BLAS threads. Removed
+ * from argv so that the commands never see it. Returns -1 on a bad value. */
+static int take_threads(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        const char *v = NULL;
+        int used = 0;
+        if (!strcmp(argv[i], "--threads") && i + 1 < *argc) v = argv[i + 1], used = 2;
+        else if (!strncmp(argv[i], "--threads=", 10)) v = argv[i] + 10, used = 1;
+        if (!used) continue;
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 1024) {
+            fprintf(stderr, "grassflow: --threads expects a number of threads in [1, 1024], got '%s'\n", v);
+            return -1;
+        }
+#ifdef _OPENMP
+        omp_set_num_threads((int)n);
+#endif
+        gf_blas_set_threads((int)n);
+        for (int k = i; k + used <= *argc; k++) argv[k] = argv[k + used];
+        *argc -= used;
+        i--;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     fix_openblas_kernel(argv);
+    if (take_threads(&argc, argv)) return EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
