@@ -264,6 +264,7 @@ static int check_opts(const gf_train_opts *o, const gf_model *m, int64_t n_train
         return gf_fail("--seq-len %lld is above the model's max_len %lld\nHINT: lower --seq-len or --set max_len=%lld",
                        (long long)o->seq_len, (long long)c->max_len, (long long)o->seq_len);
     if (o->accum < 1) return gf_fail("--accum must be at least 1");
+    if (o->log_every < 1 || o->eval_every < 0) return gf_fail("--log-every must be >= 1 and --eval-every >= 0");
     if (!(o->lr > 0) || !(o->min_lr >= 0) || o->min_lr > o->lr) return gf_fail("need 0 <= --min-lr <= --lr, --lr > 0");
     if (n_blocks(o, n_train) < 1)
         return gf_fail("the training split has %lld tokens, fewer than one block of --seq-len + 1 = %lld",
