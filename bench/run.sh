@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 GF=build/grassflow
 PY=/usr/bin/python3
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
+# PyTorch's OpenMP and its (pthread) OpenBLAS both follow OMP_NUM_THREADS: its best setting here
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX); else out=docs/bench; fi
@@ -49,7 +51,7 @@ train_pair() { # case cfg batch seqlen threads
     local c=$1 cfg=$2 B=$3 L=$4 th=$5
     echo "== train $c (B=$B L=$L, $th threads)" >&2
     record "$c" grassflow "$(OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th" --json)"
-    record "$c" pytorch "$($PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
+    record "$c" pytorch "$(OMP_NUM_THREADS=$th $PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
 }
 for B in $WB; do
     train_pair "train word grassmann B=$B" word-g "$B" $WL 2
@@ -63,7 +65,7 @@ train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
 for mx in grassmann attention; do
     echo "== mixer $mx, L = $LENS" >&2
     record "mixer $mx" grassflow "$("$GF" bench mixer --mixer $mx --seq-lens $LENS --threads 2 --json)"
-    record "mixer $mx" pytorch "$($PY bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --seq-lens $LENS --threads 2 2>/dev/null)"
+    record "mixer $mx" pytorch "$($PY bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --batch 1 --seq-lens $LENS --threads 2 2>/dev/null)"
 done
 
 for m in g t; do
@@ -74,4 +76,4 @@ done
 
 $PY bench/report.py "$res" "$out"
 echo "== wrote $out/README.md" >&2
-[ $smoke = 1 ] && cat "$out/README.md"
+if [ $smoke = 1 ]; then cat "$out/README.md"; fi

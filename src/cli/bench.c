@@ -88,7 +88,7 @@ static int bench_train(int argc, char **argv) {
         default: return cli_usage_error("bench train", "unknown option");
         }
     }
-    if (!mo.vocab) mo.vocab = 33278;
+    if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
     gf_config cfg;
     if ((rc = cli_model_config(&mo, "bench train", &cfg))) return rc;
     set_threads((int)threads);
@@ -280,7 +280,7 @@ static int bench_generate(int argc, char **argv) {
         default: return cli_usage_error("bench generate", "unknown option");
         }
     }
-    if (!mo.vocab) mo.vocab = 33278;
+    if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
     gf_config cfg;
     if ((rc = cli_model_config(&mo, "bench generate", &cfg))) return rc;
     set_threads((int)threads);
