@@ -20,22 +20,6 @@
 
 /* allocations: talloc/falloc/dalloc from testlib, freed by pool_teardown after each test */
 
-static float *fdup(const float *x, int64_t n) {
-    float *y = falloc(n);
-    memcpy(y, x, (size_t)n * sizeof *y);
-    return y;
-}
-
-static double *ddup_f(const float *x, int64_t n) {
-    double *y = dalloc(n);
-    for (int64_t i = 0; i < n; i++) y[i] = x[i];
-    return y;
-}
-
-static void ffill(float *x, int64_t n, float v) {
-    for (int64_t i = 0; i < n; i++) x[i] = v;
-}
-
 /* ---- cases ------------------------------------------------------------------------------------ */
 
 typedef struct {

@@ -27,22 +27,6 @@ static float *frand(int64_t n, uint64_t seed, float lo, float hi) {
     return x;
 }
 
-static float *fdup(const float *x, int64_t n) {
-    float *y = falloc(n);
-    memcpy(y, x, (size_t)n * sizeof *y);
-    return y;
-}
-
-static double *ddup_f(const float *x, int64_t n) {
-    double *y = dalloc(n);
-    for (int64_t i = 0; i < n; i++) y[i] = x[i];
-    return y;
-}
-
-static void ffill(float *x, int64_t n, float v) {
-    for (int64_t i = 0; i < n; i++) x[i] = v;
-}
-
 /* ---- embedding -------------------------------------------------------------------------------- */
 
 typedef struct {

@@ -96,6 +96,22 @@ int pool_teardown(void **state) {
 }
 
 float *falloc(int64_t n) { return talloc((size_t)n * sizeof(float)); }
+
+float *fdup(const float *x, int64_t n) {
+    float *y = falloc(n);
+    memcpy(y, x, (size_t)n * sizeof *y);
+    return y;
+}
+
+double *ddup_f(const float *x, int64_t n) {
+    double *y = dalloc(n);
+    for (int64_t i = 0; i < n; i++) y[i] = x[i];
+    return y;
+}
+
+void ffill(float *x, int64_t n, float v) {
+    for (int64_t i = 0; i < n; i++) x[i] = v;
+}
 double *dalloc(int64_t n) { return talloc((size_t)n * sizeof(double)); }
 
 void pool_release(void) {

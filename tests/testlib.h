@@ -28,6 +28,9 @@ float *falloc(int64_t n);
 double *dalloc(int64_t n);
 int pool_teardown(void **state);
 void pool_release(void); /* at exit: the pool's own array */
+float *fdup(const float *x, int64_t n);      /* pooled copy */
+double *ddup_f(const float *x, int64_t n);   /* pooled copy in double */
+void ffill(float *x, int64_t n, float v);
 /* A path under a fresh temporary directory (created once per process). */
 const char *tl_tmp_path(const char *name);
 
