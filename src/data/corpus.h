@@ -11,7 +11,7 @@ typedef struct gf_corpus {
     gf_tokenizer *tok;
     gf_ids split[3];
     int64_t lines[3];
-    char cache_note[512];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
+    char cache_note[2048];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
 } gf_corpus;
 
 /* spec: a built-in corpus name ("wikitext-2", "tinyshakespeare", found under data_dir) or a path: a
