@@ -117,8 +117,9 @@ const char *cli_cache_dir(void) {
     return buf;
 }
 
-gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok) {
+gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json) {
     *tok = NULL;
+    if (train_json) *train_json = NULL;
     gf_st_file *f = gf_st_read(path);
     gf_model *m = f ? gf_model_from_safetensors(f) : NULL;
     if (!m) {
@@ -144,6 +145,7 @@ gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok) {
             return NULL;
         }
     }
+    if (train_json) *train_json = gf_st_metadata(f, "train");
     gf_st_free(f);
     return m;
 }

@@ -7,7 +7,6 @@
 
 #include "cli/cli.h"
 #include "data/corpus.h"
-#include "io/safetensors.h"
 #include "train/trainer.h"
 
 static void help(void) {
@@ -53,24 +52,23 @@ int cmd_eval(int argc, char **argv) {
     if (si < 0) return cli_usage_error("eval", "--split must be train, valid or test, not '%s'", split);
 
     gf_tokenizer *tok = NULL;
-    gf_model *m = cli_load_checkpoint(ckpt, &tok);
+    char *rj = NULL;
+    gf_model *m = cli_load_checkpoint(ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
     const gf_config *cfg = gf_model_config(m);
     if (tok && tok_spec) {
         gf_model_free(m);
         gf_tokenizer_free(tok);
+        free(rj);
         return cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", ckpt);
     }
     if (!L) {
         /* the training run's block length, if the checkpoint says */
-        gf_st_file *f = gf_st_read(ckpt);
-        char *rj = f ? gf_st_metadata(f, "train") : NULL;
         gf_train_opts o;
         if (rj && gf_train_opts_from_json(rj, ckpt, &o) == 0) L = o.seq_len;
-        free(rj);
-        gf_st_free(f);
         if (!L) L = cfg->max_len;
     }
+    free(rj);
     gf_corpus *c = gf_corpus_load(corpus_spec, cli_data_dir(), tok_spec, tok, no_cache ? NULL : cli_cache_dir());
     rc = EXIT_OK;
     if (!c) {

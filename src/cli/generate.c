@@ -96,7 +96,7 @@ int cmd_generate(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("generate", "unexpected argument '%s'", argv[optind]);
     if (!ckpt) return cli_usage_error("generate", "--ckpt FILE is required");
     gf_tokenizer *tok = NULL;
-    gf_model *m = cli_load_checkpoint(ckpt, &tok);
+    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());
     if (!tok) {
         gf_model_free(m);

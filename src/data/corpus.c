@@ -164,7 +164,8 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
     gf_corpus *c = calloc(1, sizeof *c);
     char *text[3] = {0};
     size_t tlen[3] = {0};
-    unsigned char *raw = NULL;
+    unsigned char *raw[3] = {0};
+    size_t raw_n[3] = {0};
     gf_tokenizer *wp = NULL;
     if (!c || !(c->name = strdup(spec))) {
         gf_fail("out of memory");
@@ -228,12 +229,9 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
         key = gf_hash_bytes(&vh, sizeof vh, key);
     }
     for (int s = 0; s < (single ? 1 : 3); s++) {
-        size_t n;
-        raw = gf_read_file(path[s], MAX_CORPUS, &n);
-        if (!raw) goto fail;
-        key = gf_hash_bytes(raw, n, key);
-        free(raw);
-        raw = NULL;
+        raw[s] = gf_read_file(path[s], MAX_CORPUS, &raw_n[s]);
+        if (!raw[s]) goto fail;
+        key = gf_hash_bytes(raw[s], raw_n[s], key);
     }
     char cpath[1200] = "";
     if (cache_dir && *cache_dir) {
@@ -246,7 +244,8 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
 
     /* read and split */
     for (int s = 0; s < (single ? 1 : 3); s++) {
-        text[s] = gf_read_text(path[s], MAX_CORPUS, &tlen[s]);
+        text[s] = gf_text_from_bytes(path[s], raw[s], raw_n[s], MAX_CORPUS, &tlen[s]);
+        raw[s] = NULL; /* taken over */
         if (!text[s]) goto fail;
     }
     if (single) {
@@ -325,12 +324,11 @@ tokenizer:
             if (!c->tok) goto fail;
         }
     }
-    for (int s = 0; s < 3; s++) free(text[s]);
+    for (int s = 0; s < 3; s++) free(text[s]), free(raw[s]);
     gf_tokenizer_free(wp);
     return c;
 fail:
-    for (int s = 0; s < 3; s++) free(text[s]);
-    free(raw);
+    for (int s = 0; s < 3; s++) free(text[s]), free(raw[s]);
     gf_tokenizer_free(wp);
     gf_corpus_free(c);
     return NULL;

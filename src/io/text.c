@@ -73,15 +73,19 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     return out;
 }
 
-char *gf_read_text(const char *path, size_t max_bytes, size_t *size) {
-    size_t n;
-    unsigned char *raw = gf_read_file(path, max_bytes, &n);
-    if (!raw) return NULL;
+char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t max_bytes, size_t *size) {
     if (!ends_with(path, ".xz")) {
+        raw[n] = '\0';
         *size = n;
         return (char *)raw;
     }
     char *text = xz_decode(path, raw, n, max_bytes, size);
     free(raw);
     return text;
+}
+
+char *gf_read_text(const char *path, size_t max_bytes, size_t *size) {
+    size_t n;
+    unsigned char *raw = gf_read_file(path, max_bytes, &n);
+    return raw ? gf_text_from_bytes(path, raw, n, max_bytes, size) : NULL;
 }
