@@ -59,6 +59,13 @@ assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
 print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(r>1e-5)" "$c" "$p" \
     && pass "char-level eval matches PyTorch" || fail "char-level eval: C $c vs PyTorch $p"
 
+echo "train: the paper's BERT WordPiece vocabulary"
+expect 0 "train with --tokenizer wordpiece" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --out "$tmp/wp" --steps 4 --batch 4 --seq-len 16 --eval-every 0
+v=$("$GF" eval --ckpt "$tmp/wp/last.safetensors" --corpus "$tmp/wt" --split test --json 2>/dev/null)
+echo "$v" | grep -q '"ppl"' && pass "eval of a WordPiece checkpoint uses its stored vocabulary" || fail "wordpiece eval: $v"
+g=$("$GF" generate --ckpt "$tmp/wp/last.safetensors" --prompt "The café" --tokens 5 --temperature 0 2>/dev/null)
+case "$g" in "The café "*) pass "WordPiece generation: $g";; *) fail "wordpiece generate: $g";; esac
+
 echo "train: resume is bit-exact"
 R2="--model hybrid-tiny --set norm=post --corpus tinyshakespeare --steps 24 --batch 4 --seq-len 16 --accum 2 --dropout 0.1 --eval-every 10 --warmup 3"
 "$GF" train $R2 --out "$tmp/ra" >/dev/null 2>&1
