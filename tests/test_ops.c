@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 
+#include "core/fastmath.h"
 #include "core/rng.h"
 #include "ops/ops.h"
 #include "ref_ops.h"
@@ -515,6 +516,25 @@ static void test_elementwise(void **state) {
     }
 }
 
+/* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
+
+static void test_exp_fast(void **state) {
+    (void)state;
+    double worst = 0.0;
+    float at = 0.0f;
+    for (int64_t i = 0; i <= 2000000; i++) {
+        float x = -87.0f + 175.0f * (float)i / 2000000.0f;
+        double want = exp((double)x), got = gf_exp_fast(x), rel = fabs(got - want) / want;
+        if (rel > worst) {
+            worst = rel;
+            at = x;
+        }
+    }
+    if (worst > 4e-7) fail_msg("gf_exp_fast: relative error %.3g at x = %.9g (want <= 4e-7, about 3 ulp)", worst, at);
+    assert_true(gf_exp_fast(-1000.0f) < 1e-37f && gf_exp_fast(-1000.0f) >= 0.0f); /* clamped, no NaN */
+    assert_true(gf_exp_fast(0.0f) == 1.0f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_embed_forward_learned, pool_teardown),
@@ -530,6 +550,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_dropout_mask, pool_teardown),
         cmocka_unit_test_teardown(test_xent, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
+        cmocka_unit_test(test_exp_fast),
     };
     int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
     pool_release();

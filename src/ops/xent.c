@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "core/fastmath.h"
 #include "core/parallel.h"
 #include "ops/ops.h"
 
@@ -10,9 +11,11 @@ int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const in
     for (int64_t n = 0; n < N; n++) {
         const float *z = logits + n * V;
         float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
         for (int64_t v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
         double s = 0.0;
-        for (int64_t v = 0; v < V; v++) s += expf(z[v] - mx);
+#pragma omp simd reduction(+ : s)
+        for (int64_t v = 0; v < V; v++) s += gf_exp_fast(z[v] - mx);
         float l = mx + (float)log(s);
         lse[n] = l;
         if (targets[n] >= 0) {
@@ -35,7 +38,8 @@ void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, i
             continue;
         }
         float l = lse[n];
-        for (int64_t v = 0; v < V; v++) z[v] = scale * expf(z[v] - l);
+#pragma omp simd
+        for (int64_t v = 0; v < V; v++) z[v] = scale * gf_exp_fast(z[v] - l);
         z[targets[n]] -= scale;
     }
 }
