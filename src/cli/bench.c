@@ -19,14 +19,6 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void set_threads(int n) {
-    if (n <= 0) return;
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#endif
-    gf_blas_set_threads(n);
-}
-
 /* Best-of-3 sgemm at n = 2048 (GFLOP/s): the ceiling our utilisation is measured against. */
 static double sgemm_peak(void) {
     const int64_t n = 2048;
@@ -61,10 +53,10 @@ static void machine_json(FILE *f, double peak) {
 
 static int bench_train(int argc, char **argv) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"batch", 1, 0, 'b'}, {"seq-len", 1, 0, 'L'},
-                                             {"steps", 1, 0, 'n'}, {"threads", 1, 0, 't'}, {"json", 0, 0, 'j'},
+                                             {"steps", 1, 0, 'n'}, {"json", 0, 0, 'j'},
                                              {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
-    int64_t B = 8, L = 128, steps = 5, threads = 0;
+    int64_t B = 8, L = 128, steps = 5;
     int json = 0, opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -75,11 +67,10 @@ static int bench_train(int argc, char **argv) {
         case 'b': if ((rc = cli_parse_i64("bench train", "--batch", optarg, 1, 1 << 16, &B))) return rc; break;
         case 'L': if ((rc = cli_parse_i64("bench train", "--seq-len", optarg, 1, 1 << 20, &L))) return rc; break;
         case 'n': if ((rc = cli_parse_i64("bench train", "--steps", optarg, 1, 1 << 20, &steps))) return rc; break;
-        case 't': if ((rc = cli_parse_i64("bench train", "--threads", optarg, 1, 1024, &threads))) return rc; break;
         case 'j': json = 1; break;
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
-                   "                            [--seq-len L] [--steps N] [--threads T] [--json]\n\n"
+                   "                            [--seq-len L] [--steps N] [--json]\n\n"
                    "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step.\n"
                    "Reports tokens/s, the time of each phase, the matmul FLOPs actually issued per step, the\n"
                    "achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
@@ -91,7 +82,6 @@ static int bench_train(int argc, char **argv) {
     if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
     gf_config cfg;
     if ((rc = cli_model_config(&mo, "bench train", &cfg))) return rc;
-    set_threads((int)threads);
     gf_model *m = gf_model_create(&cfg);
     if (!m) return cli_error("%s", gf_last_error());
     gf_model_init(m, 1);
@@ -150,10 +140,10 @@ static int bench_train(int argc, char **argv) {
 
 static int bench_mixer(int argc, char **argv) {
     static const struct option longopts[] = {{"mixer", 1, 0, 'm'}, {"seq-lens", 1, 0, 'L'}, {"batch", 1, 0, 'b'},
-                                             {"reps", 1, 0, 'r'}, {"threads", 1, 0, 't'}, {"set", 1, 0, OPT_SET},
+                                             {"reps", 1, 0, 'r'}, {"set", 1, 0, OPT_SET},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *mixer = "grassmann", *lens = "256,1024,4096,8192";
-    int64_t B = 1, reps = 3, threads = 0;
+    int64_t B = 1, reps = 3;
     cli_model_opts mo = {0};
     int json = 0, opt, rc;
     optind = 1;
@@ -163,12 +153,11 @@ static int bench_mixer(int argc, char **argv) {
         case 'L': lens = optarg; break;
         case 'b': if ((rc = cli_parse_i64("bench mixer", "--batch", optarg, 1, 1 << 16, &B))) return rc; break;
         case 'r': if ((rc = cli_parse_i64("bench mixer", "--reps", optarg, 1, 1000, &reps))) return rc; break;
-        case 't': if ((rc = cli_parse_i64("bench mixer", "--threads", optarg, 1, 1024, &threads))) return rc; break;
         case OPT_SET: if ((rc = cli_model_option(&mo, "bench mixer", opt, optarg)) > 1) return rc; break;
         case 'j': json = 1; break;
         case 'h':
             printf("usage: grassflow bench mixer [--mixer grassmann|attention] [--seq-lens 256,1024,...] [--batch B]\n"
-                   "                            [--reps R] [--threads T] [--set K=V]... [--json]\n\n"
+                   "                            [--reps R] [--set K=V]... [--json]\n\n"
                    "Time one mixer layer alone (d 256, rank 32, offsets 1..16, 4 heads: the 6L models' layer),\n"
                    "forward and backward, best of R, per token; memory per token = the activations it keeps plus\n"
                    "its scratch, in bytes.\n");
@@ -184,7 +173,6 @@ static int bench_mixer(int argc, char **argv) {
     if (!strcmp(mixer, "grassmann")) kind = GF_MIXER_GRASSMANN;
     else if (!strcmp(mixer, "attention")) kind = GF_MIXER_ATTENTION;
     else return cli_usage_error("bench mixer", "--mixer must be grassmann or attention");
-    set_threads((int)threads);
     cfg.mixers[0] = kind;
     const gf_mixer_ops *ops = gf_mixer_get(kind);
     gf_param_spec specs[GF_MIXER_MAX_PARAMS];
@@ -257,10 +245,10 @@ static int bench_mixer(int argc, char **argv) {
 /* ---- bench generate ------------------------------------------------------------------------------------------ */
 
 static int bench_generate(int argc, char **argv) {
-    static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'}, {"threads", 1, 0, 't'},
+    static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
-    int64_t n = 32, threads = 0;
+    int64_t n = 32;
     int json = 0, opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -269,10 +257,9 @@ static int bench_generate(int argc, char **argv) {
         if (h > 1) return h;
         switch (opt) {
         case 'n': if ((rc = cli_parse_i64("bench generate", "--tokens", optarg, 1, 1 << 20, &n))) return rc; break;
-        case 't': if ((rc = cli_parse_i64("bench generate", "--threads", optarg, 1, 1024, &threads))) return rc; break;
         case 'j': json = 1; break;
         case 'h':
-            printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--tokens N] [--threads T]\n"
+            printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--tokens N]\n"
                    "                               [--json]\n\n"
                    "Batch-1 generation speed with the full window (max_len tokens) recomputed for each new token,\n"
                    "as `grassflow generate` does today. --vocab defaults to 33278.\n");
@@ -283,7 +270,6 @@ static int bench_generate(int argc, char **argv) {
     if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
     gf_config cfg;
     if ((rc = cli_model_config(&mo, "bench generate", &cfg))) return rc;
-    set_threads((int)threads);
     gf_model *m = gf_model_create(&cfg);
     if (!m) return cli_error("%s", gf_last_error());
     gf_model_init(m, 1);
@@ -312,7 +298,7 @@ int cmd_bench(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "mixer")) return bench_mixer(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "generate")) return bench_generate(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: grassflow bench train|mixer|generate [options] [--json]   (each has --help)\n");
+        printf("usage: grassflow [--threads T] bench train|mixer|generate [options] [--json]   (each has --help)\n");
         return EXIT_OK;
     }
     return cli_usage_error("bench", "expected a subcommand: train, mixer or generate");
