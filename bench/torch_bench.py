@@ -15,9 +15,62 @@ import sys
 import time
 
 import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch_ref"))
 from model import CausalSelfAttention, GrassmannMixer, build_model  # noqa: E402
+
+
+class LeanGrassmannMixer(GrassmannMixer):
+    """The same function as the reference mixer (same parameters), written for speed in PyTorch.
+
+    All offsets at once and the mean taken before the C -> d projection, as grassflow does. Rows
+    t < D see a zero partner, so their Plucker vector is 0 and 0 / max(0, eps) = 0: no mask is needed.
+    """
+
+    def forward(self, h):
+        B, T, d = h.shape
+        z = self.red(h)
+        offs = [D for D in self.offsets if D < T]
+        if not offs:
+            g = h.new_zeros(B, T, d)
+        else:
+            zp = torch.stack([F.pad(z[:, :T - D, :], (0, 0, D, 0)) for D in offs])  # (K, B, T, r)
+            zt = z.unsqueeze(0)
+            i, j = self.pair_i, self.pair_j
+            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (K, B, T, C)
+            p = p / torch.clamp_min(torch.linalg.norm(p, dim=-1, keepdim=True), self.eps)
+            t = torch.arange(T, device=h.device)
+            cnt = sum((t >= D).to(h.dtype) for D in offs)  # (T,)
+            pbar = p.sum(0) / torch.clamp_min(cnt, 1.0)[None, :, None]
+            g = self.plucker(pbar) * (cnt > 0).to(h.dtype)[None, :, None]
+        a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
+        m = a * h + (1.0 - a) * g
+        return self.out(m) if self.out is not None else m
+
+
+def lean(model):
+    """Swap every reference Grassmann mixer of model for the lean one, parameters kept."""
+    for mod in list(model.modules()):
+        for name, child in list(mod.named_children()):
+            if type(child) is GrassmannMixer:
+                new = LeanGrassmannMixer.__new__(LeanGrassmannMixer)
+                new.__dict__ = child.__dict__
+                setattr(mod, name, new)
+    return model
+
+
+def check_lean():
+    """The lean mixer equals the reference (float64, T shorter and longer than the largest offset)."""
+    torch.manual_seed(0)
+    for T, offs in ((5, [1, 2, 4, 8]), (20, [1, 2, 4, 8, 12, 16]), (12, [16])):
+        ref = GrassmannMixer(16, 4, offs, 1e-8, False).double()
+        fast = lean(torch.nn.Sequential(GrassmannMixer(16, 4, offs, 1e-8, False).double()))[0]
+        fast.load_state_dict(ref.state_dict())
+        x = torch.randn(2, T, 16, dtype=torch.float64)
+        err = (ref(x) - fast(x)).abs().max().item()
+        if err > 1e-12:
+            sys.exit("torch_bench: the lean Grassmann twin differs from the reference by %g" % err)
 
 
 def load_cfg(path):
@@ -26,9 +79,14 @@ def load_cfg(path):
     return obj.get("config", obj)
 
 
+def twin(cfg, a):
+    model = build_model(cfg).float()
+    return lean(model) if a.twin == "lean" else model
+
+
 def bench_train(a, cfg):
     torch.manual_seed(0)
-    model = build_model(cfg).float()
+    model = twin(cfg, a)
     model.train()
     V, B, L = cfg["vocab_size"], a.batch, a.seq_len
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
@@ -50,13 +108,15 @@ def bench_train(a, cfg):
     t = tf + tb + to
     return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
             "tokens_per_s": B * L * a.steps / t, "ms_forward": 1e3 * tf / a.steps, "ms_backward": 1e3 * tb / a.steps,
-            "ms_optimizer": 1e3 * to / a.steps, "threads": torch.get_num_threads(), "torch": torch.__version__}
+            "ms_optimizer": 1e3 * to / a.steps, "threads": torch.get_num_threads(), "torch": torch.__version__, "twin": a.twin}
 
 
 def bench_mixer(a, cfg):
     d = cfg["d_model"]
     if a.mixer == "grassmann":
         mod = GrassmannMixer(d, cfg["rank"], cfg["offsets"][0], cfg["plucker_eps"], cfg["extra_proj"])
+        if a.twin == "lean":
+            mod = lean(torch.nn.Sequential(mod))[0]
     else:
         mod = CausalSelfAttention(d, cfg["n_head"])
     mod = mod.float()
@@ -86,7 +146,7 @@ def bench_mixer(a, cfg):
 
 
 def bench_generate(a, cfg):
-    model = build_model(cfg).float().eval()
+    model = twin(cfg, a).eval()
     W = cfg["max_len"]
     x = torch.randint(0, cfg["vocab_size"], (1, W))
     t = 0.0
@@ -112,7 +172,11 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--twin", default="lean", choices=["lean", "reference"],
+                    help="Grassmann mixer: lean (all offsets at once, mean before projection; default) "
+                         "or the literal test reference (per-offset projection)")
     a = ap.parse_args()
+    check_lean()
     torch.set_num_threads(a.threads)
     cfg = load_cfg(a.config)
     res = {"train": bench_train, "mixer": bench_mixer, "generate": bench_generate}[a.task](a, cfg)

@@ -535,6 +535,32 @@ static void test_exp_fast(void **state) {
     assert_true(gf_exp_fast(0.0f) == 1.0f);
 }
 
+/* ---- fast erf and tanh (GELU) held to libm in double ------------------------------------------- */
+
+static void test_erf_tanh_fast(void **state) {
+    (void)state;
+    double werf = 0.0, wtanh = 0.0;
+    float aterf = 0.0f, attanh = 0.0f;
+    for (int64_t i = 0; i <= 2000000; i++) {
+        float x = -10.0f + 20.0f * (float)i / 2000000.0f;
+        double e = fabs((double)gf_erf_fast(x) - erf((double)x));
+        double t = fabs((double)gf_tanh_fast(x) - tanh((double)x));
+        if (e > werf) werf = e, aterf = x;
+        if (t > wtanh) wtanh = t, attanh = x;
+    }
+    if (werf > 2e-7) fail_msg("gf_erf_fast: absolute error %.3g at x = %.9g (want <= 2e-7)", werf, aterf);
+    if (wtanh > 2.5e-7) fail_msg("gf_tanh_fast: absolute error %.3g at x = %.9g (want <= 2.5e-7)", wtanh, attanh);
+    /* the range joins, the tails and the sign */
+    const float probe[] = {0.0f, 0.999999f, 1.0f, 3.899999f, 3.9f, 50.0f, 1e30f};
+    for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
+        float x = probe[k];
+        assert_true(fabs((double)gf_erf_fast(x) - erf((double)x)) <= 2e-7);
+        assert_true(gf_erf_fast(-x) == -gf_erf_fast(x));
+        assert_true(fabs((double)gf_tanh_fast(x) - tanh((double)x)) <= 2.5e-7);
+        assert_true(fabs((double)gf_tanh_fast(-x) + tanh((double)x)) <= 2.5e-7);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_embed_forward_learned, pool_teardown),
@@ -551,6 +577,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_xent, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
         cmocka_unit_test(test_exp_fast),
+        cmocka_unit_test(test_erf_tanh_fast),
     };
     int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
     pool_release();

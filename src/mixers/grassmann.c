@@ -10,6 +10,7 @@
  * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
 #include <math.h>
 
+#include "core/fastmath.h"
 #include "core/parallel.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
@@ -40,12 +41,12 @@ static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
     return N * cfg->rank + 2 * N * d + (cfg->extra_proj ? N * d : 0);
 }
 
-/* scratch: pbar (N,C) | dpbar (N,C) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) */
+/* scratch: pbar (N,C) | dpbar (N,C) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
+ * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = the layer's number of offsets */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
-    (void)layer;
     (void)n_threads;
-    int64_t N = B * T, d = cfg->d_model;
-    return 2 * N * n_pairs(cfg) + N * cfg->rank + 3 * N * d;
+    int64_t N = B * T, d = cfg->d_model, r = cfg->rank;
+    return 2 * N * n_pairs(cfg) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * cfg->n_offsets[layer] + N);
 }
 
 /* Number of offsets of the layer that look back from position t without leaving the sequence. */
@@ -63,81 +64,179 @@ static void zero_rows_without_offsets(float *x, int64_t d, const int *offs, int 
             for (int64_t k = 0; k < d; k++) x[n * d + k] = 0.0f;
 }
 
-/* pbar (N,C) from z (N,r). Rows with no valid offset are zero. */
+/* The Plücker step in closed form. For one token u = z_t and its partner v = z_{t-D}, with p = u ^ v
+ * (p_ij = u_i v_j - u_j v_i, i < j) and P = u v^T - v u^T its antisymmetric matrix:
+ *   |p|^2 = |u|^2 |v|^2 - (u.v)^2                   (Lagrange's identity; in double, so no cancellation
+ *                                                     worse than the float inputs themselves carry)
+ *   sum_D c_D (u ^ v_D) = u ^ (sum_D c_D v_D)       (bilinearity: one wedge per row, not one per offset)
+ * and for the backward, with q = dL/dpbar of the row and Q its antisymmetric matrix (Q_ij = q_ij, i < j):
+ *   p . q = u^T Q v = -(Q u) . v,   P v = u |v|^2 - v (u.v),   P u = u (u.v) - v |u|^2,
+ *   dp = a q - b p  (a = s/|p|, b = s (p.q)/|p|^3, s = 1/count; a = s/eps, b = 0 below eps)
+ *   du = G v = a Q v - b P v,   dv = -G u = -a Q u + b P u.
+ * So each row costs one wedge forward and two antisymmetric mat-vecs backward, whatever the number of
+ * offsets; the rest is O(r) per offset. tests/test_mixers.c holds this to the literal per-offset
+ * reference in double. */
+
+static double dot_d(const float *a, const float *b, int64_t r) {
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < r; i++) s += (double)a[i] * (double)b[i];
+    return s;
+}
+
+/* Per list entry o of row n (position t): the norm of z_n ^ z_{n-D} (0 when D > t), with u.v in uv[o].
+ * Returns the number of valid entries; *nu = |z_n|^2. */
+static int row_norms(const float *z, int64_t n, int64_t t, int64_t r, const int *offs, int n_offs, double *nrm,
+                     double *uv, double *nu) {
+    const float *u = z + n * r;
+    *nu = dot_d(u, u, r);
+    int cnt = 0;
+    for (int o = 0; o < n_offs; o++) {
+        nrm[o] = uv[o] = 0.0;
+        if (offs[o] > t) continue;
+        const float *v = u - (int64_t)offs[o] * r;
+        double nv = dot_d(v, v, r), w = dot_d(u, v, r), n2 = *nu * nv - w * w;
+        nrm[o] = sqrt(n2 > 0.0 ? n2 : 0.0);
+        uv[o] = w;
+        cnt++;
+    }
+    return cnt;
+}
+
+/* y = Q x for the antisymmetric Q of q (row-major pairs i < j), in double. */
+static void antisym_matvec(const float *q, int64_t r, const double *x, double *y) {
+    for (int64_t i = 0; i < r; i++) y[i] = 0.0;
+    const float *qi = q;
+    for (int64_t i = 0; i < r; i++) {
+        const double xi = x[i];
+        double yi = 0.0;
+        const int64_t len = r - i - 1;
+        const double *xj = x + i + 1;
+        double *yj = y + i + 1;
+#pragma omp simd reduction(+ : yi)
+        for (int64_t k = 0; k < len; k++) {
+            yi += (double)qi[k] * xj[k];
+            yj[k] -= (double)qi[k] * xi;
+        }
+        y[i] += yi;
+        qi += len;
+    }
+}
+
+/* pbar (N,C) from z (N,r): pbar_n = z_n ^ (sum_D z_{n-D} / (count max(|p_D|, eps))). Rows with no valid
+ * offset are zero. */
 static void plucker_mean(float *pbar, const float *z, const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const int64_t r = cfg->rank, C = n_pairs(cfg), N = B * T;
     const int *offs = cfg->offsets[layer];
     const int n_offs = cfg->n_offsets[layer];
-    const float eps = cfg->plucker_eps;
-#pragma omp parallel for schedule(static) if (N * C * n_offs > GF_PAR_MIN)
+    const double eps = cfg->plucker_eps;
+#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
-        const int64_t t = n % T;
+        double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, vbar[256];
         float *pb = pbar + n * C;
-        for (int64_t k = 0; k < C; k++) pb[k] = 0.0f;
         const float *u = z + n * r;
-        int cnt = 0;
+        int cnt = row_norms(z, n, n % T, r, offs, n_offs, nrm, uv, &nu);
+        for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
         for (int o = 0; o < n_offs; o++) {
-            const int64_t D = offs[o];
-            if (D > t) continue;
-            const float *v = z + (n - D) * r;
-            float nrm2 = 0.0f;
-            for (int64_t i = 0; i < r; i++)
-                for (int64_t j = i + 1; j < r; j++) {
-                    float p = u[i] * v[j] - u[j] * v[i];
-                    nrm2 += p * p;
-                }
-            float nrm = sqrtf(nrm2);
-            float inv = 1.0f / (nrm >= eps ? nrm : eps);
-            int64_t k = 0;
-            for (int64_t i = 0; i < r; i++)
-                for (int64_t j = i + 1; j < r; j++, k++) pb[k] += (u[i] * v[j] - u[j] * v[i]) * inv;
-            cnt++;
+            if (offs[o] > n % T) continue;
+            const double c = 1.0 / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
+            const float *v = u - (int64_t)offs[o] * r;
+#pragma omp simd
+            for (int64_t j = 0; j < r; j++) vbar[j] += c * (double)v[j];
         }
-        if (cnt > 1) {
-            float ic = 1.0f / (float)cnt;
-            for (int64_t k = 0; k < C; k++) pb[k] *= ic;
+        for (int64_t i = 0; i < r; i++) {
+            const double ui = u[i], bi = vbar[i];
+            const int64_t len = r - i - 1;
+            const float *uj = u + i + 1;
+            const double *bj = vbar + i + 1;
+#pragma omp simd
+            for (int64_t k = 0; k < len; k++) pb[k] = (float)(ui * bj[k] - (double)uj[k] * bi);
+            pb += len;
         }
     }
 }
 
-/* Gradient of pbar's term p(u, v)/max(|p|, eps) / cnt, given dpb = d(loss)/d(pbar) of that row:
- * adds to du (if non-NULL) and dv (if non-NULL). With G the antisymmetric matrix of dp,
- * du = G v and dv = -G u. */
-static void plucker_grad(const float *dpb, float inv_cnt, const float *u, const float *v, int64_t r,
-                         float eps, float *du, float *dv) {
-    float nrm2 = 0.0f, dot = 0.0f;
-    int64_t k = 0;
-    for (int64_t i = 0; i < r; i++)
-        for (int64_t j = i + 1; j < r; j++, k++) {
-            float p = u[i] * v[j] - u[j] * v[i];
-            nrm2 += p * p;
-            dot += p * dpb[k];
-        }
-    float nrm = sqrtf(nrm2), a, b;
-    if (nrm >= eps) {
-        a = inv_cnt / nrm;
-        b = inv_cnt * dot / (nrm * nrm * nrm);
-    } else {
-        a = inv_cnt / eps;
-        b = 0.0f;
-    }
-    k = 0;
-    for (int64_t i = 0; i < r; i++) {
-        float gi_u = 0.0f, gi_v = 0.0f;
-        for (int64_t j = i + 1; j < r; j++, k++) {
-            float p = u[i] * v[j] - u[j] * v[i];
-            float dp = a * dpb[k] - b * p;
-            if (du) {
-                gi_u += dp * v[j];
-                du[j] -= dp * v[i];
+/* dz (N,r) from dpbar (N,C), in two passes over rows so that no two threads write the same row:
+ * pass 1 gives each row its gradient as the current token of its pairs and saves Q u, |u|^2 and the
+ * per-offset a, b, u.v; pass 2 adds each row's gradient as the earlier token of the rows D after it. */
+static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_config *cfg, int layer,
+                             int64_t B, int64_t T, double *y, double *coef, double *nus) {
+    const int64_t r = cfg->rank, C = n_pairs(cfg), N = B * T;
+    const int *offs = cfg->offsets[layer];
+    const int n_offs = cfg->n_offsets[layer];
+    const double eps = cfg->plucker_eps;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, ud[256], vsum[256], acc[256], qv[256], *yd;
+            const float *u = z + n * r, *q = dpbar + n * C;
+            float *du = dz + n * r;
+            double *cf = coef + n * 3 * n_offs;
+            yd = y + n * r;
+            int cnt = row_norms(z, n, n % T, r, offs, n_offs, nrm, uv, &nu);
+            nus[n] = nu;
+            for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
+            if (cnt == 0) {
+                for (int64_t j = 0; j < r; j++) {
+                    du[j] = 0.0f;
+                    yd[j] = 0.0;
+                }
+                continue;
             }
-            if (dv) {
-                dv[j] += dp * u[i];
-                gi_v -= dp * u[j];
+            for (int64_t j = 0; j < r; j++) {
+                ud[j] = u[j];
+                vsum[j] = acc[j] = 0.0;
             }
+            antisym_matvec(q, r, ud, yd); /* y = Q u */
+            const double s = 1.0 / cnt;
+            for (int o = 0; o < n_offs; o++) {
+                if (offs[o] > n % T) continue;
+                const float *v = u - (int64_t)offs[o] * r;
+                double a, b;
+                if (nrm[o] >= eps) {
+                    double dot = 0.0; /* p.q = -(Q u).v */
+#pragma omp simd reduction(- : dot)
+                    for (int64_t j = 0; j < r; j++) dot -= yd[j] * (double)v[j];
+                    a = s / nrm[o];
+                    b = s * dot / (nrm[o] * nrm[o] * nrm[o]);
+                } else {
+                    a = s / eps;
+                    b = 0.0;
+                }
+                const double bnv = b * dot_d(v, v, r), buv = b * uv[o];
+#pragma omp simd
+                for (int64_t j = 0; j < r; j++) {
+                    vsum[j] += a * (double)v[j];
+                    acc[j] -= bnv * ud[j] - buv * (double)v[j]; /* -b P v */
+                }
+                cf[3 * o] = a;
+                cf[3 * o + 1] = b;
+                cf[3 * o + 2] = uv[o];
+            }
+            antisym_matvec(q, r, vsum, qv); /* Q sum_D a_D v_D */
+            for (int64_t j = 0; j < r; j++) du[j] = (float)(acc[j] + qv[j]);
         }
-        if (du) du[i] += gi_u;
-        if (dv) dv[i] += gi_v;
+        /* implicit barrier: pass 2 reads y, coef and nu of other rows */
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            const int64_t t = n % T;
+            const float *v = z + n * r;
+            float *dv = dz + n * r;
+            double acc[256];
+            for (int64_t j = 0; j < r; j++) acc[j] = 0.0;
+            for (int o = 0; o < n_offs; o++) {
+                const int64_t D = offs[o];
+                if (t + D >= T) continue;
+                const int64_t m = n + D;
+                const double *cf = coef + m * 3 * n_offs + 3 * o, *ym = y + m * r;
+                const float *um = z + m * r;
+                const double a = cf[0], buv = cf[1] * cf[2], bnu = cf[1] * nus[m];
+#pragma omp simd
+                for (int64_t j = 0; j < r; j++) acc[j] += -a * ym[j] + buv * um[j] - bnu * v[j]; /* -a Q u + b P u */
+            }
+            for (int64_t j = 0; j < r; j++) dv[j] += (float)acc[j];
+        }
     }
 }
 
@@ -159,7 +258,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     gf_linear_forward(a, g, d, c->p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
 #pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
     for (int64_t i = 0; i < N * d; i++) {
-        float s = 1.0f / (1.0f + expf(-a[i]));
+        float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
         a[i] = s;
         m[i] = s * inp[i] + (1.0f - s) * g[i];
     }
@@ -174,7 +273,6 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
           *da = dg + N * d;
     const int *offs = cfg->offsets[c->layer];
     const int n_offs = cfg->n_offsets[c->layer];
-    const float eps = cfg->plucker_eps;
 
     const float *dmix = dout;
     if (cfg->extra_proj) {
@@ -200,24 +298,9 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     gf_zero(dpbar, N * C);
     gf_linear_backward(dpbar, C, c->g[P_PLU_W], C, c->g[P_PLU_B], dg, pbar, C, c->p[P_PLU_W], C, N, C, d);
 
-    /* dz, gathered per row so that threads never write the same row: row n receives its share as the
-     * current token of its own pairs and as the earlier token of the pairs of rows n + D. */
-#pragma omp parallel for schedule(static) if (N * C * n_offs > GF_PAR_MIN)
-    for (int64_t n = 0; n < N; n++) {
-        const int64_t t = n % T;
-        float *dzn = dz + n * r;
-        for (int64_t k = 0; k < r; k++) dzn[k] = 0.0f;
-        const float *zn = z + n * r;
-        int cnt = valid_count(offs, n_offs, t);
-        for (int o = 0; o < n_offs; o++) {
-            const int64_t D = offs[o];
-            if (D <= t) plucker_grad(dpbar + n * C, 1.0f / (float)cnt, zn, z + (n - D) * r, r, eps, dzn, NULL);
-            if (t + D < T) {
-                int cm = valid_count(offs, n_offs, t + D);
-                plucker_grad(dpbar + (n + D) * C, 1.0f / (float)cm, z + (n + D) * r, zn, r, eps, NULL, dzn);
-            }
-        }
-    }
+    double *y = (double *)(da + N * d + (16 - (uintptr_t)(da + N * d) / sizeof(float) % 16) % 16);
+    double *coef = y + N * r, *nus = coef + 3 * N * n_offs;
+    plucker_backward(dz, dpbar, z, cfg, c->layer, c->B, T, y, coef, nus);
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
 

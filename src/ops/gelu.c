@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "core/fastmath.h"
 #include "core/parallel.h"
 #include "ops/ops.h"
 
@@ -9,16 +10,16 @@
 
 void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind) {
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
-            out[i] = 0.5f * x * (1.0f + tanhf(GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x)));
+            out[i] = 0.5f * x * (1.0f + gf_tanh_fast(GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x)));
         }
     } else {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
-            out[i] = 0.5f * x * (1.0f + erff(x * GF_INV_SQRT_2));
+            out[i] = 0.5f * x * (1.0f + gf_erf_fast(x * GF_INV_SQRT_2));
         }
     }
 }
@@ -26,20 +27,20 @@ void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind)
 void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n, gf_gelu_kind kind) {
     const int overwrite = dinp == dout;
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             float u = GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
-            float th = tanhf(u);
+            float th = gf_tanh_fast(u);
             float du = GF_SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * x * x);
             float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
             dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
         }
     } else {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
-            float grad = 0.5f * (1.0f + erff(x * GF_INV_SQRT_2)) + x * GF_INV_SQRT_2PI * expf(-0.5f * x * x);
+            float grad = 0.5f * (1.0f + gf_erf_fast(x * GF_INV_SQRT_2)) + x * GF_INV_SQRT_2PI * gf_exp_fast(-0.5f * x * x);
             dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
         }
     }
