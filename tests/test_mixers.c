@@ -339,6 +339,11 @@ static void test_attention(void **state) {
     mc.H = 1;
     mc.T = 6;
     run_case(&mc);
+    /* query blocks of 64 rows: one full block and a partial second one */
+    mc.name = "attention(d=16, H=2, T=70)";
+    mc.H = 2;
+    mc.T = 70;
+    run_case(&mc);
 }
 
 static void test_mixer_get(void **state) {

@@ -1,12 +1,14 @@
 /* Causal multi-head scaled dot-product attention with a fused QKV projection.
  *
- * Per (batch, head), scores for all T x T pairs are formed in a per-thread T x T scratch (never one per
- * head), softmaxed under the causal mask and applied to v; only the row log-sum-exp is saved. The
- * backward recomputes the probabilities from q, k and the saved log-sum-exp (O(T^2 dh) per head, like the
- * forward), so no T x T tensor is kept between passes and no T x T gradient exists per head. */
+ * Per (batch, head), queries go in blocks of QB rows: a block's scores against the keys it may see (the
+ * causal half only: keys 0 .. last query of the block) are formed in a per-thread QB x T scratch,
+ * softmaxed and applied to v; only the row log-sum-exp is saved. The backward recomputes each block's
+ * probabilities from q, k and the saved log-sum-exp, so no T x T tensor exists at any time and the
+ * memory per thread is QB x T, not T x T. */
 #include <math.h>
 
 #include "core/blas.h"
+#include "core/fastmath.h"
 #include "core/parallel.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
@@ -30,33 +32,38 @@ static int64_t a_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
     return 4 * N * d + B * cfg->n_head * T;
 }
 
-/* scratch: per thread 2 (T,T) | do (N,d) | dqkv (N,3d) */
+enum { QB = 64 }; /* query rows per block */
+
+/* scratch: per thread 2 (QB,T) | do (N,d) | dqkv (N,3d) */
 static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)layer;
     int64_t N = B * T, d = cfg->d_model;
-    return (int64_t)n_threads * 2 * T * T + 4 * N * d;
+    return (int64_t)n_threads * 2 * QB * T + 4 * N * d;
 }
 
-/* P (T,T) = causal softmax(scale * q k^T), from the saved lse when `lse_in` is set, else computing and
- * storing it into lse_out. */
-static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t T, int64_t dh, float scale,
-                  const float *lse_in, float *lse_out) {
-    gf_sgemm(false, true, T, T, dh, scale, q, ld, k, ld, 0.0f, P, T);
-    for (int64_t i = 0; i < T; i++) {
-        float *row = P + i * T;
+/* P (nq, kl) = causal softmax(scale * q k^T) for the queries i0 .. i0+nq-1 against keys 0 .. kl-1
+ * (kl = i0 + nq), from the saved lse when `lse_in` is set, else computing and storing it into lse_out. */
+static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
+                  int64_t dh, float scale, const float *lse_in, float *lse_out) {
+    gf_sgemm(false, true, nq, kl, dh, scale, q + i0 * ld, ld, k, ld, 0.0f, P, kl);
+    for (int64_t ii = 0; ii < nq; ii++) {
+        float *row = P + ii * kl;
+        const int64_t len = i0 + ii + 1; /* keys 0 .. i */
         float l;
         if (lse_in) {
-            l = lse_in[i];
+            l = lse_in[i0 + ii];
         } else {
-            float mx = -INFINITY;
-            for (int64_t j = 0; j <= i; j++) mx = row[j] > mx ? row[j] : mx;
-            double s = 0.0;
-            for (int64_t j = 0; j <= i; j++) s += expf(row[j] - mx);
-            l = mx + (float)log(s);
-            lse_out[i] = l;
+            float mx = -INFINITY, s = 0.0f;
+#pragma omp simd reduction(max : mx)
+            for (int64_t j = 0; j < len; j++) mx = row[j] > mx ? row[j] : mx;
+#pragma omp simd reduction(+ : s)
+            for (int64_t j = 0; j < len; j++) s += gf_exp_fast(row[j] - mx);
+            l = mx + logf(s);
+            lse_out[i0 + ii] = l;
         }
-        for (int64_t j = 0; j <= i; j++) row[j] = expf(row[j] - l);
-        for (int64_t j = i + 1; j < T; j++) row[j] = 0.0f;
+#pragma omp simd
+        for (int64_t j = 0; j < len; j++) row[j] = gf_exp_fast(row[j] - l);
+        for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
     }
 }
 
@@ -70,10 +77,13 @@ static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
 #pragma omp parallel for schedule(static) num_threads(c->n_threads)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
-        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * T * T;
+        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T;
         const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
-        probs(P, q, k, 3 * d, T, dh, scale, NULL, lse + bh * T);
-        gf_sgemm(false, false, T, dh, T, 1.0f, P, T, v, 3 * d, 0.0f, o + b * T * d + h * dh, d);
+        for (int64_t i0 = 0; i0 < T; i0 += QB) {
+            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = i0 + nq;
+            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, NULL, lse + bh * T);
+            gf_sgemm(false, false, nq, dh, kl, 1.0f, P, kl, v, 3 * d, 0.0f, o + (b * T + i0) * d + h * dh, d);
+        }
     }
     gf_linear_forward(out, o, d, c->p[P_PROJ_W], d, c->p[P_PROJ_B], N, d, d, 0.0f);
 }
@@ -82,7 +92,7 @@ static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     const gf_config *cfg = c->cfg;
     const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = cfg->n_head, dh = d / H;
     const float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
-    float *dO = c->scratch + (int64_t)c->n_threads * 2 * T * T, *dqkv = dO + N * d;
+    float *dO = c->scratch + (int64_t)c->n_threads * 2 * QB * T, *dqkv = dO + N * d;
     const float scale = 1.0f / sqrtf((float)dh);
 
     gf_zero(dO, N * d);
@@ -91,22 +101,28 @@ static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
 #pragma omp parallel for schedule(static) num_threads(c->n_threads)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
-        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * T * T, *dS = P + T * T;
+        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T, *dS = P + QB * T;
         const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
-        const float *dOh = dO + b * T * d + h * dh;
         float *dq = dqkv + b * T * 3 * d + h * dh, *dk = dq + d, *dv = dq + 2 * d;
-        probs(P, q, k, 3 * d, T, dh, scale, lse + bh * T, NULL);
-        gf_sgemm(true, false, T, dh, T, 1.0f, P, T, dOh, d, 1.0f, dv, 3 * d);      /* dv = P^T dO */
-        gf_sgemm(false, true, T, T, dh, 1.0f, dOh, d, v, 3 * d, 0.0f, dS, T);      /* dP = dO v^T */
-        for (int64_t i = 0; i < T; i++) {                                         /* dS = P (dP - rowdot) */
-            float *pr = P + i * T, *sr = dS + i * T;
-            float dot = 0.0f;
-            for (int64_t j = 0; j <= i; j++) dot += pr[j] * sr[j];
-            for (int64_t j = 0; j <= i; j++) sr[j] = pr[j] * (sr[j] - dot) * scale;
-            for (int64_t j = i + 1; j < T; j++) sr[j] = 0.0f;
+        for (int64_t i0 = 0; i0 < T; i0 += QB) {
+            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = i0 + nq;
+            const float *dOh = dO + (b * T + i0) * d + h * dh;
+            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, lse + bh * T, NULL);
+            gf_sgemm(true, false, kl, dh, nq, 1.0f, P, kl, dOh, d, 1.0f, dv, 3 * d);  /* dv += P^T dO */
+            gf_sgemm(false, true, nq, kl, dh, 1.0f, dOh, d, v, 3 * d, 0.0f, dS, kl);  /* dP = dO v^T */
+            for (int64_t ii = 0; ii < nq; ii++) {                                   /* dS = P (dP - rowdot) */
+                float *pr = P + ii * kl, *sr = dS + ii * kl;
+                const int64_t len = i0 + ii + 1;
+                float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+                for (int64_t j = 0; j < len; j++) dot += pr[j] * sr[j];
+#pragma omp simd
+                for (int64_t j = 0; j < len; j++) sr[j] = pr[j] * (sr[j] - dot) * scale;
+                for (int64_t j = len; j < kl; j++) sr[j] = 0.0f;
+            }
+            gf_sgemm(false, false, nq, dh, kl, 1.0f, dS, kl, k, 3 * d, 1.0f, dq + i0 * 3 * d, 3 * d); /* dq = dS k */
+            gf_sgemm(true, false, kl, dh, nq, 1.0f, dS, kl, q + i0 * 3 * d, 3 * d, 1.0f, dk, 3 * d);  /* dk += dS^T q */
         }
-        gf_sgemm(false, false, T, dh, T, 1.0f, dS, T, k, 3 * d, 1.0f, dq, 3 * d);  /* dq = dS k */
-        gf_sgemm(true, false, T, dh, T, 1.0f, dS, T, q, 3 * d, 1.0f, dk, 3 * d);   /* dk = dS^T q */
     }
     gf_linear_backward(dinp, d, c->g[P_QKV_W], d, c->g[P_QKV_B], dqkv, inp, d, c->p[P_QKV_W], d, N, d, 3 * d);
 }
