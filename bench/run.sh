@@ -8,8 +8,18 @@ cd "$(dirname "$0")/.."
 GF=build/grassflow
 PY=/usr/bin/python3
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
-# PyTorch's OpenMP and its (pthread) OpenBLAS both follow OMP_NUM_THREADS: its best setting here
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+# PyTorch gets the best environment we found for it on this machine (docs/bench/README.md, "The PyTorch
+# twins"): Debian's OpenBLAS in its OpenMP flavour, so that BLAS and PyTorch's own OpenMP ops share one
+# thread pool instead of spinning against each other (pthread flavour, the system default: word
+# transformer-6L B=8 650 tokens/s; OpenMP flavour: 1,000), and jemalloc without decay, so that the
+# 136 MB logits are not returned to the kernel and page-faulted back every step (1,000 -> 1,390).
+TORCH_ENV=()
+omp_blas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+[ -e $omp_blas/libblas.so.3 ] && TORCH_ENV+=("LD_LIBRARY_PATH=$omp_blas")
+jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+[ -e $jemalloc ] && TORCH_ENV+=("LD_PRELOAD=$jemalloc" "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1")
+PYT() { env ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY "$@"; }
 smoke=0
 [ "${1:-}" = "--smoke" ] && smoke=1
 if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX); else out=docs/bench; fi
@@ -35,7 +45,7 @@ if [ $smoke = 1 ]; then
     config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
     WB="2 4"; WL=16; CB=2; CL=32
 else
-    STEPS=5; LENS=256,1024,4096,8192; TOK=16
+    STEPS=8; LENS=256,1024,4096,8192; TOK=16
     # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
     config word-g --model grassmann-6L --vocab 33278 --set dropout=0
     config word-t --model transformer-6L --vocab 33278 --set dropout=0
@@ -51,7 +61,7 @@ train_pair() { # case cfg batch seqlen threads
     local c=$1 cfg=$2 B=$3 L=$4 th=$5
     echo "== train $c (B=$B L=$L, $th threads)" >&2
     record "$c" grassflow "$(OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th" --json)"
-    record "$c" pytorch "$(OMP_NUM_THREADS=$th $PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
+    record "$c" pytorch "$(OMP_NUM_THREADS=$th PYT bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
 }
 for B in $WB; do
     train_pair "train word grassmann B=$B" word-g "$B" $WL 2
@@ -65,14 +75,25 @@ train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
 for mx in grassmann attention; do
     echo "== mixer $mx, L = $LENS" >&2
     record "mixer $mx" grassflow "$("$GF" bench mixer --mixer $mx --seq-lens $LENS --threads 2 --json)"
-    record "mixer $mx" pytorch "$($PY bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --batch 1 --seq-lens $LENS --threads 2 2>/dev/null)"
+    record "mixer $mx" pytorch "$(PYT bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --batch 1 --seq-lens $LENS --threads 2 2>/dev/null)"
 done
 
 for m in g t; do
     echo "== generate word-$m" >&2
     record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --tokens $TOK --threads 2 --json)"
-    record "generate word-$m" pytorch "$($PY bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
+    record "generate word-$m" pytorch "$(PYT bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
 done
+
+# perf profiles of the training cases with targets (the report links them from every target not met)
+if [ $smoke = 0 ] && command -v perf >/dev/null; then
+    echo "== perf profiles" >&2
+    wargs=(--config "$cfgdir/word-g.cfg.json" --batch 32 --seq-len $WL --steps 4)
+    bash bench/profile.sh "$out/profile-word-grassmann.txt" 2 "${wargs[@]}"
+    bash bench/profile.sh "$out/profile-word-grassmann-1-thread.txt" 1 "${wargs[@]}"
+    bash bench/profile.sh "$out/profile-word-transformer.txt" 2 --config "$cfgdir/word-t.cfg.json" --batch 32 --seq-len $WL --steps 4
+    bash bench/profile.sh "$out/profile-char-grassmann.txt" 2 --config "$cfgdir/char-g.cfg.json" --batch $CB --seq-len $CL --steps 20
+    bash bench/profile.sh "$out/profile-char-transformer.txt" 2 --config "$cfgdir/char-t.cfg.json" --batch $CB --seq-len $CL --steps 20
+fi
 
 $PY bench/report.py "$res" "$out"
 echo "== wrote $out/README.md" >&2

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import sys
 import time
 
@@ -92,7 +93,7 @@ def bench_train(a, cfg):
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
     x = torch.randint(0, V, (B, L))
     y = torch.randint(0, V, (B, L))
-    tf = tb = to = 0.0
+    ts, tfs, tbs, tos = [], [], [], []
     for s in range(-1, a.steps):
         t0 = time.perf_counter()
         logits = model(x)
@@ -103,12 +104,19 @@ def bench_train(a, cfg):
         t2 = time.perf_counter()
         opt.step()
         t3 = time.perf_counter()
-        if s >= 0:
-            tf, tb, to = tf + t1 - t0, tb + t2 - t1, to + t3 - t2
-    t = tf + tb + to
+        if s >= 0:  # medians over the steps, like `grassflow bench train`
+            ts.append(t3 - t0), tfs.append(t1 - t0), tbs.append(t2 - t1), tos.append(t3 - t2)
+    med = statistics.median
     return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
-            "tokens_per_s": B * L * a.steps / t, "ms_forward": 1e3 * tf / a.steps, "ms_backward": 1e3 * tb / a.steps,
-            "ms_optimizer": 1e3 * to / a.steps, "threads": torch.get_num_threads(), "torch": torch.__version__, "twin": a.twin}
+            "tokens_per_s": B * L / med(ts), "ms_forward": 1e3 * med(tfs), "ms_backward": 1e3 * med(tbs),
+            "ms_optimizer": 1e3 * med(tos), "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "twin": a.twin, "env": twin_env()}
+
+
+def twin_env():
+    """The environment PyTorch ran in (bench/run.sh gives it its best one; see docs/bench/README.md)."""
+    keys = ("OPENBLAS_CORETYPE", "LD_LIBRARY_PATH", "LD_PRELOAD", "MALLOC_CONF", "OMP_NUM_THREADS")
+    return " ".join("%s=%s" % (k, os.environ[k]) for k in keys if os.environ.get(k))
 
 
 def bench_mixer(a, cfg):

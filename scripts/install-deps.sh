@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Install what grassflow needs on Debian 12 (or Ubuntu) and is missing: compiler, OpenBLAS (both
-# flavours: the OpenMP one is what grassflow links), libcjson, cmocka, liblzma, and PyTorch for the
-# parity tests. Safe to run again: it only installs what is absent.
+# flavours: the OpenMP one is what grassflow links), libcjson, cmocka, liblzma, PyTorch for the parity
+# tests, and jemalloc, which bench/run.sh gives the PyTorch twins. Safe to run again: it only installs
+# what is absent.
 set -euo pipefail
 pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev
-      python3-torch python3-numpy)
+      python3-torch python3-numpy libjemalloc2)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
