@@ -41,6 +41,7 @@ class LeanGrassmannMixer(GrassmannMixer):
             i, j = self.pair_i, self.pair_j
             p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (K, B, T, C)
             p = p / torch.clamp_min(torch.linalg.norm(p, dim=-1, keepdim=True), self.eps)
+            p = torch.where((zt == zp).all(dim=-1, keepdim=True), torch.zeros_like(p), p)  # identical partner
             t = torch.arange(T, device=h.device)
             cnt = sum((t >= D).to(h.dtype) for D in offs)  # (T,)
             pbar = p.sum(0) / torch.clamp_min(cnt, 1.0)[None, :, None]

@@ -53,7 +53,9 @@ void gf_set_parallel_threshold(int64_t n);
 typedef enum { GF_MIXER_GRASSMANN = 0, GF_MIXER_ATTENTION = 1, GF_MIXER_KINDS } gf_mixer_kind;
 typedef enum { GF_NORM_PRE = 0, GF_NORM_POST = 1 } gf_norm;
 typedef enum { GF_GELU_ERF = 0, GF_GELU_TANH = 1 } gf_gelu_kind;
-typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1 } gf_pos_kind;
+/* learned: a max_len x d table (the length limit); sinusoidal: computed for any position; none: no
+ * position signal at all (a Grassmann layer is order-aware through its offsets) */
+typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2 } gf_pos_kind;
 
 typedef struct gf_config {
     int64_t vocab_size, d_model, n_layer, n_head, d_ff, max_len, rank;
@@ -143,6 +145,35 @@ int gf_model_save(const gf_model *m, const char *path);
 int gf_model_save_meta(const gf_model *m, const char *path, const char *const *keys, const char *const *vals,
                        int n);
 gf_model *gf_model_load(const char *path);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Streaming inference: feed tokens one at a time, get the next-token logits.                       */
+/*                                                                                                  */
+/*     gf_stream *s = gf_stream_create(m);            // m: a loaded model; it must outlive s      */
+/*     for (i = 0; i < n; i++) logits = gf_stream_step(s, prompt[i]);                              */
+/*     next = argmax(logits, V); logits = gf_stream_step(s, next); ...                             */
+/*     gf_stream_free(s);                                                                           */
+/*                                                                                                  */
+/* A Grassmann layer keeps only the reduced vectors of the last max-offset positions (a ring of     */
+/* max_offset x rank floats): constant memory and time per token however long the text. An          */
+/* attention layer keeps a KV cache of 2 d floats per position (hybrids keep both). With pos        */
+/* "sinusoidal" or "none" there is no length limit; with "learned" the limit is max_len. The logits */
+/* equal those of gf_model_forward on the same prefix (tests/test_stream.c).                        */
+
+typedef struct gf_stream gf_stream;
+
+gf_stream *gf_stream_create(const gf_model *m);
+/* Consume one token at the next position; returns the logits (vocab_size floats) for the token after
+ * it, valid until the next call, or NULL (gf_last_error) for a token outside the vocabulary or a
+ * position past max_len with learned positions. A failed step leaves the state unchanged. */
+const float *gf_stream_step(gf_stream *s, int32_t token);
+/* Back to position 0 (keeps the memory). */
+void gf_stream_reset(gf_stream *s);
+/* Tokens consumed since creation or the last reset. */
+int64_t gf_stream_pos(const gf_stream *s);
+/* Bytes of context state held (rings, KV caches): flat for Grassmann, growing with attention. */
+size_t gf_stream_state_bytes(const gf_stream *s);
+void gf_stream_free(gf_stream *s);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* AdamW                                                                                             */

@@ -12,7 +12,7 @@ fi
 make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" >/dev/null
 out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
-# name  batch  seq_len  ignored-tail
+# name  batch  seq_len  ignored-tail (the *_long cases run past max_len: positions none / sinusoidal)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -23,6 +23,8 @@ hybrid_post_extra 2 17 0
 grassmann_extra_proj 2 20 0
 grassmann_schedule 2 12 0
 misc_untied_tanh_sinusoidal 3 9 2
+grassmann_pos_none_long 2 40 0
+transformer_sinusoidal_long 2 30 0
 "
 fail=0
 while read -r name B T ign; do

@@ -144,14 +144,15 @@ static void run_case(const mix_case *mc) {
     float *inp = falloc(N * d);
     tl_fill_uniform(inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
     if (mc->parallel) {
-        /* red.bias 0 and dyadic red.weight / h; then b=0: h3 = 2 h2, h5 = -h2/2; b=1: h1 = h0 */
+        /* red.bias 0 and dyadic red.weight / h; then b=0: h3 = 2 h2, h5 = -h2/2; b=1: h1 = -h0 (parallel,
+         * not identical: an identical partner is skipped, tests/test_model.c) */
         fill_dyadic(p[0], numel[0], mc->seed + 1000, 0.125f, 4);
         ffill(p[1], numel[1], 0.0f);
         fill_dyadic(inp, N * d, mc->seed + 3000, 0.125f, 8);
         for (int64_t k = 0; k < d; k++) {
             inp[3 * d + k] = 2.0f * inp[2 * d + k];
             inp[5 * d + k] = -0.5f * inp[2 * d + k];
-            inp[(T + 1) * d + k] = inp[T * d + k];
+            inp[(T + 1) * d + k] = -inp[T * d + k];
         }
     }
     float *dout = falloc(N * d), *pre_inp = falloc(N * d);
@@ -306,7 +307,7 @@ static void test_grassmann_repeated_offsets(void **state) {
 
 static void test_grassmann_parallel_eps(void **state) {
     (void)state;
-    /* z_3 = 2 z_2, z_5 = -z_2/2 (batch 0) and z_1 = z_0 (batch 1): p = 0 < eps for (t=3, D=1), (t=5, D=3)
+    /* z_3 = 2 z_2, z_5 = -z_2/2 (batch 0) and z_1 = -z_0 (batch 1): p = 0 < eps for (t=3, D=1), (t=5, D=3)
      * and (t=1, D=1), so phat = p / eps there, alone (t=1) or averaged with an unclamped pair (t=3, 5).
      * The finite differences stay inside the clamp (|p| ~ 1e-6 << eps), where phat = p / eps is smooth. */
     mix_case mc =

@@ -67,6 +67,49 @@ static void fd_check(const char *preset, const char *const *sets) {
     gf_model_free(m);
 }
 
+/* pos "none": the same token at an offset gives layer 0 identical reduced vectors, p = 0 for every
+ * parameter value. The gradient must be the total derivative (finite differences of the loss move both
+ * rows together), not the literal +-(1/eps) Q v pair that cancels only up to float rounding. */
+static void test_identical_partner(void **state) {
+    (void)state;
+    const char *sets[] = {"pos=none", NULL};
+    gf_model *m = make("grassmann-tiny", sets, 5);
+    const int64_t B = 1, T = 12;
+    int32_t in[12] = {5, 5, 9, 5, 9, 9, 3, 5, 1, 2, 3, 5}, tg[12];
+    for (int i = 0; i < 12; i++) tg[i] = (i * 7 + 3) % 64;
+    loss_at(m, in, tg, B, T);
+    gf_model_zero_grad(m);
+    assert_int_equal(gf_model_backward(m), 0);
+    float *p = gf_model_params(m), *g = gf_model_grads(m);
+    const char *names[] = {"blocks.0.mix.red.weight", "blocks.0.mix.red.bias", "blocks.0.ln1.weight", "tok_emb.weight"};
+    for (int ni = 0; ni < 4; ni++) {
+        const gf_tensor_info *t = gf_model_find_tensor(m, names[ni]);
+        assert_non_null(t);
+        for (int pick = 0; pick < 3; pick++) { /* the largest gradient and two fixed entries */
+            int64_t k = 0;
+            if (pick == 0) {
+                for (int64_t q = 1; q < t->numel; q++)
+                    if (fabsf(t->grad[q]) > fabsf(t->grad[k])) k = q;
+            } else {
+                k = (int64_t)(gf_rand64(77, (uint64_t)(ni * 3 + pick)) % (uint64_t)t->numel);
+            }
+            if (ni == 3) k = 5 * t->shape[1] + k % t->shape[1]; /* token 5's embedding row */
+            int64_t i = t->offset + k;
+            float save = p[i], h = 1e-3f;
+            p[i] = save + h;
+            double lp = loss_at(m, in, tg, B, T);
+            p[i] = save - h;
+            double lm = loss_at(m, in, tg, B, T);
+            p[i] = save;
+            double fd = (lp - lm) / (2.0 * h), an = g[i];
+            if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
+                fail_msg("identical partners (pos none): %s[%lld]: analytic %.6g vs finite difference %.6g", names[ni],
+                         (long long)k, an, fd);
+        }
+    }
+    gf_model_free(m);
+}
+
 static void test_dropout_gradients(void **state) {
     (void)state;
     const char *pre[] = {"dropout=0.3", NULL}, *post[] = {"dropout=0.3", "norm=post", NULL},
@@ -173,7 +216,8 @@ static void test_input_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dropout_gradients), cmocka_unit_test(test_dropout_determinism),
+        cmocka_unit_test(test_dropout_gradients),
+        cmocka_unit_test(test_identical_partner), cmocka_unit_test(test_dropout_determinism),
         cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

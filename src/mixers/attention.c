@@ -127,6 +127,54 @@ static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     gf_linear_backward(dinp, d, c->g[P_QKV_W], d, c->g[P_QKV_B], dqkv, inp, d, c->p[P_QKV_W], d, N, d, 3 * d);
 }
 
+/* ---- streaming: a KV cache ----------------------------------------------------------------------------- */
+
+/* state: per position, k (d) then v (d): appending positions only appends floats */
+static int64_t a_state_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)layer;
+    return cap * 2 * cfg->d_model;
+}
+
+/* step scratch: qkv (3d) | o (d) | scores (H, cap) */
+static int64_t a_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)layer;
+    return 4 * cfg->d_model + cfg->n_head * cap;
+}
+
+static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
+    const gf_config *cfg = s->cfg;
+    const int64_t d = cfg->d_model, H = cfg->n_head, dh = d / H, n = s->pos + 1;
+    float *qkv = s->scratch, *o = qkv + 3 * d, *sc = o + d;
+    const float scale = 1.0f / sqrtf((float)dh);
+    gf_linear_forward(qkv, inp, d, s->p[P_QKV_W], d, s->p[P_QKV_B], 1, d, 3 * d, 0.0f);
+    float *kv = s->state + s->pos * 2 * d;
+    for (int64_t j = 0; j < 2 * d; j++) kv[j] = qkv[d + j];
+    /* the same arithmetic as probs() and the P v product of the batch forward, one query row */
+#pragma omp parallel for schedule(static) if (n * d > GF_PAR_MIN)
+    for (int64_t h = 0; h < H; h++) {
+        const float *q = qkv + h * dh;
+        float *row = sc + h * s->cap, mx = -INFINITY, sum = 0.0f;
+        for (int64_t j = 0; j < n; j++) {
+            const float *k = s->state + j * 2 * d + h * dh;
+            float dot = 0.0f;
+            for (int64_t e = 0; e < dh; e++) dot += q[e] * k[e];
+            row[j] = scale * dot;
+            mx = row[j] > mx ? row[j] : mx;
+        }
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < n; j++) sum += gf_exp_fast(row[j] - mx);
+        const float l = mx + logf(sum);
+        float *oh = o + h * dh;
+        for (int64_t e = 0; e < dh; e++) oh[e] = 0.0f;
+        for (int64_t j = 0; j < n; j++) {
+            const float pj = gf_exp_fast(row[j] - l), *v = s->state + j * 2 * d + d + h * dh;
+#pragma omp simd
+            for (int64_t e = 0; e < dh; e++) oh[e] += pj * v[e];
+        }
+    }
+    gf_linear_forward(out, o, d, s->p[P_PROJ_W], d, s->p[P_PROJ_B], 1, d, d, 0.0f);
+}
+
 const gf_mixer_ops gf_mixer_attention = {
     .name = "attention",
     .param_specs = a_param_specs,
@@ -134,4 +182,7 @@ const gf_mixer_ops gf_mixer_attention = {
     .scratch_floats = a_scratch_floats,
     .forward = a_forward,
     .backward = a_backward,
+    .state_floats = a_state_floats,
+    .step_scratch_floats = a_step_scratch_floats,
+    .step = a_step,
 };

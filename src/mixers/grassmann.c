@@ -9,6 +9,7 @@
  * no valid offset are zeroed), so one GEMM serves all offsets. The Plücker tensor is never stored: the
  * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
 #include <math.h>
+#include <string.h>
 
 #include "core/fastmath.h"
 #include "core/parallel.h"
@@ -84,23 +85,37 @@ static double dot_d(const float *a, const float *b, int64_t r) {
     return s;
 }
 
-/* Per list entry o of row n (position t): the norm of z_n ^ z_{n-D} (0 when D > t), with u.v in uv[o].
- * Returns the number of valid entries; *nu = |z_n|^2. */
-static int row_norms(const float *z, int64_t n, int64_t t, int64_t r, const int *offs, int n_offs, double *nrm,
-                     double *uv, double *nu) {
-    const float *u = z + n * r;
-    *nu = dot_d(u, u, r);
+/* The partners of row n (position t): vs[o] = z_{n-D_o}, NULL where D_o > t. Returns how many exist. */
+static int partners(const float *z, int64_t n, int64_t t, int64_t r, const int *offs, int n_offs,
+                    const float **vs) {
     int cnt = 0;
     for (int o = 0; o < n_offs; o++) {
-        nrm[o] = uv[o] = 0.0;
-        if (offs[o] > t) continue;
-        const float *v = u - (int64_t)offs[o] * r;
-        double nv = dot_d(v, v, r), w = dot_d(u, v, r), n2 = *nu * nv - w * w;
-        nrm[o] = sqrt(n2 > 0.0 ? n2 : 0.0);
-        uv[o] = w;
-        cnt++;
+        vs[o] = offs[o] <= t ? z + (n - offs[o]) * r : NULL;
+        cnt += vs[o] != NULL;
     }
     return cnt;
+}
+
+/* A partner identical to the token (bitwise) gives p = 0 exactly, which in a model only happens when both
+ * come from the same computation on the same input: the same token at offset D in layer 0 with pos
+ * "none". Then p is 0 for every value of the parameters, so the pair contributes nothing forward and its
+ * total derivative is exactly 0. Its literal gradient through p / eps is +-(1/eps) Q v on the two rows,
+ * which cancels in every parameter gradient, but in float32 only up to rounding of order 1e8 ulp; so
+ * such a pair is skipped outright (docs/model.md). A parallel but different partner keeps the literal
+ * p / eps rule. */
+static int identical(const float *u, const float *v, int64_t r) { return !memcmp(u, v, (size_t)r * sizeof *u); }
+
+/* Per list entry o: the norm of u ^ vs[o] and u.vs[o] (0 where vs[o] is NULL); *nu = |u|^2. */
+static void row_norms(const float *u, const float *const *vs, int n_offs, int64_t r, double *nrm, double *uv,
+                      double *nu) {
+    *nu = dot_d(u, u, r);
+    for (int o = 0; o < n_offs; o++) {
+        nrm[o] = uv[o] = 0.0;
+        if (!vs[o]) continue;
+        double nv = dot_d(vs[o], vs[o], r), w = dot_d(u, vs[o], r), n2 = *nu * nv - w * w;
+        nrm[o] = sqrt(n2 > 0.0 ? n2 : 0.0);
+        uv[o] = w;
+    }
 }
 
 /* y = Q x for the antisymmetric Q of q (row-major pairs i < j), in double. */
@@ -123,36 +138,39 @@ static void antisym_matvec(const float *q, int64_t r, const double *x, double *y
     }
 }
 
-/* pbar (N,C) from z (N,r): pbar_n = z_n ^ (sum_D z_{n-D} / (count max(|p_D|, eps))). Rows with no valid
- * offset are zero. */
+/* One row of pbar (C): u ^ (sum_o vs[o] / (cnt max(|u ^ vs[o]|, eps))), zero when cnt = 0. */
+static void plucker_row(float *pb, const float *u, const float *const *vs, int n_offs, int cnt, int64_t r, double eps) {
+    double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, vbar[256];
+    row_norms(u, vs, n_offs, r, nrm, uv, &nu);
+    for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
+    for (int o = 0; o < n_offs; o++) {
+        if (!vs[o] || identical(u, vs[o], r)) continue;
+        const double c = 1.0 / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
+        const float *v = vs[o];
+#pragma omp simd
+        for (int64_t j = 0; j < r; j++) vbar[j] += c * (double)v[j];
+    }
+    for (int64_t i = 0; i < r; i++) {
+        const double ui = u[i], bi = vbar[i];
+        const int64_t len = r - i - 1;
+        const float *uj = u + i + 1;
+        const double *bj = vbar + i + 1;
+#pragma omp simd
+        for (int64_t k = 0; k < len; k++) pb[k] = (float)(ui * bj[k] - (double)uj[k] * bi);
+        pb += len;
+    }
+}
+
+/* pbar (N,C) from z (N,r), row by row. Rows with no valid offset are zero. */
 static void plucker_mean(float *pbar, const float *z, const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const int64_t r = cfg->rank, C = n_pairs(cfg), N = B * T;
     const int *offs = cfg->offsets[layer];
     const int n_offs = cfg->n_offsets[layer];
-    const double eps = cfg->plucker_eps;
 #pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
-        double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, vbar[256];
-        float *pb = pbar + n * C;
-        const float *u = z + n * r;
-        int cnt = row_norms(z, n, n % T, r, offs, n_offs, nrm, uv, &nu);
-        for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
-        for (int o = 0; o < n_offs; o++) {
-            if (offs[o] > n % T) continue;
-            const double c = 1.0 / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
-            const float *v = u - (int64_t)offs[o] * r;
-#pragma omp simd
-            for (int64_t j = 0; j < r; j++) vbar[j] += c * (double)v[j];
-        }
-        for (int64_t i = 0; i < r; i++) {
-            const double ui = u[i], bi = vbar[i];
-            const int64_t len = r - i - 1;
-            const float *uj = u + i + 1;
-            const double *bj = vbar + i + 1;
-#pragma omp simd
-            for (int64_t k = 0; k < len; k++) pb[k] = (float)(ui * bj[k] - (double)uj[k] * bi);
-            pb += len;
-        }
+        const float *vs[GF_MAX_OFFSETS];
+        int cnt = partners(z, n, n % T, r, offs, n_offs, vs);
+        plucker_row(pbar + n * C, z + n * r, vs, n_offs, cnt, r, cfg->plucker_eps);
     }
 }
 
@@ -170,11 +188,13 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < N; n++) {
             double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, ud[256], vsum[256], acc[256], qv[256], *yd;
+            const float *vs[GF_MAX_OFFSETS];
             const float *u = z + n * r, *q = dpbar + n * C;
             float *du = dz + n * r;
             double *cf = coef + n * 3 * n_offs;
             yd = y + n * r;
-            int cnt = row_norms(z, n, n % T, r, offs, n_offs, nrm, uv, &nu);
+            int cnt = partners(z, n, n % T, r, offs, n_offs, vs);
+            row_norms(u, vs, n_offs, r, nrm, uv, &nu);
             nus[n] = nu;
             for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
             if (cnt == 0) {
@@ -191,8 +211,8 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
             antisym_matvec(q, r, ud, yd); /* y = Q u */
             const double s = 1.0 / cnt;
             for (int o = 0; o < n_offs; o++) {
-                if (offs[o] > n % T) continue;
-                const float *v = u - (int64_t)offs[o] * r;
+                if (!vs[o] || identical(u, vs[o], r)) continue; /* coefficients stay 0 */
+                const float *v = vs[o];
                 double a, b;
                 if (nrm[o] >= eps) {
                     double dot = 0.0; /* p.q = -(Q u).v */
@@ -240,6 +260,22 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
     }
 }
 
+/* a = sigmoid(gate([h; g])), m = a*h + (1-a)*g, out = extra_proj ? out(m) : m (m may be out), N rows. */
+static void gate_forward(float *const *p, const gf_config *cfg, float *out, float *a, float *m, const float *inp,
+                         const float *g, int64_t N) {
+    const int64_t d = cfg->d_model;
+    /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
+    gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
+    gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
+    for (int64_t i = 0; i < N * d; i++) {
+        float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
+        a[i] = s;
+        m[i] = s * inp[i] + (1.0f - s) * g[i];
+    }
+    if (cfg->extra_proj) gf_linear_forward(out, m, d, p[P_OUT_W], d, p[P_OUT_B], N, d, d, 0.0f);
+}
+
 static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const gf_config *cfg = c->cfg;
     const int64_t N = c->B * c->T, T = c->T, d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg);
@@ -253,16 +289,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     gf_linear_forward(g, pbar, C, c->p[P_PLU_W], C, c->p[P_PLU_B], N, C, d, 0.0f);
     /* no offset looks back from the first positions: there g = 0 (not the bias) */
     zero_rows_without_offsets(g, d, offs, n_offs, N, T);
-    /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
-    gf_linear_forward(a, inp, d, c->p[P_GATE_W], 2 * d, c->p[P_GATE_B], N, d, d, 0.0f);
-    gf_linear_forward(a, g, d, c->p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
-#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
-    for (int64_t i = 0; i < N * d; i++) {
-        float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
-        a[i] = s;
-        m[i] = s * inp[i] + (1.0f - s) * g[i];
-    }
-    if (cfg->extra_proj) gf_linear_forward(out, m, d, c->p[P_OUT_W], d, c->p[P_OUT_B], N, d, d, 0.0f);
+    gate_forward(c->p, cfg, out, a, m, inp, g, N);
 }
 
 static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
@@ -304,6 +331,51 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
 
+/* ---- streaming: a ring of the last max-offset reduced vectors, whatever the position ---------------- */
+
+static int max_offset(const gf_config *cfg, int layer) {
+    int mx = 1;
+    for (int o = 0; o < cfg->n_offsets[layer]; o++) mx = cfg->offsets[layer][o] > mx ? cfg->offsets[layer][o] : mx;
+    return mx;
+}
+
+/* state: z of positions pos-K .. pos-1 in a ring of K = max offset slots (slot = position mod K) */
+static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)cap;
+    return (int64_t)max_offset(cfg, layer) * cfg->rank;
+}
+
+/* step scratch: z (r) | pbar (C) | g (d) | a (d) | m (d) */
+static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)layer;
+    (void)cap;
+    return cfg->rank + n_pairs(cfg) + 3 * cfg->d_model;
+}
+
+static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
+    const gf_config *cfg = s->cfg;
+    const int64_t d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg), K = max_offset(cfg, s->layer);
+    const int *offs = cfg->offsets[s->layer];
+    const int n_offs = cfg->n_offsets[s->layer];
+    float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = cfg->extra_proj ? a + d : out;
+    gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
+    const float *vs[GF_MAX_OFFSETS];
+    int cnt = 0;
+    for (int o = 0; o < n_offs; o++) {
+        vs[o] = offs[o] <= s->pos ? s->state + (s->pos - offs[o]) % K * r : NULL;
+        cnt += vs[o] != NULL;
+    }
+    if (cnt) {
+        plucker_row(pbar, z, vs, n_offs, cnt, r, cfg->plucker_eps);
+        gf_linear_forward(g, pbar, C, s->p[P_PLU_W], C, s->p[P_PLU_B], 1, C, d, 0.0f);
+    } else {
+        gf_zero(g, d); /* no offset looks back from here: g = 0 (not the bias) */
+    }
+    /* only now overwrite the oldest slot: offset K reads it above */
+    for (int64_t j = 0; j < r; j++) s->state[s->pos % K * r + j] = z[j];
+    gate_forward(s->p, cfg, out, a, m, inp, g, 1);
+}
+
 const gf_mixer_ops gf_mixer_grassmann = {
     .name = "grassmann",
     .param_specs = g_param_specs,
@@ -311,4 +383,7 @@ const gf_mixer_ops gf_mixer_grassmann = {
     .scratch_floats = g_scratch_floats,
     .forward = g_forward,
     .backward = g_backward,
+    .state_floats = g_state_floats,
+    .step_scratch_floats = g_step_scratch_floats,
+    .step = g_step,
 };

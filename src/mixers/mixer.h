@@ -36,6 +36,18 @@ typedef struct gf_mixer_call {
     int n_threads;    /* threads the scratch was sized for */
 } gf_mixer_call;
 
+/* One streaming step of a mixer on one layer (src/infer/stream.c): the new position's output from its
+ * input and what the mixer kept from earlier positions in `state`. */
+typedef struct gf_mixer_step {
+    const gf_config *cfg;
+    int layer;
+    int64_t pos;      /* 0-based position of the new token; pos < cap */
+    int64_t cap;      /* positions the state is sized for */
+    float *const *p;  /* parameters, in the order of param_specs */
+    float *state;     /* state_floats(cap) floats, zeroed at reset; the step updates it */
+    float *scratch;   /* step_scratch_floats(cap) floats */
+} gf_mixer_step;
+
 typedef struct gf_mixer_ops {
     const char *name;
     /* Writes the parameter specs, returns how many (<= GF_MIXER_MAX_PARAMS). */
@@ -46,6 +58,13 @@ typedef struct gf_mixer_ops {
     void (*forward)(const gf_mixer_call *c, float *out, const float *inp);
     /* dinp (B,T,d) += d(out)/d(inp)^T dout; parameter gradients accumulate into c->g. */
     void (*backward)(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp);
+    /* Streaming. The state layout must be prefix-stable: growing cap only appends floats, so the caller
+     * can grow it with realloc. A mixer whose state does not depend on cap returns the same size for
+     * every cap (Grassmann: a ring of the last max-offset reduced vectors). */
+    int64_t (*state_floats)(const gf_config *cfg, int layer, int64_t cap);
+    int64_t (*step_scratch_floats)(const gf_config *cfg, int layer, int64_t cap);
+    /* out (d) = the mixer's output at position s->pos for inp (d), the input at that position. */
+    void (*step)(const gf_mixer_step *s, float *out, const float *inp);
 } gf_mixer_ops;
 
 const gf_mixer_ops *gf_mixer_get(gf_mixer_kind kind);

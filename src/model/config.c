@@ -13,7 +13,7 @@
 
 static const char *const NORMS[] = {"pre", "post", NULL};
 static const char *const GELUS[] = {"erf", "tanh", NULL};
-static const char *const POSES[] = {"learned", "sinusoidal", NULL};
+static const char *const POSES[] = {"learned", "sinusoidal", "none", NULL};
 static const char *const MIXERS[] = {"grassmann", "attention", NULL};
 
 const char *gf_mixer_name(gf_mixer_kind k) { return (k >= 0 && k < GF_MIXER_KINDS) ? MIXERS[k] : "?"; }
@@ -263,7 +263,8 @@ int gf_config_validate(const gf_config *c, const char *source) {
         return gf_fail("%s: dropout is %g; expected a probability in [0, 1)", src, (double)c->dropout);
     if (c->norm != GF_NORM_PRE && c->norm != GF_NORM_POST) return gf_fail("%s: bad norm", src);
     if (c->gelu != GF_GELU_ERF && c->gelu != GF_GELU_TANH) return gf_fail("%s: bad gelu", src);
-    if (c->pos != GF_POS_LEARNED && c->pos != GF_POS_SINUSOIDAL) return gf_fail("%s: bad pos", src);
+    if (c->pos != GF_POS_LEARNED && c->pos != GF_POS_SINUSOIDAL && c->pos != GF_POS_NONE)
+        return gf_fail("%s: pos must be \"learned\", \"sinusoidal\" or \"none\"", src);
     bool any_attn = false, any_grass = false;
     for (int l = 0; l < c->n_layer; l++) {
         if (c->mixers[l] == GF_MIXER_ATTENTION) any_attn = true;

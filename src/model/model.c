@@ -388,7 +388,7 @@ int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets,
     memcpy(m->inputs, inputs, (size_t)N * sizeof(int32_t));
     if (targets) memcpy(m->targets, targets, (size_t)N * sizeof(int32_t));
 
-    const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : m->pos_table;
+    const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
     gf_embed_forward(m->resid, m->inputs, m->tok_emb, pos, B, T, d);
     for (int l = 0; l < L; l++) layer_forward(m, l, m->resid + l * N * d, m->resid + (l + 1) * N * d);
     gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, m->resid + L * N * d, m->lnf_w, m->lnf_b, N, d);

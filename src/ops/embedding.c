@@ -8,8 +8,12 @@ void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const fl
 #pragma omp parallel for schedule(static) if (B * T * C > GF_PAR_MIN)
     for (int64_t n = 0; n < B * T; n++) {
         const float *e = wte + (int64_t)tok[n] * C;
-        const float *p = pos + (n % T) * C;
         float *o = out + n * C;
+        if (!pos) {
+            for (int64_t c = 0; c < C; c++) o[c] = e[c];
+            continue;
+        }
+        const float *p = pos + (n % T) * C;
         for (int64_t c = 0; c < C; c++) o[c] = e[c] + p[c];
     }
 }
@@ -33,13 +37,15 @@ void gf_embed_backward(float *dwte, float *dpos, const float *dout, const int32_
     }
 }
 
-void gf_sinusoidal_table(float *table, int64_t T, int64_t C) {
-    for (int64_t t = 0; t < T; t++) {
-        for (int64_t c = 0; c < C; c++) {
-            int64_t i2 = c - (c & 1); /* 2i */
-            double freq = pow(10000.0, -(double)i2 / (double)C);
-            double a = (double)t * freq;
-            table[t * C + c] = (float)((c & 1) ? cos(a) : sin(a));
-        }
+void gf_sinusoidal_row(float *row, int64_t t, int64_t C) {
+    for (int64_t c = 0; c < C; c++) {
+        int64_t i2 = c - (c & 1); /* 2i */
+        double freq = pow(10000.0, -(double)i2 / (double)C);
+        double a = (double)t * freq;
+        row[c] = (float)((c & 1) ? cos(a) : sin(a));
     }
+}
+
+void gf_sinusoidal_table(float *table, int64_t T, int64_t C) {
+    for (int64_t t = 0; t < T; t++) gf_sinusoidal_row(table + t * C, t, C);
 }

@@ -13,13 +13,15 @@
 #include "grassflow.h"
 
 /* ---- embedding: out[b,t,:] = wte[tok[b,t],:] + pos[t,:] -------------------------------------- */
-/* out (B,T,C), tok (B,T), wte (V,C), pos (>=T, C) learned or sinusoidal table. */
+/* out (B,T,C), tok (B,T), wte (V,C), pos (>=T, C) learned or sinusoidal table, or NULL (pos none). */
 void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const float *pos, int64_t B,
                       int64_t T, int64_t C);
 /* dwte (V,C), dpos (>=T,C) or NULL for a fixed table. */
 void gf_embed_backward(float *dwte, float *dpos, const float *dout, const int32_t *tok, int64_t B,
                        int64_t T, int64_t C);
 /* table (T,C): P[t,2i] = sin(t / 10000^(2i/C)), P[t,2i+1] = cos(same). */
+/* Row t of the sinusoidal table (the same floats as the table), for any t. */
+void gf_sinusoidal_row(float *row, int64_t t, int64_t C);
 void gf_sinusoidal_table(float *table, int64_t T, int64_t C);
 
 /* ---- linear: out = inp w^T + b ---------------------------------------------------------------- */

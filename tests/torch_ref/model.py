@@ -48,8 +48,8 @@ def normalize_config(cfg):
         raise ValueError("config: norm must be 'pre' or 'post'")
     if c["gelu"] not in ("erf", "tanh"):
         raise ValueError("config: gelu must be 'erf' or 'tanh'")
-    if c["pos"] not in ("learned", "sinusoidal"):
-        raise ValueError("config: pos must be 'learned' or 'sinusoidal'")
+    if c["pos"] not in ("learned", "sinusoidal", "none"):
+        raise ValueError("config: pos must be 'learned', 'sinusoidal' or 'none'")
     if c["d_model"] % c["n_head"] != 0:
         raise ValueError("config: d_model must be divisible by n_head")
     if c["rank"] < 2:
@@ -95,6 +95,10 @@ class GrassmannMixer(nn.Module):
             p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, T-D, C)
             nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
             phat = p / torch.clamp_min(nrm, self.eps)
+            # a partner identical to the token (same token at offset D in layer 0 with pos "none"): p is 0
+            # for every parameter value, so the pair contributes 0 and passes no gradient (docs/model.md)
+            same = (zt == zp).all(dim=-1, keepdim=True)
+            phat = torch.where(same, torch.zeros_like(phat), phat)
             gD = self.plucker(phat)  # project each offset, then average
             acc = acc + F.pad(gD, (0, 0, D, 0))  # rows t < D get nothing from this offset
             valid = torch.zeros(T, dtype=h.dtype, device=h.device)
@@ -180,8 +184,11 @@ class GrassflowLM(nn.Module):
         self.cfg = cfg
         V, d = cfg["vocab_size"], cfg["d_model"]
         self.tok_emb = nn.Embedding(V, d)
+        self.pos_kind = cfg["pos"]
         if cfg["pos"] == "learned":
             self.pos_emb = nn.Embedding(cfg["max_len"], d)
+        elif cfg["pos"] == "none":
+            self.pos_emb = None
         else:
             self.pos_emb = None
             self.register_buffer("pos_table", sinusoidal_table(cfg["max_len"], d), persistent=False)
@@ -191,11 +198,15 @@ class GrassflowLM(nn.Module):
 
     def forward(self, inputs):
         B, T = inputs.shape
-        if T > self.cfg["max_len"]:
+        if T > self.cfg["max_len"] and self.pos_kind == "learned":
             raise ValueError("sequence length %d > max_len %d" % (T, self.cfg["max_len"]))
         h = self.tok_emb(inputs)
-        if self.pos_emb is not None:
+        if self.pos_kind == "learned":
             h = h + self.pos_emb.weight[:T][None]
+        elif self.pos_kind == "none":
+            pass
+        elif T > self.pos_table.shape[0]:
+            h = h + sinusoidal_table(T, h.shape[-1]).to(h.dtype)[None]
         else:
             h = h + self.pos_table[:T].to(h.dtype)[None]
         for blk in self.blocks:

@@ -1,0 +1,140 @@
+/* Streaming inference (src/infer/stream.c) against the full forward: at every position of a long
+ * sequence, the logits of gf_stream_step equal those of gf_model_forward on the same prefix, for every
+ * block kind, position kind and mixer mix; plus its errors, reset, and the state it holds. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "testlib.h"
+
+static gf_model *make(const char *preset, const char *const *sets, uint64_t seed) {
+    gf_config c;
+    assert_int_equal(gf_config_preset(preset, &c), 0);
+    for (; sets && *sets; sets++)
+        if (gf_config_set(&c, *sets)) fail_msg("--set %s: %s", *sets, gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    assert_non_null(m);
+    gf_model_init(m, seed);
+    /* init gives LayerNorm 1/0 and zero biases; perturb every parameter so that each one matters */
+    float *p = gf_model_params(m);
+    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.05f * (gf_uniform(seed + 99, (uint64_t)i) - 0.5f);
+    return m;
+}
+
+/* Stream T tokens and compare each position's logits with the full forward over all T. */
+static void check_stream(const char *what, const char *preset, const char *const *sets, int64_t T) {
+    gf_model *m = make(preset, sets, 11);
+    const gf_config *c = gf_model_config(m);
+    const int64_t V = c->vocab_size;
+    int32_t *tok = malloc((size_t)T * sizeof *tok);
+    for (int64_t i = 0; i < T; i++) tok[i] = (int32_t)(gf_rand64(5, (uint64_t)i) % (uint64_t)V);
+    if (gf_model_forward(m, tok, NULL, 1, T, NULL)) fail_msg("%s: forward: %s", what, gf_last_error());
+    float *full = malloc((size_t)(T * V) * sizeof *full);
+    memcpy(full, gf_model_logits(m), (size_t)(T * V) * sizeof *full);
+    gf_stream *s = gf_stream_create(m);
+    assert_non_null(s);
+    double worst = 0.0, scale = 0.0;
+    int64_t at = 0;
+    for (int pass = 0; pass < 2; pass++) { /* the second pass after a reset must give the same logits */
+        for (int64_t t = 0; t < T; t++) {
+            const float *lg = gf_stream_step(s, tok[t]);
+            if (!lg) fail_msg("%s: step %lld: %s", what, (long long)t, gf_last_error());
+            for (int64_t v = 0; v < V; v++) {
+                double e = fabs((double)lg[v] - full[t * V + v]);
+                scale = fmax(scale, fabs(full[t * V + v]));
+                if (e > worst) worst = e, at = t;
+            }
+        }
+        assert_int_equal(gf_stream_pos(s), T);
+        gf_stream_reset(s);
+        assert_int_equal(gf_stream_pos(s), 0);
+    }
+    if (worst > 1e-5)
+        fail_msg("%s: streaming logits differ from the full forward by %.3g at position %lld (want <= 1e-5; "
+                 "largest |logit| %.3g)", what, worst, (long long)at, scale);
+    if (scale < 0.1) fail_msg("%s: logits too small (%.3g) for the comparison to mean anything", what, scale);
+    gf_stream_free(s);
+    gf_model_free(m);
+    free(full);
+    free(tok);
+}
+
+static void test_stream_grassmann(void **state) {
+    (void)state;
+    const char *pre_none[] = {"pos=none", "max_len=32", NULL};
+    check_stream("grassmann pre, pos none, 150 positions (past max_len)", "grassmann-tiny", pre_none, 150);
+    const char *post[] = {"norm=post", "extra_proj=true", "pos=sinusoidal", NULL};
+    check_stream("grassmann post + extra_proj, sinusoidal, 100 positions", "grassmann-tiny", post, 100);
+    const char *learned[] = {"max_len=64", "offsets=2,3,3,7", "rank=5", NULL};
+    check_stream("grassmann pre, learned, offsets 2,3,3,7, rank 5, 64 positions", "grassmann-tiny", learned, 64);
+}
+
+static void test_stream_transformer(void **state) {
+    (void)state;
+    const char *pre[] = {"max_len=96", NULL};
+    check_stream("transformer pre, learned, 96 positions", "transformer-tiny", pre, 96);
+    const char *post[] = {"norm=post", "pos=sinusoidal", "gelu=tanh", NULL};
+    check_stream("transformer post, sinusoidal, tanh GELU, 130 positions (past max_len)", "transformer-tiny", post, 130);
+}
+
+static void test_stream_hybrid(void **state) {
+    (void)state;
+    const char *pre[] = {"pos=none", NULL};
+    check_stream("hybrid G,A,G pre, pos none, 140 positions", "hybrid-tiny", pre, 140);
+    const char *post[] = {"norm=post", "mixers=a,g,g", "extra_proj=true", "tie_head=false", "max_len=80", NULL};
+    check_stream("hybrid A,G,G post + extra_proj, untied, 80 positions", "hybrid-tiny", post, 80);
+}
+
+static void test_stream_errors_and_state(void **state) {
+    (void)state;
+    /* learned positions: the step past max_len is a clear error and leaves the stream usable */
+    gf_model *m = make("grassmann-tiny", NULL, 3);
+    const int64_t maxlen = gf_model_config(m)->max_len;
+    gf_stream *s = gf_stream_create(m);
+    for (int64_t t = 0; t < maxlen; t++) assert_non_null(gf_stream_step(s, 1));
+    assert_null(gf_stream_step(s, 1));
+    assert_non_null(strstr(gf_last_error(), "max_len"));
+    assert_int_equal(gf_stream_pos(s), maxlen);
+    assert_null(gf_stream_step(s, -1));
+    assert_non_null(strstr(gf_last_error(), "vocabulary"));
+    gf_stream_reset(s);
+    assert_null(gf_stream_step(s, 64)); /* vocab 64 */
+    assert_int_equal(gf_stream_pos(s), 0);
+    assert_non_null(gf_stream_step(s, 63));
+    gf_stream_free(s);
+    gf_model_free(m);
+
+    /* state: flat for a Grassmann model with no positions, growing for attention */
+    const char *none[] = {"pos=none", NULL};
+    m = make("grassmann-tiny", none, 3);
+    s = gf_stream_create(m);
+    assert_non_null(gf_stream_step(s, 1));
+    size_t b1 = gf_stream_state_bytes(s);
+    for (int t = 1; t < 3000; t++) assert_non_null(gf_stream_step(s, t % 64));
+    assert_int_equal(gf_stream_state_bytes(s), b1);
+    /* 2 layers x ring of 16 offsets x rank 6 floats */
+    assert_int_equal(b1, 2 * 16 * 6 * sizeof(float));
+    gf_stream_free(s);
+    gf_model_free(m);
+    const char *tnone[] = {"pos=none", NULL};
+    m = make("transformer-tiny", tnone, 3);
+    s = gf_stream_create(m);
+    assert_non_null(gf_stream_step(s, 1));
+    b1 = gf_stream_state_bytes(s);
+    for (int t = 1; t < 3000; t++) assert_non_null(gf_stream_step(s, t % 64));
+    assert_true(gf_stream_state_bytes(s) >= (size_t)3000 * 2 * 32 * 2 * sizeof(float)); /* 2 layers, k and v */
+    assert_true(gf_stream_state_bytes(s) > b1);
+    gf_stream_free(s);
+    gf_model_free(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_grassmann),
+        cmocka_unit_test(test_stream_transformer),
+        cmocka_unit_test(test_stream_hybrid),
+        cmocka_unit_test(test_stream_errors_and_state),
+    };
+    return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
+}
