@@ -98,6 +98,24 @@ s3=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens
 [ "$s1" = "$s2" ] && [ "$s1" != "$s3" ] && pass "sampling reproduces with a seed and varies without" || fail "sampling: '$s1' '$s2' '$s3'"
 [ "$(printf %s "$s1" | wc -m)" -ge 46 ] && pass "40 characters were generated" || fail "short sample: '$s1'"
 
+echo "train: streaming generation against full recompute"
+# 45 tokens cross max_len 32: the learned-position window slides in both paths
+for ck in w1/best c1/last ra/last; do
+    a=$("$GF" generate --ckpt "$tmp/$ck.safetensors" --prompt "The game" --tokens 45 --temperature 0 2>/dev/null)
+    b=$("$GF" generate --ckpt "$tmp/$ck.safetensors" --prompt "The game" --tokens 45 --temperature 0 --no-cache 2>/dev/null)
+    c=$("$GF" generate --ckpt "$tmp/$ck.safetensors" --prompt "The game" --tokens 45 --temperature 0 --stream 2>/dev/null)
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass "$ck: greedy text is the same streamed and recomputed" || fail "$ck: stream '$a' vs recompute '$b'"
+    [ "$a" = "$c" ] && pass "$ck: --stream prints the same text" || fail "$ck: --stream '$c' vs '$a'"
+done
+# no position table: past max_len the stream goes on with constant state, the recompute sees everything
+"$GF" train --model hybrid-tiny --set pos=none --corpus tinyshakespeare --steps 6 --batch 4 --seq-len 16 --eval-every 0 --out "$tmp/pn" >/dev/null 2>&1
+a=$("$GF" generate --ckpt "$tmp/pn/last.safetensors" --prompt "ROMEO:" --tokens 90 --temperature 0 2>"$tmp/err")
+b=$("$GF" generate --ckpt "$tmp/pn/last.safetensors" --prompt "ROMEO:" --tokens 90 --temperature 0 --no-cache 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && [ ! -s "$tmp/err" ] && pass "pos none hybrid: 96 positions (max_len 32) streamed = recomputed" || fail "pos none: '$a' vs '$b' ($(cat "$tmp/err"))"
+a=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 60 --temperature 0.8 --top-k 10 --seed 5 2>/dev/null)
+b=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 60 --temperature 0.8 --top-k 10 --seed 5 --no-cache 2>/dev/null)
+[ "$a" = "$b" ] && pass "sampled text (seed 5) is the same streamed and recomputed" || fail "sampled: '$a' vs '$b'"
+
 echo "train: bad input"
 want="--corpus nowhere: not a built-in corpus"; expect 1 "missing corpus" "$GF" train --model grassmann-tiny --corpus nowhere --out "$tmp/x1"
 [ ! -e "$tmp/x1" ] && pass "a rejected run creates no output directory" || fail "rejected run created $tmp/x1"

@@ -1,4 +1,5 @@
-/* grassflow generate: sample text from a checkpoint (the whole window is recomputed for each token). */
+/* grassflow generate: sample text from a checkpoint, with the streaming engine (constant work per token
+ * for Grassmann layers, a KV cache for attention) or, with --no-cache, by recomputing the window. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,15 +12,21 @@
 
 static void help(void) {
     printf("usage: grassflow generate --ckpt FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K]\n"
-           "                          [--top-p P] [--seed S]\n\n"
-           "Continue the prompt with N sampled tokens and print prompt + continuation to stdout.\n\n"
+           "                          [--top-p P] [--seed S] [--stream] [--no-cache]\n\n"
+           "Continue the prompt with N sampled tokens and print prompt + continuation to stdout.\n"
+           "Tokens go through the streaming engine: each Grassmann layer keeps the last max-offset reduced\n"
+           "vectors, each attention layer a KV cache. With pos none or sinusoidal there is no length limit;\n"
+           "with learned positions the context is the last max_len tokens.\n\n"
            "  --ckpt FILE        a checkpoint from grassflow train (it carries its tokenizer)\n"
            "  --prompt TEXT      the text to continue (default: empty)\n"
            "  --tokens N         tokens to generate (default 50)\n"
            "  --temperature T    softmax temperature (default 1.0; 0 = greedy)\n"
            "  --top-k K          sample among the K most likely tokens only (default 0 = all)\n"
            "  --top-p P          sample from the smallest set of tokens with probability >= P (default 1.0)\n"
-           "  --seed S           sampling seed (default 1234)\n");
+           "  --seed S           sampling seed (default 1234)\n"
+           "  --stream           print each token as soon as it is sampled\n"
+           "  --no-cache         recompute the whole context for every token instead of streaming (slow; for\n"
+           "                     checking: greedy output is the same both ways)\n");
 }
 
 typedef struct {
@@ -74,11 +81,12 @@ static int32_t sample(const float *logits, int64_t V, double temperature, int64_
 int cmd_generate(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},  {"prompt", 1, 0, 'p'}, {"tokens", 1, 0, 'n'},
                                              {"temperature", 1, 0, 'T'}, {"top-k", 1, 0, 'k'}, {"top-p", 1, 0, 'P'},
-                                             {"seed", 1, 0, 's'},  {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+                                             {"seed", 1, 0, 's'},  {"stream", 0, 0, 'S'}, {"no-cache", 0, 0, 'N'},
+                                             {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     const char *ckpt = NULL, *prompt = "";
     int64_t n_new = 50, top_k = 0, seed = 1234;
     double temperature = 1.0, top_p = 1.0;
-    int opt, rc;
+    int opt, rc, stream_out = 0, no_cache = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -89,6 +97,8 @@ int cmd_generate(int argc, char **argv) {
         case 'k': if ((rc = cli_parse_i64("generate", "--top-k", optarg, 0, INT32_MAX, &top_k))) return rc; break;
         case 'P': if ((rc = cli_parse_f("generate", "--top-p", optarg, 1e-9, 1, &top_p))) return rc; break;
         case 's': if ((rc = cli_parse_i64("generate", "--seed", optarg, 0, INT64_MAX, &seed))) return rc; break;
+        case 'S': stream_out = 1; break;
+        case 'N': no_cache = 1; break;
         case 'h': help(); return EXIT_OK;
         default: return cli_usage_error("generate", "unknown option");
         }
@@ -122,28 +132,71 @@ int cmd_generate(int argc, char **argv) {
         if (gf_ids_push(&ids, start)) { rc = cli_error("%s", gf_last_error()); goto done; }
     }
     cand *buf = malloc((size_t)V * sizeof *buf);
-    if (!buf) { rc = cli_error("out of memory"); goto done; }
+    gf_stream *st = no_cache ? NULL : gf_stream_create(m);
+    if (!buf || (!no_cache && !st)) {
+        free(buf);
+        rc = cli_error("%s", no_cache || st ? "out of memory" : gf_last_error());
+        goto done;
+    }
+    const bool learned = cfg->pos == GF_POS_LEARNED;
     const int64_t n_prompt = ids.n;
     const uint64_t key = gf_key((uint64_t)seed, 0x5A3D1E);
+    int64_t fed = 0, start = 0; /* the stream has consumed ids[start .. fed) */
+    size_t printed = 0;
+    const char *sep = (tok->kind == GF_TOK_WORD || tok->kind == GF_TOK_WORDPIECE) && plen > 0 &&
+                              prompt[plen - 1] != '\n' ? " " : "";
+    if (stream_out) {
+        printf("%s", prompt);
+        fflush(stdout);
+    }
     for (int64_t i = 0; i < n_new && rc == EXIT_OK; i++) {
-        int64_t T = ids.n < W ? ids.n : W;
-        const int32_t *win = ids.v + ids.n - T;
-        if (gf_model_forward(m, win, NULL, 1, T, NULL)) {
-            rc = cli_error("%s", gf_last_error());
-            break;
+        const float *last;
+        if (no_cache) { /* the whole context (the last max_len tokens with learned positions) */
+            int64_t T = learned && ids.n > W ? W : ids.n;
+            if (gf_model_forward(m, ids.v + ids.n - T, NULL, 1, T, NULL)) {
+                rc = cli_error("%s", gf_last_error());
+                break;
+            }
+            last = gf_model_logits(m) + (T - 1) * V;
+        } else {
+            if (learned && ids.n - start > W) { /* learned positions end at max_len: slide the window */
+                if (start == 0)
+                    fprintf(stderr, "generate: past max_len %lld with learned positions, each token re-reads the "
+                                    "last %lld tokens (a model with pos none or sinusoidal streams at constant "
+                                    "cost)\n", (long long)W, (long long)W);
+                gf_stream_reset(st);
+                start = fed = ids.n - W;
+            }
+            last = NULL;
+            for (; fed < ids.n; fed++)
+                if (!(last = gf_stream_step(st, ids.v[fed]))) break;
+            if (!last) {
+                rc = cli_error("%s", gf_last_error());
+                break;
+            }
         }
-        const float *last = gf_model_logits(m) + (T - 1) * V;
         int32_t next = sample(last, V, temperature, top_k, top_p, key, (uint64_t)i, buf);
         if (gf_ids_push(&ids, next)) rc = cli_error("%s", gf_last_error());
+        if (stream_out && rc == EXIT_OK) { /* print what the continuation's text gained */
+            char *cont = gf_detokenize(tok, ids.v + n_prompt, ids.n - n_prompt);
+            if (!cont) { rc = cli_error("out of memory"); break; }
+            size_t len = strlen(cont);
+            if (printed == 0 && len > 0 && cont[0] != '\n') printf("%s", sep);
+            if (len > printed) printf("%s", cont + printed);
+            printed = len > printed ? len : printed;
+            fflush(stdout);
+            free(cont);
+        }
     }
     free(buf);
-    if (rc == EXIT_OK) {
+    gf_stream_free(st);
+    if (rc == EXIT_OK && stream_out) {
+        printf("\n");
+    } else if (rc == EXIT_OK) {
         /* the prompt as given, then the continuation */
         char *cont = gf_detokenize(tok, ids.v + n_prompt, ids.n - n_prompt);
         if (!cont) { rc = cli_error("out of memory"); goto done; }
-        const char *sep = (tok->kind == GF_TOK_WORD || tok->kind == GF_TOK_WORDPIECE) && plen > 0 &&
-                                  prompt[plen - 1] != '\n' && cont[0] && cont[0] != '\n' ? " " : "";
-        printf("%s%s%s\n", prompt, sep, cont);
+        printf("%s%s%s\n", prompt, cont[0] && cont[0] != '\n' ? sep : "", cont);
         free(cont);
     }
 done:
