@@ -45,7 +45,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all demo bench test test-c test-parity test-cli test-train test-bench test-san clean info
+.PHONY: all examples demo bench test test-c test-parity test-cli test-train test-bench test-san clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -68,6 +68,14 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
 
+# examples/: programs that embed the library through include/grassflow.h alone
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libgrassflow.a
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Isrc,$(CFLAGS)) $(LDFLAGS) -o $@ $< $(BUILD)/libgrassflow.a $(LDLIBS)
+
 # The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
 demo: all
 	bash scripts/demo.sh
@@ -85,7 +93,7 @@ test-c: all $(TEST_BIN)
 test-parity: all
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
 
-test-cli: all
+test-cli: all examples
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 
 test-train: all

@@ -92,5 +92,19 @@ head -c 1000 "$ck" >"$tmp/trunc.safetensors"
 want="trunc.safetensors: header length [0-9]+ is larger than the file|trunc.safetensors: .*data"; expect 1 "score: truncated checkpoint" "$GF" score --ckpt "$tmp/trunc.safetensors" --tokens "$tmp/tok.txt"
 want="--batch expects an integer"; expect 2 "score: bad --batch" "$GF" score --ckpt "$ck" --tokens "$tmp/tok.txt" --batch 0
 
+echo "cli: the example program (examples/stream_generate.c, public API only)"
+EX="$BUILD/examples/stream_generate"
+"$GF" init --model grassmann-tiny --set pos=none --seed 3 --out "$tmp/gnone.safetensors" >/dev/null
+expect 0 "example: 300 greedy tokens past max_len 32 (pos none)" "$EX" "$tmp/gnone.safetensors" 300 5 17 3
+[ "$(wc -w <"$tmp/out")" -eq 300 ] && pass "example: printed 300 ids" || fail "example printed: $(head -c 200 "$tmp/out")"
+s300=$(grep -o 'state [0-9]* bytes' "$tmp/err")
+"$EX" "$tmp/gnone.safetensors" 10 5 17 3 >/dev/null 2>"$tmp/err10"
+[ "$s300" = "$(grep -o 'state [0-9]* bytes' "$tmp/err10")" ] && [ "$s300" = "state 768 bytes" ] && pass "example: Grassmann state is 768 bytes after 13 and after 303 positions" || fail "example state: '$s300' vs '$(cat "$tmp/err10")'"
+"$EX" "$tmp/gnone.safetensors" 50 5 17 3 >"$tmp/ex1" 2>/dev/null; "$EX" "$tmp/gnone.safetensors" 50 5 17 3 >"$tmp/ex2" 2>/dev/null
+cmp -s "$tmp/ex1" "$tmp/ex2" && pass "example: deterministic" || fail "example: two runs differ"
+"$GF" init --model transformer-tiny --seed 3 --out "$tmp/tlearned.safetensors" >/dev/null
+want="position 32 is past max_len 32 .*learned positions"; expect 1 "example: learned positions stop at max_len with a clear error" "$EX" "$tmp/tlearned.safetensors" 40 5
+want="prompt token '99': stream: token id 99 is outside the vocabulary"; expect 1 "example: a prompt id outside the vocabulary" "$EX" "$tmp/tlearned.safetensors" 4 99
+
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
 echo "cli: all passed"
