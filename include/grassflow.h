@@ -167,6 +167,10 @@ gf_stream *gf_stream_create(const gf_model *m);
  * it, valid until the next call, or NULL (gf_last_error) for a token outside the vocabulary or a
  * position past max_len with learned positions. A failed step leaves the state unchanged. */
 const float *gf_stream_step(gf_stream *s, int32_t token);
+/* Consume n tokens without computing logits (a prompt, a context): the head, the most expensive part
+ * of a step at a large vocabulary, is skipped. Returns 0, or -1 at the first bad token (the tokens
+ * before it stay consumed). */
+int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n);
 /* Back to position 0 (keeps the memory). */
 void gf_stream_reset(gf_stream *s);
 /* Tokens consumed since creation or the last reset. */

@@ -261,12 +261,38 @@ static int bench_mixer(int argc, char **argv) {
 
 /* ---- bench generate ------------------------------------------------------------------------------------------ */
 
+/* Resident set size now (bytes), from /proc/self/statm; 0 where unavailable. */
+static int64_t rss_bytes(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long size = 0, res = 0;
+    if (!f) return 0;
+    if (fscanf(f, "%lld %lld", &size, &res) != 2) res = 0;
+    fclose(f);
+    return (int64_t)res * 4096;
+}
+
+static int parse_positions(const char *arg, int64_t *pos, int *n) {
+    *n = 0;
+    const char *q = arg;
+    while (*q) {
+        char *end;
+        long long v = strtoll(q, &end, 10);
+        if (end == q || v < 1 || v > (1LL << 30) || *n == 16 || (*n && v <= pos[*n - 1]) || (*end && *end != ','))
+            return cli_usage_error("bench generate", "--positions expects increasing positions 1..2^30 separated by "
+                                   "commas (at most 16), e.g. 100,1000,10000; got '%s'", arg);
+        pos[(*n)++] = v;
+        q = *end ? end + 1 : end;
+    }
+    return *n ? EXIT_OK : cli_usage_error("bench generate", "--positions is empty");
+}
+
 static int bench_generate(int argc, char **argv) {
-    static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'},
-                                             {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'}, {"positions", 1, 0, 'P'},
+                                             {"no-cache", 0, 0, 'N'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
+                                             {0, 0, 0, 0}};
     cli_model_opts mo = {0};
-    int64_t n = 32;
-    int json = 0, opt, rc;
+    int64_t n = 32, P[16] = {100, 1000, 10000};
+    int nP = 3, json = 0, no_cache = 0, opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int h = cli_model_option(&mo, "bench generate", opt, optarg);
@@ -274,12 +300,17 @@ static int bench_generate(int argc, char **argv) {
         if (h > 1) return h;
         switch (opt) {
         case 'n': if ((rc = cli_parse_i64("bench generate", "--tokens", optarg, 1, 1 << 20, &n))) return rc; break;
+        case 'P': if ((rc = parse_positions(optarg, P, &nP))) return rc; break;
+        case 'N': no_cache = 1; break;
         case 'j': json = 1; break;
         case 'h':
-            printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--tokens N]\n"
-                   "                               [--json]\n\n"
-                   "Batch-1 generation speed with the full window (max_len tokens) recomputed for each new token,\n"
-                   "as `grassflow generate` does today. --vocab defaults to 33278.\n");
+            printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--positions P1,P2,...]\n"
+                   "                               [--tokens N] [--no-cache] [--json]\n\n"
+                   "Batch-1 generation: for each position P (default 100,1000,10000) the context is advanced to P\n"
+                   "(not timed), then N tokens (default 32) are timed, each giving its logits. Reports tokens/s,\n"
+                   "microseconds per token, the stream's context state and the process's resident memory.\n"
+                   "--no-cache times a full forward over the context (the last max_len tokens with learned\n"
+                   "positions, all of them otherwise) per token instead. --vocab defaults to 33278.\n");
             return EXIT_OK;
         default: return cli_usage_error("bench generate", "unknown option");
         }
@@ -287,27 +318,65 @@ static int bench_generate(int argc, char **argv) {
     if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
     gf_config cfg;
     if ((rc = cli_model_config(&mo, "bench generate", &cfg))) return rc;
+    if (cfg.pos == GF_POS_LEARNED && !no_cache && P[nP - 1] + n > cfg.max_len)
+        return cli_error("bench generate: position %lld + %lld tokens is past max_len %lld of this model (learned "
+                         "positions)\nHINT: --set pos=none or --set pos=sinusoidal, or smaller --positions",
+                         (long long)P[nP - 1], (long long)n, (long long)cfg.max_len);
     gf_model *m = gf_model_create(&cfg);
     if (!m) return cli_error("%s", gf_last_error());
     gf_model_init(m, 1);
-    const int64_t W = cfg.max_len;
-    int32_t *ctx = malloc((size_t)W * sizeof *ctx);
-    fill_tokens(ctx, W, cfg.vocab_size, 3);
-    double t = 0;
-    for (int64_t i = -1; i < n; i++) {
-        double t0 = now_s();
-        if (gf_model_forward(m, ctx, NULL, 1, W, NULL)) return cli_error("%s", gf_last_error());
-        if (i >= 0) t += now_s() - t0;
+    const int64_t total = P[nP - 1] + 2 * n;
+    int32_t *ctx = malloc((size_t)total * sizeof *ctx);
+    gf_stream *s = no_cache ? NULL : gf_stream_create(m);
+    if (!ctx || (!no_cache && !s)) {
+        free(ctx);
+        gf_model_free(m);
+        return cli_error("%s", no_cache || s ? "out of memory" : gf_last_error());
     }
+    fill_tokens(ctx, total, cfg.vocab_size, 3);
+    const char *name = mo.preset ? mo.preset : mo.config_path;
     if (json)
-        printf("{\"bench\": \"generate\", \"model\": \"%s\", \"window\": %lld, \"tokens_per_s\": %.2f, \"threads\": %d}\n",
-               mo.preset ? mo.preset : mo.config_path, (long long)W, (double)n / t, gf_max_threads());
-    else
-        printf("%s  batch 1, window %lld recomputed per token: %.1f tokens/s\n", mo.preset ? mo.preset : mo.config_path,
-               (long long)W, (double)n / t);
+        printf("{\"bench\": \"generate\", \"model\": \"%s\", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, "
+               "\"threads\": %d, \"results\": [", name, no_cache ? "recompute" : "stream",
+               cfg.pos == GF_POS_LEARNED ? "learned" : cfg.pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
+               (long long)n, gf_max_threads());
+    rc = EXIT_OK;
+    for (int k = 0; k < nP && rc == EXIT_OK; k++) {
+        double t = 0.0;
+        int64_t at = P[k]; /* a stream already past P[k] (P[k-1] + n > P[k]) measures from where it is */
+        if (no_cache) {
+            for (int64_t i = -1; i < n; i++) {
+                int64_t end = P[k] + (i < 0 ? 0 : i), T = cfg.pos == GF_POS_LEARNED && end > cfg.max_len ? cfg.max_len : end;
+                double t0 = now_s();
+                if (gf_model_forward(m, ctx + end - T, NULL, 1, T, NULL)) { rc = cli_error("%s", gf_last_error()); break; }
+                if (i >= 0) t += now_s() - t0;
+            }
+        } else {
+            if (gf_stream_pos(s) > at) at = gf_stream_pos(s);
+            if (gf_stream_feed(s, ctx + gf_stream_pos(s), at - gf_stream_pos(s))) {
+                rc = cli_error("%s", gf_last_error());
+                break;
+            }
+            double t0 = now_s();
+            for (int64_t i = 0; i < n; i++)
+                if (!gf_stream_step(s, ctx[at + i])) { rc = cli_error("%s", gf_last_error()); break; }
+            t = now_s() - t0;
+        }
+        if (rc != EXIT_OK) break;
+        const double tps = (double)n / t;
+        const long long state = s ? (long long)gf_stream_state_bytes(s) : 0, rss = (long long)rss_bytes();
+        if (json)
+            printf("%s{\"position\": %lld, \"tokens_per_s\": %.2f, \"us_per_token\": %.2f, \"state_bytes\": %lld, "
+                   "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, tps, 1e6 / tps, state, rss);
+        else
+            printf("%s  %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
+                   no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
+    }
+    if (json && rc == EXIT_OK) printf("]}\n");
+    gf_stream_free(s);
     free(ctx);
     gf_model_free(m);
-    return EXIT_OK;
+    return rc;
 }
 
 int cmd_bench(int argc, char **argv) {

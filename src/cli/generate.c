@@ -167,9 +167,10 @@ int cmd_generate(int argc, char **argv) {
                 gf_stream_reset(st);
                 start = fed = ids.n - W;
             }
+            /* the context without logits, then the last token with them */
             last = NULL;
-            for (; fed < ids.n; fed++)
-                if (!(last = gf_stream_step(st, ids.v[fed]))) break;
+            if (gf_stream_feed(st, ids.v + fed, ids.n - 1 - fed) == 0) last = gf_stream_step(st, ids.v[ids.n - 1]);
+            fed = ids.n;
             if (!last) {
                 rc = cli_error("%s", gf_last_error());
                 break;

@@ -34,6 +34,17 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (M == 0 || N == 0) return;
     atomic_fetch_add_explicit(&g_flops, (uint64_t)(2 * M * N * K), memory_order_relaxed);
+    if (M == 1 && !transA && K > 0) {
+        /* one row (streaming inference): a matrix-vector product. OpenBLAS sends a 1-row sgemm to its
+         * single-threaded small-matrix kernel with a packing copy, 3-4x slower than its threaded sgemv. */
+        if (transB) /* c (N) = alpha B (N,K) a + beta c */
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, blas_int(N, "N"), blas_int(K, "K"), alpha, B,
+                        blas_int(ldb, "ldb"), A, 1, beta, C, 1);
+        else /* c (N) = alpha B^T a + beta c, B (K,N) */
+            cblas_sgemv(CblasRowMajor, CblasTrans, blas_int(K, "K"), blas_int(N, "N"), alpha, B,
+                        blas_int(ldb, "ldb"), A, 1, beta, C, 1);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 blas_int(M, "M"), blas_int(N, "N"), blas_int(K, "K"), alpha, A, blas_int(lda, "lda"), B,
                 blas_int(ldb, "ldb"), beta, C, blas_int(ldc, "ldc"));

@@ -148,21 +148,18 @@ static void layer_step(gf_stream *s, int l) {
     }
 }
 
-const float *gf_stream_step(gf_stream *s, int32_t token) {
+/* Run one token through every layer; with_logits also applies the final LayerNorm and the head. */
+static int advance(gf_stream *s, int32_t token, bool with_logits) {
     const gf_model *m = s->m;
     const gf_config *c = &m->cfg;
     const int64_t d = c->d_model;
-    if (token < 0 || token >= c->vocab_size) {
-        gf_fail("stream: token id %d is outside the vocabulary [0, %lld)", token, (long long)c->vocab_size);
-        return NULL;
-    }
-    if (c->pos == GF_POS_LEARNED && s->pos >= c->max_len) {
-        gf_fail("stream: position %lld is past max_len %lld of this model, which has learned positions\n"
-                "HINT: reset the stream, or use a model with pos \"none\" or \"sinusoidal\" (no length limit)",
-                (long long)s->pos, (long long)c->max_len);
-        return NULL;
-    }
-    if (s->pos >= s->cap && grow(s, 2 * s->cap)) return NULL;
+    if (token < 0 || token >= c->vocab_size)
+        return gf_fail("stream: token id %d is outside the vocabulary [0, %lld)", token, (long long)c->vocab_size);
+    if (c->pos == GF_POS_LEARNED && s->pos >= c->max_len)
+        return gf_fail("stream: position %lld is past max_len %lld of this model, which has learned positions\n"
+                       "HINT: reset the stream, or use a model with pos \"none\" or \"sinusoidal\" (no length limit)",
+                       (long long)s->pos, (long long)c->max_len);
+    if (s->pos >= s->cap && grow(s, 2 * s->cap)) return -1;
     const float *e = m->tok_emb + (int64_t)token * d;
     if (c->pos == GF_POS_LEARNED) {
         const float *pe = m->pos_emb + s->pos * d;
@@ -174,8 +171,21 @@ const float *gf_stream_step(gf_stream *s, int32_t token) {
         memcpy(s->h, e, (size_t)d * sizeof(float));
     }
     for (int l = 0; l < c->n_layer; l++) layer_step(s, l);
-    gf_layernorm_forward(s->ln, s->stat, s->stat + 1, s->h, m->lnf_w, m->lnf_b, 1, d);
-    gf_linear_forward(s->logits, s->ln, d, m->head, d, NULL, 1, d, c->vocab_size, 0.0f);
+    if (with_logits) {
+        gf_layernorm_forward(s->ln, s->stat, s->stat + 1, s->h, m->lnf_w, m->lnf_b, 1, d);
+        gf_linear_forward(s->logits, s->ln, d, m->head, d, NULL, 1, d, c->vocab_size, 0.0f);
+    }
     s->pos++;
-    return s->logits;
+    return 0;
+}
+
+const float *gf_stream_step(gf_stream *s, int32_t token) { return advance(s, token, true) ? NULL : s->logits; }
+
+int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (advance(s, tokens[i], false)) {
+            gf_fail_context(" (token %lld of %lld fed)", (long long)i, (long long)n);
+            return -1;
+        }
+    return 0;
 }

@@ -157,6 +157,7 @@ static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
         for (int64_t j = 0; j < n; j++) {
             const float *k = s->state + j * 2 * d + h * dh;
             float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
             for (int64_t e = 0; e < dh; e++) dot += q[e] * k[e];
             row[j] = scale * dot;
             mx = row[j] > mx ? row[j] : mx;
