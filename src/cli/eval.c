@@ -6,12 +6,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/error.h"
 #include "data/corpus.h"
 #include "train/trainer.h"
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--seq-len L] [--batch B]\n"
-           "                      [--tokenizer T] [--json]\n\n"
+           "                      [--tokenizer T] [--stream] [--json]\n\n"
            "Token-weighted mean next-token loss and perplexity of a checkpoint on a whole split: blocks of L + 1\n"
            "tokens with stride L, so every token but the first is predicted once.\n\n"
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer)\n"
@@ -20,17 +21,50 @@ static void help(void) {
            "  --seq-len L     block length (default: the training run's, else max_len)\n"
            "  --batch B       blocks per forward pass (default 16)\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
+           "  --stream        score with the streaming engine, one token at a time (reset at each block);\n"
+           "                  the same numbers as the batched default, at any L for pos none/sinusoidal\n"
            "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
+}
+
+/* gf_evaluate's blocks (L + 1 tokens, stride L), each scored by a fresh stream one token at a time. */
+static int eval_stream(const gf_model *m, const int32_t *ids, int64_t n, int64_t L, double *mean_loss,
+                       int64_t *n_predicted) {
+    if (n < 2) return gf_fail("evaluation split has %lld tokens; at least 2 are needed", (long long)n);
+    const int64_t V = gf_model_config(m)->vocab_size;
+    gf_stream *s = gf_stream_create(m);
+    if (!s) return -1;
+    double total = 0.0;
+    int64_t counted = 0;
+    for (int64_t start = 0; start < n - 1; start += L) {
+        gf_stream_reset(s);
+        const int64_t len = n - 1 - start < L ? n - 1 - start : L;
+        for (int64_t t = 0; t < len; t++) {
+            const float *lg = gf_stream_step(s, ids[start + t]);
+            if (!lg) {
+                gf_stream_free(s);
+                return -1;
+            }
+            double mx = lg[0], z = 0.0;
+            for (int64_t v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
+            for (int64_t v = 0; v < V; v++) z += exp((double)lg[v] - mx);
+            total += mx + log(z) - (double)lg[ids[start + t + 1]];
+            counted++;
+        }
+    }
+    gf_stream_free(s);
+    *mean_loss = total / (double)counted;
+    *n_predicted = counted;
+    return 0;
 }
 
 int cmd_eval(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},     {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
                                              {"seq-len", 1, 0, 'L'},  {"batch", 1, 0, 'b'},  {"tokenizer", 1, 0, 't'},
-                                             {"json", 0, 0, 'j'},     {"no-cache", 0, 0, 'n'}, {"help", 0, 0, 'h'},
-                                             {0, 0, 0, 0}};
+                                             {"json", 0, 0, 'j'},     {"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'},
+                                             {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     const char *ckpt = NULL, *corpus_spec = NULL, *split = "valid", *tok_spec = NULL;
     int64_t L = 0, B = 16;
-    int json = 0, no_cache = 0, opt, rc;
+    int json = 0, no_cache = 0, stream = 0, opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -42,6 +76,7 @@ int cmd_eval(int argc, char **argv) {
         case 't': tok_spec = optarg; break;
         case 'j': json = 1; break;
         case 'n': no_cache = 1; break;
+        case 'S': stream = 1; break;
         case 'h': help(); return EXIT_OK;
         default: return cli_usage_error("eval", "unknown option");
         }
@@ -84,7 +119,8 @@ int cmd_eval(int argc, char **argv) {
     } else {
         double loss;
         int64_t n;
-        if (gf_evaluate(m, c->split[si].v, c->split[si].n, L, B, &loss, &n)) {
+        if (stream ? eval_stream(m, c->split[si].v, c->split[si].n, L, &loss, &n)
+                   : gf_evaluate(m, c->split[si].v, c->split[si].n, L, B, &loss, &n)) {
             rc = cli_error("%s", gf_last_error());
         } else if (json) {
             printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", split, (long long)n, loss,
