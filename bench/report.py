@@ -77,6 +77,13 @@ def svg_bars(title, groups, path):
     open(path, "w").write("\n".join(out))
 
 
+def human(n):
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return ("%d %s" % (n, unit)) if unit == "B" else ("%.1f %s" % (n, unit))
+        n /= 1024.0
+
+
 def twin_env(by):
     for c in by.values():
         if "pytorch" in c and c["pytorch"].get("env"):
@@ -207,12 +214,42 @@ def main():
         lines += ["Crossover: the Grassmann mixer is cheaper than attention per token from L = %s on (of the lengths measured)."
                   % (cross[0] if cross else "none measured"), ""]
 
-    lines += ["## Generation (batch 1, full window recomputed per token)", "", "| model | grassflow tokens/s | PyTorch tokens/s |",
-              "|---|---|---|"]
-    for case in [c for c in by if c.startswith("generate ")]:
-        c = by[case]
-        lines.append("| %s | %.1f | %.1f |" % (case[9:], c.get("grassflow", {}).get("tokens_per_s", float("nan")),
-                                             c.get("pytorch", {}).get("tokens_per_s", float("nan"))))
+    lines += ["## Generation (batch 1)", "",
+              "Word-level 6-layer models at the end of their 128-token window: grassflow recomputing the window "
+              "per token (as the PyTorch twin does), and grassflow streaming (src/infer/stream.c).", "",
+              "| model | grassflow stream tokens/s | grassflow recompute tokens/s | PyTorch recompute tokens/s |",
+              "|---|---|---|---|"]
+    for m in ("g", "t"):
+        c, st = by.get("generate word-%s" % m, {}), by.get("generate word-%s stream" % m, {}).get("grassflow")
+        tps = lambda r: r["results"][-1]["tokens_per_s"] if r and r.get("results") else float("nan")
+        lines.append("| word-%s | %.1f | %.1f | %.1f |" % (m, tps(st), tps(c.get("grassflow")),
+                                                         c.get("pytorch", {}).get("tokens_per_s", float("nan"))))
+    lines += ["", "The stream far out (`grassflow bench generate --positions ...`): time per token and memory at "
+              "each position. Grassmann with `pos none` keeps a ring of 16 reduced vectors per layer; the "
+              "Transformer (sinusoidal positions) a KV cache.", "",
+              "| model | position | tokens/s | us/token | context state | process RSS |", "|---|---|---|---|---|---|"]
+    stream_targets = []
+    for case in ("stream word-g pos none", "stream word-t pos sinusoidal"):
+        r = by.get(case, {}).get("grassflow")
+        if not r:
+            continue
+        res = r["results"]
+        for x in res:
+            lines.append("| %s | %d | %.1f | %.0f | %s | %.1f MB |" % (case[7:], x["position"], x["tokens_per_s"],
+                         x["us_per_token"], human(x["state_bytes"]), x["rss_bytes"] / 1e6))
+        if "word-g" in case:
+            by_pos = {x["position"]: x for x in res}
+            lo, hi = min(by_pos), max(p for p in by_pos if p <= 10000)
+            ratio = by_pos[hi]["us_per_token"] / by_pos[lo]["us_per_token"]
+            stream_targets.append("| Grassmann per-token time, position %d over %d | <= 1.1x | %.2fx | %s |"
+                                  % (hi, lo, ratio, "met" if ratio <= 1.1 else "**not met**"))
+            flat = len({x["state_bytes"] for x in res}) == 1
+            stream_targets.append("| Grassmann context state flat from position %d to %d | flat | %s | %s |"
+                                  % (lo, max(by_pos), human(res[-1]["state_bytes"]), "met" if flat else "**not met**"))
+    if stream_targets:
+        lines += ["", "Targets of the streaming issue:", "", "| target | needed | measured | |", "|---|---|---|---|"]
+        lines += stream_targets
+    lines.append("")
     # the issue's anchors: PyTorch figures measured earlier on this kind of machine with its own twin
     anchors = {"train word grassmann B=8": 1070, "train word grassmann B=32": 1270, "train word transformer B=8": 1680,
                "train word transformer B=32": 1890, "train char grassmann": 8800, "train char transformer": 11200}

@@ -40,12 +40,12 @@ config() { # name -> writes $cfgdir/name.json; args: grassflow model options
 }
 
 if [ $smoke = 1 ]; then
-    STEPS=1; LENS=64,128; TOK=2
+    STEPS=1; LENS=64,128; TOK=2; STOK=2; GPOS=10,100; TPOS=10,100
     config word-g --model grassmann-tiny --set dropout=0; config word-t --model transformer-tiny --set dropout=0
     config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
     WB="2 4"; WL=16; CB=2; CL=32
 else
-    STEPS=8; LENS=256,1024,4096,8192; TOK=16
+    STEPS=8; LENS=256,1024,4096,8192; TOK=16; STOK=32; GPOS=100,1000,10000,100000; TPOS=100,1000,10000
     # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
     config word-g --model grassmann-6L --vocab 33278 --set dropout=0
     config word-t --model transformer-6L --vocab 33278 --set dropout=0
@@ -78,11 +78,18 @@ for mx in grassmann attention; do
     record "mixer $mx" pytorch "$(PYT bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --batch 1 --seq-lens $LENS --threads 2 2>/dev/null)"
 done
 
+# generation, batch 1. The window recomputed per token (what the PyTorch twin does) and the stream at
+# the same place; then the stream far out, with positions that do not stop at max_len: Grassmann with
+# pos none, the Transformer with sinusoidal positions.
 for m in g t; do
     echo "== generate word-$m" >&2
-    record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --tokens $TOK --threads 2 --json)"
+    record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --no-cache --positions $WL --tokens $TOK --threads 2 --json)"
+    record "generate word-$m stream" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --positions $((WL - TOK)) --tokens $TOK --threads 2 --json)"
     record "generate word-$m" pytorch "$(PYT bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
 done
+echo "== generate: stream at far positions" >&2
+record "stream word-g pos none" grassflow "$("$GF" bench generate --config "$cfgdir/word-g.cfg.json" --set pos=none --positions $GPOS --tokens $STOK --threads 2 --json)"
+record "stream word-t pos sinusoidal" grassflow "$("$GF" bench generate --config "$cfgdir/word-t.cfg.json" --set pos=sinusoidal --positions $TPOS --tokens $STOK --threads 2 --json)"
 
 # perf profiles of the training cases with targets (the report links them from every target not met)
 if [ $smoke = 0 ] && command -v perf >/dev/null; then
