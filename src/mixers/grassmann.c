@@ -9,6 +9,7 @@
  * no valid offset are zeroed), so one GEMM serves all offsets. The Plücker tensor is never stored: the
  * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/fastmath.h"
@@ -325,7 +326,10 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     gf_zero(dpbar, N * C);
     gf_linear_backward(dpbar, C, c->g[P_PLU_W], C, c->g[P_PLU_B], dg, pbar, C, c->p[P_PLU_W], C, N, C, d);
 
-    double *y = (double *)(da + N * d + (16 - (uintptr_t)(da + N * d) / sizeof(float) % 16) % 16);
+    /* the double-precision scratch starts at the next 64-byte boundary after da (16 floats reserved) */
+    float *dbl = da + N * d;
+    dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
+    double *y = (double *)(void *)dbl;
     double *coef = y + N * r, *nus = coef + 3 * N * n_offs;
     plucker_backward(dz, dpbar, z, cfg, c->layer, c->B, T, y, coef, nus);
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
