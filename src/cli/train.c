@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,13 @@
     "  --eval-every N      evaluate on the validation split every N steps (default 500, and at the end)\n" \
     "  --log-every N       progress/metrics every N steps (default 10)\n"                                 \
     "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
+    "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \
+    "                      evaluation) or skip the step (stops after 10 in a row)\n"                      \
     "  --no-cache          do not read or write the tokenized-corpus cache\n"
 
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
-    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_OUT, O_RESUME, O_STOPAT, O_MODELS
+    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -44,7 +47,7 @@ enum {
         {"lr", 1, 0, O_LR}, {"min-lr", 1, 0, O_MINLR}, {"warmup", 1, 0, O_WARMUP}, {"wd", 1, 0, O_WD},     \
         {"beta1", 1, 0, O_B1}, {"beta2", 1, 0, O_B2}, {"eps", 1, 0, O_EPS}, {"clip", 1, 0, O_CLIP},        \
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
-        {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}
+        {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE}
 
 typedef struct {
     gf_train_opts o;
@@ -85,6 +88,11 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
     case O_LOG: INT("--log-every", 1, INT64_MAX / 2, log_every);
     case O_SEED: rc = cli_parse_i64(cmd, "--seed", arg, 0, INT64_MAX, &i); if (!rc) o->seed = (uint64_t)i; break;
     case O_NOCACHE: r->no_cache = 1; break;
+    case O_NONFINITE:
+        if (!strcmp(arg, "stop")) o->on_nonfinite = GF_NONFINITE_STOP;
+        else if (!strcmp(arg, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;
+        else rc = cli_usage_error(cmd, "--on-nonfinite expects stop or skip, not '%s'", arg);
+        break;
     default: return 0;
     }
 #undef INT
@@ -143,8 +151,36 @@ static void on_event(const gf_train_event *e, void *ctx) {
         fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
                 (long long)e->step, (long long)e->total_steps, e->path);
         break;
+    case GF_EV_INTERRUPTED:
+        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; resume with: "
+                "grassflow train --resume %s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
+                (long long)e->total_steps, e->path);
+        break;
+    case GF_EV_SKIPPED:
+        fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",
+                p->label, (long long)e->step, e->what);
+        break;
     default: break;
     }
+}
+
+/* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig) { g_signal = sig; }
+
+/* First signal: set the flag (the trainer saves and stops after its current step); the handler resets
+ * itself, so a second signal ends the process at once (the checkpoints are written atomically). */
+static void catch_signals(recipe *r) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    r->o.interrupt = &g_signal;
 }
 
 /* ---- one training run ------------------------------------------------------------------------------------- */
@@ -214,7 +250,12 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
             (long long)corpus->tok->vocab.n, (long long)spe, resume_dir ? "resuming" : "from scratch");
     progress p = {.tty = isatty(2), .label = label};
     gf_train_result res;
-    if (gf_train(m, corpus, &r->o, resume_dir != NULL, on_event, &p, &res)) {
+    int trc = gf_train(m, corpus, &r->o, resume_dir != NULL, on_event, &p, &res);
+    if (trc == GF_TRAIN_INTERRUPTED) {
+        rc = 128 + (int)g_signal;
+        goto done;
+    }
+    if (trc) {
         if (p.tty) fputc('\n', stderr);
         rc = cli_error("%s", gf_last_error());
         goto done;
@@ -318,6 +359,7 @@ int cmd_train(int argc, char **argv) {
         snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out);
     }
     run_summary s;
+    catch_signals(&r);
     int rc = run(&mo, &r, resume, "train", 0, &s);
     if (rc) return rc;
     char wt[32];

@@ -75,8 +75,20 @@ gf_atomic_file *gf_atomic_open(const char *path) {
     return f;
 }
 
+/* Fault injection for tests/kill.sh: GRASSFLOW_FAULT_WRITE_DELAY_US=N sleeps N microseconds before every
+ * chunk written to a temporary file, so that a kill can land while a checkpoint is half written. */
+static void injected_write_delay(void) {
+    static long us = -1;
+    if (us < 0) {
+        const char *e = getenv("GRASSFLOW_FAULT_WRITE_DELAY_US");
+        us = e ? atol(e) : 0;
+    }
+    if (us > 0) usleep((useconds_t)us);
+}
+
 int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n) {
     const char *p = data;
+    injected_write_delay();
     while (n > 0) {
         ssize_t w = write(f->fd, p, n);
         if (w < 0) {

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -47,6 +49,7 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
 #define S(f) cJSON_AddStringToObject(j, #f, o->f)
     I(batch); I(seq_len); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
     I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
+    cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
     S(out_dir); S(corpus); S(tokenizer); S(model);
 #undef I
 #undef S
@@ -85,6 +88,10 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
 #undef NUM
 #undef STR
+    const cJSON *onf = cJSON_GetObjectItemCaseSensitive(j, "on_nonfinite"); /* optional: older runs lack it */
+    if (cJSON_IsString(onf) && !strcmp(onf->valuestring, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;
+    else if (onf && !(cJSON_IsString(onf) && !strcmp(onf->valuestring, "stop")))
+        rc = gf_fail("%s: the training recipe's \"on_nonfinite\" must be \"stop\" or \"skip\"", source);
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
     if (cJSON_IsString(seed)) o->seed = strtoull(seed->valuestring, NULL, 10);
     else rc = gf_fail("%s: the training recipe lacks \"seed\"", source);
@@ -170,6 +177,51 @@ typedef struct {
     const gf_train_opts *o;
     char *cfg_json, *tok_json, *recipe_json;
 } run_meta;
+
+/* Fault injection for the tests (tests/trust.sh): GRASSFLOW_FAULT_NONFINITE=A[-B] makes the loss of
+ * steps A..B (1-based) NaN, as a diverging run would. */
+static bool injected_nonfinite(int64_t step) {
+    static int init = 0;
+    static long long a = -1, b = -1;
+    if (!init) {
+        const char *e = getenv("GRASSFLOW_FAULT_NONFINITE");
+        if (e && sscanf(e, "%lld-%lld", &a, &b) < 2) b = a;
+        init = 1;
+    }
+    return step >= a && step <= b;
+}
+
+/* A killed run can leave NAME.safetensors.tmp.PID behind (the rename never happened); the files it
+ * meant to replace are intact. Remove such leftovers when a run starts in the directory. */
+static void remove_stale_tmp(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".safetensors.tmp.")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+/* Write, flush and remove a small file in dir: an unwritable or full directory fails here, before any
+ * training time is spent, instead of at the first checkpoint. */
+static int probe_out_dir(const char *dir) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/.grassflow-write-probe.%ld", dir, (long)getpid());
+    static const char buf[65536];
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(buf, 1, sizeof buf, f) == sizeof buf && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int err = errno;
+    if (f) fclose(f);
+    unlink(path);
+    if (!ok)
+        return gf_fail("cannot write in the output directory %s: %s\nHINT: free some space or choose another --out",
+                       dir, strerror(err ? err : EIO));
+    return 0;
+}
 
 static int save_model(gf_model *m, const run_meta *rm, const char *name, int64_t step, double val_loss) {
     char path[700], st[32], vl[64];
@@ -279,8 +331,14 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
     if (gf_model_config(m)->vocab_size != c->tok->vocab.n)
         return gf_fail("the model's vocab_size %lld differs from the corpus vocabulary (%lld tokens)",
                        (long long)gf_model_config(m)->vocab_size, (long long)c->tok->vocab.n);
-    if (mkdir(o->out_dir, 0755) != 0 && errno != EEXIST)
+    const bool created = mkdir(o->out_dir, 0755) == 0;
+    if (!created && errno != EEXIST)
         return gf_fail("cannot create the output directory %s: %s", o->out_dir, strerror(errno));
+    if (probe_out_dir(o->out_dir)) {
+        if (created) rmdir(o->out_dir); /* a rejected run leaves nothing behind */
+        return -1;
+    }
+    remove_stale_tmp(o->out_dir);
 
     const int64_t L = o->seq_len, B = o->batch, nblk = n_blocks(o, train->n);
     const int64_t spe = gf_steps_per_epoch(o, train->n);
@@ -313,7 +371,7 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
     double t_train = 0.0, win_t = 0.0;
     int64_t tokens = 0, win_tokens = 0, cur_epoch = -1;
     double win_loss = 0.0;
-    int64_t win_steps = 0;
+    int64_t win_steps = 0, n_bad = 0;
     rc = 0;
     while (step < total) {
         const int64_t epoch = step / spe, bi = step % spe;
@@ -353,23 +411,45 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
 #pragma omp parallel for reduction(+ : ss) schedule(static) if (np > GF_PAR_MIN)
         for (int64_t i = 0; i < np; i++) ss += (double)g[i] * g[i];
         const double gnorm = sqrt(ss);
-        if (o->clip > 0.0f && gnorm > o->clip) {
-            const float s = (float)(o->clip / gnorm);
-            float *gw = gf_model_grads(m);
+        if (injected_nonfinite(step + 1)) step_loss = NAN;
+        const bool skipped = !isfinite(step_loss) || !isfinite(gnorm);
+        if (skipped) {
+            /* no update from this step; the checkpoints on disk are the last good ones */
+            const char *what = !isfinite(step_loss) ? "the loss" : "the gradient norm";
+            const double bad = !isfinite(step_loss) ? step_loss : gnorm;
+            if (o->on_nonfinite == GF_NONFINITE_STOP || ++n_bad > GF_MAX_NONFINITE_SKIPS) {
+                rc = gf_fail("step %lld: %s is %s%s; training stopped. The checkpoints in %s are those of the "
+                             "last evaluation before it and are intact.\nHINT: lower --lr, keep --clip on, or "
+                             "pass --on-nonfinite skip to skip such steps; resume with: grassflow train --resume %s",
+                             (long long)step + 1, what, isnan(bad) ? "NaN" : "infinite",
+                             o->on_nonfinite == GF_NONFINITE_SKIP ? " for more than 10 steps in a row" : "",
+                             o->out_dir, o->out_dir);
+                break;
+            }
+            gf_train_event e = {.kind = GF_EV_SKIPPED, .step = step + 1, .total_steps = total, .what = what};
+            fprintf(mf, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", (long long)step + 1, what);
+            if (cb) cb(&e, ctx);
+        } else {
+            n_bad = 0;
+            if (o->clip > 0.0f && gnorm > o->clip) {
+                const float s = (float)(o->clip / gnorm);
+                float *gw = gf_model_grads(m);
 #pragma omp parallel for schedule(static) if (np > GF_PAR_MIN)
-            for (int64_t i = 0; i < np; i++) gw[i] *= s;
+                for (int64_t i = 0; i < np; i++) gw[i] *= s;
+            }
+            gf_adamw_step(opt, m, lr);
         }
-        gf_adamw_step(opt, m, lr);
         step++;
         const double dt = now_s() - t0;
         t_train += dt;
         tokens += step_blocks * L;
-        win_t += dt;
-        win_tokens += step_blocks * L;
-        win_loss += step_loss;
-        win_steps++;
-
-        if (step % o->log_every == 0 || step == total) {
+        if (!skipped) {
+            win_t += dt;
+            win_tokens += step_blocks * L;
+            win_loss += step_loss;
+            win_steps++;
+        }
+        if (win_steps && (step % o->log_every == 0 || step == total)) {
             gf_train_event e = {.kind = GF_EV_STEP, .step = step, .total_steps = total, .epoch = epoch,
                                 .loss = win_loss / (double)win_steps, .lr = lr, .grad_norm = gnorm,
                                 .tokens_per_s = win_tokens / win_t, .elapsed_s = now_s() - t_start};
@@ -407,6 +487,17 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
         if (stop) {
             gf_train_event s = {.kind = GF_EV_STOPPED, .step = step, .total_steps = total, .path = o->out_dir};
             if (cb) cb(&s, ctx);
+            break;
+        }
+        if (o->interrupt && *o->interrupt && step < total) {
+            /* a signal: save what resuming needs (no evaluation, which can take minutes), then stop */
+            if (save_model(m, &rm, "last.safetensors", step, last_val) || save_state(m, opt, &rm, step, best)) {
+                rc = -1;
+                break;
+            }
+            gf_train_event s = {.kind = GF_EV_INTERRUPTED, .step = step, .total_steps = total, .path = o->out_dir};
+            if (cb) cb(&s, ctx);
+            rc = GF_TRAIN_INTERRUPTED;
             break;
         }
     }

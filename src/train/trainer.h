@@ -7,6 +7,7 @@
 #ifndef GF_TRAIN_TRAINER_H
 #define GF_TRAIN_TRAINER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,17 +20,29 @@ typedef struct gf_train_opts {
     int64_t warmup, accum;        /* linear warmup steps; micro-batches per step */
     int64_t eval_every, log_every;
     int64_t stop_at;              /* stop (after saving) once this step is done, as if interrupted; 0: never */
+    int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
+    volatile const sig_atomic_t *interrupt; /* not stored: when *interrupt becomes non-zero (a signal handler), the
+                                    * current step finishes, the state is saved and gf_train returns
+                                    * GF_TRAIN_INTERRUPTED */
     float lr, min_lr, wd, clip, beta1, beta2, eps;
     uint64_t seed;
     char out_dir[512];
     char corpus[512], tokenizer[512], model[512]; /* what the run was made from (stored, for resume) */
 } gf_train_opts;
 
+enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
+/* skip mode stops anyway after this many consecutive non-finite steps: the run is diverging */
+#define GF_MAX_NONFINITE_SKIPS 10
+/* gf_train's return value when opts.interrupt stopped it (state saved, resumable) */
+#define GF_TRAIN_INTERRUPTED 2
+
 void gf_train_opts_default(gf_train_opts *o);
 char *gf_train_opts_to_json(const gf_train_opts *o);
 int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts *o);
 
-typedef enum { GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED } gf_train_event_kind;
+typedef enum {
+    GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_SKIPPED
+} gf_train_event_kind;
 
 typedef struct gf_train_event {
     gf_train_event_kind kind;
@@ -37,7 +50,8 @@ typedef struct gf_train_event {
     double loss, lr, grad_norm, tokens_per_s, elapsed_s, eta_s;
     double val_loss, val_ppl, best_val_loss;
     bool is_best;
-    const char *path;             /* GF_EV_SAVED */
+    const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
+    const char *what;             /* GF_EV_SKIPPED: what was not finite */
 } gf_train_event;
 
 typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
