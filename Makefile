@@ -45,7 +45,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench test test-c test-parity test-cli test-train test-trust test-bench test-san clean info
+.PHONY: all examples demo bench test test-c test-parity test-cli test-train test-trust test-fuzz test-bench test-san clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -84,7 +84,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-train test-trust test-bench test-san
+test: test-c test-parity test-cli test-train test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -99,10 +99,17 @@ test-cli: all examples
 test-train: all
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
 
+# hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
 # runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)
 test-trust: all
+	$(TEST_ENV) bash tests/hostile.sh $(BUILD)
 	$(TEST_ENV) bash tests/trust.sh $(BUILD)
 	$(TEST_ENV) bash tests/kill.sh 20 $(BUILD)
+
+# every parser under libFuzzer (clang-14, ASan+UBSan): the seeds replayed, then 5 s each
+# (long runs: bash tests/fuzz/run.sh 600)
+test-fuzz:
+	bash tests/fuzz/run.sh --smoke
 
 # benchmarks are not timed tests: CI only checks that the whole benchmark runs, on tiny shapes
 test-bench: all
@@ -114,6 +121,7 @@ bench: all
 
 test-san:
 	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli
+	$(TEST_ENV) bash tests/hostile.sh build/san
 
 clean:
 	rm -rf build runs

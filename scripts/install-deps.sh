@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install what grassflow needs on Debian 12 (or Ubuntu) and is missing: compiler, OpenBLAS (both
 # flavours: the OpenMP one is what grassflow links), libcjson, cmocka, liblzma, PyTorch for the parity
-# tests, and jemalloc, which bench/run.sh gives the PyTorch twins. Safe to run again: it only installs
+# tests, jemalloc, which bench/run.sh gives the PyTorch twins, clang-14 with its runtime for the libFuzzer
+# harnesses, and valgrind for tests/valgrind.sh. Safe to run again: it only installs
 # what is absent.
 set -euo pipefail
 pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev
-      python3-torch python3-numpy libjemalloc2)
+      python3-torch python3-numpy libjemalloc2 clang-14 libclang-rt-14-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -57,7 +57,7 @@ typedef struct {
     int64_t lines[3], n[3];
 } cache_header;
 
-static int cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tokenizer *fixed) {
+int gf_corpus_cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tokenizer *fixed) {
     size_t size;
     unsigned char *buf = gf_read_file(path, MAX_CORPUS * 4, &size);
     if (!buf) return -1;
@@ -91,6 +91,16 @@ static int cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tok
         return -1;
     }
     const unsigned char *p = buf + sizeof h + h.tok_json_bytes;
+    const int64_t V = (fixed ? fixed : tok)->vocab.n, n_all = h.n[0] + h.n[1] + h.n[2];
+    for (int64_t i = 0; i < n_all; i++) { /* every id inside the vocabulary: a cache is a file like any other */
+        int32_t id;
+        memcpy(&id, p + i * 4, 4);
+        if (id < 0 || id >= V) {
+            gf_tokenizer_free(tok);
+            free(buf);
+            return -1;
+        }
+    }
     for (int s = 0; s < 3; s++) {
         c->split[s].v = malloc((size_t)(h.n[s] ? h.n[s] : 1) * sizeof(int32_t));
         if (!c->split[s].v) {
@@ -236,7 +246,7 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
     char cpath[1200] = "";
     if (cache_dir && *cache_dir) {
         snprintf(cpath, sizeof cpath, "%s/%016llx.gftok", cache_dir, (unsigned long long)key);
-        if (is_file(cpath) && cache_load(c, cpath, key, given) == 0) {
+        if (is_file(cpath) && gf_corpus_cache_load(c, cpath, key, given) == 0) {
             snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus from cache %s", cpath);
             goto tokenizer;
         }
@@ -269,8 +279,9 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
         tlen[2] = n - cut[1];
         tlen[0] = cut[0];
         if (tlen[0] == 0 || tlen[1] == 0 || tlen[2] == 0) {
-            gf_fail("%s: too short to split into train/valid/test (%zu bytes in %lld lines)", path[0], n,
-                    (long long)count_lines(t, n));
+            gf_fail("%s: cannot split into train/valid/test (90/5/5 at line ends): %lld line(s) in %zu bytes; "
+                    "expected enough lines for three non-empty parts\nHINT: give a directory holding train.txt, "
+                    "valid.txt and test.txt instead", path[0], (long long)count_lines(t, n), n);
             goto fail;
         }
     }

@@ -26,4 +26,9 @@ const char *gf_split_name(int split);
 /* "train"/"valid"/"test" -> index, -1 otherwise */
 int gf_split_index(const char *name);
 
+/* Read a token cache file into c (splits and, unless fixed is given, the tokenizer). Returns 0, or -1 for
+ * a file that is missing, stale (key), or malformed in any way (a cache is a file like any other); the
+ * corpus loader then rebuilds it. Exposed for tests/fuzz. */
+int gf_corpus_cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tokenizer *fixed);
+
 #endif

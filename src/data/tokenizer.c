@@ -94,7 +94,8 @@ gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
         }
         i += (size_t)l;
     }
-    qsort(seen.str, (size_t)seen.n, sizeof *seen.str, cmp_str); /* UTF-8 byte order = code point order */
+    if (seen.n > 1) /* UTF-8 byte order = code point order; an empty text has no array at all */
+        qsort(seen.str, (size_t)seen.n, sizeof *seen.str, cmp_str);
     for (int64_t k = 0; k < seen.n; k++)
         if (gf_vocab_add(&t->vocab, seen.str[k], strlen(seen.str[k])) < 0) {
             gf_vocab_free(&seen);

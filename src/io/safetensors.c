@@ -96,15 +96,23 @@ static int read_u64(const cJSON *it, uint64_t *out) {
 }
 
 gf_st_file *gf_st_read(const char *path) {
+    size_t size;
+    unsigned char *buf = gf_read_file(path, MAX_FILE, &size);
+    return buf ? gf_st_parse(path, buf, size) : NULL;
+}
+
+gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size) {
     gf_st_file *f = calloc(1, sizeof *f);
     cJSON *h = NULL;
     uint64_t *spans = NULL;
     if (!f || !(f->path = strdup(path))) {
+        free(buf);
+        if (f) free(f);
         gf_fail("out of memory reading %s", path);
-        goto fail;
+        return NULL;
     }
-    f->buf = gf_read_file(path, MAX_FILE, &f->size);
-    if (!f->buf) goto fail;
+    f->buf = buf;
+    f->size = size;
     if (f->size < 8) {
         gf_fail("%s: %zu bytes is too short for a safetensors file (it starts with an 8-byte header length)",
                 path, f->size);

@@ -17,5 +17,8 @@ typedef struct gf_st_out {
 int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const *meta_keys,
                 const char *const *meta_vals, int n_meta);
 size_t gf_dtype_size(gf_dtype dt);
+/* gf_st_read on bytes already in memory (buf: malloc'd, size bytes; taken over, also on failure); path
+ * only names the file in messages. */
+gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size);
 
 #endif

@@ -1,4 +1,5 @@
 /* Model checkpoints in safetensors: F32 tensors under their PyTorch names, config in the metadata. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,13 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
             goto bad;
         }
         memcpy(t->data, s->data, (size_t)t->numel * sizeof(float));
+        for (int64_t k = 0; k < t->numel; k++)
+            if (!isfinite(t->data[k])) { /* a model with NaN weights only ever gives NaN: refuse it here */
+                gf_fail("%s: tensor \"%s\" holds %s at index %lld; the checkpoint is corrupt (or was saved from a "
+                        "diverged run)\nHINT: use an earlier checkpoint", path, t->name,
+                        isnan(t->data[k]) ? "NaN" : "an infinite value", (long long)k);
+                goto bad;
+            }
     }
     if (f->n_tensors != m->n_tensors) {
         for (int i = 0; i < f->n_tensors; i++)

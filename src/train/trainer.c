@@ -281,8 +281,27 @@ static int load_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t *s
         }
         memcpy(dst[i], ts[i]->data, (size_t)n * sizeof(float));
     }
-    *step = strtoll(st, NULL, 10);
-    *best = strtod(bv, NULL);
+    char *end1, *end2;
+    errno = 0;
+    long long stv = strtoll(st, &end1, 10);
+    double bvv = strtod(bv, &end2);
+    if (end1 == st || *end1 || errno || stv < 0 || stv > (1LL << 62)) {
+        gf_fail("%s: step \"%.40s\" is not a step count (expected an integer >= 0)", path, st);
+        goto done;
+    }
+    if (end2 == bv || *end2 || isnan(bvv)) {
+        gf_fail("%s: best_val_loss \"%.40s\" is not a number (expected a loss, or inf before any evaluation)", path, bv);
+        goto done;
+    }
+    for (int i = 0; i < 3; i++)
+        for (int64_t k = 0; k < n; k++)
+            if (!isfinite(dst[i][k])) {
+                gf_fail("%s: tensor %s holds a non-finite value at index %lld; the state is corrupt\nHINT: start "
+                        "again, or from last.safetensors", path, ts[i]->name, (long long)k);
+                goto done;
+            }
+    *step = stv;
+    *best = bvv;
     gf_adamw_set_steps(opt, *step);
     rc = 0;
 done:

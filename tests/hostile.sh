@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Hostile inputs: forged or broken checkpoints, training states, vocabularies, corpora and configs. Each
+# must get exit code 1 (or 2 for a usage error) and a message that matches what is wrong; never a crash,
+# a hang or a model. Writes the table of what grassflow answers to docs/hostile-inputs.md (--doc) .
+#   bash tests/hostile.sh [BUILD] [--doc]
+set -uo pipefail
+BUILD=${1:-build}
+doc=0; [ "${2:-}" = "--doc" ] && doc=1
+cd "$(dirname "$0")/.."
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-hostile-XXXXXX)
+export GRASSFLOW_CACHE="$tmp/cache"
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+"$GF" init --model grassmann-tiny --seed 1 --out "$tmp/good.safetensors" >/dev/null
+"$GF" train --model grassmann-tiny --corpus tinyshakespeare --steps 2 --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/run" >/dev/null 2>&1
+printf '1 2 3 4\n' >"$tmp/tokens.txt"
+mkdir -p "$tmp/in"
+$PY tests/hostile/make_inputs.py "$tmp/in" "$tmp/good.safetensors" "$tmp/run/state.safetensors" >"$tmp/cases.tsv" || { echo "hostile: generator failed"; exit 1; }
+rows=()
+while IFS=$'\t' read -r name what args expect; do
+    args=${args//TOKENS/$tmp/tokens.txt}
+    # shellcheck disable=SC2086
+    timeout 60 "$GF" $args >/dev/null 2>"$tmp/err"
+    rc=$?
+    msg=$( (grep -m1 "error" "$tmp/err" || head -1 "$tmp/err") | sed "s|$tmp/in/||g; s|$tmp/||g")
+    if [ $rc -ge 124 ]; then fail "$name: exit $rc (crash or hang): $(head -c 300 "$tmp/err")"
+    elif [ $rc -ne 1 ] && [ $rc -ne 2 ]; then fail "$name: exit $rc, expected 1 ($msg)"
+    elif ! grep -Eqi -- "$expect" "$tmp/err"; then fail "$name: message does not match /$expect/: $msg"
+    else pass "$name: exit $rc: $msg"; fi
+    shown=${args//$tmp\/in\//}
+    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | ${msg//|/\\|} |")
+done <"$tmp/cases.tsv"
+
+# valid but extreme: a training text that is a single 100 MB line must be read, not hang or exhaust memory
+mkdir -p "$tmp/oneline"
+$PY -c "
+import random
+r = random.Random(1); w = ['the', 'of', 'and', 'king', 'ROMEO', 'café', 'naïve']
+open('$tmp/oneline/train.txt', 'w').write(' '.join(r.choice(w) for _ in range(22_000_000))[:100_000_000])
+open('$tmp/oneline/valid.txt', 'w').write('the king of ROMEO\n')
+open('$tmp/oneline/test.txt', 'w').write('and the café\n')"
+for tk in char word; do
+    start=$SECONDS
+    timeout 300 "$GF" data stats --corpus "$tmp/oneline" --tokenizer $tk --no-cache >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc = 0 ] && pass "train.txt one 100 MB line, $tk tokenizer: read in $((SECONDS - start)) s" || fail "one 100 MB line ($tk): exit $rc $(head -c 300 "$tmp/err")"
+    rows+=("| train.txt a single line of 100 MB ($tk tokenizer) | \`grassflow data stats --corpus DIR --tokenizer $tk\` | $rc | $(grep -m1 train "$tmp/out" | sed 's/  */ /g') ($((SECONDS - start)) s) |")
+done
+# the same line as a single-file corpus cannot be split at line ends: a clear error
+timeout 300 "$GF" data stats --corpus "$tmp/oneline/train.txt" --no-cache >/dev/null 2>"$tmp/err"
+rc=$?
+msg=$(grep -m1 error "$tmp/err" | sed "s|$tmp/||g")
+[ $rc = 1 ] && grep -q "cannot split into train/valid/test" "$tmp/err" && pass "one 100 MB line as a single file: $msg" || fail "single-file one line: exit $rc $msg"
+rows+=("| a single-file corpus that is one 100 MB line | \`grassflow data stats --corpus train.txt\` | $rc | ${msg//|/\\|} |")
+
+# a corrupted token cache is not used: it is rebuilt, with a note
+"$GF" data stats --corpus tinyshakespeare >/dev/null 2>&1
+c=$(ls "$tmp/cache"/*.gftok | head -1)
+printf 'garbage' | dd of="$c" bs=1 seek=100 conv=notrunc 2>/dev/null
+"$GF" data stats --corpus tinyshakespeare >"$tmp/out" 2>"$tmp/err"
+rc=$?
+note=$(grep -m1 -i cache "$tmp/err" | sed "s|$tmp/||g")
+[ $rc = 0 ] && grep -qi "cache" "$tmp/err" && pass "a corrupted token cache is ignored and rebuilt: $note" || fail "corrupted cache: exit $rc $(cat "$tmp/err")"
+rows+=("| a token cache with 7 bytes overwritten | \`grassflow data stats --corpus tinyshakespeare\` | $rc | ${note:-(no note)}; the corpus is tokenized again |")
+
+if [ $doc = 1 ]; then
+    {
+        echo "# Hostile inputs and what grassflow answers"
+        echo
+        echo "Made by \`bash tests/hostile.sh build --doc\` on $(date -u +%Y-%m-%d) (the same script runs in \`make test\`, also under"
+        echo "ASan + UBSan). Each input is forged from a good file by tests/hostile/make_inputs.py. Exit code 1 is an"
+        echo "error in the input, 2 a usage error; the message is the first line of stderr (paths shortened)."
+        echo "The parsers are also fuzzed: tests/fuzz/run.sh."
+        echo
+        echo "| input | command | exit | grassflow says |"
+        echo "|---|---|---|---|"
+        printf '%s\n' "${rows[@]}"
+    } >docs/hostile-inputs.md
+    echo "hostile: wrote docs/hostile-inputs.md"
+fi
+if [ $fails -ne 0 ]; then echo "hostile: $fails FAILED"; exit 1; fi
+echo "hostile: all passed"

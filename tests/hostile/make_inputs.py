@@ -1,0 +1,137 @@
+"""Write the hostile inputs of tests/hostile.sh into DIR, and print one case per line:
+    name <TAB> what the input is <TAB> grassflow arguments (FILE = the input) <TAB> regex stderr must match
+from a good checkpoint GOOD (grassflow init) and a good training state STATE (grassflow train)."""
+import json
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "torch_ref"))
+import st_io  # noqa: E402
+
+out, good, state = sys.argv[1], sys.argv[2], sys.argv[3]
+raw = open(good, "rb").read()
+hl = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + hl])
+data = raw[8 + hl:]
+cases = []
+
+
+def put(name, blob):
+    p = os.path.join(out, name)
+    open(p, "wb").write(blob)
+    return p
+
+
+def forge(name, hdr, body=data, what="", expect=""):
+    h = json.dumps(hdr).encode()
+    p = put(name + ".safetensors", struct.pack("<Q", len(h)) + h + body)
+    cases.append((name, what, "score --ckpt %s --tokens TOKENS" % p, expect))
+
+
+def edit(fn):
+    h = json.loads(json.dumps(header))
+    fn(h)
+    return h
+
+
+first = [k for k in header if k != "__metadata__"][0]
+cfg = json.loads(header["__metadata__"]["config"])
+
+p = put("empty.safetensors", b"")
+cases.append(("empty", "an empty file", "score --ckpt %s --tokens TOKENS" % p, "too short"))
+p = put("huge_header.safetensors", struct.pack("<Q", 1 << 62) + raw[8:200])
+cases.append(("header_length_forged", "header length 2^62 in a 200-byte file",
+              "score --ckpt %s --tokens TOKENS" % p, "header length .* larger than the file"))
+p = put("truncated.safetensors", raw[: len(raw) // 2])
+cases.append(("truncated", "the first half of a checkpoint", "score --ckpt %s --tokens TOKENS" % p, "truncated|data|bytes"))
+bad_json = b'{"a": [1, 2'
+p = put("bad_json.safetensors", struct.pack("<Q", len(bad_json)) + bad_json)
+cases.append(("malformed_json", "a header that is not JSON", "score --ckpt %s --tokens TOKENS" % p, "JSON"))
+forge("unknown_dtype", edit(lambda h: h[first].update(dtype="F17")), what="a tensor of dtype F17", expect="dtype")
+forge("offsets_out_of_bounds", edit(lambda h: h[first].update(data_offsets=[0, len(data) + 4096])),
+      what="data offsets past the end of the file", expect="offset|bounds|past")
+def overlap(h):
+    ks = [k for k in h if k != "__metadata__"]
+    h[ks[1]]["data_offsets"] = h[ks[0]]["data_offsets"]
+forge("overlapping", edit(overlap), what="two tensors on the same bytes", expect="overlap|gap|tile")
+forge("shape_overflow", edit(lambda h: h[first].update(shape=[1 << 40, 1 << 40])),
+      what="a shape whose element count overflows 64 bits", expect="shape|overflow|size")
+def wrong_shape(h):
+    s = h[first]["shape"]
+    h[first]["shape"] = [s[1], s[0]] if len(s) == 2 and s[0] != s[1] else [s[0] * 2]
+forge("shape_mismatch", edit(wrong_shape), what="a tensor transposed against the config", expect="should be F32 of shape|shape")
+def drop(h):
+    k = [k for k in h if k != "__metadata__"][-1]
+    lo, hi = h[k]["data_offsets"]
+    del h[k]
+forge("missing_tensor", edit(drop), body=data, what="a tensor missing (its bytes left as a gap)", expect="missing|gap|tile")
+def bad_cfg(key, val):
+    c = dict(cfg)
+    if val is None:
+        del c[key]
+    else:
+        c[key] = val
+    return edit(lambda h: h["__metadata__"].update(config=json.dumps(c)))
+forge("config_missing_key", bad_cfg("rank", None), what="a config without \"rank\"", expect="rank")
+forge("config_negative", bad_cfg("d_model", -8), what="d_model = -8", expect="d_model")
+forge("config_absurd", bad_cfg("vocab_size", 10 ** 12), what="vocab_size = 10^12", expect="vocab_size")
+forge("config_wrong_type", bad_cfg("norm", 3), what="norm = 3 (a number)", expect="norm")
+forge("config_unknown_key", bad_cfg("heads", 4), what="an unknown config key", expect="heads")
+forge("no_config", edit(lambda h: h["__metadata__"].pop("config")), what="no config in the metadata", expect="config")
+t, meta = st_io.read(good)
+t[first] = t[first].copy()
+t[first].flat[3] = float("nan")
+p = os.path.join(out, "nan_weights.safetensors")
+st_io.write(p, t, meta)
+cases.append(("nan_weights", "a NaN among the weights", "score --ckpt %s --tokens TOKENS" % p, "NaN"))
+
+# the training state
+t, meta = st_io.read(state)
+bad = {k: v for k, v in t.items() if not k.startswith("adam_m")}
+p = os.path.join(out, "state_no_moments")
+os.makedirs(p)
+st_io.write(os.path.join(p, "state.safetensors"), bad, meta)
+cases.append(("state_without_moments", "a training state without its AdamW moments", "train --resume %s" % p, "state.safetensors"))
+p = os.path.join(out, "state_bad_step")
+os.makedirs(p)
+m2 = dict(meta)
+m2["step"] = "-5"
+st_io.write(os.path.join(p, "state.safetensors"), t, m2)
+cases.append(("state_bad_step", "a training state whose step is -5", "train --resume %s" % p, "step"))
+p = os.path.join(out, "state_bad_recipe")
+os.makedirs(p)
+m3 = dict(meta)
+m3["train"] = "{\"batch\": \"many\"}"
+st_io.write(os.path.join(p, "state.safetensors"), t, m3)
+cases.append(("state_bad_recipe", "a training state with a broken recipe", "train --resume %s" % p, "recipe"))
+
+# vocabulary files (WordPiece)
+def vocab(name, blob, what, expect):
+    p = put(name + ".txt", blob)
+    cases.append((name, what, "data stats --corpus tinyshakespeare --tokenizer wordpiece:%s" % p, expect))
+vocab("vocab_empty", b"", "an empty vocabulary file", "vocab_empty.txt")
+vocab("vocab_no_unk", b"[PAD]\nthe\n##s\n", "a vocabulary without [UNK]", "UNK")
+vocab("vocab_duplicates", b"[UNK]\nthe\nthe\n", "a vocabulary with a duplicate entry", "duplicate|twice|line 3")
+vocab("vocab_bad_utf8", b"[UNK]\nthe\n\xff\xfe\n", "invalid UTF-8 on line 3", "UTF-8|line 3")
+
+# corpora
+def corpus(name, blob, tok, what, expect):
+    p = put(name + ".txt", blob)
+    cases.append((name, what, "data stats --corpus %s --tokenizer %s" % (p, tok), expect))
+corpus("corpus_empty", b"", "char", "an empty corpus file", "corpus_empty.txt")
+corpus("corpus_bad_utf8", b"hello\nwor\xffld\n" * 50, "char", "invalid UTF-8 (char tokenizer)", "UTF-8")
+corpus("corpus_nul", b"abc\x00def\n" * 50, "char", "NUL bytes in the text", "NUL|corpus_nul.txt")
+
+# config files
+def config(name, obj, what, expect):
+    p = put(name + ".json", obj.encode() if isinstance(obj, str) else json.dumps(obj).encode())
+    cases.append((name, what, "info --config %s" % p, expect))
+config("cfgfile_missing", {"d_model": 64}, "a config file with missing keys", "missing|vocab_size|n_layer")
+config("cfgfile_negative", dict(cfg, n_layer=-1), "n_layer = -1", "n_layer")
+config("cfgfile_absurd", dict(cfg, d_model=1 << 40), "d_model = 2^40", "d_model")
+config("cfgfile_not_json", "{\"d_model\": ", "a truncated JSON file", "JSON")
+config("cfgfile_offsets", dict(cfg, offsets=[[0, -3]]), "offsets 0 and -3", "offsets")
+
+for c in cases:
+    print("\t".join(c))
