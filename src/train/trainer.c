@@ -69,11 +69,20 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     }
     gf_train_opts_default(o);
     int rc = 0;
-#define NUM(f, type)                                                                                       \
+    /* every number checked like the command line checks it: a recipe is read from files too */
+#define NUM(f, type, lo, hi)                                                                               \
     do {                                                                                                   \
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, #f);                                         \
-        if (cJSON_IsNumber(it)) o->f = (type)it->valuedouble;                                              \
-        else rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                             \
+        if (!cJSON_IsNumber(it)) {                                                                         \
+            rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                               \
+        } else if (!(it->valuedouble >= (double)(lo) && it->valuedouble <= (double)(hi)) ||                \
+                   ((type)0.5 == 0 && it->valuedouble != floor(it->valuedouble))) {                         \
+            rc = gf_fail("%s: the training recipe's \"%s\" is %g; expected %s in [%.15g, %.15g]", source, #f,      \
+                         it->valuedouble, (type)0.5 == 0 ? "an integer" : "a number", (double)(lo),         \
+                         (double)(hi));                                                                     \
+        } else {                                                                                           \
+            o->f = (type)it->valuedouble;                                                                  \
+        }                                                                                                  \
     } while (0)
 #define STR(f)                                                                                             \
     do {                                                                                                   \
@@ -81,10 +90,12 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
         if (cJSON_IsString(it)) snprintf(o->f, sizeof o->f, "%s", it->valuestring);                        \
         else rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                             \
     } while (0)
-    NUM(batch, int64_t); NUM(seq_len, int64_t); NUM(steps, int64_t); NUM(epochs, int64_t);
-    NUM(warmup, int64_t); NUM(accum, int64_t); NUM(eval_every, int64_t); NUM(log_every, int64_t);
-    NUM(lr, float); NUM(min_lr, float); NUM(wd, float); NUM(clip, float); NUM(beta1, float); NUM(beta2, float);
-    NUM(eps, float);
+    const double big = (double)(1LL << 52);
+    NUM(batch, int64_t, 1, 1 << 20); NUM(seq_len, int64_t, 1, 1 << 24); NUM(steps, int64_t, 0, big);
+    NUM(epochs, int64_t, 0, 1000000); NUM(warmup, int64_t, 0, big); NUM(accum, int64_t, 1, 1 << 20);
+    NUM(eval_every, int64_t, 0, big); NUM(log_every, int64_t, 1, big);
+    NUM(lr, float, 1e-12, 10); NUM(min_lr, float, 0, 10); NUM(wd, float, 0, 10); NUM(clip, float, 0, 1e30);
+    NUM(beta1, float, 0, 0.999999); NUM(beta2, float, 0, 0.999999999); NUM(eps, float, 1e-30, 1);
     STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
 #undef NUM
 #undef STR

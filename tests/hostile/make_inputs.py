@@ -106,6 +106,16 @@ m3["train"] = "{\"batch\": \"many\"}"
 st_io.write(os.path.join(p, "state.safetensors"), t, m3)
 cases.append(("state_bad_recipe", "a training state with a broken recipe", "train --resume %s" % p, "recipe"))
 
+p = os.path.join(out, "state_huge_batch")
+os.makedirs(p)
+m4 = dict(meta)
+r4 = json.loads(meta["train"])
+r4["batch"] = 1e19
+m4["train"] = json.dumps(r4)
+st_io.write(os.path.join(p, "state.safetensors"), t, m4)
+cases.append(("state_huge_batch", "a training state whose recipe says batch = 1e19 (found by fuzz_meta)",
+              "train --resume %s" % p, "batch"))
+
 # vocabulary files (WordPiece)
 def vocab(name, blob, what, expect):
     p = put(name + ".txt", blob)
