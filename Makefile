@@ -123,8 +123,7 @@ bench: all
 	bash bench/run.sh
 
 test-san:
-	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train
-	$(TEST_ENV) bash tests/hostile.sh build/san
+	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-trust
 
 clean:
 	rm -rf build runs
