@@ -1,25 +1,12 @@
 /* The whole model: dropout wiring (gradients with dropout on, every block kind), determinism, batch
  * shapes that change between calls, and input errors. End-to-end parity with PyTorch is tests/parity.sh. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/rng.h"
 #include "testlib.h"
-
-static gf_model *make(const char *preset, const char *const *sets, uint64_t seed) {
-    gf_config c;
-    assert_int_equal(gf_config_preset(preset, &c), 0);
-    for (; sets && *sets; sets++)
-        if (gf_config_set(&c, *sets)) fail_msg("--set %s: %s", *sets, gf_last_error());
-    gf_model *m = gf_model_create(&c);
-    assert_non_null(m);
-    gf_model_init(m, seed);
-    /* init gives LayerNorm 1/0 and zero biases; perturb them so every parameter matters in the checks */
-    float *p = gf_model_params(m);
-    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.05f * (gf_uniform(seed + 99, (uint64_t)i) - 0.5f);
-    return m;
-}
 
 static void batch(int32_t *in, int32_t *tg, int64_t n, int64_t V, uint64_t seed) {
     for (int64_t i = 0; i < n; i++) {
@@ -34,10 +21,25 @@ static double loss_at(gf_model *m, const int32_t *in, const int32_t *tg, int64_t
     return l;
 }
 
+/* Parameter i's gradient g[i] against a central finite difference of the loss (float model, so coarse). */
+static void fd_param(gf_model *m, const int32_t *in, const int32_t *tg, int64_t B, int64_t T, int64_t i,
+                     const char *what, const char *name, int64_t k) {
+    float *p = gf_model_params(m);
+    float save = p[i], h = 1e-3f;
+    p[i] = save + h;
+    double lp = loss_at(m, in, tg, B, T);
+    p[i] = save - h;
+    double lm = loss_at(m, in, tg, B, T);
+    p[i] = save;
+    double fd = (lp - lm) / (2.0 * h), an = gf_model_grads(m)[i];
+    if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
+        fail_msg("%s: %s[%lld]: analytic %.6g vs finite difference %.6g", what, name, (long long)k, an, fd);
+}
+
 /* Finite differences (float model, so coarse) on the parameters with the largest gradients, with
  * dropout active: the backward must regenerate exactly the masks the forward used, at every site. */
 static void fd_check(const char *preset, const char *const *sets) {
-    gf_model *m = make(preset, sets, 5);
+    gf_model *m = tl_make_model(preset, sets, 5);
     gf_model_set_training(m, true, 77, 3);
     const gf_config *c = gf_model_config(m);
     const int64_t B = 2, T = 10;
@@ -46,23 +48,14 @@ static void fd_check(const char *preset, const char *const *sets) {
     loss_at(m, in, tg, B, T);
     gf_model_zero_grad(m);
     assert_int_equal(gf_model_backward(m), 0);
-    float *p = gf_model_params(m), *g = gf_model_grads(m);
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", preset, sets && sets[0] ? sets[0] : "");
     for (int ti = 0; ti < gf_model_num_tensors(m); ti++) {
         const gf_tensor_info *t = gf_model_tensor(m, ti);
         int64_t best = 0;
         for (int64_t k = 1; k < t->numel; k++)
             if (fabsf(t->grad[k]) > fabsf(t->grad[best])) best = k;
-        int64_t i = t->offset + best;
-        float save = p[i], h = 1e-3f;
-        p[i] = save + h;
-        double lp = loss_at(m, in, tg, B, T);
-        p[i] = save - h;
-        double lm = loss_at(m, in, tg, B, T);
-        p[i] = save;
-        double fd = (lp - lm) / (2.0 * h), an = g[i];
-        if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
-            fail_msg("%s %s: %s[%lld]: analytic %.6g vs finite difference %.6g", preset, sets && sets[0] ? sets[0] : "",
-                     t->name, (long long)best, an, fd);
+        fd_param(m, in, tg, B, T, t->offset + best, what, t->name, best);
     }
     gf_model_free(m);
 }
@@ -73,14 +66,13 @@ static void fd_check(const char *preset, const char *const *sets) {
 static void test_identical_partner(void **state) {
     (void)state;
     const char *sets[] = {"pos=none", NULL};
-    gf_model *m = make("grassmann-tiny", sets, 5);
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 5);
     const int64_t B = 1, T = 12;
     int32_t in[12] = {5, 5, 9, 5, 9, 9, 3, 5, 1, 2, 3, 5}, tg[12];
     for (int i = 0; i < 12; i++) tg[i] = (i * 7 + 3) % 64;
     loss_at(m, in, tg, B, T);
     gf_model_zero_grad(m);
     assert_int_equal(gf_model_backward(m), 0);
-    float *p = gf_model_params(m), *g = gf_model_grads(m);
     const char *names[] = {"blocks.0.mix.red.weight", "blocks.0.mix.red.bias", "blocks.0.ln1.weight", "tok_emb.weight"};
     for (int ni = 0; ni < 4; ni++) {
         const gf_tensor_info *t = gf_model_find_tensor(m, names[ni]);
@@ -94,17 +86,7 @@ static void test_identical_partner(void **state) {
                 k = (int64_t)(gf_rand64(77, (uint64_t)(ni * 3 + pick)) % (uint64_t)t->numel);
             }
             if (ni == 3) k = 5 * t->shape[1] + k % t->shape[1]; /* token 5's embedding row */
-            int64_t i = t->offset + k;
-            float save = p[i], h = 1e-3f;
-            p[i] = save + h;
-            double lp = loss_at(m, in, tg, B, T);
-            p[i] = save - h;
-            double lm = loss_at(m, in, tg, B, T);
-            p[i] = save;
-            double fd = (lp - lm) / (2.0 * h), an = g[i];
-            if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
-                fail_msg("identical partners (pos none): %s[%lld]: analytic %.6g vs finite difference %.6g", names[ni],
-                         (long long)k, an, fd);
+            fd_param(m, in, tg, B, T, t->offset + k, "identical partners (pos none)", names[ni], k);
         }
     }
     gf_model_free(m);
@@ -124,7 +106,7 @@ static void test_dropout_gradients(void **state) {
 static void test_dropout_determinism(void **state) {
     (void)state;
     const char *sets[] = {"dropout=0.2", NULL};
-    gf_model *m = make("hybrid-tiny", sets, 1);
+    gf_model *m = tl_make_model("hybrid-tiny", sets, 1);
     int32_t in[24], tg[24];
     batch(in, tg, 24, 64, 2);
     gf_model_set_training(m, true, 10, 1);
@@ -137,7 +119,7 @@ static void test_dropout_determinism(void **state) {
     double e1 = loss_at(m, in, tg, 2, 12);
     gf_model_free(m);
     const char *nodrop[] = {"dropout=0", NULL};
-    gf_model *n = make("hybrid-tiny", nodrop, 1);
+    gf_model *n = tl_make_model("hybrid-tiny", nodrop, 1);
     double e2 = loss_at(n, in, tg, 2, 12);
     assert_true(e1 == e2); /* evaluation ignores dropout */
     gf_model_free(n);
@@ -146,14 +128,14 @@ static void test_dropout_determinism(void **state) {
 /* The activation arena is laid out per call: shapes may grow and shrink. */
 static void test_changing_shapes(void **state) {
     (void)state;
-    gf_model *m = make("hybrid-tiny", NULL, 3);
+    gf_model *m = tl_make_model("hybrid-tiny", NULL, 3);
     int32_t in[64], tg[64];
     batch(in, tg, 64, 64, 4);
     double small = loss_at(m, in, tg, 1, 5);
     loss_at(m, in, tg, 2, 32);
     double again = loss_at(m, in, tg, 1, 5);
     assert_true(fabs(small - again) < 1e-6);
-    gf_model *fresh = make("hybrid-tiny", NULL, 3);
+    gf_model *fresh = tl_make_model("hybrid-tiny", NULL, 3);
     double ref = loss_at(fresh, in, tg, 1, 5);
     assert_true(fabs(small - ref) < 1e-6);
     gf_model_free(fresh);
@@ -165,7 +147,7 @@ static void test_causal(void **state) {
     (void)state;
     const char *presets[] = {"grassmann-tiny", "transformer-tiny", "hybrid-tiny"};
     for (int k = 0; k < 3; k++) {
-        gf_model *m = make(presets[k], NULL, 7);
+        gf_model *m = tl_make_model(presets[k], NULL, 7);
         const int64_t T = 20, V = 64, t0 = 11;
         int32_t in[20], tg[20];
         batch(in, tg, T, V, 9);
@@ -187,7 +169,7 @@ static void test_causal(void **state) {
 
 static void test_input_errors(void **state) {
     (void)state;
-    gf_model *m = make("grassmann-tiny", NULL, 1);
+    gf_model *m = tl_make_model("grassmann-tiny", NULL, 1);
     int32_t in[40] = {0}, tg[40] = {0};
     float l;
     in[3] = 64;

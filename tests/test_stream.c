@@ -8,23 +8,9 @@
 #include "core/rng.h"
 #include "testlib.h"
 
-static gf_model *make(const char *preset, const char *const *sets, uint64_t seed) {
-    gf_config c;
-    assert_int_equal(gf_config_preset(preset, &c), 0);
-    for (; sets && *sets; sets++)
-        if (gf_config_set(&c, *sets)) fail_msg("--set %s: %s", *sets, gf_last_error());
-    gf_model *m = gf_model_create(&c);
-    assert_non_null(m);
-    gf_model_init(m, seed);
-    /* init gives LayerNorm 1/0 and zero biases; perturb every parameter so that each one matters */
-    float *p = gf_model_params(m);
-    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.05f * (gf_uniform(seed + 99, (uint64_t)i) - 0.5f);
-    return m;
-}
-
 /* Stream T tokens and compare each position's logits with the full forward over all T. */
 static void check_stream(const char *what, const char *preset, const char *const *sets, int64_t T) {
-    gf_model *m = make(preset, sets, 11);
+    gf_model *m = tl_make_model(preset, sets, 11);
     const gf_config *c = gf_model_config(m);
     const int64_t V = c->vocab_size;
     int32_t *tok = malloc((size_t)T * sizeof *tok);
@@ -93,7 +79,7 @@ static void test_stream_hybrid(void **state) {
 static void test_stream_errors_and_state(void **state) {
     (void)state;
     /* learned positions: the step past max_len is a clear error and leaves the stream usable */
-    gf_model *m = make("grassmann-tiny", NULL, 3);
+    gf_model *m = tl_make_model("grassmann-tiny", NULL, 3);
     const int64_t maxlen = gf_model_config(m)->max_len;
     gf_stream *s = gf_stream_create(m);
     for (int64_t t = 0; t < maxlen; t++) assert_non_null(gf_stream_step(s, 1));
@@ -111,7 +97,7 @@ static void test_stream_errors_and_state(void **state) {
 
     /* state: flat for a Grassmann model with no positions, growing for attention */
     const char *none[] = {"pos=none", NULL};
-    m = make("grassmann-tiny", none, 3);
+    m = tl_make_model("grassmann-tiny", none, 3);
     s = gf_stream_create(m);
     assert_non_null(gf_stream_step(s, 1));
     size_t b1 = gf_stream_state_bytes(s);
@@ -122,7 +108,7 @@ static void test_stream_errors_and_state(void **state) {
     gf_stream_free(s);
     gf_model_free(m);
     const char *tnone[] = {"pos=none", NULL};
-    m = make("transformer-tiny", tnone, 3);
+    m = tl_make_model("transformer-tiny", tnone, 3);
     s = gf_stream_create(m);
     assert_non_null(gf_stream_step(s, 1));
     b1 = gf_stream_state_bytes(s);

@@ -123,3 +123,16 @@ void pool_release(void) {
 
 /* Every parallel loop runs multi-threaded in the tests, however small the shapes. */
 __attribute__((constructor)) static void tl_parallel_everywhere(void) { gf_set_parallel_threshold(0); }
+
+gf_model *tl_make_model(const char *preset, const char *const *sets, uint64_t seed) {
+    gf_config c;
+    assert_int_equal(gf_config_preset(preset, &c), 0);
+    for (; sets && *sets; sets++)
+        if (gf_config_set(&c, *sets)) fail_msg("--set %s: %s", *sets, gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    assert_non_null(m);
+    gf_model_init(m, seed);
+    float *p = gf_model_params(m);
+    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.05f * (gf_uniform(seed + 99, (uint64_t)i) - 0.5f);
+    return m;
+}

@@ -31,6 +31,9 @@ void pool_release(void); /* at exit: the pool's own array */
 float *fdup(const float *x, int64_t n);      /* pooled copy */
 double *ddup_f(const float *x, int64_t n);   /* pooled copy in double */
 void ffill(float *x, int64_t n, float v);
+/* A model from a preset with --set overrides (NULL-terminated list), initialised from seed, then every
+ * parameter perturbed (init gives LayerNorm 1/0 and zero biases) so that each one matters in a check. */
+gf_model *tl_make_model(const char *preset, const char *const *sets, uint64_t seed);
 /* A path under a fresh temporary directory (created once per process). */
 const char *tl_tmp_path(const char *name);
 

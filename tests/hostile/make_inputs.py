@@ -88,33 +88,24 @@ cases.append(("nan_weights", "a NaN among the weights", "score --ckpt %s --token
 
 # the training state
 t, meta = st_io.read(state)
-bad = {k: v for k, v in t.items() if not k.startswith("adam_m")}
-p = os.path.join(out, "state_no_moments")
-os.makedirs(p)
-st_io.write(os.path.join(p, "state.safetensors"), bad, meta)
-cases.append(("state_without_moments", "a training state without its AdamW moments", "train --resume %s" % p, "state.safetensors"))
-p = os.path.join(out, "state_bad_step")
-os.makedirs(p)
-m2 = dict(meta)
-m2["step"] = "-5"
-st_io.write(os.path.join(p, "state.safetensors"), t, m2)
-cases.append(("state_bad_step", "a training state whose step is -5", "train --resume %s" % p, "step"))
-p = os.path.join(out, "state_bad_recipe")
-os.makedirs(p)
-m3 = dict(meta)
-m3["train"] = "{\"batch\": \"many\"}"
-st_io.write(os.path.join(p, "state.safetensors"), t, m3)
-cases.append(("state_bad_recipe", "a training state with a broken recipe", "train --resume %s" % p, "recipe"))
 
-p = os.path.join(out, "state_huge_batch")
-os.makedirs(p)
-m4 = dict(meta)
-r4 = json.loads(meta["train"])
-r4["batch"] = 1e19
-m4["train"] = json.dumps(r4)
-st_io.write(os.path.join(p, "state.safetensors"), t, m4)
-cases.append(("state_huge_batch", "a training state whose recipe says batch = 1e19 (found by fuzz_meta)",
-              "train --resume %s" % p, "batch"))
+
+def state_case(name, tensors, metadata, what, expect):
+    p = os.path.join(out, name)
+    os.makedirs(p)
+    st_io.write(os.path.join(p, "state.safetensors"), tensors, metadata)
+    cases.append((name, what, "train --resume %s" % p, expect))
+
+
+huge = json.loads(meta["train"])
+huge["batch"] = 1e19
+state_case("state_without_moments", {k: v for k, v in t.items() if not k.startswith("adam_m")}, meta,
+           "a training state without its AdamW moments", "state.safetensors")
+state_case("state_bad_step", t, dict(meta, step="-5"), "a training state whose step is -5", "step")
+state_case("state_bad_recipe", t, dict(meta, train="{\"batch\": \"many\"}"), "a training state with a broken recipe",
+           "recipe")
+state_case("state_huge_batch", t, dict(meta, train=json.dumps(huge)),
+           "a training state whose recipe says batch = 1e19 (found by fuzz_meta)", "batch")
 
 # vocabulary files (WordPiece)
 def vocab(name, blob, what, expect):
