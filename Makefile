@@ -99,8 +99,9 @@ test-parity: all
 test-cli: all examples
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 
-test-train: all
+test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
+	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
 
 # hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
 # runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Files written by grassflow 0.1.0 (config format 1) mean today what they meant then:
+#  - the checkpoints in tests/fixtures/v1/ give the same logits and loss, to the bit, as grassflow 0.1.0
+#    built from git on this machine (the bits of float code depend on the CPU and the BLAS kernel, so the
+#    old code is rebuilt here rather than trusted from a recording);
+#  - a training state saved by 0.1.0 at step 3 resumes and ends with the same weights, to the bit, as
+#    0.1.0's own uninterrupted run (tests/fixtures/v1/run-final-last.safetensors).
+# Without git history (a tarball) the first check falls back to the recordings within 1e-5.
+set -uo pipefail
+BUILD=${1:-build}
+GF="$BUILD/grassflow"
+OLD=e72dcbf # grassflow 0.1.0, the last commit with config format 1
+tmp=$(mktemp -d /tmp/grassflow-fixtures-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+F=tests/fixtures/v1
+
+echo "fixtures: format-1 checkpoints give the bits grassflow 0.1.0 gives"
+# the comparison needs the old code built exactly like this one: done for the default build; the
+# sanitizer build (-O1) is held to the recordings
+export MAKEFLAGS= MAKELEVEL= MFLAGS=
+if [ "$BUILD" = build ] && git cat-file -e "$OLD^{commit}" 2>/dev/null; then
+    mkdir -p "$tmp/old"
+    git archive "$OLD" | tar -x -C "$tmp/old"
+    if make -s -C "$tmp/old" -j2 build/libgrassflow.a >"$tmp/old-build.log" 2>&1; then
+        # this build's flags (CFLAGS from the probes), the old library and headers
+        flags=$(make -s --no-print-directory -f - print-flags <<'MK'
+include Makefile
+print-flags: ; @echo $(CFLAGS) '|' $(LDFLAGS) $(LDLIBS)
+MK
+)
+        cflags=${flags%%|*}
+        ldflags=${flags#*|}
+        cflags=$(echo "$cflags" | sed 's/-MMD -MP//; s/-Iinclude//; s/-Isrc//')
+        # shellcheck disable=SC2086
+        if gcc $cflags -I"$tmp/old/include" -I"$tmp/old/src" -I"$tmp/old/tests" -o "$tmp/old_fixtures" \
+            tests/test_fixtures.c "$tmp/old/tests/testlib.c" "$tmp/old/build/libgrassflow.a" $ldflags -lcmocka \
+            2>"$tmp/cc.log"; then
+            mkdir -p "$tmp/rec"
+            "$tmp/old_fixtures" --record "$tmp/rec" >/dev/null 2>&1 && pass "0.1.0 recorded its logits here" \
+                || fail "0.1.0 could not record its logits"
+            if "$BUILD/tests/test_fixtures" --expect "$tmp/rec" >"$tmp/out" 2>&1; then
+                pass "every fixture gives the same logits and loss, bit for bit, as 0.1.0"
+            else
+                fail "fixtures differ from 0.1.0: $(grep -m1 -E 'ERROR|error' "$tmp/out")"
+            fi
+        else
+            fail "cannot build the fixture recorder against 0.1.0: $(head -c 600 "$tmp/cc.log")"
+        fi
+    else
+        fail "cannot build grassflow 0.1.0 ($OLD): $(tail -c 600 "$tmp/old-build.log")"
+    fi
+else
+    echo "  note  $BUILD, or no git history with $OLD: holding the fixtures to their recordings within 1e-5"
+    "$BUILD/tests/test_fixtures" >"$tmp/out" 2>&1 && pass "fixtures match their recordings" \
+        || fail "fixtures differ from their recordings: $(grep -m1 ERROR "$tmp/out")"
+fi
+
+echo "fixtures: a 0.1.0 training state resumes to 0.1.0's own final weights"
+mkdir -p "$tmp/run"
+cp "$F"/run-step3/* "$tmp/run/"
+if GRASSFLOW_CACHE= "$GF" train --resume "$tmp/run" >"$tmp/out" 2>"$tmp/err"; then
+    /usr/bin/python3 - "$tmp/run/last.safetensors" "$F/run-final-last.safetensors" <<'PYEOF' \
+        && pass "resumed weights equal the uninterrupted 0.1.0 run, bit for bit" \
+        || fail "resumed weights differ from the uninterrupted 0.1.0 run"
+import json, struct, sys
+def tensors(p):
+    b = open(p, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    h.pop("__metadata__", None)
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+bad = [k for k in b if a.get(k) != b[k]] + [k for k in a if k not in b]
+if bad:
+    print("  differing tensors:", ", ".join(bad[:5]))
+sys.exit(1 if bad else 0)
+PYEOF
+else
+    fail "resuming the 0.1.0 state failed: $(head -c 400 "$tmp/err")"
+fi
+
+[ "$fails" -eq 0 ] && echo "fixtures: all passed" || { echo "fixtures: $fails failed"; exit 1; }
