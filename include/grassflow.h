@@ -36,7 +36,6 @@ extern "C" {
 
 #define GF_VERSION "0.1.0"
 #define GF_MAX_LAYERS 64
-#define GF_MAX_OFFSETS 16
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Errors                                                                                            */
@@ -50,24 +49,41 @@ void gf_set_parallel_threshold(int64_t n);
 /* ------------------------------------------------------------------------------------------------ */
 /* Configuration                                                                                     */
 
-typedef enum { GF_MIXER_GRASSMANN = 0, GF_MIXER_ATTENTION = 1, GF_MIXER_KINDS } gf_mixer_kind;
 typedef enum { GF_NORM_PRE = 0, GF_NORM_POST = 1 } gf_norm;
 typedef enum { GF_GELU_ERF = 0, GF_GELU_TANH = 1 } gf_gelu_kind;
 /* learned: a max_len x d table (the length limit); sinusoidal: computed for any position; none: no
  * position signal at all (a Grassmann layer is order-aware through its offsets) */
 typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2 } gf_pos_kind;
+typedef enum { GF_TASK_LM = 0 } gf_task;
+
+/* The config format this version writes ("format" in the JSON form). Format 1 (grassflow 0.1: flat
+ * keys, every key given) is still read. */
+#define GF_CONFIG_FORMAT 2
+#define GF_MIXER_NAME_MAX 24
+#define GF_MIXER_CONFIG_BYTES 232
+
+/* One layer: its mixer (a registered name: "grassmann", "attention", ...) and that mixer's own config,
+ * a struct the mixer defines, parses from the layer's JSON entry and validates. */
+typedef struct gf_layer_config {
+    char mixer[GF_MIXER_NAME_MAX];
+    union {
+        unsigned char bytes[GF_MIXER_CONFIG_BYTES];
+        int64_t align_i;
+        double align_d;
+    } params;
+} gf_layer_config;
 
 typedef struct gf_config {
-    int64_t vocab_size, d_model, n_layer, n_head, d_ff, max_len, rank;
-    int n_offsets[GF_MAX_LAYERS];                  /* per layer: how many look-back offsets */
-    int offsets[GF_MAX_LAYERS][GF_MAX_OFFSETS];    /* per layer: the offsets, each >= 1 */
-    gf_mixer_kind mixers[GF_MAX_LAYERS];           /* per layer */
+    int format;                          /* GF_CONFIG_FORMAT */
+    gf_task task;
+    int64_t vocab_size, d_model, n_layer, d_ff;
+    int64_t max_len;                     /* learned positions: the table's rows; otherwise 0 = no limit */
     gf_norm norm;
-    float plucker_eps;
-    bool extra_proj, tie_head;
+    bool tie_head;
     gf_gelu_kind gelu;
     gf_pos_kind pos;
     float dropout;
+    gf_layer_config layers[GF_MAX_LAYERS];
 } gf_config;
 
 /* Names of the built-in presets, NULL-terminated. */
@@ -81,13 +97,25 @@ int gf_config_load(const char *path, gf_config *cfg);
 /* The JSON form of cfg (malloc'd, caller frees). pretty: indented. */
 char *gf_config_to_json(const gf_config *cfg, bool pretty);
 /* Apply "key=value": value is JSON (5, 1e-6, "post", [[1,2]]) or a bare word / comma list
- * (post, grassmann,attention, 1,2,4 meaning that list in every layer). Validates the result. */
+ * (post, grassmann,attention, 1,2,4 meaning that list in every layer). KEY is a model key (d_model,
+ * norm, ...), a mixer key (rank, n_head, ...: set in every layer whose mixer has it; a list gives one
+ * value per layer), "mixers" (g,a,... keeps the settings of layers whose mixer stays) or
+ * "layers.N.KEY" (one layer). Validates the result; on error cfg is unchanged. */
 int gf_config_set(gf_config *cfg, const char *key_eq_value);
+/* The JSON value of a key as gf_config_set names it ("d_model", "layers.2.rank", "rank" when every layer
+ * that has it agrees), malloc'd; NULL (gf_last_error) if there is no such key. */
+char *gf_config_get(const gf_config *cfg, const char *key);
 /* Check every field; 0 if the config describes a model that can be built. */
 int gf_config_validate(const gf_config *cfg, const char *source);
 /* Parameter count of the model cfg describes. */
 int64_t gf_config_num_params(const gf_config *cfg);
-const char *gf_mixer_name(gf_mixer_kind k);
+
+/* The registered mixers (built-in ones and those added with gf_mixer_register, src/mixers/mixer.h):
+ * names[0..n) for n = the return value (at most cap are written). */
+int gf_mixer_names(const char **names, int cap);
+/* What a mixer is, its one-letter name for --set mixers=..., and its config keys with their types,
+ * ranges and defaults (malloc'd text); NULL if no mixer has that name. */
+char *gf_mixer_describe(const char *name);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Model                                                                                             */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mixers/grassmann.h"
 #include "testlib.h"
 
 /* ---- ops ------------------------------------------------------------------------------------- */
@@ -111,8 +112,9 @@ typedef struct {
  * gate.bias (d), [out.weight (d,d), out.bias (d)]. */
 static inline void ref_grassmann(double *out, const double *inp, const double *const *P, const gf_config *cfg,
                                  int layer, int64_t B, int64_t T, ref_grassmann_stats *st) {
-    const int64_t d = cfg->d_model, r = cfg->rank, C = r * (r - 1) / 2, N = B * T;
-    const double eps = (double)cfg->plucker_eps;
+    const gf_grassmann_config *gc = (const gf_grassmann_config *)(const void *)cfg->layers[layer].params.bytes;
+    const int64_t d = cfg->d_model, r = gc->rank, C = r * (r - 1) / 2, N = B * T;
+    const double eps = (double)gc->plucker_eps;
     const double *Wr = P[0], *br = P[1], *Wp = P[2], *bp = P[3], *Wg = P[4], *bg = P[5];
     double *z = malloc((size_t)(N * r) * sizeof *z);
     double *p = malloc((size_t)C * sizeof *p);
@@ -135,8 +137,8 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
             const double *h = inp + n * d;
             for (int64_t e = 0; e < d; e++) g[e] = 0.0;
             int cnt = 0;
-            for (int o = 0; o < cfg->n_offsets[layer]; o++) {
-                const int64_t D = cfg->offsets[layer][o];
+            for (int o = 0; o < gc->n_offsets; o++) {
+                const int64_t D = gc->offsets[o];
                 if (t - D < 0) continue;
                 const double *u = z + n * r, *v = z + (n - D) * r;
                 double nrm = 0.0;
@@ -173,7 +175,7 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                 m[e] = a * h[e] + (1.0 - a) * g[e];
             }
             for (int64_t e = 0; e < d; e++) {
-                if (cfg->extra_proj) {
+                if (gc->extra_proj) {
                     double s = P[7][e];
                     for (int64_t k = 0; k < d; k++) s += P[6][e * d + k] * m[k];
                     out[n * d + e] = s;
@@ -190,9 +192,9 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
 
 /* Causal multi-head attention, the literal way. P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d),
  * proj.bias (d). */
-static inline void ref_attention(double *out, const double *inp, const double *const *P, const gf_config *cfg,
+static inline void ref_attention(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
                                  int64_t B, int64_t T) {
-    const int64_t d = cfg->d_model, H = cfg->n_head, dh = d / H, N = B * T;
+    const int64_t dh = d / H, N = B * T;
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv);
     double *o = malloc((size_t)(N * d) * sizeof *o);
     double *s = malloc((size_t)T * sizeof *s);

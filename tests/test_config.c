@@ -1,8 +1,23 @@
 /* Config: presets, parameter counts pinned to the paper's arithmetic, JSON form, --set overrides. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mixers/grassmann.h"
 #include "testlib.h"
+
+/* Layer l's Grassmann settings, its mixer's name, and an integer key of the config (gf_config_get). */
+static const gf_grassmann_config *GC(const gf_config *c, int l) {
+    return (const gf_grassmann_config *)(const void *)c->layers[l].params.bytes;
+}
+static bool is(const gf_config *c, int l, const char *mixer) { return !strcmp(c->layers[l].mixer, mixer); }
+static int64_t geti(const gf_config *c, const char *key) {
+    char *s = gf_config_get(c, key);
+    if (!s) fail_msg("gf_config_get(%s): %s", key, gf_last_error());
+    int64_t v = atoll(s);
+    free(s);
+    return v;
+}
 
 static gf_config preset(const char *name) {
     gf_config c;
@@ -39,24 +54,29 @@ static void test_param_counts(void **state) {
 
 static void test_presets_shape(void **state) {
     (void)state;
-    gf_config g = preset("grassmann-6L"), t = preset("transformer-12L");
+    gf_config g = preset("grassmann-6L"), t6 = preset("transformer-6L"), g12 = preset("grassmann-12L"),
+              t = preset("transformer-12L");
     assert_int_equal(g.d_model, 256);
     assert_int_equal(g.d_ff, 1024);
-    assert_int_equal(g.n_head, 4);
-    assert_int_equal(g.rank, 32);
+    assert_int_equal(geti(&t6, "n_head"), 4);
+    assert_int_equal(geti(&g, "rank"), 32);
     assert_int_equal(g.max_len, 128);
     assert_int_equal(g.norm, GF_NORM_PRE);
     for (int l = 0; l < 6; l++) {
-        assert_int_equal(g.n_offsets[l], 6);
-        assert_int_equal(g.offsets[l][5], 16);
-        assert_int_equal(g.mixers[l], GF_MIXER_GRASSMANN);
+        assert_int_equal(GC(&g, l)->n_offsets, 6);
+        assert_int_equal(GC(&g, l)->offsets[5], 16);
+        assert_true(is(&g, l, "grassmann"));
+        assert_int_equal(GC(&g, l)->rank, 32);
+        assert_true(is(&t6, l, "attention"));
     }
     const int sched[12] = {1, 1, 2, 2, 4, 4, 8, 8, 12, 12, 16, 16};
     assert_int_equal(t.max_len, 256);
+    assert_int_equal(g12.max_len, 256);
     for (int l = 0; l < 12; l++) {
-        assert_int_equal(t.n_offsets[l], 1);
-        assert_int_equal(t.offsets[l][0], sched[l]);
-        assert_int_equal(t.mixers[l], GF_MIXER_ATTENTION);
+        assert_int_equal(GC(&g12, l)->n_offsets, 1);
+        assert_int_equal(GC(&g12, l)->offsets[0], sched[l]);
+        assert_true(is(&g12, l, "grassmann"));
+        assert_true(is(&t, l, "attention"));
     }
     for (const char *const *p = gf_preset_names(); *p; p++) {
         gf_config c = preset(*p);
@@ -86,21 +106,23 @@ static void test_set(void **state) {
     assert_int_equal(gf_config_set(&c, "norm=post"), 0);
     assert_int_equal(c.norm, GF_NORM_POST);
     assert_int_equal(gf_config_set(&c, "rank=16"), 0);
-    assert_int_equal(c.rank, 16);
+    for (int l = 0; l < 6; l++) assert_int_equal(GC(&c, l)->rank, 16);
     assert_int_equal(gf_config_set(&c, "offsets=1,2,4"), 0);
     for (int l = 0; l < 6; l++) {
-        assert_int_equal(c.n_offsets[l], 3);
-        assert_int_equal(c.offsets[l][2], 4);
+        assert_int_equal(GC(&c, l)->n_offsets, 3);
+        assert_int_equal(GC(&c, l)->offsets[2], 4);
     }
     assert_int_equal(gf_config_set(&c, "offsets=[[1],[2],[3],[4],[5],[6]]"), 0);
-    assert_int_equal(c.offsets[5][0], 6);
+    assert_int_equal(GC(&c, 5)->offsets[0], 6);
     assert_int_equal(gf_config_set(&c, "mixers=g,g,A,g,g,g"), 0);
-    assert_int_equal(c.mixers[2], GF_MIXER_ATTENTION);
-    assert_int_equal(c.mixers[3], GF_MIXER_GRASSMANN);
+    assert_true(is(&c, 2, "attention"));
+    assert_true(is(&c, 3, "grassmann"));
+    assert_int_equal(GC(&c, 3)->offsets[0], 4); /* a layer whose mixer stays keeps its settings */
     assert_int_equal(gf_config_set(&c, "plucker_eps=1e-6"), 0);
-    assert_true(c.plucker_eps > 0.9e-6f && c.plucker_eps < 1.1e-6f);
+    for (int l = 0; l < 6; l++)
+        if (l != 2) assert_true(GC(&c, l)->plucker_eps > 0.9e-6f && GC(&c, l)->plucker_eps < 1.1e-6f);
     assert_int_equal(gf_config_set(&c, "extra_proj=true"), 0);
-    assert_true(c.extra_proj);
+    assert_true(GC(&c, 0)->extra_proj);
     assert_int_equal(gf_config_set(&c, "gelu=tanh"), 0);
     assert_int_equal(gf_config_set(&c, "pos=\"sinusoidal\""), 0);
     assert_int_equal(c.pos, GF_POS_SINUSOIDAL);
@@ -111,8 +133,8 @@ static void test_set(void **state) {
     gf_config u = preset("grassmann-6L");
     assert_int_equal(gf_config_set(&u, "n_layer=9"), 0);
     assert_int_equal(u.n_layer, 9);
-    assert_int_equal(u.n_offsets[8], 6);
-    assert_int_equal(u.mixers[8], GF_MIXER_GRASSMANN);
+    assert_int_equal(GC(&u, 8)->n_offsets, 6);
+    assert_true(is(&u, 8, "grassmann"));
     /* errors name the key and keep the config unchanged */
     gf_config before = u;
     const char *bad[] = {"colour=red", "norm=sideways", "rank=1", "offsets=0", "offsets=1,,2", "dropout=1",
@@ -151,7 +173,7 @@ static void test_json_errors(void **state) {
     }
     /* base + overrides */
     assert_int_equal(gf_config_from_json("{\"base\": \"grassmann-6L\", \"rank\": 8, \"norm\": \"post\"}", "t", &c), 0);
-    assert_int_equal(c.rank, 8);
+    assert_int_equal(GC(&c, 0)->rank, 8);
     assert_int_equal(c.norm, GF_NORM_POST);
     assert_int_equal(c.d_model, 256);
 }

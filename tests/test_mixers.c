@@ -4,6 +4,7 @@
  * pre-filled with random values). Saved and scratch buffers are allocated at exactly the declared sizes
  * and filled with NaN, so an overrun trips ASan and a read of memory the mixer did not write shows up as
  * NaN in the results. */
+#include "mixers/grassmann.h"
 #include "testlib.h"
 
 #include <math.h>
@@ -24,7 +25,7 @@
 
 typedef struct {
     const char *name;
-    gf_mixer_kind kind;
+    const char *mixer; /* "grassmann" or "attention" */
     int64_t d, H, r, B, T;
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];
@@ -34,22 +35,35 @@ typedef struct {
     uint64_t seed; /* added to every seed of the random data */
 } mix_case;
 
+static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
+
+static gf_grassmann_config *GC(gf_config *cfg, int l) { return (gf_grassmann_config *)(void *)cfg->layers[l].params.bytes; }
+
 static void make_cfg(gf_config *cfg, const mix_case *mc) {
     memset(cfg, 0, sizeof *cfg);
     cfg->vocab_size = 32;
     cfg->d_model = mc->d;
     cfg->n_layer = 2;
-    cfg->n_head = mc->H;
     cfg->d_ff = 4 * mc->d;
     cfg->max_len = 64;
-    cfg->rank = mc->r;
-    cfg->mixers[0] = cfg->mixers[1] = mc->kind;
-    cfg->n_offsets[0] = 1; /* decoy: a mixer reading layer 0's offsets computes something else */
-    cfg->offsets[0][0] = 1;
-    cfg->n_offsets[LAYER] = mc->n_offsets;
-    for (int k = 0; k < mc->n_offsets; k++) cfg->offsets[LAYER][k] = mc->offsets[k];
-    cfg->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
-    cfg->extra_proj = mc->extra_proj;
+    const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
+    if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
+    gf_layer_set_mixer(cfg, 0, ops);
+    gf_layer_set_mixer(cfg, LAYER, ops);
+    char head[64];
+    snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
+    if (!is_grassmann(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    for (int l = 0; is_grassmann(mc) && l < 2; l++) {
+        gf_grassmann_config *g = GC(cfg, l);
+        g->rank = mc->r;
+        g->n_offsets = 1; /* layer 0 is a decoy: a mixer reading its offsets computes something else */
+        g->offsets[0] = 1;
+        if (l != LAYER) continue;
+        g->n_offsets = mc->n_offsets;
+        for (int k = 0; k < mc->n_offsets; k++) g->offsets[k] = mc->offsets[k];
+        g->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
+        g->extra_proj = mc->extra_proj;
+    }
     cfg->norm = GF_NORM_PRE;
     cfg->gelu = GF_GELU_ERF;
     cfg->pos = GF_POS_LEARNED;
@@ -60,7 +74,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
 /* The parameter list docs/model.md prescribes, in the order the references take it. */
 static int expected_specs(const mix_case *mc, gf_param_spec *s) {
     const int64_t d = mc->d, r = mc->r, C = r * (r - 1) / 2;
-    if (mc->kind == GF_MIXER_ATTENTION) {
+    if (!is_grassmann(mc)) {
         gf_param_spec_set(&s[0], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
         gf_param_spec_set(&s[2], "proj.weight", 2, d, d, GF_INIT_NORMAL);
@@ -83,7 +97,7 @@ static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndi
 
 typedef struct {
     const gf_config *cfg;
-    gf_mixer_kind kind;
+    bool grassmann;
     int64_t B, T;
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
@@ -92,10 +106,13 @@ typedef struct {
 
 static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
-    if (c->kind == GF_MIXER_GRASSMANN)
+    if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->st);
-    else
-        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg, c->B, c->T);
+    } else {
+        char *h = gf_config_get(c->cfg, "layers.1.n_head");
+        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T);
+        free(h);
+    }
 }
 
 /* Dyadic values with few mantissa bits: z = red(h) and the products in p are then exact in float, so
@@ -108,8 +125,8 @@ static void fill_dyadic(float *x, int64_t n, uint64_t seed, float step, int kmax
 static void run_case(const mix_case *mc) {
     gf_config cfg;
     make_cfg(&cfg, mc);
-    const gf_mixer_ops *ops = gf_mixer_get(mc->kind);
-    if (!ops) fail_msg("%s: gf_mixer_get returned NULL", mc->name);
+    const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
+    if (!ops) fail_msg("%s: gf_mixer_find returned NULL", mc->name);
     const int64_t B = mc->B, T = mc->T, d = mc->d, N = B * T;
 
     gf_param_spec specs[GF_MIXER_MAX_PARAMS], want_specs[GF_MIXER_MAX_PARAMS];
@@ -163,13 +180,13 @@ static void run_case(const mix_case *mc) {
 
     /* reference forward and finite-difference gradients */
     ref_grassmann_stats st;
-    mix_ctx ctx = {&cfg, mc->kind, B, T, ddup_f(inp, N * d), {0}, NULL};
+    mix_ctx ctx = {&cfg, is_grassmann(mc), B, T, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
     mix_fwd(&ctx, want);
     ctx.st = NULL;
-    if (mc->kind == GF_MIXER_GRASSMANN) {
+    if (is_grassmann(mc)) {
         /* finite differences are well posed only away from the clamp ||p|| = eps */
         if (mc->parallel) {
             if (st.n_clamped < 3 || st.max_clamped_norm != 0.0)
@@ -179,7 +196,7 @@ static void run_case(const mix_case *mc) {
             fail_msg("%s: setup: %lld pairs below eps", mc->name, (long long)st.n_clamped);
         }
         if (st.n_pairs > st.n_clamped &&
-            !(st.min_unclamped_norm > 2.0 * cfg.plucker_eps && st.min_unclamped_norm > 5e-3))
+            !(st.min_unclamped_norm > 2.0 * GC(&cfg, LAYER)->plucker_eps && st.min_unclamped_norm > 5e-3))
             fail_msg("%s: setup: smallest unclamped ||p|| = %g is too close to eps", mc->name,
                      st.min_unclamped_norm);
     }
@@ -248,7 +265,7 @@ static void run_case(const mix_case *mc) {
 
 /* d = 16, B = 2, eps 1e-8 (0), no extra_proj unless the arguments say otherwise */
 #define GRASSMANN(nm, ...)                                                                                   \
-    (mix_case) { .name = nm, .kind = GF_MIXER_GRASSMANN, .d = 16, .H = 4, .B = 2, __VA_ARGS__ }
+    (mix_case) { .name = nm, .mixer = "grassmann", .d = 16, .H = 4, .B = 2, __VA_ARGS__ }
 #define LONG_OFFSETS .n_offsets = 6, .offsets = {1, 2, 4, 8, 12, 16}
 
 static void test_grassmann_r6_T7_long_offsets(void **state) {
@@ -324,7 +341,7 @@ static void test_grassmann_parallel_eps(void **state) {
 static void test_attention(void **state) {
     (void)state;
     mix_case mc = {.name = "attention(d=16, H=4, T=1)",
-                   .kind = GF_MIXER_ATTENTION,
+                   .mixer = "attention",
                    .d = 16,
                    .H = 4,
                    .r = 4,
@@ -349,10 +366,11 @@ static void test_attention(void **state) {
 
 static void test_mixer_get(void **state) {
     (void)state;
-    const gf_mixer_ops *g = gf_mixer_get(GF_MIXER_GRASSMANN), *a = gf_mixer_get(GF_MIXER_ATTENTION);
-    if (!g || strcmp(g->name, "grassmann") != 0) fail_msg("gf_mixer_get(GF_MIXER_GRASSMANN) is not grassmann");
-    if (!a || strcmp(a->name, "attention") != 0) fail_msg("gf_mixer_get(GF_MIXER_ATTENTION) is not attention");
-    if (gf_mixer_get(GF_MIXER_KINDS) != NULL) fail_msg("gf_mixer_get(GF_MIXER_KINDS) is not NULL");
+    const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
+    if (!g || strcmp(g->name, "grassmann") != 0) fail_msg("gf_mixer_find(\"grassmann\") is not grassmann");
+    if (!a || strcmp(a->name, "attention") != 0) fail_msg("gf_mixer_find(\"attention\") is not attention");
+    if (gf_mixer_find("g") != g || gf_mixer_find("a") != a) fail_msg("the letters g and a do not find them");
+    if (gf_mixer_find("mamba") != NULL || gf_mixer_find("") != NULL) fail_msg("an unknown name finds a mixer");
 }
 
 int main(void) {

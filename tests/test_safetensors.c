@@ -132,7 +132,7 @@ static void test_model_mismatch(void **state) {
         ts[i].shape[1] = t->shape[1];
     }
     gf_config c = *gf_model_config(m);
-    c.rank = 4;
+    assert_int_equal(gf_config_set(&c, "rank=4"), 0);
     char *cj = gf_config_to_json(&c, false);
     const char *keys[] = {"config"};
     const char *vals[] = {cj};

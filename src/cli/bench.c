@@ -173,7 +173,7 @@ static int bench_mixer(int argc, char **argv) {
         case OPT_SET: if ((rc = cli_model_option(&mo, "bench mixer", opt, optarg)) > 1) return rc; break;
         case 'j': json = 1; break;
         case 'h':
-            printf("usage: grassflow bench mixer [--mixer grassmann|attention] [--seq-lens 256,1024,...] [--batch B]\n"
+            printf("usage: grassflow bench mixer [--mixer NAME] [--seq-lens 256,1024,...] [--batch B]\n"
                    "                            [--reps R] [--set K=V]... [--json]\n\n"
                    "Time one mixer layer alone (d 256, rank 32, offsets 1..16, 4 heads: the 6L models' layer),\n"
                    "forward and backward, best of R, per token; memory per token = the activations it keeps plus\n"
@@ -184,14 +184,13 @@ static int bench_mixer(int argc, char **argv) {
     }
     gf_config cfg;
     gf_config_preset("grassmann-6L", &cfg);
+    const gf_mixer_ops *ops = gf_mixer_find(mixer);
+    char set_mixer[64];
+    snprintf(set_mixer, sizeof set_mixer, "mixers=%.40s", mixer);
+    if (!ops || gf_config_set(&cfg, set_mixer))
+        return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)", mixer);
     for (int i = 0; i < mo.n_sets; i++)
         if (gf_config_set(&cfg, mo.sets[i])) return cli_usage_error("bench mixer", "%s", gf_last_error());
-    gf_mixer_kind kind;
-    if (!strcmp(mixer, "grassmann")) kind = GF_MIXER_GRASSMANN;
-    else if (!strcmp(mixer, "attention")) kind = GF_MIXER_ATTENTION;
-    else return cli_usage_error("bench mixer", "--mixer must be grassmann or attention");
-    cfg.mixers[0] = kind;
-    const gf_mixer_ops *ops = gf_mixer_get(kind);
     gf_param_spec specs[GF_MIXER_MAX_PARAMS];
     int np = ops->param_specs(&cfg, 0, specs);
     float *p[GF_MIXER_MAX_PARAMS], *g[GF_MIXER_MAX_PARAMS];

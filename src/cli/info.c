@@ -54,8 +54,8 @@ int cmd_info(int argc, char **argv) {
         printf("model       %s\n", mo.preset ? mo.preset : mo.config_path);
         printf("parameters  %s\n", nb);
         printf("layers      ");
-        for (int l = 0; l < cfg.n_layer; l++) printf("%s%c", l ? "," : "", cfg.mixers[l] == GF_MIXER_GRASSMANN ? 'G' : 'A');
-        printf("  (G = Grassmann, A = attention), norm %s\n", cfg.norm == GF_NORM_PRE ? "pre" : "post");
+        for (int l = 0; l < cfg.n_layer; l++) printf("%s%s", l ? "," : "", cfg.layers[l].mixer);
+        printf("  (norm %s)\n", cfg.norm == GF_NORM_PRE ? "pre" : "post");
         printf("config\n%s\n", cj);
     }
     free(cj);

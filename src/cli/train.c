@@ -421,7 +421,7 @@ int cmd_compare(int argc, char **argv) {
         int rc = cli_model_config(&mos[i], "compare", &c);
         if (rc) return rc;
         int all_attn = 1;
-        for (int l = 0; l < c.n_layer; l++) all_attn &= c.mixers[l] == GF_MIXER_ATTENTION;
+        for (int l = 0; l < c.n_layer; l++) all_attn &= !strcmp(c.layers[l].mixer, "attention");
         if (all_attn && ref < 0) ref = i;
     }
     if (ref < 0) ref = 0;

@@ -1,7 +1,7 @@
 /* Streaming inference: one token per call, each layer carrying only what its mixer needs from the past
- * (mixers/mixer.h: state_floats, step). The block wiring mirrors layer_forward in model/model.c for the
- * three block kinds, without dropout (inference); tests/test_stream.c holds every position's logits to
- * gf_model_forward on the same prefix. */
+ * (mixers/mixer.h: state_floats, step). Each block runs through the same interpreter as the batch forward
+ * (model/block.h) over one row, with the mixer's step in place of its forward and no dropout;
+ * tests/test_stream.c holds every position's logits to gf_model_forward on the same prefix. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,11 +19,11 @@ struct gf_stream {
     float *buf;                    /* per-token buffers (below) */
     int64_t buf_n;
     /* views into buf */
-    float *h, *ln, *mix, *x, *sum, *hid, *act, *ffn, *stat, *logits, *mscratch;
+    float *slot[BLOCK_MAX_SLOTS], *hid, *act, *stat, *logits, *mscratch;
 };
 
-/* Per-token buffers for capacity cap: h, ln, mix, x, sum, ffn (d each) | hid, act (d_ff) | LayerNorm
- * mean and rstd (2) | logits (V) | the largest mixer step scratch. */
+/* Per-token buffers for capacity cap: the block slots (d each) | hid, act (d_ff) | LayerNorm mean and
+ * rstd (2) | logits (V) | the largest mixer step scratch. */
 static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream *s) {
     const gf_config *c = &m->cfg;
     int64_t off = 0, ms = 0;
@@ -32,12 +32,7 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
         if (base) s->ptr = base + off;                                                                     \
         off += ((n) + 15) / 16 * 16;                                                                       \
     } while (0)
-    TAKE(h, c->d_model);
-    TAKE(ln, c->d_model);
-    TAKE(mix, c->d_model);
-    TAKE(x, c->d_model);
-    TAKE(sum, c->d_model);
-    TAKE(ffn, c->d_model);
+    for (int k = 0; k < BLOCK_MAX_SLOTS; k++) TAKE(slot[k], c->d_model);
     TAKE(hid, c->d_ff);
     TAKE(act, c->d_ff);
     TAKE(stat, 2);
@@ -84,6 +79,14 @@ gf_stream *gf_stream_create(const gf_model *m) {
         return NULL;
     }
     s->m = m;
+    for (int l = 0; l < m->cfg.n_layer; l++)
+        if (!m->mixer[l]->step) {
+            gf_fail("stream: layer %d's mixer \"%s\" cannot run one token at a time (it has no streaming step)\n"
+                    "HINT: score whole sequences with gf_model_forward (grassflow generate --no-cache)", l,
+                    m->mixer[l]->name);
+            gf_stream_free(s);
+            return NULL;
+        }
     int64_t cap = m->cfg.pos == GF_POS_LEARNED ? m->cfg.max_len : 256;
     if (grow(s, cap)) {
         gf_stream_free(s);
@@ -112,40 +115,30 @@ size_t gf_stream_state_bytes(const gf_stream *s) {
     return b;
 }
 
-static void ffn_step(const gf_stream *s, const gf_layer_params *p, const float *inp) {
-    const gf_config *c = &s->m->cfg;
-    gf_linear_forward(s->hid, inp, c->d_model, p->fc1_w, c->d_model, p->fc1_b, 1, c->d_model, c->d_ff, 0.0f);
-    gf_gelu_forward(s->act, s->hid, c->d_ff, c->gelu);
-    gf_linear_forward(s->ffn, s->act, c->d_ff, p->fc2_w, c->d_ff, p->fc2_b, 1, c->d_ff, c->d_model, 0.0f);
+typedef struct {
+    gf_mixer_step ms;
+    const gf_mixer_ops *mx;
+} step_ctx;
+
+static void mix_step(void *ctx, float *out, const float *inp) {
+    step_ctx *c = ctx;
+    c->mx->step(&c->ms, out, inp);
 }
 
+/* Layer l on the token in slot[0]; leaves the layer's output in slot[0]. */
 static void layer_step(gf_stream *s, int l) {
-    const gf_config *c = &s->m->cfg;
-    const gf_layer_params *p = &s->m->lp[l];
-    const int64_t d = c->d_model;
-    float *mean = s->stat, *rstd = s->stat + 1;
-    gf_mixer_step ms = {.cfg = c, .layer = l, .pos = s->pos, .cap = s->cap, .p = p->mix,
-                        .state = s->state[l], .scratch = s->mscratch};
-    const gf_mixer_ops *mx = s->m->mixer[l];
-    if (c->norm == GF_NORM_PRE) { /* h += mix(ln1(h));  h += FFN(ln2(h)) */
-        gf_layernorm_forward(s->ln, mean, rstd, s->h, p->ln1_w, p->ln1_b, 1, d);
-        mx->step(&ms, s->mix, s->ln);
-        gf_add(s->x, s->h, s->mix, d);
-        gf_layernorm_forward(s->ln, mean, rstd, s->x, p->ln2_w, p->ln2_b, 1, d);
-        ffn_step(s, p, s->ln);
-        gf_add(s->h, s->x, s->ffn, d);
-    } else {
-        mx->step(&ms, s->mix, s->h);
-        if (c->mixers[l] == GF_MIXER_GRASSMANN) { /* x = ln1(mix(h)) */
-            gf_layernorm_forward(s->x, mean, rstd, s->mix, p->ln1_w, p->ln1_b, 1, d);
-        } else { /* x = ln1(h + mix(h)) */
-            gf_add(s->sum, s->h, s->mix, d);
-            gf_layernorm_forward(s->x, mean, rstd, s->sum, p->ln1_w, p->ln1_b, 1, d);
-        }
-        ffn_step(s, p, s->x); /* h = ln2(x + FFN(x)) */
-        gf_add(s->sum, s->x, s->ffn, d);
-        gf_layernorm_forward(s->h, mean, rstd, s->sum, p->ln2_w, p->ln2_b, 1, d);
-    }
+    const gf_model *m = s->m;
+    step_ctx sc = {.ms = {.cfg = &m->cfg, .layer = l, .pos = s->pos, .cap = s->cap, .p = m->lp[l].mix,
+                          .state = s->state[l], .scratch = s->mscratch},
+                   .mx = m->mixer[l]};
+    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .p = &m->lp[l], .h1 = s->hid, .act = s->act,
+                   .mean = {s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
+    const int last = r.kind->n_slots - 1;
+    for (int k = 0; k <= last; k++) r.slot[k] = s->slot[k];
+    block_forward(&r);
+    float *t = s->slot[0]; /* the output becomes the next layer's input */
+    s->slot[0] = s->slot[last];
+    s->slot[last] = t;
 }
 
 /* Run one token through every layer; with_logits also applies the final LayerNorm and the head. */
@@ -161,19 +154,20 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
                        (long long)s->pos, (long long)c->max_len);
     if (s->pos >= s->cap && grow(s, 2 * s->cap)) return -1;
     const float *e = m->tok_emb + (int64_t)token * d;
+    float *h = s->slot[0], *tmp = s->slot[1];
     if (c->pos == GF_POS_LEARNED) {
         const float *pe = m->pos_emb + s->pos * d;
-        for (int64_t k = 0; k < d; k++) s->h[k] = e[k] + pe[k];
+        for (int64_t k = 0; k < d; k++) h[k] = e[k] + pe[k];
     } else if (c->pos == GF_POS_SINUSOIDAL) {
-        gf_sinusoidal_row(s->x, s->pos, d);
-        for (int64_t k = 0; k < d; k++) s->h[k] = e[k] + s->x[k];
+        gf_sinusoidal_row(tmp, s->pos, d);
+        for (int64_t k = 0; k < d; k++) h[k] = e[k] + tmp[k];
     } else {
-        memcpy(s->h, e, (size_t)d * sizeof(float));
+        memcpy(h, e, (size_t)d * sizeof(float));
     }
     for (int l = 0; l < c->n_layer; l++) layer_step(s, l);
     if (with_logits) {
-        gf_layernorm_forward(s->ln, s->stat, s->stat + 1, s->h, m->lnf_w, m->lnf_b, 1, d);
-        gf_linear_forward(s->logits, s->ln, d, m->head, d, NULL, 1, d, c->vocab_size, 0.0f);
+        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, d);
+        gf_linear_forward(s->logits, s->slot[1], d, m->head, d, NULL, 1, d, c->vocab_size, 0.0f);
     }
     s->pos++;
     return 0;

@@ -6,14 +6,36 @@
  * probabilities from q, k and the saved log-sum-exp, so no T x T tensor exists at any time and the
  * memory per thread is QB x T, not T x T. */
 #include <math.h>
+#include <stddef.h>
 
 #include "core/blas.h"
+#include "core/error.h"
 #include "core/fastmath.h"
 #include "core/parallel.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
 
 enum { P_QKV_W, P_QKV_B, P_PROJ_W, P_PROJ_B };
+
+typedef struct attention_config {
+    int64_t n_head;
+} attention_config;
+
+static const gf_cfg_key KEYS[] = {
+    {.name = "n_head", .type = GF_KEY_INT, .off = offsetof(attention_config, n_head), .lo = 1, .hi = 65536,
+     .def = "4", .help = "heads; each has d_model / n_head dimensions"},
+};
+
+static int64_t n_head(const gf_config *cfg, int layer) {
+    return ((const attention_config *)gf_layer_mcfg(cfg, layer))->n_head;
+}
+
+static int a_check(const gf_config *cfg, int layer, const char *src) {
+    if (cfg->d_model % n_head(cfg, layer) != 0)
+        return gf_fail("%s: layer %d: d_model %lld is not divisible by n_head %lld", src, layer,
+                       (long long)cfg->d_model, (long long)n_head(cfg, layer));
+    return 0;
+}
 
 static int a_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     (void)layer;
@@ -27,9 +49,8 @@ static int a_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
 
 /* saved: qkv (N,3d) | o (N,d) | lse (B,H,T) */
 static int64_t a_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
-    (void)layer;
     int64_t N = B * T, d = cfg->d_model;
-    return 4 * N * d + B * cfg->n_head * T;
+    return 4 * N * d + B * n_head(cfg, layer) * T;
 }
 
 enum { QB = 64 }; /* query rows per block */
@@ -69,7 +90,7 @@ static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t 
 
 static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const gf_config *cfg = c->cfg;
-    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = cfg->n_head, dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = n_head(cfg, c->layer), dh = d / H;
     float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
     const float scale = 1.0f / sqrtf((float)dh);
 
@@ -90,7 +111,7 @@ static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
 
 static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
     const gf_config *cfg = c->cfg;
-    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = cfg->n_head, dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = n_head(cfg, c->layer), dh = d / H;
     const float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
     float *dO = c->scratch + (int64_t)c->n_threads * 2 * QB * T, *dqkv = dO + N * d;
     const float scale = 1.0f / sqrtf((float)dh);
@@ -137,13 +158,12 @@ static int64_t a_state_floats(const gf_config *cfg, int layer, int64_t cap) {
 
 /* step scratch: qkv (3d) | o (d) | scores (H, cap) */
 static int64_t a_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
-    (void)layer;
-    return 4 * cfg->d_model + cfg->n_head * cap;
+    return 4 * cfg->d_model + n_head(cfg, layer) * cap;
 }
 
 static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
     const gf_config *cfg = s->cfg;
-    const int64_t d = cfg->d_model, H = cfg->n_head, dh = d / H, n = s->pos + 1;
+    const int64_t d = cfg->d_model, H = n_head(cfg, s->layer), dh = d / H, n = s->pos + 1;
     float *qkv = s->scratch, *o = qkv + 3 * d, *sc = o + d;
     const float scale = 1.0f / sqrtf((float)dh);
     gf_linear_forward(qkv, inp, d, s->p[P_QKV_W], d, s->p[P_QKV_B], 1, d, 3 * d, 0.0f);
@@ -177,7 +197,16 @@ static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
 }
 
 const gf_mixer_ops gf_mixer_attention = {
+    .version = GF_MIXER_OPS_VERSION,
     .name = "attention",
+    .letter = 'a',
+    .help = "Causal multi-head scaled dot-product attention with a fused QKV projection (the Transformer's).\n"
+            "Quadratic in the sequence length; streams with a KV cache of 2 d floats per position.",
+    .config_size = sizeof(attention_config),
+    .keys = KEYS,
+    .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
+    .check = a_check,
+    .gated_skip = false,
     .param_specs = a_param_specs,
     .saved_floats = a_saved_floats,
     .scratch_floats = a_scratch_floats,

@@ -9,28 +9,54 @@
  * no valid offset are zeroed), so one GEMM serves all offsets. The Plücker tensor is never stored: the
  * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/fastmath.h"
 #include "core/parallel.h"
+#include "mixers/grassmann.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
 
 enum { P_RED_W, P_RED_B, P_PLU_W, P_PLU_B, P_GATE_W, P_GATE_B, P_OUT_W, P_OUT_B };
 
-static int64_t n_pairs(const gf_config *cfg) { return cfg->rank * (cfg->rank - 1) / 2; }
+#define OFF(f) offsetof(gf_grassmann_config, f)
+static const gf_cfg_key KEYS[] = {
+    {.name = "rank", .type = GF_KEY_INT, .off = OFF(rank), .lo = 2, .hi = 256, .def = "32",
+     .help = "r, the reduced dimension; a pair has r(r-1)/2 Pluecker coordinates"},
+    {.name = "offsets", .type = GF_KEY_INTS, .off = OFF(offsets), .count_off = OFF(n_offsets),
+     .max_count = GF_MAX_OFFSETS, .lo = 1, .hi = 1 << 20, .def = "[1,2,4,8,12,16]",
+     .help = "the distances D: token t is paired with token t-D"},
+    {.name = "plucker_eps", .type = GF_KEY_FLOAT, .off = OFF(plucker_eps), .lo = 0, .hi = 1e30,
+     .flags = GF_KEY_LO_OPEN, .def = "1e-8", .help = "|p| is clamped at this before p is normalised"},
+    {.name = "extra_proj", .type = GF_KEY_BOOL, .off = OFF(extra_proj), .def = "false",
+     .help = "the paper's extra Linear(d, d) after the gate"},
+};
+#undef OFF
+
+static const gf_grassmann_config *GC(const gf_config *cfg, int layer) { return gf_layer_mcfg(cfg, layer); }
+
+static int g_check(const gf_config *cfg, int layer, const char *src) {
+    const gf_grassmann_config *g = GC(cfg, layer);
+    if (g->rank > cfg->d_model)
+        return gf_fail("%s: layer %d: rank is %lld; expected 2 <= rank <= min(256, d_model = %lld)", src, layer,
+                       (long long)g->rank, (long long)cfg->d_model);
+    return 0;
+}
+
+static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)->rank * (GC(cfg, layer)->rank - 1) / 2; }
 
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
-    (void)layer;
-    int64_t d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg);
+    int64_t d = cfg->d_model, r = GC(cfg, layer)->rank, C = n_pairs(cfg, layer);
     gf_param_spec_set(&s[P_RED_W], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_RED_B], "red.bias", 1, r, 0, GF_INIT_ZERO);
     gf_param_spec_set(&s[P_PLU_W], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_PLU_B], "plucker.bias", 1, d, 0, GF_INIT_ZERO);
     gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, d, 0, GF_INIT_ZERO);
-    if (!cfg->extra_proj) return 6;
+    if (!GC(cfg, layer)->extra_proj) return 6;
     gf_param_spec_set(&s[P_OUT_W], "out.weight", 2, d, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_OUT_B], "out.bias", 1, d, 0, GF_INIT_ZERO);
     return 8;
@@ -38,17 +64,17 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
 
 /* saved: z (N,r) | g (N,d) | a (N,d) | m (N,d) if extra_proj */
 static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
-    (void)layer;
+    const gf_grassmann_config *g = GC(cfg, layer);
     int64_t N = B * T, d = cfg->d_model;
-    return N * cfg->rank + 2 * N * d + (cfg->extra_proj ? N * d : 0);
+    return N * g->rank + 2 * N * d + (g->extra_proj ? N * d : 0);
 }
 
 /* scratch: pbar (N,C) | dpbar (N,C) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
  * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = the layer's number of offsets */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
-    int64_t N = B * T, d = cfg->d_model, r = cfg->rank;
-    return 2 * N * n_pairs(cfg) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * cfg->n_offsets[layer] + N);
+    int64_t N = B * T, d = cfg->d_model, r = GC(cfg, layer)->rank;
+    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * GC(cfg, layer)->n_offsets + N);
 }
 
 /* Number of offsets of the layer that look back from position t without leaving the sequence. */
@@ -163,27 +189,27 @@ static void plucker_row(float *pb, const float *u, const float *const *vs, int n
 }
 
 /* pbar (N,C) from z (N,r), row by row. Rows with no valid offset are zero. */
-static void plucker_mean(float *pbar, const float *z, const gf_config *cfg, int layer, int64_t B, int64_t T) {
-    const int64_t r = cfg->rank, C = n_pairs(cfg), N = B * T;
-    const int *offs = cfg->offsets[layer];
-    const int n_offs = cfg->n_offsets[layer];
+static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config *g, int64_t B, int64_t T) {
+    const int64_t r = g->rank, C = r * (r - 1) / 2, N = B * T;
+    const int *offs = g->offsets;
+    const int n_offs = g->n_offsets;
 #pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const float *vs[GF_MAX_OFFSETS];
         int cnt = partners(z, n, n % T, r, offs, n_offs, vs);
-        plucker_row(pbar + n * C, z + n * r, vs, n_offs, cnt, r, cfg->plucker_eps);
+        plucker_row(pbar + n * C, z + n * r, vs, n_offs, cnt, r, g->plucker_eps);
     }
 }
 
 /* dz (N,r) from dpbar (N,C), in two passes over rows so that no two threads write the same row:
  * pass 1 gives each row its gradient as the current token of its pairs and saves Q u, |u|^2 and the
  * per-offset a, b, u.v; pass 2 adds each row's gradient as the earlier token of the rows D after it. */
-static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_config *cfg, int layer,
+static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_grassmann_config *g,
                              int64_t B, int64_t T, double *y, double *coef, double *nus) {
-    const int64_t r = cfg->rank, C = n_pairs(cfg), N = B * T;
-    const int *offs = cfg->offsets[layer];
-    const int n_offs = cfg->n_offsets[layer];
-    const double eps = cfg->plucker_eps;
+    const int64_t r = g->rank, C = r * (r - 1) / 2, N = B * T;
+    const int *offs = g->offsets;
+    const int n_offs = g->n_offsets;
+    const double eps = g->plucker_eps;
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
@@ -262,9 +288,8 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
 }
 
 /* a = sigmoid(gate([h; g])), m = a*h + (1-a)*g, out = extra_proj ? out(m) : m (m may be out), N rows. */
-static void gate_forward(float *const *p, const gf_config *cfg, float *out, float *a, float *m, const float *inp,
-                         const float *g, int64_t N) {
-    const int64_t d = cfg->d_model;
+static void gate_forward(float *const *p, int64_t d, bool extra_proj, float *out, float *a, float *m,
+                         const float *inp, const float *g, int64_t N) {
     /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
     gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
     gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
@@ -274,36 +299,36 @@ static void gate_forward(float *const *p, const gf_config *cfg, float *out, floa
         a[i] = s;
         m[i] = s * inp[i] + (1.0f - s) * g[i];
     }
-    if (cfg->extra_proj) gf_linear_forward(out, m, d, p[P_OUT_W], d, p[P_OUT_B], N, d, d, 0.0f);
+    if (extra_proj) gf_linear_forward(out, m, d, p[P_OUT_W], d, p[P_OUT_B], N, d, d, 0.0f);
 }
 
 static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
-    const gf_config *cfg = c->cfg;
-    const int64_t N = c->B * c->T, T = c->T, d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg);
-    float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = cfg->extra_proj ? a + N * d : out;
+    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, T = c->T, d = c->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2;
+    float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = gc->extra_proj ? a + N * d : out;
     float *pbar = c->scratch;
-    const int *offs = cfg->offsets[c->layer];
-    const int n_offs = cfg->n_offsets[c->layer];
+    const int *offs = gc->offsets;
+    const int n_offs = gc->n_offsets;
 
     gf_linear_forward(z, inp, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
-    plucker_mean(pbar, z, cfg, c->layer, c->B, T);
+    plucker_mean(pbar, z, gc, c->B, T);
     gf_linear_forward(g, pbar, C, c->p[P_PLU_W], C, c->p[P_PLU_B], N, C, d, 0.0f);
     /* no offset looks back from the first positions: there g = 0 (not the bias) */
     zero_rows_without_offsets(g, d, offs, n_offs, N, T);
-    gate_forward(c->p, cfg, out, a, m, inp, g, N);
+    gate_forward(c->p, d, gc->extra_proj, out, a, m, inp, g, N);
 }
 
 static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
-    const gf_config *cfg = c->cfg;
-    const int64_t N = c->B * c->T, T = c->T, d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg);
+    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, T = c->T, d = c->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2;
     const float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = a + N * d;
     float *pbar = c->scratch, *dpbar = pbar + N * C, *dz = dpbar + N * C, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
-    const int *offs = cfg->offsets[c->layer];
-    const int n_offs = cfg->n_offsets[c->layer];
+    const int *offs = gc->offsets;
+    const int n_offs = gc->n_offsets;
 
     const float *dmix = dout;
-    if (cfg->extra_proj) {
+    if (gc->extra_proj) {
         gf_zero(dm, N * d);
         gf_linear_backward(dm, d, c->g[P_OUT_W], d, c->g[P_OUT_B], dout, m, d, c->p[P_OUT_W], d, N, d, d);
         dmix = dm;
@@ -322,7 +347,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     /* g is the constant 0 on rows with no valid offset: no gradient flows past it there */
     zero_rows_without_offsets(dg, d, offs, n_offs, N, T);
 
-    plucker_mean(pbar, z, cfg, c->layer, c->B, T);
+    plucker_mean(pbar, z, gc, c->B, T);
     gf_zero(dpbar, N * C);
     gf_linear_backward(dpbar, C, c->g[P_PLU_W], C, c->g[P_PLU_B], dg, pbar, C, c->p[P_PLU_W], C, N, C, d);
 
@@ -331,37 +356,36 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
     double *y = (double *)(void *)dbl;
     double *coef = y + N * r, *nus = coef + 3 * N * n_offs;
-    plucker_backward(dz, dpbar, z, cfg, c->layer, c->B, T, y, coef, nus);
+    plucker_backward(dz, dpbar, z, gc, c->B, T, y, coef, nus);
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
 
 /* ---- streaming: a ring of the last max-offset reduced vectors, whatever the position ---------------- */
 
-static int max_offset(const gf_config *cfg, int layer) {
+static int max_offset(const gf_grassmann_config *g) {
     int mx = 1;
-    for (int o = 0; o < cfg->n_offsets[layer]; o++) mx = cfg->offsets[layer][o] > mx ? cfg->offsets[layer][o] : mx;
+    for (int o = 0; o < g->n_offsets; o++) mx = g->offsets[o] > mx ? g->offsets[o] : mx;
     return mx;
 }
 
 /* state: z of positions pos-K .. pos-1 in a ring of K = max offset slots (slot = position mod K) */
 static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return (int64_t)max_offset(cfg, layer) * cfg->rank;
+    return (int64_t)max_offset(GC(cfg, layer)) * GC(cfg, layer)->rank;
 }
 
 /* step scratch: z (r) | pbar (C) | g (d) | a (d) | m (d) */
 static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
-    (void)layer;
     (void)cap;
-    return cfg->rank + n_pairs(cfg) + 3 * cfg->d_model;
+    return GC(cfg, layer)->rank + n_pairs(cfg, layer) + 3 * cfg->d_model;
 }
 
 static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
-    const gf_config *cfg = s->cfg;
-    const int64_t d = cfg->d_model, r = cfg->rank, C = n_pairs(cfg), K = max_offset(cfg, s->layer);
-    const int *offs = cfg->offsets[s->layer];
-    const int n_offs = cfg->n_offsets[s->layer];
-    float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = cfg->extra_proj ? a + d : out;
+    const gf_grassmann_config *gc = GC(s->cfg, s->layer);
+    const int64_t d = s->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2, K = max_offset(gc);
+    const int *offs = gc->offsets;
+    const int n_offs = gc->n_offsets;
+    float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = gc->extra_proj ? a + d : out;
     gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
     const float *vs[GF_MAX_OFFSETS];
     int cnt = 0;
@@ -370,18 +394,28 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
         cnt += vs[o] != NULL;
     }
     if (cnt) {
-        plucker_row(pbar, z, vs, n_offs, cnt, r, cfg->plucker_eps);
+        plucker_row(pbar, z, vs, n_offs, cnt, r, gc->plucker_eps);
         gf_linear_forward(g, pbar, C, s->p[P_PLU_W], C, s->p[P_PLU_B], 1, C, d, 0.0f);
     } else {
         gf_zero(g, d); /* no offset looks back from here: g = 0 (not the bias) */
     }
     /* only now overwrite the oldest slot: offset K reads it above */
     for (int64_t j = 0; j < r; j++) s->state[s->pos % K * r + j] = z[j];
-    gate_forward(s->p, cfg, out, a, m, inp, g, 1);
+    gate_forward(s->p, d, gc->extra_proj, out, a, m, inp, g, 1);
 }
 
 const gf_mixer_ops gf_mixer_grassmann = {
+    .version = GF_MIXER_OPS_VERSION,
     .name = "grassmann",
+    .letter = 'g',
+    .help = "Causal Grassmann mixing (arXiv 2512.19428, docs/model.md): reduce to r dimensions, pair token t with\n"
+            "t-D for each offset D, normalise each pair's Pluecker coordinates, average, project back and gate\n"
+            "into the hidden state. Linear in the sequence length; streams with a ring of max(D) reduced vectors.",
+    .config_size = sizeof(gf_grassmann_config),
+    .keys = KEYS,
+    .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
+    .check = g_check,
+    .gated_skip = true,
     .param_specs = g_param_specs,
     .saved_floats = g_saved_floats,
     .scratch_floats = g_scratch_floats,

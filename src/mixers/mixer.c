@@ -1,13 +1,92 @@
+/* The mixer registry: the built-in mixers (one line each) and those registered at run time. */
 #include "mixers/mixer.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-const gf_mixer_ops *gf_mixer_get(gf_mixer_kind kind) {
-    switch (kind) {
-    case GF_MIXER_GRASSMANN: return &gf_mixer_grassmann;
-    case GF_MIXER_ATTENTION: return &gf_mixer_attention;
-    default: return NULL;
+#include "core/error.h"
+
+extern const gf_mixer_ops gf_mixer_grassmann;
+extern const gf_mixer_ops gf_mixer_attention;
+
+/* The built-in mixers: a new one is its source file plus one line here. */
+static const gf_mixer_ops *const BUILTIN[] = {
+    &gf_mixer_grassmann,
+    &gf_mixer_attention,
+};
+#define N_BUILTIN ((int)(sizeof BUILTIN / sizeof BUILTIN[0]))
+#define MAX_EXTRA 32
+
+static const gf_mixer_ops *g_extra[MAX_EXTRA];
+static int g_n_extra;
+
+int gf_mixer_count(void) { return N_BUILTIN + g_n_extra; }
+
+const gf_mixer_ops *gf_mixer_at(int i) {
+    if (i < 0 || i >= gf_mixer_count()) return NULL;
+    return i < N_BUILTIN ? BUILTIN[i] : g_extra[i - N_BUILTIN];
+}
+
+const gf_mixer_ops *gf_mixer_find(const char *name) {
+    if (!name) return NULL;
+    for (int i = 0; i < gf_mixer_count(); i++) {
+        const gf_mixer_ops *m = gf_mixer_at(i);
+        if (!strcmp(m->name, name) || (m->letter && name[0] == m->letter && !name[1])) return m;
     }
+    return NULL;
+}
+
+const gf_mixer_ops *gf_layer_mixer(const gf_config *cfg, int l) { return gf_mixer_find(cfg->layers[l].mixer); }
+
+int gf_mixer_register(const gf_mixer_ops *ops) {
+    if (!ops || !ops->name || !ops->name[0] || strlen(ops->name) >= GF_MIXER_NAME_MAX)
+        return gf_fail("gf_mixer_register: a mixer needs a name of 1 to %d characters", GF_MIXER_NAME_MAX - 1);
+    if (ops->version < 1 || ops->version > GF_MIXER_OPS_VERSION)
+        return gf_fail("gf_mixer_register: mixer \"%s\" declares interface version %d; this grassflow knows 1 to %d",
+                       ops->name, ops->version, GF_MIXER_OPS_VERSION);
+    if (ops->config_size > GF_MIXER_CONFIG_BYTES)
+        return gf_fail("gf_mixer_register: mixer \"%s\" has a %zu-byte config; at most %d fit in a layer", ops->name,
+                       ops->config_size, GF_MIXER_CONFIG_BYTES);
+    if (!ops->param_specs || !ops->saved_floats || !ops->scratch_floats || !ops->forward || !ops->backward ||
+        (!ops->step) != (!ops->state_floats) || (!ops->step) != (!ops->step_scratch_floats))
+        return gf_fail("gf_mixer_register: mixer \"%s\" lacks a function (param_specs, saved_floats, "
+                       "scratch_floats, forward and backward are required; step, state_floats and "
+                       "step_scratch_floats go together)", ops->name);
+    char letter[2] = {ops->letter, 0};
+    if (gf_mixer_find(ops->name) || (ops->letter && gf_mixer_find(letter)))
+        return gf_fail("gf_mixer_register: a mixer called \"%s\" (or with letter '%c') is already registered",
+                       ops->name, ops->letter ? ops->letter : ' ');
+    if (g_n_extra == MAX_EXTRA) return gf_fail("gf_mixer_register: at most %d mixers can be added", MAX_EXTRA);
+    g_extra[g_n_extra++] = ops;
+    return 0;
+}
+
+void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops) {
+    gf_layer_config *lc = &cfg->layers[l];
+    memset(lc, 0, sizeof *lc);
+    snprintf(lc->mixer, sizeof lc->mixer, "%s", ops->name);
+    gf_keys_default(ops->keys, ops->n_keys, lc->params.bytes);
+}
+
+int gf_mixer_names(const char **names, int cap) {
+    int n = gf_mixer_count();
+    for (int i = 0; i < n && i < cap; i++) names[i] = gf_mixer_at(i)->name;
+    return n;
+}
+
+char *gf_mixer_describe(const char *name) {
+    const gf_mixer_ops *m = gf_mixer_find(name);
+    if (!m) return NULL;
+    size_t size = 4096 + strlen(m->help ? m->help : "");
+    char *buf = malloc(size);
+    if (!buf) return NULL;
+    snprintf(buf, size, "%s%s%c%s\n%s\n  keys (in a layer's entry, or at the top level for every layer):\n",
+             m->name, m->letter ? " (" : "", m->letter ? m->letter : ' ', m->letter ? ")" : "",
+             m->help ? m->help : "");
+    if (m->n_keys == 0) snprintf(buf + strlen(buf), size - strlen(buf), "    (none)\n");
+    gf_key_help(m->keys, m->n_keys, buf, size);
+    return buf;
 }
 
 void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t rows, int64_t cols,

@@ -1,18 +1,31 @@
 /* The mixer interface: the part of a block that moves information between positions.
  *
- * A mixer declares its parameters (names relative to "blocks.{l}.mix.", shapes, init), how many floats
- * of activations it keeps between forward and backward, and how much scratch it needs during a pass.
- * The model lays those out in its arenas and calls forward/backward with views into them; adding a
- * mixer (sliding window, linear attention, ...) means one new file and one line in mixer.c, with no
- * change to the model code. */
+ * A mixer is a table of functions and facts (gf_mixer_ops) under a name. It owns
+ *   - its config: a struct of its own (at most GF_MIXER_CONFIG_BYTES) inside each layer's entry, described
+ *     by a key table (model/schema.h) that gives parsing, saving, defaults and help for free, plus an
+ *     optional check across keys and against the model (rank <= d_model, d_model % n_head == 0);
+ *   - its parameters: names relative to "blocks.{l}.mix.", shapes and init;
+ *   - its passes: forward and backward over a batch, with the activations it keeps between them and the
+ *     scratch it needs during one call, and optionally a streaming step with its per-layer state;
+ *   - its place in a post-norm block: whether its output already carries the skip path (the Grassmann
+ *     gate does: the paper's gated block) or needs the residual one.
+ * Adding a mixer is one source file and one line in the table of src/mixers/mixer.c (or a call to
+ * gf_mixer_register from a program or a test): the model, the streaming engine, the config, the CLI
+ * and the benchmarks ask the table, never a name.
+ *
+ * The struct opens with a version (GF_MIXER_OPS_VERSION, as SQLite's sqlite3_module does): members added
+ * later are read only from tables that declare a version that has them. */
 #ifndef GF_MIXER_H
 #define GF_MIXER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "grassflow.h"
+#include "model/schema.h"
 
+#define GF_MIXER_OPS_VERSION 1
 #define GF_MIXER_MAX_PARAMS 8
 
 typedef enum { GF_INIT_NORMAL = 0, GF_INIT_ZERO, GF_INIT_ONE } gf_init_kind;
@@ -49,7 +62,20 @@ typedef struct gf_mixer_step {
 } gf_mixer_step;
 
 typedef struct gf_mixer_ops {
-    const char *name;
+    int version;              /* GF_MIXER_OPS_VERSION */
+    const char *name;         /* the name in configs: "grassmann" */
+    char letter;              /* one letter for --set mixers=g,a,... and `info` (0: none) */
+    const char *help;         /* a few lines: what it computes, its cost, where it comes from */
+    /* its config: a struct of config_size bytes, described by keys[0..n_keys) */
+    size_t config_size;
+    const gf_cfg_key *keys;
+    int n_keys;
+    /* checks across its keys and against the model's (d_model); 0 or gf_fail naming src and the layer */
+    int (*check)(const gf_config *cfg, int layer, const char *src);
+    /* post-norm block kind: true if the output already holds the skip path (x = ln1(mix(h))), false for
+     * the residual one (x = ln1(h + mix(h))) */
+    bool gated_skip;
+
     /* Writes the parameter specs, returns how many (<= GF_MIXER_MAX_PARAMS). */
     int (*param_specs)(const gf_config *cfg, int layer, gf_param_spec *specs);
     int64_t (*saved_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T);
@@ -58,21 +84,32 @@ typedef struct gf_mixer_ops {
     void (*forward)(const gf_mixer_call *c, float *out, const float *inp);
     /* dinp (B,T,d) += d(out)/d(inp)^T dout; parameter gradients accumulate into c->g. */
     void (*backward)(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp);
-    /* Streaming. The state layout must be prefix-stable: growing cap only appends floats, so the caller
-     * can grow it with realloc. A mixer whose state does not depend on cap returns the same size for
-     * every cap (Grassmann: a ring of the last max-offset reduced vectors). */
+    /* Streaming (all three NULL: the mixer cannot stream). The state layout must be prefix-stable:
+     * growing cap only appends floats, so the caller can grow it with realloc. A mixer whose state does
+     * not depend on cap returns the same size for every cap (Grassmann: a ring of the last max-offset
+     * reduced vectors). */
     int64_t (*state_floats)(const gf_config *cfg, int layer, int64_t cap);
     int64_t (*step_scratch_floats)(const gf_config *cfg, int layer, int64_t cap);
     /* out (d) = the mixer's output at position s->pos for inp (d), the input at that position. */
     void (*step)(const gf_mixer_step *s, float *out, const float *inp);
 } gf_mixer_ops;
 
-const gf_mixer_ops *gf_mixer_get(gf_mixer_kind kind);
+/* The mixer called name (or whose letter is name, "g"), NULL if none. */
+const gf_mixer_ops *gf_mixer_find(const char *name);
+/* The mixer of layer l of cfg (NULL if its name is not registered). */
+const gf_mixer_ops *gf_layer_mixer(const gf_config *cfg, int l);
+/* The layer's mixer config struct (the mixer's own type). */
+static inline const void *gf_layer_mcfg(const gf_config *cfg, int l) { return cfg->layers[l].params.bytes; }
+/* Add a mixer to the registry (before any model uses it). Fails for a duplicate name or letter, a
+ * version this build does not know, a config larger than GF_MIXER_CONFIG_BYTES or a missing function. */
+int gf_mixer_register(const gf_mixer_ops *ops);
+/* Registered mixers: i in [0, gf_mixer_count()). */
+int gf_mixer_count(void);
+const gf_mixer_ops *gf_mixer_at(int i);
+/* Set layer l of cfg to mixer ops with its default config. */
+void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops);
 /* Fill one parameter spec (for the mixers' param_specs). */
 void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t rows, int64_t cols,
                        gf_init_kind init);
-
-extern const gf_mixer_ops gf_mixer_grassmann;
-extern const gf_mixer_ops gf_mixer_attention;
 
 #endif

@@ -1,6 +1,21 @@
-/* The config struct and its JSON form (libcjson): parse with a checked key table, print, --set. */
+/* The config and its JSON form: the model's keys (a key table, model/schema.h), the layers with their
+ * mixers' own keys, validation, printing, files. `--set` is in config_set.c.
+ *
+ * The JSON form (format 2):
+ *   {"format": 2, "task": "lm", "vocab_size": V, "d_model": d, "n_layer": L, "d_ff": F, "max_len": M,
+ *    "norm": "pre", "tie_head": true, "gelu": "erf", "pos": "learned", "dropout": 0.1,
+ *    "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1,2,4,8,12,16], ...}, ...]}
+ * "layers" has one entry per layer, or one for all; an entry may be a bare mixer name (its defaults).
+ * Also read:
+ *   - "base": "PRESET", then any key overrides the preset's;
+ *   - "mixers": ["grassmann", "attention", ...] instead of "layers" (a layer whose mixer is the base's
+ *     keeps the base's settings, otherwise it takes those of the base's first layer with that mixer,
+ *     else the mixer's defaults);
+ *   - a mixer key at the top level ("rank": 16, "offsets": [[1],[2],...]): set in every layer whose
+ *     mixer has it, one value for all or a list with one per layer;
+ *   - format 1 (grassflow 0.1, no "format" key): flat keys n_head, rank, offsets, mixers, plucker_eps,
+ *     extra_proj, every key required unless "base" is given. Its checkpoints load unchanged. */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,163 +23,144 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "grassflow.h"
-#include "mixers/mixer.h"
+#include "model/config_internal.h"
 
 static const char *const NORMS[] = {"pre", "post", NULL};
 static const char *const GELUS[] = {"erf", "tanh", NULL};
 static const char *const POSES[] = {"learned", "sinusoidal", "none", NULL};
-static const char *const MIXERS[] = {"grassmann", "attention", NULL};
-
-const char *gf_mixer_name(gf_mixer_kind k) { return (k >= 0 && k < GF_MIXER_KINDS) ? MIXERS[k] : "?"; }
-
-typedef enum { K_INT, K_FLOAT, K_BOOL, K_ENUM, K_OFFSETS, K_MIXERS } key_kind;
-
-typedef struct {
-    const char *key;
-    key_kind kind;
-    size_t off;                 /* offset of the field in gf_config */
-    const char *const *names;   /* K_ENUM */
-    int64_t lo, hi;             /* K_INT bounds */
-} key_spec;
+static const char *const TASKS[] = {"lm", NULL};
 
 #define OFF(f) offsetof(gf_config, f)
-static const key_spec KEYS[] = {
-    {"vocab_size", K_INT, OFF(vocab_size), NULL, 1, 2147483647},
-    {"d_model", K_INT, OFF(d_model), NULL, 1, 65536},
-    {"n_layer", K_INT, OFF(n_layer), NULL, 1, GF_MAX_LAYERS},
-    {"n_head", K_INT, OFF(n_head), NULL, 1, 65536},
-    {"d_ff", K_INT, OFF(d_ff), NULL, 1, 1 << 20},
-    {"max_len", K_INT, OFF(max_len), NULL, 1, 1 << 24},
-    {"rank", K_INT, OFF(rank), NULL, 2, 256},
-    {"offsets", K_OFFSETS, 0, NULL, 0, 0},
-    {"mixers", K_MIXERS, 0, NULL, 0, 0},
-    {"norm", K_ENUM, OFF(norm), NORMS, 0, 0},
-    {"plucker_eps", K_FLOAT, OFF(plucker_eps), NULL, 0, 0},
-    {"extra_proj", K_BOOL, OFF(extra_proj), NULL, 0, 0},
-    {"tie_head", K_BOOL, OFF(tie_head), NULL, 0, 0},
-    {"gelu", K_ENUM, OFF(gelu), GELUS, 0, 0},
-    {"pos", K_ENUM, OFF(pos), POSES, 0, 0},
-    {"dropout", K_FLOAT, OFF(dropout), NULL, 0, 0},
+static const gf_cfg_key KEYS[] = {
+    {.name = "task", .type = GF_KEY_ENUM, .off = OFF(task), .names = TASKS, .def = "\"lm\"",
+     .help = "what the model is trained for: lm (next-token prediction)"},
+    {.name = "vocab_size", .type = GF_KEY_INT, .off = OFF(vocab_size), .lo = 1, .hi = 2147483647,
+     .help = "token ids are 0 .. vocab_size-1"},
+    {.name = "d_model", .type = GF_KEY_INT, .off = OFF(d_model), .lo = 1, .hi = 65536, .help = "hidden size d"},
+    {.name = "n_layer", .type = GF_KEY_INT, .off = OFF(n_layer), .lo = 1, .hi = GF_MAX_LAYERS, .help = "blocks"},
+    {.name = "d_ff", .type = GF_KEY_INT, .off = OFF(d_ff), .lo = 1, .hi = 1 << 20,
+     .help = "hidden size of each block's feed-forward network"},
+    {.name = "max_len", .type = GF_KEY_INT, .off = OFF(max_len), .lo = 0, .hi = 1 << 24, .def = "0",
+     .help = "rows of the learned position table (required with pos learned); 0 = no limit"},
+    {.name = "norm", .type = GF_KEY_ENUM, .off = OFF(norm), .names = NORMS, .def = "\"pre\"",
+     .help = "pre: h + mix(ln(h)); post: the paper's ln after each branch"},
+    {.name = "tie_head", .type = GF_KEY_BOOL, .off = OFF(tie_head), .def = "true",
+     .help = "the LM head reuses the token embedding"},
+    {.name = "gelu", .type = GF_KEY_ENUM, .off = OFF(gelu), .names = GELUS, .def = "\"erf\"",
+     .help = "exact GELU or its tanh approximation"},
+    {.name = "pos", .type = GF_KEY_ENUM, .off = OFF(pos), .names = POSES, .def = "\"learned\"",
+     .help = "position signal added to the token embedding"},
+    {.name = "dropout", .type = GF_KEY_FLOAT, .off = OFF(dropout), .lo = 0, .hi = 1, .flags = GF_KEY_HI_OPEN,
+     .def = "0", .help = "dropout probability on the residual branches while training"},
 };
+#undef OFF
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
-#define MAX_OFFSET (1 << 20)
 
-static void key_list(char *buf, size_t n) {
-    buf[0] = '\0';
+/* Format 1 had every one of these, in this order; a file of that format missing one is damaged. */
+static const char *const FORMAT1_KEYS[] = {"vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len",
+                                           "rank", "offsets", "mixers", "norm", "plucker_eps", "extra_proj",
+                                           "tie_head", "gelu", "pos", "dropout", NULL};
+
+const gf_cfg_key *gf_config_keys(int *n) {
+    *n = N_KEYS;
+    return KEYS;
+}
+
+/* The first registered mixer that has key `name`, or NULL. */
+const gf_mixer_ops *gf_mixer_with_key(const char *name) {
+    for (int i = 0; i < gf_mixer_count(); i++)
+        if (gf_key_find(gf_mixer_at(i)->keys, gf_mixer_at(i)->n_keys, name)) return gf_mixer_at(i);
+    return NULL;
+}
+
+void gf_config_key_list(char *buf, size_t n) {
+    gf_key_names(KEYS, N_KEYS, buf, n);
+    snprintf(buf + strlen(buf), n - strlen(buf), ", layers (or mixers); mixer keys (in a layer's entry, or for "
+                                                 "every layer that has them):");
+    for (int i = 0; i < gf_mixer_count(); i++) {
+        const gf_mixer_ops *m = gf_mixer_at(i);
+        char keys[512];
+        gf_key_names(m->keys, m->n_keys, keys, sizeof keys);
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s %s: %s", i ? ";" : "", m->name, m->n_keys ? keys : "-");
+    }
+}
+
+/* ---- parsing ------------------------------------------------------------------------------------------ */
+
+static int read_format(const cJSON *root, const char *src, int *format) {
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
+    *format = 1;
+    if (!f) return 0;
+    if (!cJSON_IsNumber(f) || f->valuedouble != floor(f->valuedouble))
+        return gf_fail("%s: \"format\" must be an integer (the config format, %d for this version)", src,
+                       GF_CONFIG_FORMAT);
+    if (f->valuedouble < 1 || f->valuedouble > GF_CONFIG_FORMAT)
+        return gf_fail("%s: config format %.17g is not one this grassflow (%s) reads: formats 1 to %d\nHINT: a "
+                       "newer grassflow wrote it; upgrade", src, f->valuedouble, GF_VERSION, GF_CONFIG_FORMAT);
+    *format = (int)f->valuedouble;
+    return 0;
+}
+
+/* Every key of root is a model key, a layer-structure key, or some mixer's key. */
+static int check_known_keys(const cJSON *root, int format, const char *src) {
+    for (const cJSON *it = root->child; it; it = it->next) {
+        const char *k = it->string;
+        bool f2_only = !strcmp(k, "layers") || !strcmp(k, "task");
+        if (format == 1 && f2_only)
+            return gf_fail("%s: \"%s\" is a key of config format 2; add \"format\": 2", src, k);
+        if (f2_only || !strcmp(k, "base") || !strcmp(k, "format") || !strcmp(k, "mixers") ||
+            gf_key_find(KEYS, N_KEYS, k) || gf_mixer_with_key(k))
+            continue;
+        char keys[2048];
+        gf_config_key_list(keys, sizeof keys);
+        return gf_fail("%s: unknown key \"%s\"; the keys are: base, format, %s", src, k, keys);
+    }
+    return 0;
+}
+
+static int check_required(const cJSON *root, int format, const char *src) {
+    for (int i = 0; format == 1 && FORMAT1_KEYS[i]; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(root, FORMAT1_KEYS[i]))
+            return gf_fail("%s: missing key \"%s\"\nHINT: give every key, or \"base\": \"PRESET\" to start from a "
+                           "preset", src, FORMAT1_KEYS[i]);
+    for (int i = 0; i < N_KEYS; i++)
+        if (!KEYS[i].def && !cJSON_GetObjectItemCaseSensitive(root, KEYS[i].name))
+            return gf_fail("%s: missing key \"%s\"\nHINT: give every required key, or \"base\": \"PRESET\" to "
+                           "start from a preset", src, KEYS[i].name);
+    if (!cJSON_GetObjectItemCaseSensitive(root, "layers") && !cJSON_GetObjectItemCaseSensitive(root, "mixers"))
+        return gf_fail("%s: missing key \"layers\" (one entry per layer, e.g. [{\"mixer\": \"grassmann\"}])", src);
+    return 0;
+}
+
+/* A preset or nothing to start from, the model keys, the layers, then the mixer keys given at the top. */
+static int parse_root(const cJSON *root, const char *src, gf_config *cfg) {
+    int format;
+    if (read_format(root, src, &format) || check_known_keys(root, format, src)) return -1;
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(root, "base");
+    gf_config from;
+    memset(&from, 0, sizeof from);
+    if (base) {
+        if (!cJSON_IsString(base)) return gf_fail("%s: \"base\" must name a preset", src);
+        if (gf_config_preset(base->valuestring, &from)) {
+            gf_fail_context(" (in %s, key \"base\")", src);
+            return -1;
+        }
+        *cfg = from;
+    } else {
+        if (check_required(root, format, src)) return -1;
+        gf_keys_default(KEYS, N_KEYS, cfg);
+    }
+    cfg->format = GF_CONFIG_FORMAT;
     for (int i = 0; i < N_KEYS; i++) {
-        strncat(buf, KEYS[i].key, n - strlen(buf) - 1);
-        if (i + 1 < N_KEYS) strncat(buf, ", ", n - strlen(buf) - 1);
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, KEYS[i].name);
+        if (it && gf_key_parse(&KEYS[i], it, cfg, src, KEYS[i].name)) return -1;
     }
-}
-
-static void enum_list(char *buf, size_t n, const char *const *names) {
-    buf[0] = '\0';
-    for (const char *const *p = names; *p; p++) {
-        strncat(buf, "\"", n - strlen(buf) - 1);
-        strncat(buf, *p, n - strlen(buf) - 1);
-        strncat(buf, p[1] ? "\", " : "\"", n - strlen(buf) - 1);
-    }
-}
-
-static int parse_int(const cJSON *it, const char *src, const char *key, int64_t lo, int64_t hi, int64_t *out) {
-    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble))
-        return gf_fail("%s: \"%s\" must be an integer", src, key);
-    double v = it->valuedouble;
-    if (v < (double)lo || v > (double)hi)
-        return gf_fail("%s: \"%s\" is %.17g; expected an integer in [%lld, %lld]", src, key, v, (long long)lo,
-                       (long long)hi);
-    *out = (int64_t)v;
+    if (gf_config_parse_layers(root, base ? &from : NULL, src, cfg)) return -1;
+    for (const cJSON *it = root->child; it; it = it->next)
+        if (!gf_key_find(KEYS, N_KEYS, it->string) && gf_mixer_with_key(it->string) &&
+            gf_config_broadcast(cfg, it, format == 1, src))
+            return -1;
     return 0;
-}
-
-/* Lists shorter or longer than n_layer: a list of one entry, or of identical entries, is resized. */
-static int list_len_ok(const cJSON *arr, int64_t n_layer, const char *src, const char *key) {
-    int n = cJSON_GetArraySize(arr);
-    if (n == n_layer) return 0;
-    char *first = cJSON_PrintUnformatted(cJSON_GetArrayItem(arr, 0));
-    int uniform = 1;
-    for (int i = 1; i < n && uniform; i++) {
-        char *s = cJSON_PrintUnformatted(cJSON_GetArrayItem(arr, i));
-        uniform = s && first && !strcmp(s, first);
-        free(s);
-    }
-    free(first);
-    if (uniform && n >= 1) return 0;
-    return gf_fail("%s: \"%s\" has %d entries but n_layer is %lld; give one entry per layer, or one entry "
-                   "for all layers", src, key, n, (long long)n_layer);
-}
-
-static int parse_offsets(const cJSON *arr, int64_t n_layer, const char *src, gf_config *c) {
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
-        return gf_fail("%s: \"offsets\" must be a non-empty list of lists of positive integers, e.g. "
-                       "[[1,2,4,8,12,16]]", src);
-    if (list_len_ok(arr, n_layer, src, "offsets")) return -1;
-    int n = cJSON_GetArraySize(arr);
-    for (int l = 0; l < n_layer; l++) {
-        const cJSON *lst = cJSON_GetArrayItem(arr, n == n_layer ? l : 0);
-        int m = cJSON_IsArray(lst) ? cJSON_GetArraySize(lst) : -1;
-        if (m < 1 || m > GF_MAX_OFFSETS)
-            return gf_fail("%s: \"offsets\"[%d] must be a list of 1 to %d positive integers", src, l,
-                           GF_MAX_OFFSETS);
-        c->n_offsets[l] = m;
-        for (int k = 0; k < m; k++) {
-            int64_t v = 0;
-            char key[64];
-            snprintf(key, sizeof key, "offsets[%d][%d]", l, k);
-            if (parse_int(cJSON_GetArrayItem(lst, k), src, key, 1, MAX_OFFSET, &v)) return -1;
-            c->offsets[l][k] = (int)v;
-        }
-    }
-    return 0;
-}
-
-static int find_name(const char *s, const char *const *names) {
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(s, names[i])) return i;
-    return -1;
-}
-
-static int parse_mixers(const cJSON *arr, int64_t n_layer, const char *src, gf_config *c) {
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
-        return gf_fail("%s: \"mixers\" must be a non-empty list of \"grassmann\" / \"attention\"", src);
-    if (list_len_ok(arr, n_layer, src, "mixers")) return -1;
-    int n = cJSON_GetArraySize(arr);
-    for (int l = 0; l < n_layer; l++) {
-        const cJSON *it = cJSON_GetArrayItem(arr, n == n_layer ? l : 0);
-        int k = cJSON_IsString(it) ? find_name(it->valuestring, MIXERS) : -1;
-        if (k < 0)
-            return gf_fail("%s: \"mixers\"[%d] must be \"grassmann\" or \"attention\"", src, l);
-        c->mixers[l] = (gf_mixer_kind)k;
-    }
-    return 0;
-}
-
-static int parse_key(const key_spec *ks, const cJSON *it, const char *src, gf_config *c) {
-    char *base = (char *)c;
-    switch (ks->kind) {
-    case K_INT: return parse_int(it, src, ks->key, ks->lo, ks->hi, (int64_t *)(base + ks->off));
-    case K_FLOAT:
-        if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
-            return gf_fail("%s: \"%s\" must be a finite number", src, ks->key);
-        *(float *)(base + ks->off) = (float)it->valuedouble;
-        return 0;
-    case K_BOOL:
-        if (!cJSON_IsBool(it)) return gf_fail("%s: \"%s\" must be true or false", src, ks->key);
-        *(bool *)(base + ks->off) = cJSON_IsTrue(it);
-        return 0;
-    case K_ENUM: {
-        int k = cJSON_IsString(it) ? find_name(it->valuestring, ks->names) : -1;
-        if (k < 0) {
-            char names[256];
-            enum_list(names, sizeof names, ks->names);
-            return gf_fail("%s: \"%s\" must be one of %s", src, ks->key, names);
-        }
-        *(int *)(base + ks->off) = k;
-        return 0;
-    }
-    default: return 0; /* lists are parsed once n_layer is known */
-    }
 }
 
 int gf_config_from_json(const char *json, const char *source, gf_config *c) {
@@ -175,152 +171,85 @@ int gf_config_from_json(const char *json, const char *source, gf_config *c) {
         long at = end ? (long)(end - json) : 0;
         return gf_fail("%s: not valid JSON (error near byte %ld)", src, at);
     }
+    gf_config *cfg = calloc(1, sizeof *cfg);
     int rc = -1;
-    gf_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    if (!cJSON_IsObject(root)) {
-        gf_fail("%s: a config must be a JSON object", src);
-        goto done;
-    }
-    const cJSON *basek = cJSON_GetObjectItemCaseSensitive(root, "base");
-    if (basek) {
-        if (!cJSON_IsString(basek)) {
-            gf_fail("%s: \"base\" must name a preset", src);
-            goto done;
-        }
-        if (gf_config_preset(basek->valuestring, &cfg)) {
-            gf_fail_context(" (in %s, key \"base\")", src);
-            goto done;
-        }
-    }
-    for (const cJSON *it = root->child; it; it = it->next) {
-        if (!strcmp(it->string, "base")) continue;
-        int found = 0;
-        for (int i = 0; i < N_KEYS; i++) found |= !strcmp(it->string, KEYS[i].key);
-        if (!found) {
-            char keys[512];
-            key_list(keys, sizeof keys);
-            gf_fail("%s: unknown key \"%s\"; the keys are: base, %s", src, it->string, keys);
-            goto done;
-        }
-    }
-    for (int i = 0; i < N_KEYS; i++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, KEYS[i].key);
-        if (!it) {
-            if (basek) continue;
-            gf_fail("%s: missing key \"%s\"\nHINT: give every key, or \"base\": \"PRESET\" to start from a preset",
-                    src, KEYS[i].key);
-            goto done;
-        }
-        if (parse_key(&KEYS[i], it, src, &cfg)) goto done;
-    }
-    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(root, "offsets");
-    const cJSON *mix = cJSON_GetObjectItemCaseSensitive(root, "mixers");
-    if (offs && parse_offsets(offs, cfg.n_layer, src, &cfg)) goto done;
-    if (mix && parse_mixers(mix, cfg.n_layer, src, &cfg)) goto done;
-    /* with a base preset and n_layer changed, the preset's per-layer lists must still fit */
-    if (basek && cJSON_GetObjectItemCaseSensitive(root, "n_layer") && (!offs || !mix)) {
-        gf_config p;
-        gf_config_preset(basek->valuestring, &p);
-        for (int l = 0; l < cfg.n_layer; l++) {
-            int src_l = l < p.n_layer ? l : -1;
-            int uniform = 1;
-            for (int k = 1; k < p.n_layer; k++)
-                uniform &= p.mixers[k] == p.mixers[0] && p.n_offsets[k] == p.n_offsets[0] &&
-                           !memcmp(p.offsets[k], p.offsets[0], sizeof p.offsets[0]);
-            if (src_l < 0 && !uniform) {
-                gf_fail("%s: n_layer %lld exceeds the %lld layers of preset %s, whose offsets/mixers differ by "
-                        "layer; give \"offsets\" and \"mixers\" too", src, (long long)cfg.n_layer,
-                        (long long)p.n_layer, basek->valuestring);
-                goto done;
-            }
-            if (src_l < 0) src_l = 0;
-            if (!offs) {
-                cfg.n_offsets[l] = p.n_offsets[src_l];
-                memcpy(cfg.offsets[l], p.offsets[src_l], sizeof cfg.offsets[l]);
-            }
-            if (!mix) cfg.mixers[l] = p.mixers[src_l];
-        }
-    }
-    if (gf_config_validate(&cfg, src)) goto done;
-    *c = cfg;
-    rc = 0;
-done:
+    if (!cfg) gf_fail("out of memory reading the config %s", src);
+    else if (!cJSON_IsObject(root)) gf_fail("%s: a config must be a JSON object", src);
+    else if (!parse_root(root, src, cfg) && !gf_config_validate(cfg, src)) rc = 0;
+    if (!rc) *c = *cfg;
+    free(cfg);
     cJSON_Delete(root);
     return rc;
 }
 
+/* ---- validation: every value in its range (the key tables' own parser), then across keys ------------- */
+
+static int check_value(const gf_cfg_key *k, const void *base, const char *src, const char *shown) {
+    cJSON *o = cJSON_CreateObject();
+    gf_key_to_json(k, base, o);
+    _Alignas(8) unsigned char scratch[sizeof(gf_config)];
+    int rc = gf_key_parse(k, o->child, scratch, src, shown);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int validate_layer(const gf_config *c, int l, const char *src) {
+    const gf_mixer_ops *m = gf_layer_mixer(c, l);
+    if (!m) {
+        char names[512] = "";
+        for (int i = 0; i < gf_mixer_count(); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s\"%s\"", i ? ", " : "",
+                     gf_mixer_at(i)->name);
+        return gf_fail("%s: layer %d: unknown mixer \"%.*s\"; the mixers are: %s", src, l, GF_MIXER_NAME_MAX,
+                       c->layers[l].mixer, names);
+    }
+    for (int i = 0; i < m->n_keys; i++) {
+        char shown[96];
+        snprintf(shown, sizeof shown, "layers[%d].%s", l, m->keys[i].name);
+        if (check_value(&m->keys[i], c->layers[l].params.bytes, src, shown)) return -1;
+    }
+    return m->check ? m->check(c, l, src) : 0;
+}
+
 int gf_config_validate(const gf_config *c, const char *source) {
     const char *src = source ? source : "config";
-    if (c->vocab_size < 1 || c->vocab_size > 2147483647)
-        return gf_fail("%s: vocab_size %lld is out of range [1, 2^31-1]", src, (long long)c->vocab_size);
-    if (c->d_model < 1 || c->d_model > 65536) return gf_fail("%s: d_model must be in [1, 65536]", src);
-    if (c->n_layer < 1 || c->n_layer > GF_MAX_LAYERS)
-        return gf_fail("%s: n_layer must be in [1, %d]", src, GF_MAX_LAYERS);
-    if (c->d_ff < 1 || c->d_ff > (1 << 20)) return gf_fail("%s: d_ff must be in [1, 2^20]", src);
-    if (c->max_len < 1 || c->max_len > (1 << 24)) return gf_fail("%s: max_len must be in [1, 2^24]", src);
-    if (!(c->dropout >= 0.0f && c->dropout < 1.0f))
-        return gf_fail("%s: dropout is %g; expected a probability in [0, 1)", src, (double)c->dropout);
-    if (c->norm != GF_NORM_PRE && c->norm != GF_NORM_POST) return gf_fail("%s: bad norm", src);
-    if (c->gelu != GF_GELU_ERF && c->gelu != GF_GELU_TANH) return gf_fail("%s: bad gelu", src);
-    if (c->pos != GF_POS_LEARNED && c->pos != GF_POS_SINUSOIDAL && c->pos != GF_POS_NONE)
-        return gf_fail("%s: pos must be \"learned\", \"sinusoidal\" or \"none\"", src);
-    bool any_attn = false, any_grass = false;
-    for (int l = 0; l < c->n_layer; l++) {
-        if (c->mixers[l] == GF_MIXER_ATTENTION) any_attn = true;
-        else if (c->mixers[l] == GF_MIXER_GRASSMANN) any_grass = true;
-        else return gf_fail("%s: mixers[%d] is not a known mixer", src, l);
-        if (c->mixers[l] != GF_MIXER_GRASSMANN) continue;
-        if (c->n_offsets[l] < 1 || c->n_offsets[l] > GF_MAX_OFFSETS)
-            return gf_fail("%s: offsets[%d] must hold 1 to %d offsets", src, l, GF_MAX_OFFSETS);
-        for (int k = 0; k < c->n_offsets[l]; k++)
-            if (c->offsets[l][k] < 1 || c->offsets[l][k] > MAX_OFFSET)
-                return gf_fail("%s: offsets[%d][%d] is %d; offsets look back, so each must be in [1, %d]", src,
-                               l, k, c->offsets[l][k], MAX_OFFSET);
-    }
-    if (any_attn && (c->n_head < 1 || c->d_model % c->n_head != 0))
-        return gf_fail("%s: d_model %lld is not divisible by n_head %lld", src, (long long)c->d_model,
-                       (long long)c->n_head);
-    if (any_grass) {
-        if (c->rank < 2 || c->rank > 256 || c->rank > c->d_model)
-            return gf_fail("%s: rank is %lld; expected 2 <= rank <= min(256, d_model)", src, (long long)c->rank);
-        if (!(c->plucker_eps > 0.0f) || !isfinite(c->plucker_eps))
-            return gf_fail("%s: plucker_eps must be a positive number (e.g. 1e-8)", src);
-    }
+    for (int i = 0; i < N_KEYS; i++)
+        if (check_value(&KEYS[i], c, src, KEYS[i].name)) return -1;
+    if (c->pos == GF_POS_LEARNED && c->max_len < 1)
+        return gf_fail("%s: max_len is %lld; learned positions need max_len >= 1 (the table's rows)\nHINT: set "
+                       "max_len, or use pos \"sinusoidal\" or \"none\"", src, (long long)c->max_len);
+    for (int l = 0; l < c->n_layer; l++)
+        if (validate_layer(c, l, src)) return -1;
     return 0;
 }
 
-static cJSON *config_to_cjson(const gf_config *c) {
+/* ---- printing ------------------------------------------------------------------------------------------ */
+
+cJSON *gf_layer_to_cjson(const gf_config *c, int l) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "mixer", c->layers[l].mixer);
+    const gf_mixer_ops *m = gf_layer_mixer(c, l);
+    for (int i = 0; m && i < m->n_keys; i++) gf_key_to_json(&m->keys[i], c->layers[l].params.bytes, e);
+    return e;
+}
+
+cJSON *gf_config_to_cjson(const gf_config *c) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "vocab_size", (double)c->vocab_size);
-    cJSON_AddNumberToObject(o, "d_model", (double)c->d_model);
-    cJSON_AddNumberToObject(o, "n_layer", (double)c->n_layer);
-    cJSON_AddNumberToObject(o, "n_head", (double)c->n_head);
-    cJSON_AddNumberToObject(o, "d_ff", (double)c->d_ff);
-    cJSON_AddNumberToObject(o, "max_len", (double)c->max_len);
-    cJSON_AddNumberToObject(o, "rank", (double)c->rank);
-    cJSON *offs = cJSON_AddArrayToObject(o, "offsets");
-    cJSON *mix = cJSON_AddArrayToObject(o, "mixers");
-    for (int l = 0; l < c->n_layer; l++) {
-        cJSON_AddItemToArray(offs, cJSON_CreateIntArray(c->offsets[l], c->n_offsets[l]));
-        cJSON_AddItemToArray(mix, cJSON_CreateString(gf_mixer_name(c->mixers[l])));
-    }
-    cJSON_AddStringToObject(o, "norm", NORMS[c->norm]);
-    cJSON_AddNumberToObject(o, "plucker_eps", (double)c->plucker_eps);
-    cJSON_AddBoolToObject(o, "extra_proj", c->extra_proj);
-    cJSON_AddBoolToObject(o, "tie_head", c->tie_head);
-    cJSON_AddStringToObject(o, "gelu", GELUS[c->gelu]);
-    cJSON_AddStringToObject(o, "pos", POSES[c->pos]);
-    cJSON_AddNumberToObject(o, "dropout", (double)c->dropout);
+    cJSON_AddNumberToObject(o, "format", GF_CONFIG_FORMAT);
+    for (int i = 0; i < N_KEYS; i++) gf_key_to_json(&KEYS[i], c, o);
+    cJSON *layers = cJSON_AddArrayToObject(o, "layers");
+    for (int l = 0; l < c->n_layer; l++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(c, l));
     return o;
 }
 
 char *gf_config_to_json(const gf_config *c, bool pretty) {
-    cJSON *o = config_to_cjson(c);
+    cJSON *o = gf_config_to_cjson(c);
     char *s = pretty ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     return s;
 }
+
+/* ---- files and sizes -------------------------------------------------------------------------------------- */
 
 int gf_config_load(const char *path, gf_config *c) {
     FILE *f = fopen(path, "rb");
@@ -363,92 +292,13 @@ int gf_config_load(const char *path, gf_config *c) {
     return rc;
 }
 
-/* "1,2,4" -> [1,2,4]; "g,a" -> ["grassmann","attention"]. NULL if s is not such a list. */
-static cJSON *bare_list(const char *s, bool words) {
-    cJSON *arr = cJSON_CreateArray();
-    const char *p = s;
-    while (*p) {
-        const char *q = strchr(p, ',');
-        size_t n = q ? (size_t)(q - p) : strlen(p);
-        char tok[64];
-        if (n == 0 || n >= sizeof tok) goto bad;
-        memcpy(tok, p, n);
-        tok[n] = '\0';
-        if (words) {
-            for (char *t = tok; *t; t++) *t = (char)tolower((unsigned char)*t);
-            const char *name = !strcmp(tok, "g") ? "grassmann" : !strcmp(tok, "a") ? "attention" : tok;
-            cJSON_AddItemToArray(arr, cJSON_CreateString(name));
-        } else {
-            char *e;
-            long v = strtol(tok, &e, 10);
-            if (*e) goto bad;
-            cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v));
-        }
-        p += n + (q ? 1 : 0);
-        if (q && !*p) goto bad;
-    }
-    return arr;
-bad:
-    cJSON_Delete(arr);
-    return NULL;
-}
-
-int gf_config_set(gf_config *c, const char *kv) {
-    const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv)
-        return gf_fail("--set %s: expected KEY=VALUE, for example --set norm=post or --set offsets=1,2,4", kv);
-    char key[64];
-    size_t kn = (size_t)(eq - kv);
-    if (kn >= sizeof key) return gf_fail("--set %s: key too long", kv);
-    memcpy(key, kv, kn);
-    key[kn] = '\0';
-    const char *val = eq + 1;
-    int known = 0;
-    for (int i = 0; i < N_KEYS; i++) known |= !strcmp(key, KEYS[i].key);
-    if (!known) {
-        char keys[512];
-        key_list(keys, sizeof keys);
-        return gf_fail("--set %s: unknown key \"%s\"; the keys are: %s", kv, key, keys);
-    }
-    cJSON *v = cJSON_ParseWithOpts(val, NULL, 1);
-    if (!strcmp(key, "offsets")) {
-        if (!v) v = bare_list(val, false);
-        if (v && cJSON_IsNumber(v)) { /* offsets=4 */
-            cJSON *a = cJSON_CreateArray();
-            cJSON_AddItemToArray(a, v);
-            v = a;
-        }
-        if (v && cJSON_IsArray(v) && cJSON_IsNumber(cJSON_GetArrayItem(v, 0))) { /* one list for every layer */
-            cJSON *a = cJSON_CreateArray();
-            cJSON_AddItemToArray(a, v);
-            v = a;
-        }
-    } else if (!strcmp(key, "mixers")) {
-        if (!v) v = bare_list(val, true);
-    } else if (!v) {
-        v = cJSON_CreateString(val); /* bare word: post, tanh, ... */
-    }
-    if (!v) return gf_fail("--set %s: cannot read the value \"%s\"", kv, val);
-    cJSON *o = config_to_cjson(c);
-    cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    /* lists that depend on n_layer are resized by the parser when they are uniform */
-    char *json = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    char src[128];
-    snprintf(src, sizeof src, "--set %.100s", kv);
-    gf_config tmp;
-    int rc = gf_config_from_json(json, src, &tmp);
-    free(json);
-    if (rc == 0) *c = tmp;
-    return rc;
-}
-
 int64_t gf_config_num_params(const gf_config *c) {
     const int64_t d = c->d_model;
     int64_t n = c->vocab_size * d + (c->pos == GF_POS_LEARNED ? c->max_len * d : 0);
     for (int l = 0; l < c->n_layer; l++) {
         gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-        int k = gf_mixer_get(c->mixers[l])->param_specs(c, l, specs);
+        const gf_mixer_ops *m = gf_layer_mixer(c, l);
+        int k = m ? m->param_specs(c, l, specs) : 0;
         for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
         n += 4 * d + 2 * c->d_ff * d + c->d_ff + d; /* 2 LayerNorms + FFN */
     }

@@ -93,7 +93,10 @@ gf_model *gf_model_create(const gf_config *cfg) {
         return NULL;
     }
     m->cfg = *cfg;
-    for (int l = 0; l < cfg->n_layer; l++) m->mixer[l] = gf_mixer_get(cfg->mixers[l]);
+    for (int l = 0; l < cfg->n_layer; l++) {
+        m->mixer[l] = gf_layer_mixer(cfg, l);
+        m->block[l] = block_kind_for(cfg->norm, m->mixer[l]);
+    }
     decl_list L = {0};
     if (declare_all(m, &L)) goto fail;
     size_t name_bytes = 0;
@@ -216,19 +219,13 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
     int64_t scratch = 0;
     for (int l = 0; l < L; l++) {
         gf_layer_acts *a = &m->la[l];
-        TAKE(a->ln1_out, N * d);
-        TAKE(a->ln1_mean, N);
-        TAKE(a->ln1_rstd, N);
-        TAKE(a->mix_out, N * d);
-        TAKE(a->x, N * d);
-        TAKE(a->sum1, N * d);
-        TAKE(a->sum2, N * d);
-        TAKE(a->ln2_out, N * d);
-        TAKE(a->ln2_mean, N);
-        TAKE(a->ln2_rstd, N);
+        for (int k = 1; k < m->block[l]->n_slots - 1; k++) TAKE(a->slot[k], N * d);
+        for (int k = 0; k < 2; k++) {
+            TAKE(a->mean[k], N);
+            TAKE(a->rstd[k], N);
+        }
         TAKE(a->h1, N * F);
         TAKE(a->a, N * F);
-        TAKE(a->ffn_out, N * d);
         TAKE(a->mix_saved, m->mixer[l]->saved_floats(c, l, B, T));
         int64_t s = m->mixer[l]->scratch_floats(c, l, B, T, n_threads);
         scratch = s > scratch ? s : scratch;
@@ -241,10 +238,9 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
     TAKE(m->lse, N);
     TAKE(m->losses, N);
     TAKE(m->scratch, scratch);
-    TAKE(m->dres, N * d);
-    TAKE(m->d1, N * d);
-    TAKE(m->d2, N * d);
-    TAKE(m->d3, N * d);
+    int n_slots = 0; /* gradient buffers: as many as the widest block has slots */
+    for (int l = 0; l < L; l++) n_slots = m->block[l]->n_slots > n_slots ? m->block[l]->n_slots : n_slots;
+    for (int k = 0; k < n_slots; k++) TAKE(m->gbuf[k], N * d);
     TAKE(m->dff, N * F);
 #undef TAKE
     return off;
@@ -305,64 +301,41 @@ static gf_mixer_call mixer_call(gf_model *m, int l) {
     return c;
 }
 
-static void ffn_forward(gf_model *m, int l, const float *inp) {
-    const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, F = c->d_ff;
-    gf_layer_acts *a = &m->la[l];
-    gf_layer_params *p = &m->lp[l];
-    gf_linear_forward(a->h1, inp, d, p->fc1_w, d, p->fc1_b, N, d, F, 0.0f);
-    gf_gelu_forward(a->a, a->h1, N * F, c->gelu);
-    gf_linear_forward(a->ffn_out, a->a, F, p->fc2_w, F, p->fc2_b, N, F, d, 0.0f);
+typedef struct {
+    gf_model *m;
+    int l;
+} mix_ctx;
+
+static void mix_forward(void *ctx, float *out, const float *inp) {
+    mix_ctx *c = ctx;
+    gf_mixer_call mc = mixer_call(c->m, c->l);
+    c->m->mixer[c->l]->forward(&mc, out, inp);
 }
 
-static void ffn_backward(gf_model *m, int l, float *dinp, const float *dout, const float *inp) {
-    const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, F = c->d_ff;
-    gf_layer_acts *a = &m->la[l];
-    gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
-    gf_zero(m->dff, N * F);
-    gf_linear_backward(m->dff, F, g->fc2_w, F, g->fc2_b, dout, a->a, F, p->fc2_w, F, N, F, d);
-    gf_gelu_backward(m->dff, a->h1, m->dff, N * F, c->gelu);
-    gf_linear_backward(dinp, d, g->fc1_w, d, g->fc1_b, m->dff, inp, d, p->fc1_w, d, N, d, F);
+static void mix_backward(void *ctx, float *dinp, const float *dout, const float *inp) {
+    mix_ctx *c = ctx;
+    gf_mixer_call mc = mixer_call(c->m, c->l);
+    c->m->mixer[c->l]->backward(&mc, dinp, dout, inp);
 }
 
-static void layer_forward(gf_model *m, int l, const float *h_in, float *h_out) {
-    const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, Nd = N * d;
+/* Layer l's block over the current batch: its slots (0 and the last are views of resid), statistics,
+ * parameters, gradients, dropout and mixer. */
+static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
+    const int64_t N = m->B * m->T, d = m->cfg.d_model;
     gf_layer_acts *a = &m->la[l];
-    gf_layer_params *p = &m->lp[l];
-    gf_mixer_call mc = mixer_call(m, l);
-    const float pd = drop_p(m);
-    if (c->norm == GF_NORM_PRE) {
-        /* h = h + Drop(mix(ln1(h)));  h = h + Drop(FFN(ln2(h))) */
-        gf_layernorm_forward(a->ln1_out, a->ln1_mean, a->ln1_rstd, h_in, p->ln1_w, p->ln1_b, N, d);
-        m->mixer[l]->forward(&mc, a->mix_out, a->ln1_out);
-        gf_dropout_forward(a->mix_out, a->mix_out, Nd, pd, drop_key(m, l, SITE_MIX));
-        gf_add(a->x, h_in, a->mix_out, Nd);
-        gf_layernorm_forward(a->ln2_out, a->ln2_mean, a->ln2_rstd, a->x, p->ln2_w, p->ln2_b, N, d);
-        ffn_forward(m, l, a->ln2_out);
-        gf_dropout_forward(a->ffn_out, a->ffn_out, Nd, pd, drop_key(m, l, SITE_FFN));
-        gf_add(h_out, a->x, a->ffn_out, Nd);
-    } else if (c->mixers[l] == GF_MIXER_GRASSMANN) {
-        /* the paper's block, the gate is the skip path: x = Drop(ln1(mix(h)));  h = ln2(x + Drop(FFN(x))) */
-        m->mixer[l]->forward(&mc, a->mix_out, h_in);
-        gf_layernorm_forward(a->ln1_out, a->ln1_mean, a->ln1_rstd, a->mix_out, p->ln1_w, p->ln1_b, N, d);
-        gf_dropout_forward(a->x, a->ln1_out, Nd, pd, drop_key(m, l, SITE_MIX));
-        ffn_forward(m, l, a->x);
-        gf_dropout_forward(a->ffn_out, a->ffn_out, Nd, pd, drop_key(m, l, SITE_FFN));
-        gf_add(a->sum2, a->x, a->ffn_out, Nd);
-        gf_layernorm_forward(h_out, a->ln2_mean, a->ln2_rstd, a->sum2, p->ln2_w, p->ln2_b, N, d);
-    } else {
-        /* post-norm attention: x = ln1(h + Drop(mix(h)));  h = ln2(x + Drop(FFN(x))) */
-        m->mixer[l]->forward(&mc, a->mix_out, h_in);
-        gf_dropout_forward(a->mix_out, a->mix_out, Nd, pd, drop_key(m, l, SITE_MIX));
-        gf_add(a->sum1, h_in, a->mix_out, Nd);
-        gf_layernorm_forward(a->x, a->ln1_mean, a->ln1_rstd, a->sum1, p->ln1_w, p->ln1_b, N, d);
-        ffn_forward(m, l, a->x);
-        gf_dropout_forward(a->ffn_out, a->ffn_out, Nd, pd, drop_key(m, l, SITE_FFN));
-        gf_add(a->sum2, a->x, a->ffn_out, Nd);
-        gf_layernorm_forward(h_out, a->ln2_mean, a->ln2_rstd, a->sum2, p->ln2_w, p->ln2_b, N, d);
+    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = N, .p = &m->lp[l], .g = &m->lg[l],
+                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m), .mix = mix_forward, .mix_back = mix_backward,
+                   .mix_ctx = mc};
+    for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
+    r.slot[0] = m->resid + l * N * d;
+    r.slot[r.kind->n_slots - 1] = m->resid + (l + 1) * N * d;
+    for (int k = 0; k < 2; k++) {
+        r.mean[k] = a->mean[k];
+        r.rstd[k] = a->rstd[k];
+        r.drop_key[k] = drop_key(m, l, k == 0 ? SITE_MIX : SITE_FFN);
     }
+    *mc = (mix_ctx){m, l};
+    return r;
 }
 
 int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
@@ -390,7 +363,11 @@ int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets,
 
     const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
     gf_embed_forward(m->resid, m->inputs, m->tok_emb, pos, B, T, d);
-    for (int l = 0; l < L; l++) layer_forward(m, l, m->resid + l * N * d, m->resid + (l + 1) * N * d);
+    for (int l = 0; l < L; l++) {
+        mix_ctx mc;
+        block_run r = layer_run(m, l, &mc);
+        block_forward(&r);
+    }
     gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, m->resid + L * N * d, m->lnf_w, m->lnf_b, N, d);
     gf_linear_forward(m->logits, m->lnf_out, d, m->head, d, NULL, N, d, V, 0.0f);
 
@@ -408,52 +385,16 @@ int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets,
 /* ---------------------------------------------------------------------------------------------- */
 /* Backward                                                                                        */
 
-static void layer_backward(gf_model *m, int l, const float *h_in) {
-    const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, Nd = N * d;
-    gf_layer_acts *a = &m->la[l];
-    gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
-    gf_mixer_call mc = mixer_call(m, l);
-    const float pd = drop_p(m);
-    float *dres = m->dres, *D1 = m->d1, *D2 = m->d2, *D3 = m->d3;
-    const uint64_t k_mix = drop_key(m, l, SITE_MIX), k_ffn = drop_key(m, l, SITE_FFN);
-    /* on entry dres = d(loss)/d(h_out); on exit d(loss)/d(h_in) */
-    if (c->norm == GF_NORM_PRE) {
-        gf_zero(D1, Nd);
-        gf_dropout_backward(D1, dres, Nd, pd, k_ffn);
-        gf_zero(D2, Nd);
-        ffn_backward(m, l, D2, D1, a->ln2_out);
-        gf_layernorm_backward(dres, g->ln2_w, g->ln2_b, D2, a->x, p->ln2_w, a->ln2_mean, a->ln2_rstd, N, d);
-        gf_zero(D1, Nd);
-        gf_dropout_backward(D1, dres, Nd, pd, k_mix);
-        gf_zero(D2, Nd);
-        m->mixer[l]->backward(&mc, D2, D1, a->ln1_out);
-        gf_layernorm_backward(dres, g->ln1_w, g->ln1_b, D2, h_in, p->ln1_w, a->ln1_mean, a->ln1_rstd, N, d);
-        return;
-    }
-    /* post-norm: h_out = ln2(sum2), sum2 = x + Drop(FFN(x)) */
-    gf_zero(D1, Nd);
-    gf_layernorm_backward(D1, g->ln2_w, g->ln2_b, dres, a->sum2, p->ln2_w, a->ln2_mean, a->ln2_rstd, N, d);
-    gf_zero(D2, Nd);
-    gf_dropout_backward(D2, D1, Nd, pd, k_ffn);
-    ffn_backward(m, l, D1, D2, a->x); /* D1 = d(x) */
-    if (c->mixers[l] == GF_MIXER_GRASSMANN) {
-        /* x = Drop(ln1_out), ln1_out = ln1(mix_out), mix_out = mix(h_in) */
-        gf_zero(D2, Nd);
-        gf_dropout_backward(D2, D1, Nd, pd, k_mix);
-        gf_zero(D3, Nd);
-        gf_layernorm_backward(D3, g->ln1_w, g->ln1_b, D2, a->mix_out, p->ln1_w, a->ln1_mean, a->ln1_rstd, N, d);
-        gf_zero(dres, Nd);
-        m->mixer[l]->backward(&mc, dres, D3, h_in);
-    } else {
-        /* x = ln1(sum1), sum1 = h_in + Drop(mix(h_in)) */
-        gf_zero(D2, Nd);
-        gf_layernorm_backward(D2, g->ln1_w, g->ln1_b, D1, a->sum1, p->ln1_w, a->ln1_mean, a->ln1_rstd, N, d);
-        gf_copy(dres, D2, Nd);
-        gf_zero(D3, Nd);
-        gf_dropout_backward(D3, D2, Nd, pd, k_mix);
-        m->mixer[l]->backward(&mc, dres, D3, h_in);
-    }
+/* Backward through layer l: on entry m->gbuf[0] holds d(loss)/d(its output), on exit d(loss)/d(its input). */
+static void layer_backward(gf_model *m, int l) {
+    mix_ctx mc;
+    block_run r = layer_run(m, l, &mc);
+    const int n = r.kind->n_slots;
+    float *G[BLOCK_MAX_SLOTS];
+    G[n - 1] = m->gbuf[0];
+    for (int k = 0; k < n - 1; k++) G[k] = m->gbuf[k + 1];
+    block_backward(&r, G, m->dff);
+    for (int k = 0; k < n; k++) m->gbuf[k] = G[k]; /* the same buffers, gbuf[0] now d(loss)/d(input) */
 }
 
 int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
@@ -466,13 +407,14 @@ int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     const float scale = m->n_counted ? loss_scale / (float)m->n_counted : 0.0f;
     gf_xent_backward(m->logits, m->lse, m->targets, N, V, scale); /* logits now hold d(loss)/d(logits) */
     m->have_forward = false;
-    gf_zero(m->d1, N * d);
-    gf_linear_backward(m->d1, d, m->d_head, d, NULL, m->logits, m->lnf_out, d, m->head, d, N, d, V);
-    gf_zero(m->dres, N * d);
-    gf_layernorm_backward(m->dres, m->d_lnf_w, m->d_lnf_b, m->d1, m->resid + L * N * d, m->lnf_w, m->lnf_mean,
+    float *dlnf = m->gbuf[1], *dres = m->gbuf[0];
+    gf_zero(dlnf, N * d);
+    gf_linear_backward(dlnf, d, m->d_head, d, NULL, m->logits, m->lnf_out, d, m->head, d, N, d, V);
+    gf_zero(dres, N * d);
+    gf_layernorm_backward(dres, m->d_lnf_w, m->d_lnf_b, dlnf, m->resid + L * N * d, m->lnf_w, m->lnf_mean,
                           m->lnf_rstd, N, d);
-    for (int l = (int)L - 1; l >= 0; l--) layer_backward(m, l, m->resid + l * N * d);
-    gf_embed_backward(m->d_tok_emb, c->pos == GF_POS_LEARNED ? m->d_pos_emb : NULL, m->dres, m->inputs, m->B,
+    for (int l = (int)L - 1; l >= 0; l--) layer_backward(m, l);
+    gf_embed_backward(m->d_tok_emb, c->pos == GF_POS_LEARNED ? m->d_pos_emb : NULL, m->gbuf[0], m->inputs, m->B,
                       m->T, d);
     return 0;
 }

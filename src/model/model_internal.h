@@ -4,21 +4,14 @@
 
 #include "grassflow.h"
 #include "mixers/mixer.h"
-
-typedef struct gf_layer_params {
-    float *ln1_w, *ln1_b, *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
-    float *mix[GF_MIXER_MAX_PARAMS];
-} gf_layer_params;
+#include "model/block.h"
 
 /* Per-layer activations, views into the activation arena (N = B*T rows). */
 typedef struct gf_layer_acts {
-    float *ln1_out, *ln1_mean, *ln1_rstd;  /* (N,d), (N), (N) */
-    float *mix_out;                        /* (N,d) mixer output (dropout applied in place) */
-    float *x;                              /* (N,d) the block's middle: input of the FFN branch */
-    float *sum1, *sum2;                    /* (N,d) LayerNorm inputs of the post-norm blocks */
-    float *ln2_out, *ln2_mean, *ln2_rstd;  /* (N,d), (N), (N) */
+    float *slot[BLOCK_MAX_SLOTS];          /* (N,d): the block's inner slots 1 .. n_slots-2 (model/block.h);
+                                            * slot 0 and the last are views of resid */
+    float *mean[2], *rstd[2];              /* (N) each: ln1, ln2 */
     float *h1, *a;                         /* (N,d_ff) fc1 output, GELU output */
-    float *ffn_out;                        /* (N,d) */
     float *mix_saved;                      /* the mixer's saved_floats */
 } gf_layer_acts;
 
@@ -35,6 +28,7 @@ struct gf_model {
     float *d_tok_emb, *d_pos_emb, *d_lnf_w, *d_lnf_b, *d_head;
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
     const gf_mixer_ops *mixer[GF_MAX_LAYERS];
+    const block_kind *block[GF_MAX_LAYERS];
 
     /* activation arena, laid out for the current (B, T) */
     float *acts;
@@ -45,7 +39,8 @@ struct gf_model {
     float *resid;                          /* (L+1, N, d): input of each layer, then the last output */
     float *lnf_out, *lnf_mean, *lnf_rstd, *logits, *lse, *losses;
     float *scratch;                        /* shared by the mixers (largest need) */
-    float *dres, *d1, *d2, *d3, *dff;      /* backward buffers */
+    float *gbuf[BLOCK_MAX_SLOTS];          /* backward: (N,d) gradient buffers, gbuf[0] d(loss)/d(resid) */
+    float *dff;                            /* backward: (N,d_ff) */
     float *pos_table;                      /* sinusoidal table (max(T, max_len), d) or NULL */
     int64_t pos_table_rows;
     int32_t *inputs, *targets;             /* copies of the last batch */

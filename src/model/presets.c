@@ -1,88 +1,56 @@
-/* Built-in model presets. All use norm "pre"; the paper's "post" is one --set away. */
+/* Built-in model presets, written as configs (format 2; keys in docs/model.md). All use norm "pre"; the
+ * paper's "post" is one --set away. A preset may start from another ("base"). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "grassflow.h"
 
-static const char *const g_names[] = {
-    "grassmann-6L", "transformer-6L", "grassmann-12L", "transformer-12L", "grassmann-small", "transformer-small",
-    "grassmann-tiny", "transformer-tiny", "hybrid-tiny", NULL,
+#define Q(...) #__VA_ARGS__
+static const struct {
+    const char *name, *json;
+} PRESETS[] = {
+    /* the paper's Table 1 models: 6 layers, d 256, block 128; rank 32 and offsets 1..16 in every layer */
+    {"grassmann-6L", Q({"format": 2, "task": "lm", "vocab_size": 30522, "d_model": 256, "n_layer": 6, "d_ff": 1024,
+                        "max_len": 128, "norm": "pre", "tie_head": true, "gelu": "erf", "pos": "learned",
+                        "dropout": 0.1, "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16],
+                                                    "plucker_eps": 1e-8, "extra_proj": false}]})},
+    {"transformer-6L", Q({"base": "grassmann-6L", "format": 2, "layers": [{"mixer": "attention", "n_head": 4}]})},
+    /* Table 2: 12 layers, block 256, one offset per layer 1,1,2,2,...,16,16 */
+    {"grassmann-12L", Q({"base": "grassmann-6L", "format": 2, "n_layer": 12, "max_len": 256,
+                         "offsets": [[1], [1], [2], [2], [4], [4], [8], [8], [12], [12], [16], [16]]})},
+    {"transformer-12L", Q({"base": "transformer-6L", "format": 2, "n_layer": 12, "max_len": 256})},
+    /* the quick-start models: a few minutes of WikiText-2 on two cores */
+    {"grassmann-small", Q({"base": "grassmann-6L", "format": 2, "n_layer": 4, "d_model": 128, "d_ff": 512, "rank": 16})},
+    {"transformer-small", Q({"base": "transformer-6L", "format": 2, "n_layer": 4, "d_model": 128, "d_ff": 512})},
+    /* for the tests */
+    {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 2, "vocab_size": 64, "d_model": 32, "n_layer": 2,
+                          "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},
+    {"transformer-tiny", Q({"base": "transformer-6L", "format": 2, "vocab_size": 64, "d_model": 32, "n_layer": 2,
+                            "d_ff": 64, "max_len": 32, "dropout": 0})},
+    {"hybrid-tiny", Q({"base": "grassmann-tiny", "format": 2, "n_layer": 3,
+                       "layers": [{"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4}, {"mixer": "grassmann"}]})},
 };
+#undef Q
+#define N_PRESETS ((int)(sizeof PRESETS / sizeof PRESETS[0]))
 
-const char *const *gf_preset_names(void) { return g_names; }
+static const char *g_names[N_PRESETS + 1];
 
-static void base(gf_config *c, int64_t n_layer, int64_t max_len, gf_mixer_kind mixer) {
-    memset(c, 0, sizeof *c);
-    c->vocab_size = 30522; /* bert-base-uncased WordPiece, as in the paper; --vocab N overrides */
-    c->d_model = 256;
-    c->n_layer = n_layer;
-    c->n_head = 4;
-    c->d_ff = 1024;
-    c->max_len = max_len;
-    c->rank = 32;
-    static const int six[6] = {1, 2, 4, 8, 12, 16};
-    for (int l = 0; l < GF_MAX_LAYERS; l++) {
-        c->n_offsets[l] = 6;
-        memcpy(c->offsets[l], six, sizeof six);
-        c->mixers[l] = mixer;
-    }
-    c->norm = GF_NORM_PRE;
-    c->plucker_eps = 1e-8f;
-    c->extra_proj = false;
-    c->tie_head = true;
-    c->gelu = GF_GELU_ERF;
-    c->pos = GF_POS_LEARNED;
-    c->dropout = 0.1f;
-}
-
-/* The deeper models' schedule: one offset per layer, 1,1,2,2,4,4,8,8,12,12,16,16 over depth. */
-static void schedule12(gf_config *c) {
-    static const int sched[12] = {1, 1, 2, 2, 4, 4, 8, 8, 12, 12, 16, 16};
-    for (int l = 0; l < 12; l++) {
-        c->n_offsets[l] = 1;
-        c->offsets[l][0] = sched[l];
-    }
-}
-
-/* small: the quick-start model, a few minutes of WikiText-2 on two cores */
-static void small(gf_config *c, gf_mixer_kind mixer) {
-    base(c, 4, 128, mixer);
-    c->d_model = 128;
-    c->d_ff = 512;
-    c->rank = 16;
-}
-
-static void tiny(gf_config *c, gf_mixer_kind mixer) {
-    base(c, 2, 32, mixer);
-    c->vocab_size = 64;
-    c->d_model = 32;
-    c->d_ff = 64;
-    c->rank = 6;
-    c->dropout = 0.0f;
+const char *const *gf_preset_names(void) {
+    for (int i = 0; i < N_PRESETS; i++) g_names[i] = PRESETS[i].name;
+    return g_names;
 }
 
 int gf_config_preset(const char *name, gf_config *c) {
     if (!name) return gf_fail("no preset name given");
-    if (!strcmp(name, "grassmann-6L")) base(c, 6, 128, GF_MIXER_GRASSMANN);
-    else if (!strcmp(name, "transformer-6L")) base(c, 6, 128, GF_MIXER_ATTENTION);
-    else if (!strcmp(name, "grassmann-12L")) { base(c, 12, 256, GF_MIXER_GRASSMANN); schedule12(c); }
-    else if (!strcmp(name, "transformer-12L")) { base(c, 12, 256, GF_MIXER_ATTENTION); schedule12(c); }
-    else if (!strcmp(name, "grassmann-small")) small(c, GF_MIXER_GRASSMANN);
-    else if (!strcmp(name, "transformer-small")) small(c, GF_MIXER_ATTENTION);
-    else if (!strcmp(name, "grassmann-tiny")) tiny(c, GF_MIXER_GRASSMANN);
-    else if (!strcmp(name, "transformer-tiny")) tiny(c, GF_MIXER_ATTENTION);
-    else if (!strcmp(name, "hybrid-tiny")) {
-        tiny(c, GF_MIXER_GRASSMANN);
-        c->n_layer = 3;
-        c->mixers[1] = GF_MIXER_ATTENTION;
-    } else {
-        char list[512] = "";
-        for (const char *const *p = g_names; *p; p++) {
-            strncat(list, *p, sizeof list - strlen(list) - 1);
-            if (p[1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
-        }
-        return gf_fail("unknown model preset '%s'; expected one of: %s\nHINT: or give --config FILE.json",
-                       name, list);
+    for (int i = 0; i < N_PRESETS; i++) {
+        if (strcmp(name, PRESETS[i].name) != 0) continue;
+        char src[64];
+        snprintf(src, sizeof src, "preset %s", name);
+        return gf_config_from_json(PRESETS[i].json, src, c);
     }
-    return 0;
+    char list[512] = "";
+    for (int i = 0; i < N_PRESETS; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", PRESETS[i].name);
+    return gf_fail("unknown model preset '%s'; expected one of: %s\nHINT: or give --config FILE.json", name, list);
 }

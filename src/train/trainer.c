@@ -260,6 +260,17 @@ static int save_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t st
     return gf_st_write(path, ts, 3, keys, vals, 6);
 }
 
+/* Whether the config JSON of a saved state (any format this version reads) describes the model whose
+ * config (in this version's form) is cur_json. */
+static bool same_config(const char *saved_json, const char *cur_json, const char *path) {
+    gf_config saved;
+    if (gf_config_from_json(saved_json, path, &saved)) return false;
+    char *s = gf_config_to_json(&saved, false);
+    bool same = s && !strcmp(s, cur_json);
+    free(s);
+    return same;
+}
+
 static int load_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t *step, double *best) {
     char path[700];
     snprintf(path, sizeof path, "%s/state.safetensors", rm->o->out_dir);
@@ -274,7 +285,7 @@ static int load_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t *s
         gf_fail("%s: not a grassflow training state (missing params, moments or metadata)", path);
         goto done;
     }
-    if (strcmp(cfg, rm->cfg_json) != 0) {
+    if (!same_config(cfg, rm->cfg_json, path)) {
         gf_fail("%s: the saved run has another model config than the one given\nHINT: resume with the same "
                 "--model/--config and --set options, or omit them", path);
         goto done;

@@ -11,8 +11,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-REQUIRED_KEYS = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
-                 "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
+# config format 1 (grassflow 0.1): flat keys, every one given
+REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
+                   "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
+# format 2: these are required, the rest have the defaults of docs/model.md
+REQUIRED_KEYS_2 = ("vocab_size", "d_model", "n_layer", "d_ff", "layers")
+DEFAULTS_2 = {"task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
+              "dropout": 0.0}
+MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
+                                "extra_proj": False},
+                  "attention": {"n_head": 4}}
 
 
 def _per_layer(name, lst, n_layer):
@@ -26,34 +34,61 @@ def _per_layer(name, lst, n_layer):
                      % (name, len(lst), n_layer))
 
 
-def normalize_config(cfg):
-    """Validate cfg and return a copy whose offsets/mixers lists have exactly n_layer entries."""
-    missing = [k for k in REQUIRED_KEYS if k not in cfg]
-    if missing:
-        raise ValueError("config: missing keys %s" % missing)
-    c = dict(cfg)
-    L = int(c["n_layer"])
-    c["mixers"] = _per_layer("mixers", c["mixers"], L)
+def _layers_format1(c, L):
     offs = c["offsets"]
     if isinstance(offs, list) and offs and not isinstance(offs[0], list):
         raise ValueError("config: offsets must be a list of lists of int")
-    c["offsets"] = [[int(D) for D in o] for o in _per_layer("offsets", offs, L)]
-    for m in c["mixers"]:
-        if m not in ("grassmann", "attention"):
-            raise ValueError("config: unknown mixer %r" % (m,))
-    for l, (m, o) in enumerate(zip(c["mixers"], c["offsets"])):
-        if m == "grassmann" and (len(o) == 0 or min(o) < 1):
-            raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, o))
+    offs = _per_layer("offsets", offs, L)
+    layers = []
+    for m, o in zip(_per_layer("mixers", c["mixers"], L), offs):
+        if m == "grassmann":
+            layers.append({"mixer": m, "rank": c["rank"], "offsets": o, "plucker_eps": c["plucker_eps"],
+                           "extra_proj": c["extra_proj"]})
+        else:
+            layers.append({"mixer": m, "n_head": c["n_head"]})
+    return layers
+
+
+def _layers_format2(c, L):
+    layers = []
+    for e in _per_layer("layers", c["layers"], L):
+        e = {"mixer": e} if isinstance(e, str) else dict(e)
+        if e.get("mixer") not in MIXER_DEFAULTS:
+            raise ValueError("config: unknown mixer %r" % (e.get("mixer"),))
+        unknown = set(e) - set(MIXER_DEFAULTS[e["mixer"]]) - {"mixer"}
+        if unknown:
+            raise ValueError("config: mixer %s has no keys %s" % (e["mixer"], sorted(unknown)))
+        layers.append(dict(MIXER_DEFAULTS[e["mixer"]], **e))
+    return layers
+
+
+def normalize_config(cfg):
+    """Validate cfg (config format 1 or 2) and return a copy with every model key and "layers": one dict
+    per layer holding "mixer" and all of that mixer's keys."""
+    fmt = cfg.get("format", 1)
+    if fmt not in (1, 2):
+        raise ValueError("config: unknown format %r" % (fmt,))
+    required = REQUIRED_KEYS_1 if fmt == 1 else REQUIRED_KEYS_2
+    missing = [k for k in required if k not in cfg]
+    if missing:
+        raise ValueError("config: missing keys %s" % missing)
+    c = dict(DEFAULTS_2, **cfg) if fmt == 2 else dict(cfg)
+    L = int(c["n_layer"])
+    c["layers"] = _layers_format1(c, L) if fmt == 1 else _layers_format2(c, L)
+    for l, lc in enumerate(c["layers"]):
+        lc["offsets"] = [int(D) for D in lc.get("offsets", [])]
+        if lc["mixer"] == "grassmann" and (len(lc["offsets"]) == 0 or min(lc["offsets"]) < 1):
+            raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, lc["offsets"]))
+        if lc["mixer"] == "grassmann" and lc["rank"] < 2:
+            raise ValueError("config: rank must be >= 2")
+        if lc["mixer"] == "attention" and c["d_model"] % lc["n_head"] != 0:
+            raise ValueError("config: d_model must be divisible by n_head")
     if c["norm"] not in ("pre", "post"):
         raise ValueError("config: norm must be 'pre' or 'post'")
     if c["gelu"] not in ("erf", "tanh"):
         raise ValueError("config: gelu must be 'erf' or 'tanh'")
     if c["pos"] not in ("learned", "sinusoidal", "none"):
         raise ValueError("config: pos must be 'learned', 'sinusoidal' or 'none'")
-    if c["d_model"] % c["n_head"] != 0:
-        raise ValueError("config: d_model must be divisible by n_head")
-    if c["rank"] < 2:
-        raise ValueError("config: rank must be >= 2")
     return c
 
 
@@ -151,16 +186,16 @@ class Block(nn.Module):
     def __init__(self, cfg, layer):
         super().__init__()
         d = cfg["d_model"]
-        self.kind = cfg["mixers"][layer]
+        lc = cfg["layers"][layer]
+        self.kind = lc["mixer"]
         self.norm = cfg["norm"]
         # registration order = checkpoint order: ln1, ln2, mix, ffn
         self.ln1 = nn.LayerNorm(d, eps=1e-5)
         self.ln2 = nn.LayerNorm(d, eps=1e-5)
         if self.kind == "grassmann":
-            self.mix = GrassmannMixer(d, cfg["rank"], cfg["offsets"][layer], cfg["plucker_eps"],
-                                      bool(cfg["extra_proj"]))
+            self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]))
         else:
-            self.mix = CausalSelfAttention(d, cfg["n_head"])
+            self.mix = CausalSelfAttention(d, lc["n_head"])
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
         self.drop_mix = nn.Dropout(cfg["dropout"])
         self.drop_ffn = nn.Dropout(cfg["dropout"])
@@ -191,7 +226,7 @@ class GrassflowLM(nn.Module):
             self.pos_emb = None
         else:
             self.pos_emb = None
-            self.register_buffer("pos_table", sinusoidal_table(cfg["max_len"], d), persistent=False)
+            self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
         self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
         self.ln_f = nn.LayerNorm(d, eps=1e-5)
         self.lm_head = None if cfg["tie_head"] else nn.Linear(d, V, bias=False)

@@ -1,0 +1,18 @@
+/* The Grassmann mixer's config (the "grassmann" entries of a config's layers). */
+#ifndef GF_MIXERS_GRASSMANN_H
+#define GF_MIXERS_GRASSMANN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GF_MAX_OFFSETS 16
+
+typedef struct gf_grassmann_config {
+    int64_t rank;                 /* r: the reduced dimension */
+    int n_offsets;
+    int offsets[GF_MAX_OFFSETS];  /* look-back distances D >= 1 */
+    float plucker_eps;            /* |p| is clamped at this */
+    bool extra_proj;              /* the paper's extra Linear(d, d) after the gate */
+} gf_grassmann_config;
+
+#endif

@@ -1,0 +1,187 @@
+/* --set KEY=VALUE and gf_config_get: the config's keys by name, as the command line and programs use them. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "model/config_internal.h"
+
+/* "1,2,4" -> [1,2,4]; "g,a" -> ["g","a"] (words). NULL if s is not such a list. */
+static cJSON *bare_list(const char *s, bool words) {
+    cJSON *arr = cJSON_CreateArray();
+    const char *p = s;
+    while (*p) {
+        const char *q = strchr(p, ',');
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        char tok[64];
+        if (n == 0 || n >= sizeof tok) goto bad;
+        memcpy(tok, p, n);
+        tok[n] = '\0';
+        if (words) {
+            for (char *t = tok; *t; t++) *t = (char)tolower((unsigned char)*t);
+            cJSON_AddItemToArray(arr, cJSON_CreateString(tok));
+        } else {
+            char *e;
+            long v = strtol(tok, &e, 10);
+            if (*e) goto bad;
+            cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)v));
+        }
+        p += n + (q ? 1 : 0);
+        if (q && !*p) goto bad;
+    }
+    return arr;
+bad:
+    cJSON_Delete(arr);
+    return NULL;
+}
+
+/* The value text as JSON: JSON if it parses, else a bare comma list (list keys) or a bare word. */
+static cJSON *read_value(const char *key, const char *val) {
+    const gf_mixer_ops *owner = gf_mixer_with_key(key);
+    const gf_cfg_key *k = owner ? gf_key_find(owner->keys, owner->n_keys, key) : NULL;
+    bool ints = k && k->type == GF_KEY_INTS;
+    cJSON *v = cJSON_ParseWithOpts(val, NULL, 1);
+    if (!v && (ints || !strcmp(key, "mixers"))) v = bare_list(val, !ints);
+    else if (!v) v = cJSON_CreateString(val); /* bare word: post, tanh, ... */
+    if (v && ints && cJSON_IsNumber(v)) { /* offsets=4: that one offset */
+        cJSON *a = cJSON_CreateArray();
+        cJSON_AddItemToArray(a, v);
+        v = a;
+    }
+    if (v && !strcmp(key, "mixers") && cJSON_IsString(v)) { /* mixers=attention: every layer */
+        cJSON *a = cJSON_CreateArray();
+        cJSON_AddItemToArray(a, v);
+        v = a;
+    }
+    return v;
+}
+
+/* "layers.N.KEY" or "layers[N].KEY": N and KEY; -1 if key is not of that form. */
+static int layer_key(const char *key, char *sub, size_t n) {
+    int l, used = 0;
+    if (sscanf(key, "layers.%d.%n", &l, &used) == 1 && used) {
+    } else if (sscanf(key, "layers[%d].%n", &l, &used) == 1 && used) {
+    } else {
+        return -1;
+    }
+    snprintf(sub, n, "%s", key + used);
+    return l;
+}
+
+/* Put v (owned) where key says in the JSON form o of cfg; mixers are applied to tmp directly. */
+static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, const char *src) {
+    char sub[64];
+    int l = layer_key(key, sub, sizeof sub);
+    if (l >= 0) {
+        cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "layers"), l);
+        if (l >= tmp->n_layer || !e) {
+            cJSON_Delete(v);
+            return gf_fail("%s: there is no layer %d (n_layer is %lld; layers count from 0)", src, l,
+                           (long long)tmp->n_layer);
+        }
+        if (cJSON_GetObjectItemCaseSensitive(e, sub)) cJSON_ReplaceItemInObjectCaseSensitive(e, sub, v);
+        else cJSON_AddItemToObject(e, sub, v);
+        return 0;
+    }
+    if (!strcmp(key, "mixers")) {
+        int rc = !cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1
+                     ? gf_fail("%s: \"mixers\" must be a list of mixer names, e.g. g,g,a", src)
+                     : gf_list_fits_layers(v, tmp->n_layer, src, "mixers");
+        const gf_config before = *tmp;
+        for (int i = 0; !rc && i < tmp->n_layer; i++) {
+            const cJSON *it = cJSON_GetArrayItem(v, cJSON_GetArraySize(v) == tmp->n_layer ? i : 0);
+            char shown[64];
+            snprintf(shown, sizeof shown, "\"mixers\"[%d]", i);
+            rc = !cJSON_IsString(it) ? gf_fail("%s: %s must be a mixer name", src, shown)
+                                     : gf_config_layer_mixer(tmp, i, it->valuestring, &before, src, shown);
+        }
+        cJSON_Delete(v);
+        if (rc) return rc;
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "layers", cJSON_CreateArray());
+        cJSON *layers = cJSON_GetObjectItemCaseSensitive(o, "layers");
+        for (int i = 0; i < tmp->n_layer; i++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(tmp, i));
+        return 0;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(o, key)) cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    else cJSON_AddItemToObject(o, key, v); /* a mixer key: for every layer that has it */
+    return 0;
+}
+
+static int known_key(const char *key, const char *kv) {
+    int n;
+    const gf_cfg_key *keys = gf_config_keys(&n);
+    char sub[64];
+    if (gf_key_find(keys, n, key) || !strcmp(key, "mixers") || gf_mixer_with_key(key)) return 0;
+    if (layer_key(key, sub, sizeof sub) >= 0 && gf_mixer_with_key(sub)) return 0;
+    char list[2048];
+    gf_config_key_list(list, sizeof list);
+    return gf_fail("--set %s: unknown key \"%s\"; the keys are: %s; one layer's: layers.N.KEY", kv, key, list);
+}
+
+int gf_config_set(gf_config *c, const char *kv) {
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return gf_fail("--set %s: expected KEY=VALUE, for example --set norm=post or --set offsets=1,2,4", kv);
+    char key[64], src[160];
+    size_t kn = (size_t)(eq - kv);
+    if (kn >= sizeof key) return gf_fail("--set %s: key too long", kv);
+    memcpy(key, kv, kn);
+    key[kn] = '\0';
+    snprintf(src, sizeof src, "--set %.100s", kv);
+    if (known_key(key, kv)) return -1;
+    cJSON *v = read_value(key, eq + 1);
+    if (!v) return gf_fail("--set %s: cannot read the value \"%s\"", kv, eq + 1);
+    gf_config *tmp = malloc(sizeof *tmp);
+    cJSON *o = tmp ? gf_config_to_cjson(c) : NULL;
+    int rc = o ? 0 : gf_fail("out of memory in --set");
+    if (tmp) *tmp = *c;
+    if (!rc) rc = place_value(o, tmp, key, v, src);
+    else cJSON_Delete(v);
+    char *json = rc ? NULL : cJSON_PrintUnformatted(o);
+    if (!rc) rc = json ? gf_config_from_json(json, src, tmp) : gf_fail("out of memory in --set");
+    if (!rc) *c = *tmp;
+    cJSON_free(json);
+    cJSON_Delete(o);
+    free(tmp);
+    return rc;
+}
+
+/* A mixer key across the layers of o: its value if every layer that has it agrees, else the per-layer list
+ * (null where a layer's mixer lacks it); NULL if no layer has it. */
+static cJSON *mixer_key_value(const cJSON *o, int64_t n_layer, const char *key) {
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(o, "layers"), *first = NULL;
+    cJSON *per = cJSON_CreateArray();
+    bool same = true;
+    for (int i = 0; i < n_layer; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, i), key);
+        cJSON_AddItemToArray(per, v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+        if (v && !first) first = v;
+        else if (v) same &= cJSON_Compare(v, first, 1);
+    }
+    cJSON *got = !first ? NULL : same ? cJSON_Duplicate(first, 1) : cJSON_Duplicate(per, 1);
+    cJSON_Delete(per);
+    return got;
+}
+
+char *gf_config_get(const gf_config *c, const char *key) {
+    cJSON *o = gf_config_to_cjson(c), *got = NULL;
+    char sub[64];
+    int l = layer_key(key, sub, sizeof sub);
+    if (l >= 0 && l < c->n_layer) {
+        const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "layers"), l);
+        got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, sub), 1);
+    } else if (l < 0 && cJSON_GetObjectItemCaseSensitive(o, key)) {
+        got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, key), 1);
+    } else if (l < 0) {
+        got = mixer_key_value(o, c->n_layer, key);
+    }
+    cJSON_Delete(o);
+    if (!got) {
+        gf_fail("no config key \"%s\" in this model", key);
+        return NULL;
+    }
+    char *s = cJSON_PrintUnformatted(got);
+    cJSON_Delete(got);
+    return s;
+}

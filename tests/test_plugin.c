@@ -1,0 +1,280 @@
+/* A mixer added from this file alone: no line of the library names it. It is registered with
+ * gf_mixer_register, configured by name with a key of its own, built into models by the config, trained,
+ * checked by finite differences through the whole model, streamed, saved and loaded.
+ *
+ * The mixer, "shift": out[t] = proj(inp[t - lag]) for t >= lag, 0 before; lag is its config key. On a
+ * sequence where x[t+1] = x[t-1] (random pairs repeated), a one-layer model can predict the next token
+ * only if its mixer shows position t the token before it: lag 1 learns the task, lag 2 cannot. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "mixers/mixer.h"
+#include "testlib.h"
+
+typedef struct {
+    int64_t lag;
+} shift_config;
+
+static const gf_cfg_key SHIFT_KEYS[] = {
+    {.name = "lag", .type = GF_KEY_INT, .off = offsetof(shift_config, lag), .lo = 1, .hi = 64, .def = "1",
+     .help = "how far back the mixer looks"},
+};
+
+static int64_t lag_of(const gf_config *c, int l) { return ((const shift_config *)gf_layer_mcfg(c, l))->lag; }
+
+static int s_params(const gf_config *c, int l, gf_param_spec *s) {
+    (void)l;
+    gf_param_spec_set(&s[0], "proj.weight", 2, c->d_model, c->d_model, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[1], "proj.bias", 1, c->d_model, 0, GF_INIT_ZERO);
+    return 2;
+}
+
+static int64_t s_none(const gf_config *c, int l, int64_t B, int64_t T) {
+    (void)c, (void)l, (void)B, (void)T;
+    return 0;
+}
+
+static int64_t s_no_scratch(const gf_config *c, int l, int64_t B, int64_t T, int n_threads) {
+    (void)c, (void)l, (void)B, (void)T, (void)n_threads;
+    return 0;
+}
+
+/* out (d) = W x + b */
+static void proj(const gf_mixer_step *s, float *out, const float *x, int64_t d) {
+    for (int64_t i = 0; i < d; i++) {
+        float acc = s->p[1][i];
+        for (int64_t k = 0; k < d; k++) acc += s->p[0][i * d + k] * x[k];
+        out[i] = acc;
+    }
+}
+
+static void s_forward(const gf_mixer_call *c, float *out, const float *inp) {
+    const int64_t d = c->cfg->d_model, lag = lag_of(c->cfg, c->layer);
+    gf_mixer_step s = {.p = c->p};
+    for (int64_t n = 0; n < c->B * c->T; n++) {
+        if (n % c->T < lag) memset(out + n * d, 0, (size_t)d * sizeof *out);
+        else proj(&s, out + n * d, inp + (n - lag) * d, d);
+    }
+}
+
+static void s_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
+    const int64_t d = c->cfg->d_model, lag = lag_of(c->cfg, c->layer);
+    for (int64_t n = 0; n < c->B * c->T; n++) {
+        if (n % c->T < lag) continue;
+        const float *x = inp + (n - lag) * d, *g = dout + n * d;
+        for (int64_t i = 0; i < d; i++) {
+            c->g[1][i] += g[i];
+            for (int64_t k = 0; k < d; k++) {
+                c->g[0][i * d + k] += g[i] * x[k];
+                dinp[(n - lag) * d + k] += c->p[0][i * d + k] * g[i];
+            }
+        }
+    }
+}
+
+/* state: the inputs of the last lag positions, a ring */
+static int64_t s_state(const gf_config *c, int l, int64_t cap) {
+    (void)cap;
+    return lag_of(c, l) * c->d_model;
+}
+
+static int64_t s_step_scratch(const gf_config *c, int l, int64_t cap) {
+    (void)c, (void)l, (void)cap;
+    return 0;
+}
+
+static void s_step(const gf_mixer_step *s, float *out, const float *inp) {
+    const int64_t d = s->cfg->d_model, lag = lag_of(s->cfg, s->layer);
+    float *slot = s->state + (s->pos % lag) * d; /* holds the input of position pos - lag */
+    if (s->pos < lag) memset(out, 0, (size_t)d * sizeof *out);
+    else proj(s, out, slot, d);
+    memcpy(slot, inp, (size_t)d * sizeof *inp);
+}
+
+static const gf_mixer_ops SHIFT = {
+    .version = GF_MIXER_OPS_VERSION,
+    .name = "shift",
+    .letter = 's',
+    .help = "out[t] = proj(inp[t - lag]): a test mixer",
+    .config_size = sizeof(shift_config),
+    .keys = SHIFT_KEYS,
+    .n_keys = 1,
+    .param_specs = s_params,
+    .saved_floats = s_none,
+    .scratch_floats = s_no_scratch,
+    .forward = s_forward,
+    .backward = s_backward,
+    .state_floats = s_state,
+    .step_scratch_floats = s_step_scratch,
+    .step = s_step,
+};
+
+static gf_model *shift_model(const char *lag) {
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"format\": 2, \"vocab_size\": 12, \"d_model\": 24, \"n_layer\": 1, \"d_ff\": 48, \"max_len\": 32, "
+             "\"layers\": [{\"mixer\": \"shift\", \"lag\": %s}]}", lag);
+    gf_config c;
+    if (gf_config_from_json(json, "test", &c)) fail_msg("config: %s", gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    if (!m) fail_msg("create: %s", gf_last_error());
+    gf_model_init(m, 3);
+    return m;
+}
+
+/* B sequences of T+1 tokens, x[t+1] = x[t-1]: a random pair repeated. */
+static void pair_batch(int32_t *in, int32_t *tg, int64_t B, int64_t T, uint64_t seed) {
+    for (int64_t b = 0; b < B; b++) {
+        int32_t a = (int32_t)(gf_rand64(seed, 2 * (uint64_t)b) % 12), c = (int32_t)(gf_rand64(seed, 2 * (uint64_t)b + 1) % 12);
+        for (int64_t t = 0; t <= T; t++) {
+            int32_t x = t % 2 ? c : a;
+            if (t < T) in[b * T + t] = x;
+            if (t > 0) tg[b * T + t - 1] = x;
+        }
+    }
+}
+
+static double train(gf_model *m, int steps) {
+    enum { B = 16, T = 16 };
+    int32_t in[B * T], tg[B * T];
+    gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 3e-3f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f});
+    float loss = NAN;
+    for (int s = 0; s < steps; s++) {
+        pair_batch(in, tg, B, T, 100 + (uint64_t)s);
+        if (gf_model_forward(m, in, tg, B, T, &loss)) fail_msg("forward: %s", gf_last_error());
+        gf_model_zero_grad(m);
+        gf_model_backward(m);
+        gf_adamw_step(opt, m, 3e-3f);
+    }
+    gf_adamw_free(opt);
+    return loss;
+}
+
+static void test_register(void **state) {
+    (void)state;
+    assert_int_equal(gf_mixer_register(&SHIFT), 0);
+    assert_int_not_equal(gf_mixer_register(&SHIFT), 0); /* twice */
+    assert_non_null(strstr(gf_last_error(), "already registered"));
+    gf_mixer_ops bad = SHIFT;
+    bad.name = "shift2";
+    bad.letter = 0;
+    bad.version = GF_MIXER_OPS_VERSION + 1;
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "interface version"));
+    bad.version = GF_MIXER_OPS_VERSION;
+    bad.forward = NULL;
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_true(gf_mixer_find("shift") == &SHIFT && gf_mixer_find("s") == &SHIFT);
+    char *help = gf_mixer_describe("shift");
+    assert_non_null(help);
+    assert_non_null(strstr(help, "lag"));
+    free(help);
+}
+
+/* The config reaches the mixer: its key, --set, errors naming it, the JSON form, the tensor names. */
+static void test_config(void **state) {
+    (void)state;
+    gf_config c;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &c), 0);
+    assert_int_equal(gf_config_set(&c, "mixers=g,s"), 0);
+    assert_int_equal(gf_config_set(&c, "lag=3"), 0);
+    char *v = gf_config_get(&c, "layers.1.lag");
+    assert_string_equal(v, "3");
+    free(v);
+    assert_int_not_equal(gf_config_set(&c, "lag=0"), 0);
+    assert_non_null(strstr(gf_last_error(), "lag"));
+    assert_int_not_equal(gf_config_from_json("{\"base\": \"grassmann-tiny\", \"format\": 2, \"layers\": "
+                                             "[{\"mixer\": \"shift\", \"rank\": 3}]}", "t", &c), 0);
+    assert_non_null(strstr(gf_last_error(), "mixer \"shift\" has no key \"rank\""));
+    gf_model *m = shift_model("2");
+    assert_non_null(gf_model_find_tensor(m, "blocks.0.mix.proj.weight"));
+    char *j = gf_config_to_json(gf_model_config(m), false);
+    assert_non_null(strstr(j, "{\"mixer\":\"shift\",\"lag\":2}"));
+    free(j);
+    gf_model_free(m);
+}
+
+static void test_trains(void **state) {
+    (void)state;
+    gf_model *m1 = shift_model("1"), *m2 = shift_model("2");
+    double l1 = train(m1, 150), l2 = train(m2, 150);
+    printf("  loss after 150 steps: lag 1 %.3f, lag 2 %.3f (log 12 = %.3f)\n", l1, l2, log(12.0));
+    if (!(l1 < 0.3)) fail_msg("lag 1 sees the token it must predict but its loss is %.3f", l1);
+    if (!(l2 > 1.5)) fail_msg("lag 2 cannot see it, yet its loss is %.3f", l2);
+    gf_model_free(m1);
+    gf_model_free(m2);
+}
+
+/* The whole model's gradient of one shift weight and one input-side weight, against central differences. */
+static void test_gradients(void **state) {
+    (void)state;
+    gf_model *m = shift_model("2");
+    enum { B = 2, T = 9 };
+    int32_t in[B * T], tg[B * T];
+    pair_batch(in, tg, B, T, 7);
+    float loss;
+    gf_model_forward(m, in, tg, B, T, &loss);
+    gf_model_zero_grad(m);
+    gf_model_backward(m);
+    const char *names[] = {"blocks.0.mix.proj.weight", "blocks.0.mix.proj.bias", "tok_emb.weight"};
+    for (int i = 0; i < 3; i++) {
+        const gf_tensor_info *t = gf_model_find_tensor(m, names[i]);
+        for (int64_t k = 0; k < t->numel; k += t->numel / 5 + 1) {
+            const float x0 = t->data[k], h = 1e-2f;
+            float lp, lm;
+            t->data[k] = x0 + h;
+            gf_model_forward(m, in, tg, B, T, &lp);
+            t->data[k] = x0 - h;
+            gf_model_forward(m, in, tg, B, T, &lm);
+            t->data[k] = x0;
+            double fd = ((double)lp - lm) / (2.0 * h);
+            if (fabs(fd - t->grad[k]) > 2e-3 + 2e-2 * fabs(fd))
+                fail_msg("%s[%lld]: gradient %.6g, finite differences %.6g", names[i], (long long)k, (double)t->grad[k], fd);
+        }
+    }
+    gf_model_free(m);
+}
+
+/* Streamed logits equal the batch forward's; a checkpoint keeps the mixer and its key. */
+static void test_stream_and_checkpoint(void **state) {
+    (void)state;
+    gf_model *m = shift_model("3");
+    enum { T = 20 };
+    int32_t in[T];
+    for (int t = 0; t < T; t++) in[t] = (int32_t)(gf_rand64(9, (uint64_t)t) % 12);
+    gf_model_forward(m, in, NULL, 1, T, NULL);
+    const float *full = gf_model_logits(m);
+    gf_stream *s = gf_stream_create(m);
+    assert_non_null(s);
+    for (int t = 0; t < T; t++) {
+        const float *lg = gf_stream_step(s, in[t]);
+        for (int v = 0; v < 12; v++)
+            if (fabsf(lg[v] - full[t * 12 + v]) > 1e-5f) fail_msg("position %d: stream %g, forward %g", t, lg[v], full[t * 12 + v]);
+    }
+    gf_stream_free(s);
+    const char *path = tl_tmp_path("shift.safetensors");
+    assert_int_equal(gf_model_save(m, path), 0);
+    gf_model *back = gf_model_load(path);
+    if (!back) fail_msg("load: %s", gf_last_error());
+    char *v = gf_config_get(gf_model_config(back), "layers.0.lag");
+    assert_string_equal(v, "3");
+    free(v);
+    assert_memory_equal(gf_model_params(back), gf_model_params(m), (size_t)gf_model_num_params(m) * sizeof(float));
+    gf_model_free(back);
+    gf_model_free(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_register),
+        cmocka_unit_test(test_config),
+        cmocka_unit_test(test_trains),
+        cmocka_unit_test(test_gradients),
+        cmocka_unit_test(test_stream_and_checkpoint),
+    };
+    return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
+}
