@@ -54,13 +54,15 @@ typedef enum { GF_GELU_ERF = 0, GF_GELU_TANH = 1 } gf_gelu_kind;
 /* learned: a max_len x d table (the length limit); sinusoidal: computed for any position; none: no
  * position signal at all (a Grassmann layer is order-aware through its offsets) */
 typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2 } gf_pos_kind;
-typedef enum { GF_TASK_LM = 0 } gf_task;
+/* causal: position t sees positions <= t (language models); bidirectional: both sides (encoders) */
+typedef enum { GF_CAUSAL = 0, GF_BIDIRECTIONAL = 1 } gf_direction;
 
 /* The config format this version writes ("format" in the JSON form). Format 1 (grassflow 0.1: flat
  * keys, every key given) is still read. */
 #define GF_CONFIG_FORMAT 2
 #define GF_MIXER_NAME_MAX 24
 #define GF_MIXER_CONFIG_BYTES 232
+#define GF_HEAD_CONFIG_BYTES 128
 
 /* One layer: its mixer (a registered name: "grassmann", "attention", ...) and that mixer's own config,
  * a struct the mixer defines, parses from the layer's JSON entry and validates. */
@@ -73,9 +75,19 @@ typedef struct gf_layer_config {
     } params;
 } gf_layer_config;
 
+/* What the model reads: token ids (an embedding table) or float vectors of d_input (a projection). */
+typedef enum { GF_INPUT_TOKENS = 0, GF_INPUT_VECTORS = 1 } gf_input_kind;
+
 typedef struct gf_config {
     int format;                          /* GF_CONFIG_FORMAT */
-    gf_task task;
+    char task[GF_MIXER_NAME_MAX];        /* the head: "lm" (next token), "classify" (one label per sequence) */
+    union {
+        unsigned char bytes[GF_HEAD_CONFIG_BYTES];
+        int64_t align_i;
+        double align_d;
+    } head;                              /* that head's own config ("head": {...} in the JSON form) */
+    gf_input_kind input;
+    int64_t d_input;                     /* vectors: their size */
     int64_t vocab_size, d_model, n_layer, d_ff;
     int64_t max_len;                     /* learned positions: the table's rows; otherwise 0 = no limit */
     gf_norm norm;
@@ -83,6 +95,7 @@ typedef struct gf_config {
     gf_gelu_kind gelu;
     gf_pos_kind pos;
     float dropout;
+    gf_direction direction;
     gf_layer_config layers[GF_MAX_LAYERS];
 } gf_config;
 
@@ -129,8 +142,10 @@ typedef struct gf_tensor_info {
     int64_t numel;
     int64_t offset;        /* in floats, into the parameter (and gradient) arena */
     bool decay;            /* AdamW weight decay applies (2-D weights except embeddings) */
+    bool trainable;        /* false: saved and loaded, but no gradient and no optimizer state */
+    int64_t grad_offset;   /* in floats, into the gradient arena (and the AdamW moments); -1 if not trainable */
     float *data;           /* view into the parameter arena */
-    float *grad;           /* view into the gradient arena */
+    float *grad;           /* view into the gradient arena, NULL if not trainable */
 } gf_tensor_info;
 
 gf_model *gf_model_create(const gf_config *cfg);
@@ -141,22 +156,50 @@ int gf_model_num_tensors(const gf_model *m);
 const gf_tensor_info *gf_model_tensor(const gf_model *m, int i);
 const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name);
 float *gf_model_params(gf_model *m);   /* the whole parameter arena (gf_model_num_params floats) */
-float *gf_model_grads(gf_model *m);    /* the whole gradient arena */
+float *gf_model_grads(gf_model *m);    /* the gradient arena: gf_model_num_trainable floats */
+/* Parameters that get gradients and optimizer state (all but frozen tensors and buffers). */
+int64_t gf_model_num_trainable(const gf_model *m);
+/* Freeze every tensor whose name starts with prefix ("" = all, "blocks." = every block, "tok_emb."):
+ * it keeps its values, loses its gradient, and the backward stops where nothing below is trainable
+ * (feature extraction). Call before gf_adamw_create; returns how many tensors it froze, or -1. */
+int gf_model_freeze(gf_model *m, const char *prefix);
 
-/* N(0, 0.02) for linear and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values
- * depend only on the seed and the tensor names, not on thread count. */
+/* Each tensor as its declaration says (src/mixers/mixer.h gf_param_spec.init): N(0, 0.02) for linear
+ * and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values depend only on the seed
+ * and the tensor names, not on thread count. */
 void gf_model_init(gf_model *m, uint64_t seed);
 
 /* Training mode turns dropout on. Dropout masks come from a counter-based RNG keyed by
  * (seed, step, layer, site, element): a run reproduces exactly, whatever the thread count. */
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step);
 
+/* A batch: B sequences of T positions. Which fields a model reads follows its config: ids (input
+ * "tokens") or vectors (input "vectors"), and targets of its task: lm, the next token at each position
+ * (B*T ids); classify, one label per sequence (B ids); -1 ignores one. mask marks padding: a padded
+ * position is seen by no real one, is left out of pooling, and its targets should be -1. */
+typedef struct gf_batch {
+    int64_t B, T;
+    const int32_t *ids;      /* (B, T) input token ids */
+    const int32_t *targets;  /* lm: (B, T); classify: (B); -1 = ignored; NULL: no loss */
+    int64_t n_targets;       /* how many targets are counted (not -1): weights micro-batches */
+    const uint8_t *mask;     /* (B, T): 1 = a real position, 0 = padding; NULL: no padding */
+    const float *vectors;    /* (B, T, d_input): the inputs of a model with input "vectors" */
+} gf_batch;
+
+/* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN
+ * if none counts). Activations are kept for gf_model_backward. */
+int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss);
+/* Of the counted targets of the last forward, how many the outputs' argmax got right (classify); -1 for
+ * heads that do not count it (lm). */
+int64_t gf_model_correct(const gf_model *m);
+
 /* Forward pass over inputs (B, T) int32 token ids. With targets (B, T; -1 = ignore) it also computes
  * the mean cross-entropy into *loss (NAN if every target is ignored). Activations are kept for
  * gf_model_backward. Grows the activation arena when B*T exceeds what it holds. */
 int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
                      float *loss);
-/* Logits (B, T, V) of the last forward (valid until the next gf_model_backward or forward). */
+/* The head's outputs of the last forward (valid until the next gf_model_backward or forward): lm, logits
+ * (B, T, vocab_size); classify, logits (B, n_classes). */
 const float *gf_model_logits(const gf_model *m);
 /* Backward of the last forward with targets: accumulates d(loss)/d(params) into the gradient arena. */
 int gf_model_backward(gf_model *m);

@@ -36,7 +36,7 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
     TAKE(hid, c->d_ff);
     TAKE(act, c->d_ff);
     TAKE(stat, 2);
-    TAKE(logits, c->vocab_size);
+    TAKE(logits, m->head->out_floats(c, 1, 1));
     for (int l = 0; l < c->n_layer; l++) {
         int64_t k = m->mixer[l]->step_scratch_floats(c, l, cap);
         ms = k > ms ? k : ms;
@@ -79,6 +79,13 @@ gf_stream *gf_stream_create(const gf_model *m) {
         return NULL;
     }
     s->m = m;
+    if (m->cfg.direction != GF_CAUSAL || m->cfg.input != GF_INPUT_TOKENS) {
+        gf_fail("stream: a model fed one token at a time must be causal and read tokens; this one is %s with %s "
+                "inputs", m->cfg.direction == GF_CAUSAL ? "causal" : "bidirectional",
+                m->cfg.input == GF_INPUT_TOKENS ? "token" : "vector");
+        gf_stream_free(s);
+        return NULL;
+    }
     for (int l = 0; l < m->cfg.n_layer; l++)
         if (!m->mixer[l]->step) {
             gf_fail("stream: layer %d's mixer \"%s\" cannot run one token at a time (it has no streaming step)\n"
@@ -167,7 +174,9 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
     for (int l = 0; l < c->n_layer; l++) layer_step(s, l);
     if (with_logits) {
         gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, d);
-        gf_linear_forward(s->logits, s->slot[1], d, m->head, d, NULL, 1, d, c->vocab_size, 0.0f);
+        gf_head_call hc = {.cfg = c, .B = 1, .T = 1, .p = m->hp, .g = m->hg, .emb = m->tok_emb, .out = s->logits};
+        gf_head_result res;
+        m->head->forward(&hc, s->slot[1], &res);
     }
     s->pos++;
     return 0;

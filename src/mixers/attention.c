@@ -1,7 +1,8 @@
-/* Causal multi-head scaled dot-product attention with a fused QKV projection.
+/* Multi-head scaled dot-product attention with a fused QKV projection, causal or bidirectional, with
+ * padded keys masked out.
  *
- * Per (batch, head), queries go in blocks of QB rows: a block's scores against the keys it may see (the
- * causal half only: keys 0 .. last query of the block) are formed in a per-thread QB x T scratch,
+ * Per (batch, head), queries go in blocks of QB rows: a block's scores against the keys it may see
+ * (causal: keys 0 .. last query of the block; bidirectional: all) are formed in a per-thread QB x T scratch,
  * softmaxed and applied to v; only the row log-sum-exp is saved. The backward recomputes each block's
  * probabilities from q, k and the saved log-sum-exp, so no T x T tensor exists at any time and the
  * memory per thread is QB x T, not T x T. */
@@ -62,28 +63,49 @@ static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
     return (int64_t)n_threads * 2 * QB * T + 4 * N * d;
 }
 
-/* P (nq, kl) = causal softmax(scale * q k^T) for the queries i0 .. i0+nq-1 against keys 0 .. kl-1
- * (kl = i0 + nq), from the saved lse when `lse_in` is set, else computing and storing it into lse_out. */
-static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
-                  int64_t dh, float scale, const float *lse_in, float *lse_out) {
-    gf_sgemm(false, true, nq, kl, dh, scale, q + i0 * ld, ld, k, ld, 0.0f, P, kl);
-    for (int64_t ii = 0; ii < nq; ii++) {
-        float *row = P + ii * kl;
-        const int64_t len = i0 + ii + 1; /* keys 0 .. i */
-        float l;
-        if (lse_in) {
-            l = lse_in[i0 + ii];
-        } else {
-            float mx = -INFINITY, s = 0.0f;
+/* Softmax of one score row (len keys; km: their padding mask, NULL none) in place; lse from lse_in when
+ * given (the backward), else computed into *lse_out. A row that sees no key gets P = 0 and lse = +inf. */
+static void softmax_row(float *row, int64_t len, const uint8_t *km, const float *lse_in, float *lse_out) {
+    if (km)
+        for (int64_t j = 0; j < len; j++)
+            if (!km[j]) row[j] = -INFINITY;
+    float l;
+    if (lse_in) {
+        l = *lse_in;
+    } else {
+        float mx = -INFINITY, s = 0.0f;
 #pragma omp simd reduction(max : mx)
-            for (int64_t j = 0; j < len; j++) mx = row[j] > mx ? row[j] : mx;
+        for (int64_t j = 0; j < len; j++) mx = row[j] > mx ? row[j] : mx;
+        if (mx == -INFINITY) {
+            l = INFINITY;
+        } else {
 #pragma omp simd reduction(+ : s)
             for (int64_t j = 0; j < len; j++) s += gf_exp_fast(row[j] - mx);
             l = mx + logf(s);
-            lse_out[i0 + ii] = l;
         }
+        *lse_out = l;
+    }
+    if (l == INFINITY) {
+        for (int64_t j = 0; j < len; j++) row[j] = 0.0f;
+        return;
+    }
 #pragma omp simd
-        for (int64_t j = 0; j < len; j++) row[j] = gf_exp_fast(row[j] - l);
+    for (int64_t j = 0; j < len; j++) row[j] = gf_exp_fast(row[j] - l);
+    if (km)
+        for (int64_t j = 0; j < len; j++)
+            if (!km[j]) row[j] = 0.0f;
+}
+
+/* P (nq, kl) = softmax(scale * q k^T) for the queries i0 .. i0+nq-1 against keys 0 .. kl-1 (causal:
+ * kl = i0 + nq and query i sees keys 0 .. i; bidirectional: kl = T), padded keys (km) excluded; lse from
+ * `lse_in` when set, else computed and stored into lse_out. */
+static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
+                  int64_t dh, float scale, bool causal, const uint8_t *km, const float *lse_in, float *lse_out) {
+    gf_sgemm(false, true, nq, kl, dh, scale, q + i0 * ld, ld, k, ld, 0.0f, P, kl);
+    for (int64_t ii = 0; ii < nq; ii++) {
+        float *row = P + ii * kl;
+        const int64_t len = causal ? i0 + ii + 1 : kl;
+        softmax_row(row, len, km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
         for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
     }
 }
@@ -100,9 +122,10 @@ static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
         const int64_t b = bh / H, h = bh % H;
         float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T;
         const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
+        const uint8_t *km = c->mask ? c->mask + b * T : NULL;
         for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = i0 + nq;
-            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, NULL, lse + bh * T);
+            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = !c->bidirectional ? i0 + nq : T;
+            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, !c->bidirectional, km, NULL, lse + bh * T);
             gf_sgemm(false, false, nq, dh, kl, 1.0f, P, kl, v, 3 * d, 0.0f, o + (b * T + i0) * d + h * dh, d);
         }
     }
@@ -125,15 +148,16 @@ static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
         float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T, *dS = P + QB * T;
         const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
         float *dq = dqkv + b * T * 3 * d + h * dh, *dk = dq + d, *dv = dq + 2 * d;
+        const uint8_t *km = c->mask ? c->mask + b * T : NULL;
         for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = i0 + nq;
+            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = !c->bidirectional ? i0 + nq : T;
             const float *dOh = dO + (b * T + i0) * d + h * dh;
-            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, lse + bh * T, NULL);
+            probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, !c->bidirectional, km, lse + bh * T, NULL);
             gf_sgemm(true, false, kl, dh, nq, 1.0f, P, kl, dOh, d, 1.0f, dv, 3 * d);  /* dv += P^T dO */
             gf_sgemm(false, true, nq, kl, dh, 1.0f, dOh, d, v, 3 * d, 0.0f, dS, kl);  /* dP = dO v^T */
             for (int64_t ii = 0; ii < nq; ii++) {                                   /* dS = P (dP - rowdot) */
                 float *pr = P + ii * kl, *sr = dS + ii * kl;
-                const int64_t len = i0 + ii + 1;
+                const int64_t len = !c->bidirectional ? i0 + ii + 1 : kl;
                 float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
                 for (int64_t j = 0; j < len; j++) dot += pr[j] * sr[j];
@@ -207,6 +231,8 @@ const gf_mixer_ops gf_mixer_attention = {
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .check = a_check,
     .gated_skip = false,
+    .directions = GF_MIX_CAUSAL | GF_MIX_BIDIRECTIONAL,
+    .masks = true,
     .param_specs = a_param_specs,
     .saved_floats = a_saved_floats,
     .scratch_floats = a_scratch_floats,

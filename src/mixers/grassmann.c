@@ -1,7 +1,9 @@
-/* Causal Grassmann mixing (docs/model.md; arXiv 2512.19428 section 3.2 with look-back pairing).
+/* Grassmann mixing (docs/model.md; arXiv 2512.19428 section 3.2 with look-back pairing).
  *
  *   z = red(h)                         (N, r)
- *   pbar[t] = mean_{D in S_t} p(z_t, z_{t-D}) / max(|p|, eps)     (N, C), C = r(r-1)/2
+ *   pbar[t] = mean_{s in S_t} p(z_t, z_{t+s}) / max(|p|, eps)     (N, C), C = r(r-1)/2
+ *   S_t: the partner steps s whose partner t+s is in the sequence and not padding; causal: s = -D for
+ *   each offset D; bidirectional: s = -D and s = +D
  *   g = plucker(pbar), g[t] = 0 where S_t is empty               (N, d)
  *   a = sigmoid(gate([h; g])),  m = a*h + (1-a)*g,  out = extra_proj ? out(m) : m
  *
@@ -70,25 +72,50 @@ static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
 }
 
 /* scratch: pbar (N,C) | dpbar (N,C) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
- * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = the layer's number of offsets */
+ * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = partner slots: the layer's number of offsets
+ * (twice that when bidirectional) */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
     int64_t N = B * T, d = cfg->d_model, r = GC(cfg, layer)->rank;
-    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * GC(cfg, layer)->n_offsets + N);
+    /* coef holds one triple per partner slot: up to 2 per offset when bidirectional */
+    const int64_t slots = (cfg->direction == GF_BIDIRECTIONAL ? 2 : 1) * GC(cfg, layer)->n_offsets;
+    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * slots + N);
 }
 
-/* Number of offsets of the layer that look back from position t without leaving the sequence. */
-static int valid_count(const int *offs, int n_offs, int64_t t) {
+/* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
+ * position is inside the sequence and not padding. Causal: the steps -D of the offsets; bidirectional:
+ * those, then +D. */
+typedef struct {
+    int n;
+    int step[2 * GF_MAX_OFFSETS];
+    int64_t T;
+    const uint8_t *mask; /* (B, T) or NULL */
+} pairing;
+
+static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask) {
+    pairing pr = {.n = 0, .T = T, .mask = mask};
+    for (int o = 0; o < g->n_offsets; o++) pr.step[pr.n++] = -g->offsets[o];
+    for (int o = 0; !causal && o < g->n_offsets; o++) pr.step[pr.n++] = g->offsets[o];
+    return pr;
+}
+
+/* Whether row n (position n % T) has a partner in slot o. */
+static bool has_partner(const pairing *pr, int64_t n, int o) {
+    const int64_t q = n % pr->T + pr->step[o];
+    return q >= 0 && q < pr->T && (!pr->mask || pr->mask[n + pr->step[o]]);
+}
+
+static int valid_count(const pairing *pr, int64_t n) {
     int c = 0;
-    for (int k = 0; k < n_offs; k++) c += offs[k] <= t;
+    for (int o = 0; o < pr->n; o++) c += has_partner(pr, n, o);
     return c;
 }
 
-/* Zero the rows (N, d) of positions from which no offset looks back (there g is the constant 0). */
-static void zero_rows_without_offsets(float *x, int64_t d, const int *offs, int n_offs, int64_t N, int64_t T) {
+/* Zero the rows (N, d) of positions without a partner (there g is the constant 0). */
+static void zero_rows_without_partners(float *x, int64_t d, const pairing *pr, int64_t N) {
 #pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++)
-        if (valid_count(offs, n_offs, n % T) == 0)
+        if (valid_count(pr, n) == 0)
             for (int64_t k = 0; k < d; k++) x[n * d + k] = 0.0f;
 }
 
@@ -112,12 +139,11 @@ static double dot_d(const float *a, const float *b, int64_t r) {
     return s;
 }
 
-/* The partners of row n (position t): vs[o] = z_{n-D_o}, NULL where D_o > t. Returns how many exist. */
-static int partners(const float *z, int64_t n, int64_t t, int64_t r, const int *offs, int n_offs,
-                    const float **vs) {
+/* The partners of row n: vs[o] = z of row n + step[o], NULL where there is none. Returns how many exist. */
+static int partners(const float *z, int64_t n, int64_t r, const pairing *pr, const float **vs) {
     int cnt = 0;
-    for (int o = 0; o < n_offs; o++) {
-        vs[o] = offs[o] <= t ? z + (n - offs[o]) * r : NULL;
+    for (int o = 0; o < pr->n; o++) {
+        vs[o] = has_partner(pr, n, o) ? z + (n + pr->step[o]) * r : NULL;
         cnt += vs[o] != NULL;
     }
     return cnt;
@@ -167,7 +193,7 @@ static void antisym_matvec(const float *q, int64_t r, const double *x, double *y
 
 /* One row of pbar (C): u ^ (sum_o vs[o] / (cnt max(|u ^ vs[o]|, eps))), zero when cnt = 0. */
 static void plucker_row(float *pb, const float *u, const float *const *vs, int n_offs, int cnt, int64_t r, double eps) {
-    double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, vbar[256];
+    double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], nu, vbar[256];
     row_norms(u, vs, n_offs, r, nrm, uv, &nu);
     for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
     for (int o = 0; o < n_offs; o++) {
@@ -188,39 +214,36 @@ static void plucker_row(float *pb, const float *u, const float *const *vs, int n
     }
 }
 
-/* pbar (N,C) from z (N,r), row by row. Rows with no valid offset are zero. */
-static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config *g, int64_t B, int64_t T) {
-    const int64_t r = g->rank, C = r * (r - 1) / 2, N = B * T;
-    const int *offs = g->offsets;
-    const int n_offs = g->n_offsets;
+/* pbar (N,C) from z (N,r), row by row. Rows without a partner are zero. */
+static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config *g, const pairing *pr, int64_t N) {
+    const int64_t r = g->rank, C = r * (r - 1) / 2;
 #pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
-        const float *vs[GF_MAX_OFFSETS];
-        int cnt = partners(z, n, n % T, r, offs, n_offs, vs);
-        plucker_row(pbar + n * C, z + n * r, vs, n_offs, cnt, r, g->plucker_eps);
+        const float *vs[2 * GF_MAX_OFFSETS];
+        int cnt = partners(z, n, r, pr, vs);
+        plucker_row(pbar + n * C, z + n * r, vs, pr->n, cnt, r, g->plucker_eps);
     }
 }
 
 /* dz (N,r) from dpbar (N,C), in two passes over rows so that no two threads write the same row:
  * pass 1 gives each row its gradient as the current token of its pairs and saves Q u, |u|^2 and the
- * per-offset a, b, u.v; pass 2 adds each row's gradient as the earlier token of the rows D after it. */
+ * per-slot a, b, u.v; pass 2 adds each row's gradient as the partner of the rows that pair with it. */
 static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_grassmann_config *g,
-                             int64_t B, int64_t T, double *y, double *coef, double *nus) {
-    const int64_t r = g->rank, C = r * (r - 1) / 2, N = B * T;
-    const int *offs = g->offsets;
-    const int n_offs = g->n_offsets;
+                             const pairing *pr, int64_t N, double *y, double *coef, double *nus) {
+    const int64_t r = g->rank, C = r * (r - 1) / 2, T = pr->T;
+    const int n_offs = pr->n;
     const double eps = g->plucker_eps;
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < N; n++) {
-            double nrm[GF_MAX_OFFSETS], uv[GF_MAX_OFFSETS], nu, ud[256], vsum[256], acc[256], qv[256], *yd;
-            const float *vs[GF_MAX_OFFSETS];
+            double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], nu, ud[256], vsum[256], acc[256], qv[256], *yd;
+            const float *vs[2 * GF_MAX_OFFSETS];
             const float *u = z + n * r, *q = dpbar + n * C;
             float *du = dz + n * r;
             double *cf = coef + n * 3 * n_offs;
             yd = y + n * r;
-            int cnt = partners(z, n, n % T, r, offs, n_offs, vs);
+            int cnt = partners(z, n, r, pr, vs);
             row_norms(u, vs, n_offs, r, nrm, uv, &nu);
             nus[n] = nu;
             for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
@@ -273,9 +296,9 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
             double acc[256];
             for (int64_t j = 0; j < r; j++) acc[j] = 0.0;
             for (int o = 0; o < n_offs; o++) {
-                const int64_t D = offs[o];
-                if (t + D >= T) continue;
-                const int64_t m = n + D;
+                const int64_t D = pr->step[o]; /* row m = n - step pairs with row n in slot o */
+                if (t - D < 0 || t - D >= T) continue;
+                const int64_t m = n - D;
                 const double *cf = coef + m * 3 * n_offs + 3 * o, *ym = y + m * r;
                 const float *um = z + m * r;
                 const double a = cf[0], buv = cf[1] * cf[2], bnu = cf[1] * nus[m];
@@ -307,14 +330,13 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const int64_t N = c->B * c->T, T = c->T, d = c->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2;
     float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = gc->extra_proj ? a + N * d : out;
     float *pbar = c->scratch;
-    const int *offs = gc->offsets;
-    const int n_offs = gc->n_offsets;
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
 
     gf_linear_forward(z, inp, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
-    plucker_mean(pbar, z, gc, c->B, T);
+    plucker_mean(pbar, z, gc, &pr, N);
     gf_linear_forward(g, pbar, C, c->p[P_PLU_W], C, c->p[P_PLU_B], N, C, d, 0.0f);
-    /* no offset looks back from the first positions: there g = 0 (not the bias) */
-    zero_rows_without_offsets(g, d, offs, n_offs, N, T);
+    /* a position without a partner (the first ones, when causal): there g = 0 (not the bias) */
+    zero_rows_without_partners(g, d, &pr, N);
     gate_forward(c->p, d, gc->extra_proj, out, a, m, inp, g, N);
 }
 
@@ -324,8 +346,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     const float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = a + N * d;
     float *pbar = c->scratch, *dpbar = pbar + N * C, *dz = dpbar + N * C, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
-    const int *offs = gc->offsets;
-    const int n_offs = gc->n_offsets;
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
 
     const float *dmix = dout;
     if (gc->extra_proj) {
@@ -344,10 +365,10 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     gf_linear_backward(dinp, d, c->g[P_GATE_W], 2 * d, c->g[P_GATE_B], da, inp, d, c->p[P_GATE_W], 2 * d, N,
                        d, d);
     gf_linear_backward(dg, d, c->g[P_GATE_W] + d, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, d);
-    /* g is the constant 0 on rows with no valid offset: no gradient flows past it there */
-    zero_rows_without_offsets(dg, d, offs, n_offs, N, T);
+    /* g is the constant 0 on rows without a partner: no gradient flows past it there */
+    zero_rows_without_partners(dg, d, &pr, N);
 
-    plucker_mean(pbar, z, gc, c->B, T);
+    plucker_mean(pbar, z, gc, &pr, N);
     gf_zero(dpbar, N * C);
     gf_linear_backward(dpbar, C, c->g[P_PLU_W], C, c->g[P_PLU_B], dg, pbar, C, c->p[P_PLU_W], C, N, C, d);
 
@@ -355,8 +376,8 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     float *dbl = da + N * d;
     dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
     double *y = (double *)(void *)dbl;
-    double *coef = y + N * r, *nus = coef + 3 * N * n_offs;
-    plucker_backward(dz, dpbar, z, gc, c->B, T, y, coef, nus);
+    double *coef = y + N * r, *nus = coef + 3 * N * pr.n;
+    plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus);
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
 
@@ -387,7 +408,7 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     const int n_offs = gc->n_offsets;
     float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = gc->extra_proj ? a + d : out;
     gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
-    const float *vs[GF_MAX_OFFSETS];
+    const float *vs[2 * GF_MAX_OFFSETS];
     int cnt = 0;
     for (int o = 0; o < n_offs; o++) {
         vs[o] = offs[o] <= s->pos ? s->state + (s->pos - offs[o]) % K * r : NULL;
@@ -416,6 +437,8 @@ const gf_mixer_ops gf_mixer_grassmann = {
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
     .check = g_check,
     .gated_skip = true,
+    .directions = GF_MIX_CAUSAL | GF_MIX_BIDIRECTIONAL,
+    .masks = true,
     .param_specs = g_param_specs,
     .saved_floats = g_saved_floats,
     .scratch_floats = g_scratch_floats,

@@ -28,6 +28,9 @@
 #define GF_MIXER_OPS_VERSION 1
 #define GF_MIXER_MAX_PARAMS 8
 
+/* Directions a mixer can run in (gf_mixer_ops.directions). */
+enum { GF_MIX_CAUSAL = 1, GF_MIX_BIDIRECTIONAL = 2 };
+
 typedef enum { GF_INIT_NORMAL = 0, GF_INIT_ZERO, GF_INIT_ONE } gf_init_kind;
 
 typedef struct gf_param_spec {
@@ -47,6 +50,9 @@ typedef struct gf_mixer_call {
     float *saved;     /* saved_floats(B, T) floats kept from forward to backward */
     float *scratch;   /* scratch_floats(B, T) floats, free for the duration of one call */
     int n_threads;    /* threads the scratch was sized for */
+    bool bidirectional; /* false (the default): position t sees positions <= t only; true: both sides */
+    const uint8_t *mask; /* (B, T): 1 = a real position, 0 = padding, which no real position may see;
+                          * NULL: no padding. Outputs at padded positions are unspecified (finite). */
 } gf_mixer_call;
 
 /* One streaming step of a mixer on one layer (src/infer/stream.c): the new position's output from its
@@ -75,6 +81,10 @@ typedef struct gf_mixer_ops {
     /* post-norm block kind: true if the output already holds the skip path (x = ln1(mix(h))), false for
      * the residual one (x = ln1(h + mix(h))) */
     bool gated_skip;
+    unsigned directions;      /* GF_MIX_CAUSAL | GF_MIX_BIDIRECTIONAL: what forward/backward implement
+                               * (0 means causal only) */
+    bool masks;               /* forward/backward honour gf_mixer_call.mask (padding); a model refuses a
+                               * padded batch if one of its mixers does not */
 
     /* Writes the parameter specs, returns how many (<= GF_MIXER_MAX_PARAMS). */
     int (*param_specs)(const gf_config *cfg, int layer, gf_param_spec *specs);
@@ -84,7 +94,7 @@ typedef struct gf_mixer_ops {
     void (*forward)(const gf_mixer_call *c, float *out, const float *inp);
     /* dinp (B,T,d) += d(out)/d(inp)^T dout; parameter gradients accumulate into c->g. */
     void (*backward)(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp);
-    /* Streaming (all three NULL: the mixer cannot stream). The state layout must be prefix-stable:
+    /* Streaming, causal only (all three NULL: the mixer cannot stream). The state layout must be prefix-stable:
      * growing cap only appends floats, so the caller can grow it with realloc. A mixer whose state does
      * not depend on cap returns the same size for every cap (Grassmann: a ring of the last max-offset
      * reduced vectors). */

@@ -2,7 +2,7 @@
  * mixers' own keys, validation, printing, files. `--set` is in config_set.c.
  *
  * The JSON form (format 2):
- *   {"format": 2, "task": "lm", "vocab_size": V, "d_model": d, "n_layer": L, "d_ff": F, "max_len": M,
+ *   {"format": 2, "task": "lm", ["head": {that head's keys},] "input": "tokens", "d_input": 0, "vocab_size": V, "d_model": d, "n_layer": L, "d_ff": F, "max_len": M,
  *    "norm": "pre", "tie_head": true, "gelu": "erf", "pos": "learned", "dropout": 0.1,
  *    "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1,2,4,8,12,16], ...}, ...]}
  * "layers" has one entry per layer, or one for all; an entry may be a bare mixer name (its defaults).
@@ -23,19 +23,23 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "heads/head.h"
 #include "model/config_internal.h"
 
 static const char *const NORMS[] = {"pre", "post", NULL};
 static const char *const GELUS[] = {"erf", "tanh", NULL};
 static const char *const POSES[] = {"learned", "sinusoidal", "none", NULL};
-static const char *const TASKS[] = {"lm", NULL};
+static const char *const INPUTS[] = {"tokens", "vectors", NULL};
+static const char *const DIRECTIONS[] = {"causal", "bidirectional", NULL};
 
 #define OFF(f) offsetof(gf_config, f)
 static const gf_cfg_key KEYS[] = {
-    {.name = "task", .type = GF_KEY_ENUM, .off = OFF(task), .names = TASKS, .def = "\"lm\"",
-     .help = "what the model is trained for: lm (next-token prediction)"},
-    {.name = "vocab_size", .type = GF_KEY_INT, .off = OFF(vocab_size), .lo = 1, .hi = 2147483647,
-     .help = "token ids are 0 .. vocab_size-1"},
+    {.name = "input", .type = GF_KEY_ENUM, .off = OFF(input), .names = INPUTS, .def = "\"tokens\"",
+     .help = "tokens: ids through an embedding table; vectors: d_input floats per position through a projection"},
+    {.name = "d_input", .type = GF_KEY_INT, .off = OFF(d_input), .lo = 0, .hi = 1 << 20, .def = "0",
+     .help = "the size of each input vector (input vectors)"},
+    {.name = "vocab_size", .type = GF_KEY_INT, .off = OFF(vocab_size), .lo = 0, .hi = 2147483647,
+     .help = "token ids are 0 .. vocab_size-1 (token inputs, and the lm head's outputs)"},
     {.name = "d_model", .type = GF_KEY_INT, .off = OFF(d_model), .lo = 1, .hi = 65536, .help = "hidden size d"},
     {.name = "n_layer", .type = GF_KEY_INT, .off = OFF(n_layer), .lo = 1, .hi = GF_MAX_LAYERS, .help = "blocks"},
     {.name = "d_ff", .type = GF_KEY_INT, .off = OFF(d_ff), .lo = 1, .hi = 1 << 20,
@@ -52,6 +56,8 @@ static const gf_cfg_key KEYS[] = {
      .help = "position signal added to the token embedding"},
     {.name = "dropout", .type = GF_KEY_FLOAT, .off = OFF(dropout), .lo = 0, .hi = 1, .flags = GF_KEY_HI_OPEN,
      .def = "0", .help = "dropout probability on the residual branches while training"},
+    {.name = "direction", .type = GF_KEY_ENUM, .off = OFF(direction), .names = DIRECTIONS, .def = "\"causal\"",
+     .help = "causal: position t sees positions <= t; bidirectional: both sides (encoders)"},
 };
 #undef OFF
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -103,17 +109,16 @@ static int read_format(const cJSON *root, const char *src, int *format) {
 
 /* Every key of root is a model key, a layer-structure key, or some mixer's key. */
 static int check_known_keys(const cJSON *root, int format, const char *src) {
+    (void)format;
+    static const char *const STRUCTURE[] = {"base", "format", "task", "head", "layers", "mixers", NULL};
     for (const cJSON *it = root->child; it; it = it->next) {
         const char *k = it->string;
-        bool f2_only = !strcmp(k, "layers") || !strcmp(k, "task");
-        if (format == 1 && f2_only)
-            return gf_fail("%s: \"%s\" is a key of config format 2; add \"format\": 2", src, k);
-        if (f2_only || !strcmp(k, "base") || !strcmp(k, "format") || !strcmp(k, "mixers") ||
-            gf_key_find(KEYS, N_KEYS, k) || gf_mixer_with_key(k))
-            continue;
+        bool structure = false;
+        for (int i = 0; STRUCTURE[i]; i++) structure |= !strcmp(k, STRUCTURE[i]);
+        if (structure || gf_key_find(KEYS, N_KEYS, k) || gf_mixer_with_key(k)) continue;
         char keys[2048];
         gf_config_key_list(keys, sizeof keys);
-        return gf_fail("%s: unknown key \"%s\"; the keys are: base, format, %s", src, k, keys);
+        return gf_fail("%s: unknown key \"%s\"; the keys are: base, format, task, head, %s", src, k, keys);
     }
     return 0;
 }
@@ -155,6 +160,7 @@ static int parse_root(const cJSON *root, const char *src, gf_config *cfg) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, KEYS[i].name);
         if (it && gf_key_parse(&KEYS[i], it, cfg, src, KEYS[i].name)) return -1;
     }
+    if (gf_config_parse_head(root, !base, src, cfg)) return -1;
     if (gf_config_parse_layers(root, base ? &from : NULL, src, cfg)) return -1;
     for (const cJSON *it = root->child; it; it = it->next)
         if (!gf_key_find(KEYS, N_KEYS, it->string) && gf_mixer_with_key(it->string) &&
@@ -208,7 +214,25 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
         snprintf(shown, sizeof shown, "layers[%d].%s", l, m->keys[i].name);
         if (check_value(&m->keys[i], c->layers[l].params.bytes, src, shown)) return -1;
     }
+    const unsigned want = c->direction == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
+    if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want))
+        return gf_fail("%s: layer %d: mixer \"%s\" cannot run %s", src, l, m->name,
+                       c->direction == GF_BIDIRECTIONAL ? "bidirectionally" : "causally");
     return m->check ? m->check(c, l, src) : 0;
+}
+
+static int validate_head(const gf_config *c, const char *src) {
+    const gf_head_ops *h = gf_config_head(c);
+    if (!h) return gf_fail("%s: unknown task \"%.*s\"", src, GF_MIXER_NAME_MAX, c->task);
+    for (int i = 0; i < h->n_keys; i++) {
+        char shown[96];
+        snprintf(shown, sizeof shown, "head.%s", h->keys[i].name);
+        if (check_value(&h->keys[i], c->head.bytes, src, shown)) return -1;
+    }
+    if (h->causal_only && c->direction != GF_CAUSAL)
+        return gf_fail("%s: task %s needs a causal model: with direction bidirectional position t would see the "
+                       "token it predicts", src, h->name);
+    return h->check ? h->check(c, src) : 0;
 }
 
 int gf_config_validate(const gf_config *c, const char *source) {
@@ -218,6 +242,13 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->pos == GF_POS_LEARNED && c->max_len < 1)
         return gf_fail("%s: max_len is %lld; learned positions need max_len >= 1 (the table's rows)\nHINT: set "
                        "max_len, or use pos \"sinusoidal\" or \"none\"", src, (long long)c->max_len);
+    if (validate_head(c, src)) return -1;
+    if (c->input == GF_INPUT_TOKENS && c->vocab_size < 1)
+        return gf_fail("%s: vocab_size is %lld; a model with token inputs needs vocab_size >= 1 (missing key "
+                       "\"vocab_size\"?)", src, (long long)c->vocab_size);
+    if (c->input == GF_INPUT_VECTORS && c->d_input < 1)
+        return gf_fail("%s: input is \"vectors\" but d_input is %lld; give the vectors' size", src,
+                       (long long)c->d_input);
     for (int l = 0; l < c->n_layer; l++)
         if (validate_layer(c, l, src)) return -1;
     return 0;
@@ -236,6 +267,12 @@ cJSON *gf_layer_to_cjson(const gf_config *c, int l) {
 cJSON *gf_config_to_cjson(const gf_config *c) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "format", GF_CONFIG_FORMAT);
+    const gf_head_ops *h = gf_config_head(c);
+    cJSON_AddStringToObject(o, "task", h ? h->name : c->task);
+    if (h && h->n_keys) {
+        cJSON *ho = cJSON_AddObjectToObject(o, "head");
+        for (int i = 0; i < h->n_keys; i++) gf_key_to_json(&h->keys[i], c->head.bytes, ho);
+    }
     for (int i = 0; i < N_KEYS; i++) gf_key_to_json(&KEYS[i], c, o);
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = 0; l < c->n_layer; l++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(c, l));
@@ -294,7 +331,8 @@ int gf_config_load(const char *path, gf_config *c) {
 
 int64_t gf_config_num_params(const gf_config *c) {
     const int64_t d = c->d_model;
-    int64_t n = c->vocab_size * d + (c->pos == GF_POS_LEARNED ? c->max_len * d : 0);
+    int64_t n = (c->input == GF_INPUT_TOKENS ? c->vocab_size * d : c->d_input * d + d) +
+                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0);
     for (int l = 0; l < c->n_layer; l++) {
         gf_param_spec specs[GF_MIXER_MAX_PARAMS];
         const gf_mixer_ops *m = gf_layer_mixer(c, l);
@@ -302,6 +340,10 @@ int64_t gf_config_num_params(const gf_config *c) {
         for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
         n += 4 * d + 2 * c->d_ff * d + c->d_ff + d; /* 2 LayerNorms + FFN */
     }
-    n += 2 * d + (c->tie_head ? 0 : c->vocab_size * d);
+    n += 2 * d; /* ln_f */
+    gf_param_spec specs[GF_HEAD_MAX_PARAMS];
+    const gf_head_ops *h = gf_config_head(c);
+    int k = h ? h->param_specs(c, specs) : 0;
+    for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
     return n;
 }

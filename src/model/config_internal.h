@@ -18,6 +18,9 @@ void gf_config_key_list(char *buf, size_t n);
 cJSON *gf_config_to_cjson(const gf_config *c);
 cJSON *gf_layer_to_cjson(const gf_config *c, int l);
 
+/* The task ("task": a head's name; the model's default direction follows it) and its "head" keys. With
+ * fresh (no base), a config without "task" is a language model. */
+int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_config *cfg);
 /* Fill cfg->layers[0 .. n_layer) from root's "layers" or "mixers" or, with neither, from the base
  * config (resized to n_layer when its layers are all alike). */
 int gf_config_parse_layers(const cJSON *root, const gf_config *base, const char *src, gf_config *cfg);

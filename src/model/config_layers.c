@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "heads/head.h"
 #include "model/config_internal.h"
 
 int gf_list_fits_layers(const cJSON *arr, int64_t n_layer, const char *src, const char *key) {
@@ -149,5 +150,43 @@ int gf_config_broadcast(gf_config *cfg, const cJSON *it, bool lenient, const cha
     if (!applied && !lenient)
         return gf_fail("%s: no layer of this model has a mixer with key \"%s\" (mixer \"%s\" has it)", src, key,
                        owner->name);
+    return 0;
+}
+
+static void head_list(char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < gf_head_count(); i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s\"%s\"", i ? ", " : "", gf_head_at(i)->name);
+}
+
+int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_config *cfg) {
+    const cJSON *task = cJSON_GetObjectItemCaseSensitive(root, "task"), *head = cJSON_GetObjectItemCaseSensitive(root, "head");
+    const char *name = task ? (cJSON_IsString(task) ? task->valuestring : "") : fresh ? "lm" : cfg->task;
+    const gf_head_ops *h = gf_head_find(name);
+    if (!h) {
+        char names[256];
+        head_list(names, sizeof names);
+        return gf_fail("%s: \"task\" must be one of %s", src, names);
+    }
+    if (strcmp(cfg->task, h->name) != 0) { /* a new task: its head's defaults */
+        memset(cfg->head.bytes, 0, sizeof cfg->head.bytes);
+        snprintf(cfg->task, sizeof cfg->task, "%s", h->name);
+        gf_keys_default(h->keys, h->n_keys, cfg->head.bytes);
+        if (!cJSON_GetObjectItemCaseSensitive(root, "direction")) cfg->direction = h->direction;
+    }
+    if (head && !cJSON_IsObject(head))
+        return gf_fail("%s: \"head\" must be an object of the %s head's keys", src, h->name);
+    for (const cJSON *it = head ? head->child : NULL; it; it = it->next) {
+        const gf_cfg_key *k = gf_key_find(h->keys, h->n_keys, it->string);
+        char shown[96];
+        snprintf(shown, sizeof shown, "head.%s", it->string);
+        if (!k) {
+            char keys[512];
+            gf_key_names(h->keys, h->n_keys, keys, sizeof keys);
+            return gf_fail("%s: the %s head has no key \"%s\"; its keys are: %s", src, h->name, it->string,
+                           h->n_keys ? keys : "(none)");
+        }
+        if (gf_key_parse(k, it, cfg->head.bytes, src, shown)) return -1;
+    }
     return 0;
 }

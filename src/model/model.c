@@ -1,4 +1,6 @@
-/* The language model: parameter table and arenas, forward and backward over all blocks. */
+/* The model: input (token embedding or a projection of vectors, plus positions) -> the blocks (one
+ * wiring, model/block.c) -> the final LayerNorm -> the head of its task (heads/), forward and backward,
+ * over batches with an optional padding mask. The tensors and arenas are in model/params.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,80 +13,6 @@
 #include "model/model_internal.h"
 #include "ops/ops.h"
 
-/* ---------------------------------------------------------------------------------------------- */
-/* Parameter table                                                                                 */
-
-typedef struct {
-    char name[96];
-    int ndim;
-    int64_t shape[2];
-    gf_init_kind init;
-    bool decay;
-    float **view, **gview; /* where to store the data/grad pointers once the arenas exist */
-} tensor_decl;
-
-typedef struct {
-    tensor_decl *d;
-    int n, cap;
-} decl_list;
-
-static int declare(decl_list *L, const char *name, int ndim, int64_t r, int64_t c, gf_init_kind init,
-                   bool decay, float **view, float **gview) {
-    if (L->n == L->cap) {
-        int nc = L->cap ? 2 * L->cap : 64;
-        tensor_decl *nd = realloc(L->d, (size_t)nc * sizeof *nd);
-        if (!nd) return gf_fail("out of memory declaring tensors");
-        L->d = nd;
-        L->cap = nc;
-    }
-    tensor_decl *t = &L->d[L->n++];
-    snprintf(t->name, sizeof t->name, "%.95s", name);
-    t->ndim = ndim;
-    t->shape[0] = r;
-    t->shape[1] = ndim == 2 ? c : 1;
-    t->init = init;
-    t->decay = decay;
-    t->view = view;
-    t->gview = gview;
-    return 0;
-}
-
-static int declare_all(gf_model *m, decl_list *L) {
-    const gf_config *c = &m->cfg;
-    const int64_t d = c->d_model, V = c->vocab_size, F = c->d_ff;
-    int rc = 0;
-    rc |= declare(L, "tok_emb.weight", 2, V, d, GF_INIT_NORMAL, false, &m->tok_emb, &m->d_tok_emb);
-    if (c->pos == GF_POS_LEARNED)
-        rc |= declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
-    for (int l = 0; l < c->n_layer && !rc; l++) {
-        char nm[96];
-        gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
-#define DECL(suffix, nd, r, cc, init, decay, field)                                                        \
-    snprintf(nm, sizeof nm, "blocks.%d.%s", l, suffix);                                                    \
-    rc |= declare(L, nm, nd, r, cc, init, decay, &p->field, &g->field)
-        DECL("ln1.weight", 1, d, 0, GF_INIT_ONE, false, ln1_w);
-        DECL("ln1.bias", 1, d, 0, GF_INIT_ZERO, false, ln1_b);
-        gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-        int k = m->mixer[l]->param_specs(c, l, specs);
-        for (int i = 0; i < k; i++) {
-            snprintf(nm, sizeof nm, "blocks.%d.mix.%.31s", l, specs[i].name);
-            rc |= declare(L, nm, specs[i].ndim, specs[i].shape[0], specs[i].shape[1], specs[i].init,
-                          specs[i].ndim == 2, &p->mix[i], &g->mix[i]);
-        }
-        DECL("ln2.weight", 1, d, 0, GF_INIT_ONE, false, ln2_w);
-        DECL("ln2.bias", 1, d, 0, GF_INIT_ZERO, false, ln2_b);
-        DECL("ffn.fc1.weight", 2, F, d, GF_INIT_NORMAL, true, fc1_w);
-        DECL("ffn.fc1.bias", 1, F, 0, GF_INIT_ZERO, false, fc1_b);
-        DECL("ffn.fc2.weight", 2, d, F, GF_INIT_NORMAL, true, fc2_w);
-        DECL("ffn.fc2.bias", 1, d, 0, GF_INIT_ZERO, false, fc2_b);
-#undef DECL
-    }
-    rc |= declare(L, "ln_f.weight", 1, d, 0, GF_INIT_ONE, false, &m->lnf_w, &m->d_lnf_w);
-    rc |= declare(L, "ln_f.bias", 1, d, 0, GF_INIT_ZERO, false, &m->lnf_b, &m->d_lnf_b);
-    if (!c->tie_head) rc |= declare(L, "lm_head.weight", 2, V, d, GF_INIT_NORMAL, true, &m->head, &m->d_head);
-    return rc;
-}
-
 gf_model *gf_model_create(const gf_config *cfg) {
     if (gf_config_validate(cfg, "config")) return NULL;
     gf_model *m = calloc(1, sizeof *m);
@@ -93,63 +21,22 @@ gf_model *gf_model_create(const gf_config *cfg) {
         return NULL;
     }
     m->cfg = *cfg;
+    m->head = gf_config_head(cfg);
     for (int l = 0; l < cfg->n_layer; l++) {
         m->mixer[l] = gf_layer_mixer(cfg, l);
         m->block[l] = block_kind_for(cfg->norm, m->mixer[l]);
     }
-    decl_list L = {0};
-    if (declare_all(m, &L)) goto fail;
-    size_t name_bytes = 0;
-    int64_t total = 0;
-    for (int i = 0; i < L.n; i++) {
-        name_bytes += strlen(L.d[i].name) + 1;
-        total += L.d[i].shape[0] * L.d[i].shape[1];
+    if (gf_model_build_params(m)) {
+        gf_model_free(m);
+        return NULL;
     }
-    m->n_tensors = L.n;
-    m->n_params = total;
-    m->tensors = calloc((size_t)L.n, sizeof *m->tensors);
-    m->names = malloc(name_bytes);
-    m->params = gf_alloc_floats(total, "parameters");
-    m->grads = gf_alloc_floats(total, "gradients");
-    if (!m->tensors || !m->names || !m->params || !m->grads) {
-        if (!m->tensors || !m->names) gf_fail("out of memory creating the model");
-        goto fail;
-    }
-    char *np = m->names;
-    int64_t off = 0;
-    for (int i = 0; i < L.n; i++) {
-        tensor_decl *t = &L.d[i];
-        gf_tensor_info *ti = &m->tensors[i];
-        strcpy(np, t->name);
-        ti->name = np;
-        np += strlen(t->name) + 1;
-        ti->ndim = t->ndim;
-        ti->shape[0] = t->shape[0];
-        ti->shape[1] = t->ndim == 2 ? t->shape[1] : 0;
-        ti->numel = t->shape[0] * t->shape[1];
-        ti->offset = off;
-        ti->decay = t->decay;
-        ti->data = m->params + off;
-        ti->grad = m->grads + off;
-        *t->view = ti->data;
-        *t->gview = ti->grad;
-        off += ti->numel;
-    }
-    if (cfg->tie_head) {
-        m->head = m->tok_emb;
-        m->d_head = m->d_tok_emb;
-    }
-    free(L.d);
     return m;
-fail:
-    free(L.d);
-    gf_model_free(m);
-    return NULL;
 }
 
 void gf_model_free(gf_model *m) {
     if (!m) return;
     free(m->tensors);
+    free(m->init);
     free(m->names);
     gf_free(m->params);
     gf_free(m->grads);
@@ -157,45 +44,15 @@ void gf_model_free(gf_model *m) {
     gf_free(m->pos_table);
     free(m->inputs);
     free(m->targets);
+    free(m->mask);
+    gf_free(m->vectors);
     free(m);
 }
 
 const gf_config *gf_model_config(const gf_model *m) { return &m->cfg; }
-int64_t gf_model_num_params(const gf_model *m) { return m->n_params; }
-int gf_model_num_tensors(const gf_model *m) { return m->n_tensors; }
-const gf_tensor_info *gf_model_tensor(const gf_model *m, int i) {
-    return (i >= 0 && i < m->n_tensors) ? &m->tensors[i] : NULL;
-}
-const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name) {
-    for (int i = 0; i < m->n_tensors; i++)
-        if (!strcmp(m->tensors[i].name, name)) return &m->tensors[i];
-    return NULL;
-}
-float *gf_model_params(gf_model *m) { return m->params; }
-float *gf_model_grads(gf_model *m) { return m->grads; }
-void gf_model_zero_grad(gf_model *m) { gf_zero(m->grads, m->n_params); }
-const float *gf_model_logits(const gf_model *m) { return m->logits; }
+const float *gf_model_logits(const gf_model *m) { return m->out; }
 size_t gf_model_activation_bytes(const gf_model *m) { return (size_t)m->acts_floats * sizeof(float); }
-
-void gf_model_init(gf_model *m, uint64_t seed) {
-    for (int i = 0; i < m->n_tensors; i++) {
-        gf_tensor_info *t = &m->tensors[i];
-        const char *nm = t->name;
-        size_t n = strlen(nm);
-        bool is_bias = n >= 5 && !strcmp(nm + n - 5, ".bias");
-        bool is_ln = strstr(nm, "ln1.") || strstr(nm, "ln2.") || !strncmp(nm, "ln_f.", 5);
-        if (is_bias) {
-            gf_zero(t->data, t->numel);
-        } else if (is_ln) {
-            for (int64_t k = 0; k < t->numel; k++) t->data[k] = 1.0f;
-        } else {
-            uint64_t key = gf_key(seed, gf_hash_str(nm));
-            float *x = t->data;
-#pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)
-            for (int64_t k = 0; k < t->numel; k++) x[k] = 0.02f * gf_normal(key, (uint64_t)k);
-        }
-    }
-}
+int64_t gf_model_correct(const gf_model *m) { return m->n_correct; }
 
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step) {
     m->training = training;
@@ -209,7 +66,7 @@ void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, ui
 /* Lay out the arena for (B, T) starting at `base` (NULL: only count). Returns the floats needed. */
 static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_threads) {
     const gf_config *c = &m->cfg;
-    const int64_t N = B * T, d = c->d_model, F = c->d_ff, V = c->vocab_size, L = c->n_layer;
+    const int64_t N = B * T, d = c->d_model, F = c->d_ff, L = c->n_layer;
     int64_t off = 0;
 #define TAKE(ptr, n)                                                                                       \
     do {                                                                                                   \
@@ -217,6 +74,7 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         off += ((n) + 15) / 16 * 16; /* keep every view 64-byte aligned */                                 \
     } while (0)
     int64_t scratch = 0;
+    int n_slots = 0; /* gradient buffers: as many as the widest block has slots */
     for (int l = 0; l < L; l++) {
         gf_layer_acts *a = &m->la[l];
         for (int k = 1; k < m->block[l]->n_slots - 1; k++) TAKE(a->slot[k], N * d);
@@ -229,21 +87,41 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         TAKE(a->mix_saved, m->mixer[l]->saved_floats(c, l, B, T));
         int64_t s = m->mixer[l]->scratch_floats(c, l, B, T, n_threads);
         scratch = s > scratch ? s : scratch;
+        n_slots = m->block[l]->n_slots > n_slots ? m->block[l]->n_slots : n_slots;
     }
     TAKE(m->resid, (L + 1) * N * d);
     TAKE(m->lnf_out, N * d);
     TAKE(m->lnf_mean, N);
     TAKE(m->lnf_rstd, N);
-    TAKE(m->logits, N * V);
-    TAKE(m->lse, N);
-    TAKE(m->losses, N);
+    TAKE(m->out, m->head->out_floats(c, B, T));
+    TAKE(m->head_saved, m->head->saved_floats(c, B, T));
     TAKE(m->scratch, scratch);
-    int n_slots = 0; /* gradient buffers: as many as the widest block has slots */
-    for (int l = 0; l < L; l++) n_slots = m->block[l]->n_slots > n_slots ? m->block[l]->n_slots : n_slots;
     for (int k = 0; k < n_slots; k++) TAKE(m->gbuf[k], N * d);
     TAKE(m->dff, N * F);
 #undef TAKE
     return off;
+}
+
+/* Room for a batch's copies: ids, targets, mask, vectors. */
+static int ensure_batch(gf_model *m, int64_t B, int64_t T) {
+    const int64_t N = B * T, nv = m->cfg.input == GF_INPUT_VECTORS ? N * m->cfg.d_input : 0;
+    if (N > m->batch_cap) {
+        free(m->inputs);
+        free(m->targets);
+        free(m->mask);
+        m->inputs = malloc((size_t)N * sizeof(int32_t));
+        m->targets = malloc((size_t)N * sizeof(int32_t));
+        m->mask = malloc((size_t)N);
+        m->batch_cap = (m->inputs && m->targets && m->mask) ? N : 0;
+        if (!m->batch_cap) return gf_fail("out of memory for a batch of %lld positions", (long long)N);
+    }
+    if (nv > m->vec_cap) {
+        gf_free(m->vectors);
+        m->vectors = gf_alloc_floats(nv, "input vectors");
+        m->vec_cap = m->vectors ? nv : 0;
+        if (!m->vectors) return -1;
+    }
+    return 0;
 }
 
 static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
@@ -263,14 +141,7 @@ static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
     m->B = B;
     m->T = T;
     m->n_threads = n_threads;
-    if (B * T > m->ids_cap) {
-        free(m->inputs);
-        free(m->targets);
-        m->inputs = malloc((size_t)(B * T) * sizeof(int32_t));
-        m->targets = malloc((size_t)(B * T) * sizeof(int32_t));
-        m->ids_cap = (m->inputs && m->targets) ? B * T : 0;
-        if (!m->ids_cap) return gf_fail("out of memory for a batch of %lld tokens", (long long)(B * T));
-    }
+    if (ensure_batch(m, B, T)) return -1;
     if (m->cfg.pos == GF_POS_SINUSOIDAL && m->pos_table_rows < T) {
         int64_t rows = T > m->cfg.max_len ? T : m->cfg.max_len;
         gf_free(m->pos_table);
@@ -283,7 +154,7 @@ static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Forward                                                                                         */
+/* Blocks                                                                                          */
 
 enum { SITE_MIX = 0, SITE_FFN = 1 };
 
@@ -297,6 +168,7 @@ static gf_mixer_call mixer_call(gf_model *m, int l) {
     gf_mixer_call c = {
         .cfg = &m->cfg, .layer = l, .B = m->B, .T = m->T, .p = m->lp[l].mix, .g = m->lg[l].mix,
         .saved = m->la[l].mix_saved, .scratch = m->scratch, .n_threads = m->n_threads,
+        .bidirectional = m->cfg.direction == GF_BIDIRECTIONAL, .mask = m->has_mask ? m->mask : NULL,
     };
     return c;
 }
@@ -338,48 +210,99 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     return r;
 }
 
-int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
-                     float *loss) {
+/* ---------------------------------------------------------------------------------------------- */
+/* Forward                                                                                         */
+
+/* Every input, target and mask value in range, and the inputs the model reads present. */
+static int check_batch(const gf_model *m, const gf_batch *b) {
     const gf_config *c = &m->cfg;
-    m->have_forward = false;
+    const int64_t B = b->B, T = b->T, nt = m->head->target_count(B, T), no = m->head->n_outputs(c);
     if (B < 1 || T < 1) return gf_fail("forward: batch %lld x length %lld is empty", (long long)B, (long long)T);
     if (c->pos == GF_POS_LEARNED && T > c->max_len)
         return gf_fail("forward: sequence length %lld exceeds max_len %lld of this model (learned positions)\n"
                        "HINT: use sequences of at most max_len tokens", (long long)T, (long long)c->max_len);
-    for (int64_t i = 0; i < B * T; i++) {
-        if (inputs[i] < 0 || inputs[i] >= c->vocab_size)
+    if (c->input == GF_INPUT_TOKENS ? !b->ids : !b->vectors)
+        return gf_fail("forward: this model reads %s, and the batch has none", c->input == GF_INPUT_TOKENS ?
+                       "token ids" : "input vectors");
+    for (int64_t i = 0; b->ids && c->input == GF_INPUT_TOKENS && i < B * T; i++)
+        if (b->ids[i] < 0 || b->ids[i] >= c->vocab_size)
             return gf_fail("forward: token id %d at batch row %lld, position %lld is outside the vocabulary "
-                           "[0, %lld)", inputs[i], (long long)(i / T), (long long)(i % T),
-                           (long long)c->vocab_size);
-        if (targets && (targets[i] < -1 || targets[i] >= c->vocab_size))
-            return gf_fail("forward: target id %d at batch row %lld, position %lld is outside [0, %lld) "
-                           "(or -1 to ignore)", targets[i], (long long)(i / T), (long long)(i % T),
-                           (long long)c->vocab_size);
-    }
-    if (ensure_acts(m, B, T)) return -1;
-    const int64_t N = B * T, d = c->d_model, V = c->vocab_size, L = c->n_layer;
-    memcpy(m->inputs, inputs, (size_t)N * sizeof(int32_t));
-    if (targets) memcpy(m->targets, targets, (size_t)N * sizeof(int32_t));
+                           "[0, %lld)", b->ids[i], (long long)(i / T), (long long)(i % T), (long long)c->vocab_size);
+    for (int64_t i = 0; b->targets && i < nt; i++)
+        if (b->targets[i] < -1 || b->targets[i] >= no)
+            return gf_fail("forward: target id %d at %s %lld is outside [0, %lld) (or -1 to ignore)", b->targets[i],
+                           nt == B ? "batch row" : "position", (long long)i, (long long)no);
+    for (int l = 0; b->mask && l < c->n_layer; l++)
+        if (!m->mixer[l]->masks)
+            return gf_fail("forward: the batch is padded (it has a mask) but layer %d's mixer \"%s\" cannot honour "
+                           "a padding mask\nHINT: batch sequences of one length, without a mask", l,
+                           m->mixer[l]->name);
+    for (int64_t i = 0; b->mask && i < B * T; i++)
+        if (b->mask[i] > 1)
+            return gf_fail("forward: mask value %d at batch row %lld, position %lld; expected 1 (real) or 0 "
+                           "(padding)", b->mask[i], (long long)(i / T), (long long)(i % T));
+    return 0;
+}
 
+/* resid[0] = the input's embedding plus positions. */
+static void embed_forward(gf_model *m) {
+    const gf_config *c = &m->cfg;
+    const int64_t B = m->B, T = m->T, d = c->d_model;
     const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
-    gf_embed_forward(m->resid, m->inputs, m->tok_emb, pos, B, T, d);
+    if (c->input == GF_INPUT_TOKENS) {
+        gf_embed_forward(m->resid, m->inputs, m->tok_emb, pos, B, T, d);
+        return;
+    }
+    gf_linear_forward(m->resid, m->vectors, c->d_input, m->in_w, c->d_input, m->in_b, B * T, c->d_input, d, 0.0f);
+    for (int64_t n = 0; pos && n < B * T; n++)
+        for (int64_t k = 0; k < d; k++) m->resid[n * d + k] += pos[(n % T) * d + k];
+}
+
+static void copy_batch(gf_model *m, const gf_batch *b) {
+    const int64_t N = b->B * b->T, nt = m->head->target_count(b->B, b->T);
+    if (b->ids && m->cfg.input == GF_INPUT_TOKENS) memcpy(m->inputs, b->ids, (size_t)N * sizeof(int32_t));
+    if (m->cfg.input == GF_INPUT_VECTORS)
+        memcpy(m->vectors, b->vectors, (size_t)(N * m->cfg.d_input) * sizeof(float));
+    if (b->targets) memcpy(m->targets, b->targets, (size_t)nt * sizeof(int32_t));
+    m->has_mask = b->mask != NULL;
+    if (b->mask) memcpy(m->mask, b->mask, (size_t)N);
+}
+
+static gf_head_call head_call(gf_model *m) {
+    gf_head_call h = {.cfg = &m->cfg, .B = m->B, .T = m->T, .p = m->hp, .g = m->hg, .emb = m->tok_emb,
+                      .demb = m->d_tok_emb, .mask = m->has_mask ? m->mask : NULL,
+                      .targets = m->have_targets ? m->targets : NULL, .out = m->out, .saved = m->head_saved};
+    return h;
+}
+
+int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
+    const gf_config *c = &m->cfg;
+    m->have_forward = false;
+    if (check_batch(m, b) || ensure_acts(m, b->B, b->T)) return -1;
+    const int64_t N = b->B * b->T, d = c->d_model, L = c->n_layer;
+    copy_batch(m, b);
+    embed_forward(m);
     for (int l = 0; l < L; l++) {
         mix_ctx mc;
         block_run r = layer_run(m, l, &mc);
         block_forward(&r);
     }
     gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, m->resid + L * N * d, m->lnf_w, m->lnf_b, N, d);
-    gf_linear_forward(m->logits, m->lnf_out, d, m->head, d, NULL, N, d, V, 0.0f);
-
+    m->have_targets = b->targets != NULL;
+    gf_head_call hc = head_call(m);
+    gf_head_result res = {0, 0, -1};
+    m->head->forward(&hc, m->lnf_out, &res);
     m->have_forward = true;
-    m->have_targets = targets != NULL;
-    if (targets) {
-        m->n_counted = gf_xent_forward(m->losses, m->lse, m->logits, m->targets, N, V);
-        double s = 0.0;
-        for (int64_t i = 0; i < N; i++) s += m->losses[i];
-        if (loss) *loss = m->n_counted ? (float)(s / (double)m->n_counted) : NAN;
-    }
+    m->n_counted = res.n_counted;
+    m->n_correct = res.n_correct;
+    if (b->targets && loss) *loss = res.n_counted ? (float)(res.loss_sum / (double)res.n_counted) : NAN;
     return 0;
+}
+
+int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
+                     float *loss) {
+    gf_batch b = {.B = B, .T = T, .ids = inputs, .targets = targets};
+    return gf_model_forward_batch(m, &b, loss);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -397,24 +320,41 @@ static void layer_backward(gf_model *m, int l) {
     for (int k = 0; k < n; k++) m->gbuf[k] = G[k]; /* the same buffers, gbuf[0] now d(loss)/d(input) */
 }
 
+static void embed_backward(gf_model *m, const float *dres) {
+    const gf_config *c = &m->cfg;
+    const int64_t d = c->d_model;
+    if (c->input == GF_INPUT_TOKENS) {
+        if (m->d_tok_emb)
+            gf_embed_backward(m->d_tok_emb, c->pos == GF_POS_LEARNED ? m->d_pos_emb : NULL, dres, m->inputs, m->B,
+                              m->T, d);
+        else if (c->pos == GF_POS_LEARNED && m->d_pos_emb)
+            for (int64_t n = 0; n < m->B * m->T; n++)
+                for (int64_t k = 0; k < d; k++) m->d_pos_emb[(n % m->T) * d + k] += dres[n * d + k];
+        return;
+    }
+    gf_linear_backward(NULL, 0, m->d_in_w, c->d_input, m->d_in_b, dres, m->vectors, c->d_input, m->in_w, c->d_input,
+                       m->B * m->T, c->d_input, d);
+    for (int64_t n = 0; c->pos == GF_POS_LEARNED && m->d_pos_emb && n < m->B * m->T; n++)
+        for (int64_t k = 0; k < d; k++) m->d_pos_emb[(n % m->T) * d + k] += dres[n * d + k];
+}
+
 int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
 
 int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     if (!m->have_forward || !m->have_targets)
         return gf_fail("backward: needs a forward pass with targets first (gf_model_forward with targets)");
     const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, V = c->vocab_size, L = c->n_layer;
+    const int64_t N = m->B * m->T, d = c->d_model, L = c->n_layer;
     const float scale = m->n_counted ? loss_scale / (float)m->n_counted : 0.0f;
-    gf_xent_backward(m->logits, m->lse, m->targets, N, V, scale); /* logits now hold d(loss)/d(logits) */
     m->have_forward = false;
     float *dlnf = m->gbuf[1], *dres = m->gbuf[0];
     gf_zero(dlnf, N * d);
-    gf_linear_backward(dlnf, d, m->d_head, d, NULL, m->logits, m->lnf_out, d, m->head, d, N, d, V);
+    gf_head_call hc = head_call(m);
+    m->head->backward(&hc, m->lnf_out, dlnf, scale);
     gf_zero(dres, N * d);
     gf_layernorm_backward(dres, m->d_lnf_w, m->d_lnf_b, dlnf, m->resid + L * N * d, m->lnf_w, m->lnf_mean,
                           m->lnf_rstd, N, d);
-    for (int l = (int)L - 1; l >= 0; l--) layer_backward(m, l);
-    gf_embed_backward(m->d_tok_emb, c->pos == GF_POS_LEARNED ? m->d_pos_emb : NULL, m->gbuf[0], m->inputs, m->B,
-                      m->T, d);
+    for (int l = (int)L - 1; l >= m->first_grad_layer; l--) layer_backward(m, l);
+    if (m->first_grad_layer == 0) embed_backward(m, m->gbuf[0]);
     return 0;
 }

@@ -3,6 +3,7 @@
 #define GF_MODEL_INTERNAL_H
 
 #include "grassflow.h"
+#include "heads/head.h"
 #include "mixers/mixer.h"
 #include "model/block.h"
 
@@ -19,16 +20,21 @@ struct gf_model {
     gf_config cfg;
     int n_tensors;
     gf_tensor_info *tensors;
+    gf_init_kind *init;                    /* per tensor */
     char *names;                           /* storage for tensor names */
-    int64_t n_params;
-    float *params, *grads;                 /* flat arenas, n_params floats each */
+    int64_t n_params, n_trainable;
+    float *params;                         /* flat arena, n_params floats */
+    float *grads;                          /* flat arena, n_trainable floats: the trainable tensors' gradients */
 
-    /* parameter views (p) and their gradients (g) */
-    float *tok_emb, *pos_emb, *lnf_w, *lnf_b, *head;
-    float *d_tok_emb, *d_pos_emb, *d_lnf_w, *d_lnf_b, *d_head;
+    /* parameter views (p) and their gradients (g; NULL for a tensor that is not trainable) */
+    float *tok_emb, *pos_emb, *in_w, *in_b, *lnf_w, *lnf_b;
+    float *d_tok_emb, *d_pos_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
     const gf_mixer_ops *mixer[GF_MAX_LAYERS];
     const block_kind *block[GF_MAX_LAYERS];
+    const gf_head_ops *head;
+    float *hp[GF_HEAD_MAX_PARAMS], *hg[GF_HEAD_MAX_PARAMS];
+    int first_grad_layer;                  /* the backward stops below it: nothing trainable there or under */
 
     /* activation arena, laid out for the current (B, T) */
     float *acts;
@@ -37,19 +43,27 @@ struct gf_model {
     int n_threads;
     gf_layer_acts la[GF_MAX_LAYERS];
     float *resid;                          /* (L+1, N, d): input of each layer, then the last output */
-    float *lnf_out, *lnf_mean, *lnf_rstd, *logits, *lse, *losses;
+    float *lnf_out, *lnf_mean, *lnf_rstd;
+    float *out, *head_saved;               /* the head's outputs (logits) and what it keeps */
     float *scratch;                        /* shared by the mixers (largest need) */
     float *gbuf[BLOCK_MAX_SLOTS];          /* backward: (N,d) gradient buffers, gbuf[0] d(loss)/d(resid) */
     float *dff;                            /* backward: (N,d_ff) */
     float *pos_table;                      /* sinusoidal table (max(T, max_len), d) or NULL */
     int64_t pos_table_rows;
-    int32_t *inputs, *targets;             /* copies of the last batch */
-    int64_t ids_cap;
+    /* copies of the last batch */
+    int32_t *inputs, *targets;
+    uint8_t *mask;
+    float *vectors;
+    bool has_mask;
+    int64_t batch_cap, vec_cap;
 
     bool training;
     uint64_t dropout_seed, step;
     bool have_forward, have_targets;
-    int64_t n_counted;
+    int64_t n_counted, n_correct;
 };
+
+/* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
+int gf_model_build_params(gf_model *m);
 
 #endif

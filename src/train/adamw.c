@@ -22,7 +22,7 @@ gf_adamw *gf_adamw_create(const gf_model *model, gf_adamw_hparams hp) {
         return NULL;
     }
     o->hp = hp;
-    o->n = gf_model_num_params(model);
+    o->n = gf_model_num_trainable(model);
     o->m = gf_alloc_floats(o->n, "AdamW first moments");
     o->v = o->m ? gf_alloc_floats(o->n, "AdamW second moments") : NULL;
     if (!o->v) {
@@ -51,7 +51,8 @@ void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
     const float step_size = (float)(lr / bc1), inv_sqrt_bc2 = (float)(1.0 / sqrt(bc2));
     for (int i = 0; i < gf_model_num_tensors(model); i++) {
         const gf_tensor_info *t = gf_model_tensor(model, i);
-        float *p = t->data, *m = o->m + t->offset, *v = o->v + t->offset;
+        if (!t->trainable) continue;
+        float *p = t->data, *m = o->m + t->grad_offset, *v = o->v + t->grad_offset;
         const float *g = t->grad;
         const float decay = t->decay ? 1.0f - lr * o->hp.weight_decay : 1.0f;
 #pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)

@@ -249,11 +249,11 @@ static int save_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t st
     snprintf(path, sizeof path, "%s/state.safetensors", rm->o->out_dir);
     snprintf(st, sizeof st, "%lld", (long long)step);
     snprintf(bv, sizeof bv, "%.17g", best);
-    int64_t n = gf_model_num_params(m);
+    int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m);
     gf_st_out ts[3] = {
         {.name = "params", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_model_params(m)},
-        {.name = "adam_m", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_adamw_m(opt)},
-        {.name = "adam_v", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_adamw_v(opt)},
+        {.name = "adam_m", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_m(opt)},
+        {.name = "adam_v", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_v(opt)},
     };
     const char *keys[] = {"config", "tokenizer", "train", "step", "best_val_loss", "producer"};
     const char *vals[] = {rm->cfg_json, rm->tok_json, rm->recipe_json, st, bv, "grassflow " GF_VERSION};
@@ -296,12 +296,13 @@ static int load_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t *s
     }
     const gf_st_tensor *ts[3] = {p, mm, vv};
     float *dst[3] = {gf_model_params(m), gf_adamw_m(opt), gf_adamw_v(opt)};
+    const int64_t want[3] = {n, gf_model_num_trainable(m), gf_model_num_trainable(m)};
     for (int i = 0; i < 3; i++) {
-        if (ts[i]->dtype != GF_DT_F32 || ts[i]->numel != n) {
-            gf_fail("%s: tensor %s should hold %lld F32 values", path, ts[i]->name, (long long)n);
+        if (ts[i]->dtype != GF_DT_F32 || ts[i]->numel != want[i]) {
+            gf_fail("%s: tensor %s should hold %lld F32 values", path, ts[i]->name, (long long)want[i]);
             goto done;
         }
-        memcpy(dst[i], ts[i]->data, (size_t)n * sizeof(float));
+        memcpy(dst[i], ts[i]->data, (size_t)want[i] * sizeof(float));
     }
     char *end1, *end2;
     errno = 0;
@@ -316,7 +317,7 @@ static int load_state(gf_model *m, gf_adamw *opt, const run_meta *rm, int64_t *s
         goto done;
     }
     for (int i = 0; i < 3; i++)
-        for (int64_t k = 0; k < n; k++)
+        for (int64_t k = 0; k < want[i]; k++)
             if (!isfinite(dst[i][k])) {
                 gf_fail("%s: tensor %s holds a non-finite value at index %lld; the state is corrupt\nHINT: start "
                         "again, or from last.safetensors", path, ts[i]->name, (long long)k);
@@ -447,7 +448,7 @@ int gf_train(gf_model *m, const gf_corpus *c, const gf_train_opts *o, bool resum
         if (rc) break;
         /* global gradient norm, clipping */
         const float *g = gf_model_grads(m);
-        const int64_t np = gf_model_num_params(m);
+        const int64_t np = gf_model_num_trainable(m);
         double ss = 0.0;
 #pragma omp parallel for reduction(+ : ss) schedule(static) if (np > GF_PAR_MIN)
         for (int64_t i = 0; i < np; i++) ss += (double)g[i] * g[i];

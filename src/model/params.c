@@ -1,0 +1,232 @@
+/* The model's tensors: one table declares each (name, shape, init, weight decay, trainable) in
+ * checkpoint order (the input, each layer's norms, mixer and FFN, the final norm, the head); the
+ * arenas are laid out from it, and initialisation, freezing and lookup read it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/mem.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "model/model_internal.h"
+#include "ops/ops.h"
+
+typedef struct {
+    char name[96];
+    int ndim;
+    int64_t shape[2];
+    gf_init_kind init;
+    bool decay;
+    float **view, **gview; /* where to store the data/grad pointers once the arenas exist */
+} tensor_decl;
+
+typedef struct {
+    tensor_decl *d;
+    int n, cap;
+    int rc;
+} decl_list;
+
+static void declare(decl_list *L, const char *name, int ndim, int64_t r, int64_t c, gf_init_kind init, bool decay,
+                    float **view, float **gview) {
+    if (L->n == L->cap) {
+        int nc = L->cap ? 2 * L->cap : 64;
+        tensor_decl *nd = realloc(L->d, (size_t)nc * sizeof *nd);
+        if (!nd) {
+            L->rc = gf_fail("out of memory declaring tensors");
+            return;
+        }
+        L->d = nd;
+        L->cap = nc;
+    }
+    tensor_decl *t = &L->d[L->n++];
+    snprintf(t->name, sizeof t->name, "%.95s", name);
+    t->ndim = ndim;
+    t->shape[0] = r;
+    t->shape[1] = ndim == 2 ? c : 1;
+    t->init = init;
+    t->decay = decay;
+    t->view = view;
+    t->gview = gview;
+}
+
+/* A mixer's or a head's specs: 2-D weights decay. */
+static void declare_specs(decl_list *L, const char *prefix, const gf_param_spec *s, int n, float **p, float **g) {
+    for (int i = 0; i < n; i++) {
+        char nm[96];
+        if (snprintf(nm, sizeof nm, "%.60s%.31s", prefix, s[i].name) < 0) nm[0] = '\0';
+        declare(L, nm, s[i].ndim, s[i].shape[0], s[i].shape[1], s[i].init, s[i].ndim == 2, &p[i], &g[i]);
+    }
+}
+
+static void declare_layer(gf_model *m, decl_list *L, int l) {
+    const gf_config *c = &m->cfg;
+    const int64_t d = c->d_model, F = c->d_ff;
+    gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
+    char nm[96];
+#define DECL(suffix, nd, r, cc, init, decay, field)                                                        \
+    snprintf(nm, sizeof nm, "blocks.%d.%s", l, suffix);                                                    \
+    declare(L, nm, nd, r, cc, init, decay, &p->field, &g->field)
+    DECL("ln1.weight", 1, d, 0, GF_INIT_ONE, false, ln1_w);
+    DECL("ln1.bias", 1, d, 0, GF_INIT_ZERO, false, ln1_b);
+    gf_param_spec specs[GF_MIXER_MAX_PARAMS];
+    int k = m->mixer[l]->param_specs(c, l, specs);
+    snprintf(nm, sizeof nm, "blocks.%d.mix.", l);
+    declare_specs(L, nm, specs, k, p->mix, g->mix);
+    DECL("ln2.weight", 1, d, 0, GF_INIT_ONE, false, ln2_w);
+    DECL("ln2.bias", 1, d, 0, GF_INIT_ZERO, false, ln2_b);
+    DECL("ffn.fc1.weight", 2, F, d, GF_INIT_NORMAL, true, fc1_w);
+    DECL("ffn.fc1.bias", 1, F, 0, GF_INIT_ZERO, false, fc1_b);
+    DECL("ffn.fc2.weight", 2, d, F, GF_INIT_NORMAL, true, fc2_w);
+    DECL("ffn.fc2.bias", 1, d, 0, GF_INIT_ZERO, false, fc2_b);
+#undef DECL
+}
+
+static void declare_all(gf_model *m, decl_list *L) {
+    const gf_config *c = &m->cfg;
+    const int64_t d = c->d_model;
+    if (c->input == GF_INPUT_TOKENS) {
+        declare(L, "tok_emb.weight", 2, c->vocab_size, d, GF_INIT_NORMAL, false, &m->tok_emb, &m->d_tok_emb);
+    } else {
+        declare(L, "in_proj.weight", 2, d, c->d_input, GF_INIT_NORMAL, true, &m->in_w, &m->d_in_w);
+        declare(L, "in_proj.bias", 1, d, 0, GF_INIT_ZERO, false, &m->in_b, &m->d_in_b);
+    }
+    if (c->pos == GF_POS_LEARNED)
+        declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
+    for (int l = 0; l < c->n_layer; l++) declare_layer(m, L, l);
+    declare(L, "ln_f.weight", 1, d, 0, GF_INIT_ONE, false, &m->lnf_w, &m->d_lnf_w);
+    declare(L, "ln_f.bias", 1, d, 0, GF_INIT_ZERO, false, &m->lnf_b, &m->d_lnf_b);
+    gf_param_spec specs[GF_HEAD_MAX_PARAMS];
+    declare_specs(L, "", specs, m->head->param_specs(c, specs), m->hp, m->hg);
+}
+
+/* Lay the gradient arena out over the trainable tensors and point every gradient view into it. */
+static int layout_grads(gf_model *m) {
+    int64_t n = 0;
+    for (int i = 0; i < m->n_tensors; i++) n += m->tensors[i].trainable ? m->tensors[i].numel : 0;
+    gf_free(m->grads);
+    m->grads = gf_alloc_floats(n > 0 ? n : 1, "gradients");
+    if (!m->grads) return -1;
+    m->n_trainable = n;
+    int64_t off = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        gf_tensor_info *t = &m->tensors[i];
+        t->grad_offset = t->trainable ? off : -1;
+        t->grad = t->trainable ? m->grads + off : NULL;
+        off += t->trainable ? t->numel : 0;
+    }
+    return 0;
+}
+
+static void set_views(gf_model *m, const decl_list *L) {
+    for (int i = 0; i < L->n; i++) {
+        *L->d[i].view = m->tensors[i].data;
+        *L->d[i].gview = m->tensors[i].grad;
+    }
+    /* the first layer whose backward is needed: one with a trainable tensor at or below it */
+    m->first_grad_layer = (int)m->cfg.n_layer;
+    for (int i = 0; i < m->n_tensors; i++) {
+        int l;
+        if (!m->tensors[i].trainable) continue;
+        if (sscanf(m->tensors[i].name, "blocks.%d.", &l) == 1) {
+            if (l < m->first_grad_layer) m->first_grad_layer = l;
+        } else if (!strncmp(m->tensors[i].name, "tok_emb.", 8) || !strncmp(m->tensors[i].name, "pos_emb.", 8) ||
+                   !strncmp(m->tensors[i].name, "in_proj.", 8)) {
+            m->first_grad_layer = 0; /* an input tensor: the whole backward is needed */
+        }
+    }
+}
+
+static int fill_table(gf_model *m, const decl_list *L) {
+    size_t name_bytes = 0;
+    int64_t total = 0;
+    for (int i = 0; i < L->n; i++) {
+        name_bytes += strlen(L->d[i].name) + 1;
+        total += L->d[i].shape[0] * L->d[i].shape[1];
+    }
+    m->n_tensors = L->n;
+    m->n_params = total;
+    m->tensors = calloc((size_t)L->n, sizeof *m->tensors);
+    m->init = calloc((size_t)L->n, sizeof *m->init);
+    m->names = malloc(name_bytes);
+    m->params = gf_alloc_floats(total, "parameters");
+    if (!m->tensors || !m->init || !m->names || !m->params)
+        return m->params ? gf_fail("out of memory creating the model") : -1;
+    char *np = m->names;
+    int64_t off = 0;
+    for (int i = 0; i < L->n; i++) {
+        const tensor_decl *t = &L->d[i];
+        gf_tensor_info *ti = &m->tensors[i];
+        strcpy(np, t->name);
+        *ti = (gf_tensor_info){.name = np, .ndim = t->ndim, .numel = t->shape[0] * t->shape[1], .offset = off,
+                               .decay = t->decay, .trainable = true, .data = m->params + off};
+        ti->shape[0] = t->shape[0];
+        ti->shape[1] = t->ndim == 2 ? t->shape[1] : 0;
+        m->init[i] = t->init;
+        np += strlen(t->name) + 1;
+        off += ti->numel;
+    }
+    return 0;
+}
+
+int gf_model_build_params(gf_model *m) {
+    decl_list L = {0};
+    declare_all(m, &L);
+    int rc = L.rc ? L.rc : fill_table(m, &L);
+    if (!rc) rc = layout_grads(m);
+    if (!rc) set_views(m, &L);
+    free(L.d);
+    return rc;
+}
+
+int gf_model_freeze(gf_model *m, const char *prefix) {
+    int n = 0;
+    for (int i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].trainable && !strncmp(m->tensors[i].name, prefix, strlen(prefix))) {
+            m->tensors[i].trainable = false;
+            n++;
+        }
+    if (!n) return 0;
+    if (layout_grads(m)) return -1;
+    /* re-point the named gradient views: rebuild the table's views from the tensors, in order */
+    decl_list L = {0};
+    declare_all(m, &L);
+    if (L.rc) {
+        free(L.d);
+        return -1;
+    }
+    set_views(m, &L);
+    free(L.d);
+    return n;
+}
+
+int64_t gf_model_num_params(const gf_model *m) { return m->n_params; }
+int64_t gf_model_num_trainable(const gf_model *m) { return m->n_trainable; }
+int gf_model_num_tensors(const gf_model *m) { return m->n_tensors; }
+const gf_tensor_info *gf_model_tensor(const gf_model *m, int i) {
+    return (i >= 0 && i < m->n_tensors) ? &m->tensors[i] : NULL;
+}
+const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name) {
+    for (int i = 0; i < m->n_tensors; i++)
+        if (!strcmp(m->tensors[i].name, name)) return &m->tensors[i];
+    return NULL;
+}
+float *gf_model_params(gf_model *m) { return m->params; }
+float *gf_model_grads(gf_model *m) { return m->grads; }
+void gf_model_zero_grad(gf_model *m) { gf_zero(m->grads, m->n_trainable); }
+
+void gf_model_init(gf_model *m, uint64_t seed) {
+    for (int i = 0; i < m->n_tensors; i++) {
+        gf_tensor_info *t = &m->tensors[i];
+        if (m->init[i] == GF_INIT_ZERO) {
+            gf_zero(t->data, t->numel);
+        } else if (m->init[i] == GF_INIT_ONE) {
+            for (int64_t k = 0; k < t->numel; k++) t->data[k] = 1.0f;
+        } else {
+            uint64_t key = gf_key(seed, gf_hash_str(t->name));
+            float *x = t->data;
+#pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)
+            for (int64_t k = 0; k < t->numel; k++) x[k] = 0.02f * gf_normal(key, (uint64_t)k);
+        }
+    }
+}
