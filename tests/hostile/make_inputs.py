@@ -66,14 +66,31 @@ def drop(h):
     lo, hi = h[k]["data_offsets"]
     del h[k]
 forge("missing_tensor", edit(drop), body=data, what="a tensor missing (its bytes left as a gap)", expect="missing|gap|tile")
-def bad_cfg(key, val):
-    c = dict(cfg)
+def format1(c):
+    """The same model's config in format 1 (grassflow 0.1: flat keys, all required)."""
+    layers = c["layers"] if len(c["layers"]) == c["n_layer"] else c["layers"] * c["n_layer"]
+    g = next((e for e in layers if e["mixer"] == "grassmann"), {})
+    a = next((e for e in layers if e["mixer"] == "attention"), {})
+    return {"vocab_size": c["vocab_size"], "d_model": c["d_model"], "n_layer": c["n_layer"],
+            "n_head": a.get("n_head", 4), "d_ff": c["d_ff"], "max_len": c["max_len"], "rank": g.get("rank", 32),
+            "offsets": [e.get("offsets", [1]) for e in layers], "mixers": [e["mixer"] for e in layers],
+            "norm": c["norm"], "plucker_eps": g.get("plucker_eps", 1e-8), "extra_proj": g.get("extra_proj", False),
+            "tie_head": c["tie_head"], "gelu": c["gelu"], "pos": c["pos"], "dropout": c["dropout"]}
+
+
+def bad_cfg(key, val, fmt=2):
+    c = dict(cfg) if fmt == 2 else format1(cfg)
     if val is None:
         del c[key]
     else:
         c[key] = val
     return edit(lambda h: h["__metadata__"].update(config=json.dumps(c)))
-forge("config_missing_key", bad_cfg("rank", None), what="a config without \"rank\"", expect="rank")
+forge("config_missing_key", bad_cfg("rank", None, fmt=1), what="a format-1 config (0.1) without \"rank\"",
+      expect="rank")
+forge("config2_missing_key", bad_cfg("d_model", None), what="a format-2 config without \"d_model\"", expect="d_model")
+forge("config_future_format", bad_cfg("format", 9), what="a config of a future format (9)", expect="format 9")
+forge("config_unknown_mixer", bad_cfg("layers", [{"mixer": "mamba"}]), what="a layer with an unknown mixer",
+      expect="mamba")
 forge("config_negative", bad_cfg("d_model", -8), what="d_model = -8", expect="d_model")
 forge("config_absurd", bad_cfg("vocab_size", 10 ** 12), what="vocab_size = 10^12", expect="vocab_size")
 forge("config_wrong_type", bad_cfg("norm", 3), what="norm = 3 (a number)", expect="norm")
