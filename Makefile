@@ -1,5 +1,6 @@
 # grassflow build. `make` builds build/grassflow (and build/libgrassflow.{a,so}); `make test` runs every
-# test, including the ASan+UBSan build of the C tests. Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
+# test, including the ASan+UBSan build of the C tests; `make install PREFIX=/usr/local` (and DESTDIR=)
+# installs the library, its header and a pkg-config file. Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
 CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
@@ -48,7 +49,8 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench test test-c test-parity test-cli test-train test-trust test-fuzz test-bench test-san clean info
+.PHONY: all examples demo bench install test test-c test-parity test-cli test-train test-install test-trust test-fuzz \
+	test-bench test-san clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -61,8 +63,11 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libgrassflow.so: $(LIB_OBJ)
-	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# the shared library carries its ABI version in its soname (libgrassflow.so.0)
+VERSION := $(shell sed -n 's/^\#define GF_VERSION "\(.*\)"/\1/p' include/grassflow.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+$(BUILD)/libgrassflow.so: $(LIB_OBJ) Makefile
+	$(CC) -shared -Wl,-soname,libgrassflow.so.$(SOMAJOR) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 $(BUILD)/grassflow: $(CLI_OBJ) $(BUILD)/libgrassflow.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgrassflow.a $(LDLIBS)
@@ -79,6 +84,27 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) $(LDFLAGS) -o $@ $< $(BUILD)/libgrassflow.a $(LDLIBS)
 
+# --- install: lib/libgrassflow.{a,so}, include/grassflow.h, lib/pkgconfig/grassflow.pc -----------------
+# `pkg-config --cflags --libs grassflow` links the shared library; `--static` adds what libgrassflow.a
+# needs: cJSON and liblzma (their own .pc files), OpenMP, libm and the same OpenBLAS this build links.
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+PC_LIBS_PRIVATE := $(filter-out -lcjson -llzma,$(LDFLAGS) $(LDLIBS))
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -m 644 $(BUILD)/libgrassflow.a $(DESTDIR)$(LIBDIR)/libgrassflow.a
+	install -m 755 $(BUILD)/libgrassflow.so $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(VERSION)
+	ln -sf libgrassflow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(SOMAJOR)
+	ln -sf libgrassflow.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgrassflow.so
+	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Name: grassflow' \
+	    'Description: Grassmann-flow and Transformer language models on CPUs' 'Version: $(VERSION)' \
+	    'Requires.private: libcjson liblzma' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lgrassflow' \
+	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
+
 # The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
 demo: all
 	bash scripts/demo.sh
@@ -87,7 +113,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-train test-trust test-fuzz test-bench test-san
+test: test-c test-parity test-cli test-train test-install test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -102,6 +128,10 @@ test-cli: all examples
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
 	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
+
+# make install into a temporary prefix, then every example built against it with pkg-config alone
+test-install: all
+	$(TEST_ENV) bash tests/install.sh $(BUILD)
 
 # hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
 # runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)

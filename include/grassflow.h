@@ -302,6 +302,127 @@ char *gf_st_metadata(const gf_st_file *f, const char *key);
 /* A model from an already-read checkpoint file (gf_model_load = gf_st_read + this). */
 gf_model *gf_model_from_safetensors(const gf_st_file *f);
 
+/* ------------------------------------------------------------------------------------------------ */
+/* Tokenizers: text <-> token ids                                                                   */
+/*                                                                                                  */
+/*     gf_tokenizer *t = gf_wordpiece_load("data/bert-base-uncased/vocab.txt");                     */
+/*     int32_t *ids; int64_t n;                                                                     */
+/*     if (gf_tokenizer_encode(t, text, strlen(text), "text", &ids, &n)) puts(gf_last_error());     */
+/*     char *back = gf_tokenizer_decode(t, ids, n, NULL);                                           */
+/*     free(back); free(ids); gf_tokenizer_free(t);                                                 */
+/*                                                                                                  */
+/*   word       whitespace-split words, <eos> at every line end (the pytorch/examples WikiText      */
+/*              convention); unknown words map to <unk>. Any bytes are accepted.                    */
+/*   char       Unicode code points of UTF-8 text (invalid UTF-8: an error naming its offset).      */
+/*   byte       the 256 byte values.                                                                */
+/*   wordpiece  BERT uncased: basic tokenization then greedy longest-match WordPiece with ##        */
+/*              continuations and [UNK] (invalid UTF-8: an error naming its byte offset).           */
+
+typedef enum { GF_TOK_WORD = 0, GF_TOK_CHAR, GF_TOK_BYTE, GF_TOK_WORDPIECE } gf_tok_kind;
+typedef struct gf_tokenizer gf_tokenizer;
+
+/* A WordPiece tokenizer from a BERT vocab.txt (plain or .xz; id = line number - 1). */
+gf_tokenizer *gf_wordpiece_load(const char *vocab_path);
+/* The byte tokenizer (256 ids, id = byte value). */
+gf_tokenizer *gf_tokenizer_bytes(void);
+/* A word or char tokenizer whose vocabulary is built from training text[0..n) (word: order of first
+ * appearance plus <eos> and <unk>; char: the sorted code points). GF_TOK_BYTE gives the byte tokenizer. */
+gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *train_text, size_t n);
+/* The saved form, as checkpoints store it: {"kind": "...", "vocab": [...]} (malloc'd JSON). */
+char *gf_tokenizer_to_json(const gf_tokenizer *t);
+/* A tokenizer from its saved form; `source` names where the JSON came from in error messages. */
+gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source);
+void gf_tokenizer_free(gf_tokenizer *t);
+
+gf_tok_kind gf_tokenizer_kind(const gf_tokenizer *t);
+const char *gf_tok_kind_name(gf_tok_kind k);   /* "word", "char", "byte", "wordpiece" */
+int64_t gf_tokenizer_vocab_size(const gf_tokenizer *t);
+/* The piece of token `id` (*len bytes; the byte tokenizer's piece of id 0 is one NUL byte), or NULL for an
+ * id outside the vocabulary. Valid as long as t. */
+const char *gf_tokenizer_piece(const gf_tokenizer *t, int32_t id, size_t *len);
+/* The id of piece[0..len), or -1 if it is not in the vocabulary. */
+int32_t gf_tokenizer_find(const gf_tokenizer *t, const char *piece, size_t len);
+/* The special tokens, -1 if the tokenizer has none: unknown (word <unk>, WordPiece [UNK]) and end of line
+ * (word <eos>). */
+int32_t gf_tokenizer_unk_id(const gf_tokenizer *t);
+int32_t gf_tokenizer_eos_id(const gf_tokenizer *t);
+
+/* The ids of text[0..n) into *ids (malloc'd, caller frees; NULL when *n_ids is 0). On error (invalid
+ * UTF-8, a character outside a char vocabulary) the message names `what` (e.g. a path; NULL: "text") and
+ * the byte offset, and *ids is NULL. */
+int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                        int64_t *n_ids);
+/* The ids a model continues `prompt` from: those of gf_tokenizer_encode, except that a word-level prompt
+ * that does not end in a newline continues its line (no final <eos>), and an empty prompt is one start
+ * token (<eos> for words, "\n" for char and byte if in the vocabulary, else id 0). Never empty. */
+int gf_tokenizer_encode_prompt(const gf_tokenizer *t, const char *prompt, size_t n, const char *what,
+                               int32_t **ids, int64_t *n_ids);
+/* The text of ids (n) (malloc'd, NUL-terminated; *len, if given, is its length in bytes: the byte
+ * tokenizer may put NULs inside): words joined by spaces with <eos> as a newline; chars and bytes
+ * concatenated; WordPiece pieces joined by spaces with ## continuations glued to the previous piece.
+ * Ids outside the vocabulary are skipped. */
+char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, size_t *len);
+
+/* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
+ * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
+ * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error. */
+gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Incremental detokenisation: print text as tokens arrive                                          */
+/*                                                                                                  */
+/*     gf_detok *d = gf_detok_create(t, prompt, strlen(prompt));                                    */
+/*     fputs(prompt, stdout);                                                                       */
+/*     for each sampled id: { s = gf_detok_push(d, id, &len); fwrite(s, 1, len, stdout); }          */
+/*     s = gf_detok_flush(d, &len); fwrite(s, 1, len, stdout); gf_detok_free(d);                    */
+/*                                                                                                  */
+/* Each push costs O(piece length). Without a prompt the pieces concatenate to exactly              */
+/* gf_tokenizer_decode of the whole sequence. Byte tokenizers hold back an incomplete UTF-8         */
+/* sequence until it completes (or turns out invalid: then its bytes go out as they are); the       */
+/* flush returns what is held back. With a prompt, a word or WordPiece continuation of a prompt     */
+/* that does not end in a newline starts with a space (unless it starts with a newline): the text   */
+/* is prompt, that space, then the decoded continuation, as `grassflow generate` prints it.         */
+
+typedef struct gf_detok gf_detok;
+
+/* prompt may be NULL (n 0); only its last byte and whether it is empty matter. t must outlive d. */
+gf_detok *gf_detok_create(const gf_tokenizer *t, const char *prompt, size_t n);
+/* The text token id adds (*len bytes, NUL-terminated; may be empty), valid until the next call. */
+const char *gf_detok_push(gf_detok *d, int32_t id, size_t *len);
+/* The bytes still held back (an incomplete UTF-8 sequence of a byte tokenizer): call it at the end. */
+const char *gf_detok_flush(gf_detok *d, size_t *len);
+void gf_detok_free(gf_detok *d);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Sampling the next token                                                                          */
+/*                                                                                                  */
+/*     gf_sampler *smp = gf_sampler_create(V, (gf_sampler_params){.temperature = 0.8, .top_k = 40,  */
+/*                                                                .top_p = 0.95, .seed = 1234});    */
+/*     int32_t next = gf_sampler_sample(smp, logits);    // -1 (gf_last_error): non-finite logits   */
+/*                                                                                                  */
+/* Temperature 0 is greedy (the first largest logit). Otherwise p = exp((logit - max) / T);         */
+/* the candidates are ordered by p, largest first (ties: the smaller id first), cut to the          */
+/* top_k first (0 = all), then to the shortest prefix holding at least top_p of their mass          */
+/* (1 = all), and one is drawn in that order with the n-th uniform number of a counter-based        */
+/* generator keyed by the seed (n counts the draws): the same seed gives the same tokens,           */
+/* whatever else the program does. Neither cut sorts the whole vocabulary: top-k selects its k      */
+/* and sorts only those, the rest is found by a weighted selection; the tokens are exactly          */
+/* those of a full sort (src/infer/sample.c).                                                       */
+
+typedef struct gf_sampler_params {
+    double temperature;   /* >= 0; 0 = greedy */
+    int64_t top_k;        /* >= 0; 0 = no cut */
+    double top_p;         /* in (0, 1]; 1 = no cut */
+    uint64_t seed;
+} gf_sampler_params;
+typedef struct gf_sampler gf_sampler;
+
+gf_sampler *gf_sampler_create(int64_t vocab_size, gf_sampler_params p);
+/* The next token for logits (vocab_size), or -1 (gf_last_error) if a logit is NaN or infinite. Each call
+ * takes the next number of the generator (greedy ones too; a failed call takes none). */
+int32_t gf_sampler_sample(gf_sampler *s, const float *logits);
+void gf_sampler_free(gf_sampler *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -106,5 +106,33 @@ cmp -s "$tmp/ex1" "$tmp/ex2" && pass "example: deterministic" || fail "example: 
 want="position 32 is past max_len 32 .*learned positions"; expect 1 "example: learned positions stop at max_len with a clear error" "$EX" "$tmp/tlearned.safetensors" 40 5
 want="prompt token '99': stream: token id 99 is outside the vocabulary"; expect 1 "example: a prompt id outside the vocabulary" "$EX" "$tmp/tlearned.safetensors" 4 99
 
+echo "cli: the text-generation example (examples/generate.c, public API only) against grassflow generate"
+EXG="$BUILD/examples/generate"
+$PY - "$tmp/small.txt" <<'PYEOF'
+import random, sys
+random.seed(5)
+words = "the game of café naïve 日本 über a an story ends begins 😀 and then".split()
+open(sys.argv[1], "w").write("".join(" ".join(random.choice(words) for _ in range(random.randint(2, 12))) + "\n" for _ in range(400)))
+PYEOF
+# words with learned positions (60 tokens slide past max_len 32); bytes (UTF-8 split across tokens), pos none
+TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no-cache"
+"$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/gw" >/dev/null 2>&1 || fail "train a word checkpoint"
+"$GF" train --model transformer-tiny --set pos=none --tokenizer byte $TR --out "$tmp/gb" >/dev/null 2>&1 || fail "train a byte checkpoint"
+for ck in gw gb; do
+    for prompt in "the game" "" "café
+"; do
+        label=${prompt//$'\n'/\\n}
+        a=$("$GF" generate --ckpt "$tmp/$ck/last.safetensors" --prompt "$prompt" --tokens 60 --temperature 0 2>/dev/null | od -c)
+        b=$("$EXG" "$tmp/$ck/last.safetensors" "$prompt" 60 0 2>"$tmp/err" | od -c)
+        [ -n "$a" ] && [ "$a" = "$b" ] && pass "example: $ck greedy text after '$label' equals grassflow generate's" || fail "example: $ck '$label': $(head -c 300 "$tmp/err")"
+        a=$("$GF" generate --ckpt "$tmp/$ck/last.safetensors" --prompt "$prompt" --tokens 60 --temperature 1.2 --top-k 40 --top-p 0.9 --seed 8 --stream 2>/dev/null | od -c)
+        b=$("$EXG" "$tmp/$ck/last.safetensors" "$prompt" 60 1.2 40 0.9 8 2>/dev/null | od -c)
+        [ "$a" = "$b" ] && pass "example: $ck sampled text (top-k, top-p, seed) equals grassflow generate --stream's" || fail "example: $ck sampled '$label' differs"
+    done
+done
+want="has no tokenizer"; expect 1 "example: a checkpoint without a tokenizer" "$EXG" "$tmp/gnone.safetensors" "x" 5
+want="TOP_K 'many' is not a non-negative integer"; expect 2 "example: a bad argument" "$EXG" "$tmp/gw/last.safetensors" "x" 5 1 many
+want="sampler: temperature -1"; expect 1 "example: a bad temperature" "$EXG" "$tmp/gw/last.safetensors" "x" 5 -1
+
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
 echo "cli: all passed"

@@ -26,8 +26,7 @@ const char *cli_data_dir(void);
 /* Where tokenized corpora are cached: $GRASSFLOW_CACHE, $XDG_CACHE_HOME/grassflow, ~/.cache/grassflow
  * (NULL: none). */
 const char *cli_cache_dir(void);
-/* Load a checkpoint and the tokenizer stored with it (*tok NULL if the checkpoint has none); with
- * train_json non-NULL, also its training recipe (malloc'd JSON, NULL if none). The file is read once. */
+/* gf_checkpoint_load (the checkpoint, its tokenizer and, with train_json, its training recipe). */
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json);
 /* Parse a float flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);

@@ -1,13 +1,11 @@
 /* grassflow generate: sample text from a checkpoint, with the streaming engine (constant work per token
  * for Grassmann layers, a KV cache for attention) or, with --no-cache, by recomputing the window. */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/rng.h"
 #include "data/tokenizer.h"
 
 static void help(void) {
@@ -29,53 +27,79 @@ static void help(void) {
            "                     checking: greedy output is the same both ways)\n");
 }
 
-typedef struct {
-    float p;
-    int32_t id;
-} cand;
+/* Where the next-token logits come from: the stream fed what it has not seen yet, or (--no-cache) a
+ * forward over the whole context. */
+typedef struct gen_ctx {
+    gf_model *m;
+    gf_stream *st;        /* NULL with --no-cache */
+    int64_t fed, start;   /* the stream has consumed ids[start .. fed) */
+} gen_ctx;
 
-static int by_p_desc(const void *a, const void *b) {
-    float x = ((const cand *)a)->p, y = ((const cand *)b)->p;
-    if (x != y) return x < y ? 1 : -1;
-    return ((const cand *)a)->id - ((const cand *)b)->id;
+/* The logits (V) after ids (n), or NULL (gf_last_error). */
+static const float *next_logits(gen_ctx *g, const int32_t *ids, int64_t n) {
+    const gf_config *cfg = gf_model_config(g->m);
+    const int64_t V = cfg->vocab_size, W = cfg->max_len;
+    const bool learned = cfg->pos == GF_POS_LEARNED;
+    if (!g->st) { /* the whole context (the last max_len tokens with learned positions) */
+        int64_t T = learned && n > W ? W : n;
+        if (gf_model_forward(g->m, ids + n - T, NULL, 1, T, NULL)) return NULL;
+        return gf_model_logits(g->m) + (T - 1) * V;
+    }
+    if (learned && n - g->start > W) { /* learned positions end at max_len: slide the window */
+        if (g->start == 0)
+            fprintf(stderr, "generate: past max_len %lld with learned positions, each token re-reads the last %lld "
+                            "tokens (a model with pos none or sinusoidal streams at constant cost)\n",
+                    (long long)W, (long long)W);
+        gf_stream_reset(g->st);
+        g->start = g->fed = n - W;
+    }
+    /* the context without logits, then the last token with them */
+    const float *last = NULL;
+    if (gf_stream_feed(g->st, ids + g->fed, n - 1 - g->fed) == 0) last = gf_stream_step(g->st, ids[n - 1]);
+    g->fed = n;
+    return last;
 }
 
-/* Pick the next token from logits (V). */
-static int32_t sample(const float *logits, int64_t V, double temperature, int64_t top_k, double top_p, uint64_t key,
-                      uint64_t counter, cand *buf) {
-    if (temperature <= 0.0) {
-        int64_t best = 0;
-        for (int64_t v = 1; v < V; v++)
-            if (logits[v] > logits[best]) best = v;
-        return (int32_t)best;
+static void put(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
+
+/* Sample n_new tokens after ids; print the prompt and the text (as it comes with stream_out). */
+static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, gf_ids *ids, int64_t n_new,
+                    gf_sampler *smp, bool stream_out) {
+    const int64_t n_prompt = ids->n;
+    gf_detok *d = gf_detok_create(tok, prompt, strlen(prompt));
+    if (!d) return cli_error("%s", gf_last_error());
+    int rc = EXIT_OK;
+    size_t len;
+    const char *piece;
+    if (stream_out) {
+        put(prompt, strlen(prompt));
+        fflush(stdout);
     }
-    float mx = logits[0];
-    for (int64_t v = 1; v < V; v++) mx = logits[v] > mx ? logits[v] : mx;
-    for (int64_t v = 0; v < V; v++) {
-        buf[v].p = expf((float)((logits[v] - mx) / temperature));
-        buf[v].id = (int32_t)v;
-    }
-    qsort(buf, (size_t)V, sizeof *buf, by_p_desc);
-    int64_t n = top_k > 0 && top_k < V ? top_k : V;
-    double total = 0.0;
-    for (int64_t i = 0; i < n; i++) total += buf[i].p;
-    if (top_p < 1.0) {
-        double acc = 0.0;
-        int64_t keep = 0;
-        while (keep < n) {
-            acc += buf[keep++].p / total;
-            if (acc >= top_p) break;
+    for (int64_t i = 0; i < n_new && rc == EXIT_OK; i++) {
+        const float *last = next_logits(g, ids->v, ids->n);
+        int32_t next = last ? gf_sampler_sample(smp, last) : -1;
+        if (next < 0 || gf_ids_push(ids, next)) {
+            rc = cli_error("%s", gf_last_error());
+        } else if (stream_out) { /* the text this token adds */
+            piece = gf_detok_push(d, next, &len);
+            put(piece, len);
+            fflush(stdout);
         }
-        n = keep;
-        total = 0.0;
-        for (int64_t i = 0; i < n; i++) total += buf[i].p;
     }
-    double u = (double)gf_uniform(key, counter) * total, acc = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        acc += buf[i].p;
-        if (u < acc) return buf[i].id;
+    if (rc == EXIT_OK && !stream_out) { /* the prompt as given, then the continuation */
+        put(prompt, strlen(prompt));
+        for (int64_t i = n_prompt; i < ids->n; i++) {
+            piece = gf_detok_push(d, ids->v[i], &len);
+            put(piece, len);
+        }
     }
-    return buf[n - 1].id;
+    if (rc == EXIT_OK) {
+        piece = gf_detok_flush(d, &len);
+        put(piece, len);
+        printf("\n");
+    }
+    gf_detok_free(d);
+    return rc;
 }
 
 int cmd_generate(int argc, char **argv) {
@@ -106,101 +130,26 @@ int cmd_generate(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("generate", "unexpected argument '%s'", argv[optind]);
     if (!ckpt) return cli_usage_error("generate", "--ckpt FILE is required");
     gf_tokenizer *tok = NULL;
-    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
+    gf_model *m = gf_checkpoint_load(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());
     if (!tok) {
         gf_model_free(m);
         return cli_error("%s has no tokenizer (it was not made by grassflow train), so text cannot be encoded", ckpt);
     }
-    const gf_config *cfg = gf_model_config(m);
-    const int64_t V = cfg->vocab_size, W = cfg->max_len;
     gf_ids ids = {0};
-    rc = EXIT_OK;
-    size_t plen = strlen(prompt);
-    if (gf_tokenize(tok, prompt, plen, "--prompt", &ids)) {
+    gen_ctx g = {.m = m};
+    gf_sampler *smp = NULL;
+    gf_sampler_params sp = {.temperature = temperature, .top_k = top_k, .top_p = top_p, .seed = (uint64_t)seed};
+    if (gf_tokenizer_encode_prompt(tok, prompt, strlen(prompt), "--prompt", &ids.v, &ids.n) ||
+        !(smp = gf_sampler_create(gf_model_config(m)->vocab_size, sp)) ||
+        (!no_cache && !(g.st = gf_stream_create(m)))) {
         rc = cli_error("%s", gf_last_error());
-        goto done;
+    } else {
+        ids.cap = ids.n;
+        rc = generate(&g, tok, prompt, &ids, n_new, smp, stream_out);
     }
-    /* a word prompt gets <eos> at its end like every line; continue the line instead */
-    if (tok->kind == GF_TOK_WORD && ids.n > 0 && (plen == 0 || prompt[plen - 1] != '\n')) ids.n--;
-    if (ids.n == 0) {
-        int32_t start = tok->eos_id >= 0 ? tok->eos_id : 0;
-        if (tok->kind == GF_TOK_CHAR || tok->kind == GF_TOK_BYTE) {
-            int32_t nl = gf_vocab_find(&tok->vocab, "\n", 1);
-            if (nl >= 0) start = nl;
-        }
-        if (gf_ids_push(&ids, start)) { rc = cli_error("%s", gf_last_error()); goto done; }
-    }
-    cand *buf = malloc((size_t)V * sizeof *buf);
-    gf_stream *st = no_cache ? NULL : gf_stream_create(m);
-    if (!buf || (!no_cache && !st)) {
-        free(buf);
-        rc = cli_error("%s", no_cache || st ? "out of memory" : gf_last_error());
-        goto done;
-    }
-    const bool learned = cfg->pos == GF_POS_LEARNED;
-    const int64_t n_prompt = ids.n;
-    const uint64_t key = gf_key((uint64_t)seed, 0x5A3D1E);
-    int64_t fed = 0, start = 0; /* the stream has consumed ids[start .. fed) */
-    size_t printed = 0;
-    const char *sep = (tok->kind == GF_TOK_WORD || tok->kind == GF_TOK_WORDPIECE) && plen > 0 &&
-                              prompt[plen - 1] != '\n' ? " " : "";
-    if (stream_out) {
-        printf("%s", prompt);
-        fflush(stdout);
-    }
-    for (int64_t i = 0; i < n_new && rc == EXIT_OK; i++) {
-        const float *last;
-        if (no_cache) { /* the whole context (the last max_len tokens with learned positions) */
-            int64_t T = learned && ids.n > W ? W : ids.n;
-            if (gf_model_forward(m, ids.v + ids.n - T, NULL, 1, T, NULL)) {
-                rc = cli_error("%s", gf_last_error());
-                break;
-            }
-            last = gf_model_logits(m) + (T - 1) * V;
-        } else {
-            if (learned && ids.n - start > W) { /* learned positions end at max_len: slide the window */
-                if (start == 0)
-                    fprintf(stderr, "generate: past max_len %lld with learned positions, each token re-reads the "
-                                    "last %lld tokens (a model with pos none or sinusoidal streams at constant "
-                                    "cost)\n", (long long)W, (long long)W);
-                gf_stream_reset(st);
-                start = fed = ids.n - W;
-            }
-            /* the context without logits, then the last token with them */
-            last = NULL;
-            if (gf_stream_feed(st, ids.v + fed, ids.n - 1 - fed) == 0) last = gf_stream_step(st, ids.v[ids.n - 1]);
-            fed = ids.n;
-            if (!last) {
-                rc = cli_error("%s", gf_last_error());
-                break;
-            }
-        }
-        int32_t next = sample(last, V, temperature, top_k, top_p, key, (uint64_t)i, buf);
-        if (gf_ids_push(&ids, next)) rc = cli_error("%s", gf_last_error());
-        if (stream_out && rc == EXIT_OK) { /* print what the continuation's text gained */
-            char *cont = gf_detokenize(tok, ids.v + n_prompt, ids.n - n_prompt);
-            if (!cont) { rc = cli_error("out of memory"); break; }
-            size_t len = strlen(cont);
-            if (printed == 0 && len > 0 && cont[0] != '\n') printf("%s", sep);
-            if (len > printed) printf("%s", cont + printed);
-            printed = len > printed ? len : printed;
-            fflush(stdout);
-            free(cont);
-        }
-    }
-    free(buf);
-    gf_stream_free(st);
-    if (rc == EXIT_OK && stream_out) {
-        printf("\n");
-    } else if (rc == EXIT_OK) {
-        /* the prompt as given, then the continuation */
-        char *cont = gf_detokenize(tok, ids.v + n_prompt, ids.n - n_prompt);
-        if (!cont) { rc = cli_error("out of memory"); goto done; }
-        printf("%s%s%s\n", prompt, cont[0] && cont[0] != '\n' ? sep : "", cont);
-        free(cont);
-    }
-done:
+    gf_stream_free(g.st);
+    gf_sampler_free(smp);
     gf_ids_free(&ids);
     gf_tokenizer_free(tok);
     gf_model_free(m);

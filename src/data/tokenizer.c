@@ -1,6 +1,7 @@
 #include "data/tokenizer.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,45 +222,109 @@ int gf_tokenize(const gf_tokenizer *t, const char *text, size_t n, const char *w
     return gf_fail("unknown tokenizer kind");
 }
 
-char *gf_detokenize(const gf_tokenizer *t, const int32_t *ids, int64_t n) {
+bool gf_tok_piece_out(const gf_tokenizer *t, int32_t id, size_t len, char last, const char **piece, size_t *pl,
+                      bool *space) {
+    if (id < 0 || id >= t->vocab.n) return false;
+    const char *p = t->vocab.str[id];
+    size_t n = t->vocab.len[id];
+    *space = false;
+    if (t->kind == GF_TOK_WORD) {
+        if (id == t->eos_id) {
+            p = "\n";
+            n = 1;
+        } else {
+            *space = len > 0 && last != '\n';
+        }
+    } else if (t->kind == GF_TOK_WORDPIECE) {
+        if (n > 2 && p[0] == '#' && p[1] == '#') {
+            p += 2;
+            n -= 2;
+        } else {
+            *space = len > 0;
+        }
+    }
+    *piece = p;
+    *pl = n;
+    return true;
+}
+
+char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, size_t *out_len) {
     size_t cap = 64, len = 0;
     char *s = malloc(cap);
-    if (!s) return NULL;
+    if (!s) goto oom;
     for (int64_t i = 0; i < n; i++) {
-        if (ids[i] < 0 || ids[i] >= t->vocab.n) continue;
-        const char *p = t->vocab.str[ids[i]];
-        size_t pl = t->vocab.len[ids[i]];
-        const char *sep = "";
-        if (t->kind == GF_TOK_WORD) {
-            if (ids[i] == t->eos_id) {
-                p = "\n";
-                pl = 1;
-            } else if (len > 0 && s[len - 1] != '\n') {
-                sep = " ";
-            }
-        } else if (t->kind == GF_TOK_WORDPIECE) {
-            if (pl > 2 && p[0] == '#' && p[1] == '#') {
-                p += 2;
-                pl -= 2;
-            } else if (len > 0) {
-                sep = " ";
-            }
-        }
-        size_t need = len + strlen(sep) + pl + 1;
+        const char *p;
+        size_t pl;
+        bool space;
+        if (!gf_tok_piece_out(t, ids[i], len, len ? s[len - 1] : '\0', &p, &pl, &space)) continue;
+        size_t need = len + space + pl + 1;
         if (need > cap) {
             while (cap < need) cap *= 2;
             char *ns = realloc(s, cap);
-            if (!ns) {
-                free(s);
-                return NULL;
-            }
+            if (!ns) goto oom;
             s = ns;
         }
-        memcpy(s + len, sep, strlen(sep));
-        len += strlen(sep);
+        if (space) s[len++] = ' ';
         memcpy(s + len, p, pl);
         len += pl;
     }
     s[len] = '\0';
+    if (out_len) *out_len = len;
     return s;
+oom:
+    free(s);
+    gf_fail("out of memory decoding %lld token ids", (long long)n);
+    return NULL;
+}
+
+gf_tok_kind gf_tokenizer_kind(const gf_tokenizer *t) { return t->kind; }
+int64_t gf_tokenizer_vocab_size(const gf_tokenizer *t) { return t->vocab.n; }
+int32_t gf_tokenizer_unk_id(const gf_tokenizer *t) { return t->unk_id; }
+int32_t gf_tokenizer_eos_id(const gf_tokenizer *t) { return t->eos_id; }
+
+const char *gf_tokenizer_piece(const gf_tokenizer *t, int32_t id, size_t *len) {
+    if (id < 0 || id >= t->vocab.n) return NULL;
+    if (len) *len = t->vocab.len[id];
+    return t->vocab.str[id];
+}
+
+int32_t gf_tokenizer_find(const gf_tokenizer *t, const char *piece, size_t len) {
+    return gf_vocab_find(&t->vocab, piece, len);
+}
+
+int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                        int64_t *n_ids) {
+    gf_ids a = {0};
+    *ids = NULL;
+    *n_ids = 0;
+    if (gf_tokenize(t, text, n, what ? what : "text", &a)) {
+        gf_ids_free(&a);
+        return -1;
+    }
+    *ids = a.v;
+    *n_ids = a.n;
+    return 0;
+}
+
+int gf_tokenizer_encode_prompt(const gf_tokenizer *t, const char *prompt, size_t n, const char *what,
+                               int32_t **ids, int64_t *n_ids) {
+    if (gf_tokenizer_encode(t, prompt, n, what, ids, n_ids)) return -1;
+    /* a word prompt gets <eos> at its end like every line; continue the line instead */
+    if (t->kind == GF_TOK_WORD && *n_ids > 0 && (n == 0 || prompt[n - 1] != '\n')) --*n_ids;
+    if (*n_ids > 0) return 0;
+    int32_t start = t->eos_id >= 0 ? t->eos_id : 0;
+    if (t->kind == GF_TOK_CHAR || t->kind == GF_TOK_BYTE) {
+        int32_t nl = gf_vocab_find(&t->vocab, "\n", 1);
+        if (nl >= 0) start = nl;
+    }
+    int32_t *one = realloc(*ids, sizeof *one);
+    if (!one) {
+        free(*ids);
+        *ids = NULL;
+        return gf_fail("out of memory encoding %s", what ? what : "a prompt");
+    }
+    one[0] = start;
+    *ids = one;
+    *n_ids = 1;
+    return 0;
 }

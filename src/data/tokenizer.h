@@ -15,9 +15,10 @@
 #include <stdint.h>
 
 #include "data/vocab.h"
+#include "grassflow.h"
 
-typedef enum { GF_TOK_WORD = 0, GF_TOK_CHAR, GF_TOK_BYTE, GF_TOK_WORDPIECE } gf_tok_kind;
-
+/* The struct behind the public gf_tokenizer handle (include/grassflow.h declares its functions: loading,
+ * building, JSON form, encode, decode, pieces, special ids). */
 typedef struct gf_tokenizer {
     gf_tok_kind kind;
     gf_vocab vocab;
@@ -26,30 +27,17 @@ typedef struct gf_tokenizer {
     char *source;     /* wordpiece: the vocab file it came from (for messages) */
 } gf_tokenizer;
 
-const char *gf_tok_kind_name(gf_tok_kind k);
-
-/* word / char tokenizers with a vocabulary built from training text */
-gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *train_text, size_t n);
-/* a byte tokenizer */
-gf_tokenizer *gf_tokenizer_bytes(void);
-/* a WordPiece tokenizer from a BERT vocab.txt (plain or .xz); errors name the file and line */
-gf_tokenizer *gf_wordpiece_load(const char *vocab_path);
-/* a tokenizer from its saved form (kind + vocabulary as a JSON list of strings), as checkpoints store it */
-gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source);
-/* the saved form (malloc'd JSON: {"kind": "...", "vocab": [...]}) */
-char *gf_tokenizer_to_json(const gf_tokenizer *t);
-void gf_tokenizer_free(gf_tokenizer *t);
-
 /* Append the ids of text[0..n) to out. Invalid UTF-8 (char, wordpiece) is an error naming the byte
- * offset; `what` names the text in messages (a path). */
+ * offset; `what` names the text in messages (a path). gf_tokenizer_encode is this into a new array. */
 int gf_tokenize(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out);
 /* WordPiece only: the same, for one text (used by gf_tokenize). Appends; on error `out` is put back as
  * it was. Byte offsets in messages are relative to `text`. Special tokens written in the text ([UNK],
  * [CLS], [SEP], [PAD], [MASK], upper case) map to their own ids, as BertTokenizer.tokenize does. */
 int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out);
-
-/* Text of ids (malloc'd): words joined by spaces with <eos> as a newline; chars and bytes concatenated;
- * WordPiece pieces joined by spaces with ## continuations glued to the previous piece. */
-char *gf_detokenize(const gf_tokenizer *t, const int32_t *ids, int64_t n);
+/* How token id extends a decoded text that is `len` bytes long and ends in byte `last`: whether a space
+ * goes first, then piece[0..pl). false for an id outside the vocabulary (skipped). The one rule behind
+ * gf_tokenizer_decode and the incremental gf_detok. */
+bool gf_tok_piece_out(const gf_tokenizer *t, int32_t id, size_t len, char last, const char **piece, size_t *pl,
+                      bool *space);
 
 #endif

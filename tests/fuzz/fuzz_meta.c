@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (t) { /* a tokenizer that loads must also encode and decode */
         gf_ids ids = {0};
         gf_tokenize(t, s, size, "fuzz", &ids);
-        char *back = gf_detokenize(t, ids.v, ids.n);
+        char *back = gf_tokenizer_decode(t, ids.v, ids.n, NULL);
         free(back);
         gf_ids_free(&ids);
         gf_tokenizer_free(t);
