@@ -26,6 +26,7 @@
 #ifndef GRASSFLOW_H
 #define GRASSFLOW_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -422,6 +423,152 @@ gf_sampler *gf_sampler_create(int64_t vocab_size, gf_sampler_params p);
  * takes the next number of the generator (greedy ones too; a failed call takes none). */
 int32_t gf_sampler_sample(gf_sampler *s, const float *logits);
 void gf_sampler_free(gf_sampler *s);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Training: batches, data sources, evaluation, the training loop                                   */
+/*                                                                                                  */
+/*     gf_source *tr = gf_lm_source_create(train_ids, n_train, 128, 1234); // blocks of 129 tokens  */
+/*     gf_source *va = gf_lm_source_create(valid_ids, n_valid, 128, 1234);                          */
+/*     gf_train_opts o;                                                                             */
+/*     gf_train_opts_default(&o);                                                                   */
+/*     o.steps = 1000; snprintf(o.out_dir, sizeof o.out_dir, "runs/mine");                          */
+/*     gf_train(m, tr, va, &o, false, on_event, NULL, &res);  // OUT/last, best, state, metrics     */
+/*     gf_evaluate(m, va, 16, &loss, &n_counted);                                                   */
+/*     gf_source_free(tr); gf_source_free(va);                                                      */
+/*                                                                                                  */
+/* examples/train.c is a complete program. The trainer knows batches, never what an example is:     */
+/* blocks of text, sentence pairs, image patches are all sources.                                   */
+
+/* The batch type, gf_batch, is defined with the model above. */
+
+/* What a source's batches are checked for (gf_source.check). */
+typedef enum { GF_USE_TRAIN = 0, GF_USE_EVAL = 1 } gf_source_use;
+
+/* A data source: one split of a data set behind function pointers. Like sqlite3_vfs it opens with a
+ * version: a later version appends members, and the library reads a member only when `version` says
+ * the source has it. A source fills batches into memory it owns; a batch stays valid until the
+ * source's next fill. A source is used by one thread at a time. */
+#define GF_SOURCE_VERSION 1
+typedef struct gf_source gf_source;
+struct gf_source {
+    int version;   /* the GF_SOURCE_VERSION this source implements (>= 1) */
+    void *ctx;     /* handed to every function below */
+    /* ---- version 1 ---- */
+    /* Examples in one epoch (the LM source: blocks); the trainer's batch counts these. */
+    int64_t (*n_examples)(void *ctx);
+    /* Fill *batch with examples [first, first + n) of epoch `epoch`'s order, a permutation that depends
+     * on the epoch alone (and the source's seed): a resumed run jumps to any step without replaying the
+     * data. Expects 0 <= first, n >= 1, first + n <= n_examples; 0 or -1 (gf_last_error). */
+    int (*fill)(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *batch);
+    /* Optional, both or neither: the evaluation examples, which may be cut otherwise than the training
+     * ones (the LM source: every token but the first predicted once). NULL: evaluation walks fill's
+     * epoch-0 order. */
+    int64_t (*n_eval_examples)(void *ctx);
+    int (*fill_eval)(void *ctx, int64_t first, int64_t n, gf_batch *batch);
+    /* Optional: 0 if model m can take this source's batches for `use`, else -1 with a message (the LM
+     * source: blocks longer than learned positions allow, token ids outside the vocabulary, too few
+     * tokens for one example). gf_train and gf_evaluate call it before anything else. */
+    int (*check)(void *ctx, const gf_model *m, gf_source_use use);
+    /* Optional: frees ctx and the source itself (gf_source_free calls it). */
+    void (*destroy)(gf_source *s);
+};
+
+/* Free a source through its destroy member (nothing if it has none). NULL is fine. */
+void gf_source_free(gf_source *s);
+
+/* The language-model source over ids[0..n) (int32 token ids >= 0, borrowed: they must outlive the
+ * source). Training examples: the n / (seq_len + 1) contiguous, non-overlapping blocks of seq_len + 1
+ * tokens (inputs the first seq_len, targets the last seq_len), in an order shuffled per epoch by a
+ * Fisher-Yates shuffle keyed by (seed, epoch). Evaluation examples: blocks of seq_len + 1 tokens with
+ * stride seq_len, so every token but the first is predicted once; the last block is padded (input 0,
+ * target -1). */
+gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, uint64_t seed);
+
+/* Target-weighted mean loss of m over src's evaluation examples, `batch` examples per forward pass,
+ * dropout off: for the LM source, the token-weighted mean next-token loss over the whole split.
+ * n_counted (may be NULL): how many targets were counted. */
+int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted);
+
+/* -log softmax(logits)[target] of one row of V logits (0 <= target < V): the same log-sum-exp, in the
+ * same precision, as the loss of gf_model_forward (for scoring logits from gf_stream_step). */
+float gf_log_softmax_nll(const float *logits, int64_t V, int32_t target);
+
+/* Test hooks of the training loop (NULL members in production). */
+typedef struct gf_train_hooks {
+    /* After each step's backward passes: the step (1-based), its loss and global gradient norm, before
+     * the non-finite policy looks at them; it may change both (a test makes a loss NaN, as a diverging
+     * run would). */
+    void (*step_loss)(int64_t step, double *loss, double *grad_norm, void *ctx);
+    void *ctx;
+} gf_train_hooks;
+
+/* The training recipe. seq_len, corpus, tokenizer and model describe what the data and the model were
+ * made from: they are stored with the recipe (for --resume and eval), the trainer does not read them. */
+typedef struct gf_train_opts {
+    int64_t batch, seq_len;       /* examples per micro-batch; the LM source's block length */
+    int64_t steps, epochs;        /* total optimizer steps; 0: epochs * steps per epoch */
+    int64_t warmup, accum;        /* linear warmup steps; micro-batches per step */
+    int64_t eval_every, log_every;
+    int64_t stop_at;              /* stop (after saving) once this step is done, as if interrupted; 0: never */
+    int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
+    volatile const sig_atomic_t *interrupt; /* not stored: when *interrupt becomes non-zero (a signal handler),
+                                   * the current step finishes, the state is saved and gf_train returns
+                                   * GF_TRAIN_INTERRUPTED */
+    float lr, min_lr, wd, clip, beta1, beta2, eps;
+    uint64_t seed;                /* dropout masks (the sources take their own seed for the data order) */
+    char out_dir[512];
+    char corpus[512], tokenizer[512], model[512]; /* what the run was made from (stored, for resume) */
+    const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
+                                   * state, and checked on resume; NULL: none */
+    gf_train_hooks hooks;         /* not stored */
+} gf_train_opts;
+
+enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
+/* skip mode stops anyway after this many consecutive non-finite steps: the run is diverging */
+#define GF_MAX_NONFINITE_SKIPS 10
+/* gf_train's return value when opts.interrupt stopped it (state saved, resumable) */
+#define GF_TRAIN_INTERRUPTED 2
+
+/* AdamW 6e-4 -> 6e-5 cosine, 100 warmup steps, weight decay 0.01, clip 1.0, batch 32, seq_len 128,
+ * one epoch, eval every 500, log every 10, seed 1234. */
+void gf_train_opts_default(gf_train_opts *o);
+
+typedef enum {
+    GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_SKIPPED
+} gf_train_event_kind;
+
+typedef struct gf_train_event {
+    gf_train_event_kind kind;
+    int64_t step, total_steps, epoch;
+    double loss, lr, grad_norm, tokens_per_s, elapsed_s, eta_s; /* tokens: counted targets */
+    double val_loss, val_ppl, best_val_loss;
+    bool is_best;
+    const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
+    const char *what;             /* GF_EV_SKIPPED: what was not finite */
+} gf_train_event;
+
+typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
+
+typedef struct gf_train_result {
+    int64_t steps, tokens;        /* tokens: counted targets trained on */
+    double best_val_loss, last_val_loss, tokens_per_s, train_s, wall_s;
+} gf_train_result;
+
+/* Train m on the training source, evaluating on the validation source every eval_every steps and at
+ * the end: AdamW, warmup + cosine schedule, micro-batches weighted by their counted targets, global
+ * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
+ * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
+ * resume, the weights, moments and step come from OUT/state.safetensors (same config and tokenizer)
+ * and the run continues bit for bit. cb (may be NULL) gets progress events. Returns 0,
+ * GF_TRAIN_INTERRUPTED, or -1 (gf_last_error). */
+int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume,
+             gf_train_cb cb, void *ctx, gf_train_result *res);
+
+/* The learning rate at `step` (0-based) of `total`: linear warmup to lr, then cosine to min_lr. */
+double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double min_lr);
+
+/* Optimizer steps in one epoch of the training source (the last one may be short). */
+int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 
 #ifdef __cplusplus
 }

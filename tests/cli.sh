@@ -134,5 +134,21 @@ want="has no tokenizer"; expect 1 "example: a checkpoint without a tokenizer" "$
 want="TOP_K 'many' is not a non-negative integer"; expect 2 "example: a bad argument" "$EXG" "$tmp/gw/last.safetensors" "x" 5 1 many
 want="sampler: temperature -1"; expect 1 "example: a bad temperature" "$EXG" "$tmp/gw/last.safetensors" "x" 5 -1
 
+echo "cli: the training example (examples/train.c, public API only)"
+EXT="$BUILD/examples/train"
+expect 0 "example: trains a byte-level model from C" "$EXT" "$tmp/ex-train" 150
+if $PY - "$tmp/out" <<'PYEOF'
+import re, sys
+text = open(sys.argv[1]).read()
+steps = [float(x) for x in re.findall(r"^step +\d+/\d+ +loss ([0-9.]+)", text, re.M)]
+before, after = map(float, re.search(r"validation loss ([0-9.]+) -> ([0-9.]+)", text).groups())
+print("    training loss %.3f -> %.3f over %d log lines, validation loss %.3f -> %.3f" % (steps[0], steps[-1], len(steps), before, after))
+sys.exit(0 if len(steps) >= 10 and steps[-1] < steps[0] - 1.0 and after < before - 1.0 else 1)
+PYEOF
+then pass "example: the loss falls"; else fail "example: the loss does not fall: $(head -c 600 "$tmp/out")"; fi
+for f in last best state; do [ -s "$tmp/ex-train/$f.safetensors" ] && pass "example: wrote $f.safetensors" || fail "example: no $f.safetensors"; done
+printf '84 104 101 32 109 111 100 101 108\n' >"$tmp/bytes.txt"
+want=; expect 0 "example: its checkpoint scores with grassflow score" "$GF" score --ckpt "$tmp/ex-train/best.safetensors" --tokens "$tmp/bytes.txt"
+
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
 echo "cli: all passed"

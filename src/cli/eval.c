@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/error.h"
 #include "data/corpus.h"
 #include "train/trainer.h"
 
@@ -26,35 +25,53 @@ static void help(void) {
            "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
 }
 
-/* gf_evaluate's blocks (L + 1 tokens, stride L), each scored by a fresh stream one token at a time. */
-static int eval_stream(const gf_model *m, const int32_t *ids, int64_t n, int64_t L, double *mean_loss,
-                       int64_t *n_predicted) {
-    if (n < 2) return gf_fail("evaluation split has %lld tokens; at least 2 are needed", (long long)n);
-    const int64_t V = gf_model_config(m)->vocab_size;
+/* Row b of batch bt (B, T), scored by stream s from position 0, one token at a time: adds the loss of
+ * every counted target to *total and *counted. Positions after the last counted target are not fed. */
+static int stream_row(gf_stream *s, const gf_batch *bt, int64_t b, int64_t V, double *total, int64_t *counted) {
+    const int32_t *ids = bt->ids + b * bt->T, *tg = bt->targets + b * bt->T;
+    int64_t end = bt->T;
+    while (end > 0 && tg[end - 1] < 0) end--;
+    gf_stream_reset(s);
+    for (int64_t t = 0; t < end; t++) {
+        const float *lg = gf_stream_step(s, ids[t]);
+        if (!lg) return -1;
+        if (tg[t] < 0) continue;
+        *total += gf_log_softmax_nll(lg, V, tg[t]);
+        (*counted)++;
+    }
+    return 0;
+}
+
+/* gf_evaluate's examples (the LM source: blocks of L + 1 tokens, stride L), each scored by the streaming
+ * engine one token at a time from a fresh state. */
+static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int64_t *n_predicted) {
+    if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
+    const int64_t V = gf_model_config(m)->vocab_size, n = src->n_eval_examples(src->ctx);
     gf_stream *s = gf_stream_create(m);
     if (!s) return -1;
     double total = 0.0;
     int64_t counted = 0;
-    for (int64_t start = 0; start < n - 1; start += L) {
-        gf_stream_reset(s);
-        const int64_t len = n - 1 - start < L ? n - 1 - start : L;
-        for (int64_t t = 0; t < len; t++) {
-            const float *lg = gf_stream_step(s, ids[start + t]);
-            if (!lg) {
-                gf_stream_free(s);
-                return -1;
-            }
-            double mx = lg[0], z = 0.0;
-            for (int64_t v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
-            for (int64_t v = 0; v < V; v++) z += exp((double)lg[v] - mx);
-            total += mx + log(z) - (double)lg[ids[start + t + 1]];
-            counted++;
-        }
+    int rc = 0;
+    for (int64_t k = 0; k < n && !rc; k++) {
+        gf_batch bt;
+        rc = src->fill_eval(src->ctx, k, 1, &bt);
+        for (int64_t b = 0; b < bt.B && !rc; b++) rc = stream_row(s, &bt, b, V, &total, &counted);
     }
     gf_stream_free(s);
+    if (rc) return -1;
     *mean_loss = total / (double)counted;
     *n_predicted = counted;
     return 0;
+}
+
+/* Score split si of corpus c with m: batched (gf_evaluate) or streamed. */
+static int eval_split(gf_model *m, const gf_corpus *c, int si, int64_t L, int64_t B, bool stream, double *loss,
+                      int64_t *n) {
+    gf_source *src = gf_lm_source_create(c->split[si].v, c->split[si].n, L, 0);
+    if (!src) return -1;
+    int rc = stream ? eval_stream(m, src, loss, n) : gf_evaluate(m, src, B, loss, n);
+    gf_source_free(src);
+    return rc;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -119,8 +136,7 @@ int cmd_eval(int argc, char **argv) {
     } else {
         double loss;
         int64_t n;
-        if (stream ? eval_stream(m, c->split[si].v, c->split[si].n, L, &loss, &n)
-                   : gf_evaluate(m, c->split[si].v, c->split[si].n, L, B, &loss, &n)) {
+        if (eval_split(m, c, si, L, B, stream, &loss, &n)) {
             rc = cli_error("%s", gf_last_error());
         } else if (json) {
             printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", split, (long long)n, loss,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/testhooks.h"
 #include "data/corpus.h"
 #include "train/trainer.h"
 
@@ -172,7 +173,7 @@ static void on_signal(int sig) { g_signal = sig; }
 
 /* First signal: set the flag (the trainer saves and stops after its current step); the handler resets
  * itself, so a second signal ends the process at once (the checkpoints are written atomically). */
-static void catch_signals(recipe *r) {
+static void catch_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -180,7 +181,6 @@ static void catch_signals(recipe *r) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    r->o.interrupt = &g_signal;
 }
 
 /* ---- one training run ------------------------------------------------------------------------------------- */
@@ -198,90 +198,110 @@ static int load_corpus(const recipe *r, const gf_tokenizer *fixed, gf_corpus **o
     return EXIT_OK;
 }
 
+/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at is kept from r). */
+static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/state.safetensors", resume_dir);
+    gf_st_file *f = gf_st_read(path);
+    if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
+    char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
+    int bad = !cj || !rj || !tj || gf_config_from_json(cj, path, cfg);
+    int64_t stop_at = r->o.stop_at;
+    if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o);
+    if (!bad) *saved_tok = gf_tokenizer_from_json(tj, path);
+    bad = bad || !*saved_tok;
+    r->o.stop_at = stop_at;
+    snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir);
+    free(cj);
+    free(rj);
+    free(tj);
+    gf_st_free(f);
+    if (bad) return cli_error("%s: cannot resume: %s", path, gf_last_error());
+    return EXIT_OK;
+}
+
+/* A new run's config: the vocabulary of the corpus, --dropout, and the model's name for the recipe. */
+static int new_run_config(const cli_model_opts *mo, recipe *r, const gf_corpus *corpus, gf_config *cfg) {
+    char kv[64];
+    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)corpus->tok->vocab.n);
+    if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+    if (r->dropout >= 0) {
+        snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
+        if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+    }
+    snprintf(r->o.model, sizeof r->o.model, "%s", mo->preset ? mo->preset : mo->config_path);
+    return EXIT_OK;
+}
+
+/* Perplexity of OUT/best.safetensors on the test split, in blocks of the run's seq_len. */
+static int test_ppl(const recipe *r, const gf_corpus *corpus, double *ppl) {
+    char bp[700];
+    snprintf(bp, sizeof bp, "%s/best.safetensors", r->o.out_dir);
+    const gf_ids *test = &corpus->split[GF_TEST];
+    gf_model *best = gf_model_load(bp);
+    gf_source *src = best ? gf_lm_source_create(test->v, test->n, r->o.seq_len, r->o.seed) : NULL;
+    double tl;
+    int rc = !src || gf_evaluate(best, src, r->o.batch, &tl, NULL) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    if (!rc) *ppl = exp(tl);
+    gf_source_free(src);
+    gf_model_free(best);
+    return rc;
+}
+
+/* Train m on the corpus's training split (blocks of the recipe's seq_len), validating on its valid split. */
+static int train_on_corpus(gf_model *m, recipe *r, const gf_corpus *corpus, bool resume, const char *label,
+                           gf_train_result *res) {
+    const gf_ids *tr = &corpus->split[GF_TRAIN], *va = &corpus->split[GF_VALID];
+    if (gf_model_config(m)->vocab_size != corpus->tok->vocab.n)
+        return cli_error("the model's vocab_size %lld differs from the corpus vocabulary (%lld tokens)",
+                         (long long)gf_model_config(m)->vocab_size, (long long)corpus->tok->vocab.n);
+    gf_source *train = gf_lm_source_create(tr->v, tr->n, r->o.seq_len, r->o.seed);
+    gf_source *valid = train ? gf_lm_source_create(va->v, va->n, r->o.seq_len, r->o.seed) : NULL;
+    char *tok_json = gf_tokenizer_to_json(corpus->tok);
+    int rc = EXIT_OK;
+    if (!valid || !tok_json) {
+        rc = cli_error("%s", tok_json ? gf_last_error() : "out of memory starting training");
+        goto done;
+    }
+    fprintf(stderr, "%s: %s, %lld parameters, %s (%lld train tokens, vocabulary %lld), %lld steps/epoch, %s\n", label,
+            r->o.model, (long long)gf_model_num_params(m), r->o.corpus, (long long)tr->n,
+            (long long)corpus->tok->vocab.n, (long long)gf_steps_per_epoch(&r->o, train),
+            resume ? "resuming" : "from scratch");
+    /* set after the recipe is final: resuming reads it from the state, which knows neither */
+    r->o.tokenizer_json = tok_json;
+    r->o.interrupt = &g_signal;
+    cli_test_hooks_install(&r->o);
+    progress p = {.tty = isatty(2), .label = label};
+    int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
+    if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
+    if (trc == GF_TRAIN_INTERRUPTED) rc = 128 + (int)g_signal;
+    else if (trc) rc = cli_error("%s", gf_last_error());
+done:
+    r->o.tokenizer_json = NULL;
+    free(tok_json);
+    gf_source_free(train);
+    gf_source_free(valid);
+    return rc;
+}
+
 /* Train one model (new run or resume) and optionally score the test split with its best checkpoint. */
 static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
                run_summary *sum) {
     gf_corpus *corpus = NULL;
     gf_model *m = NULL;
     gf_tokenizer *saved_tok = NULL;
-    int rc;
     gf_config cfg;
-    if (resume_dir) {
-        char path[700];
-        snprintf(path, sizeof path, "%s/state.safetensors", resume_dir);
-        gf_st_file *f = gf_st_read(path);
-        if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
-        char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
-        int bad = !cj || !rj || !tj || gf_config_from_json(cj, path, &cfg);
-        int64_t stop_at = r->o.stop_at;
-        if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o);
-        if (!bad) saved_tok = gf_tokenizer_from_json(tj, path);
-        bad = bad || !saved_tok;
-        r->o.stop_at = stop_at;
-        snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir);
-        free(cj);
-        free(rj);
-        free(tj);
-        gf_st_free(f);
-        if (bad) {
-            gf_tokenizer_free(saved_tok);
-            return cli_error("%s: cannot resume: %s", path, gf_last_error());
-        }
-    } else {
-        if ((rc = cli_model_config(mo, "train", &cfg))) return rc;
-    }
-    if ((rc = load_corpus(r, saved_tok, &corpus))) goto done;
-    if (!resume_dir) {
-        char kv[64];
-        snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)corpus->tok->vocab.n);
-        if (gf_config_set(&cfg, kv)) { rc = cli_error("%s", gf_last_error()); goto done; }
-        if (r->dropout >= 0) {
-            snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
-            if (gf_config_set(&cfg, kv)) { rc = cli_error("%s", gf_last_error()); goto done; }
-        }
-        snprintf(r->o.model, sizeof r->o.model, "%s", mo->preset ? mo->preset : mo->config_path);
-    }
-    m = gf_model_create(&cfg);
-    if (!m) { rc = cli_error("%s", gf_last_error()); goto done; }
+    int rc = resume_dir ? resume_recipe(r, resume_dir, &cfg, &saved_tok) : cli_model_config(mo, "train", &cfg);
+    if (!rc) rc = load_corpus(r, saved_tok, &corpus);
+    if (!rc && !resume_dir) rc = new_run_config(mo, r, corpus, &cfg);
+    if (!rc && !(m = gf_model_create(&cfg))) rc = cli_error("%s", gf_last_error());
+    if (rc) goto done;
     gf_model_init(m, r->o.seed);
-    const int64_t spe = gf_steps_per_epoch(&r->o, corpus->split[GF_TRAIN].n);
-    fprintf(stderr, "%s: %s, %lld parameters, %s (%lld train tokens, vocabulary %lld), %lld steps/epoch, %s\n", label,
-            r->o.model, (long long)gf_model_num_params(m), r->o.corpus, (long long)corpus->split[GF_TRAIN].n,
-            (long long)corpus->tok->vocab.n, (long long)spe, resume_dir ? "resuming" : "from scratch");
-    progress p = {.tty = isatty(2), .label = label};
     gf_train_result res;
-    int trc = gf_train(m, corpus, &r->o, resume_dir != NULL, on_event, &p, &res);
-    if (trc == GF_TRAIN_INTERRUPTED) {
-        rc = 128 + (int)g_signal;
-        goto done;
-    }
-    if (trc) {
-        if (p.tty) fputc('\n', stderr);
-        rc = cli_error("%s", gf_last_error());
-        goto done;
-    }
-    if (p.tty) fputc('\n', stderr);
-    sum->params = gf_model_num_params(m);
-    sum->steps = res.steps;
-    sum->best_val_ppl = exp(res.best_val_loss);
-    sum->tokens_per_s = res.tokens_per_s;
-    sum->wall_s = res.wall_s;
-    sum->test_ppl = NAN;
-    if (test_eval) {
-        char bp[700];
-        snprintf(bp, sizeof bp, "%s/best.safetensors", r->o.out_dir);
-        gf_model *best = gf_model_load(bp);
-        double tl;
-        if (!best || gf_evaluate(best, corpus->split[GF_TEST].v, corpus->split[GF_TEST].n, r->o.seq_len, r->o.batch,
-                                 &tl, NULL)) {
-            gf_model_free(best);
-            rc = cli_error("%s", gf_last_error());
-            goto done;
-        }
-        sum->test_ppl = exp(tl);
-        gf_model_free(best);
-    }
-    rc = EXIT_OK;
+    if ((rc = train_on_corpus(m, r, corpus, resume_dir != NULL, label, &res))) goto done;
+    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps, .best_val_ppl = exp(res.best_val_loss),
+                         .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test_ppl = NAN};
+    if (test_eval) rc = test_ppl(r, corpus, &sum->test_ppl);
 done:
     gf_model_free(m);
     gf_corpus_free(corpus);
@@ -359,7 +379,7 @@ int cmd_train(int argc, char **argv) {
         snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out);
     }
     run_summary s;
-    catch_signals(&r);
+    catch_signals();
     int rc = run(&mo, &r, resume, "train", 0, &s);
     if (rc) return rc;
     char wt[32];

@@ -75,20 +75,17 @@ gf_atomic_file *gf_atomic_open(const char *path) {
     return f;
 }
 
-/* Fault injection for tests/kill.sh: GRASSFLOW_FAULT_WRITE_DELAY_US=N sleeps N microseconds before every
- * chunk written to a temporary file, so that a kill can land while a checkpoint is half written. */
-static void injected_write_delay(void) {
-    static long us = -1;
-    if (us < 0) {
-        const char *e = getenv("GRASSFLOW_FAULT_WRITE_DELAY_US");
-        us = e ? atol(e) : 0;
-    }
-    if (us > 0) usleep((useconds_t)us);
+static gf_write_hook write_hook;
+static void *write_hook_ctx;
+
+void gf_atomic_set_write_hook(gf_write_hook hook, void *ctx) {
+    write_hook = hook;
+    write_hook_ctx = ctx;
 }
 
 int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n) {
     const char *p = data;
-    injected_write_delay();
+    if (write_hook) write_hook(f->tmp, n, write_hook_ctx);
     while (n > 0) {
         ssize_t w = write(f->fd, p, n);
         if (w < 0) {

@@ -16,4 +16,10 @@ int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n);
 int gf_atomic_commit(gf_atomic_file *f);   /* frees f */
 void gf_atomic_abort(gf_atomic_file *f);   /* removes the temporary file, frees f */
 
+/* A test hook: called before every chunk gf_atomic_write writes, with the temporary file's path and the
+ * chunk's size (tests/kill.sh slows writes down through it so that kills land inside them). NULL: none.
+ * Set it before any write starts; the library itself never sets it. */
+typedef void (*gf_write_hook)(const char *tmp_path, size_t n, void *ctx);
+void gf_atomic_set_write_hook(gf_write_hook hook, void *ctx);
+
 #endif

@@ -1,0 +1,15 @@
+/* Fault injection for the shell tests, from the environment. The library has none: the trainer offers a
+ * step hook (gf_train_opts.hooks) and the atomic writer a write hook, and only the command-line tool
+ * installs them, from here:
+ *   GRASSFLOW_FAULT_NONFINITE=A[-B]     the loss of steps A..B (1-based) becomes NaN (tests/trust.sh)
+ *   GRASSFLOW_FAULT_WRITE_DELAY_US=N    every chunk written to a temporary checkpoint file waits N
+ *                                       microseconds first, so that kills land inside writes (tests/kill.sh) */
+#ifndef GF_CLI_TESTHOOKS_H
+#define GF_CLI_TESTHOOKS_H
+
+#include "grassflow.h"
+
+/* Install the hooks the environment asks for: the step hook into o, the write hook globally. */
+void cli_test_hooks_install(gf_train_opts *o);
+
+#endif

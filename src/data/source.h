@@ -1,0 +1,23 @@
+/* Helpers shared by data sources (the interface itself, gf_source, is public: include/grassflow.h). */
+#ifndef GF_DATA_SOURCE_H
+#define GF_DATA_SOURCE_H
+
+#include "grassflow.h"
+
+/* The example order of an epoch: perm (n) becomes a Fisher-Yates shuffle of 0..n-1 keyed by
+ * (seed, epoch). Any source that shuffles uses it, so that orders depend on (seed, epoch) alone. */
+void gf_epoch_order(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch);
+
+/* 0 if s is a source the library can use (a version it knows, the required members set, both or neither
+ * evaluation members), else -1 with a message naming `what` ("the training source"). */
+int gf_source_validate(const gf_source *s, const char *what);
+
+/* The evaluation examples of s: n_eval_examples and fill_eval, or fill's epoch-0 order without them. */
+int64_t gf_source_n_eval(gf_source *s);
+int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch);
+
+/* 0 if b is a batch the model can take (B, T >= 1, ids set, targets set if need_targets, 0 <= n_targets
+ * <= B*T), else -1 with a message naming `what` ("the training source"). */
+int gf_batch_check(const gf_batch *b, bool need_targets, const char *what);
+
+#endif

@@ -1,0 +1,97 @@
+/* The training recipe: defaults, and its JSON form (stored in every checkpoint and training state). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "train/trainer.h"
+
+void gf_train_opts_default(gf_train_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->batch = 32;
+    o->seq_len = 128;
+    o->epochs = 1;
+    o->warmup = 100;
+    o->accum = 1;
+    o->eval_every = 500;
+    o->log_every = 10;
+    o->lr = 6e-4f;
+    o->min_lr = 6e-5f;
+    o->wd = 0.01f;
+    o->clip = 1.0f;
+    o->beta1 = 0.9f;
+    o->beta2 = 0.95f;
+    o->eps = 1e-8f;
+    o->seed = 1234;
+}
+
+/* ---- the recipe as JSON (stored in checkpoints and in the training state) ----------------------------- */
+
+char *gf_train_opts_to_json(const gf_train_opts *o) {
+    cJSON *j = cJSON_CreateObject();
+#define I(f) cJSON_AddNumberToObject(j, #f, (double)o->f)
+#define S(f) cJSON_AddStringToObject(j, #f, o->f)
+    I(batch); I(seq_len); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
+    I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
+    cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
+    S(out_dir); S(corpus); S(tokenizer); S(model);
+#undef I
+#undef S
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed); /* exact, beyond 2^53 */
+    cJSON_AddStringToObject(j, "seed", seed);
+    char *s = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts *o) {
+    cJSON *j = cJSON_Parse(json);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return gf_fail("%s: the training recipe is not a JSON object", source);
+    }
+    gf_train_opts_default(o);
+    int rc = 0;
+    /* every number checked like the command line checks it: a recipe is read from files too */
+#define NUM(f, type, lo, hi)                                                                               \
+    do {                                                                                                   \
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, #f);                                         \
+        if (!cJSON_IsNumber(it)) {                                                                         \
+            rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                               \
+        } else if (!(it->valuedouble >= (double)(lo) && it->valuedouble <= (double)(hi)) ||                \
+                   ((type)0.5 == 0 && it->valuedouble != floor(it->valuedouble))) {                         \
+            rc = gf_fail("%s: the training recipe's \"%s\" is %g; expected %s in [%.15g, %.15g]", source, #f,      \
+                         it->valuedouble, (type)0.5 == 0 ? "an integer" : "a number", (double)(lo),         \
+                         (double)(hi));                                                                     \
+        } else {                                                                                           \
+            o->f = (type)it->valuedouble;                                                                  \
+        }                                                                                                  \
+    } while (0)
+#define STR(f)                                                                                             \
+    do {                                                                                                   \
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, #f);                                         \
+        if (cJSON_IsString(it)) snprintf(o->f, sizeof o->f, "%s", it->valuestring);                        \
+        else rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                             \
+    } while (0)
+    const double big = (double)(1LL << 52);
+    NUM(batch, int64_t, 1, 1 << 20); NUM(seq_len, int64_t, 1, 1 << 24); NUM(steps, int64_t, 0, big);
+    NUM(epochs, int64_t, 0, 1000000); NUM(warmup, int64_t, 0, big); NUM(accum, int64_t, 1, 1 << 20);
+    NUM(eval_every, int64_t, 0, big); NUM(log_every, int64_t, 1, big);
+    NUM(lr, float, 1e-12, 10); NUM(min_lr, float, 0, 10); NUM(wd, float, 0, 10); NUM(clip, float, 0, 1e30);
+    NUM(beta1, float, 0, 0.999999); NUM(beta2, float, 0, 0.999999999); NUM(eps, float, 1e-30, 1);
+    STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
+#undef NUM
+#undef STR
+    const cJSON *onf = cJSON_GetObjectItemCaseSensitive(j, "on_nonfinite"); /* optional: older runs lack it */
+    if (cJSON_IsString(onf) && !strcmp(onf->valuestring, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;
+    else if (onf && !(cJSON_IsString(onf) && !strcmp(onf->valuestring, "stop")))
+        rc = gf_fail("%s: the training recipe's \"on_nonfinite\" must be \"stop\" or \"skip\"", source);
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
+    if (cJSON_IsString(seed)) o->seed = strtoull(seed->valuestring, NULL, 10);
+    else rc = gf_fail("%s: the training recipe lacks \"seed\"", source);
+    cJSON_Delete(j);
+    return rc;
+}

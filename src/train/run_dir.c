@@ -1,0 +1,206 @@
+/* A training run's directory: checkpoints, the resumable state, metrics.jsonl (formats: run_dir.h). */
+#include "train/run_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
+
+/* A killed run can leave NAME.safetensors.tmp.PID behind (the rename never happened); the files it
+ * meant to replace are intact. Remove such leftovers when a run starts in the directory. */
+static void remove_stale_tmp(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strstr(e->d_name, ".safetensors.tmp.")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+/* Write, flush and remove a small file in dir: an unwritable or full directory fails here, before any
+ * training time is spent, instead of at the first checkpoint. */
+static int probe_out_dir(const char *dir) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/.grassflow-write-probe.%ld", dir, (long)getpid());
+    static const char buf[65536];
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(buf, 1, sizeof buf, f) == sizeof buf && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    int err = errno;
+    if (f) fclose(f);
+    unlink(path);
+    if (!ok)
+        return gf_fail("cannot write in the output directory %s: %s\nHINT: free some space or choose another --out",
+                       dir, strerror(err ? err : EIO));
+    return 0;
+}
+
+int gf_run_dir_prepare(const char *dir) {
+    const bool created = mkdir(dir, 0755) == 0;
+    if (!created && errno != EEXIST) return gf_fail("cannot create the output directory %s: %s", dir, strerror(errno));
+    if (probe_out_dir(dir)) {
+        if (created) rmdir(dir); /* a rejected run leaves nothing behind */
+        return -1;
+    }
+    remove_stale_tmp(dir);
+    return 0;
+}
+
+int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
+    *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json};
+    r->cfg_json = gf_config_to_json(gf_model_config(m), false);
+    r->recipe_json = gf_train_opts_to_json(o);
+    if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
+    return 0;
+}
+
+int gf_run_metrics_open(gf_run_dir *r, bool append) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
+    r->metrics = fopen(path, append ? "a" : "w");
+    if (!r->metrics) return gf_fail("cannot write %s: %s", path, strerror(errno));
+    return 0;
+}
+
+void gf_run_dir_close(gf_run_dir *r) {
+    if (r->metrics) fclose(r->metrics);
+    free(r->cfg_json);
+    free(r->recipe_json);
+    *r = (gf_run_dir){0};
+}
+
+int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss) {
+    char path[700], st[32], vl[64];
+    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    snprintf(st, sizeof st, "%lld", (long long)step);
+    snprintf(vl, sizeof vl, "%.9g", val_loss);
+    const char *keys[] = {"tokenizer", "train", "step", "val_loss"};
+    const char *vals[] = {r->tok_json, r->recipe_json, st, vl};
+    const int skip = r->tok_json ? 0 : 1; /* no tokenizer: leave its key out */
+    return gf_model_save_meta(m, path, keys + skip, vals + skip, 4 - skip);
+}
+
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best) {
+    char path[700], st[32], bv[64];
+    snprintf(path, sizeof path, "%s/state.safetensors", r->dir);
+    snprintf(st, sizeof st, "%lld", (long long)step);
+    snprintf(bv, sizeof bv, "%.17g", best);
+    int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m); /* moments: trainable tensors only */
+    gf_st_out ts[3] = {
+        {.name = "params", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_model_params(m)},
+        {.name = "adam_m", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_m(opt)},
+        {.name = "adam_v", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_v(opt)},
+    };
+    const char *keys[6] = {"config"}, *vals[6] = {r->cfg_json};
+    int k = 1;
+    if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
+    keys[k] = "train", vals[k++] = r->recipe_json;
+    keys[k] = "step", vals[k++] = st;
+    keys[k] = "best_val_loss", vals[k++] = bv;
+    keys[k] = "producer", vals[k++] = "grassflow " GF_VERSION;
+    return gf_st_write(path, ts, 3, keys, vals, k);
+}
+
+/* Whether the config JSON of a saved state (any format this version reads) describes the model whose
+ * config, in this version's form, is cur_json. */
+static bool same_config(const char *saved_json, const char *cur_json, const char *path) {
+    gf_config saved;
+    if (gf_config_from_json(saved_json, path, &saved)) return false;
+    char *s = gf_config_to_json(&saved, false);
+    bool same = s && !strcmp(s, cur_json);
+    free(s);
+    return same;
+}
+
+/* The saved run must be this one: same config, same tokenizer (or none in both). */
+static int same_run(const gf_run_dir *r, const char *path, const char *cfg, const char *tok) {
+    if (!same_config(cfg, r->cfg_json, path))
+        return gf_fail("%s: the saved run has another model config than the one given\nHINT: resume with the same "
+                       "--model/--config and --set options, or omit them", path);
+    if (!tok != !r->tok_json || (tok && strcmp(tok, r->tok_json) != 0))
+        return gf_fail("%s: the saved run used another tokenizer/vocabulary than this corpus gives", path);
+    return 0;
+}
+
+/* The step and best validation loss of a state's metadata. */
+static int parse_progress(const char *path, const char *st, const char *bv, int64_t *step, double *best) {
+    char *end1, *end2;
+    errno = 0;
+    long long stv = strtoll(st, &end1, 10);
+    double bvv = strtod(bv, &end2);
+    if (end1 == st || *end1 || errno || stv < 0 || stv > (1LL << 62))
+        return gf_fail("%s: step \"%.40s\" is not a step count (expected an integer >= 0)", path, st);
+    if (end2 == bv || *end2 || isnan(bvv))
+        return gf_fail("%s: best_val_loss \"%.40s\" is not a number (expected a loss, or inf before any evaluation)",
+                       path, bv);
+    *step = stv;
+    *best = bvv;
+    return 0;
+}
+
+/* Copy the state's params (n floats), adam_m and adam_v (nt each: the trainable tensors') into dst, all
+ * finite. */
+static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float *const dst[3], int64_t n,
+                       int64_t nt) {
+    const int64_t want[3] = {n, nt, nt};
+    for (int i = 0; i < 3; i++) {
+        if (ts[i]->dtype != GF_DT_F32 || ts[i]->numel != want[i])
+            return gf_fail("%s: tensor %s should hold %lld F32 values", path, ts[i]->name, (long long)want[i]);
+        memcpy(dst[i], ts[i]->data, (size_t)want[i] * sizeof(float));
+    }
+    for (int i = 0; i < 3; i++)
+        for (int64_t k = 0; k < want[i]; k++)
+            if (!isfinite(dst[i][k]))
+                return gf_fail("%s: tensor %s holds a non-finite value at index %lld; the state is corrupt\nHINT: "
+                               "start again, or from last.safetensors", path, ts[i]->name, (long long)k);
+    return 0;
+}
+
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/state.safetensors", r->dir);
+    gf_st_file *f = gf_st_read(path);
+    if (!f) return -1;
+    int rc = -1;
+    char *cfg = gf_st_metadata(f, "config"), *tok = gf_st_metadata(f, "tokenizer");
+    char *st = gf_st_metadata(f, "step"), *bv = gf_st_metadata(f, "best_val_loss");
+    const gf_st_tensor *ts[3] = {gf_st_find(f, "params"), gf_st_find(f, "adam_m"), gf_st_find(f, "adam_v")};
+    float *dst[3] = {gf_model_params(m), gf_adamw_m(opt), gf_adamw_v(opt)};
+    if (!cfg || (!tok && r->tok_json) || !st || !bv || !ts[0] || !ts[1] || !ts[2])
+        gf_fail("%s: not a grassflow training state (missing params, moments or metadata)", path);
+    else if (!same_run(r, path, cfg, tok) && !load_arenas(path, ts, dst, gf_model_num_params(m), gf_model_num_trainable(m)) &&
+             !parse_progress(path, st, bv, step, best))
+        rc = 0;
+    if (!rc) gf_adamw_set_steps(opt, *step);
+    free(cfg);
+    free(tok);
+    free(st);
+    free(bv);
+    gf_st_free(f);
+    return rc;
+}
+
+void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
+    FILE *f = r->metrics;
+    if (!f) return;
+    if (e->kind == GF_EV_STEP)
+        fprintf(f, "{\"step\": %lld, \"epoch\": %lld, \"loss\": %.6f, \"lr\": %.6g, \"grad_norm\": %.6g, "
+                   "\"tokens_per_s\": %.1f, \"elapsed_s\": %.2f}\n", (long long)e->step, (long long)e->epoch, e->loss,
+                e->lr, e->grad_norm, e->tokens_per_s, e->elapsed_s);
+    else if (e->kind == GF_EV_EVAL)
+        fprintf(f, "{\"step\": %lld, \"val_loss\": %.6f, \"val_ppl\": %.4f, \"best_val_loss\": %.6f, \"is_best\": %s}\n",
+                (long long)e->step, e->val_loss, e->val_ppl, e->best_val_loss, e->is_best ? "true" : "false");
+    else if (e->kind == GF_EV_SKIPPED)
+        fprintf(f, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", (long long)e->step, e->what);
+    fflush(f);
+}

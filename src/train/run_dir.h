@@ -1,0 +1,38 @@
+/* The files of a training run in its output directory OUT: last.safetensors and best.safetensors (the
+ * model with metadata tokenizer, train, step, val_loss), state.safetensors (params, adam_m, adam_v with
+ * metadata config, tokenizer, train, step, best_val_loss, producer: what --resume reads) and
+ * metrics.jsonl. Every checkpoint write is atomic. These formats are what older runs resume from. */
+#ifndef GF_TRAIN_RUN_DIR_H
+#define GF_TRAIN_RUN_DIR_H
+
+#include <stdio.h>
+
+#include "grassflow.h"
+
+typedef struct gf_run_dir {
+    const char *dir;          /* OUT (borrowed) */
+    char *cfg_json, *recipe_json;
+    const char *tok_json;     /* borrowed; NULL: the run has no tokenizer (the key is left out) */
+    FILE *metrics;
+} gf_run_dir;
+
+/* Create OUT if missing, write and remove a probe file (a full or read-only disk fails here, before any
+ * training time is spent; a directory created here is removed again) and remove temporary files a killed
+ * run left behind. */
+int gf_run_dir_prepare(const char *dir);
+/* The metadata of m's run under recipe o; then metrics.jsonl (appended to when resuming). */
+int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o);
+int gf_run_metrics_open(gf_run_dir *r, bool append);
+void gf_run_dir_close(gf_run_dir *r);
+
+/* OUT/name: the model with its run's metadata. */
+int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss);
+/* OUT/state.safetensors: weights, AdamW moments, step and best validation loss. */
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best);
+/* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. */
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best);
+
+/* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing). */
+void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
+
+#endif

@@ -1,0 +1,486 @@
+/* The data sources and the training loop: the LM source's blocks, epoch orders (pinned: old runs
+ * resume), evaluation blocking with its padded last block, jumps to any step; gf_evaluate and the one
+ * log-sum-exp; one optimizer step (micro-batches weighted by counted targets, the non-finite hook); the
+ * non-finite policy and a stopped-and-resumed run through gf_train. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "testlib.h"
+#include "train/trainer.h"
+
+/* ids[i] = i: a row's first input says which block it is. */
+static int32_t *iota_ids(int64_t n) {
+    int32_t *ids = talloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = (int32_t)i;
+    return ids;
+}
+
+/* The block order of epoch e, read from a fill of all n blocks of blocks of L + 1 ids 0, 1, 2, ... */
+static void read_order(gf_source *s, int64_t epoch, int64_t n, int64_t L, int64_t *order) {
+    gf_batch b;
+    assert_int_equal(s->fill(s->ctx, epoch, 0, n, &b), 0);
+    for (int64_t r = 0; r < n; r++) order[r] = b.ids[r * L] / (L + 1);
+}
+
+static void test_lm_blocks(void **state) {
+    (void)state;
+    const int64_t L = 4, n = 10 * (L + 1) + 3; /* 10 blocks and 3 tokens that make no block */
+    int32_t *ids = iota_ids(n);
+    gf_source *s = gf_lm_source_create(ids, n, L, 1234);
+    assert_non_null(s);
+    assert_int_equal(s->version, 1);
+    assert_int_equal(s->n_examples(s->ctx), 10);
+    gf_batch b;
+    assert_int_equal(s->fill(s->ctx, 0, 0, 10, &b), 0);
+    assert_int_equal(b.B, 10);
+    assert_int_equal(b.T, L);
+    assert_int_equal(b.n_targets, 10 * L);
+    int seen[10] = {0};
+    for (int64_t r = 0; r < 10; r++) {
+        const int32_t k = b.ids[r * L] / (int32_t)(L + 1);
+        assert_in_range(k, 0, 9);
+        seen[k]++;
+        for (int64_t t = 0; t < L; t++) { /* inputs: the block's first L tokens; targets: its last L */
+            assert_int_equal(b.ids[r * L + t], k * (L + 1) + t);
+            assert_int_equal(b.targets[r * L + t], k * (L + 1) + t + 1);
+        }
+    }
+    for (int k = 0; k < 10; k++)
+        if (seen[k] != 1) fail_msg("block %d appears %d times in epoch 0; expected once", k, seen[k]);
+    gf_source_free(s);
+}
+
+/* The orders of the code that wrote the runs on disk: a change here would change every resumed run. */
+static void test_lm_order_pinned(void **state) {
+    (void)state;
+    const int64_t L = 2, n = 12 * (L + 1);
+    static const int64_t want[4][12] = {{3, 10, 9, 7, 2, 6, 11, 1, 0, 5, 4, 8},
+                                        {0, 1, 9, 2, 8, 5, 4, 3, 11, 6, 10, 7},
+                                        {10, 2, 8, 6, 1, 9, 4, 3, 5, 11, 7, 0},
+                                        {0, 11, 2, 6, 8, 7, 4, 10, 3, 5, 9, 1}};
+    static const uint64_t seeds[4] = {1234, 1234, 1234, 7};
+    static const int64_t epochs[4] = {0, 1, 2, 5};
+    int32_t *ids = iota_ids(n);
+    for (int c = 0; c < 4; c++) {
+        gf_source *s = gf_lm_source_create(ids, n, L, seeds[c]);
+        int64_t got[12];
+        read_order(s, epochs[c], 12, L, got);
+        for (int r = 0; r < 12; r++)
+            if (got[r] != want[c][r])
+                fail_msg("seed %llu epoch %lld: position %d holds block %lld; expected %lld",
+                         (unsigned long long)seeds[c], (long long)epochs[c], r, (long long)got[r], (long long)want[c][r]);
+        gf_source_free(s);
+    }
+}
+
+/* Any range of any epoch, asked for in any order, is what a walk through that epoch gives. */
+static void test_lm_jump(void **state) {
+    (void)state;
+    const int64_t L = 3, nb = 37, n = nb * (L + 1);
+    int32_t *ids = iota_ids(n);
+    gf_source *walk = gf_lm_source_create(ids, n, L, 99), *jump = gf_lm_source_create(ids, n, L, 99);
+    int64_t full[37];
+    read_order(walk, 4, nb, L, full);
+    gf_batch b;
+    assert_int_equal(jump->fill(jump->ctx, 1, 0, 5, &b), 0); /* another epoch first */
+    for (int64_t first = 30; first >= 0; first -= 6) {
+        assert_int_equal(jump->fill(jump->ctx, 4, first, 7, &b), 0);
+        assert_int_equal(b.B, 7);
+        for (int64_t r = 0; r < 7; r++)
+            if (b.ids[r * L] / (L + 1) != full[first + r])
+                fail_msg("epoch 4, example %lld: block %d; a walk through the epoch has %lld", (long long)(first + r),
+                         b.ids[r * L] / (int32_t)(L + 1), (long long)full[first + r]);
+    }
+    int64_t other[37];
+    read_order(walk, 5, nb, L, other);
+    assert_true(memcmp(full, other, sizeof full) != 0); /* epochs are shuffled differently */
+    gf_source_free(walk);
+    gf_source_free(jump);
+}
+
+/* Blocks of L + 1 with stride L: every token but the first predicted once, the last block padded. */
+static void test_lm_eval_blocks(void **state) {
+    (void)state;
+    const int64_t L = 4, n = 3 * L + 2; /* 14 tokens: 13 predictions, blocks of 4, 4, 4 and 1 */
+    int32_t *ids = iota_ids(n);
+    gf_source *s = gf_lm_source_create(ids, n, L, 1);
+    assert_int_equal(s->n_eval_examples(s->ctx), 4);
+    gf_batch b;
+    assert_int_equal(s->fill_eval(s->ctx, 0, 4, &b), 0);
+    assert_int_equal(b.B, 4);
+    assert_int_equal(b.n_targets, n - 1);
+    for (int64_t k = 0; k < 4; k++)
+        for (int64_t t = 0; t < L; t++) {
+            const int64_t pos = k * L + t;
+            const bool real = pos + 1 < n;
+            assert_int_equal(b.ids[k * L + t], real ? pos : 0);
+            assert_int_equal(b.targets[k * L + t], real ? pos + 1 : -1);
+        }
+    assert_int_equal(s->fill_eval(s->ctx, 3, 1, &b), 0); /* the padded block alone */
+    assert_int_equal(b.n_targets, 1);
+    assert_int_equal(b.ids[0], 12);
+    assert_int_equal(b.targets[0], 13);
+    assert_int_equal(b.targets[1], -1);
+    gf_source_free(s);
+}
+
+static void expect_error(int rc, const char *want) {
+    if (rc == 0) fail_msg("expected an error with \"%s\", got success", want);
+    if (!strstr(gf_last_error(), want)) fail_msg("error \"%s\" does not contain \"%s\"", gf_last_error(), want);
+}
+
+static void test_lm_errors(void **state) {
+    (void)state;
+    int32_t ids[40];
+    for (int i = 0; i < 40; i++) ids[i] = i;
+    expect_error(gf_lm_source_create(ids, 40, 0, 1) != NULL ? 0 : -1, "seq_len >= 1");
+    ids[7] = -2;
+    expect_error(gf_lm_source_create(ids, 40, 4, 1) != NULL ? 0 : -1, "token id -2 at position 7");
+    ids[7] = 7;
+    gf_source *s = gf_lm_source_create(ids, 40, 4, 1); /* 8 blocks */
+    gf_batch b;
+    expect_error(s->fill(s->ctx, 0, 6, 3, &b), "training examples [6, 9) asked for");
+    expect_error(s->fill(s->ctx, -1, 0, 1, &b), "epoch -1");
+    expect_error(s->fill_eval(s->ctx, 10, 1, &b), "evaluation examples [10, 11)");
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 1);
+    assert_int_equal(s->check(s->ctx, m, GF_USE_TRAIN), 0);
+    gf_source *long_blocks = gf_lm_source_create(ids, 40, 33, 1), *short_split = gf_lm_source_create(ids, 1, 4, 1);
+    expect_error(long_blocks->check(long_blocks->ctx, m, GF_USE_EVAL), "--seq-len 33 is above the model's max_len 32");
+    expect_error(short_split->check(short_split->ctx, m, GF_USE_TRAIN), "fewer than one block of --seq-len + 1 = 5");
+    expect_error(short_split->check(short_split->ctx, m, GF_USE_EVAL), "at least 2 are needed");
+    gf_model_free(m);
+    const char *small[] = {"vocab_size=39", NULL}; /* one short of the ids 0..39 */
+    m = tl_make_model("grassmann-tiny", small, 1);
+    expect_error(s->check(s->ctx, m, GF_USE_TRAIN), "token ids go up to 39, outside the model's vocabulary [0, 39)");
+    gf_model_free(m);
+    gf_source_free(long_blocks);
+    gf_source_free(short_split);
+    gf_source_free(s);
+}
+
+/* gf_evaluate = the token-weighted mean of per-block losses, whatever the batch; the per-token loss of
+ * the forward pass is gf_log_softmax_nll bit for bit (one log-sum-exp). */
+static void test_evaluate(void **state) {
+    (void)state;
+    const char *sets[] = {"vocab_size=64", "max_len=16", NULL};
+    gf_model *m = tl_make_model("hybrid-tiny", sets, 3);
+    const int64_t L = 8, n = 61, V = 64;
+    int32_t *ids = talloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = (int32_t)(gf_rand64(17, (uint64_t)i) % (uint64_t)V);
+    gf_source *s = gf_lm_source_create(ids, n, L, 5);
+    double want = 0.0;
+    for (int64_t k = 0; k * L < n - 1; k++) { /* block k alone, by hand: tokens k*L .. k*L + len */
+        const int64_t len = n - 1 - k * L < L ? n - 1 - k * L : L;
+        float l;
+        assert_int_equal(gf_model_forward(m, ids + k * L, ids + k * L + 1, 1, len, &l), 0);
+        want += (double)l * (double)len;
+    }
+    want /= (double)(n - 1);
+    for (int64_t B = 1; B <= 9; B += 4) {
+        double got;
+        int64_t counted;
+        assert_int_equal(gf_evaluate(m, s, B, &got, &counted), 0);
+        assert_int_equal(counted, n - 1);
+        if (fabs(got - want) > 1e-5 * want)
+            fail_msg("batch %lld: gf_evaluate %.9g; by hand %.9g", (long long)B, got, want);
+    }
+    int32_t tg[16];
+    for (int64_t t = 0; t < 16; t++) { /* the loss of position t alone */
+        float l;
+        for (int64_t u = 0; u < 16; u++) tg[u] = u == t ? ids[t + 1] : -1;
+        assert_int_equal(gf_model_forward(m, ids, tg, 1, 16, &l), 0);
+        const float nll = gf_log_softmax_nll(gf_model_logits(m) + t * V, V, ids[t + 1]);
+        if (nll != l) fail_msg("position %lld: gf_log_softmax_nll %.9g; the forward's loss %.9g", (long long)t, nll, l);
+    }
+    expect_error(gf_evaluate(m, s, 0, &want, NULL), "batch is 0");
+    gf_source_free(s);
+    gf_model_free(m);
+}
+
+/* ---- a second kind of source: fixed rows with some targets ignored ---------------------------------- */
+
+typedef struct {
+    int64_t rows, T;
+    const int32_t *ids, *targets; /* (rows, T) */
+} rows_source;
+
+static int64_t rows_n(void *ctx) { return ((rows_source *)ctx)->rows; }
+
+static int rows_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
+    (void)epoch;
+    const rows_source *s = ctx;
+    int64_t counted = 0;
+    for (int64_t i = first * s->T; i < (first + n) * s->T; i++) counted += s->targets[i] >= 0;
+    *b = (gf_batch){.B = n, .T = s->T, .ids = s->ids + first * s->T, .targets = s->targets + first * s->T,
+                    .n_targets = counted};
+    return 0;
+}
+
+static gf_source rows_make(rows_source *rs) {
+    return (gf_source){.version = 1, .ctx = rs, .n_examples = rows_n, .fill = rows_fill};
+}
+
+/* Two rows with 3 and 7 counted targets. */
+static void two_rows(int32_t *ids, int32_t *tg, int64_t T) {
+    for (int64_t i = 0; i < 2 * T; i++) {
+        ids[i] = (int32_t)(gf_rand64(3, (uint64_t)i) % 64);
+        tg[i] = (int32_t)(gf_rand64(4, (uint64_t)i) % 64);
+    }
+    for (int64_t t = 3; t < T; t++) tg[t] = -1;    /* row 0: 3 targets */
+    for (int64_t t = 7; t < T; t++) tg[T + t] = -1; /* row 1: 7 targets */
+}
+
+static void step_opts(gf_train_opts *o, int64_t batch, int64_t accum) {
+    gf_train_opts_default(o);
+    o->batch = batch;
+    o->accum = accum;
+    o->warmup = 0;
+    o->lr = 1e-2f;
+    o->clip = 0.5f;
+}
+
+/* A step of two micro-batches of one row each equals one step on a batch of both: each micro-batch
+ * weighs by its counted targets (3 and 7), not by its rows. */
+static void test_step_accumulation(void **state) {
+    (void)state;
+    const int64_t T = 10;
+    int32_t ids[20], tg[20];
+    two_rows(ids, tg, T);
+    rows_source rs = {.rows = 2, .T = T, .ids = ids, .targets = tg};
+    gf_source src = rows_make(&rs);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *one = tl_make_model("grassmann-tiny", sets, 8), *two = tl_make_model("grassmann-tiny", sets, 8);
+    gf_adamw_hparams hp = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.01f};
+    gf_adamw *o1 = gf_adamw_create(one, hp), *o2 = gf_adamw_create(two, hp);
+    gf_train_opts a, b;
+    step_opts(&a, 2, 1);
+    step_opts(&b, 1, 2);
+    gf_step_result r1, r2;
+    assert_int_equal(gf_train_step(one, o1, &src, &a, 0, 10, &r1), 0);
+    assert_int_equal(gf_train_step(two, o2, &src, &b, 0, 10, &r2), 0);
+    assert_int_equal(r1.n_targets, 10);
+    assert_int_equal(r2.n_targets, 10);
+    assert_null(r2.nonfinite);
+    if (fabs(r1.loss - r2.loss) > 1e-6 * r1.loss || fabs(r1.grad_norm - r2.grad_norm) > 1e-5 * r1.grad_norm)
+        fail_msg("one batch: loss %.9g, grad norm %.9g; two micro-batches: %.9g, %.9g", r1.loss, r1.grad_norm, r2.loss,
+                 r2.grad_norm);
+    assert_true(r1.grad_norm > a.clip); /* the clipping ran in both */
+    /* the clipped gradients agree to float accuracy; the weights to a small part of the AdamW step (lr) */
+    const float *g1 = gf_model_grads(one), *g2 = gf_model_grads(two);
+    const float *p1 = gf_model_params(one), *p2 = gf_model_params(two);
+    double gworst = 0.0, gmax = 0.0, pworst = 0.0, ss = 0.0;
+    for (int64_t i = 0; i < gf_model_num_params(one); i++) {
+        gworst = fmax(gworst, fabs((double)g1[i] - g2[i]));
+        gmax = fmax(gmax, fabs((double)g1[i]));
+        pworst = fmax(pworst, fabs((double)p1[i] - p2[i]));
+        ss += (double)g1[i] * g1[i];
+    }
+    if (fabs(sqrt(ss) - a.clip) > 1e-5) fail_msg("gradient norm %.7g after clipping to %g", sqrt(ss), (double)a.clip);
+    if (gworst > 1e-5 * gmax || pworst > 1e-2 * a.lr)
+        fail_msg("one batch against two micro-batches: gradients differ by %.3g (largest %.3g), weights after the "
+                 "step by %.3g (lr %g)", gworst, gmax, pworst, (double)a.lr);
+    gf_adamw_free(o1);
+    gf_adamw_free(o2);
+    gf_model_free(one);
+    gf_model_free(two);
+}
+
+typedef struct {
+    int64_t from, to;  /* steps (1-based) made non-finite */
+    bool norm;         /* the gradient norm instead of the loss */
+} nan_hook;
+
+static void make_nonfinite(int64_t step, double *loss, double *grad_norm, void *ctx) {
+    const nan_hook *h = ctx;
+    if (step < h->from || step > h->to) return;
+    if (h->norm) *grad_norm = INFINITY;
+    else *loss = NAN;
+}
+
+/* A step the hook makes non-finite changes nothing; a finite one updates. */
+static void test_step_nonfinite(void **state) {
+    (void)state;
+    const int64_t T = 10;
+    int32_t ids[20], tg[20];
+    two_rows(ids, tg, T);
+    rows_source rs = {.rows = 2, .T = T, .ids = ids, .targets = tg};
+    gf_source src = rows_make(&rs);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 8);
+    gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f});
+    const int64_t np = gf_model_num_params(m);
+    float *before = fdup(gf_model_params(m), np);
+    nan_hook h = {.from = 1, .to = 1};
+    gf_train_opts o;
+    step_opts(&o, 2, 1);
+    o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
+    gf_step_result r;
+    assert_int_equal(gf_train_step(m, opt, &src, &o, 0, 10, &r), 0);
+    assert_string_equal(r.nonfinite, "the loss");
+    h.norm = true;
+    assert_int_equal(gf_train_step(m, opt, &src, &o, 0, 10, &r), 0);
+    assert_string_equal(r.nonfinite, "the gradient norm");
+    assert_memory_equal(before, gf_model_params(m), (size_t)np * sizeof(float));
+    assert_int_equal(gf_adamw_steps_taken(opt), 0);
+    assert_int_equal(gf_train_step(m, opt, &src, &o, 1, 10, &r), 0); /* step 2: the hook leaves it alone */
+    assert_null(r.nonfinite);
+    assert_int_equal(gf_adamw_steps_taken(opt), 1);
+    assert_true(memcmp(before, gf_model_params(m), (size_t)np * sizeof(float)) != 0);
+    gf_adamw_free(opt);
+    gf_model_free(m);
+}
+
+/* ---- whole runs through gf_train ------------------------------------------------------------------------ */
+
+typedef struct {
+    int skipped[8];
+    int n_skipped;
+} events;
+
+static void count_events(const gf_train_event *e, void *ctx) {
+    events *ev = ctx;
+    if (e->kind == GF_EV_SKIPPED && ev->n_skipped < 8) ev->skipped[ev->n_skipped++] = (int)e->step;
+}
+
+typedef struct {
+    int32_t ids[600];
+    gf_source *train, *valid;
+} lm_data;
+
+static void lm_data_make(lm_data *d) {
+    for (int i = 0; i < 600; i++) d->ids[i] = (int32_t)(gf_rand64(21, (uint64_t)i) % 64);
+    d->train = gf_lm_source_create(d->ids, 500, 8, 3); /* 55 blocks: 7 steps an epoch at batch 4, accum 2 */
+    d->valid = gf_lm_source_create(d->ids + 500, 100, 8, 3);
+}
+
+static void lm_data_free(lm_data *d) {
+    gf_source_free(d->train);
+    gf_source_free(d->valid);
+}
+
+static void run_opts(gf_train_opts *o, const char *dir, int64_t steps) {
+    gf_train_opts_default(o);
+    o->batch = 4;
+    o->accum = 2;
+    o->steps = steps;
+    o->warmup = 2;
+    o->eval_every = 3;
+    o->seq_len = 8;
+    snprintf(o->out_dir, sizeof o->out_dir, "%s", tl_tmp_path(dir));
+}
+
+static int count_lines(const char *dir, const char *what) {
+    char path[700], line[512];
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) n += strstr(line, what) != NULL;
+    if (f) fclose(f);
+    return n;
+}
+
+/* The non-finite policy: skip mode records and skips, gives up after 10 in a row; stop mode stops. */
+static void test_train_nonfinite_policy(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 2);
+    nan_hook h = {.from = 2, .to = 3};
+    gf_train_opts o;
+    run_opts(&o, "skip", 6);
+    o.on_nonfinite = GF_NONFINITE_SKIP;
+    o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
+    events ev = {0};
+    gf_train_result res;
+    if (gf_train(m, d.train, d.valid, &o, false, count_events, &ev, &res)) fail_msg("skip run: %s", gf_last_error());
+    assert_int_equal(res.steps, 6);
+    assert_int_equal(ev.n_skipped, 2);
+    assert_int_equal(ev.skipped[0], 2);
+    assert_int_equal(ev.skipped[1], 3);
+    assert_int_equal(count_lines(o.out_dir, "\"skipped\": \"the loss is not finite\""), 2);
+    run_opts(&o, "stop", 6);
+    o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
+    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
+                 "step 2: the loss is NaN; training stopped");
+    h = (nan_hook){.from = 2, .to = 20, .norm = true};
+    run_opts(&o, "diverge", 20);
+    o.on_nonfinite = GF_NONFINITE_SKIP;
+    o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
+    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
+                 "step 12: the gradient norm is infinite for more than 10 steps in a row");
+    gf_model_free(m);
+    lm_data_free(&d);
+}
+
+/* Stopped at step 5 (inside epoch 0) and resumed to step 16 (epoch 2): the weights equal an uninterrupted
+ * run's bit for bit, with dropout on: the trainer jumps into the source's order where the state says. */
+static void test_train_resume(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", "dropout=0.1", NULL};
+    gf_model *ref = tl_make_model("hybrid-tiny", sets, 4), *cut = tl_make_model("hybrid-tiny", sets, 4);
+    gf_train_opts o;
+    run_opts(&o, "straight", 16);
+    if (gf_train(ref, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("straight: %s", gf_last_error());
+    run_opts(&o, "cut", 16);
+    o.stop_at = 5;
+    if (gf_train(cut, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("cut: %s", gf_last_error());
+    gf_model_init(cut, 77); /* the resume must restore every weight */
+    o.stop_at = 0;
+    gf_train_result res;
+    if (gf_train(cut, d.train, d.valid, &o, true, NULL, NULL, &res)) fail_msg("resume: %s", gf_last_error());
+    assert_int_equal(res.steps, 16);
+    assert_memory_equal(gf_model_params(ref), gf_model_params(cut), (size_t)gf_model_num_params(ref) * sizeof(float));
+    gf_model_free(ref);
+    gf_model_free(cut);
+    lm_data_free(&d);
+}
+
+/* Sources the library cannot use are refused with a message that names them. */
+static void test_bad_sources(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 2);
+    gf_train_opts o;
+    run_opts(&o, "bad", 2);
+    gf_source future = *d.valid;
+    future.version = GF_SOURCE_VERSION + 1;
+    expect_error(gf_train(m, d.train, &future, &o, false, NULL, NULL, NULL),
+                 "the validation source has version 2; this library reads versions 1 to 1");
+    gf_source half = *d.train;
+    half.fill_eval = NULL;
+    expect_error(gf_evaluate(m, &half, 4, &(double){0}, NULL), "sets one of n_eval_examples and fill_eval");
+    half = *d.train;
+    half.fill = NULL;
+    expect_error(gf_train(m, &half, d.valid, &o, false, NULL, NULL, NULL),
+                 "the training source lacks n_examples or fill");
+    gf_model_free(m);
+    lm_data_free(&d);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_lm_blocks, pool_teardown),
+        cmocka_unit_test_teardown(test_lm_order_pinned, pool_teardown),
+        cmocka_unit_test_teardown(test_lm_jump, pool_teardown),
+        cmocka_unit_test_teardown(test_lm_eval_blocks, pool_teardown),
+        cmocka_unit_test_teardown(test_lm_errors, pool_teardown),
+        cmocka_unit_test_teardown(test_evaluate, pool_teardown),
+        cmocka_unit_test_teardown(test_step_accumulation, pool_teardown),
+        cmocka_unit_test_teardown(test_step_nonfinite, pool_teardown),
+        cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
+        cmocka_unit_test_teardown(test_train_resume, pool_teardown),
+        cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    pool_release();
+    return rc;
+}
