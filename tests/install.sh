@@ -48,6 +48,7 @@ for src in "$tmp"/src/*.c; do
     case $name in
         stream_generate) args=("$CK" 20 1 2 3) ;;
         generate) args=("$CK" "the game" 40 0) ;;
+        train) args=("$tmp/train-run" 12) ;; # a fresh run each time (the static one follows the shared one)
         *) fail "examples/$name.c: tests/install.sh does not know how to run it (add it here)"; continue ;;
     esac
     # shared, then static (libgrassflow.a instead of the .so; the rest as pkg-config --static says)
@@ -61,7 +62,9 @@ for src in "$tmp"/src/*.c; do
     grep -q "libgrassflow.so.0 => $P/lib/libgrassflow.so.0" <<<"$deps" && grep -q "openblas-openmp/libopenblas" <<<"$deps" \
         && pass "$name: links $P/lib/libgrassflow.so.0 and the OpenMP OpenBLAS" || fail "$name: ldd says $deps"
     ldd "$tmp/$name-static" | grep -q libgrassflow && fail "$name-static still needs libgrassflow.so" || pass "$name-static: libgrassflow linked in"
-    LD_LIBRARY_PATH="$P/lib" "$tmp/$name" "${args[@]}" >"$tmp/$name.out" 2>"$tmp/err" && "$tmp/$name-static" "${args[@]}" >"$tmp/$name-static.out" 2>/dev/null
+    rm -rf "$tmp/train-run"
+    LD_LIBRARY_PATH="$P/lib" "$tmp/$name" "${args[@]}" >"$tmp/$name.out" 2>"$tmp/err" && rm -rf "$tmp/train-run" &&
+        "$tmp/$name-static" "${args[@]}" >"$tmp/$name-static.out" 2>/dev/null
     [ $? -eq 0 ] && [ -s "$tmp/$name.out" ] && cmp -s "$tmp/$name.out" "$tmp/$name-static.out" \
         && pass "$name runs (shared and static print the same)" || fail "$name: $(head -c 400 "$tmp/err")"
 done

@@ -12,7 +12,8 @@ fi
 make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" >/dev/null
 out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
-# name  batch  seq_len  ignored-tail (the *_long cases run past max_len: positions none / sinusoidal)
+# name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
+# pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -25,13 +26,17 @@ grassmann_schedule 2 12 0
 misc_untied_tanh_sinusoidal 3 9 2
 grassmann_pos_none_long 2 40 0
 transformer_sinusoidal_long 2 30 0
+bidir_grassmann_classify 4 18 1 pad
+bidir_attention_classify 3 20 0 pad
+bidir_hybrid_vectors 4 13 0 pad
+lm_hybrid_padded 3 20 0 pad
 "
 fail=0
-while read -r name B T ign; do
+while read -r name B T ign pad; do
     [ -n "$name" ] || continue
     "$BUILD/grassflow" init --config "tests/parity/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
     OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --init "$out/$name.init.safetensors" \
-        --out "$out/$name.ref.safetensors" --batch "$B" --seq-len "$T" --seed 11 --ignore-tail "$ign" >/dev/null
+        --out "$out/$name.ref.safetensors" --batch "$B" --seq-len "$T" --seed 11 --ignore-tail "$ign" ${pad:+--pad} >/dev/null
     "$BUILD/tests/parity_check" "$out/$name.init.safetensors" "$out/$name.ref.safetensors" || fail=1
 done <<< "$cases"
 if [ $fail -ne 0 ]; then echo "parity: FAILED" >&2; exit 1; fi

@@ -43,6 +43,40 @@ static int32_t *load_i32(const gf_st_file *f, const char *name, int64_t *B, int6
     return x;
 }
 
+/* The batch of the reference: token ids "inputs" (B, T) or "vectors" (B, T, K), "targets" (B, T) or (B),
+ * and an optional padding "mask" (B, T), as make_fixture.py writes them. */
+typedef struct {
+    gf_batch b;
+    uint8_t *mask;
+} ref_batch;
+
+static ref_batch load_batch(const gf_st_file *f) {
+    ref_batch r = {0};
+    const gf_st_tensor *in = gf_st_find(f, "inputs"), *vec = gf_st_find(f, "vectors");
+    const gf_st_tensor *tg = gf_st_find(f, "targets"), *mk = gf_st_find(f, "mask");
+    const gf_st_tensor *shape = in ? in : vec;
+    if (!shape || !tg || tg->dtype != GF_DT_I32 || (in && in->dtype != GF_DT_I32) || (vec && vec->dtype != GF_DT_F32)) {
+        fprintf(stderr, "parity: %s: needs I32 inputs or F32 vectors, and I32 targets\n", f->path);
+        exit(1);
+    }
+    r.b.B = shape->shape[0];
+    r.b.T = shape->shape[1];
+    int64_t B, T;
+    if (in) r.b.ids = load_i32(f, "inputs", &B, &T);
+    if (vec) r.b.vectors = load_f32(f, "vectors", -1);
+    int32_t *t = malloc((size_t)tg->numel * sizeof *t);
+    memcpy(t, tg->data, (size_t)tg->numel * sizeof *t);
+    r.b.targets = t;
+    if (mk) {
+        int32_t *m32 = load_i32(f, "mask", &B, &T);
+        r.mask = malloc((size_t)(B * T));
+        for (int64_t i = 0; i < B * T; i++) r.mask[i] = (uint8_t)m32[i];
+        free(m32);
+        r.b.mask = r.mask;
+    }
+    return r;
+}
+
 static double max_abs(const float *a, int64_t n) {
     double m = 0.0;
     for (int64_t i = 0; i < n; i++) m = fabs(a[i]) > m ? fabs(a[i]) : m;
@@ -90,22 +124,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "parity: %s\n", gf_last_error());
         return 1;
     }
-    const gf_config *cfg = gf_model_config(m);
-    int64_t B, T, B2, T2;
-    int32_t *in = load_i32(ref, "inputs", &B, &T), *tg = load_i32(ref, "targets", &B2, &T2);
-    const int64_t V = cfg->vocab_size;
-    printf("parity %s (B=%lld T=%lld, %lld params)\n", argv[2], (long long)B, (long long)T,
-           (long long)gf_model_num_params(m));
-
+    ref_batch rb = load_batch(ref);
+    printf("parity %s (B=%lld T=%lld%s%s, %lld params)\n", argv[2], (long long)rb.b.B, (long long)rb.b.T,
+           rb.mask ? ", padded" : "", rb.b.vectors ? ", vector inputs" : "", (long long)gf_model_num_params(m));
     float loss;
-    if (gf_model_forward(m, in, tg, B, T, &loss)) {
+    if (gf_model_forward_batch(m, &rb.b, &loss)) {
         fprintf(stderr, "parity: forward: %s\n", gf_last_error());
         return 1;
     }
-    float *rl = load_f32(ref, "logits", B * T * V), *rloss = load_f32(ref, "loss", 1);
+    const gf_st_tensor *rlt = gf_st_find(ref, "logits");
+    const int64_t n_out = rlt ? rlt->numel : 0;
+    float *rl = load_f32(ref, "logits", n_out), *rloss = load_f32(ref, "loss", 1);
     int64_t at;
     char detail[256];
-    double dl = max_diff(gf_model_logits(m), rl, B * T * V, &at);
+    double dl = max_diff(gf_model_logits(m), rl, n_out, &at);
     snprintf(detail, sizeof detail, "at %lld", (long long)at);
     check("logits max|diff|", dl, TOL_LOGITS, detail);
     snprintf(detail, sizeof detail, "C %.9g vs torch %.9g", (double)loss, (double)rloss[0]);
@@ -154,7 +186,7 @@ int main(int argc, char **argv) {
     gf_adamw *opt = gf_adamw_create(m, hp);
     double dtraj = 0.0;
     for (int s = 0; s < steps; s++) {
-        if (gf_model_forward(m, in, tg, B, T, &loss)) {
+        if (gf_model_forward_batch(m, &rb.b, &loss)) {
             fprintf(stderr, "parity: %s\n", gf_last_error());
             return 1;
         }
@@ -183,8 +215,10 @@ int main(int argc, char **argv) {
     free(rlosses);
     free(rl);
     free(rloss);
-    free(in);
-    free(tg);
+    free((void *)rb.b.ids);
+    free((void *)rb.b.vectors);
+    free((void *)rb.b.targets);
+    free(rb.mask);
     gf_model_free(m);
     gf_st_free(ref);
     if (failures) printf("parity FAILED: %d check(s)\n", failures);

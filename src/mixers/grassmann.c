@@ -192,13 +192,16 @@ static void antisym_matvec(const float *q, int64_t r, const double *x, double *y
 }
 
 /* One row of pbar (C): u ^ (sum_o vs[o] / (cnt max(|u ^ vs[o]|, eps))), zero when cnt = 0. */
-static void plucker_row(float *pb, const float *u, const float *const *vs, int n_offs, int cnt, int64_t r, double eps) {
+static void plucker_row(float *pb, const float *u, const float *const *vs, const int *steps, int n_offs, int cnt,
+                        int64_t r, double eps) {
     double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], nu, vbar[256];
     row_norms(u, vs, n_offs, r, nrm, uv, &nu);
     for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
     for (int o = 0; o < n_offs; o++) {
         if (!vs[o] || identical(u, vs[o], r)) continue;
-        const double c = 1.0 / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
+        /* a pair is oriented from the later token to the earlier one, p(z_later, z_earlier), as in the causal
+         * layer: a partner after the token enters with p(z_{t+D}, z_t) = -p(z_t, z_{t+D}) */
+        const double c = (steps[o] > 0 ? -1.0 : 1.0) / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
         const float *v = vs[o];
 #pragma omp simd
         for (int64_t j = 0; j < r; j++) vbar[j] += c * (double)v[j];
@@ -221,7 +224,7 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
     for (int64_t n = 0; n < N; n++) {
         const float *vs[2 * GF_MAX_OFFSETS];
         int cnt = partners(z, n, r, pr, vs);
-        plucker_row(pbar + n * C, z + n * r, vs, pr->n, cnt, r, g->plucker_eps);
+        plucker_row(pbar + n * C, z + n * r, vs, pr->step, pr->n, cnt, r, g->plucker_eps);
     }
 }
 
@@ -259,10 +262,11 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
                 vsum[j] = acc[j] = 0.0;
             }
             antisym_matvec(q, r, ud, yd); /* y = Q u */
-            const double s = 1.0 / cnt;
+            const double s1 = 1.0 / cnt;
             for (int o = 0; o < n_offs; o++) {
                 if (!vs[o] || identical(u, vs[o], r)) continue; /* coefficients stay 0 */
                 const float *v = vs[o];
+                const double s = pr->step[o] > 0 ? -s1 : s1; /* the pair's orientation (plucker_row) */
                 double a, b;
                 if (nrm[o] >= eps) {
                     double dot = 0.0; /* p.q = -(Q u).v */
@@ -415,7 +419,9 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
         cnt += vs[o] != NULL;
     }
     if (cnt) {
-        plucker_row(pbar, z, vs, n_offs, cnt, r, gc->plucker_eps);
+        int steps[GF_MAX_OFFSETS];
+        for (int o = 0; o < n_offs; o++) steps[o] = -offs[o];
+        plucker_row(pbar, z, vs, steps, n_offs, cnt, r, gc->plucker_eps);
         gf_linear_forward(g, pbar, C, s->p[P_PLU_W], C, s->p[P_PLU_B], 1, C, d, 0.0f);
     } else {
         gf_zero(g, d); /* no offset looks back from here: g = 0 (not the bias) */

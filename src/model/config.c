@@ -38,7 +38,7 @@ static const gf_cfg_key KEYS[] = {
      .help = "tokens: ids through an embedding table; vectors: d_input floats per position through a projection"},
     {.name = "d_input", .type = GF_KEY_INT, .off = OFF(d_input), .lo = 0, .hi = 1 << 20, .def = "0",
      .help = "the size of each input vector (input vectors)"},
-    {.name = "vocab_size", .type = GF_KEY_INT, .off = OFF(vocab_size), .lo = 0, .hi = 2147483647,
+    {.name = "vocab_size", .type = GF_KEY_INT, .off = OFF(vocab_size), .lo = 0, .hi = 2147483647, .def = "0",
      .help = "token ids are 0 .. vocab_size-1 (token inputs, and the lm head's outputs)"},
     {.name = "d_model", .type = GF_KEY_INT, .off = OFF(d_model), .lo = 1, .hi = 65536, .help = "hidden size d"},
     {.name = "n_layer", .type = GF_KEY_INT, .off = OFF(n_layer), .lo = 1, .hi = GF_MAX_LAYERS, .help = "blocks"},
@@ -242,13 +242,13 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->pos == GF_POS_LEARNED && c->max_len < 1)
         return gf_fail("%s: max_len is %lld; learned positions need max_len >= 1 (the table's rows)\nHINT: set "
                        "max_len, or use pos \"sinusoidal\" or \"none\"", src, (long long)c->max_len);
-    if (validate_head(c, src)) return -1;
     if (c->input == GF_INPUT_TOKENS && c->vocab_size < 1)
         return gf_fail("%s: vocab_size is %lld; a model with token inputs needs vocab_size >= 1 (missing key "
                        "\"vocab_size\"?)", src, (long long)c->vocab_size);
     if (c->input == GF_INPUT_VECTORS && c->d_input < 1)
         return gf_fail("%s: input is \"vectors\" but d_input is %lld; give the vectors' size", src,
                        (long long)c->d_input);
+    if (validate_head(c, src)) return -1;
     for (int l = 0; l < c->n_layer; l++)
         if (validate_layer(c, l, src)) return -1;
     return 0;

@@ -2,7 +2,11 @@
 """Parity fixture from a grassflow checkpoint: logits, loss, gradients and a short AdamW run (float64).
 
 Usage: make_fixture.py --init IN.safetensors --out OUT.safetensors --batch B --seq-len T --seed S
-                       [--ignore-tail K] [--steps 10] [--lr 1e-3] [--wd 0.1]
+                       [--ignore-tail K] [--pad] [--steps 10] [--lr 1e-3] [--wd 0.1]
+
+The batch follows the model's config: token ids or float vectors (input "vectors"), next-token targets
+(task lm) or one label per row (task classify). --pad gives the rows random lengths and a padding mask
+(lm targets at padded positions are -1; padded inputs are random, so they must not matter).
 """
 import argparse
 import os
@@ -19,19 +23,38 @@ import st_io  # noqa: E402
 from model import load_checkpoint  # noqa: E402
 
 
-def make_batch(V, B, T, seed, K):
-    tokens = np.random.RandomState(seed).randint(0, V, size=(B, T + 1))
-    inputs = tokens[:, :-1].copy()
+def make_batch(cfg, B, T, seed, K, pad):
+    rs = np.random.RandomState(seed)
+    V = cfg["vocab_size"]
+    mask = None
+    if pad:  # row b has lengths[b] real positions (at least 1; the first row is full)
+        lengths = rs.randint(1, T + 1, size=B)
+        lengths[0] = T
+        mask = (np.arange(T)[None, :] < lengths[:, None]).astype(np.int32)
+    if cfg["input"] == "vectors":
+        inputs = rs.uniform(-1.0, 1.0, size=(B, T, cfg["d_input"])).astype(np.float32)
+    if cfg["task"] == "classify":
+        if cfg["input"] == "tokens":
+            inputs = rs.randint(0, V, size=(B, T))
+        targets = rs.randint(0, cfg["head"]["n_classes"], size=B)
+        if K > 0:
+            targets[B - 1] = -1
+        return inputs, targets, mask
+    tokens = rs.randint(0, V, size=(B, T + 1))
+    if cfg["input"] == "tokens":
+        inputs = tokens[:, :-1].copy()
     targets = tokens[:, 1:].copy()
     if K > 0:
         targets[B - 1, T - K:] = -1
-    return inputs, targets
+    if mask is not None:
+        targets[mask == 0] = -1
+    return inputs, targets, mask
 
 
-def lm_loss(model, inp, tgt):
-    logits = model(inp)
+def task_loss(model, inp, tgt, mask):
+    logits = model(inp, mask)
     V = logits.shape[-1]
-    return logits, F.cross_entropy(logits.view(-1, V), tgt.view(-1), ignore_index=-1)
+    return logits, F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1), ignore_index=-1)
 
 
 def param_groups(model, wd):
@@ -52,6 +75,7 @@ def main(argv=None):
     ap.add_argument("--seq-len", type=int, required=True)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--ignore-tail", type=int, default=0)
+    ap.add_argument("--pad", action="store_true")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--wd", type=float, default=0.1)
@@ -73,18 +97,24 @@ def main(argv=None):
     V = cfg["vocab_size"]
     init_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
 
-    inputs, targets = make_batch(V, B, T, a.seed, K)
-    inp = torch.from_numpy(inputs).long()
+    inputs, targets, mask_np = make_batch(cfg, B, T, a.seed, K, a.pad)
+    inp = torch.from_numpy(inputs).double() if cfg["input"] == "vectors" else torch.from_numpy(inputs).long()
     tgt = torch.from_numpy(targets).long()
+    mask = None if mask_np is None else torch.from_numpy(mask_np).bool()
 
     model.eval()
     model.zero_grad(set_to_none=True)
-    logits, loss = lm_loss(model, inp, tgt)
+    logits, loss = task_loss(model, inp, tgt, mask)
     loss.backward()
 
     out = OrderedDict()
-    out["inputs"] = inputs.astype(np.int32)
+    if cfg["input"] == "vectors":
+        out["vectors"] = inputs.astype(np.float32)
+    else:
+        out["inputs"] = inputs.astype(np.int32)
     out["targets"] = targets.astype(np.int32)
+    if mask_np is not None:
+        out["mask"] = mask_np.astype(np.int32)
     out["logits"] = logits.detach().numpy().astype(np.float32)
     out["loss"] = np.array([loss.item()], dtype=np.float32)
     for name, p in model.named_parameters():
@@ -98,7 +128,7 @@ def main(argv=None):
     losses = []
     for _ in range(a.steps):
         opt.zero_grad()
-        _, l = lm_loss(model, inp, tgt)
+        _, l = task_loss(model, inp, tgt, mask)
         losses.append(l.item())
         l.backward()
         opt.step()

@@ -15,9 +15,11 @@ import torch.nn.functional as F
 REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
                    "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
 # format 2: these are required, the rest have the defaults of docs/model.md
-REQUIRED_KEYS_2 = ("vocab_size", "d_model", "n_layer", "d_ff", "layers")
+REQUIRED_KEYS_2 = ("d_model", "n_layer", "d_ff", "layers")
 DEFAULTS_2 = {"task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
-              "dropout": 0.0}
+              "dropout": 0.0, "input": "tokens", "d_input": 0, "vocab_size": 0}
+HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
+TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
                                 "extra_proj": False},
                   "attention": {"n_head": 4}}
@@ -72,7 +74,15 @@ def normalize_config(cfg):
     missing = [k for k in required if k not in cfg]
     if missing:
         raise ValueError("config: missing keys %s" % missing)
-    c = dict(DEFAULTS_2, **cfg) if fmt == 2 else dict(cfg)
+    c = dict(DEFAULTS_2, **cfg) if fmt == 2 else dict(DEFAULTS_2, **cfg)
+    if c["task"] not in HEAD_DEFAULTS:
+        raise ValueError("config: unknown task %r" % (c["task"],))
+    c["head"] = dict(HEAD_DEFAULTS[c["task"]], **c.get("head", {}))
+    c.setdefault("direction", TASK_DIRECTION[c["task"]])
+    if c["direction"] not in ("causal", "bidirectional"):
+        raise ValueError("config: direction must be 'causal' or 'bidirectional'")
+    if c["task"] == "lm" and c["direction"] != "causal":
+        raise ValueError("config: a language model must be causal")
     L = int(c["n_layer"])
     c["layers"] = _layers_format1(c, L) if fmt == 1 else _layers_format2(c, L)
     for l, lc in enumerate(c["layers"]):
@@ -102,11 +112,12 @@ def sinusoidal_table(max_len, d):
 
 
 class GrassmannMixer(nn.Module):
-    def __init__(self, d, r, offsets, eps, extra_proj):
+    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False):
         super().__init__()
         self.r = r
         self.offsets = list(offsets)
         self.eps = float(eps)
+        self.bidirectional = bidirectional
         C = r * (r - 1) // 2
         self.red = nn.Linear(d, r)
         self.plucker = nn.Linear(C, d)
@@ -116,31 +127,39 @@ class GrassmannMixer(nn.Module):
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
 
-    def forward(self, h):
+    def forward(self, h, mask=None):
+        """h (B, T, d); mask (B, T) bool, True = a real position (None: all real). Token t is paired with
+        t - D for each offset D (and with t + D when bidirectional) where that partner is in the sequence
+        and real; each pair's normalised Pluecker vector, oriented from the later token to the earlier,
+        is projected and the projections averaged."""
         B, T, d = h.shape
         z = self.red(h)  # (B, T, r)
+        real = torch.ones(B, T, dtype=torch.bool, device=h.device) if mask is None else mask.bool()
         acc = h.new_zeros(B, T, d)
-        cnt = h.new_zeros(T)
+        cnt = h.new_zeros(B, T)
         i, j = self.pair_i, self.pair_j
-        for D in self.offsets:  # mean over the list entries (a repeated offset counts repeatedly)
-            if D >= T:
-                continue  # no position t < T has t - D >= 0
-            zt = z[:, D:, :]  # z[t],   t = D..T-1
-            zp = z[:, :T - D, :]  # z[t-D]
-            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, T-D, C)
+        steps = [-D for D in self.offsets] + ([D for D in self.offsets] if self.bidirectional else [])
+        for s in steps:  # mean over the list entries (a repeated offset counts repeatedly)
+            if abs(s) >= T:
+                continue  # no position has a partner s away
+            t0, t1 = max(0, -s), min(T, T - s)  # positions t whose partner t + s is inside the sequence
+            zt = z[:, t0:t1, :]
+            zp = z[:, t0 + s:t1 + s, :]
+            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, n, C)
             nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
             phat = p / torch.clamp_min(nrm, self.eps)
             # a partner identical to the token (same token at offset D in layer 0 with pos "none"): p is 0
             # for every parameter value, so the pair contributes 0 and passes no gradient (docs/model.md)
             same = (zt == zp).all(dim=-1, keepdim=True)
             phat = torch.where(same, torch.zeros_like(phat), phat)
-            gD = self.plucker(phat)  # project each offset, then average
-            acc = acc + F.pad(gD, (0, 0, D, 0))  # rows t < D get nothing from this offset
-            valid = torch.zeros(T, dtype=h.dtype, device=h.device)
-            valid[D:] = 1.0
-            cnt = cnt + valid
-        # rows with no valid offset: acc is exactly 0 there, so g = 0 (not the bias)
-        g = acc / torch.clamp_min(cnt, 1.0)[None, :, None]
+            if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
+                phat = -phat
+            ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
+            gD = self.plucker(phat) * ok  # project each pair, then average
+            acc = acc + F.pad(gD, (0, 0, t0, T - t1))
+            cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
+        # positions without a partner: acc is exactly 0 there, so g = 0 (not the bias)
+        g = acc / torch.clamp_min(cnt, 1.0)[..., None]
         a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
         m = a * h + (1.0 - a) * g
         if self.out is not None:
@@ -148,14 +167,17 @@ class GrassmannMixer(nn.Module):
         return m
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d, n_head):
+class SelfAttention(nn.Module):
+    def __init__(self, d, n_head, causal=True):
         super().__init__()
         self.n_head = n_head
+        self.causal = causal
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
 
-    def forward(self, h):
+    def forward(self, h, mask=None):
+        """Causal (key <= query) or bidirectional; padded keys (mask False) are seen by nobody. A query
+        that sees no key gets a zero output."""
         B, T, d = h.shape
         H = self.n_head
         dh = d // H
@@ -164,11 +186,21 @@ class CausalSelfAttention(nn.Module):
         k = k.reshape(B, T, H, dh).transpose(1, 2)
         v = v.reshape(B, T, H, dh).transpose(1, 2)
         att = q @ k.transpose(-2, -1) / math.sqrt(dh)  # (B, H, T, T)
-        allowed = torch.ones(T, T, dtype=torch.bool, device=h.device).tril()  # key <= query
+        allowed = torch.ones(T, T, dtype=torch.bool, device=h.device)
+        if self.causal:
+            allowed = allowed.tril()  # key <= query
+        allowed = allowed[None, None].expand(B, 1, T, T)
+        if mask is not None:
+            allowed = allowed & mask.bool()[:, None, None, :]
         att = att.masked_fill(~allowed, float("-inf"))
-        att = torch.softmax(att, dim=-1)
+        any_key = allowed.any(dim=-1, keepdim=True)
+        att = torch.where(any_key, torch.softmax(torch.where(any_key, att, torch.zeros_like(att)), dim=-1),
+                          torch.zeros_like(att))
         y = (att @ v).transpose(1, 2).reshape(B, T, d)
         return self.proj(y)
+
+
+CausalSelfAttention = SelfAttention
 
 
 class FFN(nn.Module):
@@ -193,32 +225,42 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(d, eps=1e-5)
         self.ln2 = nn.LayerNorm(d, eps=1e-5)
         if self.kind == "grassmann":
-            self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]))
+            self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
+                                      bidirectional=cfg["direction"] == "bidirectional")
         else:
-            self.mix = CausalSelfAttention(d, lc["n_head"])
+            self.mix = SelfAttention(d, lc["n_head"], causal=cfg["direction"] == "causal")
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
         self.drop_mix = nn.Dropout(cfg["dropout"])
         self.drop_ffn = nn.Dropout(cfg["dropout"])
 
-    def forward(self, h):
+    def forward(self, h, mask=None):
         if self.norm == "pre":
-            h = h + self.drop_mix(self.mix(self.ln1(h)))
+            h = h + self.drop_mix(self.mix(self.ln1(h), mask))
             h = h + self.drop_ffn(self.ffn(self.ln2(h)))
             return h
         if self.kind == "grassmann":  # paper block: the gate is the skip path
-            x = self.drop_mix(self.ln1(self.mix(h)))
+            x = self.drop_mix(self.ln1(self.mix(h, mask)))
         else:
-            x = self.ln1(h + self.drop_mix(self.mix(h)))
+            x = self.ln1(h + self.drop_mix(self.mix(h, mask)))
         return self.ln2(x + self.drop_ffn(self.ffn(x)))
 
 
-class GrassflowLM(nn.Module):
+class GrassflowModel(nn.Module):
+    """input (token embedding, or a projection of vectors) + positions -> blocks -> ln_f -> head:
+    lm: logits (B, T, V) over the vocabulary; classify: pool (mean over real positions, or the first)
+    then a linear layer, logits (B, n_classes)."""
+
     def __init__(self, cfg):
         super().__init__()
         cfg = normalize_config(cfg)
         self.cfg = cfg
         V, d = cfg["vocab_size"], cfg["d_model"]
-        self.tok_emb = nn.Embedding(V, d)
+        # registration order = checkpoint order
+        if cfg["input"] == "tokens":
+            self.tok_emb = nn.Embedding(V, d)
+        else:
+            self.tok_emb = None
+            self.in_proj = nn.Linear(cfg["d_input"], d)
         self.pos_kind = cfg["pos"]
         if cfg["pos"] == "learned":
             self.pos_emb = nn.Embedding(cfg["max_len"], d)
@@ -229,13 +271,17 @@ class GrassflowLM(nn.Module):
             self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
         self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
         self.ln_f = nn.LayerNorm(d, eps=1e-5)
-        self.lm_head = None if cfg["tie_head"] else nn.Linear(d, V, bias=False)
+        self.lm_head = None
+        if cfg["task"] == "lm" and not cfg["tie_head"]:
+            self.lm_head = nn.Linear(d, V, bias=False)
+        if cfg["task"] == "classify":
+            self.cls_head = nn.Linear(d, cfg["head"]["n_classes"])
 
-    def forward(self, inputs):
-        B, T = inputs.shape
+    def embed(self, inputs):
+        B, T = inputs.shape[:2]
         if T > self.cfg["max_len"] and self.pos_kind == "learned":
             raise ValueError("sequence length %d > max_len %d" % (T, self.cfg["max_len"]))
-        h = self.tok_emb(inputs)
+        h = self.tok_emb(inputs) if self.tok_emb is not None else self.in_proj(inputs)
         if self.pos_kind == "learned":
             h = h + self.pos_emb.weight[:T][None]
         elif self.pos_kind == "none":
@@ -244,15 +290,31 @@ class GrassflowLM(nn.Module):
             h = h + sinusoidal_table(T, h.shape[-1]).to(h.dtype)[None]
         else:
             h = h + self.pos_table[:T].to(h.dtype)[None]
+        return h
+
+    def pool(self, h, mask):
+        if self.cfg["head"]["pool"] == "first":
+            return h[:, 0]
+        w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
+        return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]
+
+    def forward(self, inputs, mask=None):
+        """inputs: (B, T) token ids or (B, T, d_input) vectors; mask (B, T), True = real, or None."""
+        h = self.embed(inputs)
         for blk in self.blocks:
-            h = blk(h)
+            h = blk(h, mask)
         h = self.ln_f(h)
+        if self.cfg["task"] == "classify":
+            return self.cls_head(self.pool(h, mask))
         W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
         return F.linear(h, W)
 
 
+GrassflowLM = GrassflowModel
+
+
 def build_model(cfg):
-    return GrassflowLM(cfg)
+    return GrassflowModel(cfg)
 
 
 def expected_shapes(cfg):
