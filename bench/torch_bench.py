@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch_ref"))
-from model import CausalSelfAttention, GrassmannMixer, build_model  # noqa: E402
+from model import CausalSelfAttention, GrassmannMixer, build_model, normalize_config  # noqa: E402
 
 
 class LeanGrassmannMixer(GrassmannMixer):
@@ -29,7 +29,9 @@ class LeanGrassmannMixer(GrassmannMixer):
     t < D see a zero partner, so their Plucker vector is 0 and 0 / max(0, eps) = 0: no mask is needed.
     """
 
-    def forward(self, h):
+    def forward(self, h, mask=None):
+        if mask is not None or self.bidirectional:
+            raise ValueError("the lean twin is causal and unpadded, as the benchmark's models are")
         B, T, d = h.shape
         z = self.red(h)
         offs = [D for D in self.offsets if D < T]
@@ -122,12 +124,13 @@ def twin_env():
 
 def bench_mixer(a, cfg):
     d = cfg["d_model"]
+    lc = normalize_config(cfg)["layers"][0]
     if a.mixer == "grassmann":
-        mod = GrassmannMixer(d, cfg["rank"], cfg["offsets"][0], cfg["plucker_eps"], cfg["extra_proj"])
+        mod = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], lc["extra_proj"])
         if a.twin == "lean":
             mod = lean(torch.nn.Sequential(mod))[0]
     else:
-        mod = CausalSelfAttention(d, cfg["n_head"])
+        mod = CausalSelfAttention(d, lc.get("n_head", 4))
     mod = mod.float()
     out = []
     for L in [int(s) for s in a.seq_lens.split(",")]:

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define GF_VERSION "0.1.0"
+#define GF_VERSION "0.2.0"
 #define GF_MAX_LAYERS 64
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -141,7 +141,7 @@ typedef struct gf_tensor_info {
     int ndim;              /* 1 or 2 */
     int64_t shape[2];
     int64_t numel;
-    int64_t offset;        /* in floats, into the parameter (and gradient) arena */
+    int64_t offset;        /* in floats, into the parameter arena */
     bool decay;            /* AdamW weight decay applies (2-D weights except embeddings) */
     bool trainable;        /* false: saved and loaded, but no gradient and no optimizer state */
     int64_t grad_offset;   /* in floats, into the gradient arena (and the AdamW moments); -1 if not trainable */
@@ -190,6 +190,9 @@ typedef struct gf_batch {
 /* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN
  * if none counts). Activations are kept for gf_model_backward. */
 int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss);
+/* Whether the model's outputs are next-token logits over its vocabulary at every position (task lm):
+ * what streaming, generation, scoring text and the LM data source need. */
+bool gf_model_predicts_next_token(const gf_model *m);
 /* Of the counted targets of the last forward, how many the outputs' argmax got right (classify); -1 for
  * heads that do not count it (lm). */
 int64_t gf_model_correct(const gf_model *m);

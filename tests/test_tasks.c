@@ -189,8 +189,8 @@ static void test_errors(void **state) {
     tg[1] = 3; /* n_classes 3 */
     assert_int_not_equal(gf_model_forward_batch(m, &b, NULL), 0);
     assert_non_null(strstr(gf_last_error(), "target id 3"));
-    assert_null(gf_stream_create(m)); /* bidirectional: cannot stream */
-    assert_non_null(strstr(gf_last_error(), "causal"));
+    assert_null(gf_stream_create(m)); /* a bidirectional classifier: cannot stream */
+    assert_non_null(strstr(gf_last_error(), "task lm"));
     gf_model_free(m);
 }
 
@@ -265,6 +265,101 @@ static void test_freeze(void **state) {
     gf_model_free(ref);
 }
 
+/* A frozen layer above a trainable one: the backward runs through it (the gradient arena has no room for
+ * its tensors) and the trainable layer below gets the same gradient as without freezing. */
+static void test_partial_freeze(void **state) {
+    (void)state;
+    gf_model *m = model(LM_H, 3), *ref = model(LM_H, 3);
+    assert_true(gf_model_freeze(m, "blocks.1.") > 5);
+    assert_true(gf_model_freeze(m, "ln_f.") == 2);
+    int32_t ids[B * T], tg[B * T];
+    uint8_t mask[B * T];
+    padded_batch(ids, tg, mask, true, 3);
+    gf_batch b = {.B = B, .T = T, .ids = ids, .targets = tg, .mask = mask};
+    gf_model *both[2] = {m, ref};
+    for (int k = 0; k < 2; k++) {
+        if (gf_model_forward_batch(both[k], &b, NULL)) fail_msg("forward: %s", gf_last_error());
+        gf_model_zero_grad(both[k]);
+        gf_model_backward(both[k]);
+    }
+    const char *names[] = {"blocks.0.mix.gate.weight", "blocks.0.ffn.fc1.weight", "tok_emb.weight"};
+    for (int i = 0; i < 3; i++) {
+        const gf_tensor_info *a = gf_model_find_tensor(m, names[i]), *r = gf_model_find_tensor(ref, names[i]);
+        assert_memory_equal(a->grad, r->grad, (size_t)a->numel * sizeof(float));
+    }
+    assert_null(gf_model_find_tensor(m, "blocks.1.mix.qkv.weight")->grad);
+    gf_model_free(m);
+    gf_model_free(ref);
+}
+
+/* Targets at padded positions are never scored; pool "first" takes the first real position. */
+static void test_padding_rules(void **state) {
+    (void)state;
+    gf_model *m = model(LM_H, 2);
+    int32_t ids[B * T], tg[B * T];
+    uint8_t mask[B * T];
+    padded_batch(ids, tg, mask, true, 3);
+    gf_batch b = {.B = B, .T = T, .ids = ids, .targets = tg, .mask = mask};
+    float l1, l2;
+    gf_model_forward_batch(m, &b, &l1);
+    for (int i = 0; i < B * T; i++)
+        if (!mask[i]) tg[i] = 5;
+    gf_model_forward_batch(m, &b, &l2);
+    assert_memory_equal(&l1, &l2, sizeof l1);
+    gf_model_free(m);
+    m = model("{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3, \"pool\": \"first\"}, "
+              "\"vocab_size\": 20, \"d_model\": 16, \"n_layer\": 2, \"d_ff\": 32, \"pos\": \"none\", \"norm\": "
+              "\"post\", \"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}]}", 2); /* pool first, no positions */
+    int32_t row[4] = {0, 0, 7, 9}, alone[2] = {7, 9};
+    uint8_t left[4] = {0, 0, 1, 1};
+    gf_batch lb = {.B = 1, .T = 4, .ids = row, .mask = left}, ab = {.B = 1, .T = 2, .ids = alone};
+    float lo[3], ao[3];
+    gf_model_forward_batch(m, &lb, NULL);
+    memcpy(lo, gf_model_logits(m), sizeof lo);
+    gf_model_forward_batch(m, &ab, NULL);
+    memcpy(ao, gf_model_logits(m), sizeof ao);
+    for (int j = 0; j < 3; j++)
+        if (fabsf(lo[j] - ao[j]) > 1e-5f) fail_msg("left-padded row: logit %d %.7g, alone %.7g", j, (double)lo[j], (double)ao[j]);
+    /* outputs that are not next-token logits cannot stream */
+    gf_model *causal = model("{\"format\": 2, \"task\": \"classify\", \"direction\": \"causal\", \"vocab_size\": 20, "
+                             "\"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"max_len\": 8, \"layers\": [\"attention\"]}", 1);
+    assert_null(gf_stream_create(causal));
+    assert_non_null(strstr(gf_last_error(), "task lm"));
+    assert_false(gf_model_predicts_next_token(causal));
+    gf_model_free(causal);
+    gf_model_free(m);
+}
+
+/* --set reaches every part: one layer's list key, a layer's mixer, the task (and its direction), the head. */
+static void test_set_paths(void **state) {
+    (void)state;
+    gf_config c;
+    assert_int_equal(gf_config_preset("hybrid-tiny", &c), 0);
+    assert_int_equal(gf_config_set(&c, "layers.0.offsets=1,2"), 0);
+    char *v = gf_config_get(&c, "layers.0.offsets");
+    assert_string_equal(v, "[1,2]");
+    free(v);
+    assert_int_equal(gf_config_set(&c, "layers.2.offsets=3"), 0);
+    assert_int_equal(gf_config_set(&c, "layers.1.mixer=g"), 0);
+    v = gf_config_get(&c, "layers.1.rank");
+    assert_string_equal(v, "32"); /* a new mixer takes its defaults */
+    free(v);
+    assert_int_equal(gf_config_set(&c, "task=classify"), 0);
+    assert_int_equal(c.direction, GF_BIDIRECTIONAL);
+    assert_int_equal(gf_config_set(&c, "head.n_classes=5"), 0);
+    v = gf_config_get(&c, "head");
+    assert_string_equal(v, "{\"n_classes\":5,\"pool\":\"mean\"}");
+    free(v);
+    assert_int_not_equal(gf_config_set(&c, "head.classes=5"), 0);
+    /* a file with format-2 keys but no "format" is format 2; a key both at the top and in a layer is refused */
+    assert_int_equal(gf_config_from_json("{\"vocab_size\": 10, \"d_model\": 8, \"n_layer\": 1, \"d_ff\": 16, "
+                                         "\"max_len\": 8, \"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4}]}", "t", &c), 0);
+    assert_int_not_equal(gf_config_from_json("{\"format\": 2, \"vocab_size\": 10, \"d_model\": 8, \"n_layer\": 1, "
+                                             "\"d_ff\": 16, \"max_len\": 8, \"rank\": 3, \"layers\": [{\"mixer\": "
+                                             "\"grassmann\", \"rank\": 4}]}", "t", &c), 0);
+    assert_non_null(strstr(gf_last_error(), "both at the top level and in \"layers\"[0]"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_padding_changes_nothing, pool_teardown),
@@ -273,6 +368,9 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_vector_inputs),
         cmocka_unit_test(test_freeze),
+        cmocka_unit_test(test_partial_freeze),
+        cmocka_unit_test(test_padding_rules),
+        cmocka_unit_test(test_set_paths),
     };
     int rc = cmocka_run_group_tests_name("tasks", tests, NULL, NULL);
     pool_release();

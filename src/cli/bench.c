@@ -61,25 +61,33 @@ static void machine_json(FILE *f, double peak) {
             gf_max_threads(), peak);
 }
 
+/* A subcommand's option parser returns BENCH_RUN to go on, or the exit code (--help, a usage error). */
+#define BENCH_RUN (-1)
+
 /* ---- bench train ------------------------------------------------------------------------------------------- */
 
-static int bench_train(int argc, char **argv) {
+typedef struct {
+    cli_model_opts mo;
+    int64_t B, L, steps;
+    int json;
+} train_opts;
+
+static int train_parse(int argc, char **argv, train_opts *o) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"batch", 1, 0, 'b'}, {"seq-len", 1, 0, 'L'},
                                              {"steps", 1, 0, 'n'}, {"json", 0, 0, 'j'},
                                              {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    cli_model_opts mo = {0};
-    int64_t B = 8, L = 128, steps = 5;
-    int json = 0, opt, rc;
+    *o = (train_opts){.B = 8, .L = 128, .steps = 5};
+    int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int h = cli_model_option(&mo, "bench train", opt, optarg);
+        int h = cli_model_option(&o->mo, "bench train", opt, optarg);
         if (h == 1) continue;
         if (h > 1) return h;
         switch (opt) {
-        case 'b': if ((rc = cli_parse_i64("bench train", "--batch", optarg, 1, 1 << 16, &B))) return rc; break;
-        case 'L': if ((rc = cli_parse_i64("bench train", "--seq-len", optarg, 1, 1 << 20, &L))) return rc; break;
-        case 'n': if ((rc = cli_parse_i64("bench train", "--steps", optarg, 1, 1 << 20, &steps))) return rc; break;
-        case 'j': json = 1; break;
+        case 'b': if ((rc = cli_parse_i64("bench train", "--batch", optarg, 1, 1 << 16, &o->B))) return rc; break;
+        case 'L': if ((rc = cli_parse_i64("bench train", "--seq-len", optarg, 1, 1 << 20, &o->L))) return rc; break;
+        case 'n': if ((rc = cli_parse_i64("bench train", "--steps", optarg, 1, 1 << 20, &o->steps))) return rc; break;
+        case 'j': o->json = 1; break;
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
                    "                            [--seq-len L] [--steps N] [--json]\n\n"
@@ -91,31 +99,34 @@ static int bench_train(int argc, char **argv) {
         default: return cli_usage_error("bench train", "unknown option");
         }
     }
-    if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
-    gf_config cfg;
-    if ((rc = cli_model_config(&mo, "bench train", &cfg))) return rc;
-    gf_model *m = gf_model_create(&cfg);
-    if (!m) return cli_error("%s", gf_last_error());
-    gf_model_init(m, 1);
-    gf_adamw *opt_ = gf_adamw_create(m, (gf_adamw_hparams){6e-4f, 0.9f, 0.95f, 1e-8f, 0.01f});
-    int32_t *in = malloc((size_t)(B * L) * sizeof *in), *tg = malloc((size_t)(B * L) * sizeof *tg);
-    double *ts = malloc((size_t)(4 * steps) * sizeof *ts), *tfs = ts + steps, *tbs = tfs + steps, *tos = tbs + steps;
-    if (!opt_ || !in || !tg || !ts) return cli_error("out of memory");
-    fill_tokens(in, B * L, cfg.vocab_size, 1);
-    fill_tokens(tg, B * L, cfg.vocab_size, 2);
-    double peak = sgemm_peak();
-    uint64_t flops = 0;
-    float loss = 0;
+    if (!o->mo.vocab && o->mo.preset) o->mo.vocab = 33278; /* a config file keeps its own */
+    return BENCH_RUN;
+}
+
+/* What bench train measured: median times (s) of a step and of its phases, matmul FLOPs per step. */
+typedef struct {
+    double step, fwd, bwd, opt, peak;
+    uint64_t flops;
+    float loss;
+} train_result;
+
+/* One warm-up step, then o->steps timed ones on the tokens in/tg; ts holds 4 * steps doubles. */
+static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const int32_t *in, const int32_t *tg,
+                         double *ts, train_result *r) {
+    const int64_t steps = o->steps;
+    double *tfs = ts + steps, *tbs = tfs + steps, *tos = tbs + steps;
+    r->peak = sgemm_peak();
+    r->loss = 0;
     gf_model_set_training(m, true, 1, 0);
     for (int64_t s = -1; s < steps; s++) {
         if (s == 0) gf_blas_flops_reset();
         double t0 = now_s();
-        if (gf_model_forward(m, in, tg, B, L, &loss)) return cli_error("%s", gf_last_error());
+        if (gf_model_forward(m, in, tg, o->B, o->L, &r->loss)) return cli_error("%s", gf_last_error());
         double t1 = now_s();
         gf_model_zero_grad(m);
         gf_model_backward(m);
         double t2 = now_s();
-        gf_adamw_step(opt_, m, 6e-4f);
+        gf_adamw_step(opt, m, 6e-4f);
         double t3 = now_s();
         if (s >= 0) {
             ts[s] = t3 - t0;
@@ -124,54 +135,85 @@ static int bench_train(int argc, char **argv) {
             tos[s] = t3 - t2;
         }
     }
-    flops = gf_blas_flops() / (uint64_t)steps;
+    r->flops = gf_blas_flops() / (uint64_t)steps;
     double p2 = sgemm_peak();
-    peak = p2 > peak ? p2 : peak; /* best of before and after the steps */
-    double t = median(ts, steps), tf = median(tfs, steps), tb = median(tbs, steps), to = median(tos, steps);
-    double tps = (double)(B * L) / t, gf = (double)flops / t / 1e9;
-    if (json) {
+    r->peak = p2 > r->peak ? p2 : r->peak; /* best of before and after the steps */
+    r->step = median(ts, steps), r->fwd = median(tfs, steps), r->bwd = median(tbs, steps), r->opt = median(tos, steps);
+    return EXIT_OK;
+}
+
+static void train_report(const train_opts *o, const gf_config *cfg, const gf_model *m, const train_result *r) {
+    const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
+    double tps = (double)(o->B * o->L) / r->step, gf = (double)r->flops / r->step / 1e9;
+    if (o->json) {
         printf("{\"bench\": \"train\", \"model\": \"%s\", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, "
                "\"seq_len\": %lld, \"steps\": %lld, \"tokens_per_s\": %.1f, \"ms_forward\": %.2f, "
                "\"ms_backward\": %.2f, \"ms_optimizer\": %.2f, \"gflop_per_step\": %.3f, \"gflops\": %.1f, "
-               "\"utilisation\": %.3f, ", mo.preset ? mo.preset : mo.config_path, (long long)gf_model_num_params(m),
-               (long long)cfg.vocab_size, (long long)B, (long long)L, (long long)steps, tps, 1e3 * tf, 1e3 * tb,
-               1e3 * to, (double)flops / 1e9, gf, gf / peak);
-        machine_json(stdout, peak);
-        printf(", \"loss\": %.4f}\n", loss);
+               "\"utilisation\": %.3f, ", name, (long long)gf_model_num_params(m), (long long)cfg->vocab_size,
+               (long long)o->B, (long long)o->L, (long long)o->steps, tps, 1e3 * r->fwd, 1e3 * r->bwd,
+               1e3 * r->opt, (double)r->flops / 1e9, gf, gf / r->peak);
+        machine_json(stdout, r->peak);
+        printf(", \"loss\": %.4f}\n", r->loss);
     } else {
-        printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n",
-               mo.preset ? mo.preset : mo.config_path, (long long)B, (long long)L, tps, 1e3 * t, 1e3 * tf,
-               1e3 * tb, 1e3 * to);
+        printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
+               (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
         printf("matmul %.2f GFLOP/step, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f GFLOP/s (%s, %d threads)\n",
-               (double)flops / 1e9, gf, 100 * gf / peak, peak, gf_blas_kernel(), gf_max_threads());
+               (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_blas_kernel(), gf_max_threads());
+    }
+}
+
+static int bench_train(int argc, char **argv) {
+    train_opts o;
+    int rc = train_parse(argc, argv, &o);
+    if (rc != BENCH_RUN) return rc;
+    gf_config cfg;
+    if ((rc = cli_model_config(&o.mo, "bench train", &cfg))) return rc;
+    gf_model *m = gf_model_create(&cfg);
+    if (!m) return cli_error("%s", gf_last_error());
+    gf_model_init(m, 1);
+    gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){6e-4f, 0.9f, 0.95f, 1e-8f, 0.01f});
+    int32_t *in = malloc((size_t)(o.B * o.L) * sizeof *in), *tg = malloc((size_t)(o.B * o.L) * sizeof *tg);
+    double *ts = malloc((size_t)(4 * o.steps) * sizeof *ts);
+    train_result r;
+    if (!opt || !in || !tg || !ts) {
+        rc = cli_error("out of memory");
+    } else {
+        fill_tokens(in, o.B * o.L, cfg.vocab_size, 1);
+        fill_tokens(tg, o.B * o.L, cfg.vocab_size, 2);
+        if ((rc = train_measure(&o, m, opt, in, tg, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
     }
     free(in);
     free(tg);
     free(ts);
-    gf_adamw_free(opt_);
+    gf_adamw_free(opt);
     gf_model_free(m);
-    return EXIT_OK;
+    return rc;
 }
 
 /* ---- bench mixer ------------------------------------------------------------------------------------------- */
 
-static int bench_mixer(int argc, char **argv) {
+typedef struct {
+    const char *mixer, *lens;
+    int64_t B, reps;
+    cli_model_opts mo; /* only its --set list */
+    int json;
+} mixer_opts;
+
+static int mixer_parse(int argc, char **argv, mixer_opts *o) {
     static const struct option longopts[] = {{"mixer", 1, 0, 'm'}, {"seq-lens", 1, 0, 'L'}, {"batch", 1, 0, 'b'},
                                              {"reps", 1, 0, 'r'}, {"set", 1, 0, OPT_SET},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    const char *mixer = "grassmann", *lens = "256,1024,4096,8192";
-    int64_t B = 1, reps = 3;
-    cli_model_opts mo = {0};
-    int json = 0, opt, rc;
+    *o = (mixer_opts){.mixer = "grassmann", .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
+    int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'm': mixer = optarg; break;
-        case 'L': lens = optarg; break;
-        case 'b': if ((rc = cli_parse_i64("bench mixer", "--batch", optarg, 1, 1 << 16, &B))) return rc; break;
-        case 'r': if ((rc = cli_parse_i64("bench mixer", "--reps", optarg, 1, 1000, &reps))) return rc; break;
-        case OPT_SET: if ((rc = cli_model_option(&mo, "bench mixer", opt, optarg)) > 1) return rc; break;
-        case 'j': json = 1; break;
+        case 'm': o->mixer = optarg; break;
+        case 'L': o->lens = optarg; break;
+        case 'b': if ((rc = cli_parse_i64("bench mixer", "--batch", optarg, 1, 1 << 16, &o->B))) return rc; break;
+        case 'r': if ((rc = cli_parse_i64("bench mixer", "--reps", optarg, 1, 1000, &o->reps))) return rc; break;
+        case OPT_SET: if ((rc = cli_model_option(&o->mo, "bench mixer", opt, optarg)) > 1) return rc; break;
+        case 'j': o->json = 1; break;
         case 'h':
             printf("usage: grassflow bench mixer [--mixer NAME] [--seq-lens 256,1024,...] [--batch B]\n"
                    "                            [--reps R] [--set K=V]... [--json]\n\n"
@@ -182,79 +224,84 @@ static int bench_mixer(int argc, char **argv) {
         default: return cli_usage_error("bench mixer", "unknown option");
         }
     }
-    gf_config cfg;
-    gf_config_preset("grassmann-6L", &cfg);
-    const gf_mixer_ops *ops = gf_mixer_find(mixer);
+    return BENCH_RUN;
+}
+
+/* grassmann-6L with every layer's mixer o->mixer, then the --set list. */
+static int mixer_config(const mixer_opts *o, gf_config *cfg) {
+    gf_config_preset("grassmann-6L", cfg);
     char set_mixer[64];
-    snprintf(set_mixer, sizeof set_mixer, "mixers=%.40s", mixer);
-    if (!ops || gf_config_set(&cfg, set_mixer))
-        return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)", mixer);
-    for (int i = 0; i < mo.n_sets; i++)
-        if (gf_config_set(&cfg, mo.sets[i])) return cli_usage_error("bench mixer", "%s", gf_last_error());
-    gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-    int np = ops->param_specs(&cfg, 0, specs);
-    float *p[GF_MIXER_MAX_PARAMS], *g[GF_MIXER_MAX_PARAMS];
-    for (int i = 0; i < np; i++) {
-        int64_t n = specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
-        p[i] = malloc((size_t)n * sizeof(float));
-        g[i] = calloc((size_t)n, sizeof(float));
-        if (!p[i] || !g[i]) return cli_error("out of memory");
-        for (int64_t k = 0; k < n; k++) p[i][k] = 0.02f * gf_normal(gf_key(7, (uint64_t)i), (uint64_t)k);
+    snprintf(set_mixer, sizeof set_mixer, "mixers=%.40s", o->mixer);
+    if (!gf_mixer_find(o->mixer) || gf_config_set(cfg, set_mixer))
+        return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)",
+                               o->mixer);
+    for (int i = 0; i < o->mo.n_sets; i++)
+        if (gf_config_set(cfg, o->mo.sets[i])) return cli_usage_error("bench mixer", "%s", gf_last_error());
+    return EXIT_OK;
+}
+
+/* Time layer 0's mixer at length L (best of o->reps after a warm-up) and print the line or JSON entry;
+ * -1 if memory ran out (reported: the caller stops there). */
+static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, int first) {
+    const int64_t N = o->B * L, d = cfg->d_model;
+    gf_mixer_harness *h = gf_mixer_harness_create(cfg, 0, o->B, L, 7);
+    float *x = malloc((size_t)(N * d) * sizeof(float)), *y = malloc((size_t)(N * d) * sizeof(float)),
+          *dx = calloc((size_t)(N * d), sizeof(float));
+    if (!h || !x || !y || !dx) {
+        fprintf(stderr, "grassflow: bench mixer: out of memory at L=%lld (%.1f GiB)\n", (long long)L,
+                (double)gf_mixer_harness_bytes_for(cfg, 0, o->B, L) / (1 << 30));
+        free(x), free(y), free(dx), gf_mixer_harness_free(h);
+        return -1;
     }
+    for (int64_t k = 0; k < N * d; k++) x[k] = gf_normal(11, (uint64_t)k);
+    double bf = INFINITY, bb = INFINITY;
+    for (int64_t r = 0; r <= o->reps; r++) {
+        double t0 = now_s();
+        gf_mixer_harness_forward(h, y, x);
+        double t1 = now_s();
+        gf_mixer_harness_backward(h, dx, y, x);
+        double t2 = now_s();
+        if (r == 0) continue; /* warm-up */
+        bf = t1 - t0 < bf ? t1 - t0 : bf;
+        bb = t2 - t1 < bb ? t2 - t1 : bb;
+    }
+    double mem = (double)gf_mixer_harness_bytes(h) / (double)N;
+    if (o->json) {
+        printf("%s{\"seq_len\": %lld, \"us_per_token_forward\": %.4f, \"us_per_token_backward\": %.4f, "
+               "\"us_per_token\": %.4f, \"bytes_per_token\": %.1f}", first ? "" : ", ", (long long)L,
+               1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
+    } else {
+        printf("%-9s L=%-6lld forward %8.3f us/token  backward %8.3f us/token  total %8.3f  memory %9.0f B/token\n",
+               o->mixer, (long long)L, 1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
+    }
+    fflush(stdout);
+    free(x), free(y), free(dx), gf_mixer_harness_free(h);
+    return 0;
+}
+
+static int bench_mixer(int argc, char **argv) {
+    mixer_opts o;
+    int rc = mixer_parse(argc, argv, &o);
+    if (rc != BENCH_RUN) return rc;
+    gf_config cfg;
+    if ((rc = mixer_config(&o, &cfg))) return rc;
     double peak = sgemm_peak();
-    if (json) printf("{\"bench\": \"mixer\", \"mixer\": \"%s\", \"batch\": %lld, \"d\": %lld, \"results\": [", mixer,
-                     (long long)B, (long long)cfg.d_model);
+    if (o.json) printf("{\"bench\": \"mixer\", \"mixer\": \"%s\", \"batch\": %lld, \"d\": %lld, \"results\": [",
+                       o.mixer, (long long)o.B, (long long)cfg.d_model);
     char list[512];
-    snprintf(list, sizeof list, "%s", lens);
+    snprintf(list, sizeof list, "%s", o.lens);
     int first = 1;
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         int64_t L = atoll(tok);
         if (L < 1) return cli_usage_error("bench mixer", "--seq-lens: '%s' is not a length", tok);
-        const int64_t N = B * L, d = cfg.d_model;
-        int nt = gf_max_threads();
-        int64_t ns = ops->saved_floats(&cfg, 0, B, L), nsc = ops->scratch_floats(&cfg, 0, B, L, nt);
-        float *x = malloc((size_t)(N * d) * sizeof(float)), *y = malloc((size_t)(N * d) * sizeof(float)),
-              *dx = calloc((size_t)(N * d), sizeof(float)), *saved = malloc((size_t)ns * sizeof(float)),
-              *scratch = malloc((size_t)(nsc ? nsc : 1) * sizeof(float));
-        if (!x || !y || !dx || !saved || !scratch) {
-            fprintf(stderr, "grassflow: bench mixer: out of memory at L=%lld (%.1f GiB)\n", (long long)L,
-                    (double)(ns + nsc) * 4 / (1 << 30));
-            free(x), free(y), free(dx), free(saved), free(scratch);
-            break;
-        }
-        for (int64_t k = 0; k < N * d; k++) x[k] = gf_normal(11, (uint64_t)k);
-        gf_mixer_call c = {.cfg = &cfg, .layer = 0, .B = B, .T = L, .p = p, .g = g, .saved = saved,
-                           .scratch = scratch, .n_threads = nt};
-        double bf = INFINITY, bb = INFINITY;
-        for (int64_t r = 0; r <= reps; r++) {
-            double t0 = now_s();
-            ops->forward(&c, y, x);
-            double t1 = now_s();
-            ops->backward(&c, dx, y, x);
-            double t2 = now_s();
-            if (r == 0) continue; /* warm-up */
-            bf = t1 - t0 < bf ? t1 - t0 : bf;
-            bb = t2 - t1 < bb ? t2 - t1 : bb;
-        }
-        double mem = (double)(ns + nsc) * 4.0 / (double)N;
-        if (json) {
-            printf("%s{\"seq_len\": %lld, \"us_per_token_forward\": %.4f, \"us_per_token_backward\": %.4f, "
-                   "\"us_per_token\": %.4f, \"bytes_per_token\": %.1f}", first ? "" : ", ", (long long)L,
-                   1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
-        } else {
-            printf("%-9s L=%-6lld forward %8.3f us/token  backward %8.3f us/token  total %8.3f  memory %9.0f B/token\n",
-                   mixer, (long long)L, 1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
-        }
+        if (mixer_one_len(&o, &cfg, L, first)) break;
         first = 0;
-        fflush(stdout);
-        free(x), free(y), free(dx), free(saved), free(scratch);
     }
-    if (json) {
+    if (o.json) {
         printf("], ");
         machine_json(stdout, peak);
         printf("}\n");
     }
-    for (int i = 0; i < np; i++) free(p[i]), free(g[i]);
     return EXIT_OK;
 }
 
@@ -285,23 +332,28 @@ static int parse_positions(const char *arg, int64_t *pos, int *n) {
     return *n ? EXIT_OK : cli_usage_error("bench generate", "--positions is empty");
 }
 
-static int bench_generate(int argc, char **argv) {
+typedef struct {
+    cli_model_opts mo;
+    int64_t n, P[16];
+    int nP, json, no_cache;
+} gen_opts;
+
+static int gen_parse(int argc, char **argv, gen_opts *o) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'}, {"positions", 1, 0, 'P'},
                                              {"no-cache", 0, 0, 'N'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
                                              {0, 0, 0, 0}};
-    cli_model_opts mo = {0};
-    int64_t n = 32, P[16] = {100, 1000, 10000};
-    int nP = 3, json = 0, no_cache = 0, opt, rc;
+    *o = (gen_opts){.n = 32, .P = {100, 1000, 10000}, .nP = 3};
+    int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int h = cli_model_option(&mo, "bench generate", opt, optarg);
+        int h = cli_model_option(&o->mo, "bench generate", opt, optarg);
         if (h == 1) continue;
         if (h > 1) return h;
         switch (opt) {
-        case 'n': if ((rc = cli_parse_i64("bench generate", "--tokens", optarg, 1, 1 << 20, &n))) return rc; break;
-        case 'P': if ((rc = parse_positions(optarg, P, &nP))) return rc; break;
-        case 'N': no_cache = 1; break;
-        case 'j': json = 1; break;
+        case 'n': if ((rc = cli_parse_i64("bench generate", "--tokens", optarg, 1, 1 << 20, &o->n))) return rc; break;
+        case 'P': if ((rc = parse_positions(optarg, o->P, &o->nP))) return rc; break;
+        case 'N': o->no_cache = 1; break;
+        case 'j': o->json = 1; break;
         case 'h':
             printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--positions P1,P2,...]\n"
                    "                               [--tokens N] [--no-cache] [--json]\n\n"
@@ -314,64 +366,84 @@ static int bench_generate(int argc, char **argv) {
         default: return cli_usage_error("bench generate", "unknown option");
         }
     }
-    if (!mo.vocab && mo.preset) mo.vocab = 33278; /* a config file keeps its own */
-    gf_config cfg;
-    if ((rc = cli_model_config(&mo, "bench generate", &cfg))) return rc;
-    if (cfg.pos == GF_POS_LEARNED && !no_cache && P[nP - 1] + n > cfg.max_len)
-        return cli_error("bench generate: position %lld + %lld tokens is past max_len %lld of this model (learned "
-                         "positions)\nHINT: --set pos=none or --set pos=sinusoidal, or smaller --positions",
-                         (long long)P[nP - 1], (long long)n, (long long)cfg.max_len);
-    gf_model *m = gf_model_create(&cfg);
-    if (!m) return cli_error("%s", gf_last_error());
-    gf_model_init(m, 1);
-    const int64_t total = P[nP - 1] + 2 * n;
-    int32_t *ctx = malloc((size_t)total * sizeof *ctx);
-    gf_stream *s = no_cache ? NULL : gf_stream_create(m);
-    if (!ctx || (!no_cache && !s)) {
-        free(ctx);
-        gf_model_free(m);
-        return cli_error("%s", no_cache || s ? "out of memory" : gf_last_error());
-    }
-    fill_tokens(ctx, total, cfg.vocab_size, 3);
-    const char *name = mo.preset ? mo.preset : mo.config_path;
-    if (json)
-        printf("{\"bench\": \"generate\", \"model\": \"%s\", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, "
-               "\"threads\": %d, \"results\": [", name, no_cache ? "recompute" : "stream",
-               cfg.pos == GF_POS_LEARNED ? "learned" : cfg.pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
-               (long long)n, gf_max_threads());
-    rc = EXIT_OK;
-    for (int k = 0; k < nP && rc == EXIT_OK; k++) {
-        double t = 0.0;
-        int64_t at = P[k]; /* a stream already past P[k] (P[k-1] + n > P[k]) measures from where it is */
-        if (no_cache) {
-            for (int64_t i = -1; i < n; i++) {
-                int64_t end = P[k] + (i < 0 ? 0 : i), T = cfg.pos == GF_POS_LEARNED && end > cfg.max_len ? cfg.max_len : end;
-                double t0 = now_s();
-                if (gf_model_forward(m, ctx + end - T, NULL, 1, T, NULL)) { rc = cli_error("%s", gf_last_error()); break; }
-                if (i >= 0) t += now_s() - t0;
-            }
-        } else {
-            if (gf_stream_pos(s) > at) at = gf_stream_pos(s);
-            if (gf_stream_feed(s, ctx + gf_stream_pos(s), at - gf_stream_pos(s))) {
-                rc = cli_error("%s", gf_last_error());
-                break;
-            }
+    if (!o->mo.vocab && o->mo.preset) o->mo.vocab = 33278; /* a config file keeps its own */
+    return BENCH_RUN;
+}
+
+/* Time o->n tokens from position P (*at: where the timing started; a stream already past P, because
+ * P[k-1] + n > P[k], measures from where it is) into *t seconds: stream steps, or with s NULL full forwards. */
+static int gen_time_at(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stream *s, const int32_t *ctx,
+                       int64_t P, int64_t *at, double *t) {
+    *t = 0.0;
+    *at = P;
+    if (!s) {
+        for (int64_t i = -1; i < o->n; i++) {
+            int64_t end = P + (i < 0 ? 0 : i), T = cfg->pos == GF_POS_LEARNED && end > cfg->max_len ? cfg->max_len : end;
             double t0 = now_s();
-            for (int64_t i = 0; i < n; i++)
-                if (!gf_stream_step(s, ctx[at + i])) { rc = cli_error("%s", gf_last_error()); break; }
-            t = now_s() - t0;
+            if (gf_model_forward(m, ctx + end - T, NULL, 1, T, NULL)) return cli_error("%s", gf_last_error());
+            if (i >= 0) *t += now_s() - t0;
         }
-        if (rc != EXIT_OK) break;
-        const double tps = (double)n / t;
+        return EXIT_OK;
+    }
+    if (gf_stream_pos(s) > *at) *at = gf_stream_pos(s);
+    if (gf_stream_feed(s, ctx + gf_stream_pos(s), *at - gf_stream_pos(s))) return cli_error("%s", gf_last_error());
+    double t0 = now_s();
+    for (int64_t i = 0; i < o->n; i++)
+        if (!gf_stream_step(s, ctx[*at + i])) return cli_error("%s", gf_last_error());
+    *t = now_s() - t0;
+    return EXIT_OK;
+}
+
+/* Every position in turn, one line or JSON entry each. */
+static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stream *s, const int32_t *ctx) {
+    const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
+    if (o->json)
+        printf("{\"bench\": \"generate\", \"model\": \"%s\", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, "
+               "\"threads\": %d, \"results\": [", name, o->no_cache ? "recompute" : "stream",
+               cfg->pos == GF_POS_LEARNED ? "learned" : cfg->pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
+               (long long)o->n, gf_max_threads());
+    for (int k = 0; k < o->nP; k++) {
+        double t;
+        int64_t at;
+        int rc = gen_time_at(o, cfg, m, s, ctx, o->P[k], &at, &t);
+        if (rc != EXIT_OK) return rc;
+        const double tps = (double)o->n / t;
         const long long state = s ? (long long)gf_stream_state_bytes(s) : 0, rss = (long long)rss_bytes();
-        if (json)
+        if (o->json)
             printf("%s{\"position\": %lld, \"tokens_per_s\": %.2f, \"us_per_token\": %.2f, \"state_bytes\": %lld, "
                    "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, tps, 1e6 / tps, state, rss);
         else
             printf("%s  %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
-                   no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
+                   o->no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
     }
-    if (json && rc == EXIT_OK) printf("]}\n");
+    if (o->json) printf("]}\n");
+    return EXIT_OK;
+}
+
+static int bench_generate(int argc, char **argv) {
+    gen_opts o;
+    int rc = gen_parse(argc, argv, &o);
+    if (rc != BENCH_RUN) return rc;
+    gf_config cfg;
+    if ((rc = cli_model_config(&o.mo, "bench generate", &cfg))) return rc;
+    const int64_t n = o.n, last = o.P[o.nP - 1];
+    if (cfg.pos == GF_POS_LEARNED && !o.no_cache && last + n > cfg.max_len)
+        return cli_error("bench generate: position %lld + %lld tokens is past max_len %lld of this model (learned "
+                         "positions)\nHINT: --set pos=none or --set pos=sinusoidal, or smaller --positions",
+                         (long long)last, (long long)n, (long long)cfg.max_len);
+    gf_model *m = gf_model_create(&cfg);
+    if (!m) return cli_error("%s", gf_last_error());
+    gf_model_init(m, 1);
+    const int64_t total = last + 2 * n;
+    int32_t *ctx = malloc((size_t)total * sizeof *ctx);
+    gf_stream *s = o.no_cache ? NULL : gf_stream_create(m);
+    if (!ctx || (!o.no_cache && !s)) {
+        free(ctx);
+        gf_model_free(m);
+        return cli_error("%s", o.no_cache || s ? "out of memory" : gf_last_error());
+    }
+    fill_tokens(ctx, total, cfg.vocab_size, 3);
+    rc = gen_run(&o, &cfg, m, s, ctx);
     gf_stream_free(s);
     free(ctx);
     gf_model_free(m);

@@ -62,6 +62,7 @@ enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMM
     "  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n" \
     "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"       \
     "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"           \
-    "                      --set offsets=1,2,4 (every layer) --set mixers=g,g,a,g,g,g\n"
+    "                      --set offsets=1,2,4 (every layer) --set mixers=g,g,a,g,g,g --set layers.2.rank=8\n" \
+    "                      (a mixer's keys: grassflow info --mixers)\n"
 
 #endif

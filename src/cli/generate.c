@@ -132,6 +132,13 @@ int cmd_generate(int argc, char **argv) {
     gf_tokenizer *tok = NULL;
     gf_model *m = gf_checkpoint_load(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());
+    if (!gf_model_predicts_next_token(m)) {
+        int rc = cli_error("%s: generate needs a language model (task lm); this checkpoint's task is %s", ckpt,
+                           gf_model_config(m)->task);
+        gf_tokenizer_free(tok);
+        gf_model_free(m);
+        return rc;
+    }
     if (!tok) {
         gf_model_free(m);
         return cli_error("%s has no tokenizer (it was not made by grassflow train), so text cannot be encoded", ckpt);

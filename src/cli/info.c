@@ -7,10 +7,25 @@
 #include "cli/cli.h"
 
 static void help(void) {
-    printf("usage: grassflow info (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... [--json]\n\n"
+    printf("usage: grassflow info (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... [--json]\n"
+           "       grassflow info --mixers\n\n"
            "Print the config and the parameter count of a model.\n\n" CLI_MODEL_HELP
            "  --json              one JSON object: {\"config\": {...}, \"params\": N}\n"
-           "  --tensors           also list every tensor with its shape\n");
+           "  --tensors           also list every tensor with its shape\n"
+           "  --mixers            list the mixers a layer can have, each with its keys, ranges and defaults\n");
+}
+
+/* Every registered mixer with its help and keys. */
+static int list_mixers(void) {
+    const char *names[64];
+    int n = gf_mixer_names(names, 64);
+    for (int i = 0; i < n && i < 64; i++) {
+        char *d = gf_mixer_describe(names[i]);
+        if (!d) return cli_error("out of memory describing mixer %s", names[i]);
+        printf("%s%s", i ? "\n" : "", d);
+        free(d);
+    }
+    return EXIT_OK;
 }
 
 static void commas(char *buf, size_t n, int64_t v) {
@@ -27,7 +42,7 @@ static void commas(char *buf, size_t n, int64_t v) {
 int cmd_info(int argc, char **argv) {
     static const struct option longopts[] = {
         CLI_MODEL_LONGOPTS, {"json", no_argument, 0, OPT_JSON}, {"tensors", no_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"mixers", no_argument, 0, 'M'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     int json = 0, tensors = 0, opt;
     optind = 1;
@@ -37,6 +52,7 @@ int cmd_info(int argc, char **argv) {
         if (r > 1) return r;
         if (opt == OPT_JSON) json = 1;
         else if (opt == 't') tensors = 1;
+        else if (opt == 'M') return list_mixers();
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("info", "unknown option");
     }

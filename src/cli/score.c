@@ -99,6 +99,48 @@ static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
     return rc;
 }
 
+/* The token-weighted loss of m over every sequence of s, `batch` sequences per forward pass (each padded
+ * to the longest with ignored targets). */
+static int score_all(gf_model *m, const seqs *s, int64_t batch, double *total, int64_t *counted) {
+    int32_t *in = NULL, *tg = NULL;
+    int rc = EXIT_OK;
+    for (int64_t i0 = 0; rc == EXIT_OK && i0 < s->n_seq; i0 += batch) {
+        int64_t nb = s->n_seq - i0 < batch ? s->n_seq - i0 : batch, T = 0;
+        for (int64_t i = i0; i < i0 + nb; i++) {
+            int64_t len = s->start[i + 1] - s->start[i] - 1;
+            T = len > T ? len : T;
+        }
+        free(in);
+        free(tg);
+        in = malloc((size_t)(nb * T) * sizeof *in);
+        tg = malloc((size_t)(nb * T) * sizeof *tg);
+        if (!in || !tg) {
+            rc = cli_error("out of memory for a batch of %lld x %lld", (long long)nb, (long long)T);
+            break;
+        }
+        int64_t here = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            const int32_t *ids = s->ids + s->start[i0 + b];
+            int64_t len = s->start[i0 + b + 1] - s->start[i0 + b] - 1;
+            for (int64_t t = 0; t < T; t++) {
+                in[b * T + t] = t < len ? ids[t] : 0;      /* padding after the end cannot affect what precedes */
+                tg[b * T + t] = t < len ? ids[t + 1] : -1; /* and is not scored */
+            }
+            here += len;
+        }
+        float loss;
+        if (gf_model_forward(m, in, tg, nb, T, &loss)) {
+            rc = cli_error("%s", gf_last_error());
+            break;
+        }
+        *total += (double)loss * (double)here;
+        *counted += here;
+    }
+    free(in);
+    free(tg);
+    return rc;
+}
+
 int cmd_score(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", required_argument, 0, 'c'}, {"tokens", required_argument, 0, 't'},
                                              {"batch", required_argument, 0, 'b'}, {"json", no_argument, 0, 'j'},
@@ -122,44 +164,18 @@ int cmd_score(int argc, char **argv) {
 
     gf_model *m = gf_model_load(ckpt);
     if (!m) return cli_error("%s", gf_last_error());
+    if (!gf_model_predicts_next_token(m)) {
+        int rc = cli_error("%s: score predicts each next token, so it needs a language model (task lm); this "
+                           "checkpoint's task is %s", ckpt, gf_model_config(m)->task);
+        gf_model_free(m);
+        return rc;
+    }
     const gf_config *cfg = gf_model_config(m);
     seqs s = {0};
     int rc = read_tokens(tokens, cfg, &s);
-    int32_t *in = NULL, *tg = NULL;
     double total = 0.0;
     int64_t counted = 0;
-    for (int64_t i0 = 0; rc == EXIT_OK && i0 < s.n_seq; i0 += batch) {
-        int64_t nb = s.n_seq - i0 < batch ? s.n_seq - i0 : batch, T = 0;
-        for (int64_t i = i0; i < i0 + nb; i++) {
-            int64_t len = s.start[i + 1] - s.start[i] - 1;
-            T = len > T ? len : T;
-        }
-        free(in);
-        free(tg);
-        in = malloc((size_t)(nb * T) * sizeof *in);
-        tg = malloc((size_t)(nb * T) * sizeof *tg);
-        if (!in || !tg) {
-            rc = cli_error("out of memory for a batch of %lld x %lld", (long long)nb, (long long)T);
-            break;
-        }
-        int64_t here = 0;
-        for (int64_t b = 0; b < nb; b++) {
-            const int32_t *ids = s.ids + s.start[i0 + b];
-            int64_t len = s.start[i0 + b + 1] - s.start[i0 + b] - 1;
-            for (int64_t t = 0; t < T; t++) {
-                in[b * T + t] = t < len ? ids[t] : 0;      /* padding after the end cannot affect what precedes */
-                tg[b * T + t] = t < len ? ids[t + 1] : -1; /* and is not scored */
-            }
-            here += len;
-        }
-        float loss;
-        if (gf_model_forward(m, in, tg, nb, T, &loss)) {
-            rc = cli_error("%s", gf_last_error());
-            break;
-        }
-        total += (double)loss * (double)here;
-        counted += here;
-    }
+    if (rc == EXIT_OK) rc = score_all(m, &s, batch, &total, &counted);
     if (rc == EXIT_OK) {
         if (counted == 0) {
             rc = cli_error("%s: no line has two or more token ids, so nothing can be predicted", tokens);
@@ -169,8 +185,6 @@ int cmd_score(int argc, char **argv) {
             else printf("tokens %lld  loss %.6f  ppl %.4f\n", (long long)counted, mean, exp(mean));
         }
     }
-    free(in);
-    free(tg);
     free(s.ids);
     free(s.start);
     gf_model_free(m);

@@ -169,150 +169,136 @@ static int find_split(const char *dir, const char *split, char *out, size_t n) {
     return -1;
 }
 
-gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
-                          const char *cache_dir) {
-    gf_corpus *c = calloc(1, sizeof *c);
-    char *text[3] = {0};
-    size_t tlen[3] = {0};
-    unsigned char *raw[3] = {0};
-    size_t raw_n[3] = {0};
-    gf_tokenizer *wp = NULL;
-    if (!c || !(c->name = strdup(spec))) {
-        gf_fail("out of memory");
-        goto fail;
-    }
-    /* where the text is */
-    char path[3][1200], root[1024];
-    int single = 0;
-    const char *default_tok = "char";
+/* Where a corpus's text is: one file (split 90/5/5 later) or three split files. */
+typedef struct {
+    char path[3][1200];
+    int single;
+    const char *default_tok;
+} corpus_files;
+
+static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f) {
+    char root[1024];
+    f->single = 0;
+    f->default_tok = "char";
     if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
         snprintf(root, sizeof root, "%.900s/%.100s", data_dir ? data_dir : "data", spec);
-        if (!is_dir(root)) {
-            gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set GRASSFLOW_DATA "
-                    "to its data/ directory", spec, root);
-            goto fail;
-        }
-        if (!strcmp(spec, "wikitext-2")) default_tok = "word";
-        else {
-            snprintf(path[0], sizeof path[0], "%s/input.txt.xz", root);
-            single = 1;
+        if (!is_dir(root))
+            return gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set "
+                           "GRASSFLOW_DATA to its data/ directory", spec, root);
+        if (!strcmp(spec, "wikitext-2")) {
+            f->default_tok = "word";
+        } else {
+            snprintf(f->path[0], sizeof f->path[0], "%s/input.txt.xz", root);
+            f->single = 1;
         }
     } else if (is_dir(spec)) {
         snprintf(root, sizeof root, "%.1000s", spec);
     } else if (is_file(spec)) {
-        snprintf(path[0], sizeof path[0], "%.1100s", spec);
-        single = 1;
+        snprintf(f->path[0], sizeof f->path[0], "%.1100s", spec);
+        f->single = 1;
     } else {
-        gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
-        goto fail;
+        return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
     }
-    if (!single) {
-        for (int s = 0; s < 3; s++)
-            if (find_split(root, SPLITS[s], path[s], sizeof path[s])) {
-                gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root, SPLITS[s],
-                        root, SPLITS[s]);
-                goto fail;
-            }
-    }
-    const char *ts = tok_spec ? tok_spec : default_tok;
-    gf_tok_kind kind;
-    const char *vocab_path = NULL;
-    if (fixed) kind = fixed->kind;
-    else if (!strcmp(ts, "word")) kind = GF_TOK_WORD;
-    else if (!strcmp(ts, "char")) kind = GF_TOK_CHAR;
-    else if (!strcmp(ts, "byte")) kind = GF_TOK_BYTE;
-    else if (!strncmp(ts, "wordpiece:", 10) && ts[10]) {
-        kind = GF_TOK_WORDPIECE;
-        vocab_path = ts + 10;
-    } else {
-        gf_fail("--tokenizer %s: expected word, char, byte or wordpiece:VOCAB_FILE", ts);
-        goto fail;
-    }
-    if (vocab_path && !(wp = gf_wordpiece_load(vocab_path))) goto fail;
+    for (int s = 0; !f->single && s < 3; s++)
+        if (find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]))
+            return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root,
+                           SPLITS[s], root, SPLITS[s]);
+    return 0;
+}
 
-    /* the cache key: the raw bytes of every source file, the tokenizer kind and its vocabulary */
+/* The tokenizer kind of ts (or of fixed); a WordPiece vocabulary is loaded into *wp. */
+static int pick_tokenizer(const char *ts, const gf_tokenizer *fixed, gf_tok_kind *kind, gf_tokenizer **wp) {
+    if (fixed) *kind = fixed->kind;
+    else if (!strcmp(ts, "word")) *kind = GF_TOK_WORD;
+    else if (!strcmp(ts, "char")) *kind = GF_TOK_CHAR;
+    else if (!strcmp(ts, "byte")) *kind = GF_TOK_BYTE;
+    else if (!strncmp(ts, "wordpiece:", 10) && ts[10]) *kind = GF_TOK_WORDPIECE;
+    else return gf_fail("--tokenizer %s: expected word, char, byte or wordpiece:VOCAB_FILE", ts);
+    if (!fixed && *kind == GF_TOK_WORDPIECE && !(*wp = gf_wordpiece_load(ts + 10))) return -1;
+    return 0;
+}
+
+/* Split text[0] (tlen[0] bytes) 90 / 5 / 5 at line boundaries into text[0..2]. */
+static int split_single(char **text, size_t *tlen, const char *path) {
+    const char *t = text[0];
+    size_t n = tlen[0], cut[2];
+    for (int k = 0; k < 2; k++) {
+        size_t at = n / 100 * (k == 0 ? 90 : 95);
+        while (at < n && t[at] != '\n') at++;
+        cut[k] = at < n ? at + 1 : n;
+    }
+    text[1] = malloc(cut[1] - cut[0] + 1);
+    text[2] = malloc(n - cut[1] + 1);
+    if (!text[1] || !text[2]) return gf_fail("out of memory splitting %s", path);
+    memcpy(text[1], t + cut[0], cut[1] - cut[0]);
+    tlen[1] = cut[1] - cut[0];
+    memcpy(text[2], t + cut[1], n - cut[1]);
+    tlen[2] = n - cut[1];
+    tlen[0] = cut[0];
+    if (tlen[0] == 0 || tlen[1] == 0 || tlen[2] == 0)
+        return gf_fail("%s: cannot split into train/valid/test (90/5/5 at line ends): %lld line(s) in %zu bytes; "
+                       "expected enough lines for three non-empty parts\nHINT: give a directory holding train.txt, "
+                       "valid.txt and test.txt instead", path, (long long)count_lines(t, n), n);
+    return 0;
+}
+
+/* A vocabulary built from the text: word, the training split's words; char, every split's characters. */
+static gf_tokenizer *build_vocab(gf_tok_kind kind, char *const *text, const size_t *tlen, const char *spec) {
+    gf_tokenizer *tok;
+    if (kind == GF_TOK_CHAR) {
+        size_t all = tlen[0] + tlen[1] + tlen[2];
+        char *cat = malloc(all + 1);
+        if (!cat) {
+            gf_fail("out of memory");
+            return NULL;
+        }
+        memcpy(cat, text[0], tlen[0]);
+        memcpy(cat + tlen[0], text[1], tlen[1]);
+        memcpy(cat + tlen[0] + tlen[1], text[2], tlen[2]);
+        tok = gf_tokenizer_build(kind, cat, all);
+        free(cat);
+    } else {
+        tok = gf_tokenizer_build(kind, text[0], tlen[0]);
+    }
+    if (!tok) gf_fail_context(" (building the vocabulary of %s)", spec);
+    return tok;
+}
+
+/* The raw bytes of every source file into raw (the cache key hashes them with the tokenizer's kind and
+ * vocabulary); returns the key, or sets *err. */
+static uint64_t read_sources(const corpus_files *f, gf_tok_kind kind, const gf_tokenizer *given, unsigned char **raw,
+                             size_t *raw_n, int *err) {
     uint64_t key = gf_hash_bytes(gf_tok_kind_name(kind), strlen(gf_tok_kind_name(kind)), CACHE_VERSION);
     key = gf_hash_bytes(gf_uc_unicode_version, strlen(gf_uc_unicode_version), key);
-    const gf_tokenizer *given = fixed ? fixed : wp;
     if (given) {
         uint64_t vh = gf_vocab_hash(&given->vocab);
         key = gf_hash_bytes(&vh, sizeof vh, key);
     }
-    for (int s = 0; s < (single ? 1 : 3); s++) {
-        raw[s] = gf_read_file(path[s], MAX_CORPUS, &raw_n[s]);
-        if (!raw[s]) goto fail;
-        key = gf_hash_bytes(raw[s], raw_n[s], key);
+    *err = 0;
+    for (int s = 0; s < (f->single ? 1 : 3) && !*err; s++) {
+        raw[s] = gf_read_file(f->path[s], MAX_CORPUS, &raw_n[s]);
+        if (!raw[s]) *err = -1;
+        else key = gf_hash_bytes(raw[s], raw_n[s], key);
     }
-    char cpath[1200] = "";
-    if (cache_dir && *cache_dir) {
-        snprintf(cpath, sizeof cpath, "%s/%016llx.gftok", cache_dir, (unsigned long long)key);
-        if (is_file(cpath) && gf_corpus_cache_load(c, cpath, key, given) == 0) {
-            snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus from cache %s", cpath);
-            goto tokenizer;
-        }
-    }
+    return key;
+}
 
-    /* read and split */
-    for (int s = 0; s < (single ? 1 : 3); s++) {
-        text[s] = gf_text_from_bytes(path[s], raw[s], raw_n[s], MAX_CORPUS, &tlen[s]);
+/* Decode, split, build the vocabulary if none is given, tokenize every split, store the cache. */
+static int tokenize_corpus(gf_corpus *c, const corpus_files *f, gf_tok_kind kind, const gf_tokenizer *given,
+                           unsigned char **raw, const size_t *raw_n, char **text, size_t *tlen, const char *cpath,
+                           const char *cache_dir, uint64_t key) {
+    for (int s = 0; s < (f->single ? 1 : 3); s++) {
+        text[s] = gf_text_from_bytes(f->path[s], raw[s], raw_n[s], MAX_CORPUS, &tlen[s]);
         raw[s] = NULL; /* taken over */
-        if (!text[s]) goto fail;
+        if (!text[s]) return -1;
     }
-    if (single) {
-        /* 90 / 5 / 5 at line boundaries */
-        const char *t = text[0];
-        size_t n = tlen[0], cut[2];
-        for (int k = 0; k < 2; k++) {
-            size_t at = n / 100 * (k == 0 ? 90 : 95);
-            while (at < n && t[at] != '\n') at++;
-            cut[k] = at < n ? at + 1 : n;
-        }
-        text[1] = malloc(cut[1] - cut[0] + 1);
-        text[2] = malloc(n - cut[1] + 1);
-        if (!text[1] || !text[2]) {
-            gf_fail("out of memory splitting %s", path[0]);
-            goto fail;
-        }
-        memcpy(text[1], t + cut[0], cut[1] - cut[0]);
-        tlen[1] = cut[1] - cut[0];
-        memcpy(text[2], t + cut[1], n - cut[1]);
-        tlen[2] = n - cut[1];
-        tlen[0] = cut[0];
-        if (tlen[0] == 0 || tlen[1] == 0 || tlen[2] == 0) {
-            gf_fail("%s: cannot split into train/valid/test (90/5/5 at line ends): %lld line(s) in %zu bytes; "
-                    "expected enough lines for three non-empty parts\nHINT: give a directory holding train.txt, "
-                    "valid.txt and test.txt instead", path[0], (long long)count_lines(t, n), n);
-            goto fail;
-        }
-    }
+    if (f->single && split_single(text, tlen, f->path[0])) return -1;
     gf_tokenizer *tok = (gf_tokenizer *)given;
-    if (!tok) {
-        /* word: the training split's words; char: every split's characters (the alphabet) */
-        if (kind == GF_TOK_CHAR) {
-            size_t all = tlen[0] + tlen[1] + tlen[2];
-            char *cat = malloc(all + 1);
-            if (!cat) {
-                gf_fail("out of memory");
-                goto fail;
-            }
-            memcpy(cat, text[0], tlen[0]);
-            memcpy(cat + tlen[0], text[1], tlen[1]);
-            memcpy(cat + tlen[0] + tlen[1], text[2], tlen[2]);
-            tok = gf_tokenizer_build(kind, cat, all);
-            free(cat);
-        } else {
-            tok = gf_tokenizer_build(kind, text[0], tlen[0]);
-        }
-        if (!tok) {
-            gf_fail_context(" (building the vocabulary of %s)", spec);
-            goto fail;
-        }
-        c->tok = tok;
-    }
+    if (!tok && !(tok = c->tok = build_vocab(kind, text, tlen, c->name))) return -1;
     for (int s = 0; s < 3; s++) {
         char what[1300];
-        snprintf(what, sizeof what, "%.1200s (%s split)", single ? path[0] : path[s], SPLITS[s]);
-        if (gf_tokenize(tok, text[s], tlen[s], what, &c->split[s])) goto fail;
+        snprintf(what, sizeof what, "%.1200s (%s split)", f->single ? f->path[0] : f->path[s], SPLITS[s]);
+        if (gf_tokenize(tok, text[s], tlen[s], what, &c->split[s])) return -1;
         c->lines[s] = count_lines(text[s], tlen[s]);
     }
     if (cpath[0]) {
@@ -322,25 +308,51 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
             snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %s", cpath,
                      gf_last_error());
     }
-tokenizer:
-    if (!c->tok) {
-        if (wp) {
-            c->tok = wp;
-            wp = NULL;
-        } else if (fixed) {
-            /* copy the fixed tokenizer through its saved form: the corpus owns what it holds */
-            char *js = gf_tokenizer_to_json(fixed);
-            c->tok = js ? gf_tokenizer_from_json(js, fixed->source ? fixed->source : "checkpoint") : NULL;
-            free(js);
-            if (!c->tok) goto fail;
-        }
+    return 0;
+}
+
+/* The corpus owns its tokenizer: the WordPiece one it loaded, or a copy of the fixed one. */
+static int adopt_tokenizer(gf_corpus *c, gf_tokenizer **wp, const gf_tokenizer *fixed) {
+    if (c->tok) return 0;
+    if (*wp) {
+        c->tok = *wp;
+        *wp = NULL;
+    } else if (fixed) { /* through its saved form */
+        char *js = gf_tokenizer_to_json(fixed);
+        c->tok = js ? gf_tokenizer_from_json(js, fixed->source ? fixed->source : "checkpoint") : NULL;
+        free(js);
+        if (!c->tok) return -1;
     }
+    return 0;
+}
+
+gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
+                          const char *cache_dir) {
+    gf_corpus *c = calloc(1, sizeof *c);
+    char *text[3] = {0}, cpath[1200] = "";
+    size_t tlen[3] = {0}, raw_n[3] = {0};
+    unsigned char *raw[3] = {0};
+    gf_tokenizer *wp = NULL;
+    corpus_files f;
+    gf_tok_kind kind = GF_TOK_CHAR;
+    int rc = (!c || !(c->name = strdup(spec))) ? gf_fail("out of memory") : 0;
+    if (!rc) rc = locate_corpus(spec, data_dir, &f);
+    if (!rc) rc = pick_tokenizer(tok_spec ? tok_spec : f.default_tok, fixed, &kind, &wp);
+    const gf_tokenizer *given = fixed ? fixed : wp;
+    uint64_t key = rc ? 0 : read_sources(&f, kind, given, raw, raw_n, &rc);
+    bool cached = false;
+    if (!rc && cache_dir && *cache_dir) {
+        snprintf(cpath, sizeof cpath, "%s/%016llx.gftok", cache_dir, (unsigned long long)key);
+        cached = is_file(cpath) && gf_corpus_cache_load(c, cpath, key, given) == 0;
+        if (cached) snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus from cache %s", cpath);
+    }
+    if (!rc && !cached) rc = tokenize_corpus(c, &f, kind, given, raw, raw_n, text, tlen, cpath, cache_dir, key);
+    if (!rc) rc = adopt_tokenizer(c, &wp, fixed);
     for (int s = 0; s < 3; s++) free(text[s]), free(raw[s]);
     gf_tokenizer_free(wp);
+    if (rc) {
+        gf_corpus_free(c);
+        return NULL;
+    }
     return c;
-fail:
-    for (int s = 0; s < 3; s++) free(text[s]), free(raw[s]);
-    gf_tokenizer_free(wp);
-    gf_corpus_free(c);
-    return NULL;
 }

@@ -182,6 +182,8 @@ typedef struct {
     bool too_long, has_comb;
     char bytes[4 * (MAX_WORD_CHARS + 1) + 2]; /* "##" + the word's UTF-8 */
     int off[MAX_WORD_CHARS + 2];              /* byte offset of each character in bytes + 2 */
+    int32_t special_id[N_SPECIALS];           /* SPECIALS[k]'s id ([UNK]'s if the vocabulary lacks it) */
+    size_t special_len[N_SPECIALS];
 } encoder;
 
 /* NFD's canonical ordering, restricted to the kept characters: a stable sort by combining class of
@@ -270,37 +272,74 @@ static inline void add_char(encoder *e, uint32_t c, int cls) {
     e->n_chars++;
 }
 
-int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
-    if (!what) what = "text";
-    encoder *e = malloc(sizeof *e);
-    if (!e) return gf_fail("out of memory tokenizing %s", what);
+static void encoder_init(encoder *e, const gf_tokenizer *t, gf_ids *out) {
     e->v = &t->vocab;
     e->unk = t->unk_id;
     e->out = out;
     e->n_buf = e->n_chars = 0;
     e->too_long = e->has_comb = false;
-    int32_t special_id[N_SPECIALS];
-    size_t special_len[N_SPECIALS];
     for (int k = 0; k < N_SPECIALS; k++) {
-        special_len[k] = strlen(SPECIALS[k]);
-        special_id[k] = gf_vocab_find(&t->vocab, SPECIALS[k], special_len[k]);
-        if (special_id[k] < 0) special_id[k] = t->unk_id; /* as BertTokenizer's token -> id does */
+        e->special_len[k] = strlen(SPECIALS[k]);
+        e->special_id[k] = gf_vocab_find(&t->vocab, SPECIALS[k], e->special_len[k]);
+        if (e->special_id[k] < 0) e->special_id[k] = t->unk_id; /* as BertTokenizer's token -> id does */
     }
+}
+
+/* The index in SPECIALS of the special token spelled at s[0..rem), or -1. */
+static int special_at(const encoder *e, const unsigned char *s, size_t rem) {
+    for (int k = 0; k < N_SPECIALS; k++)
+        if (rem >= e->special_len[k] && !memcmp(s, SPECIALS[k], e->special_len[k])) return k;
+    return -1;
+}
+
+/* One code point c of class cls other than a plain ASCII letter or digit: dropped, a word break, an accent
+ * to strip, or lower-cased / decomposed into kept characters (punctuation and CJK ideographs are words of
+ * their own). 0, or -1 (gf_fail) if out of memory. */
+static int add_code_point(encoder *e, uint32_t c, int cls) {
+    switch (cls) {
+    case GF_UC_DROP: return 0; /* removed without splitting the word */
+    case GF_UC_SPACE: return end_word(e);
+    case GF_UC_MN: return 0; /* accent stripping */
+    case GF_UC_MN0:
+        if (e->has_comb && e->n_buf > 0 && e->cp[e->n_buf - 1] != MARK && !e->too_long) e->cp[e->n_buf++] = MARK;
+        return 0;
+    default: break;
+    }
+    if (cls == GF_UC_CJK && end_word(e)) return -1; /* a word of its own */
+    uint32_t m[GF_UC_MAX_MAP];
+    int nm = 1;
+    if (c < 0x80) m[0] = c; /* ASCII punctuation */
+    else nm = gf_uc_map(c, m);
+    for (int j = 0; j < nm; j++) {
+        int mc = m[j] == c ? cls : gf_uc_class(m[j]);
+        if (mc == GF_UC_PUNCT) {
+            if (end_word(e)) return -1;
+            add_char(e, m[j], mc);
+            if (end_word(e)) return -1;
+        } else {
+            add_char(e, m[j], mc);
+        }
+    }
+    if (cls == GF_UC_CJK && end_word(e)) return -1;
+    return 0;
+}
+
+int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+    if (!what) what = "text";
+    encoder *e = malloc(sizeof *e);
+    if (!e) return gf_fail("out of memory tokenizing %s", what);
+    encoder_init(e, t, out);
     const unsigned char *s = (const unsigned char *)text;
     int64_t start_n = out->n;
-    uint32_t m[GF_UC_MAX_MAP];
     for (size_t i = 0; i < n;) {
         uint32_t c = s[i];
         int cls;
         if (c < 0x80) {
-            if (c == '[') {
-                int k = 0;
-                while (k < N_SPECIALS && !(n - i >= special_len[k] && !memcmp(s + i, SPECIALS[k], special_len[k]))) k++;
-                if (k < N_SPECIALS) {
-                    if (end_word(e) || push(e, special_id[k])) goto fail;
-                    i += special_len[k];
-                    continue;
-                }
+            int k = c == '[' ? special_at(e, s + i, n - i) : -1;
+            if (k >= 0) {
+                if (end_word(e) || push(e, e->special_id[k])) goto fail;
+                i += e->special_len[k];
+                continue;
             }
             i++;
             cls = gf_uc_ascii_class[c];
@@ -318,32 +357,7 @@ int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const
             i += (size_t)l;
             cls = gf_uc_class(c);
         }
-        switch (cls) {
-        case GF_UC_DROP: continue; /* removed without splitting the word */
-        case GF_UC_SPACE:
-            if (end_word(e)) goto fail;
-            continue;
-        case GF_UC_MN: continue; /* accent stripping */
-        case GF_UC_MN0:
-            if (e->has_comb && e->n_buf > 0 && e->cp[e->n_buf - 1] != MARK && !e->too_long) e->cp[e->n_buf++] = MARK;
-            continue;
-        default: break;
-        }
-        if (cls == GF_UC_CJK && end_word(e)) goto fail; /* a word of its own */
-        int nm = 1;
-        if (c < 0x80) m[0] = c; /* ASCII punctuation */
-        else nm = gf_uc_map(c, m);
-        for (int j = 0; j < nm; j++) {
-            int mc = m[j] == c ? cls : gf_uc_class(m[j]);
-            if (mc == GF_UC_PUNCT) {
-                if (end_word(e)) goto fail;
-                add_char(e, m[j], mc);
-                if (end_word(e)) goto fail;
-            } else {
-                add_char(e, m[j], mc);
-            }
-        }
-        if (cls == GF_UC_CJK && end_word(e)) goto fail;
+        if (add_code_point(e, c, cls)) goto fail;
     }
     if (end_word(e)) goto fail;
     free(e);

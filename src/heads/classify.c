@@ -21,7 +21,7 @@ static const gf_cfg_key KEYS[] = {
     {.name = "n_classes", .type = GF_KEY_INT, .off = offsetof(classify_config, n_classes), .lo = 2, .hi = 1 << 20,
      .def = "2", .help = "labels 0 .. n_classes-1"},
     {.name = "pool", .type = GF_KEY_ENUM, .off = offsetof(classify_config, pool), .names = POOLS, .def = "\"mean\"",
-     .help = "mean: over the unpadded positions; first: the first position (a [CLS] token)"},
+     .help = "mean: over the unpadded positions; first: the first unpadded position (a [CLS] token)"},
 };
 
 static const classify_config *CC(const gf_config *cfg) { return gf_head_cfg(cfg); }
@@ -50,18 +50,22 @@ static int64_t cls_saved(const gf_config *cfg, int64_t B, int64_t T) {
 
 static int64_t cls_n_outputs(const gf_config *cfg) { return CC(cfg)->n_classes; }
 
-/* How many positions row b pools, and whether position t is one of them. */
+static bool real(const gf_head_call *c, int64_t b, int64_t t) { return !c->mask || c->mask[b * c->T + t]; }
+
+/* How many positions row b pools (0 for a row of padding only), and whether position t is one of them:
+ * every real position (mean), or the first real one (first). */
 static int64_t pooled_count(const gf_head_call *c, int64_t b) {
-    if (CC(c->cfg)->pool == POOL_FIRST) return 1;
-    if (!c->mask) return c->T;
     int64_t n = 0;
-    for (int64_t t = 0; t < c->T; t++) n += c->mask[b * c->T + t] != 0;
-    return n;
+    for (int64_t t = 0; t < c->T; t++) n += real(c, b, t);
+    return CC(c->cfg)->pool == POOL_FIRST ? n > 0 : n;
 }
 
 static bool pooled_at(const gf_head_call *c, int64_t b, int64_t t) {
-    if (CC(c->cfg)->pool == POOL_FIRST) return t == 0;
-    return !c->mask || c->mask[b * c->T + t];
+    if (!real(c, b, t)) return false;
+    if (CC(c->cfg)->pool == POOL_MEAN) return true;
+    for (int64_t k = 0; k < t; k++)
+        if (real(c, b, k)) return false;
+    return true;
 }
 
 static void pool_forward(const gf_head_call *c, const float *h, float *pooled) {

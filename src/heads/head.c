@@ -46,6 +46,9 @@ int gf_head_register(const gf_head_ops *ops) {
     if (!ops->target_count || !ops->param_specs || !ops->out_floats || !ops->saved_floats || !ops->n_outputs ||
         !ops->forward || !ops->backward)
         return gf_fail("gf_head_register: head \"%s\" lacks a function", ops->name);
+    char who[64];
+    snprintf(who, sizeof who, "gf_head_register: head \"%s\"", ops->name);
+    if (gf_keys_check(ops->keys, ops->n_keys, ops->config_size, who)) return -1;
     if (gf_head_find(ops->name)) return gf_fail("gf_head_register: a head called \"%s\" exists already", ops->name);
     if (g_n_extra == MAX_EXTRA) return gf_fail("gf_head_register: at most %d heads can be added", MAX_EXTRA);
     g_extra[g_n_extra++] = ops;

@@ -48,6 +48,8 @@ typedef struct gf_head_ops {
     int (*check)(const gf_config *cfg, const char *src);
     gf_direction direction; /* the direction a model of this task has unless its config says otherwise */
     bool causal_only;       /* the task is wrong for a bidirectional model (next-token prediction) */
+    bool next_token;        /* its outputs are next-token logits over the vocabulary at every position:
+                             * what streaming, generation and the LM data source need */
     /* How many target ids a batch of (B, T) carries: B*T per position, or B per example. */
     int64_t (*target_count)(int64_t B, int64_t T);
     int (*param_specs)(const gf_config *cfg, gf_param_spec *specs);

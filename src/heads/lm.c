@@ -56,6 +56,7 @@ const gf_head_ops gf_head_lm = {
     .check = lm_check,
     .direction = GF_CAUSAL,
     .causal_only = true,
+    .next_token = true,
     .target_count = lm_targets,
     .param_specs = lm_params,
     .out_floats = lm_out,

@@ -79,6 +79,10 @@ gf_stream *gf_stream_create(const gf_model *m) {
         return NULL;
     }
     s->m = m;
+    if (gf_model_require_next_token(m, "stream")) {
+        gf_stream_free(s);
+        return NULL;
+    }
     if (m->cfg.direction != GF_CAUSAL || m->cfg.input != GF_INPUT_TOKENS) {
         gf_fail("stream: a model fed one token at a time must be causal and read tokens; this one is %s with %s "
                 "inputs", m->cfg.direction == GF_CAUSAL ? "causal" : "bidirectional",

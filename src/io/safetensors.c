@@ -101,157 +101,154 @@ gf_st_file *gf_st_read(const char *path) {
     return buf ? gf_st_parse(path, buf, size) : NULL;
 }
 
+/* The header of buf (size bytes): its JSON object, and where the data section starts. */
+static cJSON *parse_header(const char *path, const unsigned char *buf, size_t size, uint64_t *hl_out) {
+    if (size < 8) {
+        gf_fail("%s: %zu bytes is too short for a safetensors file (it starts with an 8-byte header length)", path,
+                size);
+        return NULL;
+    }
+    uint64_t hl;
+    memcpy(&hl, buf, 8);
+    if (hl > size - 8 || hl > MAX_HEADER) {
+        gf_fail("%s: header length %llu is larger than the file (%zu bytes) allows; the file is truncated or "
+                "not safetensors", path, (unsigned long long)hl, size);
+        return NULL;
+    }
+    char *hjson = malloc(hl + 1);
+    if (!hjson) {
+        gf_fail("out of memory reading the header of %s", path);
+        return NULL;
+    }
+    memcpy(hjson, buf + 8, hl);
+    hjson[hl] = '\0';
+    if (strlen(hjson) != hl) {
+        free(hjson);
+        gf_fail("%s: the header contains a NUL byte; not a safetensors file", path);
+        return NULL;
+    }
+    cJSON *h = cJSON_ParseWithOpts(hjson, NULL, 1);
+    free(hjson);
+    if (!h || !cJSON_IsObject(h)) {
+        cJSON_Delete(h);
+        gf_fail("%s: the header is not a JSON object; not a safetensors file (or corrupt)", path);
+        return NULL;
+    }
+    *hl_out = hl;
+    return h;
+}
+
+static int parse_metadata(gf_st_file *f, const cJSON *it) {
+    if (!cJSON_IsObject(it)) return gf_fail("%s: __metadata__ must be an object of strings", f->path);
+    for (cJSON *m = it->child; m; m = m->next)
+        if (!cJSON_IsString(m)) return gf_fail("%s: __metadata__[\"%s\"] must be a string", f->path, m->string);
+    free(f->metadata_json);
+    f->metadata_json = cJSON_PrintUnformatted(it);
+    return 0;
+}
+
+/* t's dtype and shape (numel: their product) from the header entry `it`. */
+static int parse_dtype_shape(const char *path, const cJSON *it, gf_st_tensor *t, uint64_t *numel) {
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(it, "dtype"), *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
+    if (!cJSON_IsObject(it) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of) ||
+        cJSON_GetArraySize(of) != 2)
+        return gf_fail("%s: tensor \"%s\" needs \"dtype\" (string), \"shape\" (list) and \"data_offsets\" ([begin, "
+                       "end])", path, it->string);
+    int k = 0;
+    while (k < 4 && strcmp(dt->valuestring, DTYPES[k])) k++;
+    if (k == 4)
+        return gf_fail("%s: tensor \"%s\" has dtype %s; grassflow reads F32, I32, F64 and I64 (save the tensor as "
+                       "float32)", path, it->string, dt->valuestring);
+    t->dtype = (gf_dtype)k;
+    t->ndim = cJSON_GetArraySize(sh);
+    if (t->ndim > 8)
+        return gf_fail("%s: tensor \"%s\" has %d dimensions; at most 8 are supported", path, it->string, t->ndim);
+    *numel = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        uint64_t s;
+        if (read_u64(cJSON_GetArrayItem(sh, d), &s) || __builtin_mul_overflow(*numel, s, numel))
+            return gf_fail("%s: tensor \"%s\": shape entry %d is not a size (or the shape's product overflows)",
+                           path, it->string, d);
+        t->shape[d] = (int64_t)s;
+    }
+    return 0;
+}
+
+/* The header entry `it` as the next tensor of f, its byte span [b, e) of the data section into span. */
+static int parse_tensor(gf_st_file *f, const cJSON *it, const unsigned char *data, uint64_t data_size, uint64_t *span) {
+    const char *path = f->path;
+    for (int i = 0; i < f->n_tensors; i++)
+        if (!strcmp(f->tensors[i].name, it->string))
+            return gf_fail("%s: tensor \"%s\" appears twice in the header", path, it->string);
+    gf_st_tensor *t = &f->tensors[f->n_tensors];
+    if (!(t->name = strdup(it->string))) return gf_fail("out of memory reading %s", path);
+    f->n_tensors++;
+    uint64_t numel = 0, b, e, bytes;
+    if (parse_dtype_shape(path, it, t, &numel)) return -1;
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
+    if (read_u64(cJSON_GetArrayItem(of, 0), &b) || read_u64(cJSON_GetArrayItem(of, 1), &e) || b > e || e > data_size)
+        return gf_fail("%s: tensor \"%s\": data_offsets are not a range inside the %llu-byte data section", path,
+                       it->string, (unsigned long long)data_size);
+    if (__builtin_mul_overflow(numel, (uint64_t)gf_dtype_size(t->dtype), &bytes) || bytes != e - b)
+        return gf_fail("%s: tensor \"%s\": shape needs %llu elements but data_offsets span %llu bytes", path,
+                       it->string, (unsigned long long)numel, (unsigned long long)(e - b));
+    t->numel = (int64_t)numel;
+    t->data = data + b;
+    span[0] = b;
+    span[1] = e;
+    return 0;
+}
+
+/* The tensors' spans (n pairs) must tile the data section without gaps or overlaps. */
+static int check_tiling(const char *path, uint64_t *spans, int n, uint64_t data_size) {
+    qsort(spans, (size_t)n, 2 * sizeof *spans, cmp_begin);
+    uint64_t pos = 0;
+    for (int i = 0; i < n; i++) {
+        if (spans[2 * i] != pos)
+            return gf_fail("%s: tensor data %s at byte %llu of the data section (tensors must tile it without gaps "
+                           "or overlaps)", path, spans[2 * i] < pos ? "overlaps" : "leaves a gap",
+                           (unsigned long long)spans[2 * i]);
+        pos = spans[2 * i + 1];
+    }
+    if (pos != data_size)
+        return gf_fail("%s: %llu bytes at the end of the data section belong to no tensor (file corrupt?)", path,
+                       (unsigned long long)(data_size - pos));
+    return 0;
+}
+
 gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size) {
     gf_st_file *f = calloc(1, sizeof *f);
-    cJSON *h = NULL;
-    uint64_t *spans = NULL;
+    uint64_t *spans = NULL, hl = 0;
     if (!f || !(f->path = strdup(path))) {
         free(buf);
-        if (f) free(f);
+        free(f);
         gf_fail("out of memory reading %s", path);
         return NULL;
     }
     f->buf = buf;
     f->size = size;
-    if (f->size < 8) {
-        gf_fail("%s: %zu bytes is too short for a safetensors file (it starts with an 8-byte header length)",
-                path, f->size);
-        goto fail;
-    }
-    uint64_t hl;
-    memcpy(&hl, f->buf, 8);
-    if (hl > f->size - 8 || hl > MAX_HEADER) {
-        gf_fail("%s: header length %llu is larger than the file (%zu bytes) allows; the file is truncated or "
-                "not safetensors", path, (unsigned long long)hl, f->size);
-        goto fail;
-    }
-    char *hjson = malloc(hl + 1);
-    if (!hjson) {
-        gf_fail("out of memory reading the header of %s", path);
-        goto fail;
-    }
-    memcpy(hjson, f->buf + 8, hl);
-    hjson[hl] = '\0';
-    if (strlen(hjson) != hl) {
-        free(hjson);
-        gf_fail("%s: the header contains a NUL byte; not a safetensors file", path);
-        goto fail;
-    }
-    h = cJSON_ParseWithOpts(hjson, NULL, 1);
-    free(hjson);
-    if (!h || !cJSON_IsObject(h)) {
-        gf_fail("%s: the header is not a JSON object; not a safetensors file (or corrupt)", path);
-        goto fail;
-    }
+    cJSON *h = parse_header(path, buf, size, &hl);
+    int rc = h ? 0 : -1, n = 0;
     const unsigned char *data = f->buf + 8 + hl;
-    const uint64_t data_size = f->size - 8 - hl;
-    int n = 0;
-    for (cJSON *it = h->child; it; it = it->next) n += strcmp(it->string, "__metadata__") != 0;
-    f->tensors = calloc((size_t)(n ? n : 1), sizeof *f->tensors);
-    spans = calloc((size_t)(n ? n : 1), 2 * sizeof *spans);
-    if (!f->tensors || !spans) {
-        gf_fail("out of memory reading %s", path);
-        goto fail;
+    const uint64_t data_size = rc ? 0 : f->size - 8 - hl;
+    for (cJSON *it = h ? h->child : NULL; it; it = it->next) n += strcmp(it->string, "__metadata__") != 0;
+    if (!rc) {
+        f->tensors = calloc((size_t)(n ? n : 1), sizeof *f->tensors);
+        spans = calloc((size_t)(n ? n : 1), 2 * sizeof *spans);
+        if (!f->tensors || !spans) rc = gf_fail("out of memory reading %s", path);
     }
-    for (cJSON *it = h->child; it; it = it->next) {
-        if (!strcmp(it->string, "__metadata__")) {
-            if (!cJSON_IsObject(it)) {
-                gf_fail("%s: __metadata__ must be an object of strings", path);
-                goto fail;
-            }
-            for (cJSON *m = it->child; m; m = m->next)
-                if (!cJSON_IsString(m)) {
-                    gf_fail("%s: __metadata__[\"%s\"] must be a string", path, m->string);
-                    goto fail;
-                }
-            free(f->metadata_json);
-            f->metadata_json = cJSON_PrintUnformatted(it);
-            continue;
-        }
-        for (int i = 0; i < f->n_tensors; i++)
-            if (!strcmp(f->tensors[i].name, it->string)) {
-                gf_fail("%s: tensor \"%s\" appears twice in the header", path, it->string);
-                goto fail;
-            }
-        gf_st_tensor *t = &f->tensors[f->n_tensors];
-        if (!(t->name = strdup(it->string))) {
-            gf_fail("out of memory reading %s", path);
-            goto fail;
-        }
-        f->n_tensors++;
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(it, "dtype");
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
-        const cJSON *of = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
-        if (!cJSON_IsObject(it) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of) ||
-            cJSON_GetArraySize(of) != 2) {
-            gf_fail("%s: tensor \"%s\" needs \"dtype\" (string), \"shape\" (list) and \"data_offsets\" ([begin, "
-                    "end])", path, it->string);
-            goto fail;
-        }
-        int k = 0;
-        while (k < 4 && strcmp(dt->valuestring, DTYPES[k])) k++;
-        if (k == 4) {
-            gf_fail("%s: tensor \"%s\" has dtype %s; grassflow reads F32, I32, F64 and I64 (save the tensor as "
-                    "float32)", path, it->string, dt->valuestring);
-            goto fail;
-        }
-        t->dtype = (gf_dtype)k;
-        t->ndim = cJSON_GetArraySize(sh);
-        if (t->ndim > 8) {
-            gf_fail("%s: tensor \"%s\" has %d dimensions; at most 8 are supported", path, it->string, t->ndim);
-            goto fail;
-        }
-        uint64_t numel = 1;
-        for (int d = 0; d < t->ndim; d++) {
-            uint64_t s;
-            if (read_u64(cJSON_GetArrayItem(sh, d), &s) || __builtin_mul_overflow(numel, s, &numel)) {
-                gf_fail("%s: tensor \"%s\": shape entry %d is not a size (or the shape's product overflows)",
-                        path, it->string, d);
-                goto fail;
-            }
-            t->shape[d] = (int64_t)s;
-        }
-        uint64_t b, e, bytes;
-        if (read_u64(cJSON_GetArrayItem(of, 0), &b) || read_u64(cJSON_GetArrayItem(of, 1), &e) || b > e ||
-            e > data_size) {
-            gf_fail("%s: tensor \"%s\": data_offsets are not a range inside the %llu-byte data section", path,
-                    it->string, (unsigned long long)data_size);
-            goto fail;
-        }
-        if (__builtin_mul_overflow(numel, (uint64_t)gf_dtype_size(t->dtype), &bytes) || bytes != e - b) {
-            gf_fail("%s: tensor \"%s\": shape needs %llu elements but data_offsets span %llu bytes", path,
-                    it->string, (unsigned long long)numel, (unsigned long long)(e - b));
-            goto fail;
-        }
-        t->numel = (int64_t)numel;
-        t->data = data + b;
-        spans[2 * (f->n_tensors - 1)] = b;
-        spans[2 * (f->n_tensors - 1) + 1] = e;
-    }
-    qsort(spans, (size_t)f->n_tensors, 2 * sizeof *spans, cmp_begin);
-    uint64_t pos = 0;
-    for (int i = 0; i < f->n_tensors; i++) {
-        if (spans[2 * i] != pos) {
-            gf_fail("%s: tensor data %s at byte %llu of the data section (tensors must tile it without gaps or "
-                    "overlaps)", path, spans[2 * i] < pos ? "overlaps" : "leaves a gap",
-                    (unsigned long long)spans[2 * i]);
-            goto fail;
-        }
-        pos = spans[2 * i + 1];
-    }
-    if (pos != data_size) {
-        gf_fail("%s: %llu bytes at the end of the data section belong to no tensor (file corrupt?)", path,
-                (unsigned long long)(data_size - pos));
-        goto fail;
-    }
+    for (cJSON *it = h ? h->child : NULL; !rc && it; it = it->next)
+        rc = !strcmp(it->string, "__metadata__") ? parse_metadata(f, it)
+                                                  : parse_tensor(f, it, data, data_size, spans + 2 * f->n_tensors);
+    if (!rc) rc = check_tiling(path, spans, f->n_tensors, data_size);
     free(spans);
     cJSON_Delete(h);
+    if (rc) {
+        gf_st_free(f);
+        return NULL;
+    }
     return f;
-fail:
-    free(spans);
-    cJSON_Delete(h);
-    gf_st_free(f);
-    return NULL;
 }
 
 const gf_st_tensor *gf_st_find(const gf_st_file *f, const char *name) {

@@ -77,8 +77,9 @@ static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
     int64_t N = B * T, d = cfg->d_model, r = GC(cfg, layer)->rank;
-    /* coef holds one triple per partner slot: up to 2 per offset when bidirectional */
-    const int64_t slots = (cfg->direction == GF_BIDIRECTIONAL ? 2 : 1) * GC(cfg, layer)->n_offsets;
+    /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
+     * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
+    const int64_t slots = 2 * GC(cfg, layer)->n_offsets;
     return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * slots + N);
 }
 
@@ -228,69 +229,67 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
     }
 }
 
+/* Pass 1 for row n: du = its gradient as the current token of its pairs; saves y = Q u, |u|^2 and, per
+ * slot, the coefficients a, b and u.v that pass 2 needs (0 where the slot has no partner). */
+static void row_backward(float *du, const float *q, const float *z, int64_t n, const gf_grassmann_config *g,
+                         const pairing *pr, double *yd, double *cf, double *nu) {
+    const int64_t r = g->rank;
+    const int n_offs = pr->n;
+    const double eps = g->plucker_eps;
+    double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], ud[256], vsum[256], acc[256], qv[256];
+    const float *vs[2 * GF_MAX_OFFSETS], *u = z + n * r;
+    const int cnt = partners(z, n, r, pr, vs);
+    row_norms(u, vs, n_offs, r, nrm, uv, nu);
+    for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
+    for (int64_t j = 0; j < r; j++) {
+        ud[j] = u[j];
+        vsum[j] = acc[j] = yd[j] = 0.0;
+        du[j] = 0.0f;
+    }
+    if (cnt == 0) return;
+    antisym_matvec(q, r, ud, yd); /* y = Q u */
+    const double s1 = 1.0 / cnt;
+    for (int o = 0; o < n_offs; o++) {
+        if (!vs[o] || identical(u, vs[o], r)) continue; /* coefficients stay 0 */
+        const float *v = vs[o];
+        const double s = pr->step[o] > 0 ? -s1 : s1; /* the pair's orientation (plucker_row) */
+        double a, b;
+        if (nrm[o] >= eps) {
+            double dot = 0.0; /* p.q = -(Q u).v */
+#pragma omp simd reduction(- : dot)
+            for (int64_t j = 0; j < r; j++) dot -= yd[j] * (double)v[j];
+            a = s / nrm[o];
+            b = s * dot / (nrm[o] * nrm[o] * nrm[o]);
+        } else {
+            a = s / eps;
+            b = 0.0;
+        }
+        const double bnv = b * dot_d(v, v, r), buv = b * uv[o];
+#pragma omp simd
+        for (int64_t j = 0; j < r; j++) {
+            vsum[j] += a * (double)v[j];
+            acc[j] -= bnv * ud[j] - buv * (double)v[j]; /* -b P v */
+        }
+        cf[3 * o] = a;
+        cf[3 * o + 1] = b;
+        cf[3 * o + 2] = uv[o];
+    }
+    antisym_matvec(q, r, vsum, qv); /* Q sum_D a_D v_D */
+    for (int64_t j = 0; j < r; j++) du[j] = (float)(acc[j] + qv[j]);
+}
+
 /* dz (N,r) from dpbar (N,C), in two passes over rows so that no two threads write the same row:
- * pass 1 gives each row its gradient as the current token of its pairs and saves Q u, |u|^2 and the
- * per-slot a, b, u.v; pass 2 adds each row's gradient as the partner of the rows that pair with it. */
+ * pass 1 (row_backward) gives each row its gradient as the current token of its pairs; pass 2 adds each
+ * row's gradient as the partner of the rows that pair with it. */
 static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_grassmann_config *g,
                              const pairing *pr, int64_t N, double *y, double *coef, double *nus) {
     const int64_t r = g->rank, C = r * (r - 1) / 2, T = pr->T;
     const int n_offs = pr->n;
-    const double eps = g->plucker_eps;
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
-        for (int64_t n = 0; n < N; n++) {
-            double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], nu, ud[256], vsum[256], acc[256], qv[256], *yd;
-            const float *vs[2 * GF_MAX_OFFSETS];
-            const float *u = z + n * r, *q = dpbar + n * C;
-            float *du = dz + n * r;
-            double *cf = coef + n * 3 * n_offs;
-            yd = y + n * r;
-            int cnt = partners(z, n, r, pr, vs);
-            row_norms(u, vs, n_offs, r, nrm, uv, &nu);
-            nus[n] = nu;
-            for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
-            if (cnt == 0) {
-                for (int64_t j = 0; j < r; j++) {
-                    du[j] = 0.0f;
-                    yd[j] = 0.0;
-                }
-                continue;
-            }
-            for (int64_t j = 0; j < r; j++) {
-                ud[j] = u[j];
-                vsum[j] = acc[j] = 0.0;
-            }
-            antisym_matvec(q, r, ud, yd); /* y = Q u */
-            const double s1 = 1.0 / cnt;
-            for (int o = 0; o < n_offs; o++) {
-                if (!vs[o] || identical(u, vs[o], r)) continue; /* coefficients stay 0 */
-                const float *v = vs[o];
-                const double s = pr->step[o] > 0 ? -s1 : s1; /* the pair's orientation (plucker_row) */
-                double a, b;
-                if (nrm[o] >= eps) {
-                    double dot = 0.0; /* p.q = -(Q u).v */
-#pragma omp simd reduction(- : dot)
-                    for (int64_t j = 0; j < r; j++) dot -= yd[j] * (double)v[j];
-                    a = s / nrm[o];
-                    b = s * dot / (nrm[o] * nrm[o] * nrm[o]);
-                } else {
-                    a = s / eps;
-                    b = 0.0;
-                }
-                const double bnv = b * dot_d(v, v, r), buv = b * uv[o];
-#pragma omp simd
-                for (int64_t j = 0; j < r; j++) {
-                    vsum[j] += a * (double)v[j];
-                    acc[j] -= bnv * ud[j] - buv * (double)v[j]; /* -b P v */
-                }
-                cf[3 * o] = a;
-                cf[3 * o + 1] = b;
-                cf[3 * o + 2] = uv[o];
-            }
-            antisym_matvec(q, r, vsum, qv); /* Q sum_D a_D v_D */
-            for (int64_t j = 0; j < r; j++) du[j] = (float)(acc[j] + qv[j]);
-        }
+        for (int64_t n = 0; n < N; n++)
+            row_backward(dz + n * r, dpbar + n * C, z, n, g, pr, y + n * r, coef + n * 3 * n_offs, &nus[n]);
         /* implicit barrier: pass 2 reads y, coef and nu of other rows */
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < N; n++) {
@@ -368,7 +367,8 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     }
     gf_linear_backward(dinp, d, c->g[P_GATE_W], 2 * d, c->g[P_GATE_B], da, inp, d, c->p[P_GATE_W], 2 * d, N,
                        d, d);
-    gf_linear_backward(dg, d, c->g[P_GATE_W] + d, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, d);
+    float *dgate_g = c->g[P_GATE_W] ? c->g[P_GATE_W] + d : NULL; /* NULL: the gate is frozen */
+    gf_linear_backward(dg, d, dgate_g, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, d);
     /* g is the constant 0 on rows without a partner: no gradient flows past it there */
     zero_rows_without_partners(dg, d, &pr, N);
 

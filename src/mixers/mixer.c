@@ -53,6 +53,9 @@ int gf_mixer_register(const gf_mixer_ops *ops) {
         return gf_fail("gf_mixer_register: mixer \"%s\" lacks a function (param_specs, saved_floats, "
                        "scratch_floats, forward and backward are required; step, state_floats and "
                        "step_scratch_floats go together)", ops->name);
+    char who[64];
+    snprintf(who, sizeof who, "gf_mixer_register: mixer \"%s\"", ops->name);
+    if (gf_keys_check(ops->keys, ops->n_keys, ops->config_size, who)) return -1;
     char letter[2] = {ops->letter, 0};
     if (gf_mixer_find(ops->name) || (ops->letter && gf_mixer_find(letter)))
         return gf_fail("gf_mixer_register: a mixer called \"%s\" (or with letter '%c') is already registered",

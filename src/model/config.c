@@ -93,9 +93,13 @@ void gf_config_key_list(char *buf, size_t n) {
 
 /* ---- parsing ------------------------------------------------------------------------------------------ */
 
+/* The format: as given, else 2 if a key that format 1 did not have is there, else 1 (grassflow 0.1). */
 static int read_format(const cJSON *root, const char *src, int *format) {
+    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", NULL};
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
     *format = 1;
+    for (int i = 0; ONLY2[i]; i++)
+        if (cJSON_GetObjectItemCaseSensitive(root, ONLY2[i])) *format = 2;
     if (!f) return 0;
     if (!cJSON_IsNumber(f) || f->valuedouble != floor(f->valuedouble))
         return gf_fail("%s: \"format\" must be an integer (the config format, %d for this version)", src,
@@ -127,7 +131,8 @@ static int check_required(const cJSON *root, int format, const char *src) {
     for (int i = 0; format == 1 && FORMAT1_KEYS[i]; i++)
         if (!cJSON_GetObjectItemCaseSensitive(root, FORMAT1_KEYS[i]))
             return gf_fail("%s: missing key \"%s\"\nHINT: give every key, or \"base\": \"PRESET\" to start from a "
-                           "preset", src, FORMAT1_KEYS[i]);
+                           "preset, or \"format\": 2 and \"layers\" (where keys a model does not need have "
+                           "defaults)", src, FORMAT1_KEYS[i]);
     for (int i = 0; i < N_KEYS; i++)
         if (!KEYS[i].def && !cJSON_GetObjectItemCaseSensitive(root, KEYS[i].name))
             return gf_fail("%s: missing key \"%s\"\nHINT: give every required key, or \"base\": \"PRESET\" to "
@@ -164,7 +169,7 @@ static int parse_root(const cJSON *root, const char *src, gf_config *cfg) {
     if (gf_config_parse_layers(root, base ? &from : NULL, src, cfg)) return -1;
     for (const cJSON *it = root->child; it; it = it->next)
         if (!gf_key_find(KEYS, N_KEYS, it->string) && gf_mixer_with_key(it->string) &&
-            gf_config_broadcast(cfg, it, format == 1, src))
+            gf_config_broadcast(cfg, it, cJSON_GetObjectItemCaseSensitive(root, "layers"), format == 1, src))
             return -1;
     return 0;
 }

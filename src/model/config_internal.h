@@ -30,8 +30,8 @@ int gf_config_layer_mixer(gf_config *cfg, int l, const char *name, const gf_conf
                           const char *shown);
 /* Apply the top-level mixer key `it` (one value, or a list with one per layer) to every layer whose mixer
  * has it. With lenient, a key that no layer has is ignored (format 1 wrote every key for every model),
- * otherwise it is an error. */
-int gf_config_broadcast(gf_config *cfg, const cJSON *it, bool lenient, const char *src);
+ * otherwise it is an error; so is a key that the config's "layers" entries (layers, may be NULL) give too. */
+int gf_config_broadcast(gf_config *cfg, const cJSON *it, const cJSON *layers, bool lenient, const char *src);
 /* A list key with n entries fits n_layer layers if n == n_layer, or if every entry is the same. */
 int gf_list_fits_layers(const cJSON *arr, int64_t n_layer, const char *src, const char *key);
 

@@ -128,8 +128,13 @@ int gf_config_parse_layers(const cJSON *root, const gf_config *base, const char 
     return 0;
 }
 
-int gf_config_broadcast(gf_config *cfg, const cJSON *it, bool lenient, const char *src) {
+int gf_config_broadcast(gf_config *cfg, const cJSON *it, const cJSON *layers, bool lenient, const char *src) {
     const char *key = it->string;
+    for (int i = 0; i < cJSON_GetArraySize(layers); i++)
+        if (cJSON_IsObject(cJSON_GetArrayItem(layers, i)) &&
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(layers, i), key))
+            return gf_fail("%s: \"%s\" is given both at the top level and in \"layers\"[%d]; give it in one place",
+                           src, key, i);
     const gf_mixer_ops *owner = gf_mixer_with_key(key);
     const gf_cfg_key *spec = gf_key_find(owner->keys, owner->n_keys, key);
     const bool per_layer = cJSON_IsArray(it) && (spec->type != GF_KEY_INTS || cJSON_IsArray(it->child));

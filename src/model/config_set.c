@@ -36,8 +36,12 @@ bad:
     return NULL;
 }
 
+static int layer_key(const char *key, char *sub, size_t n);
+
 /* The value text as JSON: JSON if it parses, else a bare comma list (list keys) or a bare word. */
-static cJSON *read_value(const char *key, const char *val) {
+static cJSON *read_value(const char *full_key, const char *val) {
+    char sub[64];
+    const char *key = layer_key(full_key, sub, sizeof sub) >= 0 ? sub : full_key; /* layers.N.KEY: KEY's type */
     const gf_mixer_ops *owner = gf_mixer_with_key(key);
     const gf_cfg_key *k = owner ? gf_key_find(owner->keys, owner->n_keys, key) : NULL;
     bool ints = k && k->type == GF_KEY_INTS;
@@ -74,15 +78,33 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
     char sub[64];
     int l = layer_key(key, sub, sizeof sub);
     if (l >= 0) {
-        cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "layers"), l);
+        cJSON *layers = cJSON_GetObjectItemCaseSensitive(o, "layers"), *e = cJSON_GetArrayItem(layers, l);
         if (l >= tmp->n_layer || !e) {
             cJSON_Delete(v);
             return gf_fail("%s: there is no layer %d (n_layer is %lld; layers count from 0)", src, l,
                            (long long)tmp->n_layer);
         }
-        if (cJSON_GetObjectItemCaseSensitive(e, sub)) cJSON_ReplaceItemInObjectCaseSensitive(e, sub, v);
-        else cJSON_AddItemToObject(e, sub, v);
+        if (!strcmp(sub, "mixer")) { /* a new mixer: its defaults */
+            cJSON *fresh = cJSON_CreateObject();
+            cJSON_AddItemToObject(fresh, "mixer", v);
+            cJSON_ReplaceItemInArray(layers, l, fresh);
+        } else if (cJSON_GetObjectItemCaseSensitive(e, sub)) {
+            cJSON_ReplaceItemInObjectCaseSensitive(e, sub, v);
+        } else {
+            cJSON_AddItemToObject(e, sub, v);
+        }
         return 0;
+    }
+    if (!strncmp(key, "head.", 5)) {
+        cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "head");
+        if (!h) h = cJSON_AddObjectToObject(o, "head");
+        if (cJSON_GetObjectItemCaseSensitive(h, key + 5)) cJSON_ReplaceItemInObjectCaseSensitive(h, key + 5, v);
+        else cJSON_AddItemToObject(h, key + 5, v);
+        return 0;
+    }
+    if (!strcmp(key, "task")) { /* a new task: its head's defaults and its direction, unless set after */
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "head");
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "direction");
     }
     if (!strcmp(key, "mixers")) {
         int rc = !cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1
@@ -112,11 +134,14 @@ static int known_key(const char *key, const char *kv) {
     int n;
     const gf_cfg_key *keys = gf_config_keys(&n);
     char sub[64];
-    if (gf_key_find(keys, n, key) || !strcmp(key, "mixers") || gf_mixer_with_key(key)) return 0;
-    if (layer_key(key, sub, sizeof sub) >= 0 && gf_mixer_with_key(sub)) return 0;
+    if (gf_key_find(keys, n, key) || !strcmp(key, "mixers") || !strcmp(key, "task") || gf_mixer_with_key(key) ||
+        !strncmp(key, "head.", 5))
+        return 0;
+    if (layer_key(key, sub, sizeof sub) >= 0 && (gf_mixer_with_key(sub) || !strcmp(sub, "mixer"))) return 0;
     char list[2048];
     gf_config_key_list(list, sizeof list);
-    return gf_fail("--set %s: unknown key \"%s\"; the keys are: %s; one layer's: layers.N.KEY", kv, key, list);
+    return gf_fail("--set %s: unknown key \"%s\"; the keys are: task, head.KEY, %s; one layer's: layers.N.KEY, "
+                   "layers.N.mixer", kv, key, list);
 }
 
 int gf_config_set(gf_config *c, const char *kv) {

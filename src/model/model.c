@@ -53,6 +53,14 @@ const gf_config *gf_model_config(const gf_model *m) { return &m->cfg; }
 const float *gf_model_logits(const gf_model *m) { return m->out; }
 size_t gf_model_activation_bytes(const gf_model *m) { return (size_t)m->acts_floats * sizeof(float); }
 int64_t gf_model_correct(const gf_model *m) { return m->n_correct; }
+bool gf_model_predicts_next_token(const gf_model *m) { return m->head->next_token; }
+
+/* The error for a model whose outputs are not next-token logits, where they are needed (`what`). */
+int gf_model_require_next_token(const gf_model *m, const char *what) {
+    if (m->head->next_token) return 0;
+    return gf_fail("%s needs a language model (task lm: next-token logits at every position); this model's task "
+                   "is %s", what, m->head->name);
+}
 
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step) {
     m->training = training;
@@ -266,6 +274,8 @@ static void copy_batch(gf_model *m, const gf_batch *b) {
     if (b->targets) memcpy(m->targets, b->targets, (size_t)nt * sizeof(int32_t));
     m->has_mask = b->mask != NULL;
     if (b->mask) memcpy(m->mask, b->mask, (size_t)N);
+    for (int64_t i = 0; b->mask && b->targets && nt == N && i < N; i++)
+        if (!b->mask[i]) m->targets[i] = -1; /* a padded position is never scored */
 }
 
 static gf_head_call head_call(gf_model *m) {

@@ -63,6 +63,9 @@ struct gf_model {
     int64_t n_counted, n_correct;
 };
 
+/* 0, or an error naming `what` if the model's head does not predict the next token (model.c). */
+int gf_model_require_next_token(const gf_model *m, const char *what);
+
 /* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
 

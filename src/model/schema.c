@@ -91,6 +91,37 @@ int gf_key_parse(const gf_cfg_key *k, const cJSON *v, void *base, const char *sr
     return gf_fail("%s: \"%s\" has an unknown key type", src, shown);
 }
 
+static size_t value_size(const gf_cfg_key *k) {
+    switch (k->type) {
+    case GF_KEY_INT: return sizeof(int64_t);
+    case GF_KEY_FLOAT: return sizeof(float);
+    case GF_KEY_BOOL: return sizeof(bool);
+    case GF_KEY_ENUM: return sizeof(int);
+    case GF_KEY_INTS: return (size_t)k->max_count * sizeof(int);
+    }
+    return 0;
+}
+
+int gf_keys_check(const gf_cfg_key *keys, int n, size_t config_size, const char *who) {
+    for (int i = 0; i < n; i++) {
+        const gf_cfg_key *k = &keys[i];
+        bool ok = k->name && k->name[0] && k->off + value_size(k) <= config_size &&
+                  (k->type != GF_KEY_INTS ||
+                   (k->max_count >= 1 && k->max_count <= 256 && k->count_off + sizeof(int) <= config_size)) &&
+                  (k->type != GF_KEY_ENUM || (k->names && k->names[0]));
+        if (!ok)
+            return gf_fail("%s: key %d (%s) does not fit its %zu-byte config, or an INTS key is longer than 256, or "
+                           "an ENUM has no names", who, i, k->name ? k->name : "unnamed", config_size);
+        if (!k->def) continue;
+        _Alignas(8) unsigned char scratch[1024];
+        cJSON *v = config_size <= sizeof scratch ? cJSON_Parse(k->def) : NULL;
+        int rc = v ? gf_key_parse(k, v, scratch, who, k->name) : -1;
+        cJSON_Delete(v);
+        if (rc) return gf_fail("%s: the default of key %s (%s) is not a valid value", who, k->name, k->def);
+    }
+    return 0;
+}
+
 void gf_keys_default(const gf_cfg_key *keys, int n, void *base) {
     for (int i = 0; i < n; i++) {
         if (!keys[i].def) continue;

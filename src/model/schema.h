@@ -36,6 +36,9 @@ typedef struct gf_cfg_key {
     const char *help;         /* one line */
 } gf_cfg_key;
 
+/* A plug-in's key table is sound: names set, each value (and an INTS count) inside its config_size-byte
+ * struct, INTS at most 256 long, ENUMs with names, defaults that parse. `who` names the plug-in. */
+int gf_keys_check(const gf_cfg_key *keys, int n, size_t config_size, const char *who);
 /* The key called name in keys[0..n), or NULL. */
 const gf_cfg_key *gf_key_find(const gf_cfg_key *keys, int n, const char *name);
 /* Parse v into the struct at base. src names the source (a path, "--set k=v"), shown the key as the user

@@ -1,6 +1,6 @@
 /* Evaluation: the target-weighted mean loss of a model over a source's evaluation examples. */
 #include "core/error.h"
-#include "data/source.h"
+#include "tasks/source.h"
 
 int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted) {
     if (gf_source_validate(src, "the evaluation source")) return -1;

@@ -1,6 +1,7 @@
 /* A training run's directory: checkpoints, the resumable state, metrics.jsonl (formats: run_dir.h). */
 #include "train/run_dir.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -90,6 +91,16 @@ int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, 
     return gf_model_save_meta(m, path, keys + skip, vals + skip, 4 - skip);
 }
 
+/* The names of m's frozen tensors as a JSON list (malloc'd; "[]" when none). */
+static char *frozen_list(const gf_model *m) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < gf_model_num_tensors(m); i++)
+        if (!gf_model_tensor(m, i)->trainable) cJSON_AddItemToArray(a, cJSON_CreateString(gf_model_tensor(m, i)->name));
+    char *s = cJSON_PrintUnformatted(a);
+    cJSON_Delete(a);
+    return s;
+}
+
 int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best) {
     char path[700], st[32], bv[64];
     snprintf(path, sizeof path, "%s/state.safetensors", r->dir);
@@ -101,14 +112,19 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
         {.name = "adam_m", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_m(opt)},
         {.name = "adam_v", .dtype = GF_DT_F32, .ndim = 1, .shape = {nt}, .data = gf_adamw_v(opt)},
     };
-    const char *keys[6] = {"config"}, *vals[6] = {r->cfg_json};
+    char *frozen = frozen_list(m);
+    if (!frozen) return gf_fail("out of memory saving %s", path);
+    const char *keys[7] = {"config"}, *vals[7] = {r->cfg_json};
     int k = 1;
+    if (nt != n) keys[k] = "frozen", vals[k++] = frozen; /* which tensors have no moments; absent: none */
     if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
     keys[k] = "train", vals[k++] = r->recipe_json;
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
     keys[k] = "producer", vals[k++] = "grassflow " GF_VERSION;
-    return gf_st_write(path, ts, 3, keys, vals, k);
+    int rc = gf_st_write(path, ts, 3, keys, vals, k);
+    free(frozen);
+    return rc;
 }
 
 /* Whether the config JSON of a saved state (any format this version reads) describes the model whose
@@ -176,12 +192,18 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     char *st = gf_st_metadata(f, "step"), *bv = gf_st_metadata(f, "best_val_loss");
     const gf_st_tensor *ts[3] = {gf_st_find(f, "params"), gf_st_find(f, "adam_m"), gf_st_find(f, "adam_v")};
     float *dst[3] = {gf_model_params(m), gf_adamw_m(opt), gf_adamw_v(opt)};
-    if (!cfg || (!tok && r->tok_json) || !st || !bv || !ts[0] || !ts[1] || !ts[2])
+    char *frozen = gf_st_metadata(f, "frozen"), *now = frozen_list(m);
+    if (!cfg || (!tok && r->tok_json) || !st || !bv || !ts[0] || !ts[1] || !ts[2] || !now)
         gf_fail("%s: not a grassflow training state (missing params, moments or metadata)", path);
+    else if (strcmp(frozen ? frozen : "[]", now) != 0)
+        gf_fail("%s: the saved run froze %s, this one freezes %s; the optimizer state belongs to the saved set\n"
+                "HINT: resume with the same frozen tensors", path, frozen ? frozen : "nothing", now);
     else if (!same_run(r, path, cfg, tok) && !load_arenas(path, ts, dst, gf_model_num_params(m), gf_model_num_trainable(m)) &&
              !parse_progress(path, st, bv, step, best))
         rc = 0;
     if (!rc) gf_adamw_set_steps(opt, *step);
+    free(frozen);
+    free(now);
     free(cfg);
     free(tok);
     free(st);

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
-#include "data/source.h"
+#include "tasks/source.h"
 #include "train/run_dir.h"
 
 static double now_s(void) {

@@ -293,8 +293,9 @@ class GrassflowModel(nn.Module):
         return h
 
     def pool(self, h, mask):
-        if self.cfg["head"]["pool"] == "first":
-            return h[:, 0]
+        if self.cfg["head"]["pool"] == "first":  # the first real position
+            idx = torch.zeros(h.shape[0], dtype=torch.long) if mask is None else mask.int().argmax(1)
+            return h[torch.arange(h.shape[0]), idx]
         w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
         return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A/B throughput of two grassflow binaries on this machine: the benchmark's training cases (word-level
+# 6-layer models at batch 8 and 32, character-level small models) and streaming generation, each run
+# alternately with both binaries, ROUNDS times; prints the median tokens/s of each and the ratio new/old.
+# Both get the same OPENBLAS_CORETYPE (SKYLAKEX unless set) and thread count.
+#
+#   bash bench/ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]      (about 10 minutes with 3 rounds)
+#
+# Used to hold a refactoring to the speed of the code before it (e.g. OLD = grassflow 0.1 built with
+# `git worktree add /tmp/old e72dcbf && make -C /tmp/old`).
+set -euo pipefail
+OLD=${1:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
+NEW=${2:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
+ROUNDS=${3:-3}
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+PY=/usr/bin/python3
+field() { $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d.get("results"); print((r[0] if r else d)[sys.argv[1]])' "$1"; }
+median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+cases=(
+    "word grassmann-6L B=8|bench train --model grassmann-6L --vocab 33278 --set dropout=0 --batch 8 --seq-len 128 --steps 6 --json|tokens_per_s"
+    "word grassmann-6L B=32|bench train --model grassmann-6L --vocab 33278 --set dropout=0 --batch 32 --seq-len 128 --steps 4 --json|tokens_per_s"
+    "word transformer-6L B=8|bench train --model transformer-6L --vocab 33278 --set dropout=0 --batch 8 --seq-len 128 --steps 6 --json|tokens_per_s"
+    "word transformer-6L B=32|bench train --model transformer-6L --vocab 33278 --set dropout=0 --batch 32 --seq-len 128 --steps 4 --json|tokens_per_s"
+    "char grassmann-small|bench train --model grassmann-small --vocab 65 --set max_len=256 --set dropout=0 --batch 16 --seq-len 256 --steps 8 --json|tokens_per_s"
+    "char transformer-small|bench train --model transformer-small --vocab 65 --set max_len=256 --set dropout=0 --batch 16 --seq-len 256 --steps 8 --json|tokens_per_s"
+    "stream grassmann-6L pos none @1000|bench generate --model grassmann-6L --vocab 33278 --set pos=none --positions 1000 --tokens 64 --json|tokens_per_s"
+    "stream transformer-6L @100|bench generate --model transformer-6L --vocab 33278 --positions 100 --tokens 27 --json|tokens_per_s"
+)
+echo "kernel: $("$NEW" --version | sed -n 2p); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS"
+printf "%-36s %12s %12s %8s\n" case old new new/old
+for c in "${cases[@]}"; do
+    IFS='|' read -r name cmd key <<<"$c"
+    o=() n=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        # shellcheck disable=SC2086
+        o+=("$("$OLD" $cmd 2>/dev/null | field "$key")")
+        # shellcheck disable=SC2086
+        n+=("$("$NEW" $cmd 2>/dev/null | field "$key")")
+    done
+    mo=$(echo "${o[*]}" | median) mn=$(echo "${n[*]}" | median)
+    printf "%-36s %12.1f %12.1f %8.3f\n" "$name" "$mo" "$mn" "$(awk -v a="$mn" -v b="$mo" 'BEGIN {print a / b}')"
+done
