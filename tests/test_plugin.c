@@ -2,7 +2,8 @@
  * gf_mixer_register, configured by name with a key of its own, built into models by the config, trained,
  * checked by finite differences through the whole model, streamed, saved and loaded.
  *
- * The mixer, "shift": out[t] = proj(inp[t - lag]) for t >= lag, 0 before; lag is its config key. On a
+ * The mixer, "shift": out[t] = (1 + scale) * proj(inp[t - lag]) for t >= lag, 0 before; lag is its config
+ * key and scale (d) a buffer: fixed numbers saved with the model, never trained. On a
  * sequence where x[t+1] = x[t-1] (random pairs repeated), a one-layer model can predict the next token
  * only if its mixer shows position t the token before it: lag 1 learns the task, lag 2 cannot. */
 #include <math.h>
@@ -30,7 +31,9 @@ static int s_params(const gf_config *c, int l, gf_param_spec *s) {
     (void)l;
     gf_param_spec_set(&s[0], "proj.weight", 2, c->d_model, c->d_model, GF_INIT_NORMAL);
     gf_param_spec_set(&s[1], "proj.bias", 1, c->d_model, 0, GF_INIT_ZERO);
-    return 2;
+    gf_param_spec_set(&s[2], "fixed.scale", 1, c->d_model, 0, GF_INIT_NORMAL);
+    s[2].buffer = true;
+    return 3;
 }
 
 static int64_t s_none(const gf_config *c, int l, int64_t B, int64_t T) {
@@ -43,12 +46,12 @@ static int64_t s_no_scratch(const gf_config *c, int l, int64_t B, int64_t T, int
     return 0;
 }
 
-/* out (d) = W x + b */
+/* out (d) = (1 + scale) * (W x + b) */
 static void proj(const gf_mixer_step *s, float *out, const float *x, int64_t d) {
     for (int64_t i = 0; i < d; i++) {
         float acc = s->p[1][i];
         for (int64_t k = 0; k < d; k++) acc += s->p[0][i * d + k] * x[k];
-        out[i] = acc;
+        out[i] = (1.0f + s->p[2][i]) * acc;
     }
 }
 
@@ -65,12 +68,14 @@ static void s_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     const int64_t d = c->cfg->d_model, lag = lag_of(c->cfg, c->layer);
     for (int64_t n = 0; n < c->B * c->T; n++) {
         if (n % c->T < lag) continue;
-        const float *x = inp + (n - lag) * d, *g = dout + n * d;
+        const float *x = inp + (n - lag) * d, *go = dout + n * d;
+        if (c->g[2]) fail_msg("the buffer fixed.scale was given a gradient");
         for (int64_t i = 0; i < d; i++) {
-            c->g[1][i] += g[i];
+            const float g = (1.0f + c->p[2][i]) * go[i];
+            c->g[1][i] += g;
             for (int64_t k = 0; k < d; k++) {
-                c->g[0][i * d + k] += g[i] * x[k];
-                dinp[(n - lag) * d + k] += c->p[0][i * d + k] * g[i];
+                c->g[0][i * d + k] += g * x[k];
+                dinp[(n - lag) * d + k] += c->p[0][i * d + k] * g;
             }
         }
     }
@@ -192,6 +197,11 @@ static void test_config(void **state) {
     assert_non_null(strstr(gf_last_error(), "mixer \"shift\" has no key \"rank\""));
     gf_model *m = shift_model("2");
     assert_non_null(gf_model_find_tensor(m, "blocks.0.mix.proj.weight"));
+    const gf_tensor_info *buf = gf_model_find_tensor(m, "blocks.0.mix.fixed.scale");
+    assert_non_null(buf);
+    assert_false(buf->trainable);
+    assert_null(buf->grad);
+    assert_int_equal(gf_model_num_trainable(m), gf_model_num_params(m) - buf->numel);
     char *j = gf_config_to_json(gf_model_config(m), false);
     assert_non_null(strstr(j, "{\"mixer\":\"shift\",\"lag\":2}"));
     free(j);
@@ -201,7 +211,10 @@ static void test_config(void **state) {
 static void test_trains(void **state) {
     (void)state;
     gf_model *m1 = shift_model("1"), *m2 = shift_model("2");
+    const gf_tensor_info *buf = gf_model_find_tensor(m1, "blocks.0.mix.fixed.scale");
+    const float before = buf->data[5];
     double l1 = train(m1, 150), l2 = train(m2, 150);
+    if (buf->data[5] != before) fail_msg("training changed the buffer fixed.scale");
     printf("  loss after 150 steps: lag 1 %.3f, lag 2 %.3f (log 12 = %.3f)\n", l1, l2, log(12.0));
     if (!(l1 < 0.3)) fail_msg("lag 1 sees the token it must predict but its loss is %.3f", l1);
     if (!(l2 > 1.5)) fail_msg("lag 2 cannot see it, yet its loss is %.3f", l2);

@@ -99,4 +99,5 @@ void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t row
     s->shape[0] = rows;
     s->shape[1] = cols;
     s->init = init;
+    s->buffer = false;
 }

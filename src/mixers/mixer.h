@@ -38,6 +38,8 @@ typedef struct gf_param_spec {
     int ndim;
     int64_t shape[2];
     gf_init_kind init;
+    bool buffer;      /* a buffer: saved and loaded with the model, never trained (no gradient: the
+                       * call's g[i] is NULL; no optimizer state), e.g. fixed random features */
 } gf_param_spec;
 
 /* One call of a mixer on one layer. Pointers are views into the model's arenas. */

@@ -125,8 +125,13 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
         for (int i = 0; i < tmp->n_layer; i++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(tmp, i));
         return 0;
     }
-    if (cJSON_GetObjectItemCaseSensitive(o, key)) cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    else cJSON_AddItemToObject(o, key, v); /* a mixer key: for every layer that has it */
+    if (cJSON_GetObjectItemCaseSensitive(o, key)) {
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    } else { /* a mixer key: set at the top for every layer that has it, so taken out of the entries */
+        cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "layers")) cJSON_DeleteItemFromObjectCaseSensitive(e, key);
+        cJSON_AddItemToObject(o, key, v);
+    }
     return 0;
 }
 

@@ -17,7 +17,7 @@ typedef struct {
     int ndim;
     int64_t shape[2];
     gf_init_kind init;
-    bool decay;
+    bool decay, buffer;
     float **view, **gview; /* where to store the data/grad pointers once the arenas exist */
 } tensor_decl;
 
@@ -46,16 +46,19 @@ static void declare(decl_list *L, const char *name, int ndim, int64_t r, int64_t
     t->shape[1] = ndim == 2 ? c : 1;
     t->init = init;
     t->decay = decay;
+    t->buffer = false;
     t->view = view;
     t->gview = gview;
 }
 
-/* A mixer's or a head's specs: 2-D weights decay. */
+/* A mixer's or a head's specs: 2-D weights decay; buffers are never trained. */
 static void declare_specs(decl_list *L, const char *prefix, const gf_param_spec *s, int n, float **p, float **g) {
     for (int i = 0; i < n; i++) {
         char nm[96];
         if (snprintf(nm, sizeof nm, "%.60s%.31s", prefix, s[i].name) < 0) nm[0] = '\0';
-        declare(L, nm, s[i].ndim, s[i].shape[0], s[i].shape[1], s[i].init, s[i].ndim == 2, &p[i], &g[i]);
+        declare(L, nm, s[i].ndim, s[i].shape[0], s[i].shape[1], s[i].init, s[i].ndim == 2 && !s[i].buffer, &p[i],
+                &g[i]);
+        if (!L->rc) L->d[L->n - 1].buffer = s[i].buffer;
     }
 }
 
@@ -159,7 +162,7 @@ static int fill_table(gf_model *m, const decl_list *L) {
         gf_tensor_info *ti = &m->tensors[i];
         strcpy(np, t->name);
         *ti = (gf_tensor_info){.name = np, .ndim = t->ndim, .numel = t->shape[0] * t->shape[1], .offset = off,
-                               .decay = t->decay, .trainable = true, .data = m->params + off};
+                               .decay = t->decay, .trainable = !t->buffer, .data = m->params + off};
         ti->shape[0] = t->shape[0];
         ti->shape[1] = t->ndim == 2 ? t->shape[1] : 0;
         m->init[i] = t->init;
