@@ -111,7 +111,8 @@ typedef struct {
  * P: red.weight (r,d), red.bias (r), plucker.weight (d,C), plucker.bias (d), gate.weight (d,2d),
  * gate.bias (d), [out.weight (d,d), out.bias (d)]. */
 static inline void ref_grassmann(double *out, const double *inp, const double *const *P, const gf_config *cfg,
-                                 int layer, int64_t B, int64_t T, ref_grassmann_stats *st) {
+                                 int layer, int64_t B, int64_t T, bool bidir, const uint8_t *mask,
+                                 ref_grassmann_stats *st) {
     const gf_grassmann_config *gc = (const gf_grassmann_config *)(const void *)cfg->layers[layer].params.bytes;
     const int64_t d = cfg->d_model, r = gc->rank, C = r * (r - 1) / 2, N = B * T;
     const double eps = (double)gc->plucker_eps;
@@ -137,10 +138,12 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
             const double *h = inp + n * d;
             for (int64_t e = 0; e < d; e++) g[e] = 0.0;
             int cnt = 0;
-            for (int o = 0; o < gc->n_offsets; o++) {
-                const int64_t D = gc->offsets[o];
-                if (t - D < 0) continue;
-                const double *u = z + n * r, *v = z + (n - D) * r;
+            for (int o = 0; o < (bidir ? 2 : 1) * gc->n_offsets; o++) {
+                /* partner t + step: -D for each offset, then +D when bidirectional; a pair runs from the
+                 * later token to the earlier; a partner outside the sequence or padded does not exist */
+                const int64_t step = o < gc->n_offsets ? -gc->offsets[o] : gc->offsets[o - gc->n_offsets];
+                if (t + step < 0 || t + step >= T || (mask && !mask[n + step])) continue;
+                const double *u = z + (step < 0 ? n : n + step) * r, *v = z + (step < 0 ? n + step : n) * r;
                 double nrm = 0.0;
                 int64_t k = 0;
                 for (int64_t i = 0; i < r; i++)
@@ -190,10 +193,10 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
     free(m);
 }
 
-/* Causal multi-head attention, the literal way. P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d),
+/* Multi-head attention, the literal way (causal: key <= query; bidir: every key; padded keys never). P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d),
  * proj.bias (d). */
 static inline void ref_attention(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
-                                 int64_t B, int64_t T) {
+                                 int64_t B, int64_t T, bool bidir, const uint8_t *mask) {
     const int64_t dh = d / H, N = B * T;
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv);
     double *o = malloc((size_t)(N * d) * sizeof *o);
@@ -208,19 +211,20 @@ static inline void ref_attention(double *out, const double *inp, const double *c
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < T; i++) {
                 const double *q = qkv + (b * T + i) * 3 * d + h * dh;
+                const int64_t last = bidir ? T - 1 : i; /* keys 0 .. last, padded ones excluded */
                 double mx = -INFINITY;
-                for (int64_t j = 0; j <= i; j++) {
+                for (int64_t j = 0; j <= last; j++) {
                     const double *k = qkv + (b * T + j) * 3 * d + d + h * dh;
                     double acc = 0.0;
                     for (int64_t c = 0; c < dh; c++) acc += q[c] * k[c];
-                    s[j] = acc / sqrt((double)dh);
+                    s[j] = (mask && !mask[b * T + j]) ? -INFINITY : acc / sqrt((double)dh);
                     if (s[j] > mx) mx = s[j];
                 }
                 double z = 0.0;
-                for (int64_t j = 0; j <= i; j++) z += exp(s[j] - mx);
-                for (int64_t c = 0; c < dh; c++) {
+                for (int64_t j = 0; j <= last && mx > -INFINITY; j++) z += exp(s[j] - mx);
+                for (int64_t c = 0; c < dh; c++) { /* a query that sees no key: 0 */
                     double acc = 0.0;
-                    for (int64_t j = 0; j <= i; j++)
+                    for (int64_t j = 0; j <= last && mx > -INFINITY; j++)
                         acc += exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + c];
                     o[(b * T + i) * d + h * dh + c] = acc;
                 }

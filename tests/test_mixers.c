@@ -32,6 +32,8 @@ typedef struct {
     bool extra_proj;
     float eps;     /* plucker_eps; 0 means 1e-8 */
     bool parallel; /* Grassmann eps branch: some z_t exactly parallel to z_{t-D} (p = 0) */
+    bool bidir;    /* pairs / keys on both sides */
+    bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
     uint64_t seed; /* added to every seed of the random data */
 } mix_case;
 
@@ -97,7 +99,8 @@ static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndi
 
 typedef struct {
     const gf_config *cfg;
-    bool grassmann;
+    bool grassmann, bidir;
+    const uint8_t *mask;
     int64_t B, T;
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
@@ -107,10 +110,11 @@ typedef struct {
 static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
     if (c->grassmann) {
-        ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->st);
+        ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
     } else {
         char *h = gf_config_get(c->cfg, "layers.1.n_head");
-        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T);
+        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T, c->bidir,
+                      c->mask);
         free(h);
     }
 }
@@ -180,7 +184,12 @@ static void run_case(const mix_case *mc) {
 
     /* reference forward and finite-difference gradients */
     ref_grassmann_stats st;
-    mix_ctx ctx = {&cfg, is_grassmann(mc), B, T, ddup_f(inp, N * d), {0}, NULL};
+    uint8_t *mask = NULL;
+    if (mc->padded) {
+        mask = talloc((size_t)N);
+        for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
+    }
+    mix_ctx ctx = {&cfg, is_grassmann(mc), mc->bidir, mask, B, T, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -234,7 +243,9 @@ static void run_case(const mix_case *mc) {
                               .g = g,
                               .saved = saved,
                               .scratch = scratch,
-                              .n_threads = nth};
+                              .n_threads = nth,
+                              .bidirectional = mc->bidir,
+                              .mask = mask};
         char what[160];
 
         ops->forward(&call, out, inp);
@@ -364,6 +375,27 @@ static void test_attention(void **state) {
     run_case(&mc);
 }
 
+/* Both directions with padding: the kernels against the literal references and finite differences. */
+static void test_bidirectional_and_masks(void **state) {
+    (void)state;
+    mix_case g = GRASSMANN("grassmann(r=6, T=20, offsets 1..16, bidirectional, padded)", .r = 6, .T = 20,
+                           LONG_OFFSETS, .bidir = true, .padded = true);
+    run_case(&g);
+    g.name = "grassmann(r=5, T=9, offsets 1,3,3, bidirectional, extra_proj)";
+    g.r = 5, g.T = 9, g.n_offsets = 3, g.offsets[0] = 1, g.offsets[1] = 3, g.offsets[2] = 3;
+    g.padded = false, g.extra_proj = true, g.seed = 2;
+    run_case(&g);
+    g.name = "grassmann(r=5, T=9, offsets 1,3,3, causal, padded)";
+    g.bidir = false, g.padded = true;
+    run_case(&g);
+    mix_case a = {.name = "attention(d=16, H=4, T=70, bidirectional, padded)", .mixer = "attention", .d = 16, .H = 4,
+                  .r = 4, .B = 2, .T = 70, .bidir = true, .padded = true};
+    run_case(&a);
+    a.name = "attention(d=16, H=2, T=11, causal, padded)";
+    a.H = 2, a.T = 11, a.bidir = false;
+    run_case(&a);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -383,6 +415,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_grassmann_repeated_offsets, pool_teardown),
         cmocka_unit_test_teardown(test_grassmann_parallel_eps, pool_teardown),
         cmocka_unit_test_teardown(test_attention, pool_teardown),
+        cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();
