@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/registry.h"
 
 extern const gf_head_ops gf_head_lm;
 extern const gf_head_ops gf_head_classify;
@@ -12,18 +13,10 @@ static const gf_head_ops *const BUILTIN[] = {
     &gf_head_lm,
     &gf_head_classify,
 };
-#define N_BUILTIN ((int)(sizeof BUILTIN / sizeof BUILTIN[0]))
-#define MAX_EXTRA 16
+static gf_registry g_heads = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 
-static const gf_head_ops *g_extra[MAX_EXTRA];
-static int g_n_extra;
-
-int gf_head_count(void) { return N_BUILTIN + g_n_extra; }
-
-const gf_head_ops *gf_head_at(int i) {
-    if (i < 0 || i >= gf_head_count()) return NULL;
-    return i < N_BUILTIN ? BUILTIN[i] : g_extra[i - N_BUILTIN];
-}
+int gf_head_count(void) { return gf_registry_count(&g_heads); }
+const gf_head_ops *gf_head_at(int i) { return gf_registry_at(&g_heads, i); }
 
 const gf_head_ops *gf_head_find(const char *name) {
     for (int i = 0; name && i < gf_head_count(); i++)
@@ -50,7 +43,5 @@ int gf_head_register(const gf_head_ops *ops) {
     snprintf(who, sizeof who, "gf_head_register: head \"%s\"", ops->name);
     if (gf_keys_check(ops->keys, ops->n_keys, ops->config_size, who)) return -1;
     if (gf_head_find(ops->name)) return gf_fail("gf_head_register: a head called \"%s\" exists already", ops->name);
-    if (g_n_extra == MAX_EXTRA) return gf_fail("gf_head_register: at most %d heads can be added", MAX_EXTRA);
-    g_extra[g_n_extra++] = ops;
-    return 0;
+    return gf_registry_add(&g_heads, ops, "heads (gf_head_register)");
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/registry.h"
 
 extern const gf_mixer_ops gf_mixer_grassmann;
 extern const gf_mixer_ops gf_mixer_attention;
@@ -15,18 +16,10 @@ static const gf_mixer_ops *const BUILTIN[] = {
     &gf_mixer_grassmann,
     &gf_mixer_attention,
 };
-#define N_BUILTIN ((int)(sizeof BUILTIN / sizeof BUILTIN[0]))
-#define MAX_EXTRA 32
+static gf_registry g_mixers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 
-static const gf_mixer_ops *g_extra[MAX_EXTRA];
-static int g_n_extra;
-
-int gf_mixer_count(void) { return N_BUILTIN + g_n_extra; }
-
-const gf_mixer_ops *gf_mixer_at(int i) {
-    if (i < 0 || i >= gf_mixer_count()) return NULL;
-    return i < N_BUILTIN ? BUILTIN[i] : g_extra[i - N_BUILTIN];
-}
+int gf_mixer_count(void) { return gf_registry_count(&g_mixers); }
+const gf_mixer_ops *gf_mixer_at(int i) { return gf_registry_at(&g_mixers, i); }
 
 const gf_mixer_ops *gf_mixer_find(const char *name) {
     if (!name) return NULL;
@@ -60,9 +53,7 @@ int gf_mixer_register(const gf_mixer_ops *ops) {
     if (gf_mixer_find(ops->name) || (ops->letter && gf_mixer_find(letter)))
         return gf_fail("gf_mixer_register: a mixer called \"%s\" (or with letter '%c') is already registered",
                        ops->name, ops->letter ? ops->letter : ' ');
-    if (g_n_extra == MAX_EXTRA) return gf_fail("gf_mixer_register: at most %d mixers can be added", MAX_EXTRA);
-    g_extra[g_n_extra++] = ops;
-    return 0;
+    return gf_registry_add(&g_mixers, ops, "mixers (gf_mixer_register)");
 }
 
 void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops) {
