@@ -18,6 +18,9 @@ grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "-
 "$GF" --threads 1 --version | grep -q "openmp threads: 1" && pass "--threads 1 sets the thread count" || fail "--threads 1"
 want="--threads expects"; expect 2 "--threads with a bad value" "$GF" --threads 0 info --model grassmann-tiny
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
+want="--reference transformer-6L is not one of --models"; expect 2 "compare: a reference that is not compared" "$GF" compare --models grassmann-tiny,hybrid-tiny --corpus tinyshakespeare --reference transformer-6L --out "$tmp/cmp"
+want=; expect 0 "info --mixers lists every mixer with its keys" "$GF" info --mixers
+grep -q "n_head" "$tmp/out" && grep -q "plucker_eps" "$tmp/out" && pass "info --mixers shows each mixer's keys" || fail "info --mixers: $(head -c 300 "$tmp/out")"
 want="unknown key \"colour\""; expect 2 "info: --set unknown key" "$GF" info --model grassmann-tiny --set colour=blue
 want="norm.*must be one of"; expect 2 "info: --set bad enum" "$GF" info --model grassmann-tiny --set norm=sideways
 want="not divisible by n_head"; expect 2 "info: heads do not divide d_model" "$GF" info --model transformer-tiny --set n_head=5

@@ -203,7 +203,7 @@ static int mixer_parse(int argc, char **argv, mixer_opts *o) {
     static const struct option longopts[] = {{"mixer", 1, 0, 'm'}, {"seq-lens", 1, 0, 'L'}, {"batch", 1, 0, 'b'},
                                              {"reps", 1, 0, 'r'}, {"set", 1, 0, OPT_SET},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (mixer_opts){.mixer = "grassmann", .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
+    *o = (mixer_opts){.mixer = gf_mixer_at(0)->name, .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {

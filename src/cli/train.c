@@ -39,7 +39,7 @@
 
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
-    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS
+    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -395,20 +395,22 @@ static void compare_help(void) {
     printf("usage: grassflow compare --models A,B[,...] --corpus C [--out DIR] [recipe options]\n\n"
            "Train each model with the same recipe (into DIR/MODEL, default DIR runs/compare), score the test split\n"
            "with each best checkpoint, and print a table: parameters, best validation perplexity, test\n"
-           "perplexity, training tokens/s, wall time, and the perplexity gap to the first attention-only model\n"
-           "(or to the first model).\n\n"
+           "perplexity, training tokens/s, wall time, and the perplexity gap to the reference model.\n\n"
            "  --models LIST       comma-separated presets (or config files ending in .json)\n"
+           "  --reference MODEL   the model the gaps are measured against (default: the last one listed,\n"
+           "                      transformer-6L in --models grassmann-6L,transformer-6L)\n"
            "  --set KEY=VALUE     applied to every model\n" RECIPE_HELP
            "  --out DIR           where the runs go (default runs/compare)\n");
 }
 
 int cmd_compare(int argc, char **argv) {
     static const struct option longopts[] = {RECIPE_LONGOPTS, {"models", 1, 0, O_MODELS}, {"set", 1, 0, OPT_SET},
-                                             {"out", 1, 0, O_OUT}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                             {"out", 1, 0, O_OUT}, {"reference", 1, 0, O_REFERENCE},
+                                             {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     recipe r;
     recipe_init(&r);
     cli_model_opts base = {0};
-    const char *models = NULL, *out = "runs/compare";
+    const char *models = NULL, *out = "runs/compare", *reference = NULL;
     int opt;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -418,6 +420,7 @@ int cmd_compare(int argc, char **argv) {
         if (h > 1) return h;
         if (opt == O_MODELS) models = optarg;
         else if (opt == O_OUT) out = optarg;
+        else if (opt == O_REFERENCE) reference = optarg;
         else if (opt == 'h') { compare_help(); return EXIT_OK; }
         else return cli_usage_error("compare", "unknown option");
     }
@@ -429,9 +432,9 @@ int cmd_compare(int argc, char **argv) {
     char *names[16];
     int n = 0;
     for (char *tok = strtok(list, ","); tok && n < 16; tok = strtok(NULL, ",")) names[n++] = tok;
-    /* check every model before training anything; the reference of the gap is the first attention-only one */
+    /* check every model before training anything; the gaps are measured against the reference */
     cli_model_opts mos[16];
-    int ref = -1;
+    int ref = reference ? -1 : n - 1;
     for (int i = 0; i < n; i++) {
         mos[i] = base;
         size_t len = strlen(names[i]);
@@ -440,11 +443,9 @@ int cmd_compare(int argc, char **argv) {
         gf_config c;
         int rc = cli_model_config(&mos[i], "compare", &c);
         if (rc) return rc;
-        int all_attn = 1;
-        for (int l = 0; l < c.n_layer; l++) all_attn &= !strcmp(c.layers[l].mixer, "attention");
-        if (all_attn && ref < 0) ref = i;
+        if (reference && !strcmp(reference, names[i])) ref = i;
     }
-    if (ref < 0) ref = 0;
+    if (ref < 0) return cli_usage_error("compare", "--reference %s is not one of --models %s", reference, models);
     int rc = out_dir_ok("compare", out);
     if (rc) return rc;
     if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));

@@ -224,8 +224,9 @@ const gf_mixer_ops gf_mixer_attention = {
     .version = GF_MIXER_OPS_VERSION,
     .name = "attention",
     .letter = 'a',
-    .help = "Causal multi-head scaled dot-product attention with a fused QKV projection (the Transformer's).\n"
-            "Quadratic in the sequence length; streams with a KV cache of 2 d floats per position.",
+    .help = "Multi-head scaled dot-product attention with a fused QKV projection (the Transformer's), causal or\n"
+            "bidirectional. Quadratic in the sequence length; streams (causal) with a KV cache of 2 d floats per\n"
+            "position.",
     .config_size = sizeof(attention_config),
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),

@@ -435,9 +435,10 @@ const gf_mixer_ops gf_mixer_grassmann = {
     .version = GF_MIXER_OPS_VERSION,
     .name = "grassmann",
     .letter = 'g',
-    .help = "Causal Grassmann mixing (arXiv 2512.19428, docs/model.md): reduce to r dimensions, pair token t with\n"
-            "t-D for each offset D, normalise each pair's Pluecker coordinates, average, project back and gate\n"
-            "into the hidden state. Linear in the sequence length; streams with a ring of max(D) reduced vectors.",
+    .help = "Grassmann mixing (arXiv 2512.19428, docs/model.md): reduce to r dimensions, pair token t with t-D for\n"
+            "each offset D (bidirectional: also t+D, each pair oriented from the later token to the earlier),\n"
+            "normalise each pair's Pluecker coordinates, average, project back and gate into the hidden state.\n"
+            "Linear in the sequence length; streams (causal) with a ring of max(D) reduced vectors.",
     .config_size = sizeof(gf_grassmann_config),
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
