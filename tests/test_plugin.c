@@ -56,7 +56,7 @@ static void proj(const gf_mixer_step *s, float *out, const float *x, int64_t d) 
 }
 
 static void s_forward(const gf_mixer_call *c, float *out, const float *inp) {
-    const int64_t d = c->cfg->d_model, lag = lag_of(c->cfg, c->layer);
+    const int64_t d = gf_layer_dim(c->cfg, c->layer), lag = lag_of(c->cfg, c->layer);
     gf_mixer_step s = {.p = c->p};
     for (int64_t n = 0; n < c->B * c->T; n++) {
         if (n % c->T < lag) memset(out + n * d, 0, (size_t)d * sizeof *out);
@@ -65,7 +65,7 @@ static void s_forward(const gf_mixer_call *c, float *out, const float *inp) {
 }
 
 static void s_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
-    const int64_t d = c->cfg->d_model, lag = lag_of(c->cfg, c->layer);
+    const int64_t d = gf_layer_dim(c->cfg, c->layer), lag = lag_of(c->cfg, c->layer);
     for (int64_t n = 0; n < c->B * c->T; n++) {
         if (n % c->T < lag) continue;
         const float *x = inp + (n - lag) * d, *go = dout + n * d;
@@ -93,7 +93,7 @@ static int64_t s_step_scratch(const gf_config *c, int l, int64_t cap) {
 }
 
 static void s_step(const gf_mixer_step *s, float *out, const float *inp) {
-    const int64_t d = s->cfg->d_model, lag = lag_of(s->cfg, s->layer);
+    const int64_t d = gf_layer_dim(s->cfg, s->layer), lag = lag_of(s->cfg, s->layer);
     float *slot = s->state + (s->pos % lag) * d; /* holds the input of position pos - lag */
     if (s->pos < lag) memset(out, 0, (size_t)d * sizeof *out);
     else proj(s, out, slot, d);

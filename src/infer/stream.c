@@ -142,7 +142,8 @@ static void layer_step(gf_stream *s, int l) {
     step_ctx sc = {.ms = {.cfg = &m->cfg, .layer = l, .pos = s->pos, .cap = s->cap, .p = m->lp[l].mix,
                           .state = s->state[l], .scratch = s->mscratch},
                    .mx = m->mixer[l]};
-    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .p = &m->lp[l], .h1 = s->hid, .act = s->act,
+    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .d = m->cfg.d_model, .F = m->cfg.d_ff, .p = &m->lp[l],
+                   .h1 = s->hid, .act = s->act,
                    .mean = {s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
     const int last = r.kind->n_slots - 1;
     for (int k = 0; k <= last; k++) r.slot[k] = s->slot[k];

@@ -32,15 +32,15 @@ static int64_t n_head(const gf_config *cfg, int layer) {
 }
 
 static int a_check(const gf_config *cfg, int layer, const char *src) {
-    if (cfg->d_model % n_head(cfg, layer) != 0)
+    if (gf_layer_dim(cfg, layer) % n_head(cfg, layer) != 0)
         return gf_fail("%s: layer %d: d_model %lld is not divisible by n_head %lld", src, layer,
-                       (long long)cfg->d_model, (long long)n_head(cfg, layer));
+                       (long long)gf_layer_dim(cfg, layer), (long long)n_head(cfg, layer));
     return 0;
 }
 
 static int a_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     (void)layer;
-    int64_t d = cfg->d_model;
+    int64_t d = gf_layer_dim(cfg, layer);
     gf_param_spec_set(&s[P_QKV_W], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_QKV_B], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
     gf_param_spec_set(&s[P_PROJ_W], "proj.weight", 2, d, d, GF_INIT_NORMAL);
@@ -50,7 +50,7 @@ static int a_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
 
 /* saved: qkv (N,3d) | o (N,d) | lse (B,H,T) */
 static int64_t a_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
-    int64_t N = B * T, d = cfg->d_model;
+    int64_t N = B * T, d = gf_layer_dim(cfg, layer);
     return 4 * N * d + B * n_head(cfg, layer) * T;
 }
 
@@ -59,7 +59,7 @@ enum { QB = 64 }; /* query rows per block */
 /* scratch: per thread 2 (QB,T) | do (N,d) | dqkv (N,3d) */
 static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)layer;
-    int64_t N = B * T, d = cfg->d_model;
+    int64_t N = B * T, d = gf_layer_dim(cfg, layer);
     return (int64_t)n_threads * 2 * QB * T + 4 * N * d;
 }
 
@@ -112,7 +112,7 @@ static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t 
 
 static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const gf_config *cfg = c->cfg;
-    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = n_head(cfg, c->layer), dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(cfg, c->layer), H = n_head(cfg, c->layer), dh = d / H;
     float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
     const float scale = 1.0f / sqrtf((float)dh);
 
@@ -134,7 +134,7 @@ static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
 
 static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
     const gf_config *cfg = c->cfg;
-    const int64_t B = c->B, T = c->T, N = B * T, d = cfg->d_model, H = n_head(cfg, c->layer), dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(cfg, c->layer), H = n_head(cfg, c->layer), dh = d / H;
     const float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
     float *dO = c->scratch + (int64_t)c->n_threads * 2 * QB * T, *dqkv = dO + N * d;
     const float scale = 1.0f / sqrtf((float)dh);
@@ -177,17 +177,17 @@ static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
 /* state: per position, k (d) then v (d): appending positions only appends floats */
 static int64_t a_state_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)layer;
-    return cap * 2 * cfg->d_model;
+    return cap * 2 * gf_layer_dim(cfg, layer);
 }
 
 /* step scratch: qkv (3d) | o (d) | scores (H, cap) */
 static int64_t a_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
-    return 4 * cfg->d_model + n_head(cfg, layer) * cap;
+    return 4 * gf_layer_dim(cfg, layer) + n_head(cfg, layer) * cap;
 }
 
 static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
     const gf_config *cfg = s->cfg;
-    const int64_t d = cfg->d_model, H = n_head(cfg, s->layer), dh = d / H, n = s->pos + 1;
+    const int64_t d = gf_layer_dim(cfg, s->layer), H = n_head(cfg, s->layer), dh = d / H, n = s->pos + 1;
     float *qkv = s->scratch, *o = qkv + 3 * d, *sc = o + d;
     const float scale = 1.0f / sqrtf((float)dh);
     gf_linear_forward(qkv, inp, d, s->p[P_QKV_W], d, s->p[P_QKV_B], 1, d, 3 * d, 0.0f);

@@ -42,16 +42,16 @@ static const gf_grassmann_config *GC(const gf_config *cfg, int layer) { return g
 
 static int g_check(const gf_config *cfg, int layer, const char *src) {
     const gf_grassmann_config *g = GC(cfg, layer);
-    if (g->rank > cfg->d_model)
+    if (g->rank > gf_layer_dim(cfg, layer))
         return gf_fail("%s: layer %d: rank is %lld; expected 2 <= rank <= min(256, d_model = %lld)", src, layer,
-                       (long long)g->rank, (long long)cfg->d_model);
+                       (long long)g->rank, (long long)gf_layer_dim(cfg, layer));
     return 0;
 }
 
 static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)->rank * (GC(cfg, layer)->rank - 1) / 2; }
 
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
-    int64_t d = cfg->d_model, r = GC(cfg, layer)->rank, C = n_pairs(cfg, layer);
+    int64_t d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank, C = n_pairs(cfg, layer);
     gf_param_spec_set(&s[P_RED_W], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_RED_B], "red.bias", 1, r, 0, GF_INIT_ZERO);
     gf_param_spec_set(&s[P_PLU_W], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
@@ -67,7 +67,7 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
 /* saved: z (N,r) | g (N,d) | a (N,d) | m (N,d) if extra_proj */
 static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const gf_grassmann_config *g = GC(cfg, layer);
-    int64_t N = B * T, d = cfg->d_model;
+    int64_t N = B * T, d = gf_layer_dim(cfg, layer);
     return N * g->rank + 2 * N * d + (g->extra_proj ? N * d : 0);
 }
 
@@ -76,7 +76,7 @@ static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
  * (twice that when bidirectional) */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
-    int64_t N = B * T, d = cfg->d_model, r = GC(cfg, layer)->rank;
+    int64_t N = B * T, d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank;
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets;
@@ -330,7 +330,7 @@ static void gate_forward(float *const *p, int64_t d, bool extra_proj, float *out
 
 static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = c->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2;
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = r * (r - 1) / 2;
     float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = gc->extra_proj ? a + N * d : out;
     float *pbar = c->scratch;
     const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
@@ -345,7 +345,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
 
 static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
     const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = c->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2;
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = r * (r - 1) / 2;
     const float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = a + N * d;
     float *pbar = c->scratch, *dpbar = pbar + N * C, *dz = dpbar + N * C, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
@@ -402,12 +402,12 @@ static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
 /* step scratch: z (r) | pbar (C) | g (d) | a (d) | m (d) */
 static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return GC(cfg, layer)->rank + n_pairs(cfg, layer) + 3 * cfg->d_model;
+    return GC(cfg, layer)->rank + n_pairs(cfg, layer) + 3 * gf_layer_dim(cfg, layer);
 }
 
 static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     const gf_grassmann_config *gc = GC(s->cfg, s->layer);
-    const int64_t d = s->cfg->d_model, r = gc->rank, C = r * (r - 1) / 2, K = max_offset(gc);
+    const int64_t d = gf_layer_dim(s->cfg, s->layer), r = gc->rank, C = r * (r - 1) / 2, K = max_offset(gc);
     const int *offs = gc->offsets;
     const int n_offs = gc->n_offsets;
     float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = gc->extra_proj ? a + d : out;

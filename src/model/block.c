@@ -25,7 +25,7 @@ const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer) {
 }
 
 static void ffn_forward(const block_run *r, float *out, const float *inp) {
-    const int64_t N = r->N, d = r->cfg->d_model, F = r->cfg->d_ff;
+    const int64_t N = r->N, d = r->d, F = r->F;
     const gf_layer_params *p = r->p;
     gf_linear_forward(r->h1, inp, d, p->fc1_w, d, p->fc1_b, N, d, F, 0.0f);
     gf_gelu_forward(r->act, r->h1, N * F, r->cfg->gelu);
@@ -33,7 +33,7 @@ static void ffn_forward(const block_run *r, float *out, const float *inp) {
 }
 
 static void ffn_backward(const block_run *r, float *dinp, const float *dout, const float *inp, float *dff) {
-    const int64_t N = r->N, d = r->cfg->d_model, F = r->cfg->d_ff;
+    const int64_t N = r->N, d = r->d, F = r->F;
     const gf_layer_params *p = r->p, *g = r->g;
     gf_zero(dff, N * F);
     gf_linear_backward(dff, F, g->fc2_w, F, g->fc2_b, dout, r->act, F, p->fc2_w, F, N, F, d);
@@ -42,7 +42,7 @@ static void ffn_backward(const block_run *r, float *dinp, const float *dout, con
 }
 
 void block_forward(const block_run *r) {
-    const int64_t d = r->cfg->d_model, Nd = r->N * d;
+    const int64_t d = r->d, Nd = r->N * d;
     float *const *S = r->slot;
     for (int i = 0; i < r->kind->n_ops; i++) {
         const block_op *o = &r->kind->ops[i];
@@ -93,7 +93,7 @@ static void add_into(grads *g, int dst, int src) {
 }
 
 static void op_backward(const block_run *r, const block_op *o, grads *g, float *dff) {
-    const int64_t d = r->cfg->d_model;
+    const int64_t d = r->d;
     float *const *S = r->slot, **G = g->G;
     const float *w = o->which ? r->p->ln2_w : r->p->ln1_w;
     switch (o->op) {
@@ -126,7 +126,7 @@ static void op_backward(const block_run *r, const block_op *o, grads *g, float *
 }
 
 void block_backward(const block_run *r, float **G, float *dff) {
-    grads g = {.G = G, .n = r->N * r->cfg->d_model};
+    grads g = {.G = G, .n = r->N * r->d};
     const int last = r->kind->n_slots - 1;
     g.live[last] = true;
     for (int i = r->kind->n_ops - 1; i >= 0; i--) {

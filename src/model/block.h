@@ -53,7 +53,7 @@ typedef struct gf_layer_params {
 typedef struct block_run {
     const block_kind *kind;
     const gf_config *cfg;
-    int64_t N;
+    int64_t N, d, F;                    /* rows; the layer's width and its FFN's hidden width */
     const gf_layer_params *p;
     gf_layer_params *g;                 /* backward: gradients accumulate here */
     float *slot[BLOCK_MAX_SLOTS];       /* (N, d) each; slot 0 the input, the last the output */

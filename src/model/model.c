@@ -203,7 +203,7 @@ static void mix_backward(void *ctx, float *dinp, const float *dout, const float 
 static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const int64_t N = m->B * m->T, d = m->cfg.d_model;
     gf_layer_acts *a = &m->la[l];
-    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = N, .p = &m->lp[l], .g = &m->lg[l],
+    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = N, .d = d, .F = m->cfg.d_ff, .p = &m->lp[l], .g = &m->lg[l],
                    .h1 = a->h1, .act = a->a, .drop_p = drop_p(m), .mix = mix_forward, .mix_back = mix_backward,
                    .mix_ctx = mc};
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
