@@ -76,6 +76,19 @@ typedef struct gf_layer_config {
     } params;
 } gf_layer_config;
 
+#define GF_MAX_STACKS 4
+
+/* A stack after the first (the config's top-level d_model, n_layer, layers, ...): it reads the previous
+ * stack's output through its own projection ("NAME.in_proj", d_prev -> d_model) and has its own blocks
+ * ("NAME.blocks.J..."); the final LayerNorm and the head follow the last stack. An encoder under a
+ * classification head, a frozen backbone under a trained one. */
+typedef struct gf_stack_config {
+    char name[GF_MIXER_NAME_MAX];        /* [a-z0-9_], unique: its tensors' prefix */
+    int64_t d_model, d_ff, n_layer;
+    gf_norm norm;
+    gf_direction direction;
+} gf_stack_config;
+
 /* What the model reads: token ids (an embedding table) or float vectors of d_input (a projection). */
 typedef enum { GF_INPUT_TOKENS = 0, GF_INPUT_VECTORS = 1 } gf_input_kind;
 
@@ -97,8 +110,26 @@ typedef struct gf_config {
     gf_pos_kind pos;
     float dropout;
     gf_direction direction;
+    int n_stacks;                        /* stacks after the first one (0: a single stack) */
+    gf_stack_config stacks[GF_MAX_STACKS];
+    /* every layer of every stack: the first stack's n_layer, then each further stack's, in order */
     gf_layer_config layers[GF_MAX_LAYERS];
 } gf_config;
+
+/* Layers in all stacks. */
+int gf_config_total_layers(const gf_config *cfg);
+/* The stack of layer l: 0 for the first (top-level) stack, k for cfg->stacks[k - 1]. */
+int gf_layer_stack(const gf_config *cfg, int l);
+/* Stack k's width, FFN width, norm and direction (k = 0: the top-level ones). */
+int64_t gf_stack_dim(const gf_config *cfg, int k);
+int64_t gf_stack_ff(const gf_config *cfg, int k);
+gf_norm gf_stack_norm(const gf_config *cfg, int k);
+gf_direction gf_stack_direction(const gf_config *cfg, int k);
+/* The width of the last stack's output: what the final LayerNorm and the head see. */
+int64_t gf_config_out_dim(const gf_config *cfg);
+/* Stack k's first layer and its number of layers. */
+int gf_stack_first_layer(const gf_config *cfg, int k);
+int64_t gf_stack_layers(const gf_config *cfg, int k);
 
 /* Names of the built-in presets, NULL-terminated. */
 const char *const *gf_preset_names(void);

@@ -13,7 +13,8 @@ make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" >/dev/null
 out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 # name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
-# pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers)
+# pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
+# stacks_*: a second stack of another width and mixer on the first)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -30,6 +31,8 @@ bidir_grassmann_classify 4 18 1 pad
 bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
 lm_hybrid_padded 3 20 0 pad
+stacks_classify 4 16 0 pad
+stacks_lm 2 20 2
 "
 fail=0
 while read -r name B T ign pad; do

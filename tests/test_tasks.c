@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blas.h"
 #include "core/rng.h"
 #include "testlib.h"
 
@@ -360,6 +361,100 @@ static void test_set_paths(void **state) {
     assert_non_null(strstr(gf_last_error(), "both at the top level and in \"layers\"[0]"));
 }
 
+#define STACKS_CLS "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3}, \"vocab_size\": 20, " \
+    "\"d_model\": 24, \"n_layer\": 2, \"d_ff\": 48, \"max_len\": 16, \"norm\": \"post\", \"layers\": [{\"mixer\": " \
+    "\"grassmann\", \"rank\": 5}], \"stacks\": [{\"name\": \"head\", \"d_model\": 16, \"d_ff\": 32, \"n_layer\": 2, " \
+    "\"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}, {\"mixer\": \"grassmann\", \"rank\": 4}]}]}"
+
+/* Two stacks of different widths: tensor names, a frozen backbone under a trained head stack (the same
+ * head gradients, no backward below it), streaming a two-stack LM, config errors. */
+static void test_stacks(void **state) {
+    (void)state;
+    gf_model *m = model(STACKS_CLS, 4), *ref = model(STACKS_CLS, 4);
+    assert_non_null(gf_model_find_tensor(m, "head.in_proj.weight"));
+    assert_int_equal(gf_model_find_tensor(m, "head.blocks.1.mix.red.weight")->shape[1], 16);
+    assert_int_equal(gf_model_num_params(m), gf_config_num_params(gf_model_config(m)));
+    const char *backbone[] = {"tok_emb.", "pos_emb.", "blocks."};
+    for (int i = 0; i < 3; i++) assert_true(gf_model_freeze(m, backbone[i]) > 0);
+    int32_t ids[B * T], tg[B * T];
+    uint8_t mask[B * T];
+    padded_batch(ids, tg, mask, false, 3);
+    gf_batch b = {.B = B, .T = T, .ids = ids, .targets = tg, .mask = mask};
+    gf_model *both[2] = {m, ref};
+    uint64_t flops[2];
+    for (int k = 0; k < 2; k++) {
+        if (gf_model_forward_batch(both[k], &b, NULL)) fail_msg("forward: %s", gf_last_error());
+        gf_model_zero_grad(both[k]);
+        gf_blas_flops_reset();
+        gf_model_backward(both[k]);
+        flops[k] = gf_blas_flops();
+    }
+    /* the frozen backbone's backward is not run: far fewer matmul FLOPs (a quarter is the head stack's share) */
+    if (!(flops[0] * 2 < flops[1])) fail_msg("backward FLOPs frozen %llu vs all trained %llu", (unsigned long long)flops[0],
+                                         (unsigned long long)flops[1]);
+    const char *names[] = {"head.in_proj.weight", "head.in_proj.bias", "head.blocks.0.mix.qkv.weight", "cls_head.weight"};
+    for (int i = 0; i < 4; i++) {
+        const gf_tensor_info *a = gf_model_find_tensor(m, names[i]), *r = gf_model_find_tensor(ref, names[i]);
+        assert_memory_equal(a->grad, r->grad, (size_t)a->numel * sizeof(float));
+    }
+    gf_model_free(m);
+    gf_model_free(ref);
+    /* a two-stack causal LM streams: every position's logits equal the batch forward's */
+    m = model("{\"format\": 2, \"vocab_size\": 20, \"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"pos\": \"none\", "
+              "\"tie_head\": false, \"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4}], \"stacks\": [{\"name\": "
+              "\"top\", \"d_model\": 12, \"d_ff\": 24, \"n_layer\": 2, \"norm\": \"post\", \"layers\": [\"attention\", "
+              "{\"mixer\": \"grassmann\", \"rank\": 3}]}]}", 6);
+    enum { L = 30 };
+    int32_t tok[L];
+    for (int t = 0; t < L; t++) tok[t] = (int32_t)(gf_rand64(8, (uint64_t)t) % 20);
+    gf_batch one = {.B = 1, .T = L, .ids = tok};
+    gf_model_forward_batch(m, &one, NULL);
+    float *full = falloc(L * 20);
+    memcpy(full, gf_model_logits(m), sizeof(float) * L * 20);
+    gf_stream *st = gf_stream_create(m);
+    if (!st) fail_msg("stream: %s", gf_last_error());
+    for (int t = 0; t < L; t++) {
+        const float *lg = gf_stream_step(st, tok[t]);
+        for (int v = 0; v < 20; v++)
+            if (fabsf(lg[v] - full[t * 20 + v]) > 1e-5f) fail_msg("stacks stream: position %d id %d", t, v);
+    }
+    gf_stream_free(st);
+    gf_model_free(m);
+}
+
+static void test_stack_errors(void **state) {
+    (void)state;
+    gf_config c;
+    const char *base = "{\"format\": 2, \"vocab_size\": 20, \"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"max_len\": 8, "
+                       "\"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4}], \"stacks\": [%s]}";
+    const char *bad[][2] = {
+        {"{\"name\": \"Top\", \"d_model\": 8, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "needs a \"name\""},
+        {"{\"name\": \"t\", \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "lacks \"d_model\""},
+        {"{\"name\": \"t\", \"d_model\": 8, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"], \"rank\": 3}", "no key \"rank\""},
+        {"{\"name\": \"t\", \"d_model\": 8, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "tie_head"},
+        {"{\"name\": \"t\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"direction\": \"bidirectional\", "
+         "\"layers\": [\"attention\"]}", "causal"},
+        {"{\"name\": \"t\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}, {\"name\": \"t\", "
+         "\"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "two stacks are called \"t\""},
+        {"{\"name\": \"t\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 64, \"layers\": [\"attention\"]}", "more than 64 layers"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char json[1024];
+        snprintf(json, sizeof json, base, bad[i][0]);
+        if (!gf_config_from_json(json, "t", &c)) fail_msg("accepted: %s", json);
+        if (!strstr(gf_last_error(), bad[i][1])) fail_msg("%s: '%s' lacks '%s'", bad[i][0], gf_last_error(), bad[i][1]);
+    }
+    /* the JSON form round-trips */
+    assert_int_equal(gf_config_from_json(STACKS_CLS, "t", &c), 0);
+    char *j = gf_config_to_json(&c, false);
+    gf_config d;
+    assert_int_equal(gf_config_from_json(j, "roundtrip", &d), 0);
+    char *k = gf_config_to_json(&d, false);
+    assert_string_equal(j, k);
+    free(j);
+    free(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_padding_changes_nothing, pool_teardown),
@@ -371,6 +466,8 @@ int main(void) {
         cmocka_unit_test(test_partial_freeze),
         cmocka_unit_test(test_padding_rules),
         cmocka_unit_test(test_set_paths),
+        cmocka_unit_test_teardown(test_stacks, pool_teardown),
+        cmocka_unit_test(test_stack_errors),
     };
     int rc = cmocka_run_group_tests_name("tasks", tests, NULL, NULL);
     pool_release();

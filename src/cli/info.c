@@ -70,7 +70,12 @@ int cmd_info(int argc, char **argv) {
         printf("model       %s\n", mo.preset ? mo.preset : mo.config_path);
         printf("parameters  %s\n", nb);
         printf("layers      ");
-        for (int l = 0; l < cfg.n_layer; l++) printf("%s%s", l ? "," : "", cfg.layers[l].mixer);
+        for (int l = 0; l < gf_config_total_layers(&cfg); l++) {
+            const int k = gf_layer_stack(&cfg, l);
+            if (k > 0 && l == gf_stack_first_layer(&cfg, k)) printf(" | %s: ", cfg.stacks[k - 1].name);
+            else if (l) printf(",");
+            printf("%s", cfg.layers[l].mixer);
+        }
         printf("  (norm %s)\n", cfg.norm == GF_NORM_PRE ? "pre" : "post");
         printf("config\n%s\n", cj);
     }

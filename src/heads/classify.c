@@ -32,7 +32,7 @@ static int64_t cls_targets(int64_t B, int64_t T) {
 }
 
 static int cls_params(const gf_config *cfg, gf_param_spec *s) {
-    gf_param_spec_set(&s[0], "cls_head.weight", 2, CC(cfg)->n_classes, cfg->d_model, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[0], "cls_head.weight", 2, CC(cfg)->n_classes, gf_config_out_dim(cfg), GF_INIT_NORMAL);
     gf_param_spec_set(&s[1], "cls_head.bias", 1, CC(cfg)->n_classes, 0, GF_INIT_ZERO);
     return 2;
 }
@@ -45,7 +45,7 @@ static int64_t cls_out(const gf_config *cfg, int64_t B, int64_t T) {
 /* saved: pooled (B, d) | dpooled (B, d) | lse (B) | losses (B) */
 static int64_t cls_saved(const gf_config *cfg, int64_t B, int64_t T) {
     (void)T;
-    return 2 * B * cfg->d_model + 2 * B;
+    return 2 * B * gf_config_out_dim(cfg) + 2 * B;
 }
 
 static int64_t cls_n_outputs(const gf_config *cfg) { return CC(cfg)->n_classes; }
@@ -69,7 +69,7 @@ static bool pooled_at(const gf_head_call *c, int64_t b, int64_t t) {
 }
 
 static void pool_forward(const gf_head_call *c, const float *h, float *pooled) {
-    const int64_t d = c->cfg->d_model;
+    const int64_t d = gf_config_out_dim(c->cfg);
     for (int64_t b = 0; b < c->B; b++) {
         float *o = pooled + b * d;
         memset(o, 0, (size_t)d * sizeof *o);
@@ -82,7 +82,7 @@ static void pool_forward(const gf_head_call *c, const float *h, float *pooled) {
 }
 
 static void cls_forward(const gf_head_call *c, const float *h, gf_head_result *res) {
-    const int64_t B = c->B, d = c->cfg->d_model, C = CC(c->cfg)->n_classes;
+    const int64_t B = c->B, d = gf_config_out_dim(c->cfg), C = CC(c->cfg)->n_classes;
     float *pooled = c->saved, *lse = pooled + 2 * B * d, *losses = lse + B;
     pool_forward(c, h, pooled);
     gf_linear_forward(c->out, pooled, d, c->p[0], d, c->p[1], B, d, C, 0.0f);
@@ -101,7 +101,7 @@ static void cls_forward(const gf_head_call *c, const float *h, gf_head_result *r
 
 static void cls_backward(const gf_head_call *c, const float *h, float *dh, float scale) {
     (void)h;
-    const int64_t B = c->B, T = c->T, d = c->cfg->d_model, C = CC(c->cfg)->n_classes;
+    const int64_t B = c->B, T = c->T, d = gf_config_out_dim(c->cfg), C = CC(c->cfg)->n_classes;
     float *pooled = c->saved, *dpooled = pooled + B * d, *lse = pooled + 2 * B * d;
     gf_xent_backward(c->out, lse, c->targets, B, C, scale);
     gf_zero(dpooled, B * d);

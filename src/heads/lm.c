@@ -8,7 +8,7 @@ static int64_t lm_targets(int64_t B, int64_t T) { return B * T; }
 
 static int lm_params(const gf_config *cfg, gf_param_spec *s) {
     if (cfg->tie_head) return 0;
-    gf_param_spec_set(&s[0], "lm_head.weight", 2, cfg->vocab_size, cfg->d_model, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[0], "lm_head.weight", 2, cfg->vocab_size, gf_config_out_dim(cfg), GF_INIT_NORMAL);
     return 1;
 }
 
@@ -25,11 +25,14 @@ static int64_t lm_n_outputs(const gf_config *cfg) { return cfg->vocab_size; }
 static int lm_check(const gf_config *cfg, const char *src) {
     if (cfg->input != GF_INPUT_TOKENS)
         return gf_fail("%s: task lm predicts tokens, so its input must be tokens (input \"tokens\")", src);
+    if (cfg->tie_head && gf_config_out_dim(cfg) != cfg->d_model)
+        return gf_fail("%s: tie_head reuses the token embedding (width %lld) as the head, but the last stack is "
+                       "%lld wide; set tie_head false", src, (long long)cfg->d_model, (long long)gf_config_out_dim(cfg));
     return 0;
 }
 
 static void lm_forward(const gf_head_call *c, const float *h, gf_head_result *res) {
-    const int64_t N = c->B * c->T, d = c->cfg->d_model, V = c->cfg->vocab_size;
+    const int64_t N = c->B * c->T, d = gf_config_out_dim(c->cfg), V = c->cfg->vocab_size;
     const float *W = c->cfg->tie_head ? c->emb : c->p[0];
     gf_linear_forward(c->out, h, d, W, d, NULL, N, d, V, 0.0f);
     res->n_correct = -1; /* an argmax over V per position would cost a pass over the logits */
@@ -42,7 +45,7 @@ static void lm_forward(const gf_head_call *c, const float *h, gf_head_result *re
 }
 
 static void lm_backward(const gf_head_call *c, const float *h, float *dh, float scale) {
-    const int64_t N = c->B * c->T, d = c->cfg->d_model, V = c->cfg->vocab_size;
+    const int64_t N = c->B * c->T, d = gf_config_out_dim(c->cfg), V = c->cfg->vocab_size;
     const float *W = c->cfg->tie_head ? c->emb : c->p[0];
     float *dW = c->cfg->tie_head ? c->demb : c->g[0];
     gf_xent_backward(c->out, c->saved, c->targets, N, V, scale); /* out now holds d(loss)/d(logits) */

@@ -32,12 +32,17 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
         if (base) s->ptr = base + off;                                                                     \
         off += ((n) + 15) / 16 * 16;                                                                       \
     } while (0)
-    for (int k = 0; k < BLOCK_MAX_SLOTS; k++) TAKE(slot[k], c->d_model);
-    TAKE(hid, c->d_ff);
-    TAKE(act, c->d_ff);
+    int64_t dmax = 0, fmax = 0;
+    for (int k = 0; k <= c->n_stacks; k++) {
+        dmax = gf_stack_dim(c, k) > dmax ? gf_stack_dim(c, k) : dmax;
+        fmax = gf_stack_ff(c, k) > fmax ? gf_stack_ff(c, k) : fmax;
+    }
+    for (int k = 0; k < BLOCK_MAX_SLOTS; k++) TAKE(slot[k], dmax);
+    TAKE(hid, fmax);
+    TAKE(act, fmax);
     TAKE(stat, 2);
     TAKE(logits, m->head->out_floats(c, 1, 1));
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l < m->n_layers; l++) {
         int64_t k = m->mixer[l]->step_scratch_floats(c, l, cap);
         ms = k > ms ? k : ms;
     }
@@ -49,7 +54,7 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
 /* Size every state and buffer for cap positions, keeping the states' contents (prefix-stable layout). */
 static int grow(gf_stream *s, int64_t cap) {
     const gf_config *c = &s->m->cfg;
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l < s->m->n_layers; l++) {
         int64_t n = s->m->mixer[l]->state_floats(c, l, cap);
         if (n == s->state_n[l]) continue;
         float *p = realloc(s->state[l], (size_t)n * sizeof(float));
@@ -90,7 +95,7 @@ gf_stream *gf_stream_create(const gf_model *m) {
         gf_stream_free(s);
         return NULL;
     }
-    for (int l = 0; l < m->cfg.n_layer; l++)
+    for (int l = 0; l < m->n_layers; l++)
         if (!m->mixer[l]->step) {
             gf_fail("stream: layer %d's mixer \"%s\" cannot run one token at a time (it has no streaming step)\n"
                     "HINT: score whole sequences with gf_model_forward (grassflow generate --no-cache)", l,
@@ -114,7 +119,7 @@ void gf_stream_free(gf_stream *s) {
 }
 
 void gf_stream_reset(gf_stream *s) {
-    for (int l = 0; l < s->m->cfg.n_layer; l++) memset(s->state[l], 0, (size_t)s->state_n[l] * sizeof(float));
+    for (int l = 0; l < s->m->n_layers; l++) memset(s->state[l], 0, (size_t)s->state_n[l] * sizeof(float));
     s->pos = 0;
 }
 
@@ -122,7 +127,7 @@ int64_t gf_stream_pos(const gf_stream *s) { return s->pos; }
 
 size_t gf_stream_state_bytes(const gf_stream *s) {
     size_t b = 0;
-    for (int l = 0; l < s->m->cfg.n_layer; l++) b += (size_t)s->state_n[l] * sizeof(float);
+    for (int l = 0; l < s->m->n_layers; l++) b += (size_t)s->state_n[l] * sizeof(float);
     return b;
 }
 
@@ -142,11 +147,20 @@ static void layer_step(gf_stream *s, int l) {
     step_ctx sc = {.ms = {.cfg = &m->cfg, .layer = l, .pos = s->pos, .cap = s->cap, .p = m->lp[l].mix,
                           .state = s->state[l], .scratch = s->mscratch},
                    .mx = m->mixer[l]};
-    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .d = m->cfg.d_model, .F = m->cfg.d_ff, .p = &m->lp[l],
+    const int k = gf_layer_stack(&m->cfg, l);
+    if (k > 0 && l == gf_stack_first_layer(&m->cfg, k)) { /* into a further stack: its projection */
+        const int64_t din = gf_stack_dim(&m->cfg, k - 1);
+        gf_linear_forward(s->slot[1], s->slot[0], din, m->sp_w[k], din, m->sp_b[k], 1, din, gf_stack_dim(&m->cfg, k), 0.0f);
+        float *t = s->slot[0];
+        s->slot[0] = s->slot[1];
+        s->slot[1] = t;
+    }
+    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .d = gf_layer_dim(&m->cfg, l), .F = gf_stack_ff(&m->cfg, k),
+                   .p = &m->lp[l],
                    .h1 = s->hid, .act = s->act,
                    .mean = {s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
     const int last = r.kind->n_slots - 1;
-    for (int k = 0; k <= last; k++) r.slot[k] = s->slot[k];
+    for (int i = 0; i <= last; i++) r.slot[i] = s->slot[i];
     block_forward(&r);
     float *t = s->slot[0]; /* the output becomes the next layer's input */
     s->slot[0] = s->slot[last];
@@ -176,9 +190,9 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
     } else {
         memcpy(h, e, (size_t)d * sizeof(float));
     }
-    for (int l = 0; l < c->n_layer; l++) layer_step(s, l);
+    for (int l = 0; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
-        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, d);
+        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, gf_config_out_dim(c));
         gf_head_call hc = {.cfg = c, .B = 1, .T = 1, .p = m->hp, .g = m->hg, .emb = m->tok_emb, .out = s->logits};
         gf_head_result res;
         m->head->forward(&hc, s->slot[1], &res);

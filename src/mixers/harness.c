@@ -48,10 +48,10 @@ static int alloc_params(gf_mixer_harness *h, int layer, uint64_t seed, size_t *b
 }
 
 gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64_t B, int64_t T, uint64_t seed) {
-    const gf_mixer_ops *ops = layer >= 0 && layer < cfg->n_layer ? gf_layer_mixer(cfg, layer) : NULL;
+    const gf_mixer_ops *ops = layer >= 0 && layer < gf_config_total_layers(cfg) ? gf_layer_mixer(cfg, layer) : NULL;
     if (!ops) {
         gf_fail("mixer harness: layer %d of a %lld-layer config has no registered mixer", layer,
-                (long long)cfg->n_layer);
+                (long long)gf_config_total_layers(cfg));
         return NULL;
     }
     gf_mixer_harness *h = calloc(1, sizeof *h);
@@ -96,7 +96,7 @@ size_t gf_mixer_harness_bytes(const gf_mixer_harness *h) {
 }
 
 size_t gf_mixer_harness_bytes_for(const gf_config *cfg, int layer, int64_t B, int64_t T) {
-    const gf_mixer_ops *ops = layer >= 0 && layer < cfg->n_layer ? gf_layer_mixer(cfg, layer) : NULL;
+    const gf_mixer_ops *ops = layer >= 0 && layer < gf_config_total_layers(cfg) ? gf_layer_mixer(cfg, layer) : NULL;
     if (!ops) return 0;
     return (size_t)(ops->saved_floats(cfg, layer, B, T) + ops->scratch_floats(cfg, layer, B, T, gf_max_threads())) *
            sizeof(float);

@@ -112,10 +112,7 @@ const gf_mixer_ops *gf_mixer_find(const char *name);
 const gf_mixer_ops *gf_layer_mixer(const gf_config *cfg, int l);
 /* The width of layer l's hidden states: what a mixer's inputs and outputs have per position. A mixer reads
  * it here, never from cfg->d_model (a model's stacks may differ in width). */
-static inline int64_t gf_layer_dim(const gf_config *cfg, int l) {
-    (void)l;
-    return cfg->d_model;
-}
+static inline int64_t gf_layer_dim(const gf_config *cfg, int l) { return gf_stack_dim(cfg, gf_layer_stack(cfg, l)); }
 /* The layer's mixer config struct (the mixer's own type). */
 static inline const void *gf_layer_mcfg(const gf_config *cfg, int l) { return cfg->layers[l].params.bytes; }
 /* Add a mixer to the registry (before any model uses it). Fails for a duplicate name or letter, a

@@ -95,7 +95,7 @@ void gf_config_key_list(char *buf, size_t n) {
 
 /* The format: as given, else 2 if a key that format 1 did not have is there, else 1 (grassflow 0.1). */
 static int read_format(const cJSON *root, const char *src, int *format) {
-    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", NULL};
+    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", "stacks", NULL};
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
     *format = 1;
     for (int i = 0; ONLY2[i]; i++)
@@ -114,7 +114,7 @@ static int read_format(const cJSON *root, const char *src, int *format) {
 /* Every key of root is a model key, a layer-structure key, or some mixer's key. */
 static int check_known_keys(const cJSON *root, int format, const char *src) {
     (void)format;
-    static const char *const STRUCTURE[] = {"base", "format", "task", "head", "layers", "mixers", NULL};
+    static const char *const STRUCTURE[] = {"base", "format", "task", "head", "layers", "mixers", "stacks", NULL};
     for (const cJSON *it = root->child; it; it = it->next) {
         const char *k = it->string;
         bool structure = false;
@@ -171,7 +171,8 @@ static int parse_root(const cJSON *root, const char *src, gf_config *cfg) {
         if (!gf_key_find(KEYS, N_KEYS, it->string) && gf_mixer_with_key(it->string) &&
             gf_config_broadcast(cfg, it, cJSON_GetObjectItemCaseSensitive(root, "layers"), format == 1, src))
             return -1;
-    return 0;
+    cfg->n_stacks = 0; /* further stacks are not inherited from a base */
+    return gf_config_parse_stacks(root, src, cfg);
 }
 
 int gf_config_from_json(const char *json, const char *source, gf_config *c) {
@@ -219,10 +220,11 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
         snprintf(shown, sizeof shown, "layers[%d].%s", l, m->keys[i].name);
         if (check_value(&m->keys[i], c->layers[l].params.bytes, src, shown)) return -1;
     }
-    const unsigned want = c->direction == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
+    const gf_direction dir = gf_stack_direction(c, gf_layer_stack(c, l));
+    const unsigned want = dir == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
     if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want))
         return gf_fail("%s: layer %d: mixer \"%s\" cannot run %s", src, l, m->name,
-                       c->direction == GF_BIDIRECTIONAL ? "bidirectionally" : "causally");
+                       dir == GF_BIDIRECTIONAL ? "bidirectionally" : "causally");
     return m->check ? m->check(c, l, src) : 0;
 }
 
@@ -234,7 +236,9 @@ static int validate_head(const gf_config *c, const char *src) {
         snprintf(shown, sizeof shown, "head.%s", h->keys[i].name);
         if (check_value(&h->keys[i], c->head.bytes, src, shown)) return -1;
     }
-    if (h->causal_only && c->direction != GF_CAUSAL)
+    bool causal = true;
+    for (int k = 0; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) causal &= gf_stack_direction(c, k) == GF_CAUSAL;
+    if (h->causal_only && !causal)
         return gf_fail("%s: task %s needs a causal model: with direction bidirectional position t would see the "
                        "token it predicts", src, h->name);
     return h->check ? h->check(c, src) : 0;
@@ -253,8 +257,8 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->input == GF_INPUT_VECTORS && c->d_input < 1)
         return gf_fail("%s: input is \"vectors\" but d_input is %lld; give the vectors' size", src,
                        (long long)c->d_input);
-    if (validate_head(c, src)) return -1;
-    for (int l = 0; l < c->n_layer; l++)
+    if (gf_stacks_validate(c, src) || validate_head(c, src)) return -1;
+    for (int l = 0; l < gf_config_total_layers(c); l++)
         if (validate_layer(c, l, src)) return -1;
     return 0;
 }
@@ -281,6 +285,7 @@ cJSON *gf_config_to_cjson(const gf_config *c) {
     for (int i = 0; i < N_KEYS; i++) gf_key_to_json(&KEYS[i], c, o);
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = 0; l < c->n_layer; l++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(c, l));
+    gf_stacks_to_cjson(c, o);
     return o;
 }
 
@@ -335,17 +340,20 @@ int gf_config_load(const char *path, gf_config *c) {
 }
 
 int64_t gf_config_num_params(const gf_config *c) {
-    const int64_t d = c->d_model;
+    const int64_t d = c->d_model, dout = gf_config_out_dim(c);
     int64_t n = (c->input == GF_INPUT_TOKENS ? c->vocab_size * d : c->d_input * d + d) +
                 (c->pos == GF_POS_LEARNED ? c->max_len * d : 0);
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int k = 1; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) /* each further stack's in_proj */
+        n += gf_stack_dim(c, k) * (gf_stack_dim(c, k - 1) + 1);
+    for (int l = 0; l < gf_config_total_layers(c) && l < GF_MAX_LAYERS; l++) {
+        const int64_t dl = gf_layer_dim(c, l), F = gf_stack_ff(c, gf_layer_stack(c, l));
         gf_param_spec specs[GF_MIXER_MAX_PARAMS];
         const gf_mixer_ops *m = gf_layer_mixer(c, l);
         int k = m ? m->param_specs(c, l, specs) : 0;
         for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
-        n += 4 * d + 2 * c->d_ff * d + c->d_ff + d; /* 2 LayerNorms + FFN */
+        n += 4 * dl + 2 * F * dl + F + dl; /* 2 LayerNorms + FFN */
     }
-    n += 2 * d; /* ln_f */
+    n += 2 * dout; /* ln_f */
     gf_param_spec specs[GF_HEAD_MAX_PARAMS];
     const gf_head_ops *h = gf_config_head(c);
     int k = h ? h->param_specs(c, specs) : 0;

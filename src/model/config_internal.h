@@ -18,6 +18,13 @@ void gf_config_key_list(char *buf, size_t n);
 cJSON *gf_config_to_cjson(const gf_config *c);
 cJSON *gf_layer_to_cjson(const gf_config *c, int l);
 
+/* The "stacks" after the top-level one (model/stacks.c): parse (after the top-level layers), print, check. */
+int gf_config_parse_stacks(const cJSON *root, const char *src, gf_config *cfg);
+void gf_stacks_to_cjson(const gf_config *c, cJSON *o);
+int gf_stacks_validate(const gf_config *c, const char *src);
+/* A stack entry's "layers" (or "mixers") into cfg->layers[first .. first + n). */
+int gf_config_parse_stack_layers(const cJSON *e, int first, int n, const char *src, gf_config *cfg);
+
 /* The task ("task": a head's name; the model's default direction follows it) and its "head" keys. With
  * fresh (no base), a config without "task" is a language model. */
 int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_config *cfg);

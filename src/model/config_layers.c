@@ -195,3 +195,27 @@ int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_conf
     }
     return 0;
 }
+
+int gf_config_parse_stack_layers(const cJSON *e, int first, int n, const char *src, gf_config *cfg) {
+    const cJSON *layers = cJSON_GetObjectItemCaseSensitive(e, "layers"), *mixers = cJSON_GetObjectItemCaseSensitive(e, "mixers");
+    const cJSON *arr = layers ? layers : mixers;
+    const char *key = layers ? "layers" : "mixers";
+    if (layers && mixers) return gf_fail("%s: a stack gives either \"layers\" or \"mixers\", not both", src);
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return gf_fail("%s: a stack needs \"layers\": one entry per layer (or one for all)", src);
+    if (gf_list_fits_layers(arr, n, src, key)) return -1;
+    for (int j = 0; j < n; j++) {
+        const int l = first + j, idx = cJSON_GetArraySize(arr) == n ? j : 0;
+        const cJSON *it = entry_for(arr, j, n);
+        if (layers) {
+            if (parse_entry(cfg, l, idx, it, NULL, src)) return -1;
+            continue;
+        }
+        char shown[64];
+        snprintf(shown, sizeof shown, "\"mixers\"[%d]", idx);
+        memset(&cfg->layers[l], 0, sizeof cfg->layers[l]);
+        if (!cJSON_IsString(it)) return gf_fail("%s: %s must be a mixer name", src, shown);
+        if (gf_config_layer_mixer(cfg, l, it->valuestring, NULL, src, shown)) return -1;
+    }
+    return 0;
+}

@@ -22,9 +22,10 @@ gf_model *gf_model_create(const gf_config *cfg) {
     }
     m->cfg = *cfg;
     m->head = gf_config_head(cfg);
-    for (int l = 0; l < cfg->n_layer; l++) {
+    m->n_layers = gf_config_total_layers(cfg);
+    for (int l = 0; l < m->n_layers; l++) {
         m->mixer[l] = gf_layer_mixer(cfg, l);
-        m->block[l] = block_kind_for(cfg->norm, m->mixer[l]);
+        m->block[l] = block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l]);
     }
     if (gf_model_build_params(m)) {
         gf_model_free(m);
@@ -74,16 +75,16 @@ void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, ui
 /* Lay out the arena for (B, T) starting at `base` (NULL: only count). Returns the floats needed. */
 static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_threads) {
     const gf_config *c = &m->cfg;
-    const int64_t N = B * T, d = c->d_model, F = c->d_ff, L = c->n_layer;
-    int64_t off = 0;
+    const int64_t N = B * T;
+    int64_t off = 0, scratch = 0, dmax = 0, fmax = 0;
 #define TAKE(ptr, n)                                                                                       \
     do {                                                                                                   \
         if (base) (ptr) = base + off;                                                                      \
         off += ((n) + 15) / 16 * 16; /* keep every view 64-byte aligned */                                 \
     } while (0)
-    int64_t scratch = 0;
     int n_slots = 0; /* gradient buffers: as many as the widest block has slots */
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < m->n_layers; l++) {
+        const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, gf_layer_stack(c, l));
         gf_layer_acts *a = &m->la[l];
         for (int k = 1; k < m->block[l]->n_slots - 1; k++) TAKE(a->slot[k], N * d);
         for (int k = 0; k < 2; k++) {
@@ -97,15 +98,21 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         scratch = s > scratch ? s : scratch;
         n_slots = m->block[l]->n_slots > n_slots ? m->block[l]->n_slots : n_slots;
     }
-    TAKE(m->resid, (L + 1) * N * d);
-    TAKE(m->lnf_out, N * d);
+    for (int k = 0; k <= c->n_stacks; k++) {
+        const int64_t d = gf_stack_dim(c, k), F = gf_stack_ff(c, k);
+        TAKE(m->sres[k], (gf_stack_layers(c, k) + 1) * N * d);
+        dmax = d > dmax ? d : dmax;
+        fmax = F > fmax ? F : fmax;
+    }
+    const int64_t dout = gf_config_out_dim(c);
+    TAKE(m->lnf_out, N * dout);
     TAKE(m->lnf_mean, N);
     TAKE(m->lnf_rstd, N);
     TAKE(m->out, m->head->out_floats(c, B, T));
     TAKE(m->head_saved, m->head->saved_floats(c, B, T));
     TAKE(m->scratch, scratch);
-    for (int k = 0; k < n_slots; k++) TAKE(m->gbuf[k], N * d);
-    TAKE(m->dff, N * F);
+    for (int k = 0; k < (n_slots > 2 ? n_slots : 2); k++) TAKE(m->gbuf[k], N * dmax);
+    TAKE(m->dff, N * fmax);
 #undef TAKE
     return off;
 }
@@ -176,7 +183,7 @@ static gf_mixer_call mixer_call(gf_model *m, int l) {
     gf_mixer_call c = {
         .cfg = &m->cfg, .layer = l, .B = m->B, .T = m->T, .p = m->lp[l].mix, .g = m->lg[l].mix,
         .saved = m->la[l].mix_saved, .scratch = m->scratch, .n_threads = m->n_threads,
-        .bidirectional = m->cfg.direction == GF_BIDIRECTIONAL, .mask = m->has_mask ? m->mask : NULL,
+        .bidirectional = gf_stack_direction(&m->cfg, gf_layer_stack(&m->cfg, l)) == GF_BIDIRECTIONAL, .mask = m->has_mask ? m->mask : NULL,
     };
     return c;
 }
@@ -201,14 +208,16 @@ static void mix_backward(void *ctx, float *dinp, const float *dout, const float 
 /* Layer l's block over the current batch: its slots (0 and the last are views of resid), statistics,
  * parameters, gradients, dropout and mixer. */
 static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
-    const int64_t N = m->B * m->T, d = m->cfg.d_model;
+    const gf_config *c = &m->cfg;
+    const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
+    const int64_t N = m->B * m->T, d = gf_layer_dim(c, l);
     gf_layer_acts *a = &m->la[l];
-    block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = N, .d = d, .F = m->cfg.d_ff, .p = &m->lp[l], .g = &m->lg[l],
+    block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
                    .h1 = a->h1, .act = a->a, .drop_p = drop_p(m), .mix = mix_forward, .mix_back = mix_backward,
                    .mix_ctx = mc};
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
-    r.slot[0] = m->resid + l * N * d;
-    r.slot[r.kind->n_slots - 1] = m->resid + (l + 1) * N * d;
+    r.slot[0] = m->sres[k] + j * N * d;
+    r.slot[r.kind->n_slots - 1] = m->sres[k] + (j + 1) * N * d;
     for (int k = 0; k < 2; k++) {
         r.mean[k] = a->mean[k];
         r.rstd[k] = a->rstd[k];
@@ -220,6 +229,11 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Forward                                                                                         */
+
+/* Stack k's output: its last layer's (its input if it has none). */
+static float *stack_output(const gf_model *m, int k) {
+    return m->sres[k] + gf_stack_layers(&m->cfg, k) * m->B * m->T * gf_stack_dim(&m->cfg, k);
+}
 
 /* Every input, target and mask value in range, and the inputs the model reads present. */
 static int check_batch(const gf_model *m, const gf_batch *b) {
@@ -240,7 +254,7 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
         if (b->targets[i] < -1 || b->targets[i] >= no)
             return gf_fail("forward: target id %d at %s %lld is outside [0, %lld) (or -1 to ignore)", b->targets[i],
                            nt == B ? "batch row" : "position", (long long)i, (long long)no);
-    for (int l = 0; b->mask && l < c->n_layer; l++)
+    for (int l = 0; b->mask && l < m->n_layers; l++)
         if (!m->mixer[l]->masks)
             return gf_fail("forward: the batch is padded (it has a mask) but layer %d's mixer \"%s\" cannot honour "
                            "a padding mask\nHINT: batch sequences of one length, without a mask", l,
@@ -258,12 +272,13 @@ static void embed_forward(gf_model *m) {
     const int64_t B = m->B, T = m->T, d = c->d_model;
     const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
     if (c->input == GF_INPUT_TOKENS) {
-        gf_embed_forward(m->resid, m->inputs, m->tok_emb, pos, B, T, d);
+        gf_embed_forward(m->sres[0], m->inputs, m->tok_emb, pos, B, T, d);
         return;
     }
-    gf_linear_forward(m->resid, m->vectors, c->d_input, m->in_w, c->d_input, m->in_b, B * T, c->d_input, d, 0.0f);
+    float *h = m->sres[0];
+    gf_linear_forward(h, m->vectors, c->d_input, m->in_w, c->d_input, m->in_b, B * T, c->d_input, d, 0.0f);
     for (int64_t n = 0; pos && n < B * T; n++)
-        for (int64_t k = 0; k < d; k++) m->resid[n * d + k] += pos[(n % T) * d + k];
+        for (int64_t k = 0; k < d; k++) h[n * d + k] += pos[(n % T) * d + k];
 }
 
 static void copy_batch(gf_model *m, const gf_batch *b) {
@@ -289,15 +304,20 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
     const gf_config *c = &m->cfg;
     m->have_forward = false;
     if (check_batch(m, b) || ensure_acts(m, b->B, b->T)) return -1;
-    const int64_t N = b->B * b->T, d = c->d_model, L = c->n_layer;
+    const int64_t N = b->B * b->T, dout = gf_config_out_dim(c);
     copy_batch(m, b);
     embed_forward(m);
-    for (int l = 0; l < L; l++) {
+    for (int l = 0; l < m->n_layers; l++) {
+        const int k = gf_layer_stack(c, l);
+        if (k > 0 && l == gf_stack_first_layer(c, k)) /* a further stack reads the previous one's output */
+            gf_linear_forward(m->sres[k], stack_output(m, k - 1), gf_stack_dim(c, k - 1), m->sp_w[k],
+                              gf_stack_dim(c, k - 1), m->sp_b[k], N, gf_stack_dim(c, k - 1), gf_stack_dim(c, k), 0.0f);
         mix_ctx mc;
         block_run r = layer_run(m, l, &mc);
         block_forward(&r);
     }
-    gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, m->resid + L * N * d, m->lnf_w, m->lnf_b, N, d);
+    gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, stack_output(m, c->n_stacks), m->lnf_w, m->lnf_b, N,
+                         dout);
     m->have_targets = b->targets != NULL;
     gf_head_call hc = head_call(m);
     gf_head_result res = {0, 0, -1};
@@ -348,23 +368,42 @@ static void embed_backward(gf_model *m, const float *dres) {
         for (int64_t k = 0; k < d; k++) m->d_pos_emb[(n % m->T) * d + k] += dres[n * d + k];
 }
 
+/* Through stack k's in_proj: gbuf[0] holds d(loss)/d(its input); its gradients accumulate and, when the
+ * backward goes on below (further), gbuf[0] becomes d(loss)/d(the previous stack's output). */
+static void stack_input_backward(gf_model *m, int k, bool further) {
+    const gf_config *c = &m->cfg;
+    const int64_t N = m->B * m->T, din = gf_stack_dim(c, k - 1), d = gf_stack_dim(c, k);
+    float *dprev = further ? m->gbuf[1] : NULL;
+    if (dprev) gf_zero(dprev, N * din);
+    gf_linear_backward(dprev, din, m->d_sp_w[k], din, m->d_sp_b[k], m->gbuf[0], stack_output(m, k - 1), din,
+                       m->sp_w[k], din, N, din, d);
+    if (dprev) {
+        m->gbuf[1] = m->gbuf[0];
+        m->gbuf[0] = dprev;
+    }
+}
+
 int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
 
 int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     if (!m->have_forward || !m->have_targets)
         return gf_fail("backward: needs a forward pass with targets first (gf_model_forward with targets)");
     const gf_config *c = &m->cfg;
-    const int64_t N = m->B * m->T, d = c->d_model, L = c->n_layer;
+    const int64_t N = m->B * m->T, dout = gf_config_out_dim(c);
     const float scale = m->n_counted ? loss_scale / (float)m->n_counted : 0.0f;
     m->have_forward = false;
     float *dlnf = m->gbuf[1], *dres = m->gbuf[0];
-    gf_zero(dlnf, N * d);
+    gf_zero(dlnf, N * dout);
     gf_head_call hc = head_call(m);
     m->head->backward(&hc, m->lnf_out, dlnf, scale);
-    gf_zero(dres, N * d);
-    gf_layernorm_backward(dres, m->d_lnf_w, m->d_lnf_b, dlnf, m->resid + L * N * d, m->lnf_w, m->lnf_mean,
-                          m->lnf_rstd, N, d);
-    for (int l = (int)L - 1; l >= m->first_grad_layer; l--) layer_backward(m, l);
+    gf_zero(dres, N * dout);
+    gf_layernorm_backward(dres, m->d_lnf_w, m->d_lnf_b, dlnf, stack_output(m, c->n_stacks), m->lnf_w, m->lnf_mean,
+                          m->lnf_rstd, N, dout);
+    for (int l = m->n_layers - 1; l >= m->first_grad_layer; l--) {
+        layer_backward(m, l);
+        const int k = gf_layer_stack(c, l);
+        if (k > 0 && l == gf_stack_first_layer(c, k)) stack_input_backward(m, k, l > m->first_grad_layer);
+    }
     if (m->first_grad_layer == 0) embed_backward(m, m->gbuf[0]);
     return 0;
 }

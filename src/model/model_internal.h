@@ -29,12 +29,15 @@ struct gf_model {
     /* parameter views (p) and their gradients (g; NULL for a tensor that is not trainable) */
     float *tok_emb, *pos_emb, *in_w, *in_b, *lnf_w, *lnf_b;
     float *d_tok_emb, *d_pos_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
+    float *sp_w[GF_MAX_STACKS + 1], *sp_b[GF_MAX_STACKS + 1];     /* stack k >= 1: its in_proj (d_k, d_k-1) */
+    float *d_sp_w[GF_MAX_STACKS + 1], *d_sp_b[GF_MAX_STACKS + 1];
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
     const gf_mixer_ops *mixer[GF_MAX_LAYERS];
     const block_kind *block[GF_MAX_LAYERS];
     const gf_head_ops *head;
     float *hp[GF_HEAD_MAX_PARAMS], *hg[GF_HEAD_MAX_PARAMS];
     int first_grad_layer;                  /* the backward stops below it: nothing trainable there or under */
+    int n_layers;                          /* in all stacks */
 
     /* activation arena, laid out for the current (B, T) */
     float *acts;
@@ -42,7 +45,8 @@ struct gf_model {
     int64_t B, T;
     int n_threads;
     gf_layer_acts la[GF_MAX_LAYERS];
-    float *resid;                          /* (L+1, N, d): input of each layer, then the last output */
+    float *sres[GF_MAX_STACKS + 1];        /* stack k: (n_layer_k + 1, N, d_k): its input, then each layer's
+                                            * output */
     float *lnf_out, *lnf_mean, *lnf_rstd;
     float *out, *head_saved;               /* the head's outputs (logits) and what it keeps */
     float *scratch;                        /* shared by the mixers (largest need) */

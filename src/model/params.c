@@ -18,6 +18,7 @@ typedef struct {
     int64_t shape[2];
     gf_init_kind init;
     bool decay, buffer;
+    int depth;             /* the lowest layer the backward must reach for this tensor's gradient (0: input) */
     float **view, **gview; /* where to store the data/grad pointers once the arenas exist */
 } tensor_decl;
 
@@ -25,6 +26,7 @@ typedef struct {
     tensor_decl *d;
     int n, cap;
     int rc;
+    int depth; /* given to the tensors declared from now on */
 } decl_list;
 
 static void declare(decl_list *L, const char *name, int ndim, int64_t r, int64_t c, gf_init_kind init, bool decay,
@@ -47,6 +49,7 @@ static void declare(decl_list *L, const char *name, int ndim, int64_t r, int64_t
     t->init = init;
     t->decay = decay;
     t->buffer = false;
+    t->depth = L->depth;
     t->view = view;
     t->gview = gview;
 }
@@ -62,20 +65,24 @@ static void declare_specs(decl_list *L, const char *prefix, const gf_param_spec 
     }
 }
 
+/* Layer l's tensors: "blocks.J." in the first stack, "NAME.blocks.J." in stack NAME (J counts in the stack). */
 static void declare_layer(gf_model *m, decl_list *L, int l) {
     const gf_config *c = &m->cfg;
-    const int64_t d = c->d_model, F = c->d_ff;
+    const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
+    const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, k);
     gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
-    char nm[96];
+    char nm[96], pre[64];
+    snprintf(pre, sizeof pre, "%s%sblocks.%d.", k ? c->stacks[k - 1].name : "", k ? "." : "", j);
+    L->depth = l;
 #define DECL(suffix, nd, r, cc, init, decay, field)                                                        \
-    snprintf(nm, sizeof nm, "blocks.%d.%s", l, suffix);                                                    \
+    snprintf(nm, sizeof nm, "%s%s", pre, suffix);                                                          \
     declare(L, nm, nd, r, cc, init, decay, &p->field, &g->field)
     DECL("ln1.weight", 1, d, 0, GF_INIT_ONE, false, ln1_w);
     DECL("ln1.bias", 1, d, 0, GF_INIT_ZERO, false, ln1_b);
     gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-    int k = m->mixer[l]->param_specs(c, l, specs);
-    snprintf(nm, sizeof nm, "blocks.%d.mix.", l);
-    declare_specs(L, nm, specs, k, p->mix, g->mix);
+    int n = m->mixer[l]->param_specs(c, l, specs);
+    snprintf(nm, sizeof nm, "%smix.", pre);
+    declare_specs(L, nm, specs, n, p->mix, g->mix);
     DECL("ln2.weight", 1, d, 0, GF_INIT_ONE, false, ln2_w);
     DECL("ln2.bias", 1, d, 0, GF_INIT_ZERO, false, ln2_b);
     DECL("ffn.fc1.weight", 2, F, d, GF_INIT_NORMAL, true, fc1_w);
@@ -96,9 +103,21 @@ static void declare_all(gf_model *m, decl_list *L) {
     }
     if (c->pos == GF_POS_LEARNED)
         declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
-    for (int l = 0; l < c->n_layer; l++) declare_layer(m, L, l);
-    declare(L, "ln_f.weight", 1, d, 0, GF_INIT_ONE, false, &m->lnf_w, &m->d_lnf_w);
-    declare(L, "ln_f.bias", 1, d, 0, GF_INIT_ZERO, false, &m->lnf_b, &m->d_lnf_b);
+    for (int k = 0; k <= c->n_stacks; k++) {
+        if (k > 0) { /* the stack's projection from the previous stack's width */
+            char nm[96];
+            L->depth = gf_stack_first_layer(c, k);
+            snprintf(nm, sizeof nm, "%s.in_proj.weight", c->stacks[k - 1].name);
+            declare(L, nm, 2, gf_stack_dim(c, k), gf_stack_dim(c, k - 1), GF_INIT_NORMAL, true, &m->sp_w[k], &m->d_sp_w[k]);
+            snprintf(nm, sizeof nm, "%s.in_proj.bias", c->stacks[k - 1].name);
+            declare(L, nm, 1, gf_stack_dim(c, k), 0, GF_INIT_ZERO, false, &m->sp_b[k], &m->d_sp_b[k]);
+        }
+        for (int l = gf_stack_first_layer(c, k); l < gf_stack_first_layer(c, k + 1); l++) declare_layer(m, L, l);
+    }
+    const int64_t dout = gf_config_out_dim(c);
+    L->depth = m->n_layers;
+    declare(L, "ln_f.weight", 1, dout, 0, GF_INIT_ONE, false, &m->lnf_w, &m->d_lnf_w);
+    declare(L, "ln_f.bias", 1, dout, 0, GF_INIT_ZERO, false, &m->lnf_b, &m->d_lnf_b);
     gf_param_spec specs[GF_HEAD_MAX_PARAMS];
     declare_specs(L, "", specs, m->head->param_specs(c, specs), m->hp, m->hg);
 }
@@ -126,18 +145,10 @@ static void set_views(gf_model *m, const decl_list *L) {
         *L->d[i].view = m->tensors[i].data;
         *L->d[i].gview = m->tensors[i].grad;
     }
-    /* the first layer whose backward is needed: one with a trainable tensor at or below it */
-    m->first_grad_layer = (int)m->cfg.n_layer;
-    for (int i = 0; i < m->n_tensors; i++) {
-        int l;
-        if (!m->tensors[i].trainable) continue;
-        if (sscanf(m->tensors[i].name, "blocks.%d.", &l) == 1) {
-            if (l < m->first_grad_layer) m->first_grad_layer = l;
-        } else if (!strncmp(m->tensors[i].name, "tok_emb.", 8) || !strncmp(m->tensors[i].name, "pos_emb.", 8) ||
-                   !strncmp(m->tensors[i].name, "in_proj.", 8)) {
-            m->first_grad_layer = 0; /* an input tensor: the whole backward is needed */
-        }
-    }
+    /* the first layer whose backward is needed: the lowest a trainable tensor needs (an input one: 0) */
+    m->first_grad_layer = m->n_layers;
+    for (int i = 0; i < m->n_tensors; i++)
+        if (m->tensors[i].trainable && L->d[i].depth < m->first_grad_layer) m->first_grad_layer = L->d[i].depth;
 }
 
 static int fill_table(gf_model *m, const decl_list *L) {

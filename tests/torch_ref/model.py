@@ -93,6 +93,14 @@ def normalize_config(cfg):
             raise ValueError("config: rank must be >= 2")
         if lc["mixer"] == "attention" and c["d_model"] % lc["n_head"] != 0:
             raise ValueError("config: d_model must be divisible by n_head")
+    stacks = []
+    for st in c.get("stacks", []):
+        st = dict({"norm": c["norm"], "direction": c["direction"], "gelu": c["gelu"], "dropout": c["dropout"]}, **st)
+        st["layers"] = _layers_format2(st, int(st["n_layer"]))
+        stacks.append(st)
+    c["stacks"] = stacks
+    if c["task"] == "lm" and any(st["direction"] != "causal" for st in stacks):
+        raise ValueError("config: a language model must be causal")
     if c["norm"] not in ("pre", "post"):
         raise ValueError("config: norm must be 'pre' or 'post'")
     if c["gelu"] not in ("erf", "tanh"):
@@ -216,6 +224,7 @@ class FFN(nn.Module):
 
 class Block(nn.Module):
     def __init__(self, cfg, layer):
+        """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers)."""
         super().__init__()
         d = cfg["d_model"]
         lc = cfg["layers"][layer]
@@ -270,6 +279,16 @@ class GrassflowModel(nn.Module):
             self.pos_emb = None
             self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
         self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
+        # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
+        self.stack_names = []
+        for st in cfg["stacks"]:
+            mod = nn.Module()
+            mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
+                                    st["d_model"])
+            mod.blocks = nn.ModuleList([Block(st, l) for l in range(st["n_layer"])])
+            self.add_module(st["name"], mod)
+            self.stack_names.append(st["name"])
+        d = cfg["stacks"][-1]["d_model"] if cfg["stacks"] else d
         self.ln_f = nn.LayerNorm(d, eps=1e-5)
         self.lm_head = None
         if cfg["task"] == "lm" and not cfg["tie_head"]:
@@ -304,6 +323,11 @@ class GrassflowModel(nn.Module):
         h = self.embed(inputs)
         for blk in self.blocks:
             h = blk(h, mask)
+        for name in self.stack_names:
+            st = getattr(self, name)
+            h = st.in_proj(h)
+            for blk in st.blocks:
+                h = blk(h, mask)
         h = self.ln_f(h)
         if self.cfg["task"] == "classify":
             return self.cls_head(self.pool(h, mask))
