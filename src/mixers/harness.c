@@ -68,9 +68,9 @@ gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64
     int rc = alloc_params(h, layer, seed, &bytes);
     float *saved = malloc((size_t)(h->n_saved ? h->n_saved : 1) * sizeof(float));
     float *scratch = malloc((size_t)(h->n_scratch ? h->n_scratch : 1) * sizeof(float));
+    const bool bidir = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_BIDIRECTIONAL;
     h->call = (gf_mixer_call){.cfg = &h->cfg, .layer = layer, .B = B, .T = T, .p = h->p, .g = h->g,
-                              .saved = saved, .scratch = scratch, .n_threads = nt,
-                              .bidirectional = cfg->direction == GF_BIDIRECTIONAL, .mask = NULL};
+                              .saved = saved, .scratch = scratch, .n_threads = nt, .bidirectional = bidir, .mask = NULL};
     if (rc || !saved || !scratch) {
         gf_fail("out of memory: mixer %s, layer %d, B=%lld T=%lld wanted %zu bytes (parameters, gradients, "
                 "saved activations and scratch)", ops->name, layer, (long long)B, (long long)T, bytes);
