@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs that go wrong: NaN/Inf in training, SIGINT/SIGTERM, a full disk. Nothing may be lost: the last
-# good checkpoints stay byte-identical, and an interrupted run resumes to the same weights.
+# Runs that go wrong: NaN/Inf in training, SIGINT/SIGTERM, a full disk, two runs in one folder. Nothing
+# may be lost: the last good checkpoints stay byte-identical, and an interrupted run resumes to the same
+# weights.
 #   bash tests/trust.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -94,6 +95,33 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
 else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
 fi
+
+echo "trust: one run per folder"
+LONG="--model grassmann-tiny --corpus tinyshakespeare --steps 100000 --batch 4 --seq-len 16 --eval-every 20 --seed 3"
+"$GF" train $LONG --out "$tmp/busy" >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 200); do [ -s "$tmp/busy/.grassflow.lock" ] && [ -e "$tmp/busy/state.safetensors" ] && break; sleep 0.1; done
+want="in use by another grassflow run \(PID $holder\)"
+expect 1 "a second run on a busy folder is refused, naming the holder's PID" "$GF" train $R --out "$tmp/busy"
+want="in use by another grassflow run \(PID $holder\)"
+expect 1 "... and so is a resume of it" "$GF" train --resume "$tmp/busy"
+kill -9 $holder 2>/dev/null; wait $holder 2>/dev/null
+"$GF" train $R --out "$tmp/killed" --stop-at 10 >/dev/null 2>&1
+"$GF" train --resume "$tmp/killed" --stop-at 20 >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 100); do grep -q "^$victim$" "$tmp/killed/.grassflow.lock" 2>/dev/null && break; sleep 0.05; done
+kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
+sleep 30 &
+live=$!
+touch "$tmp/killed/last.safetensors.tmp.999999" "$tmp/killed/best.safetensors.tmp.$live"
+want=; expect 0 "a SIGKILLed run's folder resumes without cleanup (its lock died with it)" "$GF" train --resume "$tmp/killed"
+[ ! -e "$tmp/killed/last.safetensors.tmp.999999" ] && pass "... a dead writer's temporary file is removed" || fail "a dead writer's tmp file stayed"
+[ -e "$tmp/killed/best.safetensors.tmp.$live" ] && pass "... a live writer's temporary file stays" || fail "a live writer's tmp file was removed"
+kill $live 2>/dev/null
+want="would train into the same folder"; expect 2 "compare refuses two models that share a folder" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
+want="would train into the same folder"; expect 2 "... also through a / in a name" "$GF" compare --models cfg/a.json,cfg_a.json --corpus tinyshakespeare --out "$tmp/cmp"
+many=$(for i in $(seq 17); do printf "grassmann-tiny%d," $i; done)
+want="more than 16 models"; expect 2 "compare refuses more models than it can hold instead of dropping some" "$GF" compare --models "${many%,}" --corpus tinyshakespeare --out "$tmp/cmp"
 
 if [ $fails -ne 0 ]; then echo "trust: $fails FAILED"; exit 1; fi
 echo "trust: all passed"

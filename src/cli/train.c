@@ -403,6 +403,38 @@ static void compare_help(void) {
            "  --out DIR           where the runs go (default runs/compare)\n");
 }
 
+enum { MAX_COMPARE = 16 };
+
+/* The folder (under --out) of a compared model: its name with '/' as '_'. */
+static void run_folder(const char *name, char *buf, size_t n) {
+    snprintf(buf, n, "%s", name);
+    for (char *c = buf; *c; c++)
+        if (*c == '/') *c = '_';
+}
+
+/* Split --models into names (in list), refusing more than MAX_COMPARE and two that would share a folder. */
+static int compare_models(const char *models, char *list, size_t size, char **names, int *n) {
+    if (strlen(models) >= size) return cli_usage_error("compare", "--models is longer than %zu characters", size - 1);
+    snprintf(list, size, "%s", models);
+    *n = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (*n == MAX_COMPARE)
+            return cli_usage_error("compare", "--models lists more than %d models; compare at most %d at a time",
+                                   MAX_COMPARE, MAX_COMPARE);
+        names[(*n)++] = tok;
+    }
+    for (int i = 0; i < *n; i++)
+        for (int j = 0; j < i; j++) {
+            char a[256], b[256];
+            run_folder(names[i], a, sizeof a);
+            run_folder(names[j], b, sizeof b);
+            if (!strcmp(a, b))
+                return cli_usage_error("compare", "--models %s and %s would train into the same folder %s; give each "
+                                       "model once, under distinct names", names[j], names[i], a);
+        }
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv) {
     static const struct option longopts[] = {RECIPE_LONGOPTS, {"models", 1, 0, O_MODELS}, {"set", 1, 0, OPT_SET},
                                              {"out", 1, 0, O_OUT}, {"reference", 1, 0, O_REFERENCE},
@@ -411,7 +443,7 @@ int cmd_compare(int argc, char **argv) {
     recipe_init(&r);
     cli_model_opts base = {0};
     const char *models = NULL, *out = "runs/compare", *reference = NULL;
-    int opt;
+    int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int h = recipe_option(&r, "compare", opt, optarg);
@@ -427,13 +459,11 @@ int cmd_compare(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
     if (!models) return cli_usage_error("compare", "--models A,B is required");
     if (!r.o.corpus[0]) return cli_usage_error("compare", "--corpus is required");
-    char list[1024];
-    snprintf(list, sizeof list, "%s", models);
-    char *names[16];
+    char list[1024], *names[MAX_COMPARE];
     int n = 0;
-    for (char *tok = strtok(list, ","); tok && n < 16; tok = strtok(NULL, ",")) names[n++] = tok;
+    if ((rc = compare_models(models, list, sizeof list, names, &n))) return rc;
     /* check every model before training anything; the gaps are measured against the reference */
-    cli_model_opts mos[16];
+    cli_model_opts mos[MAX_COMPARE];
     int ref = reference ? -1 : n - 1;
     for (int i = 0; i < n; i++) {
         mos[i] = base;
@@ -441,21 +471,17 @@ int cmd_compare(int argc, char **argv) {
         if (len > 5 && !strcmp(names[i] + len - 5, ".json")) mos[i].config_path = names[i];
         else mos[i].preset = names[i];
         gf_config c;
-        int rc = cli_model_config(&mos[i], "compare", &c);
-        if (rc) return rc;
+        if ((rc = cli_model_config(&mos[i], "compare", &c))) return rc;
         if (reference && !strcmp(reference, names[i])) ref = i;
     }
     if (ref < 0) return cli_usage_error("compare", "--reference %s is not one of --models %s", reference, models);
-    int rc = out_dir_ok("compare", out);
-    if (rc) return rc;
+    if ((rc = out_dir_ok("compare", out))) return rc;
     if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));
-    run_summary s[16];
+    run_summary s[MAX_COMPARE];
     for (int i = 0; i < n; i++) {
         recipe ri = r;
         char base_name[256];
-        snprintf(base_name, sizeof base_name, "%s", names[i]);
-        for (char *c = base_name; *c; c++)
-            if (*c == '/') *c = '_';
+        run_folder(names[i], base_name, sizeof base_name);
         snprintf(ri.o.out_dir, sizeof ri.o.out_dir, "%s/%s", out, base_name);
         if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
         if ((rc = run(&mos[i], &ri, NULL, names[i], 1, &s[i]))) return rc;

@@ -4,6 +4,9 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +17,51 @@
 #include "io/safetensors.h"
 #include "train/trainer.h"
 
-/* A killed run can leave NAME.safetensors.tmp.PID behind (the rename never happened); the files it
- * meant to replace are intact. Remove such leftovers when a run starts in the directory. */
+/* Whether process pid exists (a signal 0 reaches it, or it is someone else's). */
+static bool alive(long pid) { return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM); }
+
+/* A killed writer can leave NAME.safetensors.tmp.PID behind (the rename never happened); the files it
+ * meant to replace are intact. Remove such leftovers whose writer is dead; a live writer's (another
+ * command writing into this directory) stay. */
 static void remove_stale_tmp(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (!strstr(e->d_name, ".safetensors.tmp.")) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
+        const char *t = strstr(e->d_name, ".safetensors.tmp.");
+        char *end;
+        long pid = t ? strtol(t + 17, &end, 10) : 0;
+        if (!t || *end || alive(pid)) continue;
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
     }
     closedir(d);
+}
+
+/* OUT/.grassflow.lock, locked for this run; another live run holding it is an error that names its PID. */
+static int lock_dir(gf_run_dir *r) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/.grassflow.lock", r->dir) >= (int)sizeof path)
+        return gf_fail("--out %.200s...: the path is too long", r->dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return gf_fail("cannot create the run lock %s: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = '\0';
+        close(fd);
+        return gf_fail("%s is in use by another grassflow run (PID %s); two runs in one folder would overwrite each "
+                       "other's checkpoints\nHINT: wait for it to finish, or choose another --out", r->dir,
+                       pid[0] ? strtok(pid, "\n") : "unknown");
+    }
+    char me[32];
+    int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
+        close(fd);
+        return gf_fail("cannot write the run lock %s: %s", path, strerror(errno));
+    }
+    r->lock_fd = fd;
+    return 0;
 }
 
 /* Write, flush and remove a small file in dir: an unwritable or full directory fails here, before any
@@ -46,19 +81,21 @@ static int probe_out_dir(const char *dir) {
     return 0;
 }
 
-int gf_run_dir_prepare(const char *dir) {
+int gf_run_dir_prepare(gf_run_dir *r) {
+    const char *dir = r->dir;
     const bool created = mkdir(dir, 0755) == 0;
     if (!created && errno != EEXIST) return gf_fail("cannot create the output directory %s: %s", dir, strerror(errno));
     if (probe_out_dir(dir)) {
         if (created) rmdir(dir); /* a rejected run leaves nothing behind */
         return -1;
     }
+    if (lock_dir(r)) return -1;
     remove_stale_tmp(dir);
     return 0;
 }
 
 int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
-    *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json};
+    *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json, .lock_fd = -1};
     r->cfg_json = gf_config_to_json(gf_model_config(m), false);
     r->recipe_json = gf_train_opts_to_json(o);
     if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
@@ -75,6 +112,7 @@ int gf_run_metrics_open(gf_run_dir *r, bool append) {
 
 void gf_run_dir_close(gf_run_dir *r) {
     if (r->metrics) fclose(r->metrics);
+    if (r->lock_fd >= 0) close(r->lock_fd); /* releases the lock */
     free(r->cfg_json);
     free(r->recipe_json);
     *r = (gf_run_dir){0};

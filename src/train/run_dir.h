@@ -14,15 +14,19 @@ typedef struct gf_run_dir {
     char *cfg_json, *recipe_json;
     const char *tok_json;     /* borrowed; NULL: the run has no tokenizer (the key is left out) */
     FILE *metrics;
+    int lock_fd;              /* OUT/.grassflow.lock, held (flock) for the life of the run; -1: none */
 } gf_run_dir;
 
-/* Create OUT if missing, write and remove a probe file (a full or read-only disk fails here, before any
- * training time is spent; a directory created here is removed again) and remove temporary files a killed
- * run left behind. */
-int gf_run_dir_prepare(const char *dir);
-/* The metadata of m's run under recipe o; then metrics.jsonl (appended to when resuming). */
+/* The metadata of m's run under recipe o (nothing is written yet). */
 int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o);
+/* Create OUT if missing; write and remove a probe file (a full or read-only disk fails here, before any
+ * training time is spent; a directory created here is removed again); take the run's exclusive lock on
+ * OUT (another live run there: an error naming its PID; a killed run's lock is free again, the kernel
+ * drops it); remove temporary files whose writer is dead. */
+int gf_run_dir_prepare(gf_run_dir *r);
+/* metrics.jsonl (appended to when resuming). */
 int gf_run_metrics_open(gf_run_dir *r, bool append);
+/* Closes the metrics file and releases the lock. */
 void gf_run_dir_close(gf_run_dir *r);
 
 /* OUT/name: the model with its run's metadata. */

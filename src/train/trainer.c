@@ -156,11 +156,11 @@ static int check_sources(const trainer *t) {
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
-    if (check_opts(o) || check_sources(t) || gf_run_dir_prepare(o->out_dir)) return -1;
+    if (check_opts(o) || check_sources(t) || gf_run_dir_open(&t->run, t->m, o) || gf_run_dir_prepare(&t->run))
+        return -1;
     t->total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, t->train);
     t->best = INFINITY;
     t->last_val = NAN;
-    if (gf_run_dir_open(&t->run, t->m, o)) return -1;
     t->opt = gf_adamw_create(t->m, (gf_adamw_hparams){.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2,
                                                         .eps = o->eps, .weight_decay = o->wd});
     if (!t->opt || (resume && gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best))) return -1;
@@ -256,7 +256,7 @@ static void finish(const trainer *t, gf_train_result *res) {
 
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume, gf_train_cb cb,
              void *ctx, gf_train_result *res) {
-    trainer t = {.m = m, .train = train, .valid = valid, .o = o, .cb = cb, .cb_ctx = ctx};
+    trainer t = {.m = m, .train = train, .valid = valid, .o = o, .cb = cb, .cb_ctx = ctx, .run = {.lock_fd = -1}};
     int rc = trainer_start(&t, resume);
     while (!rc && t.step < t.total) {
         const double t0 = now_s();
