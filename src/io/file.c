@@ -11,18 +11,41 @@
 
 #include "core/error.h"
 
-unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+static const char *file_kind(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+FILE *gf_open_regular(const char *path, struct stat *st) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         gf_fail("cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        gf_fail("%s is not a regular file", path);
+    struct stat own;
+    st = st ? st : &own;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        gf_fail("%s is %s; expected a regular file", path, file_kind(st->st_mode));
+        close(fd);
         return NULL;
     }
+    FILE *f = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        gf_fail("cannot read %s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
+    struct stat st;
+    FILE *f = gf_open_regular(path, &st);
+    if (!f) return NULL;
     if ((unsigned long long)st.st_size > (unsigned long long)max_bytes) {
         fclose(f);
         gf_fail("%s is %lld bytes, more than the %zu this reader accepts", path, (long long)st.st_size, max_bytes);

@@ -3,9 +3,14 @@
 #define GF_IO_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 /* Read all of path into a malloc'd buffer (NUL-terminated, not counted in *size). Fails with a clear
  * message when the file is missing, unreadable or larger than max_bytes. */
+/* path opened for reading if it is a regular file (stat into *st if st is non-NULL); a FIFO, a directory or
+ * a device is refused with an error naming the path and what it is, and opening never blocks. */
+FILE *gf_open_regular(const char *path, struct stat *st);
 unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
 
 /* Atomic writer: data goes to "PATH.tmp.PID"; commit fsyncs and renames it over PATH, so PATH holds

@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
+#include "io/file.h"
 #include "heads/head.h"
 #include "model/config_internal.h"
 
@@ -299,8 +301,12 @@ char *gf_config_to_json(const gf_config *c, bool pretty) {
 /* ---- files and sizes -------------------------------------------------------------------------------------- */
 
 int gf_config_load(const char *path, gf_config *c) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return gf_fail("cannot open config file %s: %s", path, strerror(errno));
+    FILE *f = gf_open_regular(path, NULL);
+    if (!f) {
+        gf_fail_context(" (the config file)");
+        if (access(path, F_OK) != 0) return gf_fail("cannot open config file %s: %s", path, strerror(errno));
+        return -1;
+    }
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {

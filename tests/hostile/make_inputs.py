@@ -151,5 +151,23 @@ config("cfgfile_absurd", dict(cfg, d_model=1 << 40), "d_model = 2^40", "d_model"
 config("cfgfile_not_json", "{\"d_model\": ", "a truncated JSON file", "JSON")
 config("cfgfile_offsets", dict(cfg, offsets=[[0, -3]]), "offsets 0 and -3", "offsets")
 
+# special files where a regular one is expected: a FIFO must not block, a directory must not be read
+fifo = os.path.join(out, "fifo")
+os.mkfifo(fifo)
+adir = os.path.join(out, "a_directory")
+os.makedirs(adir)
+special = [
+    ("fifo_ckpt", "a FIFO as --ckpt (score)", "score --ckpt %s --tokens TOKENS" % fifo, "FIFO"),
+    ("fifo_ckpt_generate", "a FIFO as --ckpt (generate)", "generate --ckpt %s --tokens 2" % fifo, "FIFO"),
+    ("fifo_ckpt_eval", "a FIFO as --ckpt (eval)", "eval --ckpt %s --corpus tinyshakespeare" % fifo, "FIFO"),
+    ("fifo_tokens", "a FIFO as --tokens", "score --ckpt %s --tokens %s" % (good, fifo), "FIFO"),
+    ("fifo_config", "a FIFO as --config", "info --config %s" % fifo, "FIFO"),
+    ("fifo_vocab", "a FIFO as a WordPiece vocabulary",
+     "data stats --corpus tinyshakespeare --tokenizer wordpiece:%s" % fifo, "FIFO"),
+    ("dir_ckpt", "a directory as --ckpt", "score --ckpt %s --tokens TOKENS" % adir, "is a directory"),
+    ("dir_config", "a directory as --config", "info --config %s" % adir, "is a directory"),
+]
+cases.extend(special)
+
 for c in cases:
     print("\t".join(c))
