@@ -103,7 +103,8 @@ gf_stream *gf_stream_create(const gf_model *m) {
             gf_stream_free(s);
             return NULL;
         }
-    int64_t cap = m->cfg.pos == GF_POS_LEARNED ? m->cfg.max_len : 256;
+    /* the states grow by doubling: start small, whatever max_len says (cost follows the input) */
+    int64_t cap = m->cfg.pos == GF_POS_LEARNED && m->cfg.max_len < 256 ? m->cfg.max_len : 256;
     if (grow(s, cap)) {
         gf_stream_free(s);
         return NULL;

@@ -45,6 +45,44 @@ gf_model *gf_model_load(const char *path) {
     return m;
 }
 
+typedef struct {
+    const gf_st_file *f;
+    bool *seen; /* per file tensor: the config declares it */
+} file_check;
+
+/* A tensor the config declares must be in the file, F32, of its shape. */
+static int check_tensor(void *ctx, const char *name, int ndim, const int64_t *shape) {
+    file_check *fc = ctx;
+    const char *path = fc->f->path;
+    const gf_st_tensor *s = gf_st_find(fc->f, name);
+    if (s) fc->seen[s - fc->f->tensors] = true;
+    if (!s) return gf_fail("%s: tensor \"%s\" is missing (the config in the file says the model has it)", path, name);
+    bool same = s->dtype == GF_DT_F32 && s->ndim == ndim;
+    for (int k = 0; same && k < ndim; k++) same = s->shape[k] == shape[k];
+    if (same) return 0;
+    char want[64], got[128] = "";
+    if (ndim == 2) snprintf(want, sizeof want, "(%lld, %lld)", (long long)shape[0], (long long)shape[1]);
+    else snprintf(want, sizeof want, "(%lld)", (long long)shape[0]);
+    for (int k = 0; k < s->ndim && k < 4; k++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
+    return gf_fail("%s: tensor \"%s\" should be F32 of shape %s for this config, but the file has %s of shape (%s)",
+                   path, name, want, s->dtype == GF_DT_F32 ? "F32" : "another dtype", got);
+}
+
+/* The file holds exactly the config's tensors, of the right shapes: checked before anything is allocated,
+ * so a small forged file cannot make the loader allocate what its config claims. */
+static int check_file(const gf_st_file *f, const gf_config *cfg) {
+    file_check fc = {.f = f, .seen = calloc((size_t)f->n_tensors + 1, sizeof(bool))};
+    if (!fc.seen) return gf_fail("out of memory reading %s", f->path);
+    int rc = gf_model_plan(cfg, check_tensor, &fc);
+    for (int i = 0; !rc && i < f->n_tensors; i++)
+        if (!fc.seen[i])
+            rc = gf_fail("%s: unexpected tensor \"%s\" that the config's model does not have", f->path,
+                         f->tensors[i].name);
+    free(fc.seen);
+    return rc;
+}
+
 gf_model *gf_model_from_safetensors(const gf_st_file *f) {
     const char *path = f->path;
     gf_model *m = NULL;
@@ -55,51 +93,25 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
         goto done;
     }
     char src[1100];
-    snprintf(src, sizeof src, "%s (config in __metadata__)", path);
+    snprintf(src, sizeof src, "%.1000s (config in __metadata__)", path);
     gf_config cfg;
-    if (gf_config_from_json(cfg_json, src, &cfg)) goto done;
+    if (gf_config_from_json(cfg_json, src, &cfg) || check_file(f, &cfg)) goto done;
     m = gf_model_create(&cfg);
     if (!m) goto done;
     for (int i = 0; i < m->n_tensors; i++) {
         const gf_tensor_info *t = &m->tensors[i];
         const gf_st_tensor *s = gf_st_find(f, t->name);
-        if (!s) {
-            gf_fail("%s: tensor \"%s\" is missing (the config in the file says the model has it)", path, t->name);
-            goto bad;
-        }
-        bool same = s->dtype == GF_DT_F32 && s->ndim == t->ndim;
-        for (int k = 0; same && k < t->ndim; k++) same = s->shape[k] == t->shape[k];
-        if (!same) {
-            char want[64], got[128] = "";
-            if (t->ndim == 2) snprintf(want, sizeof want, "(%lld, %lld)", (long long)t->shape[0], (long long)t->shape[1]);
-            else snprintf(want, sizeof want, "(%lld)", (long long)t->shape[0]);
-            for (int k = 0; k < s->ndim && k < 4; k++)
-                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
-            gf_fail("%s: tensor \"%s\" should be F32 of shape %s for this config, but the file has %s of shape (%s)",
-                    path, t->name, want, s->dtype == GF_DT_F32 ? "F32" : "another dtype", got);
-            goto bad;
-        }
         memcpy(t->data, s->data, (size_t)t->numel * sizeof(float));
         for (int64_t k = 0; k < t->numel; k++)
             if (!isfinite(t->data[k])) { /* a model with NaN weights only ever gives NaN: refuse it here */
                 gf_fail("%s: tensor \"%s\" holds %s at index %lld; the checkpoint is corrupt (or was saved from a "
                         "diverged run)\nHINT: use an earlier checkpoint", path, t->name,
                         isnan(t->data[k]) ? "NaN" : "an infinite value", (long long)k);
-                goto bad;
+                gf_model_free(m);
+                m = NULL;
+                goto done;
             }
     }
-    if (f->n_tensors != m->n_tensors) {
-        for (int i = 0; i < f->n_tensors; i++)
-            if (!gf_model_find_tensor(m, f->tensors[i].name)) {
-                gf_fail("%s: unexpected tensor \"%s\" that the config's model does not have", path,
-                        f->tensors[i].name);
-                goto bad;
-            }
-    }
-    goto done;
-bad:
-    gf_model_free(m);
-    m = NULL;
 done:
     free(cfg_json);
     return m;

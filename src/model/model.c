@@ -158,7 +158,7 @@ static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
     m->n_threads = n_threads;
     if (ensure_batch(m, B, T)) return -1;
     if (m->cfg.pos == GF_POS_SINUSOIDAL && m->pos_table_rows < T) {
-        int64_t rows = T > m->cfg.max_len ? T : m->cfg.max_len;
+        const int64_t rows = T; /* the rows used, whatever max_len says: cost follows the input */
         gf_free(m->pos_table);
         m->pos_table = gf_alloc_floats(rows * m->cfg.d_model, "sinusoidal position table");
         m->pos_table_rows = m->pos_table ? rows : 0;

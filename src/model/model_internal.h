@@ -70,6 +70,12 @@ struct gf_model {
 /* 0, or an error naming `what` if the model's head does not predict the next token (model.c). */
 int gf_model_require_next_token(const gf_model *m, const char *what);
 
+/* Every tensor the model of cfg declares, in checkpoint order, given to each(name, ndim, shape) without
+ * allocating anything: a file can be checked against it before a byte of parameters is allocated. The
+ * first non-zero return of each stops it and is returned. */
+int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name, int ndim, const int64_t *shape),
+                  void *ctx);
+
 /* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
 

@@ -193,6 +193,24 @@ int gf_model_build_params(gf_model *m) {
     return rc;
 }
 
+int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name, int ndim, const int64_t *shape),
+                  void *ctx) {
+    if (gf_config_validate(cfg, "config")) return -1;
+    gf_model *m = calloc(1, sizeof *m); /* the declarations only: no arena */
+    if (!m) return gf_fail("out of memory");
+    m->cfg = *cfg;
+    m->head = gf_config_head(cfg);
+    m->n_layers = gf_config_total_layers(cfg);
+    for (int l = 0; l < m->n_layers; l++) m->mixer[l] = gf_layer_mixer(cfg, l);
+    decl_list L = {0};
+    declare_all(m, &L);
+    int rc = L.rc;
+    for (int i = 0; !rc && i < L.n; i++) rc = each(ctx, L.d[i].name, L.d[i].ndim, L.d[i].shape);
+    free(L.d);
+    free(m);
+    return rc;
+}
+
 int gf_model_freeze(gf_model *m, const char *prefix) {
     int n = 0;
     for (int i = 0; i < m->n_tensors; i++)
