@@ -56,6 +56,29 @@ msg=$(grep -m1 error "$tmp/err" | sed "s|$tmp/||g")
 rows+=("| a single-file corpus that is one 100 MB line | \`grassflow data stats --corpus train.txt\` | $rc | ${msg//|/\\|} |")
 
 # a corrupted token cache is not used: it is rebuilt, with a note
+# costs follow the input: under a 1 GB address-space limit (one thread: the BLAS and OpenMP runtimes
+# reserve per-thread buffers), small files must not make grassflow allocate what their configs claim
+"$GF" init --model grassmann-tiny --set pos=sinusoidal --set max_len=16777216 --out "$tmp/longmax.safetensors" >/dev/null
+$PY - "$tmp/good.safetensors" "$tmp/bigvocab.safetensors" <<'PYEOF'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read()
+h = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])
+cfg = json.loads(h["__metadata__"]["config"]); cfg["vocab_size"] = 5000000; cfg["d_model"] = 256
+hdr = json.dumps({"__metadata__": {"config": json.dumps(cfg)}}).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hdr)) + hdr)
+PYEOF
+mem_case() { # what expect-code regex command...
+    local what=$1 code=$2 re=$3; shift 3
+    if ldd "$GF" | grep -q libasan; then echo "  skip  $what (AddressSanitizer reserves terabytes of address space)"; return; fi
+    (ulimit -v 1000000; OMP_NUM_THREADS=1 timeout 60 "$@" >"$tmp/out" 2>"$tmp/err")
+    local rc=$?
+    if [ $rc = "$code" ] && grep -Eq -- "$re" "$tmp/err" "$tmp/out"; then pass "$what"; else fail "$what: exit $rc $(head -c 300 "$tmp/err")"; fi
+}
+mem_case "a $(stat -c %s "$tmp/bigvocab.safetensors")-byte checkpoint whose config claims 5M x 256 embeddings: refused before allocating" 1 \
+    'tensor "tok_emb.weight" is missing' "$GF" score --ckpt "$tmp/bigvocab.safetensors" --tokens "$tmp/tokens.txt"
+mem_case "sinusoidal positions with max_len 2^24: three tokens scored without a 2^24-row table" 0 "tokens 3" \
+    "$GF" score --ckpt "$tmp/longmax.safetensors" --tokens "$tmp/tokens.txt"
+
 "$GF" data stats --corpus tinyshakespeare >/dev/null 2>&1
 c=$(ls "$tmp/cache"/*.gftok | head -1)
 printf 'garbage' | dd of="$c" bs=1 seek=100 conv=notrunc 2>/dev/null
