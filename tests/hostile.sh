@@ -78,6 +78,17 @@ mem_case "a $(stat -c %s "$tmp/bigvocab.safetensors")-byte checkpoint whose conf
     'tensor "tok_emb.weight" is missing' "$GF" score --ckpt "$tmp/bigvocab.safetensors" --tokens "$tmp/tokens.txt"
 mem_case "sinusoidal positions with max_len 2^24: three tokens scored without a 2^24-row table" 0 "tokens 3" \
     "$GF" score --ckpt "$tmp/longmax.safetensors" --tokens "$tmp/tokens.txt"
+# OpenBLAS reserves 128 MiB per thread and retries a failed allocation forever: under a tight limit with
+# two threads grassflow must run or say why, never spin
+if ! ldd "$GF" | grep -q libasan; then
+    (ulimit -v 420000; OMP_NUM_THREADS=2 timeout 60 "$GF" score --ckpt "$tmp/good.safetensors" --tokens "$tmp/tokens.txt" >"$tmp/out" 2>"$tmp/err")
+    rc=$?
+    if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "address-space limit (ulimit -v)" "$tmp/err"; }; then
+        pass "two threads under a 410 MiB address-space limit: exit $rc, no spin ($(head -c 90 "$tmp/err" | tr '\n' ' '))"
+    else
+        fail "two threads under a 410 MiB limit: exit $rc (124: it spun) $(head -c 200 "$tmp/err")"
+    fi
+fi
 
 "$GF" data stats --corpus tinyshakespeare >/dev/null 2>&1
 c=$(ls "$tmp/cache"/*.gftok | head -1)

@@ -5,6 +5,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+
+#include "core/error.h"
+#include "core/parallel.h"
 
 /* OpenBLAS extensions (declared in its cblas.h on Debian; repeated here for other cblas headers). */
 char *openblas_get_corename(void);
@@ -52,3 +56,43 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 
 const char *gf_blas_kernel(void) { return openblas_get_corename(); }
 int gf_blas_threads(void) { return openblas_get_num_threads(); }
+
+/* OpenBLAS allocates a 128 MiB work buffer per thread at its first call, and when that allocation fails
+ * it retries forever (a process under a tight `ulimit -v` spins at 100% CPU). So before the first call:
+ * under an address-space limit, use only as many threads as the room left allows, and with no room for
+ * one, fail with the reason. */
+#define BLAS_THREAD_BYTES ((int64_t)(128 + 16) << 20) /* its buffer and the thread's stack */
+#define BLAS_MARGIN_BYTES ((int64_t)64 << 20)          /* for what the caller allocates next */
+
+static int64_t address_space_used(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lld", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (int64_t)pages * 4096;
+}
+
+int gf_blas_fit_address_limit(void) {
+    static _Atomic int done;
+    struct rlimit rl;
+    if (done || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+    const int64_t room = (int64_t)rl.rlim_cur - address_space_used() - BLAS_MARGIN_BYTES;
+    const int64_t fit = room / BLAS_THREAD_BYTES;
+    if (fit < 1)
+        return gf_fail("the address-space limit (ulimit -v) is %lld MiB and %lld MiB of it are in use; the BLAS "
+                       "library needs about %lld MiB more for one thread\nHINT: raise the limit to at least %lld MiB, or start "
+                       "grassflow with OMP_NUM_THREADS=1 (the BLAS library reserves its buffers per thread at start)",
+                       (long long)(rl.rlim_cur >> 20), (long long)(address_space_used() >> 20),
+                       (long long)((BLAS_THREAD_BYTES + BLAS_MARGIN_BYTES) >> 20),
+                       (long long)((address_space_used() + BLAS_THREAD_BYTES + BLAS_MARGIN_BYTES) >> 20) + 1);
+    if (fit < gf_max_threads()) {
+#ifdef _OPENMP
+        omp_set_num_threads((int)fit);
+#endif
+        openblas_set_num_threads((int)fit);
+    }
+    done = 1;
+    return 0;
+}

@@ -13,6 +13,10 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 const char *gf_blas_kernel(void);
 int gf_blas_threads(void);
 void gf_blas_set_threads(int n);
+/* Under an address-space limit (ulimit -v), cap the threads to what the BLAS library's per-thread buffers
+ * leave room for, before its first call (it would otherwise retry a failed allocation forever); fails
+ * with the reason when not even one thread fits. Once per process; gf_model_create calls it. */
+int gf_blas_fit_address_limit(void);
 /* Matmul FLOPs (2 M N K per sgemm) issued since the last reset. */
 uint64_t gf_blas_flops(void);
 void gf_blas_flops_reset(void);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blas.h"
 #include "core/error.h"
 #include "core/mem.h"
 #include "core/parallel.h"
@@ -14,7 +15,7 @@
 #include "ops/ops.h"
 
 gf_model *gf_model_create(const gf_config *cfg) {
-    if (gf_config_validate(cfg, "config")) return NULL;
+    if (gf_config_validate(cfg, "config") || gf_blas_fit_address_limit()) return NULL;
     gf_model *m = calloc(1, sizeof *m);
     if (!m) {
         gf_fail("out of memory creating the model");
