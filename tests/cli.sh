@@ -17,6 +17,9 @@ want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
 "$GF" --threads 1 --version | grep -q "openmp threads: 1" && pass "--threads 1 sets the thread count" || fail "--threads 1"
 want="--threads expects"; expect 2 "--threads with a bad value" "$GF" --threads 0 info --model grassmann-tiny
+want="--threads expects a number of threads in \[1, 1024\], and none was given"; expect 2 "--threads without a value is not an unknown option" "$GF" info --model grassmann-tiny --threads
+want="--beta1 expects a number in \[0, 1\)"; expect 2 "--beta1 1 is refused by a message that excludes 1" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --beta1 1 --out "$tmp/b1"
+want="--bench mixer|out of memory at L="; expect 1 "bench mixer out of memory exits 1" "$GF" bench mixer --seq-lens 64,1000000000000 --batch 1000
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
 want="--reference transformer-6L is not one of --models"; expect 2 "compare: a reference that is not compared" "$GF" compare --models grassmann-tiny,hybrid-tiny --corpus tinyshakespeare --reference transformer-6L --out "$tmp/cmp"
 want=; expect 0 "info --mixers lists every mixer with its keys" "$GF" info --mixers
@@ -43,6 +46,13 @@ for pair in "transformer-6L 12585472" "grassmann-6L 12607168" "transformer-12L 1
     got=$(count "$1"); [ "$got" = "$2" ] && pass "$1 has $2 parameters" || fail "$1 has $got parameters, expected $2"
 done
 got=$(count grassmann-6L --set extra_proj=true); [ "$got" = 13001920 ] && pass "grassmann-6L + extra_proj has 13001920" || fail "grassmann-6L + extra_proj: $got"
+
+echo "cli: init does not overwrite"
+"$GF" init --model grassmann-tiny --seed 5 --out "$tmp/keep.safetensors" >/dev/null
+cp "$tmp/keep.safetensors" "$tmp/keep.orig"
+want="keep.safetensors exists; init does not overwrite"; expect 1 "init over an existing file without --force" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors"
+cmp -s "$tmp/keep.safetensors" "$tmp/keep.orig" && pass "... leaves it as it was" || fail "init overwrote an existing file"
+want=; expect 0 "init --force replaces it" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors" --force
 
 echo "cli: init is deterministic"
 "$GF" init --model grassmann-tiny --seed 5 --out "$tmp/a.safetensors" >/dev/null
@@ -88,6 +98,18 @@ printf '1 2 x3\n' >"$tmp/junk.txt"
 want="junk.txt:1: 'x3' is not a token id"; expect 1 "score: non-numeric token" "$GF" score --ckpt "$ck" --tokens "$tmp/junk.txt"
 $PY -c "print(' '.join(['1']*40))" >"$tmp/long.txt"
 want="long.txt:1: 40 ids; this model takes at most max_len \+ 1 = 33"; expect 1 "score: line longer than max_len+1" "$GF" score --ckpt "$ck" --tokens "$tmp/long.txt"
+$PY - "$ck" "$tmp/wild.safetensors" <<'PYEOF'
+import sys
+sys.path.insert(0, "tests/torch_ref")
+import st_io
+t, meta = st_io.read(sys.argv[1])
+t["tok_emb.weight"] = t["tok_emb.weight"] * 400.0  # finite weights, astronomically confident wrong logits
+st_io.write(sys.argv[2], t, meta)
+PYEOF
+printf '1 2 3 4 5 6 7 8\n' >"$tmp/eight.txt"
+want="warning: perplexity .*, far above the vocabulary size"
+expect 0 "score: a huge perplexity is warned about" "$GF" score --ckpt "$tmp/wild.safetensors" --tokens "$tmp/eight.txt"
+grep -Eq "ppl (inf|[0-9]\.[0-9]{3}e\+[0-9]+)$" "$tmp/out" && pass "... and printed as inf or in scientific notation, not a 200-digit number: $(cat "$tmp/out")" || fail "huge perplexity printed as: $(head -c 300 "$tmp/out")"
 printf '5\n\n' >"$tmp/short.txt"
 want="nothing can be predicted"; expect 1 "score: nothing to predict" "$GF" score --ckpt "$ck" --tokens "$tmp/short.txt"
 want="not a grassflow checkpoint|too short|header length"; expect 1 "score: a text file as checkpoint" "$GF" score --ckpt "$tmp/tok.txt" --tokens "$tmp/tok.txt"

@@ -294,7 +294,10 @@ static int bench_mixer(int argc, char **argv) {
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         int64_t L = atoll(tok);
         if (L < 1) return cli_usage_error("bench mixer", "--seq-lens: '%s' is not a length", tok);
-        if (mixer_one_len(&o, &cfg, L, first)) break;
+        if (mixer_one_len(&o, &cfg, L, first)) {
+            rc = EXIT_RUNTIME; /* the lengths measured are printed; the run did not finish */
+            break;
+        }
         first = 0;
     }
     if (o.json) {
@@ -302,7 +305,7 @@ static int bench_mixer(int argc, char **argv) {
         machine_json(stdout, peak);
         printf("}\n");
     }
-    return EXIT_OK;
+    return rc;
 }
 
 /* ---- bench generate ------------------------------------------------------------------------------------------ */

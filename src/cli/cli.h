@@ -31,6 +31,12 @@ gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train
 /* Parse a float flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
 
+/* The same for a half-open range [lo, lim): lim excluded even after rounding to float. */
+int cli_parse_f_below(const char *cmd, const char *flag, const char *s, double lo, double lim, double *out);
+/* A perplexity for text output: "inf", scientific from 1e6 (never a 200-digit number), else with
+ * `decimals`. cli_warn_ppl warns when it is astronomical (>= 1e6) and far above the vocabulary size. */
+const char *cli_ppl(char *buf, size_t n, double ppl, int decimals);
+void cli_warn_ppl(double ppl, int64_t vocab);
 /* Print "grassflow: MESSAGE" to stderr and return EXIT_RUNTIME. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "grassflow CMD: MESSAGE" plus a pointer to --help and return EXIT_USAGE. */

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,30 @@ int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, dou
         return cli_usage_error(cmd, "%s expects a number in [%g, %g], got '%s'", flag, lo, hi, s);
     *out = v;
     return EXIT_OK;
+}
+
+int cli_parse_f_below(const char *cmd, const char *flag, const char *s, double lo, double lim, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && (float)v < (float)lim)) /* below lim also once stored as float */
+        return cli_usage_error(cmd, "%s expects a number in [%g, %g), got '%s'", flag, lo, lim, s);
+    *out = v;
+    return EXIT_OK;
+}
+
+const char *cli_ppl(char *buf, size_t n, double ppl, int decimals) {
+    if (!isfinite(ppl)) snprintf(buf, n, "inf");
+    else if (ppl >= 1e6) snprintf(buf, n, "%.3e", ppl);
+    else snprintf(buf, n, "%.*f", decimals, ppl);
+    return buf;
+}
+
+void cli_warn_ppl(double ppl, int64_t vocab) {
+    if (!(ppl >= 1e6) || !(ppl > 2.0 * (double)vocab)) return;
+    fprintf(stderr, "grassflow: warning: perplexity %.3e, far above the vocabulary size %lld: the model predicts much "
+                    "worse than a uniform guess (diverged, or scored on text it was not trained for)\n", ppl,
+            (long long)vocab);
 }
 
 static int dir_exists(const char *p) {

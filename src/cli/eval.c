@@ -142,8 +142,11 @@ int cmd_eval(int argc, char **argv) {
             printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", split, (long long)n, loss,
                    exp(loss));
         } else {
-            printf("%s %s: tokens %lld  loss %.6f  ppl %.3f\n", corpus_spec, split, (long long)n, loss, exp(loss));
+            char pb[32];
+            printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", corpus_spec, split, (long long)n, loss,
+                   cli_ppl(pb, sizeof pb, exp(loss), 3));
         }
+        if (!rc) cli_warn_ppl(exp(loss), cfg->vocab_size);
     }
     gf_corpus_free(c);
     gf_tokenizer_free(tok);

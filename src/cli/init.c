@@ -1,5 +1,6 @@
 /* grassflow init: a freshly initialised checkpoint. */
 #include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -9,17 +10,18 @@ static void help(void) {
            "                      [--seed S] --out FILE.safetensors\n\n"
            "Write a model initialised with N(0, 0.02) weights, zero biases and unit LayerNorms.\n\n" CLI_MODEL_HELP
            "  --seed S            initialisation seed (default 1234); the same seed gives the same file\n"
-           "  --out FILE          where to write the checkpoint (atomically)\n");
+           "  --out FILE          where to write the checkpoint (atomically; an existing file only with --force)\n"
+           "  --force             replace an existing --out file\n");
 }
 
 int cmd_init(int argc, char **argv) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"seed", required_argument, 0, 's'},
-                                             {"out", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
+                                             {"out", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
+                                             {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     const char *out = NULL;
     int64_t seed = 1234;
-    int opt;
+    int opt, force = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int r = cli_model_option(&mo, "init", opt, optarg);
@@ -29,11 +31,15 @@ int cmd_init(int argc, char **argv) {
             int rc = cli_parse_i64("init", "--seed", optarg, 0, INT64_MAX, &seed);
             if (rc) return rc;
         } else if (opt == 'o') out = optarg;
+        else if (opt == 'f') force = 1;
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("init", "unknown option");
     }
     if (optind < argc) return cli_usage_error("init", "unexpected argument '%s'", argv[optind]);
     if (!out) return cli_usage_error("init", "--out FILE.safetensors is required");
+    if (!force && access(out, F_OK) == 0)
+        return cli_error("%s exists; init does not overwrite a file\nHINT: give --force to replace it, or another --out",
+                         out);
     gf_config cfg;
     int rc = cli_model_config(&mo, "init", &cfg);
     if (rc) return rc;

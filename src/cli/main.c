@@ -52,7 +52,11 @@ static int take_threads(int *argc, char **argv) {
     for (int i = 1; i < *argc; i++) {
         const char *v = NULL;
         int used = 0;
-        if (!strcmp(argv[i], "--threads") && i + 1 < *argc) v = argv[i + 1], used = 2;
+        if (!strcmp(argv[i], "--threads") && i + 1 >= *argc) {
+            fprintf(stderr, "grassflow: --threads expects a number of threads in [1, 1024], and none was given\n");
+            return -1;
+        }
+        if (!strcmp(argv[i], "--threads")) v = argv[i + 1], used = 2;
         else if (!strncmp(argv[i], "--threads=", 10)) v = argv[i] + 10, used = 1;
         if (!used) continue;
         char *end;

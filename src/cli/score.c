@@ -181,8 +181,10 @@ int cmd_score(int argc, char **argv) {
             rc = cli_error("%s: no line has two or more token ids, so nothing can be predicted", tokens);
         } else {
             double mean = total / (double)counted;
+            char pb[32];
             if (json) printf("{\"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", (long long)counted, mean, exp(mean));
-            else printf("tokens %lld  loss %.6f  ppl %.4f\n", (long long)counted, mean, exp(mean));
+            else printf("tokens %lld  loss %.6f  ppl %s\n", (long long)counted, mean, cli_ppl(pb, sizeof pb, exp(mean), 4));
+            cli_warn_ppl(exp(mean), cfg->vocab_size);
         }
     }
     free(s.ids);

@@ -77,12 +77,12 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
     case O_MINLR: FLT("--min-lr", 0, 10, min_lr);
     case O_WARMUP: INT("--warmup", 0, INT64_MAX / 2, warmup);
     case O_WD: FLT("--wd", 0, 10, wd);
-    case O_B1: FLT("--beta1", 0, 0.999999, beta1);
-    case O_B2: FLT("--beta2", 0, 0.999999999, beta2);
+    case O_B1: rc = cli_parse_f_below(cmd, "--beta1", arg, 0, 1, &f); if (!rc) o->beta1 = (float)f; break;
+    case O_B2: rc = cli_parse_f_below(cmd, "--beta2", arg, 0, 1, &f); if (!rc) o->beta2 = (float)f; break;
     case O_EPS: FLT("--eps", 1e-30, 1, eps);
     case O_CLIP: FLT("--clip", 0, 1e30, clip);
     case O_DROPOUT:
-        rc = cli_parse_f(cmd, "--dropout", arg, 0, 0.999, &f);
+        rc = cli_parse_f_below(cmd, "--dropout", arg, 0, 1, &f);
         if (!rc) r->dropout = f;
         break;
     case O_EVAL: INT("--eval-every", 0, INT64_MAX / 2, eval_every);
@@ -145,8 +145,9 @@ static void on_event(const gf_train_event *e, void *ctx) {
         break;
     }
     case GF_EV_EVAL:
-        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  val ppl %.2f%s\n", p->tty ? "\n" : "", p->label,
-                (long long)e->step, e->val_loss, e->val_ppl, e->is_best ? "  (best)" : "");
+        char pb[32];
+        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  val ppl %s%s\n", p->tty ? "\n" : "", p->label,
+                (long long)e->step, e->val_loss, cli_ppl(pb, sizeof pb, e->val_ppl, 2), e->is_best ? "  (best)" : "");
         break;
     case GF_EV_STOPPED:
         fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
@@ -384,8 +385,10 @@ int cmd_train(int argc, char **argv) {
     if (rc) return rc;
     char wt[32];
     fmt_time(wt, sizeof wt, s.wall_s);
-    printf("model %s  params %lld  steps %lld  best val ppl %.2f  train %.0f tok/s  wall %s  checkpoints %s/\n",
-           r.o.model, (long long)s.params, (long long)s.steps, s.best_val_ppl, s.tokens_per_s, wt, r.o.out_dir);
+    char pb[32];
+    printf("model %s  params %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  checkpoints %s/\n",
+           r.o.model, (long long)s.params, (long long)s.steps, cli_ppl(pb, sizeof pb, s.best_val_ppl, 2), s.tokens_per_s,
+           wt, r.o.out_dir);
     return EXIT_OK;
 }
 

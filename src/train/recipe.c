@@ -81,7 +81,7 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     NUM(epochs, int64_t, 0, 1000000); NUM(warmup, int64_t, 0, big); NUM(accum, int64_t, 1, 1 << 20);
     NUM(eval_every, int64_t, 0, big); NUM(log_every, int64_t, 1, big);
     NUM(lr, float, 1e-12, 10); NUM(min_lr, float, 0, 10); NUM(wd, float, 0, 10); NUM(clip, float, 0, 1e30);
-    NUM(beta1, float, 0, 0.999999); NUM(beta2, float, 0, 0.999999999); NUM(eps, float, 1e-30, 1);
+    NUM(beta1, float, 0, 0.99999995); NUM(beta2, float, 0, 0.99999995); /* the floats below 1 */ NUM(eps, float, 1e-30, 1);
     STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
 #undef NUM
 #undef STR
