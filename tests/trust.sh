@@ -36,6 +36,12 @@ GRASSFLOW_FAULT_NONFINITE=15-17 expect 0 "--on-nonfinite skip skips three NaN st
 [ "$(grep -c '"skipped"' "$tmp/skip/metrics.jsonl")" = 3 ] && pass "... metrics.jsonl records the 3 skipped steps" || fail "skipped steps in metrics: $(grep skipped "$tmp/skip/metrics.jsonl")"
 grep -q "step 16 skipped: the loss is not finite" "$tmp/err" && pass "... and stderr names each one" || fail "skip message: $(head -c 300 "$tmp/err")"
 want="for more than 10 steps in a row"; GRASSFLOW_FAULT_NONFINITE=12-25 expect 1 "skip mode stops after 10 non-finite steps in a row" "$GF" train $R --out "$tmp/skip2" --on-nonfinite skip
+want="step 3: the loss is NaN; training stopped before any checkpoint was written"; GRASSFLOW_FAULT_NONFINITE=3 expect 1 "a NaN before the first evaluation says no checkpoint exists yet" "$GF" train $R --out "$tmp/nan0"
+want="grassflow train --resume"; ! grep -q "$want" "$tmp/err" && pass "... and does not offer a resume that cannot work" || fail "first-step NaN offers --resume: $(head -c 300 "$tmp/err")"
+want="is a training state"; expect 1 "a training state given as a checkpoint is named as such" "$GF" generate --ckpt "$tmp/ref10/state.safetensors" --prompt "a" --tokens 2
+mkdir -p "$tmp/lnk" && echo precious >"$tmp/victim" && ln -s "$tmp/victim" "$tmp/lnk/metrics.jsonl"
+want="symbolic link"; expect 1 "a symbolic link planted as metrics.jsonl is refused" "$GF" train $R --out "$tmp/lnk" --steps 2
+[ "$(cat "$tmp/victim")" = precious ] && pass "... and its target is untouched" || fail "metrics symlink target overwritten"
 want="--on-nonfinite expects stop or skip"; expect 2 "a bad --on-nonfinite" "$GF" train $R --out "$tmp/x" --on-nonfinite ignore
 
 echo "trust: SIGINT and SIGTERM"

@@ -72,6 +72,10 @@ static int check_tensor(void *ctx, const char *name, int ndim, const int64_t *sh
 /* The file holds exactly the config's tensors, of the right shapes: checked before anything is allocated,
  * so a small forged file cannot make the loader allocate what its config claims. */
 static int check_file(const gf_st_file *f, const gf_config *cfg) {
+    if (gf_st_find(f, "adam_m") && gf_st_find(f, "params") && !gf_st_find(f, "tok_emb.weight"))
+        return gf_fail("%s is a training state (weights and optimizer moments for --resume), not a checkpoint\nHINT: "
+                       "give the run's last.safetensors or best.safetensors, or continue it with grassflow train "
+                       "--resume DIR", f->path);
     file_check fc = {.f = f, .seen = calloc((size_t)f->n_tensors + 1, sizeof(bool))};
     if (!fc.seen) return gf_fail("out of memory reading %s", f->path);
     int rc = gf_model_plan(cfg, check_tensor, &fc);

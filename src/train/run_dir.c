@@ -105,8 +105,15 @@ int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
 int gf_run_metrics_open(gf_run_dir *r, bool append) {
     char path[700];
     snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
-    r->metrics = fopen(path, append ? "a" : "w");
-    if (!r->metrics) return gf_fail("cannot write %s: %s", path, strerror(errno));
+    /* O_NOFOLLOW: a symbolic link planted in the run folder must not make the run overwrite its target */
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (append ? O_APPEND : O_TRUNC), 0644);
+    r->metrics = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
+    if (!r->metrics) {
+        int err = errno;
+        if (fd >= 0) close(fd);
+        return gf_fail("cannot write %s: %s%s", path, strerror(err),
+                       err == ELOOP ? " (it is a symbolic link; a run writes only its own files)" : "");
+    }
     return 0;
 }
 

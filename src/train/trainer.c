@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "core/error.h"
@@ -178,13 +179,21 @@ static int nonfinite_policy(trainer *t, const gf_step_result *r) {
         return 0;
     }
     const double bad = !isfinite(r->loss) ? r->loss : r->grad_norm;
-    if (o->on_nonfinite == GF_NONFINITE_STOP || ++t->n_bad > GF_MAX_NONFINITE_SKIPS)
+    char state[4096];
+    const bool saved = snprintf(state, sizeof state, "%s/state.safetensors", o->out_dir) < (int)sizeof state &&
+                       access(state, F_OK) == 0;
+    const bool stop = o->on_nonfinite == GF_NONFINITE_STOP || ++t->n_bad > GF_MAX_NONFINITE_SKIPS;
+    const char *what = isnan(bad) ? "NaN" : "infinite";
+    const char *row = o->on_nonfinite == GF_NONFINITE_SKIP ? " for more than 10 steps in a row" : "";
+    if (stop && !saved)
+        return gf_fail("step %lld: %s is %s%s; training stopped before any checkpoint was written (the run had "
+                       "not reached its first evaluation)\nHINT: lower --lr, keep --clip on, or pass --on-nonfinite "
+                       "skip to skip such steps, and start again", (long long)t->step + 1, r->nonfinite, what, row);
+    if (stop)
         return gf_fail("step %lld: %s is %s%s; training stopped. The checkpoints in %s are those of the last "
                        "evaluation before it and are intact.\nHINT: lower --lr, keep --clip on, or pass "
                        "--on-nonfinite skip to skip such steps; resume with: grassflow train --resume %s",
-                       (long long)t->step + 1, r->nonfinite, isnan(bad) ? "NaN" : "infinite",
-                       o->on_nonfinite == GF_NONFINITE_SKIP ? " for more than 10 steps in a row" : "", o->out_dir,
-                       o->out_dir);
+                       (long long)t->step + 1, r->nonfinite, what, row, o->out_dir, o->out_dir);
     gf_train_event e = {.kind = GF_EV_SKIPPED, .step = t->step + 1, .total_steps = t->total, .what = r->nonfinite};
     gf_run_metrics_line(&t->run, &e);
     emit(t, &e);
