@@ -91,6 +91,10 @@ int main(int argc, char **argv) {
     o.min_lr = 3e-4f;
     o.eval_every = steps / 4 > 0 ? steps / 4 : 1;
     o.log_every = steps / 10 > 0 ? steps / 10 : 1;
+    if (strlen(argv[1]) >= sizeof o.out_dir) {
+        fprintf(stderr, "error: OUT_DIR is longer than %zu bytes\n", sizeof o.out_dir - 1);
+        return 2;
+    }
     snprintf(o.out_dir, sizeof o.out_dir, "%s", argv[1]);
     snprintf(o.model, sizeof o.model, "grassmann-tiny");
     gf_model *m = tiny_model(o.seed);

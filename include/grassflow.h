@@ -538,6 +538,9 @@ typedef struct gf_train_hooks {
 
 /* The training recipe. seq_len, corpus, tokenizer and model describe what the data and the model were
  * made from: they are stored with the recipe (for --resume and eval), the trainer does not read them. */
+/* The longest path (with its NUL) grassflow builds or stores: Linux's PATH_MAX. */
+#define GF_PATH_MAX 4096
+
 typedef struct gf_train_opts {
     int64_t batch, seq_len;       /* examples per micro-batch; the LM source's block length */
     int64_t steps, epochs;        /* total optimizer steps; 0: epochs * steps per epoch */
@@ -550,8 +553,8 @@ typedef struct gf_train_opts {
                                    * GF_TRAIN_INTERRUPTED */
     float lr, min_lr, wd, clip, beta1, beta2, eps;
     uint64_t seed;                /* dropout masks (the sources take their own seed for the data order) */
-    char out_dir[512];
-    char corpus[512], tokenizer[512], model[512]; /* what the run was made from (stored, for resume) */
+    char out_dir[GF_PATH_MAX];    /* paths longer than GF_PATH_MAX - 1 are refused, never cut short */
+    char corpus[GF_PATH_MAX], tokenizer[GF_PATH_MAX], model[GF_PATH_MAX]; /* what the run was made from */
     const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
                                    * state, and checked on resume; NULL: none */
     gf_train_hooks hooks;         /* not stored */

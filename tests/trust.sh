@@ -129,5 +129,17 @@ want="would train into the same folder"; expect 2 "... also through a / in a nam
 many=$(for i in $(seq 17); do printf "grassmann-tiny%d," $i; done)
 want="more than 16 models"; expect 2 "compare refuses more models than it can hold instead of dropping some" "$GF" compare --models "${many%,}" --corpus tinyshakespeare --out "$tmp/cmp"
 
+echo "trust: long paths are used whole or refused, never cut short"
+deep="$tmp/long"; for i in $(seq 12); do deep="$deep/$(printf 'd%.0s' $(seq 80))"; done; mkdir -p "$deep"
+want=; expect 0 "a run folder ${#deep} bytes deep trains and resumes" "$GF" train $R --out "$deep/run" --stop-at 10
+[ -f "$deep/run/state.safetensors" ] && pass "... its checkpoints are in that folder, not in a shortened one" || fail "no state in the deep run folder: $(ls "$deep/run" 2>&1 | head -3)"
+want=; expect 0 "... and its resume finds it there" "$GF" train --resume "$deep/run"
+huge=$(printf 'x%.0s' $(seq 4100))
+want="--out is 4100 bytes long"; expect 2 "an --out longer than a path can be is refused, naming the flag" "$GF" train $R --out "$huge"
+want="--corpus is 4100 bytes long"; expect 2 "... and so is such a --corpus" "$GF" train $R --corpus "$huge" --out "$tmp/x"
+want="--resume is 4100 bytes long"; expect 2 "... and such a --resume" "$GF" train --resume "$huge"
+longc="$deep"; for i in $(seq 15); do longc="$longc/$(printf 'c%.0s' $(seq 250))"; done
+want="token cache not used: the path .* more than"; GRASSFLOW_CACHE="$longc" expect 0 "a cache folder too long to name a file in runs without the cache, and says so" "$GF" data stats --corpus tinyshakespeare
+
 if [ $fails -ne 0 ]; then echo "trust: $fails FAILED"; exit 1; fi
 echo "trust: all passed"

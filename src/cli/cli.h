@@ -33,6 +33,9 @@ int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, dou
 
 /* The same for a half-open range [lo, lim): lim excluded even after rounding to float. */
 int cli_parse_f_below(const char *cmd, const char *flag, const char *s, double lo, double lim, double *out);
+/* Copy a flag's text value into dst[cap]; EXIT_USAGE naming the flag when it does not fit (a path is never
+ * cut short into another path). */
+int cli_copy_arg(const char *cmd, const char *flag, const char *s, char *dst, size_t cap);
 /* A perplexity for text output: "inf", scientific from 1e6 (never a 200-digit number), else with
  * `decimals`. cli_warn_ppl warns when it is astronomical (>= 1e6) and far above the vocabulary size. */
 const char *cli_ppl(char *buf, size_t n, double ppl, int decimals);

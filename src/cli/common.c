@@ -95,6 +95,13 @@ int cli_parse_f_below(const char *cmd, const char *flag, const char *s, double l
     return EXIT_OK;
 }
 
+int cli_copy_arg(const char *cmd, const char *flag, const char *s, char *dst, size_t cap) {
+    size_t n = strlen(s);
+    if (n >= cap) return cli_usage_error(cmd, "%s is %zu bytes long; the most it takes is %zu", flag, n, cap - 1);
+    memcpy(dst, s, n + 1);
+    return EXIT_OK;
+}
+
 const char *cli_ppl(char *buf, size_t n, double ppl, int decimals) {
     if (!isfinite(ppl)) snprintf(buf, n, "inf");
     else if (ppl >= 1e6) snprintf(buf, n, "%.3e", ppl);
@@ -122,8 +129,8 @@ const char *cli_data_dir(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
-        snprintf(buf, sizeof buf, "%s/../data", dirname(exe));
-        if (dir_exists(buf)) return buf;
+        int len = snprintf(buf, sizeof buf, "%s/../data", dirname(exe));
+        if (len < (int)sizeof buf && dir_exists(buf)) return buf;
     }
     return "data";
 }
@@ -133,10 +140,11 @@ const char *cli_cache_dir(void) {
     const char *env = getenv("GRASSFLOW_CACHE");
     if (env) return *env ? env : NULL;
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg) snprintf(buf, sizeof buf, "%s/grassflow", xdg);
-    else if (home && *home) snprintf(buf, sizeof buf, "%s/.cache/grassflow", home);
+    int len;
+    if (xdg && *xdg) len = snprintf(buf, sizeof buf, "%s/grassflow", xdg);
+    else if (home && *home) len = snprintf(buf, sizeof buf, "%s/.cache/grassflow", home);
     else return NULL;
-    return buf;
+    return len < (int)sizeof buf ? buf : NULL; /* too long a path: no cache rather than another folder */
 }
 
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json) {

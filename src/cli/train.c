@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/testhooks.h"
 #include "data/corpus.h"
+#include "io/file.h"
 #include "train/trainer.h"
 
 #define RECIPE_HELP                                                                                        \
@@ -66,8 +67,8 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
 #define INT(flag, lo, hi, field) rc = cli_parse_i64(cmd, flag, arg, lo, hi, &i); if (!rc) o->field = i; break
 #define FLT(flag, lo, hi, field) rc = cli_parse_f(cmd, flag, arg, lo, hi, &f); if (!rc) o->field = (float)f; break
     switch (opt) {
-    case O_CORPUS: snprintf(o->corpus, sizeof o->corpus, "%s", arg); break;
-    case O_TOKENIZER: snprintf(o->tokenizer, sizeof o->tokenizer, "%s", arg); break;
+    case O_CORPUS: rc = cli_copy_arg(cmd, "--corpus", arg, o->corpus, sizeof o->corpus); break;
+    case O_TOKENIZER: rc = cli_copy_arg(cmd, "--tokenizer", arg, o->tokenizer, sizeof o->tokenizer); break;
     case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
     case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
     case O_BATCH: INT("--batch", 1, 1 << 20, batch);
@@ -201,8 +202,10 @@ static int load_corpus(const recipe *r, const gf_tokenizer *fixed, gf_corpus **o
 
 /* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at is kept from r). */
 static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/state.safetensors", resume_dir);
+    char path[GF_PATH_MAX];
+    int rc = cli_copy_arg("train", "--resume", resume_dir, r->o.out_dir, sizeof r->o.out_dir);
+    if (rc) return rc;
+    if (gf_path_join(path, sizeof path, resume_dir, "state.safetensors")) return cli_error("--resume: %s", gf_last_error());
     gf_st_file *f = gf_st_read(path);
     if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
     char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
@@ -212,7 +215,7 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
     if (!bad) *saved_tok = gf_tokenizer_from_json(tj, path);
     bad = bad || !*saved_tok;
     r->o.stop_at = stop_at;
-    snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir);
+    snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir); /* fits: checked above */
     free(cj);
     free(rj);
     free(tj);
@@ -230,14 +233,14 @@ static int new_run_config(const cli_model_opts *mo, recipe *r, const gf_corpus *
         snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
         if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
     }
-    snprintf(r->o.model, sizeof r->o.model, "%s", mo->preset ? mo->preset : mo->config_path);
-    return EXIT_OK;
+    return cli_copy_arg("train", mo->preset ? "--model" : "--config", mo->preset ? mo->preset : mo->config_path,
+                        r->o.model, sizeof r->o.model);
 }
 
 /* Perplexity of OUT/best.safetensors on the test split, in blocks of the run's seq_len. */
 static int test_ppl(const recipe *r, const gf_corpus *corpus, double *ppl) {
-    char bp[700];
-    snprintf(bp, sizeof bp, "%s/best.safetensors", r->o.out_dir);
+    char bp[GF_PATH_MAX];
+    if (gf_path_join(bp, sizeof bp, r->o.out_dir, "best.safetensors")) return cli_error("%s", gf_last_error());
     const gf_ids *test = &corpus->split[GF_TEST];
     gf_model *best = gf_model_load(bp);
     gf_source *src = best ? gf_lm_source_create(test->v, test->n, r->o.seq_len, r->o.seed) : NULL;
@@ -319,7 +322,10 @@ static int out_dir_ok(const char *cmd, const char *dir) {
         if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
         return EXIT_OK;
     }
-    char parent[1024];
+    char parent[GF_PATH_MAX];
+    if (strlen(dir) + 64 > sizeof parent) /* room for the run's own files inside it */
+        return cli_usage_error(cmd, "--out is %zu bytes long; the longest a run folder can be is %zu", strlen(dir),
+                               sizeof parent - 64);
     snprintf(parent, sizeof parent, "%s", dir);
     char *slash = strrchr(parent, '/');
     if (slash) *slash = '\0';
@@ -377,7 +383,7 @@ int cmd_train(int argc, char **argv) {
         if (!out) return cli_usage_error("train", "--out DIR is required");
         int rc = out_dir_ok("train", out);
         if (rc) return rc;
-        snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out);
+        snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out); /* fits: out_dir_ok checked its length */
     }
     run_summary s;
     catch_signals();
@@ -485,7 +491,7 @@ int cmd_compare(int argc, char **argv) {
         recipe ri = r;
         char base_name[256];
         run_folder(names[i], base_name, sizeof base_name);
-        snprintf(ri.o.out_dir, sizeof ri.o.out_dir, "%s/%s", out, base_name);
+        if (gf_path_join(ri.o.out_dir, sizeof ri.o.out_dir, out, base_name)) return cli_error("--out: %s", gf_last_error());
         if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
         if ((rc = run(&mos[i], &ri, NULL, names[i], 1, &s[i]))) return rc;
     }

@@ -146,8 +146,8 @@ static int cache_store(const gf_corpus *c, const gf_tokenizer *tok, const char *
 }
 
 static int mkdir_p(const char *dir) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", dir);
+    char tmp[GF_PATH_MAX];
+    if (gf_path_join(tmp, sizeof tmp, NULL, dir)) return -1;
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
@@ -159,11 +159,11 @@ static int mkdir_p(const char *dir) {
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
 
-/* Find SPLIT.txt.xz, SPLIT.txt or SPLIT in dir. */
+/* Find SPLIT.txt.xz, SPLIT.txt or SPLIT in dir (dir fits in n with room for the longest name). */
 static int find_split(const char *dir, const char *split, char *out, size_t n) {
     const char *suffixes[] = {".txt.xz", ".txt", ".xz", ""};
     for (int i = 0; i < 4; i++) {
-        snprintf(out, n, "%.1100s/%s%s", dir, split, suffixes[i]);
+        snprintf(out, n, "%s/%s%s", dir, split, suffixes[i]);
         if (is_file(out)) return 0;
     }
     return -1;
@@ -171,30 +171,30 @@ static int find_split(const char *dir, const char *split, char *out, size_t n) {
 
 /* Where a corpus's text is: one file (split 90/5/5 later) or three split files. */
 typedef struct {
-    char path[3][1200];
+    char path[3][GF_PATH_MAX];
     int single;
     const char *default_tok;
 } corpus_files;
 
 static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f) {
-    char root[1024];
+    char root[GF_PATH_MAX - 16]; /* room for "/valid.txt.xz" */
     f->single = 0;
     f->default_tok = "char";
     if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
-        snprintf(root, sizeof root, "%.900s/%.100s", data_dir ? data_dir : "data", spec);
+        if (gf_path_join(root, sizeof root, data_dir ? data_dir : "data", spec)) return -1;
         if (!is_dir(root))
             return gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set "
                            "GRASSFLOW_DATA to its data/ directory", spec, root);
         if (!strcmp(spec, "wikitext-2")) {
             f->default_tok = "word";
         } else {
-            snprintf(f->path[0], sizeof f->path[0], "%s/input.txt.xz", root);
+            snprintf(f->path[0], sizeof f->path[0], "%s/input.txt.xz", root); /* fits: root is shorter */
             f->single = 1;
         }
     } else if (is_dir(spec)) {
-        snprintf(root, sizeof root, "%.1000s", spec);
+        if (gf_path_join(root, sizeof root, NULL, spec)) return -1;
     } else if (is_file(spec)) {
-        snprintf(f->path[0], sizeof f->path[0], "%.1100s", spec);
+        if (gf_path_join(f->path[0], sizeof f->path[0], NULL, spec)) return -1;
         f->single = 1;
     } else {
         return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
@@ -329,7 +329,7 @@ static int adopt_tokenizer(gf_corpus *c, gf_tokenizer **wp, const gf_tokenizer *
 gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
                           const char *cache_dir) {
     gf_corpus *c = calloc(1, sizeof *c);
-    char *text[3] = {0}, cpath[1200] = "";
+    char *text[3] = {0}, cpath[GF_PATH_MAX] = "";
     size_t tlen[3] = {0}, raw_n[3] = {0};
     unsigned char *raw[3] = {0};
     gf_tokenizer *wp = NULL;
@@ -342,8 +342,11 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
     uint64_t key = rc ? 0 : read_sources(&f, kind, given, raw, raw_n, &rc);
     bool cached = false;
     if (!rc && cache_dir && *cache_dir) {
-        snprintf(cpath, sizeof cpath, "%s/%016llx.gftok", cache_dir, (unsigned long long)key);
-        cached = is_file(cpath) && gf_corpus_cache_load(c, cpath, key, given) == 0;
+        char name[32];
+        snprintf(name, sizeof name, "%016llx.gftok", (unsigned long long)key);
+        if (gf_path_join(cpath, sizeof cpath, cache_dir, name)) /* too long: no cache, never another file */
+            snprintf(c->cache_note, sizeof c->cache_note, "warning: token cache not used: %s", gf_last_error());
+        cached = cpath[0] && is_file(cpath) && gf_corpus_cache_load(c, cpath, key, given) == 0;
         if (cached) snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus from cache %s", cpath);
     }
     if (!rc && !cached) rc = tokenize_corpus(c, &f, kind, given, raw, raw_n, text, tlen, cpath, cache_dir, key);

@@ -42,6 +42,14 @@ FILE *gf_open_regular(const char *path, struct stat *st) {
     return f;
 }
 
+int gf_path_join(char *dst, size_t cap, const char *dir, const char *name) {
+    int n = dir ? snprintf(dst, cap, "%s/%s", dir, name) : snprintf(dst, cap, "%s", name);
+    if (n >= 0 && (size_t)n < cap) return 0;
+    if (cap) dst[0] = '\0';
+    return gf_fail("the path %.200s%s%.200s... is %d bytes long, more than the %zu this can hold\nHINT: use a shorter "
+                   "directory or file name", dir ? dir : "", dir ? "/" : "", name, n, cap - 1);
+}
+
 unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
     struct stat st;
     FILE *f = gf_open_regular(path, &st);

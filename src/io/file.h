@@ -13,6 +13,10 @@
 FILE *gf_open_regular(const char *path, struct stat *st);
 unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
 
+/* dst = "DIR/NAME" (dir may be NULL: dst = NAME); a result that does not fit in cap bytes is an error naming
+ * the path, never a shorter path that would name another file. */
+int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
+
 /* Atomic writer: data goes to "PATH.tmp.PID"; commit fsyncs and renames it over PATH, so PATH holds
  * either the old or the new content, never a torn file. */
 typedef struct gf_atomic_file gf_atomic_file;

@@ -73,8 +73,10 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
 #define STR(f)                                                                                             \
     do {                                                                                                   \
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, #f);                                         \
-        if (cJSON_IsString(it)) snprintf(o->f, sizeof o->f, "%s", it->valuestring);                        \
-        else rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);                             \
+        if (!cJSON_IsString(it)) rc = gf_fail("%s: the training recipe lacks \"%s\"", source, #f);          \
+        else if (strlen(it->valuestring) >= sizeof o->f)                                                   \
+            rc = gf_fail("%s: the training recipe's \"%s\" is longer than %zu bytes", source, #f, sizeof o->f - 1); \
+        else memcpy(o->f, it->valuestring, strlen(it->valuestring) + 1);                                   \
     } while (0)
     const double big = (double)(1LL << 52);
     NUM(batch, int64_t, 1, 1 << 20); NUM(seq_len, int64_t, 1, 1 << 24); NUM(steps, int64_t, 0, big);

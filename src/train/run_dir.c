@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 #include "train/trainer.h"
 
@@ -32,17 +33,16 @@ static void remove_stale_tmp(const char *dir) {
         char *end;
         long pid = t ? strtol(t + 17, &end, 10) : 0;
         if (!t || *end || alive(pid)) continue;
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path) unlink(path);
+        char path[GF_PATH_MAX];
+        if (gf_path_join(path, sizeof path, dir, e->d_name) == 0) unlink(path);
     }
     closedir(d);
 }
 
 /* OUT/.grassflow.lock, locked for this run; another live run holding it is an error that names its PID. */
 static int lock_dir(gf_run_dir *r) {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/.grassflow.lock", r->dir) >= (int)sizeof path)
-        return gf_fail("--out %.200s...: the path is too long", r->dir);
+    char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, r->dir, ".grassflow.lock")) return -1;
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return gf_fail("cannot create the run lock %s: %s", path, strerror(errno));
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -67,8 +67,9 @@ static int lock_dir(gf_run_dir *r) {
 /* Write, flush and remove a small file in dir: an unwritable or full directory fails here, before any
  * training time is spent, instead of at the first checkpoint. */
 static int probe_out_dir(const char *dir) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/.grassflow-write-probe.%ld", dir, (long)getpid());
+    char path[GF_PATH_MAX], name[64];
+    snprintf(name, sizeof name, ".grassflow-write-probe.%ld", (long)getpid());
+    if (gf_path_join(path, sizeof path, dir, name)) return -1;
     static const char buf[65536];
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(buf, 1, sizeof buf, f) == sizeof buf && fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -103,8 +104,8 @@ int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
 }
 
 int gf_run_metrics_open(gf_run_dir *r, bool append) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/metrics.jsonl", r->dir);
+    char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, r->dir, "metrics.jsonl")) return -1;
     /* O_NOFOLLOW: a symbolic link planted in the run folder must not make the run overwrite its target */
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (append ? O_APPEND : O_TRUNC), 0644);
     r->metrics = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
@@ -126,8 +127,8 @@ void gf_run_dir_close(gf_run_dir *r) {
 }
 
 int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss) {
-    char path[700], st[32], vl[64];
-    snprintf(path, sizeof path, "%s/%s", r->dir, name);
+    char path[GF_PATH_MAX], st[32], vl[64];
+    if (gf_path_join(path, sizeof path, r->dir, name)) return -1;
     snprintf(st, sizeof st, "%lld", (long long)step);
     snprintf(vl, sizeof vl, "%.9g", val_loss);
     const char *keys[] = {"tokenizer", "train", "step", "val_loss"};
@@ -147,8 +148,8 @@ static char *frozen_list(const gf_model *m) {
 }
 
 int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best) {
-    char path[700], st[32], bv[64];
-    snprintf(path, sizeof path, "%s/state.safetensors", r->dir);
+    char path[GF_PATH_MAX], st[32], bv[64];
+    if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)step);
     snprintf(bv, sizeof bv, "%.17g", best);
     int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m); /* moments: trainable tensors only */
@@ -228,8 +229,8 @@ static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float 
 }
 
 int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/state.safetensors", r->dir);
+    char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     gf_st_file *f = gf_st_read(path);
     if (!f) return -1;
     int rc = -1;

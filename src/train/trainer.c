@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "io/file.h"
 #include "tasks/source.h"
 #include "train/run_dir.h"
 
@@ -179,8 +180,8 @@ static int nonfinite_policy(trainer *t, const gf_step_result *r) {
         return 0;
     }
     const double bad = !isfinite(r->loss) ? r->loss : r->grad_norm;
-    char state[4096];
-    const bool saved = snprintf(state, sizeof state, "%s/state.safetensors", o->out_dir) < (int)sizeof state &&
+    char state[GF_PATH_MAX];
+    const bool saved = gf_path_join(state, sizeof state, o->out_dir, "state.safetensors") == 0 &&
                        access(state, F_OK) == 0;
     const bool stop = o->on_nonfinite == GF_NONFINITE_STOP || ++t->n_bad > GF_MAX_NONFINITE_SKIPS;
     const char *what = isnan(bad) ? "NaN" : "infinite";
