@@ -434,7 +434,7 @@ static int compare_models(const char *models, char *list, size_t size, char **na
     }
     for (int i = 0; i < *n; i++)
         for (int j = 0; j < i; j++) {
-            char a[256], b[256];
+            char a[1024], b[1024]; /* as long as --models itself: never cut short */
             run_folder(names[i], a, sizeof a);
             run_folder(names[j], b, sizeof b);
             if (!strcmp(a, b))
@@ -489,7 +489,7 @@ int cmd_compare(int argc, char **argv) {
     run_summary s[MAX_COMPARE];
     for (int i = 0; i < n; i++) {
         recipe ri = r;
-        char base_name[256];
+        char base_name[1024];
         run_folder(names[i], base_name, sizeof base_name);
         if (gf_path_join(ri.o.out_dir, sizeof ri.o.out_dir, out, base_name)) return cli_error("--out: %s", gf_last_error());
         if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
