@@ -53,6 +53,11 @@ cp "$tmp/keep.safetensors" "$tmp/keep.orig"
 want="keep.safetensors exists; init does not overwrite"; expect 1 "init over an existing file without --force" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors"
 cmp -s "$tmp/keep.safetensors" "$tmp/keep.orig" && pass "... leaves it as it was" || fail "init overwrote an existing file"
 want=; expect 0 "init --force replaces it" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors" --force
+for k in $(seq 200); do echo; done >"$tmp/blank.txt"
+for t in char word; do
+    want="its training split is 181 copies of one token with the $t tokenizer"; expect 1 "a corpus of blank lines is refused for training ($t), not scored as perplexity 1" "$GF" train --model grassmann-tiny --corpus "$tmp/blank.txt" --tokenizer $t --out "$tmp/blank-$t" --steps 2 --no-cache
+done
+[ ! -e "$tmp/blank-char" ] && pass "... and leaves no run folder behind" || fail "a refused blank corpus left $tmp/blank-char"
 
 echo "cli: init is deterministic"
 "$GF" init --model grassmann-tiny --seed 5 --out "$tmp/a.safetensors" >/dev/null

@@ -192,12 +192,25 @@ typedef struct {
     double best_val_ppl, test_ppl, tokens_per_s, wall_s;
 } run_summary;
 
+/* A training split of a single distinct token (a file of blank lines, one repeated character) teaches
+ * nothing, and with a char or word vocabulary scores perplexity 1: refused, not reported as a perfect model. */
+static int one_symbol_corpus(const gf_corpus *c, const recipe *r) {
+    const gf_ids *tr = &c->split[GF_TRAIN];
+    for (int64_t i = 1; i < tr->n; i++)
+        if (tr->v[i] != tr->v[0]) return 0;
+    cli_error("--corpus %s: its training split is %lld copies of one token with the %s tokenizer; a model learns "
+              "nothing from it (and with a char or word vocabulary every perplexity would be 1)\nHINT: check the "
+              "file: it holds one symbol over and over (blank lines only?)",
+              r->o.corpus, (long long)tr->n, gf_tok_kind_name(c->tok->kind));
+    return 1;
+}
+
 static int load_corpus(const recipe *r, const gf_tokenizer *fixed, gf_corpus **out) {
     const char *cache = r->no_cache ? NULL : cli_cache_dir();
     *out = gf_corpus_load(r->o.corpus, cli_data_dir(), r->o.tokenizer[0] ? r->o.tokenizer : NULL, fixed, cache);
     if (!*out) return cli_error("%s", gf_last_error());
     if ((*out)->cache_note[0]) fprintf(stderr, "grassflow: %s\n", (*out)->cache_note);
-    return EXIT_OK;
+    return one_symbol_corpus(*out, r) ? EXIT_RUNTIME : EXIT_OK;
 }
 
 /* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at is kept from r). */
