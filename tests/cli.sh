@@ -101,6 +101,9 @@ printf '1 2 3\n4 99 5\n' >"$tmp/oov.txt"
 want="oov.txt:2: token id 99 is outside"; expect 1 "score: id outside the vocabulary (file:line)" "$GF" score --ckpt "$ck" --tokens "$tmp/oov.txt"
 printf '1 2 x3\n' >"$tmp/junk.txt"
 want="junk.txt:1: 'x3' is not a token id"; expect 1 "score: non-numeric token" "$GF" score --ckpt "$ck" --tokens "$tmp/junk.txt"
+printf '4\v10 11\n3\f9\r\n' >"$tmp/vt.txt"; printf '4 10 11\n3 9\n' >"$tmp/sp.txt"
+"$GF" score --ckpt "$ck" --tokens "$tmp/vt.txt" >"$tmp/vt.out" 2>&1; "$GF" score --ckpt "$ck" --tokens "$tmp/sp.txt" >"$tmp/sp.out" 2>&1
+cmp -s "$tmp/vt.out" "$tmp/sp.out" && grep -q "^tokens 3 " "$tmp/vt.out" && pass "score: \\v and \\f separate ids like spaces (C whitespace)" || fail "score with \\v/\\f: $(cat "$tmp/vt.out")"
 $PY -c "print(' '.join(['1']*40))" >"$tmp/long.txt"
 want="long.txt:1: 40 ids; this model takes at most max_len \+ 1 = 33"; expect 1 "score: line longer than max_len+1" "$GF" score --ckpt "$ck" --tokens "$tmp/long.txt"
 $PY - "$ck" "$tmp/wild.safetensors" <<'PYEOF'

@@ -38,6 +38,9 @@ static int push(void **p, int64_t *cap, int64_t need, size_t el) {
     return 0;
 }
 
+/* Whitespace between ids within a line (C's isspace without the newline that ends the line). */
+static bool is_sep(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
 /* Parse the tokens file; every id must be in [0, V) and every line at most max_len + 1 ids. */
 static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
     size_t size;
@@ -53,14 +56,14 @@ static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
         int64_t begin = s->n;
         char *q = p;
         while (q < eol) {
-            while (q < eol && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+            while (q < eol && is_sep(*q)) q++;
             if (q >= eol) break;
             char *e;
             errno = 0;
             long long v = strtoll(q, &e, 10);
-            if (e == q || errno || (e < eol && *e != ' ' && *e != '\t' && *e != '\r')) {
+            if (e == q || errno || (e < eol && !is_sep(*e))) {
                 int tl = 0;
-                while (q + tl < eol && tl < 20 && q[tl] != ' ' && q[tl] != '\t' && q[tl] != '\r') tl++;
+                while (q + tl < eol && tl < 20 && !is_sep(q[tl])) tl++;
                 rc = cli_error("%s:%lld: '%.*s' is not a token id; expected whitespace-separated integers", path,
                                (long long)line, tl, q);
                 break;
