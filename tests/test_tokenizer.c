@@ -230,6 +230,12 @@ static void test_pieces_and_json(void **state) {
     free(js);
     assert_null(gf_tokenizer_from_json("{\"kind\": \"bpe\", \"vocab\": []}", "model.safetensors"));
     assert_string_equal(gf_last_error(), "model.safetensors: unknown tokenizer kind \"bpe\"");
+    /* a vocabulary without its special tokens would encode line ends or unknown words as id -1 */
+    assert_null(gf_tokenizer_from_json("{\"kind\": \"word\", \"vocab\": [\"<eos>\", \"a\"]}", "w.safetensors"));
+    assert_non_null(strstr(gf_last_error(), "w.safetensors: the word vocabulary lacks \"<eos>\" or \"<unk>\""));
+    assert_null(gf_tokenizer_from_json("{\"kind\": \"word\", \"vocab\": [\"<unk>\", \"a\"]}", "w.safetensors"));
+    assert_null(gf_tokenizer_from_json("{\"kind\": \"wordpiece\", \"vocab\": [\"a\", \"##b\"]}", "p.safetensors"));
+    assert_non_null(strstr(gf_last_error(), "p.safetensors: the WordPiece vocabulary lacks \"[UNK]\""));
     gf_tokenizer_free(back);
     gf_tokenizer_free(wp);
     gf_tokenizer_free(b);

@@ -176,6 +176,14 @@ gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source) {
     } else if (k == GF_TOK_WORDPIECE) {
         t->unk_id = gf_vocab_find(&t->vocab, "[UNK]", 5);
     }
+    if ((k == GF_TOK_WORD && (t->eos_id < 0 || t->unk_id < 0)) || (k == GF_TOK_WORDPIECE && t->unk_id < 0)) {
+        gf_fail("%s: the %s vocabulary lacks %s; it could not encode a line end or an unknown word\nHINT: the "
+                "tokenizer was edited or forged; use a checkpoint as grassflow wrote it", source,
+                k == GF_TOK_WORD ? "word" : "WordPiece", k == GF_TOK_WORD ? "\"<eos>\" or \"<unk>\"" : "\"[UNK]\"");
+        gf_tokenizer_free(t);
+        t = NULL;
+        goto done;
+    }
     t->source = strdup(source);
 done:
     cJSON_Delete(o);
