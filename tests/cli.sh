@@ -102,6 +102,8 @@ want="oov.txt:2: token id 99 is outside"; expect 1 "score: id outside the vocabu
 printf '1 2 x3\n' >"$tmp/junk.txt"
 want="junk.txt:1: 'x3' is not a token id"; expect 1 "score: non-numeric token" "$GF" score --ckpt "$ck" --tokens "$tmp/junk.txt"
 printf '4\v10 11\n3\f9\r\n' >"$tmp/vt.txt"; printf '4 10 11\n3 9\n' >"$tmp/sp.txt"
+printf '4 \v\n10 11\n' >"$tmp/vn.txt"; want=; expect 0 "score: a \\v before a newline does not merge two lines" "$GF" score --ckpt "$ck" --tokens "$tmp/vn.txt"
+grep -q "^tokens 1 " "$tmp/out" && pass "... (1 target, not 2)" || fail "\\v newline: $(cat "$tmp/out")"
 "$GF" score --ckpt "$ck" --tokens "$tmp/vt.txt" >"$tmp/vt.out" 2>&1; "$GF" score --ckpt "$ck" --tokens "$tmp/sp.txt" >"$tmp/sp.out" 2>&1
 cmp -s "$tmp/vt.out" "$tmp/sp.out" && grep -q "^tokens 3 " "$tmp/vt.out" && pass "score: \\v and \\f separate ids like spaces (C whitespace)" || fail "score with \\v/\\f: $(cat "$tmp/vt.out")"
 $PY -c "print(' '.join(['1']*40))" >"$tmp/long.txt"

@@ -138,6 +138,12 @@ huge=$(printf 'x%.0s' $(seq 4100))
 want="--out is 4100 bytes long"; expect 2 "an --out longer than a path can be is refused, naming the flag" "$GF" train $R --out "$huge"
 want="--corpus is 4100 bytes long"; expect 2 "... and so is such a --corpus" "$GF" train $R --corpus "$huge" --out "$tmp/x"
 want="--resume is 4100 bytes long"; expect 2 "... and such a --resume" "$GF" train --resume "$huge"
+want="File name too long"; expect 1 "score with a --ckpt path too long to open says so (the message keeps its reason)" "$GF" score --ckpt "$huge" --tokens "$tmp/x"
+want="File name too long"; expect 1 "... eval" "$GF" eval --ckpt "$huge" --corpus tinyshakespeare
+want="File name too long"; expect 1 "... generate" "$GF" generate --ckpt "$huge"
+want="File name too long"; expect 1 "... init --out" "$GF" init --model grassmann-tiny --out "$huge"
+want="--out is 4100 bytes long"; expect 2 "... compare --out" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --out "$huge"
+want="not a built-in corpus"; expect 1 "... data stats --corpus" "$GF" data stats --corpus "$huge"
 longc="$deep"; for i in $(seq 15); do longc="$longc/$(printf 'c%.0s' $(seq 250))"; done
 want="token cache not used: the path .* more than"; GRASSFLOW_CACHE="$longc" expect 0 "a cache folder too long to name a file in runs without the cache, and says so" "$GF" data stats --corpus tinyshakespeare
 

@@ -1,17 +1,31 @@
 #include "core/error.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "grassflow.h"
 
 static _Thread_local char g_err[4096];
 
+/* A message longer than the buffer (a path of many KB in it) keeps its head and its tail, where the
+ * reason and the HINT are, with the middle elided. */
 int gf_fail(const char *fmt, ...) {
-    va_list ap;
+    va_list ap, ap2;
     va_start(ap, fmt);
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_copy(ap2, ap);
+    int n = vsnprintf(g_err, sizeof g_err, fmt, ap);
     va_end(ap);
+    char *full = n >= (int)sizeof g_err ? malloc((size_t)n + 1) : NULL;
+    if (full) {
+        vsnprintf(full, (size_t)n + 1, fmt, ap2);
+        const size_t head = 1000, tail = 2000;
+        snprintf(g_err, sizeof g_err, "%.*s[... %zu bytes ...]%s", (int)head, full, (size_t)n - head - tail,
+                 full + (size_t)n - tail);
+        free(full);
+    }
+    va_end(ap2);
     return -1;
 }
 
