@@ -176,10 +176,38 @@ static void test_atomic_write(void **state) {
     gf_model_free(m);
 }
 
+/* Reader and writer share one header limit: metadata too large to read back is refused before writing
+ * (and before a run starts, through gf_st_metadata_fits), and the previous file stays. */
+static void test_header_limit(void **state) {
+    (void)state;
+    const size_t big = GF_ST_MAX_HEADER / 6 + 16; /* control characters: 6 bytes each once JSON-escaped */
+    char *v = malloc(big + 1);
+    assert_non_null(v);
+    memset(v, 1, big);
+    v[big] = '\0';
+    const char *keys[] = {"config", "tokenizer"}, *vals[] = {"{}", v};
+    assert_int_not_equal(gf_st_metadata_fits(keys, vals, 2), 0);
+    assert_non_null(strstr(gf_last_error(), "\"tokenizer\" is"));
+    const char *path = tl_tmp_path("limit.safetensors");
+    float x = 1.0f;
+    const gf_st_out t = {.name = "x", .dtype = GF_DT_F32, .ndim = 1, .shape = {1}, .data = &x};
+    assert_int_equal(gf_st_write(path, &t, 1, keys, vals, 1), 0); /* small metadata: written */
+    assert_int_not_equal(gf_st_write(path, &t, 1, keys, vals, 2), 0);
+    assert_non_null(strstr(gf_last_error(), "nothing was written"));
+    gf_st_file *f = gf_st_read(path); /* the earlier file is intact */
+    assert_non_null(f);
+    assert_null(gf_st_metadata(f, "tokenizer"));
+    gf_st_free(f);
+    v[GF_ST_MAX_HEADER / 8] = '\0'; /* well inside the limit */
+    assert_int_equal(gf_st_metadata_fits(keys, vals, 2), 0);
+    free(v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_model_mismatch), cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_header_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

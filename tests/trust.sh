@@ -147,5 +147,17 @@ want="not a built-in corpus"; expect 1 "... data stats --corpus" "$GF" data stat
 longc="$deep"; for i in $(seq 15); do longc="$longc/$(printf 'c%.0s' $(seq 250))"; done
 want="token cache not used: the path .* more than"; GRASSFLOW_CACHE="$longc" expect 0 "a cache folder too long to name a file in runs without the cache, and says so" "$GF" data stats --corpus tinyshakespeare
 
+echo "trust: a run never writes what cannot be read back"
+for k in $(seq 100); do printf 'a b\nc \0d e\nf g\n'; done >"$tmp/nul.txt"
+for t in word char; do
+    want="the text holds a NUL byte .* --tokenizer byte \(building the vocabulary of $tmp/nul.txt\)"; expect 1 "a NUL byte in a word is refused before training ($t tokenizer)" "$GF" train $R --corpus "$tmp/nul.txt" --tokenizer $t --out "$tmp/nul-$t" --no-cache
+done
+[ ! -e "$tmp/nul-word" ] && pass "... and no run folder is left" || fail "NUL corpus left a run folder"
+mkdir -p "$tmp/bigtok" && printf 'a b\n' >"$tmp/bigtok/valid.txt" && printf 'a c\n' >"$tmp/bigtok/test.txt"
+$PY -c "import sys; sys.stdout.buffer.write(b'\x01' * (17 << 20) + b'\n' + b'a b c\n' * 200)" >"$tmp/bigtok/train.txt"
+want="\"tokenizer\" is [0-9]+ of them\), more than the [0-9]+ a safetensors header may hold"; expect 1 "a tokenizer too large for a checkpoint header is refused before training" "$GF" train $R --corpus "$tmp/bigtok" --tokenizer word --out "$tmp/bigrun" --no-cache
+[ ! -e "$tmp/bigrun" ] && pass "... and no run folder is left" || fail "the oversized tokenizer left $tmp/bigrun"
+rm -rf "$tmp/bigtok"
+
 if [ $fails -ne 0 ]; then echo "trust: $fails FAILED"; exit 1; fi
 echo "trust: all passed"

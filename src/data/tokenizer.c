@@ -67,7 +67,7 @@ gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
                 while (j < eol && is_space(text[j])) j++;
                 size_t w = j;
                 while (j < eol && !is_space(text[j])) j++;
-                if (j > w && gf_vocab_add(&t->vocab, text + w, j - w) < 0) goto fail;
+                if (j > w && gf_vocab_add_text(&t->vocab, text + w, j - w) < 0) goto fail;
             }
             if (eol < n || eol > i) /* every line, including a last one without a newline */
                 if (gf_vocab_add(&t->vocab, "<eos>", 5) < 0) goto fail;
@@ -89,7 +89,7 @@ gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
                     "--tokenizer byte for arbitrary bytes)", i);
             goto fail;
         }
-        if (gf_vocab_add(&seen, text + i, (size_t)l) < 0) {
+        if (gf_vocab_add_text(&seen, text + i, (size_t)l) < 0) {
             gf_vocab_free(&seen);
             goto fail;
         }

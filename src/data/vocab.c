@@ -44,6 +44,13 @@ static int rehash(gf_vocab *v, int64_t n_slots) {
     return 0;
 }
 
+int32_t gf_vocab_add_text(gf_vocab *v, const char *s, size_t n) {
+    if (memchr(s, '\0', n)) /* a stored tokenizer is JSON text: the entry would come back cut at the NUL */
+        return gf_fail("the text holds a NUL byte (in a %zu-byte word or character), which a stored tokenizer "
+                       "cannot keep; remove the NUL bytes, or use --tokenizer byte", n);
+    return gf_vocab_add(v, s, n);
+}
+
 int32_t gf_vocab_add(gf_vocab *v, const char *s, size_t n) {
     int32_t id = gf_vocab_find(v, s, n);
     if (id >= 0) return id;

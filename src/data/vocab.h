@@ -19,6 +19,9 @@ void gf_vocab_free(gf_vocab *v);
 int32_t gf_vocab_find(const gf_vocab *v, const char *s, size_t n);
 /* id of s[0..n), adding it if absent; -1 (with gf_last_error) when out of memory or over 2^31 entries */
 int32_t gf_vocab_add(gf_vocab *v, const char *s, size_t n);
+/* gf_vocab_add for entries a tokenizer stores as JSON text: one holding a NUL byte is an error (it would be
+ * read back cut short). The byte tokenizer's 256 entries go through gf_vocab_add. */
+int32_t gf_vocab_add_text(gf_vocab *v, const char *s, size_t n);
 /* A hash of the whole vocabulary (strings in id order). */
 uint64_t gf_vocab_hash(const gf_vocab *v);
 

@@ -144,7 +144,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
                     "token's id is its line number - 1", path, line, len > 60 ? 60 : (int)len, s, (long long)prev + 1);
             goto fail;
         }
-        int32_t id = gf_vocab_add(&t->vocab, s, len);
+        int32_t id = gf_vocab_add_text(&t->vocab, s, len);
         if (id < 0) {
             gf_fail_context(" (loading %s, line %lld)", path, line);
             goto fail;

@@ -11,7 +11,7 @@
 #error "grassflow reads and writes safetensors data as raw memory: it needs a little-endian machine"
 #endif
 
-#define MAX_HEADER (100u << 20)
+#define MAX_HEADER GF_ST_MAX_HEADER
 #define MAX_FILE ((size_t)1 << 42)
 
 static const char *const DTYPES[] = {"F32", "I32", "F64", "I64"};
@@ -45,6 +45,11 @@ int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const 
     cJSON_Delete(h);
     if (!json) return gf_fail("out of memory writing the header of %s", path);
     size_t jl = strlen(json), padded = (jl + 7) / 8 * 8;
+    if (padded > MAX_HEADER) {
+        free(json);
+        return gf_fail("%s: the header would be %zu bytes, more than the %u a reader accepts; nothing was written "
+                       "(the metadata, such as the tokenizer, is too large)", path, padded, MAX_HEADER);
+    }
     unsigned char *hdr = malloc(8 + padded);
     if (!hdr) {
         free(json);
@@ -70,6 +75,24 @@ int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const 
         return -1;
     }
     return gf_atomic_commit(f);
+}
+
+int gf_st_metadata_fits(const char *const *meta_keys, const char *const *meta_vals, int n_meta) {
+    cJSON *meta = cJSON_CreateObject();
+    for (int i = 0; i < n_meta; i++) cJSON_AddStringToObject(meta, meta_keys[i], meta_vals[i]);
+    char *json = cJSON_PrintUnformatted(meta);
+    cJSON_Delete(meta);
+    if (!json) return gf_fail("out of memory measuring checkpoint metadata");
+    size_t jl = strlen(json);
+    free(json);
+    const size_t room = (size_t)1 << 20; /* the tensor entries: about 100 bytes each */
+    if (jl + room <= MAX_HEADER) return 0;
+    size_t big = 0;
+    for (int i = 1; i < n_meta; i++)
+        if (strlen(meta_vals[i]) > strlen(meta_vals[big])) big = (size_t)i;
+    return gf_fail("the checkpoint metadata would take %zu bytes (\"%s\" is %zu of them), more than the %u a "
+                   "safetensors header may hold; the run could not save a checkpoint that loads", jl,
+                   meta_keys[big], strlen(meta_vals[big]), MAX_HEADER - (unsigned)room);
 }
 
 void gf_st_free(gf_st_file *f) {

@@ -13,6 +13,13 @@ typedef struct gf_st_out {
     const void *data;
 } gf_st_out;
 
+/* The largest header gf_st_read accepts; gf_st_write refuses to write a larger one. */
+#define GF_ST_MAX_HEADER (100u << 20)
+
+/* 0 if string metadata of these keys and values leaves room for a model's tensor entries in a header
+ * gf_st_read accepts; else an error naming what: checked before a run starts, not at its first save. */
+int gf_st_metadata_fits(const char *const *meta_keys, const char *const *meta_vals, int n_meta);
+
 /* Write tensors (in this order) and string metadata atomically. */
 int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const *meta_keys,
                 const char *const *meta_vals, int n_meta);

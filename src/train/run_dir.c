@@ -100,7 +100,8 @@ int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
     r->cfg_json = gf_config_to_json(gf_model_config(m), false);
     r->recipe_json = gf_train_opts_to_json(o);
     if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
-    return 0;
+    const char *keys[] = {"config", "train", "tokenizer"}, *vals[] = {r->cfg_json, r->recipe_json, r->tok_json};
+    return gf_st_metadata_fits(keys, vals, r->tok_json ? 3 : 2);
 }
 
 int gf_run_metrics_open(gf_run_dir *r, bool append) {
