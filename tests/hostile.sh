@@ -78,6 +78,12 @@ mem_case "a $(stat -c %s "$tmp/bigvocab.safetensors")-byte checkpoint whose conf
     'tensor "tok_emb.weight" is missing' "$GF" score --ckpt "$tmp/bigvocab.safetensors" --tokens "$tmp/tokens.txt"
 mem_case "sinusoidal positions with max_len 2^24: three tokens scored without a 2^24-row table" 0 "tokens 3" \
     "$GF" score --ckpt "$tmp/longmax.safetensors" --tokens "$tmp/tokens.txt"
+head -c 200000000 /dev/zero | xz -1 >"$tmp/bomb.txt.xz" # 29 KB that decompress to 200 MB
+mem_case "a $(stat -c %s "$tmp/bomb.txt.xz")-byte .xz corpus of 200 MB: refused at a sixth of the address-space limit" 1 \
+    "decompresses to more than 170666666 bytes" "$GF" data stats --corpus "$tmp/bomb.txt.xz" --no-cache
+want="decompresses to more than 1000000 bytes"; GRASSFLOW_MAX_TEXT=1000000 expect 1 "... and at GRASSFLOW_MAX_TEXT when set" "$GF" data stats --corpus "$tmp/bomb.txt.xz" --no-cache
+want="GRASSFLOW_MAX_TEXT expects a number of bytes"; GRASSFLOW_MAX_TEXT=lots expect 2 "a bad GRASSFLOW_MAX_TEXT" "$GF" data stats --corpus "$tmp/bomb.txt.xz" --no-cache
+rm -f "$tmp/bomb.txt.xz"
 # OpenBLAS reserves 128 MiB per thread and retries a failed allocation forever: under a tight limit with
 # two threads grassflow must run or say why, never spin
 if ! ldd "$GF" | grep -q libasan; then

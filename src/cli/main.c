@@ -1,4 +1,5 @@
 /* grassflow: the command-line tool. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "cli/cli.h"
 #include "core/blas.h"
 #include "core/parallel.h"
+#include "data/corpus.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -76,9 +78,24 @@ static int take_threads(int *argc, char **argv) {
     return 0;
 }
 
+/* GRASSFLOW_MAX_TEXT=BYTES: the most text a corpus file may hold (default: by memory; see data/corpus.h). */
+static int take_max_text(void) {
+    const char *e = getenv("GRASSFLOW_MAX_TEXT");
+    if (!e || !*e) return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(e, &end, 10);
+    if (errno || *end || v < 1 || v > (1LL << 40)) {
+        fprintf(stderr, "grassflow: GRASSFLOW_MAX_TEXT expects a number of bytes in [1, 2^40], got '%s'\n", e);
+        return 1;
+    }
+    gf_corpus_set_max_text((size_t)v);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     fix_openblas_kernel(argv);
-    if (take_threads(&argc, argv)) return EXIT_USAGE;
+    if (take_threads(&argc, argv) || take_max_text()) return EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

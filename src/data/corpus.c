@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "grassflow.h"
@@ -13,6 +15,8 @@
 #include "data/unicode.h"
 
 #define MAX_CORPUS ((size_t)1 << 34) /* 16 GiB of text */
+#define MAX_TEXT_HINT "a corpus file may hold a sixth of the machine's memory (or of ulimit -v) in text, so that its " \
+                      "tokens fit too; GRASSFLOW_MAX_TEXT=BYTES sets another limit"
 #define CACHE_MAGIC "GFTOKEN1"
 /* bump when a tokenizer changes what it produces (the Unicode tables enter the key on their own) */
 #define CACHE_VERSION 1u
@@ -143,6 +147,18 @@ static int cache_store(const gf_corpus *c, const gf_tokenizer *tok, const char *
         return -1;
     }
     return gf_atomic_commit(f);
+}
+
+static size_t g_max_text; /* 0: by memory */
+
+void gf_corpus_set_max_text(size_t bytes) { g_max_text = bytes; }
+
+size_t gf_corpus_max_text(void) {
+    if (g_max_text) return g_max_text;
+    uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem) mem = rl.rlim_cur;
+    return mem / 6 < MAX_CORPUS ? (size_t)(mem / 6) : MAX_CORPUS;
 }
 
 static int mkdir_p(const char *dir) {
@@ -276,8 +292,8 @@ static uint64_t read_sources(const corpus_files *f, gf_tok_kind kind, const gf_t
     }
     *err = 0;
     for (int s = 0; s < (f->single ? 1 : 3) && !*err; s++) {
-        raw[s] = gf_read_file(f->path[s], MAX_CORPUS, &raw_n[s]);
-        if (!raw[s]) *err = -1;
+        raw[s] = gf_read_file(f->path[s], gf_corpus_max_text(), &raw_n[s]);
+        if (!raw[s]) *err = -1, gf_fail_context("\nHINT: " MAX_TEXT_HINT);
         else key = gf_hash_bytes(raw[s], raw_n[s], key);
     }
     return key;
@@ -288,7 +304,7 @@ static int tokenize_corpus(gf_corpus *c, const corpus_files *f, gf_tok_kind kind
                            unsigned char **raw, const size_t *raw_n, char **text, size_t *tlen, const char *cpath,
                            const char *cache_dir, uint64_t key) {
     for (int s = 0; s < (f->single ? 1 : 3); s++) {
-        text[s] = gf_text_from_bytes(f->path[s], raw[s], raw_n[s], MAX_CORPUS, &tlen[s]);
+        text[s] = gf_text_from_bytes(f->path[s], raw[s], raw_n[s], gf_corpus_max_text(), MAX_TEXT_HINT, &tlen[s]);
         raw[s] = NULL; /* taken over */
         if (!text[s]) return -1;
     }

@@ -19,7 +19,8 @@ static int ends_with(const char *s, const char *suffix) {
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, size_t max_bytes, size_t *size) {
+static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, size_t max_bytes, const char *hint,
+                       size_t *size) {
     lzma_stream st = LZMA_STREAM_INIT;
     if (lzma_stream_decoder(&st, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
         gf_fail("%s: cannot start the xz decoder", path);
@@ -40,7 +41,8 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
             if (cap >= max_bytes) {
                 free(out);
                 lzma_end(&st);
-                gf_fail("%s decompresses to more than %zu bytes; refusing (a corrupt or hostile file?)", path, max_bytes);
+                gf_fail("%s decompresses to more than %zu bytes; refusing (a corrupt or hostile file?)%s%s", path,
+                        max_bytes, hint ? "\nHINT: " : "", hint ? hint : "");
                 return NULL;
             }
             size_t nc = cap * 2 > max_bytes ? max_bytes : cap * 2;
@@ -73,13 +75,14 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     return out;
 }
 
-char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t max_bytes, size_t *size) {
+char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t max_bytes, const char *hint,
+                         size_t *size) {
     if (!ends_with(path, ".xz")) {
         raw[n] = '\0';
         *size = n;
         return (char *)raw;
     }
-    char *text = xz_decode(path, raw, n, max_bytes, size);
+    char *text = xz_decode(path, raw, n, max_bytes, hint, size);
     free(raw);
     return text;
 }
@@ -87,5 +90,5 @@ char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t 
 char *gf_read_text(const char *path, size_t max_bytes, size_t *size) {
     size_t n;
     unsigned char *raw = gf_read_file(path, max_bytes, &n);
-    return raw ? gf_text_from_bytes(path, raw, n, max_bytes, size) : NULL;
+    return raw ? gf_text_from_bytes(path, raw, n, max_bytes, NULL, size) : NULL;
 }

@@ -10,8 +10,10 @@
 char *gf_read_text(const char *path, size_t max_bytes, size_t *size);
 
 /* The same from bytes already read from path: takes ownership of raw (n bytes, with room for a NUL
- * after them, as gf_read_file gives) and returns the text (raw itself when not compressed). */
-char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t max_bytes, size_t *size);
+ * after them, as gf_read_file gives) and returns the text (raw itself when not compressed). hint (or
+ * NULL): a HINT line for the error when the text would exceed max_bytes. */
+char *gf_text_from_bytes(const char *path, unsigned char *raw, size_t n, size_t max_bytes, const char *hint,
+                         size_t *size);
 
 /* 64-bit FNV-1a of a byte range (for cache keys). */
 uint64_t gf_hash_bytes(const void *data, size_t n, uint64_t seed);

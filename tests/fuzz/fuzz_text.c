@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (!raw) return 0;
     memcpy(raw, data, size);
     size_t n;
-    char *text = gf_text_from_bytes("fuzz.txt", raw, size, (size_t)1 << 24, &n); /* takes raw */
+    char *text = gf_text_from_bytes("fuzz.txt", raw, size, (size_t)1 << 24, NULL, &n); /* takes raw */
     if (!text) return 0;
     for (int k = 0; k < 2; k++) {
         gf_tokenizer *t = gf_tokenizer_build(k ? GF_TOK_CHAR : GF_TOK_WORD, text, n);
