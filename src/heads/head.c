@@ -28,20 +28,13 @@ const gf_head_ops *gf_head_find(const char *name) {
 const gf_head_ops *gf_config_head(const gf_config *cfg) { return gf_head_find(cfg->task[0] ? cfg->task : "lm"); }
 
 int gf_head_register(const gf_head_ops *ops) {
-    if (!ops || !ops->name || !ops->name[0] || strlen(ops->name) >= GF_MIXER_NAME_MAX)
-        return gf_fail("gf_head_register: a head needs a name of 1 to %d characters", GF_MIXER_NAME_MAX - 1);
-    if (ops->version < 1 || ops->version > GF_HEAD_OPS_VERSION)
-        return gf_fail("gf_head_register: head \"%s\" declares interface version %d; this grassflow knows 1 to %d",
-                       ops->name, ops->version, GF_HEAD_OPS_VERSION);
-    if (ops->config_size > GF_HEAD_CONFIG_BYTES)
-        return gf_fail("gf_head_register: head \"%s\" has a %zu-byte config; at most %d fit", ops->name,
-                       ops->config_size, GF_HEAD_CONFIG_BYTES);
+    if (!ops) return gf_fail("gf_head_register: no head given");
+    const gf_plugin_desc d = {"gf_head_register", "head", ops->name, ops->version, GF_HEAD_OPS_VERSION,
+                              GF_MIXER_NAME_MAX, ops->config_size, GF_HEAD_CONFIG_BYTES, ops->keys, ops->n_keys};
+    if (gf_plugin_check(&d)) return -1;
     if (!ops->target_count || !ops->param_specs || !ops->out_floats || !ops->saved_floats || !ops->n_outputs ||
         !ops->forward || !ops->backward)
         return gf_fail("gf_head_register: head \"%s\" lacks a function", ops->name);
-    char who[64];
-    snprintf(who, sizeof who, "gf_head_register: head \"%s\"", ops->name);
-    if (gf_keys_check(ops->keys, ops->n_keys, ops->config_size, who)) return -1;
     if (gf_head_find(ops->name)) return gf_fail("gf_head_register: a head called \"%s\" exists already", ops->name);
     return gf_registry_add(&g_heads, ops, "heads (gf_head_register)");
 }

@@ -33,22 +33,15 @@ const gf_mixer_ops *gf_mixer_find(const char *name) {
 const gf_mixer_ops *gf_layer_mixer(const gf_config *cfg, int l) { return gf_mixer_find(cfg->layers[l].mixer); }
 
 int gf_mixer_register(const gf_mixer_ops *ops) {
-    if (!ops || !ops->name || !ops->name[0] || strlen(ops->name) >= GF_MIXER_NAME_MAX)
-        return gf_fail("gf_mixer_register: a mixer needs a name of 1 to %d characters", GF_MIXER_NAME_MAX - 1);
-    if (ops->version < 1 || ops->version > GF_MIXER_OPS_VERSION)
-        return gf_fail("gf_mixer_register: mixer \"%s\" declares interface version %d; this grassflow knows 1 to %d",
-                       ops->name, ops->version, GF_MIXER_OPS_VERSION);
-    if (ops->config_size > GF_MIXER_CONFIG_BYTES)
-        return gf_fail("gf_mixer_register: mixer \"%s\" has a %zu-byte config; at most %d fit in a layer", ops->name,
-                       ops->config_size, GF_MIXER_CONFIG_BYTES);
+    if (!ops) return gf_fail("gf_mixer_register: no mixer given");
+    const gf_plugin_desc d = {"gf_mixer_register", "mixer", ops->name, ops->version, GF_MIXER_OPS_VERSION,
+                              GF_MIXER_NAME_MAX, ops->config_size, GF_MIXER_CONFIG_BYTES, ops->keys, ops->n_keys};
+    if (gf_plugin_check(&d)) return -1;
     if (!ops->param_specs || !ops->saved_floats || !ops->scratch_floats || !ops->forward || !ops->backward ||
         (!ops->step) != (!ops->state_floats) || (!ops->step) != (!ops->step_scratch_floats))
         return gf_fail("gf_mixer_register: mixer \"%s\" lacks a function (param_specs, saved_floats, "
                        "scratch_floats, forward and backward are required; step, state_floats and "
                        "step_scratch_floats go together)", ops->name);
-    char who[64];
-    snprintf(who, sizeof who, "gf_mixer_register: mixer \"%s\"", ops->name);
-    if (gf_keys_check(ops->keys, ops->n_keys, ops->config_size, who)) return -1;
     char letter[2] = {ops->letter, 0};
     if (gf_mixer_find(ops->name) || (ops->letter && gf_mixer_find(letter)))
         return gf_fail("gf_mixer_register: a mixer called \"%s\" (or with letter '%c') is already registered",

@@ -122,6 +122,20 @@ int gf_keys_check(const gf_cfg_key *keys, int n, size_t config_size, const char 
     return 0;
 }
 
+int gf_plugin_check(const gf_plugin_desc *d) {
+    if (!d->name || !d->name[0] || strlen(d->name) >= (size_t)d->name_max)
+        return gf_fail("%s: a %s needs a name of 1 to %d characters", d->fn, d->kind, d->name_max - 1);
+    if (d->version < 1 || d->version > d->max_version)
+        return gf_fail("%s: %s \"%s\" declares interface version %d; this grassflow knows 1 to %d", d->fn, d->kind,
+                       d->name, d->version, d->max_version);
+    if (d->config_size > d->config_max)
+        return gf_fail("%s: %s \"%s\" has a %zu-byte config; at most %zu fit", d->fn, d->kind, d->name,
+                       d->config_size, d->config_max);
+    char who[96];
+    snprintf(who, sizeof who, "%s: %s \"%s\"", d->fn, d->kind, d->name);
+    return gf_keys_check(d->keys, d->n_keys, d->config_size, who);
+}
+
 void gf_keys_default(const gf_cfg_key *keys, int n, void *base) {
     for (int i = 0; i < n; i++) {
         if (!keys[i].def) continue;

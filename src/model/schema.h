@@ -39,6 +39,17 @@ typedef struct gf_cfg_key {
 /* A plug-in's key table is sound: names set, each value (and an INTS count) inside its config_size-byte
  * struct, INTS at most 256 long, ENUMs with names, defaults that parse. `who` names the plug-in. */
 int gf_keys_check(const gf_cfg_key *keys, int n, size_t config_size, const char *who);
+/* What every plug-in's ops must satisfy, for fn ("gf_mixer_register") and kind ("mixer"): a name of 1 to
+ * name_max - 1 characters, an interface version in [1, max_version], a config of at most config_max bytes
+ * and a sound key table. */
+typedef struct gf_plugin_desc {
+    const char *fn, *kind, *name;
+    int version, max_version, name_max;
+    size_t config_size, config_max;
+    const gf_cfg_key *keys;
+    int n_keys;
+} gf_plugin_desc;
+int gf_plugin_check(const gf_plugin_desc *d);
 /* The key called name in keys[0..n), or NULL. */
 const gf_cfg_key *gf_key_find(const gf_cfg_key *keys, int n, const char *name);
 /* Parse v into the struct at base. src names the source (a path, "--set k=v"), shown the key as the user
