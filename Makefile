@@ -61,7 +61,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files and matches members by base name (two lm.o)
 
 # the shared library carries its ABI version in its soname (libgrassflow.so.0)
 VERSION := $(shell sed -n 's/^\#define GF_VERSION "\(.*\)"/\1/p' include/grassflow.h)

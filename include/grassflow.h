@@ -6,7 +6,7 @@
  *     gf_config cfg;
  *     if (gf_config_preset("grassmann-6L", &cfg) != 0) { fprintf(stderr, "%s\n", gf_last_error()); ... }
  *     cfg.vocab_size = 33278;
- *     gf_model *m = gf_model_create(&cfg);            // parameters + gradients, one arena each
+ *     gf_model *m = gf_model_create(&cfg);            // parameters (gradients: on first backward)
  *     gf_model_init(m, 1234);                         // N(0, 0.02) weights, zero biases, LN 1/0
  *     float loss;
  *     gf_model_forward(m, inputs, targets, B, T, &loss);  // inputs, targets: int32 (B, T); -1 = ignore
@@ -177,7 +177,8 @@ typedef struct gf_tensor_info {
     bool trainable;        /* false: saved and loaded, but no gradient and no optimizer state */
     int64_t grad_offset;   /* in floats, into the gradient arena (and the AdamW moments); -1 if not trainable */
     float *data;           /* view into the parameter arena */
-    float *grad;           /* view into the gradient arena, NULL if not trainable */
+    float *grad;           /* view into the gradient arena; NULL if not trainable or before the arena
+                            * exists (it is allocated by the first backward, zero_grad or gf_model_grads) */
 } gf_tensor_info;
 
 gf_model *gf_model_create(const gf_config *cfg);
@@ -188,7 +189,9 @@ int gf_model_num_tensors(const gf_model *m);
 const gf_tensor_info *gf_model_tensor(const gf_model *m, int i);
 const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name);
 float *gf_model_params(gf_model *m);   /* the whole parameter arena (gf_model_num_params floats) */
-float *gf_model_grads(gf_model *m);    /* the gradient arena: gf_model_num_trainable floats */
+/* The gradient arena: gf_model_num_trainable floats. A model that never runs a backward (inference)
+ * never allocates it; this call does (zeroed), and returns NULL if it cannot (gf_last_error). */
+float *gf_model_grads(gf_model *m);
 /* Parameters that get gradients and optimizer state (all but frozen tensors and buffers). */
 int64_t gf_model_num_trainable(const gf_model *m);
 /* Freeze every tensor whose name starts with prefix ("" = all, "blocks." = every block, "tok_emb."):
@@ -243,6 +246,8 @@ int gf_model_backward_scaled(gf_model *m, float scale);
 void gf_model_zero_grad(gf_model *m);
 /* Bytes held by the activation arena (for memory reports). */
 size_t gf_model_activation_bytes(const gf_model *m);
+/* Bytes the activation arena needs for a forward of B sequences of T positions (to size batches). */
+size_t gf_model_forward_bytes(const gf_model *m, int64_t B, int64_t T);
 
 /* Checkpoints: safetensors, F32, names of docs/model.md, the config JSON under
  * __metadata__["config"]. Writes are atomic (temporary file, fsync, rename). */
@@ -277,6 +282,12 @@ const float *gf_stream_step(gf_stream *s, int32_t token);
  * of a step at a large vocabulary, is skipped. Returns 0, or -1 at the first bad token (the tokens
  * before it stay consumed). */
 int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n);
+/* Score one sequence from position 0 (the stream is reset first): feeds ids[t] and adds
+ * -log p(targets[t]) to *total for every t with targets[t] >= 0 (counted in *counted); nothing past the
+ * last counted target is fed. The same numbers as gf_model_forward's loss, in memory that does not grow
+ * with n for Grassmann layers. Returns 0, or -1 at a bad id (gf_last_error). */
+int gf_stream_score(gf_stream *s, const int32_t *ids, const int32_t *targets, int64_t n, double *total,
+                    int64_t *counted);
 /* Back to position 0 (keeps the memory). */
 void gf_stream_reset(gf_stream *s);
 /* Tokens consumed since creation or the last reset. */

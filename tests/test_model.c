@@ -196,11 +196,39 @@ static void test_input_errors(void **state) {
     gf_model_free(m);
 }
 
+/* A model that only runs forwards (score, eval, generate) never holds a gradient arena; the first
+ * backward, zero_grad or gf_model_grads makes one, zeroed; freezing after that re-lays it out. */
+static void test_grads_on_need(void **state) {
+    (void)state;
+    gf_model *m = tl_make_model("grassmann-tiny", NULL, 1);
+    const gf_tensor_info *emb = gf_model_find_tensor(m, "tok_emb.weight");
+    int32_t in[8], tg[8];
+    batch(in, tg, 8, 64, 5);
+    float l;
+    assert_int_equal(gf_model_forward(m, in, tg, 1, 8, &l), 0);
+    assert_null(emb->grad);
+    assert_int_equal(gf_model_backward(m), 0);
+    assert_non_null(emb->grad);
+    double sum = 0;
+    for (int64_t k = 0; k < emb->numel; k++) sum += fabs(emb->grad[k]);
+    assert_true(sum > 0);
+    assert_true(gf_model_freeze(m, "tok_emb.") == 1);
+    assert_null(emb->grad);
+    const gf_tensor_info *h = gf_model_find_tensor(m, "ln_f.weight");
+    assert_true(h->grad == gf_model_grads(m) + h->grad_offset);
+    gf_model_free(m);
+    m = tl_make_model("grassmann-tiny", NULL, 1);
+    float *g = gf_model_grads(m);
+    assert_non_null(g);
+    for (int64_t i = 0; i < gf_model_num_trainable(m); i++) assert_true(g[i] == 0.0f);
+    gf_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropout_gradients),
         cmocka_unit_test(test_identical_partner), cmocka_unit_test(test_dropout_determinism),
-        cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors),
+        cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors), cmocka_unit_test(test_grads_on_need),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -240,6 +240,8 @@ static void test_freeze(void **state) {
     const gf_tensor_info *w = gf_model_find_tensor(m, "blocks.0.mix.red.weight"), *h = gf_model_find_tensor(m, "cls_head.weight");
     assert_false(w->trainable);
     assert_null(w->grad);
+    assert_non_null(gf_model_grads(m)); /* the arena comes on first need (test_model.c test_grads_on_need) */
+    assert_null(w->grad);
     assert_true(h->trainable && h->grad);
     const int64_t n_head = gf_model_find_tensor(m, "cls_head.weight")->numel + 3 + 2 * 16; /* + bias, ln_f */
     assert_int_equal(gf_model_num_trainable(m), n_head);

@@ -119,11 +119,24 @@ static void test_lm_eval_blocks(void **state) {
             assert_int_equal(b.ids[k * L + t], real ? pos : 0);
             assert_int_equal(b.targets[k * L + t], real ? pos + 1 : -1);
         }
-    assert_int_equal(s->fill_eval(s->ctx, 3, 1, &b), 0); /* the padded block alone */
+    assert_int_equal(s->fill_eval(s->ctx, 3, 1, &b), 0); /* the short block alone: as long as it is */
     assert_int_equal(b.n_targets, 1);
+    assert_int_equal(b.T, 1);
     assert_int_equal(b.ids[0], 12);
     assert_int_equal(b.targets[0], 13);
-    assert_int_equal(b.targets[1], -1);
+    assert_int_equal(s->fill_eval(s->ctx, 2, 2, &b), 0); /* with a full block before it: padded to L */
+    assert_int_equal(b.T, L);
+    assert_int_equal(b.ids[L], 12);
+    assert_int_equal(b.targets[L], 13);
+    assert_int_equal(b.targets[L + 1], -1);
+    gf_source_free(s);
+    /* a seq_len far above the split costs what the split holds: one block of n - 1 */
+    s = gf_lm_source_create(ids, n, (int64_t)1 << 40, 1);
+    assert_int_equal(s->n_eval_examples(s->ctx), 1);
+    assert_int_equal(s->fill_eval(s->ctx, 0, 1, &b), 0);
+    assert_int_equal(b.T, n - 1);
+    assert_int_equal(b.n_targets, n - 1);
+    assert_int_equal(b.targets[n - 2], n - 1);
     gf_source_free(s);
 }
 

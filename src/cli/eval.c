@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/mem.h"
 #include "data/corpus.h"
 #include "train/trainer.h"
 
@@ -25,28 +26,11 @@ static void help(void) {
            "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
 }
 
-/* Row b of batch bt (B, T), scored by stream s from position 0, one token at a time: adds the loss of
- * every counted target to *total and *counted. Positions after the last counted target are not fed. */
-static int stream_row(gf_stream *s, const gf_batch *bt, int64_t b, int64_t V, double *total, int64_t *counted) {
-    const int32_t *ids = bt->ids + b * bt->T, *tg = bt->targets + b * bt->T;
-    int64_t end = bt->T;
-    while (end > 0 && tg[end - 1] < 0) end--;
-    gf_stream_reset(s);
-    for (int64_t t = 0; t < end; t++) {
-        const float *lg = gf_stream_step(s, ids[t]);
-        if (!lg) return -1;
-        if (tg[t] < 0) continue;
-        *total += gf_log_softmax_nll(lg, V, tg[t]);
-        (*counted)++;
-    }
-    return 0;
-}
-
 /* gf_evaluate's examples (the LM source: blocks of L + 1 tokens, stride L), each scored by the streaming
  * engine one token at a time from a fresh state. */
 static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int64_t *n_predicted) {
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
-    const int64_t V = gf_model_config(m)->vocab_size, n = src->n_eval_examples(src->ctx);
+    const int64_t n = src->n_eval_examples(src->ctx);
     gf_stream *s = gf_stream_create(m);
     if (!s) return -1;
     double total = 0.0;
@@ -55,7 +39,8 @@ static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int
     for (int64_t k = 0; k < n && !rc; k++) {
         gf_batch bt;
         rc = src->fill_eval(src->ctx, k, 1, &bt);
-        for (int64_t b = 0; b < bt.B && !rc; b++) rc = stream_row(s, &bt, b, V, &total, &counted);
+        for (int64_t b = 0; b < bt.B && !rc; b++)
+            rc = gf_stream_score(s, bt.ids + b * bt.T, bt.targets + b * bt.T, bt.T, &total, &counted);
     }
     gf_stream_free(s);
     if (rc) return -1;
@@ -69,6 +54,13 @@ static int eval_split(gf_model *m, const gf_corpus *c, int si, int64_t L, int64_
                       int64_t *n) {
     gf_source *src = gf_lm_source_create(c->split[si].v, c->split[si].n, L, 0);
     if (!src) return -1;
+    /* a block whose forward alone would pass a quarter of the memory is streamed: the same numbers */
+    const int64_t len = c->split[si].n - 1 < L ? c->split[si].n - 1 : L;
+    if (!stream && len > 0 && gf_model_forward_bytes(m, 1, len) > gf_mem_limit() / 4) {
+        fprintf(stderr, "note: a block of %lld tokens would need %.0f MiB of activations; scoring with the streaming "
+                "engine (--stream) instead\n", (long long)len, (double)gf_model_forward_bytes(m, 1, len) / 1048576.0);
+        stream = true;
+    }
     int rc = stream ? eval_stream(m, src, loss, n) : gf_evaluate(m, src, B, loss, n);
     gf_source_free(src);
     return rc;

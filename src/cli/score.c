@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/mem.h"
 #include "io/file.h"
 
 static void help(void) {
@@ -16,7 +17,9 @@ static void help(void) {
            "Prints the number of predicted tokens, the mean cross-entropy (nats) and its perplexity.\n\n"
            "  --ckpt FILE     a safetensors checkpoint (grassflow init / train)\n"
            "  --tokens FILE   token ids, one sequence per line (blank lines are skipped)\n"
-           "  --batch B       sequences per forward pass (default 16)\n"
+           "  --batch B       sequences per forward pass (default 16; fewer when their activations would\n"
+           "                  pass 256 MiB; a line that alone does not fit is scored token by token by\n"
+           "                  the streaming engine, with the same result)\n"
            "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y}\n");
 }
 
@@ -102,45 +105,68 @@ static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
     return rc;
 }
 
-/* The token-weighted loss of m over every sequence of s, `batch` sequences per forward pass (each padded
- * to the longest with ignored targets). */
-static int score_all(gf_model *m, const seqs *s, int64_t batch, double *total, int64_t *counted) {
-    int32_t *in = NULL, *tg = NULL;
+/* One forward over sequences [i0, i0 + nb) of s, each padded to the longest (T) with ignored targets. */
+static int score_batch(gf_model *m, const seqs *s, int64_t i0, int64_t nb, int64_t T, double *total,
+                       int64_t *counted) {
+    int32_t *in = malloc((size_t)(nb * T) * sizeof *in), *tg = malloc((size_t)(nb * T) * sizeof *tg);
     int rc = EXIT_OK;
-    for (int64_t i0 = 0; rc == EXIT_OK && i0 < s->n_seq; i0 += batch) {
-        int64_t nb = s->n_seq - i0 < batch ? s->n_seq - i0 : batch, T = 0;
-        for (int64_t i = i0; i < i0 + nb; i++) {
-            int64_t len = s->start[i + 1] - s->start[i] - 1;
-            T = len > T ? len : T;
+    if (!in || !tg) rc = cli_error("out of memory for a batch of %lld x %lld", (long long)nb, (long long)T);
+    int64_t here = 0;
+    for (int64_t b = 0; rc == EXIT_OK && b < nb; b++) {
+        const int32_t *ids = s->ids + s->start[i0 + b];
+        int64_t len = s->start[i0 + b + 1] - s->start[i0 + b] - 1;
+        for (int64_t t = 0; t < T; t++) {
+            in[b * T + t] = t < len ? ids[t] : 0;      /* padding after the end cannot affect what precedes */
+            tg[b * T + t] = t < len ? ids[t + 1] : -1; /* and is not scored */
         }
-        free(in);
-        free(tg);
-        in = malloc((size_t)(nb * T) * sizeof *in);
-        tg = malloc((size_t)(nb * T) * sizeof *tg);
-        if (!in || !tg) {
-            rc = cli_error("out of memory for a batch of %lld x %lld", (long long)nb, (long long)T);
-            break;
-        }
-        int64_t here = 0;
-        for (int64_t b = 0; b < nb; b++) {
-            const int32_t *ids = s->ids + s->start[i0 + b];
-            int64_t len = s->start[i0 + b + 1] - s->start[i0 + b] - 1;
-            for (int64_t t = 0; t < T; t++) {
-                in[b * T + t] = t < len ? ids[t] : 0;      /* padding after the end cannot affect what precedes */
-                tg[b * T + t] = t < len ? ids[t + 1] : -1; /* and is not scored */
-            }
-            here += len;
-        }
-        float loss;
-        if (gf_model_forward(m, in, tg, nb, T, &loss)) {
-            rc = cli_error("%s", gf_last_error());
-            break;
-        }
+        here += len;
+    }
+    float loss;
+    if (rc == EXIT_OK && gf_model_forward(m, in, tg, nb, T, &loss)) rc = cli_error("%s", gf_last_error());
+    if (rc == EXIT_OK) {
         *total += (double)loss * (double)here;
         *counted += here;
     }
     free(in);
     free(tg);
+    return rc;
+}
+
+/* A line too long for one forward within the budget, scored token by token by the streaming engine: the
+ * same numbers, in memory that does not grow with the line for Grassmann layers. */
+static int score_streamed(gf_model *m, const seqs *s, int64_t i, double *total, int64_t *counted) {
+    gf_stream *st = gf_stream_create(m);
+    const int32_t *ids = s->ids + s->start[i];
+    const int64_t len = s->start[i + 1] - s->start[i] - 1;
+    int rc = st && !gf_stream_score(st, ids, ids + 1, len, total, counted) ? EXIT_OK : cli_error("%s", gf_last_error());
+    gf_stream_free(st);
+    return rc;
+}
+
+/* The token-weighted loss of m over every sequence of s: up to `batch` sequences per forward pass while
+ * the forward's activations stay within SCORE_BUDGET (or a quarter of the memory the process can have, if
+ * less); a sequence that alone does not fit goes through the streaming engine. The input decides the
+ * length here, so the budget is fixed: a long line costs time, not memory. */
+#define SCORE_BUDGET ((uint64_t)256 << 20)
+static int score_all(gf_model *m, const seqs *s, int64_t batch, double *total, int64_t *counted) {
+    const size_t budget = (size_t)(gf_mem_limit() / 4 < SCORE_BUDGET ? gf_mem_limit() / 4 : SCORE_BUDGET);
+    int rc = EXIT_OK;
+    for (int64_t i0 = 0; rc == EXIT_OK && i0 < s->n_seq;) {
+        int64_t nb = 0, T = 0;
+        while (i0 + nb < s->n_seq && nb < batch) {
+            int64_t len = s->start[i0 + nb + 1] - s->start[i0 + nb] - 1, T2 = len > T ? len : T;
+            if (gf_model_forward_bytes(m, nb + 1, T2) > budget) break;
+            T = T2;
+            nb++;
+        }
+        if (nb == 0) {
+            rc = score_streamed(m, s, i0, total, counted);
+            i0++;
+        } else {
+            rc = score_batch(m, s, i0, nb, T, total, counted);
+            i0 += nb;
+        }
+    }
     return rc;
 }
 

@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/mem.h"
 #include "grassflow.h"
 #include "io/file.h"
 #include "io/text.h"
@@ -155,9 +155,7 @@ void gf_corpus_set_max_text(size_t bytes) { g_max_text = bytes; }
 
 size_t gf_corpus_max_text(void) {
     if (g_max_text) return g_max_text;
-    uint64_t mem = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem) mem = rl.rlim_cur;
+    const uint64_t mem = gf_mem_limit();
     return mem / 6 < MAX_CORPUS ? (size_t)(mem / 6) : MAX_CORPUS;
 }
 

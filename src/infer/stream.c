@@ -52,8 +52,22 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
 }
 
 /* Size every state and buffer for cap positions, keeping the states' contents (prefix-stable layout). */
+/* The layers' state for cap positions must fit in half the memory the process can have: attention's KV
+ * cache grows with the text (a Grassmann ring does not), and past that it is an error, not the OOM killer. */
+static int state_fits(const gf_stream *s, int64_t cap) {
+    const gf_config *c = &s->m->cfg;
+    uint64_t total = 0;
+    for (int l = 0; l < s->m->n_layers; l++) total += (uint64_t)s->m->mixer[l]->state_floats(c, l, cap) * sizeof(float);
+    if (total <= gf_mem_limit() / 2) return 0;
+    return gf_fail("stream: the layers' state for %lld positions would take %.1f MiB, more than half (%.1f MiB) of "
+                   "the memory this process can have\nHINT: score or generate shorter texts (split long lines), or "
+                   "use a model whose layers keep constant state (Grassmann)", (long long)cap,
+                   (double)total / 1048576.0, (double)(gf_mem_limit() / 2) / 1048576.0);
+}
+
 static int grow(gf_stream *s, int64_t cap) {
     const gf_config *c = &s->m->cfg;
+    if (state_fits(s, cap)) return -1;
     for (int l = 0; l < s->m->n_layers; l++) {
         int64_t n = s->m->mixer[l]->state_floats(c, l, cap);
         if (n == s->state_n[l]) continue;
@@ -203,6 +217,26 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
 }
 
 const float *gf_stream_step(gf_stream *s, int32_t token) { return advance(s, token, true) ? NULL : s->logits; }
+
+int gf_stream_score(gf_stream *s, const int32_t *ids, const int32_t *targets, int64_t n, double *total,
+                    int64_t *counted) {
+    const int64_t V = s->m->cfg.vocab_size;
+    int64_t end = n;
+    while (end > 0 && targets[end - 1] < 0) end--;
+    if (state_fits(s, end)) return -1; /* known before the first step, not after hours of them */
+    gf_stream_reset(s);
+    for (int64_t t = 0; t < end; t++) {
+        const float *lg = gf_stream_step(s, ids[t]);
+        if (!lg) return -1;
+        if (targets[t] < 0) continue;
+        if (targets[t] >= V)
+            return gf_fail("stream: target id %d at position %lld is outside the vocabulary [0, %lld)", targets[t],
+                           (long long)t, (long long)V);
+        *total += gf_log_softmax_nll(lg, V, targets[t]);
+        (*counted)++;
+    }
+    return 0;
+}
 
 int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n) {
     for (int64_t i = 0; i < n; i++)

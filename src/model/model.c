@@ -140,6 +140,11 @@ static int ensure_batch(gf_model *m, int64_t B, int64_t T) {
     return 0;
 }
 
+size_t gf_model_forward_bytes(const gf_model *m, int64_t B, int64_t T) {
+    /* without a base, layout only counts: it writes nothing into the model */
+    return (size_t)layout((gf_model *)m, NULL, B, T, gf_max_threads()) * sizeof(float);
+}
+
 static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
     int n_threads = gf_max_threads();
     int64_t need = layout(m, NULL, B, T, n_threads);
@@ -389,6 +394,7 @@ int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
 int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     if (!m->have_forward || !m->have_targets)
         return gf_fail("backward: needs a forward pass with targets first (gf_model_forward with targets)");
+    if (gf_model_need_grads(m)) return -1;
     const gf_config *c = &m->cfg;
     const int64_t N = m->B * m->T, dout = gf_config_out_dim(c);
     const float scale = m->n_counted ? loss_scale / (float)m->n_counted : 0.0f;

@@ -24,7 +24,8 @@ struct gf_model {
     char *names;                           /* storage for tensor names */
     int64_t n_params, n_trainable;
     float *params;                         /* flat arena, n_params floats */
-    float *grads;                          /* flat arena, n_trainable floats: the trainable tensors' gradients */
+    float *grads;                          /* flat arena, n_trainable floats: the trainable tensors' gradients;
+                                            * NULL until a backward needs it (gf_model_need_grads) */
 
     /* parameter views (p) and their gradients (g; NULL for a tensor that is not trainable) */
     float *tok_emb, *pos_emb, *in_w, *in_b, *lnf_w, *lnf_b;
@@ -78,5 +79,7 @@ int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name,
 
 /* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
+/* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
+int gf_model_need_grads(gf_model *m);
 
 #endif

@@ -122,22 +122,19 @@ static void declare_all(gf_model *m, decl_list *L) {
     declare_specs(L, "", specs, m->head->param_specs(c, specs), m->hp, m->hg);
 }
 
-/* Lay the gradient arena out over the trainable tensors and point every gradient view into it. */
-static int layout_grads(gf_model *m) {
-    int64_t n = 0;
-    for (int i = 0; i < m->n_tensors; i++) n += m->tensors[i].trainable ? m->tensors[i].numel : 0;
-    gf_free(m->grads);
-    m->grads = gf_alloc_floats(n > 0 ? n : 1, "gradients");
-    if (!m->grads) return -1;
-    m->n_trainable = n;
+/* Number the trainable tensors' places in the gradient arena (and the AdamW moments). The arena itself is
+ * allocated on first need (gf_model_need_grads): a model loaded for inference never holds one. */
+static void number_grads(gf_model *m) {
     int64_t off = 0;
     for (int i = 0; i < m->n_tensors; i++) {
         gf_tensor_info *t = &m->tensors[i];
         t->grad_offset = t->trainable ? off : -1;
-        t->grad = t->trainable ? m->grads + off : NULL;
+        t->grad = NULL;
         off += t->trainable ? t->numel : 0;
     }
-    return 0;
+    m->n_trainable = off;
+    gf_free(m->grads);
+    m->grads = NULL;
 }
 
 static void set_views(gf_model *m, const decl_list *L) {
@@ -187,10 +184,33 @@ int gf_model_build_params(gf_model *m) {
     decl_list L = {0};
     declare_all(m, &L);
     int rc = L.rc ? L.rc : fill_table(m, &L);
-    if (!rc) rc = layout_grads(m);
-    if (!rc) set_views(m, &L);
+    if (!rc) {
+        number_grads(m);
+        set_views(m, &L);
+    }
     free(L.d);
     return rc;
+}
+
+/* Point every view (parameters and gradients) at the tensors again, in declaration order. */
+static int reset_views(gf_model *m) {
+    decl_list L = {0};
+    declare_all(m, &L);
+    if (!L.rc) set_views(m, &L);
+    free(L.d);
+    return L.rc ? -1 : 0;
+}
+
+int gf_model_need_grads(gf_model *m) {
+    if (m->grads) return 0;
+    m->grads = gf_alloc_floats(m->n_trainable > 0 ? m->n_trainable : 1, "gradients");
+    if (!m->grads) return -1;
+    gf_zero(m->grads, m->n_trainable);
+    for (int i = 0; i < m->n_tensors; i++) {
+        gf_tensor_info *t = &m->tensors[i];
+        if (t->trainable) t->grad = m->grads + t->grad_offset;
+    }
+    return reset_views(m);
 }
 
 int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name, int ndim, const int64_t *shape),
@@ -219,17 +239,10 @@ int gf_model_freeze(gf_model *m, const char *prefix) {
             n++;
         }
     if (!n) return 0;
-    if (layout_grads(m)) return -1;
-    /* re-point the named gradient views: rebuild the table's views from the tensors, in order */
-    decl_list L = {0};
-    declare_all(m, &L);
-    if (L.rc) {
-        free(L.d);
-        return -1;
-    }
-    set_views(m, &L);
-    free(L.d);
-    return n;
+    const bool had = m->grads != NULL; /* keep an existing arena's promise: re-lay it out over the rest */
+    number_grads(m);
+    if (had) return gf_model_need_grads(m) ? -1 : n;
+    return reset_views(m) ? -1 : n;
 }
 
 int64_t gf_model_num_params(const gf_model *m) { return m->n_params; }
@@ -244,8 +257,10 @@ const gf_tensor_info *gf_model_find_tensor(const gf_model *m, const char *name) 
     return NULL;
 }
 float *gf_model_params(gf_model *m) { return m->params; }
-float *gf_model_grads(gf_model *m) { return m->grads; }
-void gf_model_zero_grad(gf_model *m) { gf_zero(m->grads, m->n_trainable); }
+float *gf_model_grads(gf_model *m) { return gf_model_need_grads(m) ? NULL : m->grads; }
+void gf_model_zero_grad(gf_model *m) {
+    if (!gf_model_need_grads(m)) gf_zero(m->grads, m->n_trainable); /* on failure the backward reports it */
+}
 
 void gf_model_init(gf_model *m, uint64_t seed) {
     for (int i = 0; i < m->n_tensors; i++) {

@@ -11,6 +11,8 @@ typedef struct lm_source {
     gf_source s;            /* first: a gf_source * is a lm_source * */
     const int32_t *ids;     /* (n) borrowed */
     int64_t n, L, n_blocks;
+    int64_t row;            /* the longest block it can fill: min(L, n - 1), so a split shorter than L
+                             * costs what it holds, not what --seq-len says */
     int32_t max_id;         /* -1 for no tokens */
     uint64_t seed;
     int64_t *perm;          /* (n_blocks) the order of epoch perm_epoch */
@@ -29,11 +31,11 @@ static int64_t lm_n_eval(void *ctx) {
 /* Room for rows x L ids and targets. */
 static int lm_reserve(lm_source *s, int64_t rows) {
     if (rows <= s->cap_rows) return 0;
-    int32_t *in = realloc(s->in, (size_t)(rows * s->L) * sizeof *in);
+    int32_t *in = realloc(s->in, (size_t)(rows * s->row) * sizeof *in);
     if (in) s->in = in;
-    int32_t *tg = in ? realloc(s->tg, (size_t)(rows * s->L) * sizeof *tg) : NULL;
+    int32_t *tg = in ? realloc(s->tg, (size_t)(rows * s->row) * sizeof *tg) : NULL;
     if (!tg)
-        return gf_fail("LM source: out of memory for a batch of %lld x %lld tokens", (long long)rows, (long long)s->L);
+        return gf_fail("LM source: out of memory for a batch of %lld x %lld tokens", (long long)rows, (long long)s->row);
     s->tg = tg;
     s->cap_rows = rows;
     return 0;
@@ -47,8 +49,8 @@ static int lm_range(int64_t first, int64_t n, int64_t count, const char *what) {
     return 0;
 }
 
-static void lm_batch(const lm_source *s, int64_t rows, int64_t counted, gf_batch *b) {
-    *b = (gf_batch){.B = rows, .T = s->L, .ids = s->in, .targets = s->tg, .n_targets = counted};
+static void lm_batch(const lm_source *s, int64_t rows, int64_t T, int64_t counted, gf_batch *b) {
+    *b = (gf_batch){.B = rows, .T = T, .ids = s->in, .targets = s->tg, .n_targets = counted};
 }
 
 static int lm_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
@@ -65,7 +67,7 @@ static int lm_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch 
         memcpy(s->in + r * L, src, (size_t)L * sizeof *s->in);
         memcpy(s->tg + r * L, src + 1, (size_t)L * sizeof *s->tg);
     }
-    lm_batch(s, n, n * L, b);
+    lm_batch(s, n, L, n * L, b);
     return 0;
 }
 
@@ -73,17 +75,19 @@ static int lm_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
     lm_source *s = ctx;
     const int64_t L = s->L;
     if (lm_range(first, n, lm_n_eval(s), "evaluation") || lm_reserve(s, n)) return -1;
+    /* only the last block may be short: pad it and ignore the padding. The rows are as long as the
+     * first (L, unless the batch is that one short block alone). */
+    const int64_t T = s->n - 1 - first * L < L ? s->n - 1 - first * L : L;
     int64_t counted = 0;
     for (int64_t r = 0; r < n; r++) {
-        /* the last block may be short: pad it and ignore the padding */
         const int64_t start = (first + r) * L, len = s->n - 1 - start < L ? s->n - 1 - start : L;
-        for (int64_t t = 0; t < L; t++) {
-            s->in[r * L + t] = t < len ? s->ids[start + t] : 0;
-            s->tg[r * L + t] = t < len ? s->ids[start + t + 1] : -1;
+        for (int64_t t = 0; t < T; t++) {
+            s->in[r * T + t] = t < len ? s->ids[start + t] : 0;
+            s->tg[r * T + t] = t < len ? s->ids[start + t + 1] : -1;
         }
         counted += len;
     }
-    lm_batch(s, n, counted, b);
+    lm_batch(s, n, T, counted, b);
     return 0;
 }
 
@@ -142,6 +146,7 @@ gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, u
     s->ids = ids;
     s->n = n;
     s->L = seq_len;
+    s->row = n - 1 < seq_len ? (n > 1 ? n - 1 : 1) : seq_len;
     s->n_blocks = n_blocks;
     s->max_id = max_id;
     s->seed = seed;

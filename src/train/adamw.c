@@ -45,6 +45,7 @@ float *gf_adamw_v(gf_adamw *o) { return o->v; }
 void gf_adamw_set_steps(gf_adamw *o, int64_t t) { o->t = t; }
 
 void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
+    if (!gf_model_grads(model)) return; /* no arena and none can be had: gf_last_error says why */
     o->t++;
     const float b1 = o->hp.beta1, b2 = o->hp.beta2, eps = o->hp.eps;
     const double bc1 = 1.0 - pow((double)b1, (double)o->t), bc2 = 1.0 - pow((double)b2, (double)o->t);

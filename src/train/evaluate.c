@@ -1,6 +1,17 @@
 /* Evaluation: the target-weighted mean loss of a model over a source's evaluation examples. */
 #include "core/error.h"
+#include "core/mem.h"
 #include "tasks/source.h"
+
+/* At most `batch` examples per forward, and fewer when their activations would pass a quarter of the
+ * memory the process can have (one example at the least): cost follows the machine, not the flag. */
+static int64_t fit_batch(gf_model *m, gf_source *src, int64_t batch) {
+    gf_batch b;
+    if (batch == 1 || gf_source_fill_eval(src, 0, 1, &b)) return batch;
+    const size_t row = gf_model_forward_bytes(m, 1, b.T), budget = (size_t)(gf_mem_limit() / 4);
+    const int64_t fit = row ? (int64_t)(budget / row) : batch;
+    return fit < 1 ? 1 : fit < batch ? fit : batch;
+}
 
 int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted) {
     if (gf_source_validate(src, "the evaluation source")) return -1;
@@ -8,6 +19,7 @@ int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, i
         return gf_fail("evaluation: batch is %lld; expected at least 1 example per forward pass", (long long)batch);
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
     const int64_t n = gf_source_n_eval(src);
+    if (n > 0) batch = fit_batch(m, src, batch);
     gf_model_set_training(m, false, 0, 0);
     double total = 0.0;
     int64_t counted = 0;
