@@ -50,7 +50,7 @@ TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all examples demo bench install test test-c test-parity test-cli test-train test-install test-trust test-fuzz \
-	test-bench test-san clean info
+	test-bench test-san test-snli clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -113,7 +113,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-train test-install test-trust test-fuzz test-bench test-san
+test: test-c test-parity test-cli test-train test-snli test-install test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -128,6 +128,10 @@ test-cli: all examples
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
 	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
+
+# SNLI: the shipped splits' published counts, the official file forms, bad files, a full-size file streamed
+test-snli: all
+	$(TEST_ENV) bash tests/snli.sh $(BUILD)
 
 # make install into a temporary prefix, then every example built against it with pkg-config alone
 test-install: all
@@ -154,7 +158,7 @@ bench: all
 	bash bench/run.sh
 
 test-san:
-	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-trust
+	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-snli test-trust
 
 clean:
 	rm -rf build runs

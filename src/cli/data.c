@@ -1,16 +1,64 @@
 /* grassflow data stats: what a corpus looks like once tokenized. */
+#include <cjson/cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "data/corpus.h"
+#include "data/nli.h"
 
 static void help(void) {
     printf("usage: grassflow data stats --corpus C [--tokenizer T] [--json] [--no-cache]\n\n"
            "Lines and tokens of each split and the vocabulary size.\n\n"
            "  --corpus C      wikitext-2 | tinyshakespeare | a directory with train/valid/test | a text file\n"
+           "                  | snli | a directory with snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]: pairs\n"
+           "                  and labels of each split (rows labelled - and empty sentences are dropped)\n"
            "  --tokenizer T   word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char)\n");
+}
+
+/* The --json form of nli_stats (cJSON escapes the paths). */
+static void nli_json(const char *spec, const gf_nli_data *d, const char *const *names) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "corpus", spec);
+    for (int k = 0; k < 3; k++) {
+        const gf_nli_split *s = &d->split[k];
+        cJSON *j = cJSON_AddObjectToObject(o, names[k]);
+        cJSON_AddStringToObject(j, "file", s->path);
+        cJSON_AddStringToObject(j, "format", s->format);
+        cJSON_AddNumberToObject(j, "rows", (double)s->rows);
+        cJSON_AddNumberToObject(j, "pairs", (double)s->n);
+        for (int c = 0; c < GF_NLI_CLASSES; c++) cJSON_AddNumberToObject(j, gf_nli_label_name(c), (double)s->per_label[c]);
+        cJSON_AddNumberToObject(j, "no_consensus", (double)s->unlabelled);
+        cJSON_AddNumberToObject(j, "empty", (double)s->empty);
+    }
+    char *txt = cJSON_PrintUnformatted(o);
+    if (txt) printf("%s\n", txt);
+    free(txt);
+    cJSON_Delete(o);
+}
+
+/* Pairs and labels of each split of an NLI data set. */
+static int nli_stats(const char *spec, int json) {
+    static const char *const names[3] = {"train", "dev", "test"}; /* SNLI's names for the splits */
+    gf_nli_data *d = gf_nli_load(spec, cli_data_dir());
+    if (!d) return cli_error("%s", gf_last_error());
+    if (json) {
+        nli_json(spec, d, names);
+        gf_nli_free(d);
+        return EXIT_OK;
+    }
+    printf("corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
+    for (int k = 0; k < 3; k++) {
+        const gf_nli_split *s = &d->split[k];
+        printf("  %-6s %8lld pairs  entailment %lld  neutral %lld  contradiction %lld  (of %lld rows: %lld labelled -, "
+               "%lld empty)  %s [%s]\n", names[k], (long long)s->n, (long long)s->per_label[0],
+               (long long)s->per_label[1], (long long)s->per_label[2], (long long)s->rows, (long long)s->unlabelled,
+               (long long)s->empty, s->path, s->format);
+    }
+    gf_nli_free(d);
+    return EXIT_OK;
 }
 
 int cmd_data(int argc, char **argv) {
@@ -39,6 +87,10 @@ int cmd_data(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("data stats", "unexpected argument '%s'", argv[optind]);
     if (!spec) return cli_usage_error("data stats", "--corpus is required");
+    if (gf_nli_is_spec(spec, cli_data_dir())) {
+        if (tok) return cli_usage_error("data stats", "--tokenizer: %s holds sentence pairs, counted before tokenizing", spec);
+        return nli_stats(spec, json);
+    }
     gf_corpus *c = gf_corpus_load(spec, cli_data_dir(), tok, NULL, no_cache ? NULL : cli_cache_dir());
     if (!c) return cli_error("%s", gf_last_error());
     if (c->cache_note[0]) fprintf(stderr, "grassflow: %s\n", c->cache_note);

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SNLI data: the shipped splits have the published counts; the official file forms (jsonl, the
+# 14-column txt, each plain or .xz) read to the same pairs; bad files get errors naming file and line;
+# a synthetic full-size training file (550,152 pairs, jsonl with parse trees) streams in bounded memory.
+#   bash tests/snli.sh [BUILD]
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-snli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+
+echo "snli: the shipped splits"
+"$GF" data stats --corpus snli --json >"$tmp/stats.json" 2>"$tmp/err" || fail "data stats --corpus snli: $(cat "$tmp/err")"
+$PY - "$tmp/stats.json" <<'PYEOF' && pass "dev 9,842 and test 9,824 labelled pairs, label by label as published; train sample 5,498" || fail "counts differ: $(cat "$tmp/stats.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+want = {"dev": (10000, 9842, 3329, 3235, 3278, 158), "test": (10000, 9824, 3368, 3219, 3237, 176),
+        "train": (5502, 5498, 1806, 1786, 1906, 4)}
+for k, w in want.items():
+    g = s[k]
+    got = (g["rows"], g["pairs"], g["entailment"], g["neutral"], g["contradiction"], g["no_consensus"])
+    if got != w:
+        print(k, got, "!=", w); sys.exit(1)
+PYEOF
+
+echo "snli: the official forms read to the same pairs"
+mkdir -p "$tmp/official"
+$PY - data/snli "$tmp/official" <<'PYEOF'
+import json, lzma, sys
+src, dst = sys.argv[1], sys.argv[2]
+head = ["gold_label", "sentence1_binary_parse", "sentence2_binary_parse", "sentence1_parse", "sentence2_parse",
+        "sentence1", "sentence2", "captionID", "pairID", "label1", "label2", "label3", "label4", "label5"]
+for split, form in (("dev", "jsonl.xz"), ("test", "txt"), ("train_0.01", "jsonl")):
+    rows = [l.rstrip("\n").split("\t") for l in lzma.open(f"{src}/snli_1.0_{split}.tsv.xz", "rt", encoding="utf-8")]
+    out = f"{dst}/snli_1.0_{split}.{form}"
+    f = lzma.open(out, "wt", encoding="utf-8") if out.endswith(".xz") else open(out, "w", encoding="utf-8")
+    if form == "txt":
+        f.write("\t".join(head) + "\n")
+    for i, (lab, s1, s2) in enumerate(rows):
+        if form == "txt":
+            f.write("\t".join([lab, "( x )", "( y )", "(ROOT x)", "(ROOT y)", s1, s2, f"{i}.jpg#0", f"{i}r", lab, lab, "", "", ""]) + "\n")
+        else:
+            f.write(json.dumps({"annotator_labels": [lab], "captionID": f"{i}.jpg#0", "gold_label": lab, "pairID": f"{i}r",
+                                "sentence1": s1, "sentence1_binary_parse": "( x )", "sentence1_parse": "(ROOT x)",
+                                "sentence2": s2, "sentence2_binary_parse": "( y )", "sentence2_parse": "(ROOT y)"}) + "\n")
+    f.close()
+PYEOF
+"$GF" data stats --corpus "$tmp/official" --json >"$tmp/official.json" 2>"$tmp/err" || fail "official forms: $(cat "$tmp/err")"
+$PY - "$tmp/stats.json" "$tmp/official.json" <<'PYEOF' && pass "dev as .jsonl.xz, test as the 14-column .txt, train as .jsonl: the same counts" || fail "official forms differ"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+keys = ("rows", "pairs", "entailment", "neutral", "contradiction", "no_consensus", "empty")
+assert [b["dev"]["format"], b["test"]["format"], b["train"]["format"]] == ["jsonl", "txt", "jsonl"], b
+sys.exit(any(a[s][k] != b[s][k] for s in ("train", "dev", "test") for k in keys))
+PYEOF
+
+echo "snli: bad files"
+mkdir -p "$tmp/bad"
+cp data/snli/snli_1.0_test.tsv.xz data/snli/snli_1.0_train_0.01.tsv.xz "$tmp/bad/"
+printf '{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n{"gold_label": "neutral", "sent\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl:2: not a JSON object"; expect 1 "a malformed jsonl line: named by file and line" "$GF" data stats --corpus "$tmp/bad"
+printf 'neutral\ta\tb\nunsure\ta\tb\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+mv "$tmp/bad/snli_1.0_dev.jsonl" "$tmp/bad/snli_1.0_dev.tsv"
+want='snli_1.0_dev.tsv:2: unknown gold label "unsure"'; expect 1 "an unknown label" "$GF" data stats --corpus "$tmp/bad"
+printf 'neutral\t\tb\nentailment\ta\tb\n' >"$tmp/bad/snli_1.0_dev.tsv"
+"$GF" data stats --corpus "$tmp/bad" --json >"$tmp/out" 2>"$tmp/err"
+grep -q '"dev":{[^}]*"pairs":1,[^}]*"empty":1' "$tmp/out" && pass "an empty premise: the pair is dropped and counted" \
+    || fail "empty premise: $(cat "$tmp/out" "$tmp/err")"
+want="--tokenizer: .* holds sentence pairs"; expect 2 "--tokenizer with an NLI corpus" "$GF" data stats --corpus snli --tokenizer word
+
+echo "snli: a synthetic full training file streams"
+if ldd "$GF" | grep -q libasan; then
+    echo "  skip  (a 550,152-pair file under AddressSanitizer takes minutes)"
+else
+    mkdir -p "$tmp/full"
+    cp data/snli/snli_1.0_dev.tsv.xz data/snli/snli_1.0_test.tsv.xz "$tmp/full/"
+    $PY - data/snli/snli_1.0_train_0.01.tsv.xz "$tmp/full/snli_1.0_train.jsonl" <<'PYEOF'
+import json, lzma, random, sys
+rows = [l.rstrip("\n").split("\t") for l in lzma.open(sys.argv[1], "rt", encoding="utf-8")]
+r = random.Random(1)
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    for i in range(550152):
+        lab, s1, s2 = rows[r.randrange(len(rows))]
+        p1, p2 = "( " + " ( ".join(s1.split()) + " )", "( " + " ( ".join(s2.split()) + " )"
+        f.write(json.dumps({"annotator_labels": [lab], "captionID": f"{i}.jpg#0", "gold_label": lab, "pairID": f"{i}r",
+                            "sentence1": s1, "sentence1_binary_parse": p1, "sentence1_parse": "(ROOT " + p1 + ")",
+                            "sentence2": s2, "sentence2_binary_parse": p2, "sentence2_parse": "(ROOT " + p2 + ")"}) + "\n")
+PYEOF
+    mb=$(( $(stat -c %s "$tmp/full/snli_1.0_train.jsonl") / 1048576 ))
+    /usr/bin/time -f "%e %M" -o "$tmp/time" "$GF" data stats --corpus "$tmp/full" --json >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    read -r secs kb <"$tmp/time"
+    if [ $rc = 0 ] && grep -q '"train":{[^}]*"rows":550152' "$tmp/out" && [ "$kb" -lt 262144 ]; then
+        pass "550,152 pairs from a $mb MiB jsonl in $secs s, peak memory $((kb / 1024)) MiB (under 256)"
+    else
+        fail "full-size train: exit $rc, $secs s, $((kb / 1024)) MiB: $(head -c 300 "$tmp/err")"
+    fi
+fi
+
+[ "$fails" -eq 0 ] && echo "snli: all passed" || { echo "snli: $fails FAILED"; exit 1; }
