@@ -108,6 +108,8 @@ typedef struct gf_config {
     bool tie_head;
     gf_gelu_kind gelu;
     gf_pos_kind pos;
+    int64_t segments;                    /* token types (BERT's segments): a learned row per type added to the
+                                          * input, from gf_batch.segments; 0 = none */
     float dropout;
     gf_direction direction;
     int n_stacks;                        /* stacks after the first one (0: a single stack) */
@@ -219,6 +221,8 @@ typedef struct gf_batch {
     int64_t n_targets;       /* how many targets are counted (not -1): weights micro-batches */
     const uint8_t *mask;     /* (B, T): 1 = a real position, 0 = padding; NULL: no padding */
     const float *vectors;    /* (B, T, d_input): the inputs of a model with input "vectors" */
+    const uint8_t *segments; /* (B, T) token types 0 .. segments-1 (a sentence pair: 0, then 1); NULL: all
+                              * 0. Read only by a model whose config has segments > 0. */
 } gf_batch;
 
 /* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN

@@ -14,7 +14,7 @@ out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 # name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
 # pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
-# stacks_*: a second stack of another width and mixer on the first)
+# stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -33,6 +33,7 @@ bidir_hybrid_vectors 4 13 0 pad
 lm_hybrid_padded 3 20 0 pad
 stacks_classify 4 16 0 pad
 stacks_lm 2 20 2
+pair_classify_segments 4 19 0 pad
 "
 fail=0
 while read -r name B T ign pad; do

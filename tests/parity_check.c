@@ -44,11 +44,21 @@ static int32_t *load_i32(const gf_st_file *f, const char *name, int64_t *B, int6
 }
 
 /* The batch of the reference: token ids "inputs" (B, T) or "vectors" (B, T, K), "targets" (B, T) or (B),
- * and an optional padding "mask" (B, T), as make_fixture.py writes them. */
+ * an optional padding "mask" (B, T) and optional "segments" (B, T), as make_fixture.py writes them. */
 typedef struct {
     gf_batch b;
-    uint8_t *mask;
+    uint8_t *mask, *seg;
 } ref_batch;
+
+/* An I32 (B, T) tensor of 0/1 values as bytes. */
+static uint8_t *load_u8(const gf_st_file *f, const char *name) {
+    int64_t B, T;
+    int32_t *v = load_i32(f, name, &B, &T);
+    uint8_t *u = malloc((size_t)(B * T));
+    for (int64_t i = 0; i < B * T; i++) u[i] = (uint8_t)v[i];
+    free(v);
+    return u;
+}
 
 static ref_batch load_batch(const gf_st_file *f) {
     ref_batch r = {0};
@@ -67,13 +77,8 @@ static ref_batch load_batch(const gf_st_file *f) {
     int32_t *t = malloc((size_t)tg->numel * sizeof *t);
     memcpy(t, tg->data, (size_t)tg->numel * sizeof *t);
     r.b.targets = t;
-    if (mk) {
-        int32_t *m32 = load_i32(f, "mask", &B, &T);
-        r.mask = malloc((size_t)(B * T));
-        for (int64_t i = 0; i < B * T; i++) r.mask[i] = (uint8_t)m32[i];
-        free(m32);
-        r.b.mask = r.mask;
-    }
+    if (mk) r.b.mask = r.mask = load_u8(f, "mask");
+    if (gf_st_find(f, "segments")) r.b.segments = r.seg = load_u8(f, "segments");
     return r;
 }
 
@@ -219,6 +224,7 @@ int main(int argc, char **argv) {
     free((void *)rb.b.vectors);
     free((void *)rb.b.targets);
     free(rb.mask);
+    free(rb.seg);
     gf_model_free(m);
     gf_st_free(ref);
     if (failures) printf("parity FAILED: %d check(s)\n", failures);

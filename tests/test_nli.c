@@ -6,6 +6,7 @@
 
 #include "data/nli.h"
 #include "io/lines.h"
+#include "tasks/nli.h"
 #include "testlib.h"
 
 static const char *write_file(const char *name, const char *text) {
@@ -121,9 +122,66 @@ static void test_load_dir(void **state) {
     assert_non_null(strstr(gf_last_error(), "no snli_1.0_train"));
 }
 
+/* The source: [CLS] premise [SEP] hypothesis [SEP] with segments 0 then 1, padding, the label; sentences cut
+ * to max_sent pieces and counted; a shuffled training order that is a permutation; errors for a tokenizer
+ * without [CLS] and a model that is not a 3-way classifier. */
+static void test_source(void **state) {
+    (void)state;
+    gf_nli_split sp;
+    assert_int_equal(gf_nli_read(write_file("s.tsv", "neutral\tA man sleeps.\tYes.\n"
+                                                     "contradiction\tthe the the the the the the\tNo.\n"), &sp), 0);
+    gf_tokenizer *tok = gf_wordpiece_load("data/bert-base-uncased/vocab.txt");
+    assert_non_null(tok);
+    gf_nli_source_stats st;
+    gf_source *src = gf_nli_source_create(&sp, tok, 5, 1, &st);
+    assert_non_null(src);
+    assert_int_equal(st.pairs, 2);
+    assert_int_equal(st.truncated, 1);
+    assert_int_equal(st.longest, 5 + 2 + 3);
+    gf_batch b;
+    assert_int_equal(src->fill_eval(src->ctx, 0, 2, &b), 0);
+    assert_int_equal(b.B, 2);
+    assert_int_equal(b.T, 10);
+    /* "a man sleeps ." = 1037 2158 25126 1012, "yes ." = 2748 1012 (bert-base-uncased: the 0-based line of
+     * each piece in vocab.txt); [CLS] 101, [SEP] 102, [PAD] 0 */
+    const int32_t row0[10] = {101, 1037, 2158, 25126, 1012, 102, 2748, 1012, 102, 0};
+    const uint8_t seg0[10] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 0};
+    for (int t = 0; t < 10; t++) {
+        assert_int_equal(b.ids[t], row0[t]);
+        assert_int_equal(b.segments[t], seg0[t]);
+        assert_int_equal(b.mask[t], t < 9);
+    }
+    const int32_t row1[10] = {101, 1996, 1996, 1996, 1996, 1996, 102, 2053, 1012, 102}; /* cut to 5 "the" */
+    for (int t = 0; t < 10; t++) assert_int_equal(b.ids[10 + t], row1[t]);
+    assert_int_equal(b.targets[0], GF_NLI_NEUTRAL);
+    assert_int_equal(b.targets[1], GF_NLI_CONTRADICTION);
+    assert_int_equal(src->fill_eval(src->ctx, 0, 1, &b), 0); /* alone, a row is as long as itself */
+    assert_int_equal(b.T, 9);
+    int seen = 0;
+    for (int64_t first = 0; first < 2; first++) {
+        assert_int_equal(src->fill(src->ctx, 3, first, 1, &b), 0);
+        seen |= 1 << b.targets[0];
+    }
+    assert_int_equal(seen, (1 << GF_NLI_NEUTRAL) | (1 << GF_NLI_CONTRADICTION)); /* a permutation */
+    gf_config cfg;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    gf_model *lm = gf_model_create(&cfg);
+    assert_int_not_equal(src->check(src->ctx, lm, GF_USE_TRAIN), 0);
+    assert_non_null(strstr(gf_last_error(), "n_classes 3"));
+    gf_model_free(lm);
+    gf_source_free(src);
+    gf_tokenizer *bytes = gf_tokenizer_bytes();
+    assert_null(gf_nli_source_create(&sp, bytes, 48, 1, NULL));
+    assert_non_null(strstr(gf_last_error(), "no [CLS] token"));
+    gf_tokenizer_free(bytes);
+    gf_tokenizer_free(tok);
+    gf_nli_split_free(&sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
-                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_load_dir)};
+                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_load_dir),
+                                       cmocka_unit_test(test_source)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();
     return rc;

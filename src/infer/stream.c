@@ -205,6 +205,7 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
     } else {
         memcpy(h, e, (size_t)d * sizeof(float));
     }
+    for (int64_t k = 0; c->segments > 0 && k < d; k++) h[k] += m->seg_emb[k]; /* a stream is one text: type 0 */
     for (int l = 0; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
         gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, gf_config_out_dim(c));

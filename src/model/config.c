@@ -56,6 +56,9 @@ static const gf_cfg_key KEYS[] = {
      .help = "exact GELU or its tanh approximation"},
     {.name = "pos", .type = GF_KEY_ENUM, .off = OFF(pos), .names = POSES, .def = "\"learned\"",
      .help = "position signal added to the token embedding"},
+    {.name = "segments", .type = GF_KEY_INT, .off = OFF(segments), .lo = 0, .hi = 255, .def = "0",
+     .help = "token types (BERT's segments, e.g. 2 for sentence pairs): a learned row per type added to the "
+             "token embedding; 0 = none"},
     {.name = "dropout", .type = GF_KEY_FLOAT, .off = OFF(dropout), .lo = 0, .hi = 1, .flags = GF_KEY_HI_OPEN,
      .def = "0", .help = "dropout probability on the residual branches while training"},
     {.name = "direction", .type = GF_KEY_ENUM, .off = OFF(direction), .names = DIRECTIONS, .def = "\"causal\"",
@@ -97,7 +100,7 @@ void gf_config_key_list(char *buf, size_t n) {
 
 /* The format: as given, else 2 if a key that format 1 did not have is there, else 1 (grassflow 0.1). */
 static int read_format(const cJSON *root, const char *src, int *format) {
-    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", "stacks", NULL};
+    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", "stacks", "segments", NULL};
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
     *format = 1;
     for (int i = 0; ONLY2[i]; i++)
@@ -259,6 +262,9 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->input == GF_INPUT_VECTORS && c->d_input < 1)
         return gf_fail("%s: input is \"vectors\" but d_input is %lld; give the vectors' size", src,
                        (long long)c->d_input);
+    if (c->input == GF_INPUT_VECTORS && c->segments > 0)
+        return gf_fail("%s: segments is %lld but input is \"vectors\"; token types are added to token embeddings",
+                       src, (long long)c->segments);
     if (gf_stacks_validate(c, src) || validate_head(c, src)) return -1;
     for (int l = 0; l < gf_config_total_layers(c); l++)
         if (validate_layer(c, l, src)) return -1;
@@ -348,7 +354,7 @@ int gf_config_load(const char *path, gf_config *c) {
 int64_t gf_config_num_params(const gf_config *c) {
     const int64_t d = c->d_model, dout = gf_config_out_dim(c);
     int64_t n = (c->input == GF_INPUT_TOKENS ? c->vocab_size * d : c->d_input * d + d) +
-                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0);
+                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0) + c->segments * d;
     for (int k = 1; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) /* each further stack's in_proj */
         n += gf_stack_dim(c, k) * (gf_stack_dim(c, k - 1) + 1);
     for (int l = 0; l < gf_config_total_layers(c) && l < GF_MAX_LAYERS; l++) {

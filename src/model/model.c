@@ -47,6 +47,7 @@ void gf_model_free(gf_model *m) {
     free(m->inputs);
     free(m->targets);
     free(m->mask);
+    free(m->segs);
     gf_free(m->vectors);
     free(m);
 }
@@ -125,10 +126,12 @@ static int ensure_batch(gf_model *m, int64_t B, int64_t T) {
         free(m->inputs);
         free(m->targets);
         free(m->mask);
+        free(m->segs);
         m->inputs = malloc((size_t)N * sizeof(int32_t));
         m->targets = malloc((size_t)N * sizeof(int32_t));
         m->mask = malloc((size_t)N);
-        m->batch_cap = (m->inputs && m->targets && m->mask) ? N : 0;
+        m->segs = malloc((size_t)N);
+        m->batch_cap = (m->inputs && m->targets && m->mask && m->segs) ? N : 0;
         if (!m->batch_cap) return gf_fail("out of memory for a batch of %lld positions", (long long)N);
     }
     if (nv > m->vec_cap) {
@@ -265,6 +268,11 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
             return gf_fail("forward: the batch is padded (it has a mask) but layer %d's mixer \"%s\" cannot honour "
                            "a padding mask\nHINT: batch sequences of one length, without a mask", l,
                            m->mixer[l]->name);
+    for (int64_t i = 0; b->segments && c->segments > 0 && i < B * T; i++)
+        if (b->segments[i] >= c->segments)
+            return gf_fail("forward: segment %d at batch row %lld, position %lld; this model has %lld token types "
+                           "(0 .. %lld)", b->segments[i], (long long)(i / T), (long long)(i % T),
+                           (long long)c->segments, (long long)c->segments - 1);
     for (int64_t i = 0; b->mask && i < B * T; i++)
         if (b->mask[i] > 1)
             return gf_fail("forward: mask value %d at batch row %lld, position %lld; expected 1 (real) or 0 "
@@ -272,13 +280,17 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
     return 0;
 }
 
-/* resid[0] = the input's embedding plus positions. */
+/* resid[0] = the input's embedding plus positions (plus token types). */
 static void embed_forward(gf_model *m) {
     const gf_config *c = &m->cfg;
     const int64_t B = m->B, T = m->T, d = c->d_model;
     const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
     if (c->input == GF_INPUT_TOKENS) {
         gf_embed_forward(m->sres[0], m->inputs, m->tok_emb, pos, B, T, d);
+        for (int64_t n = 0; c->segments > 0 && n < B * T; n++) {
+            const float *s = m->seg_emb + (int64_t)m->segs[n] * d;
+            for (int64_t k = 0; k < d; k++) m->sres[0][n * d + k] += s[k];
+        }
         return;
     }
     float *h = m->sres[0];
@@ -295,6 +307,8 @@ static void copy_batch(gf_model *m, const gf_batch *b) {
     if (b->targets) memcpy(m->targets, b->targets, (size_t)nt * sizeof(int32_t));
     m->has_mask = b->mask != NULL;
     if (b->mask) memcpy(m->mask, b->mask, (size_t)N);
+    if (b->segments) memcpy(m->segs, b->segments, (size_t)N);
+    else memset(m->segs, 0, (size_t)N);
     for (int64_t i = 0; b->mask && b->targets && nt == N && i < N; i++)
         if (!b->mask[i]) m->targets[i] = -1; /* a padded position is never scored */
 }
@@ -366,6 +380,8 @@ static void embed_backward(gf_model *m, const float *dres) {
         else if (c->pos == GF_POS_LEARNED && m->d_pos_emb)
             for (int64_t n = 0; n < m->B * m->T; n++)
                 for (int64_t k = 0; k < d; k++) m->d_pos_emb[(n % m->T) * d + k] += dres[n * d + k];
+        for (int64_t n = 0; m->d_seg_emb && n < m->B * m->T; n++)
+            for (int64_t k = 0; k < d; k++) m->d_seg_emb[(int64_t)m->segs[n] * d + k] += dres[n * d + k];
         return;
     }
     gf_linear_backward(NULL, 0, m->d_in_w, c->d_input, m->d_in_b, dres, m->vectors, c->d_input, m->in_w, c->d_input,

@@ -28,8 +28,8 @@ struct gf_model {
                                             * NULL until a backward needs it (gf_model_need_grads) */
 
     /* parameter views (p) and their gradients (g; NULL for a tensor that is not trainable) */
-    float *tok_emb, *pos_emb, *in_w, *in_b, *lnf_w, *lnf_b;
-    float *d_tok_emb, *d_pos_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
+    float *tok_emb, *pos_emb, *seg_emb, *in_w, *in_b, *lnf_w, *lnf_b;
+    float *d_tok_emb, *d_pos_emb, *d_seg_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
     float *sp_w[GF_MAX_STACKS + 1], *sp_b[GF_MAX_STACKS + 1];     /* stack k >= 1: its in_proj (d_k, d_k-1) */
     float *d_sp_w[GF_MAX_STACKS + 1], *d_sp_b[GF_MAX_STACKS + 1];
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
@@ -58,6 +58,7 @@ struct gf_model {
     /* copies of the last batch */
     int32_t *inputs, *targets;
     uint8_t *mask;
+    uint8_t *segs;                         /* (N) token types, when the model has segments */
     float *vectors;
     bool has_mask;
     int64_t batch_cap, vec_cap;

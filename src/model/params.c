@@ -103,6 +103,8 @@ static void declare_all(gf_model *m, decl_list *L) {
     }
     if (c->pos == GF_POS_LEARNED)
         declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
+    if (c->segments > 0)
+        declare(L, "seg_emb.weight", 2, c->segments, d, GF_INIT_NORMAL, false, &m->seg_emb, &m->d_seg_emb);
     for (int k = 0; k <= c->n_stacks; k++) {
         if (k > 0) { /* the stack's projection from the previous stack's width */
             char nm[96];

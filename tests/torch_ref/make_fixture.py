@@ -51,8 +51,17 @@ def make_batch(cfg, B, T, seed, K, pad):
     return inputs, targets, mask
 
 
-def task_loss(model, inp, tgt, mask):
-    logits = model(inp, mask)
+def make_segments(cfg, B, T, seed):
+    """A sentence pair per row: type 0 up to a random split, then 1 (None without segments)."""
+    if cfg.get("segments", 0) < 1:
+        return None
+    rs = np.random.RandomState(seed + 1)
+    split = rs.randint(1, T + 1, size=B)
+    return (np.arange(T)[None, :] >= split[:, None]).astype(np.int32) % cfg["segments"]
+
+
+def task_loss(model, inp, tgt, mask, seg=None):
+    logits = model(inp, mask, seg)
     V = logits.shape[-1]
     return logits, F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1), ignore_index=-1)
 
@@ -60,7 +69,7 @@ def task_loss(model, inp, tgt, mask):
 def param_groups(model, wd):
     decay, no_decay = [], []
     for name, p in model.named_parameters():
-        if name.endswith(".weight") and p.dim() == 2 and name not in ("tok_emb.weight", "pos_emb.weight"):
+        if name.endswith(".weight") and p.dim() == 2 and name not in ("tok_emb.weight", "pos_emb.weight", "seg_emb.weight"):
             decay.append(p)
         else:
             no_decay.append(p)
@@ -101,10 +110,12 @@ def main(argv=None):
     inp = torch.from_numpy(inputs).double() if cfg["input"] == "vectors" else torch.from_numpy(inputs).long()
     tgt = torch.from_numpy(targets).long()
     mask = None if mask_np is None else torch.from_numpy(mask_np).bool()
+    seg_np = make_segments(cfg, B, T, a.seed)
+    seg = None if seg_np is None else torch.from_numpy(seg_np).long()
 
     model.eval()
     model.zero_grad(set_to_none=True)
-    logits, loss = task_loss(model, inp, tgt, mask)
+    logits, loss = task_loss(model, inp, tgt, mask, seg)
     loss.backward()
 
     out = OrderedDict()
@@ -115,6 +126,8 @@ def main(argv=None):
     out["targets"] = targets.astype(np.int32)
     if mask_np is not None:
         out["mask"] = mask_np.astype(np.int32)
+    if seg_np is not None:
+        out["segments"] = seg_np.astype(np.int32)
     out["logits"] = logits.detach().numpy().astype(np.float32)
     out["loss"] = np.array([loss.item()], dtype=np.float32)
     for name, p in model.named_parameters():
@@ -128,7 +141,7 @@ def main(argv=None):
     losses = []
     for _ in range(a.steps):
         opt.zero_grad()
-        _, l = task_loss(model, inp, tgt, mask)
+        _, l = task_loss(model, inp, tgt, mask, seg)
         losses.append(l.item())
         l.backward()
         opt.step()

@@ -16,7 +16,7 @@ REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_le
                    "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
 # format 2: these are required, the rest have the defaults of docs/model.md
 REQUIRED_KEYS_2 = ("d_model", "n_layer", "d_ff", "layers")
-DEFAULTS_2 = {"task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
+DEFAULTS_2 = {"segments": 0, "task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
               "dropout": 0.0, "input": "tokens", "d_input": 0, "vocab_size": 0}
 HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
@@ -278,6 +278,8 @@ class GrassflowModel(nn.Module):
         else:
             self.pos_emb = None
             self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
+        # token types (BERT's segments): one learned row per type, added to the token embedding
+        self.seg_emb = nn.Embedding(cfg["segments"], d) if cfg["segments"] > 0 else None
         self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
         # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
         self.stack_names = []
@@ -296,7 +298,7 @@ class GrassflowModel(nn.Module):
         if cfg["task"] == "classify":
             self.cls_head = nn.Linear(d, cfg["head"]["n_classes"])
 
-    def embed(self, inputs):
+    def embed(self, inputs, segments=None):
         B, T = inputs.shape[:2]
         if T > self.cfg["max_len"] and self.pos_kind == "learned":
             raise ValueError("sequence length %d > max_len %d" % (T, self.cfg["max_len"]))
@@ -309,6 +311,8 @@ class GrassflowModel(nn.Module):
             h = h + sinusoidal_table(T, h.shape[-1]).to(h.dtype)[None]
         else:
             h = h + self.pos_table[:T].to(h.dtype)[None]
+        if self.seg_emb is not None:
+            h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
         return h
 
     def pool(self, h, mask):
@@ -318,9 +322,10 @@ class GrassflowModel(nn.Module):
         w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
         return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]
 
-    def forward(self, inputs, mask=None):
-        """inputs: (B, T) token ids or (B, T, d_input) vectors; mask (B, T), True = real, or None."""
-        h = self.embed(inputs)
+    def forward(self, inputs, mask=None, segments=None):
+        """inputs: (B, T) token ids or (B, T, d_input) vectors; mask (B, T), True = real, or None;
+        segments (B, T) token types, or None (all 0)."""
+        h = self.embed(inputs, segments)
         for blk in self.blocks:
             h = blk(h, mask)
         for name in self.stack_names:

@@ -1,0 +1,235 @@
+/* The sentence-pair (NLI) data source: each example is [CLS] premise [SEP] hypothesis [SEP] in WordPiece
+ * ids, as BERT reads a pair, with segment ids 0 for "[CLS] premise [SEP]" and 1 for "hypothesis [SEP]",
+ * one label, and a padding mask. Every pair is tokenized once, when the source is made; a sentence longer
+ * than max_sent pieces is cut to its first max_sent (and counted). A batch is as long as its longest pair. */
+#include "tasks/nli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "tasks/source.h"
+
+typedef struct nli_source {
+    gf_source s;               /* first: a gf_source * is a nli_source * */
+    int64_t n;                 /* pairs */
+    int32_t *ids;              /* every pair's premise pieces then hypothesis pieces */
+    int64_t *start;            /* (n + 1) pair i: ids[start[i] .. start[i] + len_p[i] + len_h[i]) */
+    int32_t *len_p, *len_h;
+    int8_t *label;
+    int32_t cls, sep, pad;
+    int64_t max_id, longest;   /* the longest example, with its 3 special tokens */
+    uint64_t seed;
+    int64_t *perm, perm_epoch;
+    int32_t *in, *tg;          /* the batch the source filled last */
+    uint8_t *mask, *seg;
+    int64_t cap;
+    gf_nli_source_stats stats;
+} nli_source;
+
+static int64_t nli_n(void *ctx) { return ((nli_source *)ctx)->n; }
+
+/* Room for a batch of `cells` positions and `rows` targets. */
+static int nli_reserve(nli_source *s, int64_t cells) {
+    if (cells <= s->cap) return 0;
+    free(s->in);
+    free(s->mask);
+    free(s->seg);
+    s->in = malloc((size_t)cells * sizeof *s->in);
+    s->mask = malloc((size_t)cells);
+    s->seg = malloc((size_t)cells);
+    int32_t *tg = realloc(s->tg, (size_t)cells * sizeof *s->tg); /* rows <= cells */
+    if (tg) s->tg = tg;
+    s->cap = s->in && s->mask && s->seg && tg ? cells : 0;
+    return s->cap ? 0 : gf_fail("NLI source: out of memory for a batch of %lld positions", (long long)cells);
+}
+
+/* Example `pair` into row b of a (B, T) batch: [CLS] p [SEP] h [SEP] [PAD]... */
+static void put_row(nli_source *s, int64_t pair, int64_t b, int64_t T) {
+    int32_t *in = s->in + b * T;
+    uint8_t *m = s->mask + b * T, *g = s->seg + b * T;
+    const int32_t *p = s->ids + s->start[pair];
+    const int64_t lp = s->len_p[pair], lh = s->len_h[pair];
+    int64_t t = 0;
+    in[t++] = s->cls;
+    for (int64_t k = 0; k < lp; k++) in[t++] = p[k];
+    in[t++] = s->sep;
+    const int64_t first_b = t;
+    for (int64_t k = 0; k < lh; k++) in[t++] = p[lp + k];
+    in[t++] = s->sep;
+    for (int64_t k = 0; k < T; k++) {
+        if (k >= t) in[k] = s->pad;
+        m[k] = k < t;
+        g[k] = k >= first_b && k < t;
+    }
+    s->tg[b] = s->label[pair];
+}
+
+static int fill_rows(nli_source *s, const int64_t *pairs, int64_t n, gf_batch *b) {
+    int64_t T = 0;
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t len = s->len_p[pairs[r]] + s->len_h[pairs[r]] + 3;
+        T = len > T ? len : T;
+    }
+    if (nli_reserve(s, n * T)) return -1;
+    for (int64_t r = 0; r < n; r++) put_row(s, pairs[r], r, T);
+    *b = (gf_batch){.B = n, .T = T, .ids = s->in, .targets = s->tg, .n_targets = n, .mask = s->mask,
+                    .segments = s->seg};
+    return 0;
+}
+
+static int nli_range(const nli_source *s, int64_t first, int64_t n) {
+    if (first < 0 || n < 1 || first > s->n - n)
+        return gf_fail("NLI source: examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld",
+                       (long long)first, (long long)(first + n), (long long)s->n);
+    return 0;
+}
+
+static int nli_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
+    nli_source *s = ctx;
+    if (nli_range(s, first, n)) return -1;
+    if (epoch < 0) return gf_fail("NLI source: epoch %lld asked for; expected an epoch >= 0", (long long)epoch);
+    if (epoch != s->perm_epoch) {
+        gf_epoch_order(s->perm, s->n, s->seed, epoch);
+        s->perm_epoch = epoch;
+    }
+    return fill_rows(s, s->perm + first, n, b);
+}
+
+static int nli_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
+    nli_source *s = ctx;
+    if (nli_range(s, first, n)) return -1;
+    int64_t *pairs = malloc((size_t)n * sizeof *pairs);
+    if (!pairs) return gf_fail("NLI source: out of memory");
+    for (int64_t r = 0; r < n; r++) pairs[r] = first + r;
+    int rc = fill_rows(s, pairs, n, b);
+    free(pairs);
+    return rc;
+}
+
+static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
+    (void)use;
+    const nli_source *s = ctx;
+    const gf_config *c = gf_model_config(m);
+    char *nc = gf_config_get(c, "n_classes");
+    const bool three = nc && !strcmp(nc, "3");
+    free(nc);
+    if (gf_model_predicts_next_token(m) || !three)
+        return gf_fail("the NLI data source gives one of 3 labels per pair (entailment, neutral, contradiction); the "
+                       "model needs the classify head with n_classes 3 (task %s here)", c->task);
+    if (s->max_id >= c->vocab_size)
+        return gf_fail("the pairs' WordPiece ids go up to %lld, outside the model's vocabulary [0, %lld)\nHINT: the "
+                       "model's vocab_size must be the tokenizer's (%lld)", (long long)s->max_id,
+                       (long long)c->vocab_size, (long long)s->max_id + 1);
+    if (c->pos == GF_POS_LEARNED && s->longest > c->max_len)
+        return gf_fail("the longest pair is %lld tokens with [CLS] and two [SEP], above the model's max_len %lld\n"
+                       "HINT: lower the pieces kept per sentence, or --set max_len=%lld", (long long)s->longest,
+                       (long long)c->max_len, (long long)s->longest);
+    return 0;
+}
+
+static void nli_destroy(gf_source *src) {
+    nli_source *s = (nli_source *)src;
+    free(s->ids);
+    free(s->start);
+    free(s->len_p);
+    free(s->len_h);
+    free(s->label);
+    free(s->perm);
+    free(s->in);
+    free(s->tg);
+    free(s->mask);
+    free(s->seg);
+    free(s);
+}
+
+/* The pieces of one sentence, cut to max_sent, appended at ids[*at]; *cut set if it was cut. */
+static int encode_sentence(nli_source *s, const gf_tokenizer *tok, const char *text, const char *what,
+                           int64_t max_sent, int64_t *cap, int64_t *at, int32_t *len, bool *cut) {
+    int32_t *ids;
+    int64_t n;
+    if (gf_tokenizer_encode(tok, text, strlen(text), what, &ids, &n)) return -1;
+    *cut = *cut || n > max_sent;
+    n = n > max_sent ? max_sent : n;
+    if (*at + n > *cap) {
+        int64_t nc = *cap * 2 > *at + n ? *cap * 2 : *at + n;
+        int32_t *g = realloc(s->ids, (size_t)nc * sizeof *g);
+        if (!g) {
+            free(ids);
+            return gf_fail("NLI source: out of memory tokenizing %s", what);
+        }
+        s->ids = g;
+        *cap = nc;
+    }
+    for (int64_t k = 0; k < n; k++) s->max_id = ids[k] > s->max_id ? ids[k] : s->max_id;
+    if (n) memcpy(s->ids + *at, ids, (size_t)n * sizeof *ids);
+    free(ids);
+    *at += n;
+    *len = (int32_t)n;
+    return 0;
+}
+
+static int tokenize_pairs(nli_source *s, const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent) {
+    int64_t cap = sp->n * 24 + 16, at = 0;
+    s->ids = malloc((size_t)cap * sizeof *s->ids);
+    if (!s->ids) return gf_fail("NLI source: out of memory for %lld pairs", (long long)sp->n);
+    for (int64_t i = 0; i < sp->n; i++) {
+        char what[GF_PATH_MAX + 48];
+        snprintf(what, sizeof what, "%s, pair %lld", sp->path, (long long)i + 1);
+        bool cut = false;
+        s->start[i] = at;
+        if (encode_sentence(s, tok, gf_nli_premise(sp, i), what, max_sent, &cap, &at, &s->len_p[i], &cut) ||
+            encode_sentence(s, tok, gf_nli_hypothesis(sp, i), what, max_sent, &cap, &at, &s->len_h[i], &cut))
+            return -1;
+        s->stats.truncated += cut;
+        const int64_t len = s->len_p[i] + s->len_h[i] + 3;
+        s->longest = len > s->longest ? len : s->longest;
+        s->stats.tokens += len;
+    }
+    s->start[sp->n] = at;
+    return 0;
+}
+
+static int special(const gf_tokenizer *tok, const char *piece, int32_t *id) {
+    *id = gf_tokenizer_find(tok, piece, strlen(piece));
+    if (*id < 0)
+        return gf_fail("the tokenizer has no %s token; sentence pairs are read as BERT reads them ([CLS] premise "
+                       "[SEP] hypothesis [SEP])\nHINT: use a WordPiece tokenizer with a BERT vocab.txt "
+                       "(wordpiece:data/bert-base-uncased/vocab.txt)", piece);
+    return 0;
+}
+
+gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
+                                gf_nli_source_stats *stats) {
+    if (max_sent < 1 || sp->n < 1) {
+        gf_fail("NLI source: %lld pairs, %lld pieces per sentence; expected at least one of each", (long long)sp->n,
+                (long long)max_sent);
+        return NULL;
+    }
+    nli_source *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->s = (gf_source){.version = 1, .ctx = s, .n_examples = nli_n, .fill = nli_fill, .n_eval_examples = nli_n,
+                       .fill_eval = nli_fill_eval, .check = nli_check, .destroy = nli_destroy};
+    s->n = sp->n;
+    s->seed = seed;
+    s->perm_epoch = -1;
+    s->max_id = -1;
+    s->start = malloc((size_t)(sp->n + 1) * sizeof *s->start);
+    s->len_p = malloc((size_t)sp->n * sizeof *s->len_p);
+    s->len_h = malloc((size_t)sp->n * sizeof *s->len_h);
+    s->label = malloc((size_t)sp->n);
+    s->perm = malloc((size_t)sp->n * sizeof *s->perm);
+    int rc = !s->start || !s->len_p || !s->len_h || !s->label || !s->perm ? gf_fail("NLI source: out of memory") : 0;
+    if (!rc) rc = special(tok, "[CLS]", &s->cls) || special(tok, "[SEP]", &s->sep) || special(tok, "[PAD]", &s->pad);
+    if (!rc) rc = tokenize_pairs(s, sp, tok, max_sent);
+    if (rc) {
+        nli_destroy(&s->s);
+        return NULL;
+    }
+    memcpy(s->label, sp->label, (size_t)sp->n);
+    s->stats.pairs = sp->n;
+    s->stats.longest = s->longest;
+    if (stats) *stats = s->stats;
+    return &s->s;
+}

@@ -1,0 +1,22 @@
+/* The sentence-pair classification source (SNLI) over pairs read by data/nli.h. */
+#ifndef GF_TASKS_NLI_H
+#define GF_TASKS_NLI_H
+
+#include "data/nli.h"
+#include "grassflow.h"
+
+typedef struct gf_nli_source_stats {
+    int64_t pairs;
+    int64_t truncated;   /* pairs with a sentence cut to max_sent pieces */
+    int64_t tokens;      /* with [CLS] and two [SEP] per pair */
+    int64_t longest;     /* the longest example, in tokens */
+} gf_nli_source_stats;
+
+/* Examples: [CLS] premise [SEP] hypothesis [SEP] in the ids of tok (which must have [CLS], [SEP] and
+ * [PAD]: a BERT WordPiece vocabulary), each sentence cut to its first max_sent pieces; segments 0 then
+ * 1; the label as target. Training order: shuffled per epoch by (seed, epoch); evaluation: file order.
+ * sp and tok are only read while the source is made. stats (may be NULL) says what was cut. */
+gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
+                                gf_nli_source_stats *stats);
+
+#endif
