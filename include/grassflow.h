@@ -234,6 +234,8 @@ bool gf_model_predicts_next_token(const gf_model *m);
 /* Of the counted targets of the last forward, how many the outputs' argmax got right (classify); -1 for
  * heads that do not count it (lm). */
 int64_t gf_model_correct(const gf_model *m);
+/* Outputs per target: vocab_size for lm, n_classes for classify (the width of gf_model_logits' rows). */
+int64_t gf_model_n_outputs(const gf_model *m);
 
 /* Forward pass over inputs (B, T) int32 token ids. With targets (B, T; -1 = ignore) it also computes
  * the mean cross-entropy into *loss (NAN if every target is ignored). Activations are kept for
@@ -538,6 +540,16 @@ gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, u
  * n_counted (may be NULL): how many targets were counted. */
 int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted);
 
+/* The same, with what a classifier is judged by. confusion: NULL, or n_classes x n_classes counts that
+ * gf_evaluate_result zeroes and fills (row: the true label, column: the argmax of the logits). */
+typedef struct gf_eval_result {
+    double mean_loss;
+    int64_t n_counted;
+    int64_t n_correct;            /* classify heads: counted targets whose argmax is right; -1 for lm */
+    int64_t *confusion;
+} gf_eval_result;
+int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r);
+
 /* -log softmax(logits)[target] of one row of V logits (0 <= target < V): the same log-sum-exp, in the
  * same precision, as the loss of gf_model_forward (for scoring logits from gf_stream_step). */
 float gf_log_softmax_nll(const float *logits, int64_t V, int32_t target);
@@ -558,6 +570,8 @@ typedef struct gf_train_hooks {
 
 typedef struct gf_train_opts {
     int64_t batch, seq_len;       /* examples per micro-batch; the LM source's block length */
+    int64_t max_sent;             /* sentence-pair tasks: pieces kept per sentence (the paper: 48) */
+    char task[32];                /* what the examples are: "lm" (blocks of a text), "snli" (sentence pairs) */
     int64_t steps, epochs;        /* total optimizer steps; 0: epochs * steps per epoch */
     int64_t warmup, accum;        /* linear warmup steps; micro-batches per step */
     int64_t eval_every, log_every;
@@ -594,6 +608,7 @@ typedef struct gf_train_event {
     int64_t step, total_steps, epoch;
     double loss, lr, grad_norm, tokens_per_s, elapsed_s, eta_s; /* tokens: counted targets */
     double val_loss, val_ppl, best_val_loss;
+    double val_acc;               /* GF_EV_EVAL of a classifier: accuracy on the validation source; else NAN */
     bool is_best;
     const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
     const char *what;             /* GF_EV_SKIPPED: what was not finite */

@@ -6,18 +6,24 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/eval_classify.h"
 #include "core/mem.h"
 #include "data/corpus.h"
 #include "train/trainer.h"
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--seq-len L] [--batch B]\n"
-           "                      [--tokenizer T] [--stream] [--json]\n\n"
-           "Token-weighted mean next-token loss and perplexity of a checkpoint on a whole split: blocks of L + 1\n"
-           "tokens with stride L, so every token but the first is predicted once.\n\n"
+           "                      [--tokenizer T] [--stream] [--json] [--task lm|snli] [--max-sent N]\n\n"
+           "A language model (task lm): the token-weighted mean next-token loss and perplexity of a checkpoint\n"
+           "on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is predicted\n"
+           "once. A sentence-pair classifier (task snli): accuracy, per-class precision and recall, the confusion\n"
+           "matrix and the mean loss (--json: {\"split\", \"pairs\", \"accuracy\", \"loss\", \"per_class\",\n"
+           "\"confusion\"}).\n\n"
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer)\n"
            "  --corpus C      wikitext-2 | tinyshakespeare | a directory | a file (as for train)\n"
-           "  --split S       valid (default), test or train\n"
+           "  --split S       valid (default; dev is the same split), test or train\n"
+           "  --task T        lm or snli (default: the task the checkpoint was trained for)\n"
+           "  --max-sent N    snli: WordPiece pieces kept per sentence (default: the training run's)\n"
            "  --seq-len L     block length (default: the training run's, else max_len)\n"
            "  --batch B       blocks per forward pass (default 16)\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
@@ -66,81 +72,105 @@ static int eval_split(gf_model *m, const gf_corpus *c, int si, int64_t L, int64_
     return rc;
 }
 
-int cmd_eval(int argc, char **argv) {
+typedef struct {
+    const char *ckpt, *corpus, *split, *tok_spec, *task;
+    int64_t L, B, max_sent;
+    int json, no_cache, stream, si;
+} eval_args;
+
+/* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
+static int parse_args(int argc, char **argv, eval_args *a) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},     {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
                                              {"seq-len", 1, 0, 'L'},  {"batch", 1, 0, 'b'},  {"tokenizer", 1, 0, 't'},
                                              {"json", 0, 0, 'j'},     {"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'},
+                                             {"task", 1, 0, 'T'},     {"max-sent", 1, 0, 'M'},
                                              {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
-    const char *ckpt = NULL, *corpus_spec = NULL, *split = "valid", *tok_spec = NULL;
-    int64_t L = 0, B = 16;
-    int json = 0, no_cache = 0, stream = 0, opt, rc;
+    *a = (eval_args){.split = "valid", .B = 16};
+    int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'c': ckpt = optarg; break;
-        case 'C': corpus_spec = optarg; break;
-        case 's': split = optarg; break;
-        case 'L': if ((rc = cli_parse_i64("eval", "--seq-len", optarg, 1, 1 << 24, &L))) return rc; break;
-        case 'b': if ((rc = cli_parse_i64("eval", "--batch", optarg, 1, 1 << 20, &B))) return rc; break;
-        case 't': tok_spec = optarg; break;
-        case 'j': json = 1; break;
-        case 'n': no_cache = 1; break;
-        case 'S': stream = 1; break;
-        case 'h': help(); return EXIT_OK;
+        case 'c': a->ckpt = optarg; break;
+        case 'C': a->corpus = optarg; break;
+        case 's': a->split = optarg; break;
+        case 'L': if ((rc = cli_parse_i64("eval", "--seq-len", optarg, 1, 1 << 24, &a->L))) return rc; break;
+        case 'b': if ((rc = cli_parse_i64("eval", "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
+        case 't': a->tok_spec = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'n': a->no_cache = 1; break;
+        case 'S': a->stream = 1; break;
+        case 'T': a->task = optarg; break;
+        case 'M': if ((rc = cli_parse_i64("eval", "--max-sent", optarg, 1, 4096, &a->max_sent))) return rc; break;
+        case 'h': help(); return -1;
         default: return cli_usage_error("eval", "unknown option");
         }
     }
     if (optind < argc) return cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
-    if (!ckpt || !corpus_spec) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
-    int si = gf_split_index(split);
-    if (si < 0) return cli_usage_error("eval", "--split must be train, valid or test, not '%s'", split);
+    if (!a->ckpt || !a->corpus) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
+    a->si = strcmp(a->split, "dev") ? gf_split_index(a->split) : GF_VALID;
+    if (a->si < 0) return cli_usage_error("eval", "--split must be train, valid (or dev) or test, not '%s'", a->split);
+    return EXIT_OK;
+}
 
-    gf_tokenizer *tok = NULL;
-    char *rj = NULL;
-    gf_model *m = cli_load_checkpoint(ckpt, &tok, &rj);
-    if (!m) return cli_error("%s", gf_last_error());
+/* A language model's loss and perplexity on the split, in blocks of a->L tokens. */
+static int eval_lm(gf_model *m, const gf_tokenizer *tok, const eval_args *a) {
     const gf_config *cfg = gf_model_config(m);
-    if (tok && tok_spec) {
-        gf_model_free(m);
-        gf_tokenizer_free(tok);
-        free(rj);
-        return cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", ckpt);
-    }
-    if (!L) {
-        /* the training run's block length, if the checkpoint says */
-        gf_train_opts o;
-        if (rj && gf_train_opts_from_json(rj, ckpt, &o) == 0) L = o.seq_len;
-        if (!L) L = cfg->max_len;
-    }
-    free(rj);
-    gf_corpus *c = gf_corpus_load(corpus_spec, cli_data_dir(), tok_spec, tok, no_cache ? NULL : cli_cache_dir());
-    rc = EXIT_OK;
+    gf_corpus *c = gf_corpus_load(a->corpus, cli_data_dir(), a->tok_spec, tok, a->no_cache ? NULL : cli_cache_dir());
+    int rc = EXIT_OK;
     if (!c) {
         rc = cli_error("%s", gf_last_error());
     } else if (c->tok->vocab.n != cfg->vocab_size) {
         rc = cli_error("%s has vocab_size %lld but the %s tokenizer of corpus %s gives %lld tokens: the vocabulary "
                        "does not match the checkpoint\nHINT: use the corpus and --tokenizer the model was trained with",
-                       ckpt, (long long)cfg->vocab_size, gf_tok_kind_name(c->tok->kind), corpus_spec,
+                       a->ckpt, (long long)cfg->vocab_size, gf_tok_kind_name(c->tok->kind), a->corpus,
                        (long long)c->tok->vocab.n);
-    } else if (cfg->pos == GF_POS_LEARNED && L > cfg->max_len) {
-        rc = cli_usage_error("eval", "--seq-len %lld is above the model's max_len %lld", (long long)L,
+    } else if (cfg->pos == GF_POS_LEARNED && a->L > cfg->max_len) {
+        rc = cli_usage_error("eval", "--seq-len %lld is above the model's max_len %lld", (long long)a->L,
                              (long long)cfg->max_len);
     } else {
         double loss;
         int64_t n;
-        if (eval_split(m, c, si, L, B, stream, &loss, &n)) {
+        if (eval_split(m, c, a->si, a->L, a->B, a->stream, &loss, &n)) {
             rc = cli_error("%s", gf_last_error());
-        } else if (json) {
-            printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", split, (long long)n, loss,
-                   exp(loss));
+        } else if (a->json) {
+            printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", a->split, (long long)n,
+                   loss, exp(loss));
         } else {
             char pb[32];
-            printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", corpus_spec, split, (long long)n, loss,
+            printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)n, loss,
                    cli_ppl(pb, sizeof pb, exp(loss), 3));
         }
         if (!rc) cli_warn_ppl(exp(loss), cfg->vocab_size);
     }
     gf_corpus_free(c);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+    eval_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    gf_tokenizer *tok = NULL;
+    char *rj = NULL;
+    gf_model *m = cli_load_checkpoint(a.ckpt, &tok, &rj);
+    if (!m) return cli_error("%s", gf_last_error());
+    gf_train_opts o; /* the training run's recipe, if the checkpoint has one */
+    const bool have_recipe = rj && gf_train_opts_from_json(rj, a.ckpt, &o) == 0;
+    free(rj);
+    const cli_task *task = cli_task_find(a.task ? a.task : have_recipe ? o.task : "lm", "eval");
+    if (!task)
+        rc = EXIT_USAGE;
+    else if (tok && a.tok_spec)
+        rc = cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", a.ckpt);
+    else if (strcmp(task->name, "lm") && gf_model_predicts_next_token(m))
+        rc = cli_error("--task %s: %s is a language model; it predicts tokens, not labels", task->name, a.ckpt);
+    else if (strcmp(task->name, "lm"))
+        rc = cli_eval_classify(m, tok, task, a.corpus, a.si, a.B, a.max_sent ? a.max_sent : have_recipe ? o.max_sent : 48,
+                               a.json);
+    else {
+        if (!a.L) a.L = have_recipe ? o.seq_len : gf_model_config(m)->max_len; /* the run's block length */
+        rc = eval_lm(m, tok, &a);
+    }
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;

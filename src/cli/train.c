@@ -10,15 +10,20 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/task.h"
 #include "cli/testhooks.h"
 #include "data/corpus.h"
 #include "io/file.h"
 #include "train/trainer.h"
 
 #define RECIPE_HELP                                                                                        \
-    "  --corpus C          wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"  \
-    "                      | a text file (split 90/5/5)\n"                                               \
-    "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char)\n" \
+    "  --task T            lm (default): a language model on a text corpus; snli: sentence pairs\n"       \
+    "                      ([CLS] premise [SEP] hypothesis [SEP]) with 3 labels, scored by accuracy\n"   \
+    "  --corpus C          lm: wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n" \
+    "                      | a text file (split 90/5/5); snli: snli | the folder of snli_1.0.zip\n"       \
+    "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char;\n" \
+    "                      snli: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"              \
+    "  --max-sent N        snli: WordPiece pieces kept per sentence (default 48, as in the paper)\n"      \
     "  --epochs N          epochs (default 1), or\n"                                                      \
     "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
     "  --batch B           blocks per micro-batch (default 32)\n"                                         \
@@ -40,7 +45,8 @@
 
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
-    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE
+    O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE,
+    O_TASK, O_MAXSENT
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -49,7 +55,8 @@ enum {
         {"lr", 1, 0, O_LR}, {"min-lr", 1, 0, O_MINLR}, {"warmup", 1, 0, O_WARMUP}, {"wd", 1, 0, O_WD},     \
         {"beta1", 1, 0, O_B1}, {"beta2", 1, 0, O_B2}, {"eps", 1, 0, O_EPS}, {"clip", 1, 0, O_CLIP},        \
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
-        {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE}
+        {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
+        {"task", 1, 0, O_TASK}, {"max-sent", 1, 0, O_MAXSENT}
 
 typedef struct {
     gf_train_opts o;
@@ -69,6 +76,10 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
     switch (opt) {
     case O_CORPUS: rc = cli_copy_arg(cmd, "--corpus", arg, o->corpus, sizeof o->corpus); break;
     case O_TOKENIZER: rc = cli_copy_arg(cmd, "--tokenizer", arg, o->tokenizer, sizeof o->tokenizer); break;
+    case O_TASK:
+        rc = cli_task_find(arg, cmd) ? cli_copy_arg(cmd, "--task", arg, o->task, sizeof o->task) : EXIT_USAGE;
+        break;
+    case O_MAXSENT: INT("--max-sent", 1, 4096, max_sent);
     case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
     case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
     case O_BATCH: INT("--batch", 1, 1 << 20, batch);
@@ -115,6 +126,7 @@ static void recipe_init(recipe *r) {
 typedef struct {
     int tty;
     const char *label;
+    const char *unit;   /* what a counted target is: "tok" (lm), "pairs" */
 } progress;
 
 static void fmt_time(char *buf, size_t n, double s) {
@@ -136,20 +148,23 @@ static void on_event(const gf_train_event *e, void *ctx) {
             char bar[32];
             for (int i = 0; i < width; i++) bar[i] = i < done ? '=' : (i == done ? '>' : ' ');
             bar[width] = '\0';
-            fprintf(stderr, "\r%s [%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s   ", p->label, bar,
-                    (long long)e->step, (long long)e->total_steps, e->loss, e->lr, e->tokens_per_s, eta);
+            fprintf(stderr, "\r%s [%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f %s/s  ETA %s   ", p->label, bar,
+                    (long long)e->step, (long long)e->total_steps, e->loss, e->lr, e->tokens_per_s, p->unit, eta);
         } else {
-            fprintf(stderr, "%s step %lld/%lld  epoch %lld  loss %.4f  lr %.2e  grad-norm %.3f  %.0f tok/s  elapsed %s  ETA %s\n",
+            fprintf(stderr, "%s step %lld/%lld  epoch %lld  loss %.4f  lr %.2e  grad-norm %.3f  %.0f %s/s  elapsed %s  ETA %s\n",
                     p->label, (long long)e->step, (long long)e->total_steps, (long long)e->epoch, e->loss, e->lr,
-                    e->grad_norm, e->tokens_per_s, el, eta);
+                    e->grad_norm, e->tokens_per_s, p->unit, el, eta);
         }
         break;
     }
-    case GF_EV_EVAL:
-        char pb[32];
-        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  val ppl %s%s\n", p->tty ? "\n" : "", p->label,
-                (long long)e->step, e->val_loss, cli_ppl(pb, sizeof pb, e->val_ppl, 2), e->is_best ? "  (best)" : "");
+    case GF_EV_EVAL: {
+        char pb[32], metric[64];
+        if (isnan(e->val_acc)) snprintf(metric, sizeof metric, "val ppl %s", cli_ppl(pb, sizeof pb, e->val_ppl, 2));
+        else snprintf(metric, sizeof metric, "val acc %.4f", e->val_acc);
+        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  %s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
+                e->val_loss, metric, e->is_best ? "  (best)" : "");
         break;
+    }
     case GF_EV_STOPPED:
         fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
                 (long long)e->step, (long long)e->total_steps, e->path);
@@ -189,29 +204,9 @@ static void catch_signals(void) {
 
 typedef struct {
     int64_t params, steps;
-    double best_val_ppl, test_ppl, tokens_per_s, wall_s;
+    double val, test;        /* the task's metric (ppl or accuracy) of the best checkpoint on dev and test */
+    double tokens_per_s, wall_s;
 } run_summary;
-
-/* A training split of a single distinct token (a file of blank lines, one repeated character) teaches
- * nothing, and with a char or word vocabulary scores perplexity 1: refused, not reported as a perfect model. */
-static int one_symbol_corpus(const gf_corpus *c, const recipe *r) {
-    const gf_ids *tr = &c->split[GF_TRAIN];
-    for (int64_t i = 1; i < tr->n; i++)
-        if (tr->v[i] != tr->v[0]) return 0;
-    cli_error("--corpus %s: its training split is %lld copies of one token with the %s tokenizer; a model learns "
-              "nothing from it (and with a char or word vocabulary every perplexity would be 1)\nHINT: check the "
-              "file: it holds one symbol over and over (blank lines only?)",
-              r->o.corpus, (long long)tr->n, gf_tok_kind_name(c->tok->kind));
-    return 1;
-}
-
-static int load_corpus(const recipe *r, const gf_tokenizer *fixed, gf_corpus **out) {
-    const char *cache = r->no_cache ? NULL : cli_cache_dir();
-    *out = gf_corpus_load(r->o.corpus, cli_data_dir(), r->o.tokenizer[0] ? r->o.tokenizer : NULL, fixed, cache);
-    if (!*out) return cli_error("%s", gf_last_error());
-    if ((*out)->cache_note[0]) fprintf(stderr, "grassflow: %s\n", (*out)->cache_note);
-    return one_symbol_corpus(*out, r) ? EXIT_RUNTIME : EXIT_OK;
-}
 
 /* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at is kept from r). */
 static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
@@ -237,12 +232,12 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
     return EXIT_OK;
 }
 
-/* A new run's config: the vocabulary of the corpus, --dropout, and the model's name for the recipe. */
-static int new_run_config(const cli_model_opts *mo, recipe *r, const gf_corpus *corpus, gf_config *cfg) {
-    char kv[64];
-    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)corpus->tok->vocab.n);
-    if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+/* A new run's config: what the task's data decides, --dropout, and the model's name for the recipe. */
+static int new_run_config(const cli_model_opts *mo, recipe *r, const cli_task *task, const void *data, gf_config *cfg) {
+    int rc = task->configure(data, &r->o, cfg);
+    if (rc) return rc;
     if (r->dropout >= 0) {
+        char kv[64];
         snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
         if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
     }
@@ -250,45 +245,55 @@ static int new_run_config(const cli_model_opts *mo, recipe *r, const gf_corpus *
                         r->o.model, sizeof r->o.model);
 }
 
-/* Perplexity of OUT/best.safetensors on the test split, in blocks of the run's seq_len. */
-static int test_ppl(const recipe *r, const gf_corpus *corpus, double *ppl) {
+/* The task's metric of model m on split `split`: perplexity (lm) or accuracy (a classifier). */
+static int split_metric(gf_model *m, const cli_task *task, const void *data, int split, const gf_train_opts *o,
+                        double *metric) {
+    gf_source *src = task->source(data, split, o);
+    gf_eval_result er = {0};
+    int rc = !src || gf_evaluate_result(m, src, o->batch, &er) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    if (!rc) *metric = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : exp(er.mean_loss);
+    gf_source_free(src);
+    return rc;
+}
+
+/* The metric of OUT/best.safetensors on the test split, and on dev for a metric other than the
+ * perplexity training already measured there (accuracy). */
+static int best_metrics(const recipe *r, const cli_task *task, const void *data, run_summary *sum) {
+    const bool dev = strcmp(task->metric, "ppl") != 0;
     char bp[GF_PATH_MAX];
     if (gf_path_join(bp, sizeof bp, r->o.out_dir, "best.safetensors")) return cli_error("%s", gf_last_error());
-    const gf_ids *test = &corpus->split[GF_TEST];
     gf_model *best = gf_model_load(bp);
-    gf_source *src = best ? gf_lm_source_create(test->v, test->n, r->o.seq_len, r->o.seed) : NULL;
-    double tl;
-    int rc = !src || gf_evaluate(best, src, r->o.batch, &tl, NULL) ? cli_error("%s", gf_last_error()) : EXIT_OK;
-    if (!rc) *ppl = exp(tl);
-    gf_source_free(src);
+    if (!best) return cli_error("%s", gf_last_error());
+    int rc = dev ? split_metric(best, task, data, GF_VALID, &r->o, &sum->val) : EXIT_OK;
+    if (!rc) rc = split_metric(best, task, data, GF_TEST, &r->o, &sum->test);
     gf_model_free(best);
     return rc;
 }
 
-/* Train m on the corpus's training split (blocks of the recipe's seq_len), validating on its valid split. */
-static int train_on_corpus(gf_model *m, recipe *r, const gf_corpus *corpus, bool resume, const char *label,
-                           gf_train_result *res) {
-    const gf_ids *tr = &corpus->split[GF_TRAIN], *va = &corpus->split[GF_VALID];
-    if (gf_model_config(m)->vocab_size != corpus->tok->vocab.n)
-        return cli_error("the model's vocab_size %lld differs from the corpus vocabulary (%lld tokens)",
-                         (long long)gf_model_config(m)->vocab_size, (long long)corpus->tok->vocab.n);
-    gf_source *train = gf_lm_source_create(tr->v, tr->n, r->o.seq_len, r->o.seed);
-    gf_source *valid = train ? gf_lm_source_create(va->v, va->n, r->o.seq_len, r->o.seed) : NULL;
-    char *tok_json = gf_tokenizer_to_json(corpus->tok);
+/* Train m on the task's training split, validating on its dev split. */
+static int train_on(gf_model *m, recipe *r, const cli_task *task, const void *data, bool resume, const char *label,
+                    gf_train_result *res) {
+    const gf_tokenizer *tok = task->tokenizer(data);
+    if (gf_model_config(m)->vocab_size != gf_tokenizer_vocab_size(tok))
+        return cli_error("the model's vocab_size %lld differs from the tokenizer's vocabulary (%lld tokens)",
+                         (long long)gf_model_config(m)->vocab_size, (long long)gf_tokenizer_vocab_size(tok));
+    gf_source *train = task->source(data, GF_TRAIN, &r->o);
+    gf_source *valid = train ? task->source(data, GF_VALID, &r->o) : NULL;
+    char *tok_json = gf_tokenizer_to_json(tok), what[256];
     int rc = EXIT_OK;
     if (!valid || !tok_json) {
         rc = cli_error("%s", tok_json ? gf_last_error() : "out of memory starting training");
         goto done;
     }
-    fprintf(stderr, "%s: %s, %lld parameters, %s (%lld train tokens, vocabulary %lld), %lld steps/epoch, %s\n", label,
-            r->o.model, (long long)gf_model_num_params(m), r->o.corpus, (long long)tr->n,
-            (long long)corpus->tok->vocab.n, (long long)gf_steps_per_epoch(&r->o, train),
+    task->describe(data, what, sizeof what);
+    fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->o.model,
+            (long long)gf_model_num_params(m), r->o.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
             resume ? "resuming" : "from scratch");
     /* set after the recipe is final: resuming reads it from the state, which knows neither */
     r->o.tokenizer_json = tok_json;
     r->o.interrupt = &g_signal;
     cli_test_hooks_install(&r->o);
-    progress p = {.tty = isatty(2), .label = label};
+    progress p = {.tty = isatty(2), .label = label, .unit = strcmp(task->metric, "ppl") ? "pairs" : "tok"};
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
     if (trc == GF_TRAIN_INTERRUPTED) rc = 128 + (int)g_signal;
@@ -301,27 +306,29 @@ done:
     return rc;
 }
 
-/* Train one model (new run or resume) and optionally score the test split with its best checkpoint. */
+/* Train one model (new run or resume); with test_eval, score dev and test with its best checkpoint. */
 static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
                run_summary *sum) {
-    gf_corpus *corpus = NULL;
+    void *data = NULL;
     gf_model *m = NULL;
     gf_tokenizer *saved_tok = NULL;
     gf_config cfg;
     int rc = resume_dir ? resume_recipe(r, resume_dir, &cfg, &saved_tok) : cli_model_config(mo, "train", &cfg);
-    if (!rc) rc = load_corpus(r, saved_tok, &corpus);
-    if (!rc && !resume_dir) rc = new_run_config(mo, r, corpus, &cfg);
+    const cli_task *task = rc ? NULL : cli_task_find(r->o.task, "train");
+    if (!rc && !task) rc = EXIT_USAGE;
+    if (!rc) rc = task->load(&r->o, r->no_cache, saved_tok, &data);
+    if (!rc && !resume_dir) rc = new_run_config(mo, r, task, data, &cfg);
     if (!rc && !(m = gf_model_create(&cfg))) rc = cli_error("%s", gf_last_error());
     if (rc) goto done;
     gf_model_init(m, r->o.seed);
     gf_train_result res;
-    if ((rc = train_on_corpus(m, r, corpus, resume_dir != NULL, label, &res))) goto done;
-    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps, .best_val_ppl = exp(res.best_val_loss),
-                         .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test_ppl = NAN};
-    if (test_eval) rc = test_ppl(r, corpus, &sum->test_ppl);
+    if ((rc = train_on(m, r, task, data, resume_dir != NULL, label, &res))) goto done;
+    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps, .val = exp(res.best_val_loss),
+                         .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
+    if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, task, data, sum);
 done:
     gf_model_free(m);
-    gf_corpus_free(corpus);
+    if (task && data) task->free(data);
     gf_tokenizer_free(saved_tok);
     return rc;
 }
@@ -402,12 +409,16 @@ int cmd_train(int argc, char **argv) {
     catch_signals();
     int rc = run(&mo, &r, resume, "train", 0, &s);
     if (rc) return rc;
-    char wt[32];
+    char wt[32], pb[32];
     fmt_time(wt, sizeof wt, s.wall_s);
-    char pb[32];
-    printf("model %s  params %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  checkpoints %s/\n",
-           r.o.model, (long long)s.params, (long long)s.steps, cli_ppl(pb, sizeof pb, s.best_val_ppl, 2), s.tokens_per_s,
-           wt, r.o.out_dir);
+    if (isnan(s.test)) /* a language model: the perplexity of the best validation */
+        printf("model %s  params %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  checkpoints %s/\n",
+               r.o.model, (long long)s.params, (long long)s.steps, cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt,
+               r.o.out_dir);
+    else
+        printf("model %s  params %lld  steps %lld  best checkpoint: dev accuracy %.4f  test accuracy %.4f  train %.0f "
+               "examples/s  wall %s  checkpoints %s/\n", r.o.model, (long long)s.params, (long long)s.steps, s.val, s.test,
+               s.tokens_per_s, wt, r.o.out_dir);
     return EXIT_OK;
 }
 
@@ -455,6 +466,26 @@ static int compare_models(const char *models, char *list, size_t size, char **na
                                        "model once, under distinct names", names[j], names[i], a);
         }
     return 0;
+}
+
+/* The comparison: perplexity (lm) or accuracy (snli) of each best checkpoint, and the gap on test. */
+static void print_table(const recipe *r, char **names, int n, int ref, const run_summary *s) {
+    const bool ppl = !strcmp(r->o.task, "lm");
+    printf("\n%-20s %12s %14s %10s %10s %10s %12s\n", "model", "params", ppl ? "best val ppl" : "dev acc",
+           ppl ? "test ppl" : "test acc", ppl ? "tok/s" : "pairs/s", "wall", "gap (test)");
+    for (int i = 0; i < n; i++) {
+        char wt[32], gap[32];
+        fmt_time(wt, sizeof wt, s[i].wall_s);
+        if (i == ref) snprintf(gap, sizeof gap, "reference");
+        else if (ppl) snprintf(gap, sizeof gap, "%+.1f%%", 100.0 * (s[i].test / s[ref].test - 1.0));
+        else snprintf(gap, sizeof gap, "%+.2f pts", 100.0 * (s[i].test - s[ref].test));
+        printf(ppl ? "%-20s %12lld %14.2f %10.2f %10.0f %10s %12s\n" : "%-20s %12lld %14.4f %10.4f %10.0f %10s %12s\n",
+               names[i], (long long)s[i].params, s[i].val, s[i].test, s[i].tokens_per_s, wt, gap);
+    }
+    printf("recipe: task %s, %s, %lld steps, batch %lld x %lld %s, lr %g -> %g, warmup %lld, seed %llu\n", r->o.task,
+           r->o.corpus, (long long)s[0].steps, (long long)r->o.batch, (long long)(ppl ? r->o.seq_len : r->o.max_sent),
+           ppl ? "tokens" : "pieces per sentence", (double)r->o.lr, (double)r->o.min_lr, (long long)r->o.warmup,
+           (unsigned long long)r->o.seed);
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -508,18 +539,6 @@ int cmd_compare(int argc, char **argv) {
         if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
         if ((rc = run(&mos[i], &ri, NULL, names[i], 1, &s[i]))) return rc;
     }
-    printf("\n%-20s %12s %14s %10s %10s %10s %12s\n", "model", "params", "best val ppl", "test ppl", "tok/s", "wall",
-           "gap (test)");
-    for (int i = 0; i < n; i++) {
-        char wt[32], gap[32];
-        fmt_time(wt, sizeof wt, s[i].wall_s);
-        if (i == ref) snprintf(gap, sizeof gap, "reference");
-        else snprintf(gap, sizeof gap, "%+.1f%%", 100.0 * (s[i].test_ppl / s[ref].test_ppl - 1.0));
-        printf("%-20s %12lld %14.2f %10.2f %10.0f %10s %12s\n", names[i], (long long)s[i].params, s[i].best_val_ppl,
-               s[i].test_ppl, s[i].tokens_per_s, wt, gap);
-    }
-    printf("recipe: %s, %lld steps, batch %lld x %lld tokens, lr %g -> %g, warmup %lld, seed %llu\n", r.o.corpus,
-           (long long)s[0].steps, (long long)r.o.batch, (long long)r.o.seq_len, (double)r.o.lr, (double)r.o.min_lr,
-           (long long)r.o.warmup, (unsigned long long)r.o.seed);
+    print_table(&r, names, n, ref, s);
     return EXIT_OK;
 }

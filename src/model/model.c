@@ -56,6 +56,7 @@ const gf_config *gf_model_config(const gf_model *m) { return &m->cfg; }
 const float *gf_model_logits(const gf_model *m) { return m->out; }
 size_t gf_model_activation_bytes(const gf_model *m) { return (size_t)m->acts_floats * sizeof(float); }
 int64_t gf_model_correct(const gf_model *m) { return m->n_correct; }
+int64_t gf_model_n_outputs(const gf_model *m) { return m->head->n_outputs(&m->cfg); }
 bool gf_model_predicts_next_token(const gf_model *m) { return m->head->next_token; }
 
 /* The error for a model whose outputs are not next-token logits, where they are needed (`what`). */

@@ -112,10 +112,7 @@ static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
     (void)use;
     const nli_source *s = ctx;
     const gf_config *c = gf_model_config(m);
-    char *nc = gf_config_get(c, "n_classes");
-    const bool three = nc && !strcmp(nc, "3");
-    free(nc);
-    if (gf_model_predicts_next_token(m) || !three)
+    if (gf_model_predicts_next_token(m) || gf_model_n_outputs(m) != GF_NLI_CLASSES)
         return gf_fail("the NLI data source gives one of 3 labels per pair (entailment, neutral, contradiction); the "
                        "model needs the classify head with n_classes 3 (task %s here)", c->task);
     if (s->max_id >= c->vocab_size)

@@ -12,6 +12,8 @@ void gf_train_opts_default(gf_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->batch = 32;
     o->seq_len = 128;
+    o->max_sent = 48;
+    strcpy(o->task, "lm");
     o->epochs = 1;
     o->warmup = 100;
     o->accum = 1;
@@ -33,10 +35,10 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     cJSON *j = cJSON_CreateObject();
 #define I(f) cJSON_AddNumberToObject(j, #f, (double)o->f)
 #define S(f) cJSON_AddStringToObject(j, #f, o->f)
-    I(batch); I(seq_len); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
+    I(batch); I(seq_len); I(max_sent); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
     I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
     cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
-    S(out_dir); S(corpus); S(tokenizer); S(model);
+    S(out_dir); S(corpus); S(tokenizer); S(model); S(task);
 #undef I
 #undef S
     char seed[32];
@@ -85,6 +87,9 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     NUM(lr, float, 1e-12, 10); NUM(min_lr, float, 0, 10); NUM(wd, float, 0, 10); NUM(clip, float, 0, 1e30);
     NUM(beta1, float, 0, 0.99999995); NUM(beta2, float, 0, 0.99999995); /* the floats below 1 */ NUM(eps, float, 1e-30, 1);
     STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
+    /* optional: runs before sentence-pair tasks lack them (and were language models) */
+    if (cJSON_GetObjectItemCaseSensitive(j, "max_sent")) NUM(max_sent, int64_t, 1, 1 << 20);
+    if (cJSON_GetObjectItemCaseSensitive(j, "task")) STR(task);
 #undef NUM
 #undef STR
     const cJSON *onf = cJSON_GetObjectItemCaseSensitive(j, "on_nonfinite"); /* optional: older runs lack it */

@@ -148,11 +148,12 @@ static char *frozen_list(const gf_model *m) {
     return s;
 }
 
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best) {
-    char path[GF_PATH_MAX], st[32], bv[64];
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc) {
+    char path[GF_PATH_MAX], st[32], bv[64], ba[64];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)step);
     snprintf(bv, sizeof bv, "%.17g", best);
+    snprintf(ba, sizeof ba, "%.17g", best_acc);
     int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m); /* moments: trainable tensors only */
     gf_st_out ts[3] = {
         {.name = "params", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_model_params(m)},
@@ -161,13 +162,14 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     };
     char *frozen = frozen_list(m);
     if (!frozen) return gf_fail("out of memory saving %s", path);
-    const char *keys[7] = {"config"}, *vals[7] = {r->cfg_json};
+    const char *keys[8] = {"config"}, *vals[8] = {r->cfg_json};
     int k = 1;
     if (nt != n) keys[k] = "frozen", vals[k++] = frozen; /* which tensors have no moments; absent: none */
     if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
     keys[k] = "train", vals[k++] = r->recipe_json;
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
+    if (!isnan(best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
     keys[k] = "producer", vals[k++] = "grassflow " GF_VERSION;
     int rc = gf_st_write(path, ts, 3, keys, vals, k);
     free(frozen);
@@ -229,7 +231,7 @@ static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float 
     return 0;
 }
 
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best) {
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     gf_st_file *f = gf_st_read(path);
@@ -248,6 +250,11 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     else if (!same_run(r, path, cfg, tok) && !load_arenas(path, ts, dst, gf_model_num_params(m), gf_model_num_trainable(m)) &&
              !parse_progress(path, st, bv, step, best))
         rc = 0;
+    char *ba = gf_st_metadata(f, "best_val_acc"), *end = NULL;
+    *best_acc = ba ? strtod(ba, &end) : NAN;
+    if (!rc && ba && (end == ba || *end || !(*best_acc >= 0 && *best_acc <= 1)))
+        rc = gf_fail("%s: best_val_acc \"%.40s\" is not an accuracy in [0, 1]", path, ba);
+    free(ba);
     if (!rc) gf_adamw_set_steps(opt, *step);
     free(frozen);
     free(now);
@@ -266,9 +273,12 @@ void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
         fprintf(f, "{\"step\": %lld, \"epoch\": %lld, \"loss\": %.6f, \"lr\": %.6g, \"grad_norm\": %.6g, "
                    "\"tokens_per_s\": %.1f, \"elapsed_s\": %.2f}\n", (long long)e->step, (long long)e->epoch, e->loss,
                 e->lr, e->grad_norm, e->tokens_per_s, e->elapsed_s);
-    else if (e->kind == GF_EV_EVAL)
+    else if (e->kind == GF_EV_EVAL && isnan(e->val_acc))
         fprintf(f, "{\"step\": %lld, \"val_loss\": %.6f, \"val_ppl\": %.4f, \"best_val_loss\": %.6f, \"is_best\": %s}\n",
                 (long long)e->step, e->val_loss, e->val_ppl, e->best_val_loss, e->is_best ? "true" : "false");
+    else if (e->kind == GF_EV_EVAL)
+        fprintf(f, "{\"step\": %lld, \"val_loss\": %.6f, \"val_acc\": %.6f, \"best_val_loss\": %.6f, \"is_best\": %s}\n",
+                (long long)e->step, e->val_loss, e->val_acc, e->best_val_loss, e->is_best ? "true" : "false");
     else if (e->kind == GF_EV_SKIPPED)
         fprintf(f, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", (long long)e->step, e->what);
     fflush(f);

@@ -32,9 +32,10 @@ void gf_run_dir_close(gf_run_dir *r);
 /* OUT/name: the model with its run's metadata. */
 int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss);
 /* OUT/state.safetensors: weights, AdamW moments, step and best validation loss. */
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best);
+/* best: the validation loss of best.safetensors; best_acc: its accuracy (a classifier; NAN for lm) */
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc);
 /* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. */
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best);
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc);
 
 /* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing). */
 void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);

@@ -128,6 +128,7 @@ typedef struct trainer {
     gf_run_dir run;
     int64_t step, total, n_bad;          /* n_bad: non-finite steps in a row */
     double best, last_val;               /* validation losses */
+    double best_acc;                     /* a classifier's best validation accuracy (it picks best.safetensors) */
     double t_start, t_train;             /* wall clock at the start; seconds spent in steps */
     int64_t tokens, examples;            /* counted targets and examples of every step taken here */
     double win_t, win_loss;              /* the logging window: finite steps since the last log line */
@@ -162,10 +163,11 @@ static int trainer_start(trainer *t, bool resume) {
         return -1;
     t->total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, t->train);
     t->best = INFINITY;
+    t->best_acc = NAN;
     t->last_val = NAN;
     t->opt = gf_adamw_create(t->m, (gf_adamw_hparams){.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2,
                                                         .eps = o->eps, .weight_decay = o->wd});
-    if (!t->opt || (resume && gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best))) return -1;
+    if (!t->opt || (resume && gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
     t->t_start = now_s();
     return 0;
@@ -226,19 +228,25 @@ static void log_progress(trainer *t, const gf_step_result *r, double dt) {
 
 /* Evaluate on the validation source; save best (if it is), last and the state. */
 static int evaluate_and_save(trainer *t) {
-    double vl;
-    if (gf_evaluate(t->m, t->valid, t->o->batch, &vl, NULL)) return -1;
+    gf_eval_result er = {0};
+    if (gf_evaluate_result(t->m, t->valid, t->o->batch, &er)) return -1;
+    const double vl = er.mean_loss, acc = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : NAN;
     t->last_val = vl;
-    const bool is_best = vl < t->best;
-    if (is_best) t->best = vl;
+    /* the best checkpoint: a classifier's by accuracy (the first evaluation is the first best), else by loss */
+    const bool is_best = !isnan(acc) ? isnan(t->best_acc) || acc > t->best_acc : vl < t->best;
+    if (is_best) {
+        t->best = vl;
+        t->best_acc = acc;
+    }
     gf_train_event e = {.kind = GF_EV_EVAL, .step = t->step, .total_steps = t->total, .val_loss = vl,
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
+                        .val_acc = acc,
                         .elapsed_s = now_s() - t->t_start};
     gf_run_metrics_line(&t->run, &e);
     emit(t, &e);
     if ((is_best && gf_run_save_model(&t->run, t->m, "best.safetensors", t->step, vl)) ||
         gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, vl) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best))
+        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_SAVED, .step = t->step, .path = t->o->out_dir});
     return 0;
@@ -247,7 +255,7 @@ static int evaluate_and_save(trainer *t) {
 /* A signal: save what resuming needs (no evaluation, which can take minutes), then stop. */
 static int save_interrupted(trainer *t) {
     if (gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, t->last_val) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best))
+        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_INTERRUPTED, .step = t->step, .total_steps = t->total,
                               .path = t->o->out_dir});

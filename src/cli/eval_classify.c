@@ -1,0 +1,84 @@
+/* grassflow eval of a classifier (task snli): accuracy, per-class precision and recall, the confusion
+ * matrix, and the mean loss, on one split. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/eval_classify.h"
+#include "data/corpus.h"
+#include "data/nli.h"
+
+/* Precision and recall of class c from the confusion matrix (rows: true labels). */
+static void prec_rec(const int64_t *conf, int64_t C, int64_t c, double *p, double *r) {
+    int64_t col = 0, row = 0;
+    for (int64_t k = 0; k < C; k++) {
+        col += conf[k * C + c];
+        row += conf[c * C + k];
+    }
+    *p = col ? (double)conf[c * C + c] / (double)col : 0.0;
+    *r = row ? (double)conf[c * C + c] / (double)row : 0.0;
+}
+
+static void print_json(const char *split, const gf_eval_result *er, int64_t C) {
+    cJSON *o = cJSON_CreateObject(), *pc = cJSON_CreateObject(), *cm = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "split", split);
+    cJSON_AddNumberToObject(o, "pairs", (double)er->n_counted);
+    cJSON_AddNumberToObject(o, "accuracy", (double)er->n_correct / (double)er->n_counted);
+    cJSON_AddNumberToObject(o, "loss", er->mean_loss);
+    for (int64_t c = 0; c < C; c++) {
+        double p, r;
+        prec_rec(er->confusion, C, c, &p, &r);
+        cJSON *e = cJSON_AddObjectToObject(pc, gf_nli_label_name((int)c));
+        cJSON_AddNumberToObject(e, "precision", p);
+        cJSON_AddNumberToObject(e, "recall", r);
+        cJSON *row = cJSON_CreateArray();
+        for (int64_t k = 0; k < C; k++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)er->confusion[c * C + k]));
+        cJSON_AddItemToArray(cm, row);
+    }
+    cJSON_AddItemToObject(o, "per_class", pc);
+    cJSON_AddItemToObject(o, "confusion", cm); /* rows: true label, columns: predicted, in label order */
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+static void print_text(const char *corpus, const char *split, const gf_eval_result *er, int64_t C) {
+    printf("%s %s: pairs %lld  accuracy %.4f  loss %.4f\n", corpus, split, (long long)er->n_counted,
+           (double)er->n_correct / (double)er->n_counted, er->mean_loss);
+    printf("  %-14s %9s %9s   confusion (rows: true, columns: predicted)\n", "class", "precision", "recall");
+    for (int64_t c = 0; c < C; c++) {
+        double p, r;
+        prec_rec(er->confusion, C, c, &p, &r);
+        printf("  %-14s %9.4f %9.4f  ", gf_nli_label_name((int)c), p, r);
+        for (int64_t k = 0; k < C; k++) printf(" %7lld", (long long)er->confusion[c * C + k]);
+        printf("\n");
+    }
+}
+
+int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task, const char *corpus, int split,
+                      int64_t batch, int64_t max_sent, bool json) {
+    static const char *const names[3] = {"train", "dev", "test"};
+    gf_train_opts o;
+    gf_train_opts_default(&o);
+    o.max_sent = max_sent;
+    if (cli_copy_arg("eval", "--corpus", corpus, o.corpus, sizeof o.corpus)) return EXIT_USAGE;
+    void *data = NULL;
+    int rc = task->load(&o, true, tok, &data);
+    if (rc) return rc;
+    const int64_t C = gf_model_n_outputs(m);
+    gf_source *src = task->source(data, split, &o);
+    gf_eval_result er = {.confusion = calloc((size_t)(C * C), sizeof(int64_t))};
+    if (!src || !er.confusion || gf_evaluate_result(m, src, batch, &er)) {
+        rc = cli_error("%s", er.confusion ? gf_last_error() : "out of memory");
+    } else if (json) {
+        print_json(names[split], &er, C);
+    } else {
+        print_text(corpus, names[split], &er, C);
+    }
+    free(er.confusion);
+    gf_source_free(src);
+    task->free(data);
+    return rc;
+}

@@ -1,0 +1,121 @@
+/* The SNLI task: sentence pairs ([CLS] premise [SEP] hypothesis [SEP], BERT WordPiece) with one of three
+ * labels, scored by accuracy. The data is read by data/nli.h, the examples made by tasks/nli.h. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/task.h"
+#include "core/error.h"
+#include "data/corpus.h"
+#include "io/file.h"
+#include "tasks/nli.h"
+
+typedef struct {
+    gf_nli_data *d;
+    gf_tokenizer *own;         /* the recipe's WordPiece vocabulary (NULL when a fixed one is borrowed) */
+    const gf_tokenizer *tok;
+} snli_data;
+
+static void snli_free(void *data) {
+    snli_data *s = data;
+    if (!s) return;
+    gf_nli_free(s->d);
+    gf_tokenizer_free(s->own);
+    free(s);
+}
+
+/* --tokenizer wordpiece:FILE, or the BERT vocabulary grassflow ships. */
+static gf_tokenizer *recipe_tokenizer(const gf_train_opts *o) {
+    if (o->tokenizer[0] && strncmp(o->tokenizer, "wordpiece:", 10)) {
+        gf_fail("--tokenizer %s: sentence pairs are read as BERT reads them; expected wordpiece:VOCAB_FILE (a BERT "
+                "vocab.txt), or no --tokenizer for data/bert-base-uncased/vocab.txt", o->tokenizer);
+        return NULL;
+    }
+    char path[GF_PATH_MAX];
+    if (o->tokenizer[0]) return gf_wordpiece_load(o->tokenizer + 10);
+    if (gf_path_join(path, sizeof path, cli_data_dir(), "bert-base-uncased/vocab.txt")) return NULL;
+    return gf_wordpiece_load(path);
+}
+
+static int snli_load(const gf_train_opts *o, bool no_cache, const gf_tokenizer *fixed, void **data) {
+    (void)no_cache; /* pairs are read and tokenized in about a second; there is no cache */
+    snli_data *s = calloc(1, sizeof *s);
+    if (!s) return cli_error("out of memory");
+    s->d = gf_nli_load(o->corpus, cli_data_dir());
+    if (s->d && !fixed) s->own = recipe_tokenizer(o);
+    s->tok = fixed ? fixed : s->own;
+    if (!s->d || !s->tok) {
+        snli_free(s);
+        return cli_error("%s", gf_last_error());
+    }
+    *data = s;
+    return EXIT_OK;
+}
+
+static const gf_tokenizer *snli_tokenizer(const void *data) { return ((const snli_data *)data)->tok; }
+
+static int set(gf_config *cfg, const char *kv, char *said, size_t n) {
+    if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+    snprintf(said + strlen(said), n - strlen(said), " %s", kv);
+    return EXIT_OK;
+}
+
+/* The n_classes of a classify config's head (0 if it has none). */
+static int64_t n_classes(const gf_config *cfg) {
+    char *js = gf_config_to_json(cfg, false);
+    cJSON *o = js ? cJSON_Parse(js) : NULL;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "head"), "n_classes");
+    int64_t v = cJSON_IsNumber(n) ? (int64_t)n->valuedouble : 0;
+    cJSON_Delete(o);
+    free(js);
+    return v;
+}
+
+/* A pair classifier over the WordPiece vocabulary: a language-model config (a preset) becomes a
+ * bidirectional 3-way classifier with two token types; a classify config keeps its own choices. */
+static int snli_configure(const void *data, const gf_train_opts *o, gf_config *cfg) {
+    const snli_data *s = data;
+    char kv[64], said[512] = "";
+    int rc;
+    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)gf_tokenizer_vocab_size(s->tok));
+    if ((rc = set(cfg, kv, said, sizeof said))) return rc;
+    if (!strcmp(cfg->task, "classify") && n_classes(cfg) != GF_NLI_CLASSES)
+        return cli_error("--task snli: the model's classify head has n_classes %lld; SNLI has 3 labels (entailment, "
+                         "neutral, contradiction)\nHINT: --set head.n_classes=3", (long long)n_classes(cfg));
+    if (strcmp(cfg->task, "classify")) {
+        if ((rc = set(cfg, "task=classify", said, sizeof said)) || (rc = set(cfg, "head.n_classes=3", said, sizeof said)) ||
+            (rc = set(cfg, "direction=bidirectional", said, sizeof said)))
+            return rc;
+        if (cfg->segments == 0 && (rc = set(cfg, "segments=2", said, sizeof said))) return rc;
+    }
+    const int64_t longest = 2 * o->max_sent + 3;
+    if (cfg->pos == GF_POS_LEARNED && cfg->max_len < longest) {
+        snprintf(kv, sizeof kv, "max_len=%lld", (long long)longest);
+        if ((rc = set(cfg, kv, said, sizeof said))) return rc;
+    }
+    fprintf(stderr, "grassflow: snli: the model is set to%s\n", said);
+    return EXIT_OK;
+}
+
+static gf_source *snli_source(const void *data, int split, const gf_train_opts *o) {
+    const snli_data *s = data;
+    gf_nli_source_stats st;
+    gf_source *src = gf_nli_source_create(&s->d->split[split], s->tok, o->max_sent, o->seed, &st);
+    if (src && st.truncated)
+        fprintf(stderr, "grassflow: snli %s: %lld of %lld pairs have a sentence longer than --max-sent %lld pieces; "
+                "cut to it\n", split == GF_TRAIN ? "train" : split == GF_VALID ? "dev" : "test", (long long)st.truncated,
+                (long long)st.pairs, (long long)o->max_sent);
+    return src;
+}
+
+static void snli_describe(const void *data, char *buf, size_t n) {
+    const snli_data *s = data;
+    snprintf(buf, n, "%lld train pairs (dev %lld, test %lld), WordPiece vocabulary %lld", (long long)s->d->split[0].n,
+             (long long)s->d->split[1].n, (long long)s->d->split[2].n, (long long)gf_tokenizer_vocab_size(s->tok));
+}
+
+const cli_task cli_task_snli = {.name = "snli", .what = "sentence-pair classification (entailment, neutral, contradiction)",
+                                .metric = "accuracy", .load = snli_load, .tokenizer = snli_tokenizer,
+                                .configure = snli_configure, .source = snli_source, .describe = snli_describe,
+                                .free = snli_free};
