@@ -19,7 +19,7 @@ fi
 for f in lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.0 include/grassflow.h lib/pkgconfig/grassflow.pc; do
     [ -e "$P/$f" ] && pass "installed $f" || fail "make install did not install $f"
 done
-readelf -d "$P/lib/libgrassflow.so" | grep -q 'SONAME.*\[libgrassflow\.so\.0\]' && pass "the shared library's soname is libgrassflow.so.0" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
+readelf -d "$P/lib/libgrassflow.so" | grep 'SONAME.*\[libgrassflow\.so\.0\]' >/dev/null && pass "the shared library's soname is libgrassflow.so.0" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
 make --no-print-directory install BUILD="$BUILD" DESTDIR="$tmp/stage" PREFIX=/opt/grassflow >/dev/null 2>&1
 [ -e "$tmp/stage/opt/grassflow/lib/libgrassflow.so.0" ] && grep -qx 'prefix=/opt/grassflow' "$tmp/stage/opt/grassflow/lib/pkgconfig/grassflow.pc" && [ ! -e /opt/grassflow ] \
     && pass "DESTDIR stages the files; grassflow.pc names the final prefix" || fail "DESTDIR install: $(ls -R "$tmp/stage" | head -20)"
@@ -61,7 +61,7 @@ for src in "$tmp"/src/*.c; do
     deps=$(LD_LIBRARY_PATH="$P/lib" ldd "$tmp/$name")
     grep -q "libgrassflow.so.0 => $P/lib/libgrassflow.so.0" <<<"$deps" && grep -q "openblas-openmp/libopenblas" <<<"$deps" \
         && pass "$name: links $P/lib/libgrassflow.so.0 and the OpenMP OpenBLAS" || fail "$name: ldd says $deps"
-    ldd "$tmp/$name-static" | grep -q libgrassflow && fail "$name-static still needs libgrassflow.so" || pass "$name-static: libgrassflow linked in"
+    ldd "$tmp/$name-static" | grep libgrassflow >/dev/null && fail "$name-static still needs libgrassflow.so" || pass "$name-static: libgrassflow linked in"
     rm -rf "$tmp/train-run"
     LD_LIBRARY_PATH="$P/lib" "$tmp/$name" "${args[@]}" >"$tmp/$name.out" 2>"$tmp/err" && rm -rf "$tmp/train-run" &&
         "$tmp/$name-static" "${args[@]}" >"$tmp/$name-static.out" 2>/dev/null

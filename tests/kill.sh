@@ -52,7 +52,7 @@ done
 pass "$kills kills ($in_write while a checkpoint was being written, $fresh fresh starts); the latest checkpoint loaded after each of the $loads kills that had one"
 # finish the run
 if [ -s "$K/state.safetensors" ]; then "$GF" train --resume "$K" >/dev/null 2>&1; else rm -rf "$K"; "$GF" train $RUN --out "$K" >/dev/null 2>&1; fi
-if ls "$K" | grep -q '\.tmp\.'; then fail "temporary files left in the run directory: $(ls "$K")"; else pass "no temporary files left"; fi
+if ls "$K" | grep '\.tmp\.' >/dev/null; then fail "temporary files left in the run directory: $(ls "$K")"; else pass "no temporary files left"; fi
 if $PY - "$tmp/ref/last.safetensors" "$K/last.safetensors" <<'PYEOF'
 import sys
 sys.path.insert(0, "tests/torch_ref")

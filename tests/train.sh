@@ -11,7 +11,7 @@ export GRASSFLOW_CACHE="$tmp/cache"
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 no_tmp_files() { # no temporary checkpoint files anywhere under $1
-    if find "$1" -name '*.tmp.*' 2>/dev/null | grep -q .; then fail "$2: temporary files left behind"; else pass "$2: no temporary files left"; fi
+    if find "$1" -name '*.tmp.*' 2>/dev/null | grep . >/dev/null; then fail "$2: temporary files left behind"; else pass "$2: no temporary files left"; fi
 }
 
 echo "train: corpus statistics"
@@ -26,7 +26,7 @@ for f in "$GRASSFLOW_CACHE"/*.gftok; do printf 'garbage' | dd of="$f" bs=1 seek=
 s3=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
 [ "$s3" = "$want_stats" ] && ! grep -q "from cache" "$tmp/err" && pass "a corrupted cache is not used" || fail "corrupted cache: $s3 $(cat "$tmp/err")"
 s=$("$GF" data stats --corpus tinyshakespeare --json 2>/dev/null)
-echo "$s" | grep -q '"vocab_size": 65' && pass "tinyshakespeare: 65 characters" || fail "tinyshakespeare stats: $s"
+echo "$s" | grep '"vocab_size": 65' >/dev/null && pass "tinyshakespeare: 65 characters" || fail "tinyshakespeare stats: $s"
 
 echo "train: a small word-level corpus (the first lines of WikiText-2)"
 mkdir -p "$tmp/wt"
@@ -62,7 +62,7 @@ print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['pp
 echo "train: the paper's BERT WordPiece vocabulary"
 expect 0 "train with --tokenizer wordpiece" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --out "$tmp/wp" --steps 4 --batch 4 --seq-len 16 --eval-every 0
 v=$("$GF" eval --ckpt "$tmp/wp/last.safetensors" --corpus "$tmp/wt" --split test --json 2>/dev/null)
-echo "$v" | grep -q '"ppl"' && pass "eval of a WordPiece checkpoint uses its stored vocabulary" || fail "wordpiece eval: $v"
+echo "$v" | grep '"ppl"' >/dev/null && pass "eval of a WordPiece checkpoint uses its stored vocabulary" || fail "wordpiece eval: $v"
 g=$("$GF" generate --ckpt "$tmp/wp/last.safetensors" --prompt "The café" --tokens 5 --temperature 0 2>/dev/null)
 case "$g" in "The café "*) pass "WordPiece generation: $g";; *) fail "wordpiece generate: $g";; esac
 

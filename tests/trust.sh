@@ -96,7 +96,7 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
     ok=1
     for f in last best state; do same_weights "$tmp/full/run/$f.safetensors" "$tmp/r1/$f.safetensors" || ok=0; done
     [ $ok = 1 ] && pass "... and the step-10 checkpoints are intact (every tensor byte-identical)" || fail "checkpoints after the full disk: $(ls -l "$tmp/full/run")"
-    ls "$tmp/full/run" | grep -q '\.tmp\.' && fail "... temporary file left: $(ls "$tmp/full/run")" || pass "... and no temporary file is left"
+    ls "$tmp/full/run" | grep '\.tmp\.' >/dev/null && fail "... temporary file left: $(ls "$tmp/full/run")" || pass "... and no temporary file is left"
     umount "$tmp/full"
 else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
