@@ -34,6 +34,7 @@ lm_hybrid_padded 3 20 0 pad
 stacks_classify 4 16 0 pad
 stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad
+snli_head_window 4 21 0 pad
 "
 fail=0
 while read -r name B T ign pad; do

@@ -143,6 +143,7 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                  * later token to the earlier; a partner outside the sequence or padded does not exist */
                 const int64_t step = o < gc->n_offsets ? -gc->offsets[o] : gc->offsets[o - gc->n_offsets];
                 if (t + step < 0 || t + step >= T || (mask && !mask[n + step])) continue;
+                if (gc->window && (t + step) / gc->window != t / gc->window) continue; /* another window */
                 const double *u = z + (step < 0 ? n : n + step) * r, *v = z + (step < 0 ? n + step : n) * r;
                 double nrm = 0.0;
                 int64_t k = 0;

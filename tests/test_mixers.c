@@ -34,6 +34,7 @@ typedef struct {
     bool parallel; /* Grassmann eps branch: some z_t exactly parallel to z_{t-D} (p = 0) */
     bool bidir;    /* pairs / keys on both sides */
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
+    int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     uint64_t seed; /* added to every seed of the random data */
 } mix_case;
 
@@ -65,6 +66,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
         for (int k = 0; k < mc->n_offsets; k++) g->offsets[k] = mc->offsets[k];
         g->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
         g->extra_proj = mc->extra_proj;
+        g->window = mc->window;
     }
     cfg->norm = GF_NORM_PRE;
     cfg->gelu = GF_GELU_ERF;
@@ -396,6 +398,22 @@ static void test_bidirectional_and_masks(void **state) {
     run_case(&a);
 }
 
+/* Windows (the paper's SNLI head: window 8, stride 8): pairs never cross a window boundary, with padding,
+ * both directions; the kernels against the literal references and finite differences. */
+static void test_windows(void **state) {
+    (void)state;
+    mix_case g = GRASSMANN("grassmann(r=6, T=20, offsets 1,2,4, window 8, bidirectional, padded)", .r = 6, .T = 20,
+                           .n_offsets = 3, .offsets = {1, 2, 4}, .bidir = true, .padded = true, .window = 8);
+    run_case(&g);
+    g.name = "grassmann(r=5, T=13, offsets 1,3, window 4, causal, extra_proj)";
+    g.r = 5, g.T = 13, g.n_offsets = 2, g.offsets[1] = 3, g.window = 4, g.bidir = false, g.padded = false;
+    g.extra_proj = true, g.seed = 3;
+    run_case(&g);
+    g.name = "grassmann(r=5, T=13, offsets [4], window 4: no pair at all)";
+    g.n_offsets = 1, g.offsets[0] = 4, g.extra_proj = false;
+    run_case(&g);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -416,6 +434,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_grassmann_parallel_eps, pool_teardown),
         cmocka_unit_test_teardown(test_attention, pool_teardown),
         cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
+        cmocka_unit_test_teardown(test_windows, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

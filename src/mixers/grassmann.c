@@ -2,8 +2,8 @@
  *
  *   z = red(h)                         (N, r)
  *   pbar[t] = mean_{s in S_t} p(z_t, z_{t+s}) / max(|p|, eps)     (N, C), C = r(r-1)/2
- *   S_t: the partner steps s whose partner t+s is in the sequence and not padding; causal: s = -D for
- *   each offset D; bidirectional: s = -D and s = +D
+ *   S_t: the partner steps s whose partner t+s is in the sequence, not padding and (window W > 0) in the
+ *   same window floor(t / W); causal: s = -D for each offset D; bidirectional: s = -D and s = +D
  *   g = plucker(pbar), g[t] = 0 where S_t is empty               (N, d)
  *   a = sigmoid(gate([h; g])),  m = a*h + (1-a)*g,  out = extra_proj ? out(m) : m
  *
@@ -33,6 +33,9 @@ static const gf_cfg_key KEYS[] = {
      .help = "the distances D: token t is paired with token t-D"},
     {.name = "plucker_eps", .type = GF_KEY_FLOAT, .off = OFF(plucker_eps), .lo = 0, .hi = 1e30,
      .flags = GF_KEY_LO_OPEN, .def = "1e-8", .help = "|p| is clamped at this before p is normalised"},
+    {.name = "window", .type = GF_KEY_INT, .off = OFF(window), .lo = 0, .hi = 1 << 24, .def = "0",
+     .help = "> 0: a token pairs only with tokens of its own window of this many positions (windows tile the "
+             "sequence, stride = window); 0: the whole sequence"},
     {.name = "extra_proj", .type = GF_KEY_BOOL, .off = OFF(extra_proj), .def = "false",
      .help = "the paper's extra Linear(d, d) after the gate"},
 };
@@ -89,12 +92,12 @@ static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
 typedef struct {
     int n;
     int step[2 * GF_MAX_OFFSETS];
-    int64_t T;
+    int64_t T, W;        /* W > 0: partners only inside the token's window of W positions */
     const uint8_t *mask; /* (B, T) or NULL */
 } pairing;
 
 static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask) {
-    pairing pr = {.n = 0, .T = T, .mask = mask};
+    pairing pr = {.n = 0, .T = T, .W = g->window, .mask = mask};
     for (int o = 0; o < g->n_offsets; o++) pr.step[pr.n++] = -g->offsets[o];
     for (int o = 0; !causal && o < g->n_offsets; o++) pr.step[pr.n++] = g->offsets[o];
     return pr;
@@ -102,8 +105,8 @@ static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T
 
 /* Whether row n (position n % T) has a partner in slot o. */
 static bool has_partner(const pairing *pr, int64_t n, int o) {
-    const int64_t q = n % pr->T + pr->step[o];
-    return q >= 0 && q < pr->T && (!pr->mask || pr->mask[n + pr->step[o]]);
+    const int64_t t = n % pr->T, q = t + pr->step[o];
+    return q >= 0 && q < pr->T && (!pr->W || q / pr->W == t / pr->W) && (!pr->mask || pr->mask[n + pr->step[o]]);
 }
 
 static int valid_count(const pairing *pr, int64_t n) {
@@ -414,8 +417,10 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
     const float *vs[2 * GF_MAX_OFFSETS];
     int cnt = 0;
+    const int64_t W = gc->window;
     for (int o = 0; o < n_offs; o++) {
-        vs[o] = offs[o] <= s->pos ? s->state + (s->pos - offs[o]) % K * r : NULL;
+        const bool in = offs[o] <= s->pos && (!W || (s->pos - offs[o]) / W == s->pos / W);
+        vs[o] = in ? s->state + (s->pos - offs[o]) % K * r : NULL;
         cnt += vs[o] != NULL;
     }
     if (cnt) {

@@ -21,7 +21,7 @@ DEFAULTS_2 = {"segments": 0, "task": "lm", "max_len": 0, "norm": "pre", "tie_hea
 HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
-                                "extra_proj": False},
+                                "extra_proj": False, "window": 0},
                   "attention": {"n_head": 4}}
 
 
@@ -120,9 +120,10 @@ def sinusoidal_table(max_len, d):
 
 
 class GrassmannMixer(nn.Module):
-    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False):
+    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0):
         super().__init__()
         self.r = r
+        self.window = int(window)  # > 0: a pair only within one window of this many positions
         self.offsets = list(offsets)
         self.eps = float(eps)
         self.bidirectional = bidirectional
@@ -163,6 +164,9 @@ class GrassmannMixer(nn.Module):
             if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
                 phat = -phat
             ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
+            if self.window > 0:  # a partner in another window is no partner
+                pos = torch.arange(t0, t1)
+                ok = ok * ((pos + s) // self.window == pos // self.window).to(h.dtype)[None, :, None]
             gD = self.plucker(phat) * ok  # project each pair, then average
             acc = acc + F.pad(gD, (0, 0, t0, T - t1))
             cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
@@ -235,7 +239,7 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d, eps=1e-5)
         if self.kind == "grassmann":
             self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
-                                      bidirectional=cfg["direction"] == "bidirectional")
+                                      bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0))
         else:
             self.mix = SelfAttention(d, lc["n_head"], causal=cfg["direction"] == "causal")
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
