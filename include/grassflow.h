@@ -200,6 +200,10 @@ int64_t gf_model_num_trainable(const gf_model *m);
  * it keeps its values, loses its gradient, and the backward stops where nothing below is trainable
  * (feature extraction). Call before gf_adamw_create; returns how many tensors it froze, or -1. */
 int gf_model_freeze(gf_model *m, const char *prefix);
+/* Copy into dst every tensor of src whose name starts with one of prefixes (NULL-terminated) and that dst
+ * has too (a pretrained backbone into a model that adds a head). A shape that differs is an error naming
+ * the tensor; returns how many tensors were copied, or -1. */
+int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const *prefixes);
 
 /* Each tensor as its declaration says (src/mixers/mixer.h gf_param_spec.init): N(0, 0.02) for linear
  * and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values depend only on the seed

@@ -104,12 +104,16 @@ PYEOF
 fi
 
 echo "snli: train and eval"
-# a small bidirectional Grassmann classifier from token embeddings (no backbone), 2 epochs of the 1% sample
-"$GF" train --task snli --model grassmann-tiny --corpus snli --epochs 2 --batch 32 --eval-every 100 --lr 1e-3 \
+# a small bidirectional Grassmann classifier from token embeddings (no backbone), 2 epochs of the 1% sample;
+# under the sanitizers (10x slower) a few steps, which test the same plumbing but not what it learns
+if [ "$asan" = 1 ]; then recipe=(--steps 24 --eval-every 12); stop=18; else recipe=(--epochs 2 --eval-every 100); stop=150; fi
+"$GF" train --task snli --model grassmann-tiny --corpus snli "${recipe[@]}" --batch 32 --lr 1e-3 \
     --out "$tmp/run" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 acc=$(sed -n 's/.*dev accuracy \([0-9.]*\).*/\1/p' "$tmp/out")
-if [ $rc = 0 ] && [ -n "$acc" ] && $PY -c "import sys; sys.exit(not float('$acc') > 0.38)"; then
+if [ "$asan" = 1 ] && [ $rc = 0 ] && [ -n "$acc" ]; then
+    pass "grassmann-tiny, 24 steps: trained, dev accuracy $acc"
+elif [ $rc = 0 ] && [ -n "$acc" ] && $PY -c "import sys; sys.exit(not float('$acc') > 0.38)"; then
     pass "grassmann-tiny, 2 epochs of the 1% sample: dev accuracy $acc, above the majority class (3,329 / 9,842 = 0.338)"
 else
     fail "snli training: exit $rc, dev accuracy '$acc': $(tail -c 300 "$tmp/err")"
@@ -126,10 +130,10 @@ assert abs(sum(conf[i][i] for i in range(3)) / 9842 - e["accuracy"]) < 1e-12
 assert abs(e["accuracy"] - float(sys.argv[2])) < 5e-5, (e["accuracy"], sys.argv[2])
 assert set(e["per_class"]) == {"entailment", "neutral", "contradiction"}
 PYEOF
-"$GF" train --task snli --model grassmann-tiny --corpus snli --epochs 2 --batch 32 --eval-every 100 --lr 1e-3 \
-    --out "$tmp/cut" --stop-at 150 >/dev/null 2>&1
+"$GF" train --task snli --model grassmann-tiny --corpus snli "${recipe[@]}" --batch 32 --lr 1e-3 \
+    --out "$tmp/cut" --stop-at $stop >/dev/null 2>&1
 "$GF" train --resume "$tmp/cut" >/dev/null 2>"$tmp/err"
-$PY - "$tmp/run" "$tmp/cut" <<'PYEOF' && pass "stopped at step 150 and resumed: the same last and best weights, bit for bit" || fail "snli resume differs"
+$PY - "$tmp/run" "$tmp/cut" <<'PYEOF' && pass "stopped at step $stop and resumed: the same last and best weights, bit for bit" || fail "snli resume differs"
 import json, struct, sys
 def t(p):
     b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
@@ -141,5 +145,33 @@ want="is a language model; it predicts tokens, not labels"; expect 1 "eval --tas
 want="--tokenizer char: sentence pairs are read as BERT reads them"; expect 1 "train --task snli with a char tokenizer" "$GF" train --task snli --model grassmann-tiny --corpus snli --tokenizer char --steps 1 --out "$tmp/x"
 want="--task nli is not a task; the tasks are lm"; expect 2 "an unknown --task" "$GF" train --task nli --model grassmann-tiny --corpus snli --out "$tmp/x"
 want="classify head has n_classes 2; SNLI has 3 labels"; expect 1 "a classifier of 2 classes on 3 labels" "$GF" train --task snli --model grassmann-tiny --set task=classify --set head.n_classes=2 --corpus snli --steps 1 --out "$tmp/x"
+
+echo "snli: a head on a pretrained backbone"
+# a WordPiece language model (a few steps: only the plumbing is tested here) as the backbone of a small head
+"$GF" train --model grassmann-tiny --corpus tinyshakespeare --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
+    --steps 3 --batch 4 --seq-len 32 --set max_len=128 --eval-every 0 --out "$tmp/lm" >/dev/null 2>&1 || fail "backbone LM"
+printf '{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 1, "direction": "bidirectional", "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2], "window": 8}]}' >"$tmp/head.json"
+bb() { "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.json" --corpus snli --steps 6 \
+    --batch 8 --eval-every 3 "$@"; }
+bb --freeze-backbone --out "$tmp/bb" >"$tmp/out" 2>"$tmp/err" || fail "head on a frozen backbone: $(tail -c 300 "$tmp/err")"
+bb --freeze-backbone --out "$tmp/bbcut" --stop-at 4 >/dev/null 2>&1
+"$GF" train --resume "$tmp/bbcut" >/dev/null 2>"$tmp/err2" || fail "resume on a frozen backbone: $(tail -c 300 "$tmp/err2")"
+$PY - "$tmp/lm/best.safetensors" "$tmp/bb" "$tmp/bbcut" <<'PYEOF' && pass "frozen backbone: its blocks and embeddings unchanged, the head trained; stopped and resumed: the same weights" || fail "frozen backbone run"
+import json, struct, sys
+def t(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
+lm, run, cut = t(sys.argv[1]), t(sys.argv[2] + "/last.safetensors"), t(sys.argv[3] + "/last.safetensors")
+body = [k for k in lm if k.startswith(("tok_emb.", "pos_emb.", "blocks."))]
+assert body and all(run[k] == lm[k] for k in body), "the backbone moved"
+init = t(sys.argv[2] + "/best.safetensors")
+assert any(k.startswith("head.") for k in run) and "cls_head.weight" in run
+assert run == cut, [k for k in run if run[k] != cut.get(k)][:3]
+PYEOF
+grep -q "tensors from the backbone .*, frozen" "$tmp/err" && pass "the run says what it took from the backbone" || fail "no backbone note: $(head -c 300 "$tmp/err")"
+want="--backbone CKPT and --head FILE go together"; expect 2 "--backbone without --head" "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --corpus snli --out "$tmp/x"
+want="drop --model"; expect 2 "--backbone with --model" bb --model grassmann-tiny --out "$tmp/x"
+printf '[1, 2]' >"$tmp/badhead.json"
+want="badhead.json: not a JSON object; expected one stack"; expect 1 "a head file that is not a stack" "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/badhead.json" --corpus snli --out "$tmp/x"
 
 [ "$fails" -eq 0 ] && echo "snli: all passed" || { echo "snli: $fails FAILED"; exit 1; }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/backbone.h"
 #include "cli/cli.h"
 #include "cli/task.h"
 #include "cli/testhooks.h"
@@ -24,6 +25,10 @@
     "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char;\n" \
     "                      snli: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"              \
     "  --max-sent N        snli: WordPiece pieces kept per sentence (default 48, as in the paper)\n"      \
+    "  --backbone CKPT     snli: a grassflow checkpoint (e.g. a WordPiece LM) as the first stack, with\n"   \
+    "  --head FILE           the head stack of FILE on top (configs/snli/head-*.json); the model is\n"    \
+    "                        then these two, not --model/--config\n"                                      \
+    "  --freeze-backbone   train the head only (the backbone's tensors get no gradient)\n"               \
     "  --epochs N          epochs (default 1), or\n"                                                      \
     "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
     "  --batch B           blocks per micro-batch (default 32)\n"                                         \
@@ -46,7 +51,7 @@
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
     O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE,
-    O_TASK, O_MAXSENT
+    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -56,13 +61,17 @@ enum {
         {"beta1", 1, 0, O_B1}, {"beta2", 1, 0, O_B2}, {"eps", 1, 0, O_EPS}, {"clip", 1, 0, O_CLIP},        \
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
         {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
-        {"task", 1, 0, O_TASK}, {"max-sent", 1, 0, O_MAXSENT}
+        {"task", 1, 0, O_TASK}, {"max-sent", 1, 0, O_MAXSENT}, {"backbone", 1, 0, O_BACKBONE},               \
+        {"head", 1, 0, O_HEAD}, {"freeze-backbone", 0, 0, O_FREEZE}
 
 typedef struct {
     gf_train_opts o;
     double dropout;   /* < 0: keep */
     int no_cache;
     int n_recipe_flags;
+    const char *backbone, *head; /* a new run on a pretrained checkpoint: its blocks under the head stack */
+    int freeze_backbone;
+    char *frozen;     /* resuming: the saved state's frozen tensors (JSON list), or NULL */
 } recipe;
 
 /* One recipe option; 1 if handled, 0 if not ours, or a usage exit code. */
@@ -80,6 +89,9 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
         rc = cli_task_find(arg, cmd) ? cli_copy_arg(cmd, "--task", arg, o->task, sizeof o->task) : EXIT_USAGE;
         break;
     case O_MAXSENT: INT("--max-sent", 1, 4096, max_sent);
+    case O_BACKBONE: r->backbone = arg; break;
+    case O_HEAD: r->head = arg; break;
+    case O_FREEZE: r->freeze_backbone = 1; break;
     case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
     case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
     case O_BATCH: INT("--batch", 1, 1 << 20, batch);
@@ -217,6 +229,7 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
     gf_st_file *f = gf_st_read(path);
     if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
     char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
+    r->frozen = gf_st_metadata(f, "frozen"); /* absent: nothing frozen */
     int bad = !cj || !rj || !tj || gf_config_from_json(cj, path, cfg);
     int64_t stop_at = r->o.stop_at;
     if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o);
@@ -240,6 +253,14 @@ static int new_run_config(const cli_model_opts *mo, recipe *r, const cli_task *t
         char kv[64];
         snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
         if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+    }
+    if (r->backbone) {
+        if (strlen(r->backbone) + strlen(r->head) + 32 > sizeof r->o.model)
+            return cli_usage_error("train", "--backbone and --head are too long to record (%zu bytes at most)",
+                                   sizeof r->o.model - 32);
+        snprintf(r->o.model, sizeof r->o.model, "backbone %s, head %s%s", r->backbone, r->head,
+                 r->freeze_backbone ? ", frozen" : "");
+        return EXIT_OK;
     }
     return cli_copy_arg("train", mo->preset ? "--model" : "--config", mo->preset ? mo->preset : mo->config_path,
                         r->o.model, sizeof r->o.model);
@@ -313,7 +334,9 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
     gf_model *m = NULL;
     gf_tokenizer *saved_tok = NULL;
     gf_config cfg;
-    int rc = resume_dir ? resume_recipe(r, resume_dir, &cfg, &saved_tok) : cli_model_config(mo, "train", &cfg);
+    int rc = resume_dir    ? resume_recipe(r, resume_dir, &cfg, &saved_tok)
+             : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &saved_tok)
+                           : cli_model_config(mo, "train", &cfg);
     const cli_task *task = rc ? NULL : cli_task_find(r->o.task, "train");
     if (!rc && !task) rc = EXIT_USAGE;
     if (!rc) rc = task->load(&r->o, r->no_cache, saved_tok, &data);
@@ -321,6 +344,9 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
     if (!rc && !(m = gf_model_create(&cfg))) rc = cli_error("%s", gf_last_error());
     if (rc) goto done;
     gf_model_init(m, r->o.seed);
+    if (!resume_dir && r->backbone) rc = cli_backbone_load_weights(m, r->backbone, r->freeze_backbone);
+    if (resume_dir && r->frozen) rc = cli_refreeze(m, r->frozen);
+    if (rc) goto done;
     gf_train_result res;
     if ((rc = train_on(m, r, task, data, resume_dir != NULL, label, &res))) goto done;
     *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps, .val = exp(res.best_val_loss),
@@ -330,6 +356,8 @@ done:
     gf_model_free(m);
     if (task && data) task->free(data);
     gf_tokenizer_free(saved_tok);
+    free(r->frozen);
+    r->frozen = NULL;
     return rc;
 }
 
@@ -395,11 +423,16 @@ int cmd_train(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
     if (resume) {
-        if (mo.preset || mo.config_path || mo.n_sets || mo.vocab || r.n_recipe_flags || out)
+        if (mo.preset || mo.config_path || mo.n_sets || mo.vocab || r.n_recipe_flags || out || r.backbone || r.head)
             return cli_usage_error("train", "--resume DIR continues the saved run with its own model and recipe; "
                                    "give only --resume (and optionally --stop-at)");
     } else {
         if (!r.o.corpus[0]) return cli_usage_error("train", "--corpus is required");
+        if (!r.backbone != !r.head) return cli_usage_error("train", "--backbone CKPT and --head FILE go together");
+        if (r.freeze_backbone && !r.backbone) return cli_usage_error("train", "--freeze-backbone needs --backbone");
+        if (r.backbone && (mo.preset || mo.config_path || mo.n_sets || mo.vocab))
+            return cli_usage_error("train", "--backbone: the model is the backbone with --head on top; drop --model, "
+                                   "--config, --set and --vocab");
         if (!out) return cli_usage_error("train", "--out DIR is required");
         int rc = out_dir_ok("train", out);
         if (rc) return rc;

@@ -247,6 +247,23 @@ int gf_model_freeze(gf_model *m, const char *prefix) {
     return reset_views(m) ? -1 : n;
 }
 
+int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const *prefixes) {
+    int n = 0;
+    for (int i = 0; i < src->n_tensors; i++) {
+        const gf_tensor_info *s = &src->tensors[i], *d = gf_model_find_tensor(dst, s->name);
+        bool wanted = false;
+        for (int k = 0; prefixes[k] && !wanted; k++) wanted = !strncmp(s->name, prefixes[k], strlen(prefixes[k]));
+        if (!wanted || !d) continue;
+        if (d->ndim != s->ndim || d->shape[0] != s->shape[0] || d->shape[1] != s->shape[1])
+            return gf_fail("tensor \"%s\" is (%lld, %lld) in the source and (%lld, %lld) in the model it is copied "
+                           "into", s->name, (long long)s->shape[0], (long long)s->shape[1], (long long)d->shape[0],
+                           (long long)d->shape[1]);
+        memcpy(d->data, s->data, (size_t)s->numel * sizeof(float));
+        n++;
+    }
+    return n;
+}
+
 int64_t gf_model_num_params(const gf_model *m) { return m->n_params; }
 int64_t gf_model_num_trainable(const gf_model *m) { return m->n_trainable; }
 int gf_model_num_tensors(const gf_model *m) { return m->n_tensors; }

@@ -1,0 +1,91 @@
+/* A classifier on a pretrained grassflow checkpoint: the checkpoint's embeddings and blocks become the
+ * first stack of the model, and a head stack read from a JSON file (a "stacks" entry: name, d_model,
+ * d_ff, n_layer, direction, layers) goes on top, reading it through head.in_proj. The checkpoint's own
+ * output layer (an LM head) is not used. */
+#include "cli/backbone.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/file.h"
+
+/* What the backbone contributes: its embeddings and its first stack's blocks. */
+static const char *const BODY[] = {"tok_emb.", "pos_emb.", "seg_emb.", "in_proj.", "blocks.", NULL};
+
+static cJSON *read_head(const char *path) {
+    size_t n;
+    char *txt = (char *)gf_read_file(path, (size_t)1 << 20, &n);
+    if (!txt) return NULL;
+    cJSON *h = cJSON_Parse(txt);
+    free(txt);
+    if (!cJSON_IsObject(h)) {
+        cJSON_Delete(h);
+        gf_fail("%s: not a JSON object; expected one stack: {\"name\": \"head\", \"d_model\": ..., \"d_ff\": ..., "
+                "\"n_layer\": ..., \"layers\": [...]} (docs/model.md, stacks)", path);
+        return NULL;
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(h, "name")) cJSON_AddStringToObject(h, "name", "head");
+    return h;
+}
+
+int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok) {
+    gf_model *b = gf_checkpoint_load(ckpt, tok, NULL);
+    if (!b) return cli_error("--backbone %s", gf_last_error());
+    char *bj = gf_config_to_json(gf_model_config(b), false);
+    gf_model_free(b);
+    cJSON *o = bj ? cJSON_Parse(bj) : NULL, *head = o ? read_head(head_path) : NULL;
+    free(bj);
+    int rc = EXIT_OK;
+    if (!o || !head) {
+        rc = cli_error("%s", o ? gf_last_error() : "out of memory");
+    } else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "stacks")) > 0) {
+        rc = cli_error("--backbone %s has stacks of its own; a backbone is one stack of blocks", ckpt);
+    } else {
+        cJSON_DeleteItemFromObject(o, "stacks");
+        cJSON_DeleteItemFromObject(o, "head");
+        cJSON_ReplaceItemInObject(o, "task", cJSON_CreateString("classify"));
+        cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"n_classes\": 3}"));
+        cJSON *st = cJSON_AddArrayToObject(o, "stacks");
+        cJSON_AddItemToArray(st, head);
+        head = NULL;
+        char *js = cJSON_PrintUnformatted(o), src[GF_PATH_MAX + 64];
+        snprintf(src, sizeof src, "--backbone %.2000s with --head %.2000s", ckpt, head_path);
+        if (!js || gf_config_from_json(js, src, cfg)) rc = cli_error("%s", js ? gf_last_error() : "out of memory");
+        free(js);
+    }
+    cJSON_Delete(head);
+    cJSON_Delete(o);
+    if (rc) {
+        gf_tokenizer_free(*tok);
+        *tok = NULL;
+    }
+    return rc;
+}
+
+int cli_backbone_load_weights(gf_model *m, const char *ckpt, bool freeze) {
+    gf_model *b = gf_model_load(ckpt);
+    int n = b ? gf_model_copy_tensors(m, b, BODY) : -1;
+    gf_model_free(b);
+    if (n < 0) return cli_error("--backbone %s: %s", ckpt, gf_last_error());
+    for (int k = 0; freeze && BODY[k]; k++)
+        if (gf_model_freeze(m, BODY[k]) < 0) return cli_error("%s", gf_last_error());
+    fprintf(stderr, "grassflow: %d tensors from the backbone %s%s\n", n, ckpt, freeze ? ", frozen" : ", fine-tuned");
+    return EXIT_OK;
+}
+
+int cli_refreeze(gf_model *m, const char *frozen_json) {
+    cJSON *a = cJSON_Parse(frozen_json);
+    int rc = cJSON_IsArray(a) ? EXIT_OK : cli_error("the saved state's list of frozen tensors is not a JSON array");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+        if (rc) break;
+        if (!cJSON_IsString(it) || !gf_model_find_tensor(m, it->valuestring))
+            rc = cli_error("the saved state freezes a tensor this model does not have");
+        else if (gf_model_freeze(m, it->valuestring) < 0)
+            rc = cli_error("%s", gf_last_error());
+    }
+    cJSON_Delete(a);
+    return rc;
+}
