@@ -114,7 +114,7 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                                  int layer, int64_t B, int64_t T, bool bidir, const uint8_t *mask,
                                  ref_grassmann_stats *st) {
     const gf_grassmann_config *gc = (const gf_grassmann_config *)(const void *)cfg->layers[layer].params.bytes;
-    const int64_t d = cfg->d_model, r = gc->rank, C = r * (r - 1) / 2, N = B * T;
+    const int64_t d = cfg->d_model, r = gc->rank, H = gc->heads, rh = r / H, C = H * (rh * (rh - 1) / 2), N = B * T;
     const double eps = (double)gc->plucker_eps;
     const double *Wr = P[0], *br = P[1], *Wp = P[2], *bp = P[3], *Wg = P[4], *bg = P[5];
     double *z = malloc((size_t)(N * r) * sizeof *z);
@@ -145,30 +145,35 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                 if (t + step < 0 || t + step >= T || (mask && !mask[n + step])) continue;
                 if (gc->window && (t + step) / gc->window != t / gc->window) continue; /* another window */
                 const double *u = z + (step < 0 ? n : n + step) * r, *v = z + (step < 0 ? n + step : n) * r;
-                double nrm = 0.0;
                 int64_t k = 0;
-                for (int64_t i = 0; i < r; i++)
-                    for (int64_t j = i + 1; j < r; j++, k++) {
-                        p[k] = u[i] * v[j] - u[j] * v[i];
-                        nrm += p[k] * p[k];
+                for (int64_t hh = 0; hh < H; hh++) { /* each head: its own rh dimensions, its own norm */
+                    const double *uh = u + hh * rh, *vh = v + hh * rh;
+                    const int64_t k0 = k;
+                    double nrm = 0.0;
+                    for (int64_t i = 0; i < rh; i++)
+                        for (int64_t j = i + 1; j < rh; j++, k++) {
+                            p[k] = uh[i] * vh[j] - uh[j] * vh[i];
+                            nrm += p[k] * p[k];
+                        }
+                    nrm = sqrt(nrm);
+                    const double den = nrm > eps ? nrm : eps;
+                    for (int64_t kk = k0; kk < k; kk++) p[kk] /= den;
+                    if (st) {
+                        st->n_pairs++;
+                        if (nrm < eps) {
+                            st->n_clamped++;
+                            if (nrm > st->max_clamped_norm) st->max_clamped_norm = nrm;
+                        } else if (nrm < st->min_unclamped_norm) {
+                            st->min_unclamped_norm = nrm;
+                        }
                     }
-                nrm = sqrt(nrm);
-                double den = nrm > eps ? nrm : eps;
+                }
                 for (int64_t e = 0; e < d; e++) {
                     double s = bp[e];
-                    for (k = 0; k < C; k++) s += Wp[e * C + k] * (p[k] / den);
+                    for (k = 0; k < C; k++) s += Wp[e * C + k] * p[k];
                     g[e] += s;
                 }
                 cnt++;
-                if (st) {
-                    st->n_pairs++;
-                    if (nrm < eps) {
-                        st->n_clamped++;
-                        if (nrm > st->max_clamped_norm) st->max_clamped_norm = nrm;
-                    } else if (nrm < st->min_unclamped_norm) {
-                        st->min_unclamped_norm = nrm;
-                    }
-                }
             }
             for (int64_t e = 0; e < d; e++) g[e] = cnt ? g[e] / cnt : 0.0;
             for (int64_t e = 0; e < d; e++) {

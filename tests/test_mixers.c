@@ -35,6 +35,7 @@ typedef struct {
     bool bidir;    /* pairs / keys on both sides */
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
+    int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     uint64_t seed; /* added to every seed of the random data */
 } mix_case;
 
@@ -59,6 +60,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     for (int l = 0; is_grassmann(mc) && l < 2; l++) {
         gf_grassmann_config *g = GC(cfg, l);
         g->rank = mc->r;
+        g->heads = 1;
         g->n_offsets = 1; /* layer 0 is a decoy: a mixer reading its offsets computes something else */
         g->offsets[0] = 1;
         if (l != LAYER) continue;
@@ -67,6 +69,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
         g->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
         g->extra_proj = mc->extra_proj;
         g->window = mc->window;
+        g->heads = mc->heads ? mc->heads : 1;
     }
     cfg->norm = GF_NORM_PRE;
     cfg->gelu = GF_GELU_ERF;
@@ -77,7 +80,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
 
 /* The parameter list docs/model.md prescribes, in the order the references take it. */
 static int expected_specs(const mix_case *mc, gf_param_spec *s) {
-    const int64_t d = mc->d, r = mc->r, C = r * (r - 1) / 2;
+    const int64_t d = mc->d, r = mc->r, H = mc->heads ? mc->heads : 1, C = H * ((r / H) * (r / H - 1) / 2); /* per head */
     if (!is_grassmann(mc)) {
         gf_param_spec_set(&s[0], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
@@ -414,6 +417,19 @@ static void test_windows(void **state) {
     run_case(&g);
 }
 
+/* Mixing heads (the paper's SNLI head: d_proj 64 in 4 heads): each head pairs its own slice of z. */
+static void test_heads(void **state) {
+    (void)state;
+    mix_case g = GRASSMANN("grassmann(r=8 in 2 heads, T=17, offsets 1,2,4, window 8, bidirectional, padded)", .r = 8,
+                           .T = 17, .n_offsets = 3, .offsets = {1, 2, 4}, .bidir = true, .padded = true, .window = 8,
+                           .heads = 2);
+    run_case(&g);
+    g.name = "grassmann(r=9 in 3 heads, T=12, offsets 1,3,3, causal, extra_proj)";
+    g.r = 9, g.heads = 3, g.T = 12, g.offsets[1] = 3, g.offsets[2] = 3, g.window = 0, g.bidir = false;
+    g.padded = false, g.extra_proj = true, g.seed = 5;
+    run_case(&g);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -435,6 +451,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_attention, pool_teardown),
         cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
         cmocka_unit_test_teardown(test_windows, pool_teardown),
+        cmocka_unit_test_teardown(test_heads, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

@@ -58,8 +58,9 @@ static void test_stream_grassmann(void **state) {
     check_stream("grassmann post + extra_proj, sinusoidal, 100 positions", "grassmann-tiny", post, 100);
     const char *learned[] = {"max_len=64", "offsets=2,3,3,7", "rank=5", NULL};
     check_stream("grassmann pre, learned, offsets 2,3,3,7, rank 5, 64 positions", "grassmann-tiny", learned, 64);
-    const char *windowed[] = {"pos=none", "window=8", "offsets=1,2,4,12", NULL};
-    check_stream("grassmann pre, windows of 8, offsets 1,2,4,12, 70 positions", "grassmann-tiny", windowed, 70);
+    const char *windowed[] = {"pos=none", "window=8", "offsets=1,2,4,12", "rank=8", "heads=4", NULL};
+    check_stream("grassmann pre, windows of 8, offsets 1,2,4,12, rank 8 in 4 heads, 70 positions", "grassmann-tiny",
+                 windowed, 70);
 }
 
 static void test_stream_transformer(void **state) {

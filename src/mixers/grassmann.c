@@ -33,6 +33,9 @@ static const gf_cfg_key KEYS[] = {
      .help = "the distances D: token t is paired with token t-D"},
     {.name = "plucker_eps", .type = GF_KEY_FLOAT, .off = OFF(plucker_eps), .lo = 0, .hi = 1e30,
      .flags = GF_KEY_LO_OPEN, .def = "1e-8", .help = "|p| is clamped at this before p is normalised"},
+    {.name = "heads", .type = GF_KEY_INT, .off = OFF(heads), .lo = 1, .hi = 128, .def = "1",
+     .help = "mixing heads: z is split into this many groups of rank/heads dimensions, each with its own "
+             "Pluecker coordinates (heads x C(rank/heads, 2) in all)"},
     {.name = "window", .type = GF_KEY_INT, .off = OFF(window), .lo = 0, .hi = 1 << 24, .def = "0",
      .help = "> 0: a token pairs only with tokens of its own window of this many positions (windows tile the "
              "sequence, stride = window); 0: the whole sequence"},
@@ -48,10 +51,16 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
     if (g->rank > gf_layer_dim(cfg, layer))
         return gf_fail("%s: layer %d: rank is %lld; expected 2 <= rank <= min(256, d_model = %lld)", src, layer,
                        (long long)g->rank, (long long)gf_layer_dim(cfg, layer));
+    if (g->heads < 1 || g->rank % g->heads || g->rank / g->heads < 2)
+        return gf_fail("%s: layer %d: rank %lld in %lld heads; expected rank divisible by heads, with at least 2 "
+                       "dimensions per head", src, layer, (long long)g->rank, (long long)g->heads);
     return 0;
 }
 
-static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)->rank * (GC(cfg, layer)->rank - 1) / 2; }
+/* The dimensions of one head's reduction, and its Plücker coordinates. */
+static int64_t head_rank(const gf_grassmann_config *g) { return g->rank / g->heads; }
+static int64_t head_pairs(const gf_grassmann_config *g) { return head_rank(g) * (head_rank(g) - 1) / 2; }
+static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)->heads * head_pairs(GC(cfg, layer)); }
 
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     int64_t d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank, C = n_pairs(cfg, layer);
@@ -82,8 +91,8 @@ static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
     int64_t N = B * T, d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank;
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
-    const int64_t slots = 2 * GC(cfg, layer)->n_offsets;
-    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * N * slots + N);
+    const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
+    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * rows * slots + rows);
 }
 
 /* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
@@ -93,17 +102,18 @@ typedef struct {
     int n;
     int step[2 * GF_MAX_OFFSETS];
     int64_t T, W;        /* W > 0: partners only inside the token's window of W positions */
+    int64_t H;           /* heads: row n of z viewed as (N * H, rank / H) is head n % H of position n / H */
     const uint8_t *mask; /* (B, T) or NULL */
 } pairing;
 
 static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask) {
-    pairing pr = {.n = 0, .T = T, .W = g->window, .mask = mask};
+    pairing pr = {.n = 0, .T = T, .W = g->window, .H = g->heads, .mask = mask};
     for (int o = 0; o < g->n_offsets; o++) pr.step[pr.n++] = -g->offsets[o];
     for (int o = 0; !causal && o < g->n_offsets; o++) pr.step[pr.n++] = g->offsets[o];
     return pr;
 }
 
-/* Whether row n (position n % T) has a partner in slot o. */
+/* Whether position n (of the B*T, at t = n % T) has a partner in slot o. */
 static bool has_partner(const pairing *pr, int64_t n, int o) {
     const int64_t t = n % pr->T, q = t + pr->step[o];
     return q >= 0 && q < pr->T && (!pr->W || q / pr->W == t / pr->W) && (!pr->mask || pr->mask[n + pr->step[o]]);
@@ -143,11 +153,12 @@ static double dot_d(const float *a, const float *b, int64_t r) {
     return s;
 }
 
-/* The partners of row n: vs[o] = z of row n + step[o], NULL where there is none. Returns how many exist. */
+/* The partners of head row n (z as (N * H, r) rows, r = rank / H): vs[o] = the same head's row at position
+ * n / H + step[o], NULL where there is none. Returns how many exist. */
 static int partners(const float *z, int64_t n, int64_t r, const pairing *pr, const float **vs) {
     int cnt = 0;
     for (int o = 0; o < pr->n; o++) {
-        vs[o] = has_partner(pr, n, o) ? z + (n + pr->step[o]) * r : NULL;
+        vs[o] = has_partner(pr, n / pr->H, o) ? z + (n + pr->step[o] * pr->H) * r : NULL;
         cnt += vs[o] != NULL;
     }
     return cnt;
@@ -221,11 +232,12 @@ static void plucker_row(float *pb, const float *u, const float *const *vs, const
     }
 }
 
-/* pbar (N,C) from z (N,r), row by row. Rows without a partner are zero. */
+/* pbar (N, H*C_h) from z (N, H*r_h), viewed as N*H head rows: row by row. Rows without a partner are
+ * zero. */
 static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config *g, const pairing *pr, int64_t N) {
-    const int64_t r = g->rank, C = r * (r - 1) / 2;
-#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
-    for (int64_t n = 0; n < N; n++) {
+    const int64_t r = head_rank(g), C = head_pairs(g), rows = N * g->heads;
+#pragma omp parallel for schedule(static) if (rows * C > GF_PAR_MIN)
+    for (int64_t n = 0; n < rows; n++) {
         const float *vs[2 * GF_MAX_OFFSETS];
         int cnt = partners(z, n, r, pr, vs);
         plucker_row(pbar + n * C, z + n * r, vs, pr->step, pr->n, cnt, r, g->plucker_eps);
@@ -236,7 +248,7 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
  * slot, the coefficients a, b and u.v that pass 2 needs (0 where the slot has no partner). */
 static void row_backward(float *du, const float *q, const float *z, int64_t n, const gf_grassmann_config *g,
                          const pairing *pr, double *yd, double *cf, double *nu) {
-    const int64_t r = g->rank;
+    const int64_t r = head_rank(g);
     const int n_offs = pr->n;
     const double eps = g->plucker_eps;
     double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], ud[256], vsum[256], acc[256], qv[256];
@@ -286,25 +298,25 @@ static void row_backward(float *du, const float *q, const float *z, int64_t n, c
  * row's gradient as the partner of the rows that pair with it. */
 static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_grassmann_config *g,
                              const pairing *pr, int64_t N, double *y, double *coef, double *nus) {
-    const int64_t r = g->rank, C = r * (r - 1) / 2, T = pr->T;
+    const int64_t r = head_rank(g), C = head_pairs(g), T = pr->T, H = g->heads, rows = N * H;
     const int n_offs = pr->n;
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
-        for (int64_t n = 0; n < N; n++)
+        for (int64_t n = 0; n < rows; n++)
             row_backward(dz + n * r, dpbar + n * C, z, n, g, pr, y + n * r, coef + n * 3 * n_offs, &nus[n]);
         /* implicit barrier: pass 2 reads y, coef and nu of other rows */
 #pragma omp for schedule(static)
-        for (int64_t n = 0; n < N; n++) {
-            const int64_t t = n % T;
+        for (int64_t n = 0; n < rows; n++) {
+            const int64_t t = n / H % T;
             const float *v = z + n * r;
             float *dv = dz + n * r;
             double acc[256];
             for (int64_t j = 0; j < r; j++) acc[j] = 0.0;
             for (int o = 0; o < n_offs; o++) {
-                const int64_t D = pr->step[o]; /* row m = n - step pairs with row n in slot o */
+                const int64_t D = pr->step[o]; /* row m, D positions back, pairs with row n in slot o */
                 if (t - D < 0 || t - D >= T) continue;
-                const int64_t m = n - D;
+                const int64_t m = n - D * H;
                 const double *cf = coef + m * 3 * n_offs + 3 * o, *ym = y + m * r;
                 const float *um = z + m * r;
                 const double a = cf[0], buv = cf[1] * cf[2], bnu = cf[1] * nus[m];
@@ -333,7 +345,7 @@ static void gate_forward(float *const *p, int64_t d, bool extra_proj, float *out
 
 static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = r * (r - 1) / 2;
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = n_pairs(c->cfg, c->layer);
     float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = gc->extra_proj ? a + N * d : out;
     float *pbar = c->scratch;
     const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
@@ -348,7 +360,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
 
 static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
     const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = r * (r - 1) / 2;
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = n_pairs(c->cfg, c->layer);
     const float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = a + N * d;
     float *pbar = c->scratch, *dpbar = pbar + N * C, *dz = dpbar + N * C, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
@@ -383,7 +395,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     float *dbl = da + N * d;
     dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
     double *y = (double *)(void *)dbl;
-    double *coef = y + N * r, *nus = coef + 3 * N * pr.n;
+    double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n;
     plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus);
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
@@ -410,7 +422,7 @@ static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t ca
 
 static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     const gf_grassmann_config *gc = GC(s->cfg, s->layer);
-    const int64_t d = gf_layer_dim(s->cfg, s->layer), r = gc->rank, C = r * (r - 1) / 2, K = max_offset(gc);
+    const int64_t d = gf_layer_dim(s->cfg, s->layer), r = gc->rank, C = n_pairs(s->cfg, s->layer), K = max_offset(gc);
     const int *offs = gc->offsets;
     const int n_offs = gc->n_offsets;
     float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = gc->extra_proj ? a + d : out;
@@ -426,7 +438,12 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     if (cnt) {
         int steps[GF_MAX_OFFSETS];
         for (int o = 0; o < n_offs; o++) steps[o] = -offs[o];
-        plucker_row(pbar, z, vs, steps, n_offs, cnt, r, gc->plucker_eps);
+        const int64_t rh = head_rank(gc), Ch = head_pairs(gc);
+        for (int64_t h = 0; h < gc->heads; h++) { /* head h: dimensions h*rh .. of the token and its partners */
+            const float *vh[GF_MAX_OFFSETS];
+            for (int o = 0; o < n_offs; o++) vh[o] = vs[o] ? vs[o] + h * rh : NULL;
+            plucker_row(pbar + h * Ch, z + h * rh, vh, steps, n_offs, cnt, rh, gc->plucker_eps);
+        }
         gf_linear_forward(g, pbar, C, s->p[P_PLU_W], C, s->p[P_PLU_B], 1, C, d, 0.0f);
     } else {
         gf_zero(g, d); /* no offset looks back from here: g = 0 (not the bias) */

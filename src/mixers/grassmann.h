@@ -12,6 +12,8 @@ typedef struct gf_grassmann_config {
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];  /* look-back distances D >= 1 */
     float plucker_eps;            /* |p| is clamped at this */
+    int64_t heads;                /* mixing heads: z splits into heads groups of rank/heads, each group paired
+                                   * with itself only (heads x C(rank/heads, 2) coordinates) */
     int64_t window;               /* > 0: pairs only within windows of this many positions, stride the same
                                    * (positions kW .. kW+W-1); 0: the whole sequence */
     bool extra_proj;              /* the paper's extra Linear(d, d) after the gate */

@@ -21,7 +21,7 @@ DEFAULTS_2 = {"segments": 0, "task": "lm", "max_len": 0, "norm": "pre", "tie_hea
 HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
-                                "extra_proj": False, "window": 0},
+                                "extra_proj": False, "window": 0, "heads": 1},
                   "attention": {"n_head": 4}}
 
 
@@ -120,19 +120,21 @@ def sinusoidal_table(max_len, d):
 
 
 class GrassmannMixer(nn.Module):
-    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0):
+    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1):
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
+        self.heads = int(heads)    # z in heads slices of r / heads, each paired with itself only
+        rh = r // self.heads
         self.offsets = list(offsets)
         self.eps = float(eps)
         self.bidirectional = bidirectional
-        C = r * (r - 1) // 2
+        C = self.heads * (rh * (rh - 1) // 2)
         self.red = nn.Linear(d, r)
         self.plucker = nn.Linear(C, d)
         self.gate = nn.Linear(2 * d, d)
         self.out = nn.Linear(d, d) if extra_proj else None
-        iu = torch.triu_indices(r, r, 1)  # pairs i<j in row-major order
+        iu = torch.triu_indices(rh, rh, 1)  # pairs i<j of one head, in row-major order
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
 
@@ -142,7 +144,7 @@ class GrassmannMixer(nn.Module):
         and real; each pair's normalised Pluecker vector, oriented from the later token to the earlier,
         is projected and the projections averaged."""
         B, T, d = h.shape
-        z = self.red(h)  # (B, T, r)
+        z = self.red(h).reshape(B, T, self.heads, self.r // self.heads)  # (B, T, H, r/H)
         real = torch.ones(B, T, dtype=torch.bool, device=h.device) if mask is None else mask.bool()
         acc = h.new_zeros(B, T, d)
         cnt = h.new_zeros(B, T)
@@ -154,13 +156,13 @@ class GrassmannMixer(nn.Module):
             t0, t1 = max(0, -s), min(T, T - s)  # positions t whose partner t + s is inside the sequence
             zt = z[:, t0:t1, :]
             zp = z[:, t0 + s:t1 + s, :]
-            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, n, C)
+            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, n, H, C/H): each head on its own
             nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
             phat = p / torch.clamp_min(nrm, self.eps)
             # a partner identical to the token (same token at offset D in layer 0 with pos "none"): p is 0
             # for every parameter value, so the pair contributes 0 and passes no gradient (docs/model.md)
             same = (zt == zp).all(dim=-1, keepdim=True)
-            phat = torch.where(same, torch.zeros_like(phat), phat)
+            phat = torch.where(same, torch.zeros_like(phat), phat).flatten(-2)  # (B, n, C), head-major
             if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
                 phat = -phat
             ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
@@ -239,7 +241,8 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(d, eps=1e-5)
         if self.kind == "grassmann":
             self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
-                                      bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0))
+                                      bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0),
+                                      heads=lc.get("heads", 1))
         else:
             self.mix = SelfAttention(d, lc["n_head"], causal=cfg["direction"] == "causal")
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
