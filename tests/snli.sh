@@ -174,4 +174,7 @@ want="drop --model"; expect 2 "--backbone with --model" bb --model grassmann-tin
 printf '[1, 2]' >"$tmp/badhead.json"
 want="badhead.json: not a JSON object; expected one stack"; expect 1 "a head file that is not a stack" "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/badhead.json" --corpus snli --out "$tmp/x"
 
+want="badhead.json: not a JSON object"; expect 1 "compare --backbone checks every head before training any" "$GF" compare --task snli --backbone "$tmp/lm/best.safetensors" --models "$tmp/head.json,$tmp/badhead.json" --corpus snli --out "$tmp/cmp"
+[ ! -e "$tmp/cmp" ] && pass "... and creates nothing" || fail "compare left $tmp/cmp behind"
+
 [ "$fails" -eq 0 ] && echo "snli: all passed" || { echo "snli: $fails FAILED"; exit 1; }

@@ -461,8 +461,11 @@ static void compare_help(void) {
     printf("usage: grassflow compare --models A,B[,...] --corpus C [--out DIR] [recipe options]\n\n"
            "Train each model with the same recipe (into DIR/MODEL, default DIR runs/compare), score the test split\n"
            "with each best checkpoint, and print a table: parameters, best validation perplexity, test\n"
-           "perplexity, training tokens/s, wall time, and the perplexity gap to the reference model.\n\n"
-           "  --models LIST       comma-separated presets (or config files ending in .json)\n"
+           "perplexity, training tokens/s, wall time, and the perplexity gap to the reference model.\n"
+           "With --task snli: dev and test accuracy of each best checkpoint and the gap in points; with\n"
+           "--backbone CKPT, the models are heads on that one backbone (the paper's Table 3).\n\n"
+           "  --models LIST       comma-separated presets (or config files ending in .json); with\n"
+           "                      --backbone, head files (configs/snli/head-grassmann.json,...)\n"
            "  --reference MODEL   the model the gaps are measured against (default: the last one listed,\n"
            "                      transformer-6L in --models grassmann-6L,transformer-6L)\n"
            "  --set KEY=VALUE     applied to every model\n" RECIPE_HELP
@@ -521,6 +524,22 @@ static void print_table(const recipe *r, char **names, int n, int ref, const run
            (unsigned long long)r->o.seed);
 }
 
+/* Model i of --models: a preset or config file, or with a backbone a head file; checked before any run. */
+static int compare_model(const cli_model_opts *base, const char *backbone, const char *name, cli_model_opts *mo) {
+    gf_config c;
+    *mo = *base;
+    if (backbone) {
+        gf_tokenizer *tok = NULL;
+        int rc = cli_backbone_config(backbone, name, &c, &tok);
+        gf_tokenizer_free(tok);
+        return rc;
+    }
+    size_t len = strlen(name);
+    if (len > 5 && !strcmp(name + len - 5, ".json")) mo->config_path = name;
+    else mo->preset = name;
+    return cli_model_config(mo, "compare", &c);
+}
+
 int cmd_compare(int argc, char **argv) {
     static const struct option longopts[] = {RECIPE_LONGOPTS, {"models", 1, 0, O_MODELS}, {"set", 1, 0, OPT_SET},
                                              {"out", 1, 0, O_OUT}, {"reference", 1, 0, O_REFERENCE},
@@ -551,13 +570,10 @@ int cmd_compare(int argc, char **argv) {
     /* check every model before training anything; the gaps are measured against the reference */
     cli_model_opts mos[MAX_COMPARE];
     int ref = reference ? -1 : n - 1;
+    if (r.head) return cli_usage_error("compare", "--head: with --backbone, --models lists the head files");
+    if (r.freeze_backbone && !r.backbone) return cli_usage_error("compare", "--freeze-backbone needs --backbone");
     for (int i = 0; i < n; i++) {
-        mos[i] = base;
-        size_t len = strlen(names[i]);
-        if (len > 5 && !strcmp(names[i] + len - 5, ".json")) mos[i].config_path = names[i];
-        else mos[i].preset = names[i];
-        gf_config c;
-        if ((rc = cli_model_config(&mos[i], "compare", &c))) return rc;
+        if ((rc = compare_model(&base, r.backbone, names[i], &mos[i]))) return rc;
         if (reference && !strcmp(reference, names[i])) ref = i;
     }
     if (ref < 0) return cli_usage_error("compare", "--reference %s is not one of --models %s", reference, models);
@@ -566,6 +582,7 @@ int cmd_compare(int argc, char **argv) {
     run_summary s[MAX_COMPARE];
     for (int i = 0; i < n; i++) {
         recipe ri = r;
+        ri.head = r.backbone ? names[i] : NULL;
         char base_name[1024];
         run_folder(names[i], base_name, sizeof base_name);
         if (gf_path_join(ri.o.out_dir, sizeof ri.o.out_dir, out, base_name)) return cli_error("--out: %s", gf_last_error());
