@@ -249,6 +249,10 @@ int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets,
 /* The head's outputs of the last forward (valid until the next gf_model_backward or forward): lm, logits
  * (B, T, vocab_size); classify, logits (B, n_classes). */
 const float *gf_model_logits(const gf_model *m);
+/* The last stack's output of the last forward, before the final LayerNorm (a backbone's "last hidden
+ * states"): (B, T, width) floats with *B, *T, *width set, valid until the next forward or backward; NULL
+ * before any forward. */
+const float *gf_model_hidden(const gf_model *m, int64_t *B, int64_t *T, int64_t *width);
 /* Backward of the last forward with targets: accumulates d(loss)/d(params) into the gradient arena. */
 int gf_model_backward(gf_model *m);
 /* The same with the loss multiplied by `scale` (gradient accumulation weights micro-batches this way). */

@@ -140,6 +140,17 @@ def t(p):
     return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
 sys.exit(any(t(f"{sys.argv[1]}/{f}.safetensors") != t(f"{sys.argv[2]}/{f}.safetensors") for f in ("last", "best")))
 PYEOF
+"$GF" features --ckpt "$tmp/run/best.safetensors" --text "A man sleeps." --hypothesis "Yes." --json >"$tmp/f.json" 2>"$tmp/err"
+"$GF" features --ckpt "$tmp/run/best.safetensors" --text "A man sleeps." --json >"$tmp/f1.json" 2>>"$tmp/err"
+$PY - "$tmp/f.json" "$tmp/f1.json" <<'PYEOF' && pass "features: a pair's ids as BERT reads it, one finite row of 32 per token; one text is [CLS] text [SEP]" || fail "features: $(cat "$tmp/err")"
+import json, math, sys
+f, f1 = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert f["ids"] == [101, 1037, 2158, 25126, 1012, 102, 2748, 1012, 102], f["ids"]  # a man sleeps . / yes .
+assert len(f["hidden"]) == 9 and all(len(r) == 32 and all(math.isfinite(x) for x in r) for r in f["hidden"])
+assert f1["ids"] == [101, 1037, 2158, 25126, 1012, 102] and len(f1["hidden"]) == 6
+assert f1["hidden"][0] != f["hidden"][0]  # bidirectional: the hypothesis changes the [CLS] state
+PYEOF
+want="--ckpt FILE and --text TEXT are required"; expect 2 "features without --text" "$GF" features --ckpt "$tmp/run/best.safetensors"
 "$GF" init --model grassmann-tiny --out "$tmp/lm.safetensors" >/dev/null
 want="is a language model; it predicts tokens, not labels"; expect 1 "eval --task snli of a language model" "$GF" eval --ckpt "$tmp/lm.safetensors" --corpus snli --task snli
 want="--tokenizer char: sentence pairs are read as BERT reads them"; expect 1 "train --task snli with a char tokenizer" "$GF" train --task snli --model grassmann-tiny --corpus snli --tokenizer char --steps 1 --out "$tmp/x"

@@ -226,6 +226,45 @@ static void test_vector_inputs(void **state) {
     gf_model_free(m);
 }
 
+/* gf_model_hidden: the last stack's output before ln_f; ln_f of it, pooled over the real positions and put
+ * through cls_head, gives the logits of the forward (so it is the hidden state the head reads). */
+static void test_hidden(void **state) {
+    (void)state;
+    gf_model *m = model(CLS_G, 4);
+    int64_t hb, ht, w;
+    assert_null(gf_model_hidden(m, &hb, &ht, &w));
+    int32_t ids[B * T], tg[B * T];
+    uint8_t mask[B * T];
+    padded_batch(ids, tg, mask, false, 1);
+    gf_batch b = {.B = B, .T = T, .ids = ids, .mask = mask};
+    assert_int_equal(gf_model_forward_batch(m, &b, NULL), 0);
+    const float *h = gf_model_hidden(m, &hb, &ht, &w);
+    assert_non_null(h);
+    assert_true(hb == B && ht == T && w == gf_model_config(m)->d_model);
+    const float *lw = gf_model_find_tensor(m, "ln_f.weight")->data, *lb = gf_model_find_tensor(m, "ln_f.bias")->data;
+    const float *cw = gf_model_find_tensor(m, "cls_head.weight")->data, *cb = gf_model_find_tensor(m, "cls_head.bias")->data;
+    for (int64_t r = 0; r < B; r++) {
+        double pooled[64] = {0}, cnt = 0;
+        for (int64_t t = 0; t < T; t++) {
+            if (!mask[r * T + t]) continue;
+            const float *x = h + (r * T + t) * w;
+            double mu = 0, var = 0;
+            for (int64_t k = 0; k < w; k++) mu += x[k] / (double)w;
+            for (int64_t k = 0; k < w; k++) var += (x[k] - mu) * (x[k] - mu) / (double)w;
+            for (int64_t k = 0; k < w; k++) pooled[k] += (x[k] - mu) / sqrt(var + 1e-5) * lw[k] + lb[k];
+            cnt++;
+        }
+        for (int64_t c = 0; c < 3; c++) {
+            double logit = cb[c];
+            for (int64_t k = 0; k < w; k++) logit += cw[c * w + k] * pooled[k] / cnt;
+            if (fabs(logit - gf_model_logits(m)[r * 3 + c]) > 1e-4)
+                fail_msg("row %lld class %lld: logit %.6g from the hidden states, %.6g from the forward", (long long)r,
+                         (long long)c, logit, (double)gf_model_logits(m)[r * 3 + c]);
+        }
+    }
+    gf_model_free(m);
+}
+
 /* Frozen tensors: no gradient, no optimizer state, unchanged by AdamW; the head's gradient is the same as
  * without freezing, and the backward does not run through frozen layers. */
 static void test_freeze(void **state) {
@@ -465,6 +504,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_vector_inputs),
         cmocka_unit_test(test_freeze),
+        cmocka_unit_test(test_hidden),
         cmocka_unit_test(test_partial_freeze),
         cmocka_unit_test(test_padding_rules),
         cmocka_unit_test(test_set_paths),

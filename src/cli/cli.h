@@ -19,6 +19,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* Where the built-in corpora live: $GRASSFLOW_DATA, else data/ next to the executable's build/ directory,
  * else ./data. */

@@ -23,6 +23,7 @@ static void usage(FILE *out) {
             "  generate  sample text from a checkpoint\n"
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
+            "  features  a model's last hidden states for a text or a sentence pair\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
             "  --version     version, BLAS kernel and thread count\n"
             "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",
@@ -119,6 +120,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "features")) return cmd_features(argc - 1, argv + 1);
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -245,6 +245,14 @@ static float *stack_output(const gf_model *m, int k) {
     return m->sres[k] + gf_stack_layers(&m->cfg, k) * m->B * m->T * gf_stack_dim(&m->cfg, k);
 }
 
+const float *gf_model_hidden(const gf_model *m, int64_t *B, int64_t *T, int64_t *width) {
+    if (!m->have_forward) return NULL;
+    *B = m->B;
+    *T = m->T;
+    *width = gf_config_out_dim(&m->cfg);
+    return stack_output(m, m->cfg.n_stacks);
+}
+
 /* Every input, target and mask value in range, and the inputs the model reads present. */
 static int check_batch(const gf_model *m, const gf_batch *b) {
     const gf_config *c = &m->cfg;

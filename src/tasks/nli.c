@@ -45,24 +45,29 @@ static int nli_reserve(nli_source *s, int64_t cells) {
     return s->cap ? 0 : gf_fail("NLI source: out of memory for a batch of %lld positions", (long long)cells);
 }
 
-/* Example `pair` into row b of a (B, T) batch: [CLS] p [SEP] h [SEP] [PAD]... */
-static void put_row(nli_source *s, int64_t pair, int64_t b, int64_t T) {
-    int32_t *in = s->in + b * T;
-    uint8_t *m = s->mask + b * T, *g = s->seg + b * T;
-    const int32_t *p = s->ids + s->start[pair];
-    const int64_t lp = s->len_p[pair], lh = s->len_h[pair];
+/* One pair as BERT reads it, padded to T (>= lp + lh + 3): [CLS] p [SEP] h [SEP] [PAD]..., token types 0
+ * then 1 (0 on padding), mask 1 on the pair. */
+static void lay_out(int32_t cls, int32_t sep, int32_t pad, const int32_t *p, int64_t lp, const int32_t *h, int64_t lh,
+                    int64_t T, int32_t *in, uint8_t *m, uint8_t *g) {
     int64_t t = 0;
-    in[t++] = s->cls;
+    in[t++] = cls;
     for (int64_t k = 0; k < lp; k++) in[t++] = p[k];
-    in[t++] = s->sep;
+    in[t++] = sep;
     const int64_t first_b = t;
-    for (int64_t k = 0; k < lh; k++) in[t++] = p[lp + k];
-    in[t++] = s->sep;
+    for (int64_t k = 0; k < lh; k++) in[t++] = h[k];
+    in[t++] = sep;
     for (int64_t k = 0; k < T; k++) {
-        if (k >= t) in[k] = s->pad;
+        if (k >= t) in[k] = pad;
         m[k] = k < t;
         g[k] = k >= first_b && k < t;
     }
+}
+
+/* Example `pair` into row b of a (B, T) batch. */
+static void put_row(nli_source *s, int64_t pair, int64_t b, int64_t T) {
+    const int32_t *p = s->ids + s->start[pair];
+    lay_out(s->cls, s->sep, s->pad, p, s->len_p[pair], p + s->len_p[pair], s->len_h[pair], T, s->in + b * T,
+            s->mask + b * T, s->seg + b * T);
     s->tg[b] = s->label[pair];
 }
 
@@ -195,6 +200,32 @@ static int special(const gf_tokenizer *tok, const char *piece, int32_t *id) {
                        "[SEP] hypothesis [SEP])\nHINT: use a WordPiece tokenizer with a BERT vocab.txt "
                        "(wordpiece:data/bert-base-uncased/vocab.txt)", piece);
     return 0;
+}
+
+int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char *hypothesis, int64_t max_sent,
+                       int32_t **ids, uint8_t **segments, int64_t *n) {
+    int32_t cls, sep, pad, *p = NULL, *h = NULL;
+    int64_t lp = 0, lh = 0;
+    *ids = NULL;
+    *segments = NULL;
+    if (special(tok, "[CLS]", &cls) || special(tok, "[SEP]", &sep) || special(tok, "[PAD]", &pad) ||
+        gf_tokenizer_encode(tok, premise, strlen(premise), "the premise", &p, &lp) ||
+        gf_tokenizer_encode(tok, hypothesis, strlen(hypothesis), "the hypothesis", &h, &lh)) {
+        free(p);
+        return -1;
+    }
+    lp = lp < max_sent ? lp : max_sent;
+    lh = lh < max_sent ? lh : max_sent;
+    *n = lp + lh + 3;
+    *ids = malloc((size_t)*n * sizeof **ids);
+    *segments = malloc((size_t)*n);
+    uint8_t *mask = malloc((size_t)*n);
+    int rc = *ids && *segments && mask ? 0 : gf_fail("out of memory encoding a pair");
+    if (!rc) lay_out(cls, sep, pad, p, lp, h, lh, *n, *ids, mask, *segments);
+    free(mask);
+    free(p);
+    free(h);
+    return rc;
 }
 
 gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,

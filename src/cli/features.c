@@ -1,0 +1,105 @@
+/* grassflow features: a model's last hidden states for a text or a sentence pair (what a head on a
+ * backbone reads), as text or JSON. */
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tasks/nli.h"
+
+static void help(void) {
+    printf("usage: grassflow features --ckpt FILE --text TEXT [--hypothesis TEXT] [--max-sent N] [--json]\n\n"
+           "The last hidden states of a checkpoint's model (its last stack's output, before the final\n"
+           "LayerNorm) for one text ([CLS] TEXT [SEP] with a BERT WordPiece tokenizer, else its tokens), or\n"
+           "for a sentence pair read as BERT reads it: [CLS] TEXT [SEP] HYPOTHESIS [SEP] with token types 0\n"
+           "then 1 (the checkpoint's tokenizer must be a BERT WordPiece one).\n\n"
+           "  --ckpt FILE        a checkpoint that carries its tokenizer (grassflow train)\n"
+           "  --text TEXT        the text, or the premise of a pair\n"
+           "  --hypothesis TEXT  make it a pair\n"
+           "  --max-sent N       a pair: WordPiece pieces kept per sentence (default 48)\n"
+           "  --json             print {\"ids\": [...], \"hidden\": [[...], ...]} (one row per token)\n");
+}
+
+/* The ids (and token types) of the input. */
+static int encode(const gf_tokenizer *tok, const char *text, const char *hyp, int64_t max_sent, int32_t **ids,
+                  uint8_t **seg, int64_t *n) {
+    if (hyp) return gf_nli_encode_pair(tok, text, hyp, max_sent, ids, seg, n) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    *seg = NULL;
+    int32_t *raw;
+    int64_t k;
+    if (gf_tokenizer_encode(tok, text, strlen(text), "--text", &raw, &k)) return cli_error("%s", gf_last_error());
+    const int32_t cls = gf_tokenizer_find(tok, "[CLS]", 5), sep = gf_tokenizer_find(tok, "[SEP]", 5);
+    const int wrap = cls >= 0 && sep >= 0; /* a BERT vocabulary: one sentence is [CLS] text [SEP] */
+    *n = k + 2 * wrap;
+    *ids = malloc((size_t)(*n ? *n : 1) * sizeof **ids);
+    if (*ids && wrap) (*ids)[0] = cls, (*ids)[k + 1] = sep;
+    if (*ids && k) memcpy(*ids + wrap, raw, (size_t)k * sizeof *raw);
+    free(raw);
+    if (!*ids) return cli_error("out of memory");
+    return *n ? EXIT_OK : cli_error("--text: no tokens; give a non-empty text");
+}
+
+static void print(const int32_t *ids, const float *hid, int64_t T, int64_t d, int json) {
+    if (!json) {
+        printf("tokens %lld, width %lld\n", (long long)T, (long long)d);
+        for (int64_t t = 0; t < T; t++) {
+            printf("%6d", ids[t]);
+            for (int64_t k = 0; k < d; k++) printf(" %.6g", (double)hid[t * d + k]);
+            printf("\n");
+        }
+        return;
+    }
+    cJSON *o = cJSON_CreateObject(), *ia = cJSON_AddArrayToObject(o, "ids"), *ha = cJSON_AddArrayToObject(o, "hidden");
+    for (int64_t t = 0; t < T; t++) {
+        cJSON_AddItemToArray(ia, cJSON_CreateNumber(ids[t]));
+        cJSON *row = cJSON_CreateArray();
+        for (int64_t k = 0; k < d; k++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)hid[t * d + k]));
+        cJSON_AddItemToArray(ha, row);
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    if (s) printf("%s\n", s);
+    free(s);
+    cJSON_Delete(o);
+}
+
+int cmd_features(int argc, char **argv) {
+    static const struct option longopts[] = {{"ckpt", 1, 0, 'c'}, {"text", 1, 0, 't'}, {"hypothesis", 1, 0, 'y'},
+                                             {"max-sent", 1, 0, 'M'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *ckpt = NULL, *text = NULL, *hyp = NULL;
+    int64_t max_sent = 48;
+    int json = 0, opt, rc;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'c') ckpt = optarg;
+        else if (opt == 't') text = optarg;
+        else if (opt == 'y') hyp = optarg;
+        else if (opt == 'M') { if ((rc = cli_parse_i64("features", "--max-sent", optarg, 1, 4096, &max_sent))) return rc; }
+        else if (opt == 'j') json = 1;
+        else if (opt == 'h') { help(); return EXIT_OK; }
+        else return cli_usage_error("features", "unknown option");
+    }
+    if (optind < argc) return cli_usage_error("features", "unexpected argument '%s'", argv[optind]);
+    if (!ckpt || !text) return cli_usage_error("features", "--ckpt FILE and --text TEXT are required");
+    gf_tokenizer *tok = NULL;
+    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
+    if (!m) return cli_error("%s", gf_last_error());
+    int32_t *ids = NULL;
+    uint8_t *seg = NULL;
+    int64_t n = 0, B, T, d;
+    rc = tok ? encode(tok, text, hyp, max_sent, &ids, &seg, &n)
+             : cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    if (!rc) {
+        gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};
+        const float *hid = gf_model_forward_batch(m, &b, NULL) ? NULL : gf_model_hidden(m, &B, &T, &d);
+        if (hid) print(ids, hid, T, d, json);
+        else rc = cli_error("%s", gf_last_error());
+    }
+    free(ids);
+    free(seg);
+    gf_tokenizer_free(tok);
+    gf_model_free(m);
+    return rc;
+}
