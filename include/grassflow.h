@@ -627,6 +627,7 @@ typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
 typedef struct gf_train_result {
     int64_t steps, tokens;        /* tokens: counted targets trained on */
     double best_val_loss, last_val_loss, tokens_per_s, train_s, wall_s;
+    double best_val_acc;          /* a classifier: the dev accuracy of best.safetensors; else NAN */
 } gf_train_result;
 
 /* Train m on the training source, evaluating on the validation source every eval_every steps and at

@@ -277,16 +277,13 @@ static int split_metric(gf_model *m, const cli_task *task, const void *data, int
     return rc;
 }
 
-/* The metric of OUT/best.safetensors on the test split, and on dev for a metric other than the
- * perplexity training already measured there (accuracy). */
+/* The metric of OUT/best.safetensors on the test split (training measured it on dev). */
 static int best_metrics(const recipe *r, const cli_task *task, const void *data, run_summary *sum) {
-    const bool dev = strcmp(task->metric, "ppl") != 0;
     char bp[GF_PATH_MAX];
     if (gf_path_join(bp, sizeof bp, r->o.out_dir, "best.safetensors")) return cli_error("%s", gf_last_error());
     gf_model *best = gf_model_load(bp);
     if (!best) return cli_error("%s", gf_last_error());
-    int rc = dev ? split_metric(best, task, data, GF_VALID, &r->o, &sum->val) : EXIT_OK;
-    if (!rc) rc = split_metric(best, task, data, GF_TEST, &r->o, &sum->test);
+    int rc = split_metric(best, task, data, GF_TEST, &r->o, &sum->test);
     gf_model_free(best);
     return rc;
 }
@@ -349,7 +346,9 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
     if (rc) goto done;
     gf_train_result res;
     if ((rc = train_on(m, r, task, data, resume_dir != NULL, label, &res))) goto done;
-    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps, .val = exp(res.best_val_loss),
+    /* the best checkpoint's dev metric as training measured it: accuracy, else perplexity */
+    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps,
+                         .val = isnan(res.best_val_acc) ? exp(res.best_val_loss) : res.best_val_acc,
                          .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
     if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, task, data, sum);
 done:

@@ -265,7 +265,8 @@ static int save_interrupted(trainer *t) {
 static void finish(const trainer *t, gf_train_result *res) {
     if (res)
         *res = (gf_train_result){.steps = t->step, .tokens = t->tokens, .best_val_loss = t->best,
-                                 .last_val_loss = t->last_val, .train_s = t->t_train, .wall_s = now_s() - t->t_start,
+                                 .last_val_loss = t->last_val, .best_val_acc = t->best_acc, .train_s = t->t_train,
+                                 .wall_s = now_s() - t->t_start,
                                  .tokens_per_s = t->t_train > 0 ? (double)t->tokens / t->t_train : 0.0};
     if (t->step >= t->total)
         emit(t, &(gf_train_event){.kind = GF_EV_DONE, .step = t->step, .total_steps = t->total,
