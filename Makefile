@@ -41,7 +41,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -119,8 +119,10 @@ test: test-c test-parity test-cli test-train test-snli test-install test-trust t
 test-c: all $(TEST_BIN)
 	@for t in $(TEST_BIN); do echo "== $$t"; $(TEST_ENV) $$t || exit 1; done
 
+# PyTorch: every model config (tests/parity.sh) and a Hugging Face DistilBERT folder (tests/distilbert.sh)
 test-parity: all
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
+	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
 
 test-cli: all examples
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)

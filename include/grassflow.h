@@ -110,6 +110,8 @@ typedef struct gf_config {
     gf_pos_kind pos;
     int64_t segments;                    /* token types (BERT's segments): a learned row per type added to the
                                           * input, from gf_batch.segments; 0 = none */
+    bool emb_norm;                       /* a LayerNorm (emb_ln) on the embedding sum, as BERT has */
+    float ln_eps;                        /* every LayerNorm's eps: 1e-5 (torch's default); BERT's 1e-12 */
     float dropout;
     gf_direction direction;
     int n_stacks;                        /* stacks after the first one (0: a single stack) */
@@ -427,6 +429,19 @@ char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, 
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
  * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error. */
 gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json);
+
+/* A grassflow checkpoint (as gf_checkpoint_load) or a checkpoint another tool wrote, in a format one of
+ * grassflow's importers reads:
+ *   hf-distilbert  a Hugging Face DistilBERT folder as a user downloads it: config.json, model.safetensors
+ *                  (float32) and vocab.txt (uncased). Tensor names as Hugging Face writes them, with or
+ *                  without the "distilbert." prefix; the MLM or classifier layers of the file are not read.
+ *                  The model: emb_norm, ln_eps 1e-12, post-norm bidirectional attention, exact GELU, and a
+ *                  3-way classify head of fresh weights (docs/model.md, "Imported checkpoints").
+ * The model is a grassflow model (saving it writes grassflow's format). Missing, misnamed or misshapen
+ * tensors are errors naming the tensor, the shape found and the shape config.json implies. */
+gf_model *gf_import_load(const char *path, gf_tokenizer **tok);
+/* The importer that reads path ("hf-distilbert"), or NULL (a grassflow checkpoint, or nothing known). */
+const char *gf_import_detect(const char *path);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Incremental detokenisation: print text as tokens arrive                                          */

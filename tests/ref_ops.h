@@ -44,9 +44,9 @@ static inline void ref_linear(double *out, const double *inp, int64_t ldi, const
         }
 }
 
-/* torch.nn.LayerNorm: biased variance, eps 1e-5. mean/rstd may be NULL. */
+/* torch.nn.LayerNorm(eps=eps): biased variance. mean/rstd may be NULL. */
 static inline void ref_layernorm(double *out, double *mean, double *rstd, const double *inp, const double *w,
-                                 const double *b, int64_t N, int64_t C) {
+                                 const double *b, int64_t N, int64_t C, double eps) {
     for (int64_t n = 0; n < N; n++) {
         const double *x = inp + n * C;
         double mu = 0.0, var = 0.0;
@@ -54,7 +54,7 @@ static inline void ref_layernorm(double *out, double *mean, double *rstd, const 
         mu /= (double)C;
         for (int64_t c = 0; c < C; c++) var += (x[c] - mu) * (x[c] - mu);
         var /= (double)C;
-        double rs = 1.0 / sqrt(var + 1e-5);
+        double rs = 1.0 / sqrt(var + eps);
         for (int64_t c = 0; c < C; c++) out[n * C + c] = (x[c] - mu) * rs * w[c] + b[c];
         if (mean) mean[n] = mu;
         if (rstd) rstd[n] = rs;

@@ -50,6 +50,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     cfg->n_layer = 2;
     cfg->d_ff = 4 * mc->d;
     cfg->max_len = 64;
+    cfg->ln_eps = 1e-5f;
     const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
     if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
     gf_layer_set_mixer(cfg, 0, ops);

@@ -193,7 +193,7 @@ typedef struct {
 
 static void ln_fwd(const void *c_, double *out) {
     const ln_ctx *c = c_;
-    ref_layernorm(out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C);
+    ref_layernorm(out, NULL, NULL, c->inp, c->w, c->b, c->N, c->C, 1e-5);
 }
 
 /* rows with different means and spreads */
@@ -205,18 +205,24 @@ static float *ln_input(int64_t N, int64_t C, uint64_t seed) {
     return x;
 }
 
+/* eps 1e-5 (torch's default) and 1e-12 (BERT's); the last row's variance (about 1e-8) is small enough that
+ * the two give different outputs, so a kernel that ignored eps fails one of them. */
 static void test_layernorm_forward(void **state) {
     (void)state;
     const int64_t N = 6, C = 37;
+    const float eps[2] = {1e-5f, 1e-12f};
     float *inp = ln_input(N, C, 90), *w = frand(C, 91, 0.5f, 1.5f), *b = frand(C, 92, -0.5f, 0.5f);
-    float *out = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
-    ffill(out, N * C, NAN);
-    gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
-    double *want = dalloc(N * C), *wmean = dalloc(N), *wrstd = dalloc(N);
-    ref_layernorm(want, wmean, wrstd, ddup_f(inp, N * C), ddup_f(w, C), ddup_f(b, C), N, C);
-    ref_check_rel("layernorm_forward: out", out, want, N * C, 1e-5, 1.0);
-    ref_check_rel("layernorm_forward: mean", mean, wmean, N, 1e-6, 1.0);
-    ref_check_rel("layernorm_forward: rstd", rstd, wrstd, N, 1e-6, 1.0);
+    for (int64_t c = 0; c < C; c++) inp[(N - 1) * C + c] = 1e-4f * (float)(c % 3 - 1);
+    for (int e = 0; e < 2; e++) {
+        float *out = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+        ffill(out, N * C, NAN);
+        gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C, eps[e]);
+        double *want = dalloc(N * C), *wmean = dalloc(N), *wrstd = dalloc(N);
+        ref_layernorm(want, wmean, wrstd, ddup_f(inp, N * C), ddup_f(w, C), ddup_f(b, C), N, C, eps[e]);
+        ref_check_rel("layernorm_forward: out", out, want, N * C, 1e-4, 1.0);
+        ref_check_rel("layernorm_forward: mean", mean, wmean, N, 1e-6, 1.0);
+        ref_check_rel("layernorm_forward: rstd", rstd, wrstd, N, 1e-4, 1.0);
+    }
 }
 
 static void test_layernorm_backward(void **state) {
@@ -224,7 +230,7 @@ static void test_layernorm_backward(void **state) {
     const int64_t N = 6, C = 37;
     float *inp = ln_input(N, C, 100), *w = frand(C, 101, 0.5f, 1.5f), *b = frand(C, 102, -0.5f, 0.5f);
     float *dout = frand(N * C, 103, -1, 1), *out = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
-    gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C);
+    gf_layernorm_forward(out, mean, rstd, inp, w, b, N, C, 1e-5f);
     ln_ctx ctx = {ddup_f(inp, N * C), ddup_f(w, C), ddup_f(b, C), N, C};
     double *wd = ddup_f(dout, N * C), *fd_inp = dalloc(N * C), *fd_w = dalloc(C), *fd_b = dalloc(C);
     ref_fd_grad(fd_inp, ctx.inp, N * C, ln_fwd, &ctx, wd, N * C, FD_H);

@@ -69,6 +69,8 @@ static void test_stream_transformer(void **state) {
     check_stream("transformer pre, learned, 96 positions", "transformer-tiny", pre, 96);
     const char *post[] = {"norm=post", "pos=sinusoidal", "gelu=tanh", NULL};
     check_stream("transformer post, sinusoidal, tanh GELU, 130 positions (past max_len)", "transformer-tiny", post, 130);
+    const char *bert[] = {"norm=post", "emb_norm=true", "ln_eps=1e-12", "max_len=40", NULL};
+    check_stream("transformer post, BERT's embedding LayerNorm, eps 1e-12, 40 positions", "transformer-tiny", bert, 40);
 }
 
 static void test_stream_hybrid(void **state) {

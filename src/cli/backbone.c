@@ -1,7 +1,7 @@
-/* A classifier on a pretrained grassflow checkpoint: the checkpoint's embeddings and blocks become the
- * first stack of the model, and a head stack read from a JSON file (a "stacks" entry: name, d_model,
- * d_ff, n_layer, direction, layers) goes on top, reading it through head.in_proj. The checkpoint's own
- * output layer (an LM head) is not used. */
+/* A classifier on a pretrained checkpoint (grassflow's, or one an importer reads: a Hugging Face DistilBERT
+ * folder): the checkpoint's embeddings and blocks become the first stack of the model, and a head stack
+ * read from a JSON file (a "stacks" entry: name, d_model, d_ff, n_layer, direction, layers) goes on top,
+ * reading it through head.in_proj. The checkpoint's own output layer (an LM head) is not used. */
 #include "cli/backbone.h"
 
 #include <cjson/cJSON.h>
@@ -12,7 +12,7 @@
 #include "io/file.h"
 
 /* What the backbone contributes: its embeddings and its first stack's blocks. */
-static const char *const BODY[] = {"tok_emb.", "pos_emb.", "seg_emb.", "in_proj.", "blocks.", NULL};
+static const char *const BODY[] = {"tok_emb.", "pos_emb.", "seg_emb.", "emb_ln.", "in_proj.", "blocks.", NULL};
 
 static cJSON *read_head(const char *path) {
     size_t n;
@@ -31,7 +31,7 @@ static cJSON *read_head(const char *path) {
 }
 
 int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok) {
-    gf_model *b = gf_checkpoint_load(ckpt, tok, NULL);
+    gf_model *b = gf_import_load(ckpt, tok); /* grassflow's own, or a Hugging Face DistilBERT folder */
     if (!b) return cli_error("--backbone %s", gf_last_error());
     char *bj = gf_config_to_json(gf_model_config(b), false);
     gf_model_free(b);
@@ -65,9 +65,11 @@ int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg,
 }
 
 int cli_backbone_load_weights(gf_model *m, const char *ckpt, bool freeze) {
-    gf_model *b = gf_model_load(ckpt);
+    gf_tokenizer *tok = NULL;
+    gf_model *b = gf_import_load(ckpt, &tok);
     int n = b ? gf_model_copy_tensors(m, b, BODY) : -1;
     gf_model_free(b);
+    gf_tokenizer_free(tok);
     if (n < 0) return cli_error("--backbone %s: %s", ckpt, gf_last_error());
     for (int k = 0; freeze && BODY[k]; k++)
         if (gf_model_freeze(m, BODY[k]) < 0) return cli_error("%s", gf_last_error());

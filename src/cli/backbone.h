@@ -1,4 +1,5 @@
-/* A classifier on a pretrained grassflow checkpoint (train --backbone CKPT --head FILE). */
+/* A classifier on a pretrained checkpoint (train --backbone CKPT --head FILE): grassflow's own, or a folder
+ * an importer reads (gf_import_load: a Hugging Face DistilBERT). */
 #ifndef GF_CLI_BACKBONE_H
 #define GF_CLI_BACKBONE_H
 

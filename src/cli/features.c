@@ -15,7 +15,8 @@ static void help(void) {
            "LayerNorm) for one text ([CLS] TEXT [SEP] with a BERT WordPiece tokenizer, else its tokens), or\n"
            "for a sentence pair read as BERT reads it: [CLS] TEXT [SEP] HYPOTHESIS [SEP] with token types 0\n"
            "then 1 (the checkpoint's tokenizer must be a BERT WordPiece one).\n\n"
-           "  --ckpt FILE        a checkpoint that carries its tokenizer (grassflow train)\n"
+           "  --ckpt FILE        a checkpoint that carries its tokenizer (grassflow train), or a Hugging Face\n"
+           "                     DistilBERT folder (config.json, model.safetensors, vocab.txt)\n"
            "  --text TEXT        the text, or the premise of a pair\n"
            "  --hypothesis TEXT  make it a pair\n"
            "  --max-sent N       a pair: WordPiece pieces kept per sentence (default 48)\n"
@@ -84,7 +85,7 @@ int cmd_features(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("features", "unexpected argument '%s'", argv[optind]);
     if (!ckpt || !text) return cli_usage_error("features", "--ckpt FILE and --text TEXT are required");
     gf_tokenizer *tok = NULL;
-    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
+    gf_model *m = gf_import_load(ckpt, &tok);
     if (!m) return cli_error("%s", gf_last_error());
     int32_t *ids = NULL;
     uint8_t *seg = NULL;

@@ -25,7 +25,8 @@
     "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char;\n" \
     "                      snli: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"              \
     "  --max-sent N        snli: WordPiece pieces kept per sentence (default 48, as in the paper)\n"      \
-    "  --backbone CKPT     snli: a grassflow checkpoint (e.g. a WordPiece LM) as the first stack, with\n"   \
+    "  --backbone CKPT     snli: a grassflow checkpoint (e.g. a WordPiece LM), or a Hugging Face DistilBERT\n" \
+    "                        folder (config.json, model.safetensors, vocab.txt), as the first stack, with\n" \
     "  --head FILE           the head stack of FILE on top (configs/snli/head-*.json); the model is\n"    \
     "                        then these two, not --model/--config\n"                                      \
     "  --freeze-backbone   train the head only (the backbone's tensors get no gradient)\n"               \
@@ -215,7 +216,7 @@ static void catch_signals(void) {
 /* ---- one training run ------------------------------------------------------------------------------------- */
 
 typedef struct {
-    int64_t params, steps;
+    int64_t params, trainable, steps; /* trainable: all but a frozen backbone's */
     double val, test;        /* the task's metric (ppl or accuracy) of the best checkpoint on dev and test */
     double tokens_per_s, wall_s;
 } run_summary;
@@ -247,8 +248,17 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
 
 /* A new run's config: what the task's data decides, --dropout, and the model's name for the recipe. */
 static int new_run_config(const cli_model_opts *mo, recipe *r, const cli_task *task, const void *data, gf_config *cfg) {
+    const int64_t max_len = cfg->max_len, vocab = cfg->vocab_size;
     int rc = task->configure(data, &r->o, cfg);
     if (rc) return rc;
+    if (r->backbone && cfg->max_len != max_len) /* a pretrained position table cannot grow */
+        return cli_error("--task %s needs examples of %lld positions; the backbone %s has %lld\nHINT: shorter examples "
+                         "(snli: --max-sent N makes them 2N + 3 long)", task->name, (long long)cfg->max_len, r->backbone,
+                         (long long)max_len);
+    if (r->backbone && cfg->vocab_size != vocab)
+        return cli_error("--task %s reads a vocabulary of %lld pieces; the backbone %s has %lld\nHINT: a backbone "
+                         "trained on the same WordPiece vocabulary", task->name, (long long)cfg->vocab_size, r->backbone,
+                         (long long)vocab);
     if (r->dropout >= 0) {
         char kv[64];
         snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
@@ -347,7 +357,7 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
     gf_train_result res;
     if ((rc = train_on(m, r, task, data, resume_dir != NULL, label, &res))) goto done;
     /* the best checkpoint's dev metric as training measured it: accuracy, else perplexity */
-    *sum = (run_summary){.params = gf_model_num_params(m), .steps = res.steps,
+    *sum = (run_summary){.params = gf_model_num_params(m), .trainable = gf_model_num_trainable(m), .steps = res.steps,
                          .val = isnan(res.best_val_acc) ? exp(res.best_val_loss) : res.best_val_acc,
                          .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
     if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, task, data, sum);
@@ -444,13 +454,13 @@ int cmd_train(int argc, char **argv) {
     char wt[32], pb[32];
     fmt_time(wt, sizeof wt, s.wall_s);
     if (isnan(s.test)) /* a language model: the perplexity of the best validation */
-        printf("model %s  params %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  checkpoints %s/\n",
-               r.o.model, (long long)s.params, (long long)s.steps, cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt,
-               r.o.out_dir);
+        printf("model %s  params %lld  trainable %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  "
+               "checkpoints %s/\n", r.o.model, (long long)s.params, (long long)s.trainable, (long long)s.steps,
+               cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt, r.o.out_dir);
     else
-        printf("model %s  params %lld  steps %lld  best checkpoint: dev accuracy %.4f  test accuracy %.4f  train %.0f "
-               "examples/s  wall %s  checkpoints %s/\n", r.o.model, (long long)s.params, (long long)s.steps, s.val, s.test,
-               s.tokens_per_s, wt, r.o.out_dir);
+        printf("model %s  params %lld  trainable %lld  steps %lld  best checkpoint: dev accuracy %.4f  test accuracy %.4f  "
+               "train %.0f examples/s  wall %s  checkpoints %s/\n", r.o.model, (long long)s.params, (long long)s.trainable,
+               (long long)s.steps, s.val, s.test, s.tokens_per_s, wt, r.o.out_dir);
     return EXIT_OK;
 }
 
@@ -506,7 +516,7 @@ static int compare_models(const char *models, char *list, size_t size, char **na
 /* The comparison: perplexity (lm) or accuracy (snli) of each best checkpoint, and the gap on test. */
 static void print_table(const recipe *r, char **names, int n, int ref, const run_summary *s) {
     const bool ppl = !strcmp(r->o.task, "lm");
-    printf("\n%-20s %12s %14s %10s %10s %10s %12s\n", "model", "params", ppl ? "best val ppl" : "dev acc",
+    printf("\n%-20s %12s %12s %14s %10s %10s %10s %12s\n", "model", "params", "trainable", ppl ? "best val ppl" : "dev acc",
            ppl ? "test ppl" : "test acc", ppl ? "tok/s" : "pairs/s", "wall", "gap (test)");
     for (int i = 0; i < n; i++) {
         char wt[32], gap[32];
@@ -514,8 +524,9 @@ static void print_table(const recipe *r, char **names, int n, int ref, const run
         if (i == ref) snprintf(gap, sizeof gap, "reference");
         else if (ppl) snprintf(gap, sizeof gap, "%+.1f%%", 100.0 * (s[i].test / s[ref].test - 1.0));
         else snprintf(gap, sizeof gap, "%+.2f pts", 100.0 * (s[i].test - s[ref].test));
-        printf(ppl ? "%-20s %12lld %14.2f %10.2f %10.0f %10s %12s\n" : "%-20s %12lld %14.4f %10.4f %10.0f %10s %12s\n",
-               names[i], (long long)s[i].params, s[i].val, s[i].test, s[i].tokens_per_s, wt, gap);
+        printf(ppl ? "%-20s %12lld %12lld %14.2f %10.2f %10.0f %10s %12s\n"
+                   : "%-20s %12lld %12lld %14.4f %10.4f %10.0f %10s %12s\n",
+               names[i], (long long)s[i].params, (long long)s[i].trainable, s[i].val, s[i].test, s[i].tokens_per_s, wt, gap);
     }
     printf("recipe: task %s, %s, %lld steps, batch %lld x %lld %s, lr %g -> %g, warmup %lld, seed %llu\n", r->o.task,
            r->o.corpus, (long long)s[0].steps, (long long)r->o.batch, (long long)(ppl ? r->o.seq_len : r->o.max_sent),

@@ -206,9 +206,14 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
         memcpy(h, e, (size_t)d * sizeof(float));
     }
     for (int64_t k = 0; c->segments > 0 && k < d; k++) h[k] += m->seg_emb[k]; /* a stream is one text: type 0 */
+    if (c->emb_norm) {
+        gf_layernorm_forward(tmp, s->stat, s->stat + 1, h, m->embln_w, m->embln_b, 1, d, c->ln_eps);
+        memcpy(h, tmp, (size_t)d * sizeof(float));
+    }
     for (int l = 0; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
-        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, gf_config_out_dim(c));
+        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, gf_config_out_dim(c),
+                             c->ln_eps);
         gf_head_call hc = {.cfg = c, .B = 1, .T = 1, .p = m->hp, .g = m->hg, .emb = m->tok_emb, .out = s->logits};
         gf_head_result res;
         m->head->forward(&hc, s->slot[1], &res);

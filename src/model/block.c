@@ -49,7 +49,7 @@ void block_forward(const block_run *r) {
         switch (o->op) {
         case BOP_LN:
             gf_layernorm_forward(S[o->out], r->mean[o->which], r->rstd[o->which], S[o->in],
-                                 o->which ? r->p->ln2_w : r->p->ln1_w, o->which ? r->p->ln2_b : r->p->ln1_b, r->N, d);
+                                 o->which ? r->p->ln2_w : r->p->ln1_w, o->which ? r->p->ln2_b : r->p->ln1_b, r->N, d, r->cfg->ln_eps);
             break;
         case BOP_MIX: r->mix(r->mix_ctx, S[o->out], S[o->in]); break;
         case BOP_FFN: ffn_forward(r, S[o->out], S[o->in]); break;

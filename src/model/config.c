@@ -59,6 +59,10 @@ static const gf_cfg_key KEYS[] = {
     {.name = "segments", .type = GF_KEY_INT, .off = OFF(segments), .lo = 0, .hi = 255, .def = "0",
      .help = "token types (BERT's segments, e.g. 2 for sentence pairs): a learned row per type added to the "
              "token embedding; 0 = none"},
+    {.name = "emb_norm", .type = GF_KEY_BOOL, .off = OFF(emb_norm), .def = "false",
+     .help = "a LayerNorm on the sum of the embeddings (BERT, DistilBERT), before the first block"},
+    {.name = "ln_eps", .type = GF_KEY_FLOAT, .off = OFF(ln_eps), .lo = 0, .hi = 1, .flags = GF_KEY_LO_OPEN,
+     .def = "1e-5", .help = "the eps of every LayerNorm (1e-5: torch's default; BERT and DistilBERT: 1e-12)"},
     {.name = "dropout", .type = GF_KEY_FLOAT, .off = OFF(dropout), .lo = 0, .hi = 1, .flags = GF_KEY_HI_OPEN,
      .def = "0", .help = "dropout probability on the residual branches while training"},
     {.name = "direction", .type = GF_KEY_ENUM, .off = OFF(direction), .names = DIRECTIONS, .def = "\"causal\"",
@@ -100,7 +104,8 @@ void gf_config_key_list(char *buf, size_t n) {
 
 /* The format: as given, else 2 if a key that format 1 did not have is there, else 1 (grassflow 0.1). */
 static int read_format(const cJSON *root, const char *src, int *format) {
-    static const char *const ONLY2[] = {"layers", "task", "head", "direction", "input", "d_input", "stacks", "segments", NULL};
+    static const char *const ONLY2[] = {"layers", "task",     "head",     "direction", "input", "d_input",
+                                        "stacks", "segments", "emb_norm", "ln_eps",    NULL};
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
     *format = 1;
     for (int i = 0; ONLY2[i]; i++)
@@ -354,7 +359,7 @@ int gf_config_load(const char *path, gf_config *c) {
 int64_t gf_config_num_params(const gf_config *c) {
     const int64_t d = c->d_model, dout = gf_config_out_dim(c);
     int64_t n = (c->input == GF_INPUT_TOKENS ? c->vocab_size * d : c->d_input * d + d) +
-                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0) + c->segments * d;
+                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0) + c->segments * d + (c->emb_norm ? 2 * d : 0);
     for (int k = 1; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) /* each further stack's in_proj */
         n += gf_stack_dim(c, k) * (gf_stack_dim(c, k - 1) + 1);
     for (int l = 0; l < gf_config_total_layers(c) && l < GF_MAX_LAYERS; l++) {

@@ -111,6 +111,11 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
     TAKE(m->lnf_out, N * dout);
     TAKE(m->lnf_mean, N);
     TAKE(m->lnf_rstd, N);
+    if (c->emb_norm) {
+        TAKE(m->emb_sum, N * c->d_model);
+        TAKE(m->emb_mean, N);
+        TAKE(m->emb_rstd, N);
+    }
     TAKE(m->out, m->head->out_floats(c, B, T));
     TAKE(m->head_saved, m->head->saved_floats(c, B, T));
     TAKE(m->scratch, scratch);
@@ -289,23 +294,34 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
     return 0;
 }
 
-/* resid[0] = the input's embedding plus positions (plus token types). */
-static void embed_forward(gf_model *m) {
+/* h = the input's embedding plus positions (plus token types). */
+static void embed_sum(gf_model *m, float *h) {
     const gf_config *c = &m->cfg;
     const int64_t B = m->B, T = m->T, d = c->d_model;
     const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
     if (c->input == GF_INPUT_TOKENS) {
-        gf_embed_forward(m->sres[0], m->inputs, m->tok_emb, pos, B, T, d);
+        gf_embed_forward(h, m->inputs, m->tok_emb, pos, B, T, d);
         for (int64_t n = 0; c->segments > 0 && n < B * T; n++) {
             const float *s = m->seg_emb + (int64_t)m->segs[n] * d;
-            for (int64_t k = 0; k < d; k++) m->sres[0][n * d + k] += s[k];
+            for (int64_t k = 0; k < d; k++) h[n * d + k] += s[k];
         }
         return;
     }
-    float *h = m->sres[0];
     gf_linear_forward(h, m->vectors, c->d_input, m->in_w, c->d_input, m->in_b, B * T, c->d_input, d, 0.0f);
     for (int64_t n = 0; pos && n < B * T; n++)
         for (int64_t k = 0; k < d; k++) h[n * d + k] += pos[(n % T) * d + k];
+}
+
+/* resid[0] = the embedding sum, through emb_ln if the model has one. */
+static void embed_forward(gf_model *m) {
+    const gf_config *c = &m->cfg;
+    if (!c->emb_norm) {
+        embed_sum(m, m->sres[0]);
+        return;
+    }
+    embed_sum(m, m->emb_sum);
+    gf_layernorm_forward(m->sres[0], m->emb_mean, m->emb_rstd, m->emb_sum, m->embln_w, m->embln_b, m->B * m->T,
+                         c->d_model, c->ln_eps);
 }
 
 static void copy_batch(gf_model *m, const gf_batch *b) {
@@ -346,7 +362,7 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
         block_forward(&r);
     }
     gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, stack_output(m, c->n_stacks), m->lnf_w, m->lnf_b, N,
-                         dout);
+                         dout, c->ln_eps);
     m->have_targets = b->targets != NULL;
     gf_head_call hc = head_call(m);
     gf_head_result res = {0, 0, -1};
@@ -379,9 +395,17 @@ static void layer_backward(gf_model *m, int l) {
     for (int k = 0; k < n; k++) m->gbuf[k] = G[k]; /* the same buffers, gbuf[0] now d(loss)/d(input) */
 }
 
+/* dres: d(loss)/d(resid[0]); with emb_norm it is taken back through emb_ln into scratch (gbuf[1]) first. */
 static void embed_backward(gf_model *m, const float *dres) {
     const gf_config *c = &m->cfg;
     const int64_t d = c->d_model;
+    if (c->emb_norm) {
+        float *dsum = m->gbuf[1];
+        gf_zero(dsum, m->B * m->T * d);
+        gf_layernorm_backward(dsum, m->d_embln_w, m->d_embln_b, dres, m->emb_sum, m->embln_w, m->emb_mean,
+                              m->emb_rstd, m->B * m->T, d);
+        dres = dsum;
+    }
     if (c->input == GF_INPUT_TOKENS) {
         if (m->d_tok_emb)
             gf_embed_backward(m->d_tok_emb, c->pos == GF_POS_LEARNED ? m->d_pos_emb : NULL, dres, m->inputs, m->B,

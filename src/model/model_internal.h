@@ -30,6 +30,7 @@ struct gf_model {
     /* parameter views (p) and their gradients (g; NULL for a tensor that is not trainable) */
     float *tok_emb, *pos_emb, *seg_emb, *in_w, *in_b, *lnf_w, *lnf_b;
     float *d_tok_emb, *d_pos_emb, *d_seg_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
+    float *embln_w, *embln_b, *d_embln_w, *d_embln_b; /* emb_norm: the LayerNorm on the embedding sum */
     float *sp_w[GF_MAX_STACKS + 1], *sp_b[GF_MAX_STACKS + 1];     /* stack k >= 1: its in_proj (d_k, d_k-1) */
     float *d_sp_w[GF_MAX_STACKS + 1], *d_sp_b[GF_MAX_STACKS + 1];
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
@@ -49,6 +50,7 @@ struct gf_model {
     float *sres[GF_MAX_STACKS + 1];        /* stack k: (n_layer_k + 1, N, d_k): its input, then each layer's
                                             * output */
     float *lnf_out, *lnf_mean, *lnf_rstd;
+    float *emb_sum, *emb_mean, *emb_rstd;  /* emb_norm: the embedding sum (N, d) before its LayerNorm */
     float *out, *head_saved;               /* the head's outputs (logits) and what it keeps */
     float *scratch;                        /* shared by the mixers (largest need) */
     float *gbuf[BLOCK_MAX_SLOTS];          /* backward: (N,d) gradient buffers, gbuf[0] d(loss)/d(resid) */

@@ -105,6 +105,10 @@ static void declare_all(gf_model *m, decl_list *L) {
         declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
     if (c->segments > 0)
         declare(L, "seg_emb.weight", 2, c->segments, d, GF_INIT_NORMAL, false, &m->seg_emb, &m->d_seg_emb);
+    if (c->emb_norm) {
+        declare(L, "emb_ln.weight", 1, d, 0, GF_INIT_ONE, false, &m->embln_w, &m->d_embln_w);
+        declare(L, "emb_ln.bias", 1, d, 0, GF_INIT_ZERO, false, &m->embln_b, &m->d_embln_b);
+    }
     for (int k = 0; k <= c->n_stacks; k++) {
         if (k > 0) { /* the stack's projection from the previous stack's width */
             char nm[96];

@@ -4,7 +4,7 @@
 #include "ops/ops.h"
 
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                          const float *bias, int64_t N, int64_t C) {
+                          const float *bias, int64_t N, int64_t C, float eps) {
 #pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const float *x = inp + n * C;
@@ -16,7 +16,7 @@ void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
             float d = x[c] - m;
             v += (double)d * d;
         }
-        float r = 1.0f / sqrtf((float)(v / (double)C) + GF_LN_EPS);
+        float r = 1.0f / sqrtf((float)(v / (double)C) + eps);
         float *o = out + n * C;
         for (int64_t c = 0; c < C; c++) o[c] = (x[c] - m) * r * weight[c] + bias[c];
         mean[n] = m;

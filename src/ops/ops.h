@@ -34,11 +34,10 @@ void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, floa
                         const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
                         int64_t OC);
 
-/* ---- LayerNorm (eps 1e-5, biased variance) --------------------------------------------------- */
-#define GF_LN_EPS 1e-5f
-/* out (N,C), mean (N), rstd (N), inp (N,C), weight (C), bias (C). */
+/* ---- LayerNorm (biased variance; eps: the config's ln_eps, 1e-5 unless set) --------------------- */
+/* out (N,C), mean (N), rstd (N) = 1 / sqrt(var + eps), inp (N,C), weight (C), bias (C). */
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                          const float *bias, int64_t N, int64_t C);
+                          const float *bias, int64_t N, int64_t C, float eps);
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                            const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C);
 

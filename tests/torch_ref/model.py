@@ -16,7 +16,7 @@ REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_le
                    "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
 # format 2: these are required, the rest have the defaults of docs/model.md
 REQUIRED_KEYS_2 = ("d_model", "n_layer", "d_ff", "layers")
-DEFAULTS_2 = {"segments": 0, "task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
+DEFAULTS_2 = {"segments": 0, "emb_norm": False, "ln_eps": 1e-5, "task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
               "dropout": 0.0, "input": "tokens", "d_input": 0, "vocab_size": 0}
 HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
@@ -229,16 +229,17 @@ class FFN(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg, layer):
-        """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers)."""
+    def __init__(self, cfg, layer, eps):
+        """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers); eps: the model's
+        ln_eps."""
         super().__init__()
         d = cfg["d_model"]
         lc = cfg["layers"][layer]
         self.kind = lc["mixer"]
         self.norm = cfg["norm"]
         # registration order = checkpoint order: ln1, ln2, mix, ffn
-        self.ln1 = nn.LayerNorm(d, eps=1e-5)
-        self.ln2 = nn.LayerNorm(d, eps=1e-5)
+        self.ln1 = nn.LayerNorm(d, eps=eps)
+        self.ln2 = nn.LayerNorm(d, eps=eps)
         if self.kind == "grassmann":
             self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
                                       bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0),
@@ -287,18 +288,21 @@ class GrassflowModel(nn.Module):
             self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
         # token types (BERT's segments): one learned row per type, added to the token embedding
         self.seg_emb = nn.Embedding(cfg["segments"], d) if cfg["segments"] > 0 else None
-        self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg["n_layer"])])
+        # emb_norm: BERT's LayerNorm on the embedding sum
+        self.emb_ln = nn.LayerNorm(d, eps=cfg["ln_eps"]) if cfg["emb_norm"] else None
+        eps = cfg["ln_eps"]
+        self.blocks = nn.ModuleList([Block(cfg, l, eps) for l in range(cfg["n_layer"])])
         # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
         self.stack_names = []
         for st in cfg["stacks"]:
             mod = nn.Module()
             mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
                                     st["d_model"])
-            mod.blocks = nn.ModuleList([Block(st, l) for l in range(st["n_layer"])])
+            mod.blocks = nn.ModuleList([Block(st, l, eps) for l in range(st["n_layer"])])
             self.add_module(st["name"], mod)
             self.stack_names.append(st["name"])
         d = cfg["stacks"][-1]["d_model"] if cfg["stacks"] else d
-        self.ln_f = nn.LayerNorm(d, eps=1e-5)
+        self.ln_f = nn.LayerNorm(d, eps=eps)
         self.lm_head = None
         if cfg["task"] == "lm" and not cfg["tie_head"]:
             self.lm_head = nn.Linear(d, V, bias=False)
@@ -320,7 +324,7 @@ class GrassflowModel(nn.Module):
             h = h + self.pos_table[:T].to(h.dtype)[None]
         if self.seg_emb is not None:
             h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
-        return h
+        return self.emb_ln(h) if self.emb_ln is not None else h
 
     def pool(self, h, mask):
         if self.cfg["head"]["pool"] == "first":  # the first real position

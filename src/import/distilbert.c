@@ -1,0 +1,271 @@
+/* A Hugging Face DistilBERT folder (config.json, model.safetensors, vocab.txt, as downloaded for
+ * distilbert-base-uncased) as a grassflow model.
+ *
+ * DistilBERT is grassflow's post-norm bidirectional attention block with what BERT adds: a LayerNorm on the
+ * embedding sum (emb_norm) and LayerNorm eps 1e-12 (fixed in Hugging Face's code, not in config.json).
+ * Its tensors map one to one onto grassflow's, except q_lin, k_lin and v_lin, which are the three row
+ * blocks of the fused qkv projection. It has no token types and no final LayerNorm; grassflow's ln_f and
+ * classify head come with fresh weights (a backbone's head replaces them; gf_model_hidden is before ln_f).
+ * What differs while training: Hugging Face also drops attention probabilities (attention_dropout);
+ * grassflow drops the residual branches only (docs/model.md, "Imported checkpoints"). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "import/import.h"
+#include "io/file.h"
+
+/* config.json's shape keys, all required */
+enum { K_DIM, K_LAYERS, K_HEADS, K_HIDDEN, K_VOCAB, K_MAXPOS, N_SHAPE };
+static const char *const SHAPE_KEYS[N_SHAPE] = {"dim", "n_layers", "n_heads", "hidden_dim", "vocab_size",
+                                                "max_position_embeddings"};
+
+typedef struct {
+    int64_t v[N_SHAPE];
+    double dropout;
+} hf_config;
+
+/* One Hugging Face tensor: the grassflow tensor it fills, and which third of its rows (q, k, v: 0, 1, 2;
+ * -1: all of it). */
+typedef struct {
+    const char *hf, *gf;
+    int part;
+} name_map;
+
+static const name_map EMBEDDINGS[] = {
+    {"embeddings.word_embeddings.weight", "tok_emb.weight", -1},
+    {"embeddings.position_embeddings.weight", "pos_emb.weight", -1},
+    {"embeddings.LayerNorm.weight", "emb_ln.weight", -1},
+    {"embeddings.LayerNorm.bias", "emb_ln.bias", -1},
+};
+static const name_map LAYER[] = {
+    {"attention.q_lin.weight", "mix.qkv.weight", 0},   {"attention.q_lin.bias", "mix.qkv.bias", 0},
+    {"attention.k_lin.weight", "mix.qkv.weight", 1},   {"attention.k_lin.bias", "mix.qkv.bias", 1},
+    {"attention.v_lin.weight", "mix.qkv.weight", 2},   {"attention.v_lin.bias", "mix.qkv.bias", 2},
+    {"attention.out_lin.weight", "mix.proj.weight", -1}, {"attention.out_lin.bias", "mix.proj.bias", -1},
+    {"sa_layer_norm.weight", "ln1.weight", -1},        {"sa_layer_norm.bias", "ln1.bias", -1},
+    {"ffn.lin1.weight", "ffn.fc1.weight", -1},         {"ffn.lin1.bias", "ffn.fc1.bias", -1},
+    {"ffn.lin2.weight", "ffn.fc2.weight", -1},         {"ffn.lin2.bias", "ffn.fc2.bias", -1},
+    {"output_layer_norm.weight", "ln2.weight", -1},    {"output_layer_norm.bias", "ln2.bias", -1},
+};
+#define N_LAYER_MAP ((int)(sizeof LAYER / sizeof LAYER[0]))
+
+static cJSON *read_json(const char *dir, const char *name, const char *what, char *path) {
+    if (gf_path_join(path, GF_PATH_MAX, dir, name)) return NULL;
+    size_t n;
+    char *txt = (char *)gf_read_file(path, (size_t)1 << 20, &n);
+    if (!txt) return NULL;
+    cJSON *o = cJSON_Parse(txt);
+    free(txt);
+    if (!cJSON_IsObject(o)) {
+        cJSON_Delete(o);
+        gf_fail("%s: not a JSON object; expected %s", path, what);
+        return NULL;
+    }
+    return o;
+}
+
+static bool detect(const char *path) {
+    struct stat st;
+    char p[GF_PATH_MAX];
+    if (stat(path, &st) || !S_ISDIR(st.st_mode) || gf_path_join(p, sizeof p, path, "config.json") || access(p, R_OK))
+        return false;
+    cJSON *o = read_json(path, "config.json", "", p);
+    const cJSON *t = o ? cJSON_GetObjectItemCaseSensitive(o, "model_type") : NULL;
+    bool yes = cJSON_IsString(t) && !strcmp(t->valuestring, "distilbert");
+    cJSON_Delete(o);
+    gf_clear_error();
+    return yes;
+}
+
+static int read_config(const char *dir, hf_config *h) {
+    char path[GF_PATH_MAX];
+    cJSON *o = read_json(dir, "config.json", "Hugging Face's config.json of a DistilBERT", path);
+    if (!o) return -1;
+    int rc = 0;
+    for (int k = 0; k < N_SHAPE && !rc; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, SHAPE_KEYS[k]);
+        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e9 || v->valuedouble != (int64_t)v->valuedouble)
+            rc = gf_fail("%s: \"%s\" is %s; a DistilBERT config.json has dim, n_layers, n_heads, hidden_dim, vocab_size "
+                         "and max_position_embeddings as positive integers", path, SHAPE_KEYS[k], v ? "not a positive integer" : "missing");
+        else
+            h->v[k] = (int64_t)v->valuedouble;
+    }
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "activation"), *dr = cJSON_GetObjectItemCaseSensitive(o, "dropout");
+    if (!rc && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu")))
+        rc = gf_fail("%s: \"activation\" is %s; grassflow reads DistilBERTs with \"gelu\" (exact GELU)", path,
+                     cJSON_IsString(act) ? act->valuestring : "not a string");
+    h->dropout = cJSON_IsNumber(dr) ? dr->valuedouble : 0.1;
+    if (!rc && (h->dropout < 0 || h->dropout >= 1))
+        rc = gf_fail("%s: \"dropout\" is %g; expected a probability in [0, 1)", path, h->dropout);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int make_config(const char *dir, const hf_config *h, gf_config *cfg) {
+    char js[1024], src[GF_PATH_MAX + 16];
+    snprintf(js, sizeof js,
+             "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3, \"pool\": \"first\"}, "
+             "\"vocab_size\": %lld, \"d_model\": %lld, \"n_layer\": %lld, \"d_ff\": %lld, \"max_len\": %lld, "
+             "\"norm\": \"post\", \"gelu\": \"erf\", \"pos\": \"learned\", \"emb_norm\": true, \"ln_eps\": 1e-12, "
+             "\"direction\": \"bidirectional\", \"dropout\": %.9g, \"layers\": [{\"mixer\": \"attention\", \"n_head\": %lld}]}",
+             (long long)h->v[K_VOCAB], (long long)h->v[K_DIM], (long long)h->v[K_LAYERS], (long long)h->v[K_HIDDEN],
+             (long long)h->v[K_MAXPOS], h->dropout, (long long)h->v[K_HEADS]);
+    if (gf_path_join(src, sizeof src, dir, "config.json")) return -1;
+    return gf_config_from_json(js, src, cfg);
+}
+
+/* The uncased vocabulary the model was trained with: vocab.txt, as many pieces as vocab_size. */
+static gf_tokenizer *load_vocab(const char *dir, int64_t vocab_size) {
+    char path[GF_PATH_MAX];
+    cJSON *tc = NULL;
+    if (!gf_path_join(path, sizeof path, dir, "tokenizer_config.json") && !access(path, R_OK))
+        tc = read_json(dir, "tokenizer_config.json", "Hugging Face's tokenizer_config.json", path);
+    const cJSON *lc = tc ? cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case") : NULL;
+    bool cased = cJSON_IsFalse(lc);
+    cJSON_Delete(tc);
+    if (cased) {
+        gf_fail("%s: do_lower_case is false; grassflow's WordPiece is BERT's uncased one (distilbert-base-uncased)", path);
+        return NULL;
+    }
+    if (gf_path_join(path, sizeof path, dir, "vocab.txt")) return NULL;
+    gf_tokenizer *t = gf_wordpiece_load(path);
+    if (t && gf_tokenizer_vocab_size(t) != vocab_size) {
+        gf_fail("%s has %lld pieces but config.json's vocab_size is %lld; they must come from the same model", path,
+                (long long)gf_tokenizer_vocab_size(t), (long long)vocab_size);
+        gf_tokenizer_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Whether `name` (without prefix) is a tensor of a DistilBERT with n_layers layers. */
+static bool expected(const char *name, int64_t n_layers) {
+    for (size_t i = 0; i < sizeof EMBEDDINGS / sizeof EMBEDDINGS[0]; i++)
+        if (!strcmp(name, EMBEDDINGS[i].hf)) return true;
+    int l, at = 0;
+    if (sscanf(name, "transformer.layer.%d.%n", &l, &at) != 1 || !at || l < 0 || l >= n_layers) return false;
+    for (int i = 0; i < N_LAYER_MAP; i++)
+        if (!strcmp(name + at, LAYER[i].hf)) return true;
+    return false;
+}
+
+/* Up to three tensors of f that look like DistilBERT's (prefix + embeddings. / transformer.) but are none
+ * of this shape's: a misnamed tensor, or a layer config.json does not have. */
+static void unknown_list(const gf_st_file *f, const char *prefix, int64_t n_layers, char *buf, size_t n) {
+    buf[0] = '\0';
+    int k = 0;
+    for (int i = 0; i < f->n_tensors && k < 3; i++) {
+        const char *s = f->tensors[i].name;
+        if (strncmp(s, prefix, strlen(prefix))) continue;
+        s += strlen(prefix);
+        if ((strncmp(s, "embeddings.", 11) && strncmp(s, "transformer.", 12)) || expected(s, n_layers)) continue;
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", k++ ? ", " : "", f->tensors[i].name);
+    }
+}
+
+typedef struct {
+    gf_model *m;
+    const gf_st_file *f;
+    const char *prefix;
+    int64_t n_layers;
+} copy_ctx;
+
+/* Copy the Hugging Face tensor `name` into its place in m (gfname: its grassflow tensor, part: its third).
+ * 1 if the file has no such tensor. */
+static int copy_one(const copy_ctx *c, const char *name, const char *gfname, int part) {
+    const gf_tensor_info *ti = gf_model_find_tensor(c->m, gfname);
+    if (!ti) return gf_fail("internal: the DistilBERT model has no tensor %s", gfname);
+    const gf_st_tensor *t = gf_st_find(c->f, name);
+    if (!t) return 1;
+    int64_t want[2] = {ti->shape[0] / (part >= 0 ? 3 : 1), ti->ndim > 1 ? ti->shape[1] : 0};
+    if (t->ndim != ti->ndim || t->shape[0] != want[0] || (ti->ndim > 1 && t->shape[1] != want[1])) {
+        char got[160] = "[", exp[64];
+        for (int d = 0; d < t->ndim; d++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        strncat(got, "]", sizeof got - strlen(got) - 1);
+        snprintf(exp, sizeof exp, ti->ndim == 1 ? "[%lld]" : "[%lld, %lld]", (long long)want[0], (long long)want[1]);
+        return gf_fail("%s: tensor %s has shape %s; config.json (dim, hidden_dim, vocab_size, max_position_embeddings) "
+                       "says %s\nHINT: config.json and model.safetensors must come from the same model", c->f->path, name,
+                       got, exp);
+    }
+    if (t->dtype != GF_DT_F32 && t->dtype != GF_DT_F64)
+        return gf_fail("%s: tensor %s is not floating point (F32 or F64)", c->f->path, name);
+    float *dst = gf_model_params(c->m) + ti->offset + (part >= 0 ? part * t->numel : 0);
+    const unsigned char *src = t->data;
+    if (t->dtype == GF_DT_F32) {
+        memcpy(dst, src, (size_t)t->numel * sizeof(float));
+        return 0;
+    }
+    for (int64_t i = 0; i < t->numel; i++) {
+        double x;
+        memcpy(&x, src + i * 8, 8);
+        dst[i] = (float)x;
+    }
+    return 0;
+}
+
+static int copy_mapped(const copy_ctx *c, const name_map *nm, int layer) {
+    char hf[256], gf[256];
+    if (layer < 0) {
+        snprintf(hf, sizeof hf, "%s%s", c->prefix, nm->hf);
+        snprintf(gf, sizeof gf, "%s", nm->gf);
+    } else {
+        snprintf(hf, sizeof hf, "%stransformer.layer.%d.%s", c->prefix, layer, nm->hf);
+        snprintf(gf, sizeof gf, "blocks.%d.%s", layer, nm->gf);
+    }
+    int rc = copy_one(c, hf, gf, nm->part);
+    if (rc <= 0) return rc;
+    char unknown[800];
+    unknown_list(c->f, c->prefix, c->n_layers, unknown, sizeof unknown);
+    return gf_fail("%s: no tensor %s, which a DistilBERT of this config.json has%s%s\nHINT: the tensor names are "
+                   "Hugging Face's (distilbert.transformer.layer.N.attention.q_lin.weight, ...)", c->f->path, hf,
+                   unknown[0] ? "; tensors of the file that are no DistilBERT tensor of this shape: " : "", unknown);
+}
+
+/* Every DistilBERT tensor into m; a tensor of DistilBERT's form that the config's shape has no place for (a
+ * layer beyond n_layers, a misspelt name) is an error too. Other tensors (the MLM or classifier layers of
+ * DistilBertForMaskedLM and ...ForSequenceClassification files) are not read. */
+static int copy_all(gf_model *m, const gf_st_file *f, int64_t n_layers) {
+    copy_ctx c = {m, f, gf_st_find(f, "embeddings.word_embeddings.weight") ? "" : "distilbert.", n_layers};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < sizeof EMBEDDINGS / sizeof EMBEDDINGS[0]; i++) rc = copy_mapped(&c, &EMBEDDINGS[i], -1);
+    for (int l = 0; !rc && l < n_layers; l++)
+        for (int i = 0; !rc && i < N_LAYER_MAP; i++) rc = copy_mapped(&c, &LAYER[i], l);
+    char extra[800];
+    if (!rc) unknown_list(f, c.prefix, n_layers, extra, sizeof extra);
+    if (!rc && extra[0])
+        rc = gf_fail("%s: tensors a DistilBERT of config.json's shape (n_layers %lld) has no place for: %s\nHINT: "
+                     "config.json and model.safetensors must come from the same model", f->path, (long long)n_layers, extra);
+    return rc;
+}
+
+static gf_model *load(const char *dir, gf_tokenizer **tok) {
+    hf_config h;
+    gf_config cfg;
+    char path[GF_PATH_MAX];
+    *tok = NULL;
+    if (read_config(dir, &h) || make_config(dir, &h, &cfg)) return NULL;
+    gf_tokenizer *t = load_vocab(dir, h.v[K_VOCAB]);
+    gf_st_file *f = t && !gf_path_join(path, sizeof path, dir, "model.safetensors") ? gf_st_read(path) : NULL;
+    gf_model *m = f ? gf_model_create(&cfg) : NULL;
+    if (m && copy_all(m, f, h.v[K_LAYERS])) {
+        gf_model_free(m);
+        m = NULL;
+    }
+    gf_st_free(f);
+    if (!m) gf_tokenizer_free(t);
+    else *tok = t;
+    return m;
+}
+
+const gf_importer gf_importer_distilbert = {
+    .name = "hf-distilbert",
+    .what = "a Hugging Face DistilBERT folder (config.json with model_type distilbert, model.safetensors, vocab.txt)",
+    .detect = detect,
+    .load = load,
+};

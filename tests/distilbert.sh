@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A Hugging Face DistilBERT folder as a backbone (src/import/distilbert.c), held to PyTorch. No weights can
+# be downloaded here, so tests/torch_ref/distilbert.py builds a small DistilBERT-shaped folder under Hugging
+# Face's names and a DistilBERT forward written out in PyTorch; then:
+#   - hidden states of a padded batch (tests/import_check), with and without the "distilbert." prefix, and
+#     `grassflow features` on a pair, against that forward;
+#   - the imported model's logits, loss, gradients and an AdamW trajectory against tests/torch_ref/model.py;
+#   - a frozen DistilBERT under a head: its tensors stay, the head trains;
+#   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a cased vocabulary, no
+#     vocab.txt, a config.json without a key: errors naming them.
+#   bash tests/distilbert.sh [BUILD]
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+if ! $PY -c 'import torch, numpy' 2>/dev/null; then
+    echo "distilbert: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
+    exit 1
+fi
+make --no-print-directory BUILD="$BUILD" "$BUILD/tests/import_check" "$BUILD/tests/parity_check" >/dev/null || exit 1
+tmp=$(mktemp -d /tmp/grassflow-distilbert-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+echo "distilbert: a Hugging Face folder held to PyTorch"
+$PY tests/torch_ref/distilbert.py make --out "$tmp/hf" || fail "making the folder"
+$PY tests/torch_ref/distilbert.py make --out "$tmp/bare" --bare || fail "making the bare folder"
+for f in hf bare; do
+    if "$BUILD/tests/import_check" "$tmp/$f" "$tmp/$f.ref.safetensors" "$tmp/$f.imported.safetensors" >"$tmp/out" 2>&1; then
+        pass "$(cat "$tmp/out")"
+    else fail "hidden states of $f: $(cat "$tmp/out")"; fi
+done
+"$GF" features --ckpt "$tmp/hf" --text "A man is in the park." --hypothesis "The dogs are playing with a ball." --json \
+    >"$tmp/f.json" 2>"$tmp/err" || fail "features: $(cat "$tmp/err")"
+$PY tests/torch_ref/distilbert.py check --dir "$tmp/hf" --features "$tmp/f.json" >"$tmp/out" 2>&1 \
+    && pass "features on a pair: $(cat "$tmp/out")" || fail "features: $(cat "$tmp/out")"
+OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --init "$tmp/hf.imported.safetensors" --out "$tmp/ref.safetensors" \
+    --batch 4 --seq-len 17 --seed 11 --ignore-tail 0 --pad >/dev/null || fail "the PyTorch reference of the imported model"
+"$BUILD/tests/parity_check" "$tmp/hf.imported.safetensors" "$tmp/ref.safetensors" >"$tmp/out" 2>&1 \
+    && pass "the imported model's logits, loss, gradients and AdamW steps match PyTorch (padded batch)" \
+    || fail "parity of the imported model: $(cat "$tmp/out")"
+
+echo "distilbert: a frozen DistilBERT under a head"
+# a small SNLI folder (the first pairs of the shipped splits, as jsonl) keeps the run short
+mkdir -p "$tmp/snli"
+for s in train_0.01 dev test; do
+    xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -64 | $PY -c '
+import json, sys
+for line in sys.stdin:
+    l, p, h = line.rstrip("\n").split("\t")[:3]
+    print(json.dumps({"gold_label": l, "sentence1": p, "sentence2": h}))' >"$tmp/snli/snli_1.0_${s%_0.01}.jsonl"
+done
+printf '{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 1, "direction": "bidirectional", "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2], "window": 8}]}' >"$tmp/head.json"
+"$GF" train --task snli --backbone "$tmp/hf" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 4 \
+    --batch 8 --eval-every 2 --freeze-backbone --out "$tmp/run" >"$tmp/out" 2>"$tmp/err" \
+    || fail "a head on a frozen DistilBERT: $(tail -c 400 "$tmp/err")"
+$PY - "$tmp/hf.imported.safetensors" "$tmp/run/last.safetensors" <<'PYEOF' && pass "frozen: DistilBERT's tensors unchanged, the head trained" || fail "frozen DistilBERT run"
+import json, struct, sys
+def t(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+    return {k: b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in h.items()}
+imp, run = t(sys.argv[1]), t(sys.argv[2])
+body = [k for k in imp if k.startswith(("tok_emb.", "pos_emb.", "emb_ln.", "blocks."))]
+assert len(body) == 4 + 2 * 12, body
+assert all(run[k] == imp[k] for k in body), "the backbone moved"
+assert any(k.startswith("head.") for k in run) and "cls_head.weight" in run
+PYEOF
+$PY - "$tmp/hf.imported.safetensors" "$(tail -1 "$tmp/out")" <<'PYEOF' && pass "the summary counts the trainable parameters apart: all but DistilBERT's" || fail "trainable count: $(tail -1 "$tmp/out")"
+import json, re, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+body = sum(eval("*".join(map(str, v["shape"]))) for k, v in h.items() if k.startswith(("tok_emb.", "pos_emb.", "emb_ln.", "blocks.")))
+m = re.search(r"params (\d+)  trainable (\d+)", sys.argv[2])
+assert m and int(m.group(1)) - int(m.group(2)) == body, (m and m.groups(), body)
+PYEOF
+want="needs examples of 99 positions; the backbone .* has 40"
+expect 1 "--max-sent too long for DistilBERT's position table" "$GF" train --task snli --backbone "$tmp/hf" --head "$tmp/head.json" --corpus "$tmp/snli" --steps 1 --out "$tmp/x"
+
+echo "distilbert: damaged folders"
+for how in missing misnamed shape extra cased novocab badconfig; do
+    $PY tests/torch_ref/distilbert.py break --dir "$tmp/hf" --out "$tmp/$how" --how "$how" || fail "breaking: $how"
+done
+q1="distilbert\.transformer\.layer\.1\.attention\.q_lin\.weight"
+want="missing/model.safetensors: no tensor $q1, which a DistilBERT of this config.json has"
+expect 1 "a missing tensor is named" "$GF" features --ckpt "$tmp/missing" --text "a man"
+want="no tensor $q1.*no DistilBERT tensor of this shape: ${q1%weight}weigth"
+expect 1 "a misnamed tensor: the expected name and the file's" "$GF" features --ckpt "$tmp/misnamed" --text "a man"
+want="word_embeddings\.weight has shape \[30, 32\]; config\.json .* says \[30, 48\]"
+expect 1 "a tensor of the wrong shape: both shapes" "$GF" features --ckpt "$tmp/shape" --text "a man"
+want="n_layers 1\) has no place for: distilbert\.transformer\.layer\.1\."
+expect 1 "a layer more than config.json says" "$GF" features --ckpt "$tmp/extra" --text "a man"
+want="tokenizer_config\.json: do_lower_case is false"
+expect 1 "a cased vocabulary" "$GF" features --ckpt "$tmp/cased" --text "a man"
+want="novocab/vocab\.txt"
+expect 1 "no vocab.txt" "$GF" features --ckpt "$tmp/novocab" --text "a man"
+want="badconfig/config\.json: \"n_heads\" is missing"
+expect 1 "config.json without n_heads" "$GF" features --ckpt "$tmp/badconfig" --text "a man"
+want="wrongshape/model\.safetensors: tensor .* has shape"
+cp -r "$tmp/shape" "$tmp/wrongshape"
+expect 1 "... and as a --backbone" "$GF" train --task snli --backbone "$tmp/wrongshape" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"
+mkdir -p "$tmp/plain"
+want="plain is a folder, but none that grassflow reads; expected a grassflow checkpoint .* or hf-distilbert"
+expect 1 "a folder of nothing known" "$GF" features --ckpt "$tmp/plain" --text "a man"
+
+[ "$fails" -eq 0 ] && echo "distilbert: all passed" || { echo "distilbert: $fails FAILED"; exit 1; }
