@@ -7,7 +7,8 @@
 #   - the imported model's logits, loss, gradients and an AdamW trajectory against tests/torch_ref/model.py;
 #   - a frozen DistilBERT under a head: its tensors stay, the head trains;
 #   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a cased vocabulary, no
-#     vocab.txt, a config.json without a key: errors naming them.
+#     vocab.txt, a config.json without a key, a pickle instead of safetensors, a config.json of a model far
+#     larger than its file (refused before allocating): errors naming them.
 #   bash tests/distilbert.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -99,6 +100,14 @@ expect 1 "config.json without n_heads" "$GF" features --ckpt "$tmp/badconfig" --
 want="wrongshape/model\.safetensors: tensor .* has shape"
 cp -r "$tmp/shape" "$tmp/wrongshape"
 expect 1 "... and as a --backbone" "$GF" train --task snli --backbone "$tmp/wrongshape" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"
+cp -r "$tmp/hf" "$tmp/pickle" && mv "$tmp/pickle/model.safetensors" "$tmp/pickle/pytorch_model.bin"
+want="pickle has pytorch_model.bin but no model.safetensors"
+expect 1 "pytorch_model.bin only: said so, with where to get the safetensors file" "$GF" features --ckpt "$tmp/pickle" --text "a man"
+cp -r "$tmp/hf" "$tmp/huge"
+$PY -c 'import json, sys; p = sys.argv[1] + "/config.json"; c = json.load(open(p)); c.update(dim=4096, hidden_dim=16384, n_layers=2); json.dump(c, open(p, "w"))' "$tmp/huge"
+want="word_embeddings\.weight has shape \[30, 32\]; config\.json \(vocab_size, dim\) says \[30, 4096\]"
+expect 1 "a config.json of a 1.6 GB model over an 87 KB file" /usr/bin/time -f "%M" -o "$tmp/rss" "$GF" features --ckpt "$tmp/huge" --text "a man"
+[ "$(cat "$tmp/rss" | tail -1)" -lt 100000 ] && pass "... refused before allocating it ($(tail -1 "$tmp/rss") KB peak)" || fail "the huge config cost $(cat "$tmp/rss") KB"
 mkdir -p "$tmp/plain"
 want="plain is a folder, but none that grassflow reads; expected a grassflow checkpoint .* or hf-distilbert"
 expect 1 "a folder of nothing known" "$GF" features --ckpt "$tmp/plain" --text "a man"

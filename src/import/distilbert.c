@@ -29,28 +29,28 @@ typedef struct {
     double dropout;
 } hf_config;
 
-/* One Hugging Face tensor: the grassflow tensor it fills, and which third of its rows (q, k, v: 0, 1, 2;
- * -1: all of it). */
+/* One Hugging Face tensor: the grassflow tensor it fills, which third of its rows (q, k, v: 0, 1, 2; -1: all
+ * of it), and its shape in config.json's terms (rows, cols: SHAPE_KEYS indices; cols -1: a vector). */
 typedef struct {
     const char *hf, *gf;
-    int part;
+    int part, rows, cols;
 } name_map;
 
 static const name_map EMBEDDINGS[] = {
-    {"embeddings.word_embeddings.weight", "tok_emb.weight", -1},
-    {"embeddings.position_embeddings.weight", "pos_emb.weight", -1},
-    {"embeddings.LayerNorm.weight", "emb_ln.weight", -1},
-    {"embeddings.LayerNorm.bias", "emb_ln.bias", -1},
+    {"embeddings.word_embeddings.weight", "tok_emb.weight", -1, K_VOCAB, K_DIM},
+    {"embeddings.position_embeddings.weight", "pos_emb.weight", -1, K_MAXPOS, K_DIM},
+    {"embeddings.LayerNorm.weight", "emb_ln.weight", -1, K_DIM, -1},
+    {"embeddings.LayerNorm.bias", "emb_ln.bias", -1, K_DIM, -1},
 };
 static const name_map LAYER[] = {
-    {"attention.q_lin.weight", "mix.qkv.weight", 0},   {"attention.q_lin.bias", "mix.qkv.bias", 0},
-    {"attention.k_lin.weight", "mix.qkv.weight", 1},   {"attention.k_lin.bias", "mix.qkv.bias", 1},
-    {"attention.v_lin.weight", "mix.qkv.weight", 2},   {"attention.v_lin.bias", "mix.qkv.bias", 2},
-    {"attention.out_lin.weight", "mix.proj.weight", -1}, {"attention.out_lin.bias", "mix.proj.bias", -1},
-    {"sa_layer_norm.weight", "ln1.weight", -1},        {"sa_layer_norm.bias", "ln1.bias", -1},
-    {"ffn.lin1.weight", "ffn.fc1.weight", -1},         {"ffn.lin1.bias", "ffn.fc1.bias", -1},
-    {"ffn.lin2.weight", "ffn.fc2.weight", -1},         {"ffn.lin2.bias", "ffn.fc2.bias", -1},
-    {"output_layer_norm.weight", "ln2.weight", -1},    {"output_layer_norm.bias", "ln2.bias", -1},
+    {"attention.q_lin.weight", "mix.qkv.weight", 0, K_DIM, K_DIM},   {"attention.q_lin.bias", "mix.qkv.bias", 0, K_DIM, -1},
+    {"attention.k_lin.weight", "mix.qkv.weight", 1, K_DIM, K_DIM},   {"attention.k_lin.bias", "mix.qkv.bias", 1, K_DIM, -1},
+    {"attention.v_lin.weight", "mix.qkv.weight", 2, K_DIM, K_DIM},   {"attention.v_lin.bias", "mix.qkv.bias", 2, K_DIM, -1},
+    {"attention.out_lin.weight", "mix.proj.weight", -1, K_DIM, K_DIM}, {"attention.out_lin.bias", "mix.proj.bias", -1, K_DIM, -1},
+    {"sa_layer_norm.weight", "ln1.weight", -1, K_DIM, -1},            {"sa_layer_norm.bias", "ln1.bias", -1, K_DIM, -1},
+    {"ffn.lin1.weight", "ffn.fc1.weight", -1, K_HIDDEN, K_DIM},       {"ffn.lin1.bias", "ffn.fc1.bias", -1, K_HIDDEN, -1},
+    {"ffn.lin2.weight", "ffn.fc2.weight", -1, K_DIM, K_HIDDEN},       {"ffn.lin2.bias", "ffn.fc2.bias", -1, K_DIM, -1},
+    {"output_layer_norm.weight", "ln2.weight", -1, K_DIM, -1},        {"output_layer_norm.bias", "ln2.bias", -1, K_DIM, -1},
 };
 #define N_LAYER_MAP ((int)(sizeof LAYER / sizeof LAYER[0]))
 
@@ -168,80 +168,109 @@ static void unknown_list(const gf_st_file *f, const char *prefix, int64_t n_laye
     }
 }
 
+/* The tensors of one DistilBERT file: each mapped entry (EMBEDDINGS, then LAYER for each layer) in turn. */
 typedef struct {
-    gf_model *m;
     const gf_st_file *f;
     const char *prefix;
-    int64_t n_layers;
-} copy_ctx;
+    const hf_config *h;
+} hf_file;
 
-/* Copy the Hugging Face tensor `name` into its place in m (gfname: its grassflow tensor, part: its third).
- * 1 if the file has no such tensor. */
-static int copy_one(const copy_ctx *c, const char *name, const char *gfname, int part) {
-    const gf_tensor_info *ti = gf_model_find_tensor(c->m, gfname);
-    if (!ti) return gf_fail("internal: the DistilBERT model has no tensor %s", gfname);
-    const gf_st_tensor *t = gf_st_find(c->f, name);
-    if (!t) return 1;
-    int64_t want[2] = {ti->shape[0] / (part >= 0 ? 3 : 1), ti->ndim > 1 ? ti->shape[1] : 0};
-    if (t->ndim != ti->ndim || t->shape[0] != want[0] || (ti->ndim > 1 && t->shape[1] != want[1])) {
+/* Entry k of the mapping (k < 4 + 16 n_layers): its Hugging Face and grassflow names. */
+static const name_map *entry(const hf_file *c, int64_t k, char *hf, char *gf, size_t n) {
+    const int64_t n_emb = (int64_t)(sizeof EMBEDDINGS / sizeof EMBEDDINGS[0]);
+    if (k < n_emb) {
+        snprintf(hf, n, "%s%s", c->prefix, EMBEDDINGS[k].hf);
+        snprintf(gf, n, "%s", EMBEDDINGS[k].gf);
+        return &EMBEDDINGS[k];
+    }
+    const int64_t l = (k - n_emb) / N_LAYER_MAP;
+    const name_map *nm = &LAYER[(k - n_emb) % N_LAYER_MAP];
+    snprintf(hf, n, "%stransformer.layer.%lld.%s", c->prefix, (long long)l, nm->hf);
+    snprintf(gf, n, "blocks.%lld.%s", (long long)l, nm->gf);
+    return nm;
+}
+
+static int64_t n_entries(const hf_file *c) {
+    return (int64_t)(sizeof EMBEDDINGS / sizeof EMBEDDINGS[0]) + N_LAYER_MAP * c->h->v[K_LAYERS];
+}
+
+/* Tensor `hf` is there, floating point, of the shape config.json implies. */
+static int check_one(const hf_file *c, const name_map *nm, const char *hf) {
+    const gf_st_tensor *t = gf_st_find(c->f, hf);
+    if (!t) {
+        char unknown[800];
+        unknown_list(c->f, c->prefix, c->h->v[K_LAYERS], unknown, sizeof unknown);
+        return gf_fail("%s: no tensor %s, which a DistilBERT of this config.json has%s%s\nHINT: the tensor names are "
+                       "Hugging Face's (distilbert.transformer.layer.N.attention.q_lin.weight, ...)", c->f->path, hf,
+                       unknown[0] ? "; tensors of the file that are no DistilBERT tensor of this shape: " : "", unknown);
+    }
+    const int ndim = nm->cols < 0 ? 1 : 2;
+    const int64_t want[2] = {c->h->v[nm->rows], nm->cols < 0 ? 0 : c->h->v[nm->cols]};
+    if (t->ndim != ndim || t->shape[0] != want[0] || (ndim > 1 && t->shape[1] != want[1])) {
         char got[160] = "[", exp[64];
         for (int d = 0; d < t->ndim; d++)
             snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? ", " : "", (long long)t->shape[d]);
         strncat(got, "]", sizeof got - strlen(got) - 1);
-        snprintf(exp, sizeof exp, ti->ndim == 1 ? "[%lld]" : "[%lld, %lld]", (long long)want[0], (long long)want[1]);
-        return gf_fail("%s: tensor %s has shape %s; config.json (dim, hidden_dim, vocab_size, max_position_embeddings) "
-                       "says %s\nHINT: config.json and model.safetensors must come from the same model", c->f->path, name,
-                       got, exp);
+        snprintf(exp, sizeof exp, ndim == 1 ? "[%lld]" : "[%lld, %lld]", (long long)want[0], (long long)want[1]);
+        return gf_fail("%s: tensor %s has shape %s; config.json (%s%s%s) says %s\nHINT: config.json and "
+                       "model.safetensors must come from the same model", c->f->path, hf, got, SHAPE_KEYS[nm->rows],
+                       ndim > 1 ? ", " : "", ndim > 1 ? SHAPE_KEYS[nm->cols] : "", exp);
     }
     if (t->dtype != GF_DT_F32 && t->dtype != GF_DT_F64)
-        return gf_fail("%s: tensor %s is not floating point (F32 or F64)", c->f->path, name);
-    float *dst = gf_model_params(c->m) + ti->offset + (part >= 0 ? part * t->numel : 0);
-    const unsigned char *src = t->data;
-    if (t->dtype == GF_DT_F32) {
-        memcpy(dst, src, (size_t)t->numel * sizeof(float));
-        return 0;
-    }
-    for (int64_t i = 0; i < t->numel; i++) {
-        double x;
-        memcpy(&x, src + i * 8, 8);
-        dst[i] = (float)x;
-    }
+        return gf_fail("%s: tensor %s is not floating point (F32 or F64)", c->f->path, hf);
     return 0;
 }
 
-static int copy_mapped(const copy_ctx *c, const name_map *nm, int layer) {
-    char hf[256], gf[256];
-    if (layer < 0) {
-        snprintf(hf, sizeof hf, "%s%s", c->prefix, nm->hf);
-        snprintf(gf, sizeof gf, "%s", nm->gf);
-    } else {
-        snprintf(hf, sizeof hf, "%stransformer.layer.%d.%s", c->prefix, layer, nm->hf);
-        snprintf(gf, sizeof gf, "blocks.%d.%s", layer, nm->gf);
-    }
-    int rc = copy_one(c, hf, gf, nm->part);
-    if (rc <= 0) return rc;
-    char unknown[800];
-    unknown_list(c->f, c->prefix, c->n_layers, unknown, sizeof unknown);
-    return gf_fail("%s: no tensor %s, which a DistilBERT of this config.json has%s%s\nHINT: the tensor names are "
-                   "Hugging Face's (distilbert.transformer.layer.N.attention.q_lin.weight, ...)", c->f->path, hf,
-                   unknown[0] ? "; tensors of the file that are no DistilBERT tensor of this shape: " : "", unknown);
+/* Before anything is allocated: every tensor there and of its shape (so the model is as large as the file),
+ * and no tensor of DistilBERT's form that this shape has no place for (a layer beyond n_layers, a misspelt
+ * name). Other tensors (the MLM or classifier layers of DistilBertForMaskedLM and ...ForSequenceClassification
+ * files) are not read. */
+static int check_all(const hf_file *c) {
+    char hf[256], gf[256], extra[800];
+    for (int64_t k = 0; k < n_entries(c); k++)
+        if (check_one(c, entry(c, k, hf, gf, sizeof hf), hf)) return -1;
+    unknown_list(c->f, c->prefix, c->h->v[K_LAYERS], extra, sizeof extra);
+    if (extra[0])
+        return gf_fail("%s: tensors a DistilBERT of config.json's shape (n_layers %lld) has no place for: %s\nHINT: "
+                       "config.json and model.safetensors must come from the same model", c->f->path,
+                       (long long)c->h->v[K_LAYERS], extra);
+    return 0;
 }
 
-/* Every DistilBERT tensor into m; a tensor of DistilBERT's form that the config's shape has no place for (a
- * layer beyond n_layers, a misspelt name) is an error too. Other tensors (the MLM or classifier layers of
- * DistilBertForMaskedLM and ...ForSequenceClassification files) are not read. */
-static int copy_all(gf_model *m, const gf_st_file *f, int64_t n_layers) {
-    copy_ctx c = {m, f, gf_st_find(f, "embeddings.word_embeddings.weight") ? "" : "distilbert.", n_layers};
-    int rc = 0;
-    for (size_t i = 0; !rc && i < sizeof EMBEDDINGS / sizeof EMBEDDINGS[0]; i++) rc = copy_mapped(&c, &EMBEDDINGS[i], -1);
-    for (int l = 0; !rc && l < n_layers; l++)
-        for (int i = 0; !rc && i < N_LAYER_MAP; i++) rc = copy_mapped(&c, &LAYER[i], l);
-    char extra[800];
-    if (!rc) unknown_list(f, c.prefix, n_layers, extra, sizeof extra);
-    if (!rc && extra[0])
-        rc = gf_fail("%s: tensors a DistilBERT of config.json's shape (n_layers %lld) has no place for: %s\nHINT: "
-                     "config.json and model.safetensors must come from the same model", f->path, (long long)n_layers, extra);
-    return rc;
+/* Every tensor into its place in m (checked by check_all). */
+static void copy_all(const hf_file *c, gf_model *m) {
+    char hf[256], gf[256];
+    for (int64_t k = 0; k < n_entries(c); k++) {
+        const name_map *nm = entry(c, k, hf, gf, sizeof hf);
+        const gf_st_tensor *t = gf_st_find(c->f, hf);
+        const gf_tensor_info *ti = gf_model_find_tensor(m, gf);
+        float *dst = gf_model_params(m) + ti->offset + (nm->part >= 0 ? nm->part * t->numel : 0);
+        const unsigned char *src = t->data;
+        for (int64_t i = 0; i < t->numel; i++) {
+            if (t->dtype == GF_DT_F32) {
+                memcpy(dst + i, src + i * 4, 4);
+            } else {
+                double x;
+                memcpy(&x, src + i * 8, 8);
+                dst[i] = (float)x;
+            }
+        }
+    }
+}
+
+/* The model of config.json, if the file's tensors fit it, with the file's weights. */
+static gf_model *build(const char *dir, const hf_config *h, const gf_config *cfg, const gf_st_file *f) {
+    hf_file c = {f, gf_st_find(f, "embeddings.word_embeddings.weight") ? "" : "distilbert.", h};
+    if (check_all(&c)) return NULL;
+    gf_model *m = gf_model_create(cfg);
+    if (!m) {
+        char e[1024];
+        snprintf(e, sizeof e, "%s", gf_last_error());
+        gf_fail("%s/config.json describes a DistilBERT that cannot be built here: %s", dir, e);
+        return NULL;
+    }
+    copy_all(&c, m);
+    return m;
 }
 
 static gf_model *load(const char *dir, gf_tokenizer **tok) {
@@ -252,11 +281,11 @@ static gf_model *load(const char *dir, gf_tokenizer **tok) {
     if (read_config(dir, &h) || make_config(dir, &h, &cfg)) return NULL;
     gf_tokenizer *t = load_vocab(dir, h.v[K_VOCAB]);
     gf_st_file *f = t && !gf_path_join(path, sizeof path, dir, "model.safetensors") ? gf_st_read(path) : NULL;
-    gf_model *m = f ? gf_model_create(&cfg) : NULL;
-    if (m && copy_all(m, f, h.v[K_LAYERS])) {
-        gf_model_free(m);
-        m = NULL;
-    }
+    if (t && !f && access(path, F_OK) && !gf_path_join(path, sizeof path, dir, "pytorch_model.bin") && !access(path, F_OK))
+        gf_fail("%s has pytorch_model.bin but no model.safetensors; grassflow reads safetensors, not Python pickles\n"
+                "HINT: download model.safetensors from the same Hugging Face repository (distilbert-base-uncased has "
+                "one)", dir);
+    gf_model *m = f ? build(dir, &h, &cfg, f) : NULL;
     gf_st_free(f);
     if (!m) gf_tokenizer_free(t);
     else *tok = t;
