@@ -307,6 +307,35 @@ static void test_freeze(void **state) {
     gf_model_free(ref);
 }
 
+/* Frozen layers below every trainable tensor run without dropout, as in evaluation: a frozen backbone is a
+ * fixed feature extractor. With the blocks trainable, the same training-mode forward differs. */
+static void test_frozen_no_dropout(void **state) {
+    (void)state;
+    const char *json = "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3}, \"vocab_size\": 20, "
+                       "\"d_model\": 16, \"n_layer\": 2, \"d_ff\": 32, \"max_len\": 16, \"dropout\": 0.5, "
+                       "\"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}]}";
+    int32_t ids[B * T], tg[B * T];
+    uint8_t mask[B * T];
+    padded_batch(ids, tg, mask, false, 3);
+    gf_batch b = {.B = B, .T = T, .ids = ids, .targets = tg, .mask = mask};
+    float loss[2][2]; /* [frozen][training] */
+    for (int frozen = 0; frozen < 2; frozen++) {
+        gf_model *m = model(json, 4);
+        if (frozen) {
+            assert_true(gf_model_freeze(m, "tok_emb.") == 1 && gf_model_freeze(m, "pos_emb.") == 1);
+            assert_true(gf_model_freeze(m, "blocks.") > 10);
+        }
+        for (int training = 0; training < 2; training++) {
+            gf_model_set_training(m, training, 77, 5);
+            assert_int_equal(gf_model_forward_batch(m, &b, &loss[frozen][training]), 0);
+        }
+        gf_model_free(m);
+    }
+    assert_true(loss[0][0] == loss[1][0]);
+    assert_true(loss[0][1] != loss[0][0]);     /* trainable blocks: dropout */
+    assert_memory_equal(&loss[1][1], &loss[1][0], sizeof(float)); /* frozen: none */
+}
+
 /* A frozen layer above a trainable one: the backward runs through it (the gradient arena has no room for
  * its tensors) and the trainable layer below gets the same gradient as without freezing. */
 static void test_partial_freeze(void **state) {
@@ -504,6 +533,7 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_vector_inputs),
         cmocka_unit_test(test_freeze),
+        cmocka_unit_test(test_frozen_no_dropout),
         cmocka_unit_test(test_hidden),
         cmocka_unit_test(test_partial_freeze),
         cmocka_unit_test(test_padding_rules),

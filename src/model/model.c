@@ -192,7 +192,9 @@ static uint64_t drop_key(const gf_model *m, int layer, int site) {
     return gf_key(gf_key(gf_key(m->dropout_seed, m->step), (uint64_t)layer), (uint64_t)site);
 }
 
-static float drop_p(const gf_model *m) { return m->training ? m->cfg.dropout : 0.0f; }
+/* Layer l's dropout: none in evaluation, and none in a frozen layer below every trainable tensor (a frozen
+ * backbone is a fixed feature extractor, as it is in evaluation). */
+static float drop_p(const gf_model *m, int l) { return m->training && l >= m->first_grad_layer ? m->cfg.dropout : 0.0f; }
 
 static gf_mixer_call mixer_call(gf_model *m, int l) {
     gf_mixer_call c = {
@@ -228,7 +230,7 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const int64_t N = m->B * m->T, d = gf_layer_dim(c, l);
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
-                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m), .mix = mix_forward, .mix_back = mix_backward,
+                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .mix = mix_forward, .mix_back = mix_backward,
                    .mix_ctx = mc};
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
     r.slot[0] = m->sres[k] + j * N * d;
