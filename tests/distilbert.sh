@@ -79,7 +79,7 @@ want="needs examples of 99 positions; the backbone .* has 40"
 expect 1 "--max-sent too long for DistilBERT's position table" "$GF" train --task snli --backbone "$tmp/hf" --head "$tmp/head.json" --corpus "$tmp/snli" --steps 1 --out "$tmp/x"
 
 echo "distilbert: damaged folders"
-for how in missing misnamed shape extra cased novocab badconfig; do
+for how in missing misnamed shape extra cased badtok novocab badconfig; do
     $PY tests/torch_ref/distilbert.py break --dir "$tmp/hf" --out "$tmp/$how" --how "$how" || fail "breaking: $how"
 done
 q1="distilbert\.transformer\.layer\.1\.attention\.q_lin\.weight"
@@ -93,6 +93,8 @@ want="n_layers 1\) has no place for: distilbert\.transformer\.layer\.1\."
 expect 1 "a layer more than config.json says" "$GF" features --ckpt "$tmp/extra" --text "a man"
 want="tokenizer_config\.json: do_lower_case is false"
 expect 1 "a cased vocabulary" "$GF" features --ckpt "$tmp/cased" --text "a man"
+want="badtok/tokenizer_config\.json: not a JSON object"
+expect 1 "a tokenizer_config.json that is not JSON" "$GF" features --ckpt "$tmp/badtok" --text "a man"
 want="novocab/vocab\.txt"
 expect 1 "no vocab.txt" "$GF" features --ckpt "$tmp/novocab" --text "a man"
 want="badconfig/config\.json: \"n_heads\" is missing"

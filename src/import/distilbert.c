@@ -43,14 +43,22 @@ static const name_map EMBEDDINGS[] = {
     {"embeddings.LayerNorm.bias", "emb_ln.bias", -1, K_DIM, -1},
 };
 static const name_map LAYER[] = {
-    {"attention.q_lin.weight", "mix.qkv.weight", 0, K_DIM, K_DIM},   {"attention.q_lin.bias", "mix.qkv.bias", 0, K_DIM, -1},
-    {"attention.k_lin.weight", "mix.qkv.weight", 1, K_DIM, K_DIM},   {"attention.k_lin.bias", "mix.qkv.bias", 1, K_DIM, -1},
-    {"attention.v_lin.weight", "mix.qkv.weight", 2, K_DIM, K_DIM},   {"attention.v_lin.bias", "mix.qkv.bias", 2, K_DIM, -1},
-    {"attention.out_lin.weight", "mix.proj.weight", -1, K_DIM, K_DIM}, {"attention.out_lin.bias", "mix.proj.bias", -1, K_DIM, -1},
-    {"sa_layer_norm.weight", "ln1.weight", -1, K_DIM, -1},            {"sa_layer_norm.bias", "ln1.bias", -1, K_DIM, -1},
-    {"ffn.lin1.weight", "ffn.fc1.weight", -1, K_HIDDEN, K_DIM},       {"ffn.lin1.bias", "ffn.fc1.bias", -1, K_HIDDEN, -1},
-    {"ffn.lin2.weight", "ffn.fc2.weight", -1, K_DIM, K_HIDDEN},       {"ffn.lin2.bias", "ffn.fc2.bias", -1, K_DIM, -1},
-    {"output_layer_norm.weight", "ln2.weight", -1, K_DIM, -1},        {"output_layer_norm.bias", "ln2.bias", -1, K_DIM, -1},
+    {"attention.q_lin.weight", "mix.qkv.weight", 0, K_DIM, K_DIM},
+    {"attention.q_lin.bias", "mix.qkv.bias", 0, K_DIM, -1},
+    {"attention.k_lin.weight", "mix.qkv.weight", 1, K_DIM, K_DIM},
+    {"attention.k_lin.bias", "mix.qkv.bias", 1, K_DIM, -1},
+    {"attention.v_lin.weight", "mix.qkv.weight", 2, K_DIM, K_DIM},
+    {"attention.v_lin.bias", "mix.qkv.bias", 2, K_DIM, -1},
+    {"attention.out_lin.weight", "mix.proj.weight", -1, K_DIM, K_DIM},
+    {"attention.out_lin.bias", "mix.proj.bias", -1, K_DIM, -1},
+    {"sa_layer_norm.weight", "ln1.weight", -1, K_DIM, -1},
+    {"sa_layer_norm.bias", "ln1.bias", -1, K_DIM, -1},
+    {"ffn.lin1.weight", "ffn.fc1.weight", -1, K_HIDDEN, K_DIM},
+    {"ffn.lin1.bias", "ffn.fc1.bias", -1, K_HIDDEN, -1},
+    {"ffn.lin2.weight", "ffn.fc2.weight", -1, K_DIM, K_HIDDEN},
+    {"ffn.lin2.bias", "ffn.fc2.bias", -1, K_DIM, -1},
+    {"output_layer_norm.weight", "ln2.weight", -1, K_DIM, -1},
+    {"output_layer_norm.bias", "ln2.bias", -1, K_DIM, -1},
 };
 #define N_LAYER_MAP ((int)(sizeof LAYER / sizeof LAYER[0]))
 
@@ -89,13 +97,16 @@ static int read_config(const char *dir, hf_config *h) {
     int rc = 0;
     for (int k = 0; k < N_SHAPE && !rc; k++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, SHAPE_KEYS[k]);
-        if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e9 || v->valuedouble != (int64_t)v->valuedouble)
-            rc = gf_fail("%s: \"%s\" is %s; a DistilBERT config.json has dim, n_layers, n_heads, hidden_dim, vocab_size "
-                         "and max_position_embeddings as positive integers", path, SHAPE_KEYS[k], v ? "not a positive integer" : "missing");
+        const double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
+        if (x < 1 || x > 1e9 || x != (int64_t)x)
+            rc = gf_fail("%s: \"%s\" is %s; a DistilBERT config.json has dim, n_layers, n_heads, hidden_dim, "
+                         "vocab_size and max_position_embeddings as positive integers", path, SHAPE_KEYS[k],
+                         v ? "not a positive integer" : "missing");
         else
-            h->v[k] = (int64_t)v->valuedouble;
+            h->v[k] = (int64_t)x;
     }
-    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "activation"), *dr = cJSON_GetObjectItemCaseSensitive(o, "dropout");
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "activation");
+    const cJSON *dr = cJSON_GetObjectItemCaseSensitive(o, "dropout");
     if (!rc && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu")))
         rc = gf_fail("%s: \"activation\" is %s; grassflow reads DistilBERTs with \"gelu\" (exact GELU)", path,
                      cJSON_IsString(act) ? act->valuestring : "not a string");
@@ -112,7 +123,8 @@ static int make_config(const char *dir, const hf_config *h, gf_config *cfg) {
              "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3, \"pool\": \"first\"}, "
              "\"vocab_size\": %lld, \"d_model\": %lld, \"n_layer\": %lld, \"d_ff\": %lld, \"max_len\": %lld, "
              "\"norm\": \"post\", \"gelu\": \"erf\", \"pos\": \"learned\", \"emb_norm\": true, \"ln_eps\": 1e-12, "
-             "\"direction\": \"bidirectional\", \"dropout\": %.9g, \"layers\": [{\"mixer\": \"attention\", \"n_head\": %lld}]}",
+             "\"direction\": \"bidirectional\", \"dropout\": %.9g, "
+             "\"layers\": [{\"mixer\": \"attention\", \"n_head\": %lld}]}",
              (long long)h->v[K_VOCAB], (long long)h->v[K_DIM], (long long)h->v[K_LAYERS], (long long)h->v[K_HIDDEN],
              (long long)h->v[K_MAXPOS], h->dropout, (long long)h->v[K_HEADS]);
     if (gf_path_join(src, sizeof src, dir, "config.json")) return -1;
@@ -123,13 +135,15 @@ static int make_config(const char *dir, const hf_config *h, gf_config *cfg) {
 static gf_tokenizer *load_vocab(const char *dir, int64_t vocab_size) {
     char path[GF_PATH_MAX];
     cJSON *tc = NULL;
-    if (!gf_path_join(path, sizeof path, dir, "tokenizer_config.json") && !access(path, R_OK))
-        tc = read_json(dir, "tokenizer_config.json", "Hugging Face's tokenizer_config.json", path);
+    if (!gf_path_join(path, sizeof path, dir, "tokenizer_config.json") && !access(path, F_OK) &&
+        !(tc = read_json(dir, "tokenizer_config.json", "Hugging Face's tokenizer_config.json", path)))
+        return NULL;
     const cJSON *lc = tc ? cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case") : NULL;
     bool cased = cJSON_IsFalse(lc);
     cJSON_Delete(tc);
     if (cased) {
-        gf_fail("%s: do_lower_case is false; grassflow's WordPiece is BERT's uncased one (distilbert-base-uncased)", path);
+        gf_fail("%s: do_lower_case is false; grassflow's WordPiece is BERT's uncased one (distilbert-base-uncased)",
+                path);
         return NULL;
     }
     if (gf_path_join(path, sizeof path, dir, "vocab.txt")) return NULL;
@@ -202,7 +216,8 @@ static int check_one(const hf_file *c, const name_map *nm, const char *hf) {
         unknown_list(c->f, c->prefix, c->h->v[K_LAYERS], unknown, sizeof unknown);
         return gf_fail("%s: no tensor %s, which a DistilBERT of this config.json has%s%s\nHINT: the tensor names are "
                        "Hugging Face's (distilbert.transformer.layer.N.attention.q_lin.weight, ...)", c->f->path, hf,
-                       unknown[0] ? "; tensors of the file that are no DistilBERT tensor of this shape: " : "", unknown);
+                       unknown[0] ? "; tensors of the file that are no DistilBERT tensor of this shape: " : "",
+                       unknown);
     }
     const int ndim = nm->cols < 0 ? 1 : 2;
     const int64_t want[2] = {c->h->v[nm->rows], nm->cols < 0 ? 0 : c->h->v[nm->cols]};
@@ -281,7 +296,8 @@ static gf_model *load(const char *dir, gf_tokenizer **tok) {
     if (read_config(dir, &h) || make_config(dir, &h, &cfg)) return NULL;
     gf_tokenizer *t = load_vocab(dir, h.v[K_VOCAB]);
     gf_st_file *f = t && !gf_path_join(path, sizeof path, dir, "model.safetensors") ? gf_st_read(path) : NULL;
-    if (t && !f && access(path, F_OK) && !gf_path_join(path, sizeof path, dir, "pytorch_model.bin") && !access(path, F_OK))
+    if (t && !f && access(path, F_OK) && !gf_path_join(path, sizeof path, dir, "pytorch_model.bin") &&
+        !access(path, F_OK))
         gf_fail("%s has pytorch_model.bin but no model.safetensors; grassflow reads safetensors, not Python pickles\n"
                 "HINT: download model.safetensors from the same Hugging Face repository (distilbert-base-uncased has "
                 "one)", dir);

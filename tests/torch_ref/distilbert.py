@@ -1,14 +1,15 @@
 """A small DistilBERT-shaped Hugging Face folder, and DistilBERT's forward written out in PyTorch, to hold
 grassflow's importer (src/import/distilbert.c) to.
 
-  distilbert.py make --out DIR [--seed S] [--bare]   config.json, model.safetensors (Hugging Face's tensor
+  distilbert.py make --out DIR [--seed S] [--bare] [--base VOCAB]   config.json, model.safetensors (Hugging Face's tensor
         names, "distilbert." prefix unless --bare, plus the MLM layers a DistilBertForMaskedLM file has),
         vocab.txt, tokenizer_config.json; and DIR.ref.safetensors: a padded batch (ids, mask) and its last
-        hidden states (float64) from forward() below.
+        hidden states (float64) from forward() below. --base VOCAB: distilbert-base-uncased's shape (768 wide,
+        6 layers, 12 heads, FFN 3072, 512 positions) with random weights and that vocab.txt, for timing runs.
   distilbert.py check --dir DIR --features F.json     F: `grassflow features --json` on DIR; its hidden
         states against forward() on its ids. Exit 1 beyond 1e-4 (relative to the largest |h|).
   distilbert.py break --dir DIR --out DST --how HOW  a damaged copy (HOW: missing, misnamed, shape, extra,
-        cased, novocab, badconfig) for the error tests.
+        cased, badtok, novocab, badconfig) for the error tests.
 
 forward() follows Hugging Face's DistilBertModel (transformers/models/distilbert/modeling_distilbert.py,
 read, not copied): embeddings = LayerNorm(word + position, eps 1e-12); per layer: q, k, v = three linears,
@@ -95,6 +96,10 @@ def write_folder(out, t, prefix="distilbert.", config=None, vocab=VOCAB, lower=T
 
 
 def cmd_make(a):
+    if a.base:
+        global VOCAB
+        VOCAB = [w.rstrip("\n") for w in open(a.base, encoding="utf-8")]
+        SHAPE.update(dim=768, n_layers=6, n_heads=12, hidden_dim=3072, max_position_embeddings=512)
     t = make_weights(a.seed)
     full = dict(t)
     if not a.bare:  # what a DistilBertForMaskedLM file also holds, none of it read by grassflow
@@ -147,6 +152,8 @@ def cmd_break(a):
         cfg["n_layers"] = 1
     elif a.how == "cased":
         json.dump({"do_lower_case": False}, open(os.path.join(a.out, "tokenizer_config.json"), "w"))
+    elif a.how == "badtok":
+        open(os.path.join(a.out, "tokenizer_config.json"), "w").write("{")
     elif a.how == "novocab":
         os.remove(os.path.join(a.out, "vocab.txt"))
     elif a.how == "badconfig":
@@ -162,6 +169,7 @@ def main():
     m.add_argument("--out", required=True)
     m.add_argument("--seed", type=int, default=5)
     m.add_argument("--bare", action="store_true")
+    m.add_argument("--base", metavar="VOCAB")
     c = sub.add_parser("check")
     c.add_argument("--dir", required=True)
     c.add_argument("--features", required=True)
@@ -169,7 +177,7 @@ def main():
     b.add_argument("--dir", required=True)
     b.add_argument("--out", required=True)
     b.add_argument("--how", required=True,
-                   choices=["missing", "misnamed", "shape", "extra", "cased", "novocab", "badconfig"])
+                   choices=["missing", "misnamed", "shape", "extra", "cased", "badtok", "novocab", "badconfig"])
     a = p.parse_args()
     {"make": cmd_make, "check": cmd_check, "break": cmd_break}[a.cmd](a)
 
