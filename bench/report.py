@@ -1,6 +1,10 @@
 """Turn bench/run.sh's results.jsonl into docs/bench/README.md and SVG plots (no plotting library needed)."""
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from svgplot import svg_lines  # noqa: E402  (one line plotter for bench/ and scripts/)
 
 
 def load(path):
@@ -9,50 +13,6 @@ def load(path):
     for r in rows:
         by.setdefault(r["case"], {})[r.get("impl", "")] = r
     return rows, by
-
-
-def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False):
-    """series: list of (name, colour, [(x, y)])"""
-    import math
-    W, H, L, R, T, Bm = 640, 400, 70, 170, 40, 50
-    xs = [x for _, _, pts in series for x, _ in pts]
-    ys = [y for _, _, pts in series for _, y in pts]
-    if not xs:
-        return
-    fx = (lambda v: math.log2(v)) if logx else (lambda v: v)
-    fy = (lambda v: math.log10(v)) if logy else (lambda v: v)
-    x0, x1 = fx(min(xs)), fx(max(xs))
-    y0, y1 = (fy(min(ys)), fy(max(ys))) if logy else (0.0, max(ys) * 1.1)
-    if x1 == x0:
-        x1 = x0 + 1
-    if y1 == y0:
-        y1 = y0 + 1
-    px = lambda v: L + (fx(v) - x0) / (x1 - x0) * (W - L - R)
-    py = lambda v: H - Bm - (fy(v) - y0) / (y1 - y0) * (H - T - Bm)
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
-           '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
-           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - R, H - Bm),
-           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, T, L, H - Bm),
-           '<text x="%d" y="%d">%s</text>' % ((W - R + L) // 2 - 40, H - 12, xlabel),
-           '<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>' % (H // 2 + 60, H // 2 + 60, ylabel)]
-    for x in sorted(set(xs)):
-        out.append('<text x="%.1f" y="%d" text-anchor="middle">%g</text>' % (px(x), H - Bm + 16, x))
-    for k in range(6):
-        v = y0 + (y1 - y0) * k / 5
-        val = 10 ** v if logy else v
-        out.append('<text x="%d" y="%.1f" text-anchor="end">%.3g</text>' % (L - 6, py(val) + 4, val))
-        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (L, py(val), W - R, py(val)))
-    for i, (name, colour, pts) in enumerate(series):
-        pts = sorted(pts)
-        d = " ".join("%s%.1f,%.1f" % ("M" if j == 0 else "L", px(x), py(y)) for j, (x, y) in enumerate(pts))
-        out.append('<path d="%s" fill="none" stroke="%s" stroke-width="2"/>' % (d, colour))
-        for x, y in pts:
-            out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (px(x), py(y), colour))
-        out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
-                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, name))
-    out.append("</svg>")
-    open(path, "w").write("\n".join(out))
 
 
 def svg_bars(title, groups, path):

@@ -229,6 +229,10 @@ typedef struct gf_batch {
     const float *vectors;    /* (B, T, d_input): the inputs of a model with input "vectors" */
     const uint8_t *segments; /* (B, T) token types 0 .. segments-1 (a sentence pair: 0, then 1); NULL: all
                               * 0. Read only by a model whose config has segments > 0. */
+    const float *features;   /* (B, T, width of the first stack): the first stack's output for these inputs,
+                              * computed before (gf_feature_source_create); the forward starts at the second
+                              * stack. Only for a model whose first stack is fixed (gf_model_first_stack_fixed);
+                              * the inputs, mask and targets are still given. NULL: from the inputs. */
 } gf_batch;
 
 /* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN
@@ -255,6 +259,13 @@ const float *gf_model_logits(const gf_model *m);
  * states"): (B, T, width) floats with *B, *T, *width set, valid until the next forward or backward; NULL
  * before any forward. */
 const float *gf_model_hidden(const gf_model *m, int64_t *B, int64_t *T, int64_t *width);
+/* The same for stack k (0: the first stack, cfg->n_stacks: the last, what gf_model_hidden gives); NULL
+ * before any forward or for a k the model does not have. */
+const float *gf_model_stack_output(const gf_model *m, int k, int64_t *B, int64_t *T, int64_t *width);
+/* Whether the first stack's output is a function of the inputs alone, the same at every step: the model
+ * has a further stack, and the embeddings and every tensor of the first stack are frozen (so they get no
+ * gradient and no dropout). Then a batch may carry that output precomputed (gf_batch.features). */
+bool gf_model_first_stack_fixed(const gf_model *m);
 /* Backward of the last forward with targets: accumulates d(loss)/d(params) into the gradient arena. */
 int gf_model_backward(gf_model *m);
 /* The same with the loss multiplied by `scale` (gradient accumulation weights micro-batches this way). */
@@ -558,6 +569,19 @@ void gf_source_free(gf_source *s);
  * target -1). */
 gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, uint64_t seed);
 
+/* A source over `inner` whose batches carry model m's first-stack output (gf_batch.features), computed
+ * once: for a model whose first stack is fixed (gf_model_first_stack_fixed: a frozen backbone under a
+ * trained head), which then runs it once per example rather than once per example and epoch. The first
+ * fill runs every example of `use` (GF_USE_TRAIN: fill's epoch-0 order; GF_USE_EVAL: the evaluation
+ * examples) through m, dropout off, `batch` examples a forward, as gf_train or gf_evaluate with that
+ * batch would: evaluation then gets bit for bit the features it would compute. Rows are known by their
+ * content (inputs, token types and mask up to the last real position); a batch with a row not seen then
+ * goes without features (the model computes them). The cache may take at most max_bytes (*bytes: what it
+ * takes); more, or m not fixed, gives NULL with gf_last_error, and inner stays the caller's. On success
+ * the new source owns inner and must be used with m only. */
+gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use use, int64_t batch,
+                                    size_t max_bytes, size_t *bytes);
+
 /* Target-weighted mean loss of m over src's evaluation examples, `batch` examples per forward pass,
  * dropout off: for the LM source, the token-weighted mean next-token loss over the whole split.
  * n_counted (may be NULL): how many targets were counted. */
@@ -600,6 +624,8 @@ typedef struct gf_train_opts {
     int64_t eval_every, log_every;
     int64_t stop_at;              /* stop (after saving) once this step is done, as if interrupted; 0: never */
     int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
+    bool feature_cache;           /* for the caller: a fixed first stack's output computed once per example
+                                   * (gf_feature_source_create); default true, false for runs that predate it */
     volatile const sig_atomic_t *interrupt; /* not stored: when *interrupt becomes non-zero (a signal handler),
                                    * the current step finishes, the state is saved and gf_train returns
                                    * GF_TRAIN_INTERRUPTED */

@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
 # The SNLI study (issue 12, item 6): the Grassmann-Plücker head against the Transformer head, on each
-# backbone, over seeds, with one recipe; writes OUT/results.tsv and prints a markdown table (mean and
-# sample standard deviation of the best checkpoint's dev and test accuracy over the seeds).
-#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N] [--backbone none|CKPT]... [--out DIR]
-# Backbone "none": the configs/snli/none-*.json models (the heads' layers on the token embeddings, trained
-# end to end); a grassflow checkpoint or a Hugging Face DistilBERT folder: configs/snli/head-*.json on it,
-# frozen. A run that was stopped resumes; a finished one is not run again.
+# backbone, over seeds, with one recipe; writes OUT/results.tsv, OUT/dev-accuracy.svg (or --plot FILE: dev
+# accuracy after each epoch, mean over the seeds) and prints a markdown table (mean and sample standard
+# deviation of the best checkpoint's dev and test accuracy over the seeds).
+#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N] [--backbone B]... [--lm-epochs N] [--out DIR]
+#                              [--plot FILE]
+# A backbone B is one of
+#   none          the configs/snli/none-*.json models (the heads' layers on the token embeddings, trained
+#                 end to end);
+#   wt2:PRESET    PRESET pretrained here as a WordPiece language model on WikiText-2 (--lm-epochs, default 3,
+#                 batch 32 x 128 tokens, the default LM recipe) into OUT/backbones/wt2-PRESET, then used as
+#                 the next item says;
+#   CKPT or DIR   a grassflow checkpoint or a Hugging Face DistilBERT folder: configs/snli/head-*.json on it,
+#                 frozen.
+# A run that was stopped resumes (a pretraining too); a finished one is not run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
-seeds=1,2,3 epochs=5 out=runs/snli-study backbones=()
+seeds=1,2,3 epochs=5 lm_epochs=3 out=runs/snli-study plot="" backbones=()
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds) seeds=$2; shift 2 ;;
     --epochs) epochs=$2; shift 2 ;;
+    --lm-epochs) lm_epochs=$2; shift 2 ;;
     --backbone) backbones+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --plot) plot=$2; shift 2 ;;
     *) echo "snli_study: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 [ ${#backbones[@]} -gt 0 ] || backbones=(none)
+plot=${plot:-$out/dev-accuracy.svg}
 mkdir -p "$out"
 recipe=(--task snli --corpus snli --epochs "$epochs" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
 res="$out/results.tsv"
@@ -27,7 +38,27 @@ res="$out/results.tsv"
 if ! head -1 "$res" | grep trainable >/dev/null; then # results of before the trainable column: all trainable
     awk -F'\t' -v OFS='\t' 'NR == 1 { $4 = $4 OFS "trainable" } NR > 1 { $4 = $4 OFS $4 } 1' "$res" >"$res.new" && mv "$res.new" "$res"
 fi
-for bb in "${backbones[@]}"; do
+
+# wt2:PRESET: pretrain (or resume, or find done) the WordPiece LM; prints its best checkpoint's path
+pretrain() {
+    local preset=$1 dir="$out/backbones/wt2-$1"
+    if [ ! -f "$dir/done" ]; then
+        mkdir -p "$out/backbones"
+        local start=$SECONDS
+        echo "snli_study: pretraining $preset on WikiText-2 (WordPiece), $lm_epochs epochs, into $dir" >&2
+        if [ -f "$dir/state.safetensors" ]; then "$GF" train --resume "$dir" >"$dir.log" 2>"$dir.err"
+        else
+            "$GF" train --model "$preset" --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
+                --epochs "$lm_epochs" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
+        fi
+        printf '%s  wall_s %d\n' "$(tail -1 "$dir.log")" $((SECONDS - start)) >"$dir/done"
+    fi
+    echo "$dir/best.safetensors"
+}
+
+for spec in "${backbones[@]}"; do
+    bb=$spec
+    [[ $spec == wt2:* ]] && bb=$(pretrain "${spec#wt2:}")
     # a run folder's checkpoint is named by its folder (runs/LM/best.safetensors: LM), a DistilBERT folder by itself
     tag=$( [ "$bb" = none ] && echo none || { [ -d "$bb" ] && basename "$bb" || basename "$(dirname "$bb")"; })
     for head in grassmann transformer; do
@@ -55,15 +86,43 @@ for bb in "${backbones[@]}"; do
         done
     done
 done
-/usr/bin/python3 - "$res" <<'PYEOF'
-import csv, statistics as st, sys
-rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+for done in "$out"/backbones/*/done; do
+    if [ -f "$done" ]; then echo "backbone $(basename "$(dirname "$done")"): $(cat "$done")"; fi
+done
+/usr/bin/python3 - "$res" "$out" "$plot" <<'PYEOF'
+import csv, json, math, os, statistics as st, sys
+sys.path.insert(0, "scripts")
+from svgplot import svg_lines
+res, out, plot = sys.argv[1:4]
+rows = list(csv.DictReader(open(res), delimiter="\t"))
+groups = list(dict.fromkeys((r["backbone"], r["head"]) for r in rows))
 print("| backbone | head | params | trainable | seeds | dev accuracy | test accuracy | wall per run |")
 print("|---|---|---|---|---|---|---|---|")
-for key in dict.fromkeys((r["backbone"], r["head"]) for r in rows):
+for key in groups:
     g = [r for r in rows if (r["backbone"], r["head"]) == key]
     dev, test = [float(r["dev"]) for r in g], [float(r["test"]) for r in g]
     sd = lambda x: st.stdev(x) if len(x) > 1 else 0.0
     print("| %s | %s | %s | %s | %d | %.4f ± %.4f | %.4f ± %.4f | %.0f s |" % (key[0], key[1], g[0]["params"], g[0]["trainable"], len(g),
           st.mean(dev), sd(dev), st.mean(test), sd(test), st.mean(float(r["wall_s"]) for r in g)))
+# the plot: dev accuracy after each epoch (172 steps), mean over the seeds whose metrics are there
+colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"]}
+backbones = list(dict.fromkeys(b for b, _ in groups))
+series, epochs = [], 1
+for b, h in groups:
+    curves = []
+    for r in rows:
+        path = os.path.join(out, b, h, "s" + r["seed"], "metrics.jsonl")
+        if (r["backbone"], r["head"]) == (b, h) and os.path.exists(path):
+            ev = [json.loads(l) for l in open(path) if '"val_acc"' in l]
+            curves.append({e["step"]: e["val_acc"] for e in ev})
+    steps = sorted(set.intersection(*(set(c) for c in curves))) if curves else []
+    pts = [(i + 1, st.mean(c[s] for c in curves)) for i, s in enumerate(steps)]
+    epochs = max(epochs, len(pts))
+    if pts:
+        series.append(("%s, %s head" % (b, h), colours[h][backbones.index(b) % 3], pts))
+series.append(("majority class", "#999999", [(1, 3329 / 9842), (epochs, 3329 / 9842)], "6,4"))
+top = max(0.7, math.ceil(max(y for s in series for _, y in s[2]) * 10 + 0.5) / 10)
+svg_lines("SNLI dev accuracy, 1%% train sample (mean of %s seeds)" % len({r["seed"] for r in rows}), series,
+          "epoch", "dev accuracy", plot, logx=False, y_range=(0.3, top))
+print("\nplot: %s" % plot)
 PYEOF

@@ -162,10 +162,12 @@ echo "snli: a head on a pretrained backbone"
 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
     --steps 3 --batch 4 --seq-len 32 --set max_len=128 --eval-every 0 --out "$tmp/lm" >/dev/null 2>&1 || fail "backbone LM"
 printf '{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 1, "direction": "bidirectional", "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2], "window": 8}]}' >"$tmp/head.json"
-bb() { "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.json" --corpus snli --steps 6 \
-    --batch 8 --eval-every 3 "$@"; }
+mkdir -p "$tmp/snli64" # the first 64 pairs of each split: 16 steps of 8 go through the training pairs twice
+for s in train_0.01 dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -64 >"$tmp/snli64/snli_1.0_${s%_0.01}.tsv"; done
+bb() { "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.json" --corpus "$tmp/snli64" \
+    --steps 16 --batch 8 --eval-every 8 "$@"; }
 bb --freeze-backbone --out "$tmp/bb" >"$tmp/out" 2>"$tmp/err" || fail "head on a frozen backbone: $(tail -c 300 "$tmp/err")"
-bb --freeze-backbone --out "$tmp/bbcut" --stop-at 4 >/dev/null 2>&1
+bb --freeze-backbone --out "$tmp/bbcut" --stop-at 11 >/dev/null 2>&1
 "$GF" train --resume "$tmp/bbcut" >/dev/null 2>"$tmp/err2" || fail "resume on a frozen backbone: $(tail -c 300 "$tmp/err2")"
 $PY - "$tmp/lm/best.safetensors" "$tmp/bb" "$tmp/bbcut" <<'PYEOF' && pass "frozen backbone: its blocks and embeddings unchanged, the head trained; stopped and resumed: the same weights" || fail "frozen backbone run"
 import json, struct, sys
@@ -180,6 +182,29 @@ assert any(k.startswith("head.") for k in run) and "cls_head.weight" in run
 assert run == cut, [k for k in run if run[k] != cut.get(k)][:3]
 PYEOF
 grep -q "tensors from the backbone .*, frozen" "$tmp/err" && pass "the run says what it took from the backbone" || fail "no backbone note: $(head -c 300 "$tmp/err")"
+grep "the frozen backbone's output, computed once per example and kept: train [0-9.]* MiB, dev [0-9.]* MiB; run at every step: none" \
+    "$tmp/err" >/dev/null && pass "a frozen backbone runs once per example (its output kept), and says so" \
+    || fail "no feature cache: $(head -c 800 "$tmp/err")"
+bb --freeze-backbone --no-feature-cache --out "$tmp/bbnc" >"$tmp/outnc" 2>"$tmp/errnc" || fail "--no-feature-cache: $(tail -c 300 "$tmp/errnc")"
+grep "computed once per example" "$tmp/errnc" >/dev/null && fail "--no-feature-cache kept the features"
+$PY - "$tmp/bb/last.safetensors" "$tmp/bbnc/last.safetensors" <<'PYEOF' && pass "kept or run every step: the same weights after 16 steps (within 1e-6)" || fail "the feature cache changes training"
+import json, struct, sys
+import numpy as np
+def t(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); h.pop("__metadata__")
+    return {k: np.frombuffer(b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]], np.float32) for k, v in h.items()}
+a, b = t(sys.argv[1]), t(sys.argv[2])
+assert a.keys() == b.keys() and max(float(np.abs(a[k] - b[k]).max()) for k in a) < 1e-6
+PYEOF
+acc=$(sed -n 's/.*dev accuracy \([0-9.]*\).*/\1/p' "$tmp/out")
+"$GF" eval --ckpt "$tmp/bb/best.safetensors" --corpus "$tmp/snli64" --split dev --batch 8 --json >"$tmp/eval.json" 2>"$tmp/err"
+$PY -c "import json, sys; sys.exit(not abs(json.load(open('$tmp/eval.json'))['accuracy'] - float('$acc')) < 5e-5)" \
+    && pass "eval of the best checkpoint: the dev accuracy training measured with the kept features ($acc)" \
+    || fail "eval $(cat "$tmp/eval.json") against training's $acc"
+want="--no-feature-cache goes with --freeze-backbone"; expect 2 "--no-feature-cache without a frozen backbone" bb --no-feature-cache --out "$tmp/x"
+bb --freeze-backbone --steps 4 --eval-every 2 --out "$tmp/bbshort" >/dev/null 2>"$tmp/err" || fail "a short frozen run: $(tail -c 300 "$tmp/err")"
+grep "kept: dev [0-9.]* MiB; run at every step: train (a split seen fewer than twice" "$tmp/err" >/dev/null \
+    && pass "a run that sees its training pairs once does not keep them" || fail "short run: $(head -c 800 "$tmp/err")"
 want="--backbone CKPT and --head FILE go together"; expect 2 "--backbone without --head" "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --corpus snli --out "$tmp/x"
 want="drop --model"; expect 2 "--backbone with --model" bb --model grassmann-tiny --out "$tmp/x"
 printf '[1, 2]' >"$tmp/badhead.json"

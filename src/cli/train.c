@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/task.h"
 #include "cli/testhooks.h"
+#include "core/mem.h"
 #include "data/corpus.h"
 #include "io/file.h"
 #include "train/trainer.h"
@@ -29,7 +30,10 @@
     "                        folder (config.json, model.safetensors, vocab.txt), as the first stack, with\n" \
     "  --head FILE           the head stack of FILE on top (configs/snli/head-*.json); the model is\n"    \
     "                        then these two, not --model/--config\n"                                      \
-    "  --freeze-backbone   train the head only (the backbone's tensors get no gradient)\n"               \
+    "  --freeze-backbone   train the head only (the backbone's tensors get no gradient); its output is\n" \
+    "                        computed once per pair and kept for a split the run goes through twice or\n" \
+    "                        more (in at most a quarter of memory)\n"                                    \
+    "  --no-feature-cache  with --freeze-backbone: run the backbone at every step instead\n"             \
     "  --epochs N          epochs (default 1), or\n"                                                      \
     "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
     "  --batch B           blocks per micro-batch (default 32)\n"                                         \
@@ -52,7 +56,7 @@
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
     O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE,
-    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE
+    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -63,7 +67,7 @@ enum {
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
         {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
         {"task", 1, 0, O_TASK}, {"max-sent", 1, 0, O_MAXSENT}, {"backbone", 1, 0, O_BACKBONE},               \
-        {"head", 1, 0, O_HEAD}, {"freeze-backbone", 0, 0, O_FREEZE}
+        {"head", 1, 0, O_HEAD}, {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT}
 
 typedef struct {
     gf_train_opts o;
@@ -93,6 +97,7 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
     case O_BACKBONE: r->backbone = arg; break;
     case O_HEAD: r->head = arg; break;
     case O_FREEZE: r->freeze_backbone = 1; break;
+    case O_NOFEAT: o->feature_cache = false; break;
     case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
     case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
     case O_BATCH: INT("--batch", 1, 1 << 20, batch);
@@ -298,6 +303,37 @@ static int best_metrics(const recipe *r, const cli_task *task, const void *data,
     return rc;
 }
 
+/* A frozen backbone under a head (a fixed first stack): its output for each training and dev example is
+ * computed once and kept, within a quarter of memory, for each split the run goes through at least twice
+ * (a shorter run would compute more than it saves); otherwise, or with --no-feature-cache, the backbone
+ * runs at every step. The choice depends on the recipe alone, so a resumed run makes the same one. */
+static void cache_features(gf_model *m, const gf_train_opts *o, gf_source **train, gf_source **valid) {
+    if (!o->feature_cache || !gf_model_first_stack_fixed(m)) return;
+    const int64_t total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, *train);
+    const int64_t evals = (o->eval_every > 0 ? total / o->eval_every : 0) + 1;
+    const bool want[2] = {total * o->batch * o->accum >= 2 * (*train)->n_examples((*train)->ctx), evals >= 2};
+    gf_source **src[2] = {train, valid};
+    const char *name[2] = {"train", "dev"};
+    const size_t budget = (size_t)(gf_mem_limit() / 4);
+    size_t used[2] = {0, 0};
+    char kept[128] = "", every[128] = "";
+    for (int i = 0; i < 2; i++) {
+        gf_source *w = want[i] ? gf_feature_source_create(m, *src[i], i ? GF_USE_EVAL : GF_USE_TRAIN, o->batch,
+                                                          budget - used[0], &used[i]) : NULL;
+        if (want[i] && !w)
+            fprintf(stderr, "grassflow: %s: %s\n", name[i], gf_last_error());
+        if (w)
+            snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s %.1f MiB", kept[0] ? ", " : "", name[i],
+                     (double)used[i] / 1048576.0);
+        else
+            snprintf(every + strlen(every), sizeof every - strlen(every), "%s%s", every[0] ? ", " : "", name[i]);
+        if (w) *src[i] = w;
+    }
+    fprintf(stderr, "grassflow: the frozen backbone's output, computed once per example and kept: %s; run at every step: "
+            "%s%s\n", kept[0] ? kept : "none", every[0] ? every : "none",
+            every[0] ? " (a split seen fewer than twice, or too large: a quarter of memory at most)" : "");
+}
+
 /* Train m on the task's training split, validating on its dev split. */
 static int train_on(gf_model *m, recipe *r, const cli_task *task, const void *data, bool resume, const char *label,
                     gf_train_result *res) {
@@ -313,6 +349,7 @@ static int train_on(gf_model *m, recipe *r, const cli_task *task, const void *da
         rc = cli_error("%s", tok_json ? gf_last_error() : "out of memory starting training");
         goto done;
     }
+    cache_features(m, &r->o, &train, &valid);
     task->describe(data, what, sizeof what);
     fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->o.model,
             (long long)gf_model_num_params(m), r->o.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
@@ -439,6 +476,9 @@ int cmd_train(int argc, char **argv) {
         if (!r.o.corpus[0]) return cli_usage_error("train", "--corpus is required");
         if (!r.backbone != !r.head) return cli_usage_error("train", "--backbone CKPT and --head FILE go together");
         if (r.freeze_backbone && !r.backbone) return cli_usage_error("train", "--freeze-backbone needs --backbone");
+        if (!r.o.feature_cache && !r.freeze_backbone)
+            return cli_usage_error("train", "--no-feature-cache goes with --freeze-backbone (only a frozen backbone's "
+                                   "output is kept)");
         if (r.backbone && (mo.preset || mo.config_path || mo.n_sets || mo.vocab))
             return cli_usage_error("train", "--backbone: the model is the backbone with --head on top; drop --model, "
                                    "--config, --set and --vocab");
@@ -582,6 +622,8 @@ int cmd_compare(int argc, char **argv) {
     int ref = reference ? -1 : n - 1;
     if (r.head) return cli_usage_error("compare", "--head: with --backbone, --models lists the head files");
     if (r.freeze_backbone && !r.backbone) return cli_usage_error("compare", "--freeze-backbone needs --backbone");
+    if (!r.o.feature_cache && !r.freeze_backbone)
+        return cli_usage_error("compare", "--no-feature-cache goes with --freeze-backbone");
     for (int i = 0; i < n; i++) {
         if ((rc = compare_model(&base, r.backbone, names[i], &mos[i]))) return rc;
         if (reference && !strcmp(reference, names[i])) ref = i;

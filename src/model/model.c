@@ -252,12 +252,20 @@ static float *stack_output(const gf_model *m, int k) {
     return m->sres[k] + gf_stack_layers(&m->cfg, k) * m->B * m->T * gf_stack_dim(&m->cfg, k);
 }
 
-const float *gf_model_hidden(const gf_model *m, int64_t *B, int64_t *T, int64_t *width) {
-    if (!m->have_forward) return NULL;
+const float *gf_model_stack_output(const gf_model *m, int k, int64_t *B, int64_t *T, int64_t *width) {
+    if (!m->have_forward || k < 0 || k > m->cfg.n_stacks) return NULL;
     *B = m->B;
     *T = m->T;
-    *width = gf_config_out_dim(&m->cfg);
-    return stack_output(m, m->cfg.n_stacks);
+    *width = gf_stack_dim(&m->cfg, k);
+    return stack_output(m, k);
+}
+
+const float *gf_model_hidden(const gf_model *m, int64_t *B, int64_t *T, int64_t *width) {
+    return gf_model_stack_output(m, m->cfg.n_stacks, B, T, width);
+}
+
+bool gf_model_first_stack_fixed(const gf_model *m) {
+    return m->cfg.n_stacks > 0 && m->first_grad_layer >= gf_stack_first_layer(&m->cfg, 1);
 }
 
 /* Every input, target and mask value in range, and the inputs the model reads present. */
@@ -289,6 +297,10 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
             return gf_fail("forward: segment %d at batch row %lld, position %lld; this model has %lld token types "
                            "(0 .. %lld)", b->segments[i], (long long)(i / T), (long long)(i % T),
                            (long long)c->segments, (long long)c->segments - 1);
+    if (b->features && !gf_model_first_stack_fixed(m))
+        return gf_fail("forward: the batch carries the first stack's output (features), but this model's first "
+                       "stack %s\nHINT: features are for a model whose first stack is frozen under further stacks",
+                       c->n_stacks ? "has trainable tensors" : "is its only one");
     for (int64_t i = 0; b->mask && i < B * T; i++)
         if (b->mask[i] > 1)
             return gf_fail("forward: mask value %d at batch row %lld, position %lld; expected 1 (real) or 0 "
@@ -353,8 +365,11 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
     if (check_batch(m, b) || ensure_acts(m, b->B, b->T)) return -1;
     const int64_t N = b->B * b->T, dout = gf_config_out_dim(c);
     copy_batch(m, b);
-    embed_forward(m);
-    for (int l = 0; l < m->n_layers; l++) {
+    if (b->features) /* the first stack's output, computed before: start at the second stack */
+        memcpy(stack_output(m, 0), b->features, (size_t)(N * gf_stack_dim(c, 0)) * sizeof(float));
+    else
+        embed_forward(m);
+    for (int l = b->features ? gf_stack_first_layer(c, 1) : 0; l < m->n_layers; l++) {
         const int k = gf_layer_stack(c, l);
         if (k > 0 && l == gf_stack_first_layer(c, k)) /* a further stack reads the previous one's output */
             gf_linear_forward(m->sres[k], stack_output(m, k - 1), gf_stack_dim(c, k - 1), m->sp_w[k],

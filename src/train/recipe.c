@@ -27,6 +27,7 @@ void gf_train_opts_default(gf_train_opts *o) {
     o->beta2 = 0.95f;
     o->eps = 1e-8f;
     o->seed = 1234;
+    o->feature_cache = true;
 }
 
 /* ---- the recipe as JSON (stored in checkpoints and in the training state) ----------------------------- */
@@ -38,6 +39,7 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     I(batch); I(seq_len); I(max_sent); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
     I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
     cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
+    cJSON_AddBoolToObject(j, "feature_cache", o->feature_cache);
     S(out_dir); S(corpus); S(tokenizer); S(model); S(task);
 #undef I
 #undef S
@@ -96,6 +98,9 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     if (cJSON_IsString(onf) && !strcmp(onf->valuestring, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;
     else if (onf && !(cJSON_IsString(onf) && !strcmp(onf->valuestring, "stop")))
         rc = gf_fail("%s: the training recipe's \"on_nonfinite\" must be \"stop\" or \"skip\"", source);
+    const cJSON *fc = cJSON_GetObjectItemCaseSensitive(j, "feature_cache"); /* absent: a run from before it */
+    if (fc && !cJSON_IsBool(fc)) rc = gf_fail("%s: the training recipe's \"feature_cache\" must be true or false", source);
+    o->feature_cache = cJSON_IsTrue(fc);
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
     if (cJSON_IsString(seed)) o->seed = strtoull(seed->valuestring, NULL, 10);
     else rc = gf_fail("%s: the training recipe lacks \"seed\"", source);

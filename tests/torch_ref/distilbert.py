@@ -84,12 +84,12 @@ def forward(t, ids, mask):
     return x
 
 
-def write_folder(out, t, prefix="distilbert.", config=None, vocab=VOCAB, lower=True):
+def write_folder(out, t, prefix="distilbert.", config=None, vocab=None, lower=True):
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(config or hf_config(), f, indent=2)
     with open(os.path.join(out, "vocab.txt"), "w") as f:
-        f.write("".join(v + "\n" for v in vocab))
+        f.write("".join(v + "\n" for v in vocab or VOCAB))  # VOCAB as it is now (--base replaces it)
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump({"do_lower_case": lower, "model_max_length": 512}, f)
     st_io.write(os.path.join(out, "model.safetensors"), {prefix + k: v for k, v in t.items()})
