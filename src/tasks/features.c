@@ -120,6 +120,8 @@ static size_t cache_bytes(const feature_source *s, int64_t cap) {
 static void keep(feature_source *s, const gf_batch *b, const float *out) {
     for (int64_t r = 0; r < b->B; r++) {
         const int64_t len = row_len(b, r), nk = key_bytes(s, len);
+        if (s->n_e == s->max_rows || s->n_pos + len > s->max_pos || s->n_keys + nk > s->max_keys)
+            return; /* a source whose rows changed since they were counted: keep what fits */
         uint8_t *key = s->keys + s->n_keys;
         row_key(s, b, r, len, key);
         const uint64_t h = fnv1a(key, nk, len);
