@@ -320,14 +320,14 @@ static void cache_features(gf_model *m, const gf_train_opts *o, gf_source **trai
     for (int i = 0; i < 2; i++) {
         gf_source *w = want[i] ? gf_feature_source_create(m, *src[i], i ? GF_USE_EVAL : GF_USE_TRAIN, o->batch,
                                                           budget - used[0], &used[i]) : NULL;
-        if (want[i] && !w)
-            fprintf(stderr, "grassflow: %s: %s\n", name[i], gf_last_error());
-        if (w)
+        if (want[i] && !w) fprintf(stderr, "grassflow: %s: %s\n", name[i], gf_last_error());
+        if (w) {
+            *src[i] = w;
             snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s %.1f MiB", kept[0] ? ", " : "", name[i],
                      (double)used[i] / 1048576.0);
-        else
+        } else {
             snprintf(every + strlen(every), sizeof every - strlen(every), "%s%s", every[0] ? ", " : "", name[i]);
-        if (w) *src[i] = w;
+        }
     }
     fprintf(stderr, "grassflow: the frozen backbone's output, computed once per example and kept: %s; run at every step: "
             "%s%s\n", kept[0] ? kept : "none", every[0] ? every : "none",

@@ -94,19 +94,24 @@ static int64_t n_used(feature_source *s) {
     return s->use == GF_USE_TRAIN ? s->inner->n_examples(s->inner->ctx) : gf_source_n_eval(s->inner);
 }
 
-/* Rows, positions and key bytes of every example, to size the cache before anything is computed. */
-static int count(feature_source *s) {
+/* fn on every example of the split, in batches of s->batch (the same batches each time). */
+static int each_batch(feature_source *s, int (*fn)(feature_source *s, gf_batch *b)) {
     const int64_t n = n_used(s);
     for (int64_t k = 0; k < n; k += s->batch) {
         gf_batch b;
-        if (fill_inner(s, k, n - k < s->batch ? n - k : s->batch, &b)) return -1;
-        for (int64_t r = 0; r < b.B; r++) {
-            const int64_t len = row_len(&b, r);
-            s->max_rows++;
-            s->max_pos += len;
-            s->max_keys += key_bytes(s, len);
-            s->max_key = key_bytes(s, len) > s->max_key ? key_bytes(s, len) : s->max_key;
-        }
+        if (fill_inner(s, k, n - k < s->batch ? n - k : s->batch, &b) || fn(s, &b)) return -1;
+    }
+    return 0;
+}
+
+/* Rows, positions and key bytes of a batch, to size the cache before anything is computed. */
+static int count_batch(feature_source *s, gf_batch *b) {
+    for (int64_t r = 0; r < b->B; r++) {
+        const int64_t len = row_len(b, r), nk = key_bytes(s, len);
+        s->max_rows++;
+        s->max_pos += len;
+        s->max_keys += nk;
+        s->max_key = nk > s->max_key ? nk : s->max_key;
     }
     return 0;
 }
@@ -135,21 +140,22 @@ static void keep(feature_source *s, const gf_batch *b, const float *out) {
     }
 }
 
-/* Run every example through the model once (dropout off), in the batches the trainer or gf_evaluate
- * make of them, so that evaluation gets bit for bit the features it would compute itself. */
+/* One forward of a batch (dropout off), keeping its rows' first-stack output. */
+static int build_batch(feature_source *s, gf_batch *b) {
+    int64_t B, T, w;
+    b->features = NULL;
+    if (gf_model_forward_batch(s->m, b, NULL)) return -1;
+    keep(s, b, gf_model_stack_output(s->m, 0, &B, &T, &w));
+    return 0;
+}
+
+/* Run every example through the model once, in the batches the trainer or gf_evaluate make of them, so
+ * that evaluation gets bit for bit the features it would compute itself. */
 static int build(feature_source *s) {
-    const int64_t n = n_used(s);
     s->n_e = s->n_pos = s->n_keys = 0; /* from the start, after a build that failed too */
     for (int64_t i = 0; i < s->cap; i++) s->table[i] = -1;
     gf_model_set_training(s->m, false, 0, 0);
-    for (int64_t k = 0; k < n; k += s->batch) {
-        gf_batch b;
-        int64_t B, T, w;
-        if (fill_inner(s, k, n - k < s->batch ? n - k : s->batch, &b)) return -1;
-        b.features = NULL;
-        if (gf_model_forward_batch(s->m, &b, NULL)) return -1;
-        keep(s, &b, gf_model_stack_output(s->m, 0, &B, &T, &w));
-    }
+    if (each_batch(s, build_batch)) return -1;
     s->built = true;
     return 0;
 }
@@ -258,7 +264,7 @@ gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use
     else {
         *s = (feature_source){.inner = inner, .m = m, .use = use, .batch = batch, .width = gf_stack_dim(c, 0),
                               .d_input = c->input == GF_INPUT_VECTORS ? c->d_input : 0};
-        if (!count(s) && !fs_alloc(s, max_bytes, &got)) {
+        if (!each_batch(s, count_batch) && !fs_alloc(s, max_bytes, &got)) {
             *src = (gf_source){.version = GF_SOURCE_VERSION, .ctx = s, .n_examples = fs_n, .fill = fs_fill,
                                .check = fs_check, .destroy = fs_destroy};
             if (inner->fill_eval) src->n_eval_examples = fs_n_eval, src->fill_eval = fs_fill_eval;
