@@ -49,7 +49,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench install test test-c test-parity test-cli test-train test-install test-trust test-fuzz \
+.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-trust test-fuzz \
 	test-bench test-san test-snli clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
@@ -113,11 +113,19 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-parity test-cli test-train test-snli test-install test-trust test-fuzz test-bench test-san
+test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
 	@for t in $(TEST_BIN); do echo "== $$t"; $(TEST_ENV) $$t || exit 1; done
+
+# the C tests again under every other OpenBLAS kernel that machines are seen to pick (HASWELL, ZEN,
+# SKYLAKEX, as far as this CPU runs them): sgemm rounds differently from kernel to kernel, so a bit-for-bit
+# claim that holds under the machine's own kernel can fail on the next machine
+test-kernels: all $(TEST_BIN)
+	@for k in $$(bash tests/coretype.sh --others); do for t in $(TEST_BIN); do \
+	    OPENBLAS_CORETYPE=$$k $$t >$(BUILD)/tests/kernel.log 2>&1 && echo "== $$t under $$k: $$(grep -c '\[       OK \]' $(BUILD)/tests/kernel.log) passed" \
+	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
 # PyTorch: every model config (tests/parity.sh) and a Hugging Face DistilBERT folder (tests/distilbert.sh)
 test-parity: all

@@ -574,9 +574,11 @@ gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, u
  * trained head), which then runs it once per example rather than once per example and epoch. The first
  * fill runs every example of `use` (GF_USE_TRAIN: fill's epoch-0 order; GF_USE_EVAL: the evaluation
  * examples) through m, dropout off, `batch` examples a forward, as gf_train or gf_evaluate with that
- * batch would: evaluation then gets bit for bit the features it would compute. Rows are known by their
- * content (inputs, token types and mask up to the last real position); a batch with a row not seen then
- * goes without features (the model computes them). The cache may take at most max_bytes (*bytes: what it
+ * batch would: evaluation with that batch then gets bit for bit the features it would compute, under any
+ * BLAS kernel (an evaluation row is found by its index and checked against its content: an example that
+ * occurs twice keeps the features of its own place in its batch, as sgemm may round a row differently at
+ * another place). Training rows are found by their content (inputs, token types and mask up to the last
+ * real position). A batch with a row not seen then goes without features (the model computes them). The cache may take at most max_bytes (*bytes: what it
  * takes); more, or m not fixed, gives NULL with gf_last_error, and inner stays the caller's. On success
  * the new source owns inner and must be used with m only. */
 gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use use, int64_t batch,

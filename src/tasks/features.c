@@ -1,10 +1,14 @@
 /* A source over another source whose batches carry a fixed first stack's output (gf_batch.features),
  * computed once: a frozen backbone under a trained head is then run once per example instead of once per
  * example and epoch (and evaluation). The examples are computed on the first fill, in the batches the
- * trainer (fill's epoch-0 order) or gf_evaluate (the evaluation order) would make of them, and kept by their
- * content: a row's ids (or vectors), token types and mask up to its last real position. A batch whose rows
- * are all known gets their features (padding after the last real position is 0); otherwise it goes without,
- * and the model computes them itself. */
+ * trainer (fill's epoch-0 order) or gf_evaluate (the evaluation order) would make of them, one entry per
+ * example in that order, each with its key: the row's ids (or vectors), token types and mask up to its last
+ * real position. An evaluation batch finds its rows by index and checks their keys, so every row gets the
+ * features computed at its own place in its own batch: evaluation through the cache is bit for bit
+ * evaluation without it under any BLAS kernel, even for an example that occurs twice (sgemm may round a row
+ * differently at another place in the batch). A training batch (shuffled) finds its rows by key (the first
+ * example with that key). A batch whose rows are all known gets their features (padding after the last real
+ * position is 0); otherwise it goes without, and the model computes them itself. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,8 +135,7 @@ static void keep(feature_source *s, const gf_batch *b, const float *out) {
         row_key(s, b, r, len, key);
         const uint64_t h = fnv1a(key, nk, len);
         int64_t slot;
-        if (find(s, key, nk, len, h, &slot) >= 0) continue; /* the same pair twice: its first features */
-        s->table[slot] = s->n_e;
+        if (find(s, key, nk, len, h, &slot) < 0) s->table[slot] = s->n_e; /* found by key: the first of equals */
         s->e[s->n_e++] = (entry){.hash = h, .len = len, .pos = s->n_pos, .key = s->n_keys};
         memcpy(s->feat + s->n_pos * s->width, out + r * b->T * s->width, (size_t)(len * s->width) * sizeof(float));
         s->n_pos += len;
@@ -162,8 +165,21 @@ static int build(feature_source *s) {
 
 /* ---- the source ---------------------------------------------------------------------------------------- */
 
-/* b's rows' features into s->buf and b->features, if every row is known. */
-static int attach(feature_source *s, gf_batch *b) {
+/* The entry of a row whose key (nk bytes, len positions) is in s->key: entry `index` if its key is that
+ * (index >= 0), or else the first entry with that key; -1 if the cache does not hold it. */
+static int64_t lookup(const feature_source *s, int64_t index, int64_t nk, int64_t len) {
+    if (index < 0) {
+        int64_t slot;
+        return find(s, s->key, nk, len, fnv1a(s->key, nk, len), &slot);
+    }
+    if (index >= s->n_e) return -1;
+    const entry *e = &s->e[index];
+    return e->len == len && !memcmp(s->keys + e->key, s->key, (size_t)nk) ? index : -1;
+}
+
+/* b's rows' features into s->buf and b->features, if every row is known; first: the index of b's first
+ * row among the examples the cache was built from, or -1 to find rows by key. */
+static int attach(feature_source *s, gf_batch *b, int64_t first) {
     b->features = NULL;
     const int64_t need = b->B * b->T * s->width;
     if (need > s->buf_floats) {
@@ -174,10 +190,10 @@ static int attach(feature_source *s, gf_batch *b) {
     }
     for (int64_t r = 0; r < b->B; r++) {
         const int64_t len = row_len(b, r), nk = key_bytes(s, len);
-        int64_t slot, k = -1;
+        int64_t k = -1;
         if (nk <= s->max_key) { /* a longer row was not seen when the cache was made */
             row_key(s, b, r, len, s->key);
-            k = find(s, s->key, nk, len, fnv1a(s->key, nk, len), &slot);
+            k = lookup(s, first < 0 ? -1 : first + r, nk, len);
         }
         if (k < 0) return 0; /* a row not seen when the cache was made: the model computes this batch */
         float *dst = s->buf + r * b->T * s->width;
@@ -193,7 +209,7 @@ static int64_t fs_n(void *ctx) { return ((feature_source *)ctx)->inner->n_exampl
 static int fs_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
     feature_source *s = ctx;
     if (!s->built && build(s)) return -1; /* before the fill: building fills the inner source's batch too */
-    return s->inner->fill(s->inner->ctx, epoch, first, n, b) ? -1 : attach(s, b);
+    return s->inner->fill(s->inner->ctx, epoch, first, n, b) ? -1 : attach(s, b, -1);
 }
 
 static int64_t fs_n_eval(void *ctx) { return gf_source_n_eval(((feature_source *)ctx)->inner); }
@@ -201,7 +217,7 @@ static int64_t fs_n_eval(void *ctx) { return gf_source_n_eval(((feature_source *
 static int fs_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
     feature_source *s = ctx;
     if (!s->built && build(s)) return -1;
-    return gf_source_fill_eval(s->inner, first, n, b) ? -1 : attach(s, b);
+    return gf_source_fill_eval(s->inner, first, n, b) ? -1 : attach(s, b, s->use == GF_USE_EVAL ? first : -1);
 }
 
 static int fs_check(void *ctx, const gf_model *m, gf_source_use use) {
