@@ -628,6 +628,9 @@ typedef struct gf_train_opts {
     int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
     bool feature_cache;           /* for the caller: a fixed first stack's output computed once per example
                                    * (gf_feature_source_create); default true, false for runs that predate it */
+    bool overwrite;               /* not stored: a new run (not resume) may start in an out_dir that holds a
+                                   * run (its state, last, best or metrics); they are removed first.
+                                   * false (the default): gf_train refuses such a folder */
     volatile const sig_atomic_t *interrupt; /* not stored: when *interrupt becomes non-zero (a signal handler),
                                    * the current step finishes, the state is saved and gf_train returns
                                    * GF_TRAIN_INTERRUPTED */
@@ -678,10 +681,20 @@ typedef struct gf_train_result {
  * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
  * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config and tokenizer)
- * and the run continues bit for bit. cb (may be NULL) gets progress events. Returns 0,
+ * and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
+ * o->overwrite (gf_run_dir_holds_run says what is there). cb (may be NULL) gets progress events. Returns 0,
  * GF_TRAIN_INTERRUPTED, or -1 (gf_last_error). */
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume,
              gf_train_cb cb, void *ctx, gf_train_result *res);
+
+/* Whether directory dir holds a training run: 1 if any of state.safetensors, last.safetensors,
+ * best.safetensors, metrics.jsonl is there, with what into what (a sentence: the files, and the last
+ * step metrics.jsonl logged); 0 if not (or dir does not exist). */
+int gf_run_dir_holds_run(const char *dir, char *what, size_t size);
+/* 0 if a new run (not a resume) may start in dir: it does not exist, or holds no run, or overwrite; -1
+ * with gf_last_error naming what is there: a live run (its PID), or a run's files. gf_train checks this
+ * itself; a program calls it to refuse before loading its data. */
+int gf_run_dir_check_new(const char *dir, bool overwrite);
 
 /* The learning rate at `step` (0-based) of `total`: linear warmup to lr, then cosine to min_lr. */
 double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double min_lr);

@@ -8,7 +8,8 @@ OUT=${OUT:-runs/demo}
 STEPS=${STEPS:-300}
 mkdir -p runs
 echo "== training grassmann-small on WikiText-2 for $STEPS steps (batch 16 x 128 tokens) into $OUT" >&2
-$GF train --model grassmann-small --corpus wikitext-2 --out "$OUT" --steps "$STEPS" --batch 16 --seq-len 128 \
+# --force: the demo starts again in its own folder each time (a run elsewhere is never replaced without it)
+$GF train --model grassmann-small --corpus wikitext-2 --out "$OUT" --force --steps "$STEPS" --batch 16 --seq-len 128 \
     --lr 2e-3 --min-lr 2e-4 --warmup 30 --eval-every "$STEPS" --log-every 25
 echo "== validation perplexity of the best checkpoint" >&2
 $GF eval --ckpt "$OUT/best.safetensors" --corpus wikitext-2 --split valid

@@ -387,7 +387,7 @@ static void run_opts(gf_train_opts *o, const char *dir, int64_t steps) {
 }
 
 static int count_lines(const char *dir, const char *what) {
-    char path[700], line[512];
+    char path[GF_PATH_MAX + 32], line[512];
     snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
     FILE *f = fopen(path, "r");
     int n = 0;
@@ -455,6 +455,36 @@ static void test_train_resume(void **state) {
     lm_data_free(&d);
 }
 
+/* A new run in a folder that holds a run is refused, naming what is there, and leaves it as it was;
+ * with overwrite it starts again there. */
+static void test_train_refuses_a_run(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 2);
+    gf_train_opts o;
+    run_opts(&o, "again", 6);
+    o.stop_at = 3;
+    if (gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("first run: %s", gf_last_error());
+    const int lines = count_lines(o.out_dir, "step");
+    char what[GF_PATH_MAX + 400];
+    assert_int_equal(gf_run_dir_holds_run(o.out_dir, what, sizeof what), 1);
+    if (!strstr(what, "state.safetensors, last.safetensors, best.safetensors, metrics.jsonl") ||
+        !strstr(what, "logged up to step 3"))
+        fail_msg("%s", what);
+    o.stop_at = 0;
+    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL), "holds a run");
+    assert_int_equal(count_lines(o.out_dir, "step"), lines); /* metrics.jsonl not truncated */
+    gf_train_result res;
+    o.overwrite = true;
+    if (gf_train(m, d.train, d.valid, &o, false, NULL, NULL, &res)) fail_msg("--force: %s", gf_last_error());
+    assert_int_equal(res.steps, 6);
+    assert_int_equal(gf_run_dir_holds_run(tl_tmp_path("nothing-here"), what, sizeof what), 0);
+    gf_model_free(m);
+    lm_data_free(&d);
+}
+
 /* Sources the library cannot use are refused with a message that names them. */
 static void test_bad_sources(void **state) {
     (void)state;
@@ -491,6 +521,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_step_nonfinite, pool_teardown),
         cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
+        cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
         cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

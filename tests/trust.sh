@@ -124,6 +124,26 @@ want=; expect 0 "a SIGKILLed run's folder resumes without cleanup (its lock died
 [ ! -e "$tmp/killed/last.safetensors.tmp.999999" ] && pass "... a dead writer's temporary file is removed" || fail "a dead writer's tmp file stayed"
 [ -e "$tmp/killed/best.safetensors.tmp.$live" ] && pass "... a live writer's temporary file stays" || fail "a live writer's tmp file was removed"
 kill $live 2>/dev/null
+echo "trust: a run folder is never overwritten by accident"
+"$GF" train $R --out "$tmp/stopped" --stop-at 10 >/dev/null 2>&1
+sum() { (cd "$1" && cat state.safetensors last.safetensors best.safetensors metrics.jsonl | md5sum); }
+before=$(sum "$tmp/stopped")
+want="--out $tmp/stopped holds a run \(state.safetensors, last.safetensors, best.safetensors, metrics.jsonl; metrics.jsonl logged up to step 10\)"
+expect 1 "train without --resume on a stopped run's folder is refused, saying what is there" "$GF" train $R --out "$tmp/stopped"
+grep -q "HINT: continue it with: grassflow train --resume $tmp/stopped; .* pass --force" "$tmp/err" && pass "... and how to go on" || fail "no HINT: $(cat "$tmp/err")"
+[ "$(sum "$tmp/stopped")" = "$before" ] && pass "... and the run is untouched (state, checkpoints, metrics)" || fail "the stopped run was changed"
+"$GF" train --resume "$tmp/stopped" >/dev/null 2>&1
+want="holds a run"; expect 1 "... and so is a finished run's folder" "$GF" train $R --out "$tmp/stopped" --steps 5
+mkdir -p "$tmp/cmpo" && cp -r "$tmp/stopped" "$tmp/cmpo/transformer-tiny"
+want="--out $tmp/cmpo/transformer-tiny holds a run"; expect 1 "compare refuses when the second model's folder holds a run, before the first trains" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --steps 5 --batch 4 --seq-len 16 --eval-every 5 --out "$tmp/cmpo"
+[ ! -e "$tmp/cmpo/grassmann-tiny" ] && pass "... (no folder made for the first model)" || fail "compare trained the first model before refusing"
+want=; expect 0 "--force starts again in a folder that holds a run" "$GF" train $R --out "$tmp/stopped" --steps 5 --eval-every 5 --force
+$PY -c "
+import json, struct, sys
+b = open(sys.argv[1] + '/state.safetensors', 'rb').read(); h = json.loads(b[8:8 + struct.unpack('<Q', b[:8])[0]])
+steps = [json.loads(l).get('step') for l in open(sys.argv[1] + '/metrics.jsonl')]
+sys.exit(h['__metadata__']['step'] != '5' or max(steps) != 5)" "$tmp/stopped" && pass "... its state and metrics are the new run's alone" || fail "--force: $(cat "$tmp/stopped/metrics.jsonl")"
+want="--resume DIR continues the saved run"; expect 2 "--force does not go with --resume" "$GF" train --resume "$tmp/stopped" --force
 want="would train into the same folder"; expect 2 "compare refuses two models that share a folder" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
 want="would train into the same folder"; expect 2 "... also through a / in a name" "$GF" compare --models cfg/a.json,cfg_a.json --corpus tinyshakespeare --out "$tmp/cmp"
 many=$(for i in $(seq 17); do printf "grassmann-tiny%d," $i; done)

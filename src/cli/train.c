@@ -51,12 +51,14 @@
     "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
     "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \
     "                      evaluation) or skip the step (stops after 10 in a row)\n"                      \
-    "  --no-cache          do not read or write the tokenized-corpus cache\n"
+    "  --no-cache          do not read or write the tokenized-corpus cache\n"                             \
+    "  --force             start again in an --out that holds a run, deleting that run's checkpoints,\n"  \
+    "                      state and metrics (without it such a folder is refused)\n"
 
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
     O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE,
-    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT
+    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -67,7 +69,8 @@ enum {
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
         {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
         {"task", 1, 0, O_TASK}, {"max-sent", 1, 0, O_MAXSENT}, {"backbone", 1, 0, O_BACKBONE},               \
-        {"head", 1, 0, O_HEAD}, {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT}
+        {"head", 1, 0, O_HEAD}, {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT},   \
+        {"force", 0, 0, O_FORCE}
 
 typedef struct {
     gf_train_opts o;
@@ -98,6 +101,7 @@ static int recipe_option(recipe *r, const char *cmd, int opt, const char *arg) {
     case O_HEAD: r->head = arg; break;
     case O_FREEZE: r->freeze_backbone = 1; break;
     case O_NOFEAT: o->feature_cache = false; break;
+    case O_FORCE: o->overwrite = true; break;
     case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
     case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
     case O_BATCH: INT("--batch", 1, 1 << 20, batch);
@@ -407,13 +411,15 @@ done:
     return rc;
 }
 
-/* The output directory must be a writable directory or creatable; nothing is created here (the trainer
- * creates it once everything else has been checked, so a rejected run leaves nothing behind). */
-static int out_dir_ok(const char *cmd, const char *dir) {
+/* The output directory must be a writable directory that holds no run (unless --force), or creatable;
+ * nothing is created here (the trainer creates it once everything else has been checked, so a rejected
+ * run leaves nothing behind). The trainer checks for a run again, under the folder's lock. */
+static int out_dir_ok(const char *cmd, const char *dir, bool force) {
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) return cli_usage_error(cmd, "--out %s exists and is not a directory", dir);
         if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
+        if (gf_run_dir_check_new(dir, force)) return cli_error("--out %s", gf_last_error());
         return EXIT_OK;
     }
     char parent[GF_PATH_MAX];
@@ -483,7 +489,7 @@ int cmd_train(int argc, char **argv) {
             return cli_usage_error("train", "--backbone: the model is the backbone with --head on top; drop --model, "
                                    "--config, --set and --vocab");
         if (!out) return cli_usage_error("train", "--out DIR is required");
-        int rc = out_dir_ok("train", out);
+        int rc = out_dir_ok("train", out, r.o.overwrite);
         if (rc) return rc;
         snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out); /* fits: out_dir_ok checked its length */
     }
@@ -629,16 +635,20 @@ int cmd_compare(int argc, char **argv) {
         if (reference && !strcmp(reference, names[i])) ref = i;
     }
     if (ref < 0) return cli_usage_error("compare", "--reference %s is not one of --models %s", reference, models);
-    if ((rc = out_dir_ok("compare", out))) return rc;
+    if ((rc = out_dir_ok("compare", out, true))) return rc;
+    char dirs[MAX_COMPARE][GF_PATH_MAX];
+    for (int i = 0; i < n; i++) { /* every model's folder, before any training */
+        char base_name[1024];
+        run_folder(names[i], base_name, sizeof base_name);
+        if (gf_path_join(dirs[i], sizeof dirs[i], out, base_name)) return cli_error("--out: %s", gf_last_error());
+        if ((rc = out_dir_ok("compare", dirs[i], r.o.overwrite))) return rc;
+    }
     if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));
     run_summary s[MAX_COMPARE];
     for (int i = 0; i < n; i++) {
         recipe ri = r;
         ri.head = r.backbone ? names[i] : NULL;
-        char base_name[1024];
-        run_folder(names[i], base_name, sizeof base_name);
-        if (gf_path_join(ri.o.out_dir, sizeof ri.o.out_dir, out, base_name)) return cli_error("--out: %s", gf_last_error());
-        if ((rc = out_dir_ok("compare", ri.o.out_dir))) return rc;
+        memcpy(ri.o.out_dir, dirs[i], sizeof ri.o.out_dir); /* the same size: GF_PATH_MAX */
         if ((rc = run(&mos[i], &ri, NULL, names[i], 1, &s[i]))) return rc;
     }
     print_table(&r, names, n, ref, s);

@@ -39,21 +39,24 @@ static void remove_stale_tmp(const char *dir) {
     closedir(d);
 }
 
+/* The error for a run folder whose lock (open as fd, closed here) another run holds: names its PID. */
+static int busy(int fd, const char *dir) {
+    char pid[32] = "";
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return gf_fail("%s is in use by another grassflow run (PID %s); two runs in one folder would overwrite each "
+                   "other's checkpoints\nHINT: wait for it to finish, or choose another --out", dir,
+                   pid[0] ? strtok(pid, "\n") : "unknown");
+}
+
 /* OUT/.grassflow.lock, locked for this run; another live run holding it is an error that names its PID. */
 static int lock_dir(gf_run_dir *r) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, ".grassflow.lock")) return -1;
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return gf_fail("cannot create the run lock %s: %s", path, strerror(errno));
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char pid[32] = "";
-        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-        pid[n > 0 ? n : 0] = '\0';
-        close(fd);
-        return gf_fail("%s is in use by another grassflow run (PID %s); two runs in one folder would overwrite each "
-                       "other's checkpoints\nHINT: wait for it to finish, or choose another --out", r->dir,
-                       pid[0] ? strtok(pid, "\n") : "unknown");
-    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) return busy(fd, r->dir);
     char me[32];
     int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
@@ -82,7 +85,70 @@ static int probe_out_dir(const char *dir) {
     return 0;
 }
 
-int gf_run_dir_prepare(gf_run_dir *r) {
+static const char *const run_files[] = {"state.safetensors", "last.safetensors", "best.safetensors", "metrics.jsonl"};
+
+/* The step of the last line of metrics.jsonl that has one (-1: none, or no file). */
+static long long last_logged_step(const char *dir) {
+    char path[GF_PATH_MAX], buf[4096];
+    if (gf_path_join(path, sizeof path, dir, "metrics.jsonl")) return -1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    long long step = -1;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        const long end = ftell(f);
+        const long from = end > (long)sizeof buf - 1 ? end - (long)sizeof buf + 1 : 0;
+        size_t n = fseek(f, from, SEEK_SET) == 0 ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        buf[n] = '\0';
+        for (const char *p = buf; (p = strstr(p, "{\"step\": ")); p++) step = strtoll(p + 9, NULL, 10);
+    }
+    fclose(f);
+    return step;
+}
+
+int gf_run_dir_holds_run(const char *dir, char *what, size_t size) {
+    char path[GF_PATH_MAX], files[256] = "";
+    struct stat st;
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++)
+        if (!gf_path_join(path, sizeof path, dir, run_files[i]) && lstat(path, &st) == 0)
+            snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s%s", files[0] ? ", " : "", run_files[i],
+                     S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
+    if (!files[0]) return 0;
+    const long long step = last_logged_step(dir);
+    char logged[64] = "";
+    if (step >= 0) snprintf(logged, sizeof logged, "; metrics.jsonl logged up to step %lld", step);
+    snprintf(what, size, "%s holds a run (%s%s)", dir, files, logged);
+    return 1;
+}
+
+/* -1 with the reason if dir holds a run and not overwrite. */
+static int refuse_a_run(const char *dir, bool overwrite) {
+    char what[GF_PATH_MAX + 400];
+    if (overwrite || !gf_run_dir_holds_run(dir, what, sizeof what)) return 0;
+    return gf_fail("%s; a new run there would replace them\nHINT: continue it with: grassflow train --resume %s; or "
+                   "choose another --out; or pass --force to start again there, deleting that run", what, dir);
+}
+
+int gf_run_dir_check_new(const char *dir, bool overwrite) {
+    char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, dir, ".grassflow.lock")) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW); /* looked at, not created */
+    if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0) return busy(fd, dir);
+    if (fd >= 0) close(fd);
+    return refuse_a_run(dir, overwrite);
+}
+
+/* A new run in dir, whose lock this run holds: refused if dir holds a run, unless overwrite, which removes
+ * the old run's files. */
+static int claim_for_new_run(const char *dir, bool overwrite) {
+    char path[GF_PATH_MAX];
+    if (refuse_a_run(dir, overwrite)) return -1;
+    for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++)
+        if (gf_path_join(path, sizeof path, dir, run_files[i]) || (unlink(path) != 0 && errno != ENOENT))
+            return gf_fail("cannot remove %s to start a new run there: %s", path, strerror(errno));
+    return 0;
+}
+
+int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
     const char *dir = r->dir;
     const bool created = mkdir(dir, 0755) == 0;
     if (!created && errno != EEXIST) return gf_fail("cannot create the output directory %s: %s", dir, strerror(errno));
@@ -90,7 +156,7 @@ int gf_run_dir_prepare(gf_run_dir *r) {
         if (created) rmdir(dir); /* a rejected run leaves nothing behind */
         return -1;
     }
-    if (lock_dir(r)) return -1;
+    if (lock_dir(r) || (!resume && claim_for_new_run(dir, overwrite))) return -1;
     remove_stale_tmp(dir);
     return 0;
 }

@@ -23,7 +23,9 @@ int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o);
  * training time is spent; a directory created here is removed again); take the run's exclusive lock on
  * OUT (another live run there: an error naming its PID; a killed run's lock is free again, the kernel
  * drops it); remove temporary files whose writer is dead. */
-int gf_run_dir_prepare(gf_run_dir *r);
+/* A new run (!resume) in an OUT that holds a run (gf_run_dir_holds_run) is refused, or with overwrite
+ * the old run's files are removed first. */
+int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite);
 /* metrics.jsonl (appended to when resuming). */
 int gf_run_metrics_open(gf_run_dir *r, bool append);
 /* Closes the metrics file and releases the lock. */

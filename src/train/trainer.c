@@ -159,7 +159,8 @@ static int check_sources(const trainer *t) {
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
-    if (check_opts(o) || check_sources(t) || gf_run_dir_open(&t->run, t->m, o) || gf_run_dir_prepare(&t->run))
+    if (check_opts(o) || check_sources(t) || gf_run_dir_open(&t->run, t->m, o) ||
+        gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;
     t->total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, t->train);
     t->best = INFINITY;
