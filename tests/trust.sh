@@ -79,6 +79,30 @@ rc=$?
 "$GF" train --resume "$tmp/sres" >/dev/null 2>&1
 same_weights "$tmp/sres/last.safetensors" "$tmp/sref/last.safetensors" && pass "... and resumed again to weights byte-identical to an uninterrupted run" || fail "resumed-then-interrupted run: weights differ"
 
+# a signal that comes twice (GNU timeout signals the child, then its process group; an impatient Ctrl-C)
+# must not lose the save the first one asked for; a third aborts, and says so. Steps of ~0.2 s: the
+# signals (50 ms apart) arrive during the step, one by one.
+SLOW="--model grassmann-tiny --corpus tinyshakespeare --steps 100000 --batch 128 --seq-len 32 --eval-every 100000 --seed 3"
+signals() { # DIR SIG COUNT: start a run in DIR, send SIG COUNT times 50 ms apart once it trains; its exit code
+    "$GF" train $SLOW --out "$1" >"$tmp/out" 2>"$tmp/err" &
+    local pid=$! end=$((SECONDS + 60))
+    until grep -q "from scratch" "$tmp/err" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+    sleep 0.3
+    for _ in $(seq "$3"); do kill -"$2" $pid 2>/dev/null; sleep 0.05; done
+    wait $pid
+}
+signals "$tmp/twice" TERM 2; rc=$?
+st=$(grep -o "interrupted by a signal after step [0-9]*" "$tmp/err" | grep -o "[0-9]*$")
+[ $rc = 143 ] && grep -q "signal received again: still finishing the step and saving the state" "$tmp/err" && [ -n "$st" ] \
+    && pass "SIGTERM twice: the second is acknowledged, the state of step $st is saved, exit 143" || fail "SIGTERM twice: exit $rc $(tail -c 300 "$tmp/err")"
+want=; expect 0 "... and it resumes" "$GF" train --resume "$tmp/twice" --stop-at $((st + 1))
+signals "$tmp/thrice" INT 3; rc=$?
+[ $rc = 130 ] && grep -q "third signal: aborting without saving this step" "$tmp/err" && ! grep -q "the state is saved" "$tmp/err" \
+    && pass "SIGINT three times: aborts at once and says so, exit 130" || fail "SIGINT three times: exit $rc $(tail -c 300 "$tmp/err")"
+timeout -s TERM 3 "$GF" train $SLOW --out "$tmp/timeout" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 124 ] && [ -f "$tmp/timeout/state.safetensors" ] && grep -q "the state is saved" "$tmp/err" \
+    && pass "under GNU timeout (child, then process group): the state is saved" || fail "timeout: exit $rc $(tail -c 300 "$tmp/err")"
+
 echo "trust: a full disk"
 mkdir -p "$tmp/full"
 if mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then

@@ -206,18 +206,35 @@ static void on_event(const gf_train_event *e, void *ctx) {
 
 /* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
 
-static volatile sig_atomic_t g_signal;
+static volatile sig_atomic_t g_signal, g_signals;
 
-static void on_signal(int sig) { g_signal = sig; }
+/* First signal: set the flag (the trainer saves and stops after its current step). A second one (GNU
+ * timeout signals the child and then its process group; an impatient Ctrl-C) must not lose that save: it
+ * is acknowledged. A third ends the process at once, saying so; the checkpoints and state already on disk
+ * stay whole (every write is atomic). Only async-signal-safe calls here. */
+static void on_signal(int sig) {
+    static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
+                                "state; a third signal aborts without saving\n";
+    static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
+                                    "and state saved before it are intact\n";
+    ssize_t w = 0;
+    if (!g_signal) g_signal = sig;
+    if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);
+    if (g_signals >= 3) {
+        w = write(STDERR_FILENO, abort_msg, sizeof abort_msg - 1);
+        signal(sig, SIG_DFL); /* delivered when the handler returns: the signal's own exit status */
+        raise(sig);
+    }
+    (void)w; /* nothing to do if stderr is gone */
+}
 
-/* First signal: set the flag (the trainer saves and stops after its current step); the handler resets
- * itself, so a second signal ends the process at once (the checkpoints are written atomically). */
 static void catch_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
+    sigaddset(&sa.sa_mask, SIGTERM);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }
