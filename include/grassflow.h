@@ -202,6 +202,11 @@ int64_t gf_model_num_trainable(const gf_model *m);
  * it keeps its values, loses its gradient, and the backward stops where nothing below is trainable
  * (feature extraction). Call before gf_adamw_create; returns how many tensors it froze, or -1. */
 int gf_model_freeze(gf_model *m, const char *prefix);
+/* Freeze stack k by structure, whatever its tensors are named: for k = 0 the model's input (token,
+ * position and token-type embeddings, the input projection, the embedding LayerNorm) and the first
+ * stack's blocks, a backbone; for k >= 1 stack k's in_proj and blocks. Returns how many tensors it froze
+ * (0 if they were frozen already), or -1 (k out of range, gf_last_error). */
+int gf_model_freeze_stack(gf_model *m, int k);
 /* Copy into dst every tensor of src whose name starts with one of prefixes (NULL-terminated) and that dst
  * has too (a pretrained backbone into a model that adds a head). A shape that differs is an error naming
  * the tensor; returns how many tensors were copied, or -1. */
@@ -628,6 +633,9 @@ typedef struct gf_train_opts {
     int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
     bool feature_cache;           /* for the caller: a fixed first stack's output computed once per example
                                    * (gf_feature_source_create); default true, false for runs that predate it */
+    bool accept_changed_data;     /* not stored: resume although the data differ from those the state was
+                                   * saved with (each split's examples and a hash of them, stored in the
+                                   * state); the run then no longer continues bit for bit. false: refused */
     bool overwrite;               /* not stored: a new run (not resume) may start in an out_dir that holds a
                                    * run (its state, last, best or metrics); they are removed first.
                                    * false (the default): gf_train refuses such a folder */
@@ -680,8 +688,9 @@ typedef struct gf_train_result {
  * the end: AdamW, warmup + cosine schedule, micro-batches weighted by their counted targets, global
  * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
  * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
- * resume, the weights, moments and step come from OUT/state.safetensors (same config and tokenizer)
- * and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
+ * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
+ * data: each split's examples and a hash of their batches are stored in the state, and a change is
+ * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
  * o->overwrite (gf_run_dir_holds_run says what is there). cb (may be NULL) gets progress events. Returns 0,
  * GF_TRAIN_INTERRUPTED, or -1 (gf_last_error). */
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume,

@@ -209,6 +209,12 @@ want="--backbone CKPT and --head FILE go together"; expect 2 "--backbone without
 want="drop --model"; expect 2 "--backbone with --model" bb --model grassmann-tiny --out "$tmp/x"
 printf '[1, 2]' >"$tmp/badhead.json"
 want="badhead.json: not a JSON object; expected one stack"; expect 1 "a head file that is not a stack" "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/badhead.json" --corpus snli --out "$tmp/x"
+# a head stack named like the model's own tensors would be frozen (and copied into) with the backbone
+for name in tok_emb pos_emb seg_emb emb_ln in_proj blocks ln_f cls_head; do
+    sed "s/\"name\": \"head\"/\"name\": \"$name\"/" "$tmp/head.json" >"$tmp/head-$name.json"
+    want="\"stacks\"\[0\] is named \"$name\", (a name the model's own tensors use|as the classify head's tensor cls_head.weight begins)"
+    expect 1 "a head stack named $name is refused" bb --head "$tmp/head-$name.json" --freeze-backbone --out "$tmp/x"
+done
 
 want="badhead.json: not a JSON object"; expect 1 "compare --backbone checks every head before training any" "$GF" compare --task snli --backbone "$tmp/lm/best.safetensors" --models "$tmp/head.json,$tmp/badhead.json" --corpus snli --out "$tmp/cmp"
 [ ! -e "$tmp/cmp" ] && pass "... and creates nothing" || fail "compare left $tmp/cmp behind"

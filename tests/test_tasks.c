@@ -431,9 +431,10 @@ static void test_set_paths(void **state) {
     assert_non_null(strstr(gf_last_error(), "both at the top level and in \"layers\"[0]"));
 }
 
-#define STACKS_CLS "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3}, \"vocab_size\": 20, " \
+#define STACKS_CLS STACKS_CLS_AS("head")
+#define STACKS_CLS_AS(NAME) "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3}, \"vocab_size\": 20, " \
     "\"d_model\": 24, \"n_layer\": 2, \"d_ff\": 48, \"max_len\": 16, \"norm\": \"post\", \"layers\": [{\"mixer\": " \
-    "\"grassmann\", \"rank\": 5}], \"stacks\": [{\"name\": \"head\", \"d_model\": 16, \"d_ff\": 32, \"n_layer\": 2, " \
+    "\"grassmann\", \"rank\": 5}], \"stacks\": [{\"name\": \"" NAME "\", \"d_model\": 16, \"d_ff\": 32, \"n_layer\": 2, " \
     "\"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}, {\"mixer\": \"grassmann\", \"rank\": 4}]}]}"
 
 /* Two stacks of different widths: tensor names, a frozen backbone under a trained head stack (the same
@@ -444,8 +445,18 @@ static void test_stacks(void **state) {
     assert_non_null(gf_model_find_tensor(m, "head.in_proj.weight"));
     assert_int_equal(gf_model_find_tensor(m, "head.blocks.1.mix.red.weight")->shape[1], 16);
     assert_int_equal(gf_model_num_params(m), gf_config_num_params(gf_model_config(m)));
-    const char *backbone[] = {"tok_emb.", "pos_emb.", "blocks."};
-    for (int i = 0; i < 3; i++) assert_true(gf_model_freeze(m, backbone[i]) > 0);
+    /* the backbone frozen by structure: the input and the first stack, nothing of the head stack */
+    assert_int_equal(gf_model_freeze_stack(m, 2), -1);
+    assert_non_null(strstr(gf_last_error(), "stack 2 does not exist; this model has stacks 0 to 1"));
+    assert_true(gf_model_freeze_stack(m, 0) > 0);
+    assert_int_equal(gf_model_freeze_stack(m, 0), 0); /* frozen already */
+    for (int i = 0; i < gf_model_num_tensors(m); i++) {
+        const gf_tensor_info *t = gf_model_tensor(m, i);
+        const bool backbone = !strncmp(t->name, "tok_emb.", 8) || !strncmp(t->name, "pos_emb.", 8) ||
+                              !strncmp(t->name, "blocks.", 7);
+        if (t->trainable == backbone) fail_msg("%s: trainable %d after freezing stack 0", t->name, t->trainable);
+    }
+    assert_true(gf_model_first_stack_fixed(m));
     int32_t ids[B * T], tg[B * T];
     uint8_t mask[B * T];
     padded_batch(ids, tg, mask, false, 3);
@@ -507,6 +518,15 @@ static void test_stack_errors(void **state) {
         {"{\"name\": \"t\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}, {\"name\": \"t\", "
          "\"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "two stacks are called \"t\""},
         {"{\"name\": \"t\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 64, \"layers\": [\"attention\"]}", "more than 64 layers"},
+        /* names of the model's own tensors: the stack's would be taken for them (a backbone's, frozen) */
+        {"{\"name\": \"tok_emb\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}",
+         "is named \"tok_emb\", a name the model's own tensors use"},
+        {"{\"name\": \"pos_emb\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
+        {"{\"name\": \"seg_emb\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
+        {"{\"name\": \"emb_ln\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
+        {"{\"name\": \"in_proj\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
+        {"{\"name\": \"blocks\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
+        {"{\"name\": \"ln_f\", \"d_model\": 16, \"d_ff\": 8, \"n_layer\": 1, \"layers\": [\"attention\"]}", "own tensors use"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char json[1024];
@@ -514,6 +534,15 @@ static void test_stack_errors(void **state) {
         if (!gf_config_from_json(json, "t", &c)) fail_msg("accepted: %s", json);
         if (!strstr(gf_last_error(), bad[i][1])) fail_msg("%s: '%s' lacks '%s'", bad[i][0], gf_last_error(), bad[i][1]);
     }
+    /* a head's tensors: a stack named like them is refused too (cls_head.weight; lm_head.weight untied) */
+    assert_int_not_equal(gf_config_from_json(STACKS_CLS_AS("cls_head"), "t", &c), 0);
+    if (!strstr(gf_last_error(), "is named \"cls_head\", as the classify head's tensor cls_head.weight begins"))
+        fail_msg("%s", gf_last_error());
+    assert_int_not_equal(gf_config_from_json("{\"format\": 2, \"vocab_size\": 20, \"d_model\": 16, \"n_layer\": 1, "
+                                             "\"d_ff\": 32, \"max_len\": 8, \"tie_head\": false, \"layers\": [\"attention\"], "
+                                             "\"stacks\": [{\"name\": \"lm_head\", \"d_model\": 8, \"d_ff\": 8, "
+                                             "\"n_layer\": 1, \"layers\": [\"attention\"]}]}", "t", &c), 0);
+    if (!strstr(gf_last_error(), "as the lm head's tensor lm_head.weight begins")) fail_msg("%s", gf_last_error());
     /* the JSON form round-trips */
     assert_int_equal(gf_config_from_json(STACKS_CLS, "t", &c), 0);
     char *j = gf_config_to_json(&c, false);

@@ -485,6 +485,42 @@ static void test_train_refuses_a_run(void **state) {
     lm_data_free(&d);
 }
 
+/* A resume notices that its data changed since the state was saved (one token of the training text, or a
+ * shorter validation text) and refuses, unless told to go on; a --stop-at at or before the saved step is
+ * refused. */
+static void test_resume_data_changed(void **state) {
+    (void)state;
+    lm_data d, e;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 2);
+    gf_train_opts o;
+    run_opts(&o, "changed", 9);
+    o.stop_at = 4;
+    if (gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("first run: %s", gf_last_error());
+    memcpy(e.ids, d.ids, sizeof e.ids);
+    e.ids[123] = (e.ids[123] + 1) % 64;
+    e.train = gf_lm_source_create(e.ids, 500, 8, 3);
+    e.valid = gf_lm_source_create(e.ids + 500, 100, 8, 3);
+    o.stop_at = 0;
+    expect_error(gf_train(m, e.train, d.valid, &o, true, NULL, NULL, NULL),
+                 "the data changed since this run was saved: the training split had 55 examples, now 55 examples of "
+                 "other content");
+    gf_source *short_valid = gf_lm_source_create(d.ids + 500, 60, 8, 3);
+    expect_error(gf_train(m, d.train, short_valid, &o, true, NULL, NULL, NULL), "the validation split had");
+    o.stop_at = 4;
+    expect_error(gf_train(m, d.train, d.valid, &o, true, NULL, NULL, NULL), "--stop-at 4: the run in");
+    o.stop_at = 0;
+    o.accept_changed_data = true;
+    gf_train_result res;
+    if (gf_train(m, e.train, d.valid, &o, true, NULL, NULL, &res)) fail_msg("accepted change: %s", gf_last_error());
+    assert_int_equal(res.steps, 9);
+    gf_source_free(short_valid);
+    lm_data_free(&e);
+    gf_model_free(m);
+    lm_data_free(&d);
+}
+
 /* Sources the library cannot use are refused with a message that names them. */
 static void test_bad_sources(void **state) {
     (void)state;
@@ -522,6 +558,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
         cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
+        cmocka_unit_test_teardown(test_resume_data_changed, pool_teardown),
         cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

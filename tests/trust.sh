@@ -148,6 +148,21 @@ want=; expect 0 "a SIGKILLed run's folder resumes without cleanup (its lock died
 [ ! -e "$tmp/killed/last.safetensors.tmp.999999" ] && pass "... a dead writer's temporary file is removed" || fail "a dead writer's tmp file stayed"
 [ -e "$tmp/killed/best.safetensors.tmp.$live" ] && pass "... a live writer's temporary file stays" || fail "a live writer's tmp file was removed"
 kill $live 2>/dev/null
+echo "trust: a resume notices changed inputs"
+mkdir -p "$tmp/cd"
+xz -dc data/tinyshakespeare/input.txt.xz | head -c 40000 >"$tmp/cd/train.txt"
+xz -dc data/tinyshakespeare/input.txt.xz | tail -c 6000 >"$tmp/cd/valid.txt"; cp "$tmp/cd/valid.txt" "$tmp/cd/test.txt"
+CD="--model grassmann-tiny --corpus $tmp/cd --tokenizer char --steps 20 --batch 4 --seq-len 16 --eval-every 10 --seed 3 --no-cache"
+"$GF" train $CD --out "$tmp/cdrun" --stop-at 5 >/dev/null 2>&1
+want="--stop-at 3: the run in $tmp/cdrun is at step 5 already"; expect 1 "--resume --stop-at before the saved step is refused" "$GF" train --resume "$tmp/cdrun" --stop-at 3
+sed -i '1s/First/Frist/' "$tmp/cd/train.txt"
+want="the data changed since this run was saved: the training split had [0-9]+ examples, now [0-9]+ examples of other content"
+expect 1 "a training text edited after the stop: the resume is refused, naming the split" "$GF" train --resume "$tmp/cdrun"
+head -c 3000 "$tmp/cd/valid.txt" >"$tmp/cd/v" && mv "$tmp/cd/v" "$tmp/cd/valid.txt"
+want="the validation split had [0-9]+ examples, now [0-9]+ examples"; expect 1 "... and a validation text cut short" "$GF" train --resume "$tmp/cdrun"
+want="going on as asked: the run no longer continues bit for bit"; expect 0 "--accept-changed-data goes on, and says what that means" "$GF" train --resume "$tmp/cdrun" --accept-changed-data
+want="--accept-changed-data goes with --resume"; expect 2 "--accept-changed-data without --resume" "$GF" train $CD --out "$tmp/cdx" --accept-changed-data
+
 echo "trust: a run folder is never overwritten by accident"
 "$GF" train $R --out "$tmp/stopped" --stop-at 10 >/dev/null 2>&1
 sum() { (cd "$1" && cat state.safetensors last.safetensors best.safetensors metrics.jsonl | md5sum); }

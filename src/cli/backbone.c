@@ -71,8 +71,7 @@ int cli_backbone_load_weights(gf_model *m, const char *ckpt, bool freeze) {
     gf_model_free(b);
     gf_tokenizer_free(tok);
     if (n < 0) return cli_error("--backbone %s: %s", ckpt, gf_last_error());
-    for (int k = 0; freeze && BODY[k]; k++)
-        if (gf_model_freeze(m, BODY[k]) < 0) return cli_error("%s", gf_last_error());
+    if (freeze && gf_model_freeze_stack(m, 0) < 0) return cli_error("%s", gf_last_error()); /* by structure */
     fprintf(stderr, "grassflow: %d tensors from the backbone %s%s\n", n, ckpt, freeze ? ", frozen" : ", fine-tuned");
     return EXIT_OK;
 }

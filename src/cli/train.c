@@ -58,7 +58,7 @@
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_SEQ, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD,
     O_B1, O_B2, O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS, O_REFERENCE,
-    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE
+    O_TASK, O_MAXSENT, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE, O_ACCEPT
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -247,7 +247,8 @@ typedef struct {
     double tokens_per_s, wall_s;
 } run_summary;
 
-/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at is kept from r). */
+/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at and --accept-changed-data
+ * are kept from r). */
 static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
     char path[GF_PATH_MAX];
     int rc = cli_copy_arg("train", "--resume", resume_dir, r->o.out_dir, sizeof r->o.out_dir);
@@ -258,11 +259,13 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
     char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
     r->frozen = gf_st_metadata(f, "frozen"); /* absent: nothing frozen */
     int bad = !cj || !rj || !tj || gf_config_from_json(cj, path, cfg);
-    int64_t stop_at = r->o.stop_at;
+    const int64_t stop_at = r->o.stop_at;
+    const bool accept = r->o.accept_changed_data;
     if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o);
     if (!bad) *saved_tok = gf_tokenizer_from_json(tj, path);
     bad = bad || !*saved_tok;
     r->o.stop_at = stop_at;
+    r->o.accept_changed_data = accept;
     snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir); /* fits: checked above */
     free(cj);
     free(rj);
@@ -456,19 +459,23 @@ static int out_dir_ok(const char *cmd, const char *dir, bool force) {
 static void train_help(void) {
     printf("usage: grassflow train (--model PRESET | --config FILE) [--set KEY=VALUE]... --corpus C --out DIR\n"
            "                       [recipe options]\n"
-           "       grassflow train --resume DIR [--stop-at STEP]\n\n"
+           "       grassflow train --resume DIR [--stop-at STEP] [--accept-changed-data]\n\n"
            "Train a language model. Writes DIR/last.safetensors, DIR/best.safetensors (best validation loss),\n"
            "DIR/state.safetensors (weights, AdamW moments, step: what --resume needs) and DIR/metrics.jsonl.\n"
            "Progress goes to stderr; the final summary to stdout.\n\n" CLI_MODEL_HELP RECIPE_HELP
            "  --out DIR           output directory (created if missing)\n"
            "  --resume DIR        continue the run in DIR exactly where its state was saved\n"
-           "  --stop-at STEP      stop after STEP (saving the state), as if interrupted\n");
+           "  --stop-at STEP      stop after STEP (saving the state), as if interrupted\n"
+           "  --accept-changed-data  with --resume: go on although the training or validation data differ from\n"
+           "                      those the state was saved with (refused otherwise: the run would no longer\n"
+           "                      continue bit for bit)\n");
 }
 
 int cmd_train(int argc, char **argv) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, RECIPE_LONGOPTS, {"out", 1, 0, O_OUT},
                                              {"resume", 1, 0, O_RESUME}, {"stop-at", 1, 0, O_STOPAT},
-                                             {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                             {"accept-changed-data", 0, 0, O_ACCEPT}, {"help", 0, 0, 'h'},
+                                             {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     recipe r;
     recipe_init(&r);
@@ -482,6 +489,7 @@ int cmd_train(int argc, char **argv) {
         if (h > 1) return h;
         if (opt == O_OUT) out = optarg;
         else if (opt == O_RESUME) resume = optarg;
+        else if (opt == O_ACCEPT) r.o.accept_changed_data = true;
         else if (opt == O_STOPAT) {
             int64_t v;
             int rc = cli_parse_i64("train", "--stop-at", optarg, 1, INT64_MAX / 2, &v);
@@ -491,10 +499,12 @@ int cmd_train(int argc, char **argv) {
         else return cli_usage_error("train", "unknown option");
     }
     if (optind < argc) return cli_usage_error("train", "unexpected argument '%s'", argv[optind]);
+    if (r.o.accept_changed_data && !resume)
+        return cli_usage_error("train", "--accept-changed-data goes with --resume (a new run has no earlier data)");
     if (resume) {
         if (mo.preset || mo.config_path || mo.n_sets || mo.vocab || r.n_recipe_flags || out || r.backbone || r.head)
             return cli_usage_error("train", "--resume DIR continues the saved run with its own model and recipe; "
-                                   "give only --resume (and optionally --stop-at)");
+                                   "give only --resume (and optionally --stop-at, --accept-changed-data)");
     } else {
         if (!r.o.corpus[0]) return cli_usage_error("train", "--corpus is required");
         if (!r.backbone != !r.head) return cli_usage_error("train", "--backbone CKPT and --head FILE go together");

@@ -238,6 +238,21 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
     return m->check ? m->check(c, l, src) : 0;
 }
 
+/* The head's tensors (cls_head.weight, ...) must not share their first name part with a stack. */
+static int head_names_free(const gf_config *c, const gf_head_ops *h, const char *src) {
+    gf_param_spec specs[GF_HEAD_MAX_PARAMS];
+    const int n = h->param_specs(c, specs);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < c->n_stacks && k < GF_MAX_STACKS; k++) {
+            const size_t len = strlen(c->stacks[k].name);
+            if (!strncmp(specs[i].name, c->stacks[k].name, len) && specs[i].name[len] == '.')
+                return gf_fail("%s: \"stacks\"[%d] is named \"%s\", as the %s head's tensor %s begins: its tensors would be "
+                               "taken for the head's\nHINT: name it otherwise, e.g. \"head\"", src, k,
+                               c->stacks[k].name, h->name, specs[i].name);
+        }
+    return 0;
+}
+
 static int validate_head(const gf_config *c, const char *src) {
     const gf_head_ops *h = gf_config_head(c);
     if (!h) return gf_fail("%s: unknown task \"%.*s\"", src, GF_MIXER_NAME_MAX, c->task);
@@ -251,7 +266,7 @@ static int validate_head(const gf_config *c, const char *src) {
     if (h->causal_only && !causal)
         return gf_fail("%s: task %s needs a causal model: with direction bidirectional position t would see the "
                        "token it predicts", src, h->name);
-    return h->check ? h->check(c, src) : 0;
+    return (h->check && h->check(c, src)) || head_names_free(c, h, src) ? -1 : 0;
 }
 
 int gf_config_validate(const gf_config *c, const char *source) {

@@ -268,6 +268,23 @@ bool gf_model_first_stack_fixed(const gf_model *m) {
     return m->cfg.n_stacks > 0 && m->first_grad_layer >= gf_stack_first_layer(&m->cfg, 1);
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const uint8_t *c = p;
+    for (size_t i = 0; p && i < n; i++) h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h) {
+    const int64_t N = b->B * b->T, nt = m->head->target_count(b->B, b->T);
+    const int64_t shape[2] = {b->B, b->T};
+    h = fnv(h, shape, sizeof shape);
+    if (m->cfg.input == GF_INPUT_VECTORS) h = fnv(h, b->vectors, (size_t)(N * m->cfg.d_input) * sizeof(float));
+    else h = fnv(h, b->ids, (size_t)N * sizeof(int32_t));
+    if (m->cfg.segments > 0) h = fnv(h, b->segments, (size_t)N);
+    h = fnv(h, b->mask, (size_t)N);
+    return fnv(h, b->targets, (size_t)nt * sizeof(int32_t));
+}
+
 /* Every input, target and mask value in range, and the inputs the model reads present. */
 static int check_batch(const gf_model *m, const gf_batch *b) {
     const gf_config *c = &m->cfg;

@@ -237,6 +237,15 @@ int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name,
     return rc;
 }
 
+/* After freezing n tensors: the gradient numbering and views follow. */
+static int refrozen(gf_model *m, int n) {
+    if (!n) return 0;
+    const bool had = m->grads != NULL; /* keep an existing arena's promise: re-lay it out over the rest */
+    number_grads(m);
+    if (had) return gf_model_need_grads(m) ? -1 : n;
+    return reset_views(m) ? -1 : n;
+}
+
 int gf_model_freeze(gf_model *m, const char *prefix) {
     int n = 0;
     for (int i = 0; i < m->n_tensors; i++)
@@ -244,11 +253,25 @@ int gf_model_freeze(gf_model *m, const char *prefix) {
             m->tensors[i].trainable = false;
             n++;
         }
-    if (!n) return 0;
-    const bool had = m->grads != NULL; /* keep an existing arena's promise: re-lay it out over the rest */
-    number_grads(m);
-    if (had) return gf_model_need_grads(m) ? -1 : n;
-    return reset_views(m) ? -1 : n;
+    return refrozen(m, n);
+}
+
+int gf_model_freeze_stack(gf_model *m, int k) {
+    const gf_config *c = &m->cfg;
+    if (k < 0 || k > c->n_stacks)
+        return gf_fail("freeze: stack %d does not exist; this model has stacks 0 to %d", k, c->n_stacks);
+    decl_list L = {0};
+    declare_all(m, &L); /* a tensor's depth is the first layer of its stack, or its own layer */
+    const int lo = gf_stack_first_layer(c, k), hi = gf_stack_first_layer(c, k + 1);
+    int n = 0;
+    for (int i = 0; !L.rc && i < m->n_tensors; i++)
+        if (m->tensors[i].trainable && L.d[i].depth >= lo && L.d[i].depth < hi) {
+            m->tensors[i].trainable = false;
+            n++;
+        }
+    const int rc = L.rc;
+    free(L.d);
+    return rc ? -1 : refrozen(m, n);
 }
 
 int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const *prefixes) {

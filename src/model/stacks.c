@@ -51,14 +51,32 @@ static const gf_cfg_key STACK_KEYS[] = {
 #undef OFF
 #define N_STACK_KEYS ((int)(sizeof STACK_KEYS / sizeof STACK_KEYS[0]))
 
+/* The first parts of the names of the tensors outside the stacks (the head's are checked with the head,
+ * config.c): a stack of one of these names would share their prefix, and whatever selects tensors by
+ * name (a backbone copied in, a checkpoint read) would take the stack's for the model's own. */
+static const char *const RESERVED[] = {"tok_emb", "pos_emb", "seg_emb", "emb_ln", "in_proj", "blocks", "ln_f", NULL};
+
+/* 0 if name is a stack name: 1 to GF_MIXER_NAME_MAX - 1 characters a-z, 0-9, _, not reserved. */
+static int check_stack_name(const char *name, int k, const char *src) {
+    bool ok = name[0] && strlen(name) < GF_MIXER_NAME_MAX;
+    for (const char *p = name; ok && *p; p++) ok &= islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
+    if (!ok)
+        return gf_fail("%s: \"stacks\"[%d] needs a \"name\" of 1 to %d characters a-z, 0-9, _: it prefixes the "
+                       "stack's tensors", src, k, GF_MIXER_NAME_MAX - 1);
+    for (int i = 0; RESERVED[i]; i++)
+        if (!strcmp(name, RESERVED[i]))
+            return gf_fail("%s: \"stacks\"[%d] is named \"%s\", a name the model's own tensors use (tok_emb, pos_emb, "
+                           "seg_emb, emb_ln, in_proj, blocks, ln_f): its tensors would be taken for those\nHINT: "
+                           "name it otherwise, e.g. \"head\"", src, k, name);
+    return 0;
+}
+
 static int stack_name(const cJSON *e, int k, const char *src, gf_stack_config *st) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
-    bool ok = cJSON_IsString(nm) && nm->valuestring[0] && strlen(nm->valuestring) < GF_MIXER_NAME_MAX &&
-              strcmp(nm->valuestring, "blocks") && strcmp(nm->valuestring, "ln_f");
-    for (const char *p = ok ? nm->valuestring : ""; *p; p++) ok &= islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
-    if (!ok)
-        return gf_fail("%s: \"stacks\"[%d] needs a \"name\" of 1 to %d characters a-z, 0-9, _ (not \"blocks\" or "
-                       "\"ln_f\"): it prefixes the stack's tensors", src, k, GF_MIXER_NAME_MAX - 1);
+    if (!cJSON_IsString(nm))
+        return gf_fail("%s: \"stacks\"[%d] needs a \"name\" (a string of a-z, 0-9, _): it prefixes the stack's "
+                       "tensors", src, k);
+    if (check_stack_name(nm->valuestring, k, src)) return -1;
     snprintf(st->name, sizeof st->name, "%s", nm->valuestring);
     return 0;
 }
@@ -132,6 +150,7 @@ int gf_stacks_validate(const gf_config *c, const char *src) {
         for (int j = 0; j < k; j++)
             if (!strcmp(c->stacks[j].name, st->name)) return gf_fail("%s: two stacks are called \"%s\"", src, st->name);
         if (!st->name[0]) return gf_fail("%s: stacks[%d] has no name", src, k);
+        if (check_stack_name(st->name, k, src)) return -1; /* a config made in C is held to the same names */
     }
     if (gf_config_total_layers(c) > GF_MAX_LAYERS)
         return gf_fail("%s: the stacks hold %d layers in all; at most %d", src, gf_config_total_layers(c), GF_MAX_LAYERS);

@@ -161,13 +161,15 @@ int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
     return 0;
 }
 
-int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
-    *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json, .lock_fd = -1};
+int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o, const char *data_json) {
+    *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json, .data_json = data_json, .lock_fd = -1,
+                      .accept_changed_data = o->accept_changed_data};
     r->cfg_json = gf_config_to_json(gf_model_config(m), false);
     r->recipe_json = gf_train_opts_to_json(o);
     if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
-    const char *keys[] = {"config", "train", "tokenizer"}, *vals[] = {r->cfg_json, r->recipe_json, r->tok_json};
-    return gf_st_metadata_fits(keys, vals, r->tok_json ? 3 : 2);
+    const char *keys[] = {"config", "train", "data", "tokenizer"};
+    const char *vals[] = {r->cfg_json, r->recipe_json, r->data_json, r->tok_json};
+    return gf_st_metadata_fits(keys, vals, r->tok_json ? 4 : 3);
 }
 
 int gf_run_metrics_open(gf_run_dir *r, bool append) {
@@ -228,11 +230,12 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     };
     char *frozen = frozen_list(m);
     if (!frozen) return gf_fail("out of memory saving %s", path);
-    const char *keys[8] = {"config"}, *vals[8] = {r->cfg_json};
+    const char *keys[9] = {"config"}, *vals[9] = {r->cfg_json};
     int k = 1;
     if (nt != n) keys[k] = "frozen", vals[k++] = frozen; /* which tensors have no moments; absent: none */
     if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
     keys[k] = "train", vals[k++] = r->recipe_json;
+    keys[k] = "data", vals[k++] = r->data_json;
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
     if (!isnan(best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
@@ -261,6 +264,44 @@ static int same_run(const gf_run_dir *r, const char *path, const char *cfg, cons
     if (!tok != !r->tok_json || (tok && strcmp(tok, r->tok_json) != 0))
         return gf_fail("%s: the saved run used another tokenizer/vocabulary than this corpus gives", path);
     return 0;
+}
+
+/* One split's entry of a "data" record: "N examples" (or "?" if absent). */
+static void split_examples(const cJSON *d, const char *split, char *buf, size_t n) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, split), "examples");
+    if (cJSON_IsNumber(e)) snprintf(buf, n, "%.0f examples", e->valuedouble);
+    else snprintf(buf, n, "?");
+}
+
+int gf_run_check_data(const gf_run_dir *r, const char *saved) {
+    char path[GF_PATH_MAX];
+    if (!saved || !r->data_json || !strcmp(saved, r->data_json)) return 0;
+    if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
+    cJSON *a = cJSON_Parse(saved), *b = cJSON_Parse(r->data_json);
+    char msg[512] = "", was[64], now[64];
+    const char *splits[] = {"train", "valid"}, *names[] = {"training", "validation"};
+    for (int i = 0; i < 2; i++) {
+        const cJSON *sa = cJSON_GetObjectItemCaseSensitive(a, splits[i]), *sb = cJSON_GetObjectItemCaseSensitive(b, splits[i]);
+        char *ja = sa ? cJSON_PrintUnformatted(sa) : NULL, *jb = sb ? cJSON_PrintUnformatted(sb) : NULL;
+        if (!ja || !jb || strcmp(ja, jb)) {
+            split_examples(a, splits[i], was, sizeof was);
+            split_examples(b, splits[i], now, sizeof now);
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%sthe %s split had %s, now %s%s", msg[0] ? "; " : "",
+                     names[i], was, now, strcmp(was, now) ? "" : " of other content");
+        }
+        free(ja);
+        free(jb);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    if (r->accept_changed_data) {
+        fprintf(stderr, "grassflow: note: %s: the data changed since the state was saved (%s); going on as asked: the "
+                "run no longer continues bit for bit\n", path, msg);
+        return 0;
+    }
+    return gf_fail("%s: the data changed since this run was saved: %s; resuming would not continue the run it "
+                   "saved\nHINT: resume with the data it was trained on (its --corpus is in the state); or pass "
+                   "--accept-changed-data to go on anyway; or start a new run", path, msg);
 }
 
 /* The step and best validation loss of a state's metadata. */
@@ -297,7 +338,8 @@ static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float 
     return 0;
 }
 
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc) {
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
+                      char **data) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     gf_st_file *f = gf_st_read(path);
@@ -305,6 +347,7 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     int rc = -1;
     char *cfg = gf_st_metadata(f, "config"), *tok = gf_st_metadata(f, "tokenizer");
     char *st = gf_st_metadata(f, "step"), *bv = gf_st_metadata(f, "best_val_loss");
+    *data = gf_st_metadata(f, "data"); /* the caller's; NULL for a run from before it was recorded */
     const gf_st_tensor *ts[3] = {gf_st_find(f, "params"), gf_st_find(f, "adam_m"), gf_st_find(f, "adam_v")};
     float *dst[3] = {gf_model_params(m), gf_adamw_m(opt), gf_adamw_v(opt)};
     char *frozen = gf_st_metadata(f, "frozen"), *now = frozen_list(m);

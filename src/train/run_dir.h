@@ -13,12 +13,14 @@ typedef struct gf_run_dir {
     const char *dir;          /* OUT (borrowed) */
     char *cfg_json, *recipe_json;
     const char *tok_json;     /* borrowed; NULL: the run has no tokenizer (the key is left out) */
+    const char *data_json;    /* borrowed: what identifies the data (stored as "data" in the state) */
+    bool accept_changed_data; /* resume although "data" differs */
     FILE *metrics;
     int lock_fd;              /* OUT/.grassflow.lock, held (flock) for the life of the run; -1: none */
 } gf_run_dir;
 
-/* The metadata of m's run under recipe o (nothing is written yet). */
-int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o);
+/* The metadata of m's run under recipe o, its data described by data_json (nothing is written yet). */
+int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o, const char *data_json);
 /* Create OUT if missing; write and remove a probe file (a full or read-only disk fails here, before any
  * training time is spent; a directory created here is removed again); take the run's exclusive lock on
  * OUT (another live run there: an error naming its PID; a killed run's lock is free again, the kernel
@@ -36,8 +38,13 @@ int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, 
 /* OUT/state.safetensors: weights, AdamW moments, step and best validation loss. */
 /* best: the validation loss of best.safetensors; best_acc: its accuracy (a classifier; NAN for lm) */
 int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc);
-/* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. */
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc);
+/* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. *data: what it
+ * says of its data (malloc'd), or NULL if nothing (a run from before that was recorded). */
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
+                      char **data);
+/* The data a state was saved with (saved: its "data", or NULL) must be r->data_json, unless
+ * r->accept_changed_data (a note then); else an error saying which split changed and how. */
+int gf_run_check_data(const gf_run_dir *r, const char *saved);
 
 /* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing). */
 void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);

@@ -4,6 +4,7 @@
 #include "train/trainer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <time.h>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "io/file.h"
+#include "model/model_internal.h"
 #include "tasks/source.h"
 #include "train/run_dir.h"
 
@@ -133,6 +135,7 @@ typedef struct trainer {
     int64_t tokens, examples;            /* counted targets and examples of every step taken here */
     double win_t, win_loss;              /* the logging window: finite steps since the last log line */
     int64_t win_tokens, win_steps;
+    char data[256];                      /* what identifies the data (data_json), stored in the state */
 } trainer;
 
 static void emit(const trainer *t, const gf_train_event *e) {
@@ -156,10 +159,62 @@ static int check_sources(const trainer *t) {
     return 0;
 }
 
+/* Examples of a split (the training examples in epoch 0's order, or the evaluation ones) and a hash of
+ * every batch of them as the trainer makes them. */
+static int fingerprint(const trainer *t, gf_source *s, bool eval, int64_t *n, uint64_t *h) {
+    const int64_t B = t->o->batch;
+    *n = eval ? gf_source_n_eval(s) : s->n_examples(s->ctx);
+    *h = 0xcbf29ce484222325ull;
+    for (int64_t k = 0; k < *n; k += B) {
+        gf_batch b;
+        const int64_t nb = *n - k < B ? *n - k : B;
+        if (eval ? gf_source_fill_eval(s, k, nb, &b) : s->fill(s->ctx, 0, k, nb, &b)) return -1;
+        *h = gf_model_batch_hash(t->m, &b, *h);
+    }
+    return 0;
+}
+
+static void data_record(char *out, size_t size, const int64_t n[2], const uint64_t h[2]) {
+    snprintf(out, size, "{\"train\": {\"examples\": %lld, \"fnv1a64\": \"%016llx\"}, \"valid\": {\"examples\": "
+             "%lld, \"fnv1a64\": \"%016llx\"}}", (long long)n[0], (unsigned long long)h[0], (long long)n[1],
+             (unsigned long long)h[1]);
+}
+
+/* What identifies the run's data, stored in its state: a resume on other data is then noticed. Run once
+ * the weights are final (after a resume's load): a source may compute from the model as it fills (the
+ * feature cache of a frozen backbone). Until then t->data holds the longest record, for the size checks. */
+static int data_json(trainer *t, bool longest) {
+    int64_t n[2] = {INT64_MAX, INT64_MAX};
+    uint64_t h[2] = {UINT64_MAX, UINT64_MAX};
+    if (!longest && (fingerprint(t, t->train, false, &n[0], &h[0]) || fingerprint(t, t->valid, true, &n[1], &h[1])))
+        return -1;
+    data_record(t->data, sizeof t->data, n, h);
+    return 0;
+}
+
+/* A resumed run continues from its saved step: a --stop-at at or before it, or a finished run, is said. */
+static int check_resumed_step(const trainer *t) {
+    const gf_train_opts *o = t->o;
+    if (o->stop_at > 0 && o->stop_at <= t->step)
+        return gf_fail("--stop-at %lld: the run in %s is at step %lld already\nHINT: give a later step (it ends at "
+                       "%lld), or omit --stop-at", (long long)o->stop_at, o->out_dir, (long long)t->step,
+                       (long long)t->total);
+    return 0;
+}
+
+/* A resumed run: its saved state, on the data it was saved with. */
+static int resume_state(trainer *t) {
+    char *saved = NULL;
+    int rc = gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc, &saved);
+    if (!rc) rc = data_json(t, false) || gf_run_check_data(&t->run, saved) || check_resumed_step(t) ? -1 : 0;
+    free(saved);
+    return rc;
+}
+
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
-    if (check_opts(o) || check_sources(t) || gf_run_dir_open(&t->run, t->m, o) ||
+    if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data) ||
         gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;
     t->total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, t->train);
@@ -168,7 +223,7 @@ static int trainer_start(trainer *t, bool resume) {
     t->last_val = NAN;
     t->opt = gf_adamw_create(t->m, (gf_adamw_hparams){.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2,
                                                         .eps = o->eps, .weight_decay = o->wd});
-    if (!t->opt || (resume && gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc))) return -1;
+    if (!t->opt || (resume ? resume_state(t) : data_json(t, false))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
     t->t_start = now_s();
     return 0;
