@@ -6,9 +6,10 @@
 #     `grassflow features` on a pair, against that forward;
 #   - the imported model's logits, loss, gradients and an AdamW trajectory against tests/torch_ref/model.py;
 #   - a frozen DistilBERT under a head: its tensors stay, the head trains;
-#   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a cased vocabulary, no
-#     vocab.txt, a config.json without a key, a pickle instead of safetensors, a config.json of a model far
-#     larger than its file (refused before allocating): errors naming them.
+#   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a NaN or infinite weight
+#     (or a float64 one beyond float32), a cased vocabulary, no vocab.txt, a config.json without a key, a
+#     pickle instead of safetensors, a config.json of a model far larger than its file (refused before
+#     allocating): errors naming them.
 #   bash tests/distilbert.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -79,7 +80,7 @@ want="needs examples of 99 positions; the backbone .* has 40"
 expect 1 "--max-sent too long for DistilBERT's position table" "$GF" train --task snli --backbone "$tmp/hf" --head "$tmp/head.json" --corpus "$tmp/snli" --steps 1 --out "$tmp/x"
 
 echo "distilbert: damaged folders"
-for how in missing misnamed shape extra cased badtok novocab badconfig; do
+for how in missing misnamed shape extra cased badtok novocab badconfig nan inf f64big; do
     $PY tests/torch_ref/distilbert.py break --dir "$tmp/hf" --out "$tmp/$how" --how "$how" || fail "breaking: $how"
 done
 q1="distilbert\.transformer\.layer\.1\.attention\.q_lin\.weight"
@@ -99,6 +100,15 @@ want="novocab/vocab\.txt"
 expect 1 "no vocab.txt" "$GF" features --ckpt "$tmp/novocab" --text "a man"
 want="badconfig/config\.json: \"n_heads\" is missing"
 expect 1 "config.json without n_heads" "$GF" features --ckpt "$tmp/badconfig" --text "a man"
+want="nan/model\.safetensors: tensor \"$q1\" holds NaN at index 101; a DistilBERT's weights are finite"
+expect 1 "a NaN weight: the file and the tensor under its Hugging Face name" "$GF" features --ckpt "$tmp/nan" --text "a man"
+want="inf/model\.safetensors: tensor \"distilbert\.embeddings\.LayerNorm\.bias\" holds an infinite value at index 7"
+expect 1 "an infinite weight" "$GF" features --ckpt "$tmp/inf" --text "a man"
+want="f64big/model\.safetensors: tensor \"distilbert\.transformer\.layer\.0\.ffn\.lin1\.weight\" holds 1e\+300 at index 2, beyond float32's range"
+expect 1 "a float64 weight beyond float32's range" "$GF" features --ckpt "$tmp/f64big" --text "a man"
+want="nan/model\.safetensors: tensor \"$q1\" holds NaN"
+expect 1 "... and as a --backbone, before any step" "$GF" train --task snli --backbone "$tmp/nan" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/xnan"
+[ ! -e "$tmp/xnan/last.safetensors" ] && pass "... no checkpoint written" || fail "a NaN backbone wrote $tmp/xnan/last.safetensors"
 want="wrongshape/model\.safetensors: tensor .* has shape"
 cp -r "$tmp/shape" "$tmp/wrongshape"
 expect 1 "... and as a --backbone" "$GF" train --task snli --backbone "$tmp/wrongshape" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"

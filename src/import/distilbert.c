@@ -9,6 +9,7 @@
  * What differs while training: Hugging Face also drops attention probabilities (attention_dropout);
  * grassflow drops the residual branches only (docs/model.md, "Imported checkpoints"). */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "core/error.h"
 #include "import/import.h"
 #include "io/file.h"
+#include "io/safetensors.h"
 
 /* config.json's shape keys, all required */
 enum { K_DIM, K_LAYERS, K_HEADS, K_HIDDEN, K_VOCAB, K_MAXPOS, N_SHAPE };
@@ -252,25 +254,38 @@ static int check_all(const hf_file *c) {
     return 0;
 }
 
+/* Tensor t (checked by check_one) into dst, as float32: each value finite, as grassflow's own checkpoints'
+ * (gf_st_check_finite). */
+static int copy_one(const hf_file *c, const gf_st_tensor *t, const char *hf, float *dst) {
+    static const char why[] = "a DistilBERT's weights are finite numbers, so the file is damaged\nHINT: download "
+                              "model.safetensors again from the model's Hugging Face repository";
+    const unsigned char *src = t->data;
+    if (t->dtype == GF_DT_F32) {
+        memcpy(dst, src, (size_t)t->numel * 4);
+        return gf_st_check_finite(c->f->path, hf, dst, t->numel, why);
+    }
+    for (int64_t i = 0; i < t->numel; i++) {
+        double x;
+        memcpy(&x, src + i * 8, 8);
+        dst[i] = (float)x;
+        if (isfinite(x) && !isfinite(dst[i]))
+            return gf_fail("%s: tensor \"%s\" holds %g at index %lld, beyond float32's range; %s", c->f->path, hf, x,
+                           (long long)i, why);
+    }
+    return gf_st_check_finite(c->f->path, hf, dst, t->numel, why);
+}
+
 /* Every tensor into its place in m (checked by check_all). */
-static void copy_all(const hf_file *c, gf_model *m) {
+static int copy_all(const hf_file *c, gf_model *m) {
     char hf[256], gf[256];
     for (int64_t k = 0; k < n_entries(c); k++) {
         const name_map *nm = entry(c, k, hf, gf, sizeof hf);
         const gf_st_tensor *t = gf_st_find(c->f, hf);
         const gf_tensor_info *ti = gf_model_find_tensor(m, gf);
-        float *dst = gf_model_params(m) + ti->offset + (nm->part >= 0 ? nm->part * t->numel : 0);
-        const unsigned char *src = t->data;
-        for (int64_t i = 0; i < t->numel; i++) {
-            if (t->dtype == GF_DT_F32) {
-                memcpy(dst + i, src + i * 4, 4);
-            } else {
-                double x;
-                memcpy(&x, src + i * 8, 8);
-                dst[i] = (float)x;
-            }
-        }
+        if (copy_one(c, t, hf, gf_model_params(m) + ti->offset + (nm->part >= 0 ? nm->part * t->numel : 0)))
+            return -1;
     }
+    return 0;
 }
 
 /* The model of config.json, if the file's tensors fit it, with the file's weights. */
@@ -284,7 +299,10 @@ static gf_model *build(const char *dir, const hf_config *h, const gf_config *cfg
         gf_fail("%s/config.json describes a DistilBERT that cannot be built here: %s", dir, e);
         return NULL;
     }
-    copy_all(&c, m);
+    if (copy_all(&c, m)) {
+        gf_model_free(m);
+        return NULL;
+    }
     return m;
 }
 

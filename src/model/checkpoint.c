@@ -1,5 +1,4 @@
 /* Model checkpoints in safetensors: F32 tensors under their PyTorch names, config in the metadata. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,15 +105,13 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
         const gf_tensor_info *t = &m->tensors[i];
         const gf_st_tensor *s = gf_st_find(f, t->name);
         memcpy(t->data, s->data, (size_t)t->numel * sizeof(float));
-        for (int64_t k = 0; k < t->numel; k++)
-            if (!isfinite(t->data[k])) { /* a model with NaN weights only ever gives NaN: refuse it here */
-                gf_fail("%s: tensor \"%s\" holds %s at index %lld; the checkpoint is corrupt (or was saved from a "
-                        "diverged run)\nHINT: use an earlier checkpoint", path, t->name,
-                        isnan(t->data[k]) ? "NaN" : "an infinite value", (long long)k);
-                gf_model_free(m);
-                m = NULL;
-                goto done;
-            }
+        if (gf_st_check_finite(path, t->name, t->data, t->numel,
+                               "the checkpoint is corrupt (or was saved from a diverged run)\nHINT: use an earlier "
+                               "checkpoint")) {
+            gf_model_free(m);
+            m = NULL;
+            goto done;
+        }
     }
 done:
     free(cfg_json);
