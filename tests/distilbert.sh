@@ -9,7 +9,9 @@
 #   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a NaN or infinite weight
 #     (or a float64 one beyond float32), a cased vocabulary, no vocab.txt, a config.json without a key, a
 #     pickle instead of safetensors, a config.json of a model far larger than its file (refused before
-#     allocating): errors naming them.
+#     allocating): errors naming them;
+#   - config.json and tokenizer_config.json keys out of range or of the wrong JSON type, a vocab.txt without
+#     [CLS]: errors in the file's own names, with the value found and what is expected.
 #   bash tests/distilbert.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -92,7 +94,7 @@ want="word_embeddings\.weight has shape \[30, 32\]; config\.json .* says \[30, 4
 expect 1 "a tensor of the wrong shape: both shapes" "$GF" features --ckpt "$tmp/shape" --text "a man"
 want="n_layers 1\) has no place for: distilbert\.transformer\.layer\.1\."
 expect 1 "a layer more than config.json says" "$GF" features --ckpt "$tmp/extra" --text "a man"
-want="tokenizer_config\.json: do_lower_case is false"
+want="tokenizer_config\.json: \"do_lower_case\" is false"
 expect 1 "a cased vocabulary" "$GF" features --ckpt "$tmp/cased" --text "a man"
 want="badtok/tokenizer_config\.json: not a JSON object"
 expect 1 "a tokenizer_config.json that is not JSON" "$GF" features --ckpt "$tmp/badtok" --text "a man"
@@ -120,6 +122,55 @@ $PY -c 'import json, sys; p = sys.argv[1] + "/config.json"; c = json.load(open(p
 want="word_embeddings\.weight has shape \[30, 32\]; config\.json \(vocab_size, dim\) says \[30, 4096\]"
 expect 1 "a config.json of a 1.6 GB model over an 87 KB file" /usr/bin/time -f "%M" -o "$tmp/rss" "$GF" features --ckpt "$tmp/huge" --text "a man"
 [ "$(cat "$tmp/rss" | tail -1)" -lt 100000 ] && pass "... refused before allocating it ($(tail -1 "$tmp/rss") KB peak)" || fail "the huge config cost $(cat "$tmp/rss") KB"
+# edited NAME FILE PY: a copy of the good folder as NAME whose FILE (a JSON file) is changed by PY (on c)
+edited() {
+    cp -r "$tmp/hf" "$tmp/$1"
+    $PY -c 'import json, sys; p = sys.argv[1]; c = json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p, "w"))' \
+        "$tmp/$1/$2" "$3" || fail "editing $1"
+}
+# config.json: errors in the file's own key names, with the value found and what is expected
+n=0
+while IFS='|' read -r py msg; do
+    n=$((n + 1))
+    edited "cfg$n" config.json "$py"
+    want="cfg$n/config\.json: $msg"
+    expect 1 "config.json with $py" "$GF" features --ckpt "$tmp/cfg$n" --text "a man"
+done <<'CASES'
+c["n_layers"] = 100|"n_layers" is 100; expected an integer from 1 to 64 \(the largest grassflow builds\)
+c["n_layers"] = 2e9|"n_layers" is 2000000000; expected an integer from 1 to 64
+c["vocab_size"] = 3e9|"vocab_size" is 3000000000; expected an integer from 1 to 2147483647
+c["dim"] = 100000|"dim" is 100000; expected an integer from 1 to 65536
+c["hidden_dim"] = 2000000|"hidden_dim" is 2000000; expected an integer from 1 to 1048576
+c["max_position_embeddings"] = 20000000|"max_position_embeddings" is 20000000; expected an integer from 1 to 16777216
+c["n_layers"] = "2"|"n_layers" is "2" \(a string\); expected an integer from 1 to 64
+c["n_heads"] = 2.5|"n_heads" is 2.5; expected an integer
+c["hidden_dim"] = -64|"hidden_dim" is -64; expected an integer
+c["dim"] = True|"dim" is true; expected an integer
+c["n_heads"] = 5|"dim" 32 is not divisible by "n_heads" 5
+c["activation"] = ["gelu"]|"activation" is \["gelu"\] \(an array\); grassflow reads DistilBERTs with "gelu"
+c["dropout"] = "0.1"|"dropout" is "0.1" \(a string\); expected a probability in \[0, 1\)
+c["dropout"] = None|"dropout" is null; expected a probability
+c["sinusoidal_pos_embds"] = "false"|"sinusoidal_pos_embds" is "false" \(a string\); expected true or false
+CASES
+# tokenizer_config.json: BERT's uncased tokenizer, asked for in the expected types
+while IFS='|' read -r py msg; do
+    n=$((n + 1))
+    edited "tok$n" tokenizer_config.json "$py"
+    want="tok$n/tokenizer_config\.json: $msg"
+    expect 1 "tokenizer_config.json with $py" "$GF" features --ckpt "$tmp/tok$n" --text "a man"
+done <<'CASES'
+c["do_lower_case"] = "false"|"do_lower_case" is "false" \(a string\); .*expected true
+c["do_lower_case"] = None|"do_lower_case" is null
+c["strip_accents"] = False|"strip_accents" is false; .*expected true or null
+c["tokenize_chinese_chars"] = 0|"tokenize_chinese_chars" is 0
+c["cls_token"] = "<s>"|"cls_token" is "<s>" \(a string\); .*expected "\[CLS\]"
+c["unk_token"] = {"content": "<unk>"}|"unk_token" is \{"content":"<unk>"\} \(an object\)
+CASES
+edited tokok tokenizer_config.json 'c.update(strip_accents=None, cls_token={"content": "[CLS]", "lstrip": False}, tokenize_chinese_chars=True)'
+expect 0 "tokenizer_config.json with Hugging Face's defaults spelt out (null, AddedToken objects) reads" "$GF" features --ckpt "$tmp/tokok" --text "a man"
+cp -r "$tmp/hf" "$tmp/nocls" && sed -i 's/^\[CLS\]$/[cls]/' "$tmp/nocls/vocab.txt"
+want="nocls/vocab\.txt has no \[CLS\] line; a DistilBERT reads a text as \[CLS\] text \[SEP\]"
+expect 1 "a vocab.txt without [CLS] (features would not wrap the text)" "$GF" features --ckpt "$tmp/nocls" --text "a man"
 mkdir -p "$tmp/plain"
 want="plain is a folder, but none that grassflow reads; expected a grassflow checkpoint .* or hf-distilbert"
 expect 1 "a folder of nothing known" "$GF" features --ckpt "$tmp/plain" --text "a man"
