@@ -11,7 +11,8 @@
 #     pickle instead of safetensors, a config.json of a model far larger than its file (refused before
 #     allocating): errors naming them;
 #   - config.json and tokenizer_config.json keys out of range or of the wrong JSON type, a vocab.txt without
-#     [CLS]: errors in the file's own names, with the value found and what is expected.
+#     [CLS]: errors in the file's own names, with the value found and what is expected;
+#   - DIR/model.safetensors given to features, train --backbone, eval or score: "pass the folder DIR".
 #   bash tests/distilbert.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -171,6 +172,17 @@ expect 0 "tokenizer_config.json with Hugging Face's defaults spelt out (null, Ad
 cp -r "$tmp/hf" "$tmp/nocls" && sed -i 's/^\[CLS\]$/[cls]/' "$tmp/nocls/vocab.txt"
 want="nocls/vocab\.txt has no \[CLS\] line; a DistilBERT reads a text as \[CLS\] text \[SEP\]"
 expect 1 "a vocab.txt without [CLS] (features would not wrap the text)" "$GF" features --ckpt "$tmp/nocls" --text "a man"
+# the folder's weights given where the folder (or a grassflow checkpoint) is expected: name the folder
+want="hf/model\.safetensors: not a grassflow checkpoint .*this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "features --ckpt DIR/model.safetensors: pass the folder" "$GF" features --ckpt "$tmp/hf/model.safetensors" --text "a man"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "train --backbone DIR/model.safetensors: pass the folder" "$GF" train --task snli --backbone "$tmp/hf/model.safetensors" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "eval --ckpt DIR/model.safetensors: said so" "$GF" eval --task snli --ckpt "$tmp/hf/model.safetensors" --corpus "$tmp/snli"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "score --ckpt DIR/model.safetensors: said so" "$GF" score --ckpt "$tmp/hf/model.safetensors" --tokens "$tmp/hf/vocab.txt"
+want="hf is a Hugging Face DistilBERT folder, not a grassflow checkpoint file"
+expect 1 "eval --ckpt DIR: the folder is named for what it is" "$GF" eval --task snli --ckpt "$tmp/hf" --corpus "$tmp/snli"
 mkdir -p "$tmp/plain"
 want="plain is a folder, but none that grassflow reads; expected a grassflow checkpoint .* or hf-distilbert"
 expect 1 "a folder of nothing known" "$GF" features --ckpt "$tmp/plain" --text "a man"

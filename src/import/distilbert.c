@@ -406,6 +406,7 @@ static gf_model *load(const char *dir, gf_tokenizer **tok) {
 const gf_importer gf_importer_distilbert = {
     .name = "hf-distilbert",
     .what = "a Hugging Face DistilBERT folder (config.json with model_type distilbert, model.safetensors, vocab.txt)",
+    .label = "a Hugging Face DistilBERT folder",
     .detect = detect,
     .load = load,
 };

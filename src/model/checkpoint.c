@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "import/import.h"
 #include "io/safetensors.h"
 #include "model/model_internal.h"
 
@@ -38,7 +39,10 @@ int gf_model_save_meta(const gf_model *m, const char *path, const char *const *e
 
 gf_model *gf_model_load(const char *path) {
     gf_st_file *f = gf_st_read(path);
-    if (!f) return NULL;
+    if (!f) {
+        gf_import_misplaced(path, false);
+        return NULL;
+    }
     gf_model *m = gf_model_from_safetensors(f);
     gf_st_free(f);
     return m;
@@ -93,6 +97,7 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
     if (!cfg_json) {
         gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint\nHINT: checkpoints come "
                 "from `grassflow init` or `grassflow train`", path);
+        gf_import_misplaced(path, true); /* DIR/model.safetensors of a folder an importer reads: say so */
         goto done;
     }
     char src[1100];
