@@ -454,7 +454,9 @@ gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_
  *                  The model: emb_norm, ln_eps 1e-12, post-norm bidirectional attention, exact GELU, and a
  *                  3-way classify head of fresh weights (docs/model.md, "Imported checkpoints").
  * The model is a grassflow model (saving it writes grassflow's format). Missing, misnamed or misshapen
- * tensors are errors naming the tensor, the shape found and the shape config.json implies. */
+ * tensors are errors naming the tensor, the shape found and the shape config.json implies; non-finite
+ * weights are refused as in grassflow's checkpoints; config.json and tokenizer_config.json keys of the
+ * wrong type or out of range are errors in the file's own names. */
 gf_model *gf_import_load(const char *path, gf_tokenizer **tok);
 /* The importer that reads path ("hf-distilbert"), or NULL (a grassflow checkpoint, or nothing known). */
 const char *gf_import_detect(const char *path);

@@ -6,9 +6,13 @@
 #     `grassflow features` on a pair, against that forward;
 #   - the imported model's logits, loss, gradients and an AdamW trajectory against tests/torch_ref/model.py;
 #   - a frozen DistilBERT under a head: its tensors stay, the head trains;
-#   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a cased vocabulary, no
-#     vocab.txt, a config.json without a key, a pickle instead of safetensors, a config.json of a model far
-#     larger than its file (refused before allocating): errors naming them.
+#   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a NaN or infinite weight
+#     (or a float64 one beyond float32), a cased vocabulary, no vocab.txt, a config.json without a key, a
+#     pickle instead of safetensors, a config.json of a model far larger than its file (refused before
+#     allocating): errors naming them;
+#   - config.json and tokenizer_config.json keys out of range or of the wrong JSON type, a vocab.txt without
+#     [CLS]: errors in the file's own names, with the value found and what is expected;
+#   - DIR/model.safetensors given to features, train --backbone, eval or score: "pass the folder DIR".
 #   bash tests/distilbert.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -79,7 +83,7 @@ want="needs examples of 99 positions; the backbone .* has 40"
 expect 1 "--max-sent too long for DistilBERT's position table" "$GF" train --task snli --backbone "$tmp/hf" --head "$tmp/head.json" --corpus "$tmp/snli" --steps 1 --out "$tmp/x"
 
 echo "distilbert: damaged folders"
-for how in missing misnamed shape extra cased badtok novocab badconfig; do
+for how in missing misnamed shape extra cased badtok novocab badconfig nan inf f64big; do
     $PY tests/torch_ref/distilbert.py break --dir "$tmp/hf" --out "$tmp/$how" --how "$how" || fail "breaking: $how"
 done
 q1="distilbert\.transformer\.layer\.1\.attention\.q_lin\.weight"
@@ -91,7 +95,7 @@ want="word_embeddings\.weight has shape \[30, 32\]; config\.json .* says \[30, 4
 expect 1 "a tensor of the wrong shape: both shapes" "$GF" features --ckpt "$tmp/shape" --text "a man"
 want="n_layers 1\) has no place for: distilbert\.transformer\.layer\.1\."
 expect 1 "a layer more than config.json says" "$GF" features --ckpt "$tmp/extra" --text "a man"
-want="tokenizer_config\.json: do_lower_case is false"
+want="tokenizer_config\.json: \"do_lower_case\" is false"
 expect 1 "a cased vocabulary" "$GF" features --ckpt "$tmp/cased" --text "a man"
 want="badtok/tokenizer_config\.json: not a JSON object"
 expect 1 "a tokenizer_config.json that is not JSON" "$GF" features --ckpt "$tmp/badtok" --text "a man"
@@ -99,6 +103,15 @@ want="novocab/vocab\.txt"
 expect 1 "no vocab.txt" "$GF" features --ckpt "$tmp/novocab" --text "a man"
 want="badconfig/config\.json: \"n_heads\" is missing"
 expect 1 "config.json without n_heads" "$GF" features --ckpt "$tmp/badconfig" --text "a man"
+want="nan/model\.safetensors: tensor \"$q1\" holds NaN at index 101; a DistilBERT's weights are finite"
+expect 1 "a NaN weight: the file and the tensor under its Hugging Face name" "$GF" features --ckpt "$tmp/nan" --text "a man"
+want="inf/model\.safetensors: tensor \"distilbert\.embeddings\.LayerNorm\.bias\" holds an infinite value at index 7"
+expect 1 "an infinite weight" "$GF" features --ckpt "$tmp/inf" --text "a man"
+want="f64big/model\.safetensors: tensor \"distilbert\.transformer\.layer\.0\.ffn\.lin1\.weight\" holds 1e\+300 at index 2, beyond float32's range"
+expect 1 "a float64 weight beyond float32's range" "$GF" features --ckpt "$tmp/f64big" --text "a man"
+want="nan/model\.safetensors: tensor \"$q1\" holds NaN"
+expect 1 "... and as a --backbone, before any step" "$GF" train --task snli --backbone "$tmp/nan" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/xnan"
+[ ! -e "$tmp/xnan/last.safetensors" ] && pass "... no checkpoint written" || fail "a NaN backbone wrote $tmp/xnan/last.safetensors"
 want="wrongshape/model\.safetensors: tensor .* has shape"
 cp -r "$tmp/shape" "$tmp/wrongshape"
 expect 1 "... and as a --backbone" "$GF" train --task snli --backbone "$tmp/wrongshape" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"
@@ -110,6 +123,66 @@ $PY -c 'import json, sys; p = sys.argv[1] + "/config.json"; c = json.load(open(p
 want="word_embeddings\.weight has shape \[30, 32\]; config\.json \(vocab_size, dim\) says \[30, 4096\]"
 expect 1 "a config.json of a 1.6 GB model over an 87 KB file" /usr/bin/time -f "%M" -o "$tmp/rss" "$GF" features --ckpt "$tmp/huge" --text "a man"
 [ "$(cat "$tmp/rss" | tail -1)" -lt 100000 ] && pass "... refused before allocating it ($(tail -1 "$tmp/rss") KB peak)" || fail "the huge config cost $(cat "$tmp/rss") KB"
+# edited NAME FILE PY: a copy of the good folder as NAME whose FILE (a JSON file) is changed by PY (on c)
+edited() {
+    cp -r "$tmp/hf" "$tmp/$1"
+    $PY -c 'import json, sys; p = sys.argv[1]; c = json.load(open(p)); exec(sys.argv[2]); json.dump(c, open(p, "w"))' \
+        "$tmp/$1/$2" "$3" || fail "editing $1"
+}
+# config.json: errors in the file's own key names, with the value found and what is expected
+n=0
+while IFS='|' read -r py msg; do
+    n=$((n + 1))
+    edited "cfg$n" config.json "$py"
+    want="cfg$n/config\.json: $msg"
+    expect 1 "config.json with $py" "$GF" features --ckpt "$tmp/cfg$n" --text "a man"
+done <<'CASES'
+c["n_layers"] = 100|"n_layers" is 100; expected an integer from 1 to 64 \(the largest grassflow builds\)
+c["n_layers"] = 2e9|"n_layers" is 2000000000; expected an integer from 1 to 64
+c["vocab_size"] = 3e9|"vocab_size" is 3000000000; expected an integer from 1 to 2147483647
+c["dim"] = 100000|"dim" is 100000; expected an integer from 1 to 65536
+c["hidden_dim"] = 2000000|"hidden_dim" is 2000000; expected an integer from 1 to 1048576
+c["max_position_embeddings"] = 20000000|"max_position_embeddings" is 20000000; expected an integer from 1 to 16777216
+c["n_layers"] = "2"|"n_layers" is "2" \(a string\); expected an integer from 1 to 64
+c["n_heads"] = 2.5|"n_heads" is 2.5; expected an integer
+c["hidden_dim"] = -64|"hidden_dim" is -64; expected an integer
+c["dim"] = True|"dim" is true; expected an integer
+c["n_heads"] = 5|"dim" 32 is not divisible by "n_heads" 5
+c["activation"] = ["gelu"]|"activation" is \["gelu"\] \(an array\); grassflow reads DistilBERTs with "gelu"
+c["dropout"] = "0.1"|"dropout" is "0.1" \(a string\); expected a probability in \[0, 1\)
+c["dropout"] = None|"dropout" is null; expected a probability
+c["sinusoidal_pos_embds"] = "false"|"sinusoidal_pos_embds" is "false" \(a string\); expected true or false
+CASES
+# tokenizer_config.json: BERT's uncased tokenizer, asked for in the expected types
+while IFS='|' read -r py msg; do
+    n=$((n + 1))
+    edited "tok$n" tokenizer_config.json "$py"
+    want="tok$n/tokenizer_config\.json: $msg"
+    expect 1 "tokenizer_config.json with $py" "$GF" features --ckpt "$tmp/tok$n" --text "a man"
+done <<'CASES'
+c["do_lower_case"] = "false"|"do_lower_case" is "false" \(a string\); .*expected true
+c["do_lower_case"] = None|"do_lower_case" is null
+c["strip_accents"] = False|"strip_accents" is false; .*expected true or null
+c["tokenize_chinese_chars"] = 0|"tokenize_chinese_chars" is 0
+c["cls_token"] = "<s>"|"cls_token" is "<s>" \(a string\); .*expected "\[CLS\]"
+c["unk_token"] = {"content": "<unk>"}|"unk_token" is \{"content":"<unk>"\} \(an object\)
+CASES
+edited tokok tokenizer_config.json 'c.update(strip_accents=None, cls_token={"content": "[CLS]", "lstrip": False}, tokenize_chinese_chars=True)'
+expect 0 "tokenizer_config.json with Hugging Face's defaults spelt out (null, AddedToken objects) reads" "$GF" features --ckpt "$tmp/tokok" --text "a man"
+cp -r "$tmp/hf" "$tmp/nocls" && sed -i 's/^\[CLS\]$/[cls]/' "$tmp/nocls/vocab.txt"
+want="nocls/vocab\.txt has no \[CLS\] line; a DistilBERT reads a text as \[CLS\] text \[SEP\]"
+expect 1 "a vocab.txt without [CLS] (features would not wrap the text)" "$GF" features --ckpt "$tmp/nocls" --text "a man"
+# the folder's weights given where the folder (or a grassflow checkpoint) is expected: name the folder
+want="hf/model\.safetensors: not a grassflow checkpoint .*this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "features --ckpt DIR/model.safetensors: pass the folder" "$GF" features --ckpt "$tmp/hf/model.safetensors" --text "a man"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "train --backbone DIR/model.safetensors: pass the folder" "$GF" train --task snli --backbone "$tmp/hf/model.safetensors" --head "$tmp/head.json" --corpus "$tmp/snli" --max-sent 16 --steps 1 --out "$tmp/x"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "eval --ckpt DIR/model.safetensors: said so" "$GF" eval --task snli --ckpt "$tmp/hf/model.safetensors" --corpus "$tmp/snli"
+want="this looks like a Hugging Face DistilBERT folder's weights; pass the folder $tmp/hf"
+expect 1 "score --ckpt DIR/model.safetensors: said so" "$GF" score --ckpt "$tmp/hf/model.safetensors" --tokens "$tmp/hf/vocab.txt"
+want="hf is a Hugging Face DistilBERT folder, not a grassflow checkpoint file"
+expect 1 "eval --ckpt DIR: the folder is named for what it is" "$GF" eval --task snli --ckpt "$tmp/hf" --corpus "$tmp/snli"
 mkdir -p "$tmp/plain"
 want="plain is a folder, but none that grassflow reads; expected a grassflow checkpoint .* or hf-distilbert"
 expect 1 "a folder of nothing known" "$GF" features --ckpt "$tmp/plain" --text "a man"

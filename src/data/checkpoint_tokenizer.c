@@ -3,12 +3,14 @@
 
 #include "core/error.h"
 #include "data/tokenizer.h"
+#include "import/import.h"
 #include "io/safetensors.h"
 
 gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json) {
     *tok = NULL;
     if (train_json) *train_json = NULL;
     gf_st_file *f = gf_st_read(path);
+    if (!f) gf_import_misplaced(path, false); /* a folder an importer reads: say so */
     gf_model *m = f ? gf_model_from_safetensors(f) : NULL;
     if (!m) {
         gf_st_free(f);

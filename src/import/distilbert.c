@@ -9,6 +9,7 @@
  * What differs while training: Hugging Face also drops attention probabilities (attention_dropout);
  * grassflow drops the residual branches only (docs/model.md, "Imported checkpoints"). */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,15 @@
 #include "core/error.h"
 #include "import/import.h"
 #include "io/file.h"
+#include "io/safetensors.h"
 
-/* config.json's shape keys, all required */
+/* config.json's shape keys, all required, each an integer from 1 to the largest grassflow builds (its own
+ * config's limits, src/model/config.c and src/mixers/attention.c: d_model, n_layer, n_head, d_ff,
+ * vocab_size, max_len), so that gf_config_from_json never refuses them in its own names. */
 enum { K_DIM, K_LAYERS, K_HEADS, K_HIDDEN, K_VOCAB, K_MAXPOS, N_SHAPE };
 static const char *const SHAPE_KEYS[N_SHAPE] = {"dim", "n_layers", "n_heads", "hidden_dim", "vocab_size",
                                                 "max_position_embeddings"};
+static const int64_t SHAPE_MAX[N_SHAPE] = {65536, GF_MAX_LAYERS, 65536, 1 << 20, 2147483647, 1 << 24};
 
 typedef struct {
     int64_t v[N_SHAPE];
@@ -90,29 +95,70 @@ static bool detect(const char *path) {
     return yes;
 }
 
+/* A JSON value as the file has it, for messages: 1e9 as 1000000000, "x" with its quotes, at most 40
+ * characters; with what type it is when that is not the one expected. */
+static void shown(const cJSON *v, char *buf, size_t n) {
+    char *s = cJSON_PrintUnformatted(v);
+    const char *type = cJSON_IsString(v) ? " (a string)" : cJSON_IsArray(v) ? " (an array)"
+                       : cJSON_IsObject(v) ? " (an object)" : "";
+    snprintf(buf, n, "%.40s%s%s", s ? s : "?", s && strlen(s) > 40 ? "..." : "", type);
+    free(s);
+}
+
+/* Shape key k of config.json o (path): there, a whole number in [1, SHAPE_MAX[k]]. */
+static int read_shape_key(const char *path, const cJSON *o, int k, int64_t *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, SHAPE_KEYS[k]);
+    if (!v)
+        return gf_fail("%s: \"%s\" is missing; a DistilBERT config.json has dim, n_layers, n_heads, hidden_dim, "
+                       "vocab_size and max_position_embeddings", path, SHAPE_KEYS[k]);
+    const double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    if (x >= 1 && x <= (double)SHAPE_MAX[k] && x == (double)(int64_t)x) { /* range first: the cast needs it */
+        *out = (int64_t)x;
+        return 0;
+    }
+    char got[64];
+    shown(v, got, sizeof got);
+    return gf_fail("%s: \"%s\" is %s; expected an integer from 1 to %lld%s", path, SHAPE_KEYS[k], got,
+                   (long long)SHAPE_MAX[k], x > (double)SHAPE_MAX[k] ? " (the largest grassflow builds)" : "");
+}
+
+static int read_shape(const char *path, const cJSON *o, hf_config *h) {
+    for (int k = 0; k < N_SHAPE; k++)
+        if (read_shape_key(path, o, k, &h->v[k])) return -1;
+    if (h->v[K_DIM] % h->v[K_HEADS])
+        return gf_fail("%s: \"dim\" %lld is not divisible by \"n_heads\" %lld; each attention head is dim / "
+                       "n_heads wide", path, (long long)h->v[K_DIM], (long long)h->v[K_HEADS]);
+    return 0;
+}
+
+/* The other keys grassflow reads: activation "gelu" (if there), dropout a probability (if there; Hugging
+ * Face's default 0.1), sinusoidal_pos_embds a boolean (if there; the table is in the file either way). */
+static int read_options(const char *path, const cJSON *o, hf_config *h) {
+    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "activation");
+    const cJSON *dr = cJSON_GetObjectItemCaseSensitive(o, "dropout");
+    const cJSON *sin = cJSON_GetObjectItemCaseSensitive(o, "sinusoidal_pos_embds");
+    char got[64];
+    if (act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu"))) {
+        shown(act, got, sizeof got);
+        return gf_fail("%s: \"activation\" is %s; grassflow reads DistilBERTs with \"gelu\" (exact GELU)", path, got);
+    }
+    h->dropout = dr && cJSON_IsNumber(dr) ? dr->valuedouble : 0.1;
+    if (dr && !(cJSON_IsNumber(dr) && h->dropout >= 0 && h->dropout < 1 && (float)h->dropout < 1)) {
+        shown(dr, got, sizeof got);
+        return gf_fail("%s: \"dropout\" is %s; expected a probability in [0, 1)", path, got);
+    }
+    if (sin && !cJSON_IsBool(sin)) {
+        shown(sin, got, sizeof got);
+        return gf_fail("%s: \"sinusoidal_pos_embds\" is %s; expected true or false", path, got);
+    }
+    return 0;
+}
+
 static int read_config(const char *dir, hf_config *h) {
     char path[GF_PATH_MAX];
     cJSON *o = read_json(dir, "config.json", "Hugging Face's config.json of a DistilBERT", path);
     if (!o) return -1;
-    int rc = 0;
-    for (int k = 0; k < N_SHAPE && !rc; k++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, SHAPE_KEYS[k]);
-        const double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
-        if (x < 1 || x > 1e9 || x != (int64_t)x)
-            rc = gf_fail("%s: \"%s\" is %s; a DistilBERT config.json has dim, n_layers, n_heads, hidden_dim, "
-                         "vocab_size and max_position_embeddings as positive integers", path, SHAPE_KEYS[k],
-                         v ? "not a positive integer" : "missing");
-        else
-            h->v[k] = (int64_t)x;
-    }
-    const cJSON *act = cJSON_GetObjectItemCaseSensitive(o, "activation");
-    const cJSON *dr = cJSON_GetObjectItemCaseSensitive(o, "dropout");
-    if (!rc && act && !(cJSON_IsString(act) && !strcmp(act->valuestring, "gelu")))
-        rc = gf_fail("%s: \"activation\" is %s; grassflow reads DistilBERTs with \"gelu\" (exact GELU)", path,
-                     cJSON_IsString(act) ? act->valuestring : "not a string");
-    h->dropout = cJSON_IsNumber(dr) ? dr->valuedouble : 0.1;
-    if (!rc && (h->dropout < 0 || h->dropout >= 1))
-        rc = gf_fail("%s: \"dropout\" is %g; expected a probability in [0, 1)", path, h->dropout);
+    int rc = read_shape(path, o, h) || read_options(path, o, h) ? -1 : 0;
     cJSON_Delete(o);
     return rc;
 }
@@ -131,26 +177,59 @@ static int make_config(const char *dir, const hf_config *h, gf_config *cfg) {
     return gf_config_from_json(js, src, cfg);
 }
 
-/* The uncased vocabulary the model was trained with: vocab.txt, as many pieces as vocab_size. */
+/* tokenizer_config.json's special tokens: Hugging Face's defaults, the ones grassflow's WordPiece uses. */
+static const char *const SPECIAL_KEYS[][2] = {{"unk_token", "[UNK]"}, {"sep_token", "[SEP]"}, {"pad_token", "[PAD]"},
+                                              {"cls_token", "[CLS]"}, {"mask_token", "[MASK]"}};
+
+/* tokenizer_config.json (if there) asks for what grassflow's WordPiece does, BERT's uncased tokenizer:
+ * do_lower_case, strip_accents and tokenize_chinese_chars true (or absent; strip_accents also null), and
+ * the default special tokens (a string, or an AddedToken object with that "content"). */
+static int check_tok_config(const char *path, const cJSON *tc) {
+    static const char *const FLAGS[] = {"do_lower_case", "strip_accents", "tokenize_chinese_chars"};
+    char got[64];
+    for (int i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(tc, FLAGS[i]);
+        if (!v || cJSON_IsTrue(v) || (i == 1 && cJSON_IsNull(v))) continue;
+        shown(v, got, sizeof got);
+        return gf_fail("%s: \"%s\" is %s; grassflow's WordPiece is BERT's uncased one (distilbert-base-uncased): "
+                       "expected true%s", path, FLAGS[i], got, i == 1 ? " or null" : "");
+    }
+    for (size_t i = 0; i < sizeof SPECIAL_KEYS / sizeof SPECIAL_KEYS[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(tc, SPECIAL_KEYS[i][0]);
+        const cJSON *c = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "content") : v;
+        if (!v || (cJSON_IsString(c) && !strcmp(c->valuestring, SPECIAL_KEYS[i][1]))) continue;
+        shown(v, got, sizeof got);
+        return gf_fail("%s: \"%s\" is %s; grassflow's WordPiece uses BERT's special tokens: expected \"%s\"", path,
+                       SPECIAL_KEYS[i][0], got, SPECIAL_KEYS[i][1]);
+    }
+    return 0;
+}
+
+/* The vocabulary the model was trained with: vocab.txt, as many pieces as vocab_size, with BERT's [CLS],
+ * [SEP] and [PAD] (a text is read as [CLS] text [SEP]; without them grassflow would read it otherwise). */
+static int check_vocab(const char *path, const gf_tokenizer *t, int64_t vocab_size) {
+    if (gf_tokenizer_vocab_size(t) != vocab_size)
+        return gf_fail("%s has %lld pieces but config.json's vocab_size is %lld; they must come from the same model",
+                       path, (long long)gf_tokenizer_vocab_size(t), (long long)vocab_size);
+    for (int i = 1; i < 4; i++)
+        if (gf_tokenizer_find(t, SPECIAL_KEYS[i][1], strlen(SPECIAL_KEYS[i][1])) < 0)
+            return gf_fail("%s has no %s line; a DistilBERT reads a text as [CLS] text [SEP], padded with [PAD]\n"
+                           "HINT: give the model's own vocab.txt (distilbert-base-uncased's has [PAD] on line 1, "
+                           "[CLS] on 102, [SEP] on 103)", path, SPECIAL_KEYS[i][1]);
+    return 0;
+}
+
 static gf_tokenizer *load_vocab(const char *dir, int64_t vocab_size) {
     char path[GF_PATH_MAX];
     cJSON *tc = NULL;
     if (!gf_path_join(path, sizeof path, dir, "tokenizer_config.json") && !access(path, F_OK) &&
         !(tc = read_json(dir, "tokenizer_config.json", "Hugging Face's tokenizer_config.json", path)))
         return NULL;
-    const cJSON *lc = tc ? cJSON_GetObjectItemCaseSensitive(tc, "do_lower_case") : NULL;
-    bool cased = cJSON_IsFalse(lc);
+    int rc = tc ? check_tok_config(path, tc) : 0;
     cJSON_Delete(tc);
-    if (cased) {
-        gf_fail("%s: do_lower_case is false; grassflow's WordPiece is BERT's uncased one (distilbert-base-uncased)",
-                path);
-        return NULL;
-    }
-    if (gf_path_join(path, sizeof path, dir, "vocab.txt")) return NULL;
+    if (rc || gf_path_join(path, sizeof path, dir, "vocab.txt")) return NULL;
     gf_tokenizer *t = gf_wordpiece_load(path);
-    if (t && gf_tokenizer_vocab_size(t) != vocab_size) {
-        gf_fail("%s has %lld pieces but config.json's vocab_size is %lld; they must come from the same model", path,
-                (long long)gf_tokenizer_vocab_size(t), (long long)vocab_size);
+    if (t && check_vocab(path, t, vocab_size)) {
         gf_tokenizer_free(t);
         return NULL;
     }
@@ -252,25 +331,38 @@ static int check_all(const hf_file *c) {
     return 0;
 }
 
+/* Tensor t (checked by check_one) into dst, as float32: each value finite, as grassflow's own checkpoints'
+ * (gf_st_check_finite). */
+static int copy_one(const hf_file *c, const gf_st_tensor *t, const char *hf, float *dst) {
+    static const char why[] = "a DistilBERT's weights are finite numbers, so the file is damaged\nHINT: download "
+                              "model.safetensors again from the model's Hugging Face repository";
+    const unsigned char *src = t->data;
+    if (t->dtype == GF_DT_F32) {
+        memcpy(dst, src, (size_t)t->numel * 4);
+        return gf_st_check_finite(c->f->path, hf, dst, t->numel, why);
+    }
+    for (int64_t i = 0; i < t->numel; i++) {
+        double x;
+        memcpy(&x, src + i * 8, 8);
+        dst[i] = (float)x;
+        if (isfinite(x) && !isfinite(dst[i]))
+            return gf_fail("%s: tensor \"%s\" holds %g at index %lld, beyond float32's range; %s", c->f->path, hf, x,
+                           (long long)i, why);
+    }
+    return gf_st_check_finite(c->f->path, hf, dst, t->numel, why);
+}
+
 /* Every tensor into its place in m (checked by check_all). */
-static void copy_all(const hf_file *c, gf_model *m) {
+static int copy_all(const hf_file *c, gf_model *m) {
     char hf[256], gf[256];
     for (int64_t k = 0; k < n_entries(c); k++) {
         const name_map *nm = entry(c, k, hf, gf, sizeof hf);
         const gf_st_tensor *t = gf_st_find(c->f, hf);
         const gf_tensor_info *ti = gf_model_find_tensor(m, gf);
-        float *dst = gf_model_params(m) + ti->offset + (nm->part >= 0 ? nm->part * t->numel : 0);
-        const unsigned char *src = t->data;
-        for (int64_t i = 0; i < t->numel; i++) {
-            if (t->dtype == GF_DT_F32) {
-                memcpy(dst + i, src + i * 4, 4);
-            } else {
-                double x;
-                memcpy(&x, src + i * 8, 8);
-                dst[i] = (float)x;
-            }
-        }
+        if (copy_one(c, t, hf, gf_model_params(m) + ti->offset + (nm->part >= 0 ? nm->part * t->numel : 0)))
+            return -1;
     }
+    return 0;
 }
 
 /* The model of config.json, if the file's tensors fit it, with the file's weights. */
@@ -284,7 +376,10 @@ static gf_model *build(const char *dir, const hf_config *h, const gf_config *cfg
         gf_fail("%s/config.json describes a DistilBERT that cannot be built here: %s", dir, e);
         return NULL;
     }
-    copy_all(&c, m);
+    if (copy_all(&c, m)) {
+        gf_model_free(m);
+        return NULL;
+    }
     return m;
 }
 
@@ -311,6 +406,7 @@ static gf_model *load(const char *dir, gf_tokenizer **tok) {
 const gf_importer gf_importer_distilbert = {
     .name = "hf-distilbert",
     .what = "a Hugging Face DistilBERT folder (config.json with model_type distilbert, model.safetensors, vocab.txt)",
+    .label = "a Hugging Face DistilBERT folder",
     .detect = detect,
     .load = load,
 };

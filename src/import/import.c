@@ -16,6 +16,34 @@ const char *gf_import_detect(const char *path) {
     return NULL;
 }
 
+/* The importer that reads folder dir, or NULL. */
+static const gf_importer *importer_of(const char *dir) {
+    for (int i = 0; i < N_IMPORTERS; i++)
+        if (IMPORTERS[i]->detect(dir)) return IMPORTERS[i];
+    return NULL;
+}
+
+int gf_import_misplaced(const char *path, bool not_ours) {
+    static const char hint[] = "HINT: features --ckpt and train --backbone read the folder; eval, score and generate "
+                               "read a checkpoint grassflow train wrote (train --backbone with the folder writes one)";
+    char saved[4096], dir[GF_PATH_MAX];
+    snprintf(saved, sizeof saved, "%s", gf_last_error()); /* detect() clears it */
+    struct stat st;
+    const gf_importer *imp = NULL;
+    if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+        if ((imp = importer_of(path)))
+            return gf_fail("%s is %s, not a grassflow checkpoint file\n%s", path, imp->label, hint);
+    } else if (not_ours && strlen(path) < sizeof dir) {
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+        if ((imp = importer_of(dir)))
+            return gf_fail("%s: not a grassflow checkpoint (no __metadata__[\"config\"]); this looks like %s's "
+                           "weights; pass the folder %s\n%s", path, imp->label, dir, hint);
+    }
+    gf_fail("%s", saved);
+    return 0;
+}
+
 gf_model *gf_import_load(const char *path, gf_tokenizer **tok) {
     *tok = NULL;
     if (!path) {

@@ -1,6 +1,7 @@
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,14 @@
 static const char *const DTYPES[] = {"F32", "I32", "F64", "I64"};
 
 size_t gf_dtype_size(gf_dtype dt) { return (dt == GF_DT_F64 || dt == GF_DT_I64) ? 8 : 4; }
+
+int gf_st_check_finite(const char *path, const char *name, const float *x, int64_t n, const char *why) {
+    for (int64_t k = 0; k < n; k++)
+        if (!isfinite(x[k])) /* a model with NaN weights only ever gives NaN: refuse it where it is read */
+            return gf_fail("%s: tensor \"%s\" holds %s at index %lld; %s", path, name,
+                           isnan(x[k]) ? "NaN" : "an infinite value", (long long)k, why);
+    return 0;
+}
 
 int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const *meta_keys,
                 const char *const *meta_vals, int n_meta) {

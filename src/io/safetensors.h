@@ -24,6 +24,10 @@ int gf_st_metadata_fits(const char *const *meta_keys, const char *const *meta_va
 int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const *meta_keys,
                 const char *const *meta_vals, int n_meta);
 size_t gf_dtype_size(gf_dtype dt);
+/* The check every weight grassflow loads gets (its checkpoints, and what an importer reads): 0 if the n
+ * floats at x are all finite; else an error "PATH: tensor "NAME" holds NaN (or an infinite value) at index
+ * K; " followed by why (what that says of the file, and a HINT). */
+int gf_st_check_finite(const char *path, const char *name, const float *x, int64_t n, const char *why);
 /* gf_st_read on bytes already in memory (buf: malloc'd, size bytes; taken over, also on failure); path
  * only names the file in messages. */
 gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size);

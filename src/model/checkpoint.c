@@ -1,9 +1,9 @@
 /* Model checkpoints in safetensors: F32 tensors under their PyTorch names, config in the metadata. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "import/import.h"
 #include "io/safetensors.h"
 #include "model/model_internal.h"
 
@@ -39,7 +39,10 @@ int gf_model_save_meta(const gf_model *m, const char *path, const char *const *e
 
 gf_model *gf_model_load(const char *path) {
     gf_st_file *f = gf_st_read(path);
-    if (!f) return NULL;
+    if (!f) {
+        gf_import_misplaced(path, false);
+        return NULL;
+    }
     gf_model *m = gf_model_from_safetensors(f);
     gf_st_free(f);
     return m;
@@ -94,6 +97,7 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
     if (!cfg_json) {
         gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint\nHINT: checkpoints come "
                 "from `grassflow init` or `grassflow train`", path);
+        gf_import_misplaced(path, true); /* DIR/model.safetensors of a folder an importer reads: say so */
         goto done;
     }
     char src[1100];
@@ -106,15 +110,13 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
         const gf_tensor_info *t = &m->tensors[i];
         const gf_st_tensor *s = gf_st_find(f, t->name);
         memcpy(t->data, s->data, (size_t)t->numel * sizeof(float));
-        for (int64_t k = 0; k < t->numel; k++)
-            if (!isfinite(t->data[k])) { /* a model with NaN weights only ever gives NaN: refuse it here */
-                gf_fail("%s: tensor \"%s\" holds %s at index %lld; the checkpoint is corrupt (or was saved from a "
-                        "diverged run)\nHINT: use an earlier checkpoint", path, t->name,
-                        isnan(t->data[k]) ? "NaN" : "an infinite value", (long long)k);
-                gf_model_free(m);
-                m = NULL;
-                goto done;
-            }
+        if (gf_st_check_finite(path, t->name, t->data, t->numel,
+                               "the checkpoint is corrupt (or was saved from a diverged run)\nHINT: use an earlier "
+                               "checkpoint")) {
+            gf_model_free(m);
+            m = NULL;
+            goto done;
+        }
     }
 done:
     free(cfg_json);

@@ -9,7 +9,7 @@ grassflow's importer (src/import/distilbert.c) to.
   distilbert.py check --dir DIR --features F.json     F: `grassflow features --json` on DIR; its hidden
         states against forward() on its ids. Exit 1 beyond 1e-4 (relative to the largest |h|).
   distilbert.py break --dir DIR --out DST --how HOW  a damaged copy (HOW: missing, misnamed, shape, extra,
-        cased, badtok, novocab, badconfig) for the error tests.
+        cased, badtok, novocab, badconfig, nan, inf, f64big) for the error tests.
 
 forward() follows Hugging Face's DistilBertModel (transformers/models/distilbert/modeling_distilbert.py,
 read, not copied): embeddings = LayerNorm(word + position, eps 1e-12); per layer: q, k, v = three linears,
@@ -158,6 +158,17 @@ def cmd_break(a):
         os.remove(os.path.join(a.out, "vocab.txt"))
     elif a.how == "badconfig":
         del cfg["n_heads"]
+    elif a.how == "nan":  # a weight that is no number: one NaN deep in a layer's q block
+        t[q1] = t[q1].copy()
+        t[q1][3, 5] = np.nan
+    elif a.how == "inf":
+        b = "distilbert.embeddings.LayerNorm.bias"
+        t[b] = t[b].copy()
+        t[b][7] = -np.inf
+    elif a.how == "f64big":  # a float64 tensor with a value no float32 holds
+        w = "distilbert.transformer.layer.0.ffn.lin1.weight"
+        t[w] = t[w].astype(np.float64)
+        t[w][0, 2] = 1e300
     json.dump(cfg, open(os.path.join(a.out, "config.json"), "w"))
     st_io.write(st, t)
 
@@ -177,7 +188,8 @@ def main():
     b.add_argument("--dir", required=True)
     b.add_argument("--out", required=True)
     b.add_argument("--how", required=True,
-                   choices=["missing", "misnamed", "shape", "extra", "cased", "badtok", "novocab", "badconfig"])
+                   choices=["missing", "misnamed", "shape", "extra", "cased", "badtok", "novocab", "badconfig", "nan",
+                            "inf", "f64big"])
     a = p.parse_args()
     {"make": cmd_make, "check": cmd_check, "break": cmd_break}[a.cmd](a)
 
