@@ -37,7 +37,9 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
 /* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. */
 int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc);
 
-/* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing). */
-void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
+/* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing), flushed.
+ * A number that is not finite (a diverged run's loss or perplexity) is written as null, since JSON has no
+ * inf or NaN. -1 (gf_last_error) when the line could not be written (a full disk): the run must stop. */
+int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
 
 #endif
