@@ -30,7 +30,7 @@ static void help(void) {
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
            "  --stream        score with the streaming engine, one token at a time (reset at each block);\n"
            "                  the same numbers as the batched default, at any L for pos none/sinusoidal\n"
-           "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
+           "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"} (a number that is not finite: null)\n");
 }
 
 /* gf_evaluate's examples (the LM source: blocks of L + 1 tokens, stride L), each scored by the streaming

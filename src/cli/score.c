@@ -21,7 +21,7 @@ static void help(void) {
            "  --batch B       sequences per forward pass (default 16; fewer when their activations would\n"
            "                  pass 256 MiB; a line that alone does not fit is scored token by token by\n"
            "                  the streaming engine, with the same result)\n"
-           "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y}\n");
+           "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y} (a number that is not finite: null)\n");
 }
 
 typedef struct {
