@@ -26,6 +26,7 @@ int cli_error(const char *fmt, ...) {
  * stdio keeps only an error flag, and errno is long overwritten by the time main looks. */
 static int stdout_errno;      /* why a write to fd 1 failed; 0: none did */
 static bool stdout_reported;  /* the failure was said once; later checks stay quiet */
+static FILE *plain_stdout;    /* glibc's own stdout, put back once ours is closed */
 
 static ssize_t stdout_write(void *cookie, const char *buf, size_t n) {
     (void)cookie;
@@ -50,6 +51,7 @@ void cli_stdout_init(void) {
     FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = stdout_write, .close = stdout_close});
     if (!f) return; /* the plain stdout: failures are still caught, with a vaguer reason */
     setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    plain_stdout = stdout;
     stdout = f; /* glibc's stdout is a plain variable */
 }
 
@@ -67,8 +69,11 @@ int cli_stdout_close(int rc) {
     bool bad = cli_stdout_failed();
     errno = 0;
     /* EBADF with nothing written: stdout was closed (>&-) and the command printed nothing, which is fine */
-    if (fclose(stdout) != 0 && !bad && errno != EBADF) {
-        cli_error("closing standard output: %s", strerror(errno));
+    const bool close_failed = fclose(stdout) != 0;
+    const int err = errno;
+    if (plain_stdout) stdout = plain_stdout; /* never a freed FILE, should anything print after main */
+    if (close_failed && !bad && err != EBADF) {
+        cli_error("closing standard output: %s", strerror(err));
         bad = true;
     }
     return bad && rc == EXIT_OK ? EXIT_RUNTIME : rc;
