@@ -185,5 +185,102 @@ for f in last best state; do [ -s "$tmp/ex-train/$f.safetensors" ] && pass "exam
 printf '84 104 101 32 109 111 100 101 108\n' >"$tmp/bytes.txt"
 want=; expect 0 "example: its checkpoint scores with grassflow score" "$GF" score --ckpt "$tmp/ex-train/best.safetensors" --tokens "$tmp/bytes.txt"
 
+echo "cli: output that failed is a failure (every command, to /dev/full and to a closed stdout)"
+export GRASSFLOW_CACHE="$tmp/cache"
+ck="$tmp/gw/last.safetensors"
+printf 'the game of\n' >"$tmp/gw-text.txt"
+out_fails() { # WHAT REASON: the command just run (its stdout redirected by the caller) exited 1 saying why
+    local rc=$? what=$1 why=$2
+    [ $rc = 1 ] && grep -q "grassflow: error: writing standard output: $why" "$tmp/err" && pass "$what" \
+        || fail "$what: exit $rc, expected 1 ($(head -c 300 "$tmp/err"))"
+}
+full() { # WHAT CMD...: CMD with stdout on /dev/full exits 1 and says why
+    "${@:2}" >/dev/full 2>"$tmp/err"
+    out_fails "$1 > /dev/full" "No space left on device"
+}
+for c in info init score train eval generate compare data features bench; do full "$c --help" "$GF" $c --help; done
+full "--help" "$GF" --help
+full "--version" "$GF" --version
+full "info" "$GF" info --model grassmann-tiny
+full "info --json" "$GF" info --model grassmann-tiny --json
+full "init" "$GF" init --model grassmann-tiny --out "$tmp/full-init.safetensors"
+full "score --json" "$GF" score --ckpt "$tmp/grassmann-tiny.safetensors" --tokens "$tmp/tok.txt" --json
+full "eval --json" "$GF" eval --ckpt "$ck" --corpus "$tmp/small.txt" --seq-len 16 --no-cache --json
+full "generate" "$GF" generate --ckpt "$ck" --prompt "the game" --tokens 5
+full "generate --stream" "$GF" generate --ckpt "$ck" --prompt "the game" --tokens 5 --stream
+full "features" "$GF" features --ckpt "$ck" --text "the game of"
+full "features --json" "$GF" features --ckpt "$ck" --text "the game of" --json
+full "data stats" "$GF" data stats --corpus "$tmp/small.txt" --tokenizer word --no-cache
+full "data stats --json" "$GF" data stats --corpus "$tmp/small.txt" --tokenizer word --no-cache --json
+full "train" "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/full-train"
+[ -s "$tmp/full-train/last.safetensors" ] && pass "... the run's checkpoints are written all the same" || fail "train > /dev/full: no checkpoint"
+full "compare" "$GF" compare --models grassmann-tiny,transformer-tiny --tokenizer word $TR --out "$tmp/full-cmp"
+full "bench train --json" "$GF" bench train --model grassmann-tiny --steps 1 --batch 1 --seq-len 8 --json
+full "bench mixer" "$GF" bench mixer --seq-lens 8 --batch 1
+full "bench generate --json" "$GF" bench generate --model grassmann-tiny --positions 10 --tokens 5 --json
+"$GF" info --model grassmann-tiny >&- 2>"$tmp/err"; out_fails "info >&- (a closed stdout)" "Bad file descriptor"
+"$GF" --version >&- 2>"$tmp/err"; out_fails "--version >&-" "Bad file descriptor"
+"$GF" score --ckpt "$tmp/grassmann-tiny.safetensors" --tokens "$tmp/short.txt" >&- 2>/dev/null; rc=$?
+[ $rc = 1 ] && pass "a command that fails for another reason keeps its own exit code with stdout closed" || fail "score error with closed stdout: exit $rc"
+# a reader that goes away: with SIGPIPE ignored (as under many supervisors) generate --stream gets EPIPE
+# and stops at once instead of sampling a million tokens nobody reads
+start=$SECONDS
+( trap '' PIPE; timeout 20 "$GF" generate --ckpt "$ck" --prompt "the" --tokens 1000000 --stream 2>"$tmp/err" | head -c 20 >/dev/null; exit "${PIPESTATUS[0]}" ); rc=$?
+[ $rc = 1 ] && grep -q "writing standard output: Broken pipe" "$tmp/err" && [ $((SECONDS - start)) -lt 15 ] \
+    && pass "generate --stream stops at a closed pipe with exit 1 ($((SECONDS - start)) s)" || fail "generate --stream into a closed pipe: exit $rc after $((SECONDS - start)) s: $(head -c 300 "$tmp/err")"
+
+echo "cli: JSON that is JSON (a diverged model's infinite perplexity is null)"
+strict_json() { # FILE...: every line of every FILE is JSON that Python reads with NaN/Infinity refused
+    $PY - "$@" <<'PYEOF'
+import json, sys
+def refuse(c): raise ValueError("not JSON: " + c)
+n = 0
+for path in sys.argv[1:]:
+    for k, line in enumerate(open(path, encoding="utf-8"), 1):
+        if line.strip():
+            try:
+                json.loads(line, parse_constant=refuse)
+            except ValueError as e:
+                sys.exit(f"    {path}:{k}: {e}")
+            n += 1
+sys.exit(0 if n else "    no JSON at all")
+PYEOF
+}
+jget() { $PY -c 'import json,sys; print(json.dumps(json.loads(open(sys.argv[1]).read())[sys.argv[2]]))' "$@"; }
+# a run whose loss explodes (lr 10, no clipping): finite weights, val loss in the thousands, exp() = inf
+"$GF" train --model grassmann-tiny --tokenizer word --corpus "$tmp/small.txt" --no-cache --steps 20 --batch 4 --seq-len 16 \
+    --eval-every 10 --lr 10 --warmup 0 --clip 0 --on-nonfinite skip --out "$tmp/diverged" >/dev/null 2>&1
+grep -q '"val_ppl": null' "$tmp/diverged/metrics.jsonl" && pass "metrics.jsonl: the diverged run's perplexity is null" || fail "metrics.jsonl of the diverged run: $(grep val "$tmp/diverged/metrics.jsonl" | head -2)"
+strict_json "$tmp/diverged/metrics.jsonl" && pass "... and every line is strict JSON" || fail "metrics.jsonl is not strict JSON: $(head -c 400 "$tmp/diverged/metrics.jsonl")"
+dv="$tmp/diverged/last.safetensors"
+want=; expect 0 "eval --json of the diverged model" "$GF" eval --ckpt "$dv" --corpus "$tmp/small.txt" --seq-len 16 --no-cache --json
+strict_json "$tmp/out" && [ "$(jget "$tmp/out" ppl)" = null ] && [ "$(jget "$tmp/out" loss)" != null ] \
+    && pass "... is strict JSON with \"ppl\": null and a finite loss" || fail "eval --json of a diverged model: $(cat "$tmp/out")"
+$PY - "$tmp/grassmann-tiny.safetensors" "$tmp/wild4k.safetensors" <<'PYEOF'
+import sys
+sys.path.insert(0, "tests/torch_ref")
+import st_io
+t, meta = st_io.read(sys.argv[1])
+t["tok_emb.weight"] = t["tok_emb.weight"] * 4000.0  # finite weights, a loss of about 2300: exp overflows
+st_io.write(sys.argv[2], t, meta)
+PYEOF
+want=; expect 0 "score --json of a model whose perplexity overflows" "$GF" score --ckpt "$tmp/wild4k.safetensors" --tokens "$tmp/eight.txt" --json
+strict_json "$tmp/out" && [ "$(jget "$tmp/out" ppl)" = null ] && pass "... is strict JSON with \"ppl\": null" || fail "score --json: $(cat "$tmp/out")"
+want=; expect 0 "score (text) still says inf" "$GF" score --ckpt "$tmp/wild4k.safetensors" --tokens "$tmp/eight.txt"
+grep -q "ppl inf$" "$tmp/out" && pass "... ppl inf" || fail "score text: $(cat "$tmp/out")"
+q="$tmp/a \"quoted\" \\ dir"; mkdir -p "$q" && cp "$tmp/small.txt" "$q/text.txt"
+want=; expect 0 "data stats --json of a path holding a quote and a backslash" "$GF" data stats --corpus "$q/text.txt" --tokenizer word --no-cache --json
+strict_json "$tmp/out" && [ "$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["corpus"] == sys.argv[2])' "$tmp/out" "$q/text.txt")" = True ] \
+    && pass "... is JSON that names the path exactly" || fail "data stats --json with a quote: $(cat "$tmp/out")"
+printf '{"base": "grassmann-tiny"}\n' >"$q/cfg.json"
+want=; expect 0 "bench generate --json with a config path holding a quote" "$GF" bench generate --config "$q/cfg.json" --positions 10 --tokens 5 --json
+strict_json "$tmp/out" && pass "... is JSON" || fail "bench generate --json with a quote: $(cat "$tmp/out")"
+for b in "train --model grassmann-tiny --steps 1 --batch 1 --seq-len 8" "mixer --seq-lens 8 --batch 1"; do
+    want=; expect 0 "bench ${b%% *} --json" "$GF" bench $b --json
+    strict_json "$tmp/out" && pass "... is strict JSON" || fail "bench ${b%% *} --json: $(cat "$tmp/out")"
+done
+want=; expect 0 "features --json of the diverged model" "$GF" features --ckpt "$dv" --text "the game of" --json
+strict_json "$tmp/out" && pass "... is strict JSON" || fail "features --json: $(head -c 300 "$tmp/out")"
+
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
 echo "cli: all passed"

@@ -1,14 +1,17 @@
 /* The data sources and the training loop: the LM source's blocks, epoch orders (pinned: old runs
  * resume), evaluation blocking with its padded last block, jumps to any step; gf_evaluate and the one
  * log-sum-exp; one optimizer step (micro-batches weighted by counted targets, the non-finite hook); the
- * non-finite policy and a stopped-and-resumed run through gf_train. */
+ * non-finite policy and a stopped-and-resumed run through gf_train; metrics.jsonl lines are JSON (no inf)
+ * and a line that cannot be written is an error. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/rng.h"
+#include "io/json_out.h"
 #include "testlib.h"
+#include "train/run_dir.h"
 #include "train/trainer.h"
 
 /* ids[i] = i: a row's first input says which block it is. */
@@ -545,6 +548,53 @@ static void test_bad_sources(void **state) {
     lm_data_free(&d);
 }
 
+/* JSON has no inf or NaN: gf_json_num writes null for them, and metrics.jsonl goes through it. */
+static void test_json_numbers(void **state) {
+    (void)state;
+    assert_string_equal(gf_json_num(INFINITY, 'f', 4).s, "null");
+    assert_string_equal(gf_json_num(-INFINITY, 'g', 9).s, "null");
+    assert_string_equal(gf_json_num(NAN, 'g', 9).s, "null");
+    assert_string_equal(gf_json_num(1.5, 'f', 2).s, "1.50");
+    assert_string_equal(gf_json_num(2314.94678, 'g', 9).s, "2314.94678");
+    assert_string_equal(gf_json_num(1e300, 'f', 6).s, "1.0000000000000001e+300"); /* not 301 digits, not cut */
+    char path[700];
+    snprintf(path, sizeof path, "%s", tl_tmp_path("str.json"));
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    gf_json_put_str(f, "a\"b\\c\n\x01");
+    fclose(f);
+    char buf[128] = "";
+    f = fopen(path, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "\"a\\\"b\\\\c\\u000a\\u0001\"");
+}
+
+/* A diverged evaluation (val_ppl inf, best inf) is written with null; a full disk is an error. */
+static void test_metrics_line(void **state) {
+    (void)state;
+    char path[700];
+    snprintf(path, sizeof path, "%s", tl_tmp_path("metrics.jsonl"));
+    gf_run_dir r = {.dir = "RUN", .metrics = fopen(path, "w"), .lock_fd = -1};
+    assert_non_null(r.metrics);
+    gf_train_event e = {.kind = GF_EV_EVAL, .step = 10, .val_loss = 2000.0, .val_ppl = INFINITY,
+                        .best_val_loss = INFINITY, .val_acc = NAN};
+    assert_int_equal(gf_run_metrics_line(&r, &e), 0);
+    fclose(r.metrics);
+    char line[256] = "";
+    FILE *f = fopen(path, "r");
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_string_equal(line, "{\"step\": 10, \"val_loss\": 2000.000000, \"val_ppl\": null, \"best_val_loss\": null, "
+                              "\"is_best\": false}\n");
+    r.metrics = fopen("/dev/full", "w");
+    if (!r.metrics) skip();
+    e = (gf_train_event){.kind = GF_EV_STEP, .step = 1, .loss = 4.0};
+    assert_int_equal(gf_run_metrics_line(&r, &e), -1);
+    assert_non_null(strstr(gf_last_error(), "cannot write RUN/metrics.jsonl: No space left on device"));
+    fclose(r.metrics);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_lm_blocks, pool_teardown),
@@ -560,6 +610,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
         cmocka_unit_test_teardown(test_resume_data_changed, pool_teardown),
         cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
+        cmocka_unit_test(test_json_numbers),
+        cmocka_unit_test(test_metrics_line),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();

@@ -122,8 +122,30 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
     [ $ok = 1 ] && pass "... and the step-10 checkpoints are intact (every tensor byte-identical)" || fail "checkpoints after the full disk: $(ls -l "$tmp/full/run")"
     ls "$tmp/full/run" | grep '\.tmp\.' >/dev/null && fail "... temporary file left: $(ls "$tmp/full/run")" || pass "... and no temporary file is left"
     umount "$tmp/full"
+    # stdout on a disk that fills up part way through: the first buffers land, a later one does not
+    mount -t tmpfs -o size=64k tmpfs "$tmp/full"
+    dd if=/dev/zero of="$tmp/full/fill" bs=4k count=14 2>/dev/null
+    "$GF" features --ckpt "$tmp/r1/last.safetensors" --text "First Citizen: Before we proceed" --json >"$tmp/full/f.json" 2>"$tmp/err"
+    rc=$?
+    got=$(stat -c %s "$tmp/full/f.json")
+    [ $rc = 1 ] && grep -q "error: writing standard output: No space left on device" "$tmp/err" \
+        && pass "features --json on a disk that fills up after $got bytes exits 1 and says why" \
+        || fail "features --json on a full disk: exit $rc after $got bytes ($(head -c 300 "$tmp/err"))"
+    umount "$tmp/full"
 else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
+fi
+
+echo "trust: metrics.jsonl that cannot be written stops the run"
+"$GF" train $R --out "$tmp/mfull" --stop-at 10 >/dev/null 2>&1
+rm -f "$tmp/mfull/metrics.jsonl"
+if mknod "$tmp/mfull/metrics.jsonl" c 1 7 2>/dev/null; then # a /dev/full: every write fails with ENOSPC
+    want="cannot write $tmp/mfull/metrics.jsonl: No space left on device; training stopped"
+    expect 1 "a metrics line that cannot be written stops the run with the reason" "$GF" train --resume "$tmp/mfull"
+    grep -q "step 20" "$tmp/err" && fail "... but it trained on" || pass "... at once, not at the end"
+    grep -q "HINT: free some space, then continue with grassflow train --resume $tmp/mfull" "$tmp/err" && pass "... and says how to go on" || fail "metrics hint: $(head -c 300 "$tmp/err")"
+else
+    echo "  skip  metrics.jsonl on a full device: mknod needs root"
 fi
 
 echo "trust: one run per folder"

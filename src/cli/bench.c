@@ -11,6 +11,7 @@
 #include "core/blas.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "io/json_out.h"
 #include "mixers/mixer.h"
 
 static double now_s(void) {
@@ -57,8 +58,9 @@ static void fill_tokens(int32_t *x, int64_t n, int64_t V, uint64_t seed) {
 }
 
 static void machine_json(FILE *f, double peak) {
-    fprintf(f, "\"blas_kernel\": \"%s\", \"threads\": %d, \"sgemm_peak_gflops\": %.1f", gf_blas_kernel(),
-            gf_max_threads(), peak);
+    fprintf(f, "\"blas_kernel\": ");
+    gf_json_put_str(f, gf_blas_kernel() ? gf_blas_kernel() : "unknown");
+    fprintf(f, ", \"threads\": %d, \"sgemm_peak_gflops\": %s", gf_max_threads(), gf_json_num(peak, 'f', 1).s);
 }
 
 /* A subcommand's option parser returns BENCH_RUN to go on, or the exit code (--help, a usage error). */
@@ -146,14 +148,17 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
     const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
     double tps = (double)(o->B * o->L) / r->step, gf = (double)r->flops / r->step / 1e9;
     if (o->json) {
-        printf("{\"bench\": \"train\", \"model\": \"%s\", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, "
-               "\"seq_len\": %lld, \"steps\": %lld, \"tokens_per_s\": %.1f, \"ms_forward\": %.2f, "
-               "\"ms_backward\": %.2f, \"ms_optimizer\": %.2f, \"gflop_per_step\": %.3f, \"gflops\": %.1f, "
-               "\"utilisation\": %.3f, ", name, (long long)gf_model_num_params(m), (long long)cfg->vocab_size,
-               (long long)o->B, (long long)o->L, (long long)o->steps, tps, 1e3 * r->fwd, 1e3 * r->bwd,
-               1e3 * r->opt, (double)r->flops / 1e9, gf, gf / r->peak);
+        printf("{\"bench\": \"train\", \"model\": ");
+        gf_json_put_str(stdout, name);
+        printf(", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, "
+               "\"tokens_per_s\": %s, \"ms_forward\": %s, \"ms_backward\": %s, \"ms_optimizer\": %s, "
+               "\"gflop_per_step\": %s, \"gflops\": %s, \"utilisation\": %s, ", (long long)gf_model_num_params(m),
+               (long long)cfg->vocab_size, (long long)o->B, (long long)o->L, (long long)o->steps,
+               gf_json_num(tps, 'f', 1).s, gf_json_num(1e3 * r->fwd, 'f', 2).s, gf_json_num(1e3 * r->bwd, 'f', 2).s,
+               gf_json_num(1e3 * r->opt, 'f', 2).s, gf_json_num((double)r->flops / 1e9, 'f', 3).s,
+               gf_json_num(gf, 'f', 1).s, gf_json_num(gf / r->peak, 'f', 3).s);
         machine_json(stdout, r->peak);
-        printf(", \"loss\": %.4f}\n", r->loss);
+        printf(", \"loss\": %s}\n", gf_json_num(r->loss, 'f', 4).s);
     } else {
         printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
                (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
@@ -241,7 +246,7 @@ static int mixer_config(const mixer_opts *o, gf_config *cfg) {
 }
 
 /* Time layer 0's mixer at length L (best of o->reps after a warm-up) and print the line or JSON entry;
- * -1 if memory ran out (reported: the caller stops there). */
+ * -1 if memory ran out or stdout failed (reported: the caller stops there). */
 static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, int first) {
     const int64_t N = o->B * L, d = cfg->d_model;
     gf_mixer_harness *h = gf_mixer_harness_create(cfg, 0, o->B, L, 7);
@@ -267,16 +272,16 @@ static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, i
     }
     double mem = (double)gf_mixer_harness_bytes(h) / (double)N;
     if (o->json) {
-        printf("%s{\"seq_len\": %lld, \"us_per_token_forward\": %.4f, \"us_per_token_backward\": %.4f, "
-               "\"us_per_token\": %.4f, \"bytes_per_token\": %.1f}", first ? "" : ", ", (long long)L,
-               1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
+        printf("%s{\"seq_len\": %lld, \"us_per_token_forward\": %s, \"us_per_token_backward\": %s, "
+               "\"us_per_token\": %s, \"bytes_per_token\": %s}", first ? "" : ", ", (long long)L,
+               gf_json_num(1e6 * bf / N, 'f', 4).s, gf_json_num(1e6 * bb / N, 'f', 4).s,
+               gf_json_num(1e6 * (bf + bb) / N, 'f', 4).s, gf_json_num(mem, 'f', 1).s);
     } else {
         printf("%-9s L=%-6lld forward %8.3f us/token  backward %8.3f us/token  total %8.3f  memory %9.0f B/token\n",
                o->mixer, (long long)L, 1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
     }
-    fflush(stdout);
     free(x), free(y), free(dx), gf_mixer_harness_free(h);
-    return 0;
+    return cli_stdout_failed() ? -1 : 0; /* a failed write stops the run (the longer lengths take longest) */
 }
 
 static int bench_mixer(int argc, char **argv) {
@@ -286,8 +291,11 @@ static int bench_mixer(int argc, char **argv) {
     gf_config cfg;
     if ((rc = mixer_config(&o, &cfg))) return rc;
     double peak = sgemm_peak();
-    if (o.json) printf("{\"bench\": \"mixer\", \"mixer\": \"%s\", \"batch\": %lld, \"d\": %lld, \"results\": [",
-                       o.mixer, (long long)o.B, (long long)cfg.d_model);
+    if (o.json) {
+        printf("{\"bench\": \"mixer\", \"mixer\": ");
+        gf_json_put_str(stdout, o.mixer);
+        printf(", \"batch\": %lld, \"d\": %lld, \"results\": [", (long long)o.B, (long long)cfg.d_model);
+    }
     char list[512];
     snprintf(list, sizeof list, "%s", o.lens);
     int first = 1;
@@ -400,11 +408,14 @@ static int gen_time_at(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_
 /* Every position in turn, one line or JSON entry each. */
 static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stream *s, const int32_t *ctx) {
     const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
-    if (o->json)
-        printf("{\"bench\": \"generate\", \"model\": \"%s\", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, "
-               "\"threads\": %d, \"results\": [", name, o->no_cache ? "recompute" : "stream",
+    if (o->json) {
+        printf("{\"bench\": \"generate\", \"model\": ");
+        gf_json_put_str(stdout, name);
+        printf(", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
+               o->no_cache ? "recompute" : "stream",
                cfg->pos == GF_POS_LEARNED ? "learned" : cfg->pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
                (long long)o->n, gf_max_threads());
+    }
     for (int k = 0; k < o->nP; k++) {
         double t;
         int64_t at;
@@ -413,11 +424,13 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
         const double tps = (double)o->n / t;
         const long long state = s ? (long long)gf_stream_state_bytes(s) : 0, rss = (long long)rss_bytes();
         if (o->json)
-            printf("%s{\"position\": %lld, \"tokens_per_s\": %.2f, \"us_per_token\": %.2f, \"state_bytes\": %lld, "
-                   "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, tps, 1e6 / tps, state, rss);
+            printf("%s{\"position\": %lld, \"tokens_per_s\": %s, \"us_per_token\": %s, \"state_bytes\": %lld, "
+                   "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, gf_json_num(tps, 'f', 2).s,
+                   gf_json_num(1e6 / tps, 'f', 2).s, state, rss);
         else
             printf("%s  %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
                    o->no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
+        if (cli_stdout_failed()) return EXIT_RUNTIME; /* stop: each position takes seconds */
     }
     if (o->json) printf("]}\n");
     return EXIT_OK;

@@ -3,6 +3,7 @@
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "data/tokenizer.h"
@@ -41,6 +42,15 @@ int cli_copy_arg(const char *cmd, const char *flag, const char *s, char *dst, si
  * `decimals`. cli_warn_ppl warns when it is astronomical (>= 1e6) and far above the vocabulary size. */
 const char *cli_ppl(char *buf, size_t n, double ppl, int decimals);
 void cli_warn_ppl(double ppl, int64_t vocab);
+/* Route stdout through a stream that remembers why a write failed (first thing in main). */
+void cli_stdout_init(void);
+/* Whether standard output has failed (a full disk, a closed pipe, /dev/full): flushes it and checks its
+ * error flag; the first failure is reported on stderr ("grassflow: error: writing standard output: ...").
+ * A command that prints as it goes (generate --stream, row by row) calls it to stop early. */
+bool cli_stdout_failed(void);
+/* At the end of main: flush and close standard output; EXIT_RUNTIME (after the message) when any write to
+ * it failed and rc was EXIT_OK, else rc. Output that failed is a failure. */
+int cli_stdout_close(int rc);
 /* Print "grassflow: MESSAGE" to stderr and return EXIT_RUNTIME. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "grassflow CMD: MESSAGE" plus a pointer to --help and return EXIT_USAGE. */

@@ -22,6 +22,63 @@ int cli_error(const char *fmt, ...) {
     return EXIT_RUNTIME;
 }
 
+/* Standard output goes through a stream whose write function keeps the reason of the first failed write:
+ * stdio keeps only an error flag, and errno is long overwritten by the time main looks. */
+static int stdout_errno;      /* why a write to fd 1 failed; 0: none did */
+static bool stdout_reported;  /* the failure was said once; later checks stay quiet */
+static FILE *plain_stdout;    /* glibc's own stdout, put back once ours is closed */
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t n) {
+    (void)cookie;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(STDOUT_FILENO, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (!stdout_errno) stdout_errno = w < 0 ? errno : EIO;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
+static int stdout_close(void *cookie) {
+    (void)cookie;
+    return close(STDOUT_FILENO);
+}
+
+void cli_stdout_init(void) {
+    FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = stdout_write, .close = stdout_close});
+    if (!f) return; /* the plain stdout: failures are still caught, with a vaguer reason */
+    setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    plain_stdout = stdout;
+    stdout = f; /* glibc's stdout is a plain variable */
+}
+
+bool cli_stdout_failed(void) {
+    errno = 0;
+    const bool ok = fflush(stdout) == 0 && !ferror(stdout);
+    if (ok) return false;
+    const int err = stdout_errno ? stdout_errno : errno;
+    if (!stdout_reported) cli_error("writing standard output: %s", err ? strerror(err) : "write error");
+    stdout_reported = true;
+    return true;
+}
+
+int cli_stdout_close(int rc) {
+    bool bad = cli_stdout_failed();
+    errno = 0;
+    /* EBADF with nothing written: stdout was closed (>&-) and the command printed nothing, which is fine */
+    const bool close_failed = fclose(stdout) != 0;
+    const int err = errno;
+    if (plain_stdout) stdout = plain_stdout; /* never a freed FILE, should anything print after main */
+    if (close_failed && !bad && err != EBADF) {
+        cli_error("closing standard output: %s", strerror(err));
+        bad = true;
+    }
+    return bad && rc == EXIT_OK ? EXIT_RUNTIME : rc;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "data/corpus.h"
 #include "data/nli.h"
+#include "io/json_out.h"
 
 static void help(void) {
     printf("usage: grassflow data stats --corpus C [--tokenizer T] [--json] [--no-cache]\n\n"
@@ -19,7 +20,7 @@ static void help(void) {
 }
 
 /* The --json form of nli_stats (cJSON escapes the paths). */
-static void nli_json(const char *spec, const gf_nli_data *d, const char *const *names) {
+static int nli_json(const char *spec, const gf_nli_data *d, const char *const *names) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "corpus", spec);
     for (int k = 0; k < 3; k++) {
@@ -34,9 +35,11 @@ static void nli_json(const char *spec, const gf_nli_data *d, const char *const *
         cJSON_AddNumberToObject(j, "empty", (double)s->empty);
     }
     char *txt = cJSON_PrintUnformatted(o);
-    if (txt) printf("%s\n", txt);
+    const bool made = txt != NULL;
+    if (made) printf("%s\n", txt);
     free(txt);
     cJSON_Delete(o);
+    return made ? EXIT_OK : cli_error("out of memory printing the statistics as JSON");
 }
 
 /* Pairs and labels of each split of an NLI data set. */
@@ -45,9 +48,9 @@ static int nli_stats(const char *spec, int json) {
     gf_nli_data *d = gf_nli_load(spec, cli_data_dir());
     if (!d) return cli_error("%s", gf_last_error());
     if (json) {
-        nli_json(spec, d, names);
+        int rc = nli_json(spec, d, names);
         gf_nli_free(d);
-        return EXIT_OK;
+        return rc;
     }
     printf("corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
     for (int k = 0; k < 3; k++) {
@@ -95,8 +98,9 @@ int cmd_data(int argc, char **argv) {
     if (!c) return cli_error("%s", gf_last_error());
     if (c->cache_note[0]) fprintf(stderr, "grassflow: %s\n", c->cache_note);
     if (json) {
-        printf("{\"corpus\": \"%s\", \"tokenizer\": \"%s\", \"vocab_size\": %lld", spec, gf_tok_kind_name(c->tok->kind),
-               (long long)c->tok->vocab.n);
+        printf("{\"corpus\": ");
+        gf_json_put_str(stdout, spec); /* a path may hold " or \ */
+        printf(", \"tokenizer\": \"%s\", \"vocab_size\": %lld", gf_tok_kind_name(c->tok->kind), (long long)c->tok->vocab.n);
         for (int s = 0; s < 3; s++)
             printf(", \"%s\": {\"lines\": %lld, \"tokens\": %lld}", gf_split_name(s), (long long)c->lines[s],
                    (long long)c->split[s].n);

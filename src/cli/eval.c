@@ -9,6 +9,7 @@
 #include "cli/eval_classify.h"
 #include "core/mem.h"
 #include "data/corpus.h"
+#include "io/json_out.h"
 #include "train/trainer.h"
 
 static void help(void) {
@@ -29,7 +30,7 @@ static void help(void) {
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
            "  --stream        score with the streaming engine, one token at a time (reset at each block);\n"
            "                  the same numbers as the batched default, at any L for pos none/sinusoidal\n"
-           "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"}\n");
+           "  --json          print {\"split\", \"tokens\", \"loss\", \"ppl\"} (a number that is not finite: null)\n");
 }
 
 /* gf_evaluate's examples (the LM source: blocks of L + 1 tokens, stride L), each scored by the streaming
@@ -133,8 +134,8 @@ static int eval_lm(gf_model *m, const gf_tokenizer *tok, const eval_args *a) {
         if (eval_split(m, c, a->si, a->L, a->B, a->stream, &loss, &n)) {
             rc = cli_error("%s", gf_last_error());
         } else if (a->json) {
-            printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", a->split, (long long)n,
-                   loss, exp(loss));
+            printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s}\n", a->split, (long long)n,
+                   gf_json_num(loss, 'g', 9).s, gf_json_num(exp(loss), 'g', 9).s); /* not finite: null */
         } else {
             char pb[32];
             printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)n, loss,

@@ -20,7 +20,8 @@ static void prec_rec(const int64_t *conf, int64_t C, int64_t c, double *p, doubl
     *r = row ? (double)conf[c * C + c] / (double)row : 0.0;
 }
 
-static void print_json(const char *split, const gf_eval_result *er, int64_t C) {
+/* EXIT_OK, or EXIT_RUNTIME when the JSON could not be made (out of memory). */
+static int print_json(const char *split, const gf_eval_result *er, int64_t C) {
     cJSON *o = cJSON_CreateObject(), *pc = cJSON_CreateObject(), *cm = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "split", split);
     cJSON_AddNumberToObject(o, "pairs", (double)er->n_counted);
@@ -38,10 +39,12 @@ static void print_json(const char *split, const gf_eval_result *er, int64_t C) {
     }
     cJSON_AddItemToObject(o, "per_class", pc);
     cJSON_AddItemToObject(o, "confusion", cm); /* rows: true label, columns: predicted, in label order */
-    char *s = cJSON_PrintUnformatted(o);
-    if (s) printf("%s\n", s);
+    char *s = cJSON_PrintUnformatted(o); /* a value that is not finite (a diverged model's loss) prints as null */
+    const bool made = s != NULL;
+    if (made) printf("%s\n", s);
     free(s);
     cJSON_Delete(o);
+    return made ? EXIT_OK : cli_error("out of memory printing the results as JSON");
 }
 
 static void print_text(const char *corpus, const char *split, const gf_eval_result *er, int64_t C) {
@@ -73,7 +76,7 @@ int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task
     if (!src || !er.confusion || gf_evaluate_result(m, src, batch, &er)) {
         rc = cli_error("%s", er.confusion ? gf_last_error() : "out of memory");
     } else if (json) {
-        print_json(names[split], &er, C);
+        rc = print_json(names[split], &er, C);
     } else {
         print_text(corpus, names[split], &er, C);
     }

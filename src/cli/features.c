@@ -42,15 +42,16 @@ static int encode(const gf_tokenizer *tok, const char *text, const char *hyp, in
     return *n ? EXIT_OK : cli_error("--text: no tokens; give a non-empty text");
 }
 
-static void print(const int32_t *ids, const float *hid, int64_t T, int64_t d, int json) {
+/* EXIT_OK, or EXIT_RUNTIME when the JSON could not be made (out of memory). */
+static int print(const int32_t *ids, const float *hid, int64_t T, int64_t d, int json) {
     if (!json) {
         printf("tokens %lld, width %lld\n", (long long)T, (long long)d);
-        for (int64_t t = 0; t < T; t++) {
+        for (int64_t t = 0; t < T && !ferror(stdout); t++) { /* stop at a failed write (main reports it) */
             printf("%6d", ids[t]);
             for (int64_t k = 0; k < d; k++) printf(" %.6g", (double)hid[t * d + k]);
             printf("\n");
         }
-        return;
+        return EXIT_OK;
     }
     cJSON *o = cJSON_CreateObject(), *ia = cJSON_AddArrayToObject(o, "ids"), *ha = cJSON_AddArrayToObject(o, "hidden");
     for (int64_t t = 0; t < T; t++) {
@@ -59,10 +60,12 @@ static void print(const int32_t *ids, const float *hid, int64_t T, int64_t d, in
         for (int64_t k = 0; k < d; k++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)hid[t * d + k]));
         cJSON_AddItemToArray(ha, row);
     }
-    char *s = cJSON_PrintUnformatted(o);
-    if (s) printf("%s\n", s);
+    char *s = cJSON_PrintUnformatted(o); /* a value that is not finite prints as null */
+    const bool made = s != NULL;
+    if (made) printf("%s\n", s);
     free(s);
     cJSON_Delete(o);
+    return made ? EXIT_OK : cli_error("out of memory printing the hidden states as JSON");
 }
 
 int cmd_features(int argc, char **argv) {
@@ -95,8 +98,7 @@ int cmd_features(int argc, char **argv) {
     if (!rc) {
         gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};
         const float *hid = gf_model_forward_batch(m, &b, NULL) ? NULL : gf_model_hidden(m, &B, &T, &d);
-        if (hid) print(ids, hid, T, d, json);
-        else rc = cli_error("%s", gf_last_error());
+        rc = hid ? print(ids, hid, T, d, json) : cli_error("%s", gf_last_error());
     }
     free(ids);
     free(seg);

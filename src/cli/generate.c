@@ -73,7 +73,7 @@ static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, gf_
     const char *piece;
     if (stream_out) {
         put(prompt, strlen(prompt));
-        fflush(stdout);
+        if (cli_stdout_failed()) rc = EXIT_RUNTIME; /* nobody reads the text (a closed pipe, a full disk): stop */
     }
     for (int64_t i = 0; i < n_new && rc == EXIT_OK; i++) {
         const float *last = next_logits(g, ids->v, ids->n);
@@ -83,7 +83,7 @@ static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, gf_
         } else if (stream_out) { /* the text this token adds */
             piece = gf_detok_push(d, next, &len);
             put(piece, len);
-            fflush(stdout);
+            if (cli_stdout_failed()) rc = EXIT_RUNTIME; /* the flush each token needs anyway */
         }
     }
     if (rc == EXIT_OK && !stream_out) { /* the prompt as given, then the continuation */

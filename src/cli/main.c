@@ -94,8 +94,8 @@ static int take_max_text(void) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    fix_openblas_kernel(argv);
+/* The command's exit code. */
+static int run(int argc, char **argv) {
     if (take_threads(&argc, argv) || take_max_text()) return EXIT_USAGE;
     if (argc < 2) {
         usage(stderr);
@@ -124,4 +124,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+    fix_openblas_kernel(argv);
+    cli_stdout_init();
+    /* every command's results, its --help and --version go to stdout: a write that failed (a full disk,
+     * /dev/full, a closed pipe) makes the exit code 1, never a silent 0 with the output cut short */
+    return cli_stdout_close(run(argc, argv));
 }

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "core/mem.h"
 #include "io/file.h"
+#include "io/json_out.h"
 
 static void help(void) {
     printf("usage: grassflow score --ckpt FILE --tokens FILE [--batch B] [--json]\n\n"
@@ -20,7 +21,7 @@ static void help(void) {
            "  --batch B       sequences per forward pass (default 16; fewer when their activations would\n"
            "                  pass 256 MiB; a line that alone does not fit is scored token by token by\n"
            "                  the streaming engine, with the same result)\n"
-           "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y}\n");
+           "  --json          print {\"tokens\": N, \"loss\": X, \"ppl\": Y} (a number that is not finite: null)\n");
 }
 
 typedef struct {
@@ -211,7 +212,8 @@ int cmd_score(int argc, char **argv) {
         } else {
             double mean = total / (double)counted;
             char pb[32];
-            if (json) printf("{\"tokens\": %lld, \"loss\": %.9g, \"ppl\": %.9g}\n", (long long)counted, mean, exp(mean));
+            if (json) printf("{\"tokens\": %lld, \"loss\": %s, \"ppl\": %s}\n", (long long)counted,
+                             gf_json_num(mean, 'g', 9).s, gf_json_num(exp(mean), 'g', 9).s); /* not finite: null */
             else printf("tokens %lld  loss %.6f  ppl %s\n", (long long)counted, mean, cli_ppl(pb, sizeof pb, exp(mean), 4));
             cli_warn_ppl(exp(mean), cfg->vocab_size);
         }

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/json_out.h"
 #include "io/safetensors.h"
 #include "train/trainer.h"
 
@@ -375,20 +376,31 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     return rc;
 }
 
-void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
-    FILE *f = r->metrics;
-    if (!f) return;
+/* The JSON line of a step, evaluation or skipped-step event into f (others: nothing). Numbers that are not
+ * finite (a diverged run's loss) are null. */
+static void metrics_json(FILE *f, const gf_train_event *e) {
+    const long long step = (long long)e->step;
     if (e->kind == GF_EV_STEP)
-        fprintf(f, "{\"step\": %lld, \"epoch\": %lld, \"loss\": %.6f, \"lr\": %.6g, \"grad_norm\": %.6g, "
-                   "\"tokens_per_s\": %.1f, \"elapsed_s\": %.2f}\n", (long long)e->step, (long long)e->epoch, e->loss,
-                e->lr, e->grad_norm, e->tokens_per_s, e->elapsed_s);
-    else if (e->kind == GF_EV_EVAL && isnan(e->val_acc))
-        fprintf(f, "{\"step\": %lld, \"val_loss\": %.6f, \"val_ppl\": %.4f, \"best_val_loss\": %.6f, \"is_best\": %s}\n",
-                (long long)e->step, e->val_loss, e->val_ppl, e->best_val_loss, e->is_best ? "true" : "false");
-    else if (e->kind == GF_EV_EVAL)
-        fprintf(f, "{\"step\": %lld, \"val_loss\": %.6f, \"val_acc\": %.6f, \"best_val_loss\": %.6f, \"is_best\": %s}\n",
-                (long long)e->step, e->val_loss, e->val_acc, e->best_val_loss, e->is_best ? "true" : "false");
+        fprintf(f, "{\"step\": %lld, \"epoch\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
+                   "\"tokens_per_s\": %s, \"elapsed_s\": %s}\n", step, (long long)e->epoch,
+                gf_json_num(e->loss, 'f', 6).s, gf_json_num(e->lr, 'g', 6).s, gf_json_num(e->grad_norm, 'g', 6).s,
+                gf_json_num(e->tokens_per_s, 'f', 1).s, gf_json_num(e->elapsed_s, 'f', 2).s);
+    else if (e->kind == GF_EV_EVAL) /* a language model's perplexity, or a classifier's accuracy */
+        fprintf(f, "{\"step\": %lld, \"val_loss\": %s, \"%s\": %s, \"best_val_loss\": %s, \"is_best\": %s}\n", step,
+                gf_json_num(e->val_loss, 'f', 6).s, isnan(e->val_acc) ? "val_ppl" : "val_acc",
+                isnan(e->val_acc) ? gf_json_num(e->val_ppl, 'f', 4).s : gf_json_num(e->val_acc, 'f', 6).s,
+                gf_json_num(e->best_val_loss, 'f', 6).s, e->is_best ? "true" : "false");
     else if (e->kind == GF_EV_SKIPPED)
-        fprintf(f, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", (long long)e->step, e->what);
-    fflush(f);
+        fprintf(f, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", step, e->what);
+}
+
+int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
+    FILE *f = r->metrics;
+    if (!f) return 0;
+    metrics_json(f, e);
+    errno = 0;
+    if (fflush(f) == 0 && !ferror(f)) return 0;
+    return gf_fail("cannot write %s/metrics.jsonl: %s; training stopped (the checkpoints written so far are intact)"
+                   "\nHINT: free some space, then continue with grassflow train --resume %s", r->dir,
+                   errno ? strerror(errno) : "write error", r->dir);
 }

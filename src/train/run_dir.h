@@ -46,7 +46,9 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
  * r->accept_changed_data (a note then); else an error saying which split changed and how. */
 int gf_run_check_data(const gf_run_dir *r, const char *saved);
 
-/* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing). */
-void gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
+/* One line of metrics.jsonl for a step, evaluation or skipped-step event (others write nothing), flushed.
+ * A number that is not finite (a diverged run's loss or perplexity) is written as null, since JSON has no
+ * inf or NaN. -1 (gf_last_error) when the line could not be written (a full disk): the run must stop. */
+int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
 
 #endif

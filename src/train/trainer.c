@@ -254,14 +254,15 @@ static int nonfinite_policy(trainer *t, const gf_step_result *r) {
                        "--on-nonfinite skip to skip such steps; resume with: grassflow train --resume %s",
                        (long long)t->step + 1, r->nonfinite, what, row, o->out_dir, o->out_dir);
     gf_train_event e = {.kind = GF_EV_SKIPPED, .step = t->step + 1, .total_steps = t->total, .what = r->nonfinite};
-    gf_run_metrics_line(&t->run, &e);
+    if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     return 0;
 }
 
 /* Count the step that took dt seconds; every log_every steps (and at the end) a metrics line and an
- * event with the mean loss and the throughput of the finite steps since the last one. */
-static void log_progress(trainer *t, const gf_step_result *r, double dt) {
+ * event with the mean loss and the throughput of the finite steps since the last one; -1 when the metrics
+ * line could not be written. */
+static int log_progress(trainer *t, const gf_step_result *r, double dt) {
     t->t_train += dt;
     t->tokens += r->n_targets;
     t->examples += r->n_examples;
@@ -271,15 +272,16 @@ static void log_progress(trainer *t, const gf_step_result *r, double dt) {
         t->win_loss += r->loss;
         t->win_steps++;
     }
-    if (!t->win_steps || (t->step % t->o->log_every != 0 && t->step != t->total)) return;
+    if (!t->win_steps || (t->step % t->o->log_every != 0 && t->step != t->total)) return 0;
     gf_train_event e = {.kind = GF_EV_STEP, .step = t->step, .total_steps = t->total, .epoch = r->epoch,
                         .loss = t->win_loss / (double)t->win_steps, .lr = r->lr, .grad_norm = r->grad_norm,
                         .tokens_per_s = t->win_tokens / t->win_t, .elapsed_s = now_s() - t->t_start};
     e.eta_s = (double)(t->total - t->step) * (t->t_train / (double)t->examples) * (double)(t->o->batch * t->o->accum);
-    gf_run_metrics_line(&t->run, &e);
+    if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     t->win_t = t->win_loss = 0.0;
     t->win_tokens = t->win_steps = 0;
+    return 0;
 }
 
 /* Evaluate on the validation source; save best (if it is), last and the state. */
@@ -298,7 +300,7 @@ static int evaluate_and_save(trainer *t) {
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
                         .val_acc = acc,
                         .elapsed_s = now_s() - t->t_start};
-    gf_run_metrics_line(&t->run, &e);
+    if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     if ((is_best && gf_run_save_model(&t->run, t->m, "best.safetensors", t->step, vl)) ||
         gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, vl) ||
@@ -338,7 +340,7 @@ int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opt
         gf_step_result r;
         if ((rc = gf_train_step(m, t.opt, train, o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
         t.step++;
-        log_progress(&t, &r, now_s() - t0);
+        if ((rc = log_progress(&t, &r, now_s() - t0))) break;
         const bool stop = o->stop_at > 0 && t.step >= o->stop_at && t.step < t.total;
         if ((o->eval_every > 0 && t.step % o->eval_every == 0) || t.step == t.total || stop) rc = evaluate_and_save(&t);
         if (!rc && stop) {
