@@ -200,6 +200,7 @@ want="--set does not apply with --backbone"; expect 2 "compare: --set with --bac
 want="--vocab does not apply to train: the vocabulary is the tokenizer's"; expect 2 "train: --vocab (the tokenizer decides it)" "$GF" train --model grassmann-tiny --vocab 500 --corpus tinyshakespeare --out "$tmp/x"
 want="--models grassmann-tiny: no such file; with --backbone, --models lists head stack files.*head-grassmann.json"; expect 2 "compare --backbone: a preset in --models, and the heads shipped" "$GF" compare --task snli --backbone "$lm" --models grassmann-tiny --corpus snli --out "$tmp/x"
 [ ! -e "$tmp/x" ] && pass "... none of them leaves a folder behind" || fail "a refused run left $tmp/x"
+want="--hypothesis: .*gw/last.safetensors reads text with a word tokenizer, with no \[CLS\]"; expect 1 "features: --hypothesis with a model that cannot read pairs" "$GF" features --ckpt "$tmp/gw/last.safetensors" --text the --hypothesis game
 want="--max-sent does not apply to one --text"; expect 2 "features: --max-sent without --hypothesis" "$GF" features --ckpt "$lm" --text hi --max-sent 4
 want="--seed does not apply with --temperature 0"; expect 2 "generate: --seed with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --seed 3
 want="--top-k does not apply with --temperature 0"; expect 2 "generate: --top-k with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --top-k 5

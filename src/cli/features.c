@@ -96,8 +96,12 @@ int cmd_features(int argc, char **argv) {
     int32_t *ids = NULL;
     uint8_t *seg = NULL;
     int64_t n = 0, B, T, d;
-    rc = tok ? encode(tok, text, hyp, max_sent, &ids, &seg, &n)
-             : cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    if (!tok) rc = cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    else if (hyp && gf_tokenizer_find(tok, "[CLS]", 5) < 0)
+        rc = cli_error("--hypothesis: %s reads text with a %s tokenizer, with no [CLS]; a pair is read as BERT reads it, "
+                       "[CLS] premise [SEP] hypothesis [SEP]\nHINT: a model on a BERT WordPiece vocabulary, or drop "
+                       "--hypothesis", ckpt, gf_tok_kind_name(tok->kind));
+    else rc = encode(tok, text, hyp, max_sent, &ids, &seg, &n);
     if (!rc) {
         gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};
         const float *hid = gf_model_forward_batch(m, &b, NULL) ? NULL : gf_model_hidden(m, &B, &T, &d);

@@ -21,7 +21,8 @@ static void help(void) {
            "  --temperature T    softmax temperature (default 1.0; 0 = greedy)\n"
            "  --top-k K          sample among the K most likely tokens only (default 0 = all)\n"
            "  --top-p P          sample from the smallest set of tokens with probability >= P (default 1.0)\n"
-           "  --seed S           sampling seed (default 1234)\n"
+           "  --seed S           sampling seed (default 1234; --top-k, --top-p and --seed need a temperature\n"
+           "                     above 0: at 0 nothing is sampled)\n"
            "  --stream           print each token as soon as it is sampled\n"
            "  --no-cache         recompute the whole context for every token instead of streaming (slow; for\n"
            "                     checking: greedy output is the same both ways)\n");
