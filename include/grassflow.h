@@ -147,8 +147,8 @@ int gf_config_load(const char *path, gf_config *cfg);
 char *gf_config_to_json(const gf_config *cfg, bool pretty);
 /* Apply "key=value": value is JSON (5, 1e-6, "post", [[1,2]]) or a bare word / comma list
  * (post, grassmann,attention, 1,2,4 meaning that list in every layer). KEY is a model key (d_model,
- * norm, ...), a mixer key (rank, n_head, ...: set in every layer whose mixer has it; a list gives one
- * value per layer), "mixers" (g,a,... keeps the settings of layers whose mixer stays) or
+ * norm, ...), a mixer key (rank, n_head, ...: set in every layer, of every stack, whose mixer has it; a
+ * list gives one value per layer of the first stack, refused if a further stack has the key), "mixers" (g,a,... keeps the settings of layers whose mixer stays) or
  * "layers.N.KEY" (one layer). Validates the result; on error cfg is unchanged. */
 int gf_config_set(gf_config *cfg, const char *key_eq_value);
 /* The JSON value of a key as gf_config_set names it ("d_model", "layers.2.rank", "rank" when every layer

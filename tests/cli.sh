@@ -282,5 +282,62 @@ done
 want=; expect 0 "features --json of the diverged model" "$GF" features --ckpt "$dv" --text "the game of" --json
 strict_json "$tmp/out" && pass "... is strict JSON" || fail "features --json: $(head -c 300 "$tmp/out")"
 
+echo "cli: flags that do not apply are refused, and a checkpoint of one task given to another is named"
+lm="$tmp/a.safetensors" # grassmann-tiny from init: a language model
+H=configs/snli/head-grassmann.json
+mkdir -p "$tmp/snli64" # the first 64 pairs of each split
+for s in train_0.01 dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -64 >"$tmp/snli64/snli_1.0_${s%_0.01}.tsv"; done
+want="--max-sent does not apply to --task lm \(the default\).*it is for --task snli"; expect 2 "train: --max-sent for a language model" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --max-sent 8 --out "$tmp/x"
+want="--seq-len does not apply to --task snli, sentence-pair.*it is for --task lm"; expect 2 "train: --seq-len for sentence pairs" "$GF" train --task snli --model grassmann-tiny --corpus snli --seq-len 8 --out "$tmp/x"
+want="--backbone does not apply to --task lm \(the default\).*it is for --task snli"; expect 2 "train: --backbone without --task snli, at once" "$GF" train --backbone "$lm" --head $H --corpus snli --out "$tmp/x"
+want="--head does not apply to --task lm"; expect 2 "train: --head without --task snli" "$GF" train --model grassmann-tiny --head $H --corpus tinyshakespeare --out "$tmp/x"
+want="--freeze-backbone does not apply to --task lm"; expect 2 "compare: --freeze-backbone for language models" "$GF" compare --models grassmann-tiny,hybrid-tiny --freeze-backbone --corpus tinyshakespeare --out "$tmp/x"
+want="--tokenizer does not apply with --backbone"; expect 2 "train: --tokenizer with --backbone" "$GF" train --task snli --backbone "$lm" --head $H --corpus snli --tokenizer char --out "$tmp/x"
+want="--set does not apply with --backbone"; expect 2 "compare: --set with --backbone" "$GF" compare --task snli --backbone "$lm" --models $H --set rank=8 --corpus snli --out "$tmp/x"
+want="--vocab does not apply to train: the vocabulary is the tokenizer's"; expect 2 "train: --vocab (the tokenizer decides it)" "$GF" train --model grassmann-tiny --vocab 500 --corpus tinyshakespeare --out "$tmp/x"
+want="--models grassmann-tiny: no such file; with --backbone, --models lists head stack files.*head-grassmann.json"; expect 2 "compare --backbone: a preset in --models, and the heads shipped" "$GF" compare --task snli --backbone "$lm" --models grassmann-tiny --corpus snli --out "$tmp/x"
+[ ! -e "$tmp/x" ] && pass "... none of them leaves a folder behind" || fail "a refused run left $tmp/x"
+want="--hypothesis: .*gw/last.safetensors reads text with a word tokenizer, with no \[CLS\]"; expect 1 "features: --hypothesis with a model that cannot read pairs" "$GF" features --ckpt "$tmp/gw/last.safetensors" --text the --hypothesis game
+want="--max-sent does not apply to one --text"; expect 2 "features: --max-sent without --hypothesis" "$GF" features --ckpt "$lm" --text hi --max-sent 4
+want="--seed does not apply with --temperature 0"; expect 2 "generate: --seed with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --seed 3
+want="--top-k does not apply with --temperature 0"; expect 2 "generate: --top-k with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --top-k 5
+"$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=3 --vocab 30522 --set max_len=128 --out "$tmp/cls.safetensors" >/dev/null
+"$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=3 --out "$tmp/cls64.safetensors" >/dev/null
+want=; expect 0 "eval of a classifier made by init (no recipe, no --task): scored as a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --split dev --json
+$PY -c "import json,sys; e=json.load(open('$tmp/out')); sys.exit(not (e['pairs'] == 64 and 'confusion' in e))" && pass "... its accuracy and confusion on the 64 pairs" || fail "classifier eval: $(head -c 300 "$tmp/out")"
+want="--seq-len does not apply to --task snli \(.*cls.safetensors is a classifier\)"; expect 2 "eval: --seq-len for a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --seq-len 8
+want="--stream does not apply to --task snli"; expect 2 "eval: --stream for a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --stream
+want="--max-sent does not apply to --task lm \(the default\)"; expect 2 "eval: --max-sent for a language model" "$GF" eval --ckpt "$lm" --corpus tinyshakespeare --max-sent 8
+want="--max-sent does not apply to --task lm \(the task .*gw/last.safetensors was trained for\)"; expect 2 "... named as the task the checkpoint was trained for" "$GF" eval --ckpt "$tmp/gw/last.safetensors" --corpus "$tmp/small.txt" --max-sent 8
+want="--task lm: .*cls.safetensors is a classifier \(task classify, 3 classes\); it predicts labels"; expect 1 "eval --task lm of a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus tinyshakespeare --task lm
+want="--corpus tinyshakespeare holds no sentence pairs; .*cls.safetensors is a classifier"; expect 1 "eval of a classifier on a text corpus" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus tinyshakespeare
+want="--corpus snli holds sentence pairs \(task snli\); .*a.safetensors is a language model"; expect 1 "eval of a language model on sentence pairs" "$GF" eval --ckpt "$lm" --corpus snli
+want="--task snli: .*a.safetensors is a language model; it predicts tokens"; expect 1 "eval --task snli of a language model" "$GF" eval --ckpt "$lm" --corpus snli --task snli
+want="cls64.safetensors has vocab_size 64 but the tokenizer of --task snli gives 30522"; expect 1 "eval of a classifier for another vocabulary" "$GF" eval --ckpt "$tmp/cls64.safetensors" --corpus "$tmp/snli64"
+want="cls.safetensors: score predicts each next token.*task is classify"; expect 1 "score of a classifier" "$GF" score --ckpt "$tmp/cls.safetensors" --tokens "$tmp/tok.txt"
+want="cls.safetensors: generate needs a language model.*task is classify"; expect 1 "generate from a classifier" "$GF" generate --ckpt "$tmp/cls.safetensors"
+want="--backbone .*cls.safetensors is a classifier \(task classify, 3 classes\), not a pretrained model"; expect 1 "a classifier as --backbone" "$GF" train --task snli --backbone "$tmp/cls.safetensors" --head $H --corpus "$tmp/snli64" --out "$tmp/x"
+
+echo "cli: --set is checked against the config the task builds, and reaches every stack"
+want="the model is set to vocab_size=30522 task=classify head.n_classes=3 direction=bidirectional segments=2"
+expect 0 "train --task snli --set direction=bidirectional (a classifier's setting, not an LM's)" "$GF" train --task snli --model grassmann-tiny --set direction=bidirectional --set rank=8 --corpus "$tmp/snli64" --steps 1 --batch 4 --eval-every 0 --out "$tmp/setcls"
+$PY -c "
+import json, struct, sys
+b = open('$tmp/setcls/last.safetensors', 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
+c = json.loads(json.loads(b[8:8 + n])['__metadata__']['config'])
+sys.exit(not (c['direction'] == 'bidirectional' and all(l['rank'] == 8 for l in c['layers'])))" && pass "... the run's model is bidirectional with rank 8" || fail "--set on snli: $(head -c 300 "$tmp/err")"
+want="classify head has n_classes 2; SNLI has 3 labels"; expect 1 "compare --task snli checks each model's --set against the classifier, before any run" "$GF" compare --task snli --models grassmann-tiny,transformer-tiny --set head.n_classes=2 --corpus "$tmp/snli64" --out "$tmp/cmpset"
+[ ! -e "$tmp/cmpset" ] && pass "... and creates nothing" || fail "compare left $tmp/cmpset"
+printf '{"base": "grassmann-tiny", "tie_head": false, "stacks": [{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 2, "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2]}, "attention"]}]}' >"$tmp/stacks.json"
+"$GF" info --config "$tmp/stacks.json" --set rank=8 --set offsets=1,3 --json >"$tmp/out" 2>"$tmp/err"
+$PY - "$tmp/out" <<'PYEOF' && pass "--set rank=8 offsets=1,3 reach every Grassmann layer of every stack" || fail "--set across stacks: $(head -c 300 "$tmp/err")"
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+first, head = c["layers"], c["stacks"][0]["layers"]
+assert all(l["rank"] == 8 and l["offsets"] == [1, 3] for l in first), first
+assert head[0]["rank"] == 8 and head[0]["offsets"] == [1, 3] and head[1]["mixer"] == "attention" and "rank" not in head[1], head
+PYEOF
+want="a list gives one value per layer of the first stack, and this model has further stacks \(\"head\"\)"; expect 2 "--set rank=[4,8] with a further stack: refused, not half applied" "$GF" info --config "$tmp/stacks.json" --set 'rank=[4,8]'
+
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
 echo "cli: all passed"

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/error.h"
 #include "io/file.h"
@@ -30,9 +31,26 @@ static cJSON *read_head(const char *path) {
     return h;
 }
 
+/* A grassflow classifier (a file: an imported folder is read as a classifier with a fresh head) is no
+ * backbone: its blocks learned to feed its own head. */
+static int classifier_backbone(const char *ckpt, const gf_model *b) {
+    struct stat st;
+    if (gf_model_predicts_next_token(b) || stat(ckpt, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
+    return cli_error("--backbone %s is a classifier (task %s, %lld classes), not a pretrained model to put a head on\n"
+                     "HINT: a language model from grassflow train (on the WordPiece vocabulary), or a Hugging Face "
+                     "DistilBERT folder; to score the classifier itself: grassflow eval --ckpt %s", ckpt,
+                     gf_model_config(b)->task, (long long)gf_model_n_outputs(b), ckpt);
+}
+
 int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok) {
     gf_model *b = gf_import_load(ckpt, tok); /* grassflow's own, or a Hugging Face DistilBERT folder */
     if (!b) return cli_error("--backbone %s", gf_last_error());
+    if (classifier_backbone(ckpt, b)) {
+        gf_model_free(b);
+        gf_tokenizer_free(*tok);
+        *tok = NULL;
+        return EXIT_RUNTIME;
+    }
     char *bj = gf_config_to_json(gf_model_config(b), false);
     gf_model_free(b);
     cJSON *o = bj ? cJSON_Parse(bj) : NULL, *head = o ? read_head(head_path) : NULL;

@@ -70,6 +70,10 @@ typedef struct cli_model_opts {
 int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *arg);
 /* Build the config; returns EXIT_OK, or an exit code after printing the error. */
 int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg);
+/* The same in two parts, for a command that changes the config in between (a task, before the --set
+ * options are checked against it): the preset or file with --vocab, then the --set options. */
+int cli_model_base(const cli_model_opts *o, const char *cmd, gf_config *cfg);
+int cli_model_sets(const cli_model_opts *o, const char *cmd, gf_config *cfg);
 
 /* getopt codes for the shared model options */
 enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMMY };
@@ -82,7 +86,8 @@ enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMM
     "  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n" \
     "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"       \
     "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"           \
-    "                      --set offsets=1,2,4 (every layer) --set mixers=g,g,a,g,g,g --set layers.2.rank=8\n" \
+    "                      --set offsets=1,2,4 (every layer of every stack) --set mixers=g,g,a,g,g,g\n"   \
+    "                      --set layers.2.rank=8 (a list, one value per layer: the first stack's)\n"     \
     "                      (a mixer's keys: grassflow info --mixers)\n"
 
 #endif

@@ -118,6 +118,17 @@ int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *ar
 }
 
 int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
+    int rc = cli_model_base(o, cmd, cfg);
+    return rc ? rc : cli_model_sets(o, cmd, cfg);
+}
+
+int cli_model_sets(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
+    for (int i = 0; i < o->n_sets; i++)
+        if (gf_config_set(cfg, o->sets[i])) return cli_usage_error(cmd, "%s", gf_last_error());
+    return EXIT_OK;
+}
+
+int cli_model_base(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
     if (o->preset && o->config_path) return cli_usage_error(cmd, "give --model or --config, not both");
     if (!o->preset && !o->config_path) return cli_usage_error(cmd, "which model? give --model PRESET or --config FILE");
     if (o->preset ? gf_config_preset(o->preset, cfg) : gf_config_load(o->config_path, cfg))
@@ -127,8 +138,6 @@ int cli_model_config(const cli_model_opts *o, const char *cmd, gf_config *cfg) {
         snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)o->vocab);
         if (gf_config_set(cfg, kv)) return cli_usage_error(cmd, "--vocab: %s", gf_last_error());
     }
-    for (int i = 0; i < o->n_sets; i++)
-        if (gf_config_set(cfg, o->sets[i])) return cli_usage_error(cmd, "%s", gf_last_error());
     return EXIT_OK;
 }
 

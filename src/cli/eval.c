@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "data/corpus.h"
 #include "io/json_out.h"
+#include "data/nli.h"
 #include "train/trainer.h"
 
 static void help(void) {
@@ -23,7 +24,8 @@ static void help(void) {
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer)\n"
            "  --corpus C      wikitext-2 | tinyshakespeare | a directory | a file (as for train)\n"
            "  --split S       valid (default; dev is the same split), test or train\n"
-           "  --task T        lm or snli (default: the task the checkpoint was trained for)\n"
+           "  --task T        lm or snli (default: the task the checkpoint was trained for; for one without a\n"
+           "                  training recipe, snli if it is a classifier, else lm)\n"
            "  --max-sent N    snli: WordPiece pieces kept per sentence (default: the training run's)\n"
            "  --seq-len L     block length (default: the training run's, else max_len)\n"
            "  --batch B       blocks per forward pass (default 16)\n"
@@ -77,6 +79,7 @@ typedef struct {
     const char *ckpt, *corpus, *split, *tok_spec, *task;
     int64_t L, B, max_sent;
     int json, no_cache, stream, si;
+    cli_given given;   /* the long options given: those of a task that is not the checkpoint's are refused */
 } eval_args;
 
 /* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
@@ -87,9 +90,11 @@ static int parse_args(int argc, char **argv, eval_args *a) {
                                              {"task", 1, 0, 'T'},     {"max-sent", 1, 0, 'M'},
                                              {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     *a = (eval_args){.split = "valid", .B = 16};
-    int opt, rc;
+    int opt, rc, idx = -1;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        cli_given_note(&a->given, longopts, idx);
+        idx = -1;
         switch (opt) {
         case 'c': a->ckpt = optarg; break;
         case 'C': a->corpus = optarg; break;
@@ -147,6 +152,39 @@ static int eval_lm(gf_model *m, const gf_tokenizer *tok, const eval_args *a) {
     return rc;
 }
 
+/* The task to score m with: --task, else the one its training run recorded, else what the model is (a
+ * classifier: the one classification task; otherwise a language model). *by: how it was chosen. */
+static const cli_task *pick_task(const gf_model *m, const eval_args *a, const char *recipe_task, char *by, size_t n) {
+    by[0] = '\0';
+    if (a->task) return cli_task_find(a->task, "eval");
+    if (recipe_task) snprintf(by, n, "the task %.3000s was trained for", a->ckpt);
+    else if (!gf_model_predicts_next_token(m)) snprintf(by, n, "%.3000s is a classifier", a->ckpt);
+    else snprintf(by, n, "the default");
+    return cli_task_find(recipe_task ? recipe_task : gf_model_predicts_next_token(m) ? "lm" : "snli", "eval");
+}
+
+/* A checkpoint of one task given the data of another: an error naming the checkpoint and what it is. */
+static int task_mismatch(const gf_model *m, const cli_task *task, const eval_args *a) {
+    const bool lm = !strcmp(task->name, "lm"), pairs = gf_nli_is_spec(a->corpus, cli_data_dir());
+    const gf_config *cfg = gf_model_config(m);
+    if (!lm && gf_model_predicts_next_token(m))
+        return cli_error("--task %s: %s is a language model; it predicts tokens, not labels\nHINT: score it on a text "
+                         "corpus (--task lm), or train a classifier: grassflow train --task %s", task->name, a->ckpt,
+                         task->name);
+    if (lm && !gf_model_predicts_next_token(m))
+        return cli_error("--task lm: %s is a classifier (task %s, %lld classes); it predicts labels, not tokens\nHINT: "
+                         "--task snli --corpus snli (or a folder of SNLI files)", a->ckpt, cfg->task,
+                         (long long)gf_model_n_outputs(m));
+    if (lm && pairs)
+        return cli_error("--corpus %s holds sentence pairs (task snli); %s is a language model, scored on text\nHINT: "
+                         "a text corpus (wikitext-2, tinyshakespeare, a directory or a file)", a->corpus, a->ckpt);
+    if (!lm && !pairs)
+        return cli_error("--corpus %s holds no sentence pairs; %s is a classifier, scored on the pairs of --task %s"
+                         "\nHINT: --corpus snli, or a folder of SNLI files (snli_1.0_dev.jsonl, ...)", a->corpus,
+                         a->ckpt, task->name);
+    return EXIT_OK;
+}
+
 int cmd_eval(int argc, char **argv) {
     eval_args a;
     int rc = parse_args(argc, argv, &a);
@@ -158,16 +196,17 @@ int cmd_eval(int argc, char **argv) {
     gf_train_opts o; /* the training run's recipe, if the checkpoint has one */
     const bool have_recipe = rj && gf_train_opts_from_json(rj, a.ckpt, &o) == 0;
     free(rj);
-    const cli_task *task = cli_task_find(a.task ? a.task : have_recipe ? o.task : "lm", "eval");
+    char by[4096];
+    const cli_task *task = pick_task(m, &a, have_recipe ? o.task : NULL, by, sizeof by);
     if (!task)
         rc = EXIT_USAGE;
     else if (tok && a.tok_spec)
         rc = cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", a.ckpt);
-    else if (strcmp(task->name, "lm") && gf_model_predicts_next_token(m))
-        rc = cli_error("--task %s: %s is a language model; it predicts tokens, not labels", task->name, a.ckpt);
+    else if ((rc = task_mismatch(m, task, &a)) || (rc = cli_task_flags(task, by[0] ? by : NULL, "eval", &a.given)))
+        ; /* refused */
     else if (strcmp(task->name, "lm"))
-        rc = cli_eval_classify(m, tok, task, a.corpus, a.si, a.B, a.max_sent ? a.max_sent : have_recipe ? o.max_sent : 48,
-                               a.json);
+        rc = cli_eval_classify(m, tok, task, &(cli_eval_data){.ckpt = a.ckpt, .corpus = a.corpus, .tok_spec = a.tok_spec},
+                               a.si, a.B, a.max_sent ? a.max_sent : have_recipe ? o.max_sent : 48, a.json);
     else {
         if (!a.L) a.L = have_recipe ? o.seq_len : gf_model_config(m)->max_len; /* the run's block length */
         rc = eval_lm(m, tok, &a);

@@ -60,16 +60,33 @@ static void print_text(const char *corpus, const char *split, const gf_eval_resu
     }
 }
 
-int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task, const char *corpus, int split,
+/* The vocabulary of m against the task's tokenizer: a classifier from grassflow init has its preset's. */
+static int same_vocab(const gf_model *m, const cli_task *task, const void *data, const cli_eval_data *d) {
+    const int64_t have = gf_model_config(m)->vocab_size, want = gf_tokenizer_vocab_size(task->tokenizer(data));
+    if (have == want) return EXIT_OK;
+    return cli_error("%s has vocab_size %lld but the tokenizer of --task %s gives %lld pieces: the vocabulary does not "
+                     "match the checkpoint\nHINT: --tokenizer wordpiece:VOCAB_FILE of %lld pieces, or a classifier made for "
+                     "this one (grassflow init ... --vocab %lld)", d->ckpt, (long long)have, task->name, (long long)want,
+                     (long long)have, (long long)want);
+}
+
+int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task, const cli_eval_data *d, int split,
                       int64_t batch, int64_t max_sent, bool json) {
     static const char *const names[3] = {"train", "dev", "test"};
+    const char *corpus = d->corpus;
     gf_train_opts o;
     gf_train_opts_default(&o);
     o.max_sent = max_sent;
-    if (cli_copy_arg("eval", "--corpus", corpus, o.corpus, sizeof o.corpus)) return EXIT_USAGE;
+    if (cli_copy_arg("eval", "--corpus", corpus, o.corpus, sizeof o.corpus) ||
+        (d->tok_spec && cli_copy_arg("eval", "--tokenizer", d->tok_spec, o.tokenizer, sizeof o.tokenizer)))
+        return EXIT_USAGE;
     void *data = NULL;
     int rc = task->load(&o, true, tok, &data);
     if (rc) return rc;
+    if ((rc = same_vocab(m, task, data, d))) {
+        task->free(data);
+        return rc;
+    }
     const int64_t C = gf_model_n_outputs(m);
     gf_source *src = task->source(data, split, &o);
     gf_eval_result er = {.confusion = calloc((size_t)(C * C), sizeof(int64_t))};

@@ -74,27 +74,37 @@ int cmd_features(int argc, char **argv) {
                                              {0, 0, 0, 0}};
     const char *ckpt = NULL, *text = NULL, *hyp = NULL;
     int64_t max_sent = 48;
-    int json = 0, opt, rc;
+    int json = 0, opt, rc, max_sent_given = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (opt == 'c') ckpt = optarg;
         else if (opt == 't') text = optarg;
         else if (opt == 'y') hyp = optarg;
-        else if (opt == 'M') { if ((rc = cli_parse_i64("features", "--max-sent", optarg, 1, 4096, &max_sent))) return rc; }
+        else if (opt == 'M') {
+            if ((rc = cli_parse_i64("features", "--max-sent", optarg, 1, 4096, &max_sent))) return rc;
+            max_sent_given = 1;
+        }
         else if (opt == 'j') json = 1;
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("features", "unknown option");
     }
     if (optind < argc) return cli_usage_error("features", "unexpected argument '%s'", argv[optind]);
     if (!ckpt || !text) return cli_usage_error("features", "--ckpt FILE and --text TEXT are required");
+    if (max_sent_given && !hyp)
+        return cli_usage_error("features", "--max-sent does not apply to one --text: it cuts each sentence of a pair "
+                               "(--text with --hypothesis)\nHINT: drop --max-sent, or give --hypothesis");
     gf_tokenizer *tok = NULL;
     gf_model *m = gf_import_load(ckpt, &tok);
     if (!m) return cli_error("%s", gf_last_error());
     int32_t *ids = NULL;
     uint8_t *seg = NULL;
     int64_t n = 0, B, T, d;
-    rc = tok ? encode(tok, text, hyp, max_sent, &ids, &seg, &n)
-             : cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    if (!tok) rc = cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    else if (hyp && gf_tokenizer_find(tok, "[CLS]", 5) < 0)
+        rc = cli_error("--hypothesis: %s reads text with a %s tokenizer, with no [CLS]; a pair is read as BERT reads it, "
+                       "[CLS] premise [SEP] hypothesis [SEP]\nHINT: a model on a BERT WordPiece vocabulary, or drop "
+                       "--hypothesis", ckpt, gf_tok_kind_name(tok->kind));
+    else rc = encode(tok, text, hyp, max_sent, &ids, &seg, &n);
     if (!rc) {
         gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};
         const float *hid = gf_model_forward_batch(m, &b, NULL) ? NULL : gf_model_hidden(m, &B, &T, &d);

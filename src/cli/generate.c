@@ -21,7 +21,8 @@ static void help(void) {
            "  --temperature T    softmax temperature (default 1.0; 0 = greedy)\n"
            "  --top-k K          sample among the K most likely tokens only (default 0 = all)\n"
            "  --top-p P          sample from the smallest set of tokens with probability >= P (default 1.0)\n"
-           "  --seed S           sampling seed (default 1234)\n"
+           "  --seed S           sampling seed (default 1234; --top-k, --top-p and --seed need a temperature\n"
+           "                     above 0: at 0 nothing is sampled)\n"
            "  --stream           print each token as soon as it is sampled\n"
            "  --no-cache         recompute the whole context for every token instead of streaming (slow; for\n"
            "                     checking: greedy output is the same both ways)\n");
@@ -111,8 +112,11 @@ int cmd_generate(int argc, char **argv) {
     int64_t n_new = 50, top_k = 0, seed = 1234;
     double temperature = 1.0, top_p = 1.0;
     int opt, rc, stream_out = 0, no_cache = 0;
+    const char *sampling = NULL; /* a flag of sampling given: --top-k, --top-p or --seed */
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'k' || opt == 'P' || opt == 's') /* the sampling flags */
+            sampling = opt == 'k' ? "--top-k" : opt == 'P' ? "--top-p" : "--seed";
         switch (opt) {
         case 'c': ckpt = optarg; break;
         case 'p': prompt = optarg; break;
@@ -129,6 +133,10 @@ int cmd_generate(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("generate", "unexpected argument '%s'", argv[optind]);
     if (!ckpt) return cli_usage_error("generate", "--ckpt FILE is required");
+    if (sampling && temperature == 0)
+        return cli_usage_error("generate", "%s does not apply with --temperature 0: that is greedy decoding, the most "
+                               "likely token every time, with nothing sampled\nHINT: drop %s, or give a temperature "
+                               "above 0", sampling, sampling);
     gf_tokenizer *tok = NULL;
     gf_model *m = gf_checkpoint_load(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());

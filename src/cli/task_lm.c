@@ -34,6 +34,7 @@ static const gf_tokenizer *lm_tokenizer(const void *data) { return ((const gf_co
 
 static int lm_configure(const void *data, const gf_train_opts *o, gf_config *cfg) {
     (void)o;
+    if (!data) return EXIT_OK; /* a check before the data is read: the vocabulary is all the task sets */
     char kv[64];
     snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)((const gf_corpus *)data)->tok->vocab.n);
     return gf_config_set(cfg, kv) ? cli_error("%s", gf_last_error()) : EXIT_OK;
@@ -51,6 +52,12 @@ static void lm_describe(const void *data, char *buf, size_t n) {
 
 static void lm_free(void *data) { gf_corpus_free(data); }
 
+static const cli_task_flag LM_FLAGS[] = {
+    {"--seq-len", "the tokens of a block"},
+    {"--stream", "score a block one token at a time with the streaming engine"},
+    {NULL, NULL}};
+
 const cli_task cli_task_lm = {.name = "lm", .what = "a language model on a text corpus (blocks of --seq-len tokens)",
                               .metric = "ppl", .load = lm_load, .tokenizer = lm_tokenizer, .configure = lm_configure,
-                              .source = lm_source, .describe = lm_describe, .free = lm_free};
+                              .source = lm_source, .describe = lm_describe, .free = lm_free,
+                              .flags = LM_FLAGS};

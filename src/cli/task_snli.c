@@ -72,30 +72,44 @@ static int64_t n_classes(const gf_config *cfg) {
     return v;
 }
 
-/* A pair classifier over the WordPiece vocabulary: a language-model config (a preset) becomes a
- * bidirectional 3-way classifier with two token types; a classify config keeps its own choices. */
-static int snli_configure(const void *data, const gf_train_opts *o, gf_config *cfg) {
-    const snli_data *s = data;
-    char kv[64], said[512] = "";
+/* What snli_configure changes: vocab_size (kv), then a pair classifier with room for its examples. */
+static int snli_structure(const gf_train_opts *o, gf_config *cfg, char *kv, size_t n_kv, char *said, size_t n_said) {
     int rc;
-    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)gf_tokenizer_vocab_size(s->tok));
-    if ((rc = set(cfg, kv, said, sizeof said))) return rc;
+    if ((rc = set(cfg, kv, said, n_said))) return rc;
     if (!strcmp(cfg->task, "classify") && n_classes(cfg) != GF_NLI_CLASSES)
         return cli_error("--task snli: the model's classify head has n_classes %lld; SNLI has 3 labels (entailment, "
                          "neutral, contradiction)\nHINT: --set head.n_classes=3", (long long)n_classes(cfg));
     if (strcmp(cfg->task, "classify")) {
-        if ((rc = set(cfg, "task=classify", said, sizeof said)) || (rc = set(cfg, "head.n_classes=3", said, sizeof said)) ||
-            (rc = set(cfg, "direction=bidirectional", said, sizeof said)))
+        if ((rc = set(cfg, "task=classify", said, n_said)) || (rc = set(cfg, "head.n_classes=3", said, n_said)) ||
+            (rc = set(cfg, "direction=bidirectional", said, n_said)))
             return rc;
-        if (cfg->segments == 0 && (rc = set(cfg, "segments=2", said, sizeof said))) return rc;
+        if (cfg->segments == 0 && (rc = set(cfg, "segments=2", said, n_said))) return rc;
     }
     const int64_t longest = 2 * o->max_sent + 3;
     if (cfg->pos == GF_POS_LEARNED && cfg->max_len < longest) {
-        snprintf(kv, sizeof kv, "max_len=%lld", (long long)longest);
-        if ((rc = set(cfg, kv, said, sizeof said))) return rc;
+        snprintf(kv, n_kv, "max_len=%lld", (long long)longest);
+        if ((rc = set(cfg, kv, said, n_said))) return rc;
     }
-    fprintf(stderr, "grassflow: snli: the model is set to%s\n", said);
     return EXIT_OK;
+}
+
+/* A pair classifier over the WordPiece vocabulary: a language-model config (a preset) becomes a
+ * bidirectional 3-way classifier with two token types; a classify config keeps its own choices. Says what
+ * it changed (data NULL: a check before the data is read; the vocabulary is left as it is, silently). */
+static int snli_configure(const void *data, const gf_train_opts *o, gf_config *cfg) {
+    const snli_data *s = data;
+    char kv[64], said[512] = "";
+    int rc;
+    char *before = gf_config_to_json(cfg, false);
+    if (!before) return cli_error("out of memory");
+    const int64_t vocab = s ? gf_tokenizer_vocab_size(s->tok) : cfg->vocab_size; /* a check: left as it is */
+    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)vocab);
+    rc = snli_structure(o, cfg, kv, sizeof kv, said, sizeof said);
+    char *after = rc ? NULL : gf_config_to_json(cfg, false);
+    if (s && after && strcmp(before, after)) fprintf(stderr, "grassflow: snli: the model is set to%s\n", said);
+    free(before);
+    free(after);
+    return rc;
 }
 
 static gf_source *snli_source(const void *data, int split, const gf_train_opts *o) {
@@ -115,7 +129,15 @@ static void snli_describe(const void *data, char *buf, size_t n) {
              (long long)s->d->split[1].n, (long long)s->d->split[2].n, (long long)gf_tokenizer_vocab_size(s->tok));
 }
 
+static const cli_task_flag SNLI_FLAGS[] = {
+    {"--max-sent", "the WordPiece pieces kept of each sentence of a pair"},
+    {"--backbone", "a pretrained checkpoint under a head stack (a pair classifier)"},
+    {"--head", "the head stack on a --backbone"},
+    {"--freeze-backbone", "train the head on a --backbone only"},
+    {"--no-feature-cache", "run a frozen --backbone at every step"},
+    {NULL, NULL}};
+
 const cli_task cli_task_snli = {.name = "snli", .what = "sentence-pair classification (entailment, neutral, contradiction)",
                                 .metric = "accuracy", .load = snli_load, .tokenizer = snli_tokenizer,
                                 .configure = snli_configure, .source = snli_source, .describe = snli_describe,
-                                .free = snli_free};
+                                .free = snli_free, .flags = SNLI_FLAGS};

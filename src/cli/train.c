@@ -1,6 +1,8 @@
 /* grassflow train and grassflow compare. */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,6 +145,24 @@ static void recipe_init(recipe *r) {
     r->dropout = -1.0;
 }
 
+/* The flags of a new run that do not apply to its task, or to a model on a --backbone: refused, not ignored. */
+static int recipe_flags(const recipe *r, const cli_model_opts *mo, const cli_given *given, const char *cmd) {
+    const cli_task *task = cli_task_find(r->o.task, cmd);
+    if (!task) return EXIT_USAGE;
+    int rc = cli_task_flags(task, cli_given_has(given, "task") ? NULL : "the default", cmd, given);
+    if (rc) return rc;
+    if (r->backbone && r->o.tokenizer[0])
+        return cli_usage_error(cmd, "--tokenizer does not apply with --backbone: the model reads the backbone's own "
+                               "tokenizer\nHINT: drop --tokenizer");
+    if (r->backbone && mo->n_sets)
+        return cli_usage_error(cmd, "--set does not apply with --backbone: the model is the backbone with a head "
+                               "stack on top, each as its file says\nHINT: drop --set, or edit the head file");
+    if (mo->vocab)
+        return cli_usage_error(cmd, "--vocab does not apply to %s: the vocabulary is the tokenizer's (what --corpus "
+                               "and --tokenizer give)\nHINT: drop --vocab", cmd);
+    return EXIT_OK;
+}
+
 /* ---- progress --------------------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -275,10 +295,19 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_t
     return EXIT_OK;
 }
 
+/* The config of a preset or file (*cfg) made the task's (data NULL: a check before the data is read), then
+ * the --set options, checked against that config, then the task's needs checked again. */
+static int task_config(const cli_model_opts *mo, const cli_task *task, const void *data, const gf_train_opts *o,
+                       const char *cmd, gf_config *cfg) {
+    int rc = task->configure(data, o, cfg);
+    if (!rc && mo->n_sets && !(rc = cli_model_sets(mo, cmd, cfg))) rc = task->configure(data, o, cfg);
+    return rc;
+}
+
 /* A new run's config: what the task's data decides, --dropout, and the model's name for the recipe. */
 static int new_run_config(const cli_model_opts *mo, recipe *r, const cli_task *task, const void *data, gf_config *cfg) {
     const int64_t max_len = cfg->max_len, vocab = cfg->vocab_size;
-    int rc = task->configure(data, &r->o, cfg);
+    int rc = task_config(mo, task, data, &r->o, "train", cfg);
     if (rc) return rc;
     if (r->backbone && cfg->max_len != max_len) /* a pretrained position table cannot grow */
         return cli_error("--task %s needs examples of %lld positions; the backbone %s has %lld\nHINT: shorter examples "
@@ -404,7 +433,7 @@ static int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, cons
     gf_config cfg;
     int rc = resume_dir    ? resume_recipe(r, resume_dir, &cfg, &saved_tok)
              : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &saved_tok)
-                           : cli_model_config(mo, "train", &cfg);
+                           : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
     const cli_task *task = rc ? NULL : cli_task_find(r->o.task, "train");
     if (!rc && !task) rc = EXIT_USAGE;
     if (!rc) rc = task->load(&r->o, r->no_cache, saved_tok, &data);
@@ -480,9 +509,12 @@ int cmd_train(int argc, char **argv) {
     recipe r;
     recipe_init(&r);
     const char *out = NULL, *resume = NULL;
-    int opt;
+    cli_given given = {0};
+    int opt, idx = -1;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        cli_given_note(&given, longopts, idx);
+        idx = -1;
         int h = cli_model_option(&mo, "train", opt, optarg);
         if (h == 0) h = recipe_option(&r, "train", opt, optarg);
         if (h == 1) continue;
@@ -507,6 +539,8 @@ int cmd_train(int argc, char **argv) {
                                    "give only --resume (and optionally --stop-at, --accept-changed-data)");
     } else {
         if (!r.o.corpus[0]) return cli_usage_error("train", "--corpus is required");
+        int rc = recipe_flags(&r, &mo, &given, "train");
+        if (rc) return rc;
         if (!r.backbone != !r.head) return cli_usage_error("train", "--backbone CKPT and --head FILE go together");
         if (r.freeze_backbone && !r.backbone) return cli_usage_error("train", "--freeze-backbone needs --backbone");
         if (!r.o.feature_cache && !r.freeze_backbone)
@@ -516,7 +550,7 @@ int cmd_train(int argc, char **argv) {
             return cli_usage_error("train", "--backbone: the model is the backbone with --head on top; drop --model, "
                                    "--config, --set and --vocab");
         if (!out) return cli_usage_error("train", "--out DIR is required");
-        int rc = out_dir_ok("train", out, r.o.overwrite);
+        rc = out_dir_ok("train", out, r.o.overwrite);
         if (rc) return rc;
         snprintf(r.o.out_dir, sizeof r.o.out_dir, "%s", out); /* fits: out_dir_ok checked its length */
     }
@@ -607,10 +641,27 @@ static void print_table(const recipe *r, char **names, int n, int ref, const run
            (unsigned long long)r->o.seed);
 }
 
+/* With --backbone, a --models entry that is no file: the head files are meant. */
+static int not_a_head(const char *name) {
+    char dir[GF_PATH_MAX + 32], real[PATH_MAX], pattern[PATH_MAX + GF_PATH_MAX + 64], heads[1024] = "";
+    glob_t g;
+    snprintf(dir, sizeof dir, "%.*s/../configs/snli", GF_PATH_MAX, cli_data_dir()); /* the source tree's */
+    snprintf(pattern, sizeof pattern, "%s/head-*.json", realpath(dir, real) ? real : dir);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s%s", i ? ", " : "", g.gl_pathv[i]);
+    globfree(&g);
+    return cli_usage_error("compare", "--models %s: no such file; with --backbone, --models lists head stack files "
+                           "(JSON, one stack each), not presets; the heads grassflow ships: %s", name,
+                           heads[0] ? heads : "configs/snli/head-*.json in its source tree");
+}
+
 /* Model i of --models: a preset or config file, or with a backbone a head file; checked before any run. */
-static int compare_model(const cli_model_opts *base, const char *backbone, const char *name, cli_model_opts *mo) {
+static int compare_model(const cli_model_opts *base, const recipe *r, const char *name, cli_model_opts *mo) {
+    const char *backbone = r->backbone;
     gf_config c;
     *mo = *base;
+    if (backbone && access(name, F_OK) != 0) return not_a_head(name);
     if (backbone) {
         gf_tokenizer *tok = NULL;
         int rc = cli_backbone_config(backbone, name, &c, &tok);
@@ -620,7 +671,10 @@ static int compare_model(const cli_model_opts *base, const char *backbone, const
     size_t len = strlen(name);
     if (len > 5 && !strcmp(name + len - 5, ".json")) mo->config_path = name;
     else mo->preset = name;
-    return cli_model_config(mo, "compare", &c);
+    const cli_task *task = cli_task_find(r->o.task, "compare");
+    if (!task) return EXIT_USAGE;
+    int rc = cli_model_base(mo, "compare", &c);
+    return rc ? rc : task_config(mo, task, NULL, &r->o, "compare", &c);
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -631,9 +685,12 @@ int cmd_compare(int argc, char **argv) {
     recipe_init(&r);
     cli_model_opts base = {0};
     const char *models = NULL, *out = "runs/compare", *reference = NULL;
-    int opt, rc;
+    cli_given given = {0};
+    int opt, rc, idx = -1;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
+        cli_given_note(&given, longopts, idx);
+        idx = -1;
         int h = recipe_option(&r, "compare", opt, optarg);
         if (h == 0 && opt == OPT_SET) h = cli_model_option(&base, "compare", opt, optarg);
         if (h == 1) continue;
@@ -647,6 +704,7 @@ int cmd_compare(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("compare", "unexpected argument '%s'", argv[optind]);
     if (!models) return cli_usage_error("compare", "--models A,B is required");
     if (!r.o.corpus[0]) return cli_usage_error("compare", "--corpus is required");
+    if ((rc = recipe_flags(&r, &base, &given, "compare"))) return rc;
     char list[1024], *names[MAX_COMPARE];
     int n = 0;
     if ((rc = compare_models(models, list, sizeof list, names, &n))) return rc;
@@ -658,7 +716,7 @@ int cmd_compare(int argc, char **argv) {
     if (!r.o.feature_cache && !r.freeze_backbone)
         return cli_usage_error("compare", "--no-feature-cache goes with --freeze-backbone");
     for (int i = 0; i < n; i++) {
-        if ((rc = compare_model(&base, r.backbone, names[i], &mos[i]))) return rc;
+        if ((rc = compare_model(&base, &r, names[i], &mos[i]))) return rc;
         if (reference && !strcmp(reference, names[i])) ref = i;
     }
     if (ref < 0) return cli_usage_error("compare", "--reference %s is not one of --models %s", reference, models);

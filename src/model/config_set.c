@@ -73,6 +73,43 @@ static int layer_key(const char *key, char *sub, size_t n) {
     return l;
 }
 
+/* A mixer key given once at the top reaches the first stack's layers (gf_config_broadcast); put it also in
+ * the entry of each further stack's layer whose mixer has it, so that it reaches every layer of every stack.
+ * *first: some layer of the first stack has it; *further: how many further layers were set. */
+static int stack_layers_value(cJSON *o, const gf_config *c, const char *key, const cJSON *v, const char *src,
+                              bool *first, int *further) {
+    const gf_mixer_ops *owner = gf_mixer_with_key(key);
+    const gf_cfg_key *spec = gf_key_find(owner->keys, owner->n_keys, key);
+    const bool per_layer = cJSON_IsArray(v) && (spec->type != GF_KEY_INTS || cJSON_IsArray(v->child));
+    const cJSON *one = per_layer && cJSON_GetArraySize(v) == 1 ? v->child : v;
+    cJSON *stacks = cJSON_GetObjectItemCaseSensitive(o, "stacks");
+    *first = false;
+    *further = 0;
+    for (int l = 0; l < gf_config_total_layers(c); l++) {
+        const gf_mixer_ops *m = gf_layer_mixer(c, l);
+        const int k = gf_layer_stack(c, l);
+        if (!m || !gf_key_find(m->keys, m->n_keys, key)) continue;
+        if (k == 0) {
+            *first = true;
+            continue;
+        }
+        if (per_layer && one == v)
+            return gf_fail("%s: a list gives one value per layer of the first stack, and this model has further stacks "
+                           "(\"%s\"); give one value (every layer of every stack), or set each stack's layers in the "
+                           "config file", src, c->stacks[k - 1].name);
+        cJSON *layers = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stacks, k - 1), "layers");
+        cJSON *e = cJSON_GetArrayItem(layers, l - gf_stack_first_layer(c, k)), *dup = cJSON_Duplicate(one, 1);
+        if (!cJSON_IsObject(e) || !dup) {
+            cJSON_Delete(dup);
+            return gf_fail("%s: out of memory", src);
+        }
+        if (cJSON_GetObjectItemCaseSensitive(e, key)) cJSON_ReplaceItemInObjectCaseSensitive(e, key, dup);
+        else cJSON_AddItemToObject(e, key, dup);
+        ++*further;
+    }
+    return 0;
+}
+
 /* Put v (owned) where key says in the JSON form o of cfg; mixers are applied to tmp directly. */
 static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, const char *src) {
     char sub[64];
@@ -127,10 +164,18 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
     }
     if (cJSON_GetObjectItemCaseSensitive(o, key)) {
         cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
-    } else { /* a mixer key: set at the top for every layer that has it, so taken out of the entries */
+    } else { /* a mixer key: set at the top for every layer of the first stack that has it, so taken out of the
+              * entries, and in those of the further stacks' layers */
+        bool first;
+        int further;
+        if (stack_layers_value(o, tmp, key, v, src, &first, &further)) {
+            cJSON_Delete(v);
+            return -1;
+        }
         cJSON *e;
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "layers")) cJSON_DeleteItemFromObjectCaseSensitive(e, key);
-        cJSON_AddItemToObject(o, key, v);
+        if (first || !further) cJSON_AddItemToObject(o, key, v); /* none at all: the usual error, from the top */
+        else cJSON_Delete(v);
     }
     return 0;
 }
