@@ -726,7 +726,8 @@ int cmd_compare(int argc, char **argv) {
         char base_name[1024];
         run_folder(names[i], base_name, sizeof base_name);
         if (gf_path_join(dirs[i], sizeof dirs[i], out, base_name)) return cli_error("--out: %s", gf_last_error());
-        if ((rc = out_dir_ok("compare", dirs[i], r.o.overwrite))) return rc;
+        struct stat st; /* one not there yet is made in --out, which is checked above */
+        if (stat(dirs[i], &st) == 0 && (rc = out_dir_ok("compare", dirs[i], r.o.overwrite))) return rc;
     }
     if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));
     run_summary s[MAX_COMPARE];
