@@ -137,6 +137,32 @@ note=$(grep -m1 -i cache "$tmp/err" | sed "s|$tmp/||g")
 [ $rc = 0 ] && grep -qi "cache" "$tmp/err" && pass "a corrupted token cache is ignored and rebuilt: $note" || fail "corrupted cache: exit $rc $(cat "$tmp/err")"
 rows+=("| a token cache with 7 bytes overwritten | \`grassflow data stats --corpus tinyshakespeare\` | $rc | ${note:-(no note)}; the corpus is tokenized again |")
 
+# round three: what the features added since let in (the full lists are in tests/snli.sh, distilbert.sh,
+# cli.sh and trust.sh; a row each here for the table)
+row_case() { # what expect-code regex command...: the exit code and the message, as a row of the table
+    local what=$1 code=$2 re=$3; shift 3
+    timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? shown="${*:2}" msg
+    if [ $rc = "$code" ] && grep -Eq -- "$re" "$tmp/err"; then pass "$what"; else fail "$what: exit $rc $(head -c 300 "$tmp/err")"; fi
+    msg=$( (grep -m1 "error" "$tmp/err" || head -1 "$tmp/err") | sed "s|$tmp/||g")
+    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | ${msg//|/\\|} |")
+}
+printf '{"base": "grassmann-tiny", "tie_head": false, "stacks": [{"name": "tok_emb", "d_model": 16, "d_ff": 32, "n_layer": 1, "layers": ["attention"]}]}' >"$tmp/stack-tok_emb.json"
+row_case "a config whose stack is named tok_emb (freezing a backbone by name would take it too)" 1 \
+    "a name the model's own tensors use" "$GF" info --config "$tmp/stack-tok_emb.json"
+row_case "an existing run folder as the --out of a new run" 1 "holds a run \(state.safetensors, last.safetensors, best.safetensors, metrics.jsonl" \
+    "$GF" train --model grassmann-tiny --corpus tinyshakespeare --steps 2 --batch 2 --seq-len 8 --out "$tmp/run"
+row_case "--resume --stop-at 1 of a run at step 2" 1 "--stop-at 1: the run in .* is at step 2 already" \
+    "$GF" train --resume "$tmp/run" --stop-at 1
+$PY tests/torch_ref/distilbert.py make --out "$tmp/hf" >/dev/null 2>&1 && $PY tests/torch_ref/distilbert.py break --dir "$tmp/hf" --out "$tmp/hf-nan" --how nan >/dev/null 2>&1
+row_case "a DistilBERT folder with a NaN in a weight" 1 "NaN|not finite|non-finite" "$GF" features --ckpt "$tmp/hf-nan" --text "a man"
+cp -r "$tmp/hf" "$tmp/hf-2e9" && $PY -c 'import json, sys; p = sys.argv[1] + "/config.json"; c = json.load(open(p)); c["n_layers"] = 2e9; json.dump(c, open(p, "w"))' "$tmp/hf-2e9"
+row_case "a DistilBERT config.json with n_layers 2e9" 1 '"n_layers" is 2000000000' "$GF" features --ckpt "$tmp/hf-2e9" --text "a man"
+cp -r "$tmp/hf" "$tmp/hf-lower" && printf '{"do_lower_case": "false"}' >"$tmp/hf-lower/tokenizer_config.json"
+row_case "a DistilBERT tokenizer_config.json with \"do_lower_case\": \"false\" (a string)" 1 'do_lower_case' "$GF" features --ckpt "$tmp/hf-lower" --text "a man"
+row_case "the weights file of a DistilBERT folder given as a checkpoint" 1 "pass the folder" "$GF" features --ckpt "$tmp/hf/model.safetensors" --text "a man"
+rm -rf "$tmp"/hf*
+
 if [ $doc = 1 ]; then
     {
         echo "# Hostile inputs and what grassflow answers"
