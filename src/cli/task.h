@@ -24,6 +24,9 @@ typedef struct cli_task {
     /* One line on the data for the start of a run: "3613 train tokens, vocabulary 52". */
     void (*describe)(const void *data, char *buf, size_t n);
     void (*free)(void *data);
+    /* Optional: load as load does, but only split s (what `eval --split` needs: the other splits are not
+     * read, so that they cannot fail it); NULL: eval uses load. */
+    int (*load_split)(const gf_train_opts *o, const gf_tokenizer *fixed, int split, void **data);
 } cli_task;
 
 /* The task named name, or NULL after a usage error naming the tasks there are. */
