@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SNLI data: the shipped splits have the published counts; the official file forms (jsonl, the
-# 14-column txt, each plain or .xz) read to the same pairs; bad files get errors naming file and line;
+# 14-column txt, each plain or .xz) read to the same pairs; bad files get errors naming file and line
+# (NULs, invalid UTF-8, an .xz bomb past GRASSFLOW_MAX_TEXT; FIFOs, directories, link loops, a missing
+# split; byte order marks, blank lines and Unicode whitespace read as they should);
 # a synthetic full-size training file (550,152 pairs, jsonl with parse trees) streams in bounded memory.
 #   bash tests/snli.sh [BUILD]
 set -uo pipefail
@@ -73,6 +75,47 @@ printf 'neutral\t\tb\nentailment\ta\tb\n' >"$tmp/bad/snli_1.0_dev.tsv"
 grep -q '"dev":{[^}]*"pairs":1,[^}]*"empty":1' "$tmp/out" && pass "an empty premise: the pair is dropped and counted" \
     || fail "empty premise: $(cat "$tmp/out" "$tmp/err")"
 want="--tokenizer: .* holds sentence pairs"; expect 2 "--tokenizer with an NLI corpus" "$GF" data stats --corpus snli --tokenizer word
+printf 'neutral\ta\tb\nneutral\tA man\0 sleeps.\tHe sleeps.\n' >"$tmp/bad/snli_1.0_dev.tsv"
+want="snli_1.0_dev.tsv:2: a NUL byte at byte 14 of the line"; expect 1 "a NUL byte in a TSV premise: refused by file and line" "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.tsv"
+printf '{"gold_label": "neutral", "sentence1": "A man\\u0000 sleeps.", "sentence2": "b"}\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+want='snli_1.0_dev.jsonl:1: a NUL character \(\\u0000\)'; expect 1 "a \\u0000 in a jsonl sentence: refused by file and line" "$GF" data stats --corpus "$tmp/bad"
+printf '{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n{"gold_label": "neutral", "sentence1": "caf\xe9", "sentence2": "b"}\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl:2: invalid UTF-8 in the premise at byte 4 \(0xE9\)"; expect 1 "invalid UTF-8: by file and line" "$GF" data stats --corpus "$tmp/bad"
+printf '\xef\xbb\xbf\n{"gold_label": "neutral", "sentence1": "a", "sentence2": "b"}\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+"$GF" data stats --corpus "$tmp/bad" --json >"$tmp/out" 2>"$tmp/err"
+grep -q '"dev":{[^}]*"format":"jsonl","rows":1,"pairs":1' "$tmp/out" && pass "a byte order mark and a blank first line: the jsonl is read" \
+    || fail "BOM and blank line: $(cat "$tmp/out" "$tmp/err")"
+rm "$tmp/bad/snli_1.0_dev.jsonl"
+printf '\xef\xbb\xbfneutral\ta\tb\nneutral\t\xe3\x80\x80\tb\nneutral\ta\t\xc2\xa0\n' >"$tmp/bad/snli_1.0_dev.tsv"
+"$GF" data stats --corpus "$tmp/bad" --json >"$tmp/out" 2>"$tmp/err"
+grep -q '"dev":{[^}]*"format":"tsv","rows":3,"pairs":1,[^}]*"empty":2' "$tmp/out" \
+    && pass "a byte order mark in a TSV is skipped; a sentence of U+3000 or U+00A0 alone is empty, dropped and counted" \
+    || fail "BOM TSV, Unicode whitespace: $(cat "$tmp/out" "$tmp/err")"
+printf 'neutral\xc2\xa0\ta\tb\n' >"$tmp/bad/snli_1.0_dev.tsv"
+want='unknown gold label "neutral\\xC2\\xA0"'; expect 1 "an unknown label shows its invisible bytes" "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.tsv"
+want="no dev split: no snli_1.0_dev.jsonl, .jsonl.xz, .txt, .txt.xz, .tsv or .tsv.xz"; expect 1 "a folder without dev: the SNLI split is missing (not the LM reader)" "$GF" data stats --corpus "$tmp/bad"
+mkfifo "$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl is a FIFO"; expect 1 "a FIFO where a split should be: said, without waiting" timeout 20 "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.jsonl"; mkdir "$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl is a directory"; expect 1 "a directory where a split should be" "$GF" data stats --corpus "$tmp/bad"
+rmdir "$tmp/bad/snli_1.0_dev.jsonl"; ln -s snli_1.0_dev.jsonl "$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl is a symbolic link loop"; expect 1 "a symlink loop where a split should be" "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.jsonl"
+# an .xz of ~180 KB holding 1,400 pairs with a 900 KB premise each: GRASSFLOW_MAX_TEXT bounds what is kept
+$PY - "$tmp/bad/snli_1.0_dev.tsv.xz" <<'PYEOF'
+import lzma, sys
+row = ("neutral\t" + "a " * 450000 + "\tb\n").encode()
+with lzma.open(sys.argv[1], "wb", preset=9) as f:
+    for _ in range(1400): f.write(row)
+PYEOF
+want="snli_1.0_dev.tsv.xz:12: the pairs kept so far \(12, .*pass the 10000000 bytes one file's pairs may take"
+expect 1 "GRASSFLOW_MAX_TEXT bounds an SNLI file (a 1.2 GB .xz bomb stops at 10 MB)" env GRASSFLOW_MAX_TEXT=10000000 "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.tsv.xz"
+printf -- '-\ta\tb\n-\tc\td\n' >"$tmp/bad/snli_1.0_dev.tsv"
+want="the snli dev split \(.*snli_1.0_dev.tsv\) has no pair to use \(rows 2: labelled - for no consensus 2"
+expect 1 "a split whose rows are all -: named, file and split" "$GF" train --task snli --model grassmann-tiny --corpus "$tmp/bad" --steps 1 --out "$tmp/dash"
 
 echo "snli: a synthetic full training file streams"
 if [ "$asan" = 1 ]; then
@@ -150,6 +193,16 @@ assert len(f["hidden"]) == 9 and all(len(r) == 32 and all(math.isfinite(x) for x
 assert f1["ids"] == [101, 1037, 2158, 25126, 1012, 102] and len(f1["hidden"]) == 6
 assert f1["hidden"][0] != f["hidden"][0]  # bidirectional: the hypothesis changes the [CLS] state
 PYEOF
+mkdir -p "$tmp/testonly"
+cp data/snli/snli_1.0_test.tsv.xz "$tmp/testonly/"
+printf 'not an snli row\n' >"$tmp/testonly/snli_1.0_train.tsv"
+mkdir "$tmp/testonly/snli_1.0_dev.tsv"
+"$GF" eval --ckpt "$tmp/run/best.safetensors" --corpus "$tmp/testonly" --split test --json >"$tmp/out" 2>"$tmp/err" \
+    && grep -q '"pairs":9824' "$tmp/out" && pass "eval --split test reads the test file alone (a bad train file, a directory for dev)" \
+    || fail "eval --split test: $(cat "$tmp/out" "$tmp/err")"
+"$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=4096 --set vocab_size=30522 --out "$tmp/c4096.safetensors" >/dev/null
+want="needs the classify head with n_classes 3"; expect 1 "eval of a 4096-class model: refused before any C x C matrix" "$GF" eval --ckpt "$tmp/c4096.safetensors" --task snli --corpus snli --split dev
+want='"head.n_classes" is 1048576; expected an integer in \[2, 4096\]'; expect 2 "n_classes 2^20: refused by the config" "$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=1048576 --out "$tmp/x.safetensors"
 want="--ckpt FILE and --text TEXT are required"; expect 2 "features without --text" "$GF" features --ckpt "$tmp/run/best.safetensors"
 "$GF" init --model grassmann-tiny --out "$tmp/lm.safetensors" >/dev/null
 want="is a language model; it predicts tokens, not labels"; expect 1 "eval --task snli of a language model" "$GF" eval --ckpt "$tmp/lm.safetensors" --corpus snli --task snli

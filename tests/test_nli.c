@@ -1,9 +1,14 @@
-/* NLI data (SNLI): the three file forms, dropped rows, and every kind of bad record, each with an error
- * that names the file and line. The shipped splits' counts are checked by tests/snli.sh. */
+/* NLI data (SNLI): the three file forms, dropped rows, and every kind of bad record (NULs, invalid UTF-8,
+ * too much text), each with an error that names the file and line; byte order marks, blank lines and
+ * Unicode whitespace; missing splits and what else can stand where a split should be. The shipped splits'
+ * counts are checked by tests/snli.sh. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "data/corpus.h"
 #include "data/nli.h"
 #include "io/lines.h"
 #include "tasks/nli.h"
@@ -18,10 +23,24 @@ static const char *write_file(const char *name, const char *text) {
     return p;
 }
 
-static void expect_fail(const char *name, const char *text, const char *want) {
+/* n bytes, NULs and all */
+static const char *write_bytes(const char *name, const char *bytes, size_t n) {
+    const char *p = tl_tmp_path(name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    fwrite(bytes, 1, n, f);
+    fclose(f);
+    return p;
+}
+
+static void expect_fail_bytes(const char *name, const char *bytes, size_t n, const char *want) {
     gf_nli_split s;
-    if (gf_nli_read(write_file(name, text), &s) == 0) fail_msg("%s: read, expected an error with \"%s\"", name, want);
+    if (gf_nli_read(write_bytes(name, bytes, n), &s) == 0) fail_msg("%s: read, expected an error with \"%s\"", name, want);
     if (!strstr(gf_last_error(), want)) fail_msg("%s: error \"%s\" does not contain \"%s\"", name, gf_last_error(), want);
+}
+
+static void expect_fail(const char *name, const char *text, const char *want) {
+    expect_fail_bytes(name, text, strlen(text), want);
 }
 
 /* The compact TSV: "-" rows and empty sentences dropped and counted, CRLF and a last line without a
@@ -97,6 +116,88 @@ static void test_bad_records(void **state) {
     assert_non_null(strstr(gf_last_error(), "missing.tsv"));
 }
 
+/* What a string length would hide: a NUL byte in a TSV or txt line, a \u0000 in a jsonl sentence (or any
+ * field), each refused with file and line; an escaped backslash before "u0000" is text. Invalid UTF-8 is
+ * refused by file and line, in a dropped row too; an unknown label is shown with its invisible bytes. */
+static void test_nul_and_utf8(void **state) {
+    (void)state;
+    static const char tsv[] = "neutral\ta\tb\nneutral\tA man\0 sleeps.\tHe sleeps.\n";
+    expect_fail_bytes("nul.tsv", tsv, sizeof tsv - 1, "nul.tsv:2: a NUL byte at byte 14 of the line");
+    static const char txt[] = "gold_label\tsentence1\tsentence2\nneutral\ta\tb\0c\n";
+    expect_fail_bytes("nul.txt", txt, sizeof txt - 1, "nul.txt:2: a NUL byte");
+    expect_fail("nul.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\\u0000b\", \"sentence2\": \"c\"}\n",
+                "nul.jsonl:1: a NUL character (\\u0000) at byte 42 of the record");
+    expect_fail("nul2.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\", \"sentence2\": \"c\", \"pairID\": \"\\u0000\"}\n",
+                "nul2.jsonl:1: a NUL character");
+    gf_nli_split s;
+    assert_int_equal(gf_nli_read(write_file("esc.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\\\\u0000b\", "
+                                                         "\"sentence2\": \"c\"}\n"), &s), 0);
+    assert_string_equal(gf_nli_premise(&s, 0), "a\\u0000b");
+    gf_nli_split_free(&s);
+    expect_fail("u8.tsv", "neutral\ta\tb\n-\ta\tcaf\xe9\n", "u8.tsv:2: invalid UTF-8 in the hypothesis at byte 4 (0xE9)");
+    expect_fail("u8.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"\xed\xa0\x80\", \"sentence2\": \"c\"}\n",
+                "u8.jsonl:1: invalid UTF-8 in the premise at byte 1");
+    expect_fail("vis.tsv", "neutral\ta\tb\nneutral\xc2\xa0\ta\tb\n", "vis.tsv:2: unknown gold label \"neutral\\xC2\\xA0\"");
+}
+
+/* A UTF-8 byte order mark and blank leading lines are skipped before the form is told; a sentence of
+ * Unicode whitespace (U+3000, U+00A0, U+2028), format characters (U+200B) or a lone accent is empty. */
+static void test_bom_blank_and_whitespace(void **state) {
+    (void)state;
+    gf_nli_split s;
+    assert_int_equal(gf_nli_read(write_file("bom.jsonl", "\xEF\xBB\xBF{\"gold_label\": \"neutral\", \"sentence1\": \"a\", "
+                                                         "\"sentence2\": \"b\"}\n"), &s), 0);
+    assert_string_equal(s.format, "jsonl");
+    assert_int_equal(s.n, 1);
+    gf_nli_split_free(&s);
+    assert_int_equal(gf_nli_read(write_file("blank.jsonl", "\n  \r\n{\"gold_label\": \"neutral\", \"sentence1\": \"a\", "
+                                                           "\"sentence2\": \"b\"}\n\n"), &s), 0);
+    assert_string_equal(s.format, "jsonl");
+    assert_int_equal(s.rows, 1);
+    gf_nli_split_free(&s);
+    assert_int_equal(gf_nli_read(write_file("bom.tsv", "\xEF\xBB\xBFneutral\ta\tb\n"), &s), 0);
+    assert_string_equal(s.format, "tsv");
+    assert_int_equal(s.per_label[GF_NLI_NEUTRAL], 1);
+    gf_nli_split_free(&s);
+    assert_int_equal(gf_nli_read(write_file("bom.txt", "\xEF\xBB\xBF\ngold_label\tsentence1\tsentence2\nneutral\ta\tb\n"),
+                                 &s), 0);
+    assert_string_equal(s.format, "txt");
+    assert_int_equal(s.n, 1);
+    gf_nli_split_free(&s);
+    expect_fail("blank.tsv", "\n \n\t\n", "blank.tsv: the file is empty");
+    assert_int_equal(gf_nli_read(write_file("ws.tsv", "neutral\t\xe3\x80\x80\tb\n"          /* U+3000 */
+                                                      "neutral\ta\t\xc2\xa0 \xc2\xa0\n"     /* U+00A0 */
+                                                      "neutral\t\xe2\x80\xa8\tb\n"          /* U+2028 */
+                                                      "neutral\t\xe2\x80\x8b\tb\n"          /* U+200B */
+                                                      "neutral\t\xcc\x81\tb\n"              /* a lone U+0301 */
+                                                      "entailment\tA\xe3\x80\x80man.\t\xe2\x80\x8bHe.\n"),
+                                 &s), 0);
+    assert_int_equal(s.rows, 6);
+    assert_int_equal(s.empty, 5);
+    assert_int_equal(s.n, 1);
+    assert_string_equal(gf_nli_premise(&s, 0), "A\xe3\x80\x80man.");
+    gf_nli_split_free(&s);
+}
+
+/* The pairs one file keeps are bounded by gf_corpus_max_text (GRASSFLOW_MAX_TEXT), with file and line. */
+static void test_memory_bound(void **state) {
+    (void)state;
+    gf_corpus_set_max_text(100);
+    gf_nli_split s;
+    const char *p = write_file("bound.tsv", "neutral\tA man sleeps in the sun.\tHe sleeps.\n"
+                                            "neutral\tA man sleeps in the sun.\tHe sleeps.\n"
+                                            "neutral\tA man sleeps in the sun.\tHe sleeps.\n");
+    int rc = gf_nli_read(p, &s);
+    gf_corpus_set_max_text(0);
+    assert_int_not_equal(rc, 0);
+    assert_non_null(strstr(gf_last_error(), "bound.tsv:3: the pairs kept so far (3, "));
+    assert_non_null(strstr(gf_last_error(), "pass the 100 bytes"));
+    assert_non_null(strstr(gf_last_error(), "GRASSFLOW_MAX_TEXT"));
+    assert_int_equal(gf_nli_read(p, &s), 0); /* the default: a sixth of memory */
+    assert_int_equal(s.n, 3);
+    gf_nli_split_free(&s);
+}
+
 /* A directory of the official file names; the training split falls back to the 1% sample's name. */
 static void test_load_dir(void **state) {
     (void)state;
@@ -120,6 +221,49 @@ static void test_load_dir(void **state) {
     assert_false(gf_nli_is_spec("/nonexistent", "."));
     assert_null(gf_nli_load("/nonexistent", "."));
     assert_non_null(strstr(gf_last_error(), "no snli_1.0_train"));
+}
+
+/* A folder with some splits but not dev is still SNLI, and the missing split is named; whatever else
+ * takes a split's name is said for what it is; one split can be read without the others. */
+static void test_missing_and_odd_splits(void **state) {
+    (void)state;
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("odd"));
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/snli_1.0_train.tsv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("not a row\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/snli_1.0_test.tsv", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("neutral\ta\tb\n", f);
+    fclose(f);
+    assert_true(gf_nli_is_spec(dir, "."));
+    assert_null(gf_nli_load(dir, "."));
+    assert_non_null(strstr(gf_last_error(), "snli_1.0_train.tsv:1: 1 tab-separated column(s)"));
+    gf_nli_data *d = gf_nli_load_splits(dir, ".", 1u << GF_TEST); /* the bad training file is not read */
+    assert_non_null(d);
+    assert_int_equal(d->split[GF_TEST].n, 1);
+    assert_int_equal(d->split[GF_TRAIN].n, 0);
+    assert_null(d->split[GF_TRAIN].format);
+    gf_nli_free(d);
+    assert_null(gf_nli_load_splits(dir, ".", 1u << GF_VALID));
+    assert_non_null(strstr(gf_last_error(), "no dev split: no snli_1.0_dev.jsonl, .jsonl.xz, .txt, .txt.xz, .tsv or .tsv.xz"));
+    snprintf(path, sizeof path, "%s/snli_1.0_dev.jsonl", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_null(gf_nli_load_splits(dir, ".", 1u << GF_VALID));
+    assert_non_null(strstr(gf_last_error(), "snli_1.0_dev.jsonl is a directory"));
+    rmdir(path);
+    assert_int_equal(symlink("snli_1.0_dev.jsonl", path), 0); /* itself */
+    assert_null(gf_nli_load_splits(dir, ".", 1u << GF_VALID));
+    assert_non_null(strstr(gf_last_error(), "snli_1.0_dev.jsonl is a symbolic link loop"));
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    assert_null(gf_nli_load_splits(dir, ".", 1u << GF_VALID));
+    assert_non_null(strstr(gf_last_error(), "snli_1.0_dev.jsonl is a FIFO"));
+    unlink(path);
 }
 
 /* The source: [CLS] premise [SEP] hypothesis [SEP] with segments 0 then 1, padding, the label; sentences cut
@@ -174,14 +318,21 @@ static void test_source(void **state) {
     assert_null(gf_nli_source_create(&sp, bytes, 48, 1, NULL));
     assert_non_null(strstr(gf_last_error(), "no [CLS] token"));
     gf_tokenizer_free(bytes);
-    gf_tokenizer_free(tok);
     gf_nli_split_free(&sp);
+    assert_int_equal(gf_nli_read(write_file("dash.tsv", "-\ta\tb\n-\tc\td\nneutral\t \tx\n"), &sp), 0);
+    assert_null(gf_nli_source_create(&sp, tok, 48, 1, NULL)); /* nothing kept: the file says why */
+    assert_non_null(strstr(gf_last_error(), "dash.tsv: no pair to use (rows 3: labelled - for no consensus 2, with an "
+                                            "empty sentence 1)"));
+    gf_nli_split_free(&sp);
+    gf_tokenizer_free(tok);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
-                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_load_dir),
-                                       cmocka_unit_test(test_source)};
+                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_nul_and_utf8),
+                                       cmocka_unit_test(test_bom_blank_and_whitespace),
+                                       cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),
+                                       cmocka_unit_test(test_missing_and_odd_splits), cmocka_unit_test(test_source)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();
     return rc;

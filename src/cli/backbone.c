@@ -19,6 +19,11 @@ static cJSON *read_head(const char *path) {
     size_t n;
     char *txt = (char *)gf_read_file(path, (size_t)1 << 20, &n);
     if (!txt) return NULL;
+    if (strlen(txt) != n) { /* the parser would stop at it, and read what comes before as the whole file */
+        free(txt);
+        gf_fail("%s: contains a NUL byte; expected a JSON text file", path);
+        return NULL;
+    }
     cJSON *h = cJSON_Parse(txt);
     free(txt);
     if (!cJSON_IsObject(h)) {

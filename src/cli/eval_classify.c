@@ -81,7 +81,7 @@ int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task
         (d->tok_spec && cli_copy_arg("eval", "--tokenizer", d->tok_spec, o.tokenizer, sizeof o.tokenizer)))
         return EXIT_USAGE;
     void *data = NULL;
-    int rc = task->load(&o, true, tok, &data);
+    int rc = task->load_split ? task->load_split(&o, tok, split, &data) : task->load(&o, true, tok, &data);
     if (rc) return rc;
     if ((rc = same_vocab(m, task, data, d))) {
         task->free(data);
@@ -89,9 +89,13 @@ int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task
     }
     const int64_t C = gf_model_n_outputs(m);
     gf_source *src = task->source(data, split, &o);
-    gf_eval_result er = {.confusion = calloc((size_t)(C * C), sizeof(int64_t))};
-    if (!src || !er.confusion || gf_evaluate_result(m, src, batch, &er)) {
-        rc = cli_error("%s", er.confusion ? gf_last_error() : "out of memory");
+    /* the source checks the model (n_classes the task's labels) before a C x C matrix is asked for */
+    const bool ok = src && (!src->check || !src->check(src->ctx, m, GF_USE_EVAL));
+    gf_eval_result er = {.confusion = ok && C > 0 && C <= 4096 ? calloc((size_t)(C * C), sizeof(int64_t)) : NULL};
+    if (!ok || !er.confusion || gf_evaluate_result(m, src, batch, &er)) {
+        rc = cli_error("%s", !ok || er.confusion ? gf_last_error()
+                                                 : C > 4096 ? "a classifier of more than 4096 classes has no confusion "
+                                                              "matrix to print" : "out of memory");
     } else if (json) {
         rc = print_json(names[split], &er, C);
     } else {

@@ -50,6 +50,13 @@ static int read_tokens(const char *path, const gf_config *cfg, seqs *s) {
     size_t size;
     char *buf = (char *)gf_read_file(path, (size_t)1 << 36, &size);
     if (!buf) return cli_error("%s", gf_last_error());
+    const char *nul = memchr(buf, '\0', size);
+    if (nul) {
+        int64_t at = 1;
+        for (const char *q = buf; q < nul; q++) at += *q == '\n';
+        free(buf);
+        return cli_error("%s:%lld: a NUL byte; expected whitespace-separated token ids", path, (long long)at);
+    }
     int64_t line = 0;
     char *p = buf, *end = buf + size;
     int rc = EXIT_OK;

@@ -37,6 +37,9 @@ typedef struct cli_task {
     /* The flags of its own the task takes, ended by {NULL}: a flag some task lists and this one does not
      * is refused (cli_task_flags), not ignored. */
     const cli_task_flag *flags;
+    /* Optional: load as load does, but only split s (what `eval --split` needs: the other splits are not
+     * read, so that they cannot fail it); NULL: eval uses load. */
+    int (*load_split)(const gf_train_opts *o, const gf_tokenizer *fixed, int split, void **data);
 } cli_task;
 
 /* The task named name, or NULL after a usage error naming the tasks there are. */

@@ -38,11 +38,11 @@ static gf_tokenizer *recipe_tokenizer(const gf_train_opts *o) {
     return gf_wordpiece_load(path);
 }
 
-static int snli_load(const gf_train_opts *o, bool no_cache, const gf_tokenizer *fixed, void **data) {
-    (void)no_cache; /* pairs are read and tokenized in about a second; there is no cache */
+/* The splits of the mask (1 << GF_TRAIN ...), and the tokenizer. */
+static int load_splits(const gf_train_opts *o, const gf_tokenizer *fixed, unsigned splits, void **data) {
     snli_data *s = calloc(1, sizeof *s);
     if (!s) return cli_error("out of memory");
-    s->d = gf_nli_load(o->corpus, cli_data_dir());
+    s->d = gf_nli_load_splits(o->corpus, cli_data_dir(), splits);
     if (s->d && !fixed) s->own = recipe_tokenizer(o);
     s->tok = fixed ? fixed : s->own;
     if (!s->d || !s->tok) {
@@ -51,6 +51,15 @@ static int snli_load(const gf_train_opts *o, bool no_cache, const gf_tokenizer *
     }
     *data = s;
     return EXIT_OK;
+}
+
+static int snli_load(const gf_train_opts *o, bool no_cache, const gf_tokenizer *fixed, void **data) {
+    (void)no_cache; /* pairs are read and tokenized in about a second; there is no cache */
+    return load_splits(o, fixed, 7u, data);
+}
+
+static int snli_load_split(const gf_train_opts *o, const gf_tokenizer *fixed, int split, void **data) {
+    return load_splits(o, fixed, 1u << split, data);
 }
 
 static const gf_tokenizer *snli_tokenizer(const void *data) { return ((const snli_data *)data)->tok; }
@@ -114,12 +123,19 @@ static int snli_configure(const void *data, const gf_train_opts *o, gf_config *c
 
 static gf_source *snli_source(const void *data, int split, const gf_train_opts *o) {
     const snli_data *s = data;
+    const gf_nli_split *sp = &s->d->split[split];
+    const char *name = split == GF_TRAIN ? "train" : split == GF_VALID ? "dev" : "test";
+    if (sp->n == 0) {
+        gf_fail("the snli %s split (%s) has no pair to use (rows %lld: labelled - for no consensus %lld, with an empty "
+                "sentence %lld); expected at least one labelled pair", name, sp->path,
+                (long long)sp->rows, (long long)sp->unlabelled, (long long)sp->empty);
+        return NULL;
+    }
     gf_nli_source_stats st;
-    gf_source *src = gf_nli_source_create(&s->d->split[split], s->tok, o->max_sent, o->seed, &st);
+    gf_source *src = gf_nli_source_create(sp, s->tok, o->max_sent, o->seed, &st);
     if (src && st.truncated)
         fprintf(stderr, "grassflow: snli %s: %lld of %lld pairs have a sentence longer than --max-sent %lld pieces; "
-                "cut to it\n", split == GF_TRAIN ? "train" : split == GF_VALID ? "dev" : "test", (long long)st.truncated,
-                (long long)st.pairs, (long long)o->max_sent);
+                "cut to it\n", name, (long long)st.truncated, (long long)st.pairs, (long long)o->max_sent);
     return src;
 }
 
@@ -140,4 +156,4 @@ static const cli_task_flag SNLI_FLAGS[] = {
 const cli_task cli_task_snli = {.name = "snli", .what = "sentence-pair classification (entailment, neutral, contradiction)",
                                 .metric = "accuracy", .load = snli_load, .tokenizer = snli_tokenizer,
                                 .configure = snli_configure, .source = snli_source, .describe = snli_describe,
-                                .free = snli_free, .flags = SNLI_FLAGS};
+                                .free = snli_free, .flags = SNLI_FLAGS, .load_split = snli_load_split};

@@ -32,35 +32,6 @@
 static const char *const SPECIALS[] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"};
 #define N_SPECIALS 5
 
-/* Length of the valid UTF-8 sequence at s[0..n) (1-4), or 0 if invalid (overlong forms, surrogates,
- * code points above U+10FFFF and truncated sequences are invalid). */
-static int utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    unsigned char b = s[0];
-    if (b < 0x80) {
-        *cp = b;
-        return 1;
-    }
-    int len;
-    uint32_t c, lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (b >= 0xC2 && b <= 0xDF) len = 2, c = b & 0x1F;
-    else if (b >= 0xE0 && b <= 0xEF) {
-        len = 3, c = b & 0x0F;
-        if (b == 0xE0) lo = 0xA0;
-        if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        len = 4, c = b & 0x07;
-        if (b == 0xF0) lo = 0x90;
-        if (b == 0xF4) hi = 0x8F;
-    } else return 0;
-    if ((size_t)len > n || s[1] < lo || s[1] > hi) return 0;
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    *cp = c;
-    return len;
-}
-
 static int utf8_encode(uint32_t c, char *o) {
     if (c < 0x80) {
         o[0] = (char)c;
@@ -130,7 +101,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
         }
         for (size_t i = 0; i < len;) {
             uint32_t cp;
-            int l = s[i] ? utf8_decode((const unsigned char *)s + i, len - i, &cp) : 0;
+            int l = s[i] ? gf_utf8_decode((const unsigned char *)s + i, len - i, &cp) : 0;
             if (!l) {
                 gf_fail("%s:%lld: invalid UTF-8 (or a NUL byte) at byte %zu of the line; expected a UTF-8 text file "
                         "with one token per line", path, line, i + 1);
@@ -348,7 +319,7 @@ int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const
                 continue;
             }
         } else {
-            int l = utf8_decode(s + i, n - i, &c);
+            int l = gf_utf8_decode(s + i, n - i, &c);
             if (!l) {
                 gf_fail("%s: invalid UTF-8 at byte %zu (0x%02X); expected UTF-8 text\nHINT: convert it, e.g. "
                         "iconv -f latin1 -t utf-8", what, i, s[i]);

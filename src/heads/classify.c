@@ -18,8 +18,8 @@ enum { POOL_MEAN = 0, POOL_FIRST = 1 };
 static const char *const POOLS[] = {"mean", "first", NULL};
 
 static const gf_cfg_key KEYS[] = {
-    {.name = "n_classes", .type = GF_KEY_INT, .off = offsetof(classify_config, n_classes), .lo = 2, .hi = 1 << 20,
-     .def = "2", .help = "labels 0 .. n_classes-1"},
+    {.name = "n_classes", .type = GF_KEY_INT, .off = offsetof(classify_config, n_classes), .lo = 2, .hi = 4096,
+     .def = "2", .help = "labels 0 .. n_classes-1 (at most 4096: eval counts an n_classes x n_classes confusion)"},
     {.name = "pool", .type = GF_KEY_ENUM, .off = offsetof(classify_config, pool), .names = POOLS, .def = "\"mean\"",
      .help = "mean: over the unpadded positions; first: the first unpadded position (a [CLS] token)"},
 };

@@ -1,5 +1,6 @@
 /* Reading a text file line by line, plain or xz-compressed, in constant memory: a 64 KiB input chunk,
- * a 64 KiB decoded chunk and one line (at most max_line bytes). */
+ * a 64 KiB decoded chunk and one line (at most max_line bytes). A NUL byte in a line is an error: the
+ * line is handed out NUL-terminated, and whatever took it by its string length would read it cut. */
 #include "io/lines.h"
 
 #include <lzma.h>
@@ -123,6 +124,10 @@ int gf_lines_next(gf_lines *r, const char **line, size_t *len) {
     if (r->line_len > 0 && r->line[r->line_len - 1] == '\r') r->line_len--; /* CRLF files */
     r->line[r->line_len] = '\0';
     r->number++;
+    const char *nul = memchr(r->line, '\0', r->line_len); /* a reader that took the line by strlen would cut it */
+    if (nul)
+        return gf_fail("%s:%lld: a NUL byte at byte %zu of the line; expected text (a binary or corrupt file?)",
+                       r->path, (long long)r->number, (size_t)(nul - r->line) + 1);
     *line = r->line;
     *len = r->line_len;
     return 1;

@@ -12,7 +12,8 @@ typedef struct gf_lines gf_lines;
  * bytes is an error naming the file and line, not an allocation. */
 gf_lines *gf_lines_open(const char *path, size_t max_line);
 /* The next line, without its "\n" (or "\r\n"), NUL-terminated and valid until the next call: 1, or 0 at
- * the end of the file, or -1 on an error (gf_last_error names the file and line). */
+ * the end of the file, or -1 on an error (gf_last_error names the file and line): a read or xz error, a
+ * line longer than max_line, a NUL byte inside a line (so *len is always the line's strlen). */
 int gf_lines_next(gf_lines *r, const char **line, size_t *len);
 int64_t gf_lines_number(const gf_lines *r); /* 1-based number of the line last returned */
 const char *gf_lines_path(const gf_lines *r);

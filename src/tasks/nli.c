@@ -173,12 +173,13 @@ static int encode_sentence(nli_source *s, const gf_tokenizer *tok, const char *t
 }
 
 static int tokenize_pairs(nli_source *s, const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent) {
-    int64_t cap = sp->n * 24 + 16, at = 0;
+    /* about 24 pieces a pair in SNLI; never more than the text has bytes (a piece takes at least one) */
+    int64_t cap = (sp->n * 24 < sp->text_len ? sp->n * 24 : sp->text_len) + 16, at = 0;
     s->ids = malloc((size_t)cap * sizeof *s->ids);
     if (!s->ids) return gf_fail("NLI source: out of memory for %lld pairs", (long long)sp->n);
     for (int64_t i = 0; i < sp->n; i++) {
         char what[GF_PATH_MAX + 48];
-        snprintf(what, sizeof what, "%s, pair %lld", sp->path, (long long)i + 1);
+        snprintf(what, sizeof what, "%s, kept pair %lld", sp->path, (long long)i + 1);
         bool cut = false;
         s->start[i] = at;
         if (encode_sentence(s, tok, gf_nli_premise(sp, i), what, max_sent, &cap, &at, &s->len_p[i], &cut) ||
@@ -230,9 +231,14 @@ int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char 
 
 gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
                                 gf_nli_source_stats *stats) {
-    if (max_sent < 1 || sp->n < 1) {
-        gf_fail("NLI source: %lld pairs, %lld pieces per sentence; expected at least one of each", (long long)sp->n,
-                (long long)max_sent);
+    if (max_sent < 1) {
+        gf_fail("NLI source: %lld pieces per sentence; expected at least 1", (long long)max_sent);
+        return NULL;
+    }
+    if (sp->n < 1) {
+        gf_fail("%s: no pair to use (rows %lld: labelled - for no consensus %lld, with an empty sentence %lld); "
+                "expected at least one labelled pair", sp->path[0] ? sp->path : "the NLI split",
+                (long long)sp->rows, (long long)sp->unlabelled, (long long)sp->empty);
         return NULL;
     }
     nli_source *s = calloc(1, sizeof *s);
