@@ -94,7 +94,7 @@ forge("config_unknown_mixer", bad_cfg("layers", [{"mixer": "mamba"}]), what="a l
 forge("config_negative", bad_cfg("d_model", -8), what="d_model = -8", expect="d_model")
 forge("config_absurd", bad_cfg("vocab_size", 10 ** 12), what="vocab_size = 10^12", expect="vocab_size")
 forge("config_wrong_type", bad_cfg("norm", 3), what="norm = 3 (a number)", expect="norm")
-forge("config_unknown_key", bad_cfg("heads", 4), what="an unknown config key", expect="heads")
+forge("config_unknown_key", bad_cfg("n_heads", 4), what="an unknown config key", expect="unknown key \"n_heads\"")
 forge("no_config", edit(lambda h: h["__metadata__"].pop("config")), what="no config in the metadata", expect="config")
 t, meta = st_io.read(good)
 t[first] = t[first].copy()
