@@ -103,15 +103,22 @@ want="snli_1.0_dev.jsonl is a directory"; expect 1 "a directory where a split sh
 rmdir "$tmp/bad/snli_1.0_dev.jsonl"; ln -s snli_1.0_dev.jsonl "$tmp/bad/snli_1.0_dev.jsonl"
 want="snli_1.0_dev.jsonl is a symbolic link loop"; expect 1 "a symlink loop where a split should be" "$GF" data stats --corpus "$tmp/bad"
 rm "$tmp/bad/snli_1.0_dev.jsonl"
-# an .xz of ~180 KB holding 1,400 pairs with a 900 KB premise each: GRASSFLOW_MAX_TEXT bounds what is kept
-$PY - "$tmp/bad/snli_1.0_dev.tsv.xz" <<'PYEOF'
+# an .xz of ~180 KB holding 1,400 pairs with a 900 KB premise each (1.2 GB): refused at its first line,
+# whatever the memory limit; pairs of 40 KB sentences (56 MB): GRASSFLOW_MAX_TEXT bounds what is kept
+bomb() { # FILE SENTENCE-BYTES
+    $PY - "$1" "$2" <<'PYEOF'
 import lzma, sys
-row = ("neutral\t" + "a " * 450000 + "\tb\n").encode()
+row = ("neutral\t" + "a " * (int(sys.argv[2]) // 2) + "\tb\n").encode()
 with lzma.open(sys.argv[1], "wb", preset=9) as f:
     for _ in range(1400): f.write(row)
 PYEOF
-want="snli_1.0_dev.tsv.xz:12: the pairs kept so far \(12, .*pass the 10000000 bytes one file's pairs may take"
-expect 1 "GRASSFLOW_MAX_TEXT bounds an SNLI file (a 1.2 GB .xz bomb stops at 10 MB)" env GRASSFLOW_MAX_TEXT=10000000 "$GF" data stats --corpus "$tmp/bad"
+}
+bomb "$tmp/bad/snli_1.0_dev.tsv.xz" 900000
+want="snli_1.0_dev.tsv.xz:1: the premise is 900000 bytes long; a sentence of a pair may be at most 65536 bytes"
+expect 1 "an SNLI .xz of $(stat -c %s "$tmp/bad/snli_1.0_dev.tsv.xz") bytes with 900 KB sentences (1.2 GB): refused at its first line" "$GF" data stats --corpus "$tmp/bad"
+bomb "$tmp/bad/snli_1.0_dev.tsv.xz" 40000
+want="snli_1.0_dev.tsv.xz:250: the pairs kept so far \(250, .*pass the 10000000 bytes one file's pairs may take"
+expect 1 "GRASSFLOW_MAX_TEXT bounds an SNLI file (56 MB of pairs stop at 10 MB)" env GRASSFLOW_MAX_TEXT=10000000 "$GF" data stats --corpus "$tmp/bad"
 rm "$tmp/bad/snli_1.0_dev.tsv.xz"
 printf -- '-\ta\tb\n-\tc\td\n' >"$tmp/bad/snli_1.0_dev.tsv"
 want="the snli dev split \(.*snli_1.0_dev.tsv\) has no pair to use \(rows 2: labelled - for no consensus 2"

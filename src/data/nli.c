@@ -17,6 +17,10 @@
 
 #define MAX_RECORD ((size_t)1 << 20) /* an SNLI jsonl line with its parse trees is about 1.5 KB */
 #define PAIR_INDEX 9                  /* bytes a kept pair takes besides its text: its offset and label */
+/* The longest sentence kept: SNLI's longest is 402 bytes, and a pair is cut to --max-sent pieces (at most
+ * 4096) anyway; a file of sentences of hundreds of KB (an .xz of 183 KB held 1.2 GB of them) is refused at
+ * its first such line rather than kept up to the memory limit. */
+#define MAX_SENTENCE ((size_t)1 << 16)
 #define MAX_TEXT_HINT "the pairs kept from one SNLI file may take a sixth of the machine's memory (or of ulimit " \
                       "-v), as the text of a corpus file may; GRASSFLOW_MAX_TEXT=BYTES sets another limit"
 
@@ -115,6 +119,11 @@ static int keep(gf_nli_split *s, const gf_lines *r, const char *lab, size_t nl, 
     if (label == -2)
         return gf_fail("%s:%lld: unknown gold label \"%s\"; expected entailment, neutral, contradiction or - (no "
                        "consensus)", s->path, (long long)gf_lines_number(r), visible(lab, nl, vis));
+    if (np > MAX_SENTENCE || nh > MAX_SENTENCE)
+        return gf_fail("%s:%lld: the %s is %zu bytes long; a sentence of a pair may be at most %zu bytes (SNLI's "
+                       "longest is 402; a pair is cut to --max-sent pieces anyway)\nHINT: is this a sentence-pair file?",
+                       s->path, (long long)gf_lines_number(r), np > MAX_SENTENCE ? "premise" : "hypothesis",
+                       np > MAX_SENTENCE ? np : nh, MAX_SENTENCE);
     const int wp = has_word(s, r, "premise", pre, np), wh = wp < 0 ? -1 : has_word(s, r, "hypothesis", hyp, nh);
     if (wp < 0 || wh < 0) return -1;
     if (label == -1) {
