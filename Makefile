@@ -63,9 +63,11 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files and matches members by base name (two lm.o)
 
-# the shared library carries its ABI version in its soname (libgrassflow.so.0)
+# the shared library carries its ABI version in its soname (libgrassflow.so.GF_ABI_VERSION) and exports
+# only what include/grassflow.h declares (the library builds with -fvisibility=hidden)
 VERSION := $(shell sed -n 's/^\#define GF_VERSION "\(.*\)"/\1/p' include/grassflow.h)
-SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SOMAJOR := $(shell sed -n 's/^\#define GF_ABI_VERSION \([0-9]*\)/\1/p' include/grassflow.h)
+$(LIB_OBJ): CFLAGS += -fvisibility=hidden
 $(BUILD)/libgrassflow.so: $(LIB_OBJ) Makefile
 	$(CC) -shared -Wl,-soname,libgrassflow.so.$(SOMAJOR) $(LDFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 

@@ -35,7 +35,23 @@
 extern "C" {
 #endif
 
+/* Everything declared here is the library's interface, exported from libgrassflow.so (its sources build
+ * with -fvisibility=hidden: what is not declared here is not exported). */
+#pragma GCC visibility push(default)
+
+#define GF_VERSION_MAJOR 0
+#define GF_VERSION_MINOR 2
+#define GF_VERSION_PATCH 0
 #define GF_VERSION "0.2.0"
+/* The binary interface: raised whenever a public struct's layout or a function's signature changes in a
+ * way a program built against an older header would misread. The shared library's soname carries it
+ * (libgrassflow.so.GF_ABI_VERSION), so such a program fails to load instead of misbehaving. 0: grassflow
+ * 0.1-0.2 up to 2026-11-23; 1: gf_train_opts gained overwrite and accept_changed_data. */
+#define GF_ABI_VERSION 1
+/* The version ("0.2.0") and the ABI of the library linked at run time: a program can compare them with
+ * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
+const char *gf_version(void);
+int gf_abi_version(void);
 #define GF_MAX_LAYERS 64
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -712,6 +728,8 @@ double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double m
 
 /* Optimizer steps in one epoch of the training source (the last one may be short). */
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -11,17 +11,25 @@ tmp=$(mktemp -d /tmp/grassflow-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 P="$tmp/prefix"
+ABI=$(sed -n 's/^#define GF_ABI_VERSION \([0-9]*\)/\1/p' include/grassflow.h)
 
 echo "install: make install PREFIX=$P"
 if ! make --no-print-directory install BUILD="$BUILD" PREFIX="$P" >"$tmp/make.log" 2>&1; then
     cat "$tmp/make.log"; echo "install: make install FAILED"; exit 1
 fi
-for f in lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.0 include/grassflow.h lib/pkgconfig/grassflow.pc; do
+for f in lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.$ABI include/grassflow.h lib/pkgconfig/grassflow.pc; do
     [ -e "$P/$f" ] && pass "installed $f" || fail "make install did not install $f"
 done
-readelf -d "$P/lib/libgrassflow.so" | grep 'SONAME.*\[libgrassflow\.so\.0\]' >/dev/null && pass "the shared library's soname is libgrassflow.so.0" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
+readelf -d "$P/lib/libgrassflow.so" | grep "SONAME.*\[libgrassflow\.so\.$ABI\]" >/dev/null && pass "the shared library's soname is libgrassflow.so.$ABI (GF_ABI_VERSION)" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
+# the library exports what include/grassflow.h declares, each function of it, and nothing else
+nm -D --defined-only "$P/lib/libgrassflow.so" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort >"$tmp/exported"
+grep -oE "\bgf_[a-z0-9_]+ *\(" include/grassflow.h | sed 's/ *($//' | sort -u >"$tmp/declared"
+extra=$(comm -23 "$tmp/exported" "$tmp/declared" | head -5 | tr '\n' ' ') missing=$(comm -13 "$tmp/exported" "$tmp/declared" | head -5 | tr '\n' ' ')
+[ -z "$extra" ] && [ -z "$missing" ] && [ -s "$tmp/exported" ] \
+    && pass "libgrassflow.so exports the $(wc -l <"$tmp/exported") functions include/grassflow.h declares, and nothing else" \
+    || fail "exported but not declared: ${extra:-none}; declared but not exported: ${missing:-none}"
 make --no-print-directory install BUILD="$BUILD" DESTDIR="$tmp/stage" PREFIX=/opt/grassflow >/dev/null 2>&1
-[ -e "$tmp/stage/opt/grassflow/lib/libgrassflow.so.0" ] && grep -qx 'prefix=/opt/grassflow' "$tmp/stage/opt/grassflow/lib/pkgconfig/grassflow.pc" && [ ! -e /opt/grassflow ] \
+[ -e "$tmp/stage/opt/grassflow/lib/libgrassflow.so.$ABI" ] && grep -qx 'prefix=/opt/grassflow' "$tmp/stage/opt/grassflow/lib/pkgconfig/grassflow.pc" && [ ! -e /opt/grassflow ] \
     && pass "DESTDIR stages the files; grassflow.pc names the final prefix" || fail "DESTDIR install: $(ls -R "$tmp/stage" | head -20)"
 
 echo "install: pkg-config"
@@ -59,8 +67,8 @@ for src in "$tmp"/src/*.c; do
         fail "examples/$name.c does not link statically: $(head -c 600 "$tmp/err")"; continue
     fi
     deps=$(LD_LIBRARY_PATH="$P/lib" ldd "$tmp/$name")
-    grep -q "libgrassflow.so.0 => $P/lib/libgrassflow.so.0" <<<"$deps" && grep -q "openblas-openmp/libopenblas" <<<"$deps" \
-        && pass "$name: links $P/lib/libgrassflow.so.0 and the OpenMP OpenBLAS" || fail "$name: ldd says $deps"
+    grep -q "libgrassflow.so.$ABI => $P/lib/libgrassflow.so.$ABI" <<<"$deps" && grep -q "openblas-openmp/libopenblas" <<<"$deps" \
+        && pass "$name: links $P/lib/libgrassflow.so.$ABI and the OpenMP OpenBLAS" || fail "$name: ldd says $deps"
     ldd "$tmp/$name-static" | grep libgrassflow >/dev/null && fail "$name-static still needs libgrassflow.so" || pass "$name-static: libgrassflow linked in"
     rm -rf "$tmp/train-run"
     LD_LIBRARY_PATH="$P/lib" "$tmp/$name" "${args[@]}" >"$tmp/$name.out" 2>"$tmp/err" && rm -rf "$tmp/train-run" &&

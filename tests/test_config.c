@@ -1,6 +1,7 @@
 /* Config: presets, parameter counts pinned to the paper's arithmetic, JSON form, --set overrides. */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mixers/grassmann.h"
@@ -26,6 +27,16 @@ static gf_config preset(const char *name) {
 }
 
 /* grassmann-spec.md section 2.2 with V = 30522 (the acceptance numbers). */
+/* The library's version and ABI are the header's (a program compares them to catch a mismatched build). */
+static void test_version(void **state) {
+    (void)state;
+    char v[32];
+    snprintf(v, sizeof v, "%d.%d.%d", GF_VERSION_MAJOR, GF_VERSION_MINOR, GF_VERSION_PATCH);
+    assert_string_equal(gf_version(), GF_VERSION);
+    assert_string_equal(v, GF_VERSION);
+    assert_int_equal(gf_abi_version(), GF_ABI_VERSION);
+}
+
 static void test_param_counts(void **state) {
     (void)state;
     struct { const char *preset, *set; int64_t want; } cases[] = {
@@ -180,7 +191,7 @@ static void test_json_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
+        cmocka_unit_test(test_version), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
         cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,3 +42,7 @@ void gf_fail_context(const char *fmt, ...) {
 void gf_clear_error(void) { g_err[0] = '\0'; }
 
 const char *gf_last_error(void) { return g_err; }
+
+const char *gf_version(void) { return GF_VERSION; }
+
+int gf_abi_version(void) { return GF_ABI_VERSION; }
