@@ -555,7 +555,8 @@ typedef enum { GF_USE_TRAIN = 0, GF_USE_EVAL = 1 } gf_source_use;
 /* A data source: one split of a data set behind function pointers. Like sqlite3_vfs it opens with a
  * version: a later version appends members, and the library reads a member only when `version` says
  * the source has it. A source fills batches into memory it owns; a batch stays valid until the
- * source's next fill. A source is used by one thread at a time. */
+ * source's next fill. A source is used by one thread at a time. The library zeroes the gf_batch before
+ * every fill and fill_eval, so a source sets only the fields it has (the others stay NULL or 0). */
 #define GF_SOURCE_VERSION 1
 typedef struct gf_source gf_source;
 struct gf_source {
@@ -583,6 +584,11 @@ struct gf_source {
 
 /* Free a source through its destroy member (nothing if it has none). NULL is fine. */
 void gf_source_free(gf_source *s);
+/* A source's batches as the library takes them: fill (gf_source_fill), or the evaluation examples
+ * (n_eval_examples and fill_eval, or fill's epoch-0 order without them), with *batch zeroed first. */
+int gf_source_fill(gf_source *s, int64_t epoch, int64_t first, int64_t n, gf_batch *batch);
+int64_t gf_source_n_eval(gf_source *s);
+int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch);
 
 /* The language-model source over ids[0..n) (int32 token ids >= 0, borrowed: they must outlive the
  * source). Training examples: the n / (seq_len + 1) contiguous, non-overlapping blocks of seq_len + 1

@@ -524,6 +524,46 @@ static void test_resume_data_changed(void **state) {
     lm_data_free(&d);
 }
 
+/* A user's source that sets only the fields it has, one by one (no mask, token types or features): the
+ * library zeroes the batch before each fill, so they are NULL, not what the stack held. */
+static int32_t one_by_one_ids[64];
+static int64_t obo_n(void *ctx) { (void)ctx; return 8; }
+static int obo_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
+    (void)ctx;
+    (void)epoch;
+    b->B = n;
+    b->T = 7;
+    b->ids = one_by_one_ids + first;
+    b->targets = one_by_one_ids + first + 1;
+    b->n_targets = n * 7;
+    return 0;
+}
+
+static void test_fill_zeroed(void **state) {
+    (void)state;
+    for (int i = 0; i < 64; i++) one_by_one_ids[i] = (int32_t)(gf_rand64(5, (uint64_t)i) % 64);
+    gf_source src = {.version = 1, .n_examples = obo_n, .fill = obo_fill};
+    gf_batch b;
+    memset(&b, 0xAB, sizeof b); /* what an uninitialised batch may hold */
+    assert_int_equal(gf_source_fill(&src, 0, 1, 1, &b), 0);
+    assert_null(b.mask);
+    assert_null(b.segments);
+    assert_null(b.features);
+    assert_null(b.vectors);
+    memset(&b, 0xAB, sizeof b);
+    assert_int_equal(gf_source_fill_eval(&src, 0, 2, &b), 0); /* no fill_eval: fill's epoch-0 order */
+    assert_true(b.B == 2 && !b.mask && !b.features);
+    assert_int_equal(gf_source_n_eval(&src), 8);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 2);
+    gf_train_opts o;
+    run_opts(&o, "one-by-one", 3);
+    gf_train_result res;
+    if (gf_train(m, &src, &src, &o, false, NULL, NULL, &res)) fail_msg("train: %s", gf_last_error());
+    assert_int_equal(res.steps, 3);
+    gf_model_free(m);
+}
+
 /* Sources the library cannot use are refused with a message that names them. */
 static void test_bad_sources(void **state) {
     (void)state;
@@ -609,6 +649,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
         cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
         cmocka_unit_test_teardown(test_resume_data_changed, pool_teardown),
+        cmocka_unit_test_teardown(test_fill_zeroed, pool_teardown),
         cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
         cmocka_unit_test(test_json_numbers),
         cmocka_unit_test(test_metrics_line),

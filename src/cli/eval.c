@@ -39,7 +39,7 @@ static void help(void) {
  * engine one token at a time from a fresh state. */
 static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int64_t *n_predicted) {
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
-    const int64_t n = src->n_eval_examples(src->ctx);
+    const int64_t n = gf_source_n_eval(src);
     gf_stream *s = gf_stream_create(m);
     if (!s) return -1;
     double total = 0.0;
@@ -47,7 +47,7 @@ static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int
     int rc = 0;
     for (int64_t k = 0; k < n && !rc; k++) {
         gf_batch bt;
-        rc = src->fill_eval(src->ctx, k, 1, &bt);
+        rc = gf_source_fill_eval(src, k, 1, &bt);
         for (int64_t b = 0; b < bt.B && !rc; b++)
             rc = gf_stream_score(s, bt.ids + b * bt.T, bt.targets + b * bt.T, bt.T, &total, &counted);
     }

@@ -89,7 +89,7 @@ static int64_t find(const feature_source *s, const uint8_t *key, int64_t n, int6
 /* ---- counting, then computing once ------------------------------------------------------------------- */
 
 static int fill_inner(feature_source *s, int64_t first, int64_t n, gf_batch *b) {
-    const int rc = s->use == GF_USE_TRAIN ? s->inner->fill(s->inner->ctx, 0, first, n, b)
+    const int rc = s->use == GF_USE_TRAIN ? gf_source_fill(s->inner, 0, first, n, b)
                                           : gf_source_fill_eval(s->inner, first, n, b);
     return rc ? rc : gf_batch_check(b, false, "the source under the feature cache");
 }
@@ -209,7 +209,7 @@ static int64_t fs_n(void *ctx) { return ((feature_source *)ctx)->inner->n_exampl
 static int fs_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
     feature_source *s = ctx;
     if (!s->built && build(s)) return -1; /* before the fill: building fills the inner source's batch too */
-    return s->inner->fill(s->inner->ctx, epoch, first, n, b) ? -1 : attach(s, b, -1);
+    return gf_source_fill(s->inner, epoch, first, n, b) ? -1 : attach(s, b, -1);
 }
 
 static int64_t fs_n_eval(void *ctx) { return gf_source_n_eval(((feature_source *)ctx)->inner); }

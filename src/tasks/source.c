@@ -34,7 +34,13 @@ int64_t gf_source_n_eval(gf_source *s) {
     return s->n_eval_examples ? s->n_eval_examples(s->ctx) : s->n_examples(s->ctx);
 }
 
+int gf_source_fill(gf_source *s, int64_t epoch, int64_t first, int64_t n, gf_batch *batch) {
+    *batch = (gf_batch){0}; /* a source that sets fields one by one leaves the rest NULL, not garbage */
+    return s->fill(s->ctx, epoch, first, n, batch);
+}
+
 int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch) {
+    *batch = (gf_batch){0};
     return s->fill_eval ? s->fill_eval(s->ctx, first, n, batch) : s->fill(s->ctx, 0, first, n, batch);
 }
 

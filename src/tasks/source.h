@@ -12,9 +12,7 @@ void gf_epoch_order(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch);
  * evaluation members), else -1 with a message naming `what` ("the training source"). */
 int gf_source_validate(const gf_source *s, const char *what);
 
-/* The evaluation examples of s: n_eval_examples and fill_eval, or fill's epoch-0 order without them. */
-int64_t gf_source_n_eval(gf_source *s);
-int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch);
+/* gf_source_n_eval, gf_source_fill and gf_source_fill_eval are public (grassflow.h). */
 
 /* 0 if b is a batch the model can take (B, T >= 1, ids set, targets set if need_targets, 0 <= n_targets
  * <= B*T), else -1 with a message naming `what` ("the training source"). */

@@ -43,7 +43,7 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train) {
 static int fill_micro(gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first, int64_t n, int64_t mb,
                       gf_batch *b) {
     const int64_t nb = n - mb * o->batch < o->batch ? n - mb * o->batch : o->batch;
-    if (src->fill(src->ctx, epoch, first + mb * o->batch, nb, b)) return -1;
+    if (gf_source_fill(src, epoch, first + mb * o->batch, nb, b)) return -1;
     return gf_batch_check(b, true, "the training source");
 }
 
@@ -168,7 +168,7 @@ static int fingerprint(const trainer *t, gf_source *s, bool eval, int64_t *n, ui
     for (int64_t k = 0; k < *n; k += B) {
         gf_batch b;
         const int64_t nb = *n - k < B ? *n - k : B;
-        if (eval ? gf_source_fill_eval(s, k, nb, &b) : s->fill(s->ctx, 0, k, nb, &b)) return -1;
+        if (eval ? gf_source_fill_eval(s, k, nb, &b) : gf_source_fill(s, 0, k, nb, &b)) return -1;
         *h = gf_model_batch_hash(t->m, &b, *h);
     }
     return 0;
