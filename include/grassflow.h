@@ -354,11 +354,14 @@ typedef struct gf_adamw gf_adamw;
 
 gf_adamw *gf_adamw_create(const gf_model *m, gf_adamw_hparams hp);
 void gf_adamw_free(gf_adamw *opt);
-/* One step with learning rate lr (the schedule's value); weight decay only on tensors with decay. */
-void gf_adamw_step(gf_adamw *opt, gf_model *m, float lr);
+/* One step with learning rate lr (the schedule's value); weight decay only on tensors with decay.
+ * Returns 0, or -1 (gf_last_error) if m's trainable parameters are not those the optimizer was created
+ * for (a tensor frozen since) or its gradient arena cannot be had; nothing is changed then. */
+int gf_adamw_step(gf_adamw *opt, gf_model *m, float lr);
 int64_t gf_adamw_steps_taken(const gf_adamw *opt);
-/* The moment arenas (gf_model_num_params floats each, laid out like the parameters) and the step count,
- * for saving and restoring the training state. */
+/* The moment arenas (gf_model_num_trainable floats each, laid out like the gradient arena: a tensor's
+ * moments at its grad_offset; frozen tensors have none) and the step count, for saving and restoring the
+ * training state. */
 float *gf_adamw_m(gf_adamw *opt);
 float *gf_adamw_v(gf_adamw *opt);
 void gf_adamw_set_steps(gf_adamw *opt, int64_t t);

@@ -299,9 +299,15 @@ static void test_freeze(void **state) {
     assert_memory_equal(h->grad, gf_model_find_tensor(ref, "cls_head.weight")->grad, (size_t)h->numel * sizeof(float));
     float before = w->data[3];
     gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f});
-    gf_adamw_step(opt, m, 1e-2f);
+    assert_int_equal(gf_adamw_step(opt, m, 1e-2f), 0);
     assert_true(w->data[3] == before);
     assert_true(h->data[0] != gf_model_find_tensor(ref, "cls_head.weight")->data[0]);
+    /* a tensor frozen after the optimizer was made: its moments no longer fit; an error, nothing changed */
+    const float h0 = h->data[0];
+    assert_true(gf_model_freeze(m, "cls_head.bias") == 1);
+    assert_int_equal(gf_adamw_step(opt, m, 1e-2f), -1);
+    assert_non_null(strstr(gf_last_error(), "the optimizer holds moments for"));
+    assert_true(h->data[0] == h0 && gf_adamw_steps_taken(opt) == 1);
     gf_adamw_free(opt);
     gf_model_free(m);
     gf_model_free(ref);

@@ -128,7 +128,7 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
         gf_model_zero_grad(m);
         gf_model_backward(m);
         double t2 = now_s();
-        gf_adamw_step(opt, m, 6e-4f);
+        if (gf_adamw_step(opt, m, 6e-4f)) return cli_error("%s", gf_last_error());
         double t3 = now_s();
         if (s >= 0) {
             ts[s] = t3 - t0;

@@ -44,8 +44,12 @@ float *gf_adamw_m(gf_adamw *o) { return o->m; }
 float *gf_adamw_v(gf_adamw *o) { return o->v; }
 void gf_adamw_set_steps(gf_adamw *o, int64_t t) { o->t = t; }
 
-void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
-    if (!gf_model_grads(model)) return; /* no arena and none can be had: gf_last_error says why */
+int gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
+    if (gf_model_num_trainable(model) != o->n)
+        return gf_fail("AdamW step: the optimizer holds moments for %lld trainable parameters, the model has %lld "
+                       "now (tensors frozen after gf_adamw_create, or another model)\nHINT: freeze before creating "
+                       "the optimizer", (long long)o->n, (long long)gf_model_num_trainable(model));
+    if (!gf_model_grads(model)) return -1; /* no arena and none can be had: gf_last_error says why */
     o->t++;
     const float b1 = o->hp.beta1, b2 = o->hp.beta2, eps = o->hp.eps;
     const double bc1 = 1.0 - pow((double)b1, (double)o->t), bc2 = 1.0 - pow((double)b2, (double)o->t);
@@ -66,4 +70,5 @@ void gf_adamw_step(gf_adamw *o, gf_model *model, float lr) {
             p[k] = pk - step_size * mk / (sqrtf(vk) * inv_sqrt_bc2 + eps);
         }
     }
+    return 0;
 }

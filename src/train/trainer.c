@@ -114,8 +114,7 @@ int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opt
     r->nonfinite = !isfinite(r->loss) ? "the loss" : !isfinite(r->grad_norm) ? "the gradient norm" : NULL;
     if (r->nonfinite) return 0; /* no update from this step; the checkpoints on disk are the last good ones */
     if (o->clip > 0.0f && r->grad_norm > o->clip) scale_grads(m, (float)(o->clip / r->grad_norm));
-    gf_adamw_step(opt, m, r->lr);
-    return 0;
+    return gf_adamw_step(opt, m, r->lr);
 }
 
 /* ---- the run ----------------------------------------------------------------------------------------------- */
