@@ -167,8 +167,8 @@ char *gf_config_to_json(const gf_config *cfg, bool pretty);
  * list gives one value per layer of the first stack, refused if a further stack has the key), "mixers" (g,a,... keeps the settings of layers whose mixer stays) or
  * "layers.N.KEY" (one layer). Validates the result; on error cfg is unchanged. */
 int gf_config_set(gf_config *cfg, const char *key_eq_value);
-/* The JSON value of a key as gf_config_set names it ("d_model", "layers.2.rank", "rank" when every layer
- * that has it agrees), malloc'd; NULL (gf_last_error) if there is no such key. */
+/* The JSON value of a key as gf_config_set names it ("d_model", "head.n_classes", "layers.2.rank",
+ * "rank" when every layer that has it agrees), malloc'd; NULL (gf_last_error) if there is no such key. */
 char *gf_config_get(const gf_config *cfg, const char *key);
 /* Check every field; 0 if the config describes a model that can be built. */
 int gf_config_validate(const gf_config *cfg, const char *source);

@@ -37,6 +37,25 @@ static void test_version(void **state) {
     assert_int_equal(gf_abi_version(), GF_ABI_VERSION);
 }
 
+/* gf_config_get reads the head's keys as gf_config_set writes them (head.KEY). */
+static void test_get_head_keys(void **state) {
+    (void)state;
+    gf_config c;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &c), 0);
+    assert_int_equal(gf_config_set(&c, "task=classify"), 0);
+    assert_int_equal(gf_config_set(&c, "head.n_classes=7"), 0);
+    assert_int_equal(gf_config_set(&c, "head.pool=first"), 0);
+    char *n = gf_config_get(&c, "head.n_classes"), *p = gf_config_get(&c, "head.pool");
+    assert_non_null(n);
+    assert_non_null(p);
+    assert_string_equal(n, "7");
+    assert_string_equal(p, "\"first\"");
+    free(n);
+    free(p);
+    assert_null(gf_config_get(&c, "head.nope"));
+    assert_non_null(strstr(gf_last_error(), "no config key \"head.nope\""));
+}
+
 static void test_param_counts(void **state) {
     (void)state;
     struct { const char *preset, *set; int64_t want; } cases[] = {
@@ -191,7 +210,7 @@ static void test_json_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
+        cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
         cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

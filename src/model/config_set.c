@@ -246,6 +246,8 @@ char *gf_config_get(const gf_config *c, const char *key) {
     if (l >= 0 && l < c->n_layer) {
         const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "layers"), l);
         got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, sub), 1);
+    } else if (l < 0 && !strncmp(key, "head.", 5)) { /* the head's keys, as gf_config_set writes them */
+        got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "head"), key + 5), 1);
     } else if (l < 0 && cJSON_GetObjectItemCaseSensitive(o, key)) {
         got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, key), 1);
     } else if (l < 0) {
