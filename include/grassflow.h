@@ -351,6 +351,8 @@ typedef struct gf_adamw_hparams {
     float lr, beta1, beta2, eps, weight_decay;
 } gf_adamw_hparams;
 typedef struct gf_adamw gf_adamw;
+/* The recipe's AdamW: lr 6e-4, betas 0.9 and 0.95, eps 1e-8, weight decay 0.01 (gf_train_opts_default's). */
+gf_adamw_hparams gf_adamw_hparams_default(void);
 
 gf_adamw *gf_adamw_create(const gf_model *m, gf_adamw_hparams hp);
 void gf_adamw_free(gf_adamw *opt);
@@ -528,6 +530,8 @@ typedef struct gf_sampler_params {
     uint64_t seed;
 } gf_sampler_params;
 typedef struct gf_sampler gf_sampler;
+/* grassflow generate's defaults: temperature 1, no top-k or top-p cut, seed 1234. */
+gf_sampler_params gf_sampler_params_default(void);
 
 gf_sampler *gf_sampler_create(int64_t vocab_size, gf_sampler_params p);
 /* The next token for logits (vocab_size), or -1 (gf_last_error) if a logit is NaN or infinite. Each call

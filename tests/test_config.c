@@ -35,6 +35,14 @@ static void test_version(void **state) {
     assert_string_equal(gf_version(), GF_VERSION);
     assert_string_equal(v, GF_VERSION);
     assert_int_equal(gf_abi_version(), GF_ABI_VERSION);
+    /* the defaults of the structs a user fills: the recipe's optimizer, generate's sampler */
+    gf_train_opts o;
+    gf_train_opts_default(&o);
+    const gf_adamw_hparams hp = gf_adamw_hparams_default();
+    assert_true(hp.lr == o.lr && hp.beta1 == o.beta1 && hp.beta2 == o.beta2 && hp.eps == o.eps && hp.weight_decay == o.wd);
+    assert_true(o.lr == 6e-4f && o.min_lr == 6e-5f && hp.weight_decay == 0.01f);
+    const gf_sampler_params sp = gf_sampler_params_default();
+    assert_true(sp.temperature == 1.0 && sp.top_k == 0 && sp.top_p == 1.0 && sp.seed == 1234);
 }
 
 /* gf_config_get reads the head's keys as gf_config_set writes them (head.KEY). */

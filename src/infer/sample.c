@@ -28,6 +28,10 @@ struct gf_sampler {
 
 uint64_t gf_sampler_key(uint64_t seed) { return gf_key(seed, 0x5A3D1E); }
 
+gf_sampler_params gf_sampler_params_default(void) {
+    return (gf_sampler_params){.temperature = 1.0, .top_k = 0, .top_p = 1.0, .seed = 1234};
+}
+
 gf_sampler *gf_sampler_create(int64_t vocab_size, gf_sampler_params p) {
     if (vocab_size < 1 || vocab_size > INT32_MAX) {
         gf_fail("sampler: vocab_size %lld; expected 1 to %d", (long long)vocab_size, INT32_MAX);

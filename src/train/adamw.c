@@ -15,6 +15,10 @@ struct gf_adamw {
     int64_t t;
 };
 
+gf_adamw_hparams gf_adamw_hparams_default(void) {
+    return (gf_adamw_hparams){.lr = 6e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.01f};
+}
+
 gf_adamw *gf_adamw_create(const gf_model *model, gf_adamw_hparams hp) {
     gf_adamw *o = calloc(1, sizeof *o);
     if (!o) {

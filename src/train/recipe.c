@@ -19,13 +19,14 @@ void gf_train_opts_default(gf_train_opts *o) {
     o->accum = 1;
     o->eval_every = 500;
     o->log_every = 10;
-    o->lr = 6e-4f;
+    const gf_adamw_hparams hp = gf_adamw_hparams_default(); /* one copy of the optimizer's defaults */
+    o->lr = hp.lr;
     o->min_lr = 6e-5f;
-    o->wd = 0.01f;
+    o->wd = hp.weight_decay;
     o->clip = 1.0f;
-    o->beta1 = 0.9f;
-    o->beta2 = 0.95f;
-    o->eps = 1e-8f;
+    o->beta1 = hp.beta1;
+    o->beta2 = hp.beta2;
+    o->eps = hp.eps;
     o->seed = 1234;
     o->feature_cache = true;
 }
