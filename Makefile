@@ -41,7 +41,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/sources/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -61,7 +61,7 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
-	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files and matches members by base name (two lm.o)
+	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files (and matches members by base name)
 
 # the shared library carries its ABI version in its soname (libgrassflow.so.GF_ABI_VERSION) and exports
 # only what include/grassflow.h declares (the library builds with -fvisibility=hidden)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 #include "testlib.h"
 #include "train/trainer.h"
 

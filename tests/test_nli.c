@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "data/corpus.h"
-#include "data/nli.h"
+#include "data/nli_reader.h"
 #include "io/lines.h"
-#include "tasks/nli.h"
+#include "sources/nli_source.h"
 #include "testlib.h"
 
 static const char *write_file(const char *name, const char *text) {

@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "data/corpus.h"
-#include "data/nli.h"
+#include "data/nli_reader.h"
 #include "io/json_out.h"
 
 static void help(void) {

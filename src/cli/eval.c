@@ -10,7 +10,7 @@
 #include "core/mem.h"
 #include "data/corpus.h"
 #include "io/json_out.h"
-#include "data/nli.h"
+#include "data/nli_reader.h"
 #include "train/trainer.h"
 
 static void help(void) {

@@ -7,7 +7,7 @@
 
 #include "cli/eval_classify.h"
 #include "data/corpus.h"
-#include "data/nli.h"
+#include "data/nli_reader.h"
 
 /* Precision and recall of class c from the confusion matrix (rows: true labels). */
 static void prec_rec(const int64_t *conf, int64_t C, int64_t c, double *p, double *r) {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "tasks/nli.h"
+#include "sources/nli_source.h"
 
 static void help(void) {
     printf("usage: grassflow features --ckpt FILE --text TEXT [--hypothesis TEXT] [--max-sent N] [--json]\n\n"

@@ -1,5 +1,5 @@
 /* The SNLI task: sentence pairs ([CLS] premise [SEP] hypothesis [SEP], BERT WordPiece) with one of three
- * labels, scored by accuracy. The data is read by data/nli.h, the examples made by tasks/nli.h. */
+ * labels, scored by accuracy. The data is read by data/nli_reader.h, the examples made by sources/nli_source.h. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "data/corpus.h"
 #include "io/file.h"
-#include "tasks/nli.h"
+#include "sources/nli_source.h"
 
 typedef struct {
     gf_nli_data *d;

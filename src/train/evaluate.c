@@ -3,7 +3,7 @@
 
 #include "core/error.h"
 #include "core/mem.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 
 /* At most `batch` examples per forward, and fewer when their activations would pass a quarter of the
  * memory the process can have (one example at the least): cost follows the machine, not the flag. */

@@ -13,7 +13,7 @@
 #include "core/parallel.h"
 #include "io/file.h"
 #include "model/model_internal.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 #include "train/run_dir.h"
 
 static double now_s(void) {

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "data/corpus.h"
-#include "data/nli.h"
+#include "data/nli_reader.h"
 #include "data/tokenizer.h"
 #include "data/unicode.h"
-#include "tasks/nli.h"
+#include "sources/nli_source.h"
 
 static gf_tokenizer *wp;
 

@@ -14,7 +14,7 @@
 
 #include "core/error.h"
 #include "core/mem.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 
 typedef struct {
     uint64_t hash;

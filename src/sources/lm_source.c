@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 
 typedef struct lm_source {
     gf_source s;            /* first: a gf_source * is a lm_source * */

@@ -1,8 +1,8 @@
-/* The sentence-pair classification source (SNLI) over pairs read by data/nli.h. */
-#ifndef GF_TASKS_NLI_H
-#define GF_TASKS_NLI_H
+/* The sentence-pair classification source (SNLI) over pairs read by data/nli_reader.h. */
+#ifndef GF_SOURCES_NLI_SOURCE_H
+#define GF_SOURCES_NLI_SOURCE_H
 
-#include "data/nli.h"
+#include "data/nli_reader.h"
 #include "grassflow.h"
 
 typedef struct gf_nli_source_stats {

@@ -2,14 +2,14 @@
  * ids, as BERT reads a pair, with segment ids 0 for "[CLS] premise [SEP]" and 1 for "hypothesis [SEP]",
  * one label, and a padding mask. Every pair is tokenized once, when the source is made; a sentence longer
  * than max_sent pieces is cut to its first max_sent (and counted). A batch is as long as its longest pair. */
-#include "tasks/nli.h"
+#include "sources/nli_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "tasks/source.h"
+#include "sources/source.h"
 
 typedef struct nli_source {
     gf_source s;               /* first: a gf_source * is a nli_source * */

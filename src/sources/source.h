@@ -1,6 +1,6 @@
 /* Helpers shared by data sources (the interface itself, gf_source, is public: include/grassflow.h). */
-#ifndef GF_DATA_SOURCE_H
-#define GF_DATA_SOURCE_H
+#ifndef GF_SOURCES_SOURCE_H
+#define GF_SOURCES_SOURCE_H
 
 #include "grassflow.h"
 

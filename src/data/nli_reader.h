@@ -2,8 +2,8 @@
  * has them after unpacking snli_1.0.zip (the jsonl files, the 14-column snli_1.0_*.txt files) or in the
  * compact TSV (label, premise, hypothesis) that grassflow ships, each plain or .xz. Files are streamed
  * line by line: memory is what the kept sentences take, never the whole file. */
-#ifndef GF_DATA_NLI_H
-#define GF_DATA_NLI_H
+#ifndef GF_DATA_NLI_READER_H
+#define GF_DATA_NLI_READER_H
 
 #include <stdint.h>
 

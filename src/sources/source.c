@@ -1,5 +1,5 @@
 /* What every data source shares: validation of the interface, the evaluation fallback, the shuffle. */
-#include "tasks/source.h"
+#include "sources/source.h"
 
 #include "core/error.h"
 #include "core/rng.h"

@@ -1,5 +1,5 @@
 /* SNLI files, streamed line by line (io/lines.h) into premise/hypothesis/label arrays. */
-#include "data/nli.h"
+#include "data/nli_reader.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
