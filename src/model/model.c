@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "io/text.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
 
@@ -268,11 +269,8 @@ bool gf_model_first_stack_fixed(const gf_model *m) {
     return m->cfg.n_stacks > 0 && m->first_grad_layer >= gf_stack_first_layer(&m->cfg, 1);
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const uint8_t *c = p;
-    for (size_t i = 0; p && i < n; i++) h = (h ^ c[i]) * 0x100000001b3ull;
-    return h;
-}
+/* h chained with n bytes at p (none if p is NULL: a batch without that field). */
+static uint64_t fnv(uint64_t h, const void *p, size_t n) { return p ? gf_hash_bytes(p, n, h) : h; }
 
 uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h) {
     const int64_t N = b->B * b->T, nt = m->head->target_count(b->B, b->T);

@@ -80,8 +80,8 @@ int gf_model_require_next_token(const gf_model *m, const char *what);
 int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name, int ndim, const int64_t *shape),
                   void *ctx);
 
-/* h updated with what batch b holds for model m (inputs, token types, mask, targets; not features): FNV-1a
- * 64, so that a run can tell on resume whether its data changed. */
+/* h chained with what batch b holds for model m (inputs, token types, mask, targets; not features;
+ * gf_hash_bytes), so that a run can tell on resume whether its data changed. */
 uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h);
 
 /* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/mem.h"
+#include "io/text.h"
 #include "sources/source.h"
 
 typedef struct {
@@ -69,11 +70,7 @@ static void row_key(const feature_source *s, const gf_batch *b, int64_t r, int64
     for (int64_t t = 0; t < len; t++) out[len + t] = b->mask ? b->mask[n + t] : 1;
 }
 
-static uint64_t fnv1a(const uint8_t *p, int64_t n, int64_t len) {
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)len;
-    for (int64_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
+static uint64_t fnv1a(const uint8_t *p, int64_t n, int64_t len) { return gf_hash_bytes(p, (size_t)n, (uint64_t)len); }
 
 /* The entry whose key is key (n bytes, len positions), or -1; *slot: where it is or would go. */
 static int64_t find(const feature_source *s, const uint8_t *key, int64_t n, int64_t len, uint64_t h, int64_t *slot) {

@@ -331,11 +331,10 @@ static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float 
             return gf_fail("%s: tensor %s should hold %lld F32 values", path, ts[i]->name, (long long)want[i]);
         memcpy(dst[i], ts[i]->data, (size_t)want[i] * sizeof(float));
     }
-    for (int i = 0; i < 3; i++)
-        for (int64_t k = 0; k < want[i]; k++)
-            if (!isfinite(dst[i][k]))
-                return gf_fail("%s: tensor %s holds a non-finite value at index %lld; the state is corrupt\nHINT: "
-                               "start again, or from last.safetensors", path, ts[i]->name, (long long)k);
+    for (int i = 0; i < 3; i++) /* the checkpoint loader's check */
+        if (gf_st_check_finite(path, ts[i]->name, dst[i], want[i],
+                               "the state is corrupt\nHINT: start again, or from last.safetensors"))
+            return -1;
     return 0;
 }
 
