@@ -80,9 +80,10 @@ rc=$?
 same_weights "$tmp/sres/last.safetensors" "$tmp/sref/last.safetensors" && pass "... and resumed again to weights byte-identical to an uninterrupted run" || fail "resumed-then-interrupted run: weights differ"
 
 # a signal that comes twice (GNU timeout signals the child, then its process group; an impatient Ctrl-C)
-# must not lose the save the first one asked for; a third aborts, and says so. Steps of half a second or
-# more (5M parameters, 8,192 tokens): the signals, 50 ms apart, arrive during the step, one by one.
-SLOW="--model grassmann-small --corpus tinyshakespeare --steps 100000 --batch 64 --seq-len 128 --eval-every 100000 --seed 3"
+# must not lose the save the first one asked for; a third aborts, and says so. Steps of about a second
+# (5M parameters, 32,768 tokens; 0.25 s steps let the third signal of 50 ms apart come after the save):
+# the signals arrive during the step, one by one.
+SLOW="--model grassmann-small --corpus tinyshakespeare --steps 100000 --batch 256 --seq-len 128 --eval-every 100000 --seed 3"
 signals() { # DIR SIG COUNT: start a run in DIR, send SIG COUNT times 50 ms apart once it trains; its exit code
     "$GF" train $SLOW --out "$1" >"$tmp/out" 2>"$tmp/err" &
     local pid=$! end=$((SECONDS + 60))
