@@ -85,7 +85,6 @@ int main(int argc, char **argv) {
     gf_train_opts_default(&o);
     o.steps = steps;
     o.batch = 8;
-    o.seq_len = L; /* recorded in the recipe; the sources below are what cut the blocks */
     o.warmup = 10;
     o.lr = 3e-3f;
     o.min_lr = 3e-4f;
@@ -96,7 +95,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     snprintf(o.out_dir, sizeof o.out_dir, "%s", argv[1]);
-    snprintf(o.model, sizeof o.model, "grassmann-tiny");
+    /* what the run was made from, stored with its recipe (the sources below are what cut the blocks) */
+    o.made_from_json = "{\"task\": \"lm\", \"model\": \"grassmann-tiny\", \"seq_len\": 32}";
     gf_model *m = tiny_model(o.seed);
     gf_source *train = m ? gf_lm_source_create(ids, n - n_valid, L, o.seed) : NULL;
     gf_source *valid = train ? gf_lm_source_create(ids + n - n_valid, n_valid, L, o.seed) : NULL;

@@ -59,6 +59,11 @@ int gf_abi_version(void);
 
 /* The message of the last failure on this thread ("" if none). */
 const char *gf_last_error(void);
+/* What the library says that is not an error (a cache used, sentences cut short, what a task changed in a
+ * config) goes to fn(message, ctx), one line without its newline; NULL restores the default, a line
+ * "grassflow: MESSAGE" on stderr. Not thread-safe: set it before other calls. */
+typedef void (*gf_note_fn)(const char *msg, void *ctx);
+void gf_set_note_handler(gf_note_fn fn, void *ctx);
 
 /* Loops with less work than n elements run single-threaded (default 32768; 0 = always parallel). */
 void gf_set_parallel_threshold(int64_t n);
@@ -556,6 +561,9 @@ void gf_sampler_free(gf_sampler *s);
 
 /* The batch type, gf_batch, is defined with the model above. */
 
+/* The splits of a data set. */
+enum { GF_TRAIN = 0, GF_VALID = 1, GF_TEST = 2 };
+
 /* What a source's batches are checked for (gf_source.check). */
 typedef enum { GF_USE_TRAIN = 0, GF_USE_EVAL = 1 } gf_source_use;
 
@@ -648,15 +656,13 @@ typedef struct gf_train_hooks {
     void *ctx;
 } gf_train_hooks;
 
-/* The training recipe. seq_len, corpus, tokenizer and model describe what the data and the model were
- * made from: they are stored with the recipe (for --resume and eval), the trainer does not read them. */
+/* The training recipe: the optimizer, the schedule and the run's policies. What the data and the model
+ * were made from is the task's recipe (gf_task_recipe), stored beside it through made_from_json. */
 /* The longest path (with its NUL) grassflow builds or stores: Linux's PATH_MAX. */
 #define GF_PATH_MAX 4096
 
 typedef struct gf_train_opts {
-    int64_t batch, seq_len;       /* examples per micro-batch; the LM source's block length */
-    int64_t max_sent;             /* sentence-pair tasks: pieces kept per sentence (the paper: 48) */
-    char task[32];                /* what the examples are: "lm" (blocks of a text), "snli" (sentence pairs) */
+    int64_t batch;                /* examples per micro-batch */
     int64_t steps, epochs;        /* total optimizer steps; 0: epochs * steps per epoch */
     int64_t warmup, accum;        /* linear warmup steps; micro-batches per step */
     int64_t eval_every, log_every;
@@ -676,7 +682,9 @@ typedef struct gf_train_opts {
     float lr, min_lr, wd, clip, beta1, beta2, eps;
     uint64_t seed;                /* dropout masks (the sources take their own seed for the data order) */
     char out_dir[GF_PATH_MAX];    /* paths longer than GF_PATH_MAX - 1 are refused, never cut short */
-    char corpus[GF_PATH_MAX], tokenizer[GF_PATH_MAX], model[GF_PATH_MAX]; /* what the run was made from */
+    const char *made_from_json;   /* not read by the trainer: a JSON object whose members are stored in the
+                                   * recipe beside the trainer's own (what the run was made from: its task,
+                                   * data and model, gf_task_recipe_to_json); NULL: nothing */
     const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
                                    * state, and checked on resume; NULL: none */
     gf_train_hooks hooks;         /* not stored */
@@ -741,6 +749,116 @@ double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double m
 
 /* Optimizer steps in one epoch of the training source (the last one may be short). */
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Tasks: what a run trains on and how it is scored, as plug-ins                                     */
+/*                                                                                                  */
+/* A task turns data named on a command line (--corpus, --tokenizer, its own options) into the     */
+/* sources of three splits, decides what the data fixes in a model's config (the vocabulary, the   */
+/* head and its classes), and says how the result is read: its metric, what it counts, the names   */
+/* of its classes. The commands (train, eval, compare) know tasks only through this table; the     */
+/* built-in ones are "lm" (blocks of a text corpus, perplexity) and "snli" (sentence pairs,        */
+/* accuracy), and a program adds one with gf_task_register (tests/task_vectors.c: a task added     */
+/* from one file). Like a source, the table opens with its version.                                 */
+
+typedef struct gf_cfg_key gf_cfg_key; /* a key table's entry: the task's options (see the plug-in section) */
+
+/* What a task's load is given. */
+typedef struct gf_task_env {
+    const char *corpus;           /* the data: a name the task knows ("wikitext-2", "snli") or a path */
+    const char *tokenizer;        /* a tokenizer spec ("word", "wordpiece:FILE"); "": the task's default */
+    const gf_tokenizer *fixed;    /* a checkpoint's or a resumed run's tokenizer: read the data with it (it
+                                   * outlives the data); NULL: the recipe's */
+    unsigned splits;              /* the splits to read: bits 1 << GF_TRAIN, 1 << GF_VALID, 1 << GF_TEST
+                                   * (eval reads one: a broken split it does not score cannot fail it) */
+    bool no_cache;                /* do not read or write a cache of the prepared data */
+    const char *data_dir;         /* where built-in data sets live */
+    const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
+} gf_task_env;
+
+#define GF_TASK_OPS_VERSION 1
+#define GF_TASK_NAME_MAX 32
+#define GF_TASK_OPTIONS_BYTES 64
+
+typedef struct gf_task_ops {
+    int version;                  /* GF_TASK_OPS_VERSION */
+    const char *name;             /* --task NAME and "task" in a stored recipe: [a-z0-9_-], unique */
+    const char *help;             /* one line: what the examples are */
+    const char *metric;           /* "ppl": exp(mean loss), lower is better; "accuracy": the share of counted
+                                   * targets whose argmax is right (a classify head), higher is better */
+    const char *unit;             /* a counted target, short, for rates: "tok", "pairs" */
+    const char *counted;          /* the same in reports and JSON: "tokens", "pairs" */
+    /* Its options: a struct of options_size bytes (<= GF_TASK_OPTIONS_BYTES) described by keys[0..n_keys),
+     * stored in the recipe under the keys' names (which must not be the trainer's) and given on the command
+     * line as --NAME with '-' for '_' (--seq-len); a flag of another task's is refused, not ignored. */
+    size_t options_size;
+    const gf_cfg_key *keys;
+    int n_keys;
+    /* The data of e's splits into *data (the task's own); 0, or -1 with gf_last_error. */
+    int (*load)(const gf_task_env *e, const void *options, void **data);
+    /* Optional: the tokenizer the data was read with (stored with every checkpoint); NULL member or NULL
+     * result: the task reads no text (a model of input "vectors"). */
+    const gf_tokenizer *(*tokenizer)(const void *data);
+    /* What the data decides in a new run's config (vocab_size, the head, its n_classes, the input), telling
+     * what it changed through gf_note-style messages (gf_set_note_handler); with data NULL a check before the
+     * data is read: the same but for what only the data knows, silently. Called again after the user's
+     * --set options, so they are checked against it and cannot undo what the task needs. 0 or -1. */
+    int (*configure)(const void *data, const void *options, gf_config *cfg);
+    /* The source of split s, its training order keyed by seed; NULL with gf_last_error. */
+    gf_source *(*source)(const void *data, int split, const void *options, uint64_t seed);
+    /* One line on the data for the start of a run: "3613 train tokens, vocabulary 52". */
+    void (*describe)(const void *data, char *buf, size_t n);
+    /* Optional (a classification task): the name of class i, NULL past the last (how many there are). */
+    const char *(*label)(const void *data, int64_t i);
+    /* Optional: 1 if corpus names data of this task's kind (eval's check that a checkpoint and the data
+     * match); NULL: no opinion. */
+    int (*owns)(const char *corpus, const char *data_dir);
+    /* Optional: the options for scoring a checkpoint that has no training recipe (lm: blocks of max_len). */
+    void (*eval_defaults)(void *options, const gf_config *cfg);
+    void (*free)(void *data);
+} gf_task_ops;
+
+/* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
+ * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe
+ * already has, a metric other than "ppl" or "accuracy", or a missing function. The built-in tasks pass the
+ * same checks. */
+int gf_task_register(const gf_task_ops *ops);
+/* The task called name, or NULL with gf_last_error naming the tasks there are. */
+const gf_task_ops *gf_task_find(const char *name);
+/* Registered tasks, built-in ones first: i in [0, gf_task_count()). */
+int gf_task_count(void);
+const gf_task_ops *gf_task_at(int i);
+/* How many classes a task's data has (0 for a task without labels). */
+int64_t gf_task_n_labels(const gf_task_ops *t, const void *data);
+
+/* A task with its options and what a run was made from: the part of a run's recipe that is not the
+ * trainer's, stored with it (gf_train_opts.made_from_json). */
+typedef struct gf_task_recipe {
+    const gf_task_ops *task;
+    char corpus[GF_PATH_MAX], tokenizer[GF_PATH_MAX];
+    char model[GF_PATH_MAX];      /* what the model was made from, as a user would say it again */
+    union {
+        unsigned char bytes[GF_TASK_OPTIONS_BYTES];
+        int64_t align_i;
+        double align_d;
+    } options;                    /* the task's options struct */
+} gf_task_recipe;
+
+/* Task `name` with its options at their defaults and nothing else said; -1 for an unknown task. */
+int gf_task_recipe_init(gf_task_recipe *r, const char *name);
+/* Set option key (its name in the key table: "seq_len") from text as a command line gives it ("128");
+ * src names where it came from ("--seq-len") in errors. 0, or -1 (the option is unchanged). */
+int gf_task_option_set(gf_task_recipe *r, const char *key, const char *value, const char *src);
+/* The JSON text of option key's value (malloc'd), NULL for a key the task does not have. */
+char *gf_task_option_get(const gf_task_recipe *r, const char *key);
+/* {"task": ..., "corpus": ..., "tokenizer": ..., "model": ..., OPTION: value, ...} (malloc'd). */
+char *gf_task_recipe_to_json(const gf_task_recipe *r);
+/* Back from a stored recipe (the trainer's keys are skipped). A recipe without "task" is of the first
+ * built-in task (runs from before tasks had names were language models); options it lacks keep their
+ * defaults. 0, or -1 naming source. */
+int gf_task_recipe_from_json(const char *json, const char *source, gf_task_recipe *r);
+/* The environment that reads r's data (fixed NULL, every split, cache per the arguments). */
+gf_task_env gf_task_recipe_env(const gf_task_recipe *r, const char *data_dir, const char *cache_dir);
 
 #pragma GCC visibility pop
 

@@ -385,7 +385,6 @@ static void run_opts(gf_train_opts *o, const char *dir, int64_t steps) {
     o->steps = steps;
     o->warmup = 2;
     o->eval_every = 3;
-    o->seq_len = 8;
     snprintf(o->out_dir, sizeof o->out_dir, "%s", tl_tmp_path(dir));
 }
 

@@ -69,7 +69,8 @@ int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg,
         cJSON_DeleteItemFromObject(o, "stacks");
         cJSON_DeleteItemFromObject(o, "head");
         cJSON_ReplaceItemInObject(o, "task", cJSON_CreateString("classify"));
-        cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"n_classes\": 3}"));
+        /* a placeholder: the run sets the task's own number of classes once its data is read */
+        cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"n_classes\": 2}"));
         cJSON *st = cJSON_AddArrayToObject(o, "stacks");
         cJSON_AddItemToArray(st, head);
         head = NULL;

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 
 /* The config of backbone ckpt's model (as the first stack, its output layer dropped) with the head stack
- * of head_path on top and a 3-way classify head; *tok: the backbone's tokenizer (NULL if it has none).
+ * of head_path on top and a classify head (its n_classes a placeholder the task sets); *tok: the backbone's tokenizer (NULL if it has none).
  * Returns an exit code. */
 int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok);
 /* Copy the backbone's embeddings and blocks into m; freeze them if asked. */

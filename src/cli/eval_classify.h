@@ -6,15 +6,9 @@
 
 #include "cli/task.h"
 
-/* What is scored: the checkpoint's path (for messages), the task's data (--corpus) and, for a checkpoint
- * without a tokenizer, --tokenizer (NULL: the task's default). */
-typedef struct cli_eval_data {
-    const char *ckpt, *corpus, *tok_spec;
-} cli_eval_data;
-
-/* Evaluate classifier m (with its tokenizer tok, or NULL) on split `split` (GF_TRAIN, GF_VALID, GF_TEST)
- * of the task's data d; prints the report (or its JSON). Returns an exit code. */
-int cli_eval_classify(gf_model *m, const gf_tokenizer *tok, const cli_task *task, const cli_eval_data *d, int split,
-                      int64_t batch, int64_t max_sent, bool json);
+/* Evaluate classifier m on src (split `split` of task t's data, read from corpus); prints the report (or its
+ * JSON), the classes named by the task. Returns an exit code. */
+int cli_eval_classify(gf_model *m, const gf_task_ops *t, const void *data, gf_source *src, const char *corpus,
+                      const char *split, int64_t batch, bool json);
 
 #endif

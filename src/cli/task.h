@@ -1,6 +1,6 @@
-/* What `train`, `eval` and `compare` train on and report, one file per task: the data a recipe names,
- * the config it decides (vocabulary, head), the data source of each split, and the metric. A new task
- * (a file in src/cli/, one line in the table of task.c) needs no change to the commands. */
+/* The tasks on the command line (the tasks themselves are plug-ins of the library: gf_task_ops): --task, the
+ * flags of each task's options (its key table's names with '-' for '_': --seq-len, --max-sent), and the
+ * command-line flags that only tasks of one metric have a use for. No task is named here. */
 #ifndef GF_CLI_TASK_H
 #define GF_CLI_TASK_H
 
@@ -10,41 +10,8 @@
 
 #include "cli/cli.h"
 
-/* A flag that only some tasks take (not every task has a use for it), and what it does in them. */
-typedef struct cli_task_flag {
-    const char *flag;          /* "--seq-len" */
-    const char *does;          /* "tokens per block" */
-} cli_task_flag;
-
-typedef struct cli_task {
-    const char *name;          /* --task NAME, and "task" in the stored recipe */
-    const char *what;          /* one line for --help */
-    const char *metric;        /* "ppl" or "accuracy": what the summary and compare print */
-    /* The data of the recipe (o->corpus, o->tokenizer); fixed: the tokenizer a resumed run or a checkpoint
-     * carries (NULL: the recipe's). *data is the task's own; EXIT_OK or an exit code after a message. */
-    int (*load)(const gf_train_opts *o, bool no_cache, const gf_tokenizer *fixed, void **data);
-    const gf_tokenizer *(*tokenizer)(const void *data);
-    /* A new run's config: what the data decides (vocab_size, the head), printing what it changed. With data
-     * NULL, a check before the data is read: the same but for the vocabulary, silently. Applied again after
-     * the --set options, so that they are checked against the config the task builds and cannot undo what
-     * the task needs. */
-    int (*configure)(const void *data, const gf_train_opts *o, gf_config *cfg);
-    /* The source of split s (GF_TRAIN, GF_VALID, GF_TEST), or NULL with gf_last_error. */
-    gf_source *(*source)(const void *data, int split, const gf_train_opts *o);
-    /* One line on the data for the start of a run: "3613 train tokens, vocabulary 52". */
-    void (*describe)(const void *data, char *buf, size_t n);
-    void (*free)(void *data);
-    /* The flags of its own the task takes, ended by {NULL}: a flag some task lists and this one does not
-     * is refused (cli_task_flags), not ignored. */
-    const cli_task_flag *flags;
-    /* Optional: load as load does, but only split s (what `eval --split` needs: the other splits are not
-     * read, so that they cannot fail it); NULL: eval uses load. */
-    int (*load_split)(const gf_train_opts *o, const gf_tokenizer *fixed, int split, void **data);
-} cli_task;
-
 /* The task named name, or NULL after a usage error naming the tasks there are. */
-const cli_task *cli_task_find(const char *name, const char *cmd);
-extern const cli_task cli_task_lm, cli_task_snli;
+const gf_task_ops *cli_task_find(const char *name, const char *cmd);
 
 /* The long options a command line gave, by name ("seq-len"), each once. */
 typedef struct cli_given {
@@ -54,8 +21,26 @@ typedef struct cli_given {
 /* Note the long option getopt_long just returned (idx: its longindex, -1 for none). */
 void cli_given_note(cli_given *g, const struct option *longopts, int idx);
 bool cli_given_has(const cli_given *g, const char *name);
-/* EXIT_OK if task t takes every given flag that is some task's own; else a usage error naming the first it
- * does not take, why (the task, and by: how it was chosen, NULL for --task) and the task that takes it. */
-int cli_task_flags(const cli_task *t, const char *by, const char *cmd, const cli_given *g);
+
+/* getopt codes of the task option flags: CLI_TASK_OPT + i */
+enum { CLI_TASK_OPT = 5000, CLI_TASK_MAX_OPTS = 32 };
+/* Append to longopts (at *n, at most cap entries in all, and a zero entry after them) one entry per distinct
+ * option flag of the registered tasks. */
+void cli_task_longopts(struct option *longopts, int *n, int cap);
+/* The task option flags as given (applied once the task is known). */
+typedef struct cli_task_args {
+    int n;
+    const char *flag[CLI_TASK_MAX_OPTS], *value[CLI_TASK_MAX_OPTS];
+} cli_task_args;
+/* 1 if opt (a getopt code) was a task option flag (recorded), else 0. */
+int cli_task_note(cli_task_args *a, const struct option *longopts, int opt, const char *arg);
+/* Apply the given option flags to r (its task set): EXIT_OK, or a usage error for a value out of range or a
+ * flag of another task (by: how r's task was chosen, NULL for --task). */
+int cli_task_apply(gf_task_recipe *r, const cli_task_args *a, const char *by, const char *cmd);
+/* EXIT_OK if task t takes every given command-line flag that only tasks of one metric take (--stream: "ppl";
+ * --backbone, --head, --freeze-backbone, --no-feature-cache: "accuracy"); else a usage error. */
+int cli_task_flags(const gf_task_ops *t, const char *by, const char *cmd, const cli_given *g);
+/* Help lines for the tasks and their options, for a command's --help. */
+void cli_task_help(void);
 
 #endif

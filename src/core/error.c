@@ -1,6 +1,7 @@
 #include "core/error.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,3 +47,27 @@ const char *gf_last_error(void) { return g_err; }
 const char *gf_version(void) { return GF_VERSION; }
 
 int gf_abi_version(void) { return GF_ABI_VERSION; }
+
+/* ---- notes: what the library tells a user that is not an error ---------------------------------------- */
+
+static void note_stderr(const char *msg, void *ctx) {
+    (void)ctx;
+    fprintf(stderr, "grassflow: %s\n", msg);
+}
+
+static gf_note_fn g_note = note_stderr;
+static void *g_note_ctx;
+
+void gf_set_note_handler(gf_note_fn fn, void *ctx) {
+    g_note = fn ? fn : note_stderr;
+    g_note_ctx = fn ? ctx : NULL;
+}
+
+void gf_note(const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    g_note(msg, g_note_ctx);
+}

@@ -4,8 +4,6 @@
 
 #include "data/tokenizer.h"
 
-enum { GF_TRAIN = 0, GF_VALID = 1, GF_TEST = 2 };
-
 typedef struct gf_corpus {
     char *name;
     gf_tokenizer *tok;

@@ -11,9 +11,6 @@
 void gf_train_opts_default(gf_train_opts *o) {
     memset(o, 0, sizeof *o);
     o->batch = 32;
-    o->seq_len = 128;
-    o->max_sent = 48;
-    strcpy(o->task, "lm");
     o->epochs = 1;
     o->warmup = 100;
     o->accum = 1;
@@ -37,16 +34,22 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     cJSON *j = cJSON_CreateObject();
 #define I(f) cJSON_AddNumberToObject(j, #f, (double)o->f)
 #define S(f) cJSON_AddStringToObject(j, #f, o->f)
-    I(batch); I(seq_len); I(max_sent); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
+    I(batch); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
     I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
     cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
     cJSON_AddBoolToObject(j, "feature_cache", o->feature_cache);
-    S(out_dir); S(corpus); S(tokenizer); S(model); S(task);
+    S(out_dir);
 #undef I
 #undef S
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed); /* exact, beyond 2^53 */
     cJSON_AddStringToObject(j, "seed", seed);
+    /* what the run was made from (its task's recipe), beside the trainer's keys */
+    cJSON *extra = o->made_from_json ? cJSON_Parse(o->made_from_json) : NULL, *it;
+    cJSON_ArrayForEach(it, extra)
+        if (it->string && !cJSON_GetObjectItemCaseSensitive(j, it->string))
+            cJSON_AddItemToObject(j, it->string, cJSON_Duplicate(it, 1));
+    cJSON_Delete(extra);
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
@@ -84,15 +87,12 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
         else memcpy(o->f, it->valuestring, strlen(it->valuestring) + 1);                                   \
     } while (0)
     const double big = (double)(1LL << 52);
-    NUM(batch, int64_t, 1, 1 << 20); NUM(seq_len, int64_t, 1, 1 << 24); NUM(steps, int64_t, 0, big);
+    NUM(batch, int64_t, 1, 1 << 20); NUM(steps, int64_t, 0, big);
     NUM(epochs, int64_t, 0, 1000000); NUM(warmup, int64_t, 0, big); NUM(accum, int64_t, 1, 1 << 20);
     NUM(eval_every, int64_t, 0, big); NUM(log_every, int64_t, 1, big);
     NUM(lr, float, 1e-12, 10); NUM(min_lr, float, 0, 10); NUM(wd, float, 0, 10); NUM(clip, float, 0, 1e30);
     NUM(beta1, float, 0, 0.99999995); NUM(beta2, float, 0, 0.99999995); /* the floats below 1 */ NUM(eps, float, 1e-30, 1);
-    STR(out_dir); STR(corpus); STR(tokenizer); STR(model);
-    /* optional: runs before sentence-pair tasks lack them (and were language models) */
-    if (cJSON_GetObjectItemCaseSensitive(j, "max_sent")) NUM(max_sent, int64_t, 1, 1 << 20);
-    if (cJSON_GetObjectItemCaseSensitive(j, "task")) STR(task);
+    STR(out_dir); /* the task's part of the recipe (task, corpus, options): gf_task_recipe_from_json */
 #undef NUM
 #undef STR
     const cJSON *onf = cJSON_GetObjectItemCaseSensitive(j, "on_nonfinite"); /* optional: older runs lack it */

@@ -1,0 +1,455 @@
+/* What train and compare share: the recipe's flags, and one training run of a model on a task. */
+#include "cli/run.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/backbone.h"
+#include "cli/testhooks.h"
+#include "core/mem.h"
+#include "io/file.h"
+#include "train/trainer.h"
+
+void recipe_init(recipe *r) {
+    memset(r, 0, sizeof *r);
+    gf_train_opts_default(&r->o);
+    gf_task_recipe_init(&r->t, gf_task_at(0)->name);
+    r->dropout = -1.0;
+}
+
+void recipe_longopts(const struct option *base, struct option *out, int cap) {
+    int n = 0;
+    while (base[n].name && n < cap - 1) out[n] = base[n], n++;
+    cli_task_longopts(out, &n, cap);
+}
+
+int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int opt, const char *arg) {
+    gf_train_opts *o = &r->o;
+    int64_t i;
+    double f;
+    int rc = EXIT_OK;
+#define INT(flag, lo, hi, field) rc = cli_parse_i64(cmd, flag, arg, lo, hi, &i); if (!rc) o->field = i; break
+#define FLT(flag, lo, hi, field) rc = cli_parse_f(cmd, flag, arg, lo, hi, &f); if (!rc) o->field = (float)f; break
+    switch (opt) {
+    case O_CORPUS: rc = cli_copy_arg(cmd, "--corpus", arg, r->t.corpus, sizeof r->t.corpus); break;
+    case O_TOKENIZER: rc = cli_copy_arg(cmd, "--tokenizer", arg, r->t.tokenizer, sizeof r->t.tokenizer); break;
+    case O_TASK:
+        rc = cli_task_find(arg, cmd) ? cli_copy_arg(cmd, "--task", arg, r->task, sizeof r->task) : EXIT_USAGE;
+        break;
+    case O_BACKBONE: r->backbone = arg; break;
+    case O_HEAD: r->head = arg; break;
+    case O_FREEZE: r->freeze_backbone = 1; break;
+    case O_NOFEAT: o->feature_cache = false; break;
+    case O_FORCE: o->overwrite = true; break;
+    case O_EPOCHS: INT("--epochs", 1, 1000000, epochs);
+    case O_STEPS: INT("--steps", 1, INT64_MAX / 2, steps);
+    case O_BATCH: INT("--batch", 1, 1 << 20, batch);
+    case O_ACCUM: INT("--accum", 1, 1 << 20, accum);
+    case O_LR: FLT("--lr", 1e-12, 10, lr);
+    case O_MINLR: FLT("--min-lr", 0, 10, min_lr);
+    case O_WARMUP: INT("--warmup", 0, INT64_MAX / 2, warmup);
+    case O_WD: FLT("--wd", 0, 10, wd);
+    case O_B1: rc = cli_parse_f_below(cmd, "--beta1", arg, 0, 1, &f); if (!rc) o->beta1 = (float)f; break;
+    case O_B2: rc = cli_parse_f_below(cmd, "--beta2", arg, 0, 1, &f); if (!rc) o->beta2 = (float)f; break;
+    case O_EPS: FLT("--eps", 1e-30, 1, eps);
+    case O_CLIP: FLT("--clip", 0, 1e30, clip);
+    case O_DROPOUT:
+        rc = cli_parse_f_below(cmd, "--dropout", arg, 0, 1, &f);
+        if (!rc) r->dropout = f;
+        break;
+    case O_EVAL: INT("--eval-every", 0, INT64_MAX / 2, eval_every);
+    case O_LOG: INT("--log-every", 1, INT64_MAX / 2, log_every);
+    case O_SEED: rc = cli_parse_i64(cmd, "--seed", arg, 0, INT64_MAX, &i); if (!rc) o->seed = (uint64_t)i; break;
+    case O_NOCACHE: r->no_cache = 1; break;
+    case O_NONFINITE:
+        if (!strcmp(arg, "stop")) o->on_nonfinite = GF_NONFINITE_STOP;
+        else if (!strcmp(arg, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;
+        else rc = cli_usage_error(cmd, "--on-nonfinite expects stop or skip, not '%s'", arg);
+        break;
+    default:
+        if (!cli_task_note(&r->targs, longopts, opt, arg)) return 0;
+    }
+#undef INT
+#undef FLT
+    if (rc) return rc;
+    r->n_recipe_flags++;
+    return 1;
+}
+
+int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, const char *cmd) {
+    gf_task_recipe t = r->t; /* the data flags given, on the task chosen */
+    if (gf_task_recipe_init(&r->t, r->task[0] ? r->task : gf_task_at(0)->name))
+        return cli_usage_error(cmd, "--task %s", gf_last_error());
+    memcpy(r->t.corpus, t.corpus, sizeof t.corpus);
+    memcpy(r->t.tokenizer, t.tokenizer, sizeof t.tokenizer);
+    const char *by = cli_given_has(given, "task") ? NULL : "the default";
+    int rc = cli_task_apply(&r->t, &r->targs, by, cmd);
+    if (!rc) rc = cli_task_flags(r->t.task, by, cmd, given);
+    if (rc) return rc;
+    if (r->backbone && r->t.tokenizer[0])
+        return cli_usage_error(cmd, "--tokenizer does not apply with --backbone: the model reads the backbone's own "
+                               "tokenizer\nHINT: drop --tokenizer");
+    if (r->backbone && mo->n_sets)
+        return cli_usage_error(cmd, "--set does not apply with --backbone: the model is the backbone with a head "
+                               "stack on top, each as its file says\nHINT: drop --set, or edit the head file");
+    if (mo->vocab)
+        return cli_usage_error(cmd, "--vocab does not apply to %s: the vocabulary is the tokenizer's (what --corpus "
+                               "and --tokenizer give)\nHINT: drop --vocab", cmd);
+    return EXIT_OK;
+}
+
+/* ---- progress --------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    int tty;
+    const char *label;
+    const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
+} progress;
+
+void fmt_time(char *buf, size_t n, double s) {
+    if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
+    else if (s < 60) snprintf(buf, n, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static void on_event(const gf_train_event *e, void *ctx) {
+    progress *p = ctx;
+    char eta[32], el[32];
+    switch (e->kind) {
+    case GF_EV_STEP: {
+        fmt_time(eta, sizeof eta, e->eta_s);
+        fmt_time(el, sizeof el, e->elapsed_s);
+        if (p->tty) {
+            int width = 24, done = (int)(width * (double)e->step / (double)e->total_steps);
+            char bar[32];
+            for (int i = 0; i < width; i++) bar[i] = i < done ? '=' : (i == done ? '>' : ' ');
+            bar[width] = '\0';
+            fprintf(stderr, "\r%s [%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f %s/s  ETA %s   ", p->label, bar,
+                    (long long)e->step, (long long)e->total_steps, e->loss, e->lr, e->tokens_per_s, p->unit, eta);
+        } else {
+            fprintf(stderr, "%s step %lld/%lld  epoch %lld  loss %.4f  lr %.2e  grad-norm %.3f  %.0f %s/s  elapsed %s  ETA %s\n",
+                    p->label, (long long)e->step, (long long)e->total_steps, (long long)e->epoch, e->loss, e->lr,
+                    e->grad_norm, e->tokens_per_s, p->unit, el, eta);
+        }
+        break;
+    }
+    case GF_EV_EVAL: {
+        char pb[32], metric[64];
+        if (isnan(e->val_acc)) snprintf(metric, sizeof metric, "val ppl %s", cli_ppl(pb, sizeof pb, e->val_ppl, 2));
+        else snprintf(metric, sizeof metric, "val acc %.4f", e->val_acc);
+        fprintf(stderr, "%s%s eval step %lld: val loss %.4f  %s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
+                e->val_loss, metric, e->is_best ? "  (best)" : "");
+        break;
+    }
+    case GF_EV_STOPPED:
+        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
+                (long long)e->step, (long long)e->total_steps, e->path);
+        break;
+    case GF_EV_INTERRUPTED:
+        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; resume with: "
+                "grassflow train --resume %s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
+                (long long)e->total_steps, e->path);
+        break;
+    case GF_EV_SKIPPED:
+        fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",
+                p->label, (long long)e->step, e->what);
+        break;
+    default: break;
+    }
+}
+
+/* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
+
+static volatile sig_atomic_t g_signal, g_signals;
+
+/* First signal: set the flag (the trainer saves and stops after its current step). A second one (GNU
+ * timeout signals the child and then its process group; an impatient Ctrl-C) must not lose that save: it
+ * is acknowledged. A third ends the process at once, saying so; the checkpoints and state already on disk
+ * stay whole (every write is atomic). Only async-signal-safe calls here. */
+static void on_signal(int sig) {
+    static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
+                                "state; a third signal aborts without saving\n";
+    static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
+                                    "and state saved before it are intact\n";
+    ssize_t w = 0;
+    if (!g_signal) g_signal = sig;
+    if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);
+    if (g_signals >= 3) {
+        w = write(STDERR_FILENO, abort_msg, sizeof abort_msg - 1);
+        signal(sig, SIG_DFL); /* delivered when the handler returns: the signal's own exit status */
+        raise(sig);
+    }
+    (void)w; /* nothing to do if stderr is gone */
+}
+
+void catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- one training run ----------------------------------------------------------------------------- */
+
+/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at and --accept-changed-data
+ * are kept from r). A run of a task that reads no text has no tokenizer (*saved_tok NULL). */
+static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
+    char path[GF_PATH_MAX];
+    int rc = cli_copy_arg("train", "--resume", resume_dir, r->o.out_dir, sizeof r->o.out_dir);
+    if (rc) return rc;
+    if (gf_path_join(path, sizeof path, resume_dir, "state.safetensors")) return cli_error("--resume: %s", gf_last_error());
+    gf_st_file *f = gf_st_read(path);
+    if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
+    char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
+    r->frozen = gf_st_metadata(f, "frozen"); /* absent: nothing frozen */
+    if (!cj || !rj) {
+        free(cj), free(rj), free(tj), gf_st_free(f);
+        return cli_error("%s: cannot resume: it has no config or training recipe (metadata \"config\", \"train\")",
+                         path);
+    }
+    int bad = gf_config_from_json(cj, path, cfg);
+    const int64_t stop_at = r->o.stop_at;
+    const bool accept = r->o.accept_changed_data;
+    if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o) || gf_task_recipe_from_json(rj, path, &r->t);
+    if (!bad && tj) bad = !(*saved_tok = gf_tokenizer_from_json(tj, path));
+    r->o.stop_at = stop_at;
+    r->o.accept_changed_data = accept;
+    snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir); /* fits: checked above */
+    free(cj);
+    free(rj);
+    free(tj);
+    gf_st_free(f);
+    if (bad) return cli_error("%s: cannot resume: %s", path, gf_last_error());
+    return EXIT_OK;
+}
+
+int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *data, const void *options,
+                const char *cmd, gf_config *cfg) {
+    int rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    if (!rc && mo->n_sets && !(rc = cli_model_sets(mo, cmd, cfg)))
+        rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    return rc;
+}
+
+/* A new run on a --backbone: the head's classes are the task's (the backbone's config has a placeholder). */
+static int backbone_classes(const recipe *r, const void *data, gf_config *cfg) {
+    const int64_t n = gf_task_n_labels(r->t.task, data);
+    char kv[64];
+    snprintf(kv, sizeof kv, "head.n_classes=%lld", (long long)n);
+    if (n < 2 || gf_config_set(cfg, kv))
+        return cli_error("--task %s with --backbone: the head needs the task's classes (%lld): %s", r->t.task->name,
+                         (long long)n, n < 2 ? "a classification task has two or more" : gf_last_error());
+    return EXIT_OK;
+}
+
+/* A new run's config: what the task's data decides, --dropout, and the model's name for the recipe. */
+static int new_run_config(const cli_model_opts *mo, recipe *r, const void *data, gf_config *cfg) {
+    const gf_task_ops *task = r->t.task;
+    const int64_t max_len = cfg->max_len, vocab = cfg->vocab_size;
+    int rc = r->backbone ? backbone_classes(r, data, cfg) : EXIT_OK;
+    if (!rc) rc = task_config(mo, task, data, r->t.options.bytes, "train", cfg);
+    if (rc) return rc;
+    if (r->backbone && cfg->max_len != max_len) /* a pretrained position table cannot grow */
+        return cli_error("--task %s needs examples of %lld positions; the backbone %s has %lld\nHINT: shorter examples "
+                         "(the task's options: grassflow train --help)", task->name, (long long)cfg->max_len,
+                         r->backbone, (long long)max_len);
+    if (r->backbone && cfg->vocab_size != vocab)
+        return cli_error("--task %s reads a vocabulary of %lld pieces; the backbone %s has %lld\nHINT: a backbone "
+                         "trained on the same WordPiece vocabulary", task->name, (long long)cfg->vocab_size, r->backbone,
+                         (long long)vocab);
+    if (r->dropout >= 0) {
+        char kv[64];
+        snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
+        if (gf_config_set(cfg, kv)) return cli_error("%s", gf_last_error());
+    }
+    if (r->backbone) {
+        if (strlen(r->backbone) + strlen(r->head) + 32 > sizeof r->t.model)
+            return cli_usage_error("train", "--backbone and --head are too long to record (%zu bytes at most)",
+                                   sizeof r->t.model - 32);
+        snprintf(r->t.model, sizeof r->t.model, "backbone %s, head %s%s", r->backbone, r->head,
+                 r->freeze_backbone ? ", frozen" : "");
+        return EXIT_OK;
+    }
+    return cli_copy_arg("train", mo->preset ? "--model" : "--config", mo->preset ? mo->preset : mo->config_path,
+                        r->t.model, sizeof r->t.model);
+}
+
+/* The task's metric of model m on split `split`: perplexity or accuracy. */
+static int split_metric(gf_model *m, const recipe *r, const void *data, int split, double *metric) {
+    gf_source *src = r->t.task->source(data, split, r->t.options.bytes, r->o.seed);
+    gf_eval_result er = {0};
+    int rc = !src || gf_evaluate_result(m, src, r->o.batch, &er) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    if (!rc) *metric = strcmp(r->t.task->metric, "ppl") ? (double)er.n_correct / (double)er.n_counted : exp(er.mean_loss);
+    gf_source_free(src);
+    return rc;
+}
+
+/* The metric of OUT/best.safetensors on the test split (training measured it on dev). */
+static int best_metrics(const recipe *r, const void *data, run_summary *sum) {
+    char bp[GF_PATH_MAX];
+    if (gf_path_join(bp, sizeof bp, r->o.out_dir, "best.safetensors")) return cli_error("%s", gf_last_error());
+    gf_model *best = gf_model_load(bp);
+    if (!best) return cli_error("%s", gf_last_error());
+    int rc = split_metric(best, r, data, GF_TEST, &sum->test);
+    gf_model_free(best);
+    return rc;
+}
+
+/* A frozen backbone under a head (a fixed first stack): its output for each training and dev example is
+ * computed once and kept, within a quarter of memory, for each split the run goes through at least twice
+ * (a shorter run would compute more than it saves); otherwise, or with --no-feature-cache, the backbone
+ * runs at every step. The choice depends on the recipe alone, so a resumed run makes the same one. */
+static void cache_features(gf_model *m, const gf_train_opts *o, gf_source **train, gf_source **valid) {
+    if (!o->feature_cache || !gf_model_first_stack_fixed(m)) return;
+    const int64_t total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, *train);
+    const int64_t evals = (o->eval_every > 0 ? total / o->eval_every : 0) + 1;
+    const bool want[2] = {total * o->batch * o->accum >= 2 * (*train)->n_examples((*train)->ctx), evals >= 2};
+    gf_source **src[2] = {train, valid};
+    const char *name[2] = {"train", "dev"};
+    const size_t budget = (size_t)(gf_mem_limit() / 4);
+    size_t used[2] = {0, 0};
+    char kept[128] = "", every[128] = "";
+    for (int i = 0; i < 2; i++) {
+        gf_source *w = want[i] ? gf_feature_source_create(m, *src[i], i ? GF_USE_EVAL : GF_USE_TRAIN, o->batch,
+                                                          budget - used[0], &used[i]) : NULL;
+        if (want[i] && !w) fprintf(stderr, "grassflow: %s: %s\n", name[i], gf_last_error());
+        if (w) {
+            *src[i] = w;
+            snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s %.1f MiB", kept[0] ? ", " : "", name[i],
+                     (double)used[i] / 1048576.0);
+        } else {
+            snprintf(every + strlen(every), sizeof every - strlen(every), "%s%s", every[0] ? ", " : "", name[i]);
+        }
+    }
+    fprintf(stderr, "grassflow: the frozen backbone's output, computed once per example and kept: %s; run at every step: "
+            "%s%s\n", kept[0] ? kept : "none", every[0] ? every : "none",
+            every[0] ? " (a split seen fewer than twice, or too large: a quarter of memory at most)" : "");
+}
+
+/* The task's data (a resumed run's or a backbone's tokenizer fixed), into *data. */
+static int load_data(const recipe *r, const gf_tokenizer *fixed, void **data) {
+    gf_task_env e = gf_task_recipe_env(&r->t, cli_data_dir(), cli_cache_dir());
+    e.fixed = fixed;
+    e.no_cache = r->no_cache;
+    return r->t.task->load(&e, r->t.options.bytes, data) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+}
+
+/* The tokenizer's saved form (NULL: the task reads no text), after checking it against m's vocabulary. */
+static int tokenizer_json(const gf_model *m, const gf_tokenizer *tok, char **json) {
+    *json = NULL;
+    if (!tok) return EXIT_OK;
+    if (gf_model_config(m)->vocab_size != gf_tokenizer_vocab_size(tok))
+        return cli_error("the model's vocab_size %lld differs from the tokenizer's vocabulary (%lld tokens)",
+                         (long long)gf_model_config(m)->vocab_size, (long long)gf_tokenizer_vocab_size(tok));
+    *json = gf_tokenizer_to_json(tok);
+    return *json ? EXIT_OK : cli_error("out of memory starting training");
+}
+
+/* Train m on the task's training split, validating on its dev split. */
+static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const char *label, gf_train_result *res) {
+    const gf_task_ops *task = r->t.task;
+    char *tok_json = NULL, *made_from = NULL, what[256];
+    gf_source *train = NULL, *valid = NULL;
+    int rc = tokenizer_json(m, task->tokenizer ? task->tokenizer(data) : NULL, &tok_json);
+    if (rc) return rc;
+    train = task->source(data, GF_TRAIN, r->t.options.bytes, r->o.seed);
+    valid = train ? task->source(data, GF_VALID, r->t.options.bytes, r->o.seed) : NULL;
+    made_from = gf_task_recipe_to_json(&r->t);
+    if (!valid || !made_from) {
+        rc = cli_error("%s", made_from ? gf_last_error() : "out of memory starting training");
+        goto done;
+    }
+    cache_features(m, &r->o, &train, &valid);
+    task->describe(data, what, sizeof what);
+    fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->t.model,
+            (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
+            resume ? "resuming" : "from scratch");
+    /* set after the recipe is final: resuming reads it from the state, which knows neither */
+    r->o.tokenizer_json = tok_json;
+    r->o.made_from_json = made_from;
+    r->o.interrupt = &g_signal;
+    cli_test_hooks_install(&r->o);
+    progress p = {.tty = isatty(2), .label = label, .unit = task->unit};
+    int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
+    if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
+    if (trc == GF_TRAIN_INTERRUPTED) rc = 128 + (int)g_signal;
+    else if (trc) rc = cli_error("%s", gf_last_error());
+done:
+    r->o.tokenizer_json = NULL;
+    r->o.made_from_json = NULL;
+    free(tok_json);
+    free(made_from);
+    gf_source_free(train);
+    gf_source_free(valid);
+    return rc;
+}
+
+int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
+        run_summary *sum) {
+    void *data = NULL;
+    gf_model *m = NULL;
+    gf_tokenizer *saved_tok = NULL;
+    gf_config cfg;
+    int rc = resume_dir    ? resume_recipe(r, resume_dir, &cfg, &saved_tok)
+             : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &saved_tok)
+                           : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
+    const gf_task_ops *task = r->t.task;
+    if (!rc) rc = load_data(r, saved_tok, &data);
+    if (!rc && !resume_dir) rc = new_run_config(mo, r, data, &cfg);
+    if (!rc && !(m = gf_model_create(&cfg))) rc = cli_error("%s", gf_last_error());
+    if (rc) goto done;
+    gf_model_init(m, r->o.seed);
+    if (!resume_dir && r->backbone) rc = cli_backbone_load_weights(m, r->backbone, r->freeze_backbone);
+    if (resume_dir && r->frozen) rc = cli_refreeze(m, r->frozen);
+    if (rc) goto done;
+    gf_train_result res;
+    if ((rc = train_on(m, r, data, resume_dir != NULL, label, &res))) goto done;
+    /* the best checkpoint's dev metric as training measured it: accuracy, else perplexity */
+    *sum = (run_summary){.params = gf_model_num_params(m), .trainable = gf_model_num_trainable(m), .steps = res.steps,
+                         .val = isnan(res.best_val_acc) ? exp(res.best_val_loss) : res.best_val_acc,
+                         .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
+    if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, data, sum);
+done:
+    gf_model_free(m);
+    if (data) task->free(data);
+    gf_tokenizer_free(saved_tok);
+    free(r->frozen);
+    r->frozen = NULL;
+    return rc;
+}
+
+/* The output directory must be a writable directory that holds no run (unless --force), or creatable;
+ * nothing is created here (the trainer creates it once everything else has been checked, so a rejected
+ * run leaves nothing behind). The trainer checks for a run again, under the folder's lock. */
+int out_dir_ok(const char *cmd, const char *dir, bool force) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return cli_usage_error(cmd, "--out %s exists and is not a directory", dir);
+        if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
+        if (gf_run_dir_check_new(dir, force)) return cli_error("--out %s", gf_last_error());
+        return EXIT_OK;
+    }
+    char parent[GF_PATH_MAX];
+    if (strlen(dir) + 64 > sizeof parent) /* room for the run's own files inside it */
+        return cli_usage_error(cmd, "--out is %zu bytes long; the longest a run folder can be is %zu", strlen(dir),
+                               sizeof parent - 64);
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = '\0';
+    const char *p = slash ? (parent[0] ? parent : "/") : ".";
+    if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cli_error("cannot create --out %s: %s does not exist\nHINT: create the parent directory first", dir, p);
+    if (access(p, W_OK) != 0) return cli_error("cannot create --out %s: %s is not writable", dir, p);
+    return EXIT_OK;
+}
+

@@ -1,0 +1,77 @@
+/* The language-model task: blocks of a tokenized text corpus (data/corpus.h), scored by perplexity. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "data/corpus.h"
+#include "model/schema.h"
+#include "tasks/task.h"
+
+typedef struct {
+    int64_t seq_len;
+} lm_options;
+
+static const gf_cfg_key LM_KEYS[] = {
+    {.name = "seq_len", .type = GF_KEY_INT, .off = offsetof(lm_options, seq_len), .lo = 1, .hi = 1 << 24,
+     .def = "128", .help = "the tokens of a block (at most a learned-position model's max_len)"},
+};
+
+/* A training split of a single distinct token (a file of blank lines, one repeated character) teaches
+ * nothing, and with a char or word vocabulary scores perplexity 1: refused, not reported as a perfect model. */
+static int one_symbol_corpus(const gf_corpus *c, const char *corpus) {
+    const gf_ids *tr = &c->split[GF_TRAIN];
+    for (int64_t i = 1; i < tr->n; i++)
+        if (tr->v[i] != tr->v[0]) return 0;
+    return gf_fail("--corpus %s: its training split is %lld copies of one token with the %s tokenizer; a model "
+                   "learns nothing from it (and with a char or word vocabulary every perplexity would be 1)\nHINT: "
+                   "check the file: it holds one symbol over and over (blank lines only?)",
+                   corpus, (long long)tr->n, gf_tok_kind_name(c->tok->kind));
+}
+
+static int lm_load(const gf_task_env *e, const void *options, void **data) {
+    (void)options;
+    gf_corpus *c = gf_corpus_load(e->corpus, e->data_dir, e->tokenizer && e->tokenizer[0] ? e->tokenizer : NULL,
+                                  e->fixed, e->no_cache ? NULL : e->cache_dir);
+    if (!c) return -1;
+    if (c->cache_note[0]) gf_note("%s", c->cache_note);
+    if ((e->splits & (1u << GF_TRAIN)) && one_symbol_corpus(c, e->corpus)) {
+        gf_corpus_free(c);
+        return -1;
+    }
+    *data = c;
+    return 0;
+}
+
+static const gf_tokenizer *lm_tokenizer(const void *data) { return ((const gf_corpus *)data)->tok; }
+
+static int lm_configure(const void *data, const void *options, gf_config *cfg) {
+    (void)options;
+    if (!data) return 0; /* a check before the data is read: the vocabulary is all the task sets */
+    char kv[64];
+    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)((const gf_corpus *)data)->tok->vocab.n);
+    return gf_config_set(cfg, kv);
+}
+
+static gf_source *lm_source(const void *data, int split, const void *options, uint64_t seed) {
+    const gf_ids *s = &((const gf_corpus *)data)->split[split];
+    return gf_lm_source_create(s->v, s->n, ((const lm_options *)options)->seq_len, seed);
+}
+
+static void lm_describe(const void *data, char *buf, size_t n) {
+    const gf_corpus *c = data;
+    snprintf(buf, n, "%lld train tokens, vocabulary %lld", (long long)c->split[GF_TRAIN].n, (long long)c->tok->vocab.n);
+}
+
+/* A checkpoint without a recipe is scored in blocks of its max_len (learned positions), else of 128. */
+static void lm_eval_defaults(void *options, const gf_config *cfg) {
+    if (cfg->max_len > 0) ((lm_options *)options)->seq_len = cfg->max_len;
+}
+
+static void lm_free(void *data) { gf_corpus_free(data); }
+
+const gf_task_ops gf_task_lm = {
+    .version = GF_TASK_OPS_VERSION, .name = "lm", .help = "a language model on a text corpus (blocks of --seq-len tokens)",
+    .metric = "ppl", .unit = "tok", .counted = "tokens", .options_size = sizeof(lm_options), .keys = LM_KEYS,
+    .n_keys = (int)(sizeof LM_KEYS / sizeof LM_KEYS[0]), .load = lm_load, .tokenizer = lm_tokenizer,
+    .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
+    .free = lm_free};
