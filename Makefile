@@ -78,6 +78,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
 
+# a build of the command with one more task, added by tests/task_vectors.c alone (tests/task_plugin.sh)
+$(BUILD)/tests/grassflow-vectors: $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a $(LDLIBS)
+
 # examples/: programs that embed the library through include/grassflow.h alone
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 examples: $(EXAMPLES)
@@ -134,8 +139,9 @@ test-parity: all
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
 
-test-cli: all examples
+test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
+	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)

@@ -62,6 +62,9 @@ const char *gf_last_error(void);
 /* What the library says that is not an error (a cache used, sentences cut short, what a task changed in a
  * config) goes to fn(message, ctx), one line without its newline; NULL restores the default, a line
  * "grassflow: MESSAGE" on stderr. Not thread-safe: set it before other calls. */
+/* Record a message as this thread's last error, for gf_last_error; always returns -1 (`return gf_fail(...)`).
+ * What a plug-in (a task, a source, a mixer) calls when it fails, as the library does. */
+int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef void (*gf_note_fn)(const char *msg, void *ctx);
 void gf_set_note_handler(gf_note_fn fn, void *ctx);
 

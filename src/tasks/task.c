@@ -162,8 +162,11 @@ int gf_task_recipe_from_json(const char *json, const char *source, gf_task_recip
     }
     char name[GF_TASK_NAME_MAX];
     int rc = copy_str(j, "task", source, name, sizeof name);
-    if (!rc && gf_task_recipe_init(r, name[0] ? name : gf_task_at(0)->name))
-        rc = gf_fail("%s: the training recipe's task: %s", source, gf_last_error());
+    if (!rc && gf_task_recipe_init(r, name[0] ? name : gf_task_at(0)->name)) {
+        char why[1024]; /* gf_fail must not read the buffer it writes */
+        snprintf(why, sizeof why, "%s", gf_last_error());
+        rc = gf_fail("%s: the training recipe's task: %s", source, why);
+    }
     if (!rc) rc = copy_str(j, "corpus", source, r->corpus, sizeof r->corpus);
     if (!rc) rc = copy_str(j, "tokenizer", source, r->tokenizer, sizeof r->tokenizer);
     if (!rc) rc = copy_str(j, "model", source, r->model, sizeof r->model);

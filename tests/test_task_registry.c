@@ -1,0 +1,111 @@
+/* The task registry: what gf_task_register refuses (each with a message naming the task and the fault),
+ * that the built-in tasks pass the same checks, and a task's recipe: options set from command-line text,
+ * range-checked, stored beside the trainer's keys and read back (older recipes keep their defaults). The
+ * task run end to end through the command: tests/task_plugin.sh. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/schema.h"
+#include "tasks/task.h"
+#include "testlib.h"
+
+typedef struct {
+    int64_t n;
+} opts;
+
+static const gf_cfg_key KEYS[] = {{.name = "n", .type = GF_KEY_INT, .off = 0, .lo = 1, .hi = 9, .def = "3", .help = "n"}};
+static const gf_cfg_key BATCH_KEY[] = {{.name = "batch", .type = GF_KEY_INT, .off = 0, .lo = 1, .hi = 9, .def = "3", .help = "b"}};
+
+static int t_load(const gf_task_env *e, const void *o, void **d) { (void)e, (void)o, (void)d; return -1; }
+static int t_conf(const void *d, const void *o, gf_config *c) { (void)d, (void)o, (void)c; return 0; }
+static gf_source *t_src(const void *d, int s, const void *o, uint64_t seed) { (void)d, (void)s, (void)o, (void)seed; return NULL; }
+static void t_desc(const void *d, char *b, size_t n) { (void)d; snprintf(b, n, "x"); }
+static const char *t_label(const void *d, int64_t i) { (void)d; return i < 2 ? (i ? "b" : "a") : NULL; }
+static void t_free(void *d) { (void)d; }
+
+static gf_task_ops good(const char *name) {
+    return (gf_task_ops){.version = GF_TASK_OPS_VERSION, .name = name, .help = "h", .metric = "accuracy", .unit = "u",
+                         .counted = "units", .options_size = sizeof(opts), .keys = KEYS, .n_keys = 1, .load = t_load,
+                         .configure = t_conf, .source = t_src, .describe = t_desc, .label = t_label, .free = t_free};
+}
+
+static void refused(const gf_task_ops *t, const char *want) {
+    if (gf_task_register(t) == 0) fail_msg("registered, expected a refusal with '%s'", want);
+    if (!strstr(gf_last_error(), want)) fail_msg("message '%s' lacks '%s'", gf_last_error(), want);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    gf_task_ops t;
+    refused(NULL, "NULL task");
+    t = good("x1"), t.version = 0, refused(&t, "interface version 0");
+    t = good("x1"), t.version = GF_TASK_OPS_VERSION + 1, refused(&t, "interface version");
+    t = good("Bad Name"), refused(&t, "task name \"Bad Name\"");
+    t = good(""), refused(&t, "task name");
+    t = good("x1"), t.metric = "f1", refused(&t, "metric \"f1\"");
+    t = good("x1"), t.source = NULL, refused(&t, "lacks one of");
+    t = good("x1"), t.counted = NULL, refused(&t, "lacks one of");
+    t = good("x1"), t.label = NULL, refused(&t, "no label function");
+    t = good("x1"), t.options_size = GF_TASK_OPTIONS_BYTES + 1, refused(&t, "options of");
+    t = good("x1"), t.keys = BATCH_KEY, refused(&t, "option \"batch\" is a key the recipe has already");
+    t = good("x1"), t.options_size = 4, refused(&t, "x1"); /* the key's int64 does not fit 4 bytes */
+    t = good("lm"), refused(&t, "a task called lm is registered already");
+    assert_null(gf_task_find("x1"));
+    assert_non_null(strstr(gf_last_error(), "the tasks are lm"));
+}
+
+static void test_builtins_and_added(void **state) {
+    (void)state;
+    for (int i = 0; i < gf_task_count(); i++)
+        if (gf_task_check(gf_task_at(i))) fail_msg("built-in task %s: %s", gf_task_at(i)->name, gf_last_error());
+    static gf_task_ops added;
+    added = good("two-class");
+    const int n = gf_task_count();
+    if (gf_task_register(&added)) fail_msg("%s", gf_last_error());
+    assert_int_equal(gf_task_count(), n + 1);
+    assert_ptr_equal(gf_task_find("two-class"), &added);
+    assert_int_equal(gf_task_n_labels(&added, NULL), 2);
+    assert_int_equal(gf_task_n_labels(&gf_task_lm, NULL), 0);
+}
+
+static void test_recipe(void **state) {
+    (void)state;
+    gf_task_recipe r;
+    assert_int_equal(gf_task_recipe_init(&r, "snli"), 0);
+    char *v = gf_task_option_get(&r, "max_sent");
+    assert_string_equal(v, "48");
+    free(v);
+    assert_int_equal(gf_task_option_set(&r, "max_sent", "20", "--max-sent"), 0);
+    assert_int_not_equal(gf_task_option_set(&r, "max_sent", "5000", "--max-sent"), 0);
+    assert_non_null(strstr(gf_last_error(), "--max-sent"));
+    assert_int_not_equal(gf_task_option_set(&r, "seq_len", "8", "--seq-len"), 0);
+    assert_non_null(strstr(gf_last_error(), "task snli has no option seq_len; its options: max_sent"));
+    snprintf(r.corpus, sizeof r.corpus, "snli");
+    char *js = gf_task_recipe_to_json(&r);
+    gf_task_recipe back;
+    assert_int_equal(gf_task_recipe_from_json(js, "test", &back), 0);
+    assert_ptr_equal(back.task, &gf_task_snli);
+    assert_string_equal(back.corpus, "snli");
+    assert_memory_equal(back.options.bytes, r.options.bytes, sizeof r.options.bytes);
+    free(js);
+    /* a recipe of grassflow 0.1: no "task" (a language model), seq_len among the trainer's keys */
+    assert_int_equal(gf_task_recipe_from_json("{\"batch\": 4, \"seq_len\": 64, \"corpus\": \"c\"}", "old", &back), 0);
+    assert_ptr_equal(back.task, &gf_task_lm);
+    v = gf_task_option_get(&back, "seq_len");
+    assert_string_equal(v, "64");
+    free(v);
+    assert_int_not_equal(gf_task_recipe_from_json("{\"task\": \"nope\"}", "f.json", &back), 0);
+    assert_non_null(strstr(gf_last_error(), "f.json: the training recipe's task: nope is not a task"));
+    assert_int_not_equal(gf_task_recipe_from_json("{\"task\": \"lm\", \"seq_len\": 0}", "f.json", &back), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_builtins_and_added),
+        cmocka_unit_test(test_recipe),
+    };
+    return cmocka_run_group_tests_name("task_registry", tests, NULL, NULL);
+}
