@@ -671,8 +671,11 @@ typedef struct gf_train_opts {
     int64_t eval_every, log_every;
     int64_t stop_at;              /* stop (after saving) once this step is done, as if interrupted; 0: never */
     int on_nonfinite;             /* a NaN/Inf loss or gradient: GF_NONFINITE_STOP or GF_NONFINITE_SKIP */
-    bool feature_cache;           /* for the caller: a fixed first stack's output computed once per example
-                                   * (gf_feature_source_create); default true, false for runs that predate it */
+    bool feature_cache;           /* a model whose first stack is fixed (gf_model_first_stack_fixed: a frozen
+                                   * backbone): gf_train computes that stack's output once per example and keeps
+                                   * it (gf_feature_source_create, within a quarter of memory) for each split
+                                   * the run goes through twice or more, the same bits as computing it at
+                                   * every step; default true, false for runs that predate it */
     bool accept_changed_data;     /* not stored: resume although the data differ from those the state was
                                    * saved with (each split's examples and a hash of them, stored in the
                                    * state); the run then no longer continues bit for bit. false: refused */

@@ -11,7 +11,6 @@
 
 #include "cli/backbone.h"
 #include "cli/testhooks.h"
-#include "core/mem.h"
 #include "io/file.h"
 #include "train/trainer.h"
 
@@ -305,37 +304,6 @@ static int best_metrics(const recipe *r, const void *data, run_summary *sum) {
     return rc;
 }
 
-/* A frozen backbone under a head (a fixed first stack): its output for each training and dev example is
- * computed once and kept, within a quarter of memory, for each split the run goes through at least twice
- * (a shorter run would compute more than it saves); otherwise, or with --no-feature-cache, the backbone
- * runs at every step. The choice depends on the recipe alone, so a resumed run makes the same one. */
-static void cache_features(gf_model *m, const gf_train_opts *o, gf_source **train, gf_source **valid) {
-    if (!o->feature_cache || !gf_model_first_stack_fixed(m)) return;
-    const int64_t total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, *train);
-    const int64_t evals = (o->eval_every > 0 ? total / o->eval_every : 0) + 1;
-    const bool want[2] = {total * o->batch * o->accum >= 2 * (*train)->n_examples((*train)->ctx), evals >= 2};
-    gf_source **src[2] = {train, valid};
-    const char *name[2] = {"train", "dev"};
-    const size_t budget = (size_t)(gf_mem_limit() / 4);
-    size_t used[2] = {0, 0};
-    char kept[128] = "", every[128] = "";
-    for (int i = 0; i < 2; i++) {
-        gf_source *w = want[i] ? gf_feature_source_create(m, *src[i], i ? GF_USE_EVAL : GF_USE_TRAIN, o->batch,
-                                                          budget - used[0], &used[i]) : NULL;
-        if (want[i] && !w) fprintf(stderr, "grassflow: %s: %s\n", name[i], gf_last_error());
-        if (w) {
-            *src[i] = w;
-            snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s %.1f MiB", kept[0] ? ", " : "", name[i],
-                     (double)used[i] / 1048576.0);
-        } else {
-            snprintf(every + strlen(every), sizeof every - strlen(every), "%s%s", every[0] ? ", " : "", name[i]);
-        }
-    }
-    fprintf(stderr, "grassflow: the frozen backbone's output, computed once per example and kept: %s; run at every step: "
-            "%s%s\n", kept[0] ? kept : "none", every[0] ? every : "none",
-            every[0] ? " (a split seen fewer than twice, or too large: a quarter of memory at most)" : "");
-}
-
 /* The task's data (a resumed run's or a backbone's tokenizer fixed), into *data. */
 static int load_data(const recipe *r, const gf_tokenizer *fixed, void **data) {
     gf_task_env e = gf_task_recipe_env(&r->t, cli_data_dir(), cli_cache_dir());
@@ -369,7 +337,6 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
         rc = cli_error("%s", made_from ? gf_last_error() : "out of memory starting training");
         goto done;
     }
-    cache_features(m, &r->o, &train, &valid);
     task->describe(data, what, sizeof what);
     fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->t.model,
             (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),

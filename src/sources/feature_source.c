@@ -26,6 +26,7 @@ typedef struct {
 
 typedef struct {
     gf_source *inner;
+    bool owns;                 /* inner is freed with the cache (gf_feature_source_create), or borrowed */
     gf_model *m;
     gf_source_use use;  /* GF_USE_TRAIN: fill's epoch-0 examples; GF_USE_EVAL: the evaluation examples */
     int64_t batch, width, d_input;
@@ -236,7 +237,7 @@ static void fs_free(feature_source *s) {
 
 static void fs_destroy(gf_source *src) {
     feature_source *s = src->ctx;
-    gf_source_free(s->inner);
+    if (s->owns) gf_source_free(s->inner);
     fs_free(s);
     free(src);
 }
@@ -260,6 +261,11 @@ static int fs_alloc(feature_source *s, size_t max_bytes, size_t *bytes) {
 
 gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use use, int64_t batch,
                                     size_t max_bytes, size_t *bytes) {
+    return gf_feature_source_wrap(m, inner, use, batch, max_bytes, bytes, true);
+}
+
+gf_source *gf_feature_source_wrap(gf_model *m, gf_source *inner, gf_source_use use, int64_t batch, size_t max_bytes,
+                                  size_t *bytes, bool owns) {
     if (!m || gf_source_validate(inner, "the source under the feature cache")) return NULL;
     if (!gf_model_first_stack_fixed(m)) {
         gf_fail("a feature cache needs a model whose first stack is frozen under further stacks");
@@ -275,7 +281,7 @@ gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use
     size_t got = 0;
     if (!s || !src) gf_fail("out of memory for a feature cache");
     else {
-        *s = (feature_source){.inner = inner, .m = m, .use = use, .batch = batch, .width = gf_stack_dim(c, 0),
+        *s = (feature_source){.inner = inner, .owns = owns, .m = m, .use = use, .batch = batch, .width = gf_stack_dim(c, 0),
                               .d_input = c->input == GF_INPUT_VECTORS ? c->d_input : 0};
         if (!each_batch(s, count_batch) && !fs_alloc(s, max_bytes, &got)) {
             *src = (gf_source){.version = GF_SOURCE_VERSION, .ctx = s, .n_examples = fs_n, .fill = fs_fill,

@@ -14,6 +14,11 @@ int gf_source_validate(const gf_source *s, const char *what);
 
 /* gf_source_n_eval, gf_source_fill and gf_source_fill_eval are public (grassflow.h). */
 
+/* gf_feature_source_create with owns false: inner stays the caller's (the trainer's cache over the sources
+ * it is given). */
+gf_source *gf_feature_source_wrap(gf_model *m, gf_source *inner, gf_source_use use, int64_t batch, size_t max_bytes,
+                                  size_t *bytes, bool owns);
+
 /* 0 if b is a batch the model can take (B, T >= 1, ids set, targets set if need_targets, 0 <= n_targets
  * <= B*T), else -1 with a message naming `what` ("the training source"). */
 int gf_batch_check(const gf_batch *b, bool need_targets, const char *what);

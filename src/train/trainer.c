@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/mem.h"
 #include "core/parallel.h"
 #include "io/file.h"
 #include "model/model_internal.h"
@@ -121,7 +122,8 @@ int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opt
 
 typedef struct trainer {
     gf_model *m;
-    gf_source *train, *valid;
+    gf_source *train, *valid;            /* the caller's, or the feature caches over them (cached[i]) */
+    gf_source *cached[2];
     const gf_train_opts *o;
     gf_train_cb cb;
     void *cb_ctx;
@@ -210,6 +212,38 @@ static int resume_state(trainer *t) {
     return rc;
 }
 
+/* A frozen backbone under a head (a fixed first stack): its output for each training and dev example is
+ * computed once and kept, within a quarter of memory, for each split the run goes through at least twice (a
+ * shorter run would compute more than it saves); otherwise, or without o->feature_cache, the backbone runs at
+ * every step. The choice depends on the recipe alone, so a resumed run makes the same one; the cache is made
+ * once the weights are final (after a resume's load) and gives the bits the backbone would. */
+static void cache_features(trainer *t) {
+    const gf_train_opts *o = t->o;
+    if (!o->feature_cache || !gf_model_first_stack_fixed(t->m)) return;
+    const int64_t evals = (o->eval_every > 0 ? t->total / o->eval_every : 0) + 1;
+    const bool want[2] = {t->total * o->batch * o->accum >= 2 * t->train->n_examples(t->train->ctx), evals >= 2};
+    gf_source **src[2] = {&t->train, &t->valid};
+    const char *name[2] = {"train", "dev"};
+    const size_t budget = (size_t)(gf_mem_limit() / 4);
+    size_t used[2] = {0, 0};
+    char kept[128] = "", every[128] = "";
+    for (int i = 0; i < 2; i++) {
+        t->cached[i] = want[i] ? gf_feature_source_wrap(t->m, *src[i], i ? GF_USE_EVAL : GF_USE_TRAIN, o->batch,
+                                                        budget - used[0], &used[i], false) : NULL;
+        if (want[i] && !t->cached[i]) gf_note("%s: %s", name[i], gf_last_error());
+        if (t->cached[i]) {
+            *src[i] = t->cached[i];
+            snprintf(kept + strlen(kept), sizeof kept - strlen(kept), "%s%s %.1f MiB", kept[0] ? ", " : "", name[i],
+                     (double)used[i] / 1048576.0);
+        } else {
+            snprintf(every + strlen(every), sizeof every - strlen(every), "%s%s", every[0] ? ", " : "", name[i]);
+        }
+    }
+    gf_note("the frozen backbone's output, computed once per example and kept: %s; run at every step: %s%s",
+            kept[0] ? kept : "none", every[0] ? every : "none",
+            every[0] ? " (a split seen fewer than twice, or too large: a quarter of memory at most)" : "");
+}
+
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
@@ -224,6 +258,7 @@ static int trainer_start(trainer *t, bool resume) {
                                                         .eps = o->eps, .weight_decay = o->wd});
     if (!t->opt || (resume ? resume_state(t) : data_json(t, false))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
+    cache_features(t);
     t->t_start = now_s();
     return 0;
 }
@@ -337,7 +372,7 @@ int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opt
     while (!rc && t.step < t.total) {
         const double t0 = now_s();
         gf_step_result r;
-        if ((rc = gf_train_step(m, t.opt, train, o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
+        if ((rc = gf_train_step(m, t.opt, t.train, o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
         t.step++;
         if ((rc = log_progress(&t, &r, now_s() - t0))) break;
         const bool stop = o->stop_at > 0 && t.step >= o->stop_at && t.step < t.total;
@@ -351,6 +386,8 @@ int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opt
     }
     if (!rc) finish(&t, res);
     gf_adamw_free(t.opt);
+    gf_source_free(t.cached[0]);
+    gf_source_free(t.cached[1]);
     gf_run_dir_close(&t.run);
     return rc;
 }
