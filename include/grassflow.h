@@ -756,7 +756,7 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /* ------------------------------------------------------------------------------------------------ */
 /* Plug-ins: mixers and heads                                                                       */
 /*                                                                                                  */
-/* A mixer is the part of a block that moves information between positions (the Grassmann layer,   */
+/* A mixer is the part of a block that moves information between positions (the Grassmann layer,    */
 /* attention); a head turns the last hidden states into outputs and a loss, and names the task      */
 /* ("lm", "classify"). Each is a table of functions and facts under a name. The built-in ones are   */
 /* such tables, checked as these functions check a program's; a program adds its own before it      */
@@ -766,12 +766,12 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /*     typedef struct { int64_t width; } conv_config;         // the mixer's own config struct      */
 /*     static const gf_cfg_key CONV_KEYS[] = {{.name = "width", .type = GF_KEY_INT,                 */
 /*         .off = offsetof(conv_config, width), .lo = 1, .hi = 16, .def = "4", .help = "taps"}};    */
-/*     static const gf_mixer_ops CONV = {.version = GF_MIXER_OPS_VERSION, .name = "conv",          */
+/*     static const gf_mixer_ops CONV = {.version = GF_MIXER_OPS_VERSION, .name = "conv",           */
 /*         .letter = 'c', .config_size = sizeof(conv_config), .keys = CONV_KEYS, .n_keys = 1,       */
 /*         .param_specs = conv_params, .saved_floats = conv_saved, .scratch_floats = conv_scratch,  */
 /*         .forward = conv_forward, .backward = conv_backward};                                     */
-/*     if (gf_mixer_register(&CONV) != 0) puts(gf_last_error());   // once, before any model uses it */
-/*     gf_config_set(&cfg, "mixers=conv,grassmann");   // or {"mixer": "conv", "width": 3} in JSON   */
+/*     if (gf_mixer_register(&CONV) != 0) puts(gf_last_error()); // once, before a model uses it    */
+/*     gf_config_set(&cfg, "mixers=conv,grassmann");   // or {"mixer": "conv", "width": 3} in JSON  */
 /*                                                                                                  */
 /* examples/custom_mixer.c is a complete mixer, trained; tests/test_plugin.c adds a mixer and a     */
 /* head. The rules every table follows:                                                             */
@@ -785,8 +785,8 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /*     are built or configs read. At most GF_PLUGIN_MAX_ADDED mixers and as many heads are added.   */
 /*   - Its config is a struct of its own, at most GF_MIXER_CONFIG_BYTES (a mixer, one per layer, in */
 /*     gf_layer_config.params) or GF_HEAD_CONFIG_BYTES (a head, in gf_config.head), described by a  */
-/*     key table: the library parses, range-checks, defaults, saves and documents it from the table. */
-/*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and */
+/*     key table: the library parses, range-checks, defaults, saves and documents it from the table.*/
+/*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and*/
 /*     trains them, and hands the plug-in pointers to them in declaration order.                    */
 /*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
 /*     differ in width), a head the last stack's from gf_config_out_dim.                            */
@@ -870,8 +870,8 @@ typedef struct gf_mixer_call {
     int layer;                /* 0 .. gf_config_total_layers(cfg) - 1, counted over all stacks */
     int64_t B, T;             /* the batch: B sequences of T positions */
     float *const *p;          /* parameters, in the order of param_specs */
-    float *const *g;          /* their gradients (same order; NULL for a buffer or a frozen tensor): backward
-                               * accumulates (+=) into them; NULL as a whole in a forward without backward */
+    float *const *g;          /* their gradients (same order; g[i] is NULL for a buffer or a frozen tensor):
+                               * backward accumulates (+=) into them, forward does not touch them */
     float *saved;             /* saved_floats(B, T) floats that forward fills and the backward of the same
                                * batch reads (not zeroed: forward writes what backward needs) */
     float *scratch;           /* scratch_floats(B, T, n_threads) floats, free for the duration of one call,
