@@ -550,7 +550,7 @@ static void test_head_trains(void **state) {
 }
 
 /* The whole model's gradient through the head, with padding, against central differences: the head's own
- * tensors, the mixer's and the embedding. */
+ * tensors, the mixer's and the embedding; and the padding mask reaches the head. */
 static void test_head_gradients(void **state) {
     (void)state;
     enum { B = 3, T = 5 };
@@ -583,6 +583,18 @@ static void test_head_gradients(void **state) {
         }
     }
     if (checked < 8) fail_msg("only %d of the checked gradients are not ~0: the check proves little", checked);
+    /* the mask reaches the head: a padded row's logits are those of the row cut to its real positions */
+    float padded[B * 3];
+    gf_model_forward_batch(m, &batch, NULL);
+    memcpy(padded, gf_model_logits(m), sizeof padded);
+    for (int64_t b = 1; b < B; b++) {
+        const int64_t n = T - b % 3;
+        if (gf_model_forward(m, in + b * T, NULL, 1, n, NULL)) fail_msg("forward: %s", gf_last_error());
+        for (int k = 0; k < 3; k++)
+            if (fabsf(gf_model_logits(m)[k] - padded[b * 3 + k]) > 1e-5f)
+                fail_msg("row %lld, %lld real positions: logit %d is %g padded, %g cut", (long long)b, (long long)n, k,
+                         padded[b * 3 + k], gf_model_logits(m)[k]);
+    }
     gf_model_free(m);
 }
 
