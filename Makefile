@@ -41,7 +41,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/sources/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
+LIB_SRC := $(sort $(wildcard src/core/*.c src/plugin/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/sources/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

@@ -46,8 +46,13 @@ extern "C" {
 /* The binary interface: raised whenever a public struct's layout or a function's signature changes in a
  * way a program built against an older header would misread. The shared library's soname carries it
  * (libgrassflow.so.GF_ABI_VERSION), so such a program fails to load instead of misbehaving. 0: grassflow
- * 0.1-0.2 up to 2026-11-23; 1: gf_train_opts gained overwrite and accept_changed_data. */
-#define GF_ABI_VERSION 1
+ * 0.1-0.2 up to 2026-11-23; 1: gf_train_opts gained overwrite and accept_changed_data; 2: the plug-in
+ * interface is public (gf_mixer_ops, gf_head_ops, their call structs, gf_cfg_key, gf_param_spec and
+ * gf_mixer_register, gf_head_register, gf_fail, ...), so the layouts of those structs and of the config
+ * they read (gf_config, gf_layer_config) are now part of the promise; and tasks are plug-ins (gf_task_ops,
+ * gf_task_recipe): gf_train_opts lost seq_len, max_sent, task, corpus, tokenizer and model (a task's
+ * recipe, stored through made_from_json). */
+#define GF_ABI_VERSION 2
 /* The version ("0.2.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -59,12 +64,17 @@ int gf_abi_version(void);
 
 /* The message of the last failure on this thread ("" if none). */
 const char *gf_last_error(void);
+/* Record a message (printf's format and arguments) as this thread's last failure and return -1: how a
+ * plug-in's check function (Plug-ins, below) refuses a config, `return gf_fail("%s: ...", src, ...)`. A
+ * message longer than 4 KiB keeps its first 1000 and last 2000 bytes. */
+#if defined(__GNUC__)
+int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#else
+int gf_fail(const char *fmt, ...);
+#endif
 /* What the library says that is not an error (a cache used, sentences cut short, what a task changed in a
  * config) goes to fn(message, ctx), one line without its newline; NULL restores the default, a line
  * "grassflow: MESSAGE" on stderr. Not thread-safe: set it before other calls. */
-/* Record a message as this thread's last error, for gf_last_error; always returns -1 (`return gf_fail(...)`).
- * What a plug-in (a task, a source, a mixer) calls when it fails, as the library does. */
-int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef void (*gf_note_fn)(const char *msg, void *ctx);
 void gf_set_note_handler(gf_note_fn fn, void *ctx);
 
@@ -183,7 +193,7 @@ int gf_config_validate(const gf_config *cfg, const char *source);
 /* Parameter count of the model cfg describes. */
 int64_t gf_config_num_params(const gf_config *cfg);
 
-/* The registered mixers (built-in ones and those added with gf_mixer_register, src/mixers/mixer.h):
+/* The registered mixers (built-in ones and those added with gf_mixer_register, Plug-ins below):
  * names[0..n) for n = the return value (at most cap are written). */
 int gf_mixer_names(const char **names, int cap);
 /* What a mixer is, its one-letter name for --set mixers=..., and its config keys with their types,
@@ -236,7 +246,7 @@ int gf_model_freeze_stack(gf_model *m, int k);
  * the tensor; returns how many tensors were copied, or -1. */
 int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const *prefixes);
 
-/* Each tensor as its declaration says (src/mixers/mixer.h gf_param_spec.init): N(0, 0.02) for linear
+/* Each tensor as its declaration says (gf_param_spec.init, Plug-ins below): N(0, 0.02) for linear
  * and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values depend only on the seed
  * and the tensor names, not on thread count. */
 void gf_model_init(gf_model *m, uint64_t seed);
@@ -757,6 +767,275 @@ double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double m
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Plug-ins: mixers and heads                                                                       */
+/*                                                                                                  */
+/* A mixer is the part of a block that moves information between positions (the Grassmann layer,    */
+/* attention); a head turns the last hidden states into outputs and a loss, and names the task      */
+/* ("lm", "classify"). Each is a table of functions and facts under a name. The built-in ones are   */
+/* such tables, checked as these functions check a program's; a program adds its own before it      */
+/* builds a model, and from then on the config (JSON, --set, saving, help), the model, the          */
+/* streaming engine and the checkpoints ask the table, never the name:                              */
+/*                                                                                                  */
+/*     typedef struct { int64_t width; } conv_config;         // the mixer's own config struct      */
+/*     static const gf_cfg_key CONV_KEYS[] = {{.name = "width", .type = GF_KEY_INT,                 */
+/*         .off = offsetof(conv_config, width), .lo = 1, .hi = 16, .def = "4", .help = "taps"}};    */
+/*     static const gf_mixer_ops CONV = {.version = GF_MIXER_OPS_VERSION, .name = "conv",           */
+/*         .letter = 'c', .config_size = sizeof(conv_config), .keys = CONV_KEYS, .n_keys = 1,       */
+/*         .param_specs = conv_params, .saved_floats = conv_saved, .scratch_floats = conv_scratch,  */
+/*         .forward = conv_forward, .backward = conv_backward};                                     */
+/*     if (gf_mixer_register(&CONV) != 0) puts(gf_last_error()); // once, before a model uses it    */
+/*     gf_config_set(&cfg, "mixers=conv,grassmann");   // or {"mixer": "conv", "width": 3} in JSON  */
+/*                                                                                                  */
+/* examples/custom_mixer.c is a complete mixer, trained; tests/test_plugin.c adds a mixer and a     */
+/* head. The rules every table follows:                                                             */
+/*   - It opens with its interface version (as SQLite's sqlite3_module does): the GF_*_OPS_VERSION  */
+/*     of the header it was written against. A later grassflow appends members after the last one   */
+/*     and reads them only from tables whose version has them, so a table written for this header   */
+/*     keeps working; a version newer than the library knows is refused at registration.            */
+/*   - The library keeps the pointer: the table, its keys and every string they point to must stay  */
+/*     valid and unchanged as long as models may use them (a static const table).                   */
+/*   - Registering is not thread-safe and cannot be undone: register from one thread before models  */
+/*     are built or configs read. At most GF_PLUGIN_MAX_ADDED mixers and as many heads are added.   */
+/*   - Its config is a struct of its own, at most GF_MIXER_CONFIG_BYTES (a mixer, one per layer, in */
+/*     gf_layer_config.params) or GF_HEAD_CONFIG_BYTES (a head, in gf_config.head), described by a  */
+/*     key table: the library parses, range-checks, defaults, saves and documents it from the table.*/
+/*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and*/
+/*     trains them, and hands the plug-in pointers to them in declaration order.                    */
+/*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
+/*     differ in width), a head the last stack's from gf_config_out_dim.                            */
+
+#define GF_MIXER_OPS_VERSION 1 /* the gf_mixer_ops this header describes */
+#define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
+#define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
+#define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
+#define GF_PLUGIN_MAX_ADDED 32 /* mixers (and, apart, heads) a program may register besides the built-ins */
+
+/* ---- config keys: one table per config struct ---- */
+
+/* A key's type, and the C type of its value at gf_cfg_key.off in the struct. */
+typedef enum {
+    GF_KEY_INT,   /* int64_t; JSON: an integer */
+    GF_KEY_FLOAT, /* float; JSON: a finite number */
+    GF_KEY_BOOL,  /* bool; JSON: true or false */
+    GF_KEY_ENUM,  /* int, the index into gf_cfg_key.names; JSON: one of the names as a string */
+    GF_KEY_INTS,  /* int[max_count] plus an int count (1 .. max_count) at count_off; JSON: a list */
+} gf_key_type;
+
+/* gf_cfg_key.flags */
+enum {
+    GF_KEY_LO_OPEN = 1, /* the range excludes lo */
+    GF_KEY_HI_OPEN = 2, /* the range excludes hi */
+};
+
+/* One key of a config struct. The library reads the key from JSON ("rank": 32 in a layer's entry, "head":
+ * {"n_classes": 3}) and from --set, refuses a value of the wrong type or outside the range (the message
+ * names the key and the range), writes it back into saved configs and checkpoints, and lists it in
+ * help (gf_mixer_describe). Checks across keys, or against the model, go in the ops' check function. */
+typedef struct gf_cfg_key {
+    const char *name;         /* the key in JSON: [a-z0-9_] by convention, unique in its table */
+    gf_key_type type;
+    size_t off;               /* offset of the value in the struct (offsetof) */
+    double lo, hi;            /* INT, FLOAT and each element of INTS: the allowed range, closed unless flags
+                               * open a side */
+    unsigned flags;           /* GF_KEY_LO_OPEN, GF_KEY_HI_OPEN */
+    const char *const *names; /* ENUM: the allowed names, NULL-terminated (at least one) */
+    size_t count_off;         /* INTS: offset of the int that holds the count */
+    int max_count;            /* INTS: capacity of the array, 1 .. 256 */
+    const char *def;          /* the default as JSON text ("32", "0.5", "[1,2,4]", "\"mean\"", "true"); it must
+                               * be a valid value. NULL: none (the value starts as zero bytes and is checked
+                               * like any other; give defaults unless zero is meant) */
+    const char *help;         /* one line for help */
+} gf_cfg_key;
+
+/* ---- tensors ---- */
+
+/* How a tensor starts (gf_model_init): N(0, 0.02) (weights), zeros (biases), ones (LayerNorm-style gains).
+ * The values depend only on the seed and the tensor's full name. */
+typedef enum { GF_INIT_NORMAL = 0, GF_INIT_ZERO, GF_INIT_ONE } gf_init_kind;
+
+/* One tensor of a plug-in, written by its param_specs function (gf_param_spec_set fills one). The model
+ * names it "blocks.{j}.mix." + name for a mixer of the first stack ("STACK.blocks.{j}.mix." + name in a
+ * further stack) and name alone for a head, so a head's names must not be the model's own ("tok_emb.",
+ * "blocks.", "ln_f.", a stack's name): e.g. "my_head.weight". 2-D trainable tensors get AdamW's weight
+ * decay, 1-D ones do not. */
+typedef struct gf_param_spec {
+    char name[32];    /* e.g. "proj.weight" (at most 31 characters) */
+    int ndim;         /* 1 or 2 */
+    int64_t shape[2]; /* (rows, cols) row-major, or (n, unused) for ndim 1: a linear layer's weight is
+                       * (out, in), as PyTorch stores it */
+    gf_init_kind init;
+    bool buffer;      /* a buffer: saved and loaded with the model, never trained (no gradient: the
+                       * call's g[i] is NULL; no optimizer state), e.g. fixed random features */
+} gf_param_spec;
+
+/* Fill one spec: name, ndim, shape (rows, cols; cols is ignored when ndim is 1), init; buffer false. */
+void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t rows, int64_t cols, gf_init_kind init);
+
+/* ---- mixers ---- */
+
+/* Directions a mixer can run in (gf_mixer_ops.directions). */
+enum { GF_MIX_CAUSAL = 1, GF_MIX_BIDIRECTIONAL = 2 };
+
+/* One call of a mixer on one layer over a batch, made by the model (and tests' harnesses). Everything it
+ * points to belongs to the model and is valid for the call only. */
+typedef struct gf_mixer_call {
+    const gf_config *cfg;     /* the model's config: gf_layer_mcfg(cfg, layer), gf_layer_dim(cfg, layer) */
+    int layer;                /* 0 .. gf_config_total_layers(cfg) - 1, counted over all stacks */
+    int64_t B, T;             /* the batch: B sequences of T positions */
+    float *const *p;          /* parameters, in the order of param_specs */
+    float *const *g;          /* their gradients (same order; g[i] is NULL for a buffer or a frozen tensor):
+                               * backward accumulates (+=) into them, forward does not touch them */
+    float *saved;             /* saved_floats(B, T) floats that forward fills and the backward of the same
+                               * batch reads (not zeroed: forward writes what backward needs) */
+    float *scratch;           /* scratch_floats(B, T, n_threads) floats, free for the duration of one call,
+                               * shared with other layers (not zeroed) */
+    int n_threads;            /* threads the scratch was sized for (OpenMP's maximum) */
+    bool bidirectional;       /* false: position t sees positions <= t only (causal); true: both sides */
+    const uint8_t *mask;      /* (B, T): 1 = a real position, 0 = padding, which no real position may see;
+                               * NULL: no padding (always NULL unless the mixer declares masks). Outputs at
+                               * padded positions are unspecified but must be finite. */
+} gf_mixer_call;
+
+/* One streaming step of a mixer on one layer (gf_stream_step): the new position's output from its input
+ * and what the mixer kept from earlier positions in `state`. */
+typedef struct gf_mixer_step {
+    const gf_config *cfg;
+    int layer;
+    int64_t pos;              /* 0-based position of the new token; pos < cap */
+    int64_t cap;              /* positions the state is sized for */
+    float *const *p;          /* parameters, in the order of param_specs */
+    float *state;             /* state_floats(cap) floats, zeroed at the stream's start and reset; the step
+                               * updates it */
+    float *scratch;           /* step_scratch_floats(cap) floats, free during the step */
+} gf_mixer_step;
+
+/* A mixer. Required: version, name, param_specs, saved_floats, scratch_floats, forward, backward; the
+ * streaming functions come as three or not at all. Every function is called by the library's thread
+ * (a mixer may run OpenMP loops inside) and must not fail: what could fail belongs in check. */
+typedef struct gf_mixer_ops {
+    int version;              /* GF_MIXER_OPS_VERSION: the members below are those of version 1 */
+    const char *name;         /* the name in configs ("grassmann"): 1 to GF_MIXER_NAME_MAX - 1 letters,
+                               * digits, '_' or '-'; unique among mixers */
+    char letter;              /* one letter or digit for --set mixers=g,a,... and `info` (0: none); unique */
+    const char *help;         /* a few lines: what it computes, its cost, where it comes from (may be NULL) */
+    /* its config: a struct of config_size bytes (<= GF_MIXER_CONFIG_BYTES), described by keys[0..n_keys) */
+    size_t config_size;
+    const gf_cfg_key *keys;
+    int n_keys;
+    /* Optional (NULL: none): checks across its keys and against the model (rank <= width, width % n_head
+     * == 0) of layer `layer`, called whenever a config is validated (after every key is in its range).
+     * Returns 0, or gf_fail's -1 with a message that starts with src (where the config came from) and
+     * names the layer, the key, what it holds and what it should. */
+    int (*check)(const gf_config *cfg, int layer, const char *src);
+    /* post-norm block kind: true if the output already holds the skip path (x = ln1(mix(h)): the
+     * Grassmann gate), false for the residual one (x = ln1(h + mix(h))); pre-norm blocks ignore it */
+    bool gated_skip;
+    unsigned directions;      /* GF_MIX_CAUSAL | GF_MIX_BIDIRECTIONAL: what forward and backward implement
+                               * (0 means causal only); a config asking for another is refused */
+    bool masks;               /* forward and backward honour gf_mixer_call.mask (padding); a model refuses a
+                               * padded batch if one of its mixers does not */
+
+    /* Writes layer `layer`'s tensor specs into specs[0..GF_MIXER_MAX_PARAMS) and returns how many. Called
+     * when a model is built and when its parameters are counted. */
+    int (*param_specs)(const gf_config *cfg, int layer, gf_param_spec *specs);
+    /* Floats forward keeps for backward (gf_mixer_call.saved), and scratch floats one call needs, for a
+     * batch of (B, T): called when the model sizes its activations for a batch shape. */
+    int64_t (*saved_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T);
+    int64_t (*scratch_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads);
+    /* out (B,T,d) = mix(inp (B,T,d)), d = gf_layer_dim(cfg, layer); out must not alias inp. Overwrites out
+     * (every element, padded positions too) and fills saved. */
+    void (*forward)(const gf_mixer_call *c, float *out, const float *inp);
+    /* After the forward of the same batch: dinp (B,T,d) += d(out)/d(inp)^T dout; parameter gradients
+     * accumulate (+=) into c->g. inp is the forward's input, unchanged. */
+    void (*backward)(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp);
+    /* Streaming, causal only (all three NULL: the mixer cannot stream, and gf_stream_create refuses a
+     * model that has it). The state layout must be prefix-stable: growing cap only appends floats, so the
+     * library grows it with realloc. A mixer whose state does not depend on cap returns the same size for
+     * every cap (Grassmann: a ring of the last max-offset reduced vectors). */
+    int64_t (*state_floats)(const gf_config *cfg, int layer, int64_t cap);
+    int64_t (*step_scratch_floats)(const gf_config *cfg, int layer, int64_t cap);
+    /* out (d) = the mixer's output at position s->pos for inp (d), the input there: the same numbers as
+     * forward gives at that position of the sequence streamed so far. */
+    void (*step)(const gf_mixer_step *s, float *out, const float *inp);
+} gf_mixer_ops;
+
+/* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or
+ * letter that is malformed or taken, a version this library does not know, a config larger than
+ * GF_MIXER_CONFIG_BYTES, an unsound key table (a value outside the struct, an ENUM without names, a
+ * default that is not a valid value), a missing function, or a full registry. */
+int gf_mixer_register(const gf_mixer_ops *ops);
+/* The width of layer l's hidden states (what its mixer's inputs and outputs have per position): its
+ * stack's d_model. A mixer reads it here, never from cfg->d_model. */
+int64_t gf_layer_dim(const gf_config *cfg, int layer);
+/* Layer l's mixer config: the struct its mixer's keys describe (cast it to the mixer's own type). */
+const void *gf_layer_mcfg(const gf_config *cfg, int layer);
+
+/* ---- heads ---- */
+
+/* One call of a head on a batch; h (B, T, d) are the last hidden states (after the final LayerNorm),
+ * d = gf_config_out_dim(cfg). Everything belongs to the model and is valid for the call only. */
+typedef struct gf_head_call {
+    const gf_config *cfg;     /* the model's config: gf_head_cfg(cfg) */
+    int64_t B, T;
+    float *const *p;          /* parameters, in the order of param_specs */
+    float *const *g;          /* their gradients (NULL for a buffer or a frozen tensor) */
+    const float *emb;         /* the token embedding (vocab_size, d_model), for a head tied to it; NULL for a
+                               * model whose input is vectors */
+    float *demb;              /* its gradient (NULL if none) */
+    const uint8_t *mask;      /* (B, T): 1 real, 0 padding; NULL: none */
+    const int32_t *targets;   /* target_count(B, T) ids, each -1 (ignored) or 0 .. n_outputs - 1; NULL: no
+                               * loss (forward computes the outputs only) */
+    float *out;               /* out_floats(B, T) floats: forward writes the outputs (logits) here */
+    float *saved;             /* saved_floats(B, T) floats kept from forward to backward (not zeroed) */
+} gf_head_call;
+
+/* What forward reports about the batch (the model sets {0, 0, -1} before the call). */
+typedef struct gf_head_result {
+    double loss_sum;          /* sum of the per-target losses (the model's loss is loss_sum / n_counted) */
+    int64_t n_counted;        /* targets that count (not -1) */
+    int64_t n_correct;        /* of those, predicted right (argmax); -1 when the head does not count it */
+} gf_head_result;
+
+/* A head. Required: version, name, target_count, param_specs, out_floats, saved_floats, n_outputs,
+ * forward, backward. Like a mixer's, its functions run on the library's thread and must not fail. */
+typedef struct gf_head_ops {
+    int version;              /* GF_HEAD_OPS_VERSION: the members below are those of version 1 */
+    const char *name;         /* the task's name (the config's "task"): 1 to GF_MIXER_NAME_MAX - 1 letters,
+                               * digits, '_' or '-'; unique among heads */
+    const char *help;         /* a few lines (may be NULL) */
+    size_t config_size;       /* <= GF_HEAD_CONFIG_BYTES: the struct in gf_config.head, "head": {...} in JSON */
+    const gf_cfg_key *keys;
+    int n_keys;
+    /* Optional (NULL: none): checks across its keys and against the model, as gf_mixer_ops.check does
+     * (0, or gf_fail's -1 with a message that starts with src) */
+    int (*check)(const gf_config *cfg, const char *src);
+    gf_direction direction;   /* the direction a model of this task has unless its config says otherwise */
+    bool causal_only;         /* the task is wrong for a bidirectional model (next-token prediction) */
+    bool next_token;          /* its outputs are next-token logits over the vocabulary at every position:
+                               * what streaming, generation and the LM data source need */
+    /* How many target ids a batch of (B, T) carries: B*T (one per position) or B (one per sequence). */
+    int64_t (*target_count)(int64_t B, int64_t T);
+    /* Writes its tensor specs into specs[0..GF_HEAD_MAX_PARAMS) (absolute names), returns how many. */
+    int (*param_specs)(const gf_config *cfg, gf_param_spec *specs);
+    /* Floats of outputs (gf_head_call.out) and of saved activations for a batch of (B, T). */
+    int64_t (*out_floats)(const gf_config *cfg, int64_t B, int64_t T);
+    int64_t (*saved_floats)(const gf_config *cfg, int64_t B, int64_t T);
+    /* The largest valid target id + 1 (vocab_size, n_classes): the width of an output row. */
+    int64_t (*n_outputs)(const gf_config *cfg);
+    /* Writes c->out; with targets, also fills *res (and c->saved for backward). */
+    void (*forward)(const gf_head_call *c, const float *h, gf_head_result *res);
+    /* After a forward with targets: dh (B, T, d) += scale * d(loss_sum)/dh; parameter gradients accumulate
+     * (+=) into c->g (and c->demb for a tied head). May overwrite c->out. */
+    void (*backward)(const gf_head_call *c, const float *h, float *dh, float scale);
+} gf_head_ops;
+
+/* Add a head (the pointer is kept): 0, or -1 (gf_last_error) for the reasons gf_mixer_register gives
+ * (a config larger than GF_HEAD_CONFIG_BYTES here). */
+int gf_head_register(const gf_head_ops *ops);
+/* The head's config: the struct its keys describe, read from the config's "head" object. */
+const void *gf_head_cfg(const gf_config *cfg);
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Tasks: what a run trains on and how it is scored, as plug-ins                                     */
 /*                                                                                                  */
 /* A task turns data named on a command line (--corpus, --tokenizer, its own options) into the     */
@@ -766,8 +1045,6 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /* built-in ones are "lm" (blocks of a text corpus, perplexity) and "snli" (sentence pairs,        */
 /* accuracy), and a program adds one with gf_task_register (tests/task_vectors.c: a task added     */
 /* from one file). Like a source, the table opens with its version.                                 */
-
-typedef struct gf_cfg_key gf_cfg_key; /* a key table's entry: the task's options (see the plug-in section) */
 
 /* What a task's load is given. */
 typedef struct gf_task_env {

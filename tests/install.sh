@@ -2,7 +2,8 @@
 # `make install` into a temporary prefix (and a DESTDIR staging), then every program in examples/ built
 # against the installed copy with `pkg-config --cflags --libs grassflow` alone (no -Isrc, no build/
 # paths), shared and static, and run: the text-generation example must print what grassflow generate
-# prints. An example this script does not know how to run is a failure.
+# prints, the plug-in example (custom_mixer) must register its mixer and train it. An example this script
+# does not know how to run is a failure.
 set -uo pipefail
 BUILD=${1:-build}
 GF="$BUILD/grassflow"
@@ -57,10 +58,12 @@ for src in "$tmp"/src/*.c; do
         stream_generate) args=("$CK" 20 1 2 3) ;;
         generate) args=("$CK" "the game" 40 0) ;;
         train) args=("$tmp/train-run" 12) ;; # a fresh run each time (the static one follows the shared one)
+        custom_mixer) args=(40) ;; # registers its own mixer; exits non-zero unless it learns and its checks hold
         *) fail "examples/$name.c: tests/install.sh does not know how to run it (add it here)"; continue ;;
     esac
     # shared, then static (libgrassflow.a instead of the .so; the rest as pkg-config --static says)
-    if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name" "$src" $libs) 2>"$tmp/err"; then
+    # (-lm: libm is the program's own need when it calls exp or fabs, as custom_mixer does; --static's libs have it)
+    if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name" "$src" $libs -lm) 2>"$tmp/err"; then
         fail "examples/$name.c does not build against the installed library: $(head -c 600 "$tmp/err")"; continue
     fi
     if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name-static" "$src" ${slibs/-lgrassflow/-l:libgrassflow.a}) 2>"$tmp/err"; then
@@ -80,6 +83,13 @@ done
 "$GF" generate --ckpt "$CK" --prompt "the game" --tokens 40 --temperature 0 >"$tmp/cli.out" 2>/dev/null
 cmp -s "$tmp/cli.out" "$tmp/generate.out" && pass "the installed generate example prints what grassflow generate --temperature 0 prints" \
     || fail "generate example: '$(head -c 200 "$tmp/generate.out")' vs grassflow generate '$(head -c 200 "$tmp/cli.out")'"
+
+# the plug-in example: a mixer registered through the installed header and library alone, trained
+awk '/^loss [0-9.]+ -> [0-9.]+/ {found = 1; ok = $4 + 0 < $2 + 0} END {exit !(found && ok)}' "$tmp/custom_mixer.out" 2>/dev/null \
+    && grep -q "^backward against finite differences: agrees" "$tmp/custom_mixer.out" \
+    && grep -q "^streamed logits against the batch forward: max |diff| < " "$tmp/custom_mixer.out" \
+    && pass "custom_mixer: its own mixer (gf_mixer_register) trains ($(grep -o '^loss [0-9.]* -> [0-9.]*' "$tmp/custom_mixer.out")), its backward and streaming step check out" \
+    || fail "custom_mixer: $(tail -n 4 "$tmp/custom_mixer.out" 2>/dev/null | tr '\n' ' ')"
 
 if [ $fails -ne 0 ]; then echo "install: $fails FAILED"; exit 1; fi
 echo "install: all passed"

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "grassflow.h"
-#include "model/schema.h" /* gf_cfg_key */
 
 typedef struct {
     int64_t dim;

@@ -1,6 +1,9 @@
-/* A mixer added from this file alone: no line of the library names it. It is registered with
- * gf_mixer_register, configured by name with a key of its own, built into models by the config, trained,
- * checked by finite differences through the whole model, streamed, saved and loaded.
+/* A mixer and a head added from this file alone: no line of the library names them. The mixer is
+ * registered with gf_mixer_register, configured by name with a key of its own, built into models by the
+ * config, trained, checked by finite differences through the whole model, streamed, saved and loaded;
+ * the head likewise with gf_head_register (below the mixer). Both are written against include/grassflow.h
+ * alone; the internal headers are here for the registries' lookups and the checks of the built-ins, which
+ * must pass what gf_mixer_register and gf_head_register ask of a new table.
  *
  * The mixer, "shift": out[t] = (1 + scale) * proj(inp[t - lag]) for t >= lag, 0 before; lag is its config
  * key and scale (d) a buffer: fixed numbers saved with the model, never trained. On a
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "heads/head.h"
 #include "mixers/mixer.h"
 #include "testlib.h"
 
@@ -173,6 +177,34 @@ static void test_register(void **state) {
     bad.version = GF_MIXER_OPS_VERSION;
     bad.forward = NULL;
     assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "lacks a function"));
+    bad.forward = SHIFT.forward;
+    bad.step = NULL; /* the streaming three go together */
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "lacks a function"));
+    bad.step = SHIFT.step;
+    bad.config_size = GF_MIXER_CONFIG_BYTES + 1;
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "at most 232 fit"));
+    bad.config_size = sizeof(shift_config);
+    bad.letter = 'g'; /* grassmann's */
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "already registered: \"grassmann\" (g)"));
+    bad.letter = ',';
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "has the letter ','"));
+    bad.letter = 0;
+    bad.name = "a"; /* attention's letter, as a name: gf_mixer_find("a") could not tell them apart */
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "already registered"));
+    bad.name = "shift,2";
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "has the character ','"));
+    bad.name = "shift2";
+    bad.directions = 4;
+    assert_int_not_equal(gf_mixer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "directions 0x4"));
+    assert_null(gf_mixer_find("shift2")); /* nothing refused was added */
     assert_true(gf_mixer_find("shift") == &SHIFT && gf_mixer_find("s") == &SHIFT);
     char *help = gf_mixer_describe("shift");
     assert_non_null(help);
@@ -281,6 +313,303 @@ static void test_stream_and_checkpoint(void **state) {
     gf_model_free(m);
 }
 
+/* ---- a head: "last", a classifier of the last real position ----------------------------------------- *
+ * logits (B, C) = W h[b, last] + bias, where last is the row's last unpadded position (T-1 without a mask),
+ * and the loss is their cross-entropy: what a causal model's last position has seen is the whole row. Its
+ * key n_classes is C; its tensors are last_head.weight (C, d) and last_head.bias (C). */
+
+typedef struct {
+    int64_t n_classes;
+} last_config;
+
+static const gf_cfg_key LAST_KEYS[] = {
+    {.name = "n_classes", .type = GF_KEY_INT, .off = offsetof(last_config, n_classes), .lo = 2, .hi = 64, .def = "3",
+     .help = "labels 0 .. n_classes-1"},
+};
+
+static int64_t classes_of(const gf_config *c) { return ((const last_config *)gf_head_cfg(c))->n_classes; }
+
+static int64_t last_targets(int64_t B, int64_t T) {
+    (void)T;
+    return B;
+}
+
+static int last_params(const gf_config *c, gf_param_spec *s) {
+    gf_param_spec_set(&s[0], "last_head.weight", 2, classes_of(c), gf_config_out_dim(c), GF_INIT_NORMAL);
+    gf_param_spec_set(&s[1], "last_head.bias", 1, classes_of(c), 0, GF_INIT_ZERO);
+    return 2;
+}
+
+static int64_t last_out(const gf_config *c, int64_t B, int64_t T) {
+    (void)T;
+    return B * classes_of(c);
+}
+
+/* saved: the log-sum-exp of each row's logits (B) */
+static int64_t last_saved(const gf_config *c, int64_t B, int64_t T) {
+    (void)c, (void)T;
+    return B;
+}
+
+static int64_t last_n_outputs(const gf_config *c) { return classes_of(c); }
+
+static int64_t last_pos(const gf_head_call *c, int64_t b) {
+    int64_t t = c->T - 1;
+    while (c->mask && t > 0 && !c->mask[b * c->T + t]) t--;
+    return t;
+}
+
+static void last_forward(const gf_head_call *c, const float *h, gf_head_result *res) {
+    const int64_t d = gf_config_out_dim(c->cfg), C = classes_of(c->cfg);
+    res->loss_sum = 0.0;
+    res->n_counted = res->n_correct = 0;
+    for (int64_t b = 0; b < c->B; b++) {
+        const float *x = h + (b * c->T + last_pos(c, b)) * d;
+        float *o = c->out + b * C, mx = -INFINITY;
+        int64_t best = 0;
+        for (int64_t k = 0; k < C; k++) {
+            double acc = c->p[1][k];
+            for (int64_t i = 0; i < d; i++) acc += (double)c->p[0][k * d + i] * x[i];
+            o[k] = (float)acc;
+            mx = o[k] > mx ? o[k] : mx;
+            best = o[k] > o[best] ? k : best;
+        }
+        double z = 0.0;
+        for (int64_t k = 0; k < C; k++) z += exp((double)(o[k] - mx));
+        c->saved[b] = mx + (float)log(z);
+        if (!c->targets || c->targets[b] < 0) continue;
+        res->loss_sum += c->saved[b] - o[c->targets[b]];
+        res->n_counted++;
+        res->n_correct += best == c->targets[b];
+    }
+    if (!c->targets) res->n_correct = -1;
+}
+
+static void last_backward(const gf_head_call *c, const float *h, float *dh, float scale) {
+    const int64_t d = gf_config_out_dim(c->cfg), C = classes_of(c->cfg);
+    for (int64_t b = 0; b < c->B; b++) {
+        if (c->targets[b] < 0) continue;
+        const int64_t at = (b * c->T + last_pos(c, b)) * d;
+        for (int64_t k = 0; k < C; k++) {
+            const float g = scale * (expf(c->out[b * C + k] - c->saved[b]) - (k == c->targets[b]));
+            if (c->g[1]) c->g[1][k] += g;
+            for (int64_t i = 0; i < d; i++) {
+                if (c->g[0]) c->g[0][k * d + i] += g * h[at + i];
+                dh[at + i] += g * c->p[0][k * d + i];
+            }
+        }
+    }
+}
+
+static const gf_head_ops LAST = {
+    .version = GF_HEAD_OPS_VERSION,
+    .name = "last",
+    .help = "a test head: a linear classifier of the last real position",
+    .config_size = sizeof(last_config),
+    .keys = LAST_KEYS,
+    .n_keys = 1,
+    .direction = GF_CAUSAL,
+    .target_count = last_targets,
+    .param_specs = last_params,
+    .out_floats = last_out,
+    .saved_floats = last_saved,
+    .n_outputs = last_n_outputs,
+    .forward = last_forward,
+    .backward = last_backward,
+};
+
+/* A one-layer causal attention model under the head "last". */
+static gf_model *last_model(void) {
+    gf_config c;
+    if (gf_config_from_json("{\"format\": 2, \"task\": \"last\", \"head\": {\"n_classes\": 3}, \"vocab_size\": 12, "
+                            "\"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"max_len\": 16, \"dropout\": 0, "
+                            "\"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}]}", "test", &c))
+        fail_msg("config: %s", gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    if (!m) fail_msg("create: %s", gf_last_error());
+    gf_model_init(m, 5);
+    return m;
+}
+
+/* B rows of T random tokens, the label of a row its first token mod 3: the last position sees it only through
+ * the mixer. With a mask, row b has its last b % 3 positions padded. */
+static void last_batch(int32_t *in, int32_t *tg, uint8_t *mask, int64_t B, int64_t T, uint64_t seed) {
+    for (int64_t b = 0; b < B; b++) {
+        const int64_t n = mask ? T - b % 3 : T;
+        for (int64_t t = 0; t < T; t++) {
+            in[b * T + t] = (int32_t)(gf_rand64(seed, (uint64_t)(b * T + t)) % 12);
+            if (mask) mask[b * T + t] = t < n;
+        }
+        tg[b] = in[b * T] % 3;
+    }
+}
+
+static void test_head_register(void **state) {
+    (void)state;
+    assert_int_equal(gf_head_register(&LAST), 0);
+    assert_true(gf_head_find("last") == &LAST);
+    assert_int_not_equal(gf_head_register(&LAST), 0); /* twice */
+    assert_non_null(strstr(gf_last_error(), "already registered"));
+    gf_head_ops bad = LAST;
+    bad.name = "lm"; /* a built-in's name */
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "\"lm\" is already registered"));
+    bad.name = "last2";
+    bad.version = GF_HEAD_OPS_VERSION + 1;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "interface version 2"));
+    bad.version = 0;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "interface version 0"));
+    bad.version = GF_HEAD_OPS_VERSION;
+    bad.config_size = GF_HEAD_CONFIG_BYTES + 1;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "at most 128 fit"));
+    bad.config_size = sizeof(last_config);
+    bad.backward = NULL;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "lacks a function"));
+    bad.backward = LAST.backward;
+    bad.n_outputs = NULL;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "lacks a function"));
+    bad.n_outputs = LAST.n_outputs;
+    const gf_cfg_key bad_default[] = {{.name = "n_classes", .type = GF_KEY_INT, .off = 0, .lo = 2, .hi = 64, .def = "1"}};
+    bad.keys = bad_default;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "the default of key n_classes (1) is not a valid value"));
+    bad.keys = LAST_KEYS;
+    bad.name = "last two";
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "has the character ' '"));
+    bad.name = "last2";
+    bad.direction = GF_BIDIRECTIONAL;
+    bad.causal_only = true;
+    assert_int_not_equal(gf_head_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "causal_only"));
+    assert_null(gf_head_find("last2")); /* nothing refused was added */
+    assert_int_not_equal(gf_head_register(NULL), 0);
+}
+
+/* The head's config: its key from JSON and --set, range errors naming it, the JSON form, its tensors. */
+static void test_head_config(void **state) {
+    (void)state;
+    gf_model *m = last_model();
+    assert_non_null(gf_model_find_tensor(m, "last_head.weight"));
+    assert_int_equal(gf_model_find_tensor(m, "last_head.weight")->shape[0], 3);
+    assert_int_equal(gf_model_n_outputs(m), 3);
+    assert_false(gf_model_predicts_next_token(m));
+    gf_config c = *gf_model_config(m);
+    assert_int_equal(gf_config_set(&c, "head.n_classes=5"), 0);
+    char *v = gf_config_get(&c, "head.n_classes");
+    assert_string_equal(v, "5");
+    free(v);
+    assert_int_not_equal(gf_config_set(&c, "head.n_classes=1"), 0);
+    assert_non_null(strstr(gf_last_error(), "n_classes"));
+    char *j = gf_config_to_json(&c, false);
+    assert_non_null(strstr(j, "\"task\":\"last\""));
+    assert_non_null(strstr(j, "\"head\":{\"n_classes\":5}"));
+    free(j);
+    gf_model_free(m);
+}
+
+static void test_head_trains(void **state) {
+    (void)state;
+    enum { B = 32, T = 6, STEPS = 100 };
+    int32_t in[B * T], tg[B];
+    gf_model *m = last_model();
+    gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.99f, .eps = 1e-8f});
+    float first = NAN, loss = NAN;
+    double correct = 0;
+    for (int s = 0; s < STEPS; s++) {
+        last_batch(in, tg, NULL, B, T, 200 + (uint64_t)s);
+        if (gf_model_forward(m, in, tg, B, T, &loss)) fail_msg("forward: %s", gf_last_error());
+        if (s == 0) first = loss;
+        if (s >= STEPS - 20) correct += (double)gf_model_correct(m);
+        gf_model_zero_grad(m);
+        gf_model_backward(m);
+        gf_adamw_step(opt, m, 1e-2f);
+    }
+    const double acc = correct / (20.0 * B);
+    printf("  head \"last\": loss %.3f -> %.3f in %d steps, accuracy of the last 20 batches %.3f (chance 1/3)\n",
+           first, loss, STEPS, acc);
+    if (!(first > 0.9f && loss < 0.5f * first)) fail_msg("the loss went from %.3f to %.3f", first, loss);
+    if (!(acc > 0.8)) fail_msg("accuracy %.3f", acc);
+    gf_adamw_free(opt);
+    /* a checkpoint keeps the task and its key */
+    const char *path = tl_tmp_path("last.safetensors");
+    assert_int_equal(gf_model_save(m, path), 0);
+    gf_model *back = gf_model_load(path);
+    if (!back) fail_msg("load: %s", gf_last_error());
+    char *v = gf_config_get(gf_model_config(back), "head.n_classes");
+    assert_string_equal(v, "3");
+    free(v);
+    assert_memory_equal(gf_model_params(back), gf_model_params(m), (size_t)gf_model_num_params(m) * sizeof(float));
+    gf_model_free(back);
+    gf_model_free(m);
+}
+
+/* The whole model's gradient through the head, with padding, against central differences: the head's own
+ * tensors, the mixer's and the embedding; and the padding mask reaches the head. */
+static void test_head_gradients(void **state) {
+    (void)state;
+    enum { B = 3, T = 5 };
+    int32_t in[B * T], tg[B];
+    uint8_t mask[B * T];
+    last_batch(in, tg, mask, B, T, 11);
+    gf_model *m = last_model();
+    const gf_batch batch = {.B = B, .T = T, .ids = in, .targets = tg, .n_targets = B, .mask = mask};
+    float loss;
+    if (gf_model_forward_batch(m, &batch, &loss)) fail_msg("forward: %s", gf_last_error());
+    gf_model_zero_grad(m);
+    gf_model_backward(m);
+    const char *names[] = {"last_head.weight", "last_head.bias", "blocks.0.mix.qkv.weight", "tok_emb.weight"};
+    int checked = 0;
+    for (int i = 0; i < 4; i++) {
+        const gf_tensor_info *t = gf_model_find_tensor(m, names[i]);
+        if (!t) fail_msg("no tensor %s", names[i]);
+        for (int64_t k = 0; k < t->numel; k += t->numel / 7 + 1) {
+            const float x0 = t->data[k], h = 1e-2f;
+            float lp, lm;
+            t->data[k] = x0 + h;
+            gf_model_forward_batch(m, &batch, &lp);
+            t->data[k] = x0 - h;
+            gf_model_forward_batch(m, &batch, &lm);
+            t->data[k] = x0;
+            const double fd = ((double)lp - lm) / (2.0 * h);
+            if (fabs(fd - t->grad[k]) > 2e-3 + 2e-2 * fabs(fd))
+                fail_msg("%s[%lld]: gradient %.6g, finite differences %.6g", names[i], (long long)k, (double)t->grad[k], fd);
+            checked += fabs(fd) > 1e-4;
+        }
+    }
+    if (checked < 8) fail_msg("only %d of the checked gradients are not ~0: the check proves little", checked);
+    /* the mask reaches the head: a padded row's logits are those of the row cut to its real positions */
+    float padded[B * 3];
+    gf_model_forward_batch(m, &batch, NULL);
+    memcpy(padded, gf_model_logits(m), sizeof padded);
+    for (int64_t b = 1; b < B; b++) {
+        const int64_t n = T - b % 3;
+        if (gf_model_forward(m, in + b * T, NULL, 1, n, NULL)) fail_msg("forward: %s", gf_last_error());
+        for (int k = 0; k < 3; k++)
+            if (fabsf(gf_model_logits(m)[k] - padded[b * 3 + k]) > 1e-5f)
+                fail_msg("row %lld, %lld real positions: logit %d is %g padded, %g cut", (long long)b, (long long)n, k,
+                         padded[b * 3 + k], gf_model_logits(m)[k]);
+    }
+    gf_model_free(m);
+}
+
+/* Every built-in table passes the check gf_mixer_register / gf_head_register run on a new one (a built-in
+ * that would be refused at run time fails here), and so do the two this file added. */
+static void test_builtins_pass_the_checks(void **state) {
+    (void)state;
+    for (int i = 0; i < gf_mixer_count(); i++)
+        if (gf_mixer_check_at(i)) fail_msg("mixer %d (%s): %s", i, gf_mixer_at(i)->name, gf_last_error());
+    for (int i = 0; i < gf_head_count(); i++)
+        if (gf_head_check_at(i)) fail_msg("head %d (%s): %s", i, gf_head_at(i)->name, gf_last_error());
+    assert_true(gf_mixer_count() >= 3 && gf_head_count() >= 3); /* the built-ins, shift and last */
+    assert_int_not_equal(gf_mixer_check_at(gf_mixer_count()), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register),
@@ -288,6 +617,11 @@ int main(void) {
         cmocka_unit_test(test_trains),
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_stream_and_checkpoint),
+        cmocka_unit_test(test_head_register),
+        cmocka_unit_test(test_head_config),
+        cmocka_unit_test(test_head_trains),
+        cmocka_unit_test(test_head_gradients),
+        cmocka_unit_test(test_builtins_pass_the_checks),
     };
     return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/schema.h"
+#include "plugin/schema.h"
 #include "tasks/task.h"
 #include "testlib.h"
 

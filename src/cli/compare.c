@@ -13,7 +13,6 @@
 #include "cli/backbone.h"
 #include "cli/run.h"
 #include "io/file.h"
-#include "model/schema.h"
 
 /* ---- compare ---------------------------------------------------------------------------------------------- */
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model/schema.h"
 
 const gf_task_ops *cli_task_find(const char *name, const char *cmd) {
     const gf_task_ops *t = gf_task_find(name);

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-/* Record a formatted message as this thread's last error. Always returns -1 (for `return gf_fail(...)`). */
-int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include "grassflow.h" /* gf_fail: record a formatted message as this thread's last error, return -1 (public:
+                        * plug-ins report with it too) */
 /* Append more text to the last error (for context such as "while loading FILE"). */
 void gf_fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gf_clear_error(void);

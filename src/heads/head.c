@@ -1,10 +1,12 @@
-/* The head registry: the built-in heads (one line each) and those registered at run time. */
+/* The head registry: the built-in heads (one line each) and those registered at run time. Every table,
+ * built-in or added, passes the same check (gf_head_ops_check, plugin/plugin.c): gf_head_register runs it
+ * before adding one, tests/test_plugin.c runs it on each built-in (gf_head_check_at). */
 #include "heads/head.h"
 
 #include <string.h>
 
 #include "core/error.h"
-#include "core/registry.h"
+#include "plugin/registry.h"
 
 extern const gf_head_ops gf_head_lm;
 extern const gf_head_ops gf_head_classify;
@@ -28,13 +30,12 @@ const gf_head_ops *gf_head_find(const char *name) {
 const gf_head_ops *gf_config_head(const gf_config *cfg) { return gf_head_find(cfg->task[0] ? cfg->task : "lm"); }
 
 int gf_head_register(const gf_head_ops *ops) {
-    if (!ops) return gf_fail("gf_head_register: no head given");
-    const gf_plugin_desc d = {"gf_head_register", "head", ops->name, ops->version, GF_HEAD_OPS_VERSION,
-                              GF_MIXER_NAME_MAX, ops->config_size, GF_HEAD_CONFIG_BYTES, ops->keys, ops->n_keys};
-    if (gf_plugin_check(&d)) return -1;
-    if (!ops->target_count || !ops->param_specs || !ops->out_floats || !ops->saved_floats || !ops->n_outputs ||
-        !ops->forward || !ops->backward)
-        return gf_fail("gf_head_register: head \"%s\" lacks a function", ops->name);
-    if (gf_head_find(ops->name)) return gf_fail("gf_head_register: a head called \"%s\" exists already", ops->name);
+    if (gf_head_ops_check(ops, "gf_head_register", &g_heads, gf_head_count())) return -1;
     return gf_registry_add(&g_heads, ops, "heads (gf_head_register)");
+}
+
+int gf_head_check_at(int i) {
+    if (i < 0 || i >= gf_head_count()) return gf_fail("gf_head_check_at: no head %d (%d registered)", i, gf_head_count());
+    return gf_head_ops_check(gf_head_at(i), i < g_heads.n_builtin ? "built-in head (src/heads/head.c)" : "gf_head_register",
+                             &g_heads, i);
 }

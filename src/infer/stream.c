@@ -1,5 +1,5 @@
 /* Streaming inference: one token per call, each layer carrying only what its mixer needs from the past
- * (mixers/mixer.h: state_floats, step). Each block runs through the same interpreter as the batch forward
+ * (gf_mixer_ops in grassflow.h: state_floats, step). Each block runs through the same interpreter as the batch forward
  * (model/block.h) over one row, with the mixer's step in place of its forward and no dropout;
  * tests/test_stream.c holds every position's logits to gf_model_forward on the same prefix. */
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* The mixer registry: the built-in mixers (one line each) and those registered at run time. */
+/* The mixer registry: the built-in mixers (one line each) and those registered at run time. Every table,
+ * built-in or added, passes the same check (gf_mixer_ops_check, plugin/plugin.c): gf_mixer_register runs it
+ * before adding one, tests/test_plugin.c runs it on each built-in (gf_mixer_check_at). */
 #include "mixers/mixer.h"
 
 #include <stdio.h>
@@ -6,7 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/registry.h"
+#include "plugin/registry.h"
 
 extern const gf_mixer_ops gf_mixer_grassmann;
 extern const gf_mixer_ops gf_mixer_attention;
@@ -33,20 +35,14 @@ const gf_mixer_ops *gf_mixer_find(const char *name) {
 const gf_mixer_ops *gf_layer_mixer(const gf_config *cfg, int l) { return gf_mixer_find(cfg->layers[l].mixer); }
 
 int gf_mixer_register(const gf_mixer_ops *ops) {
-    if (!ops) return gf_fail("gf_mixer_register: no mixer given");
-    const gf_plugin_desc d = {"gf_mixer_register", "mixer", ops->name, ops->version, GF_MIXER_OPS_VERSION,
-                              GF_MIXER_NAME_MAX, ops->config_size, GF_MIXER_CONFIG_BYTES, ops->keys, ops->n_keys};
-    if (gf_plugin_check(&d)) return -1;
-    if (!ops->param_specs || !ops->saved_floats || !ops->scratch_floats || !ops->forward || !ops->backward ||
-        (!ops->step) != (!ops->state_floats) || (!ops->step) != (!ops->step_scratch_floats))
-        return gf_fail("gf_mixer_register: mixer \"%s\" lacks a function (param_specs, saved_floats, "
-                       "scratch_floats, forward and backward are required; step, state_floats and "
-                       "step_scratch_floats go together)", ops->name);
-    char letter[2] = {ops->letter, 0};
-    if (gf_mixer_find(ops->name) || (ops->letter && gf_mixer_find(letter)))
-        return gf_fail("gf_mixer_register: a mixer called \"%s\" (or with letter '%c') is already registered",
-                       ops->name, ops->letter ? ops->letter : ' ');
+    if (gf_mixer_ops_check(ops, "gf_mixer_register", &g_mixers, gf_mixer_count())) return -1;
     return gf_registry_add(&g_mixers, ops, "mixers (gf_mixer_register)");
+}
+
+int gf_mixer_check_at(int i) {
+    if (i < 0 || i >= gf_mixer_count()) return gf_fail("gf_mixer_check_at: no mixer %d (%d registered)", i, gf_mixer_count());
+    return gf_mixer_ops_check(gf_mixer_at(i), i < g_mixers.n_builtin ? "built-in mixer (src/mixers/mixer.c)" : "gf_mixer_register",
+                              &g_mixers, i);
 }
 
 void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops) {
@@ -74,14 +70,4 @@ char *gf_mixer_describe(const char *name) {
     if (m->n_keys == 0) snprintf(buf + strlen(buf), size - strlen(buf), "    (none)\n");
     gf_key_help(m->keys, m->n_keys, buf, size);
     return buf;
-}
-
-void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t rows, int64_t cols,
-                       gf_init_kind init) {
-    snprintf(s->name, sizeof s->name, "%s", name);
-    s->ndim = ndim;
-    s->shape[0] = rows;
-    s->shape[1] = cols;
-    s->init = init;
-    s->buffer = false;
 }

@@ -1,4 +1,4 @@
-/* The config and its JSON form: the model's keys (a key table, model/schema.h), the layers with their
+/* The config and its JSON form: the model's keys (a key table, plugin/schema.h), the layers with their
  * mixers' own keys, validation, printing, files. `--set` is in config_set.c.
  *
  * The JSON form (format 2):

@@ -6,7 +6,7 @@
 
 #include "grassflow.h"
 #include "mixers/mixer.h"
-#include "model/schema.h"
+#include "plugin/schema.h"
 
 /* The model's key table. */
 const gf_cfg_key *gf_config_keys(int *n);

@@ -24,6 +24,7 @@ int64_t gf_stack_ff(const gf_config *c, int k) { return k ? c->stacks[k - 1].d_f
 gf_norm gf_stack_norm(const gf_config *c, int k) { return k ? c->stacks[k - 1].norm : c->norm; }
 gf_direction gf_stack_direction(const gf_config *c, int k) { return k ? c->stacks[k - 1].direction : c->direction; }
 int64_t gf_config_out_dim(const gf_config *c) { return gf_stack_dim(c, c->n_stacks); }
+int64_t gf_layer_dim(const gf_config *c, int l) { return gf_stack_dim(c, gf_layer_stack(c, l)); }
 int64_t gf_stack_layers(const gf_config *c, int k) { return k ? c->stacks[k - 1].n_layer : c->n_layer; }
 
 /* ---- the "stacks" key: parsing, printing, checking ------------------------------------------------------ */

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "data/corpus.h"
-#include "model/schema.h"
+#include "plugin/schema.h"
 #include "tasks/task.h"
 
 typedef struct {

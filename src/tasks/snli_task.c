@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "data/nli_reader.h"
 #include "io/file.h"
-#include "model/schema.h"
+#include "plugin/schema.h"
 #include "sources/nli_source.h"
 #include "tasks/task.h"
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "core/registry.h"
-#include "model/schema.h"
+#include "plugin/registry.h"
+#include "plugin/schema.h"
 #include "tasks/task.h"
 
 static const gf_task_ops *const BUILTIN[] = {&gf_task_lm, &gf_task_snli};

@@ -1,4 +1,5 @@
-#include "core/registry.h"
+/* The plug-in registries' store (plugin/registry.h): built-ins first, then those added. */
+#include "plugin/registry.h"
 
 #include "core/error.h"
 
@@ -10,7 +11,7 @@ const void *gf_registry_at(const gf_registry *r, int i) {
 }
 
 int gf_registry_add(gf_registry *r, const void *p, const char *what) {
-    if (r->n_extra == GF_REGISTRY_EXTRA) return gf_fail("at most %d %s can be added", GF_REGISTRY_EXTRA, what);
+    if (r->n_extra == GF_PLUGIN_MAX_ADDED) return gf_fail("at most %d %s can be added", GF_PLUGIN_MAX_ADDED, what);
     r->extra[r->n_extra++] = p;
     return 0;
 }

@@ -1,5 +1,5 @@
-/* The one parser, printer and help writer of config keys (model/schema.h). */
-#include "model/schema.h"
+/* The one parser, printer and help writer of config keys (plugin/schema.h). */
+#include "plugin/schema.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -120,20 +120,6 @@ int gf_keys_check(const gf_cfg_key *keys, int n, size_t config_size, const char 
         if (rc) return gf_fail("%s: the default of key %s (%s) is not a valid value", who, k->name, k->def);
     }
     return 0;
-}
-
-int gf_plugin_check(const gf_plugin_desc *d) {
-    if (!d->name || !d->name[0] || strlen(d->name) >= (size_t)d->name_max)
-        return gf_fail("%s: a %s needs a name of 1 to %d characters", d->fn, d->kind, d->name_max - 1);
-    if (d->version < 1 || d->version > d->max_version)
-        return gf_fail("%s: %s \"%s\" declares interface version %d; this grassflow knows 1 to %d", d->fn, d->kind,
-                       d->name, d->version, d->max_version);
-    if (d->config_size > d->config_max)
-        return gf_fail("%s: %s \"%s\" has a %zu-byte config; at most %zu fit", d->fn, d->kind, d->name,
-                       d->config_size, d->config_max);
-    char who[96];
-    snprintf(who, sizeof who, "%s: %s \"%s\"", d->fn, d->kind, d->name);
-    return gf_keys_check(d->keys, d->n_keys, d->config_size, who);
 }
 
 void gf_keys_default(const gf_cfg_key *keys, int n, void *base) {
