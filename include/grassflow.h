@@ -1143,6 +1143,24 @@ int gf_task_recipe_from_json(const char *json, const char *source, gf_task_recip
 /* The environment that reads r's data (fixed NULL, every split, cache per the arguments). */
 gf_task_env gf_task_recipe_env(const gf_task_recipe *r, const char *data_dir, const char *cache_dir);
 
+/* A saved run (DIR/state.safetensors) as a resume needs it: the model's config, the trainer's recipe (its
+ * out_dir: DIR), the task's recipe stored beside it, the tokenizer (NULL: the run reads no text) and the
+ * tensors the run froze (a JSON list of names; NULL: none). */
+typedef struct gf_run_info {
+    gf_config config;
+    gf_train_opts train;
+    gf_task_recipe task;
+    gf_tokenizer *tokenizer;
+    char *frozen_json;
+} gf_run_info;
+/* Read it; 0, or -1 (gf_last_error names the file and what is wrong). gf_run_info_free releases it. */
+int gf_run_read(const char *dir, gf_run_info *info);
+void gf_run_info_free(gf_run_info *info);
+/* The run's model as gf_train(..., resume = true) takes it: built from its config, initialised with its seed
+ * (the state's weights replace these), and what the run froze frozen again (by name, before the optimizer
+ * exists). NULL (gf_last_error) on failure. */
+gf_model *gf_run_model(const gf_run_info *info);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

@@ -457,6 +457,57 @@ static void test_train_resume(void **state) {
     lm_data_free(&d);
 }
 
+/* A saved run read back (gf_run_read): its config, the trainer's recipe (out_dir the folder), the task's
+ * recipe stored beside it (made_from_json), its tokenizer, and the tensors it froze; gf_run_model rebuilds
+ * the model with those frozen again, and a resume from it ends where an uninterrupted run does. */
+static void test_run_read(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", NULL};
+    gf_model *ref = tl_make_model("grassmann-tiny", sets, 4), *cut = tl_make_model("grassmann-tiny", sets, 4);
+    assert_true(gf_model_freeze(ref, "blocks.0.") > 0 && gf_model_freeze(cut, "blocks.0.") > 0);
+    gf_train_opts o;
+    run_opts(&o, "straight-frozen", 10);
+    if (gf_train(ref, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("straight: %s", gf_last_error());
+    run_opts(&o, "cut-frozen", 10);
+    o.stop_at = 4;
+    o.made_from_json = "{\"task\": \"lm\", \"corpus\": \"ids\", \"model\": \"grassmann-tiny\", \"seq_len\": 8}";
+    gf_tokenizer *bytes = gf_tokenizer_bytes();
+    char *tj = gf_tokenizer_to_json(bytes);
+    o.tokenizer_json = tj;
+    if (gf_train(cut, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("cut: %s", gf_last_error());
+    gf_model_free(cut);
+    gf_run_info info;
+    if (gf_run_read(tl_tmp_path("cut-frozen"), &info)) fail_msg("read: %s", gf_last_error());
+    assert_string_equal(info.train.out_dir, tl_tmp_path("cut-frozen"));
+    assert_int_equal(info.train.steps, 10);
+    assert_ptr_equal(info.task.task, gf_task_find("lm"));
+    assert_string_equal(info.task.corpus, "ids");
+    char *sl = gf_task_option_get(&info.task, "seq_len");
+    assert_string_equal(sl, "8");
+    free(sl);
+    assert_non_null(info.tokenizer);
+    assert_int_equal(gf_tokenizer_vocab_size(info.tokenizer), 256);
+    assert_non_null(info.frozen_json);
+    cut = gf_run_model(&info);
+    if (!cut) fail_msg("model: %s", gf_last_error());
+    assert_int_equal(gf_model_num_trainable(cut), gf_model_num_trainable(ref));
+    info.train.tokenizer_json = tj;
+    gf_train_result res;
+    if (gf_train(cut, d.train, d.valid, &info.train, true, NULL, NULL, &res)) fail_msg("resume: %s", gf_last_error());
+    assert_int_equal(res.steps, 10);
+    assert_memory_equal(gf_model_params(ref), gf_model_params(cut), (size_t)gf_model_num_params(ref) * sizeof(float));
+    gf_run_info_free(&info);
+    assert_int_not_equal(gf_run_read(tl_tmp_path("no-such-run"), &info), 0);
+    assert_non_null(strstr(gf_last_error(), "state.safetensors"));
+    free(tj);
+    gf_tokenizer_free(bytes);
+    gf_model_free(ref);
+    gf_model_free(cut);
+    lm_data_free(&d);
+}
+
 /* A new run in a folder that holds a run is refused, naming what is there, and leaves it as it was;
  * with overwrite it starts again there. */
 static void test_train_refuses_a_run(void **state) {
@@ -646,6 +697,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_step_nonfinite, pool_teardown),
         cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
+        cmocka_unit_test_teardown(test_run_read, pool_teardown),
         cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
         cmocka_unit_test_teardown(test_resume_data_changed, pool_teardown),
         cmocka_unit_test_teardown(test_fill_zeroed, pool_teardown),

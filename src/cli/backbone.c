@@ -99,18 +99,3 @@ int cli_backbone_load_weights(gf_model *m, const char *ckpt, bool freeze) {
     fprintf(stderr, "grassflow: %d tensors from the backbone %s%s\n", n, ckpt, freeze ? ", frozen" : ", fine-tuned");
     return EXIT_OK;
 }
-
-int cli_refreeze(gf_model *m, const char *frozen_json) {
-    cJSON *a = cJSON_Parse(frozen_json);
-    int rc = cJSON_IsArray(a) ? EXIT_OK : cli_error("the saved state's list of frozen tensors is not a JSON array");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, a) {
-        if (rc) break;
-        if (!cJSON_IsString(it) || !gf_model_find_tensor(m, it->valuestring))
-            rc = cli_error("the saved state freezes a tensor this model does not have");
-        else if (gf_model_freeze(m, it->valuestring) < 0)
-            rc = cli_error("%s", gf_last_error());
-    }
-    cJSON_Delete(a);
-    return rc;
-}

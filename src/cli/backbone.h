@@ -14,7 +14,5 @@
 int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok);
 /* Copy the backbone's embeddings and blocks into m; freeze them if asked. */
 int cli_backbone_load_weights(gf_model *m, const char *ckpt, bool freeze);
-/* Freeze again what a saved state froze (its "frozen" metadata: a JSON array of tensor names). */
-int cli_refreeze(gf_model *m, const char *frozen_json);
 
 #endif

@@ -201,34 +201,17 @@ void catch_signals(void) {
 /* ---- one training run ----------------------------------------------------------------------------- */
 
 /* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at and --accept-changed-data
- * are kept from r). A run of a task that reads no text has no tokenizer (*saved_tok NULL). */
-static int resume_recipe(recipe *r, const char *resume_dir, gf_config *cfg, gf_tokenizer **saved_tok) {
-    char path[GF_PATH_MAX];
+ * are kept from r); *info: what the library read (the model is rebuilt from it). */
+static int resume_recipe(recipe *r, const char *resume_dir, gf_run_info *info) {
     int rc = cli_copy_arg("train", "--resume", resume_dir, r->o.out_dir, sizeof r->o.out_dir);
     if (rc) return rc;
-    if (gf_path_join(path, sizeof path, resume_dir, "state.safetensors")) return cli_error("--resume: %s", gf_last_error());
-    gf_st_file *f = gf_st_read(path);
-    if (!f) return cli_error("%s\nHINT: --resume takes the --out directory of an earlier run", gf_last_error());
-    char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
-    r->frozen = gf_st_metadata(f, "frozen"); /* absent: nothing frozen */
-    if (!cj || !rj) {
-        free(cj), free(rj), free(tj), gf_st_free(f);
-        return cli_error("%s: cannot resume: it has no config or training recipe (metadata \"config\", \"train\")",
-                         path);
-    }
-    int bad = gf_config_from_json(cj, path, cfg);
+    if (gf_run_read(resume_dir, info)) return cli_error("%s", gf_last_error());
     const int64_t stop_at = r->o.stop_at;
     const bool accept = r->o.accept_changed_data;
-    if (!bad) bad = gf_train_opts_from_json(rj, path, &r->o) || gf_task_recipe_from_json(rj, path, &r->t);
-    if (!bad && tj) bad = !(*saved_tok = gf_tokenizer_from_json(tj, path));
+    r->o = info->train;
+    r->t = info->task;
     r->o.stop_at = stop_at;
     r->o.accept_changed_data = accept;
-    snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", resume_dir); /* fits: checked above */
-    free(cj);
-    free(rj);
-    free(tj);
-    gf_st_free(f);
-    if (bad) return cli_error("%s: cannot resume: %s", path, gf_last_error());
     return EXIT_OK;
 }
 
@@ -361,23 +344,29 @@ done:
     return rc;
 }
 
+/* The model of a new run: its config made the task's, initialised, a backbone's weights copied in. */
+static int new_model(const cli_model_opts *mo, recipe *r, const void *data, gf_config *cfg, gf_model **m) {
+    int rc = new_run_config(mo, r, data, cfg);
+    if (!rc && !(*m = gf_model_create(cfg))) rc = cli_error("%s", gf_last_error());
+    if (rc) return rc;
+    gf_model_init(*m, r->o.seed);
+    return r->backbone ? cli_backbone_load_weights(*m, r->backbone, r->freeze_backbone) : EXIT_OK;
+}
+
 int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
         run_summary *sum) {
     void *data = NULL;
     gf_model *m = NULL;
-    gf_tokenizer *saved_tok = NULL;
+    gf_tokenizer *backbone_tok = NULL;
+    gf_run_info info = {0};
     gf_config cfg;
-    int rc = resume_dir    ? resume_recipe(r, resume_dir, &cfg, &saved_tok)
-             : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &saved_tok)
+    int rc = resume_dir    ? resume_recipe(r, resume_dir, &info)
+             : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &backbone_tok)
                            : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
     const gf_task_ops *task = r->t.task;
-    if (!rc) rc = load_data(r, saved_tok, &data);
-    if (!rc && !resume_dir) rc = new_run_config(mo, r, data, &cfg);
-    if (!rc && !(m = gf_model_create(&cfg))) rc = cli_error("%s", gf_last_error());
-    if (rc) goto done;
-    gf_model_init(m, r->o.seed);
-    if (!resume_dir && r->backbone) rc = cli_backbone_load_weights(m, r->backbone, r->freeze_backbone);
-    if (resume_dir && r->frozen) rc = cli_refreeze(m, r->frozen);
+    if (!rc) rc = load_data(r, resume_dir ? info.tokenizer : backbone_tok, &data);
+    if (!rc && resume_dir && !(m = gf_run_model(&info))) rc = cli_error("%s", gf_last_error());
+    if (!rc && !resume_dir) rc = new_model(mo, r, data, &cfg, &m);
     if (rc) goto done;
     gf_train_result res;
     if ((rc = train_on(m, r, data, resume_dir != NULL, label, &res))) goto done;
@@ -389,9 +378,8 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
 done:
     gf_model_free(m);
     if (data) task->free(data);
-    gf_tokenizer_free(saved_tok);
-    free(r->frozen);
-    r->frozen = NULL;
+    gf_tokenizer_free(backbone_tok);
+    gf_run_info_free(&info);
     return rc;
 }
 

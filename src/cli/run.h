@@ -69,7 +69,6 @@ typedef struct recipe {
     int n_recipe_flags;
     const char *backbone, *head; /* a new run on a pretrained checkpoint: its blocks under the head stack */
     int freeze_backbone;
-    char *frozen;     /* resuming: the saved state's frozen tensors (JSON list), or NULL */
 } recipe;
 
 void recipe_init(recipe *r);

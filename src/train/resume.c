@@ -1,0 +1,85 @@
+/* A saved run read back for --resume: what its state says (config, the trainer's and the task's recipe, the
+ * tokenizer, the tensors it froze), and its model rebuilt with those tensors frozen again. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/file.h"
+#include "train/trainer.h"
+
+void gf_run_info_free(gf_run_info *info) {
+    if (!info) return;
+    gf_tokenizer_free(info->tokenizer);
+    free(info->frozen_json);
+    info->tokenizer = NULL;
+    info->frozen_json = NULL;
+}
+
+/* The metadata of state file f into info; 0 or -1 naming path. */
+static int read_meta(const gf_st_file *f, const char *path, gf_run_info *info) {
+    char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
+    int rc = !cj || !rj ? gf_fail("%s: cannot resume: it has no config or training recipe (metadata \"config\", "
+                                  "\"train\")", path)
+                        : 0;
+    if (!rc) rc = gf_config_from_json(cj, path, &info->config);
+    if (!rc) rc = gf_train_opts_from_json(rj, path, &info->train);
+    if (!rc) rc = gf_task_recipe_from_json(rj, path, &info->task);
+    if (!rc && tj && !(info->tokenizer = gf_tokenizer_from_json(tj, path))) rc = -1;
+    if (!rc) info->frozen_json = gf_st_metadata(f, "frozen"); /* absent: nothing frozen */
+    free(cj);
+    free(rj);
+    free(tj);
+    return rc;
+}
+
+int gf_run_read(const char *dir, gf_run_info *info) {
+    memset(info, 0, sizeof *info);
+    char path[GF_PATH_MAX];
+    if (strlen(dir) >= sizeof info->train.out_dir)
+        return gf_fail("run folder %.200s...: longer than %d bytes", dir, GF_PATH_MAX - 1);
+    if (gf_path_join(path, sizeof path, dir, "state.safetensors")) return -1;
+    gf_st_file *f = gf_st_read(path);
+    if (!f) {
+        gf_fail_context("\nHINT: a run folder is the --out directory of an earlier run");
+        return -1;
+    }
+    int rc = read_meta(f, path, info);
+    gf_st_free(f);
+    if (rc) {
+        char why[2048]; /* gf_fail must not read the buffer it writes */
+        snprintf(why, sizeof why, "%s", gf_last_error());
+        gf_run_info_free(info);
+        return strncmp(why, path, strlen(path)) ? gf_fail("%s: cannot resume: %s", path, why) : gf_fail("%s", why);
+    }
+    snprintf(info->train.out_dir, sizeof info->train.out_dir, "%s", dir); /* fits: checked above */
+    return 0;
+}
+
+/* Freeze again each tensor of the JSON list (what the saved state froze). */
+static int refreeze(gf_model *m, const char *frozen_json) {
+    cJSON *a = cJSON_Parse(frozen_json);
+    int rc = cJSON_IsArray(a) ? 0 : gf_fail("the saved state's list of frozen tensors is not a JSON array");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, a) {
+        if (rc) break;
+        if (!cJSON_IsString(it) || !gf_model_find_tensor(m, it->valuestring))
+            rc = gf_fail("the saved state freezes a tensor this model does not have");
+        else if (gf_model_freeze(m, it->valuestring) < 0)
+            rc = -1;
+    }
+    cJSON_Delete(a);
+    return rc;
+}
+
+gf_model *gf_run_model(const gf_run_info *info) {
+    gf_model *m = gf_model_create(&info->config);
+    if (!m) return NULL;
+    gf_model_init(m, info->train.seed);
+    if (info->frozen_json && refreeze(m, info->frozen_json)) {
+        gf_model_free(m);
+        return NULL;
+    }
+    return m;
+}
