@@ -31,6 +31,7 @@ R=(--model grassmann-tiny --task vectors --corpus "$tmp/vec" --dim 3 --batch 16 
 echo "task_plugin: train, eval, resume"
 expect 0 "train --task vectors (a task the command does not name)" "$GF" train "${R[@]}" --steps 30 --out "$tmp/a"
 grep -q 'vectors' "$tmp/err" && grep -q 'sequences of float vectors' <("$GF" train --help) && pass "train --help lists the task and its option" || fail "train --help: $("$GF" train --help | tail -5)"
+"$GF" info --tasks | grep -Eq '^    vectors +sequences of float vectors' && "$GF" info --tasks | grep -q -- '--dim ' && pass "info --tasks lists the added task and its option" || fail "info --tasks: $("$GF" info --tasks)"
 acc=$(sed -n 's/.*test accuracy \([0-9.]*\).*/\1/p' "$tmp/out")
 $PY -c "import sys; sys.exit(0 if float('$acc') >= 0.8 else 1)" && pass "it learns the task: test accuracy $acc" || fail "test accuracy '$acc': $(cat "$tmp/out")"
 grep -q 'seq/s' "$tmp/out" && pass "the summary counts in the task's unit (seq/s)" || fail "summary: $(cat "$tmp/out")"

@@ -5,14 +5,16 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/task.h"
 
 static void help(void) {
     printf("usage: grassflow info (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... [--json]\n"
-           "       grassflow info --mixers\n\n"
+           "       grassflow info --mixers | --tasks\n\n"
            "Print the config and the parameter count of a model.\n\n" CLI_MODEL_HELP
            "  --json              one JSON object: {\"config\": {...}, \"params\": N}\n"
            "  --tensors           also list every tensor with its shape\n"
-           "  --mixers            list the mixers a layer can have, each with its keys, ranges and defaults\n");
+           "  --mixers            list the mixers a layer can have, each with its keys, ranges and defaults\n"
+           "  --tasks             list the tasks train, eval and compare know, each with its options\n");
 }
 
 /* Every registered mixer with its help and keys. */
@@ -42,7 +44,7 @@ static void commas(char *buf, size_t n, int64_t v) {
 int cmd_info(int argc, char **argv) {
     static const struct option longopts[] = {
         CLI_MODEL_LONGOPTS, {"json", no_argument, 0, OPT_JSON}, {"tensors", no_argument, 0, 't'},
-        {"mixers", no_argument, 0, 'M'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"mixers", no_argument, 0, 'M'}, {"tasks", no_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     int json = 0, tensors = 0, opt;
     optind = 1;
@@ -53,6 +55,7 @@ int cmd_info(int argc, char **argv) {
         if (opt == OPT_JSON) json = 1;
         else if (opt == 't') tensors = 1;
         else if (opt == 'M') return list_mixers();
+        else if (opt == 'T') { cli_task_help(); return EXIT_OK; }
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("info", "unknown option");
     }
