@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/eval_classify.h"
-#include "cli/task.h"
+#include "cli/task_flags.h"
 #include "core/mem.h"
 #include "io/json_out.h"
 

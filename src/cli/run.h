@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 #include "cli/cli.h"
-#include "cli/task.h"
+#include "cli/task_flags.h"
 
 #define RECIPE_HELP                                                                                        \
     "  --task T            the task (default lm; the list below): what the examples are and how a model is\n" \

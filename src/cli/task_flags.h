@@ -1,8 +1,8 @@
 /* The tasks on the command line (the tasks themselves are plug-ins of the library: gf_task_ops): --task, the
  * flags of each task's options (its key table's names with '-' for '_': --seq-len, --max-sent), and the
  * command-line flags that only tasks of one metric have a use for. No task is named here. */
-#ifndef GF_CLI_TASK_H
-#define GF_CLI_TASK_H
+#ifndef GF_CLI_TASK_FLAGS_H
+#define GF_CLI_TASK_FLAGS_H
 
 #include <getopt.h>
 #include <stdbool.h>
