@@ -92,9 +92,11 @@ typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2 } gf_p
 /* causal: position t sees positions <= t (language models); bidirectional: both sides (encoders) */
 typedef enum { GF_CAUSAL = 0, GF_BIDIRECTIONAL = 1 } gf_direction;
 
-/* The config format this version writes ("format" in the JSON form). Format 1 (grassflow 0.1: flat
- * keys, every key given) is still read. */
-#define GF_CONFIG_FORMAT 2
+/* The config format this version writes ("format" in the JSON form). Format 3 names the head's kind inside
+ * the head's object ("head": {"kind": "classify", "n_classes": 3}); format 2 called it "task" at the top
+ * ("task": "classify", "lm" for next_token), and format 1 (grassflow 0.1: flat keys, every key given) had
+ * none. Both are still read, and "task" is still taken as the kind's old spelling. */
+#define GF_CONFIG_FORMAT 3
 #define GF_MIXER_NAME_MAX 24
 #define GF_MIXER_CONFIG_BYTES 232
 #define GF_HEAD_CONFIG_BYTES 128
@@ -128,7 +130,8 @@ typedef enum { GF_INPUT_TOKENS = 0, GF_INPUT_VECTORS = 1 } gf_input_kind;
 
 typedef struct gf_config {
     int format;                          /* GF_CONFIG_FORMAT */
-    char task[GF_MIXER_NAME_MAX];        /* the head: "lm" (next token), "classify" (one label per sequence) */
+    char head_kind[GF_MIXER_NAME_MAX];   /* the head: "next_token" (logits over the vocabulary at every
+                                          * position), "classify" (one label per sequence), or a registered one */
     union {
         unsigned char bytes[GF_HEAD_CONFIG_BYTES];
         int64_t align_i;

@@ -302,24 +302,24 @@ want="--max-sent does not apply to one --text"; expect 2 "features: --max-sent w
 want="--seed does not apply with --temperature 0"; expect 2 "generate: --seed with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --seed 3
 want="--top-k does not apply with --temperature 0"; expect 2 "generate: --top-k with greedy decoding" "$GF" generate --ckpt "$tmp/gw/last.safetensors" --temperature 0 --top-k 5
 "$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=3 --vocab 30522 --set max_len=128 --out "$tmp/cls.safetensors" >/dev/null
-"$GF" init --model grassmann-tiny --set task=classify --set head.n_classes=3 --out "$tmp/cls64.safetensors" >/dev/null
+"$GF" init --model grassmann-tiny --set head.kind=classify --set head.n_classes=3 --out "$tmp/cls64.safetensors" >/dev/null
 want=; expect 0 "eval of a classifier made by init (no recipe, no --task): scored as a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --split dev --json
 $PY -c "import json,sys; e=json.load(open('$tmp/out')); sys.exit(not (e['pairs'] == 64 and 'confusion' in e))" && pass "... its accuracy and confusion on the 64 pairs" || fail "classifier eval: $(head -c 300 "$tmp/out")"
 want="--seq-len does not apply to --task snli \(.*cls.safetensors is a classifier\)"; expect 2 "eval: --seq-len for a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --seq-len 8
 want="--stream does not apply to --task snli"; expect 2 "eval: --stream for a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli64" --stream
 want="--max-sent does not apply to --task lm \(the default\)"; expect 2 "eval: --max-sent for a language model" "$GF" eval --ckpt "$lm" --corpus tinyshakespeare --max-sent 8
 want="--max-sent does not apply to --task lm \(the task .*gw/last.safetensors was trained for\)"; expect 2 "... named as the task the checkpoint was trained for" "$GF" eval --ckpt "$tmp/gw/last.safetensors" --corpus "$tmp/small.txt" --max-sent 8
-want="--task lm: .*cls.safetensors is a classifier \(task classify, 3 classes\); it predicts labels"; expect 1 "eval --task lm of a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus tinyshakespeare --task lm
+want="--task lm: .*cls.safetensors is a classifier \(head classify, 3 classes\); it predicts labels"; expect 1 "eval --task lm of a classifier" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus tinyshakespeare --task lm
 want="--corpus tinyshakespeare holds no data of task snli .*cls.safetensors is a classifier"; expect 1 "eval of a classifier on a text corpus" "$GF" eval --ckpt "$tmp/cls.safetensors" --corpus tinyshakespeare
 want="--corpus snli holds the data of task snli .*a.safetensors is a language model"; expect 1 "eval of a language model on sentence pairs" "$GF" eval --ckpt "$lm" --corpus snli
 want="--task snli: .*a.safetensors is a language model; it predicts tokens"; expect 1 "eval --task snli of a language model" "$GF" eval --ckpt "$lm" --corpus snli --task snli
 want="cls64.safetensors has vocab_size 64 but the tokenizer of --task snli gives 30522"; expect 1 "eval of a classifier for another vocabulary" "$GF" eval --ckpt "$tmp/cls64.safetensors" --corpus "$tmp/snli64"
-want="cls.safetensors: score predicts each next token.*task is classify"; expect 1 "score of a classifier" "$GF" score --ckpt "$tmp/cls.safetensors" --tokens "$tmp/tok.txt"
-want="cls.safetensors: generate needs a language model.*task is classify"; expect 1 "generate from a classifier" "$GF" generate --ckpt "$tmp/cls.safetensors"
-want="--backbone .*cls.safetensors is a classifier \(task classify, 3 classes\), not a pretrained model"; expect 1 "a classifier as --backbone" "$GF" train --task snli --backbone "$tmp/cls.safetensors" --head $H --corpus "$tmp/snli64" --out "$tmp/x"
+want="cls.safetensors: score predicts each next token.*head is classify"; expect 1 "score of a classifier" "$GF" score --ckpt "$tmp/cls.safetensors" --tokens "$tmp/tok.txt"
+want="cls.safetensors: generate needs a language model.*head is classify"; expect 1 "generate from a classifier" "$GF" generate --ckpt "$tmp/cls.safetensors"
+want="--backbone .*cls.safetensors is a classifier \(head classify, 3 classes\), not a pretrained model"; expect 1 "a classifier as --backbone" "$GF" train --task snli --backbone "$tmp/cls.safetensors" --head $H --corpus "$tmp/snli64" --out "$tmp/x"
 
 echo "cli: --set is checked against the config the task builds, and reaches every stack"
-want="the model is set to vocab_size=30522 task=classify head.n_classes=3 direction=bidirectional segments=2"
+want="the model is set to vocab_size=30522 head.kind=classify head.n_classes=3 direction=bidirectional segments=2"
 expect 0 "train --task snli --set direction=bidirectional (a classifier's setting, not an LM's)" "$GF" train --task snli --model grassmann-tiny --set direction=bidirectional --set rank=8 --corpus "$tmp/snli64" --steps 1 --batch 4 --eval-every 0 --out "$tmp/setcls"
 $PY -c "
 import json, struct, sys

@@ -168,7 +168,7 @@ elif [ $rc = 0 ] && [ -n "$acc" ] && $PY -c "import sys; sys.exit(not float('$ac
 else
     fail "snli training: exit $rc, dev accuracy '$acc': $(tail -c 300 "$tmp/err")"
 fi
-grep -q "the model is set to vocab_size=30522 task=classify head.n_classes=3 direction=bidirectional segments=2" "$tmp/err" \
+grep -q "the model is set to vocab_size=30522 head.kind=classify head.n_classes=3 direction=bidirectional segments=2" "$tmp/err" \
     && pass "an LM preset becomes a bidirectional 3-way pair classifier, and says so" || fail "no note of the config change"
 "$GF" eval --ckpt "$tmp/run/best.safetensors" --corpus snli --split dev --json >"$tmp/eval.json" 2>"$tmp/err"
 $PY - "$tmp/eval.json" "$acc" <<'PYEOF' && pass "eval --json: the training run's dev accuracy, a confusion matrix that sums to 9,842 pairs" || fail "eval: $(cat "$tmp/eval.json" "$tmp/err")"

@@ -507,8 +507,7 @@ static void test_head_config(void **state) {
     assert_int_not_equal(gf_config_set(&c, "head.n_classes=1"), 0);
     assert_non_null(strstr(gf_last_error(), "n_classes"));
     char *j = gf_config_to_json(&c, false);
-    assert_non_null(strstr(j, "\"task\":\"last\""));
-    assert_non_null(strstr(j, "\"head\":{\"n_classes\":5}"));
+    assert_non_null(strstr(j, "\"head\":{\"kind\":\"last\",\"n_classes\":5}"));
     free(j);
     gf_model_free(m);
 }

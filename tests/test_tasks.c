@@ -425,7 +425,7 @@ static void test_set_paths(void **state) {
     assert_int_equal(c.direction, GF_BIDIRECTIONAL);
     assert_int_equal(gf_config_set(&c, "head.n_classes=5"), 0);
     v = gf_config_get(&c, "head");
-    assert_string_equal(v, "{\"n_classes\":5,\"pool\":\"mean\"}");
+    assert_string_equal(v, "{\"kind\":\"classify\",\"n_classes\":5,\"pool\":\"mean\"}");
     free(v);
     assert_int_not_equal(gf_config_set(&c, "head.classes=5"), 0);
     /* a file with format-2 keys but no "format" is format 2; a key both at the top and in a layer is refused */
@@ -548,7 +548,7 @@ static void test_stack_errors(void **state) {
                                              "\"d_ff\": 32, \"max_len\": 8, \"tie_head\": false, \"layers\": [\"attention\"], "
                                              "\"stacks\": [{\"name\": \"lm_head\", \"d_model\": 8, \"d_ff\": 8, "
                                              "\"n_layer\": 1, \"layers\": [\"attention\"]}]}", "t", &c), 0);
-    if (!strstr(gf_last_error(), "as the lm head's tensor lm_head.weight begins")) fail_msg("%s", gf_last_error());
+    if (!strstr(gf_last_error(), "as the next_token head's tensor lm_head.weight begins")) fail_msg("%s", gf_last_error());
     /* the JSON form round-trips */
     assert_int_equal(gf_config_from_json(STACKS_CLS, "t", &c), 0);
     char *j = gf_config_to_json(&c, false);

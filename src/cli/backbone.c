@@ -41,10 +41,10 @@ static cJSON *read_head(const char *path) {
 static int classifier_backbone(const char *ckpt, const gf_model *b) {
     struct stat st;
     if (gf_model_predicts_next_token(b) || stat(ckpt, &st) != 0 || !S_ISREG(st.st_mode)) return EXIT_OK;
-    return cli_error("--backbone %s is a classifier (task %s, %lld classes), not a pretrained model to put a head on\n"
+    return cli_error("--backbone %s is a classifier (head %s, %lld classes), not a pretrained model to put a head on\n"
                      "HINT: a language model from grassflow train (on the WordPiece vocabulary), or a Hugging Face "
                      "DistilBERT folder; to score the classifier itself: grassflow eval --ckpt %s", ckpt,
-                     gf_model_config(b)->task, (long long)gf_model_n_outputs(b), ckpt);
+                     gf_model_config(b)->head_kind, (long long)gf_model_n_outputs(b), ckpt);
 }
 
 int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok) {
@@ -68,9 +68,9 @@ int cli_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg,
     } else {
         cJSON_DeleteItemFromObject(o, "stacks");
         cJSON_DeleteItemFromObject(o, "head");
-        cJSON_ReplaceItemInObject(o, "task", cJSON_CreateString("classify"));
-        /* a placeholder: the run sets the task's own number of classes once its data is read */
-        cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"n_classes\": 2}"));
+        cJSON_DeleteItemFromObject(o, "task");
+        /* n_classes a placeholder: the run sets the task's own number of classes once its data is read */
+        cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"kind\": \"classify\", \"n_classes\": 2}"));
         cJSON *st = cJSON_AddArrayToObject(o, "stacks");
         cJSON_AddItemToArray(st, head);
         head = NULL;

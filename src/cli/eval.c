@@ -144,8 +144,8 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
                          "corpus (--task %s), or train a classifier: grassflow train --task %s", task->name, a->ckpt,
                          first_task("ppl"), task->name);
     if (ppl && !gf_model_predicts_next_token(m))
-        return cli_error("--task %s: %s is a classifier (task %s, %lld classes); it predicts labels, not tokens\nHINT: "
-                         "--task %s and its data", task->name, a->ckpt, gf_model_config(m)->task,
+        return cli_error("--task %s: %s is a classifier (head %s, %lld classes); it predicts labels, not tokens\nHINT: "
+                         "--task %s and its data", task->name, a->ckpt, gf_model_config(m)->head_kind,
                          (long long)gf_model_n_outputs(m), first_task("accuracy"));
     if (task->owns && !task->owns(a->corpus, cli_data_dir()))
         return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "

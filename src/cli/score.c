@@ -202,8 +202,8 @@ int cmd_score(int argc, char **argv) {
     gf_model *m = gf_model_load(ckpt);
     if (!m) return cli_error("%s", gf_last_error());
     if (!gf_model_predicts_next_token(m)) {
-        int rc = cli_error("%s: score predicts each next token, so it needs a language model (task lm); this "
-                           "checkpoint's task is %s", ckpt, gf_model_config(m)->task);
+        int rc = cli_error("%s: score predicts each next token, so it needs a language model (head next_token); "
+                           "this checkpoint's head is %s", ckpt, gf_model_config(m)->head_kind);
         gf_model_free(m);
         return rc;
     }

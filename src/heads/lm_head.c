@@ -54,7 +54,7 @@ static void lm_backward(const gf_head_call *c, const float *h, float *dh, float 
 
 const gf_head_ops gf_head_lm = {
     .version = GF_HEAD_OPS_VERSION,
-    .name = "lm",
+    .name = "next_token",
     .help = "next-token prediction: logits over the vocabulary at every position, cross-entropy of the next token",
     .check = lm_check,
     .direction = GF_CAUSAL,

@@ -1,8 +1,8 @@
 /* The config and its JSON form: the model's keys (a key table, plugin/schema.h), the layers with their
  * mixers' own keys, validation, printing, files. `--set` is in config_set.c.
  *
- * The JSON form (format 2):
- *   {"format": 2, "task": "lm", ["head": {that head's keys},] "input": "tokens", "d_input": 0, "vocab_size": V, "d_model": d, "n_layer": L, "d_ff": F, "max_len": M,
+ * The JSON form (format 3):
+ *   {"format": 3, "head": {"kind": "next_token", that head's keys}, "input": "tokens", "d_input": 0, "vocab_size": V, "d_model": d, "n_layer": L, "d_ff": F, "max_len": M,
  *    "norm": "pre", "tie_head": true, "gelu": "erf", "pos": "learned", "dropout": 0.1,
  *    "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1,2,4,8,12,16], ...}, ...]}
  * "layers" has one entry per layer, or one for all; an entry may be a bare mixer name (its defaults).
@@ -13,6 +13,7 @@
  *     else the mixer's defaults);
  *   - a mixer key at the top level ("rank": 16, "offsets": [[1],[2],...]): set in every layer whose
  *     mixer has it, one value for all or a list with one per layer;
+ *   - format 2 (grassflow 0.2): the head's kind as "task" at the top ("lm" for next_token), "head" its keys;
  *   - format 1 (grassflow 0.1, no "format" key): flat keys n_head, rank, offsets, mixers, plucker_eps,
  *     extra_proj, every key required unless "base" is given. Its checkpoints load unchanged. */
 #include <cjson/cJSON.h>
@@ -255,7 +256,7 @@ static int head_names_free(const gf_config *c, const gf_head_ops *h, const char 
 
 static int validate_head(const gf_config *c, const char *src) {
     const gf_head_ops *h = gf_config_head(c);
-    if (!h) return gf_fail("%s: unknown task \"%.*s\"", src, GF_MIXER_NAME_MAX, c->task);
+    if (!h) return gf_fail("%s: unknown head kind \"%.*s\"", src, GF_MIXER_NAME_MAX, c->head_kind);
     for (int i = 0; i < h->n_keys; i++) {
         char shown[96];
         snprintf(shown, sizeof shown, "head.%s", h->keys[i].name);
@@ -305,11 +306,9 @@ cJSON *gf_config_to_cjson(const gf_config *c) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "format", GF_CONFIG_FORMAT);
     const gf_head_ops *h = gf_config_head(c);
-    cJSON_AddStringToObject(o, "task", h ? h->name : c->task);
-    if (h && h->n_keys) {
-        cJSON *ho = cJSON_AddObjectToObject(o, "head");
-        for (int i = 0; i < h->n_keys; i++) gf_key_to_json(&h->keys[i], c->head.bytes, ho);
-    }
+    cJSON *ho = cJSON_AddObjectToObject(o, "head");
+    cJSON_AddStringToObject(ho, "kind", h ? h->name : c->head_kind);
+    for (int i = 0; h && i < h->n_keys; i++) gf_key_to_json(&h->keys[i], c->head.bytes, ho);
     for (int i = 0; i < N_KEYS; i++) gf_key_to_json(&KEYS[i], c, o);
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = 0; l < c->n_layer; l++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(c, l));

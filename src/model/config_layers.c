@@ -164,24 +164,36 @@ static void head_list(char *buf, size_t n) {
         snprintf(buf + strlen(buf), n - strlen(buf), "%s\"%s\"", i ? ", " : "", gf_head_at(i)->name);
 }
 
-int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_config *cfg) {
+/* The head's kind: "head": {"kind": ...} (format 3), or "task" (its name in formats 1 and 2). */
+static int head_kind(const cJSON *root, bool fresh, const char *src, const gf_config *cfg, const gf_head_ops **h) {
     const cJSON *task = cJSON_GetObjectItemCaseSensitive(root, "task"), *head = cJSON_GetObjectItemCaseSensitive(root, "head");
-    const char *name = task ? (cJSON_IsString(task) ? task->valuestring : "") : fresh ? "lm" : cfg->task;
-    const gf_head_ops *h = gf_head_find(name);
-    if (!h) {
-        char names[256];
-        head_list(names, sizeof names);
-        return gf_fail("%s: \"task\" must be one of %s", src, names);
-    }
-    if (strcmp(cfg->task, h->name) != 0) { /* a new task: its head's defaults */
+    const cJSON *kind = cJSON_IsObject(head) ? cJSON_GetObjectItemCaseSensitive(head, "kind") : NULL;
+    if (task && kind)
+        return gf_fail("%s: the head's kind is given twice, as \"task\" and as \"head\": {\"kind\"}\nHINT: give "
+                       "head.kind only (\"task\" is its name in config formats 1 and 2)", src);
+    const cJSON *k = kind ? kind : task;
+    const char *name = k ? (cJSON_IsString(k) ? k->valuestring : "") : fresh ? "next_token" : cfg->head_kind;
+    *h = gf_head_find(name);
+    if (*h) return 0;
+    char names[256];
+    head_list(names, sizeof names);
+    return gf_fail("%s: \"%s\" must be one of %s", src, kind ? "head.kind" : "task", names);
+}
+
+int gf_config_parse_head(const cJSON *root, bool fresh, const char *src, gf_config *cfg) {
+    const cJSON *head = cJSON_GetObjectItemCaseSensitive(root, "head");
+    const gf_head_ops *h;
+    if (head_kind(root, fresh, src, cfg, &h)) return -1;
+    if (strcmp(cfg->head_kind, h->name) != 0) { /* a new head: its defaults */
         memset(cfg->head.bytes, 0, sizeof cfg->head.bytes);
-        snprintf(cfg->task, sizeof cfg->task, "%s", h->name);
+        snprintf(cfg->head_kind, sizeof cfg->head_kind, "%s", h->name);
         gf_keys_default(h->keys, h->n_keys, cfg->head.bytes);
         if (!cJSON_GetObjectItemCaseSensitive(root, "direction")) cfg->direction = h->direction;
     }
     if (head && !cJSON_IsObject(head))
         return gf_fail("%s: \"head\" must be an object of the %s head's keys", src, h->name);
     for (const cJSON *it = head ? head->child : NULL; it; it = it->next) {
+        if (!strcmp(it->string, "kind")) continue;
         const gf_cfg_key *k = gf_key_find(h->keys, h->n_keys, it->string);
         char shown[96];
         snprintf(shown, sizeof shown, "head.%s", it->string);

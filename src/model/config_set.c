@@ -132,16 +132,20 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
         }
         return 0;
     }
+    if (!strcmp(key, "task") || !strcmp(key, "head.kind")) { /* a new head: its defaults and its direction, unless
+                                                             * set after ("task": the kind's old name) */
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "direction");
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddItemToObject(h, "kind", v);
+        cJSON_ReplaceItemInObjectCaseSensitive(o, "head", h);
+        return 0;
+    }
     if (!strncmp(key, "head.", 5)) {
         cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "head");
         if (!h) h = cJSON_AddObjectToObject(o, "head");
         if (cJSON_GetObjectItemCaseSensitive(h, key + 5)) cJSON_ReplaceItemInObjectCaseSensitive(h, key + 5, v);
         else cJSON_AddItemToObject(h, key + 5, v);
         return 0;
-    }
-    if (!strcmp(key, "task")) { /* a new task: its head's defaults and its direction, unless set after */
-        cJSON_DeleteItemFromObjectCaseSensitive(o, "head");
-        cJSON_DeleteItemFromObjectCaseSensitive(o, "direction");
     }
     if (!strcmp(key, "mixers")) {
         int rc = !cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1
@@ -190,7 +194,7 @@ static int known_key(const char *key, const char *kv) {
     if (layer_key(key, sub, sizeof sub) >= 0 && (gf_mixer_with_key(sub) || !strcmp(sub, "mixer"))) return 0;
     char list[2048];
     gf_config_key_list(list, sizeof list);
-    return gf_fail("--set %s: unknown key \"%s\"; the keys are: task, head.KEY, %s; one layer's: layers.N.KEY, "
+    return gf_fail("--set %s: unknown key \"%s\"; the keys are: head.kind, head.KEY, %s; one layer's: layers.N.KEY, "
                    "layers.N.mixer", kv, key, list);
 }
 
@@ -246,6 +250,8 @@ char *gf_config_get(const gf_config *c, const char *key) {
     if (l >= 0 && l < c->n_layer) {
         const cJSON *e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "layers"), l);
         got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(e, sub), 1);
+    } else if (l < 0 && !strcmp(key, "task")) { /* the head's kind, by its name in formats 1 and 2 */
+        got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "head"), "kind"), 1);
     } else if (l < 0 && !strncmp(key, "head.", 5)) { /* the head's keys, as gf_config_set writes them */
         got = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "head"), key + 5), 1);
     } else if (l < 0 && cJSON_GetObjectItemCaseSensitive(o, key)) {

@@ -95,8 +95,8 @@ static int lm_check(void *ctx, const gf_model *m, gf_source_use use) {
     const lm_source *s = ctx;
     const gf_config *c = gf_model_config(m);
     if (!gf_model_predicts_next_token(m))
-        return gf_fail("the language-model data source (blocks of a token stream) needs a model of task lm; this "
-                       "model's task is %s", c->task);
+        return gf_fail("the language-model data source (blocks of a token stream) needs a model whose head predicts the "
+                       "next token (next_token); this model's head is %s", c->head_kind);
     if (c->pos == GF_POS_LEARNED && s->L > c->max_len)
         return gf_fail("--seq-len %lld is above the model's max_len %lld\nHINT: lower --seq-len or --set max_len=%lld",
                        (long long)s->L, (long long)c->max_len, (long long)s->L);

@@ -119,7 +119,7 @@ static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
     const gf_config *c = gf_model_config(m);
     if (gf_model_predicts_next_token(m) || gf_model_n_outputs(m) != GF_NLI_CLASSES)
         return gf_fail("the NLI data source gives one of 3 labels per pair (entailment, neutral, contradiction); the "
-                       "model needs the classify head with n_classes 3 (task %s here)", c->task);
+                       "model needs the classify head with n_classes 3 (head %s here)", c->head_kind);
     if (s->max_id >= c->vocab_size)
         return gf_fail("the pairs' WordPiece ids go up to %lld, outside the model's vocabulary [0, %lld)\nHINT: the "
                        "model's vocab_size must be the tokenizer's (%lld)", (long long)s->max_id,

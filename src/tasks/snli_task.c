@@ -84,11 +84,11 @@ static int64_t n_classes(const gf_config *cfg) {
 /* What snli_configure changes: vocab_size (kv), then a pair classifier with room for its examples. */
 static int snli_structure(const snli_options *o, gf_config *cfg, char *kv, size_t n_kv, char *said, size_t n_said) {
     if (set(cfg, kv, said, n_said)) return -1;
-    if (!strcmp(cfg->task, "classify") && n_classes(cfg) != GF_NLI_CLASSES)
+    if (!strcmp(cfg->head_kind, "classify") && n_classes(cfg) != GF_NLI_CLASSES)
         return gf_fail("--task snli: the model's classify head has n_classes %lld; SNLI has 3 labels (entailment, "
                        "neutral, contradiction)\nHINT: --set head.n_classes=3", (long long)n_classes(cfg));
-    if (strcmp(cfg->task, "classify")) {
-        if (set(cfg, "task=classify", said, n_said) || set(cfg, "head.n_classes=3", said, n_said) ||
+    if (strcmp(cfg->head_kind, "classify")) {
+        if (set(cfg, "head.kind=classify", said, n_said) || set(cfg, "head.n_classes=3", said, n_said) ||
             set(cfg, "direction=bidirectional", said, n_said))
             return -1;
         if (cfg->segments == 0 && set(cfg, "segments=2", said, n_said)) return -1;

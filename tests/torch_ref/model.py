@@ -65,19 +65,25 @@ def _layers_format2(c, L):
 
 
 def normalize_config(cfg):
-    """Validate cfg (config format 1 or 2) and return a copy with every model key and "layers": one dict
+    """Validate cfg (config format 1, 2 or 3) and return a copy with every model key and "layers": one dict
     per layer holding "mixer" and all of that mixer's keys."""
     fmt = cfg.get("format", 1)
-    if fmt not in (1, 2):
+    if fmt not in (1, 2, 3):
         raise ValueError("config: unknown format %r" % (fmt,))
     required = REQUIRED_KEYS_1 if fmt == 1 else REQUIRED_KEYS_2
     missing = [k for k in required if k not in cfg]
     if missing:
         raise ValueError("config: missing keys %s" % missing)
-    c = dict(DEFAULTS_2, **cfg) if fmt == 2 else dict(DEFAULTS_2, **cfg)
+    c = dict(DEFAULTS_2, **cfg)
+    head = dict(c.get("head", {}))
+    if "kind" in head:  # format 3: the head's kind inside its object; formats 1-2 called it "task"
+        if "task" in cfg:
+            raise ValueError("config: the head's kind is given twice (task and head.kind)")
+        c["task"] = head.pop("kind")
+    c["task"] = {"next_token": "lm"}.get(c["task"], c["task"])  # "lm" below: the next-token head
     if c["task"] not in HEAD_DEFAULTS:
-        raise ValueError("config: unknown task %r" % (c["task"],))
-    c["head"] = dict(HEAD_DEFAULTS[c["task"]], **c.get("head", {}))
+        raise ValueError("config: unknown head kind %r" % (c["task"],))
+    c["head"] = dict(HEAD_DEFAULTS[c["task"]], **head)
     c.setdefault("direction", TASK_DIRECTION[c["task"]])
     if c["direction"] not in ("causal", "bidirectional"):
         raise ValueError("config: direction must be 'causal' or 'bidirectional'")
