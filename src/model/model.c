@@ -23,13 +23,7 @@ gf_model *gf_model_create(const gf_config *cfg) {
         gf_fail("out of memory creating the model");
         return NULL;
     }
-    m->cfg = *cfg;
-    m->head = gf_config_head(cfg);
-    m->n_layers = gf_config_total_layers(cfg);
-    for (int l = 0; l < m->n_layers; l++) {
-        m->mixer[l] = gf_layer_mixer(cfg, l);
-        m->block[l] = block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l]);
-    }
+    gf_model_set_config(m, cfg);
     if (gf_model_build_params(m)) {
         gf_model_free(m);
         return NULL;

@@ -120,7 +120,10 @@ gf_head_call gf_model_head_call(const gf_model *m, int64_t B, int64_t T, float *
 void gf_model_output(const gf_model *m, const gf_head_call *hc, const float *h, float *lnf, float *mean,
                      float *rstd, gf_head_result *res);
 
-/* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
+/* model/params.c: a model of cfg: its config, head, and each layer's mixer and block kind (what its tensors
+ * are declared from), before anything is declared. */
+void gf_model_set_config(gf_model *m, const gf_config *cfg);
+/* Declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);
