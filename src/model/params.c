@@ -1,6 +1,6 @@
 /* The model's tensors: one table declares each (name, shape, init, weight decay, trainable) in
- * checkpoint order (the input, each layer's norms, mixer and FFN, the final norm, the head); the
- * arenas are laid out from it, and initialisation, freezing and lookup read it. */
+ * checkpoint order (the input, each layer's as its block kind lists them: norms, mixer and FFN, the
+ * final norm, the head); the arenas are laid out from it, and initialisation, freezing and lookup read it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
