@@ -1,7 +1,9 @@
 /* Streaming inference: one token per call, each layer carrying only what its mixer needs from the past
  * (gf_mixer_ops in grassflow.h: state_floats, step). Each block runs through the same interpreter as the batch forward
- * (model/block.h) over one row, with the mixer's step in place of its forward and no dropout;
- * tests/test_stream.c holds every position's logits to gf_model_forward on the same prefix. */
+ * (model/block.h) over one row, with the mixer's step in place of its forward and no dropout; the wiring
+ * around the blocks (the embedding, a further stack's in_proj, ln_f and the head) is the batch's own too
+ * (model/wiring.c), over that row. tests/test_stream.c holds every position's logits to gf_model_forward on
+ * the same prefix. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,9 +165,8 @@ static void layer_step(gf_stream *s, int l) {
                           .state = s->state[l], .scratch = s->mscratch},
                    .mx = m->mixer[l]};
     const int k = gf_layer_stack(&m->cfg, l);
-    if (k > 0 && l == gf_stack_first_layer(&m->cfg, k)) { /* into a further stack: its projection */
-        const int64_t din = gf_stack_dim(&m->cfg, k - 1);
-        gf_linear_forward(s->slot[1], s->slot[0], din, m->sp_w[k], din, m->sp_b[k], 1, din, gf_stack_dim(&m->cfg, k), 0.0f);
+    if (gf_layer_enters_stack(&m->cfg, l)) { /* into a further stack: its projection */
+        gf_stack_in_proj(m, k, s->slot[1], s->slot[0], 1);
         float *t = s->slot[0];
         s->slot[0] = s->slot[1];
         s->slot[1] = t;
@@ -186,7 +187,6 @@ static void layer_step(gf_stream *s, int l) {
 static int advance(gf_stream *s, int32_t token, bool with_logits) {
     const gf_model *m = s->m;
     const gf_config *c = &m->cfg;
-    const int64_t d = c->d_model;
     if (token < 0 || token >= c->vocab_size)
         return gf_fail("stream: token id %d is outside the vocabulary [0, %lld)", token, (long long)c->vocab_size);
     if (c->pos == GF_POS_LEARNED && s->pos >= c->max_len)
@@ -194,29 +194,14 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
                        "HINT: reset the stream, or use a model with pos \"none\" or \"sinusoidal\" (no length limit)",
                        (long long)s->pos, (long long)c->max_len);
     if (s->pos >= s->cap && grow(s, 2 * s->cap)) return -1;
-    const float *e = m->tok_emb + (int64_t)token * d;
-    float *h = s->slot[0], *tmp = s->slot[1];
-    if (c->pos == GF_POS_LEARNED) {
-        const float *pe = m->pos_emb + s->pos * d;
-        for (int64_t k = 0; k < d; k++) h[k] = e[k] + pe[k];
-    } else if (c->pos == GF_POS_SINUSOIDAL) {
-        gf_sinusoidal_row(tmp, s->pos, d);
-        for (int64_t k = 0; k < d; k++) h[k] = e[k] + tmp[k];
-    } else {
-        memcpy(h, e, (size_t)d * sizeof(float));
-    }
-    for (int64_t k = 0; c->segments > 0 && k < d; k++) h[k] += m->seg_emb[k]; /* a stream is one text: type 0 */
-    if (c->emb_norm) {
-        gf_layernorm_forward(tmp, s->stat, s->stat + 1, h, m->embln_w, m->embln_b, 1, d, c->ln_eps);
-        memcpy(h, tmp, (size_t)d * sizeof(float));
-    }
+    /* the embedding of one row at position pos (model/wiring.c); the slots are free between tokens */
+    const gf_embed_in in = {.ids = &token, .B = 1, .T = 1, .pos = gf_pos_rows(m, s->pos, 1, NULL, s->slot[2])};
+    gf_embed_rows(m, &in, s->slot[0], s->slot[1], s->stat, s->stat + 1);
     for (int l = 0; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
-        gf_layernorm_forward(s->slot[1], s->stat, s->stat + 1, s->slot[0], m->lnf_w, m->lnf_b, 1, gf_config_out_dim(c),
-                             c->ln_eps);
-        gf_head_call hc = {.cfg = c, .B = 1, .T = 1, .p = m->hp, .g = m->hg, .emb = m->tok_emb, .out = s->logits};
+        gf_head_call hc = gf_model_head_call(m, 1, 1, s->logits);
         gf_head_result res;
-        m->head->forward(&hc, s->slot[1], &res);
+        gf_model_output(m, &hc, s->slot[0], s->slot[1], s->stat, s->stat + 1, &res);
     }
     s->pos++;
     return 0;

@@ -1,23 +1,42 @@
-/* The block kinds (model/block.h) and the one interpreter of each direction. */
+/* The block kinds (model/block.h): their programs and the tensors those use; the one interpreter of each
+ * direction. */
 #include "model/block.h"
 
+#include <stddef.h>
+
 #include "ops/ops.h"
+
+/* The tensors of the three kinds below, in checkpoint order: ln1, the mixer's, ln2, the FFN. */
+#define LN(nm, fw, fb)                                                                                      \
+    {nm ".weight", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ONE, false, offsetof(gf_layer_params, fw)},           \
+    {nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fb)}
+static const block_tensor LN_MIX_LN_FFN[] = {
+    LN("ln1", ln1_w, ln1_b),
+    {"mix.", true, 0, {BDIM_D, BDIM_D}, GF_INIT_NORMAL, false, offsetof(gf_layer_params, mix)},
+    LN("ln2", ln2_w, ln2_b),
+    {"ffn.fc1.weight", false, 2, {BDIM_FF, BDIM_D}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc1_w)},
+    {"ffn.fc1.bias", false, 1, {BDIM_FF, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc1_b)},
+    {"ffn.fc2.weight", false, 2, {BDIM_D, BDIM_FF}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc2_w)},
+    {"ffn.fc2.bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc2_b)},
+};
+#undef LN
+enum { N_LN_MIX_LN_FFN = (int)(sizeof LN_MIX_LN_FFN / sizeof LN_MIX_LN_FFN[0]) };
 
 /* slots of pre: 0 h | 1 ln1 | 2 mix (dropped in place) | 3 x | 4 ln2 | 5 ffn (dropped in place) | 6 out */
 static const block_kind PRE = {"pre", 7, 8, {
     {BOP_LN, 0, 0, 1, 0}, {BOP_MIX, 1, 0, 2, 0}, {BOP_DROP, 2, 0, 2, 0}, {BOP_ADD, 0, 2, 3, 0},
     {BOP_LN, 3, 0, 4, 1}, {BOP_FFN, 4, 0, 5, 0}, {BOP_DROP, 5, 0, 5, 1}, {BOP_ADD, 3, 5, 6, 0},
-}};
+}, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 /* post-gated: 0 h | 1 mix | 2 x = ln1(mix), dropped in place | 3 ffn (dropped in place) | 4 sum | 5 out */
 static const block_kind POST_GATED = {"post-gated", 6, 7, {
     {BOP_MIX, 0, 0, 1, 0}, {BOP_LN, 1, 0, 2, 0}, {BOP_DROP, 2, 0, 2, 0}, {BOP_FFN, 2, 0, 3, 0},
     {BOP_DROP, 3, 0, 3, 1}, {BOP_ADD, 2, 3, 4, 0}, {BOP_LN, 4, 0, 5, 1},
-}};
+}, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 /* post-residual: 0 h | 1 mix (dropped in place) | 2 sum1 | 3 x | 4 ffn (dropped in place) | 5 sum2 | 6 out */
 static const block_kind POST_RESIDUAL = {"post-residual", 7, 8, {
     {BOP_MIX, 0, 0, 1, 0}, {BOP_DROP, 1, 0, 1, 0}, {BOP_ADD, 0, 1, 2, 0}, {BOP_LN, 2, 0, 3, 0},
     {BOP_FFN, 3, 0, 4, 0}, {BOP_DROP, 4, 0, 4, 1}, {BOP_ADD, 3, 4, 5, 0}, {BOP_LN, 5, 0, 6, 1},
-}};
+}, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 
 const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer) {
     if (norm == GF_NORM_PRE) return &PRE;

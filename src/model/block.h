@@ -1,8 +1,10 @@
 /* Blocks, wired once. A block kind is a short program over slots (N x d activations): slot 0 is the
  * block's input, the last slot its output. One interpreter runs it forward (a batch, or one token of a
- * stream: the mixer's forward or its step), one runs it backward. Adding a block kind (a cross-attention
- * block for seq2seq: a second mixer op reading the encoder's output) is a table entry, not a new copy of
- * the wiring.
+ * stream: the mixer's forward or its step), one runs it backward. A kind also lists the tensors its ops
+ * use (name, shape in d and d_ff, init, decay, the gf_layer_params field), and model/params.c declares each
+ * layer's tensors from that list, so a block's program and its parameters are written in one place.
+ * Adding a block kind (a cross-attention block for seq2seq: a second mixer op reading the encoder's output)
+ * is a table entry, not a new copy of the wiring.
  *
  *   pre            x = h + Drop(mix(ln1(h)));       out = x + Drop(FFN(ln2(x)))
  *   post-gated     x = Drop(ln1(mix(h)));            out = ln2(x + Drop(FFN(x)))   (the paper's Grassmann
@@ -33,21 +35,48 @@ typedef struct {
     int8_t in, in2, out, which;
 } block_op;
 
+/* A size of a block's tensor, in terms of its layer: d (the layer's width) or d_ff (its FFN's hidden width). */
+typedef enum { BDIM_D, BDIM_FF } block_dim;
+
+/* A tensor a block kind uses, as model/params.c declares it: its name after the layer's prefix
+ * ("blocks.J."), its shape (rows, and cols when ndim is 2), its initialisation, whether AdamW decays it, and
+ * the gf_layer_params field it binds (an offsetof: the field is where the block's ops find it). An entry
+ * with mixer set stands for the mixer's own tensors: name ("mix.") + each of its param_specs, in their
+ * order, bound to the field's array (mix). */
+typedef struct {
+    const char *name;
+    bool mixer;
+    int8_t ndim;
+    block_dim shape[2];
+    gf_init_kind init;
+    bool decay;
+    size_t field;
+} block_tensor;
+
 typedef struct {
     const char *name;
     int n_slots;
     int n_ops;
     block_op ops[BLOCK_MAX_OPS];
+    int n_tensors;
+    const block_tensor *tensors; /* in checkpoint order */
 } block_kind;
 
 /* The kind of a block with this norm and this mixer (the mixer says whether its output holds the skip). */
 const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer);
 
-/* One layer's parameters (views into the model's parameter or gradient arena). */
+/* One layer's parameters (views into the model's parameter or gradient arena), bound by its kind's tensors. */
 typedef struct gf_layer_params {
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
     float *mix[GF_MIXER_MAX_PARAMS];
 } gf_layer_params;
+
+/* The view in p that tensor t binds (the first of the mixer's, for its entry). */
+static inline float **block_tensor_view(gf_layer_params *p, const block_tensor *t) {
+    return (float **)(void *)((char *)p + t->field);
+}
+/* A size of t in a layer of width d whose FFN is F wide. */
+static inline int64_t block_dim_size(block_dim b, int64_t d, int64_t F) { return b == BDIM_FF ? F : d; }
 
 /* One run of a block over N rows. */
 typedef struct block_run {

@@ -1,6 +1,7 @@
 /* The model: input (token embedding or a projection of vectors, plus positions) -> the blocks (one
  * wiring, model/block.c) -> the final LayerNorm -> the head of its task (heads/), forward and backward,
- * over batches with an optional padding mask. The tensors and arenas are in model/params.c. */
+ * over batches with an optional padding mask. The tensors and arenas are in model/params.c; the embedding,
+ * a further stack's in_proj and the output (ln_f, the head) in model/wiring.c, which the stream shares. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,7 @@ gf_model *gf_model_create(const gf_config *cfg) {
         gf_fail("out of memory creating the model");
         return NULL;
     }
-    m->cfg = *cfg;
-    m->head = gf_config_head(cfg);
-    m->n_layers = gf_config_total_layers(cfg);
-    for (int l = 0; l < m->n_layers; l++) {
-        m->mixer[l] = gf_layer_mixer(cfg, l);
-        m->block[l] = block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l]);
-    }
+    gf_model_set_config(m, cfg);
     if (gf_model_build_params(m)) {
         gf_model_free(m);
         return NULL;
@@ -323,34 +318,11 @@ static int check_batch(const gf_model *m, const gf_batch *b) {
     return 0;
 }
 
-/* h = the input's embedding plus positions (plus token types). */
-static void embed_sum(gf_model *m, float *h) {
-    const gf_config *c = &m->cfg;
-    const int64_t B = m->B, T = m->T, d = c->d_model;
-    const float *pos = c->pos == GF_POS_LEARNED ? m->pos_emb : c->pos == GF_POS_SINUSOIDAL ? m->pos_table : NULL;
-    if (c->input == GF_INPUT_TOKENS) {
-        gf_embed_forward(h, m->inputs, m->tok_emb, pos, B, T, d);
-        for (int64_t n = 0; c->segments > 0 && n < B * T; n++) {
-            const float *s = m->seg_emb + (int64_t)m->segs[n] * d;
-            for (int64_t k = 0; k < d; k++) h[n * d + k] += s[k];
-        }
-        return;
-    }
-    gf_linear_forward(h, m->vectors, c->d_input, m->in_w, c->d_input, m->in_b, B * T, c->d_input, d, 0.0f);
-    for (int64_t n = 0; pos && n < B * T; n++)
-        for (int64_t k = 0; k < d; k++) h[n * d + k] += pos[(n % T) * d + k];
-}
-
-/* resid[0] = the embedding sum, through emb_ln if the model has one. */
+/* resid[0] = the embedding of the batch (model/wiring.c), the sum kept for emb_ln's backward. */
 static void embed_forward(gf_model *m) {
-    const gf_config *c = &m->cfg;
-    if (!c->emb_norm) {
-        embed_sum(m, m->sres[0]);
-        return;
-    }
-    embed_sum(m, m->emb_sum);
-    gf_layernorm_forward(m->sres[0], m->emb_mean, m->emb_rstd, m->emb_sum, m->embln_w, m->embln_b, m->B * m->T,
-                         c->d_model, c->ln_eps);
+    const gf_embed_in in = {.ids = m->inputs, .vectors = m->vectors, .segs = m->segs, .B = m->B, .T = m->T,
+                            .pos = gf_pos_rows(m, 0, m->T, m->pos_table, NULL)};
+    gf_embed_rows(m, &in, m->sres[0], m->emb_sum, m->emb_mean, m->emb_rstd);
 }
 
 static void copy_batch(gf_model *m, const gf_batch *b) {
@@ -368,9 +340,11 @@ static void copy_batch(gf_model *m, const gf_batch *b) {
 }
 
 static gf_head_call head_call(gf_model *m) {
-    gf_head_call h = {.cfg = &m->cfg, .B = m->B, .T = m->T, .p = m->hp, .g = m->hg, .emb = m->tok_emb,
-                      .demb = m->d_tok_emb, .mask = m->has_mask ? m->mask : NULL,
-                      .targets = m->have_targets ? m->targets : NULL, .out = m->out, .saved = m->head_saved};
+    gf_head_call h = gf_model_head_call(m, m->B, m->T, m->out);
+    h.demb = m->d_tok_emb;
+    h.mask = m->has_mask ? m->mask : NULL;
+    h.targets = m->have_targets ? m->targets : NULL;
+    h.saved = m->head_saved;
     return h;
 }
 
@@ -378,27 +352,23 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
     const gf_config *c = &m->cfg;
     m->have_forward = false;
     if (check_batch(m, b) || ensure_acts(m, b->B, b->T)) return -1;
-    const int64_t N = b->B * b->T, dout = gf_config_out_dim(c);
+    const int64_t N = b->B * b->T;
     copy_batch(m, b);
     if (b->features) /* the first stack's output, computed before: start at the second stack */
         memcpy(stack_output(m, 0), b->features, (size_t)(N * gf_stack_dim(c, 0)) * sizeof(float));
     else
         embed_forward(m);
     for (int l = b->features ? gf_stack_first_layer(c, 1) : 0; l < m->n_layers; l++) {
-        const int k = gf_layer_stack(c, l);
-        if (k > 0 && l == gf_stack_first_layer(c, k)) /* a further stack reads the previous one's output */
-            gf_linear_forward(m->sres[k], stack_output(m, k - 1), gf_stack_dim(c, k - 1), m->sp_w[k],
-                              gf_stack_dim(c, k - 1), m->sp_b[k], N, gf_stack_dim(c, k - 1), gf_stack_dim(c, k), 0.0f);
+        const int k = gf_layer_enters_stack(c, l);
+        if (k) gf_stack_in_proj(m, k, m->sres[k], stack_output(m, k - 1), N); /* the previous stack's output */
         mix_ctx mc;
         block_run r = layer_run(m, l, &mc);
         block_forward(&r);
     }
-    gf_layernorm_forward(m->lnf_out, m->lnf_mean, m->lnf_rstd, stack_output(m, c->n_stacks), m->lnf_w, m->lnf_b, N,
-                         dout, c->ln_eps);
     m->have_targets = b->targets != NULL;
     gf_head_call hc = head_call(m);
     gf_head_result res = {0, 0, -1};
-    m->head->forward(&hc, m->lnf_out, &res);
+    gf_model_output(m, &hc, stack_output(m, c->n_stacks), m->lnf_out, m->lnf_mean, m->lnf_rstd, &res);
     m->have_forward = true;
     m->n_counted = res.n_counted;
     m->n_correct = res.n_correct;
@@ -489,8 +459,8 @@ int gf_model_backward_scaled(gf_model *m, float loss_scale) {
                           m->lnf_rstd, N, dout);
     for (int l = m->n_layers - 1; l >= m->first_grad_layer; l--) {
         layer_backward(m, l);
-        const int k = gf_layer_stack(c, l);
-        if (k > 0 && l == gf_stack_first_layer(c, k)) stack_input_backward(m, k, l > m->first_grad_layer);
+        const int k = gf_layer_enters_stack(c, l);
+        if (k) stack_input_backward(m, k, l > m->first_grad_layer);
     }
     if (m->first_grad_layer == 0) embed_backward(m, m->gbuf[0]);
     return 0;

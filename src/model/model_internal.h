@@ -84,7 +84,46 @@ int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name,
  * gf_hash_bytes), so that a run can tell on resume whether its data changed. */
 uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h);
 
-/* model/params.c: declare every tensor (input, layers, final norm, head) and build the arenas. */
+/* model/wiring.c: the wiring around the blocks, shared by the batch forward (model.c) and the streaming step
+ * (infer/stream.c), which runs it over one row (N = 1, its position pos0 = the tokens it has consumed). */
+
+/* Rows pos0 .. pos0+T-1 of the position encoding, (T, d_model); NULL for pos none. Learned: a view of pos_emb.
+ * Sinusoidal: of table (the rows from position 0, computed once by the batch) when it is given, else
+ * computed into buf (T rows; a stream computes its one row). */
+const float *gf_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf);
+
+/* What the embedding reads: B sequences of T rows, row n at t = n % T. */
+typedef struct gf_embed_in {
+    const int32_t *ids;     /* (B*T) token ids (input tokens) */
+    const float *vectors;   /* (B*T, d_input) (input vectors) */
+    const uint8_t *segs;    /* (B*T) token types; NULL: type 0 everywhere (a stream is one text) */
+    const float *pos;       /* (T, d_model) the position rows (gf_pos_rows); NULL: none */
+    int64_t B, T;
+} gf_embed_in;
+
+/* out (B*T, d_model) = tok_emb[ids] (or in_proj(vectors)) + pos[t] + seg_emb[segs] (with segments), then
+ * emb_ln when the model has one: the sum then goes to sum (B*T, d_model; not out), emb_ln's statistics to
+ * mean and rstd (B*T), all three kept for the backward. */
+void gf_embed_rows(const gf_model *m, const gf_embed_in *in, float *out, float *sum, float *mean, float *rstd);
+
+/* k when layer l is the first of a further stack k (>= 1), which reads the previous stack's output through
+ * its in_proj; else 0. */
+int gf_layer_enters_stack(const gf_config *c, int l);
+/* out (N, d_k) = stack k's in_proj (k >= 1) of inp (N, d_k-1). */
+void gf_stack_in_proj(const gf_model *m, int k, float *out, const float *inp, int64_t N);
+
+/* A head call on m's head parameters (and the tied embedding) for B x T rows, outputs to out; the rest
+ * (gradients of the embedding, mask, targets, saved) is the caller's to add. */
+gf_head_call gf_model_head_call(const gf_model *m, int64_t B, int64_t T, float *out);
+/* The model's output: lnf (B*T, out width) = ln_f(h), its statistics in mean and rstd (B*T rows of hc),
+ * then the head (hc) on lnf. */
+void gf_model_output(const gf_model *m, const gf_head_call *hc, const float *h, float *lnf, float *mean,
+                     float *rstd, gf_head_result *res);
+
+/* model/params.c: a model of cfg: its config, head, and each layer's mixer and block kind (what its tensors
+ * are declared from), before anything is declared. */
+void gf_model_set_config(gf_model *m, const gf_config *cfg);
+/* Declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);

@@ -1,6 +1,6 @@
 /* The model's tensors: one table declares each (name, shape, init, weight decay, trainable) in
- * checkpoint order (the input, each layer's norms, mixer and FFN, the final norm, the head); the
- * arenas are laid out from it, and initialisation, freezing and lookup read it. */
+ * checkpoint order (the input, each layer's as its block kind lists them: norms, mixer and FFN, the
+ * final norm, the head); the arenas are laid out from it, and initialisation, freezing and lookup read it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,31 +65,38 @@ static void declare_specs(decl_list *L, const char *prefix, const gf_param_spec 
     }
 }
 
-/* Layer l's tensors: "blocks.J." in the first stack, "NAME.blocks.J." in stack NAME (J counts in the stack). */
+void gf_model_set_config(gf_model *m, const gf_config *cfg) {
+    m->cfg = *cfg;
+    m->head = gf_config_head(cfg);
+    m->n_layers = gf_config_total_layers(cfg);
+    for (int l = 0; l < m->n_layers; l++) {
+        m->mixer[l] = gf_layer_mixer(cfg, l);
+        m->block[l] = block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l]);
+    }
+}
+
+/* Layer l's tensors, as its block kind lists them (model/block.c): "blocks.J." in the first stack,
+ * "NAME.blocks.J." in stack NAME (J counts in the stack); the kind's mixer entry is the mixer's own. */
 static void declare_layer(gf_model *m, decl_list *L, int l) {
     const gf_config *c = &m->cfg;
     const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
     const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, k);
-    gf_layer_params *p = &m->lp[l], *g = &m->lg[l];
+    const block_kind *kind = m->block[l];
     char nm[96], pre[64];
     snprintf(pre, sizeof pre, "%s%sblocks.%d.", k ? c->stacks[k - 1].name : "", k ? "." : "", j);
     L->depth = l;
-#define DECL(suffix, nd, r, cc, init, decay, field)                                                        \
-    snprintf(nm, sizeof nm, "%s%s", pre, suffix);                                                          \
-    declare(L, nm, nd, r, cc, init, decay, &p->field, &g->field)
-    DECL("ln1.weight", 1, d, 0, GF_INIT_ONE, false, ln1_w);
-    DECL("ln1.bias", 1, d, 0, GF_INIT_ZERO, false, ln1_b);
-    gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-    int n = m->mixer[l]->param_specs(c, l, specs);
-    snprintf(nm, sizeof nm, "%smix.", pre);
-    declare_specs(L, nm, specs, n, p->mix, g->mix);
-    DECL("ln2.weight", 1, d, 0, GF_INIT_ONE, false, ln2_w);
-    DECL("ln2.bias", 1, d, 0, GF_INIT_ZERO, false, ln2_b);
-    DECL("ffn.fc1.weight", 2, F, d, GF_INIT_NORMAL, true, fc1_w);
-    DECL("ffn.fc1.bias", 1, F, 0, GF_INIT_ZERO, false, fc1_b);
-    DECL("ffn.fc2.weight", 2, d, F, GF_INIT_NORMAL, true, fc2_w);
-    DECL("ffn.fc2.bias", 1, d, 0, GF_INIT_ZERO, false, fc2_b);
-#undef DECL
+    for (int i = 0; i < kind->n_tensors; i++) {
+        const block_tensor *t = &kind->tensors[i];
+        float **p = block_tensor_view(&m->lp[l], t), **g = block_tensor_view(&m->lg[l], t);
+        snprintf(nm, sizeof nm, "%s%s", pre, t->name);
+        if (t->mixer) {
+            gf_param_spec specs[GF_MIXER_MAX_PARAMS];
+            declare_specs(L, nm, specs, m->mixer[l]->param_specs(c, l, specs), p, g);
+        } else {
+            declare(L, nm, t->ndim, block_dim_size(t->shape[0], d, F), block_dim_size(t->shape[1], d, F), t->init,
+                    t->decay, p, g);
+        }
+    }
 }
 
 static void declare_all(gf_model *m, decl_list *L) {
@@ -224,10 +231,7 @@ int gf_model_plan(const gf_config *cfg, int (*each)(void *ctx, const char *name,
     if (gf_config_validate(cfg, "config")) return -1;
     gf_model *m = calloc(1, sizeof *m); /* the declarations only: no arena */
     if (!m) return gf_fail("out of memory");
-    m->cfg = *cfg;
-    m->head = gf_config_head(cfg);
-    m->n_layers = gf_config_total_layers(cfg);
-    for (int l = 0; l < m->n_layers; l++) m->mixer[l] = gf_layer_mixer(cfg, l);
+    gf_model_set_config(m, cfg);
     decl_list L = {0};
     declare_all(m, &L);
     int rc = L.rc;

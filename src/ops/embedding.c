@@ -3,19 +3,27 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
+/* Row n of the embedding. */
+static inline void embed_row(float *out, const int32_t *tok, const float *wte, const float *pos, int64_t n, int64_t T,
+                             int64_t C) {
+    const float *e = wte + (int64_t)tok[n] * C;
+    float *o = out + n * C;
+    if (!pos) {
+        for (int64_t c = 0; c < C; c++) o[c] = e[c];
+        return;
+    }
+    const float *p = pos + (n % T) * C;
+    for (int64_t c = 0; c < C; c++) o[c] = e[c] + p[c];
+}
+
 void gf_embed_forward(float *out, const int32_t *tok, const float *wte, const float *pos, int64_t B,
                       int64_t T, int64_t C) {
-#pragma omp parallel for schedule(static) if (B * T * C > GF_PAR_MIN)
-    for (int64_t n = 0; n < B * T; n++) {
-        const float *e = wte + (int64_t)tok[n] * C;
-        float *o = out + n * C;
-        if (!pos) {
-            for (int64_t c = 0; c < C; c++) o[c] = e[c];
-            continue;
-        }
-        const float *p = pos + (n % T) * C;
-        for (int64_t c = 0; c < C; c++) o[c] = e[c] + p[c];
+    if (B * T * C <= GF_PAR_MIN) { /* a stream's one row: no parallel region to enter */
+        for (int64_t n = 0; n < B * T; n++) embed_row(out, tok, wte, pos, n, T, C);
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < B * T; n++) embed_row(out, tok, wte, pos, n, T, C);
 }
 
 /* Rows collide (a token repeats), so threads split the columns: each owns a block of C for all rows. */
