@@ -1,4 +1,4 @@
-/* Built-in model presets, written as configs (format 2; keys in docs/model.md). All use norm "pre"; the
+/* Built-in model presets, written as configs (format 3; keys in docs/model.md). All use norm "pre"; the
  * paper's "post" is one --set away. A preset may start from another ("base"). */
 #include <stdio.h>
 #include <string.h>
@@ -11,24 +11,24 @@ static const struct {
     const char *name, *json;
 } PRESETS[] = {
     /* the paper's Table 1 models: 6 layers, d 256, block 128; rank 32 and offsets 1..16 in every layer */
-    {"grassmann-6L", Q({"format": 2, "task": "lm", "vocab_size": 30522, "d_model": 256, "n_layer": 6, "d_ff": 1024,
+    {"grassmann-6L", Q({"format": 3, "head": {"kind": "next_token"}, "vocab_size": 30522, "d_model": 256, "n_layer": 6, "d_ff": 1024,
                         "max_len": 128, "norm": "pre", "tie_head": true, "gelu": "erf", "pos": "learned",
                         "dropout": 0.1, "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16],
                                                     "plucker_eps": 1e-8, "extra_proj": false}]})},
-    {"transformer-6L", Q({"base": "grassmann-6L", "format": 2, "layers": [{"mixer": "attention", "n_head": 4}]})},
+    {"transformer-6L", Q({"base": "grassmann-6L", "format": 3, "layers": [{"mixer": "attention", "n_head": 4}]})},
     /* Table 2: 12 layers, block 256, one offset per layer 1,1,2,2,...,16,16 */
-    {"grassmann-12L", Q({"base": "grassmann-6L", "format": 2, "n_layer": 12, "max_len": 256,
+    {"grassmann-12L", Q({"base": "grassmann-6L", "format": 3, "n_layer": 12, "max_len": 256,
                          "offsets": [[1], [1], [2], [2], [4], [4], [8], [8], [12], [12], [16], [16]]})},
-    {"transformer-12L", Q({"base": "transformer-6L", "format": 2, "n_layer": 12, "max_len": 256})},
+    {"transformer-12L", Q({"base": "transformer-6L", "format": 3, "n_layer": 12, "max_len": 256})},
     /* the quick-start models: a few minutes of WikiText-2 on two cores */
-    {"grassmann-small", Q({"base": "grassmann-6L", "format": 2, "n_layer": 4, "d_model": 128, "d_ff": 512, "rank": 16})},
-    {"transformer-small", Q({"base": "transformer-6L", "format": 2, "n_layer": 4, "d_model": 128, "d_ff": 512})},
+    {"grassmann-small", Q({"base": "grassmann-6L", "format": 3, "n_layer": 4, "d_model": 128, "d_ff": 512, "rank": 16})},
+    {"transformer-small", Q({"base": "transformer-6L", "format": 3, "n_layer": 4, "d_model": 128, "d_ff": 512})},
     /* for the tests */
-    {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 2, "vocab_size": 64, "d_model": 32, "n_layer": 2,
+    {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},
-    {"transformer-tiny", Q({"base": "transformer-6L", "format": 2, "vocab_size": 64, "d_model": 32, "n_layer": 2,
+    {"transformer-tiny", Q({"base": "transformer-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                             "d_ff": 64, "max_len": 32, "dropout": 0})},
-    {"hybrid-tiny", Q({"base": "grassmann-tiny", "format": 2, "n_layer": 3,
+    {"hybrid-tiny", Q({"base": "grassmann-tiny", "format": 3, "n_layer": 3,
                        "layers": [{"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4}, {"mixer": "grassmann"}]})},
 };
 #undef Q
