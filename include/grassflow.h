@@ -494,7 +494,7 @@ gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_
  *                  (float32) and vocab.txt (uncased). Tensor names as Hugging Face writes them, with or
  *                  without the "distilbert." prefix; the MLM or classifier layers of the file are not read.
  *                  The model: emb_norm, ln_eps 1e-12, post-norm bidirectional attention, exact GELU, and a
- *                  3-way classify head of fresh weights (docs/model.md, "Imported checkpoints").
+ *                  classify head of 2 classes and fresh weights, a placeholder (a task's head replaces it) (docs/model.md, "Imported checkpoints").
  * The model is a grassflow model (saving it writes grassflow's format). Missing, misnamed or misshapen
  * tensors are errors naming the tensor, the shape found and the shape config.json implies; non-finite
  * weights are refused as in grassflow's checkpoints; config.json and tokenizer_config.json keys of the

@@ -166,7 +166,7 @@ static int read_config(const char *dir, hf_config *h) {
 static int make_config(const char *dir, const hf_config *h, gf_config *cfg) {
     char js[1024], src[GF_PATH_MAX + 16];
     snprintf(js, sizeof js,
-             "{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3, \"pool\": \"first\"}, "
+             "{\"format\": 3, \"head\": {\"kind\": \"classify\", \"n_classes\": 2, \"pool\": \"first\"}, "
              "\"vocab_size\": %lld, \"d_model\": %lld, \"n_layer\": %lld, \"d_ff\": %lld, \"max_len\": %lld, "
              "\"norm\": \"post\", \"gelu\": \"erf\", \"pos\": \"learned\", \"emb_norm\": true, \"ln_eps\": 1e-12, "
              "\"direction\": \"bidirectional\", \"dropout\": %.9g, "
