@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layout the README's source map promises: no two source files share a name (a newcomer finds each by
-# name, and `ar` matches members by base name), and every directory of src/ is in the map.
+# name, and `ar` matches members by base name), every directory of src/ is in the map, and the library's
+# folders include each other without a cycle.
 set -uo pipefail
 tmp=$(mktemp -d /tmp/grassflow-layout-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -10,4 +11,25 @@ dups=$(find src -name '*.[ch]' -printf '%f\n' | sort | uniq -d | tr '\n' ' ')
 for d in src/*/; do
     grep -q "^${d%/}/ " README.md && pass "${d%/}/ is in the README's source map" || fail "${d%/}/ is missing from the README's source map"
 done
+# the library's folders include each other without a cycle (the command, src/cli/, sits on top of them all)
+for f in $(find src -name '*.[ch]' -not -path 'src/cli/*'); do
+    d=$(echo "$f" | cut -d/ -f2)
+    grep -o '^#include "[a-z_]*/' "$f" | sed 's/#include "//; s|/||' | sort -u | while read -r t; do [ "$t" != "$d" ] && echo "$d $t"; done
+done | sort -u >"$tmp/edges"
+cycle=$(/usr/bin/python3 - "$tmp/edges" <<'PYEOF'
+import collections, sys
+g = collections.defaultdict(set)
+for line in open(sys.argv[1]):
+    a, b = line.split(); g[a].add(b)
+def walk(n, path):
+    for m in sorted(g[n]):
+        if m in path: return path[path.index(m):] + [m]
+        c = walk(m, path + [m])
+        if c: return c
+for n in sorted(g):
+    c = walk(n, [n])
+    if c: print(" -> ".join(c)); break
+PYEOF
+)
+[ -s "$tmp/edges" ] && [ -z "$cycle" ] && pass "the library's folders include each other without a cycle ($(wc -l <"$tmp/edges") edges)" || fail "an include cycle between folders: ${cycle:-no edges found}"
 [ "$fails" -eq 0 ] && echo "layout: all passed" || { echo "layout: $fails FAILED"; exit 1; }
