@@ -351,6 +351,11 @@ static int new_model(const cli_model_opts *mo, recipe *r, const void *data, gf_c
     return EXIT_OK;
 }
 
+/* The config of a head on r->backbone (gf_backbone_config), *tok the backbone's tokenizer. */
+static int backbone_config(const recipe *r, gf_config *cfg, gf_tokenizer **tok) {
+    return gf_backbone_config(r->backbone, r->head, cfg, tok) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+}
+
 int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
         run_summary *sum) {
     void *data = NULL;
@@ -359,8 +364,7 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     gf_run_info info = {0};
     gf_config cfg;
     int rc = resume_dir    ? resume_recipe(r, resume_dir, &info)
-             : r->backbone ? (gf_backbone_config(r->backbone, r->head, &cfg, &backbone_tok) ? cli_error("%s", gf_last_error())
-                                                                                           : EXIT_OK)
+             : r->backbone ? backbone_config(r, &cfg, &backbone_tok)
                            : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
     const gf_task_ops *task = r->t.task;
     if (!rc) rc = load_data(r, resume_dir ? info.tokenizer : backbone_tok, &data);
