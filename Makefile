@@ -60,6 +60,12 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# the command-line tool builds on include/grassflow.h alone, as it builds against an installed copy
+# (tests/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
+$(BUILD)/obj/src/cli/%.o: src/cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Isrc,$(CFLAGS)) -c $< -o $@
+
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files (and matches members by base name)
 

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -482,6 +483,12 @@ int gf_tokenizer_encode_prompt(const gf_tokenizer *t, const char *prompt, size_t
  * concatenated; WordPiece pieces joined by spaces with ## continuations glued to the previous piece.
  * Ids outside the vocabulary are skipped. */
 char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, size_t *len);
+/* A sentence pair as BERT reads it, and as the snli task lays out its examples: [CLS] premise [SEP]
+ * hypothesis [SEP] (*n ids, malloc'd) with token types 0 then 1 (*segments, malloc'd), each sentence cut to
+ * its first max_sent pieces. t must have [CLS] and [SEP] (a BERT WordPiece vocabulary). 0, or -1
+ * (gf_last_error). */
+int gf_nli_encode_pair(const gf_tokenizer *t, const char *premise, const char *hypothesis, int64_t max_sent,
+                       int32_t **ids, uint8_t **segments, int64_t *n);
 
 /* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
@@ -502,6 +509,21 @@ gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_
 gf_model *gf_import_load(const char *path, gf_tokenizer **tok);
 /* The importer that reads path ("hf-distilbert"), or NULL (a grassflow checkpoint, or nothing known). */
 const char *gf_import_detect(const char *path);
+
+/* A classifier on a pretrained checkpoint (grassflow train --backbone CKPT --head FILE). ckpt is anything
+ * gf_import_load reads: a grassflow language model, or a Hugging Face DistilBERT folder. The model is the
+ * checkpoint's embeddings and blocks as its first stack (its own output layer dropped), with the stack of
+ * head_path on top (a JSON object: one "stacks" entry, {"name": "head", "d_model": ..., "d_ff": ...,
+ * "n_layer": ..., "layers": [...]}; "name" defaults to "head"), reading it through head.in_proj, and a
+ * classify head whose n_classes (2) is a placeholder the task sets (gf_task_ops.configure). Into *cfg, with
+ * *tok the checkpoint's tokenizer (NULL if it has none; the caller frees it). A checkpoint that is a
+ * classifier, or that has stacks of its own, is refused. 0, or -1 (gf_last_error names the checkpoint or the
+ * head file; *tok is NULL). */
+int gf_backbone_config(const char *ckpt, const char *head_path, gf_config *cfg, gf_tokenizer **tok);
+/* Copy the checkpoint's embeddings and blocks into m (a model of gf_backbone_config's config, initialised)
+ * and, with freeze, freeze them (gf_model_freeze_stack(m, 0)); says how many tensors it took through the
+ * note handler (gf_set_note_handler). 0, or -1 (gf_last_error). */
+int gf_backbone_load(gf_model *m, const char *ckpt, bool freeze);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Incremental detokenisation: print text as tokens arrive                                          */
@@ -973,6 +995,28 @@ int64_t gf_layer_dim(const gf_config *cfg, int layer);
 /* Layer l's mixer config: the struct its mixer's keys describe (cast it to the mixer's own type). */
 const void *gf_layer_mcfg(const gf_config *cfg, int layer);
 
+/* One mixer layer outside a model, for benchmarks and tests of a mixer (grassflow bench mixer times one
+ * through it): the mixer of layer `layer` of cfg (cfg is copied) with its parameters (param i, element k:
+ * 0.02 times a standard normal number keyed by seed and i), zeroed gradients, and saved activations and
+ * scratch sized for (B, T) and gf_threads() threads, called as a model calls it (bidirectional as the
+ * layer's stack is, no padding mask). NULL (gf_last_error) if the layer has no registered mixer or memory
+ * runs out (the message names the bytes wanted). */
+typedef struct gf_mixer_harness gf_mixer_harness;
+gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64_t B, int64_t T, uint64_t seed);
+/* out (B,T,d) = mix(inp), d = gf_layer_dim(cfg, layer); then backward: dinp += d(out)/d(inp)^T dout, the
+ * parameter gradients accumulate. */
+void gf_mixer_harness_forward(gf_mixer_harness *h, float *out, const float *inp);
+void gf_mixer_harness_backward(gf_mixer_harness *h, float *dinp, const float *dout, const float *inp);
+/* The parameters and their gradients, in the order of param_specs, and how many there are. */
+float *const *gf_mixer_harness_params(gf_mixer_harness *h);
+float *const *gf_mixer_harness_grads(gf_mixer_harness *h);
+int gf_mixer_harness_n_params(const gf_mixer_harness *h);
+/* Bytes of saved activations plus scratch (the layer's memory for B*T tokens, parameters aside); _for: the
+ * same for a harness not yet created (0 if the layer has no mixer). */
+size_t gf_mixer_harness_bytes(const gf_mixer_harness *h);
+size_t gf_mixer_harness_bytes_for(const gf_config *cfg, int layer, int64_t B, int64_t T);
+void gf_mixer_harness_free(gf_mixer_harness *h);
+
 /* ---- heads ---- */
 
 /* One call of a head on a batch; h (B, T, d) are the last hidden states (after the final LayerNorm),
@@ -1062,7 +1106,9 @@ typedef struct gf_task_env {
     const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
 } gf_task_env;
 
-#define GF_TASK_OPS_VERSION 1
+/* 1: up to free; 2: stats. A table of version 1 still registers and works: the library reads stats only
+ * from a table whose version has it. */
+#define GF_TASK_OPS_VERSION 2
 #define GF_TASK_NAME_MAX 32
 #define GF_TASK_OPTIONS_BYTES 64
 
@@ -1102,7 +1148,15 @@ typedef struct gf_task_ops {
     /* Optional: the options for scoring a checkpoint that has no training recipe (lm: blocks of max_len). */
     void (*eval_defaults)(void *options, const gf_config *cfg);
     void (*free)(void *data);
+    /* ---- version 2 ---- */
+    /* Optional: statistics of the data e names, every split (grassflow data stats; call it through
+     * gf_task_stats): text lines, or with json one JSON object on one line, each ending in a newline, into
+     * *text (malloc'd). Reads the data itself (as load would, without its checks for training). 0; -1 with
+     * gf_last_error; or GF_TASK_NOT_APPLICABLE when e asks for what does not apply to this data (a tokenizer
+     * for pairs counted before tokenizing), with gf_last_error saying so. */
+    int (*stats)(const gf_task_env *e, bool json, char **text);
 } gf_task_ops;
+#define GF_TASK_NOT_APPLICABLE (-2)
 
 /* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
  * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe
@@ -1116,6 +1170,9 @@ int gf_task_count(void);
 const gf_task_ops *gf_task_at(int i);
 /* How many classes a task's data has (0 for a task without labels). */
 int64_t gf_task_n_labels(const gf_task_ops *t, const void *data);
+/* t's statistics of the data e names (gf_task_ops.stats, as it returns); a task without them (its table
+ * older than version 2, or the member NULL) fails with a message naming the task. */
+int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **text);
 
 /* A task with its options and what a run was made from: the part of a run's recipe that is not the
  * trainer's, stored with it (gf_train_opts.made_from_json). */
@@ -1163,6 +1220,59 @@ void gf_run_info_free(gf_run_info *info);
  * (the state's weights replace these), and what the run froze frozen again (by name, before the optimizer
  * exists). NULL (gf_last_error) on failure. */
 gf_model *gf_run_model(const gf_run_info *info);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Utilities: what a command-line tool or a plug-in needs besides the model                          */
+
+/* Threads: n for OpenMP's parallel regions and for BLAS (a command line's --threads), and how many the
+ * library's parallel loops use (OpenMP's maximum; 1 in a build without OpenMP). */
+void gf_set_threads(int n);
+int gf_threads(void);
+/* The BLAS the library calls: the OpenBLAS kernel in use ("SkylakeX", "Haswell", ...; NULL if unknown) and
+ * its thread count. */
+const char *gf_blas_kernel(void);
+int gf_blas_threads(void);
+/* C (M,N) = alpha op(A) op(B) + beta C, row-major, op(A) (M,K), op(B) (K,N) (transposed when transA or
+ * transB): BLAS sgemm with 64-bit sizes (checked against BLAS's 32-bit ints), the call every matmul of the
+ * library goes through, for plug-ins and benchmarks. */
+void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+              const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* Matmul FLOPs (2 M N K per gf_sgemm) issued by this process since the last reset (for achieved FLOP/s). */
+uint64_t gf_blas_flops(void);
+void gf_blas_flops_reset(void);
+
+/* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
+ * lower (to size batches and caches). */
+uint64_t gf_mem_limit(void);
+/* The most text one corpus file may hold once decompressed (GRASSFLOW_MAX_TEXT; for a file of pairs, which
+ * is streamed, the pairs it keeps): bytes, or with 0 (the default) a sixth of gf_mem_limit(), at most 16 GiB.
+ * A larger file is an error naming it. */
+void gf_corpus_set_max_text(size_t bytes);
+size_t gf_corpus_max_text(void);
+
+/* All of path into a malloc'd buffer (NUL-terminated, the NUL not counted in *size); NULL (gf_last_error
+ * naming the path) when it is missing, unreadable, not a regular file (a FIFO or a directory is refused
+ * without blocking) or larger than max_bytes. */
+unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
+/* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
+ * bytes: never a shorter path that would name another file. */
+int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
+/* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
+ * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
+ * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */
+typedef void (*gf_write_hook)(const char *tmp_path, size_t n, void *ctx);
+void gf_atomic_set_write_hook(gf_write_hook hook, void *ctx);
+
+/* JSON numbers as every JSON grassflow writes them: v with printf's conversion conv ('f' or 'g') and
+ * precision prec (at most 30), "null" when v is NaN or infinite (JSON has neither), %.17g when 'f' would
+ * print more than 21 digits before the point. By value, so it goes straight into printf:
+ * printf("{\"loss\": %s}", gf_json_num(loss, 'f', 6).s). */
+typedef struct gf_jnum {
+    char s[64];
+} gf_jnum;
+gf_jnum gf_json_num(double v, char conv, int prec);
+/* s as a JSON string to f: quoted, with ", \ and control characters escaped (other bytes as they are). */
+void gf_json_put_str(FILE *f, const char *s);
 
 #pragma GCC visibility pop
 

@@ -70,6 +70,33 @@ static void test_builtins_and_added(void **state) {
     assert_int_equal(gf_task_n_labels(&gf_task_lm, NULL), 0);
 }
 
+static int t_stats(const gf_task_env *e, bool json, char **text) {
+    (void)e;
+    *text = strdup(json ? "{}\n" : "stats\n");
+    return *text ? 0 : -1;
+}
+
+/* stats came with version 2: a version-1 table still registers, and is never asked for it */
+static void test_stats_member(void **state) {
+    (void)state;
+    static gf_task_ops v1, v2;
+    v1 = good("stats-v1"), v1.version = 1, v1.stats = t_stats; /* a stale member a version-1 table cannot have */
+    v2 = good("stats-v2"), v2.stats = t_stats;
+    if (gf_task_register(&v1) || gf_task_register(&v2)) fail_msg("%s", gf_last_error());
+    char *text = (char *)"x";
+    gf_task_env e = {.corpus = "c", .tokenizer = ""};
+    assert_int_equal(gf_task_stats(&v1, &e, false, &text), -1);
+    assert_null(text);
+    assert_non_null(strstr(gf_last_error(), "task stats-v1 reports no statistics"));
+    assert_int_equal(gf_task_stats(&v2, &e, true, &text), 0);
+    assert_string_equal(text, "{}\n");
+    free(text);
+    /* the built-in SNLI task counts pairs before any tokenizer: one asked for does not apply */
+    e = (gf_task_env){.corpus = "snli", .tokenizer = "word", .data_dir = "data"};
+    assert_int_equal(gf_task_stats(&gf_task_snli, &e, false, &text), GF_TASK_NOT_APPLICABLE);
+    assert_non_null(strstr(gf_last_error(), "--tokenizer: snli holds sentence pairs"));
+}
+
 static void test_recipe(void **state) {
     (void)state;
     gf_task_recipe r;
@@ -105,6 +132,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_builtins_and_added),
+        cmocka_unit_test(test_stats_member),
         cmocka_unit_test(test_recipe),
     };
     return cmocka_run_group_tests_name("task_registry", tests, NULL, NULL);

@@ -7,12 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/cli.h"
-#include "core/blas.h"
-#include "core/parallel.h"
-#include "core/rng.h"
-#include "io/json_out.h"
-#include "mixers/mixer.h"
+#include "cli.h"
 
 static double now_s(void) {
     struct timespec t;
@@ -53,14 +48,33 @@ static double median(double *v, int64_t n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Random inputs need no library: splitmix64's finaliser, counter-based (element i of stream seed), the
+ * numbers the benchmark has always used. */
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t rand64(uint64_t seed, uint64_t i) { return mix64(mix64(seed) + i * 0xD1B54A32D192ED03ull); }
+
+/* Standard normal (Box-Muller on the two halves of one draw). */
+static float normal(uint64_t seed, uint64_t i) {
+    uint64_t r = rand64(seed, i);
+    double u1 = ((double)(r >> 32) + 1.0) * (1.0 / 4294967297.0); /* (0, 1) */
+    double u2 = (double)(r & 0xFFFFFFFFu) * (1.0 / 4294967296.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
 static void fill_tokens(int32_t *x, int64_t n, int64_t V, uint64_t seed) {
-    for (int64_t i = 0; i < n; i++) x[i] = (int32_t)(gf_rand64(seed, (uint64_t)i) % (uint64_t)V);
+    for (int64_t i = 0; i < n; i++) x[i] = (int32_t)(rand64(seed, (uint64_t)i) % (uint64_t)V);
 }
 
 static void machine_json(FILE *f, double peak) {
     fprintf(f, "\"blas_kernel\": ");
     gf_json_put_str(f, gf_blas_kernel() ? gf_blas_kernel() : "unknown");
-    fprintf(f, ", \"threads\": %d, \"sgemm_peak_gflops\": %s", gf_max_threads(), gf_json_num(peak, 'f', 1).s);
+    fprintf(f, ", \"threads\": %d, \"sgemm_peak_gflops\": %s", gf_threads(), gf_json_num(peak, 'f', 1).s);
 }
 
 /* A subcommand's option parser returns BENCH_RUN to go on, or the exit code (--help, a usage error). */
@@ -163,7 +177,7 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
         printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
                (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
         printf("matmul %.2f GFLOP/step, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f GFLOP/s (%s, %d threads)\n",
-               (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_blas_kernel(), gf_max_threads());
+               (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_blas_kernel(), gf_threads());
     }
 }
 
@@ -208,7 +222,9 @@ static int mixer_parse(int argc, char **argv, mixer_opts *o) {
     static const struct option longopts[] = {{"mixer", 1, 0, 'm'}, {"seq-lens", 1, 0, 'L'}, {"batch", 1, 0, 'b'},
                                              {"reps", 1, 0, 'r'}, {"set", 1, 0, OPT_SET},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    *o = (mixer_opts){.mixer = gf_mixer_at(0)->name, .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
+    const char *first = NULL;
+    gf_mixer_names(&first, 1); /* the first built-in: grassmann */
+    *o = (mixer_opts){.mixer = first, .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -237,7 +253,10 @@ static int mixer_config(const mixer_opts *o, gf_config *cfg) {
     gf_config_preset("grassmann-6L", cfg);
     char set_mixer[64];
     snprintf(set_mixer, sizeof set_mixer, "mixers=%.40s", o->mixer);
-    if (!gf_mixer_find(o->mixer) || gf_config_set(cfg, set_mixer))
+    char *about = gf_mixer_describe(o->mixer); /* NULL: no mixer has that name (or letter) */
+    const bool known = about != NULL;
+    free(about);
+    if (!known || gf_config_set(cfg, set_mixer))
         return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)",
                                o->mixer);
     for (int i = 0; i < o->mo.n_sets; i++)
@@ -258,7 +277,7 @@ static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, i
         free(x), free(y), free(dx), gf_mixer_harness_free(h);
         return -1;
     }
-    for (int64_t k = 0; k < N * d; k++) x[k] = gf_normal(11, (uint64_t)k);
+    for (int64_t k = 0; k < N * d; k++) x[k] = normal(11, (uint64_t)k);
     double bf = INFINITY, bb = INFINITY;
     for (int64_t r = 0; r <= o->reps; r++) {
         double t0 = now_s();
@@ -414,7 +433,7 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
         printf(", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
                o->no_cache ? "recompute" : "stream",
                cfg->pos == GF_POS_LEARNED ? "learned" : cfg->pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
-               (long long)o->n, gf_max_threads());
+               (long long)o->n, gf_threads());
     }
     for (int k = 0; k < o->nP; k++) {
         double t;

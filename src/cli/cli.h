@@ -1,12 +1,13 @@
-/* The command-line front end: thin wrappers over the library. Exit codes: 0 ok, 1 runtime or data
- * error, 2 usage error. Results go to stdout, everything else to stderr. */
+/* The command-line front end: thin wrappers over the library, built on include/grassflow.h alone (the
+ * Makefile compiles src/cli/ without -Isrc; tests/install.sh builds it against an installed copy).
+ * Exit codes: 0 ok, 1 runtime or data error, 2 usage error. Results go to stdout, everything else to
+ * stderr. */
 #ifndef GF_CLI_H
 #define GF_CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "data/tokenizer.h"
 #include "grassflow.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };

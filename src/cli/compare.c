@@ -10,9 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/backbone.h"
-#include "cli/run.h"
-#include "io/file.h"
+#include "run.h"
 
 /* ---- compare ---------------------------------------------------------------------------------------------- */
 
@@ -120,7 +118,7 @@ static int compare_model(const cli_model_opts *base, const recipe *r, const char
     if (backbone && access(name, F_OK) != 0) return not_a_head(name);
     if (backbone) {
         gf_tokenizer *tok = NULL;
-        int rc = cli_backbone_config(backbone, name, &c, &tok);
+        int rc = gf_backbone_config(backbone, name, &c, &tok) ? cli_error("%s", gf_last_error()) : EXIT_OK;
         gf_tokenizer_free(tok);
         return rc;
     }

@@ -1,14 +1,10 @@
-/* grassflow data stats: what a corpus looks like once tokenized. */
-#include <cjson/cJSON.h>
+/* grassflow data stats: what a corpus looks like (once tokenized, or as pairs), as its task reports it. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "data/corpus.h"
-#include "data/nli_reader.h"
-#include "io/json_out.h"
+#include "cli.h"
 
 static void help(void) {
     printf("usage: grassflow data stats --corpus C [--tokenizer T] [--json] [--no-cache]\n\n"
@@ -19,49 +15,13 @@ static void help(void) {
            "  --tokenizer T   word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char)\n");
 }
 
-/* The --json form of nli_stats (cJSON escapes the paths). */
-static int nli_json(const char *spec, const gf_nli_data *d, const char *const *names) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "corpus", spec);
-    for (int k = 0; k < 3; k++) {
-        const gf_nli_split *s = &d->split[k];
-        cJSON *j = cJSON_AddObjectToObject(o, names[k]);
-        cJSON_AddStringToObject(j, "file", s->path);
-        cJSON_AddStringToObject(j, "format", s->format);
-        cJSON_AddNumberToObject(j, "rows", (double)s->rows);
-        cJSON_AddNumberToObject(j, "pairs", (double)s->n);
-        for (int c = 0; c < GF_NLI_CLASSES; c++) cJSON_AddNumberToObject(j, gf_nli_label_name(c), (double)s->per_label[c]);
-        cJSON_AddNumberToObject(j, "no_consensus", (double)s->unlabelled);
-        cJSON_AddNumberToObject(j, "empty", (double)s->empty);
+/* The task whose data spec names: the one that owns it, else the first (the language model on a text). */
+static const gf_task_ops *task_of(const char *spec) {
+    for (int i = 0; i < gf_task_count(); i++) {
+        const gf_task_ops *t = gf_task_at(i);
+        if (t->owns && t->owns(spec, cli_data_dir())) return t;
     }
-    char *txt = cJSON_PrintUnformatted(o);
-    const bool made = txt != NULL;
-    if (made) printf("%s\n", txt);
-    free(txt);
-    cJSON_Delete(o);
-    return made ? EXIT_OK : cli_error("out of memory printing the statistics as JSON");
-}
-
-/* Pairs and labels of each split of an NLI data set. */
-static int nli_stats(const char *spec, int json) {
-    static const char *const names[3] = {"train", "dev", "test"}; /* SNLI's names for the splits */
-    gf_nli_data *d = gf_nli_load(spec, cli_data_dir());
-    if (!d) return cli_error("%s", gf_last_error());
-    if (json) {
-        int rc = nli_json(spec, d, names);
-        gf_nli_free(d);
-        return rc;
-    }
-    printf("corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
-    for (int k = 0; k < 3; k++) {
-        const gf_nli_split *s = &d->split[k];
-        printf("  %-6s %8lld pairs  entailment %lld  neutral %lld  contradiction %lld  (of %lld rows: %lld labelled -, "
-               "%lld empty)  %s [%s]\n", names[k], (long long)s->n, (long long)s->per_label[0],
-               (long long)s->per_label[1], (long long)s->per_label[2], (long long)s->rows, (long long)s->unlabelled,
-               (long long)s->empty, s->path, s->format);
-    }
-    gf_nli_free(d);
-    return EXIT_OK;
+    return gf_task_at(0);
 }
 
 int cmd_data(int argc, char **argv) {
@@ -90,28 +50,13 @@ int cmd_data(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("data stats", "unexpected argument '%s'", argv[optind]);
     if (!spec) return cli_usage_error("data stats", "--corpus is required");
-    if (gf_nli_is_spec(spec, cli_data_dir())) {
-        if (tok) return cli_usage_error("data stats", "--tokenizer: %s holds sentence pairs, counted before tokenizing", spec);
-        return nli_stats(spec, json);
-    }
-    gf_corpus *c = gf_corpus_load(spec, cli_data_dir(), tok, NULL, no_cache ? NULL : cli_cache_dir());
-    if (!c) return cli_error("%s", gf_last_error());
-    if (c->cache_note[0]) fprintf(stderr, "grassflow: %s\n", c->cache_note);
-    if (json) {
-        printf("{\"corpus\": ");
-        gf_json_put_str(stdout, spec); /* a path may hold " or \ */
-        printf(", \"tokenizer\": \"%s\", \"vocab_size\": %lld", gf_tok_kind_name(c->tok->kind), (long long)c->tok->vocab.n);
-        for (int s = 0; s < 3; s++)
-            printf(", \"%s\": {\"lines\": %lld, \"tokens\": %lld}", gf_split_name(s), (long long)c->lines[s],
-                   (long long)c->split[s].n);
-        printf("}\n");
-    } else {
-        printf("corpus %s, tokenizer %s, vocabulary %lld\n", spec, gf_tok_kind_name(c->tok->kind),
-               (long long)c->tok->vocab.n);
-        for (int s = 0; s < 3; s++)
-            printf("  %-6s %10lld lines %12lld tokens\n", gf_split_name(s), (long long)c->lines[s],
-                   (long long)c->split[s].n);
-    }
-    gf_corpus_free(c);
+    gf_task_env e = {.corpus = spec, .tokenizer = tok ? tok : "", .no_cache = no_cache, .data_dir = cli_data_dir(),
+                     .cache_dir = cli_cache_dir(), .splits = (1u << GF_TRAIN) | (1u << GF_VALID) | (1u << GF_TEST)};
+    char *text = NULL;
+    int rc = gf_task_stats(task_of(spec), &e, json, &text);
+    if (rc == GF_TASK_NOT_APPLICABLE) return cli_usage_error("data stats", "%s", gf_last_error());
+    if (rc) return cli_error("%s", gf_last_error());
+    fputs(text, stdout);
+    free(text);
     return EXIT_OK;
 }

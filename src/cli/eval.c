@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/eval_classify.h"
-#include "cli/task_flags.h"
-#include "core/mem.h"
-#include "io/json_out.h"
+#include "cli.h"
+#include "eval_classify.h"
+#include "task_flags.h"
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--batch B] [--tokenizer T]\n"

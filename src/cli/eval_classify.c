@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/eval_classify.h"
+#include "eval_classify.h"
 
 /* Precision and recall of class c from the confusion matrix (rows: true labels). */
 static void prec_rec(const int64_t *conf, int64_t C, int64_t c, double *p, double *r) {

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "cli/task_flags.h"
+#include "task_flags.h"
 
 /* Evaluate classifier m on src (split `split` of task t's data, read from corpus); prints the report (or its
  * JSON), the classes named by the task. Returns an exit code. */

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "sources/nli_source.h"
+#include "cli.h"
 
 static void help(void) {
     printf("usage: grassflow features --ckpt FILE --text TEXT [--hypothesis TEXT] [--max-sent N] [--json]\n\n"
@@ -103,7 +102,7 @@ int cmd_features(int argc, char **argv) {
     else if (hyp && gf_tokenizer_find(tok, "[CLS]", 5) < 0)
         rc = cli_error("--hypothesis: %s reads text with a %s tokenizer, with no [CLS]; a pair is read as BERT reads it, "
                        "[CLS] premise [SEP] hypothesis [SEP]\nHINT: a model on a BERT WordPiece vocabulary, or drop "
-                       "--hypothesis", ckpt, gf_tok_kind_name(tok->kind));
+                       "--hypothesis", ckpt, gf_tok_kind_name(gf_tokenizer_kind(tok)));
     else rc = encode(tok, text, hyp, max_sent, &ids, &seg, &n);
     if (!rc) {
         gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "data/tokenizer.h"
+#include "cli.h"
 
 static void help(void) {
     printf("usage: grassflow generate --ckpt FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K]\n"
@@ -63,8 +62,26 @@ static const float *next_logits(gen_ctx *g, const int32_t *ids, int64_t n) {
 
 static void put(const char *s, size_t n) { fwrite(s, 1, n, stdout); }
 
+/* The token ids so far: the prompt's, then each one sampled. */
+typedef struct {
+    int32_t *v;
+    int64_t n, cap;
+} id_list;
+
+static int push_id(id_list *a, int32_t id) {
+    if (a->n == a->cap) {
+        int64_t nc = a->cap ? a->cap * 2 : 4096;
+        int32_t *nv = realloc(a->v, (size_t)nc * sizeof *nv);
+        if (!nv) return gf_fail("out of memory collecting token ids");
+        a->v = nv;
+        a->cap = nc;
+    }
+    a->v[a->n++] = id;
+    return 0;
+}
+
 /* Sample n_new tokens after ids; print the prompt and the text (as it comes with stream_out). */
-static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, gf_ids *ids, int64_t n_new,
+static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, id_list *ids, int64_t n_new,
                     gf_sampler *smp, bool stream_out) {
     const int64_t n_prompt = ids->n;
     gf_detok *d = gf_detok_create(tok, prompt, strlen(prompt));
@@ -79,7 +96,7 @@ static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, gf_
     for (int64_t i = 0; i < n_new && rc == EXIT_OK; i++) {
         const float *last = next_logits(g, ids->v, ids->n);
         int32_t next = last ? gf_sampler_sample(smp, last) : -1;
-        if (next < 0 || gf_ids_push(ids, next)) {
+        if (next < 0 || push_id(ids, next)) {
             rc = cli_error("%s", gf_last_error());
         } else if (stream_out) { /* the text this token adds */
             piece = gf_detok_push(d, next, &len);
@@ -151,7 +168,7 @@ int cmd_generate(int argc, char **argv) {
         gf_model_free(m);
         return cli_error("%s has no tokenizer (it was not made by grassflow train), so text cannot be encoded", ckpt);
     }
-    gf_ids ids = {0};
+    id_list ids = {0};
     gen_ctx g = {.m = m};
     gf_sampler *smp = NULL;
     gf_sampler_params sp = {.temperature = temperature, .top_k = top_k, .top_p = top_p, .seed = (uint64_t)seed};
@@ -165,7 +182,7 @@ int cmd_generate(int argc, char **argv) {
     }
     gf_stream_free(g.st);
     gf_sampler_free(smp);
-    gf_ids_free(&ids);
+    free(ids.v);
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;

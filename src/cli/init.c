@@ -3,7 +3,7 @@
 #include <unistd.h>
 #include <stdio.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 static void help(void) {
     printf("usage: grassflow init (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... \\\n"

@@ -5,10 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "core/blas.h"
-#include "core/parallel.h"
-#include "data/corpus.h"
+#include "cli.h"
 
 static void usage(FILE *out) {
     fprintf(out,
@@ -68,10 +65,7 @@ static int take_threads(int *argc, char **argv) {
             fprintf(stderr, "grassflow: --threads expects a number of threads in [1, 1024], got '%s'\n", v);
             return -1;
         }
-#ifdef _OPENMP
-        omp_set_num_threads((int)n);
-#endif
-        gf_blas_set_threads((int)n);
+        gf_set_threads((int)n); /* OpenMP's and BLAS's */
         for (int k = i; k + used <= *argc; k++) argv[k] = argv[k + used];
         *argc -= used;
         i--;
@@ -79,7 +73,7 @@ static int take_threads(int *argc, char **argv) {
     return 0;
 }
 
-/* GRASSFLOW_MAX_TEXT=BYTES: the most text a corpus file may hold (default: by memory; see data/corpus.h). */
+/* GRASSFLOW_MAX_TEXT=BYTES: the most text a corpus file may hold (default: by memory; gf_corpus_set_max_text). */
 static int take_max_text(void) {
     const char *e = getenv("GRASSFLOW_MAX_TEXT");
     if (!e || !*e) return 0;
@@ -108,7 +102,7 @@ static int run(int argc, char **argv) {
     }
     if (!strcmp(cmd, "--version")) {
         printf("grassflow %s\nblas: OpenBLAS, kernel %s, %d threads\nopenmp threads: %d\n", GF_VERSION,
-               gf_blas_kernel(), gf_blas_threads(), gf_max_threads());
+               gf_blas_kernel(), gf_blas_threads(), gf_threads());
         return EXIT_OK;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);

@@ -1,5 +1,5 @@
 /* What train and compare share: the recipe's flags, and one training run of a model on a task. */
-#include "cli/run.h"
+#include "run.h"
 
 #include <math.h>
 #include <signal.h>
@@ -9,10 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/backbone.h"
-#include "cli/testhooks.h"
-#include "io/file.h"
-#include "train/trainer.h"
+#include "testhooks.h"
 
 void recipe_init(recipe *r) {
     memset(r, 0, sizeof *r);
@@ -350,7 +347,13 @@ static int new_model(const cli_model_opts *mo, recipe *r, const void *data, gf_c
     if (!rc && !(*m = gf_model_create(cfg))) rc = cli_error("%s", gf_last_error());
     if (rc) return rc;
     gf_model_init(*m, r->o.seed);
-    return r->backbone ? cli_backbone_load_weights(*m, r->backbone, r->freeze_backbone) : EXIT_OK;
+    if (r->backbone && gf_backbone_load(*m, r->backbone, r->freeze_backbone)) return cli_error("%s", gf_last_error());
+    return EXIT_OK;
+}
+
+/* The config of a head on r->backbone (gf_backbone_config), *tok the backbone's tokenizer. */
+static int backbone_config(const recipe *r, gf_config *cfg, gf_tokenizer **tok) {
+    return gf_backbone_config(r->backbone, r->head, cfg, tok) ? cli_error("%s", gf_last_error()) : EXIT_OK;
 }
 
 int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
@@ -361,7 +364,7 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     gf_run_info info = {0};
     gf_config cfg;
     int rc = resume_dir    ? resume_recipe(r, resume_dir, &info)
-             : r->backbone ? cli_backbone_config(r->backbone, r->head, &cfg, &backbone_tok)
+             : r->backbone ? backbone_config(r, &cfg, &backbone_tok)
                            : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
     const gf_task_ops *task = r->t.task;
     if (!rc) rc = load_data(r, resume_dir ? info.tokenizer : backbone_tok, &data);

@@ -5,8 +5,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "cli/cli.h"
-#include "cli/task_flags.h"
+#include "cli.h"
+#include "task_flags.h"
 
 #define RECIPE_HELP                                                                                        \
     "  --task T            the task (default lm; the list below): what the examples are and how a model is\n" \

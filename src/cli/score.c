@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "core/mem.h"
-#include "io/file.h"
-#include "io/json_out.h"
+#include "cli.h"
 
 static void help(void) {
     printf("usage: grassflow score --ckpt FILE --tokens FILE [--batch B] [--json]\n\n"

@@ -1,5 +1,5 @@
 /* The tasks on the command line: --task, each task's option flags, the flags of one metric's tasks. */
-#include "cli/task_flags.h"
+#include "task_flags.h"
 
 #include <stdio.h>
 #include <string.h>

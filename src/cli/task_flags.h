@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 
 /* The task named name, or NULL after a usage error naming the tasks there are. */
 const gf_task_ops *cli_task_find(const char *name, const char *cmd);

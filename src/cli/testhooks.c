@@ -1,12 +1,10 @@
 /* Fault injection for the shell tests (see testhooks.h). */
-#include "cli/testhooks.h"
+#include "testhooks.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include "io/file.h"
 
 static long long nan_first = -1, nan_last = -1; /* steps whose loss becomes NaN */
 static long write_delay_us;

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The memory this process can have: the machine's physical memory or RLIMIT_AS, whichever is lower. */
-uint64_t gf_mem_limit(void);
+#include "grassflow.h" /* gf_mem_limit: public (Utilities) */
+
 /* 64-byte aligned, zero-filled; NULL (with gf_last_error set) on failure, overflow, or a size above
  * gf_mem_limit (zero-filling that would end in the out-of-memory killer rather than an error). */
 float *gf_alloc_floats(int64_t n, const char *what);

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "grassflow.h" /* gf_set_threads, gf_threads: public (Utilities) */
+
 /* Loops with less work than this (elements touched) run on one thread: a parallel region costs a few
  * microseconds, more when the machine is busy, which small tensors cannot repay. Default 32768; the
  * tests set it to 0 (gf_set_parallel_threshold) so that every parallel path runs on their small shapes. */

@@ -20,11 +20,8 @@ typedef struct gf_corpus {
 gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
                           const char *cache_dir);
 void gf_corpus_free(gf_corpus *c);
-/* The most text one corpus file may hold once decompressed (and the most a plain one may be): bytes set by
- * gf_corpus_set_max_text, or with 0 (the default) a sixth of the machine's memory or of RLIMIT_AS, whichever
- * is lower, since its tokens take up to 4 bytes per byte of text besides it; at most 16 GiB. */
-size_t gf_corpus_max_text(void);
-void gf_corpus_set_max_text(size_t bytes);
+/* The most text one corpus file may hold: gf_corpus_max_text and gf_corpus_set_max_text, public (a sixth of
+ * memory by default, since its tokens take up to 4 bytes per byte of text besides it). */
 const char *gf_split_name(int split);
 /* "train"/"valid"/"test" -> index, -1 otherwise */
 int gf_split_index(const char *name);

@@ -28,23 +28,7 @@ int gf_mixer_check_at(int i);
 /* Set layer l of cfg to mixer ops with its default config. */
 void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops);
 
-/* One mixer layer outside a model (src/mixers/harness.c), for benchmarks and tests: the mixer of layer
- * `layer` of cfg (copied) with its parameters (param i, element k = 0.02 gf_normal(gf_key(seed, i), k)),
- * zeroed gradients, and saved activations and scratch sized for (B, T) and gf_max_threads() threads,
- * called as a model calls it (bidirectional from cfg->direction, no padding mask). NULL (gf_last_error)
- * if the layer has no registered mixer or memory runs out (the message names the bytes wanted). */
-typedef struct gf_mixer_harness gf_mixer_harness;
-gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64_t B, int64_t T, uint64_t seed);
-/* out (B,T,d) = mix(inp); then backward: dinp += d(out)/d(inp)^T dout, parameter gradients accumulate. */
-void gf_mixer_harness_forward(gf_mixer_harness *h, float *out, const float *inp);
-void gf_mixer_harness_backward(gf_mixer_harness *h, float *dinp, const float *dout, const float *inp);
-float *const *gf_mixer_harness_params(gf_mixer_harness *h); /* in the order of param_specs */
-float *const *gf_mixer_harness_grads(gf_mixer_harness *h);
-int gf_mixer_harness_n_params(const gf_mixer_harness *h);
-/* Bytes of saved activations plus scratch (a harness's memory per B*T tokens, parameters aside); _for:
- * the same for a harness not yet created (0 if the layer has no mixer). */
-size_t gf_mixer_harness_bytes(const gf_mixer_harness *h);
-size_t gf_mixer_harness_bytes_for(const gf_config *cfg, int layer, int64_t B, int64_t T);
-void gf_mixer_harness_free(gf_mixer_harness *h);
+/* One mixer layer outside a model (src/mixers/harness.c): gf_mixer_harness, public (include/grassflow.h,
+ * "Plug-ins"). */
 
 #endif

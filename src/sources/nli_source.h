@@ -19,9 +19,6 @@ typedef struct gf_nli_source_stats {
 gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
                                 gf_nli_source_stats *stats);
 
-/* One pair as the source lays it out: [CLS] premise [SEP] hypothesis [SEP] (*n ids, malloc'd) and its
- * token types (*segments, malloc'd), each sentence cut to max_sent pieces. 0, or -1 (gf_last_error). */
-int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char *hypothesis, int64_t max_sent,
-                       int32_t **ids, uint8_t **segments, int64_t *n);
+/* One pair as the source lays it out: gf_nli_encode_pair (public, include/grassflow.h). */
 
 #endif

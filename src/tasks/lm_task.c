@@ -1,9 +1,11 @@
 /* The language-model task: blocks of a tokenized text corpus (data/corpus.h), scored by perplexity. */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/error.h"
 #include "data/corpus.h"
+#include "io/json_out.h"
 #include "plugin/schema.h"
 #include "tasks/task.h"
 
@@ -69,9 +71,44 @@ static void lm_eval_defaults(void *options, const gf_config *cfg) {
 
 static void lm_free(void *data) { gf_corpus_free(data); }
 
+/* Lines and tokens of each split and the vocabulary (grassflow data stats). */
+static int lm_stats(const gf_task_env *e, bool json, char **text) {
+    gf_corpus *c = gf_corpus_load(e->corpus, e->data_dir, e->tokenizer && e->tokenizer[0] ? e->tokenizer : NULL,
+                                  e->fixed, e->no_cache ? NULL : e->cache_dir);
+    if (!c) return -1;
+    if (c->cache_note[0]) gf_note("%s", c->cache_note);
+    size_t len;
+    FILE *f = open_memstream(text, &len);
+    if (!f) {
+        gf_corpus_free(c);
+        return gf_fail("out of memory");
+    }
+    if (json) {
+        fprintf(f, "{\"corpus\": ");
+        gf_json_put_str(f, e->corpus); /* a path may hold " or \ */
+        fprintf(f, ", \"tokenizer\": \"%s\", \"vocab_size\": %lld", gf_tok_kind_name(c->tok->kind),
+                (long long)c->tok->vocab.n);
+        for (int s = 0; s < 3; s++)
+            fprintf(f, ", \"%s\": {\"lines\": %lld, \"tokens\": %lld}", gf_split_name(s), (long long)c->lines[s],
+                    (long long)c->split[s].n);
+        fprintf(f, "}\n");
+    } else {
+        fprintf(f, "corpus %s, tokenizer %s, vocabulary %lld\n", e->corpus, gf_tok_kind_name(c->tok->kind),
+                (long long)c->tok->vocab.n);
+        for (int s = 0; s < 3; s++)
+            fprintf(f, "  %-6s %10lld lines %12lld tokens\n", gf_split_name(s), (long long)c->lines[s],
+                    (long long)c->split[s].n);
+    }
+    gf_corpus_free(c);
+    if (fclose(f) == 0) return 0;
+    free(*text);
+    *text = NULL;
+    return gf_fail("out of memory writing the statistics");
+}
+
 const gf_task_ops gf_task_lm = {
     .version = GF_TASK_OPS_VERSION, .name = "lm", .help = "a language model on a text corpus (blocks of --seq-len tokens)",
     .metric = "ppl", .unit = "tok", .counted = "tokens", .options_size = sizeof(lm_options), .keys = LM_KEYS,
     .n_keys = (int)(sizeof LM_KEYS / sizeof LM_KEYS[0]), .load = lm_load, .tokenizer = lm_tokenizer,
     .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
-    .free = lm_free};
+    .free = lm_free, .stats = lm_stats};

@@ -1,5 +1,6 @@
 /* The SNLI task: sentence pairs ([CLS] premise [SEP] hypothesis [SEP], BERT WordPiece) with one of three
  * labels, scored by accuracy. The data is read by data/nli_reader.h, the examples made by sources/nli_source.h. */
+#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,10 +152,70 @@ static const char *snli_label(const void *data, int64_t i) {
 
 static int snli_owns(const char *corpus, const char *data_dir) { return gf_nli_is_spec(corpus, data_dir); }
 
+static const char *const SPLIT_NAMES[3] = {"train", "dev", "test"}; /* SNLI's names for the splits */
+
+/* The --json form of snli_stats (cJSON escapes the paths). */
+static char *stats_json(const char *spec, const gf_nli_data *d) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "corpus", spec);
+    for (int k = 0; k < 3; k++) {
+        const gf_nli_split *s = &d->split[k];
+        cJSON *j = cJSON_AddObjectToObject(o, SPLIT_NAMES[k]);
+        cJSON_AddStringToObject(j, "file", s->path);
+        cJSON_AddStringToObject(j, "format", s->format);
+        cJSON_AddNumberToObject(j, "rows", (double)s->rows);
+        cJSON_AddNumberToObject(j, "pairs", (double)s->n);
+        for (int c = 0; c < GF_NLI_CLASSES; c++) cJSON_AddNumberToObject(j, gf_nli_label_name(c), (double)s->per_label[c]);
+        cJSON_AddNumberToObject(j, "no_consensus", (double)s->unlabelled);
+        cJSON_AddNumberToObject(j, "empty", (double)s->empty);
+    }
+    char *txt = cJSON_PrintUnformatted(o), *line = txt ? malloc(strlen(txt) + 2) : NULL;
+    if (line) sprintf(line, "%s\n", txt);
+    free(txt);
+    cJSON_Delete(o);
+    if (!line) gf_fail("out of memory printing the statistics as JSON");
+    return line;
+}
+
+static char *stats_text(const char *spec, const gf_nli_data *d) {
+    size_t len;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        gf_fail("out of memory");
+        return NULL;
+    }
+    fprintf(f, "corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
+    for (int k = 0; k < 3; k++) {
+        const gf_nli_split *s = &d->split[k];
+        fprintf(f, "  %-6s %8lld pairs  entailment %lld  neutral %lld  contradiction %lld  (of %lld rows: %lld "
+                "labelled -, %lld empty)  %s [%s]\n", SPLIT_NAMES[k], (long long)s->n, (long long)s->per_label[0],
+                (long long)s->per_label[1], (long long)s->per_label[2], (long long)s->rows, (long long)s->unlabelled,
+                (long long)s->empty, s->path, s->format);
+    }
+    if (fclose(f) == 0) return text;
+    free(text);
+    gf_fail("out of memory writing the statistics");
+    return NULL;
+}
+
+/* Pairs and labels of each split, counted as they are read (before any tokenizer). */
+static int snli_stats(const gf_task_env *e, bool json, char **text) {
+    if (e->tokenizer && e->tokenizer[0]) {
+        gf_fail("--tokenizer: %s holds sentence pairs, counted before tokenizing", e->corpus);
+        return GF_TASK_NOT_APPLICABLE;
+    }
+    gf_nli_data *d = gf_nli_load(e->corpus, e->data_dir);
+    if (!d) return -1;
+    *text = json ? stats_json(e->corpus, d) : stats_text(e->corpus, d);
+    gf_nli_free(d);
+    return *text ? 0 : -1;
+}
+
 const gf_task_ops gf_task_snli = {
     .version = GF_TASK_OPS_VERSION, .name = "snli",
     .help = "sentence-pair classification (entailment, neutral, contradiction)", .metric = "accuracy",
     .unit = "pairs", .counted = "pairs", .options_size = sizeof(snli_options), .keys = SNLI_KEYS,
     .n_keys = (int)(sizeof SNLI_KEYS / sizeof SNLI_KEYS[0]), .load = snli_load, .tokenizer = snli_tokenizer,
     .configure = snli_configure, .source = snli_source, .describe = snli_describe, .label = snli_label,
-    .owns = snli_owns, .free = snli_free};
+    .owns = snli_owns, .free = snli_free, .stats = snli_stats};

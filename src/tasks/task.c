@@ -70,6 +70,13 @@ int gf_task_register(const gf_task_ops *ops) {
     return gf_registry_add(&g_tasks, ops, "tasks (gf_task_register)");
 }
 
+int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **text) {
+    *text = NULL;
+    if (t->version < 2 || !t->stats)
+        return gf_fail("task %s reports no statistics of its data (its table has no stats function)", t->name);
+    return t->stats(e, json, text);
+}
+
 const gf_task_ops *gf_task_find(const char *name) {
     char names[512] = "";
     for (int i = 0; i < gf_task_count(); i++) {
