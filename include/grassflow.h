@@ -1106,7 +1106,7 @@ typedef struct gf_task_env {
     const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
 } gf_task_env;
 
-/* 1: up to free; 2: stats. A table of version 1 still registers and works: the library reads stats only
+/* 1: up to free; 2: stats and data_help. A table of version 1 still registers and works: the library reads stats only
  * from a table whose version has it. */
 #define GF_TASK_OPS_VERSION 2
 #define GF_TASK_NAME_MAX 32
@@ -1155,6 +1155,8 @@ typedef struct gf_task_ops {
      * gf_last_error; or GF_TASK_NOT_APPLICABLE when e asks for what does not apply to this data (a tokenizer
      * for pairs counted before tokenizing), with gf_last_error saying so. */
     int (*stats)(const gf_task_env *e, bool json, char **text);
+    /* Optional: what --corpus and --tokenizer take, for --help: a few lines, each ending in a newline. */
+    const char *data_help;
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 

@@ -19,10 +19,10 @@ static void compare_help(void) {
            "Train each model with the same recipe (into DIR/MODEL, default DIR runs/compare), score the test split\n"
            "with each best checkpoint, and print a table: parameters, best validation perplexity, test\n"
            "perplexity, training tokens/s, wall time, and the perplexity gap to the reference model.\n"
-           "With --task snli: dev and test accuracy of each best checkpoint and the gap in points; with\n"
-           "--backbone CKPT, the models are heads on that one backbone (the paper's Table 3).\n\n"
+           "A task scored by accuracy: dev and test accuracy of each best checkpoint and the gap in points;\n"
+           "with --backbone CKPT, the models are heads on that one backbone (the paper's Table 3 for snli).\n\n"
            "  --models LIST       comma-separated presets (or config files ending in .json); with\n"
-           "                      --backbone, head files (configs/snli/head-grassmann.json,...)\n"
+           "                      --backbone, head files (configs/*/head-*.json: head stacks grassflow ships)\n"
            "  --reference MODEL   the model the gaps are measured against (default: the last one listed,\n"
            "                      transformer-6L in --models grassmann-6L,transformer-6L)\n"
            "  --set KEY=VALUE     applied to every model\n" RECIPE_HELP
@@ -99,15 +99,15 @@ static void print_table(const recipe *r, char **names, int n, int ref, const run
 static int not_a_head(const char *name) {
     char dir[GF_PATH_MAX + 32], real[PATH_MAX], pattern[PATH_MAX + GF_PATH_MAX + 64], heads[1024] = "";
     glob_t g;
-    snprintf(dir, sizeof dir, "%.*s/../configs/snli", GF_PATH_MAX, cli_data_dir()); /* the source tree's */
-    snprintf(pattern, sizeof pattern, "%s/head-*.json", realpath(dir, real) ? real : dir);
+    snprintf(dir, sizeof dir, "%.*s/../configs", GF_PATH_MAX, cli_data_dir()); /* the source tree's */
+    snprintf(pattern, sizeof pattern, "%s/*/head-*.json", realpath(dir, real) ? real : dir);
     if (glob(pattern, 0, NULL, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; i++)
             snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s%s", i ? ", " : "", g.gl_pathv[i]);
     globfree(&g);
     return cli_usage_error("compare", "--models %s: no such file; with --backbone, --models lists head stack files "
                            "(JSON, one stack each), not presets; the heads grassflow ships: %s", name,
-                           heads[0] ? heads : "configs/snli/head-*.json in its source tree");
+                           heads[0] ? heads : "configs/*/head-*.json in its source tree");
 }
 
 /* Model i of --models: a preset or config file, or with a backbone a head file; checked before any run. */

@@ -5,14 +5,16 @@
 #include <string.h>
 
 #include "cli.h"
+#include "task_flags.h"
 
 static void help(void) {
     printf("usage: grassflow data stats --corpus C [--tokenizer T] [--json] [--no-cache]\n\n"
-           "Lines and tokens of each split and the vocabulary size.\n\n"
-           "  --corpus C      wikitext-2 | tinyshakespeare | a directory with train/valid/test | a text file\n"
-           "                  | snli | a directory with snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]: pairs\n"
-           "                  and labels of each split (rows labelled - and empty sentences are dropped)\n"
-           "  --tokenizer T   word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char)\n");
+           "What each split of a task's data holds, as the task counts it (a text corpus: lines, tokens and the\n"
+           "vocabulary; sentence pairs: pairs and labels, and the rows dropped). The task is the one whose data\n"
+           "--corpus names, else the first.\n\n"
+           "  --corpus C      the data; --tokenizer T the tokenizer it is read with (what each task takes:\n"
+           "                  below)\n");
+    cli_task_help();
 }
 
 /* The task whose data spec names: the one that owns it, else the first (the language model on a text). */

@@ -12,9 +12,9 @@
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--batch B] [--tokenizer T]\n"
            "                      [--stream] [--json] [--task T] [task options]\n\n"
-           "A task scored by perplexity (lm): the token-weighted mean next-token loss and perplexity of a\n"
+           "A task scored by perplexity: the token-weighted mean next-token loss and perplexity of a\n"
            "checkpoint on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is\n"
-           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\"}). A task scored by accuracy (snli):\n"
+           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\"}). A task scored by accuracy:\n"
            "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\",\n"
            "\"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is named as the task counts).\n"
            "A number that is not finite prints as null.\n\n"

@@ -11,13 +11,11 @@
 #define RECIPE_HELP                                                                                        \
     "  --task T            the task (default lm; the list below): what the examples are and how a model is\n" \
     "                      scored\n"                                                                      \
-    "  --corpus C          lm: wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n" \
-    "                      | a text file (split 90/5/5); snli: snli | the folder of snli_1.0.zip\n"       \
-    "  --tokenizer T       word | char | byte | wordpiece:VOCAB (default: word for wikitext-2, else char;\n" \
-    "                      snli: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"              \
+    "  --corpus C          the task's data, --tokenizer T the tokenizer it is read with: what each task\n" \
+    "                      takes is listed with the tasks below\n"                                     \
     "  --backbone CKPT     a classification task: a grassflow checkpoint (e.g. a WordPiece LM), or a Hugging\n" \
     "                        Face DistilBERT folder (config.json, model.safetensors, vocab.txt), as the first\n" \
-    "  --head FILE           stack, with the head stack of FILE on top (configs/snli/head-*.json); the model\n" \
+    "  --head FILE           stack, with the head stack of FILE on top (configs/*/head-*.json); the model\n" \
     "                        is then these two, not --model/--config\n"                                   \
     "  --freeze-backbone   train the head only (the backbone's tensors get no gradient); its output is\n" \
     "                        computed once per example and kept for a split the run goes through twice or\n" \

@@ -131,6 +131,13 @@ void cli_task_help(void) {
     for (int i = 0; i < gf_task_count(); i++) {
         const gf_task_ops *t = gf_task_at(i);
         printf("    %-16s %s; scored by %s\n", t->name, t->help, t->metric);
+        const char *h = t->version >= 2 ? t->data_help : NULL;
+        for (const char *line = h; line && *line;) { /* each line indented under the task */
+            const char *end = strchr(line, '\n');
+            const int len = end ? (int)(end - line) : (int)strlen(line);
+            printf("      %.*s\n", len, line);
+            line += len + (end ? 1 : 0);
+        }
         for (int k = 0; k < t->n_keys; k++) {
             char f[48];
             flag_of(t->keys[k].name, f, sizeof f);

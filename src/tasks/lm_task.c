@@ -111,4 +111,6 @@ const gf_task_ops gf_task_lm = {
     .metric = "ppl", .unit = "tok", .counted = "tokens", .options_size = sizeof(lm_options), .keys = LM_KEYS,
     .n_keys = (int)(sizeof LM_KEYS / sizeof LM_KEYS[0]), .load = lm_load, .tokenizer = lm_tokenizer,
     .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
-    .free = lm_free, .stats = lm_stats};
+    .free = lm_free, .data_help = "--corpus wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"
+                                  "| a text file (split 90/5/5); --tokenizer word | char | byte | wordpiece:VOCAB\n"
+                                  "(default: word for wikitext-2, else char)\n", .stats = lm_stats};

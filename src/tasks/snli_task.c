@@ -218,4 +218,7 @@ const gf_task_ops gf_task_snli = {
     .unit = "pairs", .counted = "pairs", .options_size = sizeof(snli_options), .keys = SNLI_KEYS,
     .n_keys = (int)(sizeof SNLI_KEYS / sizeof SNLI_KEYS[0]), .load = snli_load, .tokenizer = snli_tokenizer,
     .configure = snli_configure, .source = snli_source, .describe = snli_describe, .label = snli_label,
-    .owns = snli_owns, .free = snli_free, .stats = snli_stats};
+    .owns = snli_owns, .free = snli_free, .stats = snli_stats,
+    .data_help = "--corpus snli (the dev and test splits and 1% of train grassflow ships) | the folder of\n"
+                 "snli_1.0.zip (snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]); --tokenizer wordpiece:VOCAB\n"
+                 "(default: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"};
