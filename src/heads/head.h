@@ -13,7 +13,8 @@
 #include "grassflow.h"
 #include "plugin/plugin.h"
 
-/* The head called name (a task: "lm", "classify"), NULL if none. */
+/* The head called name ("next_token", "classify"; "lm", next_token's name in config formats 1 and 2), NULL if
+ * none. */
 const gf_head_ops *gf_head_find(const char *name);
 /* Registered heads: i in [0, gf_head_count()), the built-ins first. */
 int gf_head_count(void);
