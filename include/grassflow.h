@@ -260,13 +260,13 @@ void gf_model_init(gf_model *m, uint64_t seed);
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step);
 
 /* A batch: B sequences of T positions. Which fields a model reads follows its config: ids (input
- * "tokens") or vectors (input "vectors"), and targets of its task: lm, the next token at each position
+ * "tokens") or vectors (input "vectors"), and targets of its head: next_token, the next token at each position
  * (B*T ids); classify, one label per sequence (B ids); -1 ignores one. mask marks padding: a padded
  * position is seen by no real one, is left out of pooling, and its targets should be -1. */
 typedef struct gf_batch {
     int64_t B, T;
     const int32_t *ids;      /* (B, T) input token ids */
-    const int32_t *targets;  /* lm: (B, T); classify: (B); -1 = ignored; NULL: no loss */
+    const int32_t *targets;  /* next_token: (B, T); classify: (B); -1 = ignored; NULL: no loss */
     int64_t n_targets;       /* how many targets are counted (not -1): weights micro-batches */
     const uint8_t *mask;     /* (B, T): 1 = a real position, 0 = padding; NULL: no padding */
     const float *vectors;    /* (B, T, d_input): the inputs of a model with input "vectors" */
@@ -281,13 +281,13 @@ typedef struct gf_batch {
 /* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN
  * if none counts). Activations are kept for gf_model_backward. */
 int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss);
-/* Whether the model's outputs are next-token logits over its vocabulary at every position (task lm):
+/* Whether the model's outputs are next-token logits over its vocabulary at every position (head next_token):
  * what streaming, generation, scoring text and the LM data source need. */
 bool gf_model_predicts_next_token(const gf_model *m);
 /* Of the counted targets of the last forward, how many the outputs' argmax got right (classify); -1 for
- * heads that do not count it (lm). */
+ * heads that do not count it (next_token). */
 int64_t gf_model_correct(const gf_model *m);
-/* Outputs per target: vocab_size for lm, n_classes for classify (the width of gf_model_logits' rows). */
+/* Outputs per target: vocab_size for next_token, n_classes for classify (the width of gf_model_logits' rows). */
 int64_t gf_model_n_outputs(const gf_model *m);
 
 /* Forward pass over inputs (B, T) int32 token ids. With targets (B, T; -1 = ignore) it also computes
@@ -295,7 +295,7 @@ int64_t gf_model_n_outputs(const gf_model *m);
  * gf_model_backward. Grows the activation arena when B*T exceeds what it holds. */
 int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
                      float *loss);
-/* The head's outputs of the last forward (valid until the next gf_model_backward or forward): lm, logits
+/* The head's outputs of the last forward (valid until the next gf_model_backward or forward): next_token, logits
  * (B, T, vocab_size); classify, logits (B, n_classes). */
 const float *gf_model_logits(const gf_model *m);
 /* The last stack's output of the last forward, before the final LayerNorm (a backbone's "last hidden
@@ -676,7 +676,7 @@ int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, i
 typedef struct gf_eval_result {
     double mean_loss;
     int64_t n_counted;
-    int64_t n_correct;            /* classify heads: counted targets whose argmax is right; -1 for lm */
+    int64_t n_correct;            /* classify heads: counted targets whose argmax is right; -1 for next_token */
     int64_t *confusion;
 } gf_eval_result;
 int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r);
