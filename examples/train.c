@@ -98,8 +98,8 @@ int main(int argc, char **argv) {
     /* what the run was made from, stored with its recipe (the sources below are what cut the blocks) */
     o.made_from_json = "{\"task\": \"lm\", \"model\": \"grassmann-tiny\", \"seq_len\": 32}";
     gf_model *m = tiny_model(o.seed);
-    gf_source *train = m ? gf_lm_source_create(ids, n - n_valid, L, o.seed) : NULL;
-    gf_source *valid = train ? gf_lm_source_create(ids + n - n_valid, n_valid, L, o.seed) : NULL;
+    gf_source *train = m ? gf_block_source_create(ids, n - n_valid, L, o.seed) : NULL;
+    gf_source *valid = train ? gf_block_source_create(ids + n - n_valid, n_valid, L, o.seed) : NULL;
     double before = 0, after = 0;
     int rc = !valid || gf_evaluate(m, valid, o.batch, &before, NULL) ||
              gf_train(m, train, valid, &o, false, on_event, NULL, NULL) || gf_evaluate(m, valid, o.batch, &after, NULL);

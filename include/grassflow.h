@@ -585,8 +585,8 @@ void gf_sampler_free(gf_sampler *s);
 /* ------------------------------------------------------------------------------------------------ */
 /* Training: batches, data sources, evaluation, the training loop                                   */
 /*                                                                                                  */
-/*     gf_source *tr = gf_lm_source_create(train_ids, n_train, 128, 1234); // blocks of 129 tokens  */
-/*     gf_source *va = gf_lm_source_create(valid_ids, n_valid, 128, 1234);                          */
+/*     gf_source *tr = gf_block_source_create(train_ids, n_train, 128, 1234); // blocks of 129 tokens  */
+/*     gf_source *va = gf_block_source_create(valid_ids, n_valid, 128, 1234);                          */
 /*     gf_train_opts o;                                                                             */
 /*     gf_train_opts_default(&o);                                                                   */
 /*     o.steps = 1000; snprintf(o.out_dir, sizeof o.out_dir, "runs/mine");                          */
@@ -616,14 +616,14 @@ struct gf_source {
     int version;   /* the GF_SOURCE_VERSION this source implements (>= 1) */
     void *ctx;     /* handed to every function below */
     /* ---- version 1 ---- */
-    /* Examples in one epoch (the LM source: blocks); the trainer's batch counts these. */
+    /* Examples in one epoch (the token-block source: blocks); the trainer's batch counts these. */
     int64_t (*n_examples)(void *ctx);
     /* Fill *batch with examples [first, first + n) of epoch `epoch`'s order, a permutation that depends
      * on the epoch alone (and the source's seed): a resumed run jumps to any step without replaying the
      * data. Expects 0 <= first, n >= 1, first + n <= n_examples; 0 or -1 (gf_last_error). */
     int (*fill)(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *batch);
     /* Optional, both or neither: the evaluation examples, which may be cut otherwise than the training
-     * ones (the LM source: every token but the first predicted once). NULL: evaluation walks fill's
+     * ones (the token-block source: every token but the first predicted once). NULL: evaluation walks fill's
      * epoch-0 order. */
     int64_t (*n_eval_examples)(void *ctx);
     int (*fill_eval)(void *ctx, int64_t first, int64_t n, gf_batch *batch);
@@ -649,7 +649,7 @@ int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch)
  * Fisher-Yates shuffle keyed by (seed, epoch). Evaluation examples: blocks of seq_len + 1 tokens with
  * stride seq_len, so every token but the first is predicted once; the last block is padded (input 0,
  * target -1). */
-gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, uint64_t seed);
+gf_source *gf_block_source_create(const int32_t *ids, int64_t n, int64_t seq_len, uint64_t seed);
 
 /* A source over `inner` whose batches carry model m's first-stack output (gf_batch.features), computed
  * once: for a model whose first stack is fixed (gf_model_first_stack_fixed: a frozen backbone under a
@@ -667,7 +667,7 @@ gf_source *gf_feature_source_create(gf_model *m, gf_source *inner, gf_source_use
                                     size_t max_bytes, size_t *bytes);
 
 /* Target-weighted mean loss of m over src's evaluation examples, `batch` examples per forward pass,
- * dropout off: for the LM source, the token-weighted mean next-token loss over the whole split.
+ * dropout off: for the token-block source, the token-weighted mean next-token loss over the whole split.
  * n_counted (may be NULL): how many targets were counted. */
 int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted);
 

@@ -11,7 +11,7 @@
 #include "data/corpus.h"
 #include "data/nli_reader.h"
 #include "io/lines.h"
-#include "sources/nli_source.h"
+#include "sources/pair_source.h"
 #include "testlib.h"
 
 static const char *write_file(const char *name, const char *text) {
@@ -276,8 +276,8 @@ static void test_source(void **state) {
                                                      "contradiction\tthe the the the the the the\tNo.\n"), &sp), 0);
     gf_tokenizer *tok = gf_wordpiece_load("data/bert-base-uncased/vocab.txt");
     assert_non_null(tok);
-    gf_nli_source_stats st;
-    gf_source *src = gf_nli_source_create(&sp, tok, 5, 1, &st);
+    gf_pair_source_stats st;
+    gf_source *src = gf_pair_source_create(&sp, tok, 5, 1, &st);
     assert_non_null(src);
     assert_int_equal(st.pairs, 2);
     assert_int_equal(st.truncated, 1);
@@ -315,12 +315,12 @@ static void test_source(void **state) {
     gf_model_free(lm);
     gf_source_free(src);
     gf_tokenizer *bytes = gf_tokenizer_bytes();
-    assert_null(gf_nli_source_create(&sp, bytes, 48, 1, NULL));
+    assert_null(gf_pair_source_create(&sp, bytes, 48, 1, NULL));
     assert_non_null(strstr(gf_last_error(), "no [CLS] token"));
     gf_tokenizer_free(bytes);
     gf_nli_split_free(&sp);
     assert_int_equal(gf_nli_read(write_file("dash.tsv", "-\ta\tb\n-\tc\td\nneutral\t \tx\n"), &sp), 0);
-    assert_null(gf_nli_source_create(&sp, tok, 48, 1, NULL)); /* nothing kept: the file says why */
+    assert_null(gf_pair_source_create(&sp, tok, 48, 1, NULL)); /* nothing kept: the file says why */
     assert_non_null(strstr(gf_last_error(), "dash.tsv: no pair to use (rows 3: labelled - for no consensus 2, with an "
                                             "empty sentence 1)"));
     gf_nli_split_free(&sp);

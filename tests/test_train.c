@@ -1,4 +1,4 @@
-/* The data sources and the training loop: the LM source's blocks, epoch orders (pinned: old runs
+/* The data sources and the training loop: the token-block source's blocks, epoch orders (pinned: old runs
  * resume), evaluation blocking with its padded last block, jumps to any step; gf_evaluate and the one
  * log-sum-exp; one optimizer step (micro-batches weighted by counted targets, the non-finite hook); the
  * non-finite policy and a stopped-and-resumed run through gf_train; metrics.jsonl lines are JSON (no inf)
@@ -32,7 +32,7 @@ static void test_lm_blocks(void **state) {
     (void)state;
     const int64_t L = 4, n = 10 * (L + 1) + 3; /* 10 blocks and 3 tokens that make no block */
     int32_t *ids = iota_ids(n);
-    gf_source *s = gf_lm_source_create(ids, n, L, 1234);
+    gf_source *s = gf_block_source_create(ids, n, L, 1234);
     assert_non_null(s);
     assert_int_equal(s->version, 1);
     assert_int_equal(s->n_examples(s->ctx), 10);
@@ -68,7 +68,7 @@ static void test_lm_order_pinned(void **state) {
     static const int64_t epochs[4] = {0, 1, 2, 5};
     int32_t *ids = iota_ids(n);
     for (int c = 0; c < 4; c++) {
-        gf_source *s = gf_lm_source_create(ids, n, L, seeds[c]);
+        gf_source *s = gf_block_source_create(ids, n, L, seeds[c]);
         int64_t got[12];
         read_order(s, epochs[c], 12, L, got);
         for (int r = 0; r < 12; r++)
@@ -84,7 +84,7 @@ static void test_lm_jump(void **state) {
     (void)state;
     const int64_t L = 3, nb = 37, n = nb * (L + 1);
     int32_t *ids = iota_ids(n);
-    gf_source *walk = gf_lm_source_create(ids, n, L, 99), *jump = gf_lm_source_create(ids, n, L, 99);
+    gf_source *walk = gf_block_source_create(ids, n, L, 99), *jump = gf_block_source_create(ids, n, L, 99);
     int64_t full[37];
     read_order(walk, 4, nb, L, full);
     gf_batch b;
@@ -109,7 +109,7 @@ static void test_lm_eval_blocks(void **state) {
     (void)state;
     const int64_t L = 4, n = 3 * L + 2; /* 14 tokens: 13 predictions, blocks of 4, 4, 4 and 1 */
     int32_t *ids = iota_ids(n);
-    gf_source *s = gf_lm_source_create(ids, n, L, 1);
+    gf_source *s = gf_block_source_create(ids, n, L, 1);
     assert_int_equal(s->n_eval_examples(s->ctx), 4);
     gf_batch b;
     assert_int_equal(s->fill_eval(s->ctx, 0, 4, &b), 0);
@@ -134,7 +134,7 @@ static void test_lm_eval_blocks(void **state) {
     assert_int_equal(b.targets[L + 1], -1);
     gf_source_free(s);
     /* a seq_len far above the split costs what the split holds: one block of n - 1 */
-    s = gf_lm_source_create(ids, n, (int64_t)1 << 40, 1);
+    s = gf_block_source_create(ids, n, (int64_t)1 << 40, 1);
     assert_int_equal(s->n_eval_examples(s->ctx), 1);
     assert_int_equal(s->fill_eval(s->ctx, 0, 1, &b), 0);
     assert_int_equal(b.T, n - 1);
@@ -152,11 +152,11 @@ static void test_lm_errors(void **state) {
     (void)state;
     int32_t ids[40];
     for (int i = 0; i < 40; i++) ids[i] = i;
-    expect_error(gf_lm_source_create(ids, 40, 0, 1) != NULL ? 0 : -1, "seq_len >= 1");
+    expect_error(gf_block_source_create(ids, 40, 0, 1) != NULL ? 0 : -1, "seq_len >= 1");
     ids[7] = -2;
-    expect_error(gf_lm_source_create(ids, 40, 4, 1) != NULL ? 0 : -1, "token id -2 at position 7");
+    expect_error(gf_block_source_create(ids, 40, 4, 1) != NULL ? 0 : -1, "token id -2 at position 7");
     ids[7] = 7;
-    gf_source *s = gf_lm_source_create(ids, 40, 4, 1); /* 8 blocks */
+    gf_source *s = gf_block_source_create(ids, 40, 4, 1); /* 8 blocks */
     gf_batch b;
     expect_error(s->fill(s->ctx, 0, 6, 3, &b), "training examples [6, 9) asked for");
     expect_error(s->fill(s->ctx, -1, 0, 1, &b), "epoch -1");
@@ -164,7 +164,7 @@ static void test_lm_errors(void **state) {
     const char *sets[] = {"vocab_size=64", NULL};
     gf_model *m = tl_make_model("grassmann-tiny", sets, 1);
     assert_int_equal(s->check(s->ctx, m, GF_USE_TRAIN), 0);
-    gf_source *long_blocks = gf_lm_source_create(ids, 40, 33, 1), *short_split = gf_lm_source_create(ids, 1, 4, 1);
+    gf_source *long_blocks = gf_block_source_create(ids, 40, 33, 1), *short_split = gf_block_source_create(ids, 1, 4, 1);
     expect_error(long_blocks->check(long_blocks->ctx, m, GF_USE_EVAL), "--seq-len 33 is above the model's max_len 32");
     expect_error(short_split->check(short_split->ctx, m, GF_USE_TRAIN), "fewer than one block of --seq-len + 1 = 5");
     expect_error(short_split->check(short_split->ctx, m, GF_USE_EVAL), "at least 2 are needed");
@@ -187,7 +187,7 @@ static void test_evaluate(void **state) {
     const int64_t L = 8, n = 61, V = 64;
     int32_t *ids = talloc((size_t)n * sizeof *ids);
     for (int64_t i = 0; i < n; i++) ids[i] = (int32_t)(gf_rand64(17, (uint64_t)i) % (uint64_t)V);
-    gf_source *s = gf_lm_source_create(ids, n, L, 5);
+    gf_source *s = gf_block_source_create(ids, n, L, 5);
     double want = 0.0;
     for (int64_t k = 0; k * L < n - 1; k++) { /* block k alone, by hand: tokens k*L .. k*L + len */
         const int64_t len = n - 1 - k * L < L ? n - 1 - k * L : L;
@@ -369,8 +369,8 @@ typedef struct {
 
 static void lm_data_make(lm_data *d) {
     for (int i = 0; i < 600; i++) d->ids[i] = (int32_t)(gf_rand64(21, (uint64_t)i) % 64);
-    d->train = gf_lm_source_create(d->ids, 500, 8, 3); /* 55 blocks: 7 steps an epoch at batch 4, accum 2 */
-    d->valid = gf_lm_source_create(d->ids + 500, 100, 8, 3);
+    d->train = gf_block_source_create(d->ids, 500, 8, 3); /* 55 blocks: 7 steps an epoch at batch 4, accum 2 */
+    d->valid = gf_block_source_create(d->ids + 500, 100, 8, 3);
 }
 
 static void lm_data_free(lm_data *d) {
@@ -553,13 +553,13 @@ static void test_resume_data_changed(void **state) {
     if (gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("first run: %s", gf_last_error());
     memcpy(e.ids, d.ids, sizeof e.ids);
     e.ids[123] = (e.ids[123] + 1) % 64;
-    e.train = gf_lm_source_create(e.ids, 500, 8, 3);
-    e.valid = gf_lm_source_create(e.ids + 500, 100, 8, 3);
+    e.train = gf_block_source_create(e.ids, 500, 8, 3);
+    e.valid = gf_block_source_create(e.ids + 500, 100, 8, 3);
     o.stop_at = 0;
     expect_error(gf_train(m, e.train, d.valid, &o, true, NULL, NULL, NULL),
                  "the data changed since this run was saved: the training split had 55 examples, now 55 examples of "
                  "other content");
-    gf_source *short_valid = gf_lm_source_create(d.ids + 500, 60, 8, 3);
+    gf_source *short_valid = gf_block_source_create(d.ids + 500, 60, 8, 3);
     expect_error(gf_train(m, d.train, short_valid, &o, true, NULL, NULL, NULL), "the validation split had");
     o.stop_at = 4;
     expect_error(gf_train(m, d.train, d.valid, &o, true, NULL, NULL, NULL), "--stop-at 4: the run in");

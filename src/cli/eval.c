@@ -32,7 +32,7 @@ static void help(void) {
     cli_task_help();
 }
 
-/* gf_evaluate's examples (the LM source: blocks of L + 1 tokens, stride L), each scored by the streaming
+/* gf_evaluate's examples (the token-block source: blocks of L + 1 tokens, stride L), each scored by the streaming
  * engine one token at a time from a fresh state. */
 static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int64_t *n_predicted) {
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;

@@ -8,11 +8,11 @@
 #include "core/error.h"
 #include "plugin/registry.h"
 
-extern const gf_head_ops gf_head_lm;
+extern const gf_head_ops gf_head_next_token;
 extern const gf_head_ops gf_head_classify;
 
 static const gf_head_ops *const BUILTIN[] = {
-    &gf_head_lm,
+    &gf_head_next_token,
     &gf_head_classify,
 };
 static gf_registry g_heads = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};

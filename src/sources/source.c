@@ -20,7 +20,7 @@ void gf_epoch_order(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch) {
 }
 
 int gf_source_validate(const gf_source *s, const char *what) {
-    if (!s) return gf_fail("%s is NULL; expected a data source (e.g. gf_lm_source_create)", what);
+    if (!s) return gf_fail("%s is NULL; expected a data source (e.g. gf_block_source_create)", what);
     if (s->version < 1 || s->version > GF_SOURCE_VERSION)
         return gf_fail("%s has version %d; this library reads versions 1 to %d (GF_SOURCE_VERSION)", what,
                        s->version, GF_SOURCE_VERSION);

@@ -56,7 +56,7 @@ static int lm_configure(const void *data, const void *options, gf_config *cfg) {
 
 static gf_source *lm_source(const void *data, int split, const void *options, uint64_t seed) {
     const gf_ids *s = &((const gf_corpus *)data)->split[split];
-    return gf_lm_source_create(s->v, s->n, ((const lm_options *)options)->seq_len, seed);
+    return gf_block_source_create(s->v, s->n, ((const lm_options *)options)->seq_len, seed);
 }
 
 static void lm_describe(const void *data, char *buf, size_t n) {

@@ -1,5 +1,5 @@
 /* The SNLI task: sentence pairs ([CLS] premise [SEP] hypothesis [SEP], BERT WordPiece) with one of three
- * labels, scored by accuracy. The data is read by data/nli_reader.h, the examples made by sources/nli_source.h. */
+ * labels, scored by accuracy. The data is read by data/nli_reader.h, the examples made by sources/pair_source.h. */
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include "data/nli_reader.h"
 #include "io/file.h"
 #include "plugin/schema.h"
-#include "sources/nli_source.h"
+#include "sources/pair_source.h"
 #include "tasks/task.h"
 
 typedef struct {
@@ -131,8 +131,8 @@ static gf_source *snli_source(const void *data, int split, const void *options, 
                 (long long)sp->rows, (long long)sp->unlabelled, (long long)sp->empty);
         return NULL;
     }
-    gf_nli_source_stats st;
-    gf_source *src = gf_nli_source_create(sp, s->tok, max_sent, seed, &st);
+    gf_pair_source_stats st;
+    gf_source *src = gf_pair_source_create(sp, s->tok, max_sent, seed, &st);
     if (src && st.truncated)
         gf_note("snli %s: %lld of %lld pairs have a sentence longer than --max-sent %lld pieces; cut to it", name,
                 (long long)st.truncated, (long long)st.pairs, (long long)max_sent);

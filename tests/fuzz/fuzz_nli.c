@@ -13,7 +13,7 @@
 #include "data/nli_reader.h"
 #include "data/tokenizer.h"
 #include "data/unicode.h"
-#include "sources/nli_source.h"
+#include "sources/pair_source.h"
 
 static gf_tokenizer *wp;
 
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     gf_nli_split s;
     if (gf_nli_read(path, &s) == 0) {
         check_split(&s);
-        gf_source *src = wp && s.n > 0 ? gf_nli_source_create(&s, wp, 1 + data[0] / 8, 1, NULL) : NULL;
+        gf_source *src = wp && s.n > 0 ? gf_pair_source_create(&s, wp, 1 + data[0] / 8, 1, NULL) : NULL;
         if (src) {
             gf_batch b;
             int64_t n = s.n < 4 ? s.n : 4;

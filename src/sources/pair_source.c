@@ -2,7 +2,7 @@
  * ids, as BERT reads a pair, with segment ids 0 for "[CLS] premise [SEP]" and 1 for "hypothesis [SEP]",
  * one label, and a padding mask. Every pair is tokenized once, when the source is made; a sentence longer
  * than max_sent pieces is cut to its first max_sent (and counted). A batch is as long as its longest pair. */
-#include "sources/nli_source.h"
+#include "sources/pair_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,8 @@
 #include "core/error.h"
 #include "sources/source.h"
 
-typedef struct nli_source {
-    gf_source s;               /* first: a gf_source * is a nli_source * */
+typedef struct pair_source {
+    gf_source s;               /* first: a gf_source * is a pair_source * */
     int64_t n;                 /* pairs */
     int32_t *ids;              /* every pair's premise pieces then hypothesis pieces */
     int64_t *start;            /* (n + 1) pair i: ids[start[i] .. start[i] + len_p[i] + len_h[i]) */
@@ -25,13 +25,13 @@ typedef struct nli_source {
     int32_t *in, *tg;          /* the batch the source filled last */
     uint8_t *mask, *seg;
     int64_t cap;
-    gf_nli_source_stats stats;
-} nli_source;
+    gf_pair_source_stats stats;
+} pair_source;
 
-static int64_t nli_n(void *ctx) { return ((nli_source *)ctx)->n; }
+static int64_t nli_n(void *ctx) { return ((pair_source *)ctx)->n; }
 
 /* Room for a batch of `cells` positions and `rows` targets. */
-static int nli_reserve(nli_source *s, int64_t cells) {
+static int nli_reserve(pair_source *s, int64_t cells) {
     if (cells <= s->cap) return 0;
     free(s->in);
     free(s->mask);
@@ -42,7 +42,7 @@ static int nli_reserve(nli_source *s, int64_t cells) {
     int32_t *tg = realloc(s->tg, (size_t)cells * sizeof *s->tg); /* rows <= cells */
     if (tg) s->tg = tg;
     s->cap = s->in && s->mask && s->seg && tg ? cells : 0;
-    return s->cap ? 0 : gf_fail("NLI source: out of memory for a batch of %lld positions", (long long)cells);
+    return s->cap ? 0 : gf_fail("pair source: out of memory for a batch of %lld positions", (long long)cells);
 }
 
 /* One pair as BERT reads it, padded to T (>= lp + lh + 3): [CLS] p [SEP] h [SEP] [PAD]..., token types 0
@@ -64,14 +64,14 @@ static void lay_out(int32_t cls, int32_t sep, int32_t pad, const int32_t *p, int
 }
 
 /* Example `pair` into row b of a (B, T) batch. */
-static void put_row(nli_source *s, int64_t pair, int64_t b, int64_t T) {
+static void put_row(pair_source *s, int64_t pair, int64_t b, int64_t T) {
     const int32_t *p = s->ids + s->start[pair];
     lay_out(s->cls, s->sep, s->pad, p, s->len_p[pair], p + s->len_p[pair], s->len_h[pair], T, s->in + b * T,
             s->mask + b * T, s->seg + b * T);
     s->tg[b] = s->label[pair];
 }
 
-static int fill_rows(nli_source *s, const int64_t *pairs, int64_t n, gf_batch *b) {
+static int fill_rows(pair_source *s, const int64_t *pairs, int64_t n, gf_batch *b) {
     int64_t T = 0;
     for (int64_t r = 0; r < n; r++) {
         const int64_t len = s->len_p[pairs[r]] + s->len_h[pairs[r]] + 3;
@@ -84,17 +84,17 @@ static int fill_rows(nli_source *s, const int64_t *pairs, int64_t n, gf_batch *b
     return 0;
 }
 
-static int nli_range(const nli_source *s, int64_t first, int64_t n) {
+static int nli_range(const pair_source *s, int64_t first, int64_t n) {
     if (first < 0 || n < 1 || first > s->n - n)
-        return gf_fail("NLI source: examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld",
+        return gf_fail("pair source: examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld",
                        (long long)first, (long long)(first + n), (long long)s->n);
     return 0;
 }
 
 static int nli_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
-    nli_source *s = ctx;
+    pair_source *s = ctx;
     if (nli_range(s, first, n)) return -1;
-    if (epoch < 0) return gf_fail("NLI source: epoch %lld asked for; expected an epoch >= 0", (long long)epoch);
+    if (epoch < 0) return gf_fail("pair source: epoch %lld asked for; expected an epoch >= 0", (long long)epoch);
     if (epoch != s->perm_epoch) {
         gf_epoch_order(s->perm, s->n, s->seed, epoch);
         s->perm_epoch = epoch;
@@ -103,10 +103,10 @@ static int nli_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch
 }
 
 static int nli_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
-    nli_source *s = ctx;
+    pair_source *s = ctx;
     if (nli_range(s, first, n)) return -1;
     int64_t *pairs = malloc((size_t)n * sizeof *pairs);
-    if (!pairs) return gf_fail("NLI source: out of memory");
+    if (!pairs) return gf_fail("pair source: out of memory");
     for (int64_t r = 0; r < n; r++) pairs[r] = first + r;
     int rc = fill_rows(s, pairs, n, b);
     free(pairs);
@@ -115,10 +115,10 @@ static int nli_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
 
 static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
     (void)use;
-    const nli_source *s = ctx;
+    const pair_source *s = ctx;
     const gf_config *c = gf_model_config(m);
     if (gf_model_predicts_next_token(m) || gf_model_n_outputs(m) != GF_NLI_CLASSES)
-        return gf_fail("the NLI data source gives one of 3 labels per pair (entailment, neutral, contradiction); the "
+        return gf_fail("the pair source gives one of 3 labels per pair (entailment, neutral, contradiction); the "
                        "model needs the classify head with n_classes 3 (head %s here)", c->head_kind);
     if (s->max_id >= c->vocab_size)
         return gf_fail("the pairs' WordPiece ids go up to %lld, outside the model's vocabulary [0, %lld)\nHINT: the "
@@ -132,7 +132,7 @@ static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
 }
 
 static void nli_destroy(gf_source *src) {
-    nli_source *s = (nli_source *)src;
+    pair_source *s = (pair_source *)src;
     free(s->ids);
     free(s->start);
     free(s->len_p);
@@ -147,7 +147,7 @@ static void nli_destroy(gf_source *src) {
 }
 
 /* The pieces of one sentence, cut to max_sent, appended at ids[*at]; *cut set if it was cut. */
-static int encode_sentence(nli_source *s, const gf_tokenizer *tok, const char *text, const char *what,
+static int encode_sentence(pair_source *s, const gf_tokenizer *tok, const char *text, const char *what,
                            int64_t max_sent, int64_t *cap, int64_t *at, int32_t *len, bool *cut) {
     int32_t *ids;
     int64_t n;
@@ -159,7 +159,7 @@ static int encode_sentence(nli_source *s, const gf_tokenizer *tok, const char *t
         int32_t *g = realloc(s->ids, (size_t)nc * sizeof *g);
         if (!g) {
             free(ids);
-            return gf_fail("NLI source: out of memory tokenizing %s", what);
+            return gf_fail("pair source: out of memory tokenizing %s", what);
         }
         s->ids = g;
         *cap = nc;
@@ -172,11 +172,11 @@ static int encode_sentence(nli_source *s, const gf_tokenizer *tok, const char *t
     return 0;
 }
 
-static int tokenize_pairs(nli_source *s, const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent) {
+static int tokenize_pairs(pair_source *s, const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent) {
     /* about 24 pieces a pair in SNLI; never more than the text has bytes (a piece takes at least one) */
     int64_t cap = (sp->n * 24 < sp->text_len ? sp->n * 24 : sp->text_len) + 16, at = 0;
     s->ids = malloc((size_t)cap * sizeof *s->ids);
-    if (!s->ids) return gf_fail("NLI source: out of memory for %lld pairs", (long long)sp->n);
+    if (!s->ids) return gf_fail("pair source: out of memory for %lld pairs", (long long)sp->n);
     for (int64_t i = 0; i < sp->n; i++) {
         char what[GF_PATH_MAX + 48];
         snprintf(what, sizeof what, "%s, kept pair %lld", sp->path, (long long)i + 1);
@@ -229,10 +229,10 @@ int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char 
     return rc;
 }
 
-gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
-                                gf_nli_source_stats *stats) {
+gf_source *gf_pair_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
+                                gf_pair_source_stats *stats) {
     if (max_sent < 1) {
-        gf_fail("NLI source: %lld pieces per sentence; expected at least 1", (long long)max_sent);
+        gf_fail("pair source: %lld pieces per sentence; expected at least 1", (long long)max_sent);
         return NULL;
     }
     if (sp->n < 1) {
@@ -241,7 +241,7 @@ gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok,
                 (long long)sp->rows, (long long)sp->unlabelled, (long long)sp->empty);
         return NULL;
     }
-    nli_source *s = calloc(1, sizeof *s);
+    pair_source *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->s = (gf_source){.version = 1, .ctx = s, .n_examples = nli_n, .fill = nli_fill, .n_eval_examples = nli_n,
                        .fill_eval = nli_fill_eval, .check = nli_check, .destroy = nli_destroy};
@@ -254,7 +254,7 @@ gf_source *gf_nli_source_create(const gf_nli_split *sp, const gf_tokenizer *tok,
     s->len_h = malloc((size_t)sp->n * sizeof *s->len_h);
     s->label = malloc((size_t)sp->n);
     s->perm = malloc((size_t)sp->n * sizeof *s->perm);
-    int rc = !s->start || !s->len_p || !s->len_h || !s->label || !s->perm ? gf_fail("NLI source: out of memory") : 0;
+    int rc = !s->start || !s->len_p || !s->len_h || !s->label || !s->perm ? gf_fail("pair source: out of memory") : 0;
     if (!rc) rc = special(tok, "[CLS]", &s->cls) || special(tok, "[SEP]", &s->sep) || special(tok, "[PAD]", &s->pad);
     if (!rc) rc = tokenize_pairs(s, sp, tok, max_sent);
     if (rc) {

@@ -52,7 +52,7 @@ static void lm_backward(const gf_head_call *c, const float *h, float *dh, float 
     gf_linear_backward(dh, d, dW, d, NULL, c->out, h, d, W, d, N, d, V);
 }
 
-const gf_head_ops gf_head_lm = {
+const gf_head_ops gf_head_next_token = {
     .version = GF_HEAD_OPS_VERSION,
     .name = "next_token",
     .help = "next-token prediction: logits over the vocabulary at every position, cross-entropy of the next token",
