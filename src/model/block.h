@@ -19,9 +19,10 @@
  * accumulates into the memory's gradient as well, so an encoder under it trains. A kind with a cross op is
  * a program over these ops and a list of these tensors; tests/test_two_input.c builds one (pre-norm:
  * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. What is not there yet:
- * no config selects such a kind (block_kind_for never returns one), the model (model.c) has no memory to
- * give a run and the stream (infer/stream.c) none either, and a kind has two LayerNorms and two dropout
- * sites, so a decoder block (self-mixer, cross, FFN: three of each) needs a third. */
+ * no config selects such a kind (block_kind_for never returns one) or gives a memory's width (params.c
+ * would declare d_mem as the layer's own), the model (model.c) has no memory to give a run and the stream
+ * (infer/stream.c) none either, and a kind has two LayerNorms and two dropout sites, so a decoder block
+ * (self-mixer, cross, FFN: three of each) needs a third. */
 #ifndef GF_MODEL_BLOCK_H
 #define GF_MODEL_BLOCK_H
 
