@@ -7,19 +7,9 @@
 #include "ops/ops.h"
 
 /* The tensors of the three kinds below, in checkpoint order: ln1, the mixer's, ln2, the FFN. */
-#define LN(nm, fw, fb)                                                                                      \
-    {nm ".weight", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ONE, false, offsetof(gf_layer_params, fw)},           \
-    {nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fb)}
 static const block_tensor LN_MIX_LN_FFN[] = {
-    LN("ln1", ln1_w, ln1_b),
-    {"mix.", true, 0, {BDIM_D, BDIM_D}, GF_INIT_NORMAL, false, offsetof(gf_layer_params, mix)},
-    LN("ln2", ln2_w, ln2_b),
-    {"ffn.fc1.weight", false, 2, {BDIM_FF, BDIM_D}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc1_w)},
-    {"ffn.fc1.bias", false, 1, {BDIM_FF, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc1_b)},
-    {"ffn.fc2.weight", false, 2, {BDIM_D, BDIM_FF}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc2_w)},
-    {"ffn.fc2.bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc2_b)},
+    BLOCK_TENSORS_LN("ln1", ln1_w, ln1_b), BLOCK_TENSORS_MIX, BLOCK_TENSORS_LN("ln2", ln2_w, ln2_b), BLOCK_TENSORS_FFN,
 };
-#undef LN
 enum { N_LN_MIX_LN_FFN = (int)(sizeof LN_MIX_LN_FFN / sizeof LN_MIX_LN_FFN[0]) };
 
 /* slots of pre: 0 h | 1 ln1 | 2 mix (dropped in place) | 3 x | 4 ln2 | 5 ffn (dropped in place) | 6 out */
@@ -60,6 +50,54 @@ static void ffn_backward(const block_run *r, float *dinp, const float *dout, con
     gf_linear_backward(dinp, d, g->fc1_w, d, g->fc1_b, dff, inp, d, p->fc1_w, d, N, d, F);
 }
 
+/* The cross op (BOP_CROSS). saved: q (N,d) | k, v (B*S, d) each | o (N,d) | lse (B,H,T); scratch: the
+ * attention's | dO (N,d) | dq (N,d) | dk, dv (B*S, d) each. */
+int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H) {
+    return 2 * N * d + 2 * mem->B * mem->S * d + (H > 0 ? H : 1) * N;
+}
+
+int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int n_threads) {
+    return gf_sdpa_scratch_floats(mem->S, n_threads) + 2 * N * d + 2 * mem->B * mem->S * d;
+}
+
+static gf_sdpa cross_sdpa(const block_run *r) {
+    const block_memory *mem = r->mem;
+    gf_sdpa a = {.B = mem->B, .T = r->N / mem->B, .S = mem->S, .H = r->cross_heads > 0 ? r->cross_heads : 1,
+                 .d = r->d, .kmask = mem->mask, .scratch = r->cross_scratch, .n_threads = r->n_threads};
+    return a;
+}
+
+/* out (N,d) = out-projection of attention(q(inp), k(mem), v(mem)) */
+static void cross_forward(const block_run *r, float *out, const float *inp) {
+    const block_memory *mem = r->mem;
+    const gf_layer_params *p = r->p;
+    const int64_t N = r->N, d = r->d, M = mem->B * mem->S, dm = mem->d;
+    float *q = r->cross_saved, *k = q + N * d, *v = k + M * d, *o = v + M * d, *lse = o + N * d;
+    gf_linear_forward(q, inp, d, p->cq_w, d, p->cq_b, N, d, d, 0.0f);
+    gf_linear_forward(k, mem->x, dm, p->ck_w, dm, p->ck_b, M, dm, d, 0.0f);
+    gf_linear_forward(v, mem->x, dm, p->cv_w, dm, p->cv_b, M, dm, d, 0.0f);
+    const gf_sdpa a = cross_sdpa(r);
+    gf_sdpa_forward(&a, o, lse, q, k, v);
+    gf_linear_forward(out, o, d, p->co_w, d, p->co_b, N, d, d, 0.0f);
+}
+
+/* dinp (N,d) and mem->dx (when wanted) += their gradients; the cross tensors' gradients accumulate. */
+static void cross_backward(const block_run *r, float *dinp, const float *dout, const float *inp) {
+    const block_memory *mem = r->mem;
+    const gf_layer_params *p = r->p, *g = r->g;
+    const int64_t N = r->N, d = r->d, M = mem->B * mem->S, dm = mem->d;
+    const float *q = r->cross_saved, *k = q + N * d, *v = k + M * d, *o = v + M * d, *lse = o + N * d;
+    float *dO = r->cross_scratch + gf_sdpa_scratch_floats(mem->S, r->n_threads), *dq = dO + N * d, *dk = dq + N * d,
+          *dv = dk + M * d;
+    gf_zero(dO, 2 * N * d + 2 * M * d); /* dO, dq, dk, dv */
+    gf_linear_backward(dO, d, g->co_w, d, g->co_b, dout, o, d, p->co_w, d, N, d, d);
+    const gf_sdpa a = cross_sdpa(r);
+    gf_sdpa_backward(&a, dq, dk, dv, dO, lse, q, k, v);
+    gf_linear_backward(dinp, d, g->cq_w, d, g->cq_b, dq, inp, d, p->cq_w, d, N, d, d);
+    gf_linear_backward(mem->dx, dm, g->ck_w, dm, g->ck_b, dk, mem->x, dm, p->ck_w, dm, M, dm, d);
+    gf_linear_backward(mem->dx, dm, g->cv_w, dm, g->cv_b, dv, mem->x, dm, p->cv_w, dm, M, dm, d);
+}
+
 void block_forward(const block_run *r) {
     const int64_t d = r->d, Nd = r->N * d;
     float *const *S = r->slot;
@@ -74,6 +112,7 @@ void block_forward(const block_run *r) {
         case BOP_FFN: ffn_forward(r, S[o->out], S[o->in]); break;
         case BOP_DROP: gf_dropout_forward(S[o->out], S[o->in], Nd, r->drop_p, r->drop_key[o->which]); break;
         case BOP_ADD: gf_add(S[o->out], S[o->in], S[o->in2], Nd); break;
+        case BOP_CROSS: cross_forward(r, S[o->out], S[o->in]); break;
         }
     }
 }
@@ -140,6 +179,10 @@ static void op_backward(const block_run *r, const block_op *o, grads *g, float *
     case BOP_FFN:
         ensure(g, o->in);
         ffn_backward(r, G[o->in], G[o->out], S[o->in], dff);
+        break;
+    case BOP_CROSS:
+        ensure(g, o->in);
+        cross_backward(r, G[o->in], G[o->out], S[o->in]);
         break;
     }
 }

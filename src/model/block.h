@@ -1,19 +1,33 @@
-/* Blocks, wired once. A block kind is a short program over slots (N x d activations): slot 0 is the
- * block's input, the last slot its output. One interpreter runs it forward (a batch, or one token of a
- * stream: the mixer's forward or its step), one runs it backward. A kind also lists the tensors its ops
- * use (name, shape in d and d_ff, init, decay, the gf_layer_params field), and model/params.c declares each
- * layer's tensors from that list, so a block's program and its parameters are written in one place.
- * Adding a block kind (a cross-attention block for seq2seq: a second mixer op reading the encoder's output)
- * is a table entry, not a new copy of the wiring.
+/* Blocks, wired once. A block kind is a short program over slots (N x d activations, N = B*T rows): slot 0
+ * is the block's input, the last slot its output. One interpreter runs it forward (a batch, or one token of
+ * a stream: the mixer's forward or its step), one runs it backward. A kind also lists the tensors its ops
+ * use (name, shape in d, d_ff and d_mem, init, decay, the gf_layer_params field), and model/params.c
+ * declares each layer's tensors from that list, so a block's program and its parameters are written in one
+ * place.
+ *
+ * The kinds a model builds (block_kind_for), one per norm placement:
  *
  *   pre            x = h + Drop(mix(ln1(h)));       out = x + Drop(FFN(ln2(x)))
  *   post-gated     x = Drop(ln1(mix(h)));            out = ln2(x + Drop(FFN(x)))   (the paper's Grassmann
  *                                                                                  block: the gate is the skip)
- *   post-residual  x = ln1(h + Drop(mix(h)));        out = ln2(x + Drop(FFN(x)))   (post-norm Transformer) */
+ *   post-residual  x = ln1(h + Drop(mix(h)));        out = ln2(x + Drop(FFN(x)))   (post-norm Transformer)
+ *
+ * A second input. BOP_CROSS reads, besides its slot, a run's memory (block_memory): a second sequence of
+ * S positions per batch row, d_mem wide, with its own padding mask, e.g. an encoder's output. It is
+ * multi-head cross-attention (queries from the slot, keys and values from the memory: ops/sdpa.c), its
+ * tensors "cross.{q,k,v,out}.{weight,bias}" under the block's prefix (BLOCK_TENSORS_CROSS), and its backward
+ * accumulates into the memory's gradient as well, so an encoder under it trains. A kind with a cross op is
+ * a program over these ops and a list of these tensors; tests/test_two_input.c builds one (pre-norm:
+ * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. What is not there yet:
+ * no config selects such a kind (block_kind_for never returns one) or gives a memory's width (params.c
+ * would declare d_mem as the layer's own), the model (model.c) has no memory to give a run and the stream
+ * (infer/stream.c) none either, and a kind has two LayerNorms and two dropout sites, so a decoder block
+ * (self-mixer, cross, FFN: three of each) needs a third. */
 #ifndef GF_MODEL_BLOCK_H
 #define GF_MODEL_BLOCK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "grassflow.h"
@@ -28,6 +42,8 @@ typedef enum {
     BOP_DROP, /* out = Dropout_which(in), which = its site; in == out: in place (the slot's value before the
                * dropout then has no other reader) */
     BOP_ADD,  /* out = in + in2 */
+    BOP_CROSS, /* out = cross(in, memory): attention from the slot's rows to the run's memory (block_run.mem,
+                * which a run of a kind with this op must have); one per kind (its tensors cq_w .. co_b) */
 } block_op_kind;
 
 typedef struct {
@@ -35,8 +51,9 @@ typedef struct {
     int8_t in, in2, out, which;
 } block_op;
 
-/* A size of a block's tensor, in terms of its layer: d (the layer's width) or d_ff (its FFN's hidden width). */
-typedef enum { BDIM_D, BDIM_FF } block_dim;
+/* A size of a block's tensor, in terms of its layer: d (the layer's width), d_ff (its FFN's hidden width) or
+ * d_mem (the width of the memory a cross op reads). */
+typedef enum { BDIM_D, BDIM_FF, BDIM_MEM } block_dim;
 
 /* A tensor a block kind uses, as model/params.c declares it: its name after the layer's prefix
  * ("blocks.J."), its shape (rows, and cols when ndim is 2), its initialisation, whether AdamW decays it, and
@@ -52,6 +69,25 @@ typedef struct {
     bool decay;
     size_t field;
 } block_tensor;
+
+/* The entries a kind's tensor list is made of (a static const block_tensor[] initialiser), in checkpoint
+ * order within each: a LayerNorm (its name, its two gf_layer_params fields), the mixer's, the FFN's, the
+ * cross op's (queries from d, keys and values from d_mem, out to d: (out, in) as torch.nn.Linear). */
+#define BLOCK_TENSORS_LN(nm, fw, fb)                                                                        \
+    {nm ".weight", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ONE, false, offsetof(gf_layer_params, fw)},           \
+    {nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fb)}
+#define BLOCK_TENSORS_MIX {"mix.", true, 0, {BDIM_D, BDIM_D}, GF_INIT_NORMAL, false, offsetof(gf_layer_params, mix)}
+#define BLOCK_TENSORS_FFN                                                                                   \
+    {"ffn.fc1.weight", false, 2, {BDIM_FF, BDIM_D}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc1_w)}, \
+    {"ffn.fc1.bias", false, 1, {BDIM_FF, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc1_b)},    \
+    {"ffn.fc2.weight", false, 2, {BDIM_D, BDIM_FF}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc2_w)}, \
+    {"ffn.fc2.bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fc2_b)}
+#define BLOCK_TENSORS_CROSS_LINEAR(nm, in, fw, fb)                                                          \
+    {"cross." nm ".weight", false, 2, {BDIM_D, in}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fw)},    \
+    {"cross." nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fb)}
+#define BLOCK_TENSORS_CROSS                                                                                 \
+    BLOCK_TENSORS_CROSS_LINEAR("q", BDIM_D, cq_w, cq_b), BLOCK_TENSORS_CROSS_LINEAR("k", BDIM_MEM, ck_w, ck_b), \
+    BLOCK_TENSORS_CROSS_LINEAR("v", BDIM_MEM, cv_w, cv_b), BLOCK_TENSORS_CROSS_LINEAR("out", BDIM_D, co_w, co_b)
 
 typedef struct {
     const char *name;
@@ -69,14 +105,32 @@ const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer);
 typedef struct gf_layer_params {
     float *ln1_w, *ln1_b, *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
     float *mix[GF_MIXER_MAX_PARAMS];
+    float *cq_w, *cq_b, *ck_w, *ck_b, *cv_w, *cv_b, *co_w, *co_b; /* a cross op's (BLOCK_TENSORS_CROSS) */
 } gf_layer_params;
 
 /* The view in p that tensor t binds (the first of the mixer's, for its entry). */
 static inline float **block_tensor_view(gf_layer_params *p, const block_tensor *t) {
     return (float **)(void *)((char *)p + t->field);
 }
-/* A size of t in a layer of width d whose FFN is F wide. */
-static inline int64_t block_dim_size(block_dim b, int64_t d, int64_t F) { return b == BDIM_FF ? F : d; }
+/* A size of t in a layer of width d whose FFN is F wide and whose memory is dmem wide. */
+static inline int64_t block_dim_size(block_dim b, int64_t d, int64_t F, int64_t dmem) {
+    return b == BDIM_FF ? F : b == BDIM_MEM ? dmem : d;
+}
+
+/* The second sequence a run's cross op reads: B batch rows (the run's N rows are B x T, T = N / B), each of
+ * S positions, d wide. Positions padded in mask are seen by no row: their values change nothing and their
+ * gradient rows receive nothing. */
+typedef struct block_memory {
+    const float *x;           /* (B, S, d) */
+    const uint8_t *mask;      /* (B, S): 1 = a real position, 0 = padding; NULL: none */
+    float *dx;                /* backward: d(loss)/d(x) accumulates (+=) here, (B, S, d); NULL: not wanted */
+    int64_t B, S, d;
+} block_memory;
+
+/* What a cross op keeps from its forward for its backward (block_run.cross_saved) and needs besides during
+ * one call (block_run.cross_scratch), in floats, for a run of N rows of width d over memory mem with H heads. */
+int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H);
+int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int n_threads);
 
 /* One run of a block over N rows. */
 typedef struct block_run {
@@ -94,6 +148,12 @@ typedef struct block_run {
     void (*mix)(void *ctx, float *out, const float *inp);
     void (*mix_back)(void *ctx, float *dinp, const float *dout, const float *inp);
     void *mix_ctx;
+    /* a cross op (BOP_CROSS): the memory it reads, its heads (d % heads == 0; 0 means 1), what it keeps
+     * (block_cross_saved_floats) and its scratch (block_cross_scratch_floats, sized for n_threads) */
+    const block_memory *mem;
+    int64_t cross_heads;
+    float *cross_saved, *cross_scratch;
+    int n_threads;
 } block_run;
 
 /* Run the block forward: fills every slot but 0 (and the LN statistics, the FFN's hidden activations). */

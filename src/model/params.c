@@ -81,6 +81,7 @@ static void declare_layer(gf_model *m, decl_list *L, int l) {
     const gf_config *c = &m->cfg;
     const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
     const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, k);
+    const int64_t dmem = d; /* no kind a model builds has a cross op yet, nor a config a memory's width */
     const block_kind *kind = m->block[l];
     char nm[96], pre[64];
     snprintf(pre, sizeof pre, "%s%sblocks.%d.", k ? c->stacks[k - 1].name : "", k ? "." : "", j);
@@ -93,8 +94,8 @@ static void declare_layer(gf_model *m, decl_list *L, int l) {
             gf_param_spec specs[GF_MIXER_MAX_PARAMS];
             declare_specs(L, nm, specs, m->mixer[l]->param_specs(c, l, specs), p, g);
         } else {
-            declare(L, nm, t->ndim, block_dim_size(t->shape[0], d, F), block_dim_size(t->shape[1], d, F), t->init,
-                    t->decay, p, g);
+            declare(L, nm, t->ndim, block_dim_size(t->shape[0], d, F, dmem), block_dim_size(t->shape[1], d, F, dmem),
+                    t->init, t->decay, p, g);
         }
     }
 }

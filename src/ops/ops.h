@@ -54,6 +54,25 @@ void gf_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64
 void gf_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key);
 bool gf_dropout_keep(uint64_t key, int64_t i, float p);
 
+/* ---- attention of one sequence over another (sdpa.c): cross-attention's core ---------------------- */
+/* B batch rows; row b's T queries attend to the same row's S keys and values, in H heads of dh = d / H
+ * (head h: columns h*dh .. h*dh+dh-1 of q, k, v and o), every key visible (no causal order) except
+ * padded ones (kmask (B, S): 1 real, 0 padding; NULL: none). A query whose row has no real key gets 0. */
+typedef struct gf_sdpa {
+    int64_t B, T, S, H, d;
+    const uint8_t *kmask;
+    float *scratch;       /* gf_sdpa_scratch_floats(S, n_threads) floats, free during the call */
+    int n_threads;        /* the threads the scratch was sized for (at most OpenMP's maximum) */
+} gf_sdpa;
+int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads);
+/* o (B*T, d) = softmax(q k^T / sqrt(dh)) v per row and head; q (B*T, d), k, v (B*S, d); lse (B, H, T), the
+ * rows' log-sum-exp, saved for the backward. */
+void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v);
+/* dq (B*T, d), dk, dv (B*S, d) += the gradients for dout (B*T, d) = d(loss)/d(o); lse, q, k, v: the forward's.
+ * A padded key's rows of dk and dv receive nothing. */
+void gf_sdpa_backward(const gf_sdpa *a, float *dq, float *dk, float *dv, const float *dout, const float *lse,
+                      const float *q, const float *k, const float *v);
+
 /* ---- fused softmax cross-entropy ---------------------------------------------------------------- */
 /* losses (N): -log softmax(logits[n])[targets[n]], 0 where targets[n] < 0. lse (N) saved.
  * Returns the number of counted rows (targets >= 0). */
