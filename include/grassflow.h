@@ -1106,7 +1106,7 @@ typedef struct gf_task_env {
     const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
 } gf_task_env;
 
-/* 1: up to free; 2: stats and data_help. A table of version 1 still registers and works: the library reads stats only
+/* 1: up to free; 2: stats, data_help and check_options. A table of version 1 still registers and works: the library reads stats only
  * from a table whose version has it. */
 #define GF_TASK_OPS_VERSION 2
 #define GF_TASK_NAME_MAX 32
@@ -1157,6 +1157,9 @@ typedef struct gf_task_ops {
     int (*stats)(const gf_task_env *e, bool json, char **text);
     /* Optional: what --corpus and --tokenizer take, for --help: a few lines, each ending in a newline. */
     const char *data_help;
+    /* Optional: 0 if the options fit a model of config cfg, else -1 with a message naming the option's flag
+     * (lm: --seq-len at most a learned-position model's max_len); eval refuses them as a usage error. */
+    int (*check_options)(const void *options, const gf_config *cfg);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Files written by grassflow 0.1.0 (config format 1) mean today what they meant then:
+# Files written by grassflow 0.1.0 (config format 1) and 0.2.0 (format 2) mean today what they meant then:
 #  - the checkpoints in tests/fixtures/v1/ give the same logits and loss, to the bit, as grassflow 0.1.0
 #    built from git on this machine (the bits of float code depend on the CPU and the BLAS kernel, so the
 #    old code is rebuilt here rather than trusted from a recording);
@@ -41,7 +41,7 @@ MK
             "$tmp/old_fixtures" --record "$tmp/rec" >/dev/null 2>&1 && pass "0.1.0 recorded its logits here" \
                 || fail "0.1.0 could not record its logits"
             if "$BUILD/tests/test_fixtures" --expect "$tmp/rec" >"$tmp/out" 2>&1; then
-                pass "every fixture gives the same logits and loss, bit for bit, as 0.1.0"
+                pass "every 0.1.0 fixture gives the same logits and loss, bit for bit, as 0.1.0 (the 0.2.0 ones: within 1e-5 of 0.2.0's recordings)"
             else
                 fail "fixtures differ from 0.1.0: $(grep -m1 -E 'ERROR|error' "$tmp/out")"
             fi
@@ -92,6 +92,17 @@ if resume "$GF" "$tmp/run"; then
         || fail "resumed weights differ from the recorded uninterrupted 0.1.0 run by more than 1e-5"
 else
     fail "resuming the 0.1.0 state failed: $(head -c 400 "$tmp/err")"
+fi
+
+echo "fixtures: a 0.2.0 training state (config format 2; seq_len and max_sent among the recipe's keys) resumes"
+F2=tests/fixtures/v2
+mkdir -p "$tmp/run2" && cp "$F2"/run-step3/* "$tmp/run2/"
+if GRASSFLOW_CACHE= "$GF" train --resume "$tmp/run2" >"$tmp/out" 2>"$tmp/err"; then
+    same "$tmp/run2/last.safetensors" "$F2/run-final-last.safetensors" 1e-5 \
+        && pass "to the recorded end of 0.2.0's uninterrupted run within 1e-5" \
+        || fail "resumed weights differ from the recorded uninterrupted 0.2.0 run by more than 1e-5"
+else
+    fail "resuming the 0.2.0 state failed: $(head -c 400 "$tmp/err")"
 fi
 
 [ "$fails" -eq 0 ] && echo "fixtures: all passed" || { echo "fixtures: $fails failed"; exit 1; }

@@ -116,7 +116,7 @@ ea=$("$GF" eval --ckpt "$tmp/pn/last.safetensors" --corpus tinyshakespeare --seq
 eb=$("$GF" eval --ckpt "$tmp/pn/last.safetensors" --corpus tinyshakespeare --seq-len 80 --json --stream 2>/dev/null)
 if $PY -c 'import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sys.exit(not(a["tokens"]==b["tokens"] and abs(a["loss"]-b["loss"])<=1e-6*a["loss"]))' "$ea" "$eb"
 then pass "eval --stream at L 80 > max_len 32 equals the batched eval ($eb)"; else fail "eval --stream '$eb' vs '$ea'"; fi
-want="--seq-len 80 is above the model's max_len 32"; expect 1 "eval past max_len with learned positions is refused" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --seq-len 80 --stream
+want="--seq-len 80 is above the model's max_len 32"; expect 2 "eval past max_len with learned positions is refused" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --seq-len 80 --stream
 a=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 60 --temperature 0.8 --top-k 10 --seed 5 2>/dev/null)
 b=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens 60 --temperature 0.8 --top-k 10 --seed 5 --no-cache 2>/dev/null)
 [ "$a" = "$b" ] && pass "sampled text (seed 5) is the same streamed and recomputed" || fail "sampled: '$a' vs '$b'"

@@ -234,7 +234,11 @@ int cmd_eval(int argc, char **argv) {
         ; /* refused */
     else if (tok && a.tok_spec)
         rc = cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", a.ckpt);
-    else if (!(rc = task_mismatch(m, t.task, &a)))
+    else if ((rc = task_mismatch(m, t.task, &a)))
+        ; /* refused */
+    else if (t.task->version >= 2 && t.task->check_options && t.task->check_options(t.options.bytes, gf_model_config(m)))
+        rc = cli_usage_error("eval", "%s", gf_last_error());
+    else
         rc = eval_task(m, tok, &t, &a);
     gf_tokenizer_free(tok);
     gf_model_free(m);

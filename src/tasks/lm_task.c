@@ -64,6 +64,13 @@ static void lm_describe(const void *data, char *buf, size_t n) {
     snprintf(buf, n, "%lld train tokens, vocabulary %lld", (long long)c->split[GF_TRAIN].n, (long long)c->tok->vocab.n);
 }
 
+static int lm_check_options(const void *options, const gf_config *cfg) {
+    const int64_t L = ((const lm_options *)options)->seq_len;
+    if (cfg->pos == GF_POS_LEARNED && L > cfg->max_len)
+        return gf_fail("--seq-len %lld is above the model's max_len %lld", (long long)L, (long long)cfg->max_len);
+    return 0;
+}
+
 /* A checkpoint without a recipe is scored in blocks of its max_len (learned positions), else of 128. */
 static void lm_eval_defaults(void *options, const gf_config *cfg) {
     if (cfg->max_len > 0) ((lm_options *)options)->seq_len = cfg->max_len;
@@ -113,4 +120,4 @@ const gf_task_ops gf_task_lm = {
     .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
     .free = lm_free, .data_help = "--corpus wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"
                                   "| a text file (split 90/5/5); --tokenizer word | char | byte | wordpiece:VOCAB\n"
-                                  "(default: word for wikitext-2, else char)\n", .stats = lm_stats};
+                                  "(default: word for wikitext-2, else char)\n", .stats = lm_stats, .check_options = lm_check_options};
