@@ -20,8 +20,7 @@ void gf_run_info_free(gf_run_info *info) {
 /* The metadata of state file f into info; 0 or -1 naming path. */
 static int read_meta(const gf_st_file *f, const char *path, gf_run_info *info) {
     char *cj = gf_st_metadata(f, "config"), *rj = gf_st_metadata(f, "train"), *tj = gf_st_metadata(f, "tokenizer");
-    int rc = !cj || !rj ? gf_fail("%s: cannot resume: it has no config or training recipe (metadata \"config\", "
-                                  "\"train\")", path)
+    int rc = !cj || !rj ? gf_fail("%s: it has no config or training recipe (metadata \"config\", \"train\")", path)
                         : 0;
     if (!rc) rc = gf_config_from_json(cj, path, &info->config);
     if (!rc) rc = gf_train_opts_from_json(rj, path, &info->train);
@@ -51,7 +50,9 @@ int gf_run_read(const char *dir, gf_run_info *info) {
         char why[2048]; /* gf_fail must not read the buffer it writes */
         snprintf(why, sizeof why, "%s", gf_last_error());
         gf_run_info_free(info);
-        return strncmp(why, path, strlen(path)) ? gf_fail("%s: cannot resume: %s", path, why) : gf_fail("%s", why);
+        const size_t n = strlen(path); /* the reason without its own "PATH: " */
+        const char *reason = !strncmp(why, path, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why;
+        return gf_fail("%s: cannot resume: %s", path, reason);
     }
     snprintf(info->train.out_dir, sizeof info->train.out_dir, "%s", dir); /* fits: checked above */
     return 0;
