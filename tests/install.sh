@@ -118,6 +118,18 @@ if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o 
     same "eval" eval --ckpt run-b/last.safetensors --corpus small.txt --no-cache --split test
     same "generate" generate --ckpt run-b/last.safetensors --prompt "the game" --tokens 20 --temperature 0
     same "a usage error" train --model grassmann-tiny --steps -1
+    # a task of a program's own (tests/task_vectors.c, on the public header alone) through the installed library
+    IV="$tmp/cli/grassflow-vectors"
+    mkdir -p "$tmp/vec" && cp tests/task_vectors.c "$tmp/cli/" && for s in train valid test; do
+        { echo "classes: down up"; for i in $(seq 1 24); do c=$((i % 2)); echo "$([ $c = 1 ] && echo up || echo down) $([ $c = 1 ] && echo '1 0.5 0.8 1.2 0.7 0.9' || echo '-1 -0.5 -0.8 -1.2 -0.7 -0.9')"; done; } >"$tmp/vec/$s.txt"
+    done
+    if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o "$IV" ./*.c $libs $(pkg-config --libs libcjson) -lm) 2>"$tmp/err" &&
+        (cd "$tmp" && LD_LIBRARY_PATH="$P/lib" "$IV" train --task vectors --dim 3 --corpus vec --model grassmann-tiny --steps 20 \
+            --batch 8 --lr 3e-3 --eval-every 0 --out vrun) >"$tmp/v.out" 2>"$tmp/v.err" && grep -q 'test accuracy' "$tmp/v.out"; then
+        pass "a task registered by a program of its own (gf_task_register through the installed library) trains: $(grep -o 'test accuracy [0-9.]*' "$tmp/v.out")"
+    else
+        fail "the vectors task through the installed library: $(head -c 400 "$tmp/err") $(tail -c 400 "$tmp/v.err")"
+    fi
 else
     fail "src/cli/ does not build against the installed library: $(head -c 800 "$tmp/err")"
 fi
