@@ -14,6 +14,8 @@ NEW=${2:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
 ROUNDS=${3:-3}
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+# the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
+export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
 PY=/usr/bin/python3
 field() { $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d.get("results"); print((r[0] if r else d)[sys.argv[1]])' "$1"; }
 median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

@@ -9,6 +9,8 @@ GF=build/grassflow
 PY=/usr/bin/python3
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+# the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
+export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
 # PyTorch gets the best environment we found for it on this machine (docs/bench/README.md, "The PyTorch
 # twins"): Debian's OpenBLAS in its OpenMP flavour, so that BLAS and PyTorch's own OpenMP ops share one
 # thread pool instead of spinning against each other (pthread flavour, the system default: word

@@ -16,6 +16,11 @@ for c in info init score train eval generate compare data; do want=; expect 0 "$
 want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
 "$GF" --threads 1 --version | grep "openmp threads: 1" >/dev/null && pass "--threads 1 sets the thread count" || fail "--threads 1"
+env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$GF" --version | grep -q "idle threads wait: GOMP_SPINCOUNT=10000$" \
+    && pass "idle OpenMP threads spin 10,000 rounds, not the runtime's 300,000 (a shared machine: docs/bench/shared-machine.md)" \
+    || fail "the OpenMP spin count: $(env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$GF" --version | tail -1)"
+OMP_WAIT_POLICY=active "$GF" --version | grep -q "idle threads wait: OMP_WAIT_POLICY=active$" \
+    && pass "... unless the user chose a waiting policy" || fail "a user's OMP_WAIT_POLICY: $(OMP_WAIT_POLICY=active "$GF" --version | tail -1)"
 want="--threads expects"; expect 2 "--threads with a bad value" "$GF" --threads 0 info --model grassmann-tiny
 want="--threads expects a number of threads in \[1, 1024\], and none was given"; expect 2 "--threads without a value is not an unknown option" "$GF" info --model grassmann-tiny --threads
 want="--beta1 expects a number in \[0, 1\)"; expect 2 "--beta1 1 is refused by a message that excludes 1" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --beta1 1 --out "$tmp/b1"

@@ -14,7 +14,7 @@ command -v valgrind >/dev/null || { echo "valgrind: not installed; apt-get insta
 tmp=$(mktemp -d /tmp/grassflow-valgrind-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export GRASSFLOW_CACHE="$tmp/cache" OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-export OPENBLAS_CORETYPE=Haswell
+export OPENBLAS_CORETYPE=Haswell GRASSFLOW_NO_REEXEC=1 # no restart (under valgrind it would run unchecked)
 VG="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite"
 fails=0
 run() { # what, command...

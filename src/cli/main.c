@@ -7,6 +7,9 @@
 
 #include "cli.h"
 
+/* the spin count of OpenMP's idle threads grassflow runs with unless told otherwise (fix_openmp_spin) */
+#define GF_CLI_SPINCOUNT "10000"
+
 static void usage(FILE *out) {
     fprintf(out,
             "grassflow %s: attention-free Grassmann-flow language models and their Transformer twins\n\n"
@@ -28,22 +31,42 @@ static void usage(FILE *out) {
 }
 
 /* Debian's OpenBLAS does not recognise recent Xeons and falls back to its slow generic "Prescott"
- * kernel unless OPENBLAS_CORETYPE is set before the library loads. When that happens on a CPU with
- * AVX-512 or AVX2, run again with the right core type (once: the variable then is set). */
-static void fix_openblas_kernel(char **argv) {
-    if (getenv("OPENBLAS_CORETYPE") || getenv("GRASSFLOW_NO_REEXEC")) return;
+ * kernel unless OPENBLAS_CORETYPE is set before the library loads: on a CPU with AVX-512 or AVX2, the
+ * right core type (1 if it set one). */
+static int fix_openblas_kernel(void) {
+    if (getenv("OPENBLAS_CORETYPE")) return 0;
     const char *core = gf_blas_kernel();
-    if (!core || strcmp(core, "Prescott") != 0) return;
+    if (!core || strcmp(core, "Prescott") != 0) return 0;
     const char *want = NULL;
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f")) want = "SKYLAKEX";
     else if (__builtin_cpu_supports("avx2")) want = "HASWELL";
-    if (!want) return;
+    if (!want) return 0;
     setenv("OPENBLAS_CORETYPE", want, 1);
+    return 1;
+}
+
+/* OpenMP's idle threads spin before they sleep (libgomp: 300,000 rounds by default): on a core another
+ * process is busy on, that spinning takes its time slices, and training ran at a third of its speed or
+ * less (docs/bench/shared-machine.md). 10,000 rounds cost nothing on a quiet machine and give back most of
+ * it on a shared one. Unless the user chose a waiting policy (OMP_WAIT_POLICY, GOMP_SPINCOUNT): 1 if set. */
+static int fix_openmp_spin(void) {
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return 0;
+    setenv("GOMP_SPINCOUNT", GF_CLI_SPINCOUNT, 1);
+    return 1;
+}
+
+/* Both settings are read when the libraries load, before main: a grassflow that needs either starts
+ * itself again, once, with them set (then they are set, and GRASSFLOW_NO_REEXEC turns this off). */
+static void fix_environment(char **argv) {
+    if (getenv("GRASSFLOW_NO_REEXEC")) return;
+    const int kernel = fix_openblas_kernel(), spin = fix_openmp_spin();
+    if (!kernel && !spin) return;
     execv("/proc/self/exe", argv);
-    /* exec failed: carry on with the slow kernel, but say so */
-    fprintf(stderr, "grassflow: warning: OpenBLAS uses its generic kernel on this CPU (about 10x slower); "
-                    "run with OPENBLAS_CORETYPE=%s set\n", want);
+    /* exec failed: carry on as we are, and say what that costs */
+    if (kernel)
+        fprintf(stderr, "grassflow: warning: OpenBLAS uses its generic kernel on this CPU (about 10x slower); "
+                        "run with OPENBLAS_CORETYPE=%s set\n", getenv("OPENBLAS_CORETYPE"));
 }
 
 /* --threads N (anywhere on the command line, for every command): OpenMP and BLAS threads. Removed
@@ -101,8 +124,10 @@ static int run(int argc, char **argv) {
         return EXIT_OK;
     }
     if (!strcmp(cmd, "--version")) {
-        printf("grassflow %s\nblas: OpenBLAS, kernel %s, %d threads\nopenmp threads: %d\n", GF_VERSION,
-               gf_blas_kernel(), gf_blas_threads(), gf_threads());
+        const char *wait = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+        printf("grassflow %s\nblas: OpenBLAS, kernel %s, %d threads\nopenmp threads: %d, idle threads wait: %s%s%s\n",
+               GF_VERSION, gf_blas_kernel(), gf_blas_threads(), gf_threads(), wait ? "OMP_WAIT_POLICY=" : "",
+               wait ? wait : spin ? "GOMP_SPINCOUNT=" : "the OpenMP runtime's default", wait ? "" : spin ? spin : "");
         return EXIT_OK;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
@@ -121,7 +146,7 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    fix_openblas_kernel(argv);
+    fix_environment(argv);
     cli_stdout_init();
     /* every command's results, its --help and --version go to stdout: a write that failed (a full disk,
      * /dev/full, a closed pipe) makes the exit code 1, never a silent 0 with the output cut short */
