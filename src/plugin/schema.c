@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "grassflow.h"
 
 const gf_cfg_key *gf_key_find(const gf_cfg_key *keys, int n, const char *name) {
@@ -140,7 +141,7 @@ void gf_key_to_json(const gf_cfg_key *k, const void *base, cJSON *obj) {
     const char *at = (const char *)base + k->off;
     switch (k->type) {
     case GF_KEY_INT: cJSON_AddNumberToObject(obj, k->name, (double)*(const int64_t *)(const void *)at); break;
-    case GF_KEY_FLOAT: cJSON_AddNumberToObject(obj, k->name, (double)*(const float *)(const void *)at); break;
+    case GF_KEY_FLOAT: cJSON_AddNumberToObject(obj, k->name, gf_float_shortest(*(const float *)(const void *)at)); break;
     case GF_KEY_BOOL: cJSON_AddBoolToObject(obj, k->name, *(const bool *)(const void *)at); break;
     case GF_KEY_ENUM: cJSON_AddStringToObject(obj, k->name, k->names[*(const int *)(const void *)at]); break;
     case GF_KEY_INTS: {

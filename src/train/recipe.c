@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/number.h"
 #include "train/trainer.h"
 
 void gf_train_opts_default(gf_train_opts *o) {
@@ -33,13 +34,15 @@ void gf_train_opts_default(gf_train_opts *o) {
 char *gf_train_opts_to_json(const gf_train_opts *o) {
     cJSON *j = cJSON_CreateObject();
 #define I(f) cJSON_AddNumberToObject(j, #f, (double)o->f)
+#define F(f) cJSON_AddNumberToObject(j, #f, gf_float_shortest(o->f))
 #define S(f) cJSON_AddStringToObject(j, #f, o->f)
     I(batch); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
-    I(lr); I(min_lr); I(wd); I(clip); I(beta1); I(beta2); I(eps);
+    F(lr); F(min_lr); F(wd); F(clip); F(beta1); F(beta2); F(eps);
     cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
     cJSON_AddBoolToObject(j, "feature_cache", o->feature_cache);
     S(out_dir);
 #undef I
+#undef F
 #undef S
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed); /* exact, beyond 2^53 */
