@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mixers/grassmann.h"
+#include "core/number.h"
 #include "testlib.h"
 
 /* Layer l's Grassmann settings, its mixer's name, and an integer key of the config (gf_config_get). */
@@ -28,6 +29,28 @@ static gf_config preset(const char *name) {
 
 /* grassmann-spec.md section 2.2 with V = 30522 (the acceptance numbers). */
 /* The library's version and ABI are the header's (a program compares them to catch a mismatched build). */
+/* Floats are written as the shortest decimal that reads back to them, and read back to the same bits. */
+static void test_float_text(void **state) {
+    (void)state;
+    gf_config c, back;
+    assert_int_equal(gf_config_preset("grassmann-6L", &c), 0);
+    assert_int_equal(gf_config_set(&c, "dropout=0.3"), 0);
+    assert_int_equal(gf_config_set(&c, "ln_eps=1e-12"), 0);
+    char *j = gf_config_to_json(&c, false);
+    if (!strstr(j, "\"dropout\":0.3,") || !strstr(j, "\"ln_eps\":1e-12,") || !strstr(j, "\"plucker_eps\":1e-08"))
+        fail_msg("floats not in their shortest form: %s", j);
+    assert_int_equal(gf_config_from_json(j, "test", &back), 0);
+    assert_memory_equal(&back.dropout, &c.dropout, sizeof c.dropout);
+    assert_memory_equal(&back.ln_eps, &c.ln_eps, sizeof c.ln_eps);
+    free(j);
+    for (int i = 1; i < 2000; i++) { /* every float reads back to itself */
+        const float f = (float)i * 0.000731f + 1e-7f * (float)(i % 13);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.17g", gf_float_shortest(f));
+        assert_true((float)strtod(buf, NULL) == f);
+    }
+}
+
 static void test_version(void **state) {
     (void)state;
     char v[32];
@@ -218,7 +241,7 @@ static void test_json_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
+        cmocka_unit_test(test_float_text), cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
         cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
