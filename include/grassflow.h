@@ -501,7 +501,8 @@ gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_
  *                  (float32) and vocab.txt (uncased). Tensor names as Hugging Face writes them, with or
  *                  without the "distilbert." prefix; the MLM or classifier layers of the file are not read.
  *                  The model: emb_norm, ln_eps 1e-12, post-norm bidirectional attention, exact GELU, and a
- *                  classify head of 2 classes and fresh weights, a placeholder (a task's head replaces it) (docs/model.md, "Imported checkpoints").
+ *                  classify head of 2 classes (the fewest a classifier has) and fresh weights; a task's head
+ *                  replaces it (docs/model.md, "Imported checkpoints").
  * The model is a grassflow model (saving it writes grassflow's format). Missing, misnamed or misshapen
  * tensors are errors naming the tensor, the shape found and the shape config.json implies; non-finite
  * weights are refused as in grassflow's checkpoints; config.json and tokenizer_config.json keys of the
@@ -515,7 +516,7 @@ const char *gf_import_detect(const char *path);
  * checkpoint's embeddings and blocks as its first stack (its own output layer dropped), with the stack of
  * head_path on top (a JSON object: one "stacks" entry, {"name": "head", "d_model": ..., "d_ff": ...,
  * "n_layer": ..., "layers": [...]}; "name" defaults to "head"), reading it through head.in_proj, and a
- * classify head whose n_classes (2) is a placeholder the task sets (gf_task_ops.configure). Into *cfg, with
+ * classify head of n_classes 2 until the task sets its own number (gf_task_ops.configure). Into *cfg, with
  * *tok the checkpoint's tokenizer (NULL if it has none; the caller frees it). A checkpoint that is a
  * classifier, or that has stacks of its own, is refused. 0, or -1 (gf_last_error names the checkpoint or the
  * head file; *tok is NULL). */

@@ -220,7 +220,7 @@ int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *d
     return rc;
 }
 
-/* A new run on a --backbone: the head's classes are the task's (the backbone's config has a placeholder). */
+/* A new run on a --backbone: the head's classes are the task's (the backbone's config has 2 until then). */
 static int backbone_classes(const recipe *r, const void *data, gf_config *cfg) {
     const int64_t n = gf_task_n_labels(r->t.task, data);
     char kv[64];

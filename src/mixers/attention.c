@@ -63,39 +63,6 @@ static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
     return (int64_t)n_threads * 2 * QB * T + 4 * N * d;
 }
 
-/* Softmax of one score row (len keys; km: their padding mask, NULL none) in place; lse from lse_in when
- * given (the backward), else computed into *lse_out. A row that sees no key gets P = 0 and lse = +inf. */
-static void softmax_row(float *row, int64_t len, const uint8_t *km, const float *lse_in, float *lse_out) {
-    if (km)
-        for (int64_t j = 0; j < len; j++)
-            if (!km[j]) row[j] = -INFINITY;
-    float l;
-    if (lse_in) {
-        l = *lse_in;
-    } else {
-        float mx = -INFINITY, s = 0.0f;
-#pragma omp simd reduction(max : mx)
-        for (int64_t j = 0; j < len; j++) mx = row[j] > mx ? row[j] : mx;
-        if (mx == -INFINITY) {
-            l = INFINITY;
-        } else {
-#pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < len; j++) s += gf_exp_fast(row[j] - mx);
-            l = mx + logf(s);
-        }
-        *lse_out = l;
-    }
-    if (l == INFINITY) {
-        for (int64_t j = 0; j < len; j++) row[j] = 0.0f;
-        return;
-    }
-#pragma omp simd
-    for (int64_t j = 0; j < len; j++) row[j] = gf_exp_fast(row[j] - l);
-    if (km)
-        for (int64_t j = 0; j < len; j++)
-            if (!km[j]) row[j] = 0.0f;
-}
-
 /* P (nq, kl) = softmax(scale * q k^T) for the queries i0 .. i0+nq-1 against keys 0 .. kl-1 (causal:
  * kl = i0 + nq and query i sees keys 0 .. i; bidirectional: kl = T), padded keys (km) excluded; lse from
  * `lse_in` when set, else computed and stored into lse_out. */
@@ -105,7 +72,7 @@ static void probs(float *P, const float *q, const float *k, int64_t ld, int64_t 
     for (int64_t ii = 0; ii < nq; ii++) {
         float *row = P + ii * kl;
         const int64_t len = causal ? i0 + ii + 1 : kl;
-        softmax_row(row, len, km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
+        gf_softmax_row(row, len, km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
         for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
     }
 }

@@ -57,7 +57,7 @@ static int stack_head(const char *ckpt, const char *head_path, cJSON *o, cJSON *
     cJSON_DeleteItemFromObject(o, "stacks");
     cJSON_DeleteItemFromObject(o, "head");
     cJSON_DeleteItemFromObject(o, "task");
-    /* n_classes a placeholder: the run sets the task's own number of classes once its data is read */
+    /* n_classes 2, the fewest there are, until the run sets the task's own number once its data is read */
     cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"kind\": \"classify\", \"n_classes\": 2}"));
     cJSON *st = cJSON_AddArrayToObject(o, "stacks");
     cJSON_AddItemToArray(st, head);

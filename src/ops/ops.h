@@ -54,6 +54,11 @@ void gf_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64
 void gf_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key);
 bool gf_dropout_keep(uint64_t key, int64_t i, float p);
 
+/* Softmax of one score row over S keys (km: their padding mask, NULL none) in place; lse from lse_in when
+ * given (the backward), else computed into *lse_out. A row with no real key gets P = 0 and lse = +inf; a
+ * padded key gets exactly 0 (its value then adds nothing). Self- and cross-attention share it (sdpa.c). */
+void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out);
+
 /* ---- attention of one sequence over another (sdpa.c): cross-attention's core ---------------------- */
 /* B batch rows; row b's T queries attend to the same row's S keys and values, in H heads of dh = d / H
  * (head h: columns h*dh .. h*dh+dh-1 of q, k, v and o), every key visible (no causal order) except

@@ -17,9 +17,7 @@ enum { QB = 64 }; /* query rows per block */
 
 int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads) { return (int64_t)n_threads * 2 * QB * S; }
 
-/* Softmax of one score row over S keys (km: their padding mask, NULL none) in place; lse from lse_in
- * when given (the backward), else computed into *lse_out. A row with no real key gets P = 0, lse = +inf. */
-static void softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
+void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
     for (int64_t j = 0; km && j < S; j++)
         if (!km[j]) row[j] = -INFINITY;
     float l;
@@ -54,7 +52,7 @@ static void probs(float *P, const float *q, const float *k, int64_t d, int64_t n
                   float scale, const uint8_t *km, const float *lse_in, float *lse_out) {
     gf_sgemm(false, true, nq, S, dh, scale, q, d, k, d, 0.0f, P, S);
     for (int64_t i = 0; i < nq; i++)
-        softmax_row(P + i * S, S, km, lse_in ? lse_in + i : NULL, lse_out ? lse_out + i : NULL);
+        gf_softmax_row(P + i * S, S, km, lse_in ? lse_in + i : NULL, lse_out ? lse_out + i : NULL);
 }
 
 void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v) {
