@@ -223,6 +223,16 @@ full "compare" "$GF" compare --models grassmann-tiny,transformer-tiny --tokenize
 full "bench train --json" "$GF" bench train --model grassmann-tiny --steps 1 --batch 1 --seq-len 8 --json
 full "bench mixer" "$GF" bench mixer --seq-lens 8 --batch 1
 full "bench generate --json" "$GF" bench generate --model grassmann-tiny --positions 10 --tokens 5 --json
+# bench generate on a pipe: the first position's row is out while the context still advances to the
+# second, and the advance shows its progress on stderr
+( "$GF" bench generate --model grassmann-tiny --set pos=none --positions 10,20000000 --tokens 5 2>"$tmp/gen.err" | cat >"$tmp/gen.out" ) &
+genpid=$!
+for i in $(seq 60); do grep -q "advancing the context" "$tmp/gen.err" 2>/dev/null && break; sleep 0.5; done
+grep -q "position 10 " "$tmp/gen.out" && pass "bench generate prints each row as it is measured (piped)" \
+    || fail "bench generate piped: no row before the end: $(cat "$tmp/gen.out")"
+grep -q "advancing the context to position 20000000: [0-9]* ([0-9]*%)" "$tmp/gen.err" \
+    && pass "... and shows progress while it advances the context" || fail "bench generate progress: $(cat "$tmp/gen.err")"
+pkill -P $genpid 2>/dev/null; kill $genpid 2>/dev/null; wait $genpid 2>/dev/null
 "$GF" info --model grassmann-tiny >&- 2>"$tmp/err"; out_fails "info >&- (a closed stdout)" "Bad file descriptor"
 "$GF" --version >&- 2>"$tmp/err"; out_fails "--version >&-" "Bad file descriptor"
 "$GF" score --ckpt "$tmp/grassmann-tiny.safetensors" --tokens "$tmp/short.txt" >&- 2>/dev/null; rc=$?
