@@ -1,6 +1,7 @@
 # grassflow build. `make` builds build/grassflow (and build/libgrassflow.{a,so}); `make test` runs every
 # test, including the ASan+UBSan build of the C tests; `make install PREFIX=/usr/local` (and DESTDIR=)
-# installs the library, its header and a pkg-config file. Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
+# installs the command, the library, its header, pkg-config files and the data the command ships.
+# Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
 CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
@@ -97,26 +98,37 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) $(LDFLAGS) -o $@ $< $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# --- install: lib/libgrassflow.{a,so}, include/grassflow.h, lib/pkgconfig/grassflow.pc -----------------
-# `pkg-config --cflags --libs grassflow` links the shared library; `--static` adds what libgrassflow.a
-# needs: cJSON and liblzma (their own .pc files), OpenMP, libm and the same OpenBLAS this build links.
+# --- install: bin/grassflow, lib/libgrassflow.{a,so}, include/grassflow.h, pkg-config files, share/grassflow/
+# `pkg-config --cflags --libs grassflow` links the shared library. pkg-config has one Libs line for both
+# kinds of link, so `--static` can only add what the static library needs (cJSON and liblzma through their
+# own .pc files, OpenMP, libm and the same OpenBLAS this build links) and -lgrassflow still finds the .so
+# first; the static library is its own module: `pkg-config --libs grassflow-static` (or `--static --libs`)
+# links libgrassflow.a and all of that. The command-line tool goes to bin/ and the data and configs it
+# ships to share/grassflow/, where it looks for them (after GRASSFLOW_DATA and a build tree's data/).
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
+SHAREDIR ?= $(PREFIX)/share/grassflow
 PC_LIBS_PRIVATE := $(filter-out -lcjson -llzma,$(LDFLAGS) $(LDLIBS))
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
+PC_HEAD = 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Version: $(VERSION)' \
+	'Description: Grassmann-flow and Transformer language models on CPUs' 'Cflags: -I$${includedir}'
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(SHAREDIR)
+	install -m 755 $(BUILD)/grassflow $(DESTDIR)$(BINDIR)/grassflow
 	install -m 644 $(BUILD)/libgrassflow.a $(DESTDIR)$(LIBDIR)/libgrassflow.a
 	install -m 755 $(BUILD)/libgrassflow.so $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(VERSION)
 	ln -sf libgrassflow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(SOMAJOR)
 	ln -sf libgrassflow.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgrassflow.so
 	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Name: grassflow' \
-	    'Description: Grassmann-flow and Transformer language models on CPUs' 'Version: $(VERSION)' \
-	    'Requires.private: libcjson liblzma' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lgrassflow' \
+	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
+	cp -R data configs $(DESTDIR)$(SHAREDIR)/
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow' \
 	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma' \
+	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc
 
 # The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
 demo: all

@@ -494,6 +494,13 @@ int gf_nli_encode_pair(const gf_tokenizer *t, const char *premise, const char *h
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
  * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error. */
 gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json);
+/* What a grassflow checkpoint (best/last.safetensors, gf_model_save's files) or a run's state.safetensors
+ * holds, as a malloc'd JSON object: "file", "kind" ("model" or "training state"), "bytes", "producer",
+ * "config" (as this version writes it), "params", "head", "tokenizer" ({"kind", "vocab_size"} or null),
+ * "recipe" (the training recipe, when train saved it), "task", "step" and "val_loss" (a model) or
+ * "best_val_loss", "best_val_acc", "data" and "frozen" (a state); keys the file lacks are left out. The file
+ * is checked as gf_model_load checks it. NULL (gf_last_error) when it cannot be read. */
+char *gf_checkpoint_describe(const char *path);
 
 /* A grassflow checkpoint (as gf_checkpoint_load) or a checkpoint another tool wrote, in a format one of
  * grassflow's importers reads:

@@ -24,7 +24,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 
 /* Where the built-in corpora live: $GRASSFLOW_DATA, else data/ next to the executable's build/ directory,
- * else ./data. */
+ * else share/grassflow/data beside an installed PREFIX/bin/grassflow, else ./data. */
 const char *cli_data_dir(void);
 /* Where tokenized corpora are cached: $GRASSFLOW_CACHE, $XDG_CACHE_HOME/grassflow, ~/.cache/grassflow
  * (NULL: none). */

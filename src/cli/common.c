@@ -195,7 +195,10 @@ const char *cli_data_dir(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
-        int len = snprintf(buf, sizeof buf, "%s/../data", dirname(exe));
+        const char *bin = dirname(exe);
+        int len = snprintf(buf, sizeof buf, "%s/../data", bin); /* a build tree: build/grassflow */
+        if (len < (int)sizeof buf && dir_exists(buf)) return buf;
+        len = snprintf(buf, sizeof buf, "%s/../share/grassflow/data", bin); /* make install's PREFIX/bin */
         if (len < (int)sizeof buf && dir_exists(buf)) return buf;
     }
     return "data";
