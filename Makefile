@@ -50,7 +50,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-trust test-fuzz \
+.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-readme test-trust test-fuzz \
 	test-bench test-san test-snli clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
@@ -138,7 +138,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-trust test-fuzz test-bench test-san
+test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-readme test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -173,6 +173,10 @@ test-snli: all
 # make install into a temporary prefix, then every example built against it with pkg-config alone
 test-install: all
 	$(TEST_ENV) bash tests/install.sh $(BUILD)
+
+# every grassflow command of the README, as written (the long jobs: that they start)
+test-readme: all
+	$(TEST_ENV) bash tests/readme.sh $(BUILD)
 
 # hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
 # runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)

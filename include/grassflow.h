@@ -1270,6 +1270,9 @@ unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
 /* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
  * bytes: never a shorter path that would name another file. */
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
+/* mkdir -p: dir and the folders above it that are missing (0755); 0, or -1 (gf_last_error names the folder
+ * that could not be made; the folders made before it are removed again). */
+int gf_mkdir_p(const char *dir);
 /* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
  * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
  * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */

@@ -246,6 +246,12 @@ $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kind"]=="trai
 head -c 300 "$tmp/desc/best.safetensors" >"$tmp/cut.safetensors"
 want="cut.safetensors"; expect 1 "info --ckpt of a cut file names it" "$GF" info --ckpt "$tmp/cut.safetensors"
 want="leave out --model"; expect 2 "info --ckpt with --model is refused" "$GF" info --ckpt "$tmp/desc/best.safetensors" --model grassmann-tiny
+want=; expect 0 "train --out in folders that do not exist yet (runs/x in a fresh clone) creates them" "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/fresh/runs/x"
+[ -s "$tmp/fresh/runs/x/last.safetensors" ] && pass "... and the run is there" || fail "train --out with missing parents: $(ls -R "$tmp/fresh" 2>&1 | head)"
+touch "$tmp/afile"
+want="afile is not a directory"; expect 1 "train --out under a file is refused, naming it" "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/afile/x"
+want="not a built-in corpus"; expect 1 "a run refused for its corpus" "$GF" train --model grassmann-tiny --tokenizer word $TR --corpus "$tmp/none.txt" --out "$tmp/fresh2/runs/x"
+[ ! -e "$tmp/fresh2" ] && pass "... creates none of the missing folders" || fail "a refused run left $(ls -R "$tmp/fresh2" | head -5)"
 "$GF" info --model grassmann-tiny >&- 2>"$tmp/err"; out_fails "info >&- (a closed stdout)" "Bad file descriptor"
 "$GF" --version >&- 2>"$tmp/err"; out_fails "--version >&-" "Bad file descriptor"
 "$GF" score --ckpt "$tmp/grassmann-tiny.safetensors" --tokens "$tmp/short.txt" >&- 2>/dev/null; rc=$?

@@ -183,7 +183,7 @@ int cmd_compare(int argc, char **argv) {
         struct stat st; /* one not there yet is made in --out, which is checked above */
         if (stat(dirs[i], &st) == 0 && (rc = out_dir_ok("compare", dirs[i], r.o.overwrite))) return rc;
     }
-    if (mkdir(out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", out, strerror(errno));
+    if (gf_mkdir_p(out)) return cli_error("--out: %s", gf_last_error());
     run_summary s[MAX_COMPARE];
     for (int i = 0; i < n; i++) {
         recipe ri = r;

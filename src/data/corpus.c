@@ -232,7 +232,8 @@ static int pick_tokenizer(const char *ts, const gf_tokenizer *fixed, gf_tok_kind
     return 0;
 }
 
-/* Split text[0] (tlen[0] bytes) 90 / 5 / 5 at line boundaries into text[0..2]. */
+/* Split text[0] (tlen[0] bytes) 90 / 5 / 5 at line boundaries into text[0..2]: three contiguous parts, in
+ * the file's order (nothing is shuffled; README, "Corpora"). */
 static int split_single(char **text, size_t *tlen, const char *path) {
     const char *t = text[0];
     size_t n = tlen[0], cut[2];

@@ -173,3 +173,36 @@ int gf_atomic_commit(gf_atomic_file *f) {
     atomic_free(f);
     return 0;
 }
+
+void gf_unmake_dirs(const char *dir, const size_t *len, int n) {
+    char p[GF_PATH_MAX];
+    for (int i = n - 1; i >= 0; i--) {
+        snprintf(p, sizeof p, "%.*s", (int)len[i], dir);
+        rmdir(p);
+    }
+}
+
+int gf_make_dirs(const char *dir, size_t *len, int *n) {
+    char p[GF_PATH_MAX];
+    const size_t L = strlen(dir);
+    *n = 0;
+    if (L >= sizeof p) return gf_fail("cannot create the output directory %s: the path is too long", dir);
+    for (size_t i = 1; i <= L; i++) {
+        if (i < L && (dir[i] != '/' || dir[i - 1] == '/')) continue;
+        snprintf(p, sizeof p, "%.*s", (int)i, dir);
+        if (mkdir(p, 0755) == 0) {
+            if (*n < GF_MAX_MADE_DIRS) len[(*n)++] = i;
+        } else if (errno != EEXIST) {
+            const int e = errno;
+            gf_unmake_dirs(dir, len, *n);
+            return gf_fail("cannot create the output directory %s: %s: %s", dir, p, strerror(e));
+        }
+    }
+    return 0;
+}
+
+int gf_mkdir_p(const char *dir) {
+    size_t made[GF_MAX_MADE_DIRS];
+    int n;
+    return gf_make_dirs(dir, made, &n);
+}

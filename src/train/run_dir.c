@@ -151,10 +151,11 @@ static int claim_for_new_run(const char *dir, bool overwrite) {
 
 int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
     const char *dir = r->dir;
-    const bool created = mkdir(dir, 0755) == 0;
-    if (!created && errno != EEXIST) return gf_fail("cannot create the output directory %s: %s", dir, strerror(errno));
+    size_t made[GF_MAX_MADE_DIRS];
+    int n_made;
+    if (gf_make_dirs(dir, made, &n_made)) return -1;
     if (probe_out_dir(dir)) {
-        if (created) rmdir(dir); /* a rejected run leaves nothing behind */
+        gf_unmake_dirs(dir, made, n_made); /* a rejected run leaves nothing behind */
         return -1;
     }
     if (lock_dir(r) || (!resume && claim_for_new_run(dir, overwrite))) return -1;
