@@ -98,9 +98,7 @@ static cJSON *pieces(const printer *p, const gf_prediction *e, int seg) {
         const int32_t id = e->ids[k];
         if ((e->segments && e->segments[k] != seg) || id == p->special[0] || id == p->special[1] || id == p->special[2])
             continue;
-        size_t len;
-        const char *s = gf_tokenizer_piece(p->tok, id, &len);
-        char *piece = s ? strndup(s, len) : NULL;
+        char *piece = cli_piece(p->tok, id);
         cJSON_AddItemToArray(arr, cJSON_CreateString(piece ? piece : "?"));
         free(piece);
     }

@@ -451,11 +451,13 @@ static bool looks_like_pairs(const char *line, size_t len) {
 }
 
 bool gf_nli_file(const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     static const char *const names[] = {".jsonl", ".jsonl.xz", ".tsv", ".tsv.xz"};
-    for (int k = 0; k < 4; k++)
-        if (ends_with(path, names[k])) return true;
+    bool named = false;
+    for (int k = 0; k < 4; k++) named = named || ends_with(path, names[k]);
+    struct stat st;
+    if (stat(path, &st) != 0) return named && errno == ENOENT; /* reading it says it is not there */
+    if (!S_ISREG(st.st_mode)) return false;
+    if (named) return true;
     gf_lines *r = gf_lines_open(path, MAX_RECORD);
     const char *line;
     size_t len;
