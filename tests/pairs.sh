@@ -123,6 +123,10 @@ want="--limit expects an integer"; expect 2 "predict --limit 0" "$GF" predict --
 "$GF" init --model grassmann-tiny --out "$tmp/lm.safetensors" >/dev/null
 want="predict: .*lm.safetensors is a language model"; expect 1 "predict with a language model" "$GF" predict --ckpt "$tmp/lm.safetensors" --corpus tinyshakespeare --tokenizer char
 
+want=; expect 0 "predict --help" "$GF" predict --help
+"$GF" predict --ckpt "$C" --corpus "$tmp/pairs.tsv" >/dev/full 2>"$tmp/err"
+[ $? = 1 ] && grep -q "writing standard output: No space left on device" "$tmp/err" && pass "predict > /dev/full: exit 1, saying why" || fail "predict > /dev/full: $(head -c 300 "$tmp/err")"
+
 echo "pairs: features --pieces"
 want=; expect 0 "features --pieces" "$GF" features --ckpt "$C" --text "Kids playing" --hypothesis "children" --pieces
 [ "$(awk 'NR > 1 {print $1, $2}' "$tmp/out" | tr '\n' ' ')" = '101 "[CLS]" 4268 "kids" 2652 "playing" 102 "[SEP]" 2336 "children" 102 "[SEP]" ' ] \
