@@ -425,6 +425,7 @@ static void test_pairs_file_names(void **state) {
     assert_true(gf_nli_file(write_file("three.txt", "-\ta\tb\n")));
     assert_false(gf_nli_file(write_file("text.txt", "First Citizen:\nBefore we proceed any further, hear me speak.\n")));
     assert_false(gf_nli_file(write_file("json.txt", "{\"text\": \"a\"}\n")));
+    assert_false(gf_nli_file(write_file("word.txt", "premise\nOf a text corpus.\n")));
     char dir[600];
     snprintf(dir, sizeof dir, "%s", tl_tmp_path("folder.jsonl"));
     mkdir(dir, 0755);

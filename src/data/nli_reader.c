@@ -302,12 +302,13 @@ static int tsv_header(gf_nli_split *s, const gf_lines *r, const char *line, size
     return 0;
 }
 
-/* Whether the first line is a header row: a field named gold_label, sentence1 or premise. */
+/* Whether the first line is a header row: two columns or more, one named gold_label, sentence1, premise or
+ * sentence2. */
 static bool is_header(const char *line, size_t len) {
     const char *f[16];
     size_t fl[16];
     int n = split_tabs(line, len, f, fl, 16);
-    for (int k = 0; k < n && k < 16; k++)
+    for (int k = 0; k < n && k < 16 && n >= 2; k++)
         if (named(f[k], fl[k], "gold_label", "sentence1") || named(f[k], fl[k], "premise", "sentence2")) return true;
     return false;
 }
