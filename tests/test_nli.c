@@ -375,7 +375,7 @@ static void test_pairs_file(void **state) {
     gf_nli_split_free(&b);
     assert_int_equal(gf_nli_read_pairs(write_file("h.tsv", "hypothesis\tlabel\tpremise\nA person.\tneutral\tA man.\n"
                                                            "Y.\t\tX.\nNobody.\tcontradiction\t \n"), &b), 0);
-    assert_string_equal(b.format, "txt");
+    assert_string_equal(b.format, "tsv-header");
     same_pairs(&a, &b);
     gf_nli_split_free(&b);
     gf_nli_split_free(&a);

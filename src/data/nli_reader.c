@@ -313,8 +313,8 @@ static bool is_header(const char *line, size_t len) {
     return false;
 }
 
-/* The format from the first line that is not blank: "{" jsonl, a header row "txt", anything else the
- * compact TSV: label, premise, hypothesis (or in a file of pairs read whole, premise, hypothesis). 1 when the
+/* The format from the first line that is not blank: "{" jsonl, a header row "txt" (the official one, which
+ * begins with gold_label) or "tsv-header", anything else the compact TSV: label, premise, hypothesis (or in a file of pairs read whole, premise, hypothesis). 1 when the
  * line was the header, 0 when it is a record, -1 after an error. */
 static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
     size_t k = 0;
@@ -323,8 +323,9 @@ static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t le
         s->format = "jsonl";
         return 0;
     }
-    s->format = is_header(line, len) ? "txt" : "tsv";
-    if (!strcmp(s->format, "txt")) return tsv_header(s, r, line, len, lay) ? -1 : 1;
+    const bool header = is_header(line, len);
+    s->format = !header ? "tsv" : !strncmp(line, "gold_label\t", 11) ? "txt" : "tsv-header";
+    if (header) return tsv_header(s, r, line, len, lay) ? -1 : 1;
     const char *f[16];
     size_t fl[16];
     if (s->all && split_tabs(line, len, f, fl, 16) == 2) *lay = (tsv_layout){.cols = 2, .label = -1, .hypothesis = 1};

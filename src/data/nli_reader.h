@@ -23,8 +23,9 @@ typedef struct gf_nli_split {
     int64_t unlabelled;        /* gold label "-" (no annotator consensus): dropped, as is usual (all: kept, -1) */
     int64_t empty;             /* an empty premise or hypothesis (or one of whitespace alone): dropped (all: kept) */
     bool all;                  /* a file of pairs read whole (gf_nli_read_pairs): every row kept */
-    const char *format;        /* "jsonl", "txt" (a header row names the columns: the official 14, or others) or
-                                * "tsv" (label, premise, hypothesis; all: also premise, hypothesis) */
+    const char *format;        /* "jsonl", "txt" (the official 14 columns, named by a header row), "tsv-header"
+                                * (other columns a header row names) or "tsv" (label, premise, hypothesis; all:
+                                * also premise, hypothesis); "memory": gf_nli_split_init */
     char path[GF_PATH_MAX];
     int64_t text_len, text_cap, cap;
     int64_t max_bytes;         /* what the kept pairs may take: gf_corpus_max_text() when the file was opened */
