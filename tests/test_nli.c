@@ -430,6 +430,13 @@ static void test_pairs_file_names(void **state) {
     snprintf(dir, sizeof dir, "%s", tl_tmp_path("folder.jsonl"));
     mkdir(dir, 0755);
     assert_false(gf_nli_file(dir));
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("fifo.tsv"));
+    assert_int_equal(mkfifo(dir, 0644), 0);
+    assert_true(gf_nli_file(dir)); /* and its read says it is a FIFO, without blocking */
+    gf_nli_split fs;
+    assert_int_not_equal(gf_nli_read_pairs(dir, &fs), 0);
+    assert_non_null(strstr(gf_last_error(), "is a FIFO"));
+    unlink(dir);
     assert_int_equal(gf_nli_is_spec(tl_tmp_path("pairs.txt"), "."), 2);
     assert_int_equal(gf_nli_is_spec("snli", "."), 1);
     gf_nli_data *d = gf_nli_load_splits(tl_tmp_path("pairs.txt"), ".", 1u << GF_TEST);

@@ -458,8 +458,8 @@ bool gf_nli_file(const char *path) {
     for (int k = 0; k < 4; k++) named = named || ends_with(path, names[k]);
     struct stat st;
     if (stat(path, &st) != 0) return named && errno == ENOENT; /* reading it says it is not there */
+    if (named && !S_ISDIR(st.st_mode)) return true;             /* ... or what else it is (a FIFO) */
     if (!S_ISREG(st.st_mode)) return false;
-    if (named) return true;
     gf_lines *r = gf_lines_open(path, MAX_RECORD);
     const char *line;
     size_t len;

@@ -66,8 +66,8 @@ void gf_nli_free(gf_nli_data *d);
 /* Whether spec names NLI data: 1 for "snli", or a directory with any snli_1.0_{train,train_0.01,dev,test}.*
  * (whatever it is: reading it says what is wrong); 2 for a file of pairs (gf_nli_file); else 0. */
 int gf_nli_is_spec(const char *spec, const char *data_dir);
-/* Whether path is a file of pairs: named *.jsonl, *.tsv (or .xz) and a regular file (or a link to one) or
- * nothing at all (reading it says so), or a regular file whose first line that is not blank is a JSON object
+/* Whether path is a file of pairs: named *.jsonl, *.tsv (or .xz) and anything but a directory, or nothing at
+ * all (reading it says what it is), or a regular file whose first line that is not blank is a JSON object
  * with sentence1 or premise, a header row naming gold_label, sentence1, premise or sentence2, or label TAB
  * premise TAB hypothesis with a known label. */
 bool gf_nli_file(const char *path);
