@@ -689,6 +689,35 @@ typedef struct gf_eval_result {
 } gf_eval_result;
 int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r);
 
+/* One example's prediction by a classifier (gf_predict): valid during the callback only. */
+typedef struct gf_prediction {
+    int64_t index;                /* the example's place among the source's evaluation examples, from 0 */
+    int32_t label;                /* the predicted class: the first largest logit, as gf_evaluate_result counts */
+    int32_t gold;                 /* the example's target; -1 when it has none */
+    int64_t n_classes;
+    const double *probs;          /* (n_classes) the softmax of the logits, in double: they sum to 1 */
+    const float *logits;          /* (n_classes) */
+    int64_t n_ids;                /* the input as the model read it (after any cut), padding left out */
+    const int32_t *ids;           /* (n_ids) token ids; NULL for a model of input vectors */
+    const uint8_t *segments;      /* (n_ids) token types; NULL when the source gives none */
+} gf_prediction;
+/* 0: go on; > 0: stop (gf_predict returns 0); < 0: an error (gf_predict returns -1; set gf_last_error). */
+typedef int (*gf_predict_cb)(const gf_prediction *p, void *ctx);
+/* Classifier m's prediction for every evaluation example of src, in order, examples without a target
+ * included, each handed to cb: the same batches (`batch` examples a forward pass, fewer when memory asks),
+ * so the same logits bit for bit, as gf_evaluate_result takes with that batch; the share of examples with a
+ * target whose label is their gold is its accuracy. Dropout off. 0, or -1 (gf_last_error). */
+int gf_predict(gf_model *m, gf_source *src, int64_t batch, gf_predict_cb cb, void *ctx);
+/* A classifier trained with --task snli on n sentence pairs given in memory: probs (n x 3, each row summing
+ * to 1, classes in the snli task's order: entailment, neutral, contradiction) and, if labels is not NULL,
+ * the predicted class of each (n). Each pair is read as the snli task reads a file of pairs (laid out as
+ * gf_nli_encode_pair does, each sentence cut to max_sent pieces: the run's "max_sent", 48 by default) and
+ * batched as its evaluation batches them (gf_predict with `batch`, as grassflow predict --batch, default 16):
+ * the same numbers as grassflow predict on a file of the same pairs in the same order. tok: the checkpoint's
+ * (gf_checkpoint_load). 0, or -1 (gf_last_error: invalid UTF-8 names the pair). */
+int gf_nli_predict(gf_model *m, const gf_tokenizer *tok, const char *const *premise, const char *const *hypothesis,
+                   int64_t n, int64_t max_sent, int64_t batch, double *probs, int32_t *labels);
+
 /* -log softmax(logits)[target] of one row of V logits (0 <= target < V): the same log-sum-exp, in the
  * same precision, as the loss of gf_model_forward (for scoring logits from gf_stream_step). */
 float gf_log_softmax_nll(const float *logits, int64_t V, int32_t target);
@@ -1151,7 +1180,9 @@ typedef struct gf_task_ops {
     /* Optional (a classification task): the name of class i, NULL past the last (how many there are). */
     const char *(*label)(const void *data, int64_t i);
     /* Optional: 1 if corpus names data of this task's kind (eval's check that a checkpoint and the data
-     * match); NULL: no opinion. */
+     * match), GF_TASK_OWNS_WHOLE if it is one set of examples rather than a data set of splits (snli: a file
+     * of pairs), which load gives as each split asked for and eval and predict score whole (--split does not
+     * apply); 0 if not. NULL: no opinion. */
     int (*owns)(const char *corpus, const char *data_dir);
     /* Optional: the options for scoring a checkpoint that has no training recipe (lm: blocks of max_len). */
     void (*eval_defaults)(void *options, const gf_config *cfg);
@@ -1170,6 +1201,7 @@ typedef struct gf_task_ops {
     int (*check_options)(const void *options, const gf_config *cfg);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
+#define GF_TASK_OWNS_WHOLE 2
 
 /* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
  * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe

@@ -219,3 +219,11 @@ const char *cli_cache_dir(void) {
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json) {
     return gf_checkpoint_load(path, tok, train_json);
 }
+
+char *cli_piece(const gf_tokenizer *tok, int32_t id) {
+    size_t len;
+    const char *s = gf_tokenizer_piece(tok, id, &len);
+    char *out = s ? malloc(len + 1) : NULL;
+    if (out) memcpy(out, s, len), out[len] = '\0';
+    return out;
+}

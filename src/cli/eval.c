@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval.h"
 #include "eval_classify.h"
-#include "task_flags.h"
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--batch B] [--tokenizer T]\n"
@@ -15,12 +15,14 @@ static void help(void) {
            "A task scored by perplexity: the token-weighted mean next-token loss and perplexity of a\n"
            "checkpoint on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is\n"
            "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\"}). A task scored by accuracy:\n"
-           "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\",\n"
-           "\"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is named as the task counts).\n"
-           "A number that is not finite prints as null.\n\n"
+           "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\"\n"
+           "(null for one file), \"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is\n"
+           "named as the task counts). A number that is not finite prints as null.\n\n"
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer and recipe)\n"
-           "  --corpus C      the task's data, as for train\n"
-           "  --split S       valid (default; dev is the same split), test or train\n"
+           "  --corpus C      the task's data, as for train; or one file of examples (snli: a file of pairs,\n"
+           "                  jsonl or TSV), scored whole: the examples without a label are not counted\n"
+           "                  (grassflow predict shows each example's label)\n"
+           "  --split S       valid (default; dev is the same split), test or train; not for one file\n"
            "  --task T        default: the task the checkpoint was trained for; for one without a training\n"
            "                  recipe, the first task scored by accuracy if it is a classifier, else lm\n"
            "  --batch B       examples per forward pass (default 16)\n"
@@ -55,14 +57,6 @@ static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int
     return 0;
 }
 
-typedef struct {
-    const char *ckpt, *corpus, *split, *tok_spec, *task;
-    int64_t B;
-    int json, no_cache, stream, si;
-    cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
-    cli_task_args targs; /* the task's option flags */
-} eval_args;
-
 /* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
 static int parse_args(int argc, char **argv, eval_args *a) {
     static const struct option base[] = {{"ckpt", 1, 0, 'c'},  {"corpus", 1, 0, 'C'},   {"split", 1, 0, 's'},
@@ -73,7 +67,7 @@ static int parse_args(int argc, char **argv, eval_args *a) {
     int n = 0;
     while (base[n].name) longopts[n] = base[n], n++;
     cli_task_longopts(longopts, &n, 64);
-    *a = (eval_args){.split = "valid", .B = 16};
+    *a = (eval_args){.cmd = "eval", .split = "valid", .B = 16};
     int opt, rc, idx = -1;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
@@ -96,11 +90,15 @@ static int parse_args(int argc, char **argv, eval_args *a) {
     }
     if (optind < argc) return cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
     if (!a->ckpt || !a->corpus) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
+    return cli_eval_split(a);
+}
+
+int cli_eval_split(eval_args *a) {
     static const char *const splits[] = {"train", "valid", "test", "dev"};
     a->si = -1;
     for (int i = 0; i < 4; i++)
         if (!strcmp(a->split, splits[i])) a->si = i == 3 ? GF_VALID : i;
-    if (a->si < 0) return cli_usage_error("eval", "--split must be train, valid (or dev) or test, not '%s'", a->split);
+    if (a->si < 0) return cli_usage_error(a->cmd, "--split must be train, valid (or dev) or test, not '%s'", a->split);
     return EXIT_OK;
 }
 
@@ -124,13 +122,13 @@ static int pick_task(const gf_model *m, const eval_args *a, const char *rj, gf_t
     } else if (have) snprintf(by, n, "the task %.3000s was trained for", a->ckpt);
     else if (!gf_model_predicts_next_token(m)) snprintf(by, n, "%.3000s is a classifier", a->ckpt);
     else snprintf(by, n, "the default");
-    if (gf_task_recipe_init(t, name)) return cli_usage_error("eval", "--task %s", gf_last_error());
+    if (gf_task_recipe_init(t, name)) return cli_usage_error(a->cmd, "--task %s", gf_last_error());
     if (have && saved.task == t->task) memcpy(&t->options, &saved.options, sizeof t->options); /* the run's */
     else if (t->task->eval_defaults) t->task->eval_defaults(t->options.bytes, gf_model_config(m));
-    int rc = cli_copy_arg("eval", "--corpus", a->corpus, t->corpus, sizeof t->corpus);
-    if (!rc && a->tok_spec) rc = cli_copy_arg("eval", "--tokenizer", a->tok_spec, t->tokenizer, sizeof t->tokenizer);
-    if (!rc) rc = cli_task_apply(t, &a->targs, by[0] ? by : NULL, "eval");
-    if (!rc) rc = cli_task_flags(t->task, by[0] ? by : NULL, "eval", &a->given);
+    int rc = cli_copy_arg(a->cmd, "--corpus", a->corpus, t->corpus, sizeof t->corpus);
+    if (!rc && a->tok_spec) rc = cli_copy_arg(a->cmd, "--tokenizer", a->tok_spec, t->tokenizer, sizeof t->tokenizer);
+    if (!rc) rc = cli_task_apply(t, &a->targs, by[0] ? by : NULL, a->cmd);
+    if (!rc) rc = cli_task_flags(t->task, by[0] ? by : NULL, a->cmd, &a->given);
     return rc;
 }
 
@@ -145,6 +143,9 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
         return cli_error("--task %s: %s is a classifier (head %s, %lld classes); it predicts labels, not tokens\nHINT: "
                          "--task %s and its data", task->name, a->ckpt, gf_model_config(m)->head_kind,
                          (long long)gf_model_n_outputs(m), first_task("accuracy"));
+    if (cli_given_has(&a->given, "split") && task->owns && task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE)
+        return cli_usage_error(a->cmd, "--split: %s is one file of examples, scored whole; a split is chosen in a "
+                               "folder of splits (for snli: snli_1.0_{train,dev,test}.*)\nHINT: drop --split", a->corpus);
     if (task->owns && !task->owns(a->corpus, cli_data_dir()))
         return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "
                          "the data the model was trained on (grassflow train --help lists what each task reads)",
@@ -211,8 +212,14 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     gf_train_opts_default(&d);
     gf_source *src = rc ? NULL : t->task->source(data, a->si, t->options.bytes, d.seed);
     if (!rc && !src) rc = cli_error("%s", gf_last_error());
-    if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a);
-    else if (!rc) rc = cli_eval_classify(m, t->task, data, src, a->corpus, a->si == GF_VALID ? "dev" : a->split, a->B, a->json);
+    if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, t->task->tokenizer ? t->task->tokenizer(data) : NULL,
+                                                                   t->task, data, src, a);
+    else if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a);
+    else if (!rc) {
+        const bool whole = t->task->owns && t->task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE;
+        rc = cli_eval_classify(m, t->task, data, src, a->corpus, whole ? NULL : a->si == GF_VALID ? "dev" : a->split,
+                               a->B, a->json);
+    }
     gf_source_free(src);
     t->task->free(data);
     return rc;
@@ -221,25 +228,32 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
 int cmd_eval(int argc, char **argv) {
     eval_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc) return rc < 0 ? EXIT_OK : rc;
+    return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
+}
+
+int cli_eval_run(const eval_args *a) {
+    int rc;
     gf_tokenizer *tok = NULL;
     char *rj = NULL;
-    gf_model *m = cli_load_checkpoint(a.ckpt, &tok, &rj);
+    gf_model *m = cli_load_checkpoint(a->ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
     char by[4096];
     gf_task_recipe t;
-    rc = pick_task(m, &a, rj, &t, by, sizeof by);
+    rc = pick_task(m, a, rj, &t, by, sizeof by);
     free(rj);
     if (rc)
         ; /* refused */
-    else if (tok && a.tok_spec)
-        rc = cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", a.ckpt);
-    else if ((rc = task_mismatch(m, t.task, &a)))
+    else if (tok && a->tok_spec)
+        rc = cli_usage_error(a->cmd, "--tokenizer: %s carries its own tokenizer; drop the flag", a->ckpt);
+    else if ((rc = task_mismatch(m, t.task, a)))
         ; /* refused */
+    else if (!strcmp(a->cmd, "predict") && gf_model_predicts_next_token(m))
+        rc = cli_error("predict: %s is a language model; predict gives a classifier's label of each example\nHINT: "
+                       "grassflow eval for its perplexity, grassflow generate for text", a->ckpt);
     else if (t.task->version >= 2 && t.task->check_options && t.task->check_options(t.options.bytes, gf_model_config(m)))
-        rc = cli_usage_error("eval", "%s", gf_last_error());
+        rc = cli_usage_error(a->cmd, "%s", gf_last_error());
     else
-        rc = eval_task(m, tok, &t, &a);
+        rc = eval_task(m, tok, &t, a);
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;
