@@ -8,7 +8,7 @@
 #     a tiny or small model whose run a later command reads, it then runs shortened (--steps 2) to make it;
 #   - a command that reads a run only a long 6L/12L job makes, or a download (DistilBERT), is listed as
 #     not run, with the reason.
-# Lines that are not grassflow commands (make, cc, bash, python) run elsewhere: CI itself, tests/install.sh,
+# A printf line makes a file as the README shows it. Other lines (make, cc, bash, python) run elsewhere: CI itself, tests/install.sh,
 # tests/python.sh.
 set -uo pipefail
 BUILD=${1:-build}
@@ -37,6 +37,8 @@ for block in re.findall(r"```sh\n(.*?)```", text, re.S):
         line = re.sub(r"\s+#.*$", "", line).strip()
         if line.startswith("build/grassflow "):
             print(re.sub(r"\s+", " ", line))
+        elif line.startswith("printf "): # a file the commands below read, made as the README makes it
+            print(line)
 EOF
 n=$(wc -l <"$tmp/cmds")
 [ "$n" -ge 10 ] && pass "$n grassflow commands in the README" || fail "only $n grassflow commands found in README.md"
@@ -57,6 +59,9 @@ i=0
 while IFS= read -r c; do
     i=$((i + 1))
     what="README command $i: ${c:0:150}"
+    if [[ $c == printf* ]]; then
+        (cd "$w" && bash -c "$c") && pass "$what" || fail "$what"; continue
+    fi
     if grep -q "~/distilbert" <<<"$c"; then
         echo "  --    $what: not run (a Hugging Face download; tests/distilbert.sh runs it on a synthetic folder)"; continue
     fi
