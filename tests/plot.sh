@@ -64,8 +64,8 @@ echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on 
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
 grep -q "tests/fixtures/v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \
     && pass "... falls back to step and says so" || fail "old files: $(cat "$tmp/err")"
-svg_ok "$tmp/old.svg" 4 tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics && texts "$tmp/old.svg" | grep -q "|step|" \
-    && pass "... 4 curves on step; two runs of one folder name are told apart by their paths" || fail "old svg: $(texts "$tmp/old.svg")"
+svg_ok "$tmp/old.svg" 4 v1/run-metrics v2/run-metrics && texts "$tmp/old.svg" | grep -q "|step|" \
+    && pass "... 4 curves on step; two runs of one folder name are told apart by the end of their paths" || fail "old svg: $(texts "$tmp/old.svg")"
 
 echo "plot: a classifier (the vectors task): loss, and accuracy below it"
 if [ -x "$GV" ]; then

@@ -23,7 +23,7 @@ typedef struct {
 } curve;
 
 typedef struct run {
-    char name[256];   /* the legend's: the folder's name (or its path, when two runs share a name) */
+    char name[256];   /* the legend's: the folder's name, or the last parts of its path that tell it apart */
     gf_metrics m;
     int *keep;        /* the rows a curve is drawn from, in order (a step logged again after a resume: the later row) */
     int n_keep;
@@ -91,19 +91,36 @@ static int make_curve(const plot *p, int i, const char *what, bool train, curve 
 
 /* ---- reading the runs ------------------------------------------------------------------------------------ */
 
-static const char *base_name(const char *dir, char *buf, size_t n) {
+/* The last k parts of path dir (all of it when it has no more) into buf. */
+static const char *path_tail(const char *dir, int k, char *buf, size_t n) {
     snprintf(buf, n, "%s", dir);
     size_t len = strlen(buf);
     while (len > 1 && buf[len - 1] == '/') buf[--len] = '\0';
-    const char *s = strrchr(buf, '/');
-    return s && s[1] ? s + 1 : buf;
+    const char *s = buf + len;
+    while (s > buf && k > 0)
+        if (*--s == '/' && --k == 0) s++;
+    return s;
+}
+
+/* The legend's names: each folder's name, or as many of the last parts of its path as tell it from the
+ * others (runs/a/s1 and runs/b/s1: a/s1 and b/s1). */
+static void name_runs(plot *p, const char *const *dirs) {
+    char buf[GF_PATH_MAX], other[GF_PATH_MAX];
+    for (int i = 0; i < p->n; i++)
+        for (int k = 1; k < 64; k++) {
+            snprintf(p->runs[i].name, sizeof p->runs[i].name, "%s", path_tail(dirs[i], k, buf, sizeof buf));
+            bool unique = true;
+            for (int j = 0; j < p->n && unique; j++)
+                unique = j == i || strcmp(p->runs[i].name, path_tail(dirs[j], k, other, sizeof other)) != 0;
+            if (unique || !strcmp(p->runs[i].name, path_tail(dirs[i], 64, other, sizeof other))) break;
+        }
 }
 
 /* Each run's metrics (a folder that is not there, or holds no metrics, is an error naming it). */
 static int read_runs(plot *p, const char *const *dirs, int n) {
     for (int i = 0; i < n; i++) {
         struct stat st;
-        char path[GF_PATH_MAX + 16], buf[GF_PATH_MAX];
+        char path[GF_PATH_MAX + 16];
         if (stat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))
             return cli_error("plot: %s is not a folder (expected a training run's folder, the --out of train)", dirs[i]);
         snprintf(path, sizeof path, "%s/metrics.jsonl", dirs[i]);
@@ -112,14 +129,9 @@ static int read_runs(plot *p, const char *const *dirs, int n) {
                              "logged a step yet", dirs[i]);
         run *r = &p->runs[p->n++];
         if (gf_metrics_read(dirs[i], &r->m)) return cli_error("plot: %s", gf_last_error());
-        snprintf(r->name, sizeof r->name, "%s", base_name(dirs[i], buf, sizeof buf));
         if (keep_rows(r)) return EXIT_RUNTIME;
     }
-    for (int i = 0; i < n; i++) /* two runs of one name (a/s1, b/s1): their paths tell them apart */
-        for (int j = 0; j < n; j++)
-            if (i != j && !strcmp(base_name(dirs[i], (char[GF_PATH_MAX]){0}, GF_PATH_MAX),
-                                  base_name(dirs[j], (char[GF_PATH_MAX]){0}, GF_PATH_MAX)))
-                snprintf(p->runs[i].name, sizeof p->runs[i].name, "%s", dirs[i]);
+    name_runs(p, dirs);
     return EXIT_OK;
 }
 
@@ -358,11 +370,24 @@ static int draw_panel(FILE *f, const plot *p, int k, double top) {
     return rc;
 }
 
-/* The legend's columns: as many as the longest run name lets fit (at 7 pixels a character). */
+/* The most characters of a run's name the legend shows (about 7 pixels each): a longer one (a path) loses
+ * its beginning. */
+#define LEGEND_CHARS ((W - LEFT - RIGHT - 44) / 7)
+
+static void put_legend_name(FILE *f, const char *name) {
+    const size_t len = strlen(name);
+    if (len > LEGEND_CHARS) {
+        fputs("...", f);
+        name += len - (LEGEND_CHARS - 3);
+    }
+    put_escaped(f, name);
+}
+
+/* The legend's columns: as many as the longest run name lets fit. */
 static int legend_cols(const plot *p, int *col_w) {
     size_t longest = 0;
     for (int i = 0; i < p->n; i++) longest = strlen(p->runs[i].name) > longest ? strlen(p->runs[i].name) : longest;
-    *col_w = 44 + 7 * (int)longest;
+    *col_w = 44 + 7 * (int)(longest < LEGEND_CHARS ? longest : LEGEND_CHARS);
     return *col_w < W - LEFT - RIGHT ? (W - LEFT - RIGHT) / *col_w : 1;
 }
 
@@ -380,7 +405,7 @@ static void draw_legend(FILE *f, const plot *p, double top) {
         const double y = top + LEGEND_ROW * (1 + i / cols) + 6;
         fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%.1f\" width=\"30\" height=\"4\" fill=\"%s\"/><text x=\"%d\" "
                 "y=\"%.1f\">", x, y - 2, colours[i % 10], x + 36, y + 4);
-        put_escaped(f, p->runs[i].name);
+        put_legend_name(f, p->runs[i].name);
         fputs("</text></g>\n", f);
     }
 }
