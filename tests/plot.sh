@@ -62,7 +62,7 @@ texts "$tmp/time.svg" | grep -q "|time (s)|" && texts "$tmp/time.svg" | grep -q 
 
 echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
-grep -q "tests/fixtures/v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \
+grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \
     && pass "... falls back to step and says so" || fail "old files: $(cat "$tmp/err")"
 svg_ok "$tmp/old.svg" 4 v1/run-metrics v2/run-metrics && texts "$tmp/old.svg" | grep -q "|step|" \
     && pass "... 4 curves on step; two runs of one folder name are told apart by the end of their paths" || fail "old svg: $(texts "$tmp/old.svg")"
