@@ -60,6 +60,22 @@ expect 0 "plot against time, as perplexity" "$GF" plot "$tmp/a" --x time --metri
 texts "$tmp/time.svg" | grep -q "|time (s)|" && texts "$tmp/time.svg" | grep -q "^perplexity against time" && pass "... time (s) on x, perplexity on y" || fail "time plot: $(texts "$tmp/time.svg")"
 [ -z "$(find "$tmp" -name '*.tmp.*')" ] && pass "no temporary files left" || fail "temporary files: $(find "$tmp" -name '*.tmp.*')"
 
+echo "plot: a run killed after its last save and resumed logs those steps again; the curves hold the later rows"
+mkdir -p "$tmp/killed" && $PY - "$tmp/killed/metrics.jsonl" <<'PYEOF'
+import json, sys
+row = lambda t, s, **k: dict(type=t, step=s, epoch=s / 10, tokens=64 * s, elapsed_s=s / 10, **k)
+rows = [row("start", 0), row("train", 2, loss=4.0), row("train", 4, loss=3.9), row("eval", 4, val_loss=3.95, val_ppl=52.0),
+        row("train", 6, loss=3.8), row("eval", 6, val_loss=3.85, val_ppl=47.0), row("train", 8, loss=3.7),  # killed here
+        row("start", 4), row("train", 6, loss=3.6), row("train", 8, loss=3.5), row("eval", 8, val_loss=3.6, val_ppl=36.6)]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PYEOF
+expect 0 "plot it" "$GF" plot "$tmp/killed" --out "$tmp/killed.svg"
+$PY - "$tmp/killed.svg" <<'PYEOF' && pass "... training curve at steps 2, 4, 6, 8 (the resumed 6 and 8), validation at 4 and 8" || fail "killed run's curves: $(grep polyline "$tmp/killed.svg")"
+import sys, xml.dom.minidom
+n = [len(l.getAttribute("points").split()) for l in xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName("polyline")]
+sys.exit(n != [4, 2])
+PYEOF
+
 echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
 grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \

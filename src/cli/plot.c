@@ -41,21 +41,34 @@ typedef struct plot {
     int n_panels;
 } plot;
 
-/* The rows of r's curves: train and eval rows, where a row whose step is not past the last kept row of its
- * type (a run resumed after a kill logs those steps again) replaces the kept rows from that step on. */
+/* Drop r's kept rows from step `from` on (of type `type` only, unless NULL). */
+static void drop_from(run *r, int64_t from, const char *type) {
+    int k = 0;
+    for (int j = 0; j < r->n_keep; j++) {
+        const gf_metrics_row *v = &r->m.rows[r->keep[j]];
+        if (v->step < from || (type && strcmp(v->type, type))) r->keep[k++] = r->keep[j];
+    }
+    r->n_keep = k;
+}
+
+/* The rows of r's curves: train and eval rows, except those a resume after a kill logged again (the steps
+ * since the last save): a session's start row at step S drops the rows past S; in older files, which have
+ * no start rows, a row whose step is not past the last one of its type drops those from its step on. */
 static int keep_rows(run *r) {
     r->keep = malloc((size_t)(r->m.n ? r->m.n : 1) * sizeof *r->keep);
     if (!r->keep) return cli_error("out of memory");
+    int64_t last[2] = {-1, -1}; /* the last kept train and eval steps */
     for (int64_t i = 0; i < r->m.n; i++) {
         const gf_metrics_row *w = &r->m.rows[i];
-        if (strcmp(w->type, "train") && strcmp(w->type, "eval")) continue;
-        int k = 0;
-        for (int j = 0; j < r->n_keep; j++) {
-            const gf_metrics_row *v = &r->m.rows[r->keep[j]];
-            if (strcmp(v->type, w->type) || v->step < w->step) r->keep[k++] = r->keep[j];
+        const int t = !strcmp(w->type, "train") ? 0 : !strcmp(w->type, "eval") ? 1 : -1;
+        if (!strcmp(w->type, "start") && (w->step < last[0] || w->step < last[1])) {
+            drop_from(r, w->step + 1, NULL);
+            last[0] = last[1] = w->step;
         }
-        r->n_keep = k;
+        if (t < 0) continue;
+        if (w->step <= last[t]) drop_from(r, w->step, w->type);
         r->keep[r->n_keep++] = (int)i;
+        last[t] = w->step;
     }
     return EXIT_OK;
 }
