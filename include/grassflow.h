@@ -775,7 +775,8 @@ typedef struct gf_train_result {
 /* Train m on the training source, evaluating on the validation source every eval_every steps and at
  * the end: AdamW, warmup + cosine schedule, micro-batches weighted by their counted targets, global
  * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
- * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
+ * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl (its rows: gf_metrics_read),
+ * every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
  * data: each split's examples and a hash of their batches are stored in the state, and a change is
  * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless

@@ -37,7 +37,8 @@ typedef struct plot {
     x_kind x;
     char x_label[64];
     double x_scale;                   /* time: seconds per unit of the axis */
-    const char *panel[MAX_PANELS];    /* "loss", "ppl", "accuracy" */
+    const char *panel[MAX_PANELS];    /* "loss", "ppl", "accuracy" (in panel_list) */
+    char panel_list[64];
     int n_panels;
 } plot;
 
@@ -185,7 +186,7 @@ static void choose_x(plot *p) {
 
 /* The panels: --metric's list, or loss (and accuracy when a run is a classifier). */
 static int choose_panels(plot *p, const char *metrics) {
-    static char buf[128];
+    char *buf = p->panel_list;
     if (!metrics) {
         p->panel[p->n_panels++] = "loss";
         for (int i = 0; i < p->n; i++)
@@ -195,7 +196,9 @@ static int choose_panels(plot *p, const char *metrics) {
             }
         return EXIT_OK;
     }
-    snprintf(buf, sizeof buf, "%s", metrics);
+    if (strlen(metrics) >= sizeof p->panel_list)
+        return cli_usage_error("plot", "--metric: expected a list of loss, ppl and accuracy, got '%.80s...'", metrics);
+    snprintf(buf, sizeof p->panel_list, "%s", metrics);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "loss") && strcmp(t, "ppl") && strcmp(t, "accuracy"))
             return cli_usage_error("plot", "--metric: '%s' is not one of loss, ppl, accuracy", t);
