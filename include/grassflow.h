@@ -760,9 +760,10 @@ typedef struct gf_train_opts {
     float lr, min_lr, wd, clip, beta1, beta2, eps;
     uint64_t seed;                /* dropout masks (the sources take their own seed for the data order) */
     char out_dir[GF_PATH_MAX];    /* paths longer than GF_PATH_MAX - 1 are refused, never cut short */
-    const char *made_from_json;   /* not read by the trainer: a JSON object whose members are stored in the
-                                   * recipe beside the trainer's own (what the run was made from: its task,
-                                   * data and model, gf_task_recipe_to_json); NULL: nothing */
+    const char *made_from_json;   /* a JSON object whose members are stored in the recipe beside the
+                                   * trainer's own (what the run was made from: its task, data and model,
+                                   * gf_task_recipe_to_json); the trainer reads only its "task", whose unit
+                                   * and metric metrics.jsonl uses; NULL: nothing */
     const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
                                    * state, and checked on resume; NULL: none */
     gf_train_hooks hooks;         /* not stored */
@@ -791,6 +792,12 @@ typedef struct gf_train_event {
     bool is_best;
     const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
     const char *what;             /* GF_EV_SKIPPED: what was not finite */
+    /* GF_EV_STEP, GF_EV_EVAL, GF_EV_SKIPPED (as written to metrics.jsonl): where the run is, counted from
+     * its first step across resumes (elapsed_s above is this session's) */
+    double epochs;                /* epochs of the training source done: step / steps per epoch */
+    double seen;                  /* counted targets trained on (tokens, pairs: the task's unit); NAN when
+                                   * unknown (a run resumed from a state saved before grassflow counted them) */
+    double run_elapsed_s;         /* wall-clock seconds of the run: this session's plus the earlier ones' */
 } gf_train_event;
 
 typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
@@ -804,7 +811,8 @@ typedef struct gf_train_result {
 /* Train m on the training source, evaluating on the validation source every eval_every steps and at
  * the end: AdamW, warmup + cosine schedule, micro-batches weighted by their counted targets, global
  * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
- * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
+ * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl (its rows: gf_metrics_read),
+ * every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
  * data: each split's examples and a hash of their batches are stored in the state, and a change is
  * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
@@ -821,6 +829,44 @@ int gf_run_dir_holds_run(const char *dir, char *what, size_t size);
  * with gf_last_error naming what is there: a live run (its PID), or a run's files. gf_train checks this
  * itself; a program calls it to refuse before loading its data. */
 int gf_run_dir_check_new(const char *dir, bool overwrite);
+
+/* One line of a run's metrics.jsonl (gf_metrics_read). */
+typedef struct gf_metrics_row {
+    char type[16];                /* "train" (a logged step), "eval", "skipped", "start" (a session began: a
+                                   * new run or a resume), or what a later version logs (cut to 15 bytes).
+                                   * Rows of older files, which have no type, are given one by their keys */
+    int64_t step;                 /* optimizer steps done */
+    double epoch;                 /* epochs of the training data done (older files: the integer data epoch of
+                                   * train rows); NAN when the row does not say */
+    double elapsed_s;             /* wall-clock seconds since the run began, across resumes (older files:
+                                   * since the session began, train rows only); NAN when the row does not say */
+    double seen;                  /* counted targets trained on (gf_metrics.counted); NAN when not logged */
+    double loss;                  /* train: the mean loss since the last train row; eval: the validation
+                                   * loss; NAN for other rows, or null in the file (a diverged run) */
+    double score;                 /* eval: the task's metric on the validation data (perplexity, accuracy:
+                                   * gf_metrics.metric); NAN otherwise */
+    double lr;                    /* train: the learning rate of the step; NAN otherwise */
+} gf_metrics_row;
+
+typedef struct gf_metrics {
+    gf_metrics_row *rows;         /* in file order; a run resumed after a kill logs the steps since its last
+                                   * save again, and the later row of a step is the one the run continued from */
+    int64_t n;
+    char counted[32];             /* what `seen` counts: "tokens", "pairs" (the task's unit); "" when the
+                                   * file does not say (older files) */
+    char metric[16];              /* what `score` is: "ppl" or "accuracy"; "" when no row says */
+    bool legacy;                  /* some rows have no type: written before grassflow logged one */
+} gf_metrics;
+
+/* Read DIR/metrics.jsonl (a training run's log) into *out: every line a JSON object with a "step"; files of
+ * every grassflow version are read (missing keys are NAN). A missing or unreadable file, or a line that is
+ * not such an object, is -1 with gf_last_error naming the file and the line. Free with gf_metrics_free. */
+int gf_metrics_read(const char *dir, gf_metrics *out);
+void gf_metrics_free(gf_metrics *m);
+
+/* Write size bytes of data to path atomically (a temporary file, fsync, rename): path holds either its old
+ * content or the new one, never part of it. 0, or -1 with gf_last_error naming the path. */
+int gf_write_file_atomic(const char *path, const void *data, size_t size);
 
 /* The learning rate at `step` (0-based) of `total`: linear warmup to lr, then cosine to min_lr. */
 double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double min_lr);

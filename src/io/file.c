@@ -142,6 +142,16 @@ void gf_atomic_abort(gf_atomic_file *f) {
     atomic_free(f);
 }
 
+int gf_write_file_atomic(const char *path, const void *data, size_t size) {
+    gf_atomic_file *f = gf_atomic_open(path);
+    if (!f) return -1;
+    if (gf_atomic_write(f, data, size)) {
+        gf_atomic_abort(f);
+        return -1;
+    }
+    return gf_atomic_commit(f);
+}
+
 int gf_atomic_commit(gf_atomic_file *f) {
     if (fsync(f->fd) != 0) {
         gf_fail("error flushing %s to disk: %s", f->tmp, strerror(errno));
