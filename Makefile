@@ -148,6 +148,7 @@ test-parity: all
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
+	$(TEST_ENV) bash tests/honest.sh $(BUILD)
 	bash tests/layout.sh
 
 test-train: all $(BUILD)/tests/test_fixtures

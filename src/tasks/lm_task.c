@@ -37,9 +37,9 @@ static int skipped_chars(const gf_corpus *c, const char *corpus) {
         if (c->counts[s].skipped)
             return gf_fail("--corpus %s: its %s split holds %lld character(s) outside the model's char vocabulary, "
                            "the first at byte %lld; a model cannot be trained on characters it has no id for\nHINT: "
-                           "train a new model on this corpus (its vocabulary is built from the corpus), or with "
-                           "--tokenizer byte, which reads any text", corpus, gf_split_name(s),
-                           (long long)c->counts[s].skipped, (long long)c->counts[s].first_skipped);
+                           "start a new run, whose vocabulary is built from the corpus: grassflow train --corpus %s "
+                           "(--tokenizer byte reads any text)", corpus, gf_split_name(s),
+                           (long long)c->counts[s].skipped, (long long)c->counts[s].first_skipped, corpus);
     return 0;
 }
 
