@@ -208,6 +208,9 @@ static void test_encode_counted(void **state) {
     assert_true(n == 12 && k.tokens == 12 && k.words == 12 && k.unknown == 3 && k.skipped == 0 && k.first_skipped == -1);
     assert_int_equal(ids[1], gf_tokenizer_unk_id(w));
     free(ids);
+    assert_int_equal(gf_tokenizer_encode_counted(w, "dog", 3, NULL, &ids, &n, &k), 0); /* the first word, no '\n' */
+    assert_true(n == 2 && k.words == 2 && k.unknown == 1);
+    free(ids);
     /* a literal <unk> in the text is a word of the vocabulary when the training text had it */
     gf_tokenizer *wu = gf_tokenizer_build(GF_TOK_WORD, "a <unk> b\n", 10);
     assert_int_equal(gf_tokenizer_encode_counted(wu, "<unk> c", 7, NULL, &ids, &n, &k), 0);
