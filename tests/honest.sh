@@ -157,6 +157,7 @@ hint_flags "eval --task snli of a language model" eval --ckpt "$tmp/word/last.sa
 hint_flags "eval --task lm of a classifier" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/B" --task lm
 hint_flags "eval with a flag of another task" eval --ckpt "$tmp/word/last.safetensors" --corpus "$tmp/B" --max-sent 8
 hint_flags "eval of pairs longer than the classifier's max_len" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/snli" --split dev
+hint_flags "eval of a classifier on a text corpus" eval --ckpt "$tmp/cls.safetensors" --corpus "$tmp/B"
 hint_flags "eval of a training state" eval --ckpt "$tmp/half/state.safetensors" --corpus "$tmp/B"
 hint_flags "eval of a model for another vocabulary" eval --ckpt "$tmp/v9.safetensors" --corpus "$tmp/B" --tokenizer char
 hint_flags "eval of a Hugging Face folder" eval --ckpt "$tmp/hf" --corpus "$tmp/B"
