@@ -16,7 +16,7 @@ no_tmp_files() { # no temporary checkpoint files anywhere under $1
 
 echo "train: corpus statistics"
 s=$("$GF" data stats --corpus wikitext-2 --json 2>/dev/null)
-want_stats='{"corpus": "wikitext-2", "tokenizer": "word", "vocab_size": 33278, "train": {"lines": 36718, "tokens": 2088628}, "valid": {"lines": 3760, "tokens": 217646}, "test": {"lines": 4358, "tokens": 245569}}'
+want_stats='{"corpus": "wikitext-2", "tokenizer": "word", "vocab_size": 33278, "train": {"lines": 36718, "tokens": 2088628, "words": 2088628, "unknown": 0}, "valid": {"lines": 3760, "tokens": 217646, "words": 217646, "unknown": 0}, "test": {"lines": 4358, "tokens": 245569, "words": 245569, "unknown": 0}}'
 [ "$s" = "$want_stats" ] && pass "wikitext-2: 2,088,628 / 217,646 / 245,569 tokens, vocabulary 33,278" || fail "wikitext-2 stats: $s"
 s2=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
 [ "$s2" = "$want_stats" ] && grep -q "from cache" "$tmp/err" && pass "second run reads the token cache" || fail "cache: $s2 $(cat "$tmp/err")"
@@ -25,6 +25,11 @@ s2=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
 for f in "$GRASSFLOW_CACHE"/*.gftok; do printf 'garbage' | dd of="$f" bs=1 seek=20 conv=notrunc 2>/dev/null; done
 s3=$("$GF" data stats --corpus wikitext-2 --json 2>"$tmp/err")
 [ "$s3" = "$want_stats" ] && ! grep -q "from cache" "$tmp/err" && pass "a corrupted cache is not used" || fail "corrupted cache: $s3 $(cat "$tmp/err")"
+# the words a subword model's perplexity per word divides by: the word-level tokens, split by split
+s=$("$GF" data stats --corpus wikitext-2 --tokenizer char --json 2>/dev/null)
+echo "$s" | grep -q '"valid": {"lines": 3760, "tokens": 1120192, "words": 217646, "unknown": 0}' \
+    && echo "$s" | grep -q '"train": {"lines": 36718, "tokens": 10780437, "words": 2088628' && echo "$s" | grep -q '"words": 245569' \
+    && pass "wikitext-2 read by characters: 2,088,628 / 217,646 / 245,569 words, the word-level tokens" || fail "wikitext-2 char stats: $s"
 s=$("$GF" data stats --corpus tinyshakespeare --json 2>/dev/null)
 echo "$s" | grep '"vocab_size": 65' >/dev/null && pass "tinyshakespeare: 65 characters" || fail "tinyshakespeare stats: $s"
 

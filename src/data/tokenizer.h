@@ -2,7 +2,8 @@
  *   word       whitespace-split words, <eos> at every line end (the pytorch/examples WikiText
  *              convention); vocabulary built from the training split in order of first appearance,
  *              unknown words map to <unk> (added if the training text lacks it).
- *   char       Unicode code points of UTF-8 text; vocabulary = the training split's code points, sorted.
+ *   char       Unicode code points of UTF-8 text; vocabulary = the code points of the text it is built from
+ *              (a corpus: all three splits), sorted; no unknown id (gf_tokenize_counted skips such characters).
  *   byte       the 256 byte values.
  *   wordpiece  BERT: basic tokenization (clean, CJK split, lower-case, strip accents, split punctuation)
  *              then greedy longest-match-first WordPiece with ## continuations and [UNK]
