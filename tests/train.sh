@@ -139,7 +139,9 @@ want="cannot open $tmp/none.safetensors"; expect 1 "eval of a missing checkpoint
 "$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null
 want="vocabulary does not match the checkpoint"; expect 1 "eval with a vocabulary that does not fit the checkpoint" "$GF" eval --ckpt "$tmp/init.safetensors" --corpus "$tmp/wt"
 want="has no tokenizer"; expect 1 "generate from a checkpoint without a tokenizer" "$GF" generate --ckpt "$tmp/init.safetensors"
-want="is not in the vocabulary"; expect 1 "eval a character model on a corpus with unseen characters" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
+want=; expect 0 "eval a character model on a corpus with unseen characters: scored" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
+grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vocabulary: skipped" "$tmp/out" \
+    && pass "... saying how many characters it skipped (tests/honest.sh checks the counts)" || fail "eval with unseen characters: $(cat "$tmp/out")"
 want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split validation
 { printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
 want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"
