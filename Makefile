@@ -162,6 +162,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/pairs.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/plot.sh $(BUILD)
+	$(TEST_ENV) bash tests/honest.sh $(BUILD)
 	bash tests/layout.sh
 
 test-train: all $(BUILD)/tests/test_fixtures

@@ -473,6 +473,25 @@ int32_t gf_tokenizer_eos_id(const gf_tokenizer *t);
  * the byte offset, and *ids is NULL. */
 int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
                         int64_t *n_ids);
+/* What a text holds beside its token ids, for figures that do not flatter a model (grassflow eval). */
+typedef struct gf_text_counts {
+    int64_t tokens;        /* the ids the text gave */
+    int64_t words;         /* its words by gf_text_word_count's rule (whatever the tokenizer) */
+    int64_t unknown;       /* ids standing for text outside the vocabulary: words mapped to <unk> (word), words
+                            * that could not be pieced, mapped to [UNK] (wordpiece; not a [UNK] written in the
+                            * text); 0 for char and byte */
+    int64_t skipped;       /* characters outside a char vocabulary, given no id: neither context nor scored */
+    int64_t first_skipped; /* the byte offset of the first of them, -1 if none */
+} gf_text_counts;
+/* The words of text[0..n), the count that puts results of every tokenizer in one table (perplexity per
+ * word): each line (what comes before a '\n', and the text after the last '\n' if not empty) gives its
+ * whitespace-separated words (runs of bytes other than space, \t, \r, \v, \f) plus one for its end.
+ * This is exactly how many ids the word tokenizer gives the text (WikiText's convention, <eos> a word). */
+int64_t gf_text_word_count(const char *text, size_t n);
+/* gf_tokenizer_encode that also fills *counts (if given): with counts, a character outside a char
+ * vocabulary is skipped and counted instead of failing the text. */
+int gf_tokenizer_encode_counted(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                                int64_t *n_ids, gf_text_counts *counts);
 /* The ids a model continues `prompt` from: those of gf_tokenizer_encode, except that a word-level prompt
  * that does not end in a newline continues its line (no final <eos>), and an empty prompt is one start
  * token (<eos> for words, "\n" for char and byte if in the vocabulary, else id 0). Never empty. */
@@ -1187,11 +1206,14 @@ typedef struct gf_task_env {
     bool no_cache;                /* do not read or write a cache of the prepared data */
     const char *data_dir;         /* where built-in data sets live */
     const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
+    bool score_only;              /* the data is read to be scored, never trained on (eval): text that the fixed
+                                   * tokenizer cannot read (a character outside a char vocabulary) is skipped and
+                                   * counted (text_counts) rather than refused */
 } gf_task_env;
 
-/* 1: up to free; 2: stats, data_help and check_options. A table of version 1 still registers and works: the library reads stats only
- * from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 2
+/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts. A table of an older version still
+ * registers and works: the library reads a member only from a table whose version has it. */
+#define GF_TASK_OPS_VERSION 3
 #define GF_TASK_NAME_MAX 32
 #define GF_TASK_OPTIONS_BYTES 64
 
@@ -1245,6 +1267,11 @@ typedef struct gf_task_ops {
     /* Optional: 0 if the options fit a model of config cfg, else -1 with a message naming the option's flag
      * (lm: --seq-len at most a learned-position model's max_len); eval refuses them as a usage error. */
     int (*check_options)(const void *options, const gf_config *cfg);
+    /* ---- version 3 ---- */
+    /* Optional (a task that reads text): what split s's text holds beside its ids (gf_text_counts: its words,
+     * ids for unknown text, skipped characters), for eval's out-of-vocabulary rate and perplexity per word.
+     * 0, or -1 when the task does not count them. */
+    int (*text_counts)(const void *data, int split, gf_text_counts *out);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 #define GF_TASK_OWNS_WHOLE 2
@@ -1264,6 +1291,9 @@ int64_t gf_task_n_labels(const gf_task_ops *t, const void *data);
 /* t's statistics of the data e names (gf_task_ops.stats, as it returns); a task without them (its table
  * older than version 2, or the member NULL) fails with a message naming the task. */
 int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **text);
+/* What split `split` of t's data (from its load) holds beside its ids (gf_task_ops.text_counts): 0, or -1 for
+ * a task that does not count them (its table older than version 3, or the member NULL; no message). */
+int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_text_counts *out);
 
 /* A task with its options and what a run was made from: the part of a run's recipe that is not the
  * trainer's, stored with it (gf_train_opts.made_from_json). */

@@ -14,7 +14,11 @@ static void help(void) {
            "                      [--stream] [--json] [--task T] [task options]\n\n"
            "A task scored by perplexity: the token-weighted mean next-token loss and perplexity of a\n"
            "checkpoint on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is\n"
-           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\"}). A task scored by accuracy:\n"
+           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\", \"words\", ...}). Beside it, what the text\n"
+           "held (docs/model.md): a word or WordPiece model's out-of-vocabulary rate (\"oov_tokens\", \"oov_rate\");\n"
+           "a char model's characters it never saw, skipped and left out of the perplexity (\"skipped_chars\",\n"
+           "\"skipped_rate\"); a subword model's perplexity per word (\"word_ppl\": the total loss over the\n"
+           "split's words, as the word tokenizer counts them). A task scored by accuracy:\n"
            "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\"\n"
            "(null for one file), \"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is\n"
            "named as the task counts). A number that is not finite prints as null.\n\n"
@@ -171,9 +175,50 @@ static int same_vocab(const gf_model *m, const gf_task_recipe *t, const void *da
                      t->task->name, (long long)want, t->corpus, (long long)want);
 }
 
+/* What eval reports beside the perplexity of a text: the tokenizer's kind and the split's counts (have: the
+ * task counts them). */
+typedef struct {
+    bool have;
+    gf_tok_kind kind;
+    gf_text_counts c;
+} text_report;
+
+/* The counts as JSON members: words, the perplexity per word (not word-level), then the ids for unknown text
+ * (word, wordpiece) or the skipped characters (char). */
+static void json_counts(const text_report *r, double total) {
+    const gf_text_counts *c = &r->c;
+    printf(", \"words\": %lld", (long long)c->words);
+    if (r->kind != GF_TOK_WORD)
+        printf(", \"word_ppl\": %s", gf_json_num(c->words ? exp(total / (double)c->words) : NAN, 'g', 9).s);
+    if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
+        printf(", \"oov_tokens\": %lld, \"oov_rate\": %s", (long long)c->unknown,
+               gf_json_num(c->tokens ? (double)c->unknown / (double)c->tokens : NAN, 'g', 9).s);
+    if (r->kind == GF_TOK_CHAR)
+        printf(", \"skipped_chars\": %lld, \"skipped_rate\": %s", (long long)c->skipped,
+               gf_json_num((double)c->skipped / (double)(c->tokens + c->skipped), 'g', 9).s);
+}
+
+/* The same as lines under the perplexity. */
+static void text_counts(const text_report *r, double total) {
+    const gf_text_counts *c = &r->c;
+    char pb[32];
+    if (r->kind != GF_TOK_WORD)
+        printf("  per word: %lld words  word ppl %s (the split's total loss / its words, docs/model.md)\n",
+               (long long)c->words, c->words ? cli_ppl(pb, sizeof pb, exp(total / (double)c->words), 3) : "n/a");
+    if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
+        printf("  out of vocabulary: %lld of %lld tokens (%.2f%%) are %s for %s\n", (long long)c->unknown,
+               (long long)c->tokens, c->tokens ? 100.0 * (double)c->unknown / (double)c->tokens : 0.0,
+               r->kind == GF_TOK_WORD ? "<unk>" : "[UNK]",
+               r->kind == GF_TOK_WORD ? "words the vocabulary lacks" : "words WordPiece could not piece");
+    if (r->kind == GF_TOK_CHAR)
+        printf("  unknown characters: %lld of %lld (%.2f%%) are outside the vocabulary: skipped, neither context nor "
+               "scored\n", (long long)c->skipped, (long long)(c->tokens + c->skipped),
+               100.0 * (double)c->skipped / (double)(c->tokens + c->skipped));
+}
+
 /* Perplexity on the split: batched (gf_evaluate), or streamed when asked or when a batch of one example would
- * pass a quarter of the memory (the same numbers). */
-static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a) {
+ * pass a quarter of the memory (the same numbers), with what the split's text holds (r). */
+static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_report *r) {
     bool stream = a->stream;
     gf_batch b0;
     const int64_t n = gf_source_n_eval(src);
@@ -187,13 +232,17 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a) {
     int64_t k;
     if (stream ? eval_stream(m, src, &loss, &k) : gf_evaluate(m, src, a->B, &loss, &k))
         return cli_error("%s", gf_last_error());
+    const double total = loss * (double)k; /* over every predicted token of the split */
     if (a->json) {
-        printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s}\n", a->split, (long long)k,
+        printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s", a->split, (long long)k,
                gf_json_num(loss, 'g', 9).s, gf_json_num(exp(loss), 'g', 9).s); /* not finite: null */
+        if (r->have) json_counts(r, total);
+        printf("}\n");
     } else {
         char pb[32];
         printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)k, loss,
                cli_ppl(pb, sizeof pb, exp(loss), 3));
+        if (r->have) text_counts(r, total);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
     return EXIT_OK;
@@ -205,6 +254,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     e.fixed = tok;
     e.no_cache = a->no_cache;
     e.splits = 1u << a->si; /* the other splits are not read, so that they cannot fail it */
+    e.score_only = true;    /* characters a char model never saw: skipped and counted, not refused */
     void *data = NULL;
     if (t->task->load(&e, t->options.bytes, &data)) return cli_error("%s", gf_last_error());
     int rc = same_vocab(m, t, data, a->ckpt);
@@ -212,9 +262,11 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     gf_train_opts_default(&d);
     gf_source *src = rc ? NULL : t->task->source(data, a->si, t->options.bytes, d.seed);
     if (!rc && !src) rc = cli_error("%s", gf_last_error());
-    if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, t->task->tokenizer ? t->task->tokenizer(data) : NULL,
-                                                                   t->task, data, src, a);
-    else if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a);
+    const gf_tokenizer *dt = !rc && t->task->tokenizer ? t->task->tokenizer(data) : NULL;
+    text_report r = {.kind = dt ? gf_tokenizer_kind(dt) : GF_TOK_BYTE};
+    r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
+    if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
+    else if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a, &r);
     else if (!rc) {
         const bool whole = t->task->owns && t->task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE;
         rc = cli_eval_classify(m, t->task, data, src, a->corpus, whole ? NULL : a->si == GF_VALID ? "dev" : a->split,

@@ -130,7 +130,8 @@ static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
                        (long long)c->vocab_size, (long long)s->max_id + 1);
     if (c->pos == GF_POS_LEARNED && s->longest > c->max_len)
         return gf_fail("the longest pair is %lld tokens with [CLS] and two [SEP], above the model's max_len %lld\n"
-                       "HINT: lower the pieces kept per sentence, or --set max_len=%lld", (long long)s->longest,
+                       "HINT: keep fewer pieces per sentence (--max-sent), or train a model with room for them: "
+                       "grassflow train --set max_len=%lld", (long long)s->longest,
                        (long long)c->max_len, (long long)s->longest);
     return 0;
 }

@@ -77,6 +77,12 @@ int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **
     return t->stats(e, json, text);
 }
 
+int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_text_counts *out) {
+    *out = (gf_text_counts){.first_skipped = -1};
+    if (t->version < 3 || !t->text_counts) return -1;
+    return t->text_counts(data, split, out);
+}
+
 const gf_task_ops *gf_task_find(const char *name) {
     char names[512] = "";
     for (int i = 0; i < gf_task_count(); i++) {
