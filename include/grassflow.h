@@ -489,6 +489,11 @@ char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, 
  * (gf_last_error). */
 int gf_nli_encode_pair(const gf_tokenizer *t, const char *premise, const char *hypothesis, int64_t max_sent,
                        int32_t **ids, uint8_t **segments, int64_t *n);
+/* One text as a model reads it alone (grassflow features, the Python package's features): [CLS] text [SEP]
+ * when t has [CLS] and [SEP] (a BERT vocabulary), else the ids of gf_tokenizer_encode; *n ids, malloc'd. A
+ * text of no tokens is an error naming `what` (NULL: "text"). 0, or -1 (gf_last_error). */
+int gf_encode_single(const gf_tokenizer *t, const char *text, size_t len, const char *what, int32_t **ids,
+                     int64_t *n);
 
 /* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).

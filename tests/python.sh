@@ -17,7 +17,7 @@ if ! $PY -c 'import torch, numpy' 2>/dev/null; then
 fi
 tmp=$(mktemp -d /tmp/grassflow-python-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-export PYTHONPATH="$PWD/python" GRASSFLOW_LIB="$PWD/$BUILD/libgrassflow.so" TMPDIR_PY="$tmp"
+export PYTHONPATH="$PWD/python" GRASSFLOW_LIB="$(cd "$BUILD" && pwd)/libgrassflow.so" TMPDIR_PY="$tmp"
 CHK="$PY tests/python_check.py"
 failed=0
 pass() { echo "  ok   $1"; }

@@ -68,6 +68,7 @@ PROTOTYPES = {
     "gf_tokenizer_decode": (c_p, [c_p, P_i32, c_i64, ctypes.POINTER(c_sz)]),
     "gf_nli_encode_pair": (c_int, [c_p, c_s, c_s, c_i64, ctypes.POINTER(P_i32), ctypes.POINTER(P_u8),
                                    ctypes.POINTER(c_i64)]),
+    "gf_encode_single": (c_int, [c_p, c_s, c_sz, c_s, ctypes.POINTER(P_i32), ctypes.POINTER(c_i64)]),
     "gf_detok_create": (c_p, [c_p, c_s, c_sz]), "gf_detok_free": (None, [c_p]),
     "gf_detok_push": (c_p, [c_p, ctypes.c_int32, ctypes.POINTER(c_sz)]),
     "gf_detok_flush": (c_p, [c_p, ctypes.POINTER(c_sz)]),

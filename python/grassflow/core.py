@@ -205,12 +205,14 @@ class Model:
 
     def _single(self, text):
         """One text as `grassflow features` reads it: [CLS] text [SEP] with a BERT vocabulary, else its ids."""
-        ids = self.tokenizer.encode(text)
-        cls, sep = self.tokenizer.find("[CLS]"), self.tokenizer.find("[SEP]")
-        ids = [cls] + ids + [sep] if cls >= 0 and sep >= 0 else ids
-        if not ids:
-            raise ValueError("features: no tokens; give a non-empty text")
-        return ids
+        raw = text.encode("utf-8")
+        ids, n = _lib.P_i32(), _lib.c_i64()
+        if _L.gf_encode_single(self._tok, raw, len(raw), b"text", ctypes.byref(ids), ctypes.byref(n)):
+            raise _lib.error()
+        try:
+            return ids[:n.value]
+        finally:
+            _lib.libc.free(ids)
 
     def features(self, text, hypothesis=None, max_sent=48, stack=None):
         """The hidden states `grassflow features` prints for a text, or a sentence pair (text, hypothesis):
