@@ -118,10 +118,11 @@ class Model:
         _L.gf_model_set_training(self._m, False, 0, 0)
 
     def close(self):
+        """Free the model and its tokenizer (their memory is the library's)."""
         if getattr(self, "_m", None):
-            _L.gf_tokenizer_free(self._tok)
-            _L.gf_model_free(self._m)
-            self._m = self._tok = None
+            m, tok, self._m, self._tok = self._m, self._tok, None, None
+            _L.gf_tokenizer_free(tok)
+            _L.gf_model_free(m)
 
     __del__ = close
 
