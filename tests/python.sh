@@ -20,7 +20,7 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 export PYTHONPATH="$PWD/python" GRASSFLOW_LIB="$(cd "$BUILD" && pwd)/libgrassflow.so" TMPDIR_PY="$tmp"
 # an ASan+UBSan build (make test-san): Python loads that library through ctypes, so the sanitizers' runtimes
 # must be loaded first; what Python itself never frees is not the library's leak
-if nm -D "$GRASSFLOW_LIB" 2>/dev/null | grep -q "U __asan_init"; then
+if nm -D "$GRASSFLOW_LIB" 2>/dev/null | grep "U __asan_init" >/dev/null; then # (not -q: nm must not die of SIGPIPE)
     PY="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-} $PY"
 fi
 CHK="$PY tests/python_check.py"
