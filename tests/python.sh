@@ -4,7 +4,8 @@
 # post-norm, then a stack of a windowed multi-head Grassmann layer and attention; chars, sinusoidal) and an
 # SNLI classifier (WordPiece pairs with token types, attention and Grassmann layers, a windowed stack on top).
 #   - ctypes (no PyTorch in the process): score = grassflow score / eval, generate (streamed, greedy and
-#     sampled) = grassflow generate, features = grassflow features --json, predict = eval's accuracy and loss;
+#     sampled) = grassflow generate, features = grassflow features --json (also of a Hugging Face DistilBERT
+#     folder, and as lists without numpy), predict = eval's accuracy and loss;
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all four;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals.
 set -euo pipefail
@@ -106,6 +107,11 @@ ck="$tmp/classifier/last.safetensors"
 a=$("$GF" features --ckpt "$ck" --text "A man sleeps." --hypothesis "Nobody sleeps." --json 2>/dev/null)
 b=$($CHK features "$ck" "A man sleeps." "Nobody sleeps.")
 same_json "$a" "$b" && pass "classifier: features of a pair = grassflow features --hypothesis --json" || fail "classifier: pair features differ"
+# a Hugging Face DistilBERT folder (tests/torch_ref/distilbert.py writes a small one): read as the command reads it
+$PY tests/torch_ref/distilbert.py make --out "$tmp/hf" >/dev/null
+a=$("$GF" features --ckpt "$tmp/hf" --text "A man is in the park." --json 2>/dev/null)
+b=$($CHK features "$tmp/hf" "A man is in the park.")
+same_json "$a" "$b" && pass "a DistilBERT folder: features = grassflow features --json" || fail "DistilBERT folder: features differ"
 # predict: the dev pairs relabelled with Python's answers: eval's accuracy 1, its loss the mean -log p
 $CHK predict "$ck" "$tmp/snli/snli_1.0_dev.tsv" >"$tmp/pred.jsonl"
 mkdir -p "$tmp/relabel"
