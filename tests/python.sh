@@ -155,12 +155,13 @@ while IFS= read -r line; do
         "a mixer it does not build: ValueError: "*"unknown mixer 'lstm'"*|"a key it does not know: ValueError: "*"['rope']"*|\
         "a head it does not build: ValueError: "*"unknown head kind 'crf'"*|"a missing tensor: ValueError: "*"missing tensors: ['ln_f.bias']"*|\
         "a misshapen tensor: ValueError: "*"ln_f.bias: file (31,), model (32,)"*|\
-        "a missing file: GrassflowError: "*"nothing.safetensors"*|"predict on a language model: ValueError: "*"needs a classifier"*)
+        "a missing file: GrassflowError: "*"nothing.safetensors"*|"predict on a language model: ValueError: "*"needs a classifier"*|\
+        "a closed model's tokenizer: ValueError: the tokenizer's model is closed")
             pass "refused: ${line:0:150}";;
         *) fail "not refused as expected: $line";;
     esac
 done <"$tmp/refuse"
-[ "$(wc -l <"$tmp/refuse")" = 7 ] || fail "refusals: $(wc -l <"$tmp/refuse") lines, expected 7"
+[ "$(wc -l <"$tmp/refuse")" = 8 ] || fail "refusals: $(wc -l <"$tmp/refuse") lines, expected 8"
 
 if [ $failed -ne 0 ]; then echo "python: FAILED" >&2; exit 1; fi
 echo "python: all checks passed"

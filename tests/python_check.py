@@ -125,8 +125,12 @@ def refusals(ckpt):
             print("%s: OK" % what)
         except ValueError as e:
             print("%s: ValueError: %s" % (what, str(e).replace("\n", " ")))
+    closed = grassflow.load(ckpt)
+    tok = closed.tokenizer
+    closed.close()
     for what, fn in (("a missing file", lambda: grassflow.load(os.path.join(tmp, "nothing.safetensors"))),
-                     ("predict on a language model", lambda: grassflow.load(ckpt).predict("a", "b"))):
+                     ("predict on a language model", lambda: grassflow.load(ckpt).predict("a", "b")),
+                     ("a closed model's tokenizer", lambda: tok.encode("a"))):
         try:
             fn()
             print("%s: OK" % what)

@@ -47,8 +47,14 @@ def _rows(flat, rows, cols):
 class Tokenizer:
     """A checkpoint's tokenizer (word, char, byte or WordPiece); owned by its Model."""
 
-    def __init__(self, ptr, owner):
-        self._p, self._owner = ptr, owner
+    def __init__(self, owner):
+        self._owner = owner
+
+    @property
+    def _p(self):
+        if not self._owner._tok:
+            raise ValueError("the tokenizer's model is closed")
+        return self._owner._tok
 
     @property
     def kind(self):
@@ -108,7 +114,7 @@ class Model:
         if not self._m:
             raise _lib.error("cannot load %s" % self.path)
         self._tok = tok.value
-        self.tokenizer = Tokenizer(self._tok, self) if self._tok else None
+        self.tokenizer = Tokenizer(self) if self._tok else None
         recipe = _lib.take_string(train.value)
         self.recipe = json.loads(recipe) if recipe else None
         self.config = json.loads(_lib.take_string(_L.gf_config_to_json(_L.gf_model_config(self._m), False)))
