@@ -358,6 +358,13 @@ int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n);
  * with n for Grassmann layers. Returns 0, or -1 at a bad id (gf_last_error). */
 int gf_stream_score(gf_stream *s, const int32_t *ids, const int32_t *targets, int64_t n, double *total,
                     int64_t *counted);
+/* Generation: the next-token logits after ids[0..n), feeding the stream only what it has not consumed (ids must
+ * extend what earlier calls gave, and a fresh or reset stream starts at ids[0]). With learned positions the
+ * context is the last max_len ids: past max_len, each call resets the stream and re-reads the last max_len
+ * tokens (pos none or sinusoidal: constant cost, no limit). The logits equal gf_model_forward's on that
+ * context; valid until the next call. NULL (gf_last_error) for a bad id or ids that do not extend the
+ * stream's. grassflow generate and the Python package's generate sample from it. */
+const float *gf_stream_next(gf_stream *s, const int32_t *ids, int64_t n);
 /* Back to position 0 (keeps the memory). */
 void gf_stream_reset(gf_stream *s);
 /* Tokens consumed since creation or the last reset. */

@@ -55,7 +55,7 @@ PROTOTYPES = {
                                     ctypes.POINTER(c_i64)]),
     "gf_model_set_training": (None, [c_p, c_bool, c_u64, c_u64]),
     "gf_stream_create": (c_p, [c_p]), "gf_stream_free": (None, [c_p]), "gf_stream_reset": (None, [c_p]),
-    "gf_stream_step": (P_f, [c_p, ctypes.c_int32]), "gf_stream_feed": (c_int, [c_p, P_i32, c_i64]),
+    "gf_stream_step": (P_f, [c_p, ctypes.c_int32]), "gf_stream_next": (P_f, [c_p, P_i32, c_i64]), "gf_stream_feed": (c_int, [c_p, P_i32, c_i64]),
     "gf_stream_score": (c_int, [c_p, P_i32, P_i32, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),
     "gf_block_source_create": (c_p, [P_i32, c_i64, c_i64, c_u64]), "gf_source_free": (None, [c_p]),
     "gf_evaluate": (c_int, [c_p, c_p, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),

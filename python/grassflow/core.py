@@ -284,26 +284,19 @@ class Model:
         return pieces if raw else (p.decode("utf-8", "replace") for p in pieces)
 
     def _generate(self, ids, raw, n_new, params):
-        V, W, learned = self.config["vocab_size"], self.config["max_len"], self.config["pos"] == "learned"
+        V = self.config["vocab_size"]
         s, smp, d = _L.gf_stream_create(self._m), _L.gf_sampler_create(V, params), _L.gf_detok_create(self._tok, raw, len(raw))
         size = _lib.c_sz()
         try:
             if not (s and smp and d):
                 raise _lib.error()
-            start = fed = 0  # the stream holds ids[start:fed]
-            for _ in range(n_new):
-                if learned and len(ids) - start > W:  # learned positions end at max_len: slide the window
-                    _L.gf_stream_reset(s)
-                    start = fed = len(ids) - W
-                ctx, _n = _lib.int32_array(ids[fed:-1])
-                if _L.gf_stream_feed(s, ctx, len(ids) - 1 - fed):
-                    raise _lib.error()
-                fed = len(ids)
-                logits = _L.gf_stream_step(s, ids[-1])
+            arr = (ctypes.c_int32 * (len(ids) + n_new))(*ids)
+            for n in range(len(ids), len(ids) + n_new):
+                logits = _L.gf_stream_next(s, arr, n)  # feeds what the stream has not seen (a window: max_len)
                 nxt = _L.gf_sampler_sample(smp, logits) if logits else -1
                 if nxt < 0:
                     raise _lib.error()
-                ids.append(nxt)
+                arr[n] = nxt
                 yield ctypes.string_at(_L.gf_detok_push(d, nxt, ctypes.byref(size)), size.value)
             tail = ctypes.string_at(_L.gf_detok_flush(d, ctypes.byref(size)), size.value)
             if tail:
