@@ -152,10 +152,12 @@ test-kernels: all $(TEST_BIN)
 	    OPENBLAS_CORETYPE=$$k $$t >$(BUILD)/tests/kernel.log 2>&1 && echo "== $$t under $$k: $$(grep -c '\[       OK \]' $(BUILD)/tests/kernel.log) passed" \
 	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
-# PyTorch: every model config (tests/parity.sh) and a Hugging Face DistilBERT folder (tests/distilbert.sh)
+# PyTorch: every model config (tests/parity.sh), a Hugging Face DistilBERT folder (tests/distilbert.sh), and
+# the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/python.sh)
 test-parity: all
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
+	$(TEST_ENV) bash tests/python.sh $(BUILD)
 
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)

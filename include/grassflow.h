@@ -358,6 +358,13 @@ int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n);
  * with n for Grassmann layers. Returns 0, or -1 at a bad id (gf_last_error). */
 int gf_stream_score(gf_stream *s, const int32_t *ids, const int32_t *targets, int64_t n, double *total,
                     int64_t *counted);
+/* Generation: the next-token logits after ids[0..n), feeding the stream only what it has not consumed (ids must
+ * extend what earlier calls gave, and a fresh or reset stream starts at ids[0]). With learned positions the
+ * context is the last max_len ids: past max_len, each call resets the stream and re-reads the last max_len
+ * tokens (pos none or sinusoidal: constant cost, no limit). The logits equal gf_model_forward's on that
+ * context; valid until the next call. NULL (gf_last_error) for a bad id or ids that do not extend the
+ * stream's. grassflow generate and the Python package's generate sample from it. */
+const float *gf_stream_next(gf_stream *s, const int32_t *ids, int64_t n);
 /* Back to position 0 (keeps the memory). */
 void gf_stream_reset(gf_stream *s);
 /* Tokens consumed since creation or the last reset. */
@@ -508,6 +515,11 @@ char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, 
  * (gf_last_error). */
 int gf_nli_encode_pair(const gf_tokenizer *t, const char *premise, const char *hypothesis, int64_t max_sent,
                        int32_t **ids, uint8_t **segments, int64_t *n);
+/* One text as a model reads it alone (grassflow features, the Python package's features): [CLS] text [SEP]
+ * when t has [CLS] and [SEP] (a BERT vocabulary), else the ids of gf_tokenizer_encode; *n ids, malloc'd. A
+ * text of no tokens is an error naming `what` (NULL: "text"). 0, or -1 (gf_last_error). */
+int gf_encode_single(const gf_tokenizer *t, const char *text, size_t len, const char *what, int32_t **ids,
+                     int64_t *n);
 
 /* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).

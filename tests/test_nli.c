@@ -528,8 +528,34 @@ static void test_predict(void **state) {
     gf_tokenizer_free(tok);
 }
 
+/* One text alone: [CLS] text [SEP] with a BERT vocabulary, its bare tokens otherwise, and no tokens refused. */
+static void test_encode_single(void **state) {
+    (void)state;
+    gf_tokenizer *wp = gf_wordpiece_load("data/bert-base-uncased/vocab.txt"), *bytes = gf_tokenizer_bytes();
+    assert_non_null(wp);
+    int32_t *ids;
+    int64_t n;
+    assert_int_equal(gf_encode_single(wp, "A man sleeps.", 13, "--text", &ids, &n), 0);
+    const int32_t want[6] = {101, 1037, 2158, 25126, 1012, 102}; /* [CLS] a man sleeps . [SEP] */
+    assert_int_equal(n, 6);
+    for (int t = 0; t < 6; t++) assert_int_equal(ids[t], want[t]);
+    free(ids);
+    assert_int_equal(gf_encode_single(bytes, "ab", 2, "--text", &ids, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], 'a');
+    assert_int_equal(ids[1], 'b');
+    free(ids);
+    assert_int_equal(gf_encode_single(bytes, "", 0, "--text", &ids, &n), -1);
+    assert_null(ids);
+    assert_string_equal(gf_last_error(), "--text: no tokens; give a non-empty text");
+    assert_int_equal(gf_encode_single(wp, "\xff", 1, "--text", &ids, &n), -1); /* the tokenizer's error */
+    assert_non_null(strstr(gf_last_error(), "--text"));
+    gf_tokenizer_free(bytes);
+    gf_tokenizer_free(wp);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_single), cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
                                        cmocka_unit_test(test_bad_records), cmocka_unit_test(test_nul_and_utf8),
                                        cmocka_unit_test(test_bom_blank_and_whitespace),
                                        cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),

@@ -30,18 +30,7 @@ static int encode(const gf_tokenizer *tok, const char *text, const char *hyp, in
                   uint8_t **seg, int64_t *n) {
     if (hyp) return gf_nli_encode_pair(tok, text, hyp, max_sent, ids, seg, n) ? cli_error("%s", gf_last_error()) : EXIT_OK;
     *seg = NULL;
-    int32_t *raw;
-    int64_t k;
-    if (gf_tokenizer_encode(tok, text, strlen(text), "--text", &raw, &k)) return cli_error("%s", gf_last_error());
-    const int32_t cls = gf_tokenizer_find(tok, "[CLS]", 5), sep = gf_tokenizer_find(tok, "[SEP]", 5);
-    const int wrap = cls >= 0 && sep >= 0; /* a BERT vocabulary: one sentence is [CLS] text [SEP] */
-    *n = k + 2 * wrap;
-    *ids = malloc((size_t)(*n ? *n : 1) * sizeof **ids);
-    if (*ids && wrap) (*ids)[0] = cls, (*ids)[k + 1] = sep;
-    if (*ids && k) memcpy(*ids + wrap, raw, (size_t)k * sizeof *raw);
-    free(raw);
-    if (!*ids) return cli_error("out of memory");
-    return *n ? EXIT_OK : cli_error("--text: no tokens; give a non-empty text");
+    return gf_encode_single(tok, text, strlen(text), "--text", ids, n) ? cli_error("%s", gf_last_error()) : EXIT_OK;
 }
 
 /* The piece of id as a JSON string (malloc'd; "?" outside the vocabulary). */

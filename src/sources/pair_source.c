@@ -234,6 +234,23 @@ int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char 
     return rc;
 }
 
+int gf_encode_single(const gf_tokenizer *tok, const char *text, size_t len, const char *what, int32_t **ids,
+                     int64_t *n) {
+    int32_t *raw;
+    int64_t k;
+    *ids = NULL;
+    if (gf_tokenizer_encode(tok, text, len, what, &raw, &k)) return -1;
+    const int32_t cls = gf_tokenizer_find(tok, "[CLS]", 5), sep = gf_tokenizer_find(tok, "[SEP]", 5);
+    const int wrap = cls >= 0 && sep >= 0; /* a BERT vocabulary: one sentence is [CLS] text [SEP] */
+    *n = k + 2 * wrap;
+    if (*n == 0) return gf_fail("%s: no tokens; give a non-empty text", what ? what : "text");
+    *ids = malloc((size_t)*n * sizeof **ids);
+    if (*ids && wrap) (*ids)[0] = cls, (*ids)[k + 1] = sep;
+    if (*ids && k) memcpy(*ids + wrap, raw, (size_t)k * sizeof *raw);
+    free(raw);
+    return *ids ? 0 : gf_fail("out of memory encoding a text of %lld tokens", (long long)k);
+}
+
 gf_source *gf_pair_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
                                 gf_pair_source_stats *stats) {
     if (max_sent < 1) {
