@@ -1300,6 +1300,10 @@ int gf_task_count(void);
 const gf_task_ops *gf_task_at(int i);
 /* How many classes a task's data has (0 for a task without labels). */
 int64_t gf_task_n_labels(const gf_task_ops *t, const void *data);
+/* The name of class i (gf_task_ops.label), or NULL past the last class or for a task without labels. The
+ * built-in tasks name their classes without their data (data may be NULL): what a program that holds only a
+ * checkpoint and its recipe's task name, as the Python package does, needs. */
+const char *gf_task_label(const gf_task_ops *t, const void *data, int64_t i);
 /* t's statistics of the data e names (gf_task_ops.stats, as it returns); a task without them (its table
  * older than version 2, or the member NULL) fails with a message naming the task. */
 int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **text);

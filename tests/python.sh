@@ -114,6 +114,17 @@ b=$($CHK features "$tmp/hf" "A man is in the park.")
 same_json "$a" "$b" && pass "a DistilBERT folder: features = grassflow features --json" || fail "DistilBERT folder: features differ"
 # predict: the dev pairs relabelled with Python's answers: eval's accuracy 1, its loss the mean -log p
 $CHK predict "$ck" "$tmp/snli/snli_1.0_dev.tsv" >"$tmp/pred.jsonl"
+"$GF" predict --ckpt "$ck" --corpus "$tmp/snli/snli_1.0_dev.tsv" --json >"$tmp/cli-pred.jsonl" 2>/dev/null
+$PY - "$tmp/pred.jsonl" "$tmp/cli-pred.jsonl" <<'PYEOF' && pass "classifier: predict = grassflow predict --json on the same file (labels; probabilities to the digits it prints)" || fail "classifier: Python's predict differs from grassflow predict"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) > 0, (len(a), len(b))
+for x, y in zip(a, b):
+    assert x["label"] == y["label"], (x, y)
+    probs = y["probs"] if isinstance(y["probs"], list) else [y["probs"][k] for k in ("entailment", "neutral", "contradiction")]
+    assert all(abs(p - q) <= 5e-7 for p, q in zip(x["probs"], probs)), (x, y)
+PYEOF
 mkdir -p "$tmp/relabel"
 cp "$tmp/snli/snli_1.0_train.tsv" "$tmp/snli/snli_1.0_test.tsv" "$tmp/relabel/"
 $PY - "$tmp/snli/snli_1.0_dev.tsv" "$tmp/pred.jsonl" "$tmp/relabel/snli_1.0_dev.tsv" >"$tmp/want" <<'PYEOF'

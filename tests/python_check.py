@@ -169,10 +169,12 @@ def main(argv):
         f = m.features(argv[2], argv[3] if len(argv) > 3 else None)
         assert isinstance(f.hidden, list) == bool(os.environ.get("NO_NUMPY")), type(f.hidden)
         print(json.dumps({"ids": f.ids, "hidden": [[float(v) for v in row] for row in f.hidden]}))
-    elif cmd == "predict":
-        for p, h in pairs(argv[2]):
-            r = m.predict(p, h)
+    elif cmd == "predict":  # every pair in one call: batched as grassflow predict batches the file
+        P = pairs(argv[2])
+        for r in m.predict([p for p, _ in P], [h for _, h in P]):
             print(json.dumps({"label": r.label, "index": r.index, "probs": r.probs}))
+        one = m.predict(*P[0])  # one pair alone: the same label (a batch of one pads nothing)
+        assert one.index == json.loads(json.dumps({"i": one.index}))["i"] and isinstance(one.label, str), one
 
 
 if __name__ == "__main__":

@@ -29,16 +29,6 @@ class SamplerParams(ctypes.Structure):
     _fields_ = [("temperature", c_d), ("top_k", c_i64), ("top_p", c_d), ("seed", c_u64)]
 
 
-LABEL_FN = ctypes.CFUNCTYPE(c_s, c_p, c_i64)
-
-
-class TaskOps(ctypes.Structure):
-    """The leading members of gf_task_ops, up to `label` (the layout is part of GF_ABI_VERSION 2)."""
-    _fields_ = [("version", c_int), ("name", c_s), ("help", c_s), ("metric", c_s), ("unit", c_s),
-                ("counted", c_s), ("options_size", c_sz), ("keys", c_p), ("n_keys", c_int), ("load", c_p),
-                ("tokenizer", c_p), ("configure", c_p), ("source", c_p), ("describe", c_p), ("label", LABEL_FN)]
-
-
 # name: (restype, argtypes)
 PROTOTYPES = {
     "gf_version": (c_s, []), "gf_abi_version": (c_int, []), "gf_last_error": (c_s, []),
@@ -74,7 +64,9 @@ PROTOTYPES = {
     "gf_detok_flush": (c_p, [c_p, ctypes.POINTER(c_sz)]),
     "gf_sampler_create": (c_p, [c_i64, SamplerParams]), "gf_sampler_free": (None, [c_p]),
     "gf_sampler_sample": (ctypes.c_int32, [c_p, P_f]),
-    "gf_task_find": (ctypes.POINTER(TaskOps), [c_s]),
+    "gf_task_find": (c_p, [c_s]), "gf_task_label": (c_s, [c_p, c_p, c_i64]),
+    "gf_nli_predict": (c_int, [c_p, c_p, ctypes.POINTER(c_s), ctypes.POINTER(c_s), c_i64, c_i64, c_i64,
+                               ctypes.POINTER(c_d), P_i32]),
 }
 
 

@@ -100,6 +100,10 @@ int64_t gf_task_n_labels(const gf_task_ops *t, const void *data) {
     return n;
 }
 
+const char *gf_task_label(const gf_task_ops *t, const void *data, int64_t i) {
+    return t && t->label && i >= 0 ? t->label(data, i) : NULL;
+}
+
 /* ---- a task's recipe ---------------------------------------------------------------------------------- */
 
 int gf_task_recipe_init(gf_task_recipe *r, const char *name) {
