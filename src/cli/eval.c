@@ -61,17 +61,28 @@ static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int
     return 0;
 }
 
-/* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
-static int parse_args(int argc, char **argv, eval_args *a) {
-    static const struct option base[] = {{"ckpt", 1, 0, 'c'},  {"corpus", 1, 0, 'C'},   {"split", 1, 0, 's'},
-                                         {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
-                                         {"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"task", 1, 0, 'T'},
-                                         {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+/* --split into a->si (GF_TRAIN, GF_VALID, GF_TEST): EXIT_OK or a usage error naming the command. */
+static int eval_split(eval_args *a) {
+    static const char *const splits[] = {"train", "valid", "test", "dev"};
+    a->si = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(a->split, splits[i])) a->si = i == 3 ? GF_VALID : i;
+    if (a->si < 0) return cli_usage_error(a->cmd, "--split must be train, valid (or dev) or test, not '%s'", a->split);
+    return EXIT_OK;
+}
+
+int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
+    const bool eval = !strcmp(a->cmd, "eval"); /* eval's --no-cache and --stream, predict's --limit */
+    static const struct option shared[] = {{"ckpt", 1, 0, 'c'}, {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
+                                           {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
+                                           {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {0, 0, 0, 0}};
+    static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
-    while (base[n].name) longopts[n] = base[n], n++;
+    for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
+    for (const struct option *o = eval ? eval_only : predict_only; o->name; o++) longopts[n++] = *o;
     cli_task_longopts(longopts, &n, 64);
-    *a = (eval_args){.cmd = "eval", .split = "valid", .B = 16};
     int opt, rc, idx = -1;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
@@ -82,29 +93,22 @@ static int parse_args(int argc, char **argv, eval_args *a) {
         case 'c': a->ckpt = optarg; break;
         case 'C': a->corpus = optarg; break;
         case 's': a->split = optarg; break;
-        case 'b': if ((rc = cli_parse_i64("eval", "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
+        case 'b': if ((rc = cli_parse_i64(a->cmd, "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
         case 't': a->tok_spec = optarg; break;
         case 'j': a->json = 1; break;
         case 'n': a->no_cache = 1; break;
         case 'S': a->stream = 1; break;
+        case 'l': if ((rc = cli_parse_i64(a->cmd, "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
         case 'T': a->task = optarg; break;
         case 'h': help(); return -1;
-        default: return cli_usage_error("eval", "unknown option");
+        default: return cli_usage_error(a->cmd, "unknown option");
         }
     }
-    if (optind < argc) return cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
-    if (!a->ckpt || !a->corpus) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
-    return cli_eval_split(a);
+    if (optind < argc) return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
+    if (!a->ckpt || !a->corpus) return cli_usage_error(a->cmd, "--ckpt FILE and --corpus C are required");
+    return eval_split(a);
 }
 
-int cli_eval_split(eval_args *a) {
-    static const char *const splits[] = {"train", "valid", "test", "dev"};
-    a->si = -1;
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(a->split, splits[i])) a->si = i == 3 ? GF_VALID : i;
-    if (a->si < 0) return cli_usage_error(a->cmd, "--split must be train, valid (or dev) or test, not '%s'", a->split);
-    return EXIT_OK;
-}
 
 /* The first registered task scored by metric. */
 static const char *first_task(const char *metric) {
@@ -278,8 +282,8 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
 }
 
 int cmd_eval(int argc, char **argv) {
-    eval_args a;
-    int rc = parse_args(argc, argv, &a);
+    eval_args a = {.cmd = "eval", .split = "valid", .B = 16};
+    int rc = cli_eval_parse(argc, argv, &a, help);
     return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
 }
 

@@ -15,8 +15,10 @@ typedef struct eval_args {
     cli_task_args targs; /* the task's option flags */
 } eval_args;
 
-/* --split into a->si (GF_TRAIN, GF_VALID, GF_TEST): EXIT_OK or a usage error naming the command. */
-int cli_eval_split(eval_args *a);
+/* The command line of eval or predict (a->cmd, with a's defaults set) into *a, --split into a->si: the
+ * options both take, and eval's --no-cache and --stream or predict's --limit. EXIT_OK, an exit code, or -1
+ * after help() for --help. */
+int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void));
 /* Load a->ckpt, choose its task and read the data as eval does, then score it (eval) or print each example's
  * prediction (predict, a classifier only). An exit code. */
 int cli_eval_run(const eval_args *a);

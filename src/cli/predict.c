@@ -2,7 +2,6 @@
  * file of sentence pairs, or one split of a folder), one line each, or as JSON lines with the pieces the
  * model read. The predictions are the library's (gf_predict); this file parses flags and prints. */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,44 +32,9 @@ static void help(void) {
     cli_task_help();
 }
 
-/* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
-static int parse_args(int argc, char **argv, eval_args *a) {
-    static const struct option base[] = {{"ckpt", 1, 0, 'c'},  {"corpus", 1, 0, 'C'},    {"split", 1, 0, 's'},
-                                         {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
-                                         {"limit", 1, 0, 'l'}, {"task", 1, 0, 'T'},      {"help", 0, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    struct option longopts[64];
-    int n = 0;
-    while (base[n].name) longopts[n] = base[n], n++;
-    cli_task_longopts(longopts, &n, 64);
-    *a = (eval_args){.cmd = "predict", .split = "valid", .B = 16};
-    int opt, rc, idx = -1;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
-        cli_given_note(&a->given, longopts, idx);
-        idx = -1;
-        if (cli_task_note(&a->targs, longopts, opt, optarg)) continue;
-        switch (opt) {
-        case 'c': a->ckpt = optarg; break;
-        case 'C': a->corpus = optarg; break;
-        case 's': a->split = optarg; break;
-        case 'b': if ((rc = cli_parse_i64("predict", "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
-        case 't': a->tok_spec = optarg; break;
-        case 'j': a->json = 1; break;
-        case 'l': if ((rc = cli_parse_i64("predict", "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
-        case 'T': a->task = optarg; break;
-        case 'h': help(); return -1;
-        default: return cli_usage_error("predict", "unknown option");
-        }
-    }
-    if (optind < argc) return cli_usage_error("predict", "unexpected argument '%s'", argv[optind]);
-    if (!a->ckpt || !a->corpus) return cli_usage_error("predict", "--ckpt FILE and --corpus C are required");
-    return cli_eval_split(a);
-}
-
 int cmd_predict(int argc, char **argv) {
-    eval_args a;
-    int rc = parse_args(argc, argv, &a);
+    eval_args a = {.cmd = "predict", .split = "valid", .B = 16};
+    int rc = cli_eval_parse(argc, argv, &a, help);
     return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
 }
 
