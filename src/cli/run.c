@@ -154,8 +154,9 @@ static void on_event(const gf_train_event *e, void *ctx) {
         break;
     case GF_EV_EARLY_STOP:
         fprintf(stderr, "%s%s stopped early after step %lld of %lld: %s; the run is finished (best.safetensors holds "
-                "its best); to train on anyway: grassflow train --resume %s --steps N (N > %lld)\n", p->tty ? "\n" : "",
-                p->label, (long long)e->step, (long long)e->total_steps, e->what, e->path, (long long)e->step);
+                "its best); to train on anyway, give it a new total: grassflow train --resume %s --steps N (N > %lld)\n",
+                p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps, e->what, e->path,
+                (long long)e->total_steps);
         break;
     case GF_EV_SKIPPED:
         fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",

@@ -49,7 +49,9 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     cJSON_AddStringToObject(j, "seed", seed);
     if (o->decay_from > 0) { /* an extended run's schedule (gf_train_lr) */
         cJSON_AddNumberToObject(j, "decay_from", (double)o->decay_from);
-        cJSON_AddNumberToObject(j, "decay_from_lr", o->decay_from_lr); /* printed to read back to the same double */
+        char lr[40]; /* 17 digits read back to the same double (cJSON's own printing may drop the last bit) */
+        snprintf(lr, sizeof lr, "%.17g", o->decay_from_lr);
+        cJSON_AddRawToObject(j, "decay_from_lr", lr);
     }
     if (o->init_from[0]) {
         char h[32];
