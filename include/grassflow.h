@@ -831,8 +831,13 @@ typedef struct gf_train_result {
  * every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
  * data: each split's examples and a hash of their batches are stored in the state, and a change is
- * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
- * o->overwrite (gf_run_dir_holds_run says what is there). cb (may be NULL) gets progress events. Returns 0,
+ * refused unless o->accept_changed_data) and the run continues bit for bit; asked for another total than
+ * the saved recipe's (o->steps or o->epochs), the run is extended (or ends sooner), its schedule changed as
+ * gf_train_lr says and recorded in the recipe, and a total below the steps taken is refused. A resumed run
+ * that had stopped early (o->patience) and keeps its total trains no more (GF_EV_EARLY_STOP says why).
+ * With o->init_from set (gf_run_init_from), a new run first evaluates its starting weights (step 0).
+ * Without resume, an OUT that holds a run is refused unless o->overwrite (gf_run_dir_holds_run says what
+ * is there). cb (may be NULL) gets progress events. Returns 0,
  * GF_TRAIN_INTERRUPTED, or -1 (gf_last_error). */
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume,
              gf_train_cb cb, void *ctx, gf_train_result *res);
