@@ -27,7 +27,7 @@
     "  --accum K           micro-batches per optimizer step (default 1)\n"                                \
     "  --lr X              peak learning rate (default 6e-4)\n"                                           \
     "  --min-lr X          final learning rate of the cosine decay (default 6e-5)\n"                      \
-    "  --warmup N          linear warmup steps (default 100)\n"                                           \
+    "  --warmup N          linear warmup steps (default 100; one longer than the run is warned about)\n" \
     "  --wd X              AdamW weight decay on matrices, not on biases/LayerNorm/embeddings (default 0.01)\n" \
     "  --beta1 X, --beta2 X, --eps X   AdamW (defaults 0.9, 0.95, 1e-8)\n"                                \
     "  --clip X            clip the global gradient norm (default 1.0; 0 = off)\n"                        \
