@@ -169,6 +169,8 @@ for s in 4 8 12; do f=$(printf "%s/s/step-%06d.safetensors" "$tmp" $s); [ -s "$f
 same_tensors "$tmp/s/step-000008.safetensors" "$tmp/s8/last.safetensors" "step-000008 = a run stopped at step 8, bit for bit"
 same_tensors "$tmp/s/step-000012.safetensors" "$tmp/s/last.safetensors" "step-000012 = the final last.safetensors"
 expect 0 "a kept checkpoint loads with eval" "$GF" eval --ckpt "$tmp/s/step-000004.safetensors" --corpus tinyshakespeare --json
+expect 0 "... and info --ckpt describes it" "$GF" info --ckpt "$tmp/s/step-000004.safetensors"
+grep -Eq "^training +step 4" "$tmp/out" && pass "... at step 4" || fail "info of step-000004: $(head -5 "$tmp/out")"
 expect 0 "--force starts the run again" "$GF" train $D --steps 4 --out "$tmp/s" --force
 [ "$(ls "$tmp/s" | grep -c '^step-')" = 0 ] && pass "... and removes the old run's step checkpoints" || fail "--force left: $(ls "$tmp/s")"
 
