@@ -169,6 +169,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
+	$(TEST_ENV) bash tests/runs.sh $(BUILD)
 	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
 
 # SNLI: the shipped splits' published counts, the official file forms, bad files, a full-size file streamed

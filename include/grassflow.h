@@ -798,6 +798,20 @@ typedef struct gf_train_opts {
     const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
                                    * state, and checked on resume; NULL: none */
     gf_train_hooks hooks;         /* not stored */
+    /* ---- appended after grassflow 0.2 (older recipes lack these keys: read as 0 / "") ---- */
+    int64_t save_every;           /* also keep the model at every save_every-th step as OUT/step-NNNNNN.safetensors
+                                   * (six digits or more, like last.safetensors); 0: none */
+    int64_t patience;             /* early stopping: the run ends (finished, the reason stored in its state) once
+                                   * this many scheduled evaluations in a row (every eval_every steps) found no
+                                   * better validation score than the best; 0: never. Needs eval_every > 0 */
+    int64_t decay_from;           /* set by gf_train, a caller leaves it 0: when a resume changes the run's total
+                                   * (an extended run, gf_train_lr), the step from which the learning rate falls
+                                   * from decay_from_lr to min_lr along a half cosine ending at the last step */
+    double decay_from_lr;
+    char init_from[GF_PATH_MAX];  /* not read by the trainer: the checkpoint whose weights the run started from
+                                   * (gf_run_init_from sets it and the two below); "": none */
+    int64_t init_from_bytes;      /* its size */
+    uint64_t init_from_fnv1a64;   /* FNV-1a 64 of its bytes */
 } gf_train_opts;
 
 enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
@@ -811,7 +825,9 @@ enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
 void gf_train_opts_default(gf_train_opts *o);
 
 typedef enum {
-    GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_SKIPPED
+    GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_SKIPPED,
+    GF_EV_EARLY_STOP /* the run ended early (gf_train_opts.patience), or a resumed run had: what says why; it is
+                      * finished (a resume goes on only when asked for another total) */
 } gf_train_event_kind;
 
 typedef struct gf_train_event {
@@ -821,8 +837,8 @@ typedef struct gf_train_event {
     double val_loss, val_ppl, best_val_loss;
     double val_acc;               /* GF_EV_EVAL of a classifier: accuracy on the validation source; else NAN */
     bool is_best;
-    const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
-    const char *what;             /* GF_EV_SKIPPED: what was not finite */
+    const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_EARLY_STOP */
+    const char *what;             /* GF_EV_SKIPPED: what was not finite; GF_EV_EARLY_STOP: why it stopped */
     /* GF_EV_STEP, GF_EV_EVAL, GF_EV_SKIPPED (as written to metrics.jsonl): where the run is, counted from
      * its first step across resumes (elapsed_s above is this session's) */
     double epochs;                /* epochs of the training source done: step / steps per epoch */
@@ -846,8 +862,13 @@ typedef struct gf_train_result {
  * every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
  * data: each split's examples and a hash of their batches are stored in the state, and a change is
- * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
- * o->overwrite (gf_run_dir_holds_run says what is there). cb (may be NULL) gets progress events. Returns 0,
+ * refused unless o->accept_changed_data) and the run continues bit for bit; asked for another total than
+ * the saved recipe's (o->steps or o->epochs), the run is extended (or ends sooner), its schedule changed as
+ * gf_train_lr says and recorded in the recipe, and a total below the steps taken is refused. A resumed run
+ * that had stopped early (o->patience) and keeps its total trains no more (GF_EV_EARLY_STOP says why).
+ * With o->init_from set (gf_run_init_from), a new run first evaluates its starting weights (step 0).
+ * Without resume, an OUT that holds a run is refused unless o->overwrite (gf_run_dir_holds_run says what
+ * is there). cb (may be NULL) gets progress events. Returns 0,
  * GF_TRAIN_INTERRUPTED, or -1 (gf_last_error). */
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume,
              gf_train_cb cb, void *ctx, gf_train_result *res);
@@ -901,6 +922,16 @@ int gf_write_file_atomic(const char *path, const void *data, size_t size);
 
 /* The learning rate at `step` (0-based) of `total`: linear warmup to lr, then cosine to min_lr. */
 double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double min_lr);
+/* The learning rate of step `step` (0-based) of a run of `total` steps with recipe o: gf_lr_at, except in a
+ * run whose total was changed on resume (o->decay_from > 0), where from step decay_from on it falls from
+ * decay_from_lr to min_lr along a half cosine that reaches min_lr at the last step:
+ *     min_lr + (decay_from_lr - min_lr) * (1 + cos(pi * (step - decay_from) / (total - decay_from))) / 2.
+ * gf_train sets decay_from when a resume asks for another total than the saved one, at the step S the run
+ * stands at, with decay_from_lr the rate step S had under the old total: the rate goes on from where it
+ * was (a finished run goes on at min_lr). While the warmup is not over (S <= warmup) the schedule is
+ * instead gf_lr_at over the new total, whose first S steps are those already taken: the extended run is
+ * then the run asked for the new total from the start, bit for bit. */
+double gf_train_lr(const gf_train_opts *o, int64_t step, int64_t total);
 
 /* Optimizer steps in one epoch of the training source (the last one may be short). */
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
@@ -1357,6 +1388,12 @@ void gf_run_info_free(gf_run_info *info);
  * (the state's weights replace these), and what the run froze frozen again (by name, before the optimizer
  * exists). NULL (gf_last_error) on failure. */
 gf_model *gf_run_model(const gf_run_info *info);
+/* A new run that starts from checkpoint ckpt's weights (fine-tuning): the model with the checkpoint's
+ * config and weights, its tokenizer (*tok, NULL if it has none; the caller frees it), and into o what the
+ * recipe records of it (init_from: the path, the file's size and FNV-1a 64 hash). The run is then a new one
+ * (gf_train with resume false): step 0, fresh optimizer moments, its own schedule. NULL (gf_last_error
+ * names the file and what is wrong) on failure. */
+gf_model *gf_run_init_from(const char *ckpt, gf_tokenizer **tok, gf_train_opts *o);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Utilities: what a command-line tool or a plug-in needs besides the model                          */

@@ -1,7 +1,8 @@
 /* The data sources and the training loop: the token-block source's blocks, epoch orders (pinned: old runs
  * resume), evaluation blocking with its padded last block, jumps to any step; gf_evaluate and the one
  * log-sum-exp; one optimizer step (micro-batches weighted by counted targets, the non-finite hook); the
- * non-finite policy and a stopped-and-resumed run through gf_train; metrics.jsonl lines are JSON (no inf)
+ * non-finite policy, a stopped-and-resumed and an extended run through gf_train, the schedule of an
+ * extended run (gf_train_lr) and the recipe's later keys; metrics.jsonl lines are JSON (no inf)
  * and a line that cannot be written is an error. */
 #include <math.h>
 #include <sys/stat.h>
@@ -458,6 +459,82 @@ static void test_train_resume(void **state) {
     lm_data_free(&d);
 }
 
+/* An extended run through gf_train (a resume asked for more steps): with a constant rate after the warmup
+ * it ends where a run asked for the longer total from the start does, bit for bit; elsewhere the rate goes
+ * on from the step it stood at (gf_train_lr), recorded so that the next resume follows it; a total below
+ * the steps taken is refused. */
+static void test_train_extend(void **state) {
+    (void)state;
+    lm_data d;
+    lm_data_make(&d);
+    const char *sets[] = {"vocab_size=64", "dropout=0.1", NULL};
+    gf_model *ref = tl_make_model("hybrid-tiny", sets, 4), *ext = tl_make_model("hybrid-tiny", sets, 4);
+    gf_train_opts o;
+    run_opts(&o, "long", 14);
+    o.min_lr = o.lr;
+    if (gf_train(ref, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("long: %s", gf_last_error());
+    run_opts(&o, "extended", 6);
+    o.min_lr = o.lr;
+    if (gf_train(ext, d.train, d.valid, &o, false, NULL, NULL, NULL)) fail_msg("short: %s", gf_last_error());
+    o.steps = 3;
+    assert_int_not_equal(gf_train(ext, d.train, d.valid, &o, true, NULL, NULL, NULL), 0);
+    assert_non_null(strstr(gf_last_error(), "has taken 6 steps already; a total of 3 steps"));
+    o.steps = 14;
+    gf_train_result res;
+    if (gf_train(ext, d.train, d.valid, &o, true, NULL, NULL, &res)) fail_msg("extend: %s", gf_last_error());
+    assert_int_equal(res.steps, 14);
+    assert_memory_equal(gf_model_params(ref), gf_model_params(ext), (size_t)gf_model_num_params(ref) * sizeof(float));
+    gf_run_info info;
+    if (gf_run_read(tl_tmp_path("extended"), &info)) fail_msg("read: %s", gf_last_error());
+    assert_int_equal(info.train.steps, 14);
+    assert_int_equal(info.train.decay_from, 6); /* past the warmup: the rule is recorded */
+    assert_true(info.train.decay_from_lr == (double)o.lr);
+    gf_run_info_free(&info);
+    gf_model_free(ref);
+    gf_model_free(ext);
+    lm_data_free(&d);
+}
+
+/* gf_train_lr: gf_lr_at until decay_from, then the half cosine from decay_from_lr to min_lr at the last
+ * step; the recipe's later keys read back exactly (decay_from_lr to the bit), and a recipe without them
+ * reads as 0. */
+static void test_train_lr_and_recipe(void **state) {
+    (void)state;
+    gf_train_opts o;
+    gf_train_opts_default(&o);
+    o.warmup = 4;
+    for (int64_t s = 0; s < 20; s++) assert_true(gf_train_lr(&o, s, 20) == gf_lr_at(s, 20, 4, o.lr, o.min_lr));
+    o.decay_from = 10;
+    o.decay_from_lr = 0.0008211856239292811; /* 17 digits to read back (15 give the next double) */
+    assert_true(gf_train_lr(&o, 9, 30) == gf_lr_at(9, 30, 4, o.lr, o.min_lr));
+    assert_true(gf_train_lr(&o, 10, 30) == o.decay_from_lr);
+    const double want = o.min_lr + 0.5 * (o.decay_from_lr - o.min_lr) * (1.0 + cos(3.141592653589793 * 15.0 / 20.0));
+    assert_true(fabs(gf_train_lr(&o, 25, 30) - want) <= 1e-15);
+    assert_true(gf_train_lr(&o, 30, 30) == o.min_lr);
+    o.save_every = 7;
+    o.patience = 3;
+    snprintf(o.init_from, sizeof o.init_from, "runs/a/best.safetensors");
+    o.init_from_bytes = 123456;
+    o.init_from_fnv1a64 = 0xfedcba9876543210ull;
+    snprintf(o.out_dir, sizeof o.out_dir, "runs/b");
+    char *j = gf_train_opts_to_json(&o);
+    gf_train_opts back;
+    if (gf_train_opts_from_json(j, "test", &back)) fail_msg("%s", gf_last_error());
+    free(j);
+    assert_int_equal(back.save_every, 7);
+    assert_int_equal(back.patience, 3);
+    assert_int_equal(back.decay_from, 10);
+    assert_true(back.decay_from_lr == o.decay_from_lr);
+    assert_string_equal(back.init_from, "runs/a/best.safetensors");
+    assert_int_equal(back.init_from_bytes, 123456);
+    assert_true(back.init_from_fnv1a64 == 0xfedcba9876543210ull);
+    const char *old = "{\"batch\": 4, \"steps\": 10, \"epochs\": 1, \"warmup\": 2, \"accum\": 1, \"eval_every\": 5, "
+                      "\"log_every\": 1, \"lr\": 0.001, \"min_lr\": 0.0001, \"wd\": 0.01, \"clip\": 1, \"beta1\": 0.9, "
+                      "\"beta2\": 0.95, \"eps\": 1e-8, \"out_dir\": \"r\", \"seed\": \"1\"}";
+    if (gf_train_opts_from_json(old, "old", &back)) fail_msg("%s", gf_last_error());
+    assert_true(back.save_every == 0 && back.patience == 0 && back.decay_from == 0 && !back.init_from[0]);
+}
+
 /* A saved run read back (gf_run_read): its config, the trainer's recipe (out_dir the folder), the task's
  * recipe stored beside it (made_from_json), its tokenizer, and the tensors it froze; gf_run_model rebuilds
  * the model with those frozen again, and a resume from it ends where an uninterrupted run does. */
@@ -753,6 +830,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_step_nonfinite, pool_teardown),
         cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
+        cmocka_unit_test_teardown(test_train_extend, pool_teardown),
+        cmocka_unit_test(test_train_lr_and_recipe),
         cmocka_unit_test_teardown(test_run_read, pool_teardown),
         cmocka_unit_test_teardown(test_train_refuses_a_run, pool_teardown),
         cmocka_unit_test_teardown(test_resume_data_changed, pool_teardown),

@@ -152,6 +152,12 @@ static void on_event(const gf_train_event *e, void *ctx) {
                 "grassflow train --resume %s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
                 (long long)e->total_steps, e->path);
         break;
+    case GF_EV_EARLY_STOP:
+        fprintf(stderr, "%s%s stopped early after step %lld of %lld: %s; the run is finished (best.safetensors holds "
+                "its best); to train on anyway, give it a new total: grassflow train --resume %s --steps N (N > %lld)\n",
+                p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps, e->what, e->path,
+                (long long)e->total_steps);
+        break;
     case GF_EV_SKIPPED:
         fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",
                 p->label, (long long)e->step, e->what);
@@ -197,8 +203,9 @@ void catch_signals(void) {
 
 /* ---- one training run ----------------------------------------------------------------------------- */
 
-/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at and --accept-changed-data
- * are kept from r); *info: what the library read (the model is rebuilt from it). */
+/* The recipe, config and tokenizer of the run saved in resume_dir (only --stop-at, --accept-changed-data and
+ * a new total, --steps or --epochs, are kept from r); *info: what the library read (the model is rebuilt
+ * from it). */
 static int resume_recipe(recipe *r, const char *resume_dir, gf_run_info *info) {
     int rc = cli_copy_arg("train", "--resume", resume_dir, r->o.out_dir, sizeof r->o.out_dir);
     if (rc) return rc;
@@ -209,6 +216,11 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_run_info *info) {
     r->t = info->task;
     r->o.stop_at = stop_at;
     r->o.accept_changed_data = accept;
+    if (r->resume_steps) r->o.steps = r->resume_steps; /* the trainer extends the schedule (gf_train_lr) */
+    if (r->resume_epochs) {
+        r->o.epochs = r->resume_epochs;
+        r->o.steps = 0; /* steps would override epochs */
+    }
     return EXIT_OK;
 }
 
@@ -320,7 +332,7 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     task->describe(data, what, sizeof what);
     fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->t.model,
             (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
-            resume ? "resuming" : "from scratch");
+            resume ? "resuming" : r->init_from ? "from the weights of --init-from" : "from scratch");
     /* set after the recipe is final: resuming reads it from the state, which knows neither */
     r->o.tokenizer_json = tok_json;
     r->o.made_from_json = made_from;
@@ -351,6 +363,40 @@ static int new_model(const cli_model_opts *mo, recipe *r, const void *data, gf_c
     return EXIT_OK;
 }
 
+/* --init-from: the checkpoint's model (*m, with its weights) and tokenizer (*tok); the recipe records it. */
+static int init_from_load(recipe *r, gf_model **m, gf_tokenizer **tok) {
+    if (!(*m = gf_run_init_from(r->init_from, tok, &r->o))) return cli_error("--init-from: %s", gf_last_error());
+    return cli_copy_arg("train", "--init-from", r->init_from, r->t.model, sizeof r->t.model);
+}
+
+/* The model of an --init-from run on the task's data: the checkpoint's config must be what the task makes of it
+ * (its vocabulary, its classes: a change would not fit the weights); --dropout applies; *m (the checkpoint's
+ * model) is replaced by a model of the final config holding every one of its tensors. */
+static int init_from_model(const recipe *r, const void *data, gf_model **m) {
+    gf_config cfg = *gf_model_config(*m);
+    const cli_model_opts none = {0};
+    char *was = gf_config_to_json(&cfg, false), *now = NULL;
+    int rc = task_config(&none, r->t.task, data, r->t.options.bytes, "train", &cfg);
+    if (!rc && (!was || !(now = gf_config_to_json(&cfg, false)))) rc = cli_error("out of memory starting training");
+    if (!rc && strcmp(was, now))
+        rc = cli_error("--init-from %s: --task %s on --corpus %s needs another model than the checkpoint's (its "
+                       "config as the task makes it: %s; the checkpoint's: %s)\nHINT: fine-tune on data the "
+                       "checkpoint's tokenizer reads, with the task it was trained for", r->init_from,
+                       r->t.task->name, r->t.corpus, now, was);
+    free(was);
+    free(now);
+    char kv[64];
+    snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
+    if (!rc && r->dropout >= 0 && gf_config_set(&cfg, kv)) rc = cli_error("%s", gf_last_error());
+    gf_model *fresh = rc ? NULL : gf_model_create(&cfg);
+    const char *const all[] = {"", NULL};
+    if (!rc && (!fresh || gf_model_copy_tensors(fresh, *m, all) != gf_model_num_tensors(*m)))
+        rc = cli_error("--init-from %s: %s", r->init_from, gf_last_error());
+    gf_model_free(rc ? fresh : *m);
+    if (!rc) *m = fresh;
+    return rc;
+}
+
 /* The config of a head on r->backbone (gf_backbone_config), *tok the backbone's tokenizer. */
 static int backbone_config(const recipe *r, gf_config *cfg, gf_tokenizer **tok) {
     return gf_backbone_config(r->backbone, r->head, cfg, tok) ? cli_error("%s", gf_last_error()) : EXIT_OK;
@@ -360,16 +406,18 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
         run_summary *sum) {
     void *data = NULL;
     gf_model *m = NULL;
-    gf_tokenizer *backbone_tok = NULL;
+    gf_tokenizer *backbone_tok = NULL; /* the backbone's, or the --init-from checkpoint's */
     gf_run_info info = {0};
     gf_config cfg;
-    int rc = resume_dir    ? resume_recipe(r, resume_dir, &info)
-             : r->backbone ? backbone_config(r, &cfg, &backbone_tok)
-                           : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
+    int rc = resume_dir     ? resume_recipe(r, resume_dir, &info)
+             : r->backbone  ? backbone_config(r, &cfg, &backbone_tok)
+             : r->init_from ? init_from_load(r, &m, &backbone_tok)
+                            : cli_model_base(mo, "train", &cfg); /* its --set options: new_run_config */
     const gf_task_ops *task = r->t.task;
     if (!rc) rc = load_data(r, resume_dir ? info.tokenizer : backbone_tok, &data);
     if (!rc && resume_dir && !(m = gf_run_model(&info))) rc = cli_error("%s", gf_last_error());
-    if (!rc && !resume_dir) rc = new_model(mo, r, data, &cfg, &m);
+    if (!rc && r->init_from) rc = init_from_model(r, data, &m);
+    else if (!rc && !resume_dir) rc = new_model(mo, r, data, &cfg, &m);
     if (rc) goto done;
     gf_train_result res;
     if ((rc = train_on(m, r, data, resume_dir != NULL, label, &res))) goto done;

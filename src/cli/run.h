@@ -27,7 +27,7 @@
     "  --accum K           micro-batches per optimizer step (default 1)\n"                                \
     "  --lr X              peak learning rate (default 6e-4)\n"                                           \
     "  --min-lr X          final learning rate of the cosine decay (default 6e-5)\n"                      \
-    "  --warmup N          linear warmup steps (default 100)\n"                                           \
+    "  --warmup N          linear warmup steps (default 100; one longer than the run is warned about)\n" \
     "  --wd X              AdamW weight decay on matrices, not on biases/LayerNorm/embeddings (default 0.01)\n" \
     "  --beta1 X, --beta2 X, --eps X   AdamW (defaults 0.9, 0.95, 1e-8)\n"                                \
     "  --clip X            clip the global gradient norm (default 1.0; 0 = off)\n"                        \
@@ -44,7 +44,8 @@
 enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD, O_B1, O_B2,
     O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS,
-    O_REFERENCE, O_TASK, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE, O_ACCEPT
+    O_REFERENCE, O_TASK, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE, O_ACCEPT, O_INITFROM, O_SAVEEVERY,
+    O_PATIENCE
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -67,6 +68,8 @@ typedef struct recipe {
     int n_recipe_flags;
     const char *backbone, *head; /* a new run on a pretrained checkpoint: its blocks under the head stack */
     int freeze_backbone;
+    const char *init_from;   /* a new run from this checkpoint's weights (train --init-from) */
+    int64_t resume_steps, resume_epochs; /* train --resume DIR --steps N | --epochs N: the run's new total; 0: keep */
 } recipe;
 
 void recipe_init(recipe *r);

@@ -36,7 +36,7 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
 #define I(f) cJSON_AddNumberToObject(j, #f, (double)o->f)
 #define F(f) cJSON_AddNumberToObject(j, #f, gf_float_shortest(o->f))
 #define S(f) cJSON_AddStringToObject(j, #f, o->f)
-    I(batch); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every);
+    I(batch); I(steps); I(epochs); I(warmup); I(accum); I(eval_every); I(log_every); I(save_every); I(patience);
     F(lr); F(min_lr); F(wd); F(clip); F(beta1); F(beta2); F(eps);
     cJSON_AddStringToObject(j, "on_nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
     cJSON_AddBoolToObject(j, "feature_cache", o->feature_cache);
@@ -47,6 +47,20 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     char seed[32];
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed); /* exact, beyond 2^53 */
     cJSON_AddStringToObject(j, "seed", seed);
+    if (o->decay_from > 0) { /* an extended run's schedule (gf_train_lr) */
+        cJSON_AddNumberToObject(j, "decay_from", (double)o->decay_from);
+        char lr[40]; /* 17 digits read back to the same double (cJSON's own printing may drop the last bit) */
+        snprintf(lr, sizeof lr, "%.17g", o->decay_from_lr);
+        cJSON_AddRawToObject(j, "decay_from_lr", lr);
+    }
+    if (o->init_from[0]) {
+        char h[32];
+        snprintf(h, sizeof h, "%016llx", (unsigned long long)o->init_from_fnv1a64);
+        cJSON *f = cJSON_AddObjectToObject(j, "init_from");
+        cJSON_AddStringToObject(f, "path", o->init_from);
+        cJSON_AddNumberToObject(f, "bytes", (double)o->init_from_bytes);
+        cJSON_AddStringToObject(f, "fnv1a64", h);
+    }
     /* what the run was made from (its task's recipe), beside the trainer's keys */
     cJSON *extra = o->made_from_json ? cJSON_Parse(o->made_from_json) : NULL, *it;
     cJSON_ArrayForEach(it, extra)
@@ -56,6 +70,39 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     char *s = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     return s;
+}
+
+/* Optional integer key `key` of j in [0, hi] into *v (absent: 0, a recipe from before it). */
+static int opt_count(const cJSON *j, const char *key, double hi, const char *source, int64_t *v) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    *v = 0;
+    if (!it) return 0;
+    if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= hi) || it->valuedouble != floor(it->valuedouble))
+        return gf_fail("%s: the training recipe's \"%s\" must be an integer in [0, %.0f]", source, key, hi);
+    *v = (int64_t)it->valuedouble;
+    return 0;
+}
+
+/* The keys recipes gained after grassflow 0.2: every one optional. */
+static int read_later_keys(const cJSON *j, const char *source, gf_train_opts *o) {
+    const double big = (double)(1LL << 52);
+    if (opt_count(j, "save_every", big, source, &o->save_every) || opt_count(j, "patience", big, source, &o->patience) ||
+        opt_count(j, "decay_from", big, source, &o->decay_from))
+        return -1;
+    const cJSON *lr = cJSON_GetObjectItemCaseSensitive(j, "decay_from_lr");
+    if (o->decay_from > 0 && !(cJSON_IsNumber(lr) && lr->valuedouble >= 0 && lr->valuedouble <= 10))
+        return gf_fail("%s: the training recipe has \"decay_from\" without a \"decay_from_lr\" in [0, 10]", source);
+    o->decay_from_lr = o->decay_from > 0 ? lr->valuedouble : 0.0;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "init_from");
+    if (!f) return 0;
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(f, "path"), *h = cJSON_GetObjectItemCaseSensitive(f, "fnv1a64");
+    if (!cJSON_IsString(path) || !path->valuestring[0] || strlen(path->valuestring) >= sizeof o->init_from ||
+        !cJSON_IsString(h) || opt_count(f, "bytes", big, source, &o->init_from_bytes))
+        return gf_fail("%s: the training recipe's \"init_from\" must be {\"path\": ..., \"bytes\": ..., \"fnv1a64\": ...}",
+                       source);
+    memcpy(o->init_from, path->valuestring, strlen(path->valuestring) + 1);
+    o->init_from_fnv1a64 = strtoull(h->valuestring, NULL, 16);
+    return 0;
 }
 
 int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts *o) {
@@ -108,6 +155,7 @@ int gf_train_opts_from_json(const char *json, const char *source, gf_train_opts 
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(j, "seed");
     if (cJSON_IsString(seed)) o->seed = strtoull(seed->valuestring, NULL, 10);
     else rc = gf_fail("%s: the training recipe lacks \"seed\"", source);
+    if (!rc) rc = read_later_keys(j, source, o);
     cJSON_Delete(j);
     return rc;
 }

@@ -1,12 +1,14 @@
 /* A saved run read back for --resume: what its state says (config, the trainer's and the task's recipe, the
  * tokenizer, the tensors it froze), and its model rebuilt with those tensors frozen again. */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/text.h"
 #include "train/trainer.h"
 
 void gf_run_info_free(gf_run_info *info) {
@@ -82,5 +84,38 @@ gf_model *gf_run_model(const gf_run_info *info) {
         gf_model_free(m);
         return NULL;
     }
+    return m;
+}
+
+/* The size and FNV-1a 64 of a file's bytes (the standard hash of the whole file: each chunk's hash goes on
+ * from the last, gf_hash_bytes starting from its seed xor the offset basis). */
+static int file_fnv1a64(const char *path, int64_t *bytes, uint64_t *hash) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return gf_fail("cannot open %s: %s", path, strerror(errno));
+    static const uint64_t basis = 0xcbf29ce484222325ull;
+    unsigned char buf[1 << 16];
+    uint64_t h = basis;
+    int64_t total = 0;
+    for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0; total += (int64_t)n) h = gf_hash_bytes(buf, n, h ^ basis);
+    const int bad = ferror(f);
+    fclose(f);
+    if (bad) return gf_fail("cannot read %s", path);
+    *bytes = total;
+    *hash = h;
+    return 0;
+}
+
+gf_model *gf_run_init_from(const char *ckpt, gf_tokenizer **tok, gf_train_opts *o) {
+    *tok = NULL;
+    if (strlen(ckpt) >= sizeof o->init_from)
+        return gf_fail("--init-from %.200s...: longer than %d bytes", ckpt, GF_PATH_MAX - 1), NULL;
+    gf_model *m = gf_checkpoint_load(ckpt, tok, NULL);
+    if (m && file_fnv1a64(ckpt, &o->init_from_bytes, &o->init_from_fnv1a64)) {
+        gf_model_free(m);
+        gf_tokenizer_free(*tok);
+        *tok = NULL;
+        return NULL;
+    }
+    if (m) snprintf(o->init_from, sizeof o->init_from, "%s", ckpt); /* fits: checked above */
     return m;
 }

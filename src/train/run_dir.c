@@ -138,15 +138,32 @@ int gf_run_dir_check_new(const char *dir, bool overwrite) {
     return refuse_a_run(dir, overwrite);
 }
 
-/* A new run in dir, whose lock this run holds: refused if dir holds a run, unless overwrite, which removes
- * the old run's files. */
-static int claim_for_new_run(const char *dir, bool overwrite) {
+/* Whether name is that of a kept checkpoint (--save-every): step-DIGITS.safetensors. */
+static bool is_step_file(const char *name) {
+    if (strncmp(name, "step-", 5)) return false;
+    const size_t n = strspn(name + 5, "0123456789");
+    return n > 0 && !strcmp(name + 5 + n, ".safetensors");
+}
+
+static int remove_run_file(const char *dir, const char *name) {
     char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, dir, name) || (unlink(path) != 0 && errno != ENOENT))
+        return gf_fail("cannot remove %s to start a new run there: %s", path, strerror(errno));
+    return 0;
+}
+
+/* A new run in dir, whose lock this run holds: refused if dir holds a run, unless overwrite, which removes
+ * the old run's files (its kept step-N checkpoints too). */
+static int claim_for_new_run(const char *dir, bool overwrite) {
     if (refuse_a_run(dir, overwrite)) return -1;
     for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++)
-        if (gf_path_join(path, sizeof path, dir, run_files[i]) || (unlink(path) != 0 && errno != ENOENT))
-            return gf_fail("cannot remove %s to start a new run there: %s", path, strerror(errno));
-    return 0;
+        if (remove_run_file(dir, run_files[i])) return -1;
+    DIR *d = opendir(dir);
+    int rc = 0;
+    for (struct dirent *e; d && !rc && (e = readdir(d));)
+        if (is_step_file(e->d_name)) rc = remove_run_file(dir, e->d_name);
+    if (d) closedir(d);
+    return rc;
 }
 
 int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
@@ -180,8 +197,15 @@ int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o, co
                       .accept_changed_data = o->accept_changed_data};
     metrics_units(r, m, o);
     r->cfg_json = gf_config_to_json(gf_model_config(m), false);
-    r->recipe_json = gf_train_opts_to_json(o);
-    if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
+    if (!r->cfg_json) return gf_fail("out of memory starting training");
+    return gf_run_dir_set_recipe(r, o);
+}
+
+int gf_run_dir_set_recipe(gf_run_dir *r, const gf_train_opts *o) {
+    char *json = gf_train_opts_to_json(o);
+    if (!json) return gf_fail("out of memory writing the recipe");
+    free(r->recipe_json);
+    r->recipe_json = json;
     const char *keys[] = {"config", "train", "data", "tokenizer"};
     const char *vals[] = {r->cfg_json, r->recipe_json, r->data_json, r->tok_json};
     return gf_st_metadata_fits(keys, vals, r->tok_json ? 4 : 3);
@@ -231,15 +255,15 @@ static char *frozen_list(const gf_model *m) {
     return s;
 }
 
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc,
-                      double elapsed_s, double seen) {
-    char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64];
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_run_progress *p) {
+    char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64], be[32];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
-    snprintf(st, sizeof st, "%lld", (long long)step);
-    snprintf(bv, sizeof bv, "%.17g", best);
-    snprintf(ba, sizeof ba, "%.17g", best_acc);
-    snprintf(el, sizeof el, "%.3f", elapsed_s);
-    snprintf(sn, sizeof sn, "%.0f", seen);
+    snprintf(st, sizeof st, "%lld", (long long)p->step);
+    snprintf(bv, sizeof bv, "%.17g", p->best);
+    snprintf(ba, sizeof ba, "%.17g", p->best_acc);
+    snprintf(el, sizeof el, "%.3f", p->elapsed_s);
+    snprintf(sn, sizeof sn, "%.0f", p->seen);
+    snprintf(be, sizeof be, "%lld", (long long)p->bad_evals);
     int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m); /* moments: trainable tensors only */
     gf_st_out ts[3] = {
         {.name = "params", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_model_params(m)},
@@ -248,7 +272,7 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     };
     char *frozen = frozen_list(m);
     if (!frozen) return gf_fail("out of memory saving %s", path);
-    const char *keys[11] = {"config"}, *vals[11] = {r->cfg_json};
+    const char *keys[14] = {"config"}, *vals[14] = {r->cfg_json};
     int k = 1;
     if (nt != n) keys[k] = "frozen", vals[k++] = frozen; /* which tensors have no moments; absent: none */
     if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
@@ -256,9 +280,11 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     keys[k] = "data", vals[k++] = r->data_json;
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
-    if (!isnan(best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
+    if (!isnan(p->best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
     keys[k] = "elapsed_s", vals[k++] = el; /* the run's wall-clock time and counted targets up to step */
-    if (!isnan(seen)) keys[k] = "seen", vals[k++] = sn; /* absent: not known (resumed from an older state) */
+    if (!isnan(p->seen)) keys[k] = "seen", vals[k++] = sn; /* absent: not known (resumed from an older state) */
+    if (p->bad_evals) keys[k] = "bad_evals", vals[k++] = be;           /* early stopping's count */
+    if (p->stopped_early[0]) keys[k] = "stopped_early", vals[k++] = p->stopped_early;
     keys[k] = "producer", vals[k++] = "grassflow " GF_VERSION;
     int rc = gf_st_write(path, ts, 3, keys, vals, k);
     free(frozen);
@@ -390,8 +416,21 @@ static int load_clock(const gf_run_dir *r, const char *path, gf_st_file *f, int6
     return 0;
 }
 
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
-                      char **data, double *elapsed_s, double *seen) {
+/* What early stopping left in a state's metadata (absent: a count of 0, and no early stop). */
+static int early_stop_meta(const gf_st_file *f, const char *path, gf_run_progress *p) {
+    char *be = gf_st_metadata(f, "bad_evals"), *se = gf_st_metadata(f, "stopped_early"), *end = NULL;
+    int rc = 0;
+    p->bad_evals = be ? strtoll(be, &end, 10) : 0;
+    if (be && (end == be || *end || p->bad_evals < 0))
+        rc = gf_fail("%s: bad_evals \"%.40s\" is not a count (expected an integer >= 0)", path, be);
+    snprintf(p->stopped_early, sizeof p->stopped_early, "%s", se ? se : "");
+    free(be);
+    free(se);
+    return rc;
+}
+
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, gf_run_progress *p, char **data,
+                      char **recipe) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     gf_st_file *f = gf_st_read(path);
@@ -400,24 +439,25 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     char *cfg = gf_st_metadata(f, "config"), *tok = gf_st_metadata(f, "tokenizer");
     char *st = gf_st_metadata(f, "step"), *bv = gf_st_metadata(f, "best_val_loss");
     *data = gf_st_metadata(f, "data"); /* the caller's; NULL for a run from before it was recorded */
+    *recipe = gf_st_metadata(f, "train");
     const gf_st_tensor *ts[3] = {gf_st_find(f, "params"), gf_st_find(f, "adam_m"), gf_st_find(f, "adam_v")};
     float *dst[3] = {gf_model_params(m), gf_adamw_m(opt), gf_adamw_v(opt)};
     char *frozen = gf_st_metadata(f, "frozen"), *now = frozen_list(m);
-    if (!cfg || (!tok && r->tok_json) || !st || !bv || !ts[0] || !ts[1] || !ts[2] || !now)
+    if (!cfg || (!tok && r->tok_json) || !st || !bv || !*recipe || !ts[0] || !ts[1] || !ts[2] || !now)
         gf_fail("%s: not a grassflow training state (missing params, moments or metadata)", path);
     else if (strcmp(frozen ? frozen : "[]", now) != 0)
         gf_fail("%s: the saved run froze %s, this one freezes %s; the optimizer state belongs to the saved set\n"
                 "HINT: resume with the same frozen tensors", path, frozen ? frozen : "nothing", now);
     else if (!same_run(r, path, cfg, tok) && !load_arenas(path, ts, dst, gf_model_num_params(m), gf_model_num_trainable(m)) &&
-             !parse_progress(path, st, bv, step, best))
+             !parse_progress(path, st, bv, &p->step, &p->best) && !early_stop_meta(f, path, p))
         rc = 0;
     char *ba = gf_st_metadata(f, "best_val_acc"), *end = NULL;
-    *best_acc = ba ? strtod(ba, &end) : NAN;
-    if (!rc && ba && (end == ba || *end || !(*best_acc >= 0 && *best_acc <= 1)))
+    p->best_acc = ba ? strtod(ba, &end) : NAN;
+    if (!rc && ba && (end == ba || *end || !(p->best_acc >= 0 && p->best_acc <= 1)))
         rc = gf_fail("%s: best_val_acc \"%.40s\" is not an accuracy in [0, 1]", path, ba);
     free(ba);
-    if (!rc && load_clock(r, path, f, *step, elapsed_s, seen)) rc = -1;
-    if (!rc) gf_adamw_set_steps(opt, *step);
+    if (!rc && load_clock(r, path, f, p->step, &p->elapsed_s, &p->seen)) rc = -1;
+    if (!rc) gf_adamw_set_steps(opt, p->step);
     free(frozen);
     free(now);
     free(cfg);

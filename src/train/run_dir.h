@@ -34,20 +34,29 @@ int gf_run_metrics_open(gf_run_dir *r, bool append);
 /* Closes the metrics file and releases the lock. */
 void gf_run_dir_close(gf_run_dir *r);
 
+/* Where a run stands, as its state records it. */
+typedef struct gf_run_progress {
+    int64_t step;
+    double best, best_acc;    /* best.safetensors' validation loss, and its accuracy (a classifier; NAN for lm) */
+    double elapsed_s, seen;   /* the run's wall-clock seconds and counted targets up to step, across sessions */
+    int64_t bad_evals;        /* scheduled evaluations in a row without a better score (early stopping) */
+    char stopped_early[256];  /* why the run ended before its last step (early stopping); "": it did not */
+} gf_run_progress;
+
+/* The recipe stored from now on (an extended run's schedule): o's, checked to fit the metadata. */
+int gf_run_dir_set_recipe(gf_run_dir *r, const gf_train_opts *o);
+
 /* OUT/name: the model with its run's metadata. */
 int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss);
-/* OUT/state.safetensors: weights, AdamW moments, step and best validation loss. */
-/* best: the validation loss of best.safetensors; best_acc: its accuracy (a classifier; NAN for lm) */
-/* elapsed_s, seen: the run's wall-clock seconds and counted targets up to step, across sessions (seen NAN:
- * not known, not stored) */
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc,
-                      double elapsed_s, double seen);
+/* OUT/state.safetensors: weights, AdamW moments and where the run stands (p; bad_evals and stopped_early
+ * are left out while 0 and "", as runs before them wrote it; seen NAN: not known, not stored). */
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_run_progress *p);
 /* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. *data: what it
- * says of its data (malloc'd), or NULL if nothing (a run from before that was recorded). */
-/* *elapsed_s, *seen: what gf_run_save_state stored (a state saved before they were: the time metrics.jsonl
- * last logged at or before the step, and seen NAN). */
-int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
-                      char **data, double *elapsed_s, double *seen);
+ * says of its data (malloc'd), or NULL if nothing (a run from before that was recorded); *recipe: the
+ * training recipe it was saved with (malloc'd). p->elapsed_s, p->seen: what gf_run_save_state stored (a
+ * state saved before they were: the time metrics.jsonl last logged at or before the step, and seen NAN). */
+int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, gf_run_progress *p, char **data,
+                      char **recipe);
 /* The data a state was saved with (saved: its "data", or NULL) must be r->data_json, unless
  * r->accept_changed_data (a note then); else an error saying which split changed and how. */
 int gf_run_check_data(const gf_run_dir *r, const char *saved);

@@ -33,6 +33,13 @@ double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double m
     return min_lr + 0.5 * (lr - min_lr) * (1.0 + cos(3.141592653589793 * progress));
 }
 
+double gf_train_lr(const gf_train_opts *o, int64_t step, int64_t total) {
+    if (o->decay_from <= 0 || step < o->decay_from) return gf_lr_at(step, total, o->warmup, o->lr, o->min_lr);
+    double progress = total > o->decay_from ? (double)(step - o->decay_from) / (double)(total - o->decay_from) : 1.0;
+    if (progress > 1.0) progress = 1.0;
+    return o->min_lr + 0.5 * (o->decay_from_lr - o->min_lr) * (1.0 + cos(3.141592653589793 * progress));
+}
+
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train) {
     const int64_t per_step = o->batch * o->accum;
     return (train->n_examples(train->ctx) + per_step - 1) / per_step;
@@ -105,7 +112,7 @@ int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opt
     const int64_t per_step = o->batch * o->accum, spe = gf_steps_per_epoch(o, src);
     const int64_t n_ex = src->n_examples(src->ctx), first = (step % spe) * per_step;
     *r = (gf_step_result){.epoch = step / spe, .n_examples = n_ex - first < per_step ? n_ex - first : per_step,
-                          .lr = (float)gf_lr_at(step, total, o->warmup, o->lr, o->min_lr)};
+                          .lr = (float)gf_train_lr(o, step, total)};
     if (count_targets(src, o, r->epoch, first, r->n_examples, &r->n_targets)) return -1;
     gf_model_zero_grad(m);
     gf_model_set_training(m, true, o->seed, (uint64_t)step);
@@ -124,7 +131,8 @@ typedef struct trainer {
     gf_model *m;
     gf_source *train, *valid;            /* the caller's, or the feature caches over them (cached[i]) */
     gf_source *cached[2];
-    const gf_train_opts *o;
+    const gf_train_opts *o;              /* &oc */
+    gf_train_opts oc;                    /* the caller's recipe, with the schedule an extended resume sets */
     gf_train_cb cb;
     void *cb_ctx;
     gf_adamw *opt;
@@ -132,6 +140,8 @@ typedef struct trainer {
     int64_t step, total, n_bad;          /* n_bad: non-finite steps in a row */
     double best, last_val;               /* validation losses */
     double best_acc;                     /* a classifier's best validation accuracy (it picks best.safetensors) */
+    int64_t bad_evals;                   /* scheduled evaluations in a row without a better score (patience) */
+    char stopped_early[256];             /* why the run ended early (patience ran out); "": it did not */
     double t_start, t_train;             /* wall clock at the start; seconds spent in steps */
     double elapsed0, seen0;              /* the earlier sessions' wall-clock time and counted targets */
     int64_t spe;                         /* steps per epoch */
@@ -150,6 +160,10 @@ static int check_opts(const gf_train_opts *o) {
     if (o->accum < 1) return gf_fail("--accum must be at least 1");
     if (o->log_every < 1 || o->eval_every < 0) return gf_fail("--log-every must be >= 1 and --eval-every >= 0");
     if (!(o->lr > 0) || !(o->min_lr >= 0) || o->min_lr > o->lr) return gf_fail("need 0 <= --min-lr <= --lr, --lr > 0");
+    if (o->save_every < 0 || o->patience < 0) return gf_fail("--save-every and --patience must be >= 0");
+    if (o->patience > 0 && o->eval_every == 0)
+        return gf_fail("--patience %lld counts the evaluations made every --eval-every steps, and --eval-every is 0"
+                       "\nHINT: pass --eval-every N (N > 0) with --patience", (long long)o->patience);
     return 0;
 }
 
@@ -205,14 +219,20 @@ static int check_resumed_step(const trainer *t) {
     return 0;
 }
 
-/* A resumed run: its saved state, on the data it was saved with. */
-static int resume_state(trainer *t) {
-    char *saved = NULL;
-    int rc = gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc, &saved, &t->elapsed0,
-                               &t->seen0);
-    if (!rc) rc = data_json(t, false) || gf_run_check_data(&t->run, saved) || check_resumed_step(t) ? -1 : 0;
-    free(saved);
-    return rc;
+/* The total of a recipe's run: its steps, or its epochs of steps_per_epoch. */
+static int64_t total_steps(const gf_train_opts *o, int64_t steps_per_epoch) {
+    return o->steps > 0 ? o->steps : o->epochs * steps_per_epoch;
+}
+
+/* A warmup that outlasts the run: the rate never reaches --lr, and the recipe's lr is not what it ran at. */
+static void warn_long_warmup(const trainer *t) {
+    const gf_train_opts *o = t->o;
+    if (o->decay_from > 0 || o->warmup <= t->total || t->step >= t->total) return;
+    const int64_t suggest = t->total / 10 > 0 ? t->total / 10 : 1;
+    gf_note("warning: --warmup %lld is longer than the run's %lld steps: the learning rate will still be rising at "
+            "the last step (it reaches %.1e of --lr %.1e) and the cosine decay to --min-lr never starts; pass "
+            "--warmup %lld (a tenth of the run), say, for the full schedule", (long long)o->warmup,
+            (long long)t->total, gf_train_lr(o, t->total - 1, t->total), (double)o->lr, (long long)suggest);
 }
 
 /* A frozen backbone under a head (a fixed first stack): its output for each training and dev example is
@@ -262,14 +282,79 @@ static int start_row(trainer *t, bool resume) {
     return gf_run_metrics_start(&t->run, &e, resume);
 }
 
+/* A resume asked for another total than the saved recipe's `was`: refused below the steps taken; else the
+ * schedule goes on as gf_train_lr says, and early stopping starts counting anew. */
+static int extend_run(trainer *t, const gf_train_opts *saved, int64_t was) {
+    gf_train_opts *o = &t->oc;
+    const int64_t spe = gf_steps_per_epoch(o, t->train), at = t->step;
+    if (t->total < at)
+        return gf_fail("the run in %s has taken %lld steps already; a total of %lld steps would end before them (a run "
+                       "is extended, never cut back)\nHINT: --steps %lld or more (or --epochs %lld or more); or omit "
+                       "them to end at step %lld as saved", o->out_dir, (long long)at, (long long)t->total,
+                       (long long)at, (long long)((at + spe - 1) / spe), (long long)was);
+    if (at > saved->warmup || saved->decay_from > 0) { /* the rate goes on from where it stands */
+        o->decay_from = at;
+        o->decay_from_lr = gf_train_lr(saved, at, was);
+        gf_note("the run goes from %lld to %lld steps at step %lld: the learning rate goes on from %.3g and falls to "
+                "--min-lr %.3g at step %lld (a half cosine; recorded in the recipe)", (long long)was,
+                (long long)t->total, (long long)at, o->decay_from_lr, (double)o->min_lr, (long long)t->total);
+    } else {
+        gf_note("the run goes from %lld to %lld steps at step %lld, within its warmup of %lld steps: its schedule is "
+                "now that of a %lld-step run from the start", (long long)was, (long long)t->total, (long long)at,
+                (long long)saved->warmup, (long long)t->total);
+        warn_long_warmup(t);
+    }
+    if (t->stopped_early[0]) gf_note("the run had stopped early (%s); it goes on as asked", t->stopped_early);
+    t->bad_evals = 0;
+    t->stopped_early[0] = '\0';
+    return gf_run_dir_set_recipe(&t->run, o);
+}
+
+/* A resumed run keeps the schedule its state was saved with (an earlier extension's too), unless asked for
+ * another total. */
+static int resumed_schedule(trainer *t, const char *recipe) {
+    char path[GF_PATH_MAX];
+    gf_train_opts saved;
+    if (gf_path_join(path, sizeof path, t->oc.out_dir, "state.safetensors") ||
+        gf_train_opts_from_json(recipe, path, &saved))
+        return -1;
+    t->oc.decay_from = saved.decay_from;
+    t->oc.decay_from_lr = saved.decay_from_lr;
+    const int64_t was = total_steps(&saved, gf_steps_per_epoch(&saved, t->train));
+    return t->total == was ? 0 : extend_run(t, &saved, was);
+}
+
+/* A resumed run: its saved state, on the data it was saved with. */
+static int resume_state(trainer *t) {
+    char *saved = NULL, *recipe = NULL;
+    gf_run_progress p;
+    int rc = gf_run_load_state(&t->run, t->m, t->opt, &p, &saved, &recipe);
+    if (!rc) {
+        t->step = p.step;
+        t->best = p.best;
+        t->best_acc = p.best_acc;
+        t->elapsed0 = p.elapsed_s;
+        t->seen0 = p.seen;
+        t->bad_evals = p.bad_evals;
+        memcpy(t->stopped_early, p.stopped_early, sizeof t->stopped_early);
+        rc = data_json(t, false) || gf_run_check_data(&t->run, saved) || resumed_schedule(t, recipe) ||
+             check_resumed_step(t) ? -1 : 0;
+    }
+    free(saved);
+    free(recipe);
+    return rc;
+}
+
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
+    t->oc.decay_from = 0; /* the schedule's: a new run has none, a resumed one's comes from its state */
+    t->oc.decay_from_lr = 0.0;
     if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data) ||
         gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;
     t->spe = gf_steps_per_epoch(o, t->train);
-    t->total = o->steps > 0 ? o->steps : o->epochs * t->spe;
+    t->total = total_steps(o, t->spe);
     t->best = INFINITY;
     t->best_acc = NAN;
     t->last_val = NAN;
@@ -277,6 +362,7 @@ static int trainer_start(trainer *t, bool resume) {
                                                         .eps = o->eps, .weight_decay = o->wd});
     if (!t->opt || (resume ? resume_state(t) : data_json(t, false))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
+    if (!resume) warn_long_warmup(t);
     cache_features(t);
     return start_row(t, resume);
 }
@@ -338,8 +424,35 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
     return 0;
 }
 
-/* Evaluate on the validation source; save best (if it is), last and the state. */
-static int evaluate_and_save(trainer *t) {
+/* Where the run stands, for its state. */
+static gf_run_progress progress_of(const trainer *t) {
+    gf_train_event now = {.step = t->step};
+    run_clock(t, &now);
+    gf_run_progress p = {.step = t->step, .best = t->best, .best_acc = t->best_acc, .elapsed_s = now.run_elapsed_s,
+                         .seen = now.seen, .bad_evals = t->bad_evals};
+    memcpy(p.stopped_early, t->stopped_early, sizeof p.stopped_early);
+    return p;
+}
+
+/* Early stopping: a scheduled evaluation without a better score counts, a better one starts the count
+ * again; o->patience of them in a row end the run before its last step (the reason goes into the state). */
+static void count_patience(trainer *t, bool is_best) {
+    const gf_train_opts *o = t->o;
+    if (o->patience <= 0) return;
+    t->bad_evals = is_best ? 0 : t->bad_evals + 1;
+    if (t->bad_evals < o->patience || t->step >= t->total) return;
+    if (isnan(t->best_acc))
+        snprintf(t->stopped_early, sizeof t->stopped_early, "no validation loss below the best, %.6g, in %lld "
+                 "evaluations in a row (--patience %lld)", t->best, (long long)t->bad_evals, (long long)o->patience);
+    else
+        snprintf(t->stopped_early, sizeof t->stopped_early, "no validation accuracy above the best, %.6g, in %lld "
+                 "evaluations in a row (--patience %lld)", t->best_acc, (long long)t->bad_evals,
+                 (long long)o->patience);
+}
+
+/* Evaluate on the validation source; save best (if it is), last and the state. scheduled: an evaluation
+ * every eval_every steps or at the end (early stopping counts these, not those of --stop-at). */
+static int evaluate_and_save(trainer *t, bool scheduled) {
     gf_eval_result er = {0};
     if (gf_evaluate_result(t->m, t->valid, t->o->batch, &er)) return -1;
     const double vl = er.mean_loss, acc = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : NAN;
@@ -350,6 +463,7 @@ static int evaluate_and_save(trainer *t) {
         t->best = vl;
         t->best_acc = acc;
     }
+    if (scheduled) count_patience(t, is_best);
     gf_train_event e = {.kind = GF_EV_EVAL, .step = t->step, .total_steps = t->total, .val_loss = vl,
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
                         .val_acc = acc,
@@ -357,9 +471,10 @@ static int evaluate_and_save(trainer *t) {
     run_clock(t, &e);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
+    const gf_run_progress p = progress_of(t);
     if ((is_best && gf_run_save_model(&t->run, t->m, "best.safetensors", t->step, vl)) ||
         gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, vl) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc, e.run_elapsed_s, e.seen))
+        gf_run_save_state(&t->run, t->m, t->opt, &p))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_SAVED, .step = t->step, .path = t->o->out_dir});
     return 0;
@@ -367,10 +482,9 @@ static int evaluate_and_save(trainer *t) {
 
 /* A signal: save what resuming needs (no evaluation, which can take minutes), then stop. */
 static int save_interrupted(trainer *t) {
-    gf_train_event now = {.step = t->step};
-    run_clock(t, &now);
+    const gf_run_progress p = progress_of(t);
     if (gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, t->last_val) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc, now.run_elapsed_s, now.seen))
+        gf_run_save_state(&t->run, t->m, t->opt, &p))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_INTERRUPTED, .step = t->step, .total_steps = t->total,
                               .path = t->o->out_dir});
@@ -388,25 +502,52 @@ static void finish(const trainer *t, gf_train_result *res) {
                                   .best_val_loss = t->best, .elapsed_s = now_s() - t->t_start});
 }
 
+/* --save-every: the model at this step as OUT/step-NNNNNN.safetensors (atomic, like last.safetensors). */
+static int save_step(const trainer *t) {
+    char name[64];
+    snprintf(name, sizeof name, "step-%06lld.safetensors", (long long)t->step);
+    return gf_run_save_model(&t->run, t->m, name, t->step, t->last_val);
+}
+
+enum { STOP_HERE = 1 }; /* after_step: the run ends here (--stop-at, early stopping), saved */
+
+/* After step t->step: evaluate and save when it is time, keep the step's checkpoint, stop when asked. */
+static int after_step(trainer *t) {
+    const gf_train_opts *o = t->o;
+    const bool stop = o->stop_at > 0 && t->step >= o->stop_at && t->step < t->total;
+    const bool scheduled = (o->eval_every > 0 && t->step % o->eval_every == 0) || t->step == t->total;
+    if ((scheduled || stop) && evaluate_and_save(t, scheduled)) return -1;
+    if (o->save_every > 0 && t->step % o->save_every == 0 && save_step(t)) return -1;
+    if (t->stopped_early[0]) return STOP_HERE;
+    if (stop) {
+        emit(t, &(gf_train_event){.kind = GF_EV_STOPPED, .step = t->step, .total_steps = t->total, .path = o->out_dir});
+        return STOP_HERE;
+    }
+    if (o->interrupt && *o->interrupt && t->step < t->total) return save_interrupted(t);
+    return 0;
+}
+
 int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opts *o, bool resume, gf_train_cb cb,
              void *ctx, gf_train_result *res) {
-    trainer t = {.m = m, .train = train, .valid = valid, .o = o, .cb = cb, .cb_ctx = ctx, .run = {.lock_fd = -1}};
+    trainer t = {.m = m, .train = train, .valid = valid, .oc = *o, .cb = cb, .cb_ctx = ctx, .run = {.lock_fd = -1}};
+    t.o = &t.oc;
     int rc = trainer_start(&t, resume);
-    while (!rc && t.step < t.total) {
+    /* a run from a checkpoint is scored before its first step: its curve starts at the checkpoint's score */
+    if (!rc && !resume && o->init_from[0]) rc = evaluate_and_save(&t, false);
+    while (!rc && t.step < t.total && !t.stopped_early[0]) {
         const double t0 = now_s();
         gf_step_result r;
-        if ((rc = gf_train_step(m, t.opt, t.train, o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
+        if ((rc = gf_train_step(m, t.opt, t.train, t.o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
         t.step++;
         if ((rc = log_progress(&t, &r, now_s() - t0))) break;
-        const bool stop = o->stop_at > 0 && t.step >= o->stop_at && t.step < t.total;
-        if ((o->eval_every > 0 && t.step % o->eval_every == 0) || t.step == t.total || stop) rc = evaluate_and_save(&t);
-        if (!rc && stop) {
-            emit(&t, &(gf_train_event){.kind = GF_EV_STOPPED, .step = t.step, .total_steps = t.total,
-                                       .path = o->out_dir});
+        if ((rc = after_step(&t)) == STOP_HERE) {
+            rc = 0;
             break;
         }
-        if (!rc && o->interrupt && *o->interrupt && t.step < t.total) rc = save_interrupted(&t);
     }
+    if (!rc && t.stopped_early[0])
+        emit(&t, &(gf_train_event){.kind = GF_EV_EARLY_STOP, .step = t.step, .total_steps = t.total,
+                                   .path = o->out_dir, .what = t.stopped_early});
     if (!rc) finish(&t, res);
     gf_adamw_free(t.opt);
     gf_source_free(t.cached[0]);
