@@ -173,3 +173,13 @@ int gf_atomic_commit(gf_atomic_file *f) {
     atomic_free(f);
     return 0;
 }
+
+int gf_write_file(const char *path, const void *data, size_t n) {
+    gf_atomic_file *f = gf_atomic_open(path);
+    if (!f) return -1;
+    if (gf_atomic_write(f, data, n)) {
+        gf_atomic_abort(f);
+        return -1;
+    }
+    return gf_atomic_commit(f);
+}
