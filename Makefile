@@ -147,6 +147,7 @@ test-parity: all
 
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
+	$(TEST_ENV) bash tests/compare.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	bash tests/layout.sh
 

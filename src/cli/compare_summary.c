@@ -40,11 +40,13 @@ static void cpu_model(char *buf, size_t n) {
     if (f) fclose(f);
 }
 
-/* The tokenizer the data was read with, as a finished run reports it ("" before any run finished). */
+/* The tokenizer the data was read with, as a finished run reports it: "none" for a task that reads no text,
+ * "" before any run finished. */
 static const char *tokenizer_used(const cmp_job *j) {
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < j->n_seeds; k++)
-            if (j->m[i].runs[k].status == CMP_DONE && j->m[i].runs[k].s.tokenizer[0]) return j->m[i].runs[k].s.tokenizer;
+            if (j->m[i].runs[k].status == CMP_DONE)
+                return j->m[i].runs[k].s.tokenizer[0] ? j->m[i].runs[k].s.tokenizer : "none";
     return "";
 }
 
@@ -135,8 +137,15 @@ static double gap_of(const cmp_job *j, const model_stats *st, const model_stats 
 
 static const char *status_name(cmp_status s) { return s == CMP_DONE ? "done" : s == CMP_STOPPED ? "stopped" : "pending"; }
 
+/* v as the shortest decimal that reads back to the same double (cJSON's own printing stops at 15 digits
+ * when they come within its tolerance: not the same bits), null when not finite. */
 static void add_num(cJSON *o, const char *k, double v) {
-    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    char buf[40];
+    for (int d = 15; d <= 17 && isfinite(v); d++) {
+        snprintf(buf, sizeof buf, "%.*g", d, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (isfinite(v)) cJSON_AddRawToObject(o, k, buf);
     else cJSON_AddNullToObject(o, k);
 }
 
