@@ -100,9 +100,11 @@ static int parse(cmp_job *j, cmp_args *a, int argc, char **argv) {
 
 /* The flags checked together: what is required, what goes with what. */
 static int check_flags(cmp_job *j, cmp_args *a) {
-    const recipe *r = &j->r;
+    recipe *r = &j->r;
     if (!a->models) return cli_usage_error("compare", "--models A,B is required");
     if (!r->t.corpus[0]) return cli_usage_error("compare", "--corpus is required");
+    int rc = recipe_flags(r, &j->sets, &a->given, "compare");
+    if (rc) return rc;
     if (r->head) return cli_usage_error("compare", "--head: with --backbone, --models lists the head files");
     if (r->freeze_backbone && !r->backbone) return cli_usage_error("compare", "--freeze-backbone needs --backbone");
     if (!r->o.feature_cache && !r->freeze_backbone)
@@ -125,8 +127,7 @@ static double now_s(void) {
 /* Everything checked, then --out (and with --seeds each model's folder) made and the summary written: an
  * interrupted compare can be resumed from its first step on. */
 static int prepare(cmp_job *j, cmp_args *a) {
-    int rc = recipe_flags(&j->r, &j->sets, &a->given, "compare");
-    if (!rc) rc = cmp_models(j, a->models);
+    int rc = cmp_models(j, a->models);
     if (!rc && a->seeds) rc = cmp_seeds(j, a->seeds);
     if (!rc && !a->seeds) j->n_seeds = 1, j->seeds[0] = j->r.o.seed;
     if (!rc) rc = cmp_check_models(j);
