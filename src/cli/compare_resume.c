@@ -102,18 +102,27 @@ static void read_run(cmp_run *u, const cJSON *model, const cJSON *run) {
     snprintf(u->s.tokenizer, sizeof u->s.tokenizer, "%s", cJSON_IsString(tok) ? tok->valuestring : "");
 }
 
+/* Model i's --set options as the earlier compare's entry m of it lists them. */
+static int same_sets(const cmp_job *j, int i, const cJSON *m) {
+    const cJSON *was = cJSON_GetObjectItemCaseSensitive(m, "set");
+    cJSON *now = cJSON_CreateArray();
+    for (int s = 0; s < j->m[i].mo.n_sets; s++) cJSON_AddItemToArray(now, cJSON_CreateString(j->m[i].mo.sets[s]));
+    char a[512], b[512], what[1100];
+    int rc = EXIT_OK;
+    if (strcmp(json_text(was, a, sizeof a), json_text(now, b, sizeof b))) {
+        snprintf(what, sizeof what, "--set list of the model %s", j->m[i].name);
+        rc = differs(j, what, was, now);
+    }
+    cJSON_Delete(now);
+    return rc;
+}
+
 /* Each model's runs as the earlier compare left them; its --set options must be the same. A run folder that
  * holds a run the earlier compare did not list is refused (as a new run's folder is) unless --force. */
 static int read_runs(cmp_job *j, const cJSON *summary) {
     for (int i = 0; i < j->n; i++) {
-        const cJSON *m = summary ? earlier_model(summary, j->m[i].name) : NULL, *sets, *run;
-        cJSON *now = cJSON_CreateArray();
-        for (int s = 0; s < j->m[i].mo.n_sets; s++) cJSON_AddItemToArray(now, cJSON_CreateString(j->m[i].mo.sets[s]));
-        char a[512], b[512], what[1100];
-        sets = m ? cJSON_GetObjectItemCaseSensitive(m, "set") : NULL;
-        int rc = m && strcmp(json_text(sets, a, sizeof a), json_text(now, b, sizeof b)) ?
-                 (snprintf(what, sizeof what, "--set list of the model %s", j->m[i].name), differs(j, what, sets, now)) : 0;
-        cJSON_Delete(now);
+        const cJSON *m = summary ? earlier_model(summary, j->m[i].name) : NULL, *run;
+        int rc = m ? same_sets(j, i, m) : EXIT_OK;
         if (rc) return rc;
         for (int k = 0; k < j->n_seeds; k++) {
             cmp_run *u = &j->m[i].runs[k];
