@@ -91,7 +91,7 @@ grep -q '"lr":	0.001' "$tmp/u/summary.json" && grep -q "grassmann-tiny: .*from s
 echo "compare: --seeds and --set MODEL:KEY=VALUE"
 expect 0 "--seeds 1,2,3 with --set grassmann-tiny:rank=4" "$GF" compare $M $TR --seeds 1,2,3 --set grassmann-tiny:rank=4 --out "$tmp/s"
 ls -d "$tmp"/s/{grassmann-tiny,transformer-tiny}/seed-{1,2,3} >/dev/null 2>&1 && pass "... a folder per model and seed" || fail "seed folders: $(ls -R "$tmp/s" | head)"
-grep -q "mean ± sample standard deviation (n - 1) over 3 seeds" "$tmp/out" && pass "... the table says what ± is" || fail "table: $(cat "$tmp/out")"
+grep -q "mean ± sample standard deviation (n - 1) over 3 seeds" "$tmp/out" && grep -q "over 3 seeds" "$tmp/s/summary.md" && pass "... the table and summary.md say what ± is" || fail "table: $(cat "$tmp/out")"
 PYCODE='
 import json, statistics, sys
 d = json.load(open(sys.argv[1] + "/summary.json")); u = json.load(open(sys.argv[2] + "/summary.json"))

@@ -330,8 +330,8 @@ static char *md_text(const cmp_job *j) {
                                 t.trainable, t.val, t.test, t.rate, t.wall, t.gap);
     }
     recipe_lines(j, lines, sizeof lines, "  \n");
-    snprintf(s + len, cap - len, "\n%s%s", lines,
-             j->per_seed ? "mean ± sample standard deviation (n - 1) across seeds\n" : "");
+    len += (size_t)snprintf(s + len, cap - len, "\n%s", lines);
+    if (j->per_seed) snprintf(s + len, cap - len, "mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
     return s;
 }
 
