@@ -74,8 +74,19 @@ assert b["complete"]
 '
 py "$tmp/u/summary.json" "$tmp/i/summary.json" && pass "... and ends with the numbers of the compare never stopped, to the bit" \
     || fail "resumed != uninterrupted: $(tail -2 "$tmp/pyerr")"
+PYCODE='
+import sys
+sys.path.insert(0, "tests/torch_ref")
+import st_io
+for f in ("transformer-tiny/last.safetensors", "transformer-tiny/best.safetensors", "grassmann-tiny/best.safetensors"):
+    a, _ = st_io.read(sys.argv[1] + "/" + f); b, _ = st_io.read(sys.argv[2] + "/" + f)
+    assert list(a) == list(b) and all(a[k].tobytes() == b[k].tobytes() for k in a), f
+'
+py "$tmp/u" "$tmp/i" && pass "... with checkpoints byte-identical to it" || fail "resumed checkpoints differ: $(tail -2 "$tmp/pyerr")"
 expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
 grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || pass "... trains nothing and prints the same table"
+cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"
+want="$tmp/bad/summary.json: not a grassflow compare summary"; expect 1 "a summary.json that is not one is refused, naming it" "$GF" compare $M $TR --out "$tmp/bad"
 want="--resume: --out $tmp/none holds no compare to resume"; expect 2 "--resume where there is no compare" "$GF" compare $M $TR --resume --out "$tmp/none"
 
 echo "compare: a different recipe"
