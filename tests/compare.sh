@@ -83,6 +83,21 @@ for f in ("transformer-tiny/last.safetensors", "transformer-tiny/best.safetensor
     assert list(a) == list(b) and all(a[k].tobytes() == b[k].tobytes() for k in a), f
 '
 py "$tmp/u" "$tmp/i" && pass "... with checkpoints byte-identical to it" || fail "resumed checkpoints differ: $(tail -2 "$tmp/pyerr")"
+# a signal from outside: SIGTERM (as a scheduler sends) mid-model
+LONG="--corpus $tmp/small.txt --tokenizer word --steps 600 --batch 4 --seq-len 16 --eval-every 200 --log-every 1 --no-cache"
+"$GF" compare $M $LONG --out "$tmp/t" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+end=$((SECONDS + 30))
+until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/err" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 143 ] && grep -q "grassflow compare: interrupted by SIGTERM during grassmann-tiny; its state is saved in $tmp/t/grassmann-tiny" "$tmp/err" \
+    && grep -q "^resume with: grassflow compare $M $LONG --out $tmp/t$" "$tmp/err" \
+    && pass "SIGTERM from outside: exit 143, what stopped and the command that resumes" || fail "SIGTERM: exit $rc, $(tail -c 400 "$tmp/err")"
+expect 0 "... which resumes it" "$GF" compare $M $LONG --out "$tmp/t"
+grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q '"complete":	true' "$tmp/t/summary.json" \
+    && pass "... the stopped model continues, the other starts, the summary is complete" || fail "after SIGTERM: $(head -c 300 "$tmp/err")"
 expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
 grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || pass "... trains nothing and prints the same table"
 cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"

@@ -166,16 +166,20 @@ static int train_one(cmp_job *j, int i, int k) {
     return rc;
 }
 
+/* What a signal stopped (run k of model i: in the middle, just finished, or not started yet), and the
+ * command that resumes. */
 static int interrupted(const cmp_job *j, int i, int k, int sig) {
     int done = 0;
-    char what[1100];
+    char what[1100], where[GF_PATH_MAX + 1200];
+    const cmp_run *u = &j->m[i].runs[k];
     for (int a = 0; a < j->n; a++)
         for (int b = 0; b < j->n_seeds; b++) done += j->m[a].runs[b].status == CMP_DONE;
-    if (j->per_seed) snprintf(what, sizeof what, "%s seed %llu", j->m[i].name, (unsigned long long)j->m[i].runs[k].seed);
+    if (j->per_seed) snprintf(what, sizeof what, "%s seed %llu", j->m[i].name, (unsigned long long)u->seed);
     else snprintf(what, sizeof what, "%s", j->m[i].name);
-    fprintf(stderr, "grassflow compare: interrupted by %s during %s; its state is saved in %s; runs finished: %d of "
-            "%d (%s/summary.json)\nresume with: %s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT", what, j->m[i].runs[k].dir,
-            done, j->n * j->n_seeds, j->out, j->resume_cmd);
+    if (u->status == CMP_STOPPED) snprintf(where, sizeof where, "during %s; its state is saved in %s", what, u->dir);
+    else snprintf(where, sizeof where, u->status == CMP_DONE ? "after %s finished" : "before %s started", what);
+    fprintf(stderr, "grassflow compare: interrupted by %s %s; runs finished: %d of %d (%s/summary.json)\nresume with: "
+            "%s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT", where, done, j->n * j->n_seeds, j->out, j->resume_cmd);
     return 128 + sig;
 }
 
@@ -185,6 +189,7 @@ static int run_all(cmp_job *j) {
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < j->n_seeds; k++) {
             if (j->m[i].runs[k].status == CMP_DONE) continue;
+            if (caught_signal()) return interrupted(j, i, k, caught_signal()); /* while reading a finished one */
             int rc = train_one(j, i, k), wrc = cmp_write_summary(j);
             const bool last = i == j->n - 1 && k == j->n_seeds - 1;
             if (caught_signal() && (rc || !last)) return interrupted(j, i, k, caught_signal());
