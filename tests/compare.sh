@@ -110,9 +110,22 @@ expect 1 "a rerun with another --lr is refused, naming the key" "$GF" compare $M
 want='--set list of the model grassmann-tiny is \[\]; this one asks for \["rank=4"\]'
 expect 1 "... and one with another --set for one model" "$GF" compare $M $TR --set grassmann-tiny:rank=4 --out "$tmp/u"
 want='holds a compare without --seeds'; expect 1 "... and one with --seeds into a compare without" "$GF" compare $M $TR --seeds 1,2 --out "$tmp/u"
+# --force stopped in the first model: the second's old run (the old recipe) is still there; the resume
+# must replace it, not continue it, and not refuse it either
+cp -r "$tmp/u" "$tmp/f"
+GRASSFLOW_FAULT_SIGINT_AT=2 "$GF" compare $M $TR --lr 0.001 --force --out "$tmp/f" >/dev/null 2>&1
+expect 0 "a --force compare stopped before it reached a model's old run resumes" "$GF" compare $M $TR --lr 0.001 --out "$tmp/f"
+grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q "transformer-tiny: .*from scratch" "$tmp/err" \
+    && pass "... the stopped model continues, the old run of the other is replaced, not continued" || fail "resume after --force: $(grep "parameters" "$tmp/err")"
 expect 0 "--force starts over with the new recipe" "$GF" compare $M $TR --lr 0.001 --force --out "$tmp/u"
 grep -q '"lr":	0.001' "$tmp/u/summary.json" && grep -q "grassmann-tiny: .*from scratch" "$tmp/err" \
     && pass "... retrained from scratch, the summary has the new lr" || fail "--force: $(grep '"lr"' "$tmp/u/summary.json")"
+PYCODE='
+import json, sys
+a, b = (json.load(open(p + "/summary.json")) for p in sys.argv[1:3])
+assert [m["test_mean"] for m in a["models"]] == [m["test_mean"] for m in b["models"]] and b["complete"]
+'
+py "$tmp/u" "$tmp/f" && pass "... and the --force compare that was stopped and resumed ends the same" || fail "--force resumed: $(tail -2 "$tmp/pyerr")"
 
 echo "compare: --seeds and --set MODEL:KEY=VALUE"
 expect 0 "--seeds 1,2,3 with --set grassmann-tiny:rank=4" "$GF" compare $M $TR --seeds 1,2,3 --set grassmann-tiny:rank=4 --out "$tmp/s"

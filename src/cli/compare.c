@@ -156,10 +156,14 @@ static int train_one(cmp_job *j, int i, int k) {
     ri.o.seed = u->seed;
     ri.resume_hint = j->resume_cmd;
     memcpy(ri.o.out_dir, u->dir, sizeof ri.o.out_dir); /* the same size: GF_PATH_MAX */
-    const bool resume = !j->r.o.overwrite && gf_run_dir_holds_run(u->dir, NULL, 0);
+    ri.o.overwrite = u->replace;
+    /* started before: continued from its state; else new (a run from before a --force replaced) */
+    const bool resume = u->status == CMP_STOPPED && gf_run_dir_holds_run(u->dir, NULL, 0);
     const double t0 = now_s(), before = u->s.wall_s;
     run_summary s = {0};
-    int rc = run(&m->mo, &ri, resume ? u->dir : NULL, label, 1, &s);
+    u->status = CMP_RUNNING; /* in the summary before it starts: a kill leaves a run the rerun continues */
+    int rc = cmp_write_summary(j);
+    if (!rc) rc = run(&m->mo, &ri, resume ? u->dir : NULL, label, 1, &s);
     if (!rc) u->s = s;
     u->s.wall_s = before + (now_s() - t0);
     u->status = !rc ? CMP_DONE : gf_run_dir_holds_run(u->dir, NULL, 0) ? CMP_STOPPED : CMP_PENDING;

@@ -10,12 +10,15 @@
 
 enum { MAX_COMPARE = 16, MAX_SEEDS = 16 };
 
-typedef enum { CMP_PENDING, CMP_STOPPED, CMP_DONE } cmp_status;
+/* pending: not started by this compare (a run its folder holds is not its own); running: started (what a
+ * kill leaves); stopped: started and stopped (a signal, an error); done: finished and scored. */
+typedef enum { CMP_PENDING, CMP_RUNNING, CMP_STOPPED, CMP_DONE } cmp_status;
 
 /* One training run of the comparison: a model with one seed. */
 typedef struct {
     uint64_t seed;
     cmp_status status;
+    bool replace;            /* --force: a run its folder holds from before is replaced (until it starts) */
     run_summary s;           /* CMP_DONE: its numbers; wall_s (also while stopped): every part's, summed */
     char dir[GF_PATH_MAX];   /* its run folder: OUT/MODEL, or with --seeds OUT/MODEL/seed-S */
 } cmp_run;

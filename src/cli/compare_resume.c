@@ -82,15 +82,17 @@ static double num(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-/* Run u as the earlier compare left it: its wall time so far, and, finished (its state at the last step it
- * reported), its numbers. */
+/* Run u as the earlier compare left it: its wall time so far; started (continued from its state) or not
+ * (replaced, if a --force said so); finished (its state at the last step it reported): its numbers. */
 static void read_run(cmp_run *u, const cJSON *model, const cJSON *run) {
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(run, "status"), *tok;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status"), *tok;
+    const char *status = cJSON_IsString(st) ? st->valuestring : "pending";
     const double wall = num(run, "wall_s"), steps = num(run, "steps");
     u->s.wall_s = isfinite(wall) ? wall : 0.0;
-    if (!cJSON_IsString(status) || strcmp(status->valuestring, "done") || !(steps >= 1) ||
-        state_step(u->dir) != (long long)steps)
-        return; /* not finished, or its state moved on since: resumed from the state */
+    u->replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "replace"));
+    u->status = strcmp(status, "pending") ? CMP_STOPPED : CMP_PENDING;
+    if (strcmp(status, "done") || !(steps >= 1) || state_step(u->dir) != (long long)steps)
+        return; /* not finished, or its state moved on since: continued from the state */
     u->status = CMP_DONE;
     u->s.steps = (int64_t)steps;
     u->s.params = (int64_t)num(model, "params");
@@ -133,8 +135,10 @@ static int read_runs(cmp_job *j, const cJSON *summary) {
                 if (!known && cJSON_IsString(d) && !strcmp(d->valuestring, u->dir + strlen(j->out) + 1))
                     read_run(u, m, run), known = true;
             }
-            struct stat st;
-            if (!known && stat(u->dir, &st) == 0 && (rc = out_dir_ok("compare", u->dir, false))) return rc;
+            struct stat st; /* a run this compare did not start is not its own */
+            if (u->status == CMP_PENDING && !u->replace && stat(u->dir, &st) == 0 &&
+                (rc = out_dir_ok("compare", u->dir, false)))
+                return rc;
         }
     }
     return EXIT_OK;
@@ -143,7 +147,11 @@ static int read_runs(cmp_job *j, const cJSON *summary) {
 int cmp_read_earlier(cmp_job *j) {
     char path[GF_PATH_MAX];
     struct stat st;
-    if (j->r.o.overwrite) return EXIT_OK; /* --force: every run starts again */
+    if (j->r.o.overwrite) { /* --force: every run starts again */
+        for (int i = 0; i < j->n; i++)
+            for (int k = 0; k < j->n_seeds; k++) j->m[i].runs[k].replace = true;
+        return EXIT_OK;
+    }
     if (gf_path_join(path, sizeof path, j->out, "summary.json")) return cli_error("--out: %s", gf_last_error());
     if (stat(path, &st) != 0) {
         if (j->resume)

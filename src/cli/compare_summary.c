@@ -135,7 +135,9 @@ static double gap_of(const cmp_job *j, const model_stats *st, const model_stats 
 
 /* ---- summary.json ------------------------------------------------------------------------------------------ */
 
-static const char *status_name(cmp_status s) { return s == CMP_DONE ? "done" : s == CMP_STOPPED ? "stopped" : "pending"; }
+static const char *status_name(cmp_status s) {
+    return s == CMP_DONE ? "done" : s == CMP_STOPPED ? "stopped" : s == CMP_RUNNING ? "running" : "pending";
+}
 
 /* v as the shortest decimal that reads back to the same double (cJSON's own printing stops at 15 digits
  * when they come within its tolerance: not the same bits), null when not finite. */
@@ -155,6 +157,7 @@ static cJSON *run_json(const cmp_run *u, const char *out) {
     cJSON_AddStringToObject(o, "dir", u->dir + strlen(out) + 1); /* under --out */
     cJSON_AddStringToObject(o, "status", status_name(u->status));
     add_num(o, "wall_s", u->s.wall_s);
+    if (u->status == CMP_PENDING && u->replace) cJSON_AddTrueToObject(o, "replace");
     if (u->status != CMP_DONE) return o;
     cJSON_AddNumberToObject(o, "steps", (double)u->s.steps);
     add_num(o, "val", u->s.val);
