@@ -85,19 +85,30 @@ for f in ("transformer-tiny/last.safetensors", "transformer-tiny/best.safetensor
 py "$tmp/u" "$tmp/i" && pass "... with checkpoints byte-identical to it" || fail "resumed checkpoints differ: $(tail -2 "$tmp/pyerr")"
 # a signal from outside: SIGTERM (as a scheduler sends) mid-model
 LONG="--corpus $tmp/small.txt --tokenizer word --steps 600 --batch 4 --seq-len 16 --eval-every 200 --log-every 1 --no-cache"
-"$GF" compare $M $LONG --out "$tmp/t" >"$tmp/out" 2>"$tmp/err" &
+"$GF" compare $M $LONG --out "$tmp/t" >"$tmp/out" 2>"$tmp/terr" &
 pid=$!
 end=$((SECONDS + 30))
-until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/err" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/terr" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
 kill -TERM $pid
 wait $pid
 rc=$?
-[ $rc = 143 ] && grep -q "grassflow compare: interrupted by SIGTERM during grassmann-tiny; its state is saved in $tmp/t/grassmann-tiny" "$tmp/err" \
-    && grep -q "^resume with: grassflow compare $M $LONG --out $tmp/t$" "$tmp/err" \
-    && pass "SIGTERM from outside: exit 143, what stopped and the command that resumes" || fail "SIGTERM: exit $rc, $(tail -c 400 "$tmp/err")"
+[ $rc = 143 ] && grep -q "grassflow compare: interrupted by SIGTERM during grassmann-tiny; its state is saved in $tmp/t/grassmann-tiny" "$tmp/terr" \
+    && grep -q "^resume with: grassflow compare $M $LONG --out $tmp/t$" "$tmp/terr" \
+    && pass "SIGTERM from outside: exit 143, what stopped and the command that resumes" || fail "SIGTERM: exit $rc, $(tail -c 400 "$tmp/terr")"
 expect 0 "... which resumes it" "$GF" compare $M $LONG --out "$tmp/t"
 grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q '"complete":	true' "$tmp/t/summary.json" \
     && pass "... the stopped model continues, the other starts, the summary is complete" || fail "after SIGTERM: $(head -c 300 "$tmp/err")"
+# SIGKILL: no chance to save; the summary says the run was running, and the rerun goes on from the last
+# state saved, or starts that run again when it had saved none
+"$GF" compare $M $LONG --out "$tmp/k" >"$tmp/out" 2>"$tmp/kerr" &
+pid=$!
+end=$((SECONDS + 30))
+until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/kerr" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+{ kill -KILL $pid; wait $pid; } 2>/dev/null
+grep -q '"status":	"running"' "$tmp/k/summary.json" && pass "SIGKILL: the summary says which run was running" || fail "SIGKILL: $(grep status "$tmp/k/summary.json")"
+expect 0 "... and the rerun finishes the compare" "$GF" compare $M $LONG --out "$tmp/k"
+grep -Eq "grassmann-tiny: (stopped before it saved a state: started again|.*resuming)" "$tmp/err" && grep -q '"complete":	true' "$tmp/k/summary.json" \
+    && pass "... continuing the killed run from its state or, without one, starting it again" || fail "after SIGKILL: $(head -c 300 "$tmp/err")"
 expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
 grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || pass "... trains nothing and prints the same table"
 cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"

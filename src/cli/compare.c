@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "compare.h"
 
@@ -156,9 +157,14 @@ static int train_one(cmp_job *j, int i, int k) {
     ri.o.seed = u->seed;
     ri.resume_hint = j->resume_cmd;
     memcpy(ri.o.out_dir, u->dir, sizeof ri.o.out_dir); /* the same size: GF_PATH_MAX */
-    ri.o.overwrite = u->replace;
-    /* started before: continued from its state; else new (a run from before a --force replaced) */
-    const bool resume = u->status == CMP_STOPPED && gf_run_dir_holds_run(u->dir, NULL, 0);
+    /* started before: continued from its state, or (killed before it saved one) started again; else new, a
+     * run from before a --force replaced */
+    char state[GF_PATH_MAX];
+    const bool started = u->status == CMP_STOPPED && gf_run_dir_holds_run(u->dir, NULL, 0);
+    const bool resume = started && !gf_path_join(state, sizeof state, u->dir, "state.safetensors") &&
+                        access(state, F_OK) == 0;
+    if (started && !resume) fprintf(stderr, "%s: stopped before it saved a state: started again\n", label);
+    ri.o.overwrite = u->replace || (started && !resume);
     const double t0 = now_s(), before = u->s.wall_s;
     run_summary s = {0};
     u->status = CMP_RUNNING; /* in the summary before it starts: a kill leaves a run the rerun continues */
