@@ -1,6 +1,7 @@
 # grassflow build. `make` builds build/grassflow (and build/libgrassflow.{a,so}); `make test` runs every
 # test, including the ASan+UBSan build of the C tests; `make install PREFIX=/usr/local` (and DESTDIR=)
-# installs the library, its header and a pkg-config file. Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
+# installs the command, the library, its header, pkg-config files and the data the command ships.
+# Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
 CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
@@ -49,7 +50,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_COMMON := $(BUILD)/obj/tests/testlib.o
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-trust test-fuzz \
+.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-readme test-trust test-fuzz \
 	test-bench test-san test-snli clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
@@ -97,26 +98,37 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) $(LDFLAGS) -o $@ $< $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# --- install: lib/libgrassflow.{a,so}, include/grassflow.h, lib/pkgconfig/grassflow.pc -----------------
-# `pkg-config --cflags --libs grassflow` links the shared library; `--static` adds what libgrassflow.a
-# needs: cJSON and liblzma (their own .pc files), OpenMP, libm and the same OpenBLAS this build links.
+# --- install: bin/grassflow, lib/libgrassflow.{a,so}, include/grassflow.h, pkg-config files, share/grassflow/
+# `pkg-config --cflags --libs grassflow` links the shared library. pkg-config has one Libs line for both
+# kinds of link, so `--static` can only add what the static library needs (cJSON and liblzma through their
+# own .pc files, OpenMP, libm and the same OpenBLAS this build links) and -lgrassflow still finds the .so
+# first; the static library is its own module: `pkg-config --libs grassflow-static` (or `--static --libs`)
+# links libgrassflow.a and all of that. The command-line tool goes to bin/ and the data and configs it
+# ships to share/grassflow/, where it looks for them (after GRASSFLOW_DATA and a build tree's data/).
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
+SHAREDIR ?= $(PREFIX)/share/grassflow
 PC_LIBS_PRIVATE := $(filter-out -lcjson -llzma,$(LDFLAGS) $(LDLIBS))
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
+PC_HEAD = 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Version: $(VERSION)' \
+	'Description: Grassmann-flow and Transformer language models on CPUs' 'Cflags: -I$${includedir}'
 install: all
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(SHAREDIR)
+	install -m 755 $(BUILD)/grassflow $(DESTDIR)$(BINDIR)/grassflow
 	install -m 644 $(BUILD)/libgrassflow.a $(DESTDIR)$(LIBDIR)/libgrassflow.a
 	install -m 755 $(BUILD)/libgrassflow.so $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(VERSION)
 	ln -sf libgrassflow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(SOMAJOR)
 	ln -sf libgrassflow.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgrassflow.so
 	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Name: grassflow' \
-	    'Description: Grassmann-flow and Transformer language models on CPUs' 'Version: $(VERSION)' \
-	    'Requires.private: libcjson liblzma' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lgrassflow' \
+	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
+	cp -R data configs $(DESTDIR)$(SHAREDIR)/
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow' \
 	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma' \
+	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc
 
 # The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
 demo: all
@@ -126,7 +138,7 @@ demo: all
 # OpenBLAS's fast kernel for this CPU (see docs/machine notes in README); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$${OPENBLAS_CORETYPE:-$$(bash tests/coretype.sh)}
 
-test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-trust test-fuzz test-bench test-san
+test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-readme test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -140,15 +152,20 @@ test-kernels: all $(TEST_BIN)
 	    OPENBLAS_CORETYPE=$$k $$t >$(BUILD)/tests/kernel.log 2>&1 && echo "== $$t under $$k: $$(grep -c '\[       OK \]' $(BUILD)/tests/kernel.log) passed" \
 	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
-# PyTorch: every model config (tests/parity.sh) and a Hugging Face DistilBERT folder (tests/distilbert.sh)
+# PyTorch: every model config (tests/parity.sh), a Hugging Face DistilBERT folder (tests/distilbert.sh), and
+# the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/python.sh)
 test-parity: all
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
+	$(TEST_ENV) bash tests/python.sh $(BUILD)
 
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 	$(TEST_ENV) bash tests/compare.sh $(BUILD)
+	$(TEST_ENV) bash tests/pairs.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
+	$(TEST_ENV) bash tests/plot.sh $(BUILD)
+	$(TEST_ENV) bash tests/honest.sh $(BUILD)
 	bash tests/layout.sh
 
 test-train: all $(BUILD)/tests/test_fixtures
@@ -162,6 +179,10 @@ test-snli: all
 # make install into a temporary prefix, then every example built against it with pkg-config alone
 test-install: all
 	$(TEST_ENV) bash tests/install.sh $(BUILD)
+
+# every grassflow command of the README, as written (the long jobs: that they start)
+test-readme: all
+	$(TEST_ENV) bash tests/readme.sh $(BUILD)
 
 # hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
 # runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)

@@ -67,7 +67,7 @@ def main():
              "Made by `bash bench/run.sh` on %s: %s, %s cores; %s; PyTorch %s. Every figure below comes from "
              "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides."
              % (m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"), m.get("blas", "?"), m.get("torch", "?")), "",
-             "**The PyTorch twins** (bench/torch_bench.py) are the test reference tests/torch_ref/model.py in float32, "
+             "**The PyTorch twins** (bench/torch_bench.py) are the test reference python/grassflow/torch_model.py in float32, "
              "same configs, shapes and thread count, with one change: the Grassmann mixer takes all offsets at once "
              "and the mean before the projection, as grassflow does (`LeanGrassmannMixer`, checked against the "
              "reference at every start; `--twin reference` runs the literal one). PyTorch runs in the best "

@@ -1,6 +1,6 @@
 """PyTorch twins of the grassflow benchmarks, on the same machine, models and shapes.
 
-The models are the test reference (tests/torch_ref/model.py) in float32, built from the exact config
+The models are the test reference (python/grassflow/torch_model.py) in float32, built from the exact config
 that `grassflow info --json` prints. Prints one JSON object per run, like `grassflow bench --json`.
 
     /usr/bin/python3 bench/torch_bench.py train --config CFG.json --batch 8 --seq-len 128 --steps 5

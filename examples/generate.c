@@ -37,32 +37,19 @@ static int arg_int(int argc, char **argv, int i, const char *what, long long *ou
     return 0;
 }
 
-/* The logits after ids (n). The stream has consumed ids[*start .. *fed); a model with learned positions
- * ends at max_len, so past it the stream restarts on the last max_len tokens (as grassflow generate does). */
-static const float *next_logits(gf_stream *s, const gf_config *cfg, const int32_t *ids, int64_t n, int64_t *start,
-                                int64_t *fed) {
-    if (cfg->pos == GF_POS_LEARNED && n - *start > cfg->max_len) {
-        gf_stream_reset(s);
-        *start = *fed = n - cfg->max_len;
-    }
-    const float *logits = NULL;
-    if (gf_stream_feed(s, ids + *fed, n - 1 - *fed) == 0) logits = gf_stream_step(s, ids[n - 1]);
-    *fed = n;
-    return logits;
-}
-
 /* Generate n_new tokens after ids (n; room for n + n_new), printing their text. */
 static int run(gf_model *m, const gf_tokenizer *tok, const char *prompt, int32_t *ids, int64_t n, long n_new,
                gf_sampler *smp) {
     gf_stream *s = gf_stream_create(m);
     gf_detok *d = gf_detok_create(tok, prompt, strlen(prompt));
-    int64_t start = 0, fed = 0;
     size_t len;
     const char *text;
     int rc = s && d ? 0 : 1;
     if (rc == 0) fputs(prompt, stdout);
     for (long i = 0; i < n_new && rc == 0; i++) {
-        const float *logits = next_logits(s, gf_model_config(m), ids, n, &start, &fed);
+        /* the logits after ids: the stream is fed what it has not seen (past max_len with learned positions,
+         * the last max_len tokens again) */
+        const float *logits = gf_stream_next(s, ids, n);
         int32_t next = logits ? gf_sampler_sample(smp, logits) : -1;
         if (next < 0) {
             rc = 1;

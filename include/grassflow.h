@@ -358,6 +358,13 @@ int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n);
  * with n for Grassmann layers. Returns 0, or -1 at a bad id (gf_last_error). */
 int gf_stream_score(gf_stream *s, const int32_t *ids, const int32_t *targets, int64_t n, double *total,
                     int64_t *counted);
+/* Generation: the next-token logits after ids[0..n), feeding the stream only what it has not consumed (ids must
+ * extend what earlier calls gave, and a fresh or reset stream starts at ids[0]). With learned positions the
+ * context is the last max_len ids: past max_len, each call resets the stream and re-reads the last max_len
+ * tokens (pos none or sinusoidal: constant cost, no limit). The logits equal gf_model_forward's on that
+ * context; valid until the next call. NULL (gf_last_error) for a bad id or ids that do not extend the
+ * stream's. grassflow generate and the Python package's generate sample from it. */
+const float *gf_stream_next(gf_stream *s, const int32_t *ids, int64_t n);
 /* Back to position 0 (keeps the memory). */
 void gf_stream_reset(gf_stream *s);
 /* Tokens consumed since creation or the last reset. */
@@ -473,6 +480,25 @@ int32_t gf_tokenizer_eos_id(const gf_tokenizer *t);
  * the byte offset, and *ids is NULL. */
 int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
                         int64_t *n_ids);
+/* What a text holds beside its token ids, for figures that do not flatter a model (grassflow eval). */
+typedef struct gf_text_counts {
+    int64_t tokens;        /* the ids the text gave */
+    int64_t words;         /* its words by gf_text_word_count's rule (whatever the tokenizer) */
+    int64_t unknown;       /* ids standing for text outside the vocabulary: words mapped to <unk> (word), words
+                            * that could not be pieced, mapped to [UNK] (wordpiece; not a [UNK] written in the
+                            * text); 0 for char and byte */
+    int64_t skipped;       /* characters outside a char vocabulary, given no id: neither context nor scored */
+    int64_t first_skipped; /* the byte offset of the first of them, -1 if none */
+} gf_text_counts;
+/* The words of text[0..n), the count that puts results of every tokenizer in one table (perplexity per
+ * word): each line (what comes before a '\n', and the text after the last '\n' if not empty) gives its
+ * whitespace-separated words (runs of bytes other than space, \t, \r, \v, \f) plus one for its end.
+ * This is exactly how many ids the word tokenizer gives the text (WikiText's convention, <eos> a word). */
+int64_t gf_text_word_count(const char *text, size_t n);
+/* gf_tokenizer_encode that also fills *counts (if given): with counts, a character outside a char
+ * vocabulary is skipped and counted instead of failing the text. */
+int gf_tokenizer_encode_counted(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                                int64_t *n_ids, gf_text_counts *counts);
 /* The ids a model continues `prompt` from: those of gf_tokenizer_encode, except that a word-level prompt
  * that does not end in a newline continues its line (no final <eos>), and an empty prompt is one start
  * token (<eos> for words, "\n" for char and byte if in the vocabulary, else id 0). Never empty. */
@@ -489,11 +515,23 @@ char *gf_tokenizer_decode(const gf_tokenizer *t, const int32_t *ids, int64_t n, 
  * (gf_last_error). */
 int gf_nli_encode_pair(const gf_tokenizer *t, const char *premise, const char *hypothesis, int64_t max_sent,
                        int32_t **ids, uint8_t **segments, int64_t *n);
+/* One text as a model reads it alone (grassflow features, the Python package's features): [CLS] text [SEP]
+ * when t has [CLS] and [SEP] (a BERT vocabulary), else the ids of gf_tokenizer_encode; *n ids, malloc'd. A
+ * text of no tokens is an error naming `what` (NULL: "text"). 0, or -1 (gf_last_error). */
+int gf_encode_single(const gf_tokenizer *t, const char *text, size_t len, const char *what, int32_t **ids,
+                     int64_t *n);
 
 /* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
  * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error. */
 gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json);
+/* What a grassflow checkpoint (best/last.safetensors, gf_model_save's files) or a run's state.safetensors
+ * holds, as a malloc'd JSON object: "file", "kind" ("model" or "training state"), "bytes", "producer",
+ * "config" (as this version writes it), "params", "head", "tokenizer" ({"kind", "vocab_size"} or null),
+ * "recipe" (the training recipe, when train saved it), "task", "step" and "val_loss" (a model) or
+ * "best_val_loss", "best_val_acc", "data" and "frozen" (a state); keys the file lacks are left out. The file
+ * is checked as gf_model_load checks it. NULL (gf_last_error) when it cannot be read. */
+char *gf_checkpoint_describe(const char *path);
 
 /* A grassflow checkpoint (as gf_checkpoint_load) or a checkpoint another tool wrote, in a format one of
  * grassflow's importers reads:
@@ -682,6 +720,35 @@ typedef struct gf_eval_result {
 } gf_eval_result;
 int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r);
 
+/* One example's prediction by a classifier (gf_predict): valid during the callback only. */
+typedef struct gf_prediction {
+    int64_t index;                /* the example's place among the source's evaluation examples, from 0 */
+    int32_t label;                /* the predicted class: the first largest logit, as gf_evaluate_result counts */
+    int32_t gold;                 /* the example's target; -1 when it has none */
+    int64_t n_classes;
+    const double *probs;          /* (n_classes) the softmax of the logits, in double: they sum to 1 */
+    const float *logits;          /* (n_classes) */
+    int64_t n_ids;                /* the input as the model read it (after any cut), padding left out */
+    const int32_t *ids;           /* (n_ids) token ids; NULL for a model of input vectors */
+    const uint8_t *segments;      /* (n_ids) token types; NULL when the source gives none */
+} gf_prediction;
+/* 0: go on; > 0: stop (gf_predict returns 0); < 0: an error (gf_predict returns -1; set gf_last_error). */
+typedef int (*gf_predict_cb)(const gf_prediction *p, void *ctx);
+/* Classifier m's prediction for every evaluation example of src, in order, examples without a target
+ * included, each handed to cb: the same batches (`batch` examples a forward pass, fewer when memory asks),
+ * so the same logits bit for bit, as gf_evaluate_result takes with that batch; the share of examples with a
+ * target whose label is their gold is its accuracy. Dropout off. 0, or -1 (gf_last_error). */
+int gf_predict(gf_model *m, gf_source *src, int64_t batch, gf_predict_cb cb, void *ctx);
+/* A classifier trained with --task snli on n sentence pairs given in memory: probs (n x 3, each row summing
+ * to 1, classes in the snli task's order: entailment, neutral, contradiction) and, if labels is not NULL,
+ * the predicted class of each (n). Each pair is read as the snli task reads a file of pairs (laid out as
+ * gf_nli_encode_pair does, each sentence cut to max_sent pieces: the run's "max_sent", 48 by default) and
+ * batched as its evaluation batches them (gf_predict with `batch`, as grassflow predict --batch, default 16):
+ * the same numbers as grassflow predict on a file of the same pairs in the same order. tok: the checkpoint's
+ * (gf_checkpoint_load). 0, or -1 (gf_last_error: invalid UTF-8 names the pair). */
+int gf_nli_predict(gf_model *m, const gf_tokenizer *tok, const char *const *premise, const char *const *hypothesis,
+                   int64_t n, int64_t max_sent, int64_t batch, double *probs, int32_t *labels);
+
 /* -log softmax(logits)[target] of one row of V logits (0 <= target < V): the same log-sum-exp, in the
  * same precision, as the loss of gf_model_forward (for scoring logits from gf_stream_step). */
 float gf_log_softmax_nll(const float *logits, int64_t V, int32_t target);
@@ -724,9 +791,10 @@ typedef struct gf_train_opts {
     float lr, min_lr, wd, clip, beta1, beta2, eps;
     uint64_t seed;                /* dropout masks (the sources take their own seed for the data order) */
     char out_dir[GF_PATH_MAX];    /* paths longer than GF_PATH_MAX - 1 are refused, never cut short */
-    const char *made_from_json;   /* not read by the trainer: a JSON object whose members are stored in the
-                                   * recipe beside the trainer's own (what the run was made from: its task,
-                                   * data and model, gf_task_recipe_to_json); NULL: nothing */
+    const char *made_from_json;   /* a JSON object whose members are stored in the recipe beside the
+                                   * trainer's own (what the run was made from: its task, data and model,
+                                   * gf_task_recipe_to_json); the trainer reads only its "task", whose unit
+                                   * and metric metrics.jsonl uses; NULL: nothing */
     const char *tokenizer_json;   /* not in the recipe: stored as "tokenizer" in every checkpoint and
                                    * state, and checked on resume; NULL: none */
     gf_train_hooks hooks;         /* not stored */
@@ -755,6 +823,12 @@ typedef struct gf_train_event {
     bool is_best;
     const char *path;             /* GF_EV_SAVED, GF_EV_STOPPED, GF_EV_INTERRUPTED */
     const char *what;             /* GF_EV_SKIPPED: what was not finite */
+    /* GF_EV_STEP, GF_EV_EVAL, GF_EV_SKIPPED (as written to metrics.jsonl): where the run is, counted from
+     * its first step across resumes (elapsed_s above is this session's) */
+    double epochs;                /* epochs of the training source done: step / steps per epoch */
+    double seen;                  /* counted targets trained on (tokens, pairs: the task's unit); NAN when
+                                   * unknown (a run resumed from a state saved before grassflow counted them) */
+    double run_elapsed_s;         /* wall-clock seconds of the run: this session's plus the earlier ones' */
 } gf_train_event;
 
 typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
@@ -768,7 +842,8 @@ typedef struct gf_train_result {
 /* Train m on the training source, evaluating on the validation source every eval_every steps and at
  * the end: AdamW, warmup + cosine schedule, micro-batches weighted by their counted targets, global
  * gradient-norm clipping. Writes OUT/last.safetensors, OUT/best.safetensors (best validation loss),
- * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl, every write atomic. With
+ * OUT/state.safetensors (weights, AdamW moments, step) and OUT/metrics.jsonl (its rows: gf_metrics_read),
+ * every write atomic. With
  * resume, the weights, moments and step come from OUT/state.safetensors (same config, tokenizer and
  * data: each split's examples and a hash of their batches are stored in the state, and a change is
  * refused unless o->accept_changed_data) and the run continues bit for bit. Without it, an OUT that holds a run is refused unless
@@ -785,6 +860,44 @@ int gf_run_dir_holds_run(const char *dir, char *what, size_t size);
  * with gf_last_error naming what is there: a live run (its PID), or a run's files. gf_train checks this
  * itself; a program calls it to refuse before loading its data. */
 int gf_run_dir_check_new(const char *dir, bool overwrite);
+
+/* One line of a run's metrics.jsonl (gf_metrics_read). */
+typedef struct gf_metrics_row {
+    char type[16];                /* "train" (a logged step), "eval", "skipped", "start" (a session began: a
+                                   * new run or a resume), or what a later version logs (cut to 15 bytes).
+                                   * Rows of older files, which have no type, are given one by their keys */
+    int64_t step;                 /* optimizer steps done */
+    double epoch;                 /* epochs of the training data done (older files: the integer data epoch of
+                                   * train rows); NAN when the row does not say */
+    double elapsed_s;             /* wall-clock seconds since the run began, across resumes (older files:
+                                   * since the session began, train rows only); NAN when the row does not say */
+    double seen;                  /* counted targets trained on (gf_metrics.counted); NAN when not logged */
+    double loss;                  /* train: the mean loss since the last train row; eval: the validation
+                                   * loss; NAN for other rows, or null in the file (a diverged run) */
+    double score;                 /* eval: the task's metric on the validation data (perplexity, accuracy:
+                                   * gf_metrics.metric); NAN otherwise */
+    double lr;                    /* train: the learning rate of the step; NAN otherwise */
+} gf_metrics_row;
+
+typedef struct gf_metrics {
+    gf_metrics_row *rows;         /* in file order; a run resumed after a kill logs the steps since its last
+                                   * save again, and the later row of a step is the one the run continued from */
+    int64_t n;
+    char counted[32];             /* what `seen` counts: "tokens", "pairs" (the task's unit); "" when the
+                                   * file does not say (older files) */
+    char metric[16];              /* what `score` is: "ppl" or "accuracy"; "" when no row says */
+    bool legacy;                  /* some rows have no type: written before grassflow logged one */
+} gf_metrics;
+
+/* Read DIR/metrics.jsonl (a training run's log) into *out: every line a JSON object with a "step"; files of
+ * every grassflow version are read (missing keys are NAN). A missing or unreadable file, or a line that is
+ * not such an object, is -1 with gf_last_error naming the file and the line. Free with gf_metrics_free. */
+int gf_metrics_read(const char *dir, gf_metrics *out);
+void gf_metrics_free(gf_metrics *m);
+
+/* Write size bytes of data to path atomically (a temporary file, fsync, rename): path holds either its old
+ * content or the new one, never part of it. 0, or -1 with gf_last_error naming the path. */
+int gf_write_file_atomic(const char *path, const void *data, size_t size);
 
 /* The learning rate at `step` (0-based) of `total`: linear warmup to lr, then cosine to min_lr. */
 double gf_lr_at(int64_t step, int64_t total, int64_t warmup, double lr, double min_lr);
@@ -1105,11 +1218,14 @@ typedef struct gf_task_env {
     bool no_cache;                /* do not read or write a cache of the prepared data */
     const char *data_dir;         /* where built-in data sets live */
     const char *cache_dir;        /* where prepared data may be cached; NULL: nowhere */
+    bool score_only;              /* the data is read to be scored, never trained on (eval): text that the fixed
+                                   * tokenizer cannot read (a character outside a char vocabulary) is skipped and
+                                   * counted (text_counts) rather than refused */
 } gf_task_env;
 
-/* 1: up to free; 2: stats, data_help and check_options. A table of version 1 still registers and works: the library reads stats only
- * from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 2
+/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts. A table of an older version still
+ * registers and works: the library reads a member only from a table whose version has it. */
+#define GF_TASK_OPS_VERSION 3
 #define GF_TASK_NAME_MAX 32
 #define GF_TASK_OPTIONS_BYTES 64
 
@@ -1144,7 +1260,9 @@ typedef struct gf_task_ops {
     /* Optional (a classification task): the name of class i, NULL past the last (how many there are). */
     const char *(*label)(const void *data, int64_t i);
     /* Optional: 1 if corpus names data of this task's kind (eval's check that a checkpoint and the data
-     * match); NULL: no opinion. */
+     * match), GF_TASK_OWNS_WHOLE if it is one set of examples rather than a data set of splits (snli: a file
+     * of pairs), which load gives as each split asked for and eval and predict score whole (--split does not
+     * apply); 0 if not. NULL: no opinion. */
     int (*owns)(const char *corpus, const char *data_dir);
     /* Optional: the options for scoring a checkpoint that has no training recipe (lm: blocks of max_len). */
     void (*eval_defaults)(void *options, const gf_config *cfg);
@@ -1161,8 +1279,14 @@ typedef struct gf_task_ops {
     /* Optional: 0 if the options fit a model of config cfg, else -1 with a message naming the option's flag
      * (lm: --seq-len at most a learned-position model's max_len); eval refuses them as a usage error. */
     int (*check_options)(const void *options, const gf_config *cfg);
+    /* ---- version 3 ---- */
+    /* Optional (a task that reads text): what split s's text holds beside its ids (gf_text_counts: its words,
+     * ids for unknown text, skipped characters), for eval's out-of-vocabulary rate and perplexity per word.
+     * 0, or -1 when the task does not count them. */
+    int (*text_counts)(const void *data, int split, gf_text_counts *out);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
+#define GF_TASK_OWNS_WHOLE 2
 
 /* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
  * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe
@@ -1176,9 +1300,16 @@ int gf_task_count(void);
 const gf_task_ops *gf_task_at(int i);
 /* How many classes a task's data has (0 for a task without labels). */
 int64_t gf_task_n_labels(const gf_task_ops *t, const void *data);
+/* The name of class i (gf_task_ops.label), or NULL past the last class or for a task without labels. The
+ * built-in tasks name their classes without their data (data may be NULL): what a program that holds only a
+ * checkpoint and its recipe's task name, as the Python package does, needs. */
+const char *gf_task_label(const gf_task_ops *t, const void *data, int64_t i);
 /* t's statistics of the data e names (gf_task_ops.stats, as it returns); a task without them (its table
  * older than version 2, or the member NULL) fails with a message naming the task. */
 int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **text);
+/* What split `split` of t's data (from its load) holds beside its ids (gf_task_ops.text_counts): 0, or -1 for
+ * a task that does not count them (its table older than version 3, or the member NULL; no message). */
+int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_text_counts *out);
 
 /* A task with its options and what a run was made from: the part of a run's recipe that is not the
  * trainer's, stored with it (gf_train_opts.made_from_json). */
@@ -1260,15 +1391,15 @@ size_t gf_corpus_max_text(void);
  * naming the path) when it is missing, unreadable, not a regular file (a FIFO or a directory is refused
  * without blocking) or larger than max_bytes. */
 unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
-/* Write n bytes of data to path atomically (a temporary file beside it, fsync, rename): path then holds
- * either its old content or all of the new, never a torn file. 0, or -1 (gf_last_error naming the path). */
-int gf_write_file(const char *path, const void *data, size_t n);
 /* The double of the shortest decimal that reads back as f (0.1 for 0.1f, not 0.10000000149011612): what a
  * float is written as in JSON. NaN and infinities are returned as they are. */
 double gf_float_shortest(float f);
 /* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
  * bytes: never a shorter path that would name another file. */
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
+/* mkdir -p: dir and the folders above it that are missing (0755); 0, or -1 (gf_last_error names the folder
+ * that could not be made; the folders made before it are removed again). */
+int gf_mkdir_p(const char *dir);
 /* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
  * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
  * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */

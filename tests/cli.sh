@@ -223,6 +223,35 @@ full "compare" "$GF" compare --models grassmann-tiny,transformer-tiny --tokenize
 full "bench train --json" "$GF" bench train --model grassmann-tiny --steps 1 --batch 1 --seq-len 8 --json
 full "bench mixer" "$GF" bench mixer --seq-lens 8 --batch 1
 full "bench generate --json" "$GF" bench generate --model grassmann-tiny --positions 10 --tokens 5 --json
+# bench generate on a pipe: the first position's row is out while the context still advances to the
+# second, and the advance shows its progress on stderr
+( "$GF" bench generate --model grassmann-tiny --set pos=none --positions 10,20000000 --tokens 5 2>"$tmp/gen.err" | cat >"$tmp/gen.out" ) &
+genpid=$!
+for i in $(seq 60); do grep -q "advancing the context" "$tmp/gen.err" 2>/dev/null && break; sleep 0.5; done
+grep -q "position 10 " "$tmp/gen.out" && pass "bench generate prints each row as it is measured (piped)" \
+    || fail "bench generate piped: no row before the end: $(cat "$tmp/gen.out")"
+grep -q "advancing the context to position 20000000: [0-9]* ([0-9]*%)" "$tmp/gen.err" \
+    && pass "... and shows progress while it advances the context" || fail "bench generate progress: $(cat "$tmp/gen.err")"
+pkill -P $genpid 2>/dev/null; kill $genpid 2>/dev/null; wait $genpid 2>/dev/null
+
+echo "cli: info --ckpt describes a checkpoint"
+"$GF" train --model grassmann-tiny --tokenizer word $TR --eval-every 3 --out "$tmp/desc" >/dev/null 2>&1
+want=; expect 0 "info --ckpt best.safetensors" "$GF" info --ckpt "$tmp/desc/best.safetensors"
+grep -Eq "^training    step 3, validation loss [0-9.]+ \(ppl [0-9.]+\)" "$tmp/out" && pass "... its step and validation loss" || fail "info --ckpt step: $(cat "$tmp/out")"
+grep -q "^tokenizer   word, [0-9]* pieces" "$tmp/out" && grep -q "^task        lm (head next_token)" "$tmp/out" && grep -q '"seq_len":16' "$tmp/out" \
+    && pass "... its tokenizer, task and recipe" || fail "info --ckpt: $(cat "$tmp/out")"
+want=; expect 0 "info --ckpt state.safetensors --json" "$GF" info --ckpt "$tmp/desc/state.safetensors" --json
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["kind"]=="training state" and d["step"]==3 and d["task"]=="lm" and d["params"]>0 and d["tokenizer"]["kind"]=="word" and d["recipe"]["steps"]==3, d' "$tmp/out" \
+    && pass "... is JSON with the state's step, task, tokenizer and recipe" || fail "info --ckpt --json: $(head -c 400 "$tmp/out")"
+head -c 300 "$tmp/desc/best.safetensors" >"$tmp/cut.safetensors"
+want="cut.safetensors"; expect 1 "info --ckpt of a cut file names it" "$GF" info --ckpt "$tmp/cut.safetensors"
+want="leave out --model"; expect 2 "info --ckpt with --model is refused" "$GF" info --ckpt "$tmp/desc/best.safetensors" --model grassmann-tiny
+want=; expect 0 "train --out in folders that do not exist yet (runs/x in a fresh clone) creates them" "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/fresh/runs/x"
+[ -s "$tmp/fresh/runs/x/last.safetensors" ] && pass "... and the run is there" || fail "train --out with missing parents: $(ls -R "$tmp/fresh" 2>&1 | head)"
+touch "$tmp/afile"
+want="afile is not a directory"; expect 1 "train --out under a file is refused, naming it" "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/afile/x"
+want="not a built-in corpus"; expect 1 "a run refused for its corpus" "$GF" train --model grassmann-tiny --tokenizer word $TR --corpus "$tmp/none.txt" --out "$tmp/fresh2/runs/x"
+[ ! -e "$tmp/fresh2" ] && pass "... creates none of the missing folders" || fail "a refused run left $(ls -R "$tmp/fresh2" | head -5)"
 "$GF" info --model grassmann-tiny >&- 2>"$tmp/err"; out_fails "info >&- (a closed stdout)" "Bad file descriptor"
 "$GF" --version >&- 2>"$tmp/err"; out_fails "--version >&-" "Bad file descriptor"
 "$GF" score --ckpt "$tmp/grassmann-tiny.safetensors" --tokens "$tmp/short.txt" >&- 2>/dev/null; rc=$?

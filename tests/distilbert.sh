@@ -4,7 +4,7 @@
 # Face's names and a DistilBERT forward written out in PyTorch; then:
 #   - hidden states of a padded batch (tests/import_check), with and without the "distilbert." prefix, and
 #     `grassflow features` on a pair, against that forward;
-#   - the imported model's logits, loss, gradients and an AdamW trajectory against tests/torch_ref/model.py;
+#   - the imported model's logits, loss, gradients and an AdamW trajectory against the reference model (python/grassflow/torch_model.py);
 #   - a frozen DistilBERT under a head: its tensors stay, the head trains;
 #   - damaged folders: a missing, misnamed or misshapen tensor, a layer too many, a NaN or infinite weight
 #     (or a float64 one beyond float32), a cased vocabulary, no vocab.txt, a config.json without a key, a

@@ -94,6 +94,24 @@ else
     fail "resuming the 0.1.0 state failed: $(head -c 400 "$tmp/err")"
 fi
 
+# the metrics.jsonl of the old run: its rows are kept as they were, the resumed session's rows follow with
+# their type, epoch and time, and plot draws the whole file (on step: the old rows have no count)
+metrics_kept() { # metrics_kept RUN FIXTURE_RUN
+    /usr/bin/python3 - "$1/metrics.jsonl" "$2/metrics.jsonl" <<'PYEOF' || return 1
+import json, sys
+new, old = open(sys.argv[1]).read().splitlines(), open(sys.argv[2]).read().splitlines()
+assert new[:len(old)] == old, "the old rows changed"
+rows = [json.loads(l) for l in new[len(old):]]
+assert rows[0]["type"] == "start" and rows[0]["resumed"] is True and rows[0]["step"] == 3, rows[0]
+assert [r["step"] for r in rows if r["type"] == "eval"] == [6], rows
+assert all(r["type"] in ("start", "train", "eval") and r["elapsed_s"] >= 0 and r["epoch"] > 0 for r in rows), rows
+PYEOF
+    "$GF" plot "$1" --x tokens --out "$tmp/fx.svg" >/dev/null 2>"$tmp/plot.err" && grep -q "plotting against step" "$tmp/plot.err" \
+        && [ "$(grep -c '<polyline' "$tmp/fx.svg")" = 2 ]
+}
+metrics_kept "$tmp/run" "$F/run-step3" && pass "its metrics.jsonl keeps 0.1.0's rows, the resumed rows follow with type, epoch and time, and plot draws it (on step)" \
+    || fail "metrics.jsonl of the resumed 0.1.0 run: $(tail -c 600 "$tmp/run/metrics.jsonl") $(cat "$tmp/plot.err" 2>/dev/null)"
+
 echo "fixtures: a 0.2.0 training state (config format 2; seq_len and max_sent among the recipe's keys) resumes"
 F2=tests/fixtures/v2
 mkdir -p "$tmp/run2" && cp "$F2"/run-step3/* "$tmp/run2/"
@@ -101,6 +119,8 @@ if GRASSFLOW_CACHE= "$GF" train --resume "$tmp/run2" >"$tmp/out" 2>"$tmp/err"; t
     same "$tmp/run2/last.safetensors" "$F2/run-final-last.safetensors" 1e-5 \
         && pass "to the recorded end of 0.2.0's uninterrupted run within 1e-5" \
         || fail "resumed weights differ from the recorded uninterrupted 0.2.0 run by more than 1e-5"
+    metrics_kept "$tmp/run2" "$F2/run-step3" && pass "its metrics.jsonl keeps 0.2.0's rows, and the resumed rows follow; plot draws it" \
+        || fail "metrics.jsonl of the resumed 0.2.0 run: $(tail -c 600 "$tmp/run2/metrics.jsonl") $(cat "$tmp/plot.err" 2>/dev/null)"
 else
     fail "resuming the 0.2.0 state failed: $(head -c 400 "$tmp/err")"
 fi

@@ -19,7 +19,8 @@ echo "install: make install PREFIX=$P"
 if ! make --no-print-directory install BUILD="$BUILD" PREFIX="$P" >"$tmp/make.log" 2>&1; then
     cat "$tmp/make.log"; echo "install: make install FAILED"; exit 1
 fi
-for f in lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.$ABI include/grassflow.h lib/pkgconfig/grassflow.pc; do
+for f in bin/grassflow lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.$ABI include/grassflow.h lib/pkgconfig/grassflow.pc \
+    lib/pkgconfig/grassflow-static.pc share/grassflow/data/README.md share/grassflow/configs; do
     [ -e "$P/$f" ] && pass "installed $f" || fail "make install did not install $f"
 done
 readelf -d "$P/lib/libgrassflow.so" | grep "SONAME.*\[libgrassflow\.so\.$ABI\]" >/dev/null && pass "the shared library's soname is libgrassflow.so.$ABI (GF_ABI_VERSION)" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
@@ -36,10 +37,16 @@ make --no-print-directory install BUILD="$BUILD" DESTDIR="$tmp/stage" PREFIX=/op
 
 echo "install: pkg-config"
 export PKG_CONFIG_PATH="$P/lib/pkgconfig"
-cflags=$(pkg-config --cflags grassflow) && libs=$(pkg-config --libs grassflow) && slibs=$(pkg-config --static --libs grassflow) \
+cflags=$(pkg-config --cflags grassflow) && libs=$(pkg-config --libs grassflow) && slibs=$(pkg-config --static --libs grassflow-static) \
     && pass "pkg-config grassflow: $cflags $libs" || fail "pkg-config grassflow: $(pkg-config --libs grassflow 2>&1)"
 case "$cflags $libs $slibs" in *-Isrc*|*"$BUILD/"*|*"$PWD"*) fail "pkg-config points into the source tree";; *) pass "pkg-config points only at the prefix and the system";; esac
 case "$slibs" in *openblas-openmp*-lopenblas*) pass "--static links the OpenMP OpenBLAS";; *) fail "--static libs: $slibs";; esac
+case "$slibs" in "$P/lib/libgrassflow.a "*) pass "pkg-config --libs grassflow-static links $P/lib/libgrassflow.a";; *) fail "grassflow-static libs: $slibs";; esac
+
+echo "install: the installed command"
+(cd /tmp && env -u GRASSFLOW_DATA "$P/bin/grassflow" data stats --corpus tinyshakespeare --no-cache >"$tmp/ibin.out" 2>"$tmp/ibin.err") \
+    && grep -q "train" "$tmp/ibin.out" && pass "$P/bin/grassflow runs from another folder and finds its data in share/grassflow/data" \
+    || fail "installed bin/grassflow: $(head -c 400 "$tmp/ibin.err")"
 
 echo "install: checkpoints for the examples"
 $PY -c "
@@ -67,7 +74,7 @@ for src in "$tmp"/src/*.c; do
     if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name" "$src" $libs -lm) 2>"$tmp/err"; then
         fail "examples/$name.c does not build against the installed library: $(head -c 600 "$tmp/err")"; continue
     fi
-    if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name-static" "$src" ${slibs/-lgrassflow/-l:libgrassflow.a}) 2>"$tmp/err"; then
+    if ! (cd "$tmp" && cc -std=c11 -Wall -Wextra -Werror $cflags -o "$tmp/$name-static" "$src" $slibs) 2>"$tmp/err"; then
         fail "examples/$name.c does not link statically: $(head -c 600 "$tmp/err")"; continue
     fi
     deps=$(LD_LIBRARY_PATH="$P/lib" ldd "$tmp/$name")

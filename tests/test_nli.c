@@ -101,7 +101,10 @@ static void test_bad_records(void **state) {
     expect_fail("n.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\"}\n", "n.jsonl:1: no string \"sentence2\"");
     expect_fail("u.tsv", "neutral\ta\tb\nmaybe\ta\tb\n", "u.tsv:2: unknown gold label \"maybe\"");
     expect_fail("c.tsv", "neutral\ta\tb\ncontradiction\ta\n", "c.tsv:2: 2 tab-separated column(s); expected 3");
-    expect_fail("h.txt", "gold_label\tsentence1\n", "h.txt:1: a header row without gold_label, sentence1 and sentence2");
+    expect_fail("h.txt", "gold_label\tsentence1\n", "h.txt:1: a header row without gold_label (or label), sentence1 (or "
+                "premise) and sentence2 (or hypothesis) columns");
+    expect_fail("nolabel.tsv", "premise\thypothesis\na\tb\n", "nolabel.tsv:1: a header row without gold_label"); /* a split */
+    expect_fail("nolabel.jsonl", "{\"premise\": \"a\", \"hypothesis\": \"b\"}\n", "nolabel.jsonl:1: no string \"gold_label\" (or \"label\")");
     expect_fail("r.txt", "gold_label\tsentence1\tsentence2\nneutral\ta\n", "r.txt:2: 2 tab-separated column(s); expected 3");
     expect_fail("e.tsv", "", "e.tsv: the file is empty");
     char *big = malloc((1 << 20) + 64);
@@ -327,12 +330,238 @@ static void test_source(void **state) {
     gf_tokenizer_free(tok);
 }
 
+static void expect_fail_pairs(const char *name, const char *text, const char *want) {
+    gf_nli_split s;
+    if (gf_nli_read_pairs(write_file(name, text), &s) == 0) fail_msg("%s: read, expected an error with \"%s\"", name, want);
+    if (!strstr(gf_last_error(), want)) fail_msg("%s: error \"%s\" does not contain \"%s\"", name, gf_last_error(), want);
+}
+
+/* The pairs (premise, hypothesis, label) of s, one string, to compare files of other forms. */
+static void same_pairs(const gf_nli_split *s, const gf_nli_split *t) {
+    assert_int_equal(s->n, t->n);
+    for (int64_t i = 0; i < s->n; i++) {
+        assert_string_equal(gf_nli_premise(s, i), gf_nli_premise(t, i));
+        assert_string_equal(gf_nli_hypothesis(s, i), gf_nli_hypothesis(t, i));
+        assert_int_equal(s->label[i], t->label[i]);
+    }
+}
+
+/* A file of pairs read whole: every row kept in order (no label: -1; an empty sentence as it is), in every
+ * form: SNLI's jsonl, Hugging Face's (numbers for labels, null or none for no label), a TSV whose header row
+ * names its columns in any order (the label column may be left out), the compact TSV, and a headerless
+ * premise, hypothesis TSV. */
+static void test_pairs_file(void **state) {
+    (void)state;
+    gf_nli_split a, b;
+    assert_int_equal(gf_nli_read_pairs(write_file("p.tsv", "neutral\tA man.\tA person.\n-\tX.\tY.\n"
+                                                           "contradiction\t \tNobody.\n"), &a), 0);
+    assert_int_equal(a.n, 3);
+    assert_int_equal(a.rows, 3);
+    assert_int_equal(a.unlabelled, 1);
+    assert_int_equal(a.empty, 1);
+    assert_int_equal(a.label[1], -1);
+    assert_string_equal(gf_nli_premise(&a, 2), " ");
+    assert_int_equal(gf_nli_read_pairs(write_file("p.jsonl", "{\"label\": 1, \"premise\": \"A man.\", \"hypothesis\": "
+                                                             "\"A person.\"}\n{\"premise\": \"X.\", \"hypothesis\": \"Y.\"}\n"
+                                                             "{\"gold_label\": \"contradiction\", \"sentence1\": \" \", "
+                                                             "\"sentence2\": \"Nobody.\"}\n"), &b), 0);
+    same_pairs(&a, &b);
+    gf_nli_split_free(&b);
+    assert_int_equal(gf_nli_read_pairs(write_file("p2.jsonl", "{\"label\": \"neutral\", \"premise\": \"A man.\", "
+                                                              "\"hypothesis\": \"A person.\"}\n{\"label\": null, \"premise\": "
+                                                              "\"X.\", \"hypothesis\": \"Y.\"}\n{\"label\": 2, \"premise\": "
+                                                              "\" \", \"hypothesis\": \"Nobody.\"}\n"), &b), 0);
+    same_pairs(&a, &b);
+    gf_nli_split_free(&b);
+    assert_int_equal(gf_nli_read_pairs(write_file("h.tsv", "hypothesis\tlabel\tpremise\nA person.\tneutral\tA man.\n"
+                                                           "Y.\t\tX.\nNobody.\tcontradiction\t \n"), &b), 0);
+    assert_string_equal(b.format, "tsv-header");
+    same_pairs(&a, &b);
+    gf_nli_split_free(&b);
+    gf_nli_split_free(&a);
+    assert_int_equal(gf_nli_read_pairs(write_file("two.tsv", "A man.\tA person.\nX.\tY.\n"), &a), 0);
+    assert_int_equal(gf_nli_read_pairs(write_file("two.txt", "premise\thypothesis\nA man.\tA person.\nX.\tY.\n"), &b), 0);
+    same_pairs(&a, &b);
+    assert_int_equal(a.unlabelled, 2);
+    assert_int_equal(a.label[0], -1);
+    gf_nli_split_free(&a);
+    gf_nli_split_free(&b);
+    assert_int_equal(gf_nli_read(write_file("hf.jsonl", "{\"label\": 0, \"premise\": \"a\", \"hypothesis\": \"b\"}\n"
+                                                        "{\"label\": -1, \"premise\": \"a\", \"hypothesis\": \"b\"}\n"), &a), 0);
+    assert_int_equal(a.n, 1); /* a split of a folder: Hugging Face's form too, "-" (-1) dropped as ever */
+    assert_int_equal(a.label[0], GF_NLI_ENTAILMENT);
+    gf_nli_split_free(&a);
+}
+
+/* What a file of pairs refuses, by file and line. */
+static void test_pairs_file_errors(void **state) {
+    (void)state;
+    expect_fail_pairs("c.tsv", "neutral\ta\tb\ncontradiction\tc\n", "c.tsv:2: 2 tab-separated column(s); expected 3 "
+                      "(label, premise, hypothesis)");
+    expect_fail_pairs("c2.tsv", "a\tb\nc\td\te\n", "c2.tsv:2: 3 tab-separated column(s); expected 2 (premise, hypothesis)");
+    expect_fail_pairs("l.tsv", "neutral\ta\tb\nmaybe\tc\td\n", "l.tsv:2: unknown gold label \"maybe\"");
+    expect_fail_pairs("order.tsv", "A man.\tA person.\tneutral\n", "order.tsv:1: unknown gold label \"A man.\" in the "
+                      "first column, and a label in the last");
+    expect_fail_pairs("l7.jsonl", "{\"label\": 7, \"premise\": \"a\", \"hypothesis\": \"b\"}\n",
+                      "l7.jsonl:1: \"label\" is neither a string nor one of the numbers -1, 0, 1, 2");
+    expect_fail_pairs("nh.jsonl", "{\"premise\": \"a\", \"label\": 1}\n", "nh.jsonl:1: no string \"sentence2\" (or "
+                      "\"hypothesis\")");
+    expect_fail_pairs("j.jsonl", "{\"premise\": \"a\", \"hypothesis\": \"b\"}\n[1, 2]\n", "j.jsonl:2: not a JSON object");
+    expect_fail_pairs("hp.tsv", "premise\tlabel\na\tneutral\n", "hp.tsv:1: a header row without gold_label (or label), "
+                      "sentence1 (or premise) and sentence2 (or hypothesis) columns");
+    expect_fail_pairs("ho.tsv", "premise\thypothesis\tlabel\n\n", "ho.tsv: a header row and no pair");
+    expect_fail_pairs("e.jsonl", "", "e.jsonl: the file is empty");
+}
+
+/* Which paths name a file of pairs: by name (*.jsonl, *.tsv, .xz, even when missing: reading it says so), or
+ * by a first line of pairs; never a text corpus, a folder or a missing file of another name. */
+static void test_pairs_file_names(void **state) {
+    (void)state;
+    assert_true(gf_nli_file(write_file("any.tsv", "whatever\n")));
+    assert_true(gf_nli_file(tl_tmp_path("missing.jsonl.xz")));
+    assert_false(gf_nli_file(tl_tmp_path("missing.txt")));
+    assert_true(gf_nli_file(write_file("pairs.txt", "\n{\"premise\": \"a\", \"hypothesis\": \"b\"}\n")));
+    assert_true(gf_nli_file(write_file("hdr.txt", "sentence2\tsentence1\nb\ta\n")));
+    assert_true(gf_nli_file(write_file("three.txt", "-\ta\tb\n")));
+    assert_false(gf_nli_file(write_file("text.txt", "First Citizen:\nBefore we proceed any further, hear me speak.\n")));
+    assert_false(gf_nli_file(write_file("json.txt", "{\"text\": \"a\"}\n")));
+    assert_false(gf_nli_file(write_file("word.txt", "premise\nOf a text corpus.\n")));
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("folder.jsonl"));
+    mkdir(dir, 0755);
+    assert_false(gf_nli_file(dir));
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("fifo.tsv"));
+    assert_int_equal(mkfifo(dir, 0644), 0);
+    assert_true(gf_nli_file(dir)); /* and its read says it is a FIFO, without blocking */
+    gf_nli_split fs;
+    assert_int_not_equal(gf_nli_read_pairs(dir, &fs), 0);
+    assert_non_null(strstr(gf_last_error(), "is a FIFO"));
+    unlink(dir);
+    assert_int_equal(gf_nli_is_spec(tl_tmp_path("pairs.txt"), "."), 2);
+    assert_int_equal(gf_nli_is_spec("snli", "."), 1);
+    gf_nli_data *d = gf_nli_load_splits(tl_tmp_path("pairs.txt"), ".", 1u << GF_TEST);
+    assert_non_null(d);
+    assert_int_equal(d->split[GF_TEST].n, 1);
+    assert_int_equal(d->split[GF_TEST].label[0], -1);
+    gf_nli_free(d);
+    assert_null(gf_nli_load_splits(tl_tmp_path("pairs.txt"), ".", 7u));
+    assert_non_null(strstr(gf_last_error(), "pairs.txt is a file of sentence pairs: it can be scored (grassflow eval, "
+                                            "predict), not trained on"));
+}
+
+typedef struct {
+    int64_t n, right, counted, unlabelled;
+    double probs[64][3];
+} tally_ctx;
+
+static int tally_prediction(const gf_prediction *p, void *ctx) {
+    tally_ctx *t = ctx;
+    assert_int_equal(p->index, t->n);
+    assert_int_equal(p->n_classes, 3);
+    double sum = 0.0;
+    int64_t best = 0;
+    for (int c = 0; c < 3; c++) {
+        sum += p->probs[c];
+        best = p->logits[c] > p->logits[best] ? c : best;
+        if (t->n < 64) t->probs[t->n][c] = p->probs[c];
+    }
+    assert_true(sum > 1.0 - 1e-12 && sum < 1.0 + 1e-12);
+    assert_int_equal(p->label, best);
+    assert_int_equal(p->ids[0], 101); /* [CLS], unpadded: ends in [SEP] */
+    assert_int_equal(p->ids[p->n_ids - 1], 102);
+    t->counted += p->gold >= 0;
+    t->unlabelled += p->gold < 0;
+    t->right += p->gold >= 0 && p->gold == p->label;
+    t->n++;
+    return 0;
+}
+
+static int stop_after_two(const gf_prediction *p, void *ctx) {
+    (void)ctx;
+    return p->index == 1;
+}
+
+/* gf_predict walks the batches gf_evaluate_result takes: its labels give the same accuracy, pairs without a
+ * label included but not counted; its probabilities sum to 1; gf_nli_predict on the same pairs in memory gives
+ * the same bits; a callback can stop it. */
+static void test_predict(void **state) {
+    (void)state;
+    gf_nli_split sp;
+    assert_int_equal(gf_nli_read_pairs(write_file("pr.tsv", "neutral\tA man sleeps.\tHe sleeps.\n-\tTwo dogs run.\tDogs.\n"
+                                                            "contradiction\tA girl sings loudly.\tNobody sings.\n"
+                                                            "entailment\tKids play.\tChildren are playing outside.\n"
+                                                            "neutral\tA cat.\tThe cat is hungry.\n"), &sp), 0);
+    gf_tokenizer *tok = gf_wordpiece_load("data/bert-base-uncased/vocab.txt");
+    gf_config cfg;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    assert_int_equal(gf_config_set(&cfg, "vocab_size=30522"), 0);
+    assert_int_equal(gf_config_set(&cfg, "head.kind=classify"), 0);
+    assert_int_equal(gf_config_set(&cfg, "head.n_classes=3"), 0);
+    assert_int_equal(gf_config_set(&cfg, "segments=2"), 0);
+    gf_model *m = gf_model_create(&cfg);
+    gf_model_init(m, 7);
+    gf_source *src = gf_pair_source_create(&sp, tok, 4, 1, NULL);
+    assert_non_null(src);
+    int64_t conf[9];
+    gf_eval_result er = {.confusion = conf};
+    assert_int_equal(gf_evaluate_result(m, src, 2, &er), 0);
+    tally_ctx t = {0};
+    assert_int_equal(gf_predict(m, src, 2, tally_prediction, &t), 0);
+    assert_int_equal(t.n, 5);
+    assert_int_equal(t.unlabelled, 1);
+    assert_int_equal(t.counted, er.n_counted);
+    assert_int_equal(t.right, er.n_correct);
+    const char *pre[5], *hyp[5];
+    for (int i = 0; i < 5; i++) pre[i] = gf_nli_premise(&sp, i), hyp[i] = gf_nli_hypothesis(&sp, i);
+    double probs[15];
+    int32_t labels[5];
+    assert_int_equal(gf_nli_predict(m, tok, pre, hyp, 5, 4, 2, probs, labels), 0);
+    for (int i = 0; i < 5; i++)
+        for (int c = 0; c < 3; c++) assert_memory_equal(&probs[i * 3 + c], &t.probs[i][c], sizeof(double));
+    assert_int_equal(gf_predict(m, src, 2, stop_after_two, NULL), 0);
+    const char *bad = "caf\xe9";
+    assert_int_not_equal(gf_nli_predict(m, tok, &bad, &bad, 1, 4, 2, probs, NULL), 0);
+    assert_non_null(strstr(gf_last_error(), "invalid UTF-8"));
+    gf_source_free(src);
+    gf_model_free(m);
+    gf_nli_split_free(&sp);
+    gf_tokenizer_free(tok);
+}
+
+/* One text alone: [CLS] text [SEP] with a BERT vocabulary, its bare tokens otherwise, and no tokens refused. */
+static void test_encode_single(void **state) {
+    (void)state;
+    gf_tokenizer *wp = gf_wordpiece_load("data/bert-base-uncased/vocab.txt"), *bytes = gf_tokenizer_bytes();
+    assert_non_null(wp);
+    int32_t *ids;
+    int64_t n;
+    assert_int_equal(gf_encode_single(wp, "A man sleeps.", 13, "--text", &ids, &n), 0);
+    const int32_t want[6] = {101, 1037, 2158, 25126, 1012, 102}; /* [CLS] a man sleeps . [SEP] */
+    assert_int_equal(n, 6);
+    for (int t = 0; t < 6; t++) assert_int_equal(ids[t], want[t]);
+    free(ids);
+    assert_int_equal(gf_encode_single(bytes, "ab", 2, "--text", &ids, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(ids[0], 'a');
+    assert_int_equal(ids[1], 'b');
+    free(ids);
+    assert_int_equal(gf_encode_single(bytes, "", 0, "--text", &ids, &n), -1);
+    assert_null(ids);
+    assert_string_equal(gf_last_error(), "--text: no tokens; give a non-empty text");
+    assert_int_equal(gf_encode_single(wp, "\xff", 1, "--text", &ids, &n), -1); /* the tokenizer's error */
+    assert_non_null(strstr(gf_last_error(), "--text"));
+    gf_tokenizer_free(bytes);
+    gf_tokenizer_free(wp);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_single), cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
                                        cmocka_unit_test(test_bad_records), cmocka_unit_test(test_nul_and_utf8),
                                        cmocka_unit_test(test_bom_blank_and_whitespace),
                                        cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),
-                                       cmocka_unit_test(test_missing_and_odd_splits), cmocka_unit_test(test_source)};
+                                       cmocka_unit_test(test_missing_and_odd_splits), cmocka_unit_test(test_source),
+                                       cmocka_unit_test(test_pairs_file), cmocka_unit_test(test_pairs_file_errors),
+                                       cmocka_unit_test(test_pairs_file_names), cmocka_unit_test(test_predict)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();
     return rc;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/safetensors.h"
 #include "testlib.h"
@@ -176,13 +177,13 @@ static void test_atomic_write(void **state) {
     gf_model_free(m);
 }
 
-/* gf_write_file: the whole new content replaces the old one, no temporary file stays beside it, and a
+/* gf_write_file_atomic: the whole new content replaces the old one, no temporary file stays beside it, and a
  * write that cannot happen names the path and leaves nothing behind. */
 static void test_write_file(void **state) {
     (void)state;
     const char *path = tl_tmp_path("summary.json");
-    assert_int_equal(gf_write_file(path, "{\"a\": 1}\n", 9), 0);
-    assert_int_equal(gf_write_file(path, "{}\n", 3), 0); /* shorter: nothing of the old content stays */
+    assert_int_equal(gf_write_file_atomic(path, "{\"a\": 1}\n", 9), 0);
+    assert_int_equal(gf_write_file_atomic(path, "{}\n", 3), 0); /* shorter: nothing of the old content stays */
     size_t n = 0;
     unsigned char *back = gf_read_file(path, 1 << 20, &n);
     assert_non_null(back);
@@ -194,7 +195,7 @@ static void test_write_file(void **state) {
     glob_t g;
     assert_int_equal(glob(pattern, 0, NULL, &g), GLOB_NOMATCH);
     globfree(&g);
-    assert_int_not_equal(gf_write_file("/nonexistent-dir/summary.json", "{}", 2), 0);
+    assert_int_not_equal(gf_write_file_atomic("/nonexistent-dir/summary.json", "{}", 2), 0);
     assert_non_null(strstr(gf_last_error(), "/nonexistent-dir/summary.json"));
 }
 
@@ -225,11 +226,37 @@ static void test_header_limit(void **state) {
     free(v);
 }
 
+/* gf_mkdir_p: the missing folders above a run's --out are made; under a file it fails naming the folder it
+ * could not make and leaves none of those it made. */
+static void test_mkdir_p(void **state) {
+    (void)state;
+    char deep[512], file[512], blocked[700], rb[512], toolong[900];
+    snprintf(deep, sizeof deep, "%s/a//b/c", tl_tmp_path("mk"));
+    snprintf(file, sizeof file, "%s", tl_tmp_path("mkfile"));
+    struct stat st;
+    assert_int_equal(gf_mkdir_p(deep), 0);
+    assert_int_equal(stat(deep, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(gf_mkdir_p(deep), 0); /* there already: fine */
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(blocked, sizeof blocked, "%s/x/y", file);
+    assert_int_not_equal(gf_mkdir_p(blocked), 0);
+    assert_non_null(strstr(gf_last_error(), file));
+    /* two new folders, then a name too long for the file system: both new folders are removed again */
+    snprintf(rb, sizeof rb, "%s", tl_tmp_path("mkrb"));
+    snprintf(toolong, sizeof toolong, "%s/new/%0300d/z", rb, 7);
+    assert_int_not_equal(gf_mkdir_p(toolong), 0);
+    assert_non_null(strstr(gf_last_error(), "cannot create the output directory"));
+    assert_int_not_equal(stat(rb, &st), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_model_mismatch), cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_write_file),
-        cmocka_unit_test(test_header_limit),
+        cmocka_unit_test(test_header_limit), cmocka_unit_test(test_mkdir_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

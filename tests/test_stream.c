@@ -124,8 +124,52 @@ static void test_stream_errors_and_state(void **state) {
     gf_model_free(m);
 }
 
+/* gf_stream_next (generation): the logits after ids[0..n) for n = 1, 2, ... equal the full forward's over the
+ * context (the last max_len ids with learned positions, where the stream slides; all of them otherwise, where it
+ * never restarts), and ids that do not extend the stream's are refused. */
+static void check_next(const char *what, const char *const *sets, int64_t N) {
+    gf_model *m = tl_make_model("hybrid-tiny", sets, 13);
+    const gf_config *c = gf_model_config(m);
+    const int64_t V = c->vocab_size, W = c->pos == GF_POS_LEARNED ? c->max_len : N;
+    int32_t *ids = malloc((size_t)N * sizeof *ids);
+    for (int64_t i = 0; i < N; i++) ids[i] = (int32_t)(gf_rand64(9, (uint64_t)i) % (uint64_t)V);
+    gf_stream *s = gf_stream_create(m);
+    float *lg = malloc((size_t)V * sizeof *lg);
+    double worst = 0.0;
+    for (int64_t n = 1; n <= N; n++) {
+        const float *p = gf_stream_next(s, ids, n);
+        if (!p) fail_msg("%s: next %lld: %s", what, (long long)n, gf_last_error());
+        memcpy(lg, p, (size_t)V * sizeof *lg);
+        assert_int_equal(gf_stream_pos(s), n < W ? n : W); /* the window it holds */
+        const int64_t T = n < W ? n : W;
+        if (gf_model_forward(m, ids + n - T, NULL, 1, T, NULL)) fail_msg("%s: forward: %s", what, gf_last_error());
+        const float *full = gf_model_logits(m) + (T - 1) * V;
+        for (int64_t v = 0; v < V; v++) worst = fmax(worst, fabs((double)lg[v] - full[v]));
+    }
+    if (worst > 1e-5) fail_msg("%s: gf_stream_next's logits differ from the forward over the context by %.3g", what, worst);
+    assert_null(gf_stream_next(s, ids, N - 1)); /* it has consumed more than that context */
+    assert_non_null(strstr(gf_last_error(), "expected ids that extend what it was given"));
+    assert_null(gf_stream_next(s, ids, 0));
+    gf_stream_reset(s);
+    assert_non_null(gf_stream_next(s, ids, 3)); /* a reset stream starts at ids[0] */
+    assert_int_equal(gf_stream_pos(s), 3);
+    gf_stream_free(s);
+    gf_model_free(m);
+    free(lg);
+    free(ids);
+}
+
+static void test_stream_next(void **state) {
+    (void)state;
+    const char *learned[] = {"max_len=16", NULL};
+    check_next("hybrid, learned positions, max_len 16, 40 ids (the window slides)", learned, 40);
+    const char *sinus[] = {"pos=sinusoidal", NULL};
+    check_next("hybrid, sinusoidal, 40 ids (no window)", sinus, 40);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_next),
         cmocka_unit_test(test_stream_grassmann),
         cmocka_unit_test(test_stream_transformer),
         cmocka_unit_test(test_stream_hybrid),

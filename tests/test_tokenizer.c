@@ -159,6 +159,93 @@ static void test_detok_holds_back_split_characters(void **state) {
     gf_tokenizer_free(t);
 }
 
+/* gf_text_word_count: whitespace words plus one per line, by hand, and the same as the word tokenizer's ids for
+ * random texts of words, spaces and line ends. */
+static void test_word_count(void **state) {
+    (void)state;
+    struct { const char *text; int64_t words; } cases[] = {
+        {"", 0},           {"\n", 1},        {"a", 2},     {"a\n", 2},        {"a\n\n", 3},
+        {" \t\r\n", 1},    {"a b\nc", 5},    {"a b\nc\n", 5}, {"x\v\fy  z", 4}, {"the dog sat\n\n  on a mat  \nthe end", 12},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (gf_text_word_count(cases[i].text, strlen(cases[i].text)) != cases[i].words)
+            fail_msg("'%s': %lld words, expected %lld", cases[i].text,
+                     (long long)gf_text_word_count(cases[i].text, strlen(cases[i].text)), (long long)cases[i].words);
+    gf_tokenizer *w = gf_tokenizer_build(GF_TOK_WORD, "a b", 3);
+    assert_non_null(w);
+    uint64_t ctr = 0;
+    const char alphabet[] = "ab \t\n\r\v\fc";
+    char text[64];
+    for (int k = 0; k < 2000; k++) {
+        size_t n = rnd(&ctr) % sizeof text;
+        for (size_t i = 0; i < n; i++) text[i] = alphabet[rnd(&ctr) % (sizeof alphabet - 1)];
+        int32_t *ids;
+        int64_t n_ids;
+        gf_text_counts c;
+        assert_int_equal(gf_tokenizer_encode_counted(w, text, n, NULL, &ids, &n_ids, &c), 0);
+        if (n_ids != gf_text_word_count(text, n) || c.words != n_ids || c.tokens != n_ids)
+            fail_msg("text %d: %lld word ids, %lld counted words, %lld by gf_text_word_count", k, (long long)n_ids,
+                     (long long)c.words, (long long)gf_text_word_count(text, n));
+        free(ids);
+    }
+    gf_tokenizer_free(w);
+}
+
+/* gf_tokenizer_encode_counted against hand counts: words outside a word vocabulary (<unk>), characters
+ * outside a char vocabulary (skipped, the first one's offset), WordPiece words that cannot be pieced. */
+static void test_encode_counted(void **state) {
+    (void)state;
+    const char *train = "the cat sat\non the mat\n", *other = "the dog sat\n\n  on a mat  \nthe end";
+    gf_tokenizer *w = gf_tokenizer_build(GF_TOK_WORD, train, strlen(train));
+    gf_tokenizer *c = gf_tokenizer_build(GF_TOK_CHAR, train, strlen(train));
+    gf_tokenizer *b = gf_tokenizer_bytes(), *wp = gf_wordpiece_load(VOCAB);
+    assert_true(w && c && b && wp);
+    int32_t *ids;
+    int64_t n;
+    gf_text_counts k;
+    /* word: the dog(unk) sat <eos> | <eos> | on a(unk) mat <eos> | the end(unk) <eos> */
+    assert_int_equal(gf_tokenizer_encode_counted(w, other, strlen(other), NULL, &ids, &n, &k), 0);
+    assert_true(n == 12 && k.tokens == 12 && k.words == 12 && k.unknown == 3 && k.skipped == 0 && k.first_skipped == -1);
+    assert_int_equal(ids[1], gf_tokenizer_unk_id(w));
+    free(ids);
+    assert_int_equal(gf_tokenizer_encode_counted(w, "dog", 3, NULL, &ids, &n, &k), 0); /* the first word, no '\n' */
+    assert_true(n == 2 && k.words == 2 && k.unknown == 1);
+    free(ids);
+    /* a literal <unk> in the text is a word of the vocabulary when the training text had it */
+    gf_tokenizer *wu = gf_tokenizer_build(GF_TOK_WORD, "a <unk> b\n", 10);
+    assert_int_equal(gf_tokenizer_encode_counted(wu, "<unk> c", 7, NULL, &ids, &n, &k), 0);
+    assert_true(n == 3 && k.unknown == 1 && ids[0] == gf_tokenizer_unk_id(wu) && ids[1] == gf_tokenizer_unk_id(wu));
+    free(ids);
+    gf_tokenizer_free(wu);
+    /* char: d, g and the d of "end" are not in the vocabulary: 33 characters, 30 ids */
+    assert_int_equal(gf_tokenizer_encode_counted(c, other, strlen(other), NULL, &ids, &n, &k), 0);
+    assert_true(n == 30 && k.tokens == 30 && k.words == 12 && k.unknown == 0 && k.skipped == 3 && k.first_skipped == 4);
+    char *back = gf_tokenizer_decode(c, ids, n, NULL);
+    assert_string_equal(back, "the o sat\n\n  on a mat  \nthe en");
+    free(back);
+    free(ids);
+    /* without counts the same text is refused, with a hint that names a command that takes its flag */
+    assert_int_equal(gf_tokenizer_encode(c, other, strlen(other), "--prompt", &ids, &n), -1);
+    assert_non_null(strstr(gf_last_error(), "--prompt: character 'd' at byte 4 is not in the vocabulary"));
+    assert_non_null(strstr(gf_last_error(), "grassflow train --tokenizer byte"));
+    /* byte: every byte has an id */
+    assert_int_equal(gf_tokenizer_encode_counted(b, other, strlen(other), NULL, &ids, &n, &k), 0);
+    assert_true(n == 33 && k.tokens == 33 && k.words == 12 && k.unknown == 0 && k.skipped == 0);
+    free(ids);
+    /* WordPiece: a word of 101 characters cannot be pieced ([UNK]); a [UNK] written in the text is not counted */
+    char long_word[160] = "hello [UNK] ";
+    memset(long_word + 12, 'x', 101);
+    strcpy(long_word + 113, " world\n");
+    assert_int_equal(gf_tokenizer_encode_counted(wp, long_word, strlen(long_word), NULL, &ids, &n, &k), 0);
+    assert_true(n == 4 && k.tokens == 4 && k.words == 5 && k.unknown == 1 && k.skipped == 0);
+    assert_true(ids[1] == gf_tokenizer_unk_id(wp) && ids[2] == gf_tokenizer_unk_id(wp));
+    free(ids);
+    gf_tokenizer_free(w);
+    gf_tokenizer_free(c);
+    gf_tokenizer_free(b);
+    gf_tokenizer_free(wp);
+}
+
 static void test_encode(void **state) {
     (void)state;
     const char *text = "ab\nc\xC3\xA9";
@@ -282,6 +369,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detok_equals_decode), cmocka_unit_test(test_detok_holds_back_split_characters),
         cmocka_unit_test(test_encode),              cmocka_unit_test(test_pieces_and_json),
+        cmocka_unit_test(test_word_count),          cmocka_unit_test(test_encode_counted),
         cmocka_unit_test(test_checkpoint_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

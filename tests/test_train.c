@@ -4,6 +4,7 @@
  * non-finite policy and a stopped-and-resumed run through gf_train; metrics.jsonl lines are JSON (no inf)
  * and a line that cannot be written is an error. */
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -667,15 +668,17 @@ static void test_metrics_line(void **state) {
     snprintf(path, sizeof path, "%s", tl_tmp_path("metrics.jsonl"));
     gf_run_dir r = {.dir = "RUN", .metrics = fopen(path, "w"), .lock_fd = -1};
     assert_non_null(r.metrics);
+    snprintf(r.counted, sizeof r.counted, "tokens");
     gf_train_event e = {.kind = GF_EV_EVAL, .step = 10, .val_loss = 2000.0, .val_ppl = INFINITY,
-                        .best_val_loss = INFINITY, .val_acc = NAN};
+                        .best_val_loss = INFINITY, .val_acc = NAN, .epochs = 0.5, .seen = 1280, .run_elapsed_s = 2.5};
     assert_int_equal(gf_run_metrics_line(&r, &e), 0);
     fclose(r.metrics);
     char line[256] = "";
     FILE *f = fopen(path, "r");
     assert_non_null(fgets(line, sizeof line, f));
     fclose(f);
-    assert_string_equal(line, "{\"step\": 10, \"val_loss\": 2000.000000, \"val_ppl\": null, \"best_val_loss\": null, "
+    assert_string_equal(line, "{\"type\": \"eval\", \"step\": 10, \"epoch\": 0.500000, \"tokens\": 1280, \"elapsed_s\": "
+                              "2.500, \"val_loss\": 2000.000000, \"val_ppl\": null, \"best_val_loss\": null, "
                               "\"is_best\": false}\n");
     r.metrics = fopen("/dev/full", "w");
     if (!r.metrics) skip();
@@ -683,6 +686,59 @@ static void test_metrics_line(void **state) {
     assert_int_equal(gf_run_metrics_line(&r, &e), -1);
     assert_non_null(strstr(gf_last_error(), "cannot write RUN/metrics.jsonl: No space left on device"));
     fclose(r.metrics);
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* gf_metrics_read: rows of this version (their type, epoch, count in the unit the start row names, time),
+ * rows of older files (typed by their keys; what they lack is NAN), a null loss; a corrupt line is an error
+ * naming the file and the line. */
+static void test_metrics_read(void **state) {
+    (void)state;
+    char dir[700], path[800];
+    snprintf(dir, sizeof dir, "%s", tl_tmp_path("metrics-read"));
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
+    write_text(path, "{\"step\": 2, \"epoch\": 0, \"loss\": 4.1, \"lr\": 0.0003, \"grad_norm\": 1, \"tokens_per_s\": 9, "
+                     "\"elapsed_s\": 0.5}\n{\"step\": 2, \"val_loss\": 4.0, \"val_ppl\": 54.6, \"best_val_loss\": 4.0, "
+                     "\"is_best\": true}\n\n"
+                     "{\"type\": \"start\", \"step\": 2, \"epoch\": 0.5, \"pairs\": 64, \"elapsed_s\": 0.6, \"counted\": "
+                     "\"pairs\", \"metric\": \"accuracy\", \"resumed\": true}\n"
+                     "{\"type\": \"train\", \"step\": 4, \"epoch\": 1.0, \"pairs\": 128, \"elapsed_s\": 1.25, \"loss\": null, "
+                     "\"lr\": 0.0002}\n{\"type\": \"eval\", \"step\": 4, \"epoch\": 1.0, \"pairs\": 128, \"elapsed_s\": 1.5, "
+                     "\"val_loss\": 0.9, \"val_acc\": 0.75}\n");
+    gf_metrics m;
+    if (gf_metrics_read(dir, &m)) fail_msg("%s", gf_last_error());
+    assert_int_equal(m.n, 5);
+    assert_true(m.legacy);
+    assert_string_equal(m.counted, "pairs");
+    assert_string_equal(m.metric, "accuracy");
+    const gf_metrics_row *r = m.rows;
+    assert_string_equal(r[0].type, "train");
+    assert_true(r[0].step == 2 && r[0].loss == 4.1 && r[0].elapsed_s == 0.5 && isnan(r[0].seen));
+    assert_string_equal(r[1].type, "eval");
+    assert_true(r[1].loss == 4.0 && r[1].score == 54.6 && isnan(r[1].elapsed_s) && isnan(r[1].epoch));
+    assert_string_equal(r[2].type, "start");
+    assert_true(r[3].step == 4 && r[3].epoch == 1.0 && r[3].seen == 128 && r[3].elapsed_s == 1.25 && isnan(r[3].loss));
+    assert_true(r[4].loss == 0.9 && r[4].score == 0.75 && r[4].seen == 128);
+    gf_metrics_free(&m);
+    write_text(path, "{\"type\": \"train\", \"step\": 1, \"loss\": 2}\n{\"type\": \"train\", \"step\": 2, \"lo");
+    assert_int_equal(gf_metrics_read(dir, &m), -1);
+    assert_non_null(strstr(gf_last_error(), "metrics.jsonl, line 2: not JSON"));
+    assert_null(m.rows);
+    write_text(path, "[1, 2]\n");
+    assert_int_equal(gf_metrics_read(dir, &m), -1);
+    assert_non_null(strstr(gf_last_error(), "line 1: not a JSON object"));
+    write_text(path, "{\"loss\": 2}\n");
+    assert_int_equal(gf_metrics_read(dir, &m), -1);
+    assert_non_null(strstr(gf_last_error(), "line 1: no \"step\""));
+    assert_int_equal(gf_metrics_read(tl_tmp_path("no-such-run"), &m), -1);
+    assert_non_null(strstr(gf_last_error(), "no-such-run/metrics.jsonl"));
 }
 
 int main(void) {
@@ -704,6 +760,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_bad_sources, pool_teardown),
         cmocka_unit_test(test_json_numbers),
         cmocka_unit_test(test_metrics_line),
+        cmocka_unit_test(test_metrics_read),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();

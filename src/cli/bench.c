@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -389,7 +390,8 @@ static int gen_parse(int argc, char **argv, gen_opts *o) {
                    "                               [--tokens N] [--no-cache] [--json]\n\n"
                    "Batch-1 generation: for each position P (default 100,1000,10000) the context is advanced to P\n"
                    "(not timed), then N tokens (default 32) are timed, each giving its logits. Reports tokens/s,\n"
-                   "microseconds per token, the stream's context state and the process's resident memory.\n"
+                   "microseconds per token, the stream's context state and the process's resident memory, one\n"
+                   "row as each position is measured; while the context advances, progress goes to stderr.\n"
                    "--no-cache times a full forward over the context (the last max_len tokens with learned\n"
                    "positions, all of them otherwise) per token instead. --vocab defaults to 33278.\n");
             return EXIT_OK;
@@ -398,6 +400,30 @@ static int gen_parse(int argc, char **argv, gen_opts *o) {
     }
     if (!o->mo.vocab && o->mo.preset) o->mo.vocab = 33278; /* a config file keeps its own */
     return BENCH_RUN;
+}
+
+/* Feed the stream up to position `to` (untimed), in chunks, with progress on stderr while it takes more
+ * than a second: a "\r"-rewritten line on a terminal, else a line every five seconds. */
+static int gen_advance(gf_stream *s, const int32_t *ctx, int64_t to) {
+    const int64_t from = gf_stream_pos(s), chunk = 256;
+    const int tty = isatty(STDERR_FILENO);
+    const double t0 = now_s();
+    double shown = t0;
+    int said = 0;
+    while (gf_stream_pos(s) < to) {
+        const int64_t at = gf_stream_pos(s), k = to - at < chunk ? to - at : chunk;
+        if (gf_stream_feed(s, ctx + at, k)) return -1;
+        const double t = now_s();
+        if (t - t0 > 1.0 && t - shown > (tty ? 0.5 : 5.0)) {
+            fprintf(stderr, "%sadvancing the context to position %lld: %lld (%.0f%%), %.0f s%s", tty ? "\r" : "",
+                    (long long)to, (long long)gf_stream_pos(s), 100.0 * (double)(gf_stream_pos(s) - from) / (double)(to - from),
+                    t - t0, tty ? "" : "\n");
+            shown = t;
+            said = 1;
+        }
+    }
+    if (said && tty) fprintf(stderr, "\r%80s\r", "");
+    return 0;
 }
 
 /* Time o->n tokens from position P (*at: where the timing started; a stream already past P, because
@@ -416,7 +442,7 @@ static int gen_time_at(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_
         return EXIT_OK;
     }
     if (gf_stream_pos(s) > *at) *at = gf_stream_pos(s);
-    if (gf_stream_feed(s, ctx + gf_stream_pos(s), *at - gf_stream_pos(s))) return cli_error("%s", gf_last_error());
+    if (gen_advance(s, ctx, *at)) return cli_error("%s", gf_last_error());
     double t0 = now_s();
     for (int64_t i = 0; i < o->n; i++)
         if (!gf_stream_step(s, ctx[*at + i])) return cli_error("%s", gf_last_error());
@@ -449,6 +475,7 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
         else
             printf("%s  %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
                    o->no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
+        /* flushed here: each row is out as it is measured, piped or killed */
         if (cli_stdout_failed()) return EXIT_RUNTIME; /* stop: each position takes seconds */
     }
     if (o->json) printf("]}\n");

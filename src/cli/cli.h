@@ -22,15 +22,20 @@ int cmd_generate(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* Where the built-in corpora live: $GRASSFLOW_DATA, else data/ next to the executable's build/ directory,
- * else ./data. */
+ * else share/grassflow/data beside an installed PREFIX/bin/grassflow, else ./data. */
 const char *cli_data_dir(void);
 /* Where tokenized corpora are cached: $GRASSFLOW_CACHE, $XDG_CACHE_HOME/grassflow, ~/.cache/grassflow
  * (NULL: none). */
 const char *cli_cache_dir(void);
 /* gf_checkpoint_load (the checkpoint, its tokenizer and, with train_json, its training recipe). */
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json);
+/* The piece of token id as a NUL-terminated string (malloc'd; a byte tokenizer's NUL piece is ""), NULL
+ * for an id outside the vocabulary or out of memory. */
+char *cli_piece(const gf_tokenizer *tok, int32_t id);
 /* Parse a float flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
 

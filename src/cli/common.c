@@ -195,7 +195,10 @@ const char *cli_data_dir(void) {
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
-        int len = snprintf(buf, sizeof buf, "%s/../data", dirname(exe));
+        const char *bin = dirname(exe);
+        int len = snprintf(buf, sizeof buf, "%s/../data", bin); /* a build tree: build/grassflow */
+        if (len < (int)sizeof buf && dir_exists(buf)) return buf;
+        len = snprintf(buf, sizeof buf, "%s/../share/grassflow/data", bin); /* make install's PREFIX/bin */
         if (len < (int)sizeof buf && dir_exists(buf)) return buf;
     }
     return "data";
@@ -215,4 +218,12 @@ const char *cli_cache_dir(void) {
 
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json) {
     return gf_checkpoint_load(path, tok, train_json);
+}
+
+char *cli_piece(const gf_tokenizer *tok, int32_t id) {
+    size_t len;
+    const char *s = gf_tokenizer_piece(tok, id, &len);
+    char *out = s ? malloc(len + 1) : NULL;
+    if (out) memcpy(out, s, len), out[len] = '\0';
+    return out;
 }

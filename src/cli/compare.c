@@ -136,11 +136,11 @@ static int prepare(cmp_job *j, cmp_args *a) {
     if (!rc) rc = cmp_folders(j);
     if (!rc) rc = cmp_read_earlier(j);
     if (rc) return rc;
-    if (mkdir(j->out, 0755) != 0 && errno != EEXIST) return cli_error("cannot create --out %s: %s", j->out, strerror(errno));
+    if (gf_mkdir_p(j->out)) return cli_error("--out: %s", gf_last_error());
     for (int i = 0; i < j->n && j->per_seed; i++) {
         char dir[GF_PATH_MAX];
-        if (gf_path_join(dir, sizeof dir, j->out, j->m[i].folder)) return cli_error("--out: %s", gf_last_error());
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) return cli_error("cannot create %s: %s", dir, strerror(errno));
+        if (gf_path_join(dir, sizeof dir, j->out, j->m[i].folder) || gf_mkdir_p(dir))
+            return cli_error("--out: %s", gf_last_error());
     }
     return cmp_write_summary(j);
 }

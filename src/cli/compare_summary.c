@@ -341,7 +341,7 @@ static char *md_text(const cmp_job *j) {
 static int write_text(const cmp_job *j, const char *name, char *text) {
     char path[GF_PATH_MAX];
     int rc = !text ? cli_error("out of memory writing the summary")
-             : gf_path_join(path, sizeof path, j->out, name) || gf_write_file(path, text, strlen(text))
+             : gf_path_join(path, sizeof path, j->out, name) || gf_write_file_atomic(path, text, strlen(text))
                  ? cli_error("%s", gf_last_error()) : EXIT_OK;
     free(text);
     return rc;

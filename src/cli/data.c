@@ -9,8 +9,9 @@
 
 static void help(void) {
     printf("usage: grassflow data stats --corpus C [--tokenizer T] [--json] [--no-cache]\n\n"
-           "What each split of a task's data holds, as the task counts it (a text corpus: lines, tokens and the\n"
-           "vocabulary; sentence pairs: pairs and labels, and the rows dropped). The task is the one whose data\n"
+           "What each split of a task's data holds, as the task counts it (a text corpus: lines, tokens, words as\n"
+           "eval counts them for perplexity per word (docs/model.md), tokens for unknown text (<unk>, [UNK]) and\n"
+           "the vocabulary; sentence pairs: pairs and labels, and the rows dropped). The task is the one whose data\n"
            "--corpus names, else the first.\n\n"
            "  --corpus C      the data; --tokenizer T the tokenizer it is read with (what each task takes:\n"
            "                  below)\n");

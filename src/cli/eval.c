@@ -6,21 +6,27 @@
 #include <string.h>
 
 #include "cli.h"
+#include "eval.h"
 #include "eval_classify.h"
-#include "task_flags.h"
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--batch B] [--tokenizer T]\n"
            "                      [--stream] [--json] [--task T] [task options]\n\n"
            "A task scored by perplexity: the token-weighted mean next-token loss and perplexity of a\n"
            "checkpoint on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is\n"
-           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\"}). A task scored by accuracy:\n"
-           "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\",\n"
-           "\"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is named as the task counts).\n"
-           "A number that is not finite prints as null.\n\n"
+           "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\", \"words\", ...}). Beside it, what the text\n"
+           "held (docs/model.md): a word or WordPiece model's out-of-vocabulary rate (\"oov_tokens\", \"oov_rate\");\n"
+           "a char model's characters it never saw, skipped and left out of the perplexity (\"skipped_chars\",\n"
+           "\"skipped_rate\"); a subword model's perplexity per word (\"word_ppl\": the total loss over the\n"
+           "split's words, as the word tokenizer counts them). A task scored by accuracy:\n"
+           "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\"\n"
+           "(null for one file), \"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is\n"
+           "named as the task counts). A number that is not finite prints as null.\n\n"
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer and recipe)\n"
-           "  --corpus C      the task's data, as for train\n"
-           "  --split S       valid (default; dev is the same split), test or train\n"
+           "  --corpus C      the task's data, as for train; or one file of examples (snli: a file of pairs,\n"
+           "                  jsonl or TSV), scored whole: the examples without a label are not counted\n"
+           "                  (grassflow predict shows each example's label)\n"
+           "  --split S       valid (default; dev is the same split), test or train; not for one file\n"
            "  --task T        default: the task the checkpoint was trained for; for one without a training\n"
            "                  recipe, the first task scored by accuracy if it is a classifier, else lm\n"
            "  --batch B       examples per forward pass (default 16)\n"
@@ -55,25 +61,28 @@ static int eval_stream(const gf_model *m, gf_source *src, double *mean_loss, int
     return 0;
 }
 
-typedef struct {
-    const char *ckpt, *corpus, *split, *tok_spec, *task;
-    int64_t B;
-    int json, no_cache, stream, si;
-    cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
-    cli_task_args targs; /* the task's option flags */
-} eval_args;
+/* --split into a->si (GF_TRAIN, GF_VALID, GF_TEST): EXIT_OK or a usage error naming the command. */
+static int eval_split(eval_args *a) {
+    static const char *const splits[] = {"train", "valid", "test", "dev"};
+    a->si = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(a->split, splits[i])) a->si = i == 3 ? GF_VALID : i;
+    if (a->si < 0) return cli_usage_error(a->cmd, "--split must be train, valid (or dev) or test, not '%s'", a->split);
+    return EXIT_OK;
+}
 
-/* The command line into *a; EXIT_OK, an exit code, or -1 after --help. */
-static int parse_args(int argc, char **argv, eval_args *a) {
-    static const struct option base[] = {{"ckpt", 1, 0, 'c'},  {"corpus", 1, 0, 'C'},   {"split", 1, 0, 's'},
-                                         {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
-                                         {"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"task", 1, 0, 'T'},
-                                         {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
+    const bool eval = !strcmp(a->cmd, "eval"); /* eval's --no-cache and --stream, predict's --limit */
+    static const struct option shared[] = {{"ckpt", 1, 0, 'c'}, {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
+                                           {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
+                                           {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {0, 0, 0, 0}};
+    static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
-    while (base[n].name) longopts[n] = base[n], n++;
+    for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
+    for (const struct option *o = eval ? eval_only : predict_only; o->name; o++) longopts[n++] = *o;
     cli_task_longopts(longopts, &n, 64);
-    *a = (eval_args){.split = "valid", .B = 16};
     int opt, rc, idx = -1;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
@@ -84,25 +93,22 @@ static int parse_args(int argc, char **argv, eval_args *a) {
         case 'c': a->ckpt = optarg; break;
         case 'C': a->corpus = optarg; break;
         case 's': a->split = optarg; break;
-        case 'b': if ((rc = cli_parse_i64("eval", "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
+        case 'b': if ((rc = cli_parse_i64(a->cmd, "--batch", optarg, 1, 1 << 20, &a->B))) return rc; break;
         case 't': a->tok_spec = optarg; break;
         case 'j': a->json = 1; break;
         case 'n': a->no_cache = 1; break;
         case 'S': a->stream = 1; break;
+        case 'l': if ((rc = cli_parse_i64(a->cmd, "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
         case 'T': a->task = optarg; break;
         case 'h': help(); return -1;
-        default: return cli_usage_error("eval", "unknown option");
+        default: return cli_usage_error(a->cmd, "unknown option");
         }
     }
-    if (optind < argc) return cli_usage_error("eval", "unexpected argument '%s'", argv[optind]);
-    if (!a->ckpt || !a->corpus) return cli_usage_error("eval", "--ckpt FILE and --corpus C are required");
-    static const char *const splits[] = {"train", "valid", "test", "dev"};
-    a->si = -1;
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(a->split, splits[i])) a->si = i == 3 ? GF_VALID : i;
-    if (a->si < 0) return cli_usage_error("eval", "--split must be train, valid (or dev) or test, not '%s'", a->split);
-    return EXIT_OK;
+    if (optind < argc) return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
+    if (!a->ckpt || !a->corpus) return cli_usage_error(a->cmd, "--ckpt FILE and --corpus C are required");
+    return eval_split(a);
 }
+
 
 /* The first registered task scored by metric. */
 static const char *first_task(const char *metric) {
@@ -124,13 +130,13 @@ static int pick_task(const gf_model *m, const eval_args *a, const char *rj, gf_t
     } else if (have) snprintf(by, n, "the task %.3000s was trained for", a->ckpt);
     else if (!gf_model_predicts_next_token(m)) snprintf(by, n, "%.3000s is a classifier", a->ckpt);
     else snprintf(by, n, "the default");
-    if (gf_task_recipe_init(t, name)) return cli_usage_error("eval", "--task %s", gf_last_error());
+    if (gf_task_recipe_init(t, name)) return cli_usage_error(a->cmd, "--task %s", gf_last_error());
     if (have && saved.task == t->task) memcpy(&t->options, &saved.options, sizeof t->options); /* the run's */
     else if (t->task->eval_defaults) t->task->eval_defaults(t->options.bytes, gf_model_config(m));
-    int rc = cli_copy_arg("eval", "--corpus", a->corpus, t->corpus, sizeof t->corpus);
-    if (!rc && a->tok_spec) rc = cli_copy_arg("eval", "--tokenizer", a->tok_spec, t->tokenizer, sizeof t->tokenizer);
-    if (!rc) rc = cli_task_apply(t, &a->targs, by[0] ? by : NULL, "eval");
-    if (!rc) rc = cli_task_flags(t->task, by[0] ? by : NULL, "eval", &a->given);
+    int rc = cli_copy_arg(a->cmd, "--corpus", a->corpus, t->corpus, sizeof t->corpus);
+    if (!rc && a->tok_spec) rc = cli_copy_arg(a->cmd, "--tokenizer", a->tok_spec, t->tokenizer, sizeof t->tokenizer);
+    if (!rc) rc = cli_task_apply(t, &a->targs, by[0] ? by : NULL, a->cmd);
+    if (!rc) rc = cli_task_flags(t->task, by[0] ? by : NULL, a->cmd, &a->given);
     return rc;
 }
 
@@ -145,6 +151,9 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
         return cli_error("--task %s: %s is a classifier (head %s, %lld classes); it predicts labels, not tokens\nHINT: "
                          "--task %s and its data", task->name, a->ckpt, gf_model_config(m)->head_kind,
                          (long long)gf_model_n_outputs(m), first_task("accuracy"));
+    if (cli_given_has(&a->given, "split") && task->owns && task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE)
+        return cli_usage_error(a->cmd, "--split: %s is one file of examples, scored whole; a split is chosen in a "
+                               "folder of splits (for snli: snli_1.0_{train,dev,test}.*)\nHINT: drop --split", a->corpus);
     if (task->owns && !task->owns(a->corpus, cli_data_dir()))
         return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "
                          "the data the model was trained on (grassflow train --help lists what each task reads)",
@@ -170,9 +179,50 @@ static int same_vocab(const gf_model *m, const gf_task_recipe *t, const void *da
                      t->task->name, (long long)want, t->corpus, (long long)want);
 }
 
+/* What eval reports beside the perplexity of a text: the tokenizer's kind and the split's counts (have: the
+ * task counts them). */
+typedef struct {
+    bool have;
+    gf_tok_kind kind;
+    gf_text_counts c;
+} text_report;
+
+/* The counts as JSON members: words, the perplexity per word (not word-level), then the ids for unknown text
+ * (word, wordpiece) or the skipped characters (char). */
+static void json_counts(const text_report *r, double total) {
+    const gf_text_counts *c = &r->c;
+    printf(", \"words\": %lld", (long long)c->words);
+    if (r->kind != GF_TOK_WORD)
+        printf(", \"word_ppl\": %s", gf_json_num(c->words ? exp(total / (double)c->words) : NAN, 'g', 9).s);
+    if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
+        printf(", \"oov_tokens\": %lld, \"oov_rate\": %s", (long long)c->unknown,
+               gf_json_num(c->tokens ? (double)c->unknown / (double)c->tokens : NAN, 'g', 9).s);
+    if (r->kind == GF_TOK_CHAR)
+        printf(", \"skipped_chars\": %lld, \"skipped_rate\": %s", (long long)c->skipped,
+               gf_json_num((double)c->skipped / (double)(c->tokens + c->skipped), 'g', 9).s);
+}
+
+/* The same as lines under the perplexity. */
+static void text_counts(const text_report *r, double total) {
+    const gf_text_counts *c = &r->c;
+    char pb[32];
+    if (r->kind != GF_TOK_WORD)
+        printf("  per word: %lld words  word ppl %s (the split's total loss / its words, docs/model.md)\n",
+               (long long)c->words, c->words ? cli_ppl(pb, sizeof pb, exp(total / (double)c->words), 3) : "n/a");
+    if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
+        printf("  out of vocabulary: %lld of %lld tokens (%.2f%%) are %s for %s\n", (long long)c->unknown,
+               (long long)c->tokens, c->tokens ? 100.0 * (double)c->unknown / (double)c->tokens : 0.0,
+               r->kind == GF_TOK_WORD ? "<unk>" : "[UNK]",
+               r->kind == GF_TOK_WORD ? "words the vocabulary lacks" : "words WordPiece could not piece");
+    if (r->kind == GF_TOK_CHAR)
+        printf("  unknown characters: %lld of %lld (%.2f%%) are outside the vocabulary: skipped, neither context nor "
+               "scored\n", (long long)c->skipped, (long long)(c->tokens + c->skipped),
+               100.0 * (double)c->skipped / (double)(c->tokens + c->skipped));
+}
+
 /* Perplexity on the split: batched (gf_evaluate), or streamed when asked or when a batch of one example would
- * pass a quarter of the memory (the same numbers). */
-static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a) {
+ * pass a quarter of the memory (the same numbers), with what the split's text holds (r). */
+static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_report *r) {
     bool stream = a->stream;
     gf_batch b0;
     const int64_t n = gf_source_n_eval(src);
@@ -186,13 +236,17 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a) {
     int64_t k;
     if (stream ? eval_stream(m, src, &loss, &k) : gf_evaluate(m, src, a->B, &loss, &k))
         return cli_error("%s", gf_last_error());
+    const double total = loss * (double)k; /* over every predicted token of the split */
     if (a->json) {
-        printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s}\n", a->split, (long long)k,
+        printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s", a->split, (long long)k,
                gf_json_num(loss, 'g', 9).s, gf_json_num(exp(loss), 'g', 9).s); /* not finite: null */
+        if (r->have) json_counts(r, total);
+        printf("}\n");
     } else {
         char pb[32];
         printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)k, loss,
                cli_ppl(pb, sizeof pb, exp(loss), 3));
+        if (r->have) text_counts(r, total);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
     return EXIT_OK;
@@ -204,6 +258,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     e.fixed = tok;
     e.no_cache = a->no_cache;
     e.splits = 1u << a->si; /* the other splits are not read, so that they cannot fail it */
+    e.score_only = true;    /* characters a char model never saw: skipped and counted, not refused */
     void *data = NULL;
     if (t->task->load(&e, t->options.bytes, &data)) return cli_error("%s", gf_last_error());
     int rc = same_vocab(m, t, data, a->ckpt);
@@ -211,35 +266,50 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     gf_train_opts_default(&d);
     gf_source *src = rc ? NULL : t->task->source(data, a->si, t->options.bytes, d.seed);
     if (!rc && !src) rc = cli_error("%s", gf_last_error());
-    if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a);
-    else if (!rc) rc = cli_eval_classify(m, t->task, data, src, a->corpus, a->si == GF_VALID ? "dev" : a->split, a->B, a->json);
+    const gf_tokenizer *dt = !rc && t->task->tokenizer ? t->task->tokenizer(data) : NULL;
+    text_report r = {.kind = dt ? gf_tokenizer_kind(dt) : GF_TOK_BYTE};
+    r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
+    if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
+    else if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a, &r);
+    else if (!rc) {
+        const bool whole = t->task->owns && t->task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE;
+        rc = cli_eval_classify(m, t->task, data, src, a->corpus, whole ? NULL : a->si == GF_VALID ? "dev" : a->split,
+                               a->B, a->json);
+    }
     gf_source_free(src);
     t->task->free(data);
     return rc;
 }
 
 int cmd_eval(int argc, char **argv) {
-    eval_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc) return rc < 0 ? EXIT_OK : rc;
+    eval_args a = {.cmd = "eval", .split = "valid", .B = 16};
+    int rc = cli_eval_parse(argc, argv, &a, help);
+    return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
+}
+
+int cli_eval_run(const eval_args *a) {
+    int rc;
     gf_tokenizer *tok = NULL;
     char *rj = NULL;
-    gf_model *m = cli_load_checkpoint(a.ckpt, &tok, &rj);
+    gf_model *m = cli_load_checkpoint(a->ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
     char by[4096];
     gf_task_recipe t;
-    rc = pick_task(m, &a, rj, &t, by, sizeof by);
+    rc = pick_task(m, a, rj, &t, by, sizeof by);
     free(rj);
     if (rc)
         ; /* refused */
-    else if (tok && a.tok_spec)
-        rc = cli_usage_error("eval", "--tokenizer: %s carries its own tokenizer; drop the flag", a.ckpt);
-    else if ((rc = task_mismatch(m, t.task, &a)))
+    else if (tok && a->tok_spec)
+        rc = cli_usage_error(a->cmd, "--tokenizer: %s carries its own tokenizer; drop the flag", a->ckpt);
+    else if ((rc = task_mismatch(m, t.task, a)))
         ; /* refused */
+    else if (!strcmp(a->cmd, "predict") && gf_model_predicts_next_token(m))
+        rc = cli_error("predict: %s is a language model; predict gives a classifier's label of each example\nHINT: "
+                       "grassflow eval for its perplexity, grassflow generate for text", a->ckpt);
     else if (t.task->version >= 2 && t.task->check_options && t.task->check_options(t.options.bytes, gf_model_config(m)))
-        rc = cli_usage_error("eval", "%s", gf_last_error());
+        rc = cli_usage_error(a->cmd, "%s", gf_last_error());
     else
-        rc = eval_task(m, tok, &t, &a);
+        rc = eval_task(m, tok, &t, a);
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;

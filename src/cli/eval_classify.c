@@ -30,7 +30,8 @@ static const char *label(const gf_task_ops *t, const void *data, int64_t c) {
 /* EXIT_OK, or EXIT_RUNTIME when the JSON could not be made (out of memory). */
 static int print_json(const gf_task_ops *t, const void *data, const char *split, const gf_eval_result *er, int64_t C) {
     cJSON *o = cJSON_CreateObject(), *pc = cJSON_CreateObject(), *cm = cJSON_CreateArray();
-    cJSON_AddStringToObject(o, "split", split);
+    if (split) cJSON_AddStringToObject(o, "split", split);
+    else cJSON_AddNullToObject(o, "split"); /* a file scored whole */
     cJSON_AddNumberToObject(o, t->counted, (double)er->n_counted);
     cJSON_AddNumberToObject(o, "accuracy", (double)er->n_correct / (double)er->n_counted);
     cJSON_AddNumberToObject(o, "loss", er->mean_loss);
@@ -56,7 +57,8 @@ static int print_json(const gf_task_ops *t, const void *data, const char *split,
 
 static void print_text(const gf_task_ops *t, const void *data, const char *corpus, const char *split,
                        const gf_eval_result *er, int64_t C) {
-    printf("%s %s: %s %lld  accuracy %.4f  loss %.4f\n", corpus, split, t->counted, (long long)er->n_counted,
+    printf("%s%s%s: %s %lld  accuracy %.4f  loss %.4f\n", corpus, split ? " " : "", split ? split : "", t->counted,
+           (long long)er->n_counted,
            (double)er->n_correct / (double)er->n_counted, er->mean_loss);
     printf("  %-14s %9s %9s   confusion (rows: true, columns: predicted)\n", "class", "precision", "recall");
     for (int64_t c = 0; c < C; c++) {
@@ -68,8 +70,28 @@ static void print_text(const gf_task_ops *t, const void *data, const char *corpu
     }
 }
 
+/* How many of src's evaluation examples have a label: an error when none has (a file of unlabelled pairs),
+ * a note when some have not (predict shows them). EXIT_OK or an exit code. */
+static int count_labelled(const gf_task_ops *t, gf_source *src, const char *corpus) {
+    const int64_t n = gf_source_n_eval(src);
+    int64_t labelled = 0;
+    for (int64_t k = 0; k < n; k += 256) {
+        gf_batch b;
+        if (gf_source_fill_eval(src, k, n - k < 256 ? n - k : 256, &b)) return cli_error("%s", gf_last_error());
+        labelled += b.n_targets;
+    }
+    if (!labelled)
+        return cli_error("%s: none of its %lld %s has a gold label; eval scores labelled ones\nHINT: grassflow "
+                         "predict --corpus %s gives each one's predicted label", corpus, (long long)n, t->counted, corpus);
+    if (labelled < n)
+        fprintf(stderr, "note: %lld of the %lld %s of %s have no gold label: not counted (grassflow predict shows "
+                "them)\n", (long long)(n - labelled), (long long)n, t->counted, corpus);
+    return EXIT_OK;
+}
+
 int cli_eval_classify(gf_model *m, const gf_task_ops *t, const void *data, gf_source *src, const char *corpus,
                       const char *split, int64_t batch, bool json) {
+    if (count_labelled(t, src, corpus)) return EXIT_RUNTIME;
     const int64_t C = gf_model_n_outputs(m);
     /* the source checks the model (n_classes the task's labels) before a C x C matrix is asked for */
     const bool ok = !src->check || !src->check(src->ctx, m, GF_USE_EVAL);

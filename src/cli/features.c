@@ -9,7 +9,7 @@
 #include "cli.h"
 
 static void help(void) {
-    printf("usage: grassflow features --ckpt FILE --text TEXT [--hypothesis TEXT] [--max-sent N] [--json]\n\n"
+    printf("usage: grassflow features --ckpt FILE --text TEXT [--hypothesis TEXT] [--max-sent N] [--pieces] [--json]\n\n"
            "The last hidden states of a checkpoint's model (its last stack's output, before the final\n"
            "LayerNorm) for one text ([CLS] TEXT [SEP] with a BERT WordPiece tokenizer, else its tokens), or\n"
            "for a sentence pair read as BERT reads it: [CLS] TEXT [SEP] HYPOTHESIS [SEP] with token types 0\n"
@@ -19,6 +19,9 @@ static void help(void) {
            "  --text TEXT        the text, or the premise of a pair\n"
            "  --hypothesis TEXT  make it a pair\n"
            "  --max-sent N       a pair: WordPiece pieces kept per sentence (default 48)\n"
+           "  --pieces           show each token's piece beside its id (the tokenizer's string: WordPiece\n"
+           "                     \"##ing\", [CLS]; a byte or character as it is), JSON-quoted in the text\n"
+           "                     output; with --json, a \"pieces\" list beside \"ids\"\n"
            "  --json             print {\"ids\": [...], \"hidden\": [[...], ...]} (one row per token)\n");
 }
 
@@ -27,34 +30,49 @@ static int encode(const gf_tokenizer *tok, const char *text, const char *hyp, in
                   uint8_t **seg, int64_t *n) {
     if (hyp) return gf_nli_encode_pair(tok, text, hyp, max_sent, ids, seg, n) ? cli_error("%s", gf_last_error()) : EXIT_OK;
     *seg = NULL;
-    int32_t *raw;
-    int64_t k;
-    if (gf_tokenizer_encode(tok, text, strlen(text), "--text", &raw, &k)) return cli_error("%s", gf_last_error());
-    const int32_t cls = gf_tokenizer_find(tok, "[CLS]", 5), sep = gf_tokenizer_find(tok, "[SEP]", 5);
-    const int wrap = cls >= 0 && sep >= 0; /* a BERT vocabulary: one sentence is [CLS] text [SEP] */
-    *n = k + 2 * wrap;
-    *ids = malloc((size_t)(*n ? *n : 1) * sizeof **ids);
-    if (*ids && wrap) (*ids)[0] = cls, (*ids)[k + 1] = sep;
-    if (*ids && k) memcpy(*ids + wrap, raw, (size_t)k * sizeof *raw);
+    return gf_encode_single(tok, text, strlen(text), "--text", ids, n) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+}
+
+/* The piece of id as a JSON string (malloc'd; "?" outside the vocabulary). */
+static char *piece_json(const gf_tokenizer *tok, int32_t id) {
+    char *raw = cli_piece(tok, id);
+    cJSON *str = cJSON_CreateString(raw ? raw : "?");
+    char *out = str ? cJSON_PrintUnformatted(str) : NULL;
     free(raw);
-    if (!*ids) return cli_error("out of memory");
-    return *n ? EXIT_OK : cli_error("--text: no tokens; give a non-empty text");
+    cJSON_Delete(str);
+    return out;
+}
+
+static void print_text(const gf_tokenizer *tok, const int32_t *ids, const float *hid, int64_t T, int64_t d, int pieces) {
+    printf("tokens %lld, width %lld\n", (long long)T, (long long)d);
+    for (int64_t t = 0; t < T && !ferror(stdout); t++) { /* stop at a failed write (main reports it) */
+        printf("%6d", ids[t]);
+        if (pieces) {
+            char *p = piece_json(tok, ids[t]);
+            printf(" %-14s", p ? p : "?");
+            free(p);
+        }
+        for (int64_t k = 0; k < d; k++) printf(" %.6g", (double)hid[t * d + k]);
+        printf("\n");
+    }
 }
 
 /* EXIT_OK, or EXIT_RUNTIME when the JSON could not be made (out of memory). */
-static int print(const int32_t *ids, const float *hid, int64_t T, int64_t d, int json) {
+static int print(const gf_tokenizer *tok, const int32_t *ids, const float *hid, int64_t T, int64_t d, int json,
+                 int pieces) {
     if (!json) {
-        printf("tokens %lld, width %lld\n", (long long)T, (long long)d);
-        for (int64_t t = 0; t < T && !ferror(stdout); t++) { /* stop at a failed write (main reports it) */
-            printf("%6d", ids[t]);
-            for (int64_t k = 0; k < d; k++) printf(" %.6g", (double)hid[t * d + k]);
-            printf("\n");
-        }
+        print_text(tok, ids, hid, T, d, pieces);
         return EXIT_OK;
     }
-    cJSON *o = cJSON_CreateObject(), *ia = cJSON_AddArrayToObject(o, "ids"), *ha = cJSON_AddArrayToObject(o, "hidden");
+    cJSON *o = cJSON_CreateObject(), *ia = cJSON_AddArrayToObject(o, "ids");
+    cJSON *pa = pieces ? cJSON_AddArrayToObject(o, "pieces") : NULL, *ha = cJSON_AddArrayToObject(o, "hidden");
     for (int64_t t = 0; t < T; t++) {
         cJSON_AddItemToArray(ia, cJSON_CreateNumber(ids[t]));
+        if (pa) {
+            char *p = cli_piece(tok, ids[t]);
+            cJSON_AddItemToArray(pa, cJSON_CreateString(p ? p : "?"));
+            free(p);
+        }
         cJSON *row = cJSON_CreateArray();
         for (int64_t k = 0; k < d; k++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)hid[t * d + k]));
         cJSON_AddItemToArray(ha, row);
@@ -69,11 +87,11 @@ static int print(const int32_t *ids, const float *hid, int64_t T, int64_t d, int
 
 int cmd_features(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'}, {"text", 1, 0, 't'}, {"hypothesis", 1, 0, 'y'},
-                                             {"max-sent", 1, 0, 'M'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
-                                             {0, 0, 0, 0}};
+                                             {"max-sent", 1, 0, 'M'}, {"json", 0, 0, 'j'}, {"pieces", 0, 0, 'p'},
+                                             {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     const char *ckpt = NULL, *text = NULL, *hyp = NULL;
     int64_t max_sent = 48;
-    int json = 0, opt, rc, max_sent_given = 0;
+    int json = 0, pieces = 0, opt, rc, max_sent_given = 0;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (opt == 'c') ckpt = optarg;
@@ -84,6 +102,7 @@ int cmd_features(int argc, char **argv) {
             max_sent_given = 1;
         }
         else if (opt == 'j') json = 1;
+        else if (opt == 'p') pieces = 1;
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("features", "unknown option");
     }
@@ -107,7 +126,7 @@ int cmd_features(int argc, char **argv) {
     if (!rc) {
         gf_batch b = {.B = 1, .T = n, .ids = ids, .segments = seg};
         const float *hid = gf_model_forward_batch(m, &b, NULL) ? NULL : gf_model_hidden(m, &B, &T, &d);
-        rc = hid ? print(ids, hid, T, d, json) : cli_error("%s", gf_last_error());
+        rc = hid ? print(tok, ids, hid, T, d, json, pieces) : cli_error("%s", gf_last_error());
     }
     free(ids);
     free(seg);

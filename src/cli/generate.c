@@ -27,12 +27,12 @@ static void help(void) {
            "                     checking: greedy output is the same both ways)\n");
 }
 
-/* Where the next-token logits come from: the stream fed what it has not seen yet, or (--no-cache) a
- * forward over the whole context. */
+/* Where the next-token logits come from: the stream (gf_stream_next) or, with --no-cache, a forward over the
+ * whole context. */
 typedef struct gen_ctx {
     gf_model *m;
     gf_stream *st;        /* NULL with --no-cache */
-    int64_t fed, start;   /* the stream has consumed ids[start .. fed) */
+    bool noted;           /* said that learned positions made it slide its window */
 } gen_ctx;
 
 /* The logits (V) after ids (n), or NULL (gf_last_error). */
@@ -45,19 +45,13 @@ static const float *next_logits(gen_ctx *g, const int32_t *ids, int64_t n) {
         if (gf_model_forward(g->m, ids + n - T, NULL, 1, T, NULL)) return NULL;
         return gf_model_logits(g->m) + (T - 1) * V;
     }
-    if (learned && n - g->start > W) { /* learned positions end at max_len: slide the window */
-        if (g->start == 0)
-            fprintf(stderr, "generate: past max_len %lld with learned positions, each token re-reads the last %lld "
-                            "tokens (a model with pos none or sinusoidal streams at constant cost)\n",
-                    (long long)W, (long long)W);
-        gf_stream_reset(g->st);
-        g->start = g->fed = n - W;
+    if (learned && n > W && !g->noted) {
+        fprintf(stderr, "generate: past max_len %lld with learned positions, each token re-reads the last %lld "
+                        "tokens (a model with pos none or sinusoidal streams at constant cost)\n",
+                (long long)W, (long long)W);
+        g->noted = true;
     }
-    /* the context without logits, then the last token with them */
-    const float *last = NULL;
-    if (gf_stream_feed(g->st, ids + g->fed, n - 1 - g->fed) == 0) last = gf_stream_step(g->st, ids[n - 1]);
-    g->fed = n;
-    return last;
+    return gf_stream_next(g->st, ids, n);
 }
 
 static void put(const char *s, size_t n) { fwrite(s, 1, n, stdout); }

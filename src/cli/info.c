@@ -1,16 +1,24 @@
 /* grassflow info: a model's config and parameter count. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "task_flags.h"
 
 static void help(void) {
     printf("usage: grassflow info (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... [--json]\n"
+           "       grassflow info --ckpt FILE [--json]\n"
            "       grassflow info --mixers | --tasks\n\n"
-           "Print the config and the parameter count of a model.\n\n" CLI_MODEL_HELP
+           "Print the config and the parameter count of a model; with --ckpt, what a checkpoint holds: its\n"
+           "config, task, parameters, tokenizer, training recipe and training state (step, validation loss).\n\n"
+           CLI_MODEL_HELP
+           "  --ckpt FILE         a checkpoint (best.safetensors, last.safetensors, a run's state.safetensors,\n"
+           "                      grassflow init's files), checked as eval would load it\n"
            "  --json              one JSON object: {\"config\": {...}, \"params\": N}\n"
            "  --tensors           also list every tensor with its shape\n"
            "  --mixers            list the mixers a layer can have, each with its keys, ranges and defaults\n"
@@ -41,12 +49,83 @@ static void commas(char *buf, size_t n, int64_t v) {
     buf[j] = '\0';
 }
 
+/* The text form of a model: name, parameters, layers, config. */
+static void print_model(const char *name, const gf_config *cfg, int64_t n, const char *cj) {
+    char nb[48];
+    commas(nb, sizeof nb, n);
+    printf("model       %s\n", name);
+    printf("parameters  %s\n", nb);
+    printf("layers      ");
+    for (int l = 0; l < gf_config_total_layers(cfg); l++) {
+        const int k = gf_layer_stack(cfg, l);
+        if (k > 0 && l == gf_stack_first_layer(cfg, k)) printf(" | %s: ", cfg->stacks[k - 1].name);
+        else if (l) printf(",");
+        printf("%s", cfg->layers[l].mixer);
+    }
+    printf("  (norm %s)\n", cfg->norm == GF_NORM_PRE ? "pre" : "post");
+    printf("config\n%s\n", cj);
+}
+
+/* A number of the description, or NAN. */
+static double dnum(const cJSON *d, const char *key) {
+    const cJSON *v = cJSON_GetObjectItem(d, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The training line: step and validation score, as far as the file records them. */
+static void print_training(const cJSON *d, const gf_config *cfg) {
+    const double step = dnum(d, "step"), vl = isnan(dnum(d, "val_loss")) ? dnum(d, "best_val_loss") : dnum(d, "val_loss");
+    const double acc = dnum(d, "best_val_acc");
+    if (isnan(step)) {
+        printf("training    none recorded (a file from grassflow init or gf_model_save)\n");
+        return;
+    }
+    printf("training    step %.0f", step);
+    if (!isnan(vl)) printf(", %svalidation loss %.4f", cJSON_GetObjectItem(d, "val_loss") ? "" : "best ", vl);
+    if (!isnan(vl) && !strcmp(cfg->head_kind, "next_token")) printf(" (ppl %.2f)", exp(vl));
+    if (!isnan(acc)) printf(", best validation accuracy %.4f", acc);
+    printf("\n");
+}
+
+/* info --ckpt FILE: what gf_checkpoint_describe says, as text or JSON. */
+static int describe_ckpt(const char *path, int json) {
+    char *dj = gf_checkpoint_describe(path);
+    if (!dj) return cli_error("%s", gf_last_error());
+    cJSON *d = cJSON_Parse(dj);
+    char *cj = d ? cJSON_PrintUnformatted(cJSON_GetObjectItem(d, "config")) : NULL;
+    gf_config cfg;
+    int rc = EXIT_OK;
+    if (!d || !cj || gf_config_from_json(cj, path, &cfg)) rc = cli_error("describing %s: %s", path, d && cj ? gf_last_error() : "out of memory");
+    else if (json) printf("%s\n", dj);
+    else {
+        const cJSON *tok = cJSON_GetObjectItem(d, "tokenizer"), *rec = cJSON_GetObjectItem(d, "recipe");
+        printf("checkpoint  %s (%s, %.1f MB, written by %s)\n", path, cJSON_GetObjectItem(d, "kind")->valuestring,
+               dnum(d, "bytes") / 1e6, cJSON_IsString(cJSON_GetObjectItem(d, "producer")) ? cJSON_GetObjectItem(d, "producer")->valuestring : "an unknown producer");
+        printf("task        %s (head %s)\n", cJSON_GetObjectItem(d, "task")->valuestring, cfg.head_kind);
+        if (cJSON_IsObject(tok)) printf("tokenizer   %s, %.0f pieces\n", cJSON_GetObjectItem(tok, "kind")->valuestring, dnum(tok, "vocab_size"));
+        else printf("tokenizer   none stored (give --tokenizer where a command needs one)\n");
+        print_training(d, &cfg);
+        char *rj = rec ? cJSON_PrintUnformatted(rec) : NULL;
+        if (rj) printf("recipe      %s\n", rj);
+        free(rj);
+        char *pretty = gf_config_to_json(&cfg, true);
+        print_model(path, &cfg, (int64_t)dnum(d, "params"), pretty ? pretty : cj);
+        free(pretty);
+    }
+    free(cj);
+    cJSON_Delete(d);
+    free(dj);
+    return rc;
+}
+
 int cmd_info(int argc, char **argv) {
     static const struct option longopts[] = {
         CLI_MODEL_LONGOPTS, {"json", no_argument, 0, OPT_JSON}, {"tensors", no_argument, 0, 't'},
-        {"mixers", no_argument, 0, 'M'}, {"tasks", no_argument, 0, 'T'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"mixers", no_argument, 0, 'M'}, {"tasks", no_argument, 0, 'T'}, {"ckpt", required_argument, 0, 'C'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     int json = 0, tensors = 0, opt;
+    const char *ckpt = NULL;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         int r = cli_model_option(&mo, "info", opt, optarg);
@@ -54,12 +133,16 @@ int cmd_info(int argc, char **argv) {
         if (r > 1) return r;
         if (opt == OPT_JSON) json = 1;
         else if (opt == 't') tensors = 1;
+        else if (opt == 'C') ckpt = optarg;
         else if (opt == 'M') return list_mixers();
         else if (opt == 'T') { cli_task_help(); return EXIT_OK; }
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("info", "unknown option");
     }
     if (optind < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[optind]);
+    if (ckpt && (mo.preset || mo.config_path))
+        return cli_usage_error("info", "--ckpt describes a checkpoint's own model; leave out --model/--config");
+    if (ckpt) return describe_ckpt(ckpt, json);
     gf_config cfg;
     int rc = cli_model_config(&mo, "info", &cfg);
     if (rc) return rc;
@@ -68,19 +151,7 @@ int cmd_info(int argc, char **argv) {
     if (json) {
         printf("{\"config\":%s,\"params\":%lld}\n", cj, (long long)n);
     } else {
-        char nb[48];
-        commas(nb, sizeof nb, n);
-        printf("model       %s\n", mo.preset ? mo.preset : mo.config_path);
-        printf("parameters  %s\n", nb);
-        printf("layers      ");
-        for (int l = 0; l < gf_config_total_layers(&cfg); l++) {
-            const int k = gf_layer_stack(&cfg, l);
-            if (k > 0 && l == gf_stack_first_layer(&cfg, k)) printf(" | %s: ", cfg.stacks[k - 1].name);
-            else if (l) printf(",");
-            printf("%s", cfg.layers[l].mixer);
-        }
-        printf("  (norm %s)\n", cfg.norm == GF_NORM_PRE ? "pre" : "post");
-        printf("config\n%s\n", cj);
+        print_model(mo.preset ? mo.preset : mo.config_path, &cfg, n, cj);
     }
     free(cj);
     if (tensors && !json) {

@@ -19,11 +19,13 @@ static void usage(FILE *out) {
             "  init    write a freshly initialised model as a safetensors checkpoint\n"
             "  score   mean next-token cross-entropy and perplexity of a checkpoint on token ids\n"
             "  train   train a model on a corpus (WikiText-2, Tiny Shakespeare, your text)\n"
-            "  eval    perplexity of a checkpoint on a corpus split\n"
+            "  eval    perplexity of a checkpoint on a corpus split, or a classifier's accuracy\n"
+            "  predict a classifier's label and probabilities for each example (your own sentence pairs)\n"
             "  generate  sample text from a checkpoint\n"
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
+            "  plot    draw runs' training and validation curves into an SVG\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
             "  --version     version, BLAS kernel and thread count\n"
             "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",
@@ -140,6 +142,8 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "features")) return cmd_features(argc - 1, argv + 1);
+    if (!strcmp(cmd, "predict")) return cmd_predict(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot")) return cmd_plot(argc - 1, argv + 1);
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -394,8 +394,8 @@ done:
     return rc;
 }
 
-/* The output directory must be a writable directory that holds no run (unless --force), or creatable;
- * nothing is created here (the trainer creates it once everything else has been checked, so a rejected
+/* The output directory must be a writable directory that holds no run (unless --force), or creatable (with
+ * the folders above it that are missing, as mkdir -p: runs/x in a fresh clone); nothing is created here (the trainer creates it once everything else has been checked, so a rejected
  * run leaves nothing behind). The trainer checks for a run again, under the folder's lock. */
 int out_dir_ok(const char *cmd, const char *dir, bool force) {
     struct stat st;
@@ -410,11 +410,15 @@ int out_dir_ok(const char *cmd, const char *dir, bool force) {
         return cli_usage_error(cmd, "--out is %zu bytes long; the longest a run folder can be is %zu", strlen(dir),
                                sizeof parent - 64);
     snprintf(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash) *slash = '\0';
-    const char *p = slash ? (parent[0] ? parent : "/") : ".";
+    const char *p = ".";
+    for (char *slash; (slash = strrchr(parent, '/'));) { /* the nearest folder that exists: the rest is created */
+        *slash = '\0';
+        p = parent[0] ? parent : "/";
+        if (stat(p, &st) == 0) break;
+        p = ".";
+    }
     if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_error("cannot create --out %s: %s does not exist\nHINT: create the parent directory first", dir, p);
+        return cli_error("cannot create --out %s: %s is not a directory", dir, p);
     if (access(p, W_OK) != 0) return cli_error("cannot create --out %s: %s is not writable", dir, p);
     return EXIT_OK;
 }

@@ -18,8 +18,9 @@
 #define MAX_TEXT_HINT "a corpus file may hold a sixth of the machine's memory (or of ulimit -v) in text, so that its " \
                       "tokens fit too; GRASSFLOW_MAX_TEXT=BYTES sets another limit"
 #define CACHE_MAGIC "GFTOKEN1"
-/* bump when a tokenizer changes what it produces (the Unicode tables enter the key on their own) */
-#define CACHE_VERSION 1u
+/* bump when a tokenizer changes what it produces (the Unicode tables enter the key on their own) or the
+ * header changes (2: the counts of each split) */
+#define CACHE_VERSION 2u
 
 static const char *const SPLITS[3] = {"train", "valid", "test"};
 const char *gf_split_name(int s) { return (s >= 0 && s < 3) ? SPLITS[s] : "?"; }
@@ -59,6 +60,7 @@ typedef struct {
     uint32_t version, pad;
     uint64_t key, vocab_hash, tok_json_bytes;
     int64_t lines[3], n[3];
+    gf_text_counts counts[3];
 } cache_header;
 
 int gf_corpus_cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_tokenizer *fixed) {
@@ -72,7 +74,9 @@ int gf_corpus_cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_
          h.tok_json_bytes < size;
     uint64_t need = sizeof h + h.tok_json_bytes;
     for (int s = 0; ok && s < 3; s++) {
-        ok = h.n[s] >= 0 && h.n[s] < (int64_t)1 << 40;
+        ok = h.n[s] >= 0 && h.n[s] < (int64_t)1 << 40 && h.counts[s].tokens == h.n[s] && h.counts[s].words >= 0 &&
+             h.counts[s].unknown >= 0 && h.counts[s].unknown <= h.n[s] && h.counts[s].skipped >= 0 &&
+             (h.counts[s].skipped == 0) == (h.counts[s].first_skipped == -1) && h.counts[s].first_skipped >= -1;
         need += (uint64_t)h.n[s] * 4;
     }
     ok = ok && need == size;
@@ -115,6 +119,7 @@ int gf_corpus_cache_load(gf_corpus *c, const char *path, uint64_t key, const gf_
         memcpy(c->split[s].v, p, (size_t)h.n[s] * 4);
         c->split[s].n = c->split[s].cap = h.n[s];
         c->lines[s] = h.lines[s];
+        c->counts[s] = h.counts[s];
         p += h.n[s] * 4;
     }
     c->tok = tok;
@@ -135,6 +140,7 @@ static int cache_store(const gf_corpus *c, const gf_tokenizer *tok, const char *
     for (int s = 0; s < 3; s++) {
         h.lines[s] = c->lines[s];
         h.n[s] = c->split[s].n;
+        h.counts[s] = c->counts[s];
     }
     gf_atomic_file *f = gf_atomic_open(path);
     int rc = f ? gf_atomic_write(f, &h, sizeof h) : -1;
@@ -232,7 +238,8 @@ static int pick_tokenizer(const char *ts, const gf_tokenizer *fixed, gf_tok_kind
     return 0;
 }
 
-/* Split text[0] (tlen[0] bytes) 90 / 5 / 5 at line boundaries into text[0..2]. */
+/* Split text[0] (tlen[0] bytes) 90 / 5 / 5 at line boundaries into text[0..2]: three contiguous parts, in
+ * the file's order (nothing is shuffled; README, "Corpora"). */
 static int split_single(char **text, size_t *tlen, const char *path) {
     const char *t = text[0];
     size_t n = tlen[0], cut[2];
@@ -312,7 +319,8 @@ static int tokenize_corpus(gf_corpus *c, const corpus_files *f, gf_tok_kind kind
     for (int s = 0; s < 3; s++) {
         char what[1300];
         snprintf(what, sizeof what, "%.1200s (%s split)", f->single ? f->path[0] : f->path[s], SPLITS[s]);
-        if (gf_tokenize(tok, text[s], tlen[s], what, &c->split[s])) return -1;
+        c->counts[s] = (gf_text_counts){.first_skipped = -1};
+        if (gf_tokenize_counted(tok, text[s], tlen[s], what, &c->split[s], &c->counts[s])) return -1;
         c->lines[s] = count_lines(text[s], tlen[s]);
     }
     if (cpath[0]) {

@@ -9,6 +9,7 @@ typedef struct gf_corpus {
     gf_tokenizer *tok;
     gf_ids split[3];
     int64_t lines[3];
+    gf_text_counts counts[3]; /* per split: words, ids for unknown text, skipped characters (gf_text_counts) */
     char cache_note[2048];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
 } gf_corpus;
 
@@ -17,6 +18,8 @@ typedef struct gf_corpus {
  * boundaries). tok_spec: "word", "char", "byte", "wordpiece:VOCAB" or NULL for the corpus default (word
  * for wikitext-2, char otherwise). fixed: use this tokenizer (e.g. a checkpoint's) instead of building
  * one; the corpus then borrows it. cache_dir: where tokenized corpora are cached (NULL: no cache). */
+/* A char tokenizer (fixed) that lacks a character of the text skips it and counts it (counts[s].skipped);
+ * the caller decides whether that is acceptable (the lm task refuses it for training). */
 gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,
                           const char *cache_dir);
 void gf_corpus_free(gf_corpus *c);

@@ -109,37 +109,16 @@ static int grow(void **p, int64_t need, int64_t *cap, size_t el, int64_t max) {
     return 0;
 }
 
-/* Keep one record: count it, drop "-" and empty sentences, store the rest. The label and both sentences
- * are checked first, in every row (a dropped one too): a known label, UTF-8 without NUL. */
-static int keep(gf_nli_split *s, const gf_lines *r, const char *lab, size_t nl, const char *pre, size_t np,
-                const char *hyp, size_t nh) {
-    s->rows++;
-    int label = parse_label(lab, nl);
-    char vis[200];
-    if (label == -2)
-        return gf_fail("%s:%lld: unknown gold label \"%s\"; expected entailment, neutral, contradiction or - (no "
-                       "consensus)", s->path, (long long)gf_lines_number(r), visible(lab, nl, vis));
-    if (np > MAX_SENTENCE || nh > MAX_SENTENCE)
-        return gf_fail("%s:%lld: the %s is %zu bytes long; a sentence of a pair may be at most %zu bytes (SNLI's "
-                       "longest is 402; a pair is cut to --max-sent pieces anyway)\nHINT: is this a sentence-pair file?",
-                       s->path, (long long)gf_lines_number(r), np > MAX_SENTENCE ? "premise" : "hypothesis",
-                       np > MAX_SENTENCE ? np : nh, MAX_SENTENCE);
-    const int wp = has_word(s, r, "premise", pre, np), wh = wp < 0 ? -1 : has_word(s, r, "hypothesis", hyp, nh);
-    if (wp < 0 || wh < 0) return -1;
-    if (label == -1) {
-        s->unlabelled++;
-        return 0;
-    }
-    if (!wp || !wh) {
-        s->empty++;
-        return 0;
-    }
+/* Store one pair (label -1: none). */
+static int store(gf_nli_split *s, const gf_lines *r, int label, const char *pre, size_t np, const char *hyp,
+                 size_t nh) {
     const int64_t limit = s->max_bytes;
     const int64_t text = s->text_len + (int64_t)(np + nh + 2);
     if (text + (s->n + 1) * PAIR_INDEX > limit)
         return gf_fail("%s:%lld: the pairs kept so far (%lld, with %.1f MiB of text) pass the %lld bytes one file's "
                        "pairs may take; refusing (a corrupt or hostile file?)\nHINT: " MAX_TEXT_HINT, s->path,
-                       (long long)gf_lines_number(r), (long long)s->n + 1, (double)text / 1048576.0, (long long)limit);
+                       r ? (long long)gf_lines_number(r) : (long long)s->n + 1, (long long)s->n + 1,
+                       (double)text / 1048576.0, (long long)limit);
     int64_t cap = s->cap, tcap = s->text_cap;
     if (grow((void **)&s->premise, s->n + 1, &cap, sizeof *s->premise, limit / PAIR_INDEX) ||
         grow((void **)&s->label, s->n + 1, &s->cap, sizeof *s->label, limit / PAIR_INDEX) ||
@@ -153,14 +132,66 @@ static int keep(gf_nli_split *s, const gf_lines *r, const char *lab, size_t nl, 
     memcpy(s->text + s->text_len + (int64_t)np + 1, hyp, nh);
     s->text[s->text_len + (int64_t)(np + nh) + 1] = '\0';
     s->text_len = text;
-    s->per_label[label]++;
+    if (label >= 0) s->per_label[label]++;
     s->n++;
     return 0;
+}
+
+/* The label of a record: GF_NLI_*, or -1 when it has none ("-", or in a file of pairs read whole an empty
+ * label or none at all); -2 after an error naming file and line. */
+static int record_label(const gf_nli_split *s, const gf_lines *r, const char *lab, size_t nl) {
+    if (!lab || (s->all && nl == 0)) return -1;
+    const int label = parse_label(lab, nl);
+    char vis[200];
+    if (label == -2)
+        gf_fail("%s:%lld: unknown gold label \"%s\"; expected entailment, neutral, contradiction or - (no "
+                "consensus)%s", s->path, (long long)gf_lines_number(r), visible(lab, nl, vis), s->all ? ", or none" : "");
+    return label;
+}
+
+/* Keep one record: count it, drop "-" and empty sentences, store the rest (a file of pairs read whole keeps
+ * them too, a pair without a label as -1). The label and both sentences are checked first, in every row (a
+ * dropped one too): a known label, UTF-8 without NUL. lab NULL: the record has no label. */
+static int keep(gf_nli_split *s, const gf_lines *r, const char *lab, size_t nl, const char *pre, size_t np,
+                const char *hyp, size_t nh) {
+    s->rows++;
+    const int label = record_label(s, r, lab, nl);
+    if (label == -2) return -1;
+    if (np > MAX_SENTENCE || nh > MAX_SENTENCE)
+        return gf_fail("%s:%lld: the %s is %zu bytes long; a sentence of a pair may be at most %zu bytes (SNLI's "
+                       "longest is 402; a pair is cut to --max-sent pieces anyway)\nHINT: is this a sentence-pair file?",
+                       s->path, (long long)gf_lines_number(r), np > MAX_SENTENCE ? "premise" : "hypothesis",
+                       np > MAX_SENTENCE ? np : nh, MAX_SENTENCE);
+    const int wp = has_word(s, r, "premise", pre, np), wh = wp < 0 ? -1 : has_word(s, r, "hypothesis", hyp, nh);
+    if (wp < 0 || wh < 0) return -1;
+    s->unlabelled += label == -1;
+    s->empty += label != -1 && (!wp || !wh);
+    if (!s->all && (label == -1 || !wp || !wh)) return 0;
+    return store(s, r, label, pre, np, hyp, nh);
 }
 
 static const char *json_string(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The label of record o: "gold_label" (SNLI), else "label", a name or a number as Hugging Face's snli has
+ * it (0 entailment, 1 neutral, 2 contradiction, -1 none), into *lab (NULL: none; null is none). 0, or -1
+ * after an error naming file and line. */
+static int json_label(const gf_nli_split *s, const gf_lines *r, const cJSON *o, const char **lab) {
+    static const char *const by_number[] = {"-", "entailment", "neutral", "contradiction"};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "gold_label");
+    if (!v) v = cJSON_GetObjectItemCaseSensitive(o, "label");
+    *lab = NULL;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (cJSON_IsString(v)) *lab = v->valuestring;
+    else if (cJSON_IsNumber(v) && v->valuedouble >= -1 && v->valuedouble <= 2 && v->valuedouble == (int)v->valuedouble)
+        *lab = by_number[(int)v->valuedouble + 1];
+    else
+        return gf_fail("%s:%lld: \"%s\" is neither a string nor one of the numbers -1, 0, 1, 2; expected entailment, "
+                       "neutral, contradiction or - (or 0, 1, 2, -1 as Hugging Face's snli numbers them)", s->path,
+                       (long long)gf_lines_number(r), v->string);
+    return 0;
 }
 
 /* Where JSON text s[0..n) holds the escape \u0000 (which cJSON decodes into a string cut short there), or
@@ -174,6 +205,8 @@ static const char *json_nul(const char *s, size_t n) {
     return NULL;
 }
 
+/* A record: {"gold_label", "sentence1", "sentence2"} as SNLI's jsonl, or {"label", "premise", "hypothesis"}
+ * (Hugging Face's snli); other fields are ignored. */
 static int jsonl_record(gf_nli_split *s, const gf_lines *r, const char *line, size_t len) {
     char vis[200];
     const char *nul = json_nul(line, len);
@@ -183,15 +216,21 @@ static int jsonl_record(gf_nli_split *s, const gf_lines *r, const char *line, si
     cJSON *o = cJSON_ParseWithLength(line, len);
     if (!o || !cJSON_IsObject(o)) {
         cJSON_Delete(o);
-        return gf_fail("%s:%lld: not a JSON object (the line begins \"%s\"); expected one SNLI record per line "
-                       "({\"gold_label\": ..., \"sentence1\": ..., \"sentence2\": ...})", s->path,
-                       (long long)gf_lines_number(r), visible(line, len, vis));
+        return gf_fail("%s:%lld: not a JSON object (the line begins \"%s\"); expected one record per line "
+                       "({\"gold_label\": ..., \"sentence1\": ..., \"sentence2\": ...} or {\"label\": ..., "
+                       "\"premise\": ..., \"hypothesis\": ...})", s->path, (long long)gf_lines_number(r),
+                       visible(line, len, vis));
     }
-    const char *lab = json_string(o, "gold_label"), *pre = json_string(o, "sentence1"), *hyp = json_string(o, "sentence2");
-    const char *missing = !lab ? "gold_label" : !pre ? "sentence1" : !hyp ? "sentence2" : NULL;
-    int rc = missing ? gf_fail("%s:%lld: no string \"%s\" in the record; expected gold_label, sentence1 and sentence2",
-                               s->path, (long long)gf_lines_number(r), missing)
-                     : keep(s, r, lab, strlen(lab), pre, strlen(pre), hyp, strlen(hyp));
+    const char *lab, *pre = json_string(o, "sentence1"), *hyp = json_string(o, "sentence2");
+    pre = pre ? pre : json_string(o, "premise");
+    hyp = hyp ? hyp : json_string(o, "hypothesis");
+    int rc = json_label(s, r, o, &lab);
+    const char *missing = !pre ? "sentence1\" (or \"premise" : !hyp ? "sentence2\" (or \"hypothesis"
+                        : !lab && !s->all ? "gold_label\" (or \"label" : NULL;
+    if (!rc && missing)
+        rc = gf_fail("%s:%lld: no string \"%s\") in the record; expected gold_label, sentence1 and sentence2 (or "
+                     "label, premise and hypothesis)", s->path, (long long)gf_lines_number(r), missing);
+    if (!rc) rc = keep(s, r, lab, lab ? strlen(lab) : 0, pre, strlen(pre), hyp, strlen(hyp));
     cJSON_Delete(o);
     return rc;
 }
@@ -212,8 +251,9 @@ static int split_tabs(const char *line, size_t len, const char **f, size_t *fl, 
     }
 }
 
+/* Where a tab-separated file's fields are: cols columns, label -1 when it has none. */
 typedef struct {
-    int cols, label, premise, hypothesis; /* the official txt: found by name in its header row */
+    int cols, label, premise, hypothesis;
 } tsv_layout;
 
 static int tsv_record(gf_nli_split *s, const gf_lines *r, const tsv_layout *lay, const char *line, size_t len) {
@@ -224,32 +264,75 @@ static int tsv_record(gf_nli_split *s, const gf_lines *r, const tsv_layout *lay,
     if (n != lay->cols)
         return gf_fail("%s:%lld: %d tab-separated column(s); expected %d (%s); the line begins \"%s\"", s->path,
                        (long long)gf_lines_number(r), n, lay->cols,
-                       lay->cols == 3 ? "label, premise, hypothesis" : "as in the header row", visible(line, len, vis));
-    return keep(s, r, f[lay->label], fl[lay->label], f[lay->premise], fl[lay->premise], f[lay->hypothesis],
-                fl[lay->hypothesis]);
+                       lay->cols == 3 && !lay->label ? "label, premise, hypothesis"
+                       : lay->cols == 2 && lay->label < 0 ? "premise, hypothesis" : "as in the header row",
+                       visible(line, len, vis));
+    const int lab = lay->label;
+    if (lab == 0 && lay->cols == 3 && parse_label(f[0], fl[0]) == -2 && parse_label(f[2], fl[2]) != -2)
+        return gf_fail("%s:%lld: unknown gold label \"%s\" in the first column, and a label in the last; without "
+                       "a header row the columns are label, premise, hypothesis\nHINT: name the columns in a first row: "
+                       "premise<TAB>hypothesis<TAB>label", s->path, (long long)gf_lines_number(r), visible(f[0], fl[0], vis));
+    return keep(s, r, lab < 0 ? NULL : f[lab], lab < 0 ? 0 : fl[lab], f[lay->premise], fl[lay->premise],
+                f[lay->hypothesis], fl[lay->hypothesis]);
 }
 
-/* The official snli_1.0_*.txt header: where gold_label, sentence1 and sentence2 are. */
-static int txt_header(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
+/* Whether field f[0..n) is one of the names a header gives a column. */
+static bool named(const char *f, size_t n, const char *a, const char *b) {
+    return (n == strlen(a) && !memcmp(f, a, n)) || (n == strlen(b) && !memcmp(f, b, n));
+}
+
+/* A header row (the official snli_1.0_*.txt one, or any naming its columns): where gold_label (or label),
+ * sentence1 (or premise) and sentence2 (or hypothesis) are. A file of pairs read whole may have no label
+ * column. */
+static int tsv_header(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
     const char *f[16];
     size_t fl[16];
     int n = split_tabs(line, len, f, fl, 16);
     *lay = (tsv_layout){.cols = n, .label = -1, .premise = -1, .hypothesis = -1};
     for (int k = 0; k < n && k < 16; k++) {
-        if (fl[k] == 10 && !memcmp(f[k], "gold_label", 10)) lay->label = k;
-        if (fl[k] == 9 && !memcmp(f[k], "sentence1", 9)) lay->premise = k;
-        if (fl[k] == 9 && !memcmp(f[k], "sentence2", 9)) lay->hypothesis = k;
+        if (named(f[k], fl[k], "gold_label", "label")) lay->label = k;
+        if (named(f[k], fl[k], "sentence1", "premise")) lay->premise = k;
+        if (named(f[k], fl[k], "sentence2", "hypothesis")) lay->hypothesis = k;
     }
-    if (n > 16 || lay->label < 0 || lay->premise < 0 || lay->hypothesis < 0)
-        return gf_fail("%s:%lld: a header row without gold_label, sentence1 and sentence2 columns (or more than 16 "
-                       "columns); expected the header of the official snli_1.0_*.txt files", s->path,
-                       (long long)gf_lines_number(r));
+    if (n > 16 || (lay->label < 0 && !s->all) || lay->premise < 0 || lay->hypothesis < 0)
+        return gf_fail("%s:%lld: a header row without gold_label (or label), sentence1 (or premise) and sentence2 (or "
+                       "hypothesis) columns, or with more than 16 columns; expected the header of the official "
+                       "snli_1.0_*.txt files, or one such as premise<TAB>hypothesis<TAB>label%s", s->path,
+                       (long long)gf_lines_number(r), s->all ? " (the label column may be left out)" : "");
     return 0;
 }
 
-/* Every record of the file; which of the three forms it is in is told by its first line that is not blank
- * (a UTF-8 byte order mark before it is skipped): "{" jsonl, a "gold_label" column the official txt,
- * anything else the compact TSV. */
+/* Whether the first line is a header row: two columns or more, one named gold_label, sentence1, premise or
+ * sentence2. */
+static bool is_header(const char *line, size_t len) {
+    const char *f[16];
+    size_t fl[16];
+    int n = split_tabs(line, len, f, fl, 16);
+    for (int k = 0; k < n && k < 16 && n >= 2; k++)
+        if (named(f[k], fl[k], "gold_label", "sentence1") || named(f[k], fl[k], "premise", "sentence2")) return true;
+    return false;
+}
+
+/* The format from the first line that is not blank: "{" jsonl, a header row "txt" (the official one, which
+ * begins with gold_label) or "tsv-header", anything else the compact TSV: label, premise, hypothesis (or in a file of pairs read whole, premise, hypothesis). 1 when the
+ * line was the header, 0 when it is a record, -1 after an error. */
+static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
+    size_t k = 0;
+    while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
+    if (line[k] == '{') {
+        s->format = "jsonl";
+        return 0;
+    }
+    const bool header = is_header(line, len);
+    s->format = !header ? "tsv" : !strncmp(line, "gold_label\t", 11) ? "txt" : "tsv-header";
+    if (header) return tsv_header(s, r, line, len, lay) ? -1 : 1;
+    const char *f[16];
+    size_t fl[16];
+    if (s->all && split_tabs(line, len, f, fl, 16) == 2) *lay = (tsv_layout){.cols = 2, .label = -1, .hypothesis = 1};
+    return 0;
+}
+
+/* Every record of the file (a UTF-8 byte order mark before the first is skipped, and blank lines). */
 static int read_records(gf_nli_split *s, gf_lines *r) {
     const char *line;
     size_t len;
@@ -258,22 +341,19 @@ static int read_records(gf_nli_split *s, gf_lines *r) {
     while (!rc && (got = gf_lines_next(r, &line, &len)) == 1) {
         if (gf_lines_number(r) == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, len -= 3;
         if (blank_line(line, len)) continue; /* blank lines carry nothing */
-        if (!s->format) {
-            size_t k = 0;
-            while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
-            s->format = line[k] == '{' ? "jsonl" : !strncmp(line, "gold_label\t", 11) ? "txt" : "tsv";
-            if (!strcmp(s->format, "txt")) {
-                rc = txt_header(s, r, line, len, &lay);
-                continue;
-            }
+        if (!s->format && (rc = sniff(s, r, line, len, &lay)) != 0) {
+            rc = rc < 0 ? -1 : 0;
+            continue;
         }
         rc = !strcmp(s->format, "jsonl") ? jsonl_record(s, r, line, len) : tsv_record(s, r, &lay, line, len);
     }
     return rc ? rc : got < 0 ? -1 : 0;
 }
 
-int gf_nli_read(const char *path, gf_nli_split *out) {
+/* path into *out, every row kept when all (gf_nli_read_pairs). */
+static int read_file(const char *path, gf_nli_split *out, bool all) {
     memset(out, 0, sizeof *out);
+    out->all = all;
     if (gf_path_join(out->path, sizeof out->path, NULL, path)) return -1;
     const size_t max_text = gf_corpus_max_text(); /* once: it asks the system for the memory there is */
     out->max_bytes = max_text < ((size_t)1 << 62) ? (int64_t)max_text : (int64_t)1 << 62;
@@ -281,9 +361,30 @@ int gf_nli_read(const char *path, gf_nli_split *out) {
     if (!r) return -1;
     int rc = read_records(out, r);
     gf_lines_close(r);
-    if (!rc && !out->format) rc = gf_fail("%s: the file is empty (or blank); expected SNLI records", path);
+    if (!rc && !out->format) rc = gf_fail("%s: the file is empty (or blank); expected sentence pairs", path);
+    if (!rc && all && !out->n) rc = gf_fail("%s: a header row and no pair; expected sentence pairs", path);
     if (rc) gf_nli_split_free(out);
     return rc;
+}
+
+int gf_nli_read(const char *path, gf_nli_split *out) { return read_file(path, out, false); }
+int gf_nli_read_pairs(const char *path, gf_nli_split *out) { return read_file(path, out, true); }
+
+void gf_nli_split_init(gf_nli_split *s, const char *what) {
+    memset(s, 0, sizeof *s);
+    s->all = true;
+    s->format = "memory";
+    snprintf(s->path, sizeof s->path, "%s", what);
+    const size_t max_text = gf_corpus_max_text();
+    s->max_bytes = max_text < ((size_t)1 << 62) ? (int64_t)max_text : (int64_t)1 << 62;
+}
+
+int gf_nli_split_add(gf_nli_split *s, const char *premise, const char *hypothesis, int label) {
+    if (label < -1 || label >= GF_NLI_CLASSES)
+        return gf_fail("%s, pair %lld: label %d; expected -1 (none) or 0 .. 2", s->path, (long long)s->n + 1, label);
+    s->rows++;
+    s->unlabelled += label == -1;
+    return store(s, NULL, label, premise, strlen(premise), hypothesis, strlen(hypothesis));
 }
 
 void gf_nli_split_free(gf_nli_split *s) {
@@ -332,14 +433,73 @@ static int nli_dir(const char *spec, const char *data_dir, char *dir, size_t cap
 static const char *const STEMS[3][2] = {{"train", "train_0.01"}, {"dev", NULL}, {"test", NULL}};
 static const char *const SPLIT_NAMES[3] = {"train", "dev", "test"};
 
+static bool ends_with(const char *s, const char *end) {
+    const size_t n = strlen(s), k = strlen(end);
+    return n >= k && !strcmp(s + n - k, end);
+}
+
+/* Whether the first line of a file that is not blank looks like a record of pairs or their header. */
+static bool looks_like_pairs(const char *line, size_t len) {
+    if (len && line[0] == '{') {
+        cJSON *o = cJSON_ParseWithLength(line, len);
+        const bool pairs = json_string(o, "sentence1") || json_string(o, "premise");
+        cJSON_Delete(o);
+        return pairs;
+    }
+    const char *f[16];
+    size_t fl[16];
+    const int n = split_tabs(line, len, f, fl, 16);
+    return is_header(line, len) || (n == 3 && parse_label(f[0], fl[0]) != -2);
+}
+
+bool gf_nli_file(const char *path) {
+    static const char *const names[] = {".jsonl", ".jsonl.xz", ".tsv", ".tsv.xz"};
+    bool named = false;
+    for (int k = 0; k < 4; k++) named = named || ends_with(path, names[k]);
+    struct stat st;
+    if (stat(path, &st) != 0) return named && errno == ENOENT; /* reading it says it is not there */
+    if (named && !S_ISDIR(st.st_mode)) return true;             /* ... or what else it is (a FIFO) */
+    if (!S_ISREG(st.st_mode)) return false;
+    gf_lines *r = gf_lines_open(path, MAX_RECORD);
+    const char *line;
+    size_t len;
+    bool pairs = false;
+    while (r && gf_lines_next(r, &line, &len) == 1) {
+        if (gf_lines_number(r) == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, len -= 3;
+        if (blank_line(line, len)) continue;
+        pairs = looks_like_pairs(line, len);
+        break;
+    }
+    if (r) gf_lines_close(r);
+    return pairs;
+}
+
 int gf_nli_is_spec(const char *spec, const char *data_dir) {
     char dir[GF_PATH_MAX], path[GF_PATH_MAX];
     if (!strcmp(spec, "snli")) return 1;
+    if (gf_nli_file(spec)) return 2;
     if (nli_dir(spec, data_dir, dir, sizeof dir)) return 0;
     for (int s = 0; s < 3; s++)
         for (int k = 0; k < 2; k++)
             if (STEMS[s][k] && find_split(dir, STEMS[s][k], path, sizeof path) != 0) return 1;
     return 0;
+}
+
+/* A file of pairs as each split of the mask: never the training split. */
+static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d) {
+    if (splits & 1u << GF_TRAIN) {
+        gf_fail("%s is a file of sentence pairs: it can be scored (grassflow eval, predict), not trained on; "
+                "expected a folder with a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip "
+                "(snli_1.0_train.jsonl, snli_1.0_dev.jsonl, ...)", path);
+        gf_nli_free(d);
+        return NULL;
+    }
+    for (int s = 0; s < 3; s++)
+        if (splits & 1u << s && gf_nli_read_pairs(path, &d->split[s])) {
+            gf_nli_free(d);
+            return NULL;
+        }
+    return d;
 }
 
 gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned splits) {
@@ -351,6 +511,7 @@ gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned
         return NULL;
     }
     snprintf(d->name, sizeof d->name, "%.63s", spec);
+    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, d);
     for (int s = 0; s < 3; s++) {
         if (!(splits & (1u << s))) continue;
         int found = find_split(dir, STEMS[s][0], path, sizeof path);

@@ -46,6 +46,44 @@ static int utf8_len(const unsigned char *s, size_t n) {
 
 static int is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 
+/* The words of a text as the word tokenizer reads it, one line at a time: a line is what lies before each
+ * '\n', and the text after the last '\n' if it is not empty; its words are the runs of bytes between
+ * is_space bytes; every line ends in an end-of-line token (<eos>). */
+typedef struct {
+    const char *t;
+    size_t n, i, eol;
+    bool in_line;
+} word_iter;
+
+/* The next item of it: 1 for a word (text[*w .. *w + *wl)), 2 for the end of a line, 0 past the text. */
+static int next_word(word_iter *it, size_t *w, size_t *wl) {
+    if (!it->in_line) {
+        if (it->i >= it->n) return 0;
+        for (it->eol = it->i; it->eol < it->n && it->t[it->eol] != '\n';) it->eol++;
+        it->in_line = true;
+    }
+    size_t j = it->i;
+    while (j < it->eol && is_space(it->t[j])) j++;
+    if (j < it->eol) {
+        *w = j;
+        while (j < it->eol && !is_space(it->t[j])) j++;
+        *wl = j - *w;
+        it->i = j;
+        return 1;
+    }
+    it->in_line = false;
+    it->i = it->eol + 1;
+    return 2;
+}
+
+int64_t gf_text_word_count(const char *text, size_t n) {
+    word_iter it = {.t = text, .n = n};
+    size_t w, wl;
+    int64_t k = 0;
+    while (next_word(&it, &w, &wl)) k++;
+    return k;
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
@@ -58,21 +96,11 @@ gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
     if (!t) return NULL;
     if (kind == GF_TOK_WORD) {
         /* order of first appearance, like pytorch/examples' Dictionary */
-        size_t i = 0;
-        while (i < n) {
-            size_t eol = i;
-            while (eol < n && text[eol] != '\n') eol++;
-            size_t j = i;
-            while (j < eol) {
-                while (j < eol && is_space(text[j])) j++;
-                size_t w = j;
-                while (j < eol && !is_space(text[j])) j++;
-                if (j > w && gf_vocab_add_text(&t->vocab, text + w, j - w) < 0) goto fail;
-            }
-            if (eol < n || eol > i) /* every line, including a last one without a newline */
-                if (gf_vocab_add(&t->vocab, "<eos>", 5) < 0) goto fail;
-            i = eol + 1;
-        }
+        word_iter it = {.t = text, .n = n};
+        size_t w, wl;
+        for (int k; (k = next_word(&it, &w, &wl));)
+            if ((k == 1 ? gf_vocab_add_text(&t->vocab, text + w, wl) : gf_vocab_add(&t->vocab, "<eos>", 5)) < 0)
+                goto fail;
         t->eos_id = gf_vocab_add(&t->vocab, "<eos>", 5);
         t->unk_id = gf_vocab_add(&t->vocab, "<unk>", 5);
         if (t->eos_id < 0 || t->unk_id < 0) goto fail;
@@ -190,44 +218,59 @@ done:
     return t;
 }
 
-int gf_tokenize(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+/* The char tokenizer's ids of text[0..n): a character outside the vocabulary fails the text, or with c given
+ * is skipped and counted. */
+static int tokenize_chars(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out,
+                          gf_text_counts *c) {
+    for (size_t i = 0; i < n;) {
+        int l = utf8_len((const unsigned char *)text + i, n - i);
+        if (!l) return gf_fail("%s: invalid UTF-8 at byte %zu", what, i);
+        int32_t id = gf_vocab_find(&t->vocab, text + i, (size_t)l);
+        if (id < 0 && !c)
+            return gf_fail("%s: character '%.*s' at byte %zu is not in the vocabulary of this char tokenizer (the "
+                           "characters of the corpus it was built from)\nHINT: leave the character out; a model that "
+                           "reads any text is trained with grassflow train --tokenizer byte", what, l, text + i, i);
+        if (id < 0 && c->skipped++ == 0) c->first_skipped = (int64_t)i;
+        if (id >= 0 && gf_ids_push(out, id)) return -1;
+        i += (size_t)l;
+    }
+    return 0;
+}
+
+/* The word tokenizer's ids of text[0..n), words outside the vocabulary as <unk> (counted into c, if given). */
+static int tokenize_words(const gf_tokenizer *t, const char *text, size_t n, gf_ids *out, gf_text_counts *c) {
+    word_iter it = {.t = text, .n = n};
+    size_t w, wl;
+    for (int k; (k = next_word(&it, &w, &wl));) {
+        int32_t id = k == 1 ? gf_vocab_find(&t->vocab, text + w, wl) : t->eos_id;
+        if (id < 0 && c) c->unknown++;
+        if (gf_ids_push(out, id >= 0 ? id : t->unk_id)) return -1;
+    }
+    return 0;
+}
+
+int gf_tokenize_counted(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out,
+                        gf_text_counts *c) {
+    const int64_t n0 = out->n;
+    int rc;
     switch (t->kind) {
     case GF_TOK_BYTE:
-        for (size_t i = 0; i < n; i++)
-            if (gf_ids_push(out, (unsigned char)text[i])) return -1;
-        return 0;
-    case GF_TOK_CHAR:
-        for (size_t i = 0; i < n;) {
-            int l = utf8_len((const unsigned char *)text + i, n - i);
-            if (!l) return gf_fail("%s: invalid UTF-8 at byte %zu", what, i);
-            int32_t id = gf_vocab_find(&t->vocab, text + i, (size_t)l);
-            if (id < 0)
-                return gf_fail("%s: character '%.*s' at byte %zu is not in the vocabulary (it never occurs in the "
-                               "training split)\nHINT: use --tokenizer byte", what, l, text + i, i);
-            if (gf_ids_push(out, id)) return -1;
-            i += (size_t)l;
-        }
-        return 0;
-    case GF_TOK_WORD:
-        for (size_t i = 0; i < n;) {
-            size_t eol = i;
-            while (eol < n && text[eol] != '\n') eol++;
-            for (size_t j = i; j < eol;) {
-                while (j < eol && is_space(text[j])) j++;
-                size_t w = j;
-                while (j < eol && !is_space(text[j])) j++;
-                if (j > w) {
-                    int32_t id = gf_vocab_find(&t->vocab, text + w, j - w);
-                    if (gf_ids_push(out, id >= 0 ? id : t->unk_id)) return -1;
-                }
-            }
-            if (gf_ids_push(out, t->eos_id)) return -1;
-            i = eol + 1;
-        }
-        return 0;
-    case GF_TOK_WORDPIECE: return gf_wordpiece_encode(t, text, n, what, out);
+        rc = 0;
+        for (size_t i = 0; i < n && !rc; i++) rc = gf_ids_push(out, (unsigned char)text[i]);
+        break;
+    case GF_TOK_CHAR: rc = tokenize_chars(t, text, n, what, out, c); break;
+    case GF_TOK_WORD: rc = tokenize_words(t, text, n, out, c); break;
+    case GF_TOK_WORDPIECE: rc = gf_wordpiece_encode_counted(t, text, n, what, out, c ? &c->unknown : NULL); break;
+    default: return gf_fail("unknown tokenizer kind");
     }
-    return gf_fail("unknown tokenizer kind");
+    if (rc || !c) return rc;
+    c->tokens += out->n - n0;
+    c->words += t->kind == GF_TOK_WORD ? out->n - n0 : gf_text_word_count(text, n); /* the same count */
+    return 0;
+}
+
+int gf_tokenize(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+    return gf_tokenize_counted(t, text, n, what, out, NULL);
 }
 
 bool gf_tok_piece_out(const gf_tokenizer *t, int32_t id, size_t len, char last, const char **piece, size_t *pl,
@@ -300,18 +343,24 @@ int32_t gf_tokenizer_find(const gf_tokenizer *t, const char *piece, size_t len) 
     return gf_vocab_find(&t->vocab, piece, len);
 }
 
-int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
-                        int64_t *n_ids) {
+int gf_tokenizer_encode_counted(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                                int64_t *n_ids, gf_text_counts *counts) {
     gf_ids a = {0};
     *ids = NULL;
     *n_ids = 0;
-    if (gf_tokenize(t, text, n, what ? what : "text", &a)) {
+    if (counts) *counts = (gf_text_counts){.first_skipped = -1};
+    if (gf_tokenize_counted(t, text, n, what ? what : "text", &a, counts)) {
         gf_ids_free(&a);
         return -1;
     }
     *ids = a.v;
     *n_ids = a.n;
     return 0;
+}
+
+int gf_tokenizer_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, int32_t **ids,
+                        int64_t *n_ids) {
+    return gf_tokenizer_encode_counted(t, text, n, what, ids, n_ids, NULL);
 }
 
 int gf_tokenizer_encode_prompt(const gf_tokenizer *t, const char *prompt, size_t n, const char *what,

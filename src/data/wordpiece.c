@@ -145,6 +145,7 @@ fail:
 typedef struct {
     const gf_vocab *v;
     int32_t unk;
+    int64_t n_unk;  /* words given [UNK] because they could not be pieced (not a [UNK] written in the text) */
     gf_ids *out;
     /* the current word: code points after lower-casing / NFD / accent stripping, with MARK barriers
      * (only while has_comb, and never two in a row) */
@@ -199,7 +200,10 @@ static int end_word(encoder *e) {
     if (e->has_comb) reorder(e);
     e->n_buf = e->n_chars = 0;
     e->too_long = e->has_comb = false;
-    if (too_long) return push(e, e->unk);
+    if (too_long) {
+        e->n_unk++;
+        return push(e, e->unk);
+    }
 
     char *b = e->bytes + 2; /* b[-2..-1] is room for "##" */
     int len = 0;
@@ -223,6 +227,7 @@ static int end_word(encoder *e) {
         }
         if (id < 0) {
             e->out->n = mark;
+            e->n_unk++;
             return push(e, e->unk);
         }
         if (push(e, id)) return -1;
@@ -247,6 +252,7 @@ static void encoder_init(encoder *e, const gf_tokenizer *t, gf_ids *out) {
     e->v = &t->vocab;
     e->unk = t->unk_id;
     e->out = out;
+    e->n_unk = 0;
     e->n_buf = e->n_chars = 0;
     e->too_long = e->has_comb = false;
     for (int k = 0; k < N_SPECIALS; k++) {
@@ -296,6 +302,11 @@ static int add_code_point(encoder *e, uint32_t c, int cls) {
 }
 
 int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out) {
+    return gf_wordpiece_encode_counted(t, text, n, what, out, NULL);
+}
+
+int gf_wordpiece_encode_counted(const gf_tokenizer *t, const char *text, size_t n, const char *what, gf_ids *out,
+                                int64_t *n_unk) {
     if (!what) what = "text";
     encoder *e = malloc(sizeof *e);
     if (!e) return gf_fail("out of memory tokenizing %s", what);
@@ -331,6 +342,7 @@ int gf_wordpiece_encode(const gf_tokenizer *t, const char *text, size_t n, const
         if (add_code_point(e, c, cls)) goto fail;
     }
     if (end_word(e)) goto fail;
+    if (n_unk) *n_unk += e->n_unk;
     free(e);
     return 0;
 fail:

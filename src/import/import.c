@@ -24,8 +24,9 @@ static const gf_importer *importer_of(const char *dir) {
 }
 
 int gf_import_misplaced(const char *path, bool not_ours) {
-    static const char hint[] = "HINT: features --ckpt and train --backbone read the folder; eval, score and generate "
-                               "read a checkpoint grassflow train wrote (train --backbone with the folder writes one)";
+    static const char hint[] = "HINT: grassflow features --ckpt DIR and grassflow train --backbone DIR read the folder; "
+                               "eval, score and generate read a checkpoint grassflow train wrote (grassflow train "
+                               "--backbone DIR writes one)";
     char saved[4096], dir[GF_PATH_MAX];
     snprintf(saved, sizeof saved, "%s", gf_last_error()); /* detect() clears it */
     struct stat st;

@@ -15,6 +15,7 @@
 struct gf_stream {
     const gf_model *m;
     int64_t pos;                   /* tokens consumed */
+    int64_t start;                 /* gf_stream_next: the index in its ids of the first token consumed */
     int64_t cap;                   /* positions the states are sized for */
     float *state[GF_MAX_LAYERS];   /* per layer, state_floats(cap) floats */
     int64_t state_n[GF_MAX_LAYERS];
@@ -138,6 +139,7 @@ void gf_stream_free(gf_stream *s) {
 void gf_stream_reset(gf_stream *s) {
     for (int l = 0; l < s->m->n_layers; l++) memset(s->state[l], 0, (size_t)s->state_n[l] * sizeof(float));
     s->pos = 0;
+    s->start = 0;
 }
 
 int64_t gf_stream_pos(const gf_stream *s) { return s->pos; }
@@ -236,4 +238,21 @@ int gf_stream_feed(gf_stream *s, const int32_t *tokens, int64_t n) {
             return -1;
         }
     return 0;
+}
+
+const float *gf_stream_next(gf_stream *s, const int32_t *ids, int64_t n) {
+    const gf_config *c = &s->m->cfg;
+    if (n < 1 || s->start + s->pos > n - 1) {
+        gf_fail("stream: the logits after %lld ids asked of a stream that has consumed ids [%lld, %lld); expected "
+                "ids that extend what it was given, at least one more", (long long)n, (long long)s->start,
+                (long long)(s->start + s->pos));
+        return NULL;
+    }
+    if (c->pos == GF_POS_LEARNED && n - s->start > c->max_len) { /* learned positions end at max_len: slide */
+        gf_stream_reset(s);
+        s->start = n - c->max_len;
+    }
+    /* the context without logits, then the last token with them */
+    const int64_t fed = s->start + s->pos;
+    return gf_stream_feed(s, ids + fed, n - 1 - fed) ? NULL : gf_stream_step(s, ids[n - 1]);
 }

@@ -142,6 +142,16 @@ void gf_atomic_abort(gf_atomic_file *f) {
     atomic_free(f);
 }
 
+int gf_write_file_atomic(const char *path, const void *data, size_t size) {
+    gf_atomic_file *f = gf_atomic_open(path);
+    if (!f) return -1;
+    if (gf_atomic_write(f, data, size)) {
+        gf_atomic_abort(f);
+        return -1;
+    }
+    return gf_atomic_commit(f);
+}
+
 int gf_atomic_commit(gf_atomic_file *f) {
     if (fsync(f->fd) != 0) {
         gf_fail("error flushing %s to disk: %s", f->tmp, strerror(errno));
@@ -174,12 +184,35 @@ int gf_atomic_commit(gf_atomic_file *f) {
     return 0;
 }
 
-int gf_write_file(const char *path, const void *data, size_t n) {
-    gf_atomic_file *f = gf_atomic_open(path);
-    if (!f) return -1;
-    if (gf_atomic_write(f, data, n)) {
-        gf_atomic_abort(f);
-        return -1;
+void gf_unmake_dirs(const char *dir, const size_t *len, int n) {
+    char p[GF_PATH_MAX];
+    for (int i = n - 1; i >= 0; i--) {
+        snprintf(p, sizeof p, "%.*s", (int)len[i], dir);
+        rmdir(p);
     }
-    return gf_atomic_commit(f);
+}
+
+int gf_make_dirs(const char *dir, size_t *len, int *n) {
+    char p[GF_PATH_MAX];
+    const size_t L = strlen(dir);
+    *n = 0;
+    if (L >= sizeof p) return gf_fail("cannot create the output directory %s: the path is too long", dir);
+    for (size_t i = 1; i <= L; i++) {
+        if (i < L && (dir[i] != '/' || dir[i - 1] == '/')) continue;
+        snprintf(p, sizeof p, "%.*s", (int)i, dir);
+        if (mkdir(p, 0755) == 0) {
+            if (*n < GF_MAX_MADE_DIRS) len[(*n)++] = i;
+        } else if (errno != EEXIST) {
+            const int e = errno;
+            gf_unmake_dirs(dir, len, *n);
+            return gf_fail("cannot create the output directory %s: %s: %s", dir, p, strerror(e));
+        }
+    }
+    return 0;
+}
+
+int gf_mkdir_p(const char *dir) {
+    size_t made[GF_MAX_MADE_DIRS];
+    int n;
+    return gf_make_dirs(dir, made, &n);
 }

@@ -78,8 +78,12 @@ static int fill_rows(pair_source *s, const int64_t *pairs, int64_t n, gf_batch *
         T = len > T ? len : T;
     }
     if (nli_reserve(s, n * T)) return -1;
-    for (int64_t r = 0; r < n; r++) put_row(s, pairs[r], r, T);
-    *b = (gf_batch){.B = n, .T = T, .ids = s->in, .targets = s->tg, .n_targets = n, .mask = s->mask,
+    int64_t labelled = 0;
+    for (int64_t r = 0; r < n; r++) {
+        put_row(s, pairs[r], r, T);
+        labelled += s->tg[r] >= 0; /* a pair of a file read whole may have no label (-1): not counted */
+    }
+    *b = (gf_batch){.B = n, .T = T, .ids = s->in, .targets = s->tg, .n_targets = labelled, .mask = s->mask,
                     .segments = s->seg};
     return 0;
 }
@@ -126,7 +130,8 @@ static int nli_check(void *ctx, const gf_model *m, gf_source_use use) {
                        (long long)c->vocab_size, (long long)s->max_id + 1);
     if (c->pos == GF_POS_LEARNED && s->longest > c->max_len)
         return gf_fail("the longest pair is %lld tokens with [CLS] and two [SEP], above the model's max_len %lld\n"
-                       "HINT: lower the pieces kept per sentence, or --set max_len=%lld", (long long)s->longest,
+                       "HINT: keep fewer pieces per sentence (--max-sent), or train a model with room for them: "
+                       "grassflow train --set max_len=%lld", (long long)s->longest,
                        (long long)c->max_len, (long long)s->longest);
     return 0;
 }
@@ -229,6 +234,23 @@ int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char 
     return rc;
 }
 
+int gf_encode_single(const gf_tokenizer *tok, const char *text, size_t len, const char *what, int32_t **ids,
+                     int64_t *n) {
+    int32_t *raw;
+    int64_t k;
+    *ids = NULL;
+    if (gf_tokenizer_encode(tok, text, len, what, &raw, &k)) return -1;
+    const int32_t cls = gf_tokenizer_find(tok, "[CLS]", 5), sep = gf_tokenizer_find(tok, "[SEP]", 5);
+    const int wrap = cls >= 0 && sep >= 0; /* a BERT vocabulary: one sentence is [CLS] text [SEP] */
+    *n = k + 2 * wrap;
+    if (*n == 0) return gf_fail("%s: no tokens; give a non-empty text", what ? what : "text");
+    *ids = malloc((size_t)*n * sizeof **ids);
+    if (*ids && wrap) (*ids)[0] = cls, (*ids)[k + 1] = sep;
+    if (*ids && k) memcpy(*ids + wrap, raw, (size_t)k * sizeof *raw);
+    free(raw);
+    return *ids ? 0 : gf_fail("out of memory encoding a text of %lld tokens", (long long)k);
+}
+
 gf_source *gf_pair_source_create(const gf_nli_split *sp, const gf_tokenizer *tok, int64_t max_sent, uint64_t seed,
                                 gf_pair_source_stats *stats) {
     if (max_sent < 1) {
@@ -266,4 +288,32 @@ gf_source *gf_pair_source_create(const gf_nli_split *sp, const gf_tokenizer *tok
     s->stats.longest = s->longest;
     if (stats) *stats = s->stats;
     return &s->s;
+}
+
+typedef struct {
+    double *probs;
+    int32_t *labels;
+} nli_out;
+
+static int keep_prediction(const gf_prediction *p, void *ctx) {
+    nli_out *o = ctx;
+    memcpy(o->probs + p->index * GF_NLI_CLASSES, p->probs, GF_NLI_CLASSES * sizeof *p->probs);
+    if (o->labels) o->labels[p->index] = p->label;
+    return 0;
+}
+
+int gf_nli_predict(gf_model *m, const gf_tokenizer *tok, const char *const *premise, const char *const *hypothesis,
+                   int64_t n, int64_t max_sent, int64_t batch, double *probs, int32_t *labels) {
+    if (n < 1) return gf_fail("gf_nli_predict: %lld pairs; expected at least 1", (long long)n);
+    gf_nli_split sp;
+    gf_nli_split_init(&sp, "the pairs given");
+    int rc = 0;
+    for (int64_t i = 0; i < n && !rc; i++) rc = gf_nli_split_add(&sp, premise[i], hypothesis[i], -1);
+    gf_source *src = rc ? NULL : gf_pair_source_create(&sp, tok, max_sent, 0, NULL);
+    gf_nli_split_free(&sp);
+    if (!src) return -1;
+    nli_out o = {.probs = probs, .labels = labels};
+    rc = gf_predict(m, src, batch, keep_prediction, &o); /* which checks m first: 3 classes, the vocabulary */
+    gf_source_free(src);
+    return rc;
 }

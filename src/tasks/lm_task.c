@@ -30,13 +30,27 @@ static int one_symbol_corpus(const gf_corpus *c, const char *corpus) {
                    corpus, (long long)tr->n, gf_tok_kind_name(c->tok->kind));
 }
 
+/* Text a fixed char vocabulary cannot read, in data to train on: refused (eval scores it, counting what it
+ * skipped; a model does not learn from text with holes in it). */
+static int skipped_chars(const gf_corpus *c, const char *corpus) {
+    for (int s = 0; s < 3; s++)
+        if (c->counts[s].skipped)
+            return gf_fail("--corpus %s: its %s split holds %lld character(s) outside the model's char vocabulary, "
+                           "the first at byte %lld; a model cannot be trained on characters it has no id for\nHINT: "
+                           "start a new run, whose vocabulary is built from the corpus: grassflow train --corpus %s "
+                           "(--tokenizer byte reads any text)", corpus, gf_split_name(s),
+                           (long long)c->counts[s].skipped, (long long)c->counts[s].first_skipped, corpus);
+    return 0;
+}
+
 static int lm_load(const gf_task_env *e, const void *options, void **data) {
     (void)options;
     gf_corpus *c = gf_corpus_load(e->corpus, e->data_dir, e->tokenizer && e->tokenizer[0] ? e->tokenizer : NULL,
                                   e->fixed, e->no_cache ? NULL : e->cache_dir);
     if (!c) return -1;
     if (c->cache_note[0]) gf_note("%s", c->cache_note);
-    if ((e->splits & (1u << GF_TRAIN)) && one_symbol_corpus(c, e->corpus)) {
+    if ((!e->score_only && skipped_chars(c, e->corpus)) ||
+        ((e->splits & (1u << GF_TRAIN)) && one_symbol_corpus(c, e->corpus))) {
         gf_corpus_free(c);
         return -1;
     }
@@ -78,6 +92,12 @@ static void lm_eval_defaults(void *options, const gf_config *cfg) {
 
 static void lm_free(void *data) { gf_corpus_free(data); }
 
+static int lm_text_counts(const void *data, int split, gf_text_counts *out) {
+    if (split < 0 || split > 2) return -1;
+    *out = ((const gf_corpus *)data)->counts[split];
+    return 0;
+}
+
 /* Lines and tokens of each split and the vocabulary (grassflow data stats). */
 static int lm_stats(const gf_task_env *e, bool json, char **text) {
     gf_corpus *c = gf_corpus_load(e->corpus, e->data_dir, e->tokenizer && e->tokenizer[0] ? e->tokenizer : NULL,
@@ -96,15 +116,17 @@ static int lm_stats(const gf_task_env *e, bool json, char **text) {
         fprintf(f, ", \"tokenizer\": \"%s\", \"vocab_size\": %lld", gf_tok_kind_name(c->tok->kind),
                 (long long)c->tok->vocab.n);
         for (int s = 0; s < 3; s++)
-            fprintf(f, ", \"%s\": {\"lines\": %lld, \"tokens\": %lld}", gf_split_name(s), (long long)c->lines[s],
-                    (long long)c->split[s].n);
+            fprintf(f, ", \"%s\": {\"lines\": %lld, \"tokens\": %lld, \"words\": %lld, \"unknown\": %lld}",
+                    gf_split_name(s), (long long)c->lines[s], (long long)c->split[s].n, (long long)c->counts[s].words,
+                    (long long)c->counts[s].unknown);
         fprintf(f, "}\n");
     } else {
         fprintf(f, "corpus %s, tokenizer %s, vocabulary %lld\n", e->corpus, gf_tok_kind_name(c->tok->kind),
                 (long long)c->tok->vocab.n);
         for (int s = 0; s < 3; s++)
-            fprintf(f, "  %-6s %10lld lines %12lld tokens\n", gf_split_name(s), (long long)c->lines[s],
-                    (long long)c->split[s].n);
+            fprintf(f, "  %-6s %10lld lines %12lld tokens %12lld words %10lld unknown\n", gf_split_name(s),
+                    (long long)c->lines[s], (long long)c->split[s].n, (long long)c->counts[s].words,
+                    (long long)c->counts[s].unknown);
     }
     gf_corpus_free(c);
     if (fclose(f) == 0) return 0;
@@ -120,4 +142,5 @@ const gf_task_ops gf_task_lm = {
     .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
     .free = lm_free, .data_help = "--corpus wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"
                                   "| a text file (split 90/5/5); --tokenizer word | char | byte | wordpiece:VOCAB\n"
-                                  "(default: word for wikitext-2, else char)\n", .stats = lm_stats, .check_options = lm_check_options};
+                                  "(default: word for wikitext-2, else char)\n", .stats = lm_stats, .check_options = lm_check_options,
+    .text_counts = lm_text_counts};

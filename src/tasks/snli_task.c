@@ -124,7 +124,7 @@ static gf_source *snli_source(const void *data, int split, const void *options, 
     const snli_data *s = data;
     const int64_t max_sent = ((const snli_options *)options)->max_sent;
     const gf_nli_split *sp = &s->d->split[split];
-    const char *name = split == GF_TRAIN ? "train" : split == GF_VALID ? "dev" : "test";
+    const char *name = sp->all ? sp->path : split == GF_TRAIN ? "train" : split == GF_VALID ? "dev" : "test";
     if (sp->n == 0) {
         gf_fail("the snli %s split (%s) has no pair to use (rows %lld: labelled - for no consensus %lld, with an empty "
                 "sentence %lld); expected at least one labelled pair", name, sp->path,
@@ -154,19 +154,27 @@ static int snli_owns(const char *corpus, const char *data_dir) { return gf_nli_i
 
 static const char *const SPLIT_NAMES[3] = {"train", "dev", "test"}; /* SNLI's names for the splits */
 
+/* What stats shows: the three splits of a folder, or the one file of pairs ("pairs", read whole). */
+typedef struct {
+    gf_nli_data *d;
+    int n;
+    const char *name[3];
+    const gf_nli_split *split[3];
+} stats_data;
+
 /* The --json form of snli_stats (cJSON escapes the paths). */
-static char *stats_json(const char *spec, const gf_nli_data *d) {
+static char *stats_json(const char *spec, const stats_data *sd) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "corpus", spec);
-    for (int k = 0; k < 3; k++) {
-        const gf_nli_split *s = &d->split[k];
-        cJSON *j = cJSON_AddObjectToObject(o, SPLIT_NAMES[k]);
+    for (int k = 0; k < sd->n; k++) {
+        const gf_nli_split *s = sd->split[k];
+        cJSON *j = cJSON_AddObjectToObject(o, sd->name[k]);
         cJSON_AddStringToObject(j, "file", s->path);
         cJSON_AddStringToObject(j, "format", s->format);
         cJSON_AddNumberToObject(j, "rows", (double)s->rows);
         cJSON_AddNumberToObject(j, "pairs", (double)s->n);
         for (int c = 0; c < GF_NLI_CLASSES; c++) cJSON_AddNumberToObject(j, gf_nli_label_name(c), (double)s->per_label[c]);
-        cJSON_AddNumberToObject(j, "no_consensus", (double)s->unlabelled);
+        cJSON_AddNumberToObject(j, s->all ? "no_label" : "no_consensus", (double)s->unlabelled);
         cJSON_AddNumberToObject(j, "empty", (double)s->empty);
     }
     char *txt = cJSON_PrintUnformatted(o), *line = txt ? malloc(strlen(txt) + 2) : NULL;
@@ -177,7 +185,7 @@ static char *stats_json(const char *spec, const gf_nli_data *d) {
     return line;
 }
 
-static char *stats_text(const char *spec, const gf_nli_data *d) {
+static char *stats_text(const char *spec, const stats_data *sd) {
     size_t len;
     char *text = NULL;
     FILE *f = open_memstream(&text, &len);
@@ -185,13 +193,17 @@ static char *stats_text(const char *spec, const gf_nli_data *d) {
         gf_fail("out of memory");
         return NULL;
     }
-    fprintf(f, "corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
-    for (int k = 0; k < 3; k++) {
-        const gf_nli_split *s = &d->split[k];
+    if (sd->split[0]->all)
+        fprintf(f, "corpus %s: a file of sentence pairs, read whole (pairs without a label or with an empty sentence "
+                "are kept: predict shows them, eval counts the labelled ones)\n", spec);
+    else
+        fprintf(f, "corpus %s: sentence pairs (rows labelled - and pairs with an empty sentence are dropped)\n", spec);
+    for (int k = 0; k < sd->n; k++) {
+        const gf_nli_split *s = sd->split[k];
         fprintf(f, "  %-6s %8lld pairs  entailment %lld  neutral %lld  contradiction %lld  (of %lld rows: %lld "
-                "labelled -, %lld empty)  %s [%s]\n", SPLIT_NAMES[k], (long long)s->n, (long long)s->per_label[0],
+                "%s, %lld empty)  %s [%s]\n", sd->name[k], (long long)s->n, (long long)s->per_label[0],
                 (long long)s->per_label[1], (long long)s->per_label[2], (long long)s->rows, (long long)s->unlabelled,
-                (long long)s->empty, s->path, s->format);
+                s->all ? "without a label" : "labelled -", (long long)s->empty, s->path, s->format);
     }
     if (fclose(f) == 0) return text;
     free(text);
@@ -205,10 +217,15 @@ static int snli_stats(const gf_task_env *e, bool json, char **text) {
         gf_fail("--tokenizer: %s holds sentence pairs, counted before tokenizing", e->corpus);
         return GF_TASK_NOT_APPLICABLE;
     }
-    gf_nli_data *d = gf_nli_load(e->corpus, e->data_dir);
-    if (!d) return -1;
-    *text = json ? stats_json(e->corpus, d) : stats_text(e->corpus, d);
-    gf_nli_free(d);
+    const bool file = gf_nli_is_spec(e->corpus, e->data_dir) == 2;
+    stats_data sd = {.d = gf_nli_load_splits(e->corpus, e->data_dir, file ? 1u << GF_VALID : 7u), .n = file ? 1 : 3};
+    if (!sd.d) return -1;
+    for (int k = 0; k < sd.n; k++) {
+        sd.name[k] = file ? "pairs" : SPLIT_NAMES[k];
+        sd.split[k] = &sd.d->split[file ? GF_VALID : k];
+    }
+    *text = json ? stats_json(e->corpus, &sd) : stats_text(e->corpus, &sd);
+    gf_nli_free(sd.d);
     return *text ? 0 : -1;
 }
 
@@ -220,5 +237,6 @@ const gf_task_ops gf_task_snli = {
     .configure = snli_configure, .source = snli_source, .describe = snli_describe, .label = snli_label,
     .owns = snli_owns, .free = snli_free, .stats = snli_stats,
     .data_help = "--corpus snli (the dev and test splits and 1% of train grassflow ships) | the folder of\n"
-                 "snli_1.0.zip (snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]); --tokenizer wordpiece:VOCAB\n"
-                 "(default: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"};
+                 "snli_1.0.zip (snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]) | for eval and predict, one\n"
+                 "file of pairs (jsonl or TSV, plain or .xz: README, \"Score your own pairs\"), scored whole;\n"
+                 "--tokenizer wordpiece:VOCAB (default: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"};

@@ -77,6 +77,12 @@ int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **
     return t->stats(e, json, text);
 }
 
+int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_text_counts *out) {
+    *out = (gf_text_counts){.first_skipped = -1};
+    if (t->version < 3 || !t->text_counts) return -1;
+    return t->text_counts(data, split, out);
+}
+
 const gf_task_ops *gf_task_find(const char *name) {
     char names[512] = "";
     for (int i = 0; i < gf_task_count(); i++) {
@@ -92,6 +98,10 @@ int64_t gf_task_n_labels(const gf_task_ops *t, const void *data) {
     int64_t n = 0;
     while (t->label && t->label(data, n)) n++;
     return n;
+}
+
+const char *gf_task_label(const gf_task_ops *t, const void *data, int64_t i) {
+    return t && t->label && i >= 0 ? t->label(data, i) : NULL;
 }
 
 /* ---- a task's recipe ---------------------------------------------------------------------------------- */

@@ -1,4 +1,6 @@
 /* Evaluation: the target-weighted mean loss of a model over a source's evaluation examples. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -26,37 +28,108 @@ static void tally(const gf_model *m, const gf_batch *b, int64_t n_classes, gf_ev
     }
 }
 
-int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
+/* What is done with each evaluation batch after its forward pass (first: its first example's index). */
+typedef int (*batch_fn)(gf_model *m, const gf_batch *b, int64_t first, float loss, void *ctx);
+
+/* Every evaluation batch of src through m, dropout off, as gf_evaluate_result and gf_predict both take them:
+ * at most `batch` examples each (fewer when memory asks, fit_batch), in order; a batch with no counted target
+ * is skipped unless all. fn's non-zero value stops the walk and is returned. */
+static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, batch_fn fn, void *ctx) {
     if (gf_source_validate(src, "the evaluation source")) return -1;
     if (batch < 1)
         return gf_fail("evaluation: batch is %lld; expected at least 1 example per forward pass", (long long)batch);
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
-    const int64_t n = gf_source_n_eval(src), nc = gf_model_predicts_next_token(m) ? 0 : gf_model_n_outputs(m);
+    const int64_t n = gf_source_n_eval(src);
     if (n > 0) batch = fit_batch(m, src, batch);
-    if (r->confusion) memset(r->confusion, 0, (size_t)(nc * nc) * sizeof *r->confusion);
     gf_model_set_training(m, false, 0, 0);
-    double total = 0.0;
-    int64_t counted = 0, correct = nc ? 0 : -1;
     for (int64_t k = 0; k < n; k += batch) {
         gf_batch b;
         float loss;
         if (gf_source_fill_eval(src, k, n - k < batch ? n - k : batch, &b) ||
             gf_batch_check(&b, true, "the evaluation source"))
             return -1;
-        if (!b.n_targets) continue;
+        if (!b.n_targets && !all) continue;
         if (gf_model_forward_batch(m, &b, &loss)) return -1;
-        total += (double)loss * (double)b.n_targets;
-        counted += b.n_targets;
-        if (nc) correct += gf_model_correct(m);
-        if (nc && r->confusion) tally(m, &b, nc, r);
+        const int rc = fn(m, &b, k, loss, ctx);
+        if (rc) return rc;
     }
-    if (!counted)
-        return gf_fail("evaluation: the source's %lld examples hold no counted targets; expected at least one",
-                       (long long)n);
-    r->mean_loss = total / (double)counted;
-    r->n_counted = counted;
-    r->n_correct = correct;
     return 0;
+}
+
+typedef struct {
+    gf_eval_result *r;
+    int64_t nc, counted, correct;
+    double total;
+} eval_sums;
+
+static int add_batch(gf_model *m, const gf_batch *b, int64_t first, float loss, void *ctx) {
+    (void)first;
+    eval_sums *e = ctx;
+    e->total += (double)loss * (double)b->n_targets;
+    e->counted += b->n_targets;
+    if (e->nc) e->correct += gf_model_correct(m);
+    if (e->nc && e->r->confusion) tally(m, b, e->nc, e->r);
+    return 0;
+}
+
+int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
+    const int64_t nc = gf_model_predicts_next_token(m) ? 0 : gf_model_n_outputs(m);
+    if (r->confusion) memset(r->confusion, 0, (size_t)(nc * nc) * sizeof *r->confusion);
+    eval_sums e = {.r = r, .nc = nc, .correct = nc ? 0 : -1};
+    if (walk(m, src, batch, false, add_batch, &e)) return -1;
+    if (!e.counted)
+        return gf_fail("evaluation: the source's %lld examples hold no counted targets; expected at least one",
+                       (long long)gf_source_n_eval(src));
+    r->mean_loss = e.total / (double)e.counted;
+    r->n_counted = e.counted;
+    r->n_correct = e.correct;
+    return 0;
+}
+
+typedef struct {
+    gf_predict_cb cb;
+    void *ctx;
+    double *probs;
+} predict_state;
+
+/* Row i's prediction: the first largest logit (as the head and tally count it), the softmax in double. */
+static void predict_row(const float *lg, int64_t C, double *probs, gf_prediction *p) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < C; c++) best = lg[c] > lg[best] ? c : best;
+    double sum = 0.0;
+    for (int64_t c = 0; c < C; c++) sum += probs[c] = exp((double)lg[c] - (double)lg[best]);
+    for (int64_t c = 0; c < C; c++) probs[c] /= sum;
+    p->label = (int32_t)best;
+    p->n_classes = C;
+    p->probs = probs;
+    p->logits = lg;
+}
+
+static int predict_batch(gf_model *m, const gf_batch *b, int64_t first, float loss, void *ctx) {
+    (void)loss;
+    predict_state *st = ctx;
+    const int64_t C = gf_model_n_outputs(m);
+    const float *lg = gf_model_logits(m);
+    for (int64_t i = 0; i < b->B; i++) {
+        gf_prediction p = {.index = first + i, .gold = b->targets[i], .ids = b->ids ? b->ids + i * b->T : NULL,
+                           .segments = b->segments ? b->segments + i * b->T : NULL, .n_ids = b->T};
+        while (b->mask && p.n_ids > 0 && !b->mask[i * b->T + p.n_ids - 1]) p.n_ids--; /* padding is not read */
+        predict_row(lg + i * C, C, st->probs, &p);
+        const int rc = st->cb(&p, st->ctx);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int gf_predict(gf_model *m, gf_source *src, int64_t batch, gf_predict_cb cb, void *ctx) {
+    if (gf_model_predicts_next_token(m))
+        return gf_fail("gf_predict: the model predicts next tokens (head %s); expected a classifier (head classify)",
+                       gf_model_config(m)->head_kind);
+    predict_state st = {.cb = cb, .ctx = ctx, .probs = malloc((size_t)gf_model_n_outputs(m) * sizeof(double))};
+    if (!st.probs) return gf_fail("gf_predict: out of memory");
+    const int rc = walk(m, src, batch, true, predict_batch, &st);
+    free(st.probs);
+    return rc < 0 ? -1 : 0;
 }
 
 int gf_evaluate(gf_model *m, gf_source *src, int64_t batch, double *mean_loss, int64_t *n_counted) {

@@ -100,7 +100,7 @@ static long long last_logged_step(const char *dir) {
         const long from = end > (long)sizeof buf - 1 ? end - (long)sizeof buf + 1 : 0;
         size_t n = fseek(f, from, SEEK_SET) == 0 ? fread(buf, 1, sizeof buf - 1, f) : 0;
         buf[n] = '\0';
-        for (const char *p = buf; (p = strstr(p, "{\"step\": ")); p++) step = strtoll(p + 9, NULL, 10);
+        for (const char *p = buf; (p = strstr(p, "\"step\": ")); p++) step = strtoll(p + 8, NULL, 10);
     }
     fclose(f);
     return step;
@@ -151,10 +151,11 @@ static int claim_for_new_run(const char *dir, bool overwrite) {
 
 int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
     const char *dir = r->dir;
-    const bool created = mkdir(dir, 0755) == 0;
-    if (!created && errno != EEXIST) return gf_fail("cannot create the output directory %s: %s", dir, strerror(errno));
+    size_t made[GF_MAX_MADE_DIRS];
+    int n_made;
+    if (gf_make_dirs(dir, made, &n_made)) return -1;
     if (probe_out_dir(dir)) {
-        if (created) rmdir(dir); /* a rejected run leaves nothing behind */
+        gf_unmake_dirs(dir, made, n_made); /* a rejected run leaves nothing behind */
         return -1;
     }
     if (lock_dir(r) || (!resume && claim_for_new_run(dir, overwrite))) return -1;
@@ -162,9 +163,22 @@ int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
     return 0;
 }
 
+/* What the run's metrics count and score: its task's unit and metric (the task named in o->made_from_json),
+ * else by the model's head: tokens and perplexity for next-token prediction, examples and accuracy else. */
+static void metrics_units(gf_run_dir *r, const gf_model *m, const gf_train_opts *o) {
+    cJSON *made = o->made_from_json ? cJSON_Parse(o->made_from_json) : NULL;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(made, "task");
+    const gf_task_ops *task = cJSON_IsString(name) ? gf_task_find(name->valuestring) : NULL;
+    const bool lm = !strcmp(gf_model_config(m)->head_kind, "next_token");
+    snprintf(r->counted, sizeof r->counted, "%s", task ? task->counted : lm ? "tokens" : "examples");
+    snprintf(r->metric, sizeof r->metric, "%s", task ? task->metric : lm ? "ppl" : "accuracy");
+    cJSON_Delete(made);
+}
+
 int gf_run_dir_open(gf_run_dir *r, const gf_model *m, const gf_train_opts *o, const char *data_json) {
     *r = (gf_run_dir){.dir = o->out_dir, .tok_json = o->tokenizer_json, .data_json = data_json, .lock_fd = -1,
                       .accept_changed_data = o->accept_changed_data};
+    metrics_units(r, m, o);
     r->cfg_json = gf_config_to_json(gf_model_config(m), false);
     r->recipe_json = gf_train_opts_to_json(o);
     if (!r->cfg_json || !r->recipe_json) return gf_fail("out of memory starting training");
@@ -217,12 +231,15 @@ static char *frozen_list(const gf_model *m) {
     return s;
 }
 
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc) {
-    char path[GF_PATH_MAX], st[32], bv[64], ba[64];
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc,
+                      double elapsed_s, double seen) {
+    char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)step);
     snprintf(bv, sizeof bv, "%.17g", best);
     snprintf(ba, sizeof ba, "%.17g", best_acc);
+    snprintf(el, sizeof el, "%.3f", elapsed_s);
+    snprintf(sn, sizeof sn, "%.0f", seen);
     int64_t n = gf_model_num_params(m), nt = gf_model_num_trainable(m); /* moments: trainable tensors only */
     gf_st_out ts[3] = {
         {.name = "params", .dtype = GF_DT_F32, .ndim = 1, .shape = {n}, .data = gf_model_params(m)},
@@ -231,7 +248,7 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     };
     char *frozen = frozen_list(m);
     if (!frozen) return gf_fail("out of memory saving %s", path);
-    const char *keys[9] = {"config"}, *vals[9] = {r->cfg_json};
+    const char *keys[11] = {"config"}, *vals[11] = {r->cfg_json};
     int k = 1;
     if (nt != n) keys[k] = "frozen", vals[k++] = frozen; /* which tensors have no moments; absent: none */
     if (r->tok_json) keys[k] = "tokenizer", vals[k++] = r->tok_json;
@@ -240,6 +257,8 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t s
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
     if (!isnan(best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
+    keys[k] = "elapsed_s", vals[k++] = el; /* the run's wall-clock time and counted targets up to step */
+    if (!isnan(seen)) keys[k] = "seen", vals[k++] = sn; /* absent: not known (resumed from an older state) */
     keys[k] = "producer", vals[k++] = "grassflow " GF_VERSION;
     int rc = gf_st_write(path, ts, 3, keys, vals, k);
     free(frozen);
@@ -338,8 +357,41 @@ static int load_arenas(const char *path, const gf_st_tensor *const ts[3], float 
     return 0;
 }
 
+/* A number of a state's metadata (key absent: NAN); -1 if it is there and not a number >= 0. */
+static int clock_value(const char *path, gf_st_file *f, const char *key, double *v) {
+    char *s = gf_st_metadata(f, key), *end = NULL;
+    *v = s ? strtod(s, &end) : NAN;
+    const bool bad = s && (end == s || *end || !(*v >= 0) || isinf(*v));
+    free(s);
+    return bad ? gf_fail("%s: %s is not a number >= 0", path, key) : 0;
+}
+
+/* The wall-clock time of a run up to step from a state saved before it was stored there: the last time
+ * metrics.jsonl logged at or before step (in the oldest files, the time of the session that logged it);
+ * 0 with a note when it says none. */
+static double logged_elapsed(const char *dir, int64_t step) {
+    gf_metrics mt;
+    double t = NAN;
+    if (gf_metrics_read(dir, &mt) == 0)
+        for (int64_t i = 0; i < mt.n; i++)
+            if (mt.rows[i].step <= step && !isnan(mt.rows[i].elapsed_s)) t = mt.rows[i].elapsed_s;
+    gf_metrics_free(&mt);
+    if (isnan(t)) gf_note("%s: the earlier sessions' time is not known (an older state, no time in metrics.jsonl); "
+                          "metrics.jsonl counts elapsed_s from this session", dir);
+    return isnan(t) ? 0.0 : t;
+}
+
+/* The run's time and counted targets up to the state's step (older states: the time from metrics.jsonl,
+ * the count unknown). */
+static int load_clock(const gf_run_dir *r, const char *path, gf_st_file *f, int64_t step, double *elapsed_s,
+                      double *seen) {
+    if (clock_value(path, f, "elapsed_s", elapsed_s) || clock_value(path, f, "seen", seen)) return -1;
+    if (isnan(*elapsed_s)) *elapsed_s = logged_elapsed(r->dir, step);
+    return 0;
+}
+
 int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
-                      char **data) {
+                      char **data, double *elapsed_s, double *seen) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     gf_st_file *f = gf_st_read(path);
@@ -364,6 +416,7 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     if (!rc && ba && (end == ba || *end || !(*best_acc >= 0 && *best_acc <= 1)))
         rc = gf_fail("%s: best_val_acc \"%.40s\" is not an accuracy in [0, 1]", path, ba);
     free(ba);
+    if (!rc && load_clock(r, path, f, *step, elapsed_s, seen)) rc = -1;
     if (!rc) gf_adamw_set_steps(opt, *step);
     free(frozen);
     free(now);
@@ -375,31 +428,56 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *
     return rc;
 }
 
+/* The keys every row begins with: its type, where the run is (step, epoch, counted targets seen under the
+ * task's name for them, seconds since the run began). */
+static void row_head(FILE *f, const gf_run_dir *r, const char *type, const gf_train_event *e) {
+    fprintf(f, "{\"type\": \"%s\", \"step\": %lld, \"epoch\": %s, ", type, (long long)e->step,
+            gf_json_num(e->epochs, 'f', 6).s);
+    gf_json_put_str(f, r->counted);
+    fprintf(f, ": %s, \"elapsed_s\": %s", gf_json_num(e->seen, 'f', 0).s, gf_json_num(e->run_elapsed_s, 'f', 3).s);
+}
+
 /* The JSON line of a step, evaluation or skipped-step event into f (others: nothing). Numbers that are not
  * finite (a diverged run's loss) are null. */
-static void metrics_json(FILE *f, const gf_train_event *e) {
-    const long long step = (long long)e->step;
-    if (e->kind == GF_EV_STEP)
-        fprintf(f, "{\"step\": %lld, \"epoch\": %lld, \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, "
-                   "\"tokens_per_s\": %s, \"elapsed_s\": %s}\n", step, (long long)e->epoch,
+static void metrics_json(FILE *f, const gf_run_dir *r, const gf_train_event *e) {
+    if (e->kind == GF_EV_STEP) {
+        row_head(f, r, "train", e);
+        fprintf(f, ", \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, \"tokens_per_s\": %s}\n",
                 gf_json_num(e->loss, 'f', 6).s, gf_json_num(e->lr, 'g', 6).s, gf_json_num(e->grad_norm, 'g', 6).s,
-                gf_json_num(e->tokens_per_s, 'f', 1).s, gf_json_num(e->elapsed_s, 'f', 2).s);
-    else if (e->kind == GF_EV_EVAL) /* a language model's perplexity, or a classifier's accuracy */
-        fprintf(f, "{\"step\": %lld, \"val_loss\": %s, \"%s\": %s, \"best_val_loss\": %s, \"is_best\": %s}\n", step,
+                gf_json_num(e->tokens_per_s, 'f', 1).s);
+    } else if (e->kind == GF_EV_EVAL) { /* a language model's perplexity, or a classifier's accuracy */
+        row_head(f, r, "eval", e);
+        fprintf(f, ", \"val_loss\": %s, \"%s\": %s, \"best_val_loss\": %s, \"is_best\": %s}\n",
                 gf_json_num(e->val_loss, 'f', 6).s, isnan(e->val_acc) ? "val_ppl" : "val_acc",
                 isnan(e->val_acc) ? gf_json_num(e->val_ppl, 'f', 4).s : gf_json_num(e->val_acc, 'f', 6).s,
                 gf_json_num(e->best_val_loss, 'f', 6).s, e->is_best ? "true" : "false");
-    else if (e->kind == GF_EV_SKIPPED)
-        fprintf(f, "{\"step\": %lld, \"skipped\": \"%s is not finite\"}\n", step, e->what);
+    } else if (e->kind == GF_EV_SKIPPED) {
+        row_head(f, r, "skipped", e);
+        fprintf(f, ", \"skipped\": \"%s is not finite\"}\n", e->what);
+    }
 }
 
-int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
-    FILE *f = r->metrics;
-    if (!f) return 0;
-    metrics_json(f, e);
+/* Flush a written line; an error that stops the run if it did not reach the file. */
+static int metrics_flush(const gf_run_dir *r) {
     errno = 0;
-    if (fflush(f) == 0 && !ferror(f)) return 0;
+    if (fflush(r->metrics) == 0 && !ferror(r->metrics)) return 0;
     return gf_fail("cannot write %s/metrics.jsonl: %s; training stopped (the checkpoints written so far are intact)"
                    "\nHINT: free some space, then continue with grassflow train --resume %s", r->dir,
                    errno ? strerror(errno) : "write error", r->dir);
+}
+
+int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resumed) {
+    if (!r->metrics) return 0;
+    row_head(r->metrics, r, "start", e);
+    fputs(", \"counted\": ", r->metrics);
+    gf_json_put_str(r->metrics, r->counted);
+    fprintf(r->metrics, ", \"metric\": \"%s\", \"resumed\": %s, \"producer\": \"grassflow %s\"}\n", r->metric,
+            resumed ? "true" : "false", GF_VERSION);
+    return metrics_flush(r);
+}
+
+int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
+    if (!r->metrics) return 0;
+    metrics_json(r->metrics, r, e);
+    return metrics_flush(r);
 }

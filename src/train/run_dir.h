@@ -1,6 +1,6 @@
 /* The files of a training run in its output directory OUT: last.safetensors and best.safetensors (the
  * model with metadata tokenizer, train, step, val_loss), state.safetensors (params, adam_m, adam_v with
- * metadata config, tokenizer, train, step, best_val_loss, producer: what --resume reads) and
+ * metadata config, tokenizer, train, step, best_val_loss, elapsed_s, seen, producer: what --resume reads) and
  * metrics.jsonl. Every checkpoint write is atomic. These formats are what older runs resume from. */
 #ifndef GF_TRAIN_RUN_DIR_H
 #define GF_TRAIN_RUN_DIR_H
@@ -16,6 +16,7 @@ typedef struct gf_run_dir {
     const char *data_json;    /* borrowed: what identifies the data (stored as "data" in the state) */
     bool accept_changed_data; /* resume although "data" differs */
     FILE *metrics;
+    char counted[32], metric[16]; /* what metrics.jsonl counts ("tokens", "pairs") and scores ("ppl", "accuracy") */
     int lock_fd;              /* OUT/.grassflow.lock, held (flock) for the life of the run; -1: none */
 } gf_run_dir;
 
@@ -37,11 +38,16 @@ void gf_run_dir_close(gf_run_dir *r);
 int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss);
 /* OUT/state.safetensors: weights, AdamW moments, step and best validation loss. */
 /* best: the validation loss of best.safetensors; best_acc: its accuracy (a classifier; NAN for lm) */
-int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc);
+/* elapsed_s, seen: the run's wall-clock seconds and counted targets up to step, across sessions (seen NAN:
+ * not known, not stored) */
+int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t step, double best, double best_acc,
+                      double elapsed_s, double seen);
 /* Read OUT/state.safetensors back into m and opt; it must be of this config and tokenizer. *data: what it
  * says of its data (malloc'd), or NULL if nothing (a run from before that was recorded). */
+/* *elapsed_s, *seen: what gf_run_save_state stored (a state saved before they were: the time metrics.jsonl
+ * last logged at or before the step, and seen NAN). */
 int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, int64_t *step, double *best, double *best_acc,
-                      char **data);
+                      char **data, double *elapsed_s, double *seen);
 /* The data a state was saved with (saved: its "data", or NULL) must be r->data_json, unless
  * r->accept_changed_data (a note then); else an error saying which split changed and how. */
 int gf_run_check_data(const gf_run_dir *r, const char *saved);
@@ -50,5 +56,8 @@ int gf_run_check_data(const gf_run_dir *r, const char *saved);
  * A number that is not finite (a diverged run's loss or perplexity) is written as null, since JSON has no
  * inf or NaN. -1 (gf_last_error) when the line could not be written (a full disk): the run must stop. */
 int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e);
+/* The line that opens a session of the run (a new run, or resumed): "type": "start", where the run is (e's
+ * step, epochs, seen, run_elapsed_s), what it counts and scores. Rows keyed as in gf_metrics_read. */
+int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resumed);
 
 #endif

@@ -133,6 +133,8 @@ typedef struct trainer {
     double best, last_val;               /* validation losses */
     double best_acc;                     /* a classifier's best validation accuracy (it picks best.safetensors) */
     double t_start, t_train;             /* wall clock at the start; seconds spent in steps */
+    double elapsed0, seen0;              /* the earlier sessions' wall-clock time and counted targets */
+    int64_t spe;                         /* steps per epoch */
     int64_t tokens, examples;            /* counted targets and examples of every step taken here */
     double win_t, win_loss;              /* the logging window: finite steps since the last log line */
     int64_t win_tokens, win_steps;
@@ -206,7 +208,8 @@ static int check_resumed_step(const trainer *t) {
 /* A resumed run: its saved state, on the data it was saved with. */
 static int resume_state(trainer *t) {
     char *saved = NULL;
-    int rc = gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc, &saved);
+    int rc = gf_run_load_state(&t->run, t->m, t->opt, &t->step, &t->best, &t->best_acc, &saved, &t->elapsed0,
+                               &t->seen0);
     if (!rc) rc = data_json(t, false) || gf_run_check_data(&t->run, saved) || check_resumed_step(t) ? -1 : 0;
     free(saved);
     return rc;
@@ -244,13 +247,29 @@ static void cache_features(trainer *t) {
             every[0] ? " (a split seen fewer than twice, or too large: a quarter of memory at most)" : "");
 }
 
+/* Where the run is, across its sessions, for event e of step e->step. */
+static void run_clock(const trainer *t, gf_train_event *e) {
+    e->epochs = (double)e->step / (double)t->spe;
+    e->seen = t->seen0 + (double)t->tokens;
+    e->run_elapsed_s = t->elapsed0 + now_s() - t->t_start;
+}
+
+/* The first line of this session in metrics.jsonl. */
+static int start_row(trainer *t, bool resume) {
+    t->t_start = now_s();
+    gf_train_event e = {.step = t->step, .total_steps = t->total};
+    run_clock(t, &e);
+    return gf_run_metrics_start(&t->run, &e, resume);
+}
+
 /* Everything is checked before the output directory is touched: a rejected run leaves nothing behind. */
 static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
     if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data) ||
         gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;
-    t->total = o->steps > 0 ? o->steps : o->epochs * gf_steps_per_epoch(o, t->train);
+    t->spe = gf_steps_per_epoch(o, t->train);
+    t->total = o->steps > 0 ? o->steps : o->epochs * t->spe;
     t->best = INFINITY;
     t->best_acc = NAN;
     t->last_val = NAN;
@@ -259,8 +278,7 @@ static int trainer_start(trainer *t, bool resume) {
     if (!t->opt || (resume ? resume_state(t) : data_json(t, false))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
     cache_features(t);
-    t->t_start = now_s();
-    return 0;
+    return start_row(t, resume);
 }
 
 /* A step whose loss or gradient norm is not finite made no update: stop the run (on_nonfinite stop, or
@@ -288,6 +306,7 @@ static int nonfinite_policy(trainer *t, const gf_step_result *r) {
                        "--on-nonfinite skip to skip such steps; resume with: grassflow train --resume %s",
                        (long long)t->step + 1, r->nonfinite, what, row, o->out_dir, o->out_dir);
     gf_train_event e = {.kind = GF_EV_SKIPPED, .step = t->step + 1, .total_steps = t->total, .what = r->nonfinite};
+    run_clock(t, &e);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     return 0;
@@ -310,6 +329,7 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
     gf_train_event e = {.kind = GF_EV_STEP, .step = t->step, .total_steps = t->total, .epoch = r->epoch,
                         .loss = t->win_loss / (double)t->win_steps, .lr = r->lr, .grad_norm = r->grad_norm,
                         .tokens_per_s = t->win_tokens / t->win_t, .elapsed_s = now_s() - t->t_start};
+    run_clock(t, &e);
     e.eta_s = (double)(t->total - t->step) * (t->t_train / (double)t->examples) * (double)(t->o->batch * t->o->accum);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
@@ -334,11 +354,12 @@ static int evaluate_and_save(trainer *t) {
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
                         .val_acc = acc,
                         .elapsed_s = now_s() - t->t_start};
+    run_clock(t, &e);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     if ((is_best && gf_run_save_model(&t->run, t->m, "best.safetensors", t->step, vl)) ||
         gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, vl) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc))
+        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc, e.run_elapsed_s, e.seen))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_SAVED, .step = t->step, .path = t->o->out_dir});
     return 0;
@@ -346,8 +367,10 @@ static int evaluate_and_save(trainer *t) {
 
 /* A signal: save what resuming needs (no evaluation, which can take minutes), then stop. */
 static int save_interrupted(trainer *t) {
+    gf_train_event now = {.step = t->step};
+    run_clock(t, &now);
     if (gf_run_save_model(&t->run, t->m, "last.safetensors", t->step, t->last_val) ||
-        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc))
+        gf_run_save_state(&t->run, t->m, t->opt, t->step, t->best, t->best_acc, now.run_elapsed_s, now.seen))
         return -1;
     emit(t, &(gf_train_event){.kind = GF_EV_INTERRUPTED, .step = t->step, .total_steps = t->total,
                               .path = t->o->out_dir});

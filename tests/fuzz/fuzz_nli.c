@@ -1,9 +1,11 @@
 /* libFuzzer: SNLI files (any bytes, in any of the three forms: jsonl, the official 14-column txt, the
  * compact TSV; xz-compressed when the first byte is odd) through the streaming line reader and the NLI
- * reader, then what was kept through the pair source (BERT WordPiece with the shipped vocabulary). What
- * is read must hold together: every kept sentence valid UTF-8 with a word in it, the text's length the
- * sum of the sentences', the counts adding up. The kept text is bounded (gf_corpus_set_max_text) so that
+ * reader (as a split of a folder, or when the first byte's bit 1 is set as a file of pairs read whole), then
+ * what was kept through the pair source (BERT WordPiece with the shipped vocabulary). What is read must hold
+ * together: every kept sentence valid UTF-8 (with a word in it, for a split), the text's length the sum of
+ * the sentences', the counts adding up. The kept text is bounded (gf_corpus_set_max_text) so that
  * a small xz file that decompresses to much cannot take the fuzzer's memory. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +26,9 @@ static void check(int ok, const char *what) {
     }
 }
 
-/* A kept sentence: valid UTF-8, no NUL (its strlen is its length), something but whitespace. */
-static void check_sentence(const char *s) {
+/* A kept sentence: valid UTF-8, no NUL (its strlen is its length), something but whitespace (unless all:
+ * a file of pairs read whole keeps empty ones). */
+static void check_sentence(const char *s, bool all) {
     size_t n = strlen(s), i = 0;
     int word = 0;
     while (i < n) {
@@ -36,19 +39,24 @@ static void check_sentence(const char *s) {
         word |= k != GF_UC_SPACE && k != GF_UC_DROP && k != GF_UC_MN && k != GF_UC_MN0;
         i += (size_t)l;
     }
-    check(word, "a kept sentence has no word");
+    check(word || all, "a kept sentence has no word");
 }
 
 static void check_split(const gf_nli_split *s) {
-    check(s->n >= 0 && s->n + s->unlabelled + s->empty == s->rows, "rows != kept + unlabelled + empty");
-    check(s->per_label[0] + s->per_label[1] + s->per_label[2] == s->n, "the labels do not add up to the pairs");
+    if (s->all) {
+        check(s->n == s->rows && s->n > 0, "a file read whole: rows != kept");
+        check(s->per_label[0] + s->per_label[1] + s->per_label[2] + s->unlabelled == s->n, "the labels do not add up");
+    } else {
+        check(s->n >= 0 && s->n + s->unlabelled + s->empty == s->rows, "rows != kept + unlabelled + empty");
+        check(s->per_label[0] + s->per_label[1] + s->per_label[2] == s->n, "the labels do not add up to the pairs");
+    }
     int64_t at = 0;
     for (int64_t i = 0; i < s->n; i++) {
         check(s->premise[i] == at, "a pair's premise is not where the last one ended");
-        check(s->label[i] >= 0 && s->label[i] < GF_NLI_CLASSES, "a label out of range");
+        check(s->label[i] >= (s->all ? -1 : 0) && s->label[i] < GF_NLI_CLASSES, "a label out of range");
         const char *p = gf_nli_premise(s, i), *h = gf_nli_hypothesis(s, i);
-        check_sentence(p);
-        check_sentence(h);
+        check_sentence(p, s->all);
+        check_sentence(h, s->all);
         at += (int64_t)(strlen(p) + strlen(h) + 2);
     }
     check(at == s->text_len, "the text is not the sum of its sentences");
@@ -67,7 +75,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     fwrite(data + 1, 1, size - 1, f);
     fclose(f);
     gf_nli_split s;
-    if (gf_nli_read(path, &s) == 0) {
+    if ((data[0] & 2 ? gf_nli_read_pairs(path, &s) : gf_nli_read(path, &s)) == 0) {
         check_split(&s);
         gf_source *src = wp && s.n > 0 ? gf_pair_source_create(&s, wp, 1 + data[0] / 8, 1, NULL) : NULL;
         if (src) {

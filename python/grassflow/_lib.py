@@ -1,0 +1,131 @@
+"""ctypes bindings of the parts of include/grassflow.h the package uses (opaque pointers, plain arguments).
+
+The library is found, in order: $GRASSFLOW_LIB (a path to libgrassflow.so), build/libgrassflow.so of the
+repository this package sits in (after `make`), then the system's libgrassflow.so.ABI (`make install`).
+"""
+import ctypes
+import ctypes.util
+import os
+
+ABI_VERSION = 2  # GF_ABI_VERSION of the header these prototypes were written from
+
+c_int, c_i64, c_u64, c_f, c_d = ctypes.c_int, ctypes.c_int64, ctypes.c_uint64, ctypes.c_float, ctypes.c_double
+c_p, c_s, c_sz, c_bool = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool
+P_i32, P_u8, P_f = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_uint8), ctypes.POINTER(c_f)
+
+
+class GrassflowError(RuntimeError):
+    """A failure the library reported: the message is its gf_last_error()."""
+
+
+class Batch(ctypes.Structure):
+    """gf_batch"""
+    _fields_ = [("B", c_i64), ("T", c_i64), ("ids", P_i32), ("targets", P_i32), ("n_targets", c_i64),
+                ("mask", P_u8), ("vectors", P_f), ("segments", P_u8), ("features", P_f)]
+
+
+class SamplerParams(ctypes.Structure):
+    """gf_sampler_params"""
+    _fields_ = [("temperature", c_d), ("top_k", c_i64), ("top_p", c_d), ("seed", c_u64)]
+
+
+# name: (restype, argtypes)
+PROTOTYPES = {
+    "gf_version": (c_s, []), "gf_abi_version": (c_int, []), "gf_last_error": (c_s, []),
+    "gf_set_threads": (None, [c_int]), "gf_threads": (c_int, []), "gf_blas_kernel": (c_s, []),
+    "gf_checkpoint_load": (c_p, [c_s, ctypes.POINTER(c_p), ctypes.POINTER(c_p)]),
+    "gf_import_load": (c_p, [c_s, ctypes.POINTER(c_p)]), "gf_import_detect": (c_s, [c_s]),
+    "gf_model_free": (None, [c_p]), "gf_model_config": (c_p, [c_p]),
+    "gf_config_to_json": (c_p, [c_p, c_bool]),
+    "gf_model_num_params": (c_i64, [c_p]), "gf_model_n_outputs": (c_i64, [c_p]),
+    "gf_model_predicts_next_token": (c_bool, [c_p]),
+    "gf_model_forward_batch": (c_int, [c_p, ctypes.POINTER(Batch), P_f]),
+    "gf_model_logits": (P_f, [c_p]),
+    "gf_model_stack_output": (P_f, [c_p, c_int, ctypes.POINTER(c_i64), ctypes.POINTER(c_i64),
+                                    ctypes.POINTER(c_i64)]),
+    "gf_model_set_training": (None, [c_p, c_bool, c_u64, c_u64]),
+    "gf_stream_create": (c_p, [c_p]), "gf_stream_free": (None, [c_p]), "gf_stream_reset": (None, [c_p]),
+    "gf_stream_step": (P_f, [c_p, ctypes.c_int32]), "gf_stream_next": (P_f, [c_p, P_i32, c_i64]), "gf_stream_feed": (c_int, [c_p, P_i32, c_i64]),
+    "gf_stream_score": (c_int, [c_p, P_i32, P_i32, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),
+    "gf_block_source_create": (c_p, [P_i32, c_i64, c_i64, c_u64]), "gf_source_free": (None, [c_p]),
+    "gf_evaluate": (c_int, [c_p, c_p, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),
+    "gf_tokenizer_free": (None, [c_p]), "gf_tokenizer_kind": (c_int, [c_p]), "gf_tok_kind_name": (c_s, [c_int]),
+    "gf_tokenizer_vocab_size": (c_i64, [c_p]),
+    "gf_tokenizer_piece": (c_p, [c_p, ctypes.c_int32, ctypes.POINTER(c_sz)]),
+    "gf_tokenizer_find": (ctypes.c_int32, [c_p, c_s, c_sz]),
+    "gf_tokenizer_encode": (c_int, [c_p, c_s, c_sz, c_s, ctypes.POINTER(P_i32), ctypes.POINTER(c_i64)]),
+    "gf_tokenizer_encode_prompt": (c_int, [c_p, c_s, c_sz, c_s, ctypes.POINTER(P_i32), ctypes.POINTER(c_i64)]),
+    "gf_tokenizer_decode": (c_p, [c_p, P_i32, c_i64, ctypes.POINTER(c_sz)]),
+    "gf_nli_encode_pair": (c_int, [c_p, c_s, c_s, c_i64, ctypes.POINTER(P_i32), ctypes.POINTER(P_u8),
+                                   ctypes.POINTER(c_i64)]),
+    "gf_encode_single": (c_int, [c_p, c_s, c_sz, c_s, ctypes.POINTER(P_i32), ctypes.POINTER(c_i64)]),
+    "gf_detok_create": (c_p, [c_p, c_s, c_sz]), "gf_detok_free": (None, [c_p]),
+    "gf_detok_push": (c_p, [c_p, ctypes.c_int32, ctypes.POINTER(c_sz)]),
+    "gf_detok_flush": (c_p, [c_p, ctypes.POINTER(c_sz)]),
+    "gf_sampler_create": (c_p, [c_i64, SamplerParams]), "gf_sampler_free": (None, [c_p]),
+    "gf_sampler_sample": (ctypes.c_int32, [c_p, P_f]),
+    "gf_task_find": (c_p, [c_s]), "gf_task_label": (c_s, [c_p, c_p, c_i64]),
+    "gf_nli_predict": (c_int, [c_p, c_p, ctypes.POINTER(c_s), ctypes.POINTER(c_s), c_i64, c_i64, c_i64,
+                               ctypes.POINTER(c_d), P_i32]),
+}
+
+
+def _candidates():
+    env = os.environ.get("GRASSFLOW_LIB")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo_lib = os.path.join(here, "..", "..", "build", "libgrassflow.so")
+    return [os.path.normpath(repo_lib), "libgrassflow.so.%d" % ABI_VERSION]
+
+
+def _open():
+    # the command's default for OpenMP's idle threads (src/cli/main.c), read as libgomp loads
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append("%s (no such file)" % path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        for name, (res, args) in PROTOTYPES.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+        if lib.gf_abi_version() != ABI_VERSION:
+            raise ImportError("%s has ABI version %d; this package was written for %d\nHINT: rebuild with `make`, "
+                              "or point GRASSFLOW_LIB at a matching libgrassflow.so"
+                              % (path, lib.gf_abi_version(), ABI_VERSION))
+        return lib, path
+    raise ImportError("libgrassflow.so not found: tried %s\nHINT: run `make` in the repository, set GRASSFLOW_LIB "
+                      "to the library's path, or `make install`" % "; ".join(tried))
+
+
+lib, path = _open()
+libc = ctypes.CDLL(None)
+libc.free.restype, libc.free.argtypes = None, [c_p]
+
+
+def error(what=None):
+    """A GrassflowError with the library's last message (or `what` when it has none)."""
+    msg = (lib.gf_last_error() or b"").decode("utf-8", "replace")
+    return GrassflowError(msg or what or "grassflow: unknown error")
+
+
+def take_string(ptr, n=None):
+    """The bytes of a malloc'd C string (n bytes, or up to its NUL), freed."""
+    if not ptr:
+        return None
+    try:
+        return ctypes.string_at(ptr, n) if n is not None else ctypes.string_at(ptr)
+    finally:
+        libc.free(ptr)
+
+
+def int32_array(values):
+    values = list(values)
+    return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)

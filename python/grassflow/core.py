@@ -1,0 +1,344 @@
+"""The C library's models from Python (grassflow.load and what it returns)."""
+import collections
+import ctypes
+import json
+import math
+
+from . import _lib
+from ._lib import GrassflowError
+
+try:
+    import numpy as _np
+except ImportError:  # lists instead
+    _np = None
+
+__all__ = ["load", "Model", "Tokenizer", "GrassflowError", "Score", "Features", "Prediction", "version",
+           "set_threads", "library_path"]
+
+Score = collections.namedtuple("Score", "tokens loss ppl total")
+Score.__doc__ = """tokens predicted, their mean loss (nats), exp(loss), and the summed loss"""
+Features = collections.namedtuple("Features", "ids pieces hidden")
+Features.__doc__ = """token ids, their pieces (str), and the hidden states (tokens x width)"""
+Prediction = collections.namedtuple("Prediction", "label index probs")
+Prediction.__doc__ = """the label's name (its index if the task names none), its index, and every class's
+probability (softmax of the logits)"""
+
+library_path = _lib.path
+_L = _lib.lib
+
+
+def version():
+    """The library's version string ("0.2.0")."""
+    return _L.gf_version().decode()
+
+
+def set_threads(n):
+    """Threads the library computes with (OpenMP and BLAS), as the command's --threads."""
+    _L.gf_set_threads(int(n))
+
+
+def _rows(flat, rows, cols):
+    """A (rows, cols) numpy array (a copy) or a list of lists of the float buffer `flat`."""
+    if _np is not None:
+        return _np.ctypeslib.as_array(flat, shape=(rows * cols,)).reshape(rows, cols).copy()
+    return [[flat[r * cols + c] for c in range(cols)] for r in range(rows)]
+
+
+class Tokenizer:
+    """A checkpoint's tokenizer (word, char, byte or WordPiece); owned by its Model."""
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    @property
+    def _p(self):
+        if not self._owner._tok:
+            raise ValueError("the tokenizer's model is closed")
+        return self._owner._tok
+
+    @property
+    def kind(self):
+        return _L.gf_tok_kind_name(_L.gf_tokenizer_kind(self._p)).decode()
+
+    def __len__(self):
+        return _L.gf_tokenizer_vocab_size(self._p)
+
+    def encode(self, text, prompt=False):
+        """The token ids of text (prompt=True: the ids a model continues text from, as generate takes them)."""
+        raw = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        ids, n = _lib.P_i32(), _lib.c_i64()
+        fn = _L.gf_tokenizer_encode_prompt if prompt else _L.gf_tokenizer_encode
+        if fn(self._p, raw, len(raw), b"text", ctypes.byref(ids), ctypes.byref(n)):
+            raise _lib.error()
+        try:
+            return ids[:n.value]
+        finally:
+            _lib.libc.free(ids)
+
+    def decode(self, ids):
+        arr, n = _lib.int32_array(ids)
+        size = _lib.c_sz()
+        return _lib.take_string(_L.gf_tokenizer_decode(self._p, arr, n, ctypes.byref(size)),
+                                size.value).decode("utf-8", "replace")
+
+    def piece(self, i):
+        """The text of token i (None outside the vocabulary)."""
+        size = _lib.c_sz()
+        p = _L.gf_tokenizer_piece(self._p, int(i), ctypes.byref(size))
+        return ctypes.string_at(p, size.value).decode("utf-8", "replace") if p else None
+
+    def find(self, piece):
+        """The id of piece, or -1."""
+        raw = piece.encode("utf-8")
+        return _L.gf_tokenizer_find(self._p, raw, len(raw))
+
+
+def load(path):
+    """A checkpoint (grassflow train / init), or a Hugging Face DistilBERT folder, as a Model."""
+    return Model(path)
+
+
+class Model:
+    """A model loaded by the C library, with its tokenizer (None for a checkpoint of grassflow init) and
+    its config (a dict, docs/model.md). Free it with close() or a `with` block (or leave it to the
+    garbage collector)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        tok, train = _lib.c_p(), _lib.c_p()
+        p = self.path.encode()
+        if _L.gf_import_detect(p):  # a folder of another tool's (Hugging Face DistilBERT)
+            self._m = _L.gf_import_load(p, ctypes.byref(tok))
+        else:
+            self._m = _L.gf_checkpoint_load(p, ctypes.byref(tok), ctypes.byref(train))
+        if not self._m:
+            raise _lib.error("cannot load %s" % self.path)
+        self._tok = tok.value
+        self.tokenizer = Tokenizer(self) if self._tok else None
+        recipe = _lib.take_string(train.value)
+        self.recipe = json.loads(recipe) if recipe else None
+        self.config = json.loads(_lib.take_string(_L.gf_config_to_json(_L.gf_model_config(self._m), False)))
+        self.next_token = bool(_L.gf_model_predicts_next_token(self._m))
+        self.n_outputs = _L.gf_model_n_outputs(self._m)
+        self.num_params = _L.gf_model_num_params(self._m)
+        _L.gf_model_set_training(self._m, False, 0, 0)
+
+    def close(self):
+        """Free the model and its tokenizer (their memory is the library's)."""
+        if getattr(self, "_m", None):
+            m, tok, self._m, self._tok = self._m, self._tok, None, None
+            _L.gf_tokenizer_free(tok)
+            _L.gf_model_free(m)
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<grassflow.Model %s: %s, %d parameters>" % (self.path, self.config["head"]["kind"], self.num_params)
+
+    def _need(self, what, next_token=None, tokenizer=False):
+        if not self._m:
+            raise ValueError("%s: the model is closed" % what)
+        if next_token is True and not self.next_token:
+            raise ValueError("%s: %s needs a language model (head next_token); this checkpoint's head is %s"
+                             % (self.path, what, self.config["head"]["kind"]))
+        if next_token is False and self.next_token:
+            raise ValueError("%s: %s needs a classifier (head classify); this checkpoint is a language model"
+                             % (self.path, what))
+        if tokenizer and self.tokenizer is None:
+            raise ValueError("%s has no tokenizer (it was not made by grassflow train), so %s cannot read text"
+                             % (self.path, what))
+
+    def _ids(self, text_or_ids, what):
+        if isinstance(text_or_ids, (str, bytes)):
+            self._need(what, tokenizer=True)
+            return self.tokenizer.encode(text_or_ids)
+        return [int(i) for i in text_or_ids]
+
+    # --- forward --------------------------------------------------------------------------------------
+    def _forward(self, ids, segments=None):
+        """One forward pass of one sequence (token ids; token types or None); returns the number of ids."""
+        self._need("forward")
+        arr, n = _lib.int32_array(ids)
+        if n == 0:
+            raise ValueError("forward: no token ids")
+        seg = (ctypes.c_uint8 * n)(*segments) if segments is not None else None
+        b = _lib.Batch(B=1, T=n, ids=arr, segments=ctypes.cast(seg, _lib.P_u8) if seg is not None else None)
+        if _L.gf_model_forward_batch(self._m, ctypes.byref(b), None):
+            raise _lib.error()
+        return n
+
+    def logits(self, ids, segments=None):
+        """The head's outputs for one sequence of token ids (or a text, through the tokenizer): a language
+        model's (tokens, vocab_size) next-token logits; a classifier's (n_classes,) logits. segments: token
+        types (a sentence pair: 0s then 1s) or None."""
+        ids = self._ids(ids, "logits")
+        n = self._forward(ids, segments)
+        out = _L.gf_model_logits(self._m)
+        rows = _rows(out, n if self.next_token else 1, self.n_outputs)
+        return rows if self.next_token else rows[0]
+
+    def hidden(self, ids, segments=None, stack=None):
+        """The last stack's output before the final LayerNorm (what `grassflow features` prints), or stack
+        k's (0: the first), for one sequence: (tokens, width)."""
+        ids = self._ids(ids, "hidden")
+        self._forward(ids, segments)
+        B, T, W = _lib.c_i64(), _lib.c_i64(), _lib.c_i64()
+        k = len(self.config.get("stacks", [])) if stack is None else int(stack)
+        out = _L.gf_model_stack_output(self._m, k, ctypes.byref(B), ctypes.byref(T), ctypes.byref(W))
+        if not out:
+            raise ValueError("%s has no stack %d (it has %d)" % (self.path, k, len(self.config.get("stacks", [])) + 1))
+        return _rows(out, T.value, W.value)
+
+    # --- text -------------------------------------------------------------------------------------------
+    def encode_pair(self, premise, hypothesis, max_sent=48):
+        """A sentence pair as the snli task reads it: the ids of [CLS] premise [SEP] hypothesis [SEP] (each
+        sentence cut to max_sent pieces) and their token types (0s, then 1s), two lists."""
+        self._need("a sentence pair", tokenizer=True)
+        ids, seg, n = _lib.P_i32(), _lib.P_u8(), _lib.c_i64()
+        if _L.gf_nli_encode_pair(self._tok, premise.encode(), hypothesis.encode(), int(max_sent), ctypes.byref(ids),
+                                 ctypes.byref(seg), ctypes.byref(n)):
+            raise _lib.error()
+        try:
+            return ids[:n.value], seg[:n.value]
+        finally:
+            _lib.libc.free(ids)
+            _lib.libc.free(seg)
+
+    def _single(self, text):
+        """One text as `grassflow features` reads it: [CLS] text [SEP] with a BERT vocabulary, else its ids."""
+        raw = text.encode("utf-8")
+        ids, n = _lib.P_i32(), _lib.c_i64()
+        if _L.gf_encode_single(self._tok, raw, len(raw), b"text", ctypes.byref(ids), ctypes.byref(n)):
+            raise _lib.error()
+        try:
+            return ids[:n.value]
+        finally:
+            _lib.libc.free(ids)
+
+    def features(self, text, hypothesis=None, max_sent=48, stack=None):
+        """The hidden states `grassflow features` prints for a text, or a sentence pair (text, hypothesis):
+        Features(ids, pieces, hidden (tokens, width))."""
+        self._need("features", tokenizer=True)
+        ids, seg = self.encode_pair(text, hypothesis, max_sent) if hypothesis is not None else (self._single(text), None)
+        hid = self.hidden(ids, seg, stack)
+        return Features(ids, [self.tokenizer.piece(i) for i in ids], hid)
+
+    def score(self, text, seq_len=None):
+        """The next-token loss of a text (or of a list of token ids): every token but the first predicted
+        from those before it. With learned positions (or a seq_len given), in blocks of seq_len + 1 tokens
+        with stride seq_len (default max_len), as `grassflow eval --seq-len L` scores a split; otherwise the
+        whole text as one sequence, as `grassflow score` scores one line of ids. Returns Score(tokens, loss,
+        ppl, total)."""
+        self._need("score", next_token=True)
+        ids = self._ids(text, "score")
+        if len(ids) < 2:
+            raise ValueError("score: %d token(s); at least 2 are needed to predict one" % len(ids))
+        arr, n = _lib.int32_array(ids)
+        total, counted = _lib.c_d(0.0), _lib.c_i64(0)
+        if seq_len is None and self.config["pos"] == "learned":
+            seq_len = self.config["max_len"]
+        if seq_len is None:
+            rc = self._with_stream(lambda s: _L.gf_stream_score(s, arr, ctypes.cast(ctypes.addressof(arr) + 4, _lib.P_i32),
+                                                                n - 1, ctypes.byref(total), ctypes.byref(counted)))
+            mean = total.value / counted.value if not rc else None
+        else:
+            src = _L.gf_block_source_create(arr, n, int(seq_len), 0)
+            if not src:
+                raise _lib.error()
+            mean_c = _lib.c_d()
+            rc = _L.gf_evaluate(self._m, src, 16, ctypes.byref(mean_c), ctypes.byref(counted))
+            _L.gf_source_free(src)
+            mean = mean_c.value
+            total.value = mean * counted.value
+        if rc:
+            raise _lib.error()
+        return Score(counted.value, mean, math.exp(mean) if mean < 709 else float("inf"), total.value)
+
+    def _with_stream(self, fn):
+        s = _L.gf_stream_create(self._m)
+        if not s:
+            raise _lib.error()
+        try:
+            return fn(s)
+        finally:
+            _L.gf_stream_free(s)
+
+    def generate(self, prompt="", tokens=50, temperature=1.0, top_k=0, top_p=1.0, seed=1234, raw=False):
+        """Continue prompt with `tokens` sampled tokens, yielding the text each adds as it is sampled (the
+        prompt itself is not yielded): prompt + "".join(pieces) is what `grassflow generate` prints with the
+        same flags (without its final newline). temperature 0 is greedy; top_k 0 and top_p 1 cut nothing.
+        Pieces are str (bytes that are not UTF-8, which a byte model can sample, become U+FFFD), or with
+        raw=True the bytes exactly as the command prints them."""
+        self._need("generate", next_token=True, tokenizer=True)
+        if temperature < 0 or top_k < 0 or not 0 < top_p <= 1 or tokens < 0 or seed < 0:
+            raise ValueError("generate: expected temperature >= 0, top_k >= 0, 0 < top_p <= 1, tokens >= 0, seed >= 0")
+        ids = self.tokenizer.encode(prompt, prompt=True)
+        params = _lib.SamplerParams(float(temperature), int(top_k), float(top_p), int(seed))
+        pieces = self._generate(ids, prompt.encode("utf-8"), int(tokens), params)
+        return pieces if raw else (p.decode("utf-8", "replace") for p in pieces)
+
+    def _generate(self, ids, raw, n_new, params):
+        V = self.config["vocab_size"]
+        s, smp, d = _L.gf_stream_create(self._m), _L.gf_sampler_create(V, params), _L.gf_detok_create(self._tok, raw, len(raw))
+        size = _lib.c_sz()
+        try:
+            if not (s and smp and d):
+                raise _lib.error()
+            arr = (ctypes.c_int32 * (len(ids) + n_new))(*ids)
+            for n in range(len(ids), len(ids) + n_new):
+                logits = _L.gf_stream_next(s, arr, n)  # feeds what the stream has not seen (a window: max_len)
+                nxt = _L.gf_sampler_sample(smp, logits) if logits else -1
+                if nxt < 0:
+                    raise _lib.error()
+                arr[n] = nxt
+                yield ctypes.string_at(_L.gf_detok_push(d, nxt, ctypes.byref(size)), size.value)
+            tail = ctypes.string_at(_L.gf_detok_flush(d, ctypes.byref(size)), size.value)
+            if tail:
+                yield tail
+        finally:
+            _L.gf_detok_free(d)
+            _L.gf_sampler_free(smp)
+            _L.gf_stream_free(s)
+
+    def labels(self):
+        """The class names of a classifier's task (its training recipe's), or None."""
+        task = (self.recipe or {}).get("task")
+        if self.next_token or not task:
+            return None
+        ops = _L.gf_task_find(task.encode())
+        # the built-in tasks name their classes without their data
+        names = [_L.gf_task_label(ops, None, i) for i in range(self.n_outputs)] if ops else [None]
+        return [x.decode() for x in names] if all(names) else None
+
+    def predict(self, premise, hypothesis, max_sent=None, batch=16):
+        """A sentence-pair classifier's answer, the pair read as the snli task reads it ([CLS] premise [SEP]
+        hypothesis [SEP], token types 0 then 1, each sentence cut to max_sent WordPiece pieces: the run's
+        "max_sent", 48 by default). Two strings: Prediction(label, index, probs). Two lists: a list of them,
+        batched as `grassflow predict` batches a file of the same pairs in the same order (--batch, 16), so
+        the same probabilities bit for bit (the library's gf_nli_predict)."""
+        self._need("predict", next_token=False, tokenizer=True)
+        one = isinstance(premise, str)
+        P, H = ([premise], [hypothesis]) if one else (list(premise), list(hypothesis))
+        if len(P) != len(H):
+            raise ValueError("predict: %d premises and %d hypotheses; give one of each per pair" % (len(P), len(H)))
+        if self.n_outputs != 3:
+            raise ValueError("predict reads sentence pairs as the snli task does (3 classes); this classifier "
+                             "has %d" % self.n_outputs)
+        if max_sent is None:
+            max_sent = int((self.recipe or {}).get("max_sent", 48))
+        n = len(P)
+        probs, labels = (_lib.c_d * (3 * n))(), (ctypes.c_int32 * n)()
+        ps = (ctypes.c_char_p * n)(*[x.encode() for x in P])
+        hs = (ctypes.c_char_p * n)(*[x.encode() for x in H])
+        if n and _L.gf_nli_predict(self._m, self._tok, ps, hs, n, int(max_sent), int(batch), probs, labels):
+            raise _lib.error()
+        snli = _L.gf_task_find(b"snli")
+        names = [_L.gf_task_label(snli, None, c).decode() for c in range(3)]
+        out = [Prediction(names[labels[i]], labels[i], list(probs[3 * i:3 * i + 3])) for i in range(n)]
+        return out[0] if one else out

@@ -1,0 +1,61 @@
+"""grassflow checkpoints as PyTorch modules, to fine-tune in PyTorch and save back for the C engine.
+
+    import torch, grassflow.torch as gt
+    net = gt.load("runs/mine/best.safetensors")     # float32 nn.Module, in eval mode
+    logits = net(torch.tensor([[3, 1, 4, 1, 5]]))   # (B, T) token ids -> (B, T, vocab_size)
+    ...train it...
+    gt.save(net, "tuned.safetensors")               # grassflow eval/generate read it
+
+The module is tests' reference model (grassflow.torch_model, held to the C engine by tests/parity.sh and
+tests/python.sh): forward(inputs, mask=None, segments=None) takes (B, T) int64 token ids (or (B, T,
+d_input) floats for a model of input "vectors"), an optional (B, T) bool mask (True = a real position;
+padding after the sequence) and optional (B, T) token types (a sentence pair: 0 for [CLS] premise [SEP],
+1 for hypothesis [SEP]; grassflow.Model.encode_pair makes both), and returns a language model's (B, T,
+vocab_size) next-token logits or a classifier's (B, n_classes) logits. Dropout follows train()/eval().
+"""
+import json
+import os
+
+import torch  # absolute: PyTorch, not this module
+
+from . import st_io
+from .torch_model import GrassflowModel, load_state_strict
+
+__all__ = ["load", "save", "GrassflowModel"]
+
+
+def load(path, dtype=torch.float32):
+    """The checkpoint at path (a grassflow safetensors file) as a GrassflowModel in eval mode, every tensor
+    loaded. Its file's metadata (config, tokenizer, training recipe) is kept in .grassflow_metadata for
+    save(). ValueError names what the module cannot represent (a mixer, head or key it does not build, a
+    missing or misshapen tensor)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError("%s is a folder; grassflow.torch.load reads a grassflow checkpoint (.safetensors)\nHINT: a "
+                         "Hugging Face folder: grassflow.load(path) reads it, or save it from PyTorch" % path)
+    tensors, meta = st_io.read(path)
+    if "config" not in meta:
+        raise ValueError("%s: no __metadata__['config']; this is not a grassflow checkpoint" % path)
+    try:
+        model = GrassflowModel(json.loads(meta["config"])).to(dtype)
+        load_state_strict(model, tensors)
+    except ValueError as e:
+        raise ValueError("%s: %s" % (path, e)) from None
+    model.grassflow_metadata = dict(meta)
+    return model.eval()
+
+
+def save(model, path, overwrite=False):
+    """Write model's tensors as a grassflow checkpoint (F32, the names and order of docs/model.md, the
+    metadata it was loaded with: config, tokenizer, training recipe; without: its config), atomically. An existing file is kept unless
+    overwrite is true."""
+    path = os.fspath(path)
+    if os.path.exists(path) and not overwrite:
+        raise FileExistsError("%s exists; save(..., overwrite=True) replaces it" % path)
+    meta = {"format": "pt", "config": json.dumps(model.cfg_in)}
+    # what it was loaded with, but the numbers of the run it came from (its step, its validation loss)
+    meta.update({k: v for k, v in (getattr(model, "grassflow_metadata", None) or {}).items()
+                 if k not in ("step", "val_loss")})
+    meta["producer"] = "grassflow.torch"
+    sd = model.state_dict()
+    st_io.write(path, {k: v.detach().to("cpu", torch.float32).numpy() for k, v in sd.items()}, meta)

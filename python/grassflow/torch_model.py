@@ -1,0 +1,425 @@
+"""PyTorch reference of the grassflow models: computes exactly what docs/model.md specifies. The parity tests
+(tests/parity.sh, through tests/torch_ref) run it in float64; grassflow.torch.load builds it in float32.
+
+Clarity over speed: the Grassmann mixer is written the literal way (loop over offsets, project each
+offset, then average). state_dict() keys are exactly the safetensors names of docs/model.md, in the
+checkpoint's order; no buffers are persistent.
+"""
+import json
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# config format 1 (grassflow 0.1): flat keys, every one given
+REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
+                   "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
+# format 2: these are required, the rest have the defaults of docs/model.md
+REQUIRED_KEYS_2 = ("d_model", "n_layer", "d_ff", "layers")
+DEFAULTS_2 = {"segments": 0, "emb_norm": False, "ln_eps": 1e-5, "task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
+              "dropout": 0.0, "input": "tokens", "d_input": 0, "vocab_size": 0}
+HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
+TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
+MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
+                                "extra_proj": False, "window": 0, "heads": 1},
+                  "attention": {"n_head": 4}}
+
+
+def _per_layer(name, lst, n_layer):
+    if not isinstance(lst, list) or len(lst) == 0:
+        raise ValueError("config: %s must be a non-empty list" % name)
+    if len(lst) == n_layer:
+        return list(lst)
+    if len(lst) == 1 or all(x == lst[0] for x in lst):
+        return [lst[0]] * n_layer
+    raise ValueError("config: %s has %d entries for n_layer=%d (need 1, n_layer, or all equal)"
+                     % (name, len(lst), n_layer))
+
+
+def _layers_format1(c, L):
+    offs = c["offsets"]
+    if isinstance(offs, list) and offs and not isinstance(offs[0], list):
+        raise ValueError("config: offsets must be a list of lists of int")
+    offs = _per_layer("offsets", offs, L)
+    layers = []
+    for m, o in zip(_per_layer("mixers", c["mixers"], L), offs):
+        if m == "grassmann":
+            layers.append({"mixer": m, "rank": c["rank"], "offsets": o, "plucker_eps": c["plucker_eps"],
+                           "extra_proj": c["extra_proj"]})
+        else:
+            layers.append({"mixer": m, "n_head": c["n_head"]})
+    return layers
+
+
+def _layers_format2(c, L):
+    layers = []
+    for e in _per_layer("layers", c["layers"], L):
+        e = {"mixer": e} if isinstance(e, str) else dict(e)
+        if e.get("mixer") not in MIXER_DEFAULTS:
+            raise ValueError("config: unknown mixer %r" % (e.get("mixer"),))
+        unknown = set(e) - set(MIXER_DEFAULTS[e["mixer"]]) - {"mixer"}
+        if unknown:
+            raise ValueError("config: mixer %s has no keys %s" % (e["mixer"], sorted(unknown)))
+        layers.append(dict(MIXER_DEFAULTS[e["mixer"]], **e))
+    return layers
+
+
+# every key a config may have (docs/model.md); a key outside these is a model this module does not build
+MODEL_KEYS = set(REQUIRED_KEYS_1) | set(DEFAULTS_2) | {"format", "head", "task", "direction", "layers", "stacks"}
+STACK_KEYS = {"name", "d_model", "d_ff", "n_layer", "norm", "direction", "layers"}
+HEAD_KEYS = {"kind", "n_classes", "pool"}
+
+
+def _known_keys(cfg):
+    """Refuse a key the model would ignore (a newer config, a plug-in's): a model without it would compute
+    something else."""
+    bad = sorted(set(cfg) - MODEL_KEYS)
+    bad += ["head.%s" % k for k in sorted(set(cfg.get("head", {})) - HEAD_KEYS)]
+    for i, st in enumerate(cfg.get("stacks", [])):
+        bad += ["stacks.%d.%s" % (i, k) for k in sorted(set(st) - STACK_KEYS)]
+    if bad:
+        raise ValueError("config: keys %s are not in docs/model.md's config (a newer grassflow's, or a plug-in's); "
+                         "this model cannot represent them" % bad)
+
+
+def normalize_config(cfg):
+    """Validate cfg (config format 1, 2 or 3) and return a copy with every model key and "layers": one dict
+    per layer holding "mixer" and all of that mixer's keys."""
+    _known_keys(cfg)
+    fmt = cfg.get("format", 1)
+    if fmt not in (1, 2, 3):
+        raise ValueError("config: unknown format %r" % (fmt,))
+    required = REQUIRED_KEYS_1 if fmt == 1 else REQUIRED_KEYS_2
+    missing = [k for k in required if k not in cfg]
+    if missing:
+        raise ValueError("config: missing keys %s" % missing)
+    c = dict(DEFAULTS_2, **cfg)
+    head = dict(c.get("head", {}))
+    if "kind" in head:  # format 3: the head's kind inside its object; formats 1-2 called it "task"
+        if "task" in cfg:
+            raise ValueError("config: the head's kind is given twice (task and head.kind)")
+        c["task"] = head.pop("kind")
+    c["task"] = {"next_token": "lm"}.get(c["task"], c["task"])  # "lm" below: the next-token head
+    if c["task"] not in HEAD_DEFAULTS:
+        raise ValueError("config: unknown head kind %r" % (c["task"],))
+    c["head"] = dict(HEAD_DEFAULTS[c["task"]], **head)
+    if c["task"] == "classify" and c["head"]["pool"] not in ("mean", "first"):
+        raise ValueError("config: head.pool must be 'mean' or 'first', not %r" % (c["head"]["pool"],))
+    c.setdefault("direction", TASK_DIRECTION[c["task"]])
+    if c["direction"] not in ("causal", "bidirectional"):
+        raise ValueError("config: direction must be 'causal' or 'bidirectional'")
+    if c["task"] == "lm" and c["direction"] != "causal":
+        raise ValueError("config: a language model must be causal")
+    L = int(c["n_layer"])
+    c["layers"] = _layers_format1(c, L) if fmt == 1 else _layers_format2(c, L)
+    for l, lc in enumerate(c["layers"]):
+        lc["offsets"] = [int(D) for D in lc.get("offsets", [])]
+        if lc["mixer"] == "grassmann" and (len(lc["offsets"]) == 0 or min(lc["offsets"]) < 1):
+            raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, lc["offsets"]))
+        if lc["mixer"] == "grassmann" and lc["rank"] < 2:
+            raise ValueError("config: rank must be >= 2")
+        if lc["mixer"] == "attention" and c["d_model"] % lc["n_head"] != 0:
+            raise ValueError("config: d_model must be divisible by n_head")
+    stacks = []
+    for st in c.get("stacks", []):
+        st = dict({"norm": c["norm"], "direction": c["direction"], "gelu": c["gelu"], "dropout": c["dropout"]}, **st)
+        st["layers"] = _layers_format2(st, int(st["n_layer"]))
+        stacks.append(st)
+    c["stacks"] = stacks
+    if c["task"] == "lm" and any(st["direction"] != "causal" for st in stacks):
+        raise ValueError("config: a language model must be causal")
+    if c["norm"] not in ("pre", "post"):
+        raise ValueError("config: norm must be 'pre' or 'post'")
+    if c["gelu"] not in ("erf", "tanh"):
+        raise ValueError("config: gelu must be 'erf' or 'tanh'")
+    if c["pos"] not in ("learned", "sinusoidal", "none"):
+        raise ValueError("config: pos must be 'learned', 'sinusoidal' or 'none'")
+    return c
+
+
+def sinusoidal_table(max_len, d):
+    """P[t, 2i] = sin(t / 10000^(2i/d)), P[t, 2i+1] = cos(t / 10000^(2i/d)), in float64."""
+    t = torch.arange(max_len, dtype=torch.float64)[:, None]
+    col = torch.arange(d)
+    two_i = (col // 2 * 2).to(torch.float64)
+    ang = t / torch.pow(torch.tensor(10000.0, dtype=torch.float64), two_i / d)[None, :]
+    return torch.where(col[None, :] % 2 == 0, torch.sin(ang), torch.cos(ang))
+
+
+class GrassmannMixer(nn.Module):
+    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1):
+        super().__init__()
+        self.r = r
+        self.window = int(window)  # > 0: a pair only within one window of this many positions
+        self.heads = int(heads)    # z in heads slices of r / heads, each paired with itself only
+        rh = r // self.heads
+        self.offsets = list(offsets)
+        self.eps = float(eps)
+        self.bidirectional = bidirectional
+        C = self.heads * (rh * (rh - 1) // 2)
+        self.red = nn.Linear(d, r)
+        self.plucker = nn.Linear(C, d)
+        self.gate = nn.Linear(2 * d, d)
+        self.out = nn.Linear(d, d) if extra_proj else None
+        iu = torch.triu_indices(rh, rh, 1)  # pairs i<j of one head, in row-major order
+        self.register_buffer("pair_i", iu[0].clone(), persistent=False)
+        self.register_buffer("pair_j", iu[1].clone(), persistent=False)
+
+    def forward(self, h, mask=None):
+        """h (B, T, d); mask (B, T) bool, True = a real position (None: all real). Token t is paired with
+        t - D for each offset D (and with t + D when bidirectional) where that partner is in the sequence
+        and real; each pair's normalised Pluecker vector, oriented from the later token to the earlier,
+        is projected and the projections averaged."""
+        B, T, d = h.shape
+        z = self.red(h).reshape(B, T, self.heads, self.r // self.heads)  # (B, T, H, r/H)
+        real = torch.ones(B, T, dtype=torch.bool, device=h.device) if mask is None else mask.bool()
+        acc = h.new_zeros(B, T, d)
+        cnt = h.new_zeros(B, T)
+        i, j = self.pair_i, self.pair_j
+        steps = [-D for D in self.offsets] + ([D for D in self.offsets] if self.bidirectional else [])
+        for s in steps:  # mean over the list entries (a repeated offset counts repeatedly)
+            if abs(s) >= T:
+                continue  # no position has a partner s away
+            t0, t1 = max(0, -s), min(T, T - s)  # positions t whose partner t + s is inside the sequence
+            zt = z[:, t0:t1, :]
+            zp = z[:, t0 + s:t1 + s, :]
+            p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, n, H, C/H): each head on its own
+            nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
+            phat = p / torch.clamp_min(nrm, self.eps)
+            # a partner identical to the token (same token at offset D in layer 0 with pos "none"): p is 0
+            # for every parameter value, so the pair contributes 0 and passes no gradient (docs/model.md)
+            same = (zt == zp).all(dim=-1, keepdim=True)
+            phat = torch.where(same, torch.zeros_like(phat), phat).flatten(-2)  # (B, n, C), head-major
+            if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
+                phat = -phat
+            ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
+            if self.window > 0:  # a partner in another window is no partner
+                pos = torch.arange(t0, t1)
+                ok = ok * ((pos + s) // self.window == pos // self.window).to(h.dtype)[None, :, None]
+            gD = self.plucker(phat) * ok  # project each pair, then average
+            acc = acc + F.pad(gD, (0, 0, t0, T - t1))
+            cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
+        # positions without a partner: acc is exactly 0 there, so g = 0 (not the bias)
+        g = acc / torch.clamp_min(cnt, 1.0)[..., None]
+        a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
+        m = a * h + (1.0 - a) * g
+        if self.out is not None:
+            m = self.out(m)
+        return m
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, d, n_head, causal=True):
+        super().__init__()
+        self.n_head = n_head
+        self.causal = causal
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, h, mask=None):
+        """Causal (key <= query) or bidirectional; padded keys (mask False) are seen by nobody. A query
+        that sees no key gets a zero output."""
+        B, T, d = h.shape
+        H = self.n_head
+        dh = d // H
+        q, k, v = self.qkv(h).split(d, dim=-1)
+        q = q.reshape(B, T, H, dh).transpose(1, 2)  # head j = columns j*dh:(j+1)*dh
+        k = k.reshape(B, T, H, dh).transpose(1, 2)
+        v = v.reshape(B, T, H, dh).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(dh)  # (B, H, T, T)
+        allowed = torch.ones(T, T, dtype=torch.bool, device=h.device)
+        if self.causal:
+            allowed = allowed.tril()  # key <= query
+        allowed = allowed[None, None].expand(B, 1, T, T)
+        if mask is not None:
+            allowed = allowed & mask.bool()[:, None, None, :]
+        att = att.masked_fill(~allowed, float("-inf"))
+        any_key = allowed.any(dim=-1, keepdim=True)
+        att = torch.where(any_key, torch.softmax(torch.where(any_key, att, torch.zeros_like(att)), dim=-1),
+                          torch.zeros_like(att))
+        y = (att @ v).transpose(1, 2).reshape(B, T, d)
+        return self.proj(y)
+
+
+CausalSelfAttention = SelfAttention
+
+
+class FFN(nn.Module):
+    def __init__(self, d, d_ff, gelu):
+        super().__init__()
+        self.fc1 = nn.Linear(d, d_ff)
+        self.fc2 = nn.Linear(d_ff, d)
+        self.approx = "tanh" if gelu == "tanh" else "none"
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x), approximate=self.approx))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, layer, eps):
+        """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers); eps: the model's
+        ln_eps."""
+        super().__init__()
+        d = cfg["d_model"]
+        lc = cfg["layers"][layer]
+        self.kind = lc["mixer"]
+        self.norm = cfg["norm"]
+        # registration order = checkpoint order: ln1, ln2, mix, ffn
+        self.ln1 = nn.LayerNorm(d, eps=eps)
+        self.ln2 = nn.LayerNorm(d, eps=eps)
+        if self.kind == "grassmann":
+            self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
+                                      bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0),
+                                      heads=lc.get("heads", 1))
+        else:
+            self.mix = SelfAttention(d, lc["n_head"], causal=cfg["direction"] == "causal")
+        self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
+        self.drop_mix = nn.Dropout(cfg["dropout"])
+        self.drop_ffn = nn.Dropout(cfg["dropout"])
+
+    def forward(self, h, mask=None):
+        if self.norm == "pre":
+            h = h + self.drop_mix(self.mix(self.ln1(h), mask))
+            h = h + self.drop_ffn(self.ffn(self.ln2(h)))
+            return h
+        if self.kind == "grassmann":  # paper block: the gate is the skip path
+            x = self.drop_mix(self.ln1(self.mix(h, mask)))
+        else:
+            x = self.ln1(h + self.drop_mix(self.mix(h, mask)))
+        return self.ln2(x + self.drop_ffn(self.ffn(x)))
+
+
+class GrassflowModel(nn.Module):
+    """input (token embedding, or a projection of vectors) + positions -> blocks -> ln_f -> head:
+    lm: logits (B, T, V) over the vocabulary; classify: pool (mean over real positions, or the first)
+    then a linear layer, logits (B, n_classes)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg_in = dict(cfg)  # as given (grassflow.torch.save stores it)
+        cfg = normalize_config(cfg)
+        self.cfg = cfg
+        V, d = cfg["vocab_size"], cfg["d_model"]
+        # registration order = checkpoint order
+        if cfg["input"] == "tokens":
+            self.tok_emb = nn.Embedding(V, d)
+        else:
+            self.tok_emb = None
+            self.in_proj = nn.Linear(cfg["d_input"], d)
+        self.pos_kind = cfg["pos"]
+        if cfg["pos"] == "learned":
+            self.pos_emb = nn.Embedding(cfg["max_len"], d)
+        elif cfg["pos"] == "none":
+            self.pos_emb = None
+        else:
+            self.pos_emb = None
+            self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
+        # token types (BERT's segments): one learned row per type, added to the token embedding
+        self.seg_emb = nn.Embedding(cfg["segments"], d) if cfg["segments"] > 0 else None
+        # emb_norm: BERT's LayerNorm on the embedding sum
+        self.emb_ln = nn.LayerNorm(d, eps=cfg["ln_eps"]) if cfg["emb_norm"] else None
+        eps = cfg["ln_eps"]
+        self.blocks = nn.ModuleList([Block(cfg, l, eps) for l in range(cfg["n_layer"])])
+        # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
+        self.stack_names = []
+        for st in cfg["stacks"]:
+            mod = nn.Module()
+            mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
+                                    st["d_model"])
+            mod.blocks = nn.ModuleList([Block(st, l, eps) for l in range(st["n_layer"])])
+            self.add_module(st["name"], mod)
+            self.stack_names.append(st["name"])
+        d = cfg["stacks"][-1]["d_model"] if cfg["stacks"] else d
+        self.ln_f = nn.LayerNorm(d, eps=eps)
+        self.lm_head = None
+        if cfg["task"] == "lm" and not cfg["tie_head"]:
+            self.lm_head = nn.Linear(d, V, bias=False)
+        if cfg["task"] == "classify":
+            self.cls_head = nn.Linear(d, cfg["head"]["n_classes"])
+
+    def embed(self, inputs, segments=None):
+        B, T = inputs.shape[:2]
+        if T > self.cfg["max_len"] and self.pos_kind == "learned":
+            raise ValueError("sequence length %d > max_len %d" % (T, self.cfg["max_len"]))
+        h = self.tok_emb(inputs) if self.tok_emb is not None else self.in_proj(inputs)
+        if self.pos_kind == "learned":
+            h = h + self.pos_emb.weight[:T][None]
+        elif self.pos_kind == "none":
+            pass
+        elif T > self.pos_table.shape[0]:
+            h = h + sinusoidal_table(T, h.shape[-1]).to(h.dtype)[None]
+        else:
+            h = h + self.pos_table[:T].to(h.dtype)[None]
+        if self.seg_emb is not None:
+            h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
+        return self.emb_ln(h) if self.emb_ln is not None else h
+
+    def pool(self, h, mask):
+        if self.cfg["head"]["pool"] == "first":  # the first real position
+            idx = torch.zeros(h.shape[0], dtype=torch.long) if mask is None else mask.int().argmax(1)
+            return h[torch.arange(h.shape[0]), idx]
+        w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
+        return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]
+
+    def forward(self, inputs, mask=None, segments=None):
+        """inputs: (B, T) token ids or (B, T, d_input) vectors; mask (B, T), True = real, or None;
+        segments (B, T) token types, or None (all 0)."""
+        h = self.embed(inputs, segments)
+        for blk in self.blocks:
+            h = blk(h, mask)
+        for name in self.stack_names:
+            st = getattr(self, name)
+            h = st.in_proj(h)
+            for blk in st.blocks:
+                h = blk(h, mask)
+        h = self.ln_f(h)
+        if self.cfg["task"] == "classify":
+            return self.cls_head(self.pool(h, mask))
+        W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(h, W)
+
+
+GrassflowLM = GrassflowModel
+
+
+def build_model(cfg):
+    return GrassflowModel(cfg)
+
+
+def expected_shapes(cfg):
+    """Ordered list of (name, shape) of docs/model.md for cfg."""
+    return [(k, tuple(v.shape)) for k, v in build_model(cfg).state_dict().items()]
+
+
+def load_state_strict(model, tensors):
+    """Load numpy tensors into model, failing with a clear message on any mismatch."""
+    sd = model.state_dict()
+    missing = [k for k in sd if k not in tensors]
+    unexpected = [k for k in tensors if k not in sd]
+    badshape = ["%s: file %s, model %s" % (k, tuple(tensors[k].shape), tuple(sd[k].shape))
+                for k in sd if k in tensors and tuple(tensors[k].shape) != tuple(sd[k].shape)]
+    if missing or unexpected or badshape:
+        msg = ["checkpoint does not match the config:"]
+        if missing:
+            msg.append("  missing tensors: %s" % missing)
+        if unexpected:
+            msg.append("  unexpected tensors: %s" % unexpected)
+        if badshape:
+            msg.append("  wrong shapes: %s" % badshape)
+        raise ValueError("\n".join(msg))
+    dtype = next(iter(sd.values())).dtype
+    model.load_state_dict({k: torch.from_numpy(tensors[k].copy()).to(dtype) for k in sd}, strict=True)
+
+
+def load_checkpoint(path):
+    """Read a grassflow checkpoint -> (float64 model in eval mode, config string as read)."""
+    from grassflow import st_io
+    tensors, meta = st_io.read(path)
+    if "config" not in meta:
+        raise ValueError("%s: no __metadata__['config']" % path)
+    cfg_str = meta["config"]
+    model = build_model(json.loads(cfg_str)).double()
+    load_state_strict(model, tensors)
+    model.eval()
+    return model, cfg_str

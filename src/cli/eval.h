@@ -1,0 +1,29 @@
+/* grassflow eval and predict: a checkpoint, the task it is scored on, and that task's data (one split of a
+ * folder, or a file scored whole), chosen and checked the same way for both commands. */
+#ifndef GF_CLI_EVAL_H
+#define GF_CLI_EVAL_H
+
+#include "task_flags.h"
+
+typedef struct eval_args {
+    const char *cmd;     /* "eval" or "predict": named in messages */
+    const char *ckpt, *corpus, *split, *tok_spec, *task;
+    int64_t B;
+    int json, no_cache, stream, si;
+    int64_t limit;       /* predict: the first limit examples (0: all) */
+    cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
+    cli_task_args targs; /* the task's option flags */
+} eval_args;
+
+/* The command line of eval or predict (a->cmd, with a's defaults set) into *a, --split into a->si: the
+ * options both take, and eval's --no-cache and --stream or predict's --limit. EXIT_OK, an exit code, or -1
+ * after help() for --help. */
+int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void));
+/* Load a->ckpt, choose its task and read the data as eval does, then score it (eval) or print each example's
+ * prediction (predict, a classifier only). An exit code. */
+int cli_eval_run(const eval_args *a);
+/* predict's part: every example of src (task t's data) through classifier m, one line each. An exit code. */
+int cli_predict_print(gf_model *m, const gf_tokenizer *tok, const gf_task_ops *t, const void *data, gf_source *src,
+                      const eval_args *a);
+
+#endif

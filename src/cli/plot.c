@@ -1,0 +1,526 @@
+/* grassflow plot: training and validation curves of run folders (their metrics.jsonl) as one SVG. The
+ * curves come from gf_metrics_read; the drawing (panels, ticks, legend) is plain SVG text, no dependency. */
+#include "plot.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+#define MAX_RUNS 24
+#define MAX_PANELS 3
+
+/* ---- curves ------------------------------------------------------------------------------------------- */
+
+typedef struct { double x, y; } point;
+typedef struct {
+    point *p;
+    int n;
+} curve;
+
+typedef struct run {
+    char name[256];   /* the legend's: the folder's name, or the last parts of its path that tell it apart */
+    gf_metrics m;
+    int *keep;        /* the rows a curve is drawn from, in order (a step logged again after a resume: the later row) */
+    int n_keep;
+} run;
+
+typedef enum { X_STEP, X_TOKENS, X_TIME } x_kind;
+
+typedef struct plot {
+    run runs[MAX_RUNS];
+    int n;
+    x_kind x;
+    char x_label[64];
+    double x_scale;                   /* time: seconds per unit of the axis */
+    const char *panel[MAX_PANELS];    /* "loss", "ppl", "accuracy" (in panel_list) */
+    char panel_list[64];
+    int n_panels;
+} plot;
+
+/* Drop r's kept rows from step `from` on (of type `type` only, unless NULL). */
+static void drop_from(run *r, int64_t from, const char *type) {
+    int k = 0;
+    for (int j = 0; j < r->n_keep; j++) {
+        const gf_metrics_row *v = &r->m.rows[r->keep[j]];
+        if (v->step < from || (type && strcmp(v->type, type))) r->keep[k++] = r->keep[j];
+    }
+    r->n_keep = k;
+}
+
+/* The rows of r's curves: train and eval rows, except those a resume after a kill logged again (the steps
+ * since the last save): a session's start row at step S drops the rows past S; in older files, which have
+ * no start rows, a row whose step is not past the last one of its type drops those from its step on. */
+static int keep_rows(run *r) {
+    r->keep = malloc((size_t)(r->m.n ? r->m.n : 1) * sizeof *r->keep);
+    if (!r->keep) return cli_error("out of memory");
+    int64_t last[2] = {-1, -1}; /* the last kept train and eval steps */
+    for (int64_t i = 0; i < r->m.n; i++) {
+        const gf_metrics_row *w = &r->m.rows[i];
+        const int t = !strcmp(w->type, "train") ? 0 : !strcmp(w->type, "eval") ? 1 : -1;
+        if (!strcmp(w->type, "start") && (w->step < last[0] || w->step < last[1])) {
+            drop_from(r, w->step + 1, NULL);
+            last[0] = last[1] = w->step;
+        }
+        if (t < 0) continue;
+        if (w->step <= last[t]) drop_from(r, w->step, w->type);
+        r->keep[r->n_keep++] = (int)i;
+        last[t] = w->step;
+    }
+    return EXIT_OK;
+}
+
+/* The x of row w, or NAN when the row does not say. */
+static double x_of(const plot *p, const gf_metrics_row *w) {
+    if (p->x == X_STEP) return (double)w->step;
+    if (p->x == X_TOKENS) return w->seen;
+    return w->elapsed_s / p->x_scale;
+}
+
+/* The y of row w in panel `what` for the training (train) or validation curve; NAN: no point. */
+static double y_of(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
+    if (strcmp(w->type, train ? "train" : "eval")) return NAN;
+    if (!strcmp(what, "loss")) return w->loss;
+    if (!strcmp(what, "ppl")) return exp(w->loss);
+    return !train && !strcmp(m->metric, "accuracy") ? w->score : NAN;
+}
+
+/* Run i's curve (training or validation) in panel `what`; finite points only. */
+static int make_curve(const plot *p, int i, const char *what, bool train, curve *c) {
+    const run *r = &p->runs[i];
+    c->n = 0;
+    c->p = malloc((size_t)(r->n_keep ? r->n_keep : 1) * sizeof *c->p);
+    if (!c->p) return cli_error("out of memory");
+    for (int j = 0; j < r->n_keep; j++) {
+        const gf_metrics_row *w = &r->m.rows[r->keep[j]];
+        const double x = x_of(p, w), y = y_of(what, w, train, &r->m);
+        if (isfinite(x) && isfinite(y)) c->p[c->n++] = (point){x, y};
+    }
+    return EXIT_OK;
+}
+
+/* ---- reading the runs ------------------------------------------------------------------------------------ */
+
+/* The last k parts of path dir (all of it when it has no more) into buf. */
+static const char *path_tail(const char *dir, int k, char *buf, size_t n) {
+    snprintf(buf, n, "%s", dir);
+    size_t len = strlen(buf);
+    while (len > 1 && buf[len - 1] == '/') buf[--len] = '\0';
+    const char *s = buf + len;
+    while (s > buf && k > 0)
+        if (*--s == '/' && --k == 0) s++;
+    return s;
+}
+
+/* The legend's names: each folder's name, or as many of the last parts of its path as tell it from the
+ * others (runs/a/s1 and runs/b/s1: a/s1 and b/s1). */
+static void name_runs(plot *p, const char *const *dirs) {
+    char buf[GF_PATH_MAX], other[GF_PATH_MAX];
+    for (int i = 0; i < p->n; i++)
+        for (int k = 1; k < 64; k++) {
+            snprintf(p->runs[i].name, sizeof p->runs[i].name, "%s", path_tail(dirs[i], k, buf, sizeof buf));
+            bool unique = true;
+            for (int j = 0; j < p->n && unique; j++)
+                unique = j == i || strcmp(p->runs[i].name, path_tail(dirs[j], k, other, sizeof other)) != 0;
+            if (unique || !strcmp(p->runs[i].name, path_tail(dirs[i], 64, other, sizeof other))) break;
+        }
+}
+
+/* Each run's metrics (a folder that is not there, or holds no metrics, is an error naming it). */
+static int read_runs(plot *p, const char *const *dirs, int n) {
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        char path[GF_PATH_MAX + 16];
+        if (stat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            return cli_error("plot: %s is not a folder (expected a training run's folder, the --out of train)", dirs[i]);
+        snprintf(path, sizeof path, "%s/metrics.jsonl", dirs[i]);
+        if (stat(path, &st) != 0)
+            return cli_error("plot: %s holds no metrics.jsonl: not a training run's folder, or a run that has not "
+                             "logged a step yet", dirs[i]);
+        run *r = &p->runs[p->n++];
+        if (gf_metrics_read(dirs[i], &r->m)) return cli_error("plot: %s", gf_last_error());
+        if (keep_rows(r)) return EXIT_RUNTIME;
+    }
+    name_runs(p, dirs);
+    return EXIT_OK;
+}
+
+/* The first run whose kept rows lack the chosen x (NULL: none). */
+static const run *lacks_x(const plot *p) {
+    for (int i = 0; i < p->n; i++)
+        for (int j = 0; j < p->runs[i].n_keep; j++)
+            if (!isfinite(x_of(p, &p->runs[i].m.rows[p->runs[i].keep[j]]))) return &p->runs[i];
+    return NULL;
+}
+
+/* The x axis: its label and, for time, its unit (seconds, minutes or hours by the longest run); step when a
+ * run lacks the x asked for (an older metrics.jsonl), with a note. */
+static void choose_x(plot *p) {
+    p->x_scale = 1.0;
+    const run *r = p->x == X_STEP ? NULL : lacks_x(p);
+    if (r) {
+        fprintf(stderr, "grassflow plot: note: %s: metrics.jsonl has no %s on every row (written by an older "
+                "grassflow); plotting against step\n", r->name, p->x == X_TOKENS ? "count of tokens seen" : "time");
+        p->x = X_STEP;
+    }
+    if (p->x == X_STEP) snprintf(p->x_label, sizeof p->x_label, "step");
+    if (p->x == X_TOKENS) {
+        const char *u = p->runs[0].m.counted;
+        for (int i = 1; i < p->n; i++)
+            if (strcmp(p->runs[i].m.counted, u)) u = "counted targets";
+        snprintf(p->x_label, sizeof p->x_label, "%s seen", u);
+    }
+    if (p->x == X_TIME) {
+        double longest = 0;
+        for (int i = 0; i < p->n; i++)
+            for (int j = 0; j < p->runs[i].n_keep; j++)
+                longest = fmax(longest, p->runs[i].m.rows[p->runs[i].keep[j]].elapsed_s);
+        p->x_scale = longest >= 3 * 3600 ? 3600 : longest >= 300 ? 60 : 1;
+        snprintf(p->x_label, sizeof p->x_label, "time (%s)", p->x_scale == 1 ? "s" : p->x_scale == 60 ? "min" : "h");
+    }
+}
+
+/* The panels: --metric's list, or loss (and accuracy when a run is a classifier). */
+static int choose_panels(plot *p, const char *metrics) {
+    char *buf = p->panel_list;
+    if (!metrics) {
+        p->panel[p->n_panels++] = "loss";
+        for (int i = 0; i < p->n; i++)
+            if (!strcmp(p->runs[i].m.metric, "accuracy")) {
+                p->panel[p->n_panels++] = "accuracy";
+                break;
+            }
+        return EXIT_OK;
+    }
+    if (strlen(metrics) >= sizeof p->panel_list)
+        return cli_usage_error("plot", "--metric: expected a list of loss, ppl and accuracy, got '%.80s...'", metrics);
+    snprintf(buf, sizeof p->panel_list, "%s", metrics);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "loss") && strcmp(t, "ppl") && strcmp(t, "accuracy"))
+            return cli_usage_error("plot", "--metric: '%s' is not one of loss, ppl, accuracy", t);
+        if (p->n_panels == MAX_PANELS) return cli_usage_error("plot", "--metric: at most %d panels", MAX_PANELS);
+        p->panel[p->n_panels++] = t;
+    }
+    if (!p->n_panels) return cli_usage_error("plot", "--metric: expected loss, ppl or accuracy (or a list of them)");
+    return EXIT_OK;
+}
+
+/* ---- drawing ---------------------------------------------------------------------------------------------- */
+
+#define W 800
+#define LEFT 78
+#define RIGHT 24
+#define TOP 46
+#define PANEL_H 270
+#define PANEL_GAP 62    /* below a panel: its tick labels, and the x label under the last one */
+#define LEGEND_ROW 20
+
+static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+
+/* A scale: data range [lo, hi] onto pixels [p0, p1], logarithmic or not. */
+typedef struct {
+    double lo, hi, p0, p1;
+    bool log;
+} scale;
+
+static double to_px(const scale *s, double v) {
+    const double a = s->log ? log10(v) : v, lo = s->log ? log10(s->lo) : s->lo, hi = s->log ? log10(s->hi) : s->hi;
+    return s->p0 + (a - lo) / (hi - lo) * (s->p1 - s->p0);
+}
+
+static void put_escaped(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '&') fputs("&amp;", f);
+        else if (*s == '<') fputs("&lt;", f);
+        else if (*s == '>') fputs("&gt;", f);
+        else if (*s == '"') fputs("&quot;", f);
+        else if ((unsigned char)*s >= 0x20 || *s == '\t') fputc(*s, f);
+    }
+}
+
+/* 1, 2 or 5 times a power of ten, near range / want. */
+static double nice_step(double range, int want) {
+    const double raw = range / want, mag = pow(10, floor(log10(raw))), r = raw / mag;
+    return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
+}
+
+/* Ticks of s into t (at most max): multiples of a nice step, or on a log scale spanning a decade or more
+ * 1, 2 and 5 times the powers of ten (only the powers when those are too many). *step: the linear step (0
+ * on a log scale). */
+static int ticks(const scale *s, double *t, int max, double *step) {
+    int n = 0;
+    *step = 0;
+    if (s->log && s->hi / s->lo >= 10) {
+        for (int only_powers = 0; only_powers < 2 && (n == 0 || n > 10); only_powers++) {
+            n = 0;
+            for (int k = (int)floor(log10(s->lo)); k <= (int)ceil(log10(s->hi)); k++)
+                for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+                    if ((!only_powers || m == 1) && m * pow(10, k) >= s->lo * (1 - 1e-9) &&
+                        m * pow(10, k) <= s->hi * (1 + 1e-9) && n < max)
+                        t[n++] = m * pow(10, k);
+        }
+        return n;
+    }
+    *step = nice_step(s->hi - s->lo, 6);
+    for (double v = ceil(s->lo / *step - 1e-9) * *step; v <= s->hi + 1e-9 * *step && n < max; v += *step)
+        t[n++] = fabs(v) < 1e-12 * *step ? 0 : v;
+    return n;
+}
+
+/* A tick label: step gives the decimals; big numbers (tokens) with k, M or G by the axis's largest. */
+static void tick_label(char *buf, size_t n, double v, double step, double axis_max) {
+    const double d = axis_max >= 1e9 ? 1e9 : axis_max >= 1e6 ? 1e6 : axis_max >= 1e4 ? 1e3 : 1;
+    const char *suffix = d == 1e9 ? "G" : d == 1e6 ? "M" : d == 1e3 ? "k" : "";
+    if (v == 0) {
+        snprintf(buf, n, "0");
+        return;
+    }
+    if (step <= 0) {
+        snprintf(buf, n, "%g%s", v / d, suffix);
+        return;
+    }
+    const int dec = step / d >= 1 ? 0 : (int)ceil(-log10(step / d) - 1e-9);
+    snprintf(buf, n, "%.*f%s", dec > 6 ? 6 : dec, v / d, suffix);
+}
+
+/* The axes of a panel: frame, grid, tick labels, the y label (and the x label under the bottom panel). */
+static void draw_axes(FILE *f, const plot *p, const scale *xs, const scale *ys, const char *y_label, bool bottom) {
+    double t[64], step;
+    char lab[64];
+    int nt = ticks(xs, t, 64, &step);
+    for (int i = 0; i < nt; i++) {
+        const double x = to_px(xs, t[i]);
+        tick_label(lab, sizeof lab, t[i], step, xs->hi);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x, ys->p1, x, ys->p0);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, ys->p0 + 17, lab);
+    }
+    nt = ticks(ys, t, 64, &step);
+    for (int i = 0; i < nt; i++) {
+        const double y = to_px(ys, t[i]);
+        tick_label(lab, sizeof lab, t[i], step, 0);
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", LEFT, y, W - RIGHT, y);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
+    }
+    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", LEFT, ys->p1,
+            W - LEFT - RIGHT, PANEL_H);
+    fprintf(f, "<text transform=\"translate(%d %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s</text>\n", 18,
+            (ys->p0 + ys->p1) / 2, y_label, ys->log ? " (log scale)" : "");
+    if (bottom)
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (LEFT + W - RIGHT) / 2, ys->p0 + 40,
+                p->x_label);
+}
+
+/* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point). */
+static void draw_curve(FILE *f, const curve *c, const scale *xs, const scale *ys, const char *colour, bool train,
+                       const char *run_name, int clip) {
+    if (!c->n) return;
+    fprintf(f, "<polyline class=\"%s\" data-run=\"", train ? "train" : "val");
+    put_escaped(f, run_name);
+    fprintf(f, "\" clip-path=\"url(#c%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", clip, colour,
+            train ? "1.6" : "1.8", train ? "" : " stroke-dasharray=\"6,3\"");
+    for (int i = 0; i < c->n; i++) fprintf(f, "%s%.1f,%.1f", i ? " " : "", to_px(xs, c->p[i].x), to_px(ys, c->p[i].y));
+    fputs("\"/>\n", f);
+    if ((!train && c->n <= 80) || c->n == 1) /* more dots than that would hide the line */
+        for (int i = 0; i < c->n; i++)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"%s\" clip-path=\"url(#c%d)\"/>\n",
+                    to_px(xs, c->p[i].x), to_px(ys, c->p[i].y), colour, clip);
+}
+
+/* The data range of curves c[0..n) into x1 (x from 0) and [y0, y1]; false when they hold no point. */
+static bool extent(const curve *c, int n, double *x1, double *y0, double *y1) {
+    *x1 = 0, *y0 = INFINITY, *y1 = -INFINITY;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < c[i].n; j++) {
+            *x1 = fmax(*x1, c[i].p[j].x);
+            *y0 = fmin(*y0, c[i].p[j].y);
+            *y1 = fmax(*y1, c[i].p[j].y);
+        }
+    return *y0 <= *y1;
+}
+
+/* The y scale of a panel: a loss or perplexity spanning a factor of 3 or more on a log scale; some room
+ * above and below. */
+static scale y_scale(const char *what, double y0, double y1, double top) {
+    scale s = {.p0 = top + PANEL_H, .p1 = top, .log = strcmp(what, "accuracy") && y0 > 0 && y1 / y0 >= 3};
+    if (s.log) {
+        s.lo = y0 / pow(y1 / y0, 0.04), s.hi = y1 * pow(y1 / y0, 0.04);
+        return s;
+    }
+    const double pad = y1 > y0 ? 0.05 * (y1 - y0) : fmax(0.05 * fabs(y0), 0.01);
+    s.lo = y0 - pad, s.hi = y1 + pad;
+    if (s.hi <= s.lo) s.hi = s.lo + 0.01;
+    return s;
+}
+
+static const char *y_label(const char *what) {
+    return !strcmp(what, "loss") ? "loss" : !strcmp(what, "ppl") ? "perplexity" : "validation accuracy";
+}
+
+/* Panel k of p at pixel height top: every run's training and validation curve. */
+static int draw_panel(FILE *f, const plot *p, int k, double top) {
+    const char *what = p->panel[k];
+    curve c[2 * MAX_RUNS] = {{0}};
+    int rc = EXIT_OK;
+    for (int i = 0; i < p->n && !rc; i++)
+        rc = make_curve(p, i, what, true, &c[2 * i]) || make_curve(p, i, what, false, &c[2 * i + 1]) ? EXIT_RUNTIME : 0;
+    double x1, y0, y1;
+    if (!rc && !extent(c, 2 * p->n, &x1, &y0, &y1))
+        rc = cli_error("plot: no run has a point of %s to draw%s", what, !strcmp(what, "accuracy")
+                       ? " (a language model logs perplexity: --metric ppl)" : " (has a run logged a step yet?)");
+    if (!rc) {
+        const scale xs = {.lo = 0, .hi = x1 > 0 ? x1 : 1, .p0 = LEFT, .p1 = W - RIGHT};
+        const scale ys = y_scale(what, y0, y1, top);
+        fprintf(f, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/></clipPath>\n", k, LEFT - 3,
+                top - 3, W - LEFT - RIGHT + 6, PANEL_H + 6);
+        draw_axes(f, p, &xs, &ys, y_label(what), k == p->n_panels - 1);
+        for (int i = 0; i < p->n; i++)
+            for (int j = 0; j < 2; j++)
+                draw_curve(f, &c[2 * i + j], &xs, &ys, colours[i % 10], j == 0, p->runs[i].name, k);
+    }
+    for (int i = 0; i < 2 * p->n; i++) free(c[i].p);
+    return rc;
+}
+
+/* The most characters of a run's name the legend shows (about 7 pixels each): a longer one (a path) loses
+ * its beginning. */
+#define LEGEND_CHARS ((W - LEFT - RIGHT - 44) / 7)
+
+static void put_legend_name(FILE *f, const char *name) {
+    const size_t len = strlen(name);
+    if (len > LEGEND_CHARS) {
+        fputs("...", f);
+        name += len - (LEGEND_CHARS - 3);
+    }
+    put_escaped(f, name);
+}
+
+/* The legend's columns: as many as the longest run name lets fit. */
+static int legend_cols(const plot *p, int *col_w) {
+    size_t longest = 0;
+    for (int i = 0; i < p->n; i++) longest = strlen(p->runs[i].name) > longest ? strlen(p->runs[i].name) : longest;
+    *col_w = 44 + 7 * (int)(longest < LEGEND_CHARS ? longest : LEGEND_CHARS);
+    return *col_w < W - LEFT - RIGHT ? (W - LEFT - RIGHT) / *col_w : 1;
+}
+
+/* The legend from pixel height top: the line styles, then the runs in columns. */
+static void draw_legend(FILE *f, const plot *p, double top) {
+    int col_w;
+    const int cols = legend_cols(p, &col_w);
+    fprintf(f, "<g fill=\"#333\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.6\"/>"
+            "<text x=\"%d\" y=\"%.1f\">training</text>", LEFT, top + 6, LEFT + 30, top + 6, LEFT + 36, top + 10);
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.8\" "
+            "stroke-dasharray=\"6,3\"/><circle cx=\"%d\" cy=\"%.1f\" r=\"2.6\"/><text x=\"%d\" y=\"%.1f\">validation"
+            "</text></g>\n", LEFT + 120, top + 6, LEFT + 150, top + 6, LEFT + 135, top + 6, LEFT + 156, top + 10);
+    for (int i = 0; i < p->n; i++) {
+        const int x = LEFT + (i % cols) * col_w;
+        const double y = top + LEGEND_ROW * (1 + i / cols) + 6;
+        fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%.1f\" width=\"30\" height=\"4\" fill=\"%s\"/><text x=\"%d\" "
+                "y=\"%.1f\">", x, y - 2, colours[i % 10], x + 36, y + 4);
+        put_legend_name(f, p->runs[i].name);
+        fputs("</text></g>\n", f);
+    }
+}
+
+/* The whole figure into f: title, panels, legend. */
+static int draw(FILE *f, const plot *p) {
+    int col_w;
+    const int legend_top = TOP + p->n_panels * (PANEL_H + PANEL_GAP) + 4;
+    const int height = legend_top + LEGEND_ROW * (1 + (p->n + legend_cols(p, &col_w) - 1) / legend_cols(p, &col_w)) + 10;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" fill=\"#222\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"26\" font-size=\"15\">",
+            W, height, W, height, LEFT);
+    for (int k = 0; k < p->n_panels; k++)
+        fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k]));
+    fprintf(f, " against %s</text>\n", p->x_label);
+    for (int k = 0; k < p->n_panels; k++)
+        if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP))) return EXIT_RUNTIME;
+    draw_legend(f, p, legend_top);
+    fputs("</svg>\n", f);
+    return EXIT_OK;
+}
+
+/* The figure into out, atomically. */
+static int write_svg(const plot *p, const char *out) {
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    if (!f) return cli_error("out of memory drawing %s", out);
+    int rc = draw(f, p);
+    if (fclose(f) != 0 && !rc) rc = cli_error("out of memory drawing %s", out);
+    if (!rc && gf_write_file_atomic(out, buf, size)) rc = cli_error("plot: %s", gf_last_error());
+    free(buf);
+    return rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------------------------- */
+
+static void free_plot(plot *p) {
+    for (int i = 0; i < p->n; i++) {
+        gf_metrics_free(&p->runs[i].m);
+        free(p->runs[i].keep);
+    }
+}
+
+int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli_plot_opts *o) {
+    const cli_plot_opts def = {0};
+    if (!o) o = &def;
+    if (n < 1 || n > MAX_RUNS) return cli_usage_error("plot", "expected 1 to %d run folders, got %d", MAX_RUNS, n);
+    plot *p = calloc(1, sizeof *p);
+    if (!p) return cli_error("out of memory");
+    const char *x = o->x ? o->x : "step";
+    int rc = EXIT_OK;
+    if (strcmp(x, "step") && strcmp(x, "tokens") && strcmp(x, "time"))
+        rc = cli_usage_error("plot", "--x: '%s' is not one of step, tokens, time", x);
+    p->x = !strcmp(x, "tokens") ? X_TOKENS : !strcmp(x, "time") ? X_TIME : X_STEP;
+    if (!rc) rc = read_runs(p, dirs, n);
+    if (!rc) rc = choose_panels(p, o->metrics);
+    if (!rc) {
+        choose_x(p);
+        rc = write_svg(p, out_svg);
+    }
+    free_plot(p);
+    free(p);
+    return rc;
+}
+
+static void help(void) {
+    printf("usage: grassflow plot RUN_DIR... [--out FILE.svg] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
+           "Draw the training and validation curves of one or more runs (each RUN_DIR/metrics.jsonl, the --out of\n"
+           "train) into one SVG, one colour per run, the legend naming each run by its folder: training curves\n"
+           "solid, validation curves dashed with a dot at each evaluation.\n\n"
+           "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory)\n"
+           "  --x AXIS            step (default), tokens (the counted targets seen: tokens for a language model,\n"
+           "                      pairs for sentence pairs) or time (wall-clock time of the run, across resumes).\n"
+           "                      A metrics.jsonl of an older grassflow has neither tokens nor time: the plot then\n"
+           "                      uses step, and says so\n"
+           "  --metric LIST       the panels, top to bottom: loss (training and validation loss), ppl (their\n"
+           "                      exponential), accuracy (validation accuracy of a classifier); default loss, and\n"
+           "                      accuracy below it when a run is a classifier. Loss and ppl use a log scale\n"
+           "                      when they span a factor of 3 or more\n");
+}
+
+int cmd_plot(int argc, char **argv) {
+    static const struct option longopts[] = {{"out", 1, 0, 'o'}, {"x", 1, 0, 'x'}, {"metric", 1, 0, 'm'},
+                                             {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    cli_plot_opts o = {0};
+    const char *out = "curves.svg";
+    int opt;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'o') out = optarg;
+        else if (opt == 'x') o.x = optarg;
+        else if (opt == 'm') o.metrics = optarg;
+        else if (opt == 'h') return help(), EXIT_OK;
+        else return cli_usage_error("plot", "unknown option");
+    }
+    if (optind >= argc) return cli_usage_error("plot", "expected one or more run folders (the --out of train)");
+    int rc = cli_plot_runs((const char *const *)argv + optind, argc - optind, out, &o);
+    if (!rc) printf("wrote %s\n", out);
+    return rc;
+}

@@ -1,0 +1,20 @@
+/* Training curves of run folders as one self-contained SVG (grassflow plot; compare draws its models'). */
+#ifndef GF_CLI_PLOT_H
+#define GF_CLI_PLOT_H
+
+typedef struct cli_plot_opts {
+    const char *x;       /* the x axis: "step", "tokens" (the counted targets seen: tokens, pairs) or "time";
+                          * NULL: "step". A run whose metrics.jsonl lacks it (an older file) puts every run on
+                          * step, with a note saying so */
+    const char *metrics; /* the panels, top to bottom, comma-separated: "loss" (training and validation),
+                          * "ppl" (exp of both losses), "accuracy" (validation, classifiers); NULL: loss, and
+                          * accuracy below it when a run is a classifier */
+} cli_plot_opts;
+
+/* Read DIR/metrics.jsonl of each of dirs[0..n) (gf_metrics_read) and draw their curves into out_svg
+ * (atomically), one colour per run, the legend naming each by its folder. o may be NULL (the defaults).
+ * EXIT_OK, EXIT_USAGE (a bad option value) or EXIT_RUNTIME (a folder without metrics, a corrupt line, a
+ * write that failed), the message printed. */
+int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli_plot_opts *o);
+
+#endif

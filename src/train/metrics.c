@@ -1,0 +1,118 @@
+/* Reading a run's metrics.jsonl (the rows run_dir.c writes, and those of every older version). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/file.h"
+
+#define MAX_LINE (1 << 16) /* a row is a few hundred bytes; a longer line is not a row */
+
+/* The number under key, or NAN when it is absent or null. */
+static double num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void copy_str(char *dst, size_t cap, const cJSON *v) {
+    if (cJSON_IsString(v)) snprintf(dst, cap, "%s", v->valuestring);
+}
+
+/* A row of an older file (no "type"): what its keys say it is. */
+static const char *legacy_type(const cJSON *o) {
+    if (cJSON_GetObjectItemCaseSensitive(o, "val_loss")) return "eval";
+    if (cJSON_GetObjectItemCaseSensitive(o, "skipped")) return "skipped";
+    if (cJSON_GetObjectItemCaseSensitive(o, "loss")) return "train";
+    return "other";
+}
+
+/* Row r from object o; what a start row says of the run into m. -1 when o is not a row (the reason in why). */
+static int parse_row(const cJSON *o, gf_metrics *m, gf_metrics_row *r, const char **why) {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type"), *step = cJSON_GetObjectItemCaseSensitive(o, "step");
+    if (!cJSON_IsObject(o)) return *why = "not a JSON object", -1;
+    if (!cJSON_IsNumber(step) || step->valuedouble < 0 || step->valuedouble != floor(step->valuedouble))
+        return *why = "no \"step\" (a count of optimizer steps)", -1;
+    if (type && !cJSON_IsString(type)) return *why = "\"type\" is not a string", -1;
+    *r = (gf_metrics_row){.step = (int64_t)step->valuedouble, .epoch = num(o, "epoch"), .elapsed_s = num(o, "elapsed_s"),
+                          .seen = NAN, .loss = NAN, .score = NAN, .lr = NAN};
+    snprintf(r->type, sizeof r->type, "%s", type ? type->valuestring : legacy_type(o));
+    m->legacy |= !type;
+    if (!strcmp(r->type, "start")) {
+        copy_str(m->counted, sizeof m->counted, cJSON_GetObjectItemCaseSensitive(o, "counted"));
+        copy_str(m->metric, sizeof m->metric, cJSON_GetObjectItemCaseSensitive(o, "metric"));
+    }
+    if (m->counted[0]) r->seen = num(o, m->counted);
+    if (!strcmp(r->type, "train")) r->loss = num(o, "loss"), r->lr = num(o, "lr");
+    if (!strcmp(r->type, "eval")) {
+        const bool acc = cJSON_GetObjectItemCaseSensitive(o, "val_acc") != NULL;
+        r->loss = num(o, "val_loss");
+        r->score = num(o, acc ? "val_acc" : "val_ppl");
+        if (!m->metric[0]) snprintf(m->metric, sizeof m->metric, "%s", acc ? "accuracy" : "ppl");
+    }
+    return 0;
+}
+
+static int add_row(gf_metrics *m, int64_t *cap, const gf_metrics_row *r) {
+    if (m->n == *cap) {
+        const int64_t c = *cap ? 2 * *cap : 64;
+        gf_metrics_row *p = realloc(m->rows, (size_t)c * sizeof *p);
+        if (!p) return gf_fail("out of memory reading metrics");
+        m->rows = p;
+        *cap = c;
+    }
+    m->rows[m->n++] = *r;
+    return 0;
+}
+
+/* Every line of f (path) into m. */
+static int read_rows(FILE *f, const char *path, gf_metrics *m) {
+    char *line = NULL;
+    size_t size = 0;
+    ssize_t len;
+    int64_t cap = 0, no = 0;
+    int rc = 0;
+    while (!rc && (len = getline(&line, &size, f)) >= 0) {
+        no++;
+        if (strspn(line, " \t\r\n") == (size_t)len) continue; /* a blank line */
+        if (len > MAX_LINE) {
+            rc = gf_fail("%s, line %lld: %lld bytes, not a metrics row (a row is one JSON object of a few hundred "
+                         "bytes)", path, (long long)no, (long long)len);
+            break;
+        }
+        cJSON *o = cJSON_Parse(line);
+        const char *why = "not JSON (a line cut short, or another file)";
+        gf_metrics_row r;
+        if (!o || parse_row(o, m, &r, &why)) {
+            const int show = (int)strcspn(line, "\r\n");
+            rc = gf_fail("%s, line %lld: %s: %.80s%s\nHINT: metrics.jsonl holds one JSON object per line, as "
+                         "grassflow train writes it; remove or repair that line", path, (long long)no, why, line,
+                         show > 80 ? "..." : "");
+        } else {
+            rc = add_row(m, &cap, &r);
+        }
+        cJSON_Delete(o);
+    }
+    if (!rc && ferror(f)) rc = gf_fail("error reading %s", path);
+    free(line);
+    return rc;
+}
+
+int gf_metrics_read(const char *dir, gf_metrics *out) {
+    char path[GF_PATH_MAX];
+    *out = (gf_metrics){0};
+    if (gf_path_join(path, sizeof path, dir, "metrics.jsonl")) return -1;
+    FILE *f = gf_open_regular(path, NULL);
+    if (!f) return -1;
+    const int rc = read_rows(f, path, out);
+    fclose(f);
+    if (rc) gf_metrics_free(out);
+    return rc;
+}
+
+void gf_metrics_free(gf_metrics *m) {
+    if (!m) return;
+    free(m->rows);
+    *m = (gf_metrics){0};
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Curves: what metrics.jsonl logs (a type, the epoch, the counted targets seen, the run's time, carried across
+# a resume) and grassflow plot (an SVG that is XML, one polyline per curve, the runs named in the legend; the
+# x axes; older files; a classifier's accuracy; the refusals). Tiny runs: a few seconds.
+set -uo pipefail
+BUILD=${1:-build}
+GF="$BUILD/grassflow"
+GV="$BUILD/tests/grassflow-vectors"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-plot-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+R=(--model grassmann-tiny --corpus tests/fixtures/v1/corpus.txt --tokenizer char --no-cache --steps 12 --batch 4 --seq-len 16
+   --log-every 2 --eval-every 4 --warmup 2)
+
+echo "plot: metrics.jsonl rows, a run stopped and resumed beside one that was not"
+expect 0 "a run stopped at step 6" "$GF" train "${R[@]}" --out "$tmp/a" --stop-at 6
+expect 0 "... resumed to step 12" "$GF" train --resume "$tmp/a"
+expect 0 "the same run, uninterrupted" "$GF" train "${R[@]}" --out "$tmp/u"
+$PY - "$tmp/a/metrics.jsonl" "$tmp/u/metrics.jsonl" <<'PYEOF' 2>"$tmp/py.err" && pass "every row has a type; train and eval rows the step, a fractional epoch, tokens seen (64 a step, carried across the resume, as in the run that was not stopped) and a time that goes on across the resume" || fail "metrics rows: $(cat "$tmp/py.err")"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+u = [json.loads(l) for l in open(sys.argv[2])]
+starts = [r for r in a if r["type"] == "start"]
+assert [(s["step"], s["resumed"], s["tokens"], s["counted"], s["metric"]) for s in starts] == [(0, False, 0, "tokens", "ppl"), (6, True, 384, "tokens", "ppl")], starts
+rows = [r for r in a if r["type"] in ("train", "eval")]
+assert [r["step"] for r in rows if r["type"] == "eval"] == [4, 6, 8, 12], rows
+assert len([r for r in rows if r["type"] == "train"]) == 6, rows
+k = 1 / round(rows[-1]["step"] / rows[-1]["epoch"])                   # epoch = step / steps per epoch
+assert all(abs(r["epoch"] - k * r["step"]) < 1e-6 for r in rows) and k < 1, rows
+assert all(r["tokens"] == 64 * r["step"] for r in rows), rows
+ua = {r["step"]: r["tokens"] for r in u if r["type"] == "train"}
+assert len(ua) == 6 and all(ua[r["step"]] == r["tokens"] for r in rows if r["type"] == "train"), ua
+t = [r["elapsed_s"] for r in a]
+assert all(x <= y for x, y in zip(t, t[1:])) and t[-1] > 0, t          # one clock across both sessions
+PYEOF
+
+svg_ok() { # svg_ok FILE POLYLINES NAME...: XML, that many polylines, each name a legend entry and a curve's run
+    $PY - "$@" <<'PYEOF'
+import sys, xml.dom.minidom
+path, n, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+d = xml.dom.minidom.parse(path)
+lines = d.getElementsByTagName("polyline")
+legend = [g.getElementsByTagName("text")[0].firstChild.data for g in d.getElementsByTagName("g") if g.getAttribute("class") == "legend"]
+assert len(lines) == n, (len(lines), n)
+assert legend == names, (legend, names)
+assert {l.getAttribute("data-run") for l in lines} == set(names), [l.getAttribute("data-run") for l in lines]
+assert all(len(l.getAttribute("points").split()) >= 1 for l in lines)
+PYEOF
+}
+texts() { $PY -c "import sys, xml.dom.minidom; print('|'.join(t.firstChild.data for t in xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName('text')))" "$1"; }
+
+echo "plot: the SVG"
+expect 0 "plot one run (default --out curves.svg)" bash -c "cd '$tmp' && '$PWD/$GF' plot a"
+svg_ok "$tmp/curves.svg" 2 a && pass "curves.svg is XML with a training and a validation curve, the run named in the legend" || fail "one run: $(head -c 300 "$tmp/curves.svg")"
+expect 0 "plot two runs against tokens" "$GF" plot "$tmp/a" "$tmp/u/" --x tokens --out "$tmp/two.svg"
+svg_ok "$tmp/two.svg" 4 a u && grep -q "^wrote $tmp/two.svg" "$tmp/out" && pass "two runs: 4 curves, both named; it says what it wrote" || fail "two runs: $(cat "$tmp/out")"
+texts "$tmp/two.svg" | grep -q "|tokens seen|" && pass "... the x axis is tokens seen" || fail "x label: $(texts "$tmp/two.svg")"
+expect 0 "plot against time, as perplexity" "$GF" plot "$tmp/a" --x time --metric ppl --out "$tmp/time.svg"
+texts "$tmp/time.svg" | grep -q "|time (s)|" && texts "$tmp/time.svg" | grep -q "^perplexity against time" && pass "... time (s) on x, perplexity on y" || fail "time plot: $(texts "$tmp/time.svg")"
+[ -z "$(find "$tmp" -name '*.tmp.*')" ] && pass "no temporary files left" || fail "temporary files: $(find "$tmp" -name '*.tmp.*')"
+
+echo "plot: a run killed after its last save and resumed logs those steps again; the curves hold the later rows"
+mkdir -p "$tmp/killed" && $PY - "$tmp/killed/metrics.jsonl" <<'PYEOF'
+import json, sys
+row = lambda t, s, **k: dict(type=t, step=s, epoch=s / 10, tokens=64 * s, elapsed_s=s / 10, **k)
+rows = [row("start", 0), row("train", 2, loss=4.0), row("train", 4, loss=3.9), row("eval", 4, val_loss=3.95, val_ppl=52.0),
+        row("train", 6, loss=3.8), row("eval", 6, val_loss=3.85, val_ppl=47.0), row("train", 8, loss=3.7),  # killed here
+        row("start", 4), row("train", 6, loss=3.6), row("train", 8, loss=3.5), row("eval", 8, val_loss=3.6, val_ppl=36.6)]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PYEOF
+expect 0 "plot it" "$GF" plot "$tmp/killed" --out "$tmp/killed.svg"
+$PY - "$tmp/killed.svg" <<'PYEOF' && pass "... training curve at steps 2, 4, 6, 8 (the resumed 6 and 8), validation at 4 and 8" || fail "killed run's curves: $(grep polyline "$tmp/killed.svg")"
+import sys, xml.dom.minidom
+n = [len(l.getAttribute("points").split()) for l in xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName("polyline")]
+sys.exit(n != [4, 2])
+PYEOF
+
+echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
+expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
+grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \
+    && pass "... falls back to step and says so" || fail "old files: $(cat "$tmp/err")"
+svg_ok "$tmp/old.svg" 4 v1/run-metrics v2/run-metrics && texts "$tmp/old.svg" | grep -q "|step|" \
+    && pass "... 4 curves on step; two runs of one folder name are told apart by the end of their paths" || fail "old svg: $(texts "$tmp/old.svg")"
+
+echo "plot: a classifier (the vectors task): loss, and accuracy below it"
+if [ -x "$GV" ]; then
+    mkdir -p "$tmp/vec"
+    $PY - "$tmp/vec" <<'PYEOF'
+import random, sys
+random.seed(5)
+for name, n in (("train", 96), ("valid", 32), ("test", 32)):
+    with open(f"{sys.argv[1]}/{name}.txt", "w") as f:
+        f.write("classes: down up\n")
+        for _ in range(n):
+            c = random.randrange(2)
+            f.write(("up" if c else "down") + " " + " ".join(f"{random.gauss(0.5 if c else -0.5, 1.0):.4f}" for _ in range(18)) + "\n")
+PYEOF
+    expect 0 "train a classifier" "$GV" train --model grassmann-tiny --task vectors --corpus "$tmp/vec" --dim 3 --batch 16 --steps 12 --eval-every 4 --log-every 2 --out "$tmp/v"
+    grep -q '"type": "train", "step": 2, "epoch": 0.333333, "sequences": 32,' "$tmp/v/metrics.jsonl" && pass "its rows count sequences, the task's unit" || fail "vectors rows: $(head -3 "$tmp/v/metrics.jsonl")"
+    expect 0 "plot it against what it counts" "$GV" plot "$tmp/v" --x tokens --out "$tmp/v.svg"
+    svg_ok "$tmp/v.svg" 3 v && texts "$tmp/v.svg" | grep -q "^loss and validation accuracy against sequences seen|" \
+        && pass "... two panels: training and validation loss, validation accuracy; x: sequences seen" || fail "classifier plot: $(texts "$tmp/v.svg")"
+else
+    fail "$GV is missing (make $GV)"
+fi
+
+echo "plot: refusals"
+want="plot: $tmp/nope is not a folder"; expect 1 "a folder that is not there" "$GF" plot "$tmp/nope"
+mkdir -p "$tmp/empty"
+want="plot: $tmp/empty holds no metrics.jsonl"; expect 1 "a folder without metrics" "$GF" plot "$tmp/a" "$tmp/empty" --out "$tmp/x.svg"
+mkdir -p "$tmp/bad" && head -3 "$tmp/a/metrics.jsonl" >"$tmp/bad/metrics.jsonl" && echo '{"type": "train", "step": 8, "lo' >>"$tmp/bad/metrics.jsonl"
+want="$tmp/bad/metrics.jsonl, line 4: not JSON"; expect 1 "a corrupt line, named by file and line" "$GF" plot "$tmp/bad" --out "$tmp/x.svg"
+[ ! -e "$tmp/x.svg" ] && pass "... and no SVG is written" || fail "an SVG was written for a refused plot"
+want="no run has a point of accuracy to draw \(a language model logs perplexity: --metric ppl\)"; expect 1 "--metric accuracy of a language model" "$GF" plot "$tmp/a" --metric accuracy --out "$tmp/x.svg"
+want="--x: 'epochs' is not one of step, tokens, time"; expect 2 "--x epochs" "$GF" plot "$tmp/a" --x epochs
+want="--metric: 'bleu' is not one of loss, ppl, accuracy"; expect 2 "--metric bleu" "$GF" plot "$tmp/a" --metric loss,bleu
+want="expected one or more run folders"; expect 2 "no folder" "$GF" plot --out "$tmp/x.svg"
+want="cannot write $tmp/no/dir/x.svg"; expect 1 "an --out in a folder that is not there" "$GF" plot "$tmp/a" --out "$tmp/no/dir/x.svg"
+
+[ "$fails" -eq 0 ] && echo "plot: all passed" || { echo "plot: $fails FAILED"; exit 1; }

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The Python package (python/grassflow) against the C engine, on four tiny models trained here: a Grassmann
+# LM (word tokens, learned positions), a Transformer LM (bytes), a hybrid (grassmann, attention, grassmann in
+# post-norm, then a stack of a windowed multi-head Grassmann layer and attention; chars, sinusoidal) and an
+# SNLI classifier (WordPiece pairs with token types, attention and Grassmann layers, a windowed stack on top).
+#   - ctypes (no PyTorch in the process): score = grassflow score / eval, generate (streamed, greedy and
+#     sampled) = grassflow generate, features = grassflow features --json (also of a Hugging Face DistilBERT
+#     folder, and as lists without numpy), predict = eval's accuracy and loss;
+#   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all four;
+#     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals.
+set -euo pipefail
+BUILD=${1:-build}
+PY=/usr/bin/python3
+GF="$BUILD/grassflow"
+if ! $PY -c 'import torch, numpy' 2>/dev/null; then
+    echo "python: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
+    exit 1
+fi
+tmp=$(mktemp -d /tmp/grassflow-python-XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+export PYTHONPATH="$PWD/python" GRASSFLOW_LIB="$(cd "$BUILD" && pwd)/libgrassflow.so" TMPDIR_PY="$tmp"
+# an ASan+UBSan build (make test-san): Python loads that library through ctypes, so the sanitizers' runtimes
+# must be loaded first; what Python itself never frees is not the library's leak
+if nm -D "$GRASSFLOW_LIB" 2>/dev/null | grep "U __asan_init" >/dev/null; then # (not -q: nm must not die of SIGPIPE)
+    PY="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-} $PY"
+fi
+CHK="$PY tests/python_check.py"
+failed=0
+pass() { echo "  ok   $1"; }
+fail() { echo "  FAIL $1"; failed=1; }
+
+echo "python: tiny models"
+$PY - "$tmp/small.txt" <<'PYEOF'
+import random, sys
+random.seed(3)
+words = "the game of café naïve story ends begins and then a an over".split()
+open(sys.argv[1], "w").write("".join(" ".join(random.choice(words) for _ in range(random.randint(2, 12))) + "\n" for _ in range(300)))
+PYEOF
+cat >"$tmp/hybrid.json" <<'EOF'
+{"base": "hybrid-tiny", "norm": "post", "tie_head": false, "pos": "sinusoidal",
+ "stacks": [{"name": "top", "d_model": 24, "d_ff": 40, "n_layer": 2, "norm": "pre",
+             "layers": [{"mixer": "grassmann", "rank": 8, "offsets": [1, 3], "heads": 2, "window": 4, "extra_proj": true},
+                        {"mixer": "attention", "n_head": 3}]}]}
+EOF
+cat >"$tmp/classifier.json" <<'EOF'
+{"base": "grassmann-tiny", "head": {"kind": "classify", "n_classes": 3}, "direction": "bidirectional",
+ "segments": 2, "layers": [{"mixer": "grassmann", "rank": 6, "offsets": [1, 2, 4]}, {"mixer": "attention", "n_head": 4}],
+ "stacks": [{"name": "head", "d_model": 32, "d_ff": 48, "n_layer": 1,
+             "layers": [{"mixer": "grassmann", "rank": 8, "heads": 2, "offsets": [1, 2, 4], "window": 8}]}]}
+EOF
+mkdir -p "$tmp/snli"
+for s in train_0.01 dev test; do { xz -dc "data/snli/snli_1.0_$s.tsv.xz" || true; } | head -64 >"$tmp/snli/snli_1.0_${s%_0.01}.tsv"; done
+TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no-cache"
+"$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/grassmann" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --model transformer-tiny --tokenizer byte $TR --out "$tmp/transformer" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --config "$tmp/hybrid.json" --tokenizer char $TR --out "$tmp/hybrid" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --task snli --config "$tmp/classifier.json" --corpus "$tmp/snli" --steps 6 --batch 8 --lr 0.03 --warmup 0 \
+    --eval-every 0 --no-cache --out "$tmp/classifier" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+LMS="grassmann transformer hybrid"
+TEXT="the game of café ends
+and then a story begins"
+SHORT="the game of café" # at most max_len + 1 tokens for every tokenizer: one line for grassflow score
+# features: the same ids and the same float32 values (cJSON prints a float's double to 15 digits when those
+# read back to within its epsilon, so the doubles may differ below float32's precision)
+same_json() { $PY -c "
+import json, sys, numpy as np
+a, b = (json.loads(x) for x in sys.argv[1:])
+sys.exit(not a['ids'] or a['ids'] != b['ids'] or not np.array_equal(np.float32(a['hidden']), np.float32(b['hidden'])))" "$1" "$2"; }
+close() { $PY -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 2e-6 * max(1, abs(b)))" "$1" "$2"; }
+field() { $PY -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+
+echo "python: the package (ctypes) against the command"
+for name in $LMS; do
+    ck="$tmp/$name/last.safetensors"
+    # one line of ids: grassflow score
+    $CHK ids "$ck" "$SHORT" >"$tmp/ids.txt"
+    c=$("$GF" score --ckpt "$ck" --tokens "$tmp/ids.txt" --json 2>"$tmp/err") || fail "$name: grassflow score: $(cat "$tmp/err")"
+    p=$($CHK score "$ck" "$SHORT")
+    [ "$(field "$c" tokens)" = "$(field "$p" tokens)" ] && close "$(field "$p" loss)" "$(field "$c" loss)" \
+        && pass "$name: score(text) = grassflow score of its ids ($(field "$c" tokens) tokens, loss $(field "$c" loss))" \
+        || fail "$name: score: python $p, grassflow score $c"
+    # a whole split in blocks: grassflow eval --seq-len
+    mkdir -p "$tmp/corpus" && for s in train valid test; do head -40 "$tmp/small.txt" >"$tmp/corpus/$s.txt"; done
+    c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/corpus" --split test --seq-len 12 --json 2>/dev/null)
+    p=$($CHK score "$ck" "@$tmp/corpus/test.txt" 12)
+    [ "$(field "$c" tokens)" = "$(field "$p" tokens)" ] && close "$(field "$p" loss)" "$(field "$c" loss)" \
+        && pass "$name: score(split, seq_len=12) = grassflow eval --seq-len 12 ($(field "$c" tokens) tokens)" \
+        || fail "$name: score of a split: python $p, grassflow eval $c"
+    # generate, streamed: the same bytes (60 tokens: past the word model's max_len 32, so its window slides)
+    for flags in "0 0 1 1234" "1.3 40 0.9 8" "1 0 1 77"; do
+        read -r T K P S <<<"$flags"
+        sflags=(--temperature "$T"); [ "$T" = 0 ] || sflags+=(--top-k "$K" --top-p "$P" --seed "$S")
+        a=$("$GF" generate --ckpt "$ck" --prompt "the game" --tokens 60 "${sflags[@]}" 2>/dev/null | od -c)
+        b=$($CHK generate "$ck" "the game" 60 "$T" "$K" "$P" "$S" | od -c)
+        [ $name != grassmann ] || b=$($CHK generate-text "$ck" "the game" 60 "$T" "$K" "$P" "$S" | od -c) # as str
+        [ -n "$a" ] && [ "$a" = "$b" ] && pass "$name: generate (temperature $T, top-k $K, top-p $P, seed $S) = grassflow generate" \
+            || fail "$name: generate $flags differs: $(diff <(echo "$a") <(echo "$b") | head -4)"
+    done
+    a=$("$GF" features --ckpt "$ck" --text "$SHORT" --json 2>/dev/null)
+    b=$($CHK features "$ck" "$SHORT")
+    same_json "$a" "$b" && pass "$name: features = grassflow features --json (ids and every float)" || fail "$name: features differ"
+    b=$(NO_NUMPY=1 $CHK features "$ck" "$SHORT")
+    same_json "$a" "$b" && pass "$name: ... and the same as lists, without numpy" || fail "$name: features without numpy differ"
+done
+
+ck="$tmp/classifier/last.safetensors"
+a=$("$GF" features --ckpt "$ck" --text "A man sleeps." --hypothesis "Nobody sleeps." --json 2>/dev/null)
+b=$($CHK features "$ck" "A man sleeps." "Nobody sleeps.")
+same_json "$a" "$b" && pass "classifier: features of a pair = grassflow features --hypothesis --json" || fail "classifier: pair features differ"
+# a Hugging Face DistilBERT folder (tests/torch_ref/distilbert.py writes a small one): read as the command reads it
+$PY tests/torch_ref/distilbert.py make --out "$tmp/hf" >/dev/null
+a=$("$GF" features --ckpt "$tmp/hf" --text "A man is in the park." --json 2>/dev/null)
+b=$($CHK features "$tmp/hf" "A man is in the park.")
+same_json "$a" "$b" && pass "a DistilBERT folder: features = grassflow features --json" || fail "DistilBERT folder: features differ"
+# predict: the dev pairs relabelled with Python's answers: eval's accuracy 1, its loss the mean -log p
+$CHK predict "$ck" "$tmp/snli/snli_1.0_dev.tsv" >"$tmp/pred.jsonl"
+"$GF" predict --ckpt "$ck" --corpus "$tmp/snli/snli_1.0_dev.tsv" --json >"$tmp/cli-pred.jsonl" 2>/dev/null
+$PY - "$tmp/pred.jsonl" "$tmp/cli-pred.jsonl" <<'PYEOF' && pass "classifier: predict = grassflow predict --json on the same file (labels; probabilities to the digits it prints)" || fail "classifier: Python's predict differs from grassflow predict"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == len(b) > 0, (len(a), len(b))
+for x, y in zip(a, b):
+    assert x["label"] == y["label"], (x, y)
+    probs = y["probs"] if isinstance(y["probs"], list) else [y["probs"][k] for k in ("entailment", "neutral", "contradiction")]
+    assert all(abs(p - q) <= 5e-7 for p, q in zip(x["probs"], probs)), (x, y)
+PYEOF
+mkdir -p "$tmp/relabel"
+cp "$tmp/snli/snli_1.0_train.tsv" "$tmp/snli/snli_1.0_test.tsv" "$tmp/relabel/"
+$PY - "$tmp/snli/snli_1.0_dev.tsv" "$tmp/pred.jsonl" "$tmp/relabel/snli_1.0_dev.tsv" >"$tmp/want" <<'PYEOF'
+import json, math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1], encoding="utf-8") if l.strip()]
+preds = [json.loads(l) for l in open(sys.argv[2])]
+assert len(rows) == len(preds), (len(rows), len(preds))
+with open(sys.argv[3], "w", encoding="utf-8") as f:
+    for r, p in zip(rows, preds):
+        f.write("\t".join([p["label"]] + r[1:]) + "\n")
+print(sum(-math.log(p["probs"][p["index"]]) for p in preds) / len(preds), len({p["label"] for p in preds}))
+PYEOF
+read -r want_loss n_labels <"$tmp/want"
+c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/null)
+[ "$(field "$c" accuracy)" = 1 ] || [ "$(field "$c" accuracy)" = 1.0 ] && close "$want_loss" "$(field "$c" loss)" \
+    && pass "classifier: predict's labels and probabilities = eval's (accuracy 1, loss $(field "$c" loss); $n_labels distinct labels)" \
+    || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
+
+echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"
+for name in $LMS classifier; do
+    ck="$tmp/$name/last.safetensors"
+    data="$TEXT"; [ $name = classifier ] && data="$tmp/snli/snli_1.0_dev.tsv"
+    r=$($CHK torch "$ck" "$data")
+    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
+        && pass "$name: torch logits = C logits ($r)" || fail "$name: torch logits: $r"
+    r=$($CHK perturbed "$ck" "$data")
+    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
+        && pass "$name: ... and a changed weight is seen ($r)" || fail "$name: a changed weight went unseen: $r"
+done
+r=$($CHK finetune "$tmp/grassmann/last.safetensors" "$TEXT" "$tmp/tuned.safetensors")
+$PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
+    && pass "a fine-tuning step in PyTorch, saved, is what the C engine computes; the tokenizer kept, no overwrite ($r)" \
+    || fail "fine-tune round trip: $r"
+"$GF" generate --ckpt "$tmp/tuned.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
+    && pass "grassflow generate reads the saved checkpoint" || fail "grassflow generate on the saved checkpoint"
+$CHK refuse "$tmp/grassmann/last.safetensors" >"$tmp/refuse"
+while IFS= read -r line; do
+    case "$line" in
+        "a mixer it does not build: ValueError: "*"unknown mixer 'lstm'"*|"a key it does not know: ValueError: "*"['rope']"*|\
+        "a head it does not build: ValueError: "*"unknown head kind 'crf'"*|"a missing tensor: ValueError: "*"missing tensors: ['ln_f.bias']"*|\
+        "a misshapen tensor: ValueError: "*"ln_f.bias: file (31,), model (32,)"*|\
+        "a missing file: GrassflowError: "*"nothing.safetensors"*|"predict on a language model: ValueError: "*"needs a classifier"*|\
+        "a closed model's tokenizer: ValueError: the tokenizer's model is closed")
+            pass "refused: ${line:0:150}";;
+        *) fail "not refused as expected: $line";;
+    esac
+done <"$tmp/refuse"
+[ "$(wc -l <"$tmp/refuse")" = 8 ] || fail "refusals: $(wc -l <"$tmp/refuse") lines, expected 8"
+
+if [ $failed -ne 0 ]; then echo "python: FAILED" >&2; exit 1; fi
+echo "python: all checks passed"
