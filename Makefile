@@ -161,6 +161,7 @@ test-parity: all
 
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
+	$(TEST_ENV) bash tests/compare.sh $(BUILD)
 	$(TEST_ENV) bash tests/pairs.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/plot.sh $(BUILD)

@@ -1430,6 +1430,9 @@ size_t gf_corpus_max_text(void);
  * naming the path) when it is missing, unreadable, not a regular file (a FIFO or a directory is refused
  * without blocking) or larger than max_bytes. */
 unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
+/* The double of the shortest decimal that reads back as f (0.1 for 0.1f, not 0.10000000149011612): what a
+ * float is written as in JSON. NaN and infinities are returned as they are. */
+double gf_float_shortest(float f);
 /* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
  * bytes: never a shorter path that would name another file. */
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);

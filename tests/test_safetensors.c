@@ -177,6 +177,28 @@ static void test_atomic_write(void **state) {
     gf_model_free(m);
 }
 
+/* gf_write_file_atomic: the whole new content replaces the old one, no temporary file stays beside it, and a
+ * write that cannot happen names the path and leaves nothing behind. */
+static void test_write_file(void **state) {
+    (void)state;
+    const char *path = tl_tmp_path("summary.json");
+    assert_int_equal(gf_write_file_atomic(path, "{\"a\": 1}\n", 9), 0);
+    assert_int_equal(gf_write_file_atomic(path, "{}\n", 3), 0); /* shorter: nothing of the old content stays */
+    size_t n = 0;
+    unsigned char *back = gf_read_file(path, 1 << 20, &n);
+    assert_non_null(back);
+    assert_int_equal(n, 3);
+    assert_memory_equal(back, "{}\n", 3);
+    free(back);
+    char pattern[4200];
+    snprintf(pattern, sizeof pattern, "%s.tmp*", path);
+    glob_t g;
+    assert_int_equal(glob(pattern, 0, NULL, &g), GLOB_NOMATCH);
+    globfree(&g);
+    assert_int_not_equal(gf_write_file_atomic("/nonexistent-dir/summary.json", "{}", 2), 0);
+    assert_non_null(strstr(gf_last_error(), "/nonexistent-dir/summary.json"));
+}
+
 /* Reader and writer share one header limit: metadata too large to read back is refused before writing
  * (and before a run starts, through gf_st_metadata_fits), and the previous file stays. */
 static void test_header_limit(void **state) {
@@ -233,7 +255,7 @@ static void test_mkdir_p(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_hostile_headers),
-        cmocka_unit_test(test_model_mismatch), cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_model_mismatch), cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_write_file),
         cmocka_unit_test(test_header_limit), cmocka_unit_test(test_mkdir_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

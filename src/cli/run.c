@@ -105,6 +105,7 @@ typedef struct {
     int tty;
     const char *label;
     const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
+    const char *resume_hint; /* recipe.resume_hint */
 } progress;
 
 void fmt_time(char *buf, size_t n, double s) {
@@ -144,13 +145,14 @@ static void on_event(const gf_train_event *e, void *ctx) {
         break;
     }
     case GF_EV_STOPPED:
-        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: grassflow train --resume %s\n", p->label,
-                (long long)e->step, (long long)e->total_steps, e->path);
+        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: %s%s\n", p->label, (long long)e->step,
+                (long long)e->total_steps, p->resume_hint ? p->resume_hint : "grassflow train --resume ",
+                p->resume_hint ? "" : e->path);
         break;
     case GF_EV_INTERRUPTED:
         fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; resume with: "
-                "grassflow train --resume %s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
-                (long long)e->total_steps, e->path);
+                "%s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps,
+                p->resume_hint ? p->resume_hint : "grassflow train --resume ", p->resume_hint ? "" : e->path);
         break;
     case GF_EV_EARLY_STOP:
         fprintf(stderr, "%s%s stopped early after step %lld of %lld: %s; the run is finished (best.safetensors holds "
@@ -189,6 +191,8 @@ static void on_signal(int sig) {
     }
     (void)w; /* nothing to do if stderr is gone */
 }
+
+int caught_signal(void) { return (int)g_signal; }
 
 void catch_signals(void) {
     struct sigaction sa;
@@ -338,7 +342,7 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     r->o.made_from_json = made_from;
     r->o.interrupt = &g_signal;
     cli_test_hooks_install(&r->o);
-    progress p = {.tty = isatty(2), .label = label, .unit = task->unit};
+    progress p = {.tty = isatty(2), .label = label, .unit = task->unit, .resume_hint = r->resume_hint};
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
     if (trc == GF_TRAIN_INTERRUPTED) rc = 128 + (int)g_signal;
@@ -425,6 +429,10 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     *sum = (run_summary){.params = gf_model_num_params(m), .trainable = gf_model_num_trainable(m), .steps = res.steps,
                          .val = isnan(res.best_val_acc) ? exp(res.best_val_loss) : res.best_val_acc,
                          .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
+    const gf_tokenizer *tok = task->tokenizer ? task->tokenizer(data) : NULL;
+    if (tok)
+        snprintf(sum->tokenizer, sizeof sum->tokenizer, "%s (vocabulary %lld)", gf_tok_kind_name(gf_tokenizer_kind(tok)),
+                 (long long)gf_tokenizer_vocab_size(tok));
     if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, data, sum);
 done:
     gf_model_free(m);

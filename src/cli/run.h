@@ -8,19 +8,23 @@
 #include "cli.h"
 #include "task_flags.h"
 
-#define RECIPE_HELP                                                                                        \
+#define RECIPE_HELP RECIPE_HELP_TASK RECIPE_HELP_BACKBONE RECIPE_HELP_FREEZE RECIPE_HELP_TRAIN RECIPE_HELP_FORCE
+#define RECIPE_HELP_TASK                                                                                   \
     "  --task T            the task (default lm; the list below): what the examples are and how a model is\n" \
     "                      scored\n"                                                                      \
     "  --corpus C          the task's data, --tokenizer T the tokenizer it is read with: what each task\n" \
-    "                      takes is listed with the tasks below\n"                                     \
+    "                      takes is listed with the tasks below\n"
+#define RECIPE_HELP_BACKBONE                                                                               \
     "  --backbone CKPT     a classification task: a grassflow checkpoint (e.g. a WordPiece LM), or a Hugging\n" \
     "                        Face DistilBERT folder (config.json, model.safetensors, vocab.txt), as the first\n" \
     "  --head FILE           stack, with the head stack of FILE on top (configs/*/head-*.json); the model\n" \
-    "                        is then these two, not --model/--config\n"                                   \
+    "                        is then these two, not --model/--config\n"
+#define RECIPE_HELP_FREEZE                                                                                 \
     "  --freeze-backbone   train the head only (the backbone's tensors get no gradient); its output is\n" \
     "                        computed once per example and kept for a split the run goes through twice or\n" \
     "                        more (in at most a quarter of memory)\n"                                    \
-    "  --no-feature-cache  with --freeze-backbone: run the backbone at every step instead\n"             \
+    "  --no-feature-cache  with --freeze-backbone: run the backbone at every step instead\n"
+#define RECIPE_HELP_TRAIN                                                                                  \
     "  --epochs N          epochs (default 1), or\n"                                                      \
     "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
     "  --batch B           examples per micro-batch (default 32)\n"                                       \
@@ -37,7 +41,8 @@
     "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
     "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \
     "                      evaluation) or skip the step (stops after 10 in a row)\n"                      \
-    "  --no-cache          do not read or write the tokenized-corpus cache\n"                             \
+    "  --no-cache          do not read or write the tokenized-corpus cache\n"
+#define RECIPE_HELP_FORCE                                                                                  \
     "  --force             start again in an --out that holds a run, deleting that run's checkpoints,\n"  \
     "                      state and metrics (without it such a folder is refused)\n"
 
@@ -70,6 +75,7 @@ typedef struct recipe {
     int freeze_backbone;
     const char *init_from;   /* a new run from this checkpoint's weights (train --init-from) */
     int64_t resume_steps, resume_epochs; /* train --resume DIR --steps N | --epochs N: the run's new total; 0: keep */
+    const char *resume_hint; /* what a stopped run says resumes it; NULL: grassflow train --resume OUT */
 } recipe;
 
 void recipe_init(recipe *r);
@@ -85,6 +91,7 @@ typedef struct {
     int64_t params, trainable, steps; /* trainable: all but a frozen backbone's */
     double val, test;        /* the task's metric (ppl or accuracy) of the best checkpoint on dev and test */
     double tokens_per_s, wall_s;
+    char tokenizer[64];      /* the tokenizer the data was read with: "word (vocabulary 1234)"; "": none */
 } run_summary;
 
 /* Train one model (a new run, or with resume_dir the run saved there); with test_eval, score the test split
@@ -100,5 +107,7 @@ int out_dir_ok(const char *cmd, const char *dir, bool force);
 void fmt_time(char *buf, size_t n, double s);
 /* SIGINT / SIGTERM finish the step, save, and stop. */
 void catch_signals(void);
+/* The signal caught (SIGINT, SIGTERM), 0 if none. */
+int caught_signal(void);
 
 #endif

@@ -2,17 +2,20 @@
 #include "testhooks.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static long long nan_first = -1, nan_last = -1; /* steps whose loss becomes NaN */
+static long long signal_at = -1, steps_seen;    /* SIGINT after the process's signal_at-th step */
 static long write_delay_us;
 
-static void nan_steps(int64_t step, double *loss, double *grad_norm, void *ctx) {
+static void step_hook(int64_t step, double *loss, double *grad_norm, void *ctx) {
     (void)grad_norm;
     (void)ctx;
     if (step >= nan_first && step <= nan_last) *loss = NAN;
+    if (++steps_seen == signal_at) raise(SIGINT);
 }
 
 static void slow_write(const char *tmp_path, size_t n, void *ctx) {
@@ -25,10 +28,10 @@ static void slow_write(const char *tmp_path, size_t n, void *ctx) {
 void cli_test_hooks_install(gf_train_opts *o) {
     const char *e = getenv("GRASSFLOW_FAULT_NONFINITE");
     const int got = e ? sscanf(e, "%lld-%lld", &nan_first, &nan_last) : 0;
-    if (got >= 1) {
-        if (got == 1) nan_last = nan_first;
-        o->hooks = (gf_train_hooks){.step_loss = nan_steps};
-    }
+    if (got == 1) nan_last = nan_first;
+    e = getenv("GRASSFLOW_FAULT_SIGINT_AT");
+    if (e) signal_at = atoll(e);
+    if (got >= 1 || signal_at > 0) o->hooks = (gf_train_hooks){.step_loss = step_hook};
     e = getenv("GRASSFLOW_FAULT_WRITE_DELAY_US");
     if (e && (write_delay_us = atol(e)) > 0) gf_atomic_set_write_hook(slow_write, NULL);
 }

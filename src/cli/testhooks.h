@@ -2,6 +2,8 @@
  * step hook (gf_train_opts.hooks) and the atomic writer a write hook, and only the command-line tool
  * installs them, from here:
  *   GRASSFLOW_FAULT_NONFINITE=A[-B]     the loss of steps A..B (1-based) becomes NaN (tests/trust.sh)
+ *   GRASSFLOW_FAULT_SIGINT_AT=N         SIGINT is raised after the process's N-th training step, counted over
+ *                                       every run it trains (compare: across models; tests/compare.sh)
  *   GRASSFLOW_FAULT_WRITE_DELAY_US=N    every chunk written to a temporary checkpoint file waits N
  *                                       microseconds first, so that kills land inside writes (tests/kill.sh) */
 #ifndef GF_CLI_TESTHOOKS_H

@@ -1,0 +1,174 @@
+/* grassflow compare run again into the same --out: the earlier compare's summary.json says which runs it
+ * finished (read back, once their state says so too), which stopped (continued from their state) and what
+ * recipe they share; a different recipe is refused, never mixed in. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compare.h"
+
+#define START_OVER "\nHINT: give the options of that compare to resume it, --force to start over (deleting its runs), " \
+                   "or another --out"
+
+/* A JSON value as text (for messages and comparisons), into buf. */
+static const char *json_text(const cJSON *v, char *buf, size_t n) {
+    char *s = v ? cJSON_PrintUnformatted(v) : NULL;
+    snprintf(buf, n, "%s", s ? s : "(none)");
+    free(s);
+    return buf;
+}
+
+static int differs(const cmp_job *j, const char *what, const cJSON *was, const cJSON *now) {
+    char a[512], b[512];
+    return cli_error("--out %s holds a compare whose %s is %s; this one asks for %s: continuing it would mix two "
+                     "recipes" START_OVER, j->out, what, json_text(was, a, sizeof a), json_text(now, b, sizeof b));
+}
+
+/* Every key of the recipe (but the machine's facts) as it was: the first that differs is named. */
+static int same_recipe(const cmp_job *j, const cJSON *was) {
+    cJSON *now = cmp_recipe_json(j);
+    if (!now) return cli_error("out of memory reading the earlier compare");
+    int rc = EXIT_OK;
+    if (!cJSON_GetObjectItemCaseSensitive(was, "seeds") != !j->per_seed)
+        rc = cli_error("--out %s holds a compare %s --seeds; this one is %s: the run folders differ (MODEL/seed-S "
+                       "with --seeds, MODEL without)" START_OVER, j->out, j->per_seed ? "without" : "with",
+                       j->per_seed ? "with" : "without");
+    const cJSON *it;
+    for (int pass = 0; pass < 2 && !rc; pass++) { /* the keys asked for now, then those only the earlier had */
+        const cJSON *keys = pass ? was : now;
+        cJSON_ArrayForEach(it, keys) {
+            const cJSON *other = cJSON_GetObjectItemCaseSensitive(pass ? now : was, it->string);
+            char a[512], b[512];
+            if (rc || cmp_fact_key(it->string)) continue;
+            if (!other || strcmp(json_text(it, a, sizeof a), json_text(other, b, sizeof b))) {
+                char what[300];
+                snprintf(what, sizeof what, "recipe key \"%s\"", it->string);
+                rc = differs(j, what, pass ? it : other, pass ? other : it);
+            }
+        }
+    }
+    cJSON_Delete(now);
+    return rc;
+}
+
+/* The earlier compare's entry of model `name` (NULL: it had none). */
+static const cJSON *earlier_model(const cJSON *summary, const char *name) {
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(summary, "models")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "model");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) return m;
+    }
+    return NULL;
+}
+
+/* The step its state is at (-1: no state, or none readable). */
+static long long state_step(const char *dir) {
+    char path[GF_PATH_MAX];
+    if (gf_path_join(path, sizeof path, dir, "state.safetensors")) return -1;
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    gf_st_file *f = gf_st_read(path);
+    char *s = f ? gf_st_metadata(f, "step") : NULL;
+    long long step = s ? strtoll(s, NULL, 10) : -1;
+    free(s);
+    gf_st_free(f);
+    return step;
+}
+
+static double num(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Run u as the earlier compare left it: its wall time so far; started (continued from its state) or not
+ * (replaced, if a --force said so); finished (its state at the last step it reported): its numbers. */
+static void read_run(cmp_run *u, const cJSON *model, const cJSON *run) {
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status"), *tok;
+    const char *status = cJSON_IsString(st) ? st->valuestring : "pending";
+    const double wall = num(run, "wall_s"), steps = num(run, "steps");
+    u->s.wall_s = isfinite(wall) ? wall : 0.0;
+    u->replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "replace"));
+    u->status = strcmp(status, "pending") ? CMP_STOPPED : CMP_PENDING;
+    if (strcmp(status, "done") || !(steps >= 1) || state_step(u->dir) != (long long)steps)
+        return; /* not finished, or its state moved on since: continued from the state */
+    u->status = CMP_DONE;
+    u->s.steps = (int64_t)steps;
+    u->s.params = (int64_t)num(model, "params");
+    u->s.trainable = (int64_t)num(model, "trainable");
+    u->s.val = num(run, "val");
+    u->s.test = num(run, "test");
+    u->s.tokens_per_s = num(run, "tokens_per_s");
+    tok = cJSON_GetObjectItemCaseSensitive(run, "tokenizer");
+    snprintf(u->s.tokenizer, sizeof u->s.tokenizer, "%s", cJSON_IsString(tok) ? tok->valuestring : "");
+}
+
+/* Model i's --set options as the earlier compare's entry m of it lists them. */
+static int same_sets(const cmp_job *j, int i, const cJSON *m) {
+    const cJSON *was = cJSON_GetObjectItemCaseSensitive(m, "set");
+    cJSON *now = cJSON_CreateArray();
+    for (int s = 0; s < j->m[i].mo.n_sets; s++) cJSON_AddItemToArray(now, cJSON_CreateString(j->m[i].mo.sets[s]));
+    char a[512], b[512], what[1100];
+    int rc = EXIT_OK;
+    if (strcmp(json_text(was, a, sizeof a), json_text(now, b, sizeof b))) {
+        snprintf(what, sizeof what, "--set list of the model %s", j->m[i].name);
+        rc = differs(j, what, was, now);
+    }
+    cJSON_Delete(now);
+    return rc;
+}
+
+/* Each model's runs as the earlier compare left them; its --set options must be the same. A run folder that
+ * holds a run the earlier compare did not list is refused (as a new run's folder is) unless --force. */
+static int read_runs(cmp_job *j, const cJSON *summary) {
+    for (int i = 0; i < j->n; i++) {
+        const cJSON *m = summary ? earlier_model(summary, j->m[i].name) : NULL, *run;
+        int rc = m ? same_sets(j, i, m) : EXIT_OK;
+        if (rc) return rc;
+        for (int k = 0; k < j->n_seeds; k++) {
+            cmp_run *u = &j->m[i].runs[k];
+            bool known = false;
+            const cJSON *runs = m ? cJSON_GetObjectItemCaseSensitive(m, "runs") : NULL;
+            cJSON_ArrayForEach(run, runs) {
+                const cJSON *d = cJSON_GetObjectItemCaseSensitive(run, "dir");
+                if (!known && cJSON_IsString(d) && !strcmp(d->valuestring, u->dir + strlen(j->out) + 1))
+                    read_run(u, m, run), known = true;
+            }
+            struct stat st; /* a run this compare did not start is not its own */
+            if (u->status == CMP_PENDING && !u->replace && stat(u->dir, &st) == 0 &&
+                (rc = out_dir_ok("compare", u->dir, false)))
+                return rc;
+        }
+    }
+    return EXIT_OK;
+}
+
+int cmp_read_earlier(cmp_job *j) {
+    char path[GF_PATH_MAX];
+    struct stat st;
+    if (j->r.o.overwrite) { /* --force: every run starts again */
+        for (int i = 0; i < j->n; i++)
+            for (int k = 0; k < j->n_seeds; k++) j->m[i].runs[k].replace = true;
+        return EXIT_OK;
+    }
+    if (gf_path_join(path, sizeof path, j->out, "summary.json")) return cli_error("--out: %s", gf_last_error());
+    if (stat(path, &st) != 0) {
+        if (j->resume)
+            return cli_usage_error("compare", "--resume: --out %s holds no compare to resume (no summary.json)\nHINT: "
+                                   "drop --resume to start one there", j->out);
+        return read_runs(j, NULL);
+    }
+    size_t n;
+    unsigned char *text = gf_read_file(path, (size_t)64 << 20, &n);
+    if (!text) return cli_error("%s", gf_last_error());
+    cJSON *summary = cJSON_Parse((const char *)text);
+    free(text);
+    const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(summary, "recipe");
+    int rc = cJSON_IsObject(recipe) ? same_recipe(j, recipe)
+                                    : cli_error("%s: not a grassflow compare summary (no \"recipe\" object)" START_OVER,
+                                                path);
+    if (!rc) rc = read_runs(j, summary);
+    cJSON_Delete(summary);
+    return rc;
+}

@@ -1,0 +1,355 @@
+/* grassflow compare: the summary (OUT/summary.json, .tsv, .md) and the table on stdout. Across seeds each
+ * number is the mean, with the sample standard deviation (n - 1; none for one seed). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+/* ---- the recipe ------------------------------------------------------------------------------------------ */
+
+static const char *const FACTS[] = {"tokenizer_used", "blas_kernel", "blas_threads", "cpu", "seeds"};
+
+bool cmp_fact_key(const char *key) {
+    for (size_t i = 0; i < sizeof FACTS / sizeof FACTS[0]; i++)
+        if (!strcmp(key, FACTS[i])) return true;
+    return false;
+}
+
+/* A seed as JSON: a number (exact up to 2^53), else its digits. */
+static cJSON *seed_json(uint64_t s) {
+    char buf[32];
+    if (s <= (uint64_t)1 << 53) return cJSON_CreateNumber((double)s);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s);
+    return cJSON_CreateString(buf);
+}
+
+/* The CPU's model name (/proc/cpuinfo), "" if unknown. */
+static void cpu_model(char *buf, size_t n) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        snprintf(buf, n, "%s", colon + 1 + (colon[1] == ' '));
+        buf[strcspn(buf, "\n")] = '\0';
+        break;
+    }
+    if (f) fclose(f);
+}
+
+/* The tokenizer the data was read with, as a finished run reports it: "none" for a task that reads no text,
+ * "" before any run finished. */
+static const char *tokenizer_used(const cmp_job *j) {
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < j->n_seeds; k++)
+            if (j->m[i].runs[k].status == CMP_DONE)
+                return j->m[i].runs[k].s.tokenizer[0] ? j->m[i].runs[k].s.tokenizer : "none";
+    return "";
+}
+
+static void add_trainer_keys(cJSON *o, const recipe *r) {
+    const gf_train_opts *t = &r->o;
+#define I(k, v) cJSON_AddNumberToObject(o, k, (double)(v))
+#define F(k, v) cJSON_AddNumberToObject(o, k, gf_float_shortest(v))
+    I("steps", t->steps); I("epochs", t->epochs); I("batch", t->batch); I("accum", t->accum);
+    F("lr", t->lr); F("min_lr", t->min_lr); I("warmup", t->warmup); F("wd", t->wd);
+    F("beta1", t->beta1); F("beta2", t->beta2); F("eps", t->eps); F("clip", t->clip);
+    I("eval_every", t->eval_every); I("log_every", t->log_every);
+#undef I
+#undef F
+    if (r->dropout >= 0) cJSON_AddNumberToObject(o, "dropout", gf_float_shortest((float)r->dropout));
+    else cJSON_AddStringToObject(o, "dropout", "the model's");
+    cJSON_AddStringToObject(o, "on_nonfinite", t->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
+    if (r->backbone) {
+        cJSON_AddStringToObject(o, "backbone", r->backbone);
+        cJSON_AddBoolToObject(o, "freeze_backbone", r->freeze_backbone);
+        cJSON_AddBoolToObject(o, "feature_cache", t->feature_cache);
+    }
+}
+
+cJSON *cmp_recipe_json(const cmp_job *j) {
+    char *tj = gf_task_recipe_to_json(&j->r.t), cpu[256];
+    cJSON *o = tj ? cJSON_Parse(tj) : NULL;
+    free(tj);
+    if (!o) return NULL;
+    cJSON_DeleteItemFromObjectCaseSensitive(o, "model"); /* each model's own: "models" */
+    if (!j->r.t.tokenizer[0]) cJSON_ReplaceItemInObjectCaseSensitive(o, "tokenizer", cJSON_CreateString("default"));
+    add_trainer_keys(o, &j->r);
+    if (j->per_seed) {
+        cJSON *a = cJSON_AddArrayToObject(o, "seeds");
+        for (int k = 0; k < j->n_seeds; k++) cJSON_AddItemToArray(a, seed_json(j->seeds[k]));
+    } else {
+        cJSON_AddItemToObject(o, "seed", seed_json(j->r.o.seed));
+    }
+    cJSON_AddStringToObject(o, "tokenizer_used", tokenizer_used(j));
+    const char *kernel = gf_blas_kernel();
+    cJSON_AddStringToObject(o, "blas_kernel", kernel ? kernel : "unknown");
+    cJSON_AddNumberToObject(o, "blas_threads", gf_blas_threads());
+    cpu_model(cpu, sizeof cpu);
+    cJSON_AddStringToObject(o, "cpu", cpu[0] ? cpu : "unknown");
+    return o;
+}
+
+/* ---- each model across its seeds ---------------------------------------------------------------------- */
+
+typedef struct {
+    int n;                             /* runs done */
+    double val, val_sd, test, test_sd; /* mean and sample standard deviation (NAN for fewer than two) */
+    double tokens_per_s, wall_s;       /* mean rate; wall time summed */
+    int64_t params, trainable;
+} model_stats;
+
+static void mean_sd(const double *x, int n, double *mean, double *sd) {
+    double s = 0.0, q = 0.0;
+    for (int i = 0; i < n; i++) s += x[i];
+    *mean = n ? s / n : NAN;
+    for (int i = 0; i < n; i++) q += (x[i] - *mean) * (x[i] - *mean);
+    *sd = n >= 2 ? sqrt(q / (n - 1)) : NAN;
+}
+
+static model_stats stats_of(const cmp_job *j, int i) {
+    model_stats st = {.params = -1, .trainable = -1};
+    double val[MAX_SEEDS], test[MAX_SEEDS], rate[MAX_SEEDS], sd;
+    for (int k = 0; k < j->n_seeds; k++) {
+        const cmp_run *u = &j->m[i].runs[k];
+        st.wall_s += u->s.wall_s;
+        if (u->status != CMP_DONE) continue;
+        val[st.n] = u->s.val, test[st.n] = u->s.test, rate[st.n] = u->s.tokens_per_s;
+        st.params = u->s.params, st.trainable = u->s.trainable;
+        st.n++;
+    }
+    mean_sd(val, st.n, &st.val, &st.val_sd);
+    mean_sd(test, st.n, &st.test, &st.test_sd);
+    mean_sd(rate, st.n, &st.tokens_per_s, &sd);
+    return st;
+}
+
+/* The gap on test to the reference: percent of perplexity, or points of accuracy. */
+static double gap_of(const cmp_job *j, const model_stats *st, const model_stats *ref) {
+    if (!strcmp(j->r.t.task->metric, "ppl")) return 100.0 * (st->test / ref->test - 1.0);
+    return 100.0 * (st->test - ref->test);
+}
+
+/* ---- summary.json ------------------------------------------------------------------------------------------ */
+
+static const char *status_name(cmp_status s) {
+    return s == CMP_DONE ? "done" : s == CMP_STOPPED ? "stopped" : s == CMP_RUNNING ? "running" : "pending";
+}
+
+/* v as the shortest decimal that reads back to the same double (cJSON's own printing stops at 15 digits
+ * when they come within its tolerance: not the same bits), null when not finite. */
+static void add_num(cJSON *o, const char *k, double v) {
+    char buf[40];
+    for (int d = 15; d <= 17 && isfinite(v); d++) {
+        snprintf(buf, sizeof buf, "%.*g", d, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (isfinite(v)) cJSON_AddRawToObject(o, k, buf);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *run_json(const cmp_run *u, const char *out) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "seed", seed_json(u->seed));
+    cJSON_AddStringToObject(o, "dir", u->dir + strlen(out) + 1); /* under --out */
+    cJSON_AddStringToObject(o, "status", status_name(u->status));
+    add_num(o, "wall_s", u->s.wall_s);
+    if (u->status == CMP_PENDING && u->replace) cJSON_AddTrueToObject(o, "replace");
+    if (u->status != CMP_DONE) return o;
+    cJSON_AddNumberToObject(o, "steps", (double)u->s.steps);
+    add_num(o, "val", u->s.val);
+    add_num(o, "test", u->s.test);
+    add_num(o, "tokens_per_s", u->s.tokens_per_s);
+    cJSON_AddStringToObject(o, "tokenizer", u->s.tokenizer);
+    return o;
+}
+
+static cJSON *model_json(const cmp_job *j, int i, const model_stats *ref) {
+    const cmp_model *m = &j->m[i];
+    const model_stats st = stats_of(j, i);
+    cJSON *o = cJSON_CreateObject(), *sets = cJSON_CreateArray(), *runs = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "model", m->name);
+    for (int s = 0; s < m->mo.n_sets; s++) cJSON_AddItemToArray(sets, cJSON_CreateString(m->mo.sets[s]));
+    cJSON_AddItemToObject(o, "set", sets);
+    if (st.n) {
+        cJSON_AddNumberToObject(o, "params", (double)st.params);
+        cJSON_AddNumberToObject(o, "trainable", (double)st.trainable);
+    }
+    cJSON_AddNumberToObject(o, "n", st.n);
+    add_num(o, "val_mean", st.val);
+    add_num(o, "val_std", st.val_sd);
+    add_num(o, "test_mean", st.test);
+    add_num(o, "test_std", st.test_sd);
+    add_num(o, "tokens_per_s", st.tokens_per_s);
+    add_num(o, "wall_s", st.wall_s);
+    add_num(o, "gap", gap_of(j, &st, ref));
+    for (int k = 0; k < j->n_seeds; k++) cJSON_AddItemToArray(runs, run_json(&m->runs[k], j->out));
+    cJSON_AddItemToObject(o, "runs", runs);
+    return o;
+}
+
+char *cmp_summary_text(const cmp_job *j) {
+    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const model_stats ref = stats_of(j, j->ref);
+    bool complete = true;
+    cJSON *o = cJSON_CreateObject(), *models = cJSON_CreateArray(), *recipe = cmp_recipe_json(j);
+    if (!recipe) return NULL;
+    cJSON_AddNumberToObject(o, "format", 1);
+    cJSON_AddStringToObject(o, "metric", ppl ? "ppl" : "accuracy");
+    cJSON_AddStringToObject(o, "val", ppl ? "best validation perplexity" : "dev accuracy of the best checkpoint");
+    cJSON_AddStringToObject(o, "test", ppl ? "test perplexity of the best checkpoint" : "test accuracy of the best checkpoint");
+    cJSON_AddStringToObject(o, "std", "sample standard deviation (n - 1) across seeds; null with fewer than two");
+    cJSON_AddStringToObject(o, "gap", ppl ? "test perplexity vs the reference, percent" : "test accuracy vs the reference, points");
+    cJSON_AddStringToObject(o, "reference", j->m[j->ref].name);
+    cJSON_AddItemToObject(o, "recipe", recipe);
+    for (int i = 0; i < j->n; i++) {
+        cJSON_AddItemToArray(models, model_json(j, i, &ref));
+        for (int k = 0; k < j->n_seeds; k++) complete = complete && j->m[i].runs[k].status == CMP_DONE;
+    }
+    cJSON_AddItemToObject(o, "models", models);
+    cJSON_AddBoolToObject(o, "complete", complete);
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+/* ---- the table: stdout, summary.tsv, summary.md -------------------------------------------------------- */
+
+/* "12.34" or "12.34 ± 0.05" (with seeds), "-" when no run is done. */
+static void fmt_stat(char *buf, size_t n, double mean, double sd, bool ppl, bool per_seed) {
+    const int d = ppl ? 2 : 4;
+    if (isnan(mean)) snprintf(buf, n, "-");
+    else if (per_seed && !isnan(sd)) snprintf(buf, n, "%.*f ± %.*f", d, mean, d, sd);
+    else snprintf(buf, n, "%.*f", d, mean);
+}
+
+typedef struct {
+    char model[256], params[32], trainable[32], val[64], test[64], rate[32], wall[32], gap[32];
+} table_row;
+
+static table_row row_of(const cmp_job *j, int i, const model_stats *ref) {
+    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const model_stats st = stats_of(j, i);
+    table_row t;
+    snprintf(t.model, sizeof t.model, "%s", j->m[i].name);
+    snprintf(t.params, sizeof t.params, st.n ? "%lld" : "-", (long long)st.params);
+    snprintf(t.trainable, sizeof t.trainable, st.n ? "%lld" : "-", (long long)st.trainable);
+    fmt_stat(t.val, sizeof t.val, st.val, st.val_sd, ppl, j->per_seed);
+    fmt_stat(t.test, sizeof t.test, st.test, st.test_sd, ppl, j->per_seed);
+    snprintf(t.rate, sizeof t.rate, st.n ? "%.0f" : "-", st.tokens_per_s);
+    fmt_time(t.wall, sizeof t.wall, st.wall_s);
+    const double gap = gap_of(j, &st, ref);
+    if (i == j->ref) snprintf(t.gap, sizeof t.gap, "reference");
+    else if (isnan(gap)) snprintf(t.gap, sizeof t.gap, "-");
+    else snprintf(t.gap, sizeof t.gap, ppl ? "%+.1f%%" : "%+.2f pts", gap);
+    return t;
+}
+
+/* The task's options as "max_sent 48" (none: ""). */
+static void options_text(const gf_task_recipe *t, char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < t->task->n_keys; i++) {
+        char *v = gf_task_option_get(t, t->task->keys[i].name);
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s %s", i ? ", " : "", t->task->keys[i].name, v ? v : "?");
+        free(v);
+    }
+}
+
+/* The recipe line and the machine line under the table. */
+static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol) {
+    const recipe *r = &j->r;
+    char opts[256], cpu[256], seeds[512] = "";
+    int64_t steps = 0;
+    for (int i = 0; i < j->n && !steps; i++)
+        for (int k = 0; k < j->n_seeds && !steps; k++)
+            if (j->m[i].runs[k].status == CMP_DONE) steps = j->m[i].runs[k].s.steps;
+    for (int k = 0; k < j->n_seeds; k++)
+        snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%llu", k ? "," : "", (unsigned long long)j->seeds[k]);
+    options_text(&r->t, opts, sizeof opts);
+    cpu_model(cpu, sizeof cpu);
+    const char *tok = tokenizer_used(j), *kernel = gf_blas_kernel();
+    snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %lld steps, batch %lld, lr %g -> %g, warmup %lld, "
+             "seed%s %s%s" "machine: OpenBLAS kernel %s (%d threads), CPU %s%s", r->t.task->name,
+             opts[0] ? " (" : "", opts, opts[0] ? ")" : "", r->t.corpus, tok[0] ? tok : r->t.tokenizer[0] ?
+             r->t.tokenizer : "default", (long long)steps, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
+             (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_blas_threads(),
+             cpu[0] ? cpu : "unknown", eol);
+}
+
+void cmp_print_table(const cmp_job *j) {
+    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const model_stats ref = stats_of(j, j->ref);
+    char rate[32], lines[3 * GF_PATH_MAX];
+    const int w = j->per_seed ? 22 : 14;
+    snprintf(rate, sizeof rate, "%s/s", j->r.t.task->unit);
+    printf("\n%-20s %12s %12s %*s %*s %10s %10s %12s\n", "model", "params", "trainable", w,
+           ppl ? "best val ppl" : "dev acc", w, ppl ? "test ppl" : "test acc", rate, "wall", "gap (test)");
+    for (int i = 0; i < j->n; i++) {
+        const table_row t = row_of(j, i, &ref);
+        printf("%-20s %12s %12s %*s %*s %10s %10s %12s\n", t.model, t.params, t.trainable, w + 1, t.val, w + 1, t.test,
+               t.rate, t.wall, t.gap); /* "±" is two bytes, one column */
+    }
+    recipe_lines(j, lines, sizeof lines, "\n");
+    fputs(lines, stdout);
+    if (j->per_seed) printf("mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
+}
+
+/* summary.tsv: one row per model, every number in full (as summary.json has it); empty: none. */
+static char *tsv_text(const cmp_job *j) {
+    const model_stats ref = stats_of(j, j->ref);
+    size_t cap = 4096 + (size_t)j->n * 1024, len = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    len += (size_t)snprintf(s, cap, "model\tn\tparams\ttrainable\tval_mean\tval_std\ttest_mean\ttest_std\ttokens_per_s"
+                            "\twall_s\tgap\n");
+    for (int i = 0; i < j->n; i++) {
+        const model_stats st = stats_of(j, i);
+        const double v[] = {st.val, st.val_sd, st.test, st.test_sd, st.tokens_per_s, st.wall_s, gap_of(j, &st, &ref)};
+        len += (size_t)snprintf(s + len, cap - len, "%s\t%d\t%lld\t%lld", j->m[i].name, st.n, (long long)st.params,
+                                (long long)st.trainable);
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+            len += (size_t)snprintf(s + len, cap - len, isfinite(v[k]) ? "\t%.17g" : "\t", v[k]);
+        len += (size_t)snprintf(s + len, cap - len, "\n");
+    }
+    return s;
+}
+
+/* summary.md: the table as markdown, the recipe under it. */
+static char *md_text(const cmp_job *j) {
+    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const model_stats ref = stats_of(j, j->ref);
+    size_t cap = 4 * GF_PATH_MAX + (size_t)j->n * 1024, len = 0;
+    char *s = malloc(cap), lines[3 * GF_PATH_MAX];
+    if (!s) return NULL;
+    len += (size_t)snprintf(s, cap, "| model | params | trainable | %s | %s | %s/s | wall | gap (test) |\n"
+                            "|---|---:|---:|---:|---:|---:|---:|---:|\n", ppl ? "best val ppl" : "dev acc",
+                            ppl ? "test ppl" : "test acc", j->r.t.task->unit);
+    for (int i = 0; i < j->n; i++) {
+        const table_row t = row_of(j, i, &ref);
+        len += (size_t)snprintf(s + len, cap - len, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t.model, t.params,
+                                t.trainable, t.val, t.test, t.rate, t.wall, t.gap);
+    }
+    recipe_lines(j, lines, sizeof lines, "  \n");
+    len += (size_t)snprintf(s + len, cap - len, "\n%s", lines);
+    if (j->per_seed) snprintf(s + len, cap - len, "mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
+    return s;
+}
+
+static int write_text(const cmp_job *j, const char *name, char *text) {
+    char path[GF_PATH_MAX];
+    int rc = !text ? cli_error("out of memory writing the summary")
+             : gf_path_join(path, sizeof path, j->out, name) || gf_write_file_atomic(path, text, strlen(text))
+                 ? cli_error("%s", gf_last_error()) : EXIT_OK;
+    free(text);
+    return rc;
+}
+
+int cmp_write_summary(const cmp_job *j) {
+    int rc = write_text(j, "summary.json", cmp_summary_text(j));
+    if (!rc) rc = write_text(j, "summary.tsv", tsv_text(j));
+    if (!rc) rc = write_text(j, "summary.md", md_text(j));
+    return rc;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# grassflow compare as an experiment runner: stopped by a signal mid-model and run again, it ends with the
+# numbers of a compare never stopped; --seeds (mean, sample std); per-model --set; the summary in three
+# formats that agree; --json; a rerun with another recipe refused, --force starting over.
+#   bash tests/compare.sh [BUILD]
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-compare-XXXXXX)
+export GRASSFLOW_CACHE="$tmp/cache"
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+$PY -c "
+import random; random.seed(2); w = 'the game of cafe a story ends begins and then'.split()
+open('$tmp/small.txt', 'w').write(''.join(' '.join(random.choice(w) for _ in range(random.randint(2, 10))) + '\n' for _ in range(300)))"
+M="--models grassmann-tiny,transformer-tiny"
+TR="--corpus $tmp/small.txt --tokenizer word --steps 6 --batch 4 --seq-len 16 --eval-every 3 --warmup 2 --no-cache"
+py() { $PY - "$@" 2>"$tmp/pyerr" <<<"$PYCODE"; }
+
+echo "compare: the summary"
+expect 0 "compare --json" "$GF" compare $M $TR --json --out "$tmp/u"
+$PY -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['complete'] and len(d['models']) == 2" "$tmp/out" \
+    && pass "--json prints the summary as JSON" || fail "--json: $(head -c 300 "$tmp/out")"
+cmp -s "$tmp/out" <(cat "$tmp/u/summary.json"; echo) && pass "... the one in --out/summary.json" || fail "--json differs from summary.json"
+PYCODE='
+import csv, json, sys
+d = json.load(open(sys.argv[1] + "/summary.json"))
+tsv = list(csv.DictReader(open(sys.argv[1] + "/summary.tsv"), delimiter="\t"))
+md = [l.split("|")[1:-1] for l in open(sys.argv[1] + "/summary.md") if l.startswith("| ") and "model" not in l]
+r = d["recipe"]
+assert r["tokenizer_used"] == "word (vocabulary 12)" and r["blas_kernel"] and r["cpu"], r
+for m, t, row in zip(d["models"], tsv, md):
+    assert t["model"] == m["model"] == row[0].strip()
+    for k in ("val_mean", "test_mean", "tokens_per_s", "wall_s", "gap"):
+        assert float(t[k]) == m[k], (k, t[k], m[k])
+    assert int(t["params"]) == m["params"] == int(row[1])
+    assert row[4].strip() == "%.2f" % m["test_mean"] and row[3].strip() == "%.2f" % m["val_mean"], row
+    assert m["val_std"] is None and t["val_std"] == ""
+assert len(d["models"]) == len(tsv) == len(md) == 2
+'
+py "$tmp/u" && pass "summary.json, summary.tsv and summary.md agree (the recipe names tokenizer, kernel, CPU)" \
+    || fail "summaries: $(tail -3 "$tmp/pyerr")"
+grep -q "recipe: .*tokenizer word (vocabulary 12)" "$tmp/u/summary.md" && pass "the recipe line names the tokenizer" || fail "recipe line: $(tail -2 "$tmp/u/summary.md")"
+
+echo "compare: stopped by a signal mid-model, then resumed"
+# the 8th step of the process is the second model's 2nd: the first is done, the second stops in between
+GRASSFLOW_FAULT_SIGINT_AT=8 "$GF" compare $M $TR --force --out "$tmp/i" >"$tmp/out" 2>"$tmp/err"; rc=$?
+resume=$(sed -n 's/^resume with: //p' "$tmp/err" | tail -1)
+[ $rc = 130 ] && grep -q "interrupted by SIGINT during transformer-tiny; its state is saved in $tmp/i/transformer-tiny" "$tmp/err" \
+    && [ "$resume" = "grassflow compare $M $TR --out $tmp/i" ] \
+    && pass "SIGINT: exit 130, what stopped, and the command that resumes (without --force)" || fail "SIGINT: exit $rc, $(tail -3 "$tmp/err")"
+PYCODE='
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = [r["status"] for m in d["models"] for r in m["runs"]]
+assert s == ["done", "stopped"] and not d["complete"], s
+'
+py "$tmp/i/summary.json" && [ -s "$tmp/i/transformer-tiny/state.safetensors" ] && [ -s "$tmp/i/transformer-tiny/last.safetensors" ] \
+    && pass "... the summary says which run is done and which stopped; the stopped one's state is kept" || fail "after SIGINT: $(tail -2 "$tmp/pyerr")"
+expect 0 "the printed command resumes it" "$GF" ${resume#grassflow }
+grep -q "grassmann-tiny" "$tmp/err" && fail "the finished model was trained again: $(grep grassmann-tiny "$tmp/err" | head -2)" \
+    || pass "... the finished model is read back, not trained again"
+grep -q "transformer-tiny: .*resuming" "$tmp/err" && pass "... the stopped one continues from its state" || fail "resume: $(head -3 "$tmp/err")"
+PYCODE='
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for x, y in zip(a["models"], b["models"]):
+    for k in ("params", "val_mean", "test_mean", "gap"):
+        assert x[k] == y[k], (x["model"], k, x[k], y[k])
+    assert x["runs"][0]["steps"] == y["runs"][0]["steps"] == 6
+assert b["complete"]
+'
+py "$tmp/u/summary.json" "$tmp/i/summary.json" && pass "... and ends with the numbers of the compare never stopped, to the bit" \
+    || fail "resumed != uninterrupted: $(tail -2 "$tmp/pyerr")"
+PYCODE='
+import sys
+sys.path.insert(0, "tests/torch_ref")
+import st_io
+for f in ("transformer-tiny/last.safetensors", "transformer-tiny/best.safetensors", "grassmann-tiny/best.safetensors"):
+    a, _ = st_io.read(sys.argv[1] + "/" + f); b, _ = st_io.read(sys.argv[2] + "/" + f)
+    assert list(a) == list(b) and all(a[k].tobytes() == b[k].tobytes() for k in a), f
+'
+py "$tmp/u" "$tmp/i" && pass "... with checkpoints byte-identical to it" || fail "resumed checkpoints differ: $(tail -2 "$tmp/pyerr")"
+# a signal from outside: SIGTERM (as a scheduler sends) mid-model
+LONG="--corpus $tmp/small.txt --tokenizer word --steps 600 --batch 4 --seq-len 16 --eval-every 200 --log-every 1 --no-cache"
+"$GF" compare $M $LONG --out "$tmp/t" >"$tmp/out" 2>"$tmp/terr" &
+pid=$!
+end=$((SECONDS + 30))
+until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/terr" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc = 143 ] && grep -q "grassflow compare: interrupted by SIGTERM during grassmann-tiny; its state is saved in $tmp/t/grassmann-tiny" "$tmp/terr" \
+    && grep -q "^resume with: grassflow compare $M $LONG --out $tmp/t$" "$tmp/terr" \
+    && pass "SIGTERM from outside: exit 143, what stopped and the command that resumes" || fail "SIGTERM: exit $rc, $(tail -c 400 "$tmp/terr")"
+expect 0 "... which resumes it" "$GF" compare $M $LONG --out "$tmp/t"
+grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q '"complete":	true' "$tmp/t/summary.json" \
+    && pass "... the stopped model continues, the other starts, the summary is complete" || fail "after SIGTERM: $(head -c 300 "$tmp/err")"
+# SIGKILL: no chance to save; the summary says the run was running, and the rerun goes on from the last
+# state saved, or starts that run again when it had saved none
+"$GF" compare $M $LONG --out "$tmp/k" >"$tmp/out" 2>"$tmp/kerr" &
+pid=$!
+end=$((SECONDS + 30))
+until grep -q "grassmann-tiny step [0-9]*/600" "$tmp/kerr" 2>/dev/null || [ $SECONDS -ge $end ]; do sleep 0.05; done
+{ kill -KILL $pid; wait $pid; } 2>/dev/null
+grep -q '"status":	"running"' "$tmp/k/summary.json" && pass "SIGKILL: the summary says which run was running" || fail "SIGKILL: $(grep status "$tmp/k/summary.json")"
+expect 0 "... and the rerun finishes the compare" "$GF" compare $M $LONG --out "$tmp/k"
+grep -Eq "grassmann-tiny: (stopped before it saved a state: started again|.*resuming)" "$tmp/err" && grep -q '"complete":	true' "$tmp/k/summary.json" \
+    && pass "... continuing the killed run from its state or, without one, starting it again" || fail "after SIGKILL: $(head -c 300 "$tmp/err")"
+expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
+grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || pass "... trains nothing and prints the same table"
+cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"
+want="$tmp/bad/summary.json: not a grassflow compare summary"; expect 1 "a summary.json that is not one is refused, naming it" "$GF" compare $M $TR --out "$tmp/bad"
+want="--resume: --out $tmp/none holds no compare to resume"; expect 2 "--resume where there is no compare" "$GF" compare $M $TR --resume --out "$tmp/none"
+
+echo "compare: a different recipe"
+want='--out .*/u holds a compare whose recipe key "lr" is 0.0006; this one asks for 0.001: continuing it would mix two recipes'
+expect 1 "a rerun with another --lr is refused, naming the key" "$GF" compare $M $TR --lr 0.001 --out "$tmp/u"
+want='--set list of the model grassmann-tiny is \[\]; this one asks for \["rank=4"\]'
+expect 1 "... and one with another --set for one model" "$GF" compare $M $TR --set grassmann-tiny:rank=4 --out "$tmp/u"
+want='holds a compare without --seeds'; expect 1 "... and one with --seeds into a compare without" "$GF" compare $M $TR --seeds 1,2 --out "$tmp/u"
+# --force stopped in the first model: the second's old run (the old recipe) is still there; the resume
+# must replace it, not continue it, and not refuse it either
+cp -r "$tmp/u" "$tmp/f"
+GRASSFLOW_FAULT_SIGINT_AT=2 "$GF" compare $M $TR --lr 0.001 --force --out "$tmp/f" >/dev/null 2>&1
+expect 0 "a --force compare stopped before it reached a model's old run resumes" "$GF" compare $M $TR --lr 0.001 --out "$tmp/f"
+grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q "transformer-tiny: .*from scratch" "$tmp/err" \
+    && pass "... the stopped model continues, the old run of the other is replaced, not continued" || fail "resume after --force: $(grep "parameters" "$tmp/err")"
+expect 0 "--force starts over with the new recipe" "$GF" compare $M $TR --lr 0.001 --force --out "$tmp/u"
+grep -q '"lr":	0.001' "$tmp/u/summary.json" && grep -q "grassmann-tiny: .*from scratch" "$tmp/err" \
+    && pass "... retrained from scratch, the summary has the new lr" || fail "--force: $(grep '"lr"' "$tmp/u/summary.json")"
+PYCODE='
+import json, sys
+a, b = (json.load(open(p + "/summary.json")) for p in sys.argv[1:3])
+assert [m["test_mean"] for m in a["models"]] == [m["test_mean"] for m in b["models"]] and b["complete"]
+'
+py "$tmp/u" "$tmp/f" && pass "... and the --force compare that was stopped and resumed ends the same" || fail "--force resumed: $(tail -2 "$tmp/pyerr")"
+
+echo "compare: --seeds and --set MODEL:KEY=VALUE"
+expect 0 "--seeds 1,2,3 with --set grassmann-tiny:rank=4" "$GF" compare $M $TR --seeds 1,2,3 --set grassmann-tiny:rank=4 --out "$tmp/s"
+ls -d "$tmp"/s/{grassmann-tiny,transformer-tiny}/seed-{1,2,3} >/dev/null 2>&1 && pass "... a folder per model and seed" || fail "seed folders: $(ls -R "$tmp/s" | head)"
+grep -q "mean ± sample standard deviation (n - 1) over 3 seeds" "$tmp/out" && grep -q "over 3 seeds" "$tmp/s/summary.md" && pass "... the table and summary.md say what ± is" || fail "table: $(cat "$tmp/out")"
+PYCODE='
+import json, statistics, sys
+d = json.load(open(sys.argv[1] + "/summary.json")); u = json.load(open(sys.argv[2] + "/summary.json"))
+for m in d["models"]:
+    for k in ("val", "test"):
+        xs = [r[k] for r in m["runs"]]
+        assert len(set(xs)) == 3, xs  # each seed is its own run
+        assert abs(m[k + "_mean"] - statistics.mean(xs)) <= 1e-12 * abs(m[k + "_mean"]), k
+        assert abs(m[k + "_std"] - statistics.stdev(xs)) <= 1e-9 * m[k + "_std"], (k, m[k + "_std"], statistics.stdev(xs))
+    assert [r["seed"] for r in m["runs"]] == [1, 2, 3]
+g, t = d["models"]; ug, ut = u["models"]
+assert g["set"] == ["rank=4"] and t["set"] == [], (g["set"], t["set"])
+assert g["params"] < ug["params"] and t["params"] == ut["params"], (g["params"], ug["params"], t["params"], ut["params"])
+'
+py "$tmp/s" "$tmp/i" && pass "... mean and sample std recomputed from the per-seed runs; the --set changed only its model" \
+    || fail "seeds: $(tail -2 "$tmp/pyerr")"
+want="--set rank=4 does not apply to the model transformer-tiny: .*no layer of this model has a mixer with key \"rank\""
+expect 2 "a --set that does not fit one model names it" "$GF" compare $M $TR --set rank=4 --out "$tmp/x"
+want="HINT: set it only on the models it applies to: --set grassmann-tiny:rank=4"
+expect 2 "... and the fix" "$GF" compare $M $TR --set rank=4 --out "$tmp/x"
+want="--set nosuch:rank=4: nosuch is not one of --models"; expect 2 "a --set for a model not compared" "$GF" compare $M $TR --set nosuch:rank=4 --out "$tmp/x"
+want="--seed and --seeds"; expect 2 "--seed with --seeds" "$GF" compare $M $TR --seed 3 --seeds 1,2 --out "$tmp/x"
+[ ! -e "$tmp/x" ] && pass "... and nothing is created" || fail "a refused compare left $tmp/x"
+
+echo "compare: --help"
+"$GF" compare --help >"$tmp/help"
+! grep -q -- "--head\|--stop-at\|--accept-changed-data\|--model PRESET\|--vocab" "$tmp/help" && grep -q -- "--seeds" "$tmp/help" \
+    && pass "--help lists no option that does not apply to compare" || fail "compare --help: $(grep -- "--head\|--stop-at\|--vocab" "$tmp/help")"
+
+[ $fails = 0 ] && echo "compare: all passed" || { echo "compare: $fails FAILED"; exit 1; }
