@@ -43,6 +43,13 @@ assert len(d["models"]) == len(tsv) == len(md) == 2
 py "$tmp/u" && pass "summary.json, summary.tsv and summary.md agree (the recipe names tokenizer, kernel, CPU)" \
     || fail "summaries: $(tail -3 "$tmp/pyerr")"
 grep -q "recipe: .*tokenizer word (vocabulary 12)" "$tmp/u/summary.md" && pass "the recipe line names the tokenizer" || fail "recipe line: $(tail -2 "$tmp/u/summary.md")"
+$PY -c '
+import sys, xml.dom.minidom as x
+d = x.parse(sys.argv[1] + "/curves.svg")
+assert len(d.getElementsByTagName("polyline")) >= 4, "a training and a validation curve per model"
+text = " ".join(t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild)
+assert "grassmann-tiny" in text and "transformer-tiny" in text, text
+' "$tmp/u" && pass "compare draws the curves of every model into OUT/curves.svg (grassflow plot)" || fail "compare curves.svg: $(ls "$tmp/u")"
 
 echo "compare: stopped by a signal mid-model, then resumed"
 # the 8th step of the process is the second model's 2nd: the first is done, the second stops in between
@@ -141,6 +148,8 @@ py "$tmp/u" "$tmp/f" && pass "... and the --force compare that was stopped and r
 echo "compare: --seeds and --set MODEL:KEY=VALUE"
 expect 0 "--seeds 1,2,3 with --set grassmann-tiny:rank=4" "$GF" compare $M $TR --seeds 1,2,3 --set grassmann-tiny:rank=4 --out "$tmp/s"
 ls -d "$tmp"/s/{grassmann-tiny,transformer-tiny}/seed-{1,2,3} >/dev/null 2>&1 && pass "... a folder per model and seed" || fail "seed folders: $(ls -R "$tmp/s" | head)"
+[ "$(grep -o "<polyline" "$tmp/s/curves.svg" | wc -l)" -ge 12 ] && grep -q "grassmann-tiny/seed-2" "$tmp/s/curves.svg" \
+    && pass "... curves.svg has every seed's curves, named model/seed" || fail "seeds curves.svg: $(grep -o "<text[^<]*" "$tmp/s/curves.svg" | head)"
 grep -q "mean ± sample standard deviation (n - 1) over 3 seeds" "$tmp/out" && grep -q "over 3 seeds" "$tmp/s/summary.md" && pass "... the table and summary.md say what ± is" || fail "table: $(cat "$tmp/out")"
 PYCODE='
 import json, statistics, sys

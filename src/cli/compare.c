@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "plot.h"
 
 static void compare_help(void) {
     printf("usage: grassflow compare --models A,B[,...] --corpus C [--out DIR] [--seeds S1,S2,...]\n"
@@ -21,7 +22,8 @@ static void compare_help(void) {
            "A task scored by accuracy: dev and test accuracy of each best checkpoint and the gap in points;\n"
            "with --backbone CKPT, the models are heads on that one backbone (the paper's Table 3 for snli).\n"
            "The table and the recipe (with the tokenizer, the OpenBLAS kernel and the CPU) are written into DIR as\n"
-           "summary.json, summary.tsv and summary.md after each model.\n\n"
+           "summary.json, summary.tsv and summary.md after each model, and every run's curves as curves.svg at\n"
+           "the end (grassflow plot).\n\n"
            "Run the same command again to continue: models that finished are read back, a stopped one continues\n"
            "bit for bit from its state, new models and seeds start. A different recipe is refused, naming what\n"
            "differs (--force starts over; or another --out). Ctrl-C (SIGINT, SIGTERM) finishes the step, saves\n"
@@ -194,6 +196,25 @@ static int interrupted(const cmp_job *j, int i, int k, int sig) {
 }
 
 /* Every run not finished yet, the summary rewritten after each; stops at a signal or an error. */
+/* OUT/curves.svg: every run's training and validation curves, one colour each (grassflow plot); past the
+ * runs one plot can hold, each model's first seed. A plot that fails is a warning: the runs and the
+ * summary stand. */
+static void plot_all(const cmp_job *j) {
+    const char *dirs[MAX_COMPARE * MAX_SEEDS];
+    const int per = j->n * j->n_seeds > CLI_PLOT_MAX_RUNS ? 1 : j->n_seeds;
+    int n = 0;
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < per; k++) dirs[n++] = j->m[i].runs[k].dir;
+    char out[GF_PATH_MAX];
+    if (per < j->n_seeds)
+        fprintf(stderr, "note: %d runs are more than one plot holds (%d); %s/curves.svg shows each model's first "
+                "seed (grassflow plot draws any of them)\n", j->n * j->n_seeds, CLI_PLOT_MAX_RUNS, j->out);
+    if (gf_path_join(out, sizeof out, j->out, "curves.svg")) cli_error("%s", gf_last_error());
+    else if (cli_plot_runs(dirs, n, out, NULL) == EXIT_OK) return;
+    fprintf(stderr, "grassflow compare: warning: no curves.svg (the error above); the runs and the summary are "
+            "complete\n");
+}
+
 static int run_all(cmp_job *j) {
     catch_signals();
     for (int i = 0; i < j->n; i++)
@@ -205,6 +226,7 @@ static int run_all(cmp_job *j) {
             if (caught_signal() && (rc || !last)) return interrupted(j, i, k, caught_signal());
             if (rc || wrc) return rc ? rc : wrc;
         }
+    plot_all(j);
     if (!j->json) {
         cmp_print_table(j);
         return EXIT_OK;

@@ -11,7 +11,7 @@
 
 #include "cli.h"
 
-#define MAX_RUNS 24
+#define MAX_RUNS CLI_PLOT_MAX_RUNS
 #define MAX_PANELS 3
 
 /* ---- curves ------------------------------------------------------------------------------------------- */

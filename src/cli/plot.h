@@ -2,6 +2,8 @@
 #ifndef GF_CLI_PLOT_H
 #define GF_CLI_PLOT_H
 
+enum { CLI_PLOT_MAX_RUNS = 24 }; /* the runs one plot holds (a legend line and a colour each) */
+
 typedef struct cli_plot_opts {
     const char *x;       /* the x axis: "step", "tokens" (the counted targets seen: tokens, pairs) or "time";
                           * NULL: "step". A run whose metrics.jsonl lacks it (an older file) puts every run on
