@@ -54,7 +54,7 @@ extern "C" {
  * gf_task_recipe): gf_train_opts lost seq_len, max_sent, task, corpus, tokenizer and model (a task's
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
- * score_only, gf_task_ops (version 3) text_counts. */
+ * score_only, gf_task_ops text_counts (its version 3). */
 #define GF_ABI_VERSION 3
 /* The version ("0.2.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
