@@ -16,7 +16,7 @@ ROOT=$PWD
 tmp=$(mktemp -d /tmp/grassflow-readme-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
-START_S=${START_S:-6}
+START_S=${START_S:-4}
 QUICK_STEPS=400
 
 w="$tmp/w"
