@@ -41,9 +41,9 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 #define GF_VERSION_MAJOR 0
-#define GF_VERSION_MINOR 2
+#define GF_VERSION_MINOR 3
 #define GF_VERSION_PATCH 0
-#define GF_VERSION "0.2.0"
+#define GF_VERSION "0.3.0"
 /* The binary interface: raised whenever a public struct's layout or a function's signature changes in a
  * way a program built against an older header would misread. The shared library's soname carries it
  * (libgrassflow.so.GF_ABI_VERSION), so such a program fails to load instead of misbehaving. 0: grassflow
@@ -56,7 +56,7 @@ extern "C" {
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
  * score_only, gf_task_ops text_counts (its version 3). */
 #define GF_ABI_VERSION 3
-/* The version ("0.2.0") and the ABI of the library linked at run time: a program can compare them with
+/* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
 int gf_abi_version(void);

@@ -28,7 +28,7 @@ _L = _lib.lib
 
 
 def version():
-    """The library's version string ("0.2.0")."""
+    """The library's version string ("0.3.0")."""
     return _L.gf_version().decode()
 
 
