@@ -245,6 +245,19 @@ class SelfAttention(nn.Module):
 CausalSelfAttention = SelfAttention
 
 
+# The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
+# the stack is bidirectional, the stack's keys) and whether its output holds the skip path (post-norm blocks;
+# src/mixers' gated_skip). MIXER_DEFAULTS (above) has each one's keys. A new mixer is a class and a line here.
+MIXERS = {
+    "grassmann": {"gated_skip": True,
+                  "build": lambda d, lc, bidir, st: GrassmannMixer(
+                      d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
+                      window=lc.get("window", 0), heads=lc.get("heads", 1))},
+    "attention": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
+}
+
+
 class FFN(nn.Module):
     def __init__(self, d, d_ff, gelu):
         super().__init__()
@@ -268,12 +281,7 @@ class Block(nn.Module):
         # registration order = checkpoint order: ln1, ln2, mix, ffn
         self.ln1 = nn.LayerNorm(d, eps=eps)
         self.ln2 = nn.LayerNorm(d, eps=eps)
-        if self.kind == "grassmann":
-            self.mix = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]),
-                                      bidirectional=cfg["direction"] == "bidirectional", window=lc.get("window", 0),
-                                      heads=lc.get("heads", 1))
-        else:
-            self.mix = SelfAttention(d, lc["n_head"], causal=cfg["direction"] == "causal")
+        self.mix = MIXERS[self.kind]["build"](d, lc, cfg["direction"] == "bidirectional", cfg)
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
         self.drop_mix = nn.Dropout(cfg["dropout"])
         self.drop_ffn = nn.Dropout(cfg["dropout"])
@@ -283,7 +291,7 @@ class Block(nn.Module):
             h = h + self.drop_mix(self.mix(self.ln1(h), mask))
             h = h + self.drop_ffn(self.ffn(self.ln2(h)))
             return h
-        if self.kind == "grassmann":  # paper block: the gate is the skip path
+        if MIXERS[self.kind]["gated_skip"]:  # paper block: the gate is the skip path
             x = self.drop_mix(self.ln1(self.mix(h, mask)))
         else:
             x = self.ln1(h + self.drop_mix(self.mix(h, mask)))

@@ -1,0 +1,99 @@
+/* The attention family's shared pieces (attn_common.h): one copy, used by every attention mixer. */
+#include "mixers/attn_common.h"
+
+#include <math.h>
+
+#include "core/blas.h"
+#include "core/error.h"
+#include "core/fastmath.h"
+#include "ops/ops.h"
+
+int64_t gf_attn_n_head(const gf_config *cfg, int layer) {
+    return ((const gf_attn_config *)gf_layer_mcfg(cfg, layer))->n_head;
+}
+
+int gf_attn_check(const gf_config *cfg, int layer, const char *src) {
+    if (gf_layer_dim(cfg, layer) % gf_attn_n_head(cfg, layer) != 0)
+        return gf_fail("%s: layer %d: d_model %lld is not divisible by n_head %lld", src, layer,
+                       (long long)gf_layer_dim(cfg, layer), (long long)gf_attn_n_head(cfg, layer));
+    return 0;
+}
+
+int gf_attn_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
+    int64_t d = gf_layer_dim(cfg, layer);
+    gf_param_spec_set(&s[GF_ATTN_QKV_W], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[GF_ATTN_QKV_B], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
+    gf_param_spec_set(&s[GF_ATTN_PROJ_W], "proj.weight", 2, d, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[GF_ATTN_PROJ_B], "proj.bias", 1, d, 0, GF_INIT_ZERO);
+    return GF_ATTN_N_PARAMS;
+}
+
+void gf_attn_qkv_forward(const gf_mixer_call *c, float *qkv, const float *inp) {
+    const int64_t d = gf_layer_dim(c->cfg, c->layer);
+    gf_linear_forward(qkv, inp, d, c->p[GF_ATTN_QKV_W], d, c->p[GF_ATTN_QKV_B], c->B * c->T, d, 3 * d, 0.0f);
+}
+
+void gf_attn_proj_forward(const gf_mixer_call *c, float *out, const float *o) {
+    const int64_t d = gf_layer_dim(c->cfg, c->layer);
+    gf_linear_forward(out, o, d, c->p[GF_ATTN_PROJ_W], d, c->p[GF_ATTN_PROJ_B], c->B * c->T, d, d, 0.0f);
+}
+
+void gf_attn_proj_backward(const gf_mixer_call *c, float *dO, const float *dout, const float *o) {
+    const int64_t d = gf_layer_dim(c->cfg, c->layer), N = c->B * c->T;
+    gf_zero(dO, N * d);
+    gf_linear_backward(dO, d, c->g[GF_ATTN_PROJ_W], d, c->g[GF_ATTN_PROJ_B], dout, o, d, c->p[GF_ATTN_PROJ_W], d,
+                       N, d, d);
+}
+
+void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv, const float *inp) {
+    const int64_t d = gf_layer_dim(c->cfg, c->layer), N = c->B * c->T;
+    gf_linear_backward(dinp, d, c->g[GF_ATTN_QKV_W], d, c->g[GF_ATTN_QKV_B], dqkv, inp, d, c->p[GF_ATTN_QKV_W], d,
+                       N, d, 3 * d);
+}
+
+void gf_attn_probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
+                   int64_t dh, float scale, bool causal, const uint8_t *km, const float *lse_in, float *lse_out) {
+    gf_sgemm(false, true, nq, kl, dh, scale, q + i0 * ld, ld, k, ld, 0.0f, P, kl);
+    for (int64_t ii = 0; ii < nq; ii++) {
+        float *row = P + ii * kl;
+        const int64_t len = causal ? i0 + ii + 1 : kl;
+        gf_softmax_row(row, len, km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
+        for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
+    }
+}
+
+void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int64_t kl, bool causal, float scale) {
+    for (int64_t ii = 0; ii < nq; ii++) {
+        const float *pr = P + ii * kl;
+        float *sr = dS + ii * kl;
+        const int64_t len = causal ? i0 + ii + 1 : kl;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < len; j++) dot += pr[j] * sr[j];
+#pragma omp simd
+        for (int64_t j = 0; j < len; j++) sr[j] = pr[j] * (sr[j] - dot) * scale;
+        for (int64_t j = len; j < kl; j++) sr[j] = 0.0f;
+    }
+}
+
+void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v, int64_t ld, int64_t n,
+                       int64_t dh, float scale, float *row) {
+    float mx = -INFINITY, sum = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        const float *kj = k + j * ld;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t e = 0; e < dh; e++) dot += q[e] * kj[e];
+        row[j] = scale * dot;
+        mx = row[j] > mx ? row[j] : mx;
+    }
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; j++) sum += gf_exp_fast(row[j] - mx);
+    const float l = mx + logf(sum);
+    for (int64_t e = 0; e < dh; e++) oh[e] = 0.0f;
+    for (int64_t j = 0; j < n; j++) {
+        const float pj = gf_exp_fast(row[j] - l), *vj = v + j * ld;
+#pragma omp simd
+        for (int64_t e = 0; e < dh; e++) oh[e] += pj * vj[e];
+    }
+}

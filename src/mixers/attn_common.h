@@ -1,0 +1,63 @@
+/* What the attention family of mixers shares (attention.c, and the efficient attentions beside it): the
+ * n_head key and its check, the tensors every one of them has and their layout (mix.qkv.weight (3d, d) and
+ * .bias, rows q | k | v with each head's dh = d / n_head rows contiguous; mix.proj.weight (d, d) and .bias),
+ * the QKV and output projections forward and backward, the blocked softmax of a block of queries, and one
+ * query's attention over cached keys (streaming). One copy of each: a new attention mixer includes this
+ * file instead of copying attention.c. */
+#ifndef GF_MIXERS_ATTN_COMMON_H
+#define GF_MIXERS_ATTN_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "grassflow.h"
+
+/* Every attention mixer's config struct begins with these members (its own keys follow). */
+typedef struct gf_attn_config {
+    int64_t n_head;
+} gf_attn_config;
+
+/* The n_head key of a config struct `cfg_type` that begins with gf_attn_config's members. */
+#define GF_ATTN_N_HEAD_KEY(cfg_type)                                                                         \
+    {.name = "n_head", .type = GF_KEY_INT, .off = offsetof(cfg_type, n_head), .lo = 1, .hi = 65536, .def = "4", \
+     .help = "heads; each has d_model / n_head dimensions"}
+
+/* The tensors every attention mixer has first, in this order (its own follow). */
+enum { GF_ATTN_QKV_W, GF_ATTN_QKV_B, GF_ATTN_PROJ_W, GF_ATTN_PROJ_B, GF_ATTN_N_PARAMS };
+
+/* Queries per block of the blocked softmax: the scratch of one thread is a few QB x (keys) floats. */
+enum { GF_ATTN_QB = 64 };
+
+int64_t gf_attn_n_head(const gf_config *cfg, int layer);
+/* d_model divisible by n_head; 0 or gf_fail's -1 naming src and the layer. */
+int gf_attn_check(const gf_config *cfg, int layer, const char *src);
+/* specs[0 .. GF_ATTN_N_PARAMS) = qkv.weight, qkv.bias, proj.weight, proj.bias; returns GF_ATTN_N_PARAMS. */
+int gf_attn_param_specs(const gf_config *cfg, int layer, gf_param_spec *specs);
+
+/* qkv (N, 3d) = inp (N, d) W_qkv^T + b_qkv, N = c->B * c->T. */
+void gf_attn_qkv_forward(const gf_mixer_call *c, float *qkv, const float *inp);
+/* out (N, d) = o (N, d) W_proj^T + b_proj. */
+void gf_attn_proj_forward(const gf_mixer_call *c, float *out, const float *o);
+/* dO (N, d) = dout W_proj (overwritten); the proj gradients accumulate. */
+void gf_attn_proj_backward(const gf_mixer_call *c, float *dO, const float *dout, const float *o);
+/* dinp += dqkv W_qkv; the qkv gradients accumulate. */
+void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv, const float *inp);
+
+/* P (nq, kl) = softmax(scale * q k^T) for the queries i0 .. i0+nq-1 (rows of q, stride ld) against keys
+ * 0 .. kl-1 (rows of k, stride ld): causal: query i sees keys 0 .. i and the rest of its row is 0;
+ * bidirectional: all kl. Padded keys (km, NULL none) get 0. lse from lse_in when set (the backward), else
+ * computed into lse_out; both indexed by query. */
+void gf_attn_probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
+                   int64_t dh, float scale, bool causal, const uint8_t *km, const float *lse_in, float *lse_out);
+/* In place in dS (nq, kl): dS = P (dS - rowdot(P, dS)) scale over each row's first len(i) entries
+ * (causal: i0 + i + 1; else kl), the rest 0. dS holds dP = dO v^T on entry. */
+void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int64_t kl, bool causal, float scale);
+
+/* One query's attention for one head (streaming): oh (dh) = sum_j softmax_j(scale q.k_j) v_j over the n
+ * cached keys k_j = k + j * ld and values v_j = v + j * ld; row: n floats of scratch. The same arithmetic
+ * as gf_attn_probs and the P v product, one row. */
+void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v, int64_t ld, int64_t n,
+                       int64_t dh, float scale, float *row);
+
+#endif
