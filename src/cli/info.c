@@ -13,7 +13,7 @@
 static void help(void) {
     printf("usage: grassflow info (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... [--json]\n"
            "       grassflow info --ckpt FILE [--json]\n"
-           "       grassflow info --mixers | --tasks\n\n"
+           "       grassflow info --mixers | --tasks | --presets\n\n"
            "Print the config and the parameter count of a model; with --ckpt, what a checkpoint holds: its\n"
            "config, task, parameters, tokenizer, training recipe and training state (step, validation loss).\n\n"
            CLI_MODEL_HELP
@@ -22,7 +22,8 @@ static void help(void) {
            "  --json              one JSON object: {\"config\": {...}, \"params\": N}\n"
            "  --tensors           also list every tensor with its shape\n"
            "  --mixers            list the mixers a layer can have, each with its keys, ranges and defaults\n"
-           "  --tasks             list the tasks train, eval and compare know, each with its options\n");
+           "  --tasks             list the tasks train, eval and compare know, each with its options\n"
+           "  --presets           list the model presets with their parameter counts and layers\n");
 }
 
 /* Every registered mixer with its help and keys. */
@@ -49,12 +50,62 @@ static void commas(char *buf, size_t n, int64_t v) {
     buf[j] = '\0';
 }
 
+/* The parameters of preset name, or -1 if there is none. */
+static int64_t preset_params(const char *name) {
+    gf_config cfg;
+    if (gf_config_preset(name, &cfg)) return -1;
+    return gf_config_num_params(&cfg);
+}
+
+/* For a preset NAME-SIZE (a hybrid, another mixer) beside grassmann-SIZE and transformer-SIZE: their
+ * parameter counts on one line, so a size-matched comparison shows it is one. */
+static void print_peers(const char *name) {
+    const char *size = strrchr(name, '-');
+    if (!size || !strncmp(name, "grassmann-", 10) || !strncmp(name, "transformer-", 12)) return;
+    char g[64], t[64], gb[48], tb[48];
+    snprintf(g, sizeof g, "grassmann%s", size);
+    snprintf(t, sizeof t, "transformer%s", size);
+    const int64_t ng = preset_params(g), nt = preset_params(t);
+    if (ng < 0 || nt < 0) return;
+    commas(gb, sizeof gb, ng);
+    commas(tb, sizeof tb, nt);
+    printf("beside      %s %s, %s %s\n", g, gb, t, tb);
+}
+
+/* The layers of cfg, runs of one mixer counted: "grassmann x3, attention, grassmann x2". */
+static void print_layer_runs(const gf_config *cfg) {
+    const int L = gf_config_total_layers(cfg);
+    for (int l = 0; l < L;) {
+        int n = 1;
+        while (l + n < L && !strcmp(cfg->layers[l + n].mixer, cfg->layers[l].mixer)) n++;
+        printf("%s%s", l ? ", " : "", cfg->layers[l].mixer);
+        if (n > 1) printf(" x%d", n);
+        l += n;
+    }
+}
+
+/* info --presets: every preset with its parameters and layers. */
+static int list_presets(void) {
+    printf("%-22s %12s  %s\n", "preset", "parameters", "layers");
+    for (const char *const *p = gf_preset_names(); *p; p++) {
+        gf_config cfg;
+        if (gf_config_preset(*p, &cfg)) return cli_error("preset %s: %s", *p, gf_last_error());
+        char nb[48];
+        commas(nb, sizeof nb, gf_config_num_params(&cfg));
+        printf("%-22s %12s  ", *p, nb);
+        print_layer_runs(&cfg);
+        printf("  (d %lld)\n", (long long)cfg.d_model);
+    }
+    return EXIT_OK;
+}
+
 /* The text form of a model: name, parameters, layers, config. */
 static void print_model(const char *name, const gf_config *cfg, int64_t n, const char *cj) {
     char nb[48];
     commas(nb, sizeof nb, n);
     printf("model       %s\n", name);
     printf("parameters  %s\n", nb);
+    print_peers(name);
     printf("layers      ");
     for (int l = 0; l < gf_config_total_layers(cfg); l++) {
         const int k = gf_layer_stack(cfg, l);
@@ -121,7 +172,7 @@ static int describe_ckpt(const char *path, int json) {
 int cmd_info(int argc, char **argv) {
     static const struct option longopts[] = {
         CLI_MODEL_LONGOPTS, {"json", no_argument, 0, OPT_JSON}, {"tensors", no_argument, 0, 't'},
-        {"mixers", no_argument, 0, 'M'}, {"tasks", no_argument, 0, 'T'}, {"ckpt", required_argument, 0, 'C'},
+        {"mixers", no_argument, 0, 'M'}, {"tasks", no_argument, 0, 'T'}, {"presets", no_argument, 0, 'P'}, {"ckpt", required_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     cli_model_opts mo = {0};
     int json = 0, tensors = 0, opt;
@@ -135,6 +186,7 @@ int cmd_info(int argc, char **argv) {
         else if (opt == 't') tensors = 1;
         else if (opt == 'C') ckpt = optarg;
         else if (opt == 'M') return list_mixers();
+        else if (opt == 'P') return list_presets();
         else if (opt == 'T') { cli_task_help(); return EXIT_OK; }
         else if (opt == 'h') { help(); return EXIT_OK; }
         else return cli_usage_error("info", "unknown option");

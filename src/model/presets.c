@@ -23,6 +23,20 @@ static const struct {
     /* the quick-start models: a few minutes of WikiText-2 on two cores */
     {"grassmann-small", Q({"base": "grassmann-6L", "format": 3, "n_layer": 4, "d_model": 128, "d_ff": 512, "rank": 16})},
     {"transformer-small", Q({"base": "transformer-6L", "format": 3, "n_layer": 4, "d_model": 128, "d_ff": 512})},
+    /* hybrids: attention kept in a few layers of a Grassmann stack (an attention layer has 4d^2 + 4d
+     * parameters, a Grassmann layer of rank 32 at d 256 about as many: each is size-matched to its pair) */
+    {"hybrid-last-6L", Q({"base": "grassmann-6L", "format": 3,
+                          "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
+                                     {"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4}]})},
+    {"hybrid-middle-6L", Q({"base": "grassmann-6L", "format": 3,
+                            "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
+                                       {"mixer": "attention", "n_head": 4}, {"mixer": "grassmann"}, {"mixer": "grassmann"}]})},
+    {"hybrid-last-small", Q({"base": "grassmann-small", "format": 3,
+                             "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
+                                        {"mixer": "attention", "n_head": 4}]})},
+    {"hybrid-middle-small", Q({"base": "grassmann-small", "format": 3,
+                               "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4},
+                                          {"mixer": "grassmann"}]})},
     /* for the tests */
     {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},
