@@ -32,6 +32,8 @@ bidir_grassmann_classify 4 18 1 pad
 bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
 lm_hybrid_padded 3 20 0 pad
+hybrid_last_preset 2 20 0
+hybrid_middle_preset 3 20 0 pad
 stacks_classify 4 16 0 pad
 stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad

@@ -79,6 +79,10 @@ static void test_stream_hybrid(void **state) {
     check_stream("hybrid G,A,G pre, pos none, 140 positions", "hybrid-tiny", pre, 140);
     const char *post[] = {"norm=post", "mixers=a,g,g", "extra_proj=true", "tie_head=false", "max_len=80", NULL};
     check_stream("hybrid A,G,G post + extra_proj, untied, 80 positions", "hybrid-tiny", post, 80);
+    /* the study's hybrid presets, narrowed: attention last, attention in a middle layer */
+    const char *narrow[] = {"vocab_size=64", "d_model=32", "d_ff=64", "rank=6", "dropout=0", "pos=none", NULL};
+    check_stream("hybrid-last-small narrowed, pos none, 150 positions", "hybrid-last-small", narrow, 150);
+    check_stream("hybrid-middle-small narrowed, pos none, 150 positions", "hybrid-middle-small", narrow, 150);
 }
 
 static void test_stream_errors_and_state(void **state) {
