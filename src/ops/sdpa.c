@@ -5,7 +5,8 @@
  * formed in a per-thread QB x S scratch, softmaxed and applied to v; only the row log-sum-exp is saved.
  * The backward recomputes each block's probabilities from q, k and the saved log-sum-exp, so no T x S
  * tensor is kept and the memory per thread is 2 QB x S. (The attention mixer, mixers/attention.c, does
- * the same over one sequence, causal or not.) */
+ * the same over one sequence, causal or not; mixers/linformer.c runs this over keys projected along the
+ * sequence, reading q in place in its fused qkv: gf_sdpa.ldq.) */
 #include <math.h>
 
 #include "core/blas.h"
