@@ -2,7 +2,8 @@
 # The Python package (python/grassflow) against the C engine, on four tiny models trained here: a Grassmann
 # LM (word tokens, learned positions), a Transformer LM (bytes), a hybrid (grassmann, attention, grassmann in
 # post-norm, then a stack of a windowed multi-head Grassmann layer and attention; chars, sinusoidal) and an
-# SNLI classifier (WordPiece pairs with token types, attention and Grassmann layers, a windowed stack on top).
+# SNLI classifier (WordPiece pairs with token types, attention and Grassmann layers, a windowed stack on top,
+# then a linformer stack).
 #   - ctypes (no PyTorch in the process): score = grassflow score / eval, generate (streamed, greedy and
 #     sampled) = grassflow generate, features = grassflow features --json (also of a Hugging Face DistilBERT
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
@@ -46,7 +47,8 @@ cat >"$tmp/classifier.json" <<'EOF'
 {"base": "grassmann-tiny", "head": {"kind": "classify", "n_classes": 3}, "direction": "bidirectional",
  "segments": 2, "layers": [{"mixer": "grassmann", "rank": 6, "offsets": [1, 2, 4]}, {"mixer": "attention", "n_head": 4}],
  "stacks": [{"name": "head", "d_model": 32, "d_ff": 48, "n_layer": 1,
-             "layers": [{"mixer": "grassmann", "rank": 8, "heads": 2, "offsets": [1, 2, 4], "window": 8}]}]}
+             "layers": [{"mixer": "grassmann", "rank": 8, "heads": 2, "offsets": [1, 2, 4], "window": 8}]},
+            {"name": "lin", "d_model": 32, "d_ff": 48, "n_layer": 1, "layers": [{"mixer": "linformer", "n_head": 2, "k_proj": 8}]}]}
 EOF
 mkdir -p "$tmp/snli"
 for s in train_0.01 dev test; do { xz -dc "data/snli/snli_1.0_$s.tsv.xz" || true; } | head -64 >"$tmp/snli/snli_1.0_${s%_0.01}.tsv"; done
@@ -158,6 +160,10 @@ r=$($CHK finetune "$tmp/grassmann/last.safetensors" "$TEXT" "$tmp/tuned.safetens
 $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
     && pass "a fine-tuning step in PyTorch, saved, is what the C engine computes; the tokenizer kept, no overwrite ($r)" \
     || fail "fine-tune round trip: $r"
+r=$($CHK finetune-pairs "$tmp/classifier/last.safetensors" "$tmp/snli/snli_1.0_dev.tsv" "$tmp/tuned-pairs.safetensors")
+$PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['min_changed'] > 0 and r['max_abs_diff'] <= 1e-5 and r['tensors'] == ['lin.blocks.0.mix.E', 'lin.blocks.0.mix.F']))" "$r" \
+    && pass "classifier (a linformer stack): a PyTorch step on the pairs changes every tensor, saved, is what the C engine computes ($r)" \
+    || fail "classifier round trip through PyTorch: $r"
 "$GF" generate --ckpt "$tmp/tuned.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
     && pass "grassflow generate reads the saved checkpoint" || fail "grassflow generate on the saved checkpoint"
 $CHK refuse "$tmp/grassmann/last.safetensors" >"$tmp/refuse"

@@ -9,6 +9,8 @@
   python_check.py perturbed CKPT TEXT            the same with one weight of the torch module changed
   python_check.py finetune CKPT TEXT OUT         one AdamW step in PyTorch, saved to OUT; prints the logits'
                                                  max change and max |torch - C (OUT loaded by the library)|
+  python_check.py finetune-pairs CKPT PAIRS.tsv OUT  the same for a classifier: a step on the pairs (label 0),
+                                                 every tensor's max change, torch against C on the pairs
   python_check.py refuse CKPT                    the loader's and the package's refusals, one per line
 """
 import json
@@ -38,6 +40,18 @@ def c_logits(m, text_or_pairs):
     return out
 
 
+def pair_batch(rows):
+    """A classifier's pairs (c_logits' rows) as one padded batch: ids, mask, token types."""
+    import torch
+    T = max(len(r[0]) for r in rows)
+    ids = torch.zeros(len(rows), T, dtype=torch.long)
+    seg = torch.zeros(len(rows), T, dtype=torch.long)
+    mask = torch.zeros(len(rows), T, dtype=torch.bool)
+    for b, (i, s, _) in enumerate(rows):
+        ids[b, :len(i)], seg[b, :len(i)], mask[b, :len(i)] = torch.tensor(i), torch.tensor(s), True
+    return ids, mask, seg
+
+
 def torch_diff(net, rows):
     """max |net(...) - C| over rows: a classifier's pairs as one padded batch (a mask, token types)."""
     import torch
@@ -46,12 +60,7 @@ def torch_diff(net, rows):
             ids, _, want = rows[0]
             got = net(torch.tensor([ids]))[0]
             return float((got - torch.tensor(want)).abs().max()), float(torch.tensor(want).abs().max())
-        T = max(len(r[0]) for r in rows)
-        ids = torch.zeros(len(rows), T, dtype=torch.long)
-        seg = torch.zeros(len(rows), T, dtype=torch.long)
-        mask = torch.zeros(len(rows), T, dtype=torch.bool)
-        for b, (i, s, _) in enumerate(rows):
-            ids[b, :len(i)], seg[b, :len(i)], mask[b, :len(i)] = torch.tensor(i), torch.tensor(s), True
+        ids, mask, seg = pair_batch(rows)
         got = net(ids, mask=mask, segments=seg)
         want = torch.tensor([list(r[2]) for r in rows])
         return float((got - want).abs().max()), float(want.abs().max())
@@ -103,6 +112,29 @@ def cmd_finetune(ckpt, text, out):
                       "tokenizer_kept": same_tok, "overwrite_refused": refused}))
 
 
+def cmd_finetune_pairs(ckpt, data, out):
+    """One AdamW step on a classifier's loss over the pairs (every label 0), saved; the C engine reads the
+    file back: the step's largest change per tensor (each one trained) and max |torch - C| on the pairs."""
+    import torch
+    import torch.nn.functional as F
+    import grassflow.torch as gt
+    net = gt.load(ckpt)
+    with grassflow.load(ckpt) as m:
+        ids, mask, seg = pair_batch(c_logits(m, data))
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    net.train()
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
+    F.cross_entropy(net(ids, mask=mask, segments=seg), torch.zeros(ids.shape[0], dtype=torch.long)).backward()
+    opt.step()
+    net.eval()
+    gt.save(net, out)
+    changed = {k: float((v - before[k]).abs().max()) for k, v in net.state_dict().items()}
+    with grassflow.load(out) as m2:
+        diff, _ = torch_diff(net, c_logits(m2, data))
+    print(json.dumps({"min_changed": min(changed.values()), "max_abs_diff": diff,
+                      "tensors": sorted(k for k in changed if ".mix.E" in k or ".mix.F" in k)}))
+
+
 def refusals(ckpt):
     """Each refusal's message, or OK when nothing was refused (a test failure)."""
     import grassflow.torch as gt
@@ -146,6 +178,8 @@ def main(argv):
         return cmd_torch(ckpt, argv[2], perturb=True)
     if cmd == "finetune":
         return cmd_finetune(ckpt, argv[2], argv[3])
+    if cmd == "finetune-pairs":
+        return cmd_finetune_pairs(ckpt, argv[2], argv[3])
     if cmd == "refuse":
         return refusals(ckpt)
     m = grassflow.load(ckpt)

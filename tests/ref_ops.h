@@ -246,6 +246,59 @@ static inline void ref_attention(double *out, const double *inp, const double *c
     free(s);
 }
 
+/* Linformer, the literal way: qkv as attention; padded positions' k and v set to 0; per batch row
+ * K'[i] = sum_{t<T} E[i,t] k[t], V'[i] = sum_{t<T} F[i,t] v[t] (E, F: (kp, max_len), heads sharing them);
+ * each query attends to the kp projected keys of its head; then proj. P: qkv.weight, qkv.bias, proj.weight,
+ * proj.bias, E, F. */
+static inline void ref_linformer(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
+                                 int64_t kp, int64_t max_len, int64_t B, int64_t T, const uint8_t *mask) {
+    const int64_t dh = d / H, N = B * T;
+    double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv), *o = malloc((size_t)(N * d) * sizeof *o);
+    double *Kp = malloc((size_t)(kp * d) * sizeof *Kp), *Vp = malloc((size_t)(kp * d) * sizeof *Vp);
+    double *s = malloc((size_t)kp * sizeof *s);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < 3 * d; e++) {
+            double acc = P[1][e];
+            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
+            qkv[n * 3 * d + e] = (e >= d && mask && !mask[n]) ? 0.0 : acc;
+        }
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t i = 0; i < kp; i++)
+            for (int64_t c = 0; c < d; c++) {
+                double ak = 0.0, av = 0.0;
+                for (int64_t t = 0; t < T; t++) {
+                    ak += P[4][i * max_len + t] * qkv[(b * T + t) * 3 * d + d + c];
+                    av += P[5][i * max_len + t] * qkv[(b * T + t) * 3 * d + 2 * d + c];
+                }
+                Kp[i * d + c] = ak, Vp[i * d + c] = av;
+            }
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < T; t++) {
+                const double *q = qkv + (b * T + t) * 3 * d + h * dh;
+                double mx = -INFINITY, z = 0.0;
+                for (int64_t i = 0; i < kp; i++) {
+                    double acc = 0.0;
+                    for (int64_t c = 0; c < dh; c++) acc += q[c] * Kp[i * d + h * dh + c];
+                    s[i] = acc / sqrt((double)dh);
+                    if (s[i] > mx) mx = s[i];
+                }
+                for (int64_t i = 0; i < kp; i++) z += exp(s[i] - mx);
+                for (int64_t c = 0; c < dh; c++) {
+                    double acc = 0.0;
+                    for (int64_t i = 0; i < kp; i++) acc += exp(s[i] - mx) / z * Vp[i * d + h * dh + c];
+                    o[(b * T + t) * d + h * dh + c] = acc;
+                }
+            }
+    }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < d; e++) {
+            double acc = P[3][e];
+            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
+            out[n * d + e] = acc;
+        }
+    free(qkv), free(o), free(Kp), free(Vp), free(s);
+}
+
 /* ---- finite differences ---------------------------------------------------------------------- */
 
 /* A reference forward: writes its output (n_out doubles) from inputs reachable through ctx. */

@@ -239,10 +239,40 @@ static void test_json_errors(void **state) {
     assert_int_equal(c.d_model, 256);
 }
 
+/* linformer: bidirectional only (told why), k_proj <= max_len, learned positions; errors name the layer and key */
+static void test_linformer_errors(void **state) {
+    (void)state;
+    gf_config c;
+#define CLS "{\"base\": \"grassmann-tiny\", \"head\": {\"kind\": \"classify\"}, \"direction\": \"bidirectional\", "
+    struct { const char *json, *msg[2]; } cases[] = {
+        {"{\"base\": \"grassmann-tiny\", \"mixers\": [\"grassmann\", \"linformer\"]}",
+         {"layer 1: mixer \"linformer\" cannot run causally", "the past would see the future"}},
+        {CLS "\"layers\": [{\"mixer\": \"linformer\", \"k_proj\": 33}]}", {"layer 0: linformer's k_proj 33 is above max_len 32", "HINT: --set k_proj=32"}},
+        {CLS "\"pos\": \"none\", \"layers\": [{\"mixer\": \"linformer\", \"k_proj\": 8}]}", {"layer 0: mixer \"linformer\" needs pos \"learned\"", "max_len"}},
+        {CLS "\"layers\": [{\"mixer\": \"linformer\", \"k_proj\": 0}]}", {"k_proj", "0"}},
+        {CLS "\"layers\": [{\"mixer\": \"linformer\", \"n_head\": 5}]}", {"not divisible by n_head 5", "layer 0"}},
+    };
+#undef CLS
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (gf_config_from_json(cases[i].json, "test.json", &c) == 0) fail_msg("accepted: %s", cases[i].json);
+        for (int k = 0; k < 2; k++)
+            if (!strstr(gf_last_error(), cases[i].msg[k]))
+                fail_msg("%s: error '%s' does not mention '%s'", cases[i].json, gf_last_error(), cases[i].msg[k]);
+    }
+    /* the largest k_proj fits; E and F are (k_proj, max_len) each */
+    gf_config ok;
+    assert_int_equal(gf_config_from_json("{\"base\": \"grassmann-tiny\", \"head\": {\"kind\": \"classify\"}, "
+                                         "\"direction\": \"bidirectional\", \"layers\": [{\"mixer\": \"linformer\", "
+                                         "\"k_proj\": 32}, \"grassmann\"]}", "t", &ok), 0);
+    gf_config att = ok;
+    assert_int_equal(gf_config_set(&att, "mixers=a,g"), 0);
+    assert_int_equal(gf_config_num_params(&ok) - gf_config_num_params(&att), 2 * 32 * 32);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_text), cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
-        cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors), cmocka_unit_test(test_linformer_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

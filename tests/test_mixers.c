@@ -1,4 +1,4 @@
-/* Mixer tests: the Grassmann and attention mixers through the gf_mixer_ops interface, against the
+/* Mixer tests: the Grassmann, attention and linformer mixers through the gf_mixer_ops interface, against the
  * literal double references of tests/ref_ops.h (forward) and central finite differences of those
  * references (backward: the input gradient and every parameter gradient, accumulated into buffers
  * pre-filled with random values). Saved and scratch buffers are allocated at exactly the declared sizes
@@ -25,7 +25,7 @@
 
 typedef struct {
     const char *name;
-    const char *mixer; /* "grassmann" or "attention" */
+    const char *mixer; /* "grassmann", "attention" or "linformer" */
     int64_t d, H, r, B, T;
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];
@@ -37,9 +37,11 @@ typedef struct {
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     uint64_t seed; /* added to every seed of the random data */
+    int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 64 */
 } mix_case;
 
 static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
+static bool is_linformer(const mix_case *mc) { return !strcmp(mc->mixer, "linformer"); }
 
 static gf_grassmann_config *GC(gf_config *cfg, int l) { return (gf_grassmann_config *)(void *)cfg->layers[l].params.bytes; }
 
@@ -49,15 +51,25 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     cfg->d_model = mc->d;
     cfg->n_layer = 2;
     cfg->d_ff = 4 * mc->d;
-    cfg->max_len = 64;
+    cfg->max_len = 64; /* then mc->max_len, once k_proj fits it */
     cfg->ln_eps = 1e-5f;
     const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
     if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
     gf_layer_set_mixer(cfg, 0, ops);
     gf_layer_set_mixer(cfg, LAYER, ops);
+    if (is_linformer(mc)) { /* bidirectional only: a classifier */
+        cfg->direction = GF_BIDIRECTIONAL;
+        if (gf_config_set(cfg, "head.kind=classify")) fail_msg("%s: %s", mc->name, gf_last_error());
+    }
     char head[64];
     snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
     if (!is_grassmann(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    char kp[64]; /* layer 0 is a decoy with k_proj 1 */
+    snprintf(kp, sizeof kp, "layers.%d.k_proj=%lld", LAYER, (long long)mc->k_proj);
+    if (is_linformer(mc) && (gf_config_set(cfg, "layers.0.k_proj=1") || gf_config_set(cfg, kp)))
+        fail_msg("%s: %s", mc->name, gf_last_error());
+    snprintf(kp, sizeof kp, "max_len=%lld", (long long)mc->max_len);
+    if (mc->max_len && gf_config_set(cfg, kp)) fail_msg("%s: %s", mc->name, gf_last_error());
     for (int l = 0; is_grassmann(mc) && l < 2; l++) {
         gf_grassmann_config *g = GC(cfg, l);
         g->rank = mc->r;
@@ -87,7 +99,10 @@ static int expected_specs(const mix_case *mc, gf_param_spec *s) {
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
         gf_param_spec_set(&s[2], "proj.weight", 2, d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[3], "proj.bias", 1, d, 0, GF_INIT_ZERO);
-        return 4;
+        if (!is_linformer(mc)) return 4;
+        gf_param_spec_set(&s[4], "E", 2, mc->k_proj, mc->max_len, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[5], "F", 2, mc->k_proj, mc->max_len, GF_INIT_NORMAL);
+        return 6;
     }
     gf_param_spec_set(&s[0], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[1], "red.bias", 1, r, 0, GF_INIT_ZERO);
@@ -105,7 +120,7 @@ static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndi
 
 typedef struct {
     const gf_config *cfg;
-    bool grassmann, bidir;
+    bool grassmann, linformer, bidir;
     const uint8_t *mask;
     int64_t B, T;
     double *inp;
@@ -118,10 +133,14 @@ static void mix_fwd(const void *c_, double *out) {
     if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
     } else {
-        char *h = gf_config_get(c->cfg, "layers.1.n_head");
-        ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T, c->bidir,
-                      c->mask);
-        free(h);
+        char *h = gf_config_get(c->cfg, "layers.1.n_head"), *kp = gf_config_get(c->cfg, "layers.1.k_proj");
+        if (c->linformer)
+            ref_linformer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), atoll(kp),
+                          c->cfg->max_len, c->B, c->T, c->mask);
+        else
+            ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T,
+                          c->bidir, c->mask);
+        free(h), free(kp);
     }
 }
 
@@ -195,7 +214,7 @@ static void run_case(const mix_case *mc) {
         mask = talloc((size_t)N);
         for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
     }
-    mix_ctx ctx = {&cfg, is_grassmann(mc), mc->bidir, mask, B, T, ddup_f(inp, N * d), {0}, NULL};
+    mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, B, T, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -431,6 +450,27 @@ static void test_heads(void **state) {
     run_case(&g);
 }
 
+/* ---- linformer ------------------------------------------------------------------------------- */
+
+/* Keys and values projected along the sequence by E and F (k_proj, max_len): the first T columns (T < max_len
+ * and T = max_len), fewer or more rows than positions, one sdpa query block and a partial second, with
+ * padding (padded keys and values zeroed before the projection). */
+static void test_linformer(void **state) {
+    (void)state;
+    mix_case mc = {.name = "linformer(d=16, H=4, k_proj 5, T=9 < max_len 12, padded)", .mixer = "linformer",
+                   .d = 16, .H = 4, .B = 2, .T = 9, .k_proj = 5, .max_len = 12, .bidir = true, .padded = true};
+    run_case(&mc);
+    mc.name = "linformer(d=16, H=2, k_proj 8, T = max_len 8)";
+    mc.H = 2, mc.k_proj = 8, mc.T = 8, mc.max_len = 8, mc.padded = false, mc.seed = 1;
+    run_case(&mc);
+    mc.name = "linformer(d=16, H=4, k_proj 10 > T=4, max_len 16, padded)";
+    mc.H = 4, mc.k_proj = 10, mc.T = 4, mc.max_len = 16, mc.padded = true, mc.seed = 2;
+    run_case(&mc);
+    mc.name = "linformer(d=8, H=1, k_proj 3, T=70, max_len 72, padded)";
+    mc.d = 8, mc.H = 1, mc.k_proj = 3, mc.T = 70, mc.max_len = 72, mc.seed = 3;
+    run_case(&mc);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -453,6 +493,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
         cmocka_unit_test_teardown(test_windows, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
+        cmocka_unit_test_teardown(test_linformer, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

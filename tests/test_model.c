@@ -196,6 +196,22 @@ static void test_input_errors(void **state) {
     gf_model_free(m);
 }
 
+/* linformer's E and F have max_len columns: a longer batch is refused with the reason, never read past them
+ * (the model needs learned positions, which hold every batch to max_len). */
+static void test_linformer_length(void **state) {
+    (void)state;
+    const char *sets[] = {"head.kind=classify", "direction=bidirectional", "mixers=l,g", "k_proj=8", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 3);
+    int32_t in[33] = {0}, tg[1] = {1};
+    float l;
+    assert_int_equal(gf_model_forward(m, in, tg, 1, 32, &l), 0);
+    assert_true(isfinite(l));
+    assert_int_not_equal(gf_model_forward(m, in, tg, 1, 33, &l), 0);
+    assert_non_null(strstr(gf_last_error(), "sequence length 33 exceeds max_len 32"));
+    assert_null(gf_stream_create(m)); /* a classifier: refused before its mixers are asked */
+    gf_model_free(m);
+}
+
 /* A model that only runs forwards (score, eval, generate) never holds a gradient arena; the first
  * backward, zero_grad or gf_model_grads makes one, zeroed; freezing after that re-lays it out. */
 static void test_grads_on_need(void **state) {
@@ -228,7 +244,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropout_gradients),
         cmocka_unit_test(test_identical_partner), cmocka_unit_test(test_dropout_determinism),
-        cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors), cmocka_unit_test(test_grads_on_need),
+        cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors), cmocka_unit_test(test_linformer_length), cmocka_unit_test(test_grads_on_need),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,8 @@ HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
                                 "extra_proj": False, "window": 0, "heads": 1},
-                  "attention": {"n_head": 4}}
+                  "attention": {"n_head": 4},
+                  "linformer": {"n_head": 4, "k_proj": 32}}
 
 
 def _per_layer(name, lst, n_layer):
@@ -123,7 +124,8 @@ def normalize_config(cfg):
             raise ValueError("config: d_model must be divisible by n_head")
     stacks = []
     for st in c.get("stacks", []):
-        st = dict({"norm": c["norm"], "direction": c["direction"], "gelu": c["gelu"], "dropout": c["dropout"]}, **st)
+        st = dict({"norm": c["norm"], "direction": c["direction"], "gelu": c["gelu"], "dropout": c["dropout"],
+                   "max_len": c["max_len"], "pos": c["pos"]}, **st)  # the last two: the model's, for linformer
         st["layers"] = _layers_format2(st, int(st["n_layer"]))
         stacks.append(st)
     c["stacks"] = stacks
@@ -245,6 +247,54 @@ class SelfAttention(nn.Module):
 CausalSelfAttention = SelfAttention
 
 
+class LinformerAttention(nn.Module):
+    """Linformer (Wang et al. 2020): keys and values projected along the sequence, K' = E[:, :T] K and
+    V' = F[:, :T] V, E and F (k_proj, max_len) shared by the heads; each query attends to the k_proj projected
+    keys of its head. Padded positions' keys and values are 0 before the projection. Bidirectional only."""
+
+    def __init__(self, d, n_head, k_proj, max_len, bidirectional, pos):
+        super().__init__()
+        if not bidirectional:
+            raise ValueError("config: mixer linformer cannot run causally: each projected key mixes every position, "
+                             "so the past would see the future")
+        if pos != "learned" or k_proj > max_len:
+            raise ValueError("config: linformer needs pos learned and k_proj <= max_len (k_proj %d, max_len %d, pos %s)"
+                             % (k_proj, max_len, pos))
+        if d % n_head != 0:
+            raise ValueError("config: d_model must be divisible by n_head")
+        self.n_head = n_head
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.E = nn.Parameter(torch.randn(k_proj, max_len) * 0.02)
+        self.F = nn.Parameter(torch.randn(k_proj, max_len) * 0.02)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        # the checkpoint's order: qkv and proj (the attention family's tensors) before E and F, whereas a module
+        # lists its own parameters before its children's; the children rewrite these keys in place
+        for name in ("qkv.weight", "qkv.bias", "proj.weight", "proj.bias"):
+            t = self.get_parameter(name)
+            destination[prefix + name] = t if keep_vars else t.detach()
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+
+    def forward(self, h, mask=None):
+        B, T, d = h.shape
+        H, K = self.n_head, self.E.shape[0]
+        dh = d // H
+        if T > self.E.shape[1]:
+            raise ValueError("sequence length %d > max_len %d (linformer's E and F)" % (T, self.E.shape[1]))
+        q, k, v = self.qkv(h).split(d, dim=-1)
+        if mask is not None:  # padded keys and values: exactly 0
+            real = mask.bool()[..., None]
+            k = torch.where(real, k, torch.zeros_like(k))
+            v = torch.where(real, v, torch.zeros_like(v))
+        kp = (self.E[:, :T] @ k).reshape(B, K, H, dh).transpose(1, 2)  # (B, H, K, dh)
+        vp = (self.F[:, :T] @ v).reshape(B, K, H, dh).transpose(1, 2)
+        q = q.reshape(B, T, H, dh).transpose(1, 2)
+        att = torch.softmax(q @ kp.transpose(-2, -1) / math.sqrt(dh), dim=-1)  # (B, H, T, K)
+        y = (att @ vp).transpose(1, 2).reshape(B, T, d)
+        return self.proj(y)
+
+
 # The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
 # the stack is bidirectional, the stack's keys) and whether its output holds the skip path (post-norm blocks;
 # src/mixers' gated_skip). MIXER_DEFAULTS (above) has each one's keys. A new mixer is a class and a line here.
@@ -255,6 +305,9 @@ MIXERS = {
                       window=lc.get("window", 0), heads=lc.get("heads", 1))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
+    "linformer": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: LinformerAttention(d, lc["n_head"], lc["k_proj"], st["max_len"],
+                                                                       bidir, st["pos"])},
 }
 
 

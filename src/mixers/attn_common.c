@@ -76,6 +76,11 @@ void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int
     }
 }
 
+void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N) {
+    for (int64_t r = 0; mask && r < N; r++)
+        if (!mask[r]) gf_zero(x + r * ld, n);
+}
+
 void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v, int64_t ld, int64_t n,
                        int64_t dh, float scale, float *row) {
     float mx = -INFINITY, sum = 0.0f;

@@ -54,6 +54,10 @@ void gf_attn_probs(float *P, const float *q, const float *k, int64_t ld, int64_t
  * (causal: i0 + i + 1; else kl), the rest 0. dS holds dP = dO v^T on entry. */
 void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int64_t kl, bool causal, float scale);
 
+/* Zero columns 0 .. n-1 of every row r < N of x (row stride ld) whose mask[r] is 0 (mask NULL: nothing): the
+ * padded positions' keys and values, or their gradients. */
+void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N);
+
 /* One query's attention for one head (streaming): oh (dh) = sum_j softmax_j(scale q.k_j) v_j over the n
  * cached keys k_j = k + j * ld and values v_j = v + j * ld; row: n floats of scratch. The same arithmetic
  * as gf_attn_probs and the P v product, one row. */

@@ -233,9 +233,13 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
     }
     const gf_direction dir = gf_stack_direction(c, gf_layer_stack(c, l));
     const unsigned want = dir == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
+    if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want) && dir != GF_BIDIRECTIONAL)
+        return gf_fail("%s: layer %d: mixer \"%s\" cannot run causally: it is bidirectional only (each of its "
+                       "outputs mixes in later positions, so in a causal model the past would see the future)\n"
+                       "HINT: use it in a bidirectional model or stack (direction bidirectional, e.g. a "
+                       "classifier), or another mixer in this layer", src, l, m->name);
     if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want))
-        return gf_fail("%s: layer %d: mixer \"%s\" cannot run %s", src, l, m->name,
-                       dir == GF_BIDIRECTIONAL ? "bidirectionally" : "causally");
+        return gf_fail("%s: layer %d: mixer \"%s\" cannot run bidirectionally", src, l, m->name);
     return m->check ? m->check(c, l, src) : 0;
 }
 

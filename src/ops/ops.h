@@ -65,6 +65,7 @@ void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_i
  * padded ones (kmask (B, S): 1 real, 0 padding; NULL: none). A query whose row has no real key gets 0. */
 typedef struct gf_sdpa {
     int64_t B, T, S, H, d;
+    int64_t ldq;          /* row stride of q and dq (0: d; 3d: q inside a fused qkv); k, v, o: d */
     const uint8_t *kmask;
     float *scratch;       /* gf_sdpa_scratch_floats(S, n_threads) floats, free during the call */
     int n_threads;        /* the threads the scratch was sized for (at most OpenMP's maximum) */
