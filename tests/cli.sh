@@ -32,6 +32,10 @@ grep -q "n_head" "$tmp/out" && grep -q "plucker_eps" "$tmp/out" && pass "info --
 want="unknown key \"colour\""; expect 2 "info: --set unknown key" "$GF" info --model grassmann-tiny --set colour=blue
 want="norm.*must be one of"; expect 2 "info: --set bad enum" "$GF" info --model grassmann-tiny --set norm=sideways
 want="not divisible by n_head"; expect 2 "info: heads do not divide d_model" "$GF" info --model transformer-tiny --set n_head=5
+want="\"window\" is 0; expected an integer in \[1, "; expect 2 "info: window attention's window 0" "$GF" info --model transformer-tiny --set mixers=w --set window=0
+want="layer 0: n_global 32 is not below max_len 32"; expect 2 "info: n_global >= max_len" "$GF" info --model transformer-tiny --set mixers=w --set n_global=32
+echo '{"base": "transformer-tiny", "layers": [{"mixer": "window", "window": 0}]}' >"$tmp/w0.json"
+want="layers\[0\]\.window"; expect 1 "info: window 0 in a config file names the layer's key" "$GF" info --config "$tmp/w0.json"
 want="--vocab expects an integer"; expect 2 "info: bad --vocab" "$GF" info --model grassmann-tiny --vocab -3
 want="cannot open config file $tmp/none.json"; expect 1 "info: missing config file" "$GF" info --config "$tmp/none.json"
 echo '{"vocab_size": 10' >"$tmp/bad.json"
@@ -179,6 +183,18 @@ for ck in gw gb; do
         [ "$a" = "$b" ] && pass "example: $ck sampled text (top-k, top-p, seed) equals grassflow generate --stream's" || fail "example: $ck sampled '$label' differs"
     done
 done
+# window attention with global tokens, pos none: 70 greedy tokens run past max_len 32 and wrap its ring of 5
+"$GF" train --model transformer-tiny --set mixers=w --set window=5 --set n_global=2 --set pos=none --tokenizer byte $TR \
+    --out "$tmp/gwin" >/dev/null 2>&1 || fail "train a window-attention checkpoint"
+a=$("$GF" generate --ckpt "$tmp/gwin/last.safetensors" --prompt "the game" --tokens 70 --temperature 0 2>/dev/null | od -c)
+b=$("$GF" generate --ckpt "$tmp/gwin/last.safetensors" --prompt "the game" --tokens 70 --temperature 0 --no-cache 2>"$tmp/err" | od -c)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "window (w 5, 2 globals, pos none): greedy text streamed = recomputed past max_len" \
+    || fail "window generate vs --no-cache: $(head -c 300 "$tmp/err")"
+"$GF" bench generate --model transformer-tiny --set mixers=w --set window=8 --set n_global=2 --set pos=none --positions 10,3000 \
+    --tokens 3 --json >"$tmp/wbench.json" 2>/dev/null
+$PY -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; sys.exit(not(len(r)==2 and r[0]["state_bytes"]==r[1]["state_bytes"]==2*10*2*32*4))' "$tmp/wbench.json" \
+    && pass "bench generate: window attention's state is flat, 2 layers x (8 + 2) x 2 d floats at positions 10 and 3000" \
+    || fail "bench generate window state: $(cat "$tmp/wbench.json")"
 want="has no tokenizer"; expect 1 "example: a checkpoint without a tokenizer" "$EXG" "$tmp/gnone.safetensors" "x" 5
 want="TOP_K 'many' is not a non-negative integer"; expect 2 "example: a bad argument" "$EXG" "$tmp/gw/last.safetensors" "x" 5 1 many
 want="sampler: temperature -1"; expect 1 "example: a bad temperature" "$EXG" "$tmp/gw/last.safetensors" "x" 5 -1

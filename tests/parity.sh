@@ -16,7 +16,8 @@ trap 'rm -rf "$out"' EXIT
 # pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
 # stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1;
 # distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
-# *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only))
+# *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
+# window_*: window attention, causal past max_len and with globals, bidirectional with and without globals)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -42,6 +43,10 @@ snli_head_window 4 21 0 pad
 distilbert_snli_head 4 22 0 pad
 bidir_linformer_classify 4 20 0 pad
 linformer_short_post 3 13 0 pad
+window_lm_long 2 70 0
+window_globals_lm 2 20 2
+bidir_window_classify 4 20 0 pad
+bidir_window_globals_classify 4 70 0 pad
 "
 fail=0
 while read -r name B T ign pad; do

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# The Python package (python/grassflow) against the C engine, on four tiny models trained here: a Grassmann
+# The Python package (python/grassflow) against the C engine, on five tiny models trained here: a Grassmann
 # LM (word tokens, learned positions), a Transformer LM (bytes), a hybrid (grassmann, attention, grassmann in
-# post-norm, then a stack of a windowed multi-head Grassmann layer and attention; chars, sinusoidal) and an
-# SNLI classifier (WordPiece pairs with token types, attention and Grassmann layers, a windowed stack on top,
-# then a linformer stack).
+# post-norm, then a stack of a windowed multi-head Grassmann layer and attention; chars, sinusoidal), window
+# attention with global tokens under attention (chars) and an SNLI classifier (WordPiece pairs with token
+# types, attention and Grassmann layers, a windowed stack on top, then a linformer stack).
 #   - ctypes (no PyTorch in the process): score = grassflow score / eval, generate (streamed, greedy and
 #     sampled) = grassflow generate, features = grassflow features --json (also of a Hugging Face DistilBERT
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
-#   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all four;
+#   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals.
 set -euo pipefail
 BUILD=${1:-build}
@@ -56,9 +56,11 @@ TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no
 "$GF" train --model grassmann-tiny --tokenizer word $TR --out "$tmp/grassmann" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 "$GF" train --model transformer-tiny --tokenizer byte $TR --out "$tmp/transformer" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 "$GF" train --config "$tmp/hybrid.json" --tokenizer char $TR --out "$tmp/hybrid" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --model transformer-tiny --set mixers=w,a --set window=3 --set n_global=2 --tokenizer char $TR --out "$tmp/window" \
+    >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 "$GF" train --task snli --config "$tmp/classifier.json" --corpus "$tmp/snli" --steps 6 --batch 8 --lr 0.03 --warmup 0 \
     --eval-every 0 --no-cache --out "$tmp/classifier" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
-LMS="grassmann transformer hybrid"
+LMS="grassmann transformer hybrid window"
 TEXT="the game of café ends
 and then a story begins"
 SHORT="the game of café" # at most max_len + 1 tokens for every tokenizer: one line for grassflow score
@@ -166,6 +168,10 @@ $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['min_chan
     || fail "classifier round trip through PyTorch: $r"
 "$GF" generate --ckpt "$tmp/tuned.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
     && pass "grassflow generate reads the saved checkpoint" || fail "grassflow generate on the saved checkpoint"
+r=$($CHK finetune "$tmp/window/last.safetensors" "$SHORT" "$tmp/tuned-window.safetensors")
+$PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5))" "$r" \
+    && pass "window attention: a fine-tuning step in PyTorch, saved, is what the C engine computes ($r)" \
+    || fail "window fine-tune round trip: $r"
 $CHK refuse "$tmp/grassmann/last.safetensors" >"$tmp/refuse"
 while IFS= read -r line; do
     case "$line" in

@@ -199,10 +199,17 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
     free(m);
 }
 
-/* Multi-head attention, the literal way (causal: key <= query; bidir: every key; padded keys never). P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d),
- * proj.bias (d). */
-static inline void ref_attention(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
-                                 int64_t B, int64_t T, bool bidir, const uint8_t *mask) {
+/* Whether query i sees key j in window attention (docs/model.md): causal: j <= i and (i - j < w or j < g);
+ * bidirectional: |i - j| < w or j < g or i < g. Full attention is w = T, g = 0. */
+static inline bool ref_window_sees(int64_t i, int64_t j, int64_t w, int64_t g, bool bidir) {
+    if (bidir) return llabs(i - j) < w || j < g || i < g;
+    return j <= i && (i - j < w || j < g);
+}
+
+/* Multi-head window attention with g global positions, the literal way (keys by ref_window_sees; padded keys
+ * never). P: qkv.weight (3d,d), qkv.bias (3d), proj.weight (d,d), proj.bias (d). */
+static inline void ref_window_attention(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
+                                        int64_t B, int64_t T, bool bidir, const uint8_t *mask, int64_t w, int64_t g) {
     const int64_t dh = d / H, N = B * T;
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv);
     double *o = malloc((size_t)(N * d) * sizeof *o);
@@ -217,23 +224,23 @@ static inline void ref_attention(double *out, const double *inp, const double *c
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < T; i++) {
                 const double *q = qkv + (b * T + i) * 3 * d + h * dh;
-                const int64_t last = bidir ? T - 1 : i; /* keys 0 .. last, padded ones excluded */
                 double mx = -INFINITY;
-                for (int64_t j = 0; j <= last; j++) {
+                for (int64_t j = 0; j < T; j++) {
+                    s[j] = -INFINITY; /* unless the query sees the key, and it is not padding */
+                    if ((mask && !mask[b * T + j]) || !ref_window_sees(i, j, w, g, bidir)) continue;
                     const double *k = qkv + (b * T + j) * 3 * d + d + h * dh;
                     double acc = 0.0;
                     for (int64_t c = 0; c < dh; c++) acc += q[c] * k[c];
-                    s[j] = (mask && !mask[b * T + j]) ? -INFINITY : acc / sqrt((double)dh);
+                    s[j] = acc / sqrt((double)dh);
                     if (s[j] > mx) mx = s[j];
                 }
-                double z = 0.0;
-                for (int64_t j = 0; j <= last && mx > -INFINITY; j++) z += exp(s[j] - mx);
-                for (int64_t c = 0; c < dh; c++) { /* a query that sees no key: 0 */
-                    double acc = 0.0;
-                    for (int64_t j = 0; j <= last && mx > -INFINITY; j++)
-                        acc += exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + c];
-                    o[(b * T + i) * d + h * dh + c] = acc;
-                }
+                double z = 0.0, *oi = o + (b * T + i) * d + h * dh;
+                for (int64_t j = 0; j < T; j++)
+                    if (s[j] > -INFINITY) z += exp(s[j] - mx);
+                for (int64_t c = 0; c < dh; c++) oi[c] = 0.0; /* a query that sees no key: 0 */
+                for (int64_t j = 0; j < T; j++)
+                    for (int64_t c = 0; c < dh && s[j] > -INFINITY; c++)
+                        oi[c] += exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + c];
             }
     for (int64_t n = 0; n < N; n++)
         for (int64_t e = 0; e < d; e++) {
@@ -244,6 +251,12 @@ static inline void ref_attention(double *out, const double *inp, const double *c
     free(qkv);
     free(o);
     free(s);
+}
+
+/* Multi-head attention, the literal way (causal: key <= query; bidir: every key; padded keys never). */
+static inline void ref_attention(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
+                                 int64_t B, int64_t T, bool bidir, const uint8_t *mask) {
+    ref_window_attention(out, inp, P, d, H, B, T, bidir, mask, T, 0);
 }
 
 /* Linformer, the literal way: qkv as attention; padded positions' k and v set to 0; per batch row

@@ -25,7 +25,7 @@
 
 typedef struct {
     const char *name;
-    const char *mixer; /* "grassmann", "attention" or "linformer" */
+    const char *mixer; /* "grassmann", "attention", "window" or "linformer" */
     int64_t d, H, r, B, T;
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];
@@ -36,6 +36,7 @@ typedef struct {
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
+    int64_t w, g;   /* window attention: window and n_global */
     uint64_t seed; /* added to every seed of the random data */
     int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 64 */
 } mix_case;
@@ -51,7 +52,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     cfg->d_model = mc->d;
     cfg->n_layer = 2;
     cfg->d_ff = 4 * mc->d;
-    cfg->max_len = 64; /* then mc->max_len, once k_proj fits it */
+    cfg->max_len = 256; /* room for window's n_global; linformer: then mc->max_len, once k_proj fits it */
     cfg->ln_eps = 1e-5f;
     const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
     if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
@@ -70,6 +71,11 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
         fail_msg("%s: %s", mc->name, gf_last_error());
     snprintf(kp, sizeof kp, "max_len=%lld", (long long)mc->max_len);
     if (mc->max_len && gf_config_set(cfg, kp)) fail_msg("%s: %s", mc->name, gf_last_error());
+    char wset[2][64];
+    snprintf(wset[0], sizeof wset[0], "layers.%d.window=%lld", LAYER, (long long)mc->w);
+    snprintf(wset[1], sizeof wset[1], "layers.%d.n_global=%lld", LAYER, (long long)mc->g);
+    for (int k = 0; !strcmp(mc->mixer, "window") && k < 2; k++) /* layer 0 keeps the defaults: a decoy */
+        if (gf_config_set(cfg, wset[k])) fail_msg("%s: %s", mc->name, gf_last_error());
     for (int l = 0; is_grassmann(mc) && l < 2; l++) {
         gf_grassmann_config *g = GC(cfg, l);
         g->rank = mc->r;
@@ -122,6 +128,7 @@ typedef struct {
     const gf_config *cfg;
     bool grassmann, linformer, bidir;
     const uint8_t *mask;
+    int64_t w, g; /* window attention (w = T, g = 0: full attention) */
     int64_t B, T;
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
@@ -138,8 +145,8 @@ static void mix_fwd(const void *c_, double *out) {
             ref_linformer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), atoll(kp),
                           c->cfg->max_len, c->B, c->T, c->mask);
         else
-            ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T,
-                          c->bidir, c->mask);
+            ref_window_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T,
+                                 c->bidir, c->mask, c->w, c->g);
         free(h), free(kp);
     }
 }
@@ -214,7 +221,9 @@ static void run_case(const mix_case *mc) {
         mask = talloc((size_t)N);
         for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
     }
-    mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, B, T, ddup_f(inp, N * d), {0}, NULL};
+    const bool win = !strcmp(mc->mixer, "window");
+    mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, win ? mc->w : T, win ? mc->g : 0, B, T,
+                   ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -471,6 +480,40 @@ static void test_linformer(void **state) {
     run_case(&mc);
 }
 
+/* ---- window attention -------------------------------------------------------------------------- */
+
+/* Both directions, padded, with and without global positions; T = 70, not a multiple of the 64-query block
+ * (the second block's band starts past the globals), w > T, and more global rows than one block holds. */
+static void test_window(void **state) {
+    (void)state;
+    mix_case c = {.name = "window(w=5, T=70, causal)", .mixer = "window", .d = 8, .H = 2, .B = 2, .T = 70, .w = 5};
+    run_case(&c);
+    c.name = "window(w=5, g=3, T=70, causal, padded)";
+    c.g = 3, c.padded = true, c.seed = 1;
+    run_case(&c);
+    c.name = "window(w=5, g=3, T=70, bidirectional, padded)";
+    c.bidir = true, c.seed = 2;
+    run_case(&c);
+    c.name = "window(w=40, g=0, T=70, bidirectional, padded): a band over two blocks";
+    c.w = 40, c.g = 0, c.H = 1, c.seed = 3;
+    run_case(&c);
+    c.name = "window(w=3, g=66, T=70, bidirectional): global rows in two blocks";
+    c.w = 3, c.g = 66, c.padded = false, c.seed = 4;
+    run_case(&c);
+    c.name = "window(w=3, g=66, T=70, causal, padded)";
+    c.bidir = false, c.padded = true, c.seed = 5;
+    run_case(&c);
+    c.name = "window(w=20, g=2, T=9, causal, padded): w > T";
+    c.w = 20, c.g = 2, c.T = 9, c.d = 16, c.H = 4, c.seed = 6;
+    run_case(&c);
+    c.name = "window(w=20, g=12, T=9, bidirectional, padded): w > T, g > T";
+    c.bidir = true, c.g = 12, c.seed = 7;
+    run_case(&c);
+    c.name = "window(w=1, g=1, T=11, causal): itself and the first";
+    c.w = 1, c.g = 1, c.T = 11, c.bidir = false, c.padded = false, c.seed = 8;
+    run_case(&c);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -494,6 +537,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_windows, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
         cmocka_unit_test_teardown(test_linformer, pool_teardown),
+        cmocka_unit_test_teardown(test_window, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

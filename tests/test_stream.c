@@ -73,6 +73,20 @@ static void test_stream_transformer(void **state) {
     check_stream("transformer post, BERT's embedding LayerNorm, eps 1e-12, 40 positions", "transformer-tiny", bert, 40);
 }
 
+static void test_stream_window(void **state) {
+    (void)state;
+    const char *glob[] = {"mixers=w", "window=5", "n_global=3", "pos=none", NULL};
+    check_stream("window 5, 3 globals, pos none, 150 positions (past max_len)", "transformer-tiny", glob, 150);
+    const char *post[] = {"mixers=w", "window=8", "norm=post", "pos=sinusoidal", NULL};
+    check_stream("window 8, post, sinusoidal, 100 positions (past max_len)", "transformer-tiny", post, 100);
+    /* the ring grows with the stream's capacity (256 first) up to w slots, then the globals leave it */
+    const char *grow[] = {"mixers=w", "window=300", "n_global=2", "pos=none", NULL};
+    check_stream("window 300 (more than the first capacity), 2 globals, pos none, 620 positions", "transformer-tiny",
+                 grow, 620);
+    const char *hyb[] = {"mixers=g,w,a", "window=4", "n_global=1", "max_len=64", NULL};
+    check_stream("hybrid G,W,A, window 4, 1 global, learned, 64 positions", "hybrid-tiny", hyb, 64);
+}
+
 static void test_stream_hybrid(void **state) {
     (void)state;
     const char *pre[] = {"pos=none", NULL};
@@ -114,6 +128,17 @@ static void test_stream_errors_and_state(void **state) {
     assert_int_equal(gf_stream_state_bytes(s), b1);
     /* 2 layers x ring of 16 offsets x rank 6 floats */
     assert_int_equal(b1, 2 * 16 * 6 * sizeof(float));
+    gf_stream_free(s);
+    gf_model_free(m);
+    /* window attention: a ring of w keys and values plus the g globals, flat */
+    const char *wnone[] = {"mixers=w", "window=7", "n_global=2", "pos=none", NULL};
+    m = tl_make_model("transformer-tiny", wnone, 3);
+    s = gf_stream_create(m);
+    assert_non_null(gf_stream_step(s, 1));
+    b1 = gf_stream_state_bytes(s);
+    for (int t = 1; t < 3000; t++) assert_non_null(gf_stream_step(s, t % 64));
+    assert_int_equal(gf_stream_state_bytes(s), b1);
+    assert_int_equal(b1, 2 * (7 + 2) * 2 * 32 * sizeof(float)); /* 2 layers x (w + g) x k, v of d = 32 */
     gf_stream_free(s);
     gf_model_free(m);
     const char *tnone[] = {"pos=none", NULL};
@@ -176,6 +201,7 @@ int main(void) {
         cmocka_unit_test(test_stream_next),
         cmocka_unit_test(test_stream_grassmann),
         cmocka_unit_test(test_stream_transformer),
+        cmocka_unit_test(test_stream_window),
         cmocka_unit_test(test_stream_hybrid),
         cmocka_unit_test(test_stream_errors_and_state),
     };

@@ -24,7 +24,8 @@ TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
                                 "extra_proj": False, "window": 0, "heads": 1},
                   "attention": {"n_head": 4},
-                  "linformer": {"n_head": 4, "k_proj": 32}}
+                  "linformer": {"n_head": 4, "k_proj": 32},
+                  "window": {"n_head": 4, "window": 64, "n_global": 0}}
 
 
 def _per_layer(name, lst, n_layer):
@@ -230,10 +231,7 @@ class SelfAttention(nn.Module):
         k = k.reshape(B, T, H, dh).transpose(1, 2)
         v = v.reshape(B, T, H, dh).transpose(1, 2)
         att = q @ k.transpose(-2, -1) / math.sqrt(dh)  # (B, H, T, T)
-        allowed = torch.ones(T, T, dtype=torch.bool, device=h.device)
-        if self.causal:
-            allowed = allowed.tril()  # key <= query
-        allowed = allowed[None, None].expand(B, 1, T, T)
+        allowed = self.pattern(T, h.device)[None, None].expand(B, 1, T, T)
         if mask is not None:
             allowed = allowed & mask.bool()[:, None, None, :]
         att = att.masked_fill(~allowed, float("-inf"))
@@ -242,6 +240,12 @@ class SelfAttention(nn.Module):
                           torch.zeros_like(att))
         y = (att @ v).transpose(1, 2).reshape(B, T, d)
         return self.proj(y)
+
+
+    def pattern(self, T, device):
+        """(T, T) bool: query i may see key j (before padding)."""
+        allowed = torch.ones(T, T, dtype=torch.bool, device=device)
+        return allowed.tril() if self.causal else allowed  # causal: key <= query
 
 
 CausalSelfAttention = SelfAttention
@@ -293,6 +297,23 @@ class LinformerAttention(nn.Module):
         att = torch.softmax(q @ kp.transpose(-2, -1) / math.sqrt(dh), dim=-1)  # (B, H, T, K)
         y = (att @ vp).transpose(1, 2).reshape(B, T, d)
         return self.proj(y)
+class WindowAttention(SelfAttention):
+    """Sliding-window attention with global tokens (Longformer): SelfAttention's tensors and math, each query
+    seeing only causal: j <= i and (i - j < window or j < n_global); bidirectional: |i - j| < window or
+    j < n_global or i < n_global (the global positions see every key)."""
+
+    def __init__(self, d, n_head, window, n_global, causal=True):
+        super().__init__(d, n_head, causal)
+        self.window = window
+        self.n_global = n_global
+
+    def pattern(self, T, device):
+        i = torch.arange(T, device=device)[:, None]
+        j = torch.arange(T, device=device)[None, :]
+        glob_key, glob_query = j < self.n_global, i < self.n_global
+        if self.causal:
+            return (j <= i) & ((i - j < self.window) | glob_key)
+        return ((i - j).abs() < self.window) | glob_key | glob_query
 
 
 # The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
@@ -308,6 +329,9 @@ MIXERS = {
     "linformer": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: LinformerAttention(d, lc["n_head"], lc["k_proj"], st["max_len"],
                                                                        bidir, st["pos"])},
+    "window": {"gated_skip": False,
+               "build": lambda d, lc, bidir, st: WindowAttention(d, lc["n_head"], lc["window"], lc["n_global"],
+                                                                 causal=not bidir)},
 }
 
 
