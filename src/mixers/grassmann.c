@@ -602,7 +602,8 @@ const gf_mixer_ops gf_mixer_grassmann = {
             "Linear in the sequence length; streams (causal) with a ring of max(D) reduced vectors.\n"
             "The paper's ablations: plucker false feeds each pair as its concatenation [z_later; z_earlier]\n"
             "(2r values) instead of its Pluecker coordinates (does the geometry matter, or only the pairing?);\n"
-            "gate false drops the gate, output (h + g) / 2. Same cost; plucker false skips the r^2/2 wedge.",
+            "gate false drops the gate, output (h + g) / 2. Both stay linear in T; plucker false forms 2r-vectors\n"
+            "in place of the r(r-1)/2 wedge (docs/model.md, \"The paper's ablations\").",
     .config_size = sizeof(gf_grassmann_config),
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
