@@ -125,7 +125,8 @@ static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
-    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * rows * slots + rows);
+    const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows) : 0;
+    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles;
 }
 
 /* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
