@@ -64,6 +64,16 @@ grep -Eq '^hybrid-middle-6L +12,603,552  grassmann x3, attention, grassmann x2' 
 want=; expect 0 "info on a hybrid preset" "$GF" info --model hybrid-last-small
 grep -q '^beside      grassmann-small 4,654,144, transformer-small 4,716,544' "$tmp/out" && pass "info on a hybrid prints its pair's counts beside it" || fail "info hybrid: $(head -c 300 "$tmp/out")"
 got=$(count grassmann-6L --set extra_proj=true); [ "$got" = 13001920 ] && pass "grassmann-6L + extra_proj has 13001920" || fail "grassmann-6L + extra_proj: $got"
+# the paper's ablations (tests/torch_ref/count_params.py holds the same counts): pair.weight (d, 2r) for
+# plucker.weight (d, r(r-1)/2); no gate tensors
+got=$(count grassmann-6L --set plucker=false); [ "$got" = 11943616 ] && pass "grassmann-6L + plucker false has 11943616" || fail "grassmann-6L + plucker false: $got"
+got=$(count grassmann-6L --set gate=false); [ "$got" = 11819200 ] && pass "grassmann-6L + gate false has 11819200" || fail "grassmann-6L + gate false: $got"
+got=$(count grassmann-6L --set plucker=false --set gate=false); [ "$got" = 11155648 ] && pass "grassmann-6L + both ablations has 11155648" || fail "grassmann-6L + both ablations: $got"
+echo '{"base": "grassmann-tiny", "layers": [{"mixer": "grassmann", "rank": 8, "heads": 2, "plucker": false}]}' >"$tmp/heads.json"
+want="layer 0: heads is 2 with plucker false; heads split the Pluecker coordinates.*set heads 1 or plucker true"
+expect 1 "info: heads > 1 with plucker false is refused, naming both keys" "$GF" info --config "$tmp/heads.json"
+want='"plucker" must be true or false'; expect 2 "info: --set plucker to a non-bool" "$GF" info --model grassmann-tiny --set plucker=3
+want='"gate" must be true or false'; expect 2 "info: --set gate to a non-bool" "$GF" info --model grassmann-tiny --set gate=maybe
 
 echo "cli: init does not overwrite"
 "$GF" init --model grassmann-tiny --seed 5 --out "$tmp/keep.safetensors" >/dev/null

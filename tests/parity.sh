@@ -17,7 +17,8 @@ trap 'rm -rf "$out"' EXIT
 # stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1;
 # distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
 # *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
-# window_*: window attention, causal past max_len and with globals, bidirectional with and without globals)
+# window_*: window attention, causal past max_len and with globals, bidirectional with and without globals;
+# the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -47,6 +48,10 @@ window_lm_long 2 70 0
 window_globals_lm 2 20 2
 bidir_window_classify 4 20 0 pad
 bidir_window_globals_classify 4 70 0 pad
+grassmann_no_plucker 2 20 0
+grassmann_no_gate 2 20 3
+lm_ablations_padded 3 20 0 pad
+bidir_ablations_classify 4 18 1 pad
 "
 fail=0
 while read -r name B T ign pad; do

@@ -50,6 +50,16 @@ cat >"$tmp/classifier.json" <<'EOF'
              "layers": [{"mixer": "grassmann", "rank": 8, "heads": 2, "offsets": [1, 2, 4], "window": 8}]},
             {"name": "lin", "d_model": 32, "d_ff": 48, "n_layer": 1, "layers": [{"mixer": "linformer", "n_head": 2, "k_proj": 8}]}]}
 EOF
+# the paper's Grassmann ablations: pair.weight in place of plucker.*, no gate.* (an LM and a padded classifier)
+cat >"$tmp/ablation.json" <<'EOF'
+{"base": "grassmann-tiny", "layers": [{"mixer": "grassmann", "rank": 8, "offsets": [1, 2, 4], "plucker": false},
+                                      {"mixer": "grassmann", "rank": 6, "offsets": [1, 3], "gate": false, "extra_proj": true}]}
+EOF
+cat >"$tmp/ablation_classifier.json" <<'EOF'
+{"base": "grassmann-tiny", "head": {"kind": "classify", "n_classes": 3}, "direction": "bidirectional", "segments": 2,
+ "layers": [{"mixer": "grassmann", "rank": 6, "offsets": [1, 2, 4], "window": 8, "plucker": false, "gate": false},
+            {"mixer": "grassmann", "rank": 6, "offsets": [1, 3], "plucker": false}]}
+EOF
 mkdir -p "$tmp/snli"
 for s in train_0.01 dev test; do { xz -dc "data/snli/snli_1.0_$s.tsv.xz" || true; } | head -64 >"$tmp/snli/snli_1.0_${s%_0.01}.tsv"; done
 TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no-cache"
@@ -60,6 +70,9 @@ TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no
     >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 "$GF" train --task snli --config "$tmp/classifier.json" --corpus "$tmp/snli" --steps 6 --batch 8 --lr 0.03 --warmup 0 \
     --eval-every 0 --no-cache --out "$tmp/classifier" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --config "$tmp/ablation.json" --tokenizer word $TR --out "$tmp/ablation" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+"$GF" train --task snli --config "$tmp/ablation_classifier.json" --corpus "$tmp/snli" --steps 6 --batch 8 --lr 0.03 --warmup 0 \
+    --eval-every 0 --no-cache --out "$tmp/ablation_classifier" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 LMS="grassmann transformer hybrid window"
 TEXT="the game of café ends
 and then a story begins"
@@ -148,9 +161,9 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
 
 echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"
-for name in $LMS classifier; do
+for name in $LMS classifier ablation ablation_classifier; do
     ck="$tmp/$name/last.safetensors"
-    data="$TEXT"; [ $name = classifier ] && data="$tmp/snli/snli_1.0_dev.tsv"
+    data="$TEXT"; [ "${name%classifier}" = "$name" ] || data="$tmp/snli/snli_1.0_dev.tsv"
     r=$($CHK torch "$ck" "$data")
     $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
         && pass "$name: torch logits = C logits ($r)" || fail "$name: torch logits: $r"
@@ -158,15 +171,17 @@ for name in $LMS classifier; do
     $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "$name: ... and a changed weight is seen ($r)" || fail "$name: a changed weight went unseen: $r"
 done
-r=$($CHK finetune "$tmp/grassmann/last.safetensors" "$TEXT" "$tmp/tuned.safetensors")
-$PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
-    && pass "a fine-tuning step in PyTorch, saved, is what the C engine computes; the tokenizer kept, no overwrite ($r)" \
-    || fail "fine-tune round trip: $r"
+for name in grassmann ablation; do # ablation: pair.weight and no gate.* written back by PyTorch
+    r=$($CHK finetune "$tmp/$name/last.safetensors" "$TEXT" "$tmp/tuned-$name.safetensors")
+    $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
+        && pass "$name: a fine-tuning step in PyTorch, saved, is what the C engine computes; the tokenizer kept, no overwrite ($r)" \
+        || fail "$name: fine-tune round trip: $r"
+done
 r=$($CHK finetune-pairs "$tmp/classifier/last.safetensors" "$tmp/snli/snli_1.0_dev.tsv" "$tmp/tuned-pairs.safetensors")
 $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['min_changed'] > 0 and r['max_abs_diff'] <= 1e-5 and r['tensors'] == ['lin.blocks.0.mix.E', 'lin.blocks.0.mix.F']))" "$r" \
     && pass "classifier (a linformer stack): a PyTorch step on the pairs changes every tensor, saved, is what the C engine computes ($r)" \
     || fail "classifier round trip through PyTorch: $r"
-"$GF" generate --ckpt "$tmp/tuned.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
+"$GF" generate --ckpt "$tmp/tuned-grassmann.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
     && pass "grassflow generate reads the saved checkpoint" || fail "grassflow generate on the saved checkpoint"
 r=$($CHK finetune "$tmp/window/last.safetensors" "$SHORT" "$tmp/tuned-window.safetensors")
 $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5))" "$r" \

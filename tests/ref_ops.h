@@ -109,7 +109,9 @@ typedef struct {
  * plucker.weight and plucker.bias; g = mean of the projections (0 when no offset is valid);
  * a = sigmoid(gate([h; g])), m = a h + (1 - a) g, out = extra_proj ? out(m) : m.
  * P: red.weight (r,d), red.bias (r), plucker.weight (d,C), plucker.bias (d), gate.weight (d,2d),
- * gate.bias (d), [out.weight (d,d), out.bias (d)]. */
+ * gate.bias (d), [out.weight (d,d), out.bias (d)].
+ * Ablations: plucker false: the pair is [z_later; z_earlier] (2r), projected with pair.weight (d,2r) and
+ * pair.bias in place of plucker.*; gate false: no gate.* (out.* move up two), m = (h + g) / 2. */
 static inline void ref_grassmann(double *out, const double *inp, const double *const *P, const gf_config *cfg,
                                  int layer, int64_t B, int64_t T, bool bidir, const uint8_t *mask,
                                  ref_grassmann_stats *st) {
@@ -117,8 +119,10 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
     const int64_t d = cfg->d_model, r = gc->rank, H = gc->heads, rh = r / H, C = H * (rh * (rh - 1) / 2), N = B * T;
     const double eps = (double)gc->plucker_eps;
     const double *Wr = P[0], *br = P[1], *Wp = P[2], *bp = P[3], *Wg = P[4], *bg = P[5];
+    const double *const *Po = P + (gc->gate ? 6 : 4); /* out.weight, out.bias */
+    const int64_t F = gc->plucker ? C : 2 * r;        /* the projection's input */
     double *z = malloc((size_t)(N * r) * sizeof *z);
-    double *p = malloc((size_t)C * sizeof *p);
+    double *p = malloc((size_t)F * sizeof *p);
     double *g = malloc((size_t)d * sizeof *g);
     double *m = malloc((size_t)d * sizeof *m);
     if (st) {
@@ -146,7 +150,11 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                 if (gc->window && (t + step) / gc->window != t / gc->window) continue; /* another window */
                 const double *u = z + (step < 0 ? n : n + step) * r, *v = z + (step < 0 ? n + step : n) * r;
                 int64_t k = 0;
-                for (int64_t hh = 0; hh < H; hh++) { /* each head: its own rh dimensions, its own norm */
+                for (int64_t i = 0; !gc->plucker && i < r; i++) { /* [z_later; z_earlier] */
+                    p[i] = u[i];
+                    p[r + i] = v[i];
+                }
+                for (int64_t hh = 0; gc->plucker && hh < H; hh++) { /* each head: its own rh dimensions, its own norm */
                     const double *uh = u + hh * rh, *vh = v + hh * rh;
                     const int64_t k0 = k;
                     double nrm = 0.0;
@@ -170,13 +178,17 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                 }
                 for (int64_t e = 0; e < d; e++) {
                     double s = bp[e];
-                    for (k = 0; k < C; k++) s += Wp[e * C + k] * p[k];
+                    for (k = 0; k < F; k++) s += Wp[e * F + k] * p[k];
                     g[e] += s;
                 }
                 cnt++;
             }
             for (int64_t e = 0; e < d; e++) g[e] = cnt ? g[e] / cnt : 0.0;
             for (int64_t e = 0; e < d; e++) {
+                if (!gc->gate) {
+                    m[e] = (h[e] + g[e]) / 2.0;
+                    continue;
+                }
                 double s = bg[e];
                 for (int64_t k = 0; k < d; k++) s += Wg[e * 2 * d + k] * h[k];
                 for (int64_t k = 0; k < d; k++) s += Wg[e * 2 * d + d + k] * g[k];
@@ -185,8 +197,8 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
             }
             for (int64_t e = 0; e < d; e++) {
                 if (gc->extra_proj) {
-                    double s = P[7][e];
-                    for (int64_t k = 0; k < d; k++) s += P[6][e * d + k] * m[k];
+                    double s = Po[1][e];
+                    for (int64_t k = 0; k < d; k++) s += Po[0][e * d + k] * m[k];
                     out[n * d + e] = s;
                 } else {
                     out[n * d + e] = m[e];

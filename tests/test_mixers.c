@@ -37,6 +37,8 @@ typedef struct {
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     int64_t w, g;   /* window attention: window and n_global */
+    bool no_plucker; /* Grassmann plucker: false (the pair as [z_later; z_earlier]) */
+    bool no_gate;    /* Grassmann gate: false (out (h + g) / 2) */
     uint64_t seed; /* added to every seed of the random data */
     int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 64 */
 } mix_case;
@@ -89,6 +91,8 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
         g->extra_proj = mc->extra_proj;
         g->window = mc->window;
         g->heads = mc->heads ? mc->heads : 1;
+        g->plucker = !mc->no_plucker;
+        g->gate = !mc->no_gate;
     }
     cfg->norm = GF_NORM_PRE;
     cfg->gelu = GF_GELU_ERF;
@@ -112,14 +116,22 @@ static int expected_specs(const mix_case *mc, gf_param_spec *s) {
     }
     gf_param_spec_set(&s[0], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[1], "red.bias", 1, r, 0, GF_INIT_ZERO);
-    gf_param_spec_set(&s[2], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[3], "plucker.bias", 1, d, 0, GF_INIT_ZERO);
-    gf_param_spec_set(&s[4], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[5], "gate.bias", 1, d, 0, GF_INIT_ZERO);
-    if (!mc->extra_proj) return 6;
-    gf_param_spec_set(&s[6], "out.weight", 2, d, d, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[7], "out.bias", 1, d, 0, GF_INIT_ZERO);
-    return 8;
+    if (mc->no_plucker) {
+        gf_param_spec_set(&s[2], "pair.weight", 2, d, 2 * r, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[3], "pair.bias", 1, d, 0, GF_INIT_ZERO);
+    } else {
+        gf_param_spec_set(&s[2], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[3], "plucker.bias", 1, d, 0, GF_INIT_ZERO);
+    }
+    int n = 4;
+    if (!mc->no_gate) {
+        gf_param_spec_set(&s[n++], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[n++], "gate.bias", 1, d, 0, GF_INIT_ZERO);
+    }
+    if (!mc->extra_proj) return n;
+    gf_param_spec_set(&s[n++], "out.weight", 2, d, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[n++], "out.bias", 1, d, 0, GF_INIT_ZERO);
+    return n;
 }
 
 static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1); }
@@ -514,6 +526,36 @@ static void test_window(void **state) {
     run_case(&c);
 }
 
+/* The paper's ablations (plucker false: the pair as [z_later; z_earlier] through pair.weight; gate false:
+ * (h + g) / 2), alone and together, causal and bidirectional, padded, windowed, without any valid offset. */
+static void test_ablations(void **state) {
+    (void)state;
+    mix_case g = GRASSMANN("grassmann(plucker false, r=6, T=20, offsets 1..16, extra_proj)", .r = 6, .T = 20,
+                           LONG_OFFSETS, .extra_proj = true, .no_plucker = true);
+    run_case(&g);
+    g.name = "grassmann(plucker false, r=5, T=17, offsets 1,3,3, window 8, bidirectional, padded)";
+    g.r = 5, g.T = 17, g.n_offsets = 3, g.offsets[0] = 1, g.offsets[1] = 3, g.offsets[2] = 3, g.window = 8;
+    g.bidir = true, g.padded = true, g.extra_proj = false, g.seed = 7;
+    run_case(&g);
+    g.name = "grassmann(plucker false, gate false, r=5, T=17, offsets 1,3,3, window 8, bidirectional, padded, "
+             "extra_proj)";
+    g.no_gate = true, g.extra_proj = true;
+    run_case(&g);
+    g.name = "grassmann(plucker false, gate false, r=4, T=9, offsets 1,2, causal, padded)";
+    g.r = 4, g.T = 9, g.n_offsets = 2, g.offsets[1] = 2, g.window = 0, g.bidir = false, g.extra_proj = false;
+    run_case(&g);
+    g.name = "grassmann(gate false, r=8 in 2 heads, T=17, offsets 1,2,4, bidirectional, padded)";
+    g.no_plucker = false, g.r = 8, g.heads = 2, g.T = 17, g.n_offsets = 3, g.offsets[1] = 2, g.offsets[2] = 4;
+    g.bidir = true, g.seed = 8;
+    run_case(&g);
+    g = GRASSMANN("grassmann(gate false, r=6, T=20, offsets 1..16, causal, extra_proj)", .r = 6, .T = 20,
+                  LONG_OFFSETS, .extra_proj = true, .no_gate = true, .seed = 9);
+    run_case(&g);
+    g = GRASSMANN("grassmann(plucker false, gate false, r=6, T=12, offsets [16]: no pair at all)", .r = 6, .T = 12,
+                  .n_offsets = 1, .offsets = {16}, .no_plucker = true, .no_gate = true);
+    run_case(&g);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -538,6 +580,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_heads, pool_teardown),
         cmocka_unit_test_teardown(test_linformer, pool_teardown),
         cmocka_unit_test_teardown(test_window, pool_teardown),
+        cmocka_unit_test_teardown(test_ablations, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

@@ -63,6 +63,18 @@ static void test_stream_grassmann(void **state) {
                  windowed, 70);
 }
 
+/* The paper's ablations stream with the same ring of reduced vectors. */
+static void test_stream_ablations(void **state) {
+    (void)state;
+    const char *no_plucker[] = {"pos=none", "max_len=32", "plucker=false", NULL};
+    check_stream("grassmann plucker false, pos none, 150 positions (past max_len)", "grassmann-tiny", no_plucker, 150);
+    const char *no_gate[] = {"norm=post", "extra_proj=true", "pos=sinusoidal", "gate=false", NULL};
+    check_stream("grassmann gate false, post + extra_proj, sinusoidal, 100 positions", "grassmann-tiny", no_gate, 100);
+    const char *both[] = {"pos=none", "window=8", "offsets=1,2,4,12", "rank=6", "plucker=false", "gate=false", NULL};
+    check_stream("grassmann plucker and gate false, windows of 8, offsets 1,2,4,12, 70 positions", "grassmann-tiny", both,
+                 70);
+}
+
 static void test_stream_transformer(void **state) {
     (void)state;
     const char *pre[] = {"max_len=96", NULL};
@@ -200,6 +212,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_next),
         cmocka_unit_test(test_stream_grassmann),
+        cmocka_unit_test(test_stream_ablations),
         cmocka_unit_test(test_stream_transformer),
         cmocka_unit_test(test_stream_window),
         cmocka_unit_test(test_stream_hybrid),

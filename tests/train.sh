@@ -112,6 +112,23 @@ for ck in w1/best c1/last ra/last; do
     [ -n "$a" ] && [ "$a" = "$b" ] && pass "$ck: greedy text is the same streamed and recomputed" || fail "$ck: stream '$a' vs recompute '$b'"
     [ "$a" = "$c" ] && pass "$ck: --stream prints the same text" || fail "$ck: --stream '$c' vs '$a'"
 done
+# the paper's ablations (plucker false, gate false, both; in a char model, past max_len with pos none):
+# greedy and sampled text, and eval's loss, the same streamed and recomputed
+for abl in "plucker=false" "gate=false" "plucker=false --set gate=false"; do
+    name=ab-${abl//[^a-z]/}
+    "$GF" train --model grassmann-tiny --set pos=none --set $abl --corpus tinyshakespeare --steps 4 --batch 4 --seq-len 16 \
+        --eval-every 0 --out "$tmp/$name" >/dev/null 2>&1 || fail "train grassmann-tiny --set $abl"
+    for how in "--temperature 0" "--temperature 1 --seed 5"; do
+        a=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how 2>/dev/null)
+        b=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how --no-cache 2>/dev/null)
+        [ -n "$a" ] && [ "$a" = "$b" ] && pass "--set $abl: text ($how) is the same streamed and recomputed (66 positions, max_len 32)" \
+            || fail "--set $abl, $how: stream '$a' vs recompute '$b'"
+    done
+    ea=$("$GF" eval --ckpt "$tmp/$name/last.safetensors" --corpus tinyshakespeare --seq-len 80 --json 2>/dev/null)
+    eb=$("$GF" eval --ckpt "$tmp/$name/last.safetensors" --corpus tinyshakespeare --seq-len 80 --json --stream 2>/dev/null)
+    if $PY -c 'import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sys.exit(not(a["tokens"]==b["tokens"] and abs(a["loss"]-b["loss"])<=1e-6*a["loss"]))' "$ea" "$eb"
+    then pass "--set $abl: eval --stream at L 80 equals the batched eval"; else fail "--set $abl: eval --stream '$eb' vs '$ea'"; fi
+done
 # no position table: past max_len the stream goes on with constant state, the recompute sees everything
 "$GF" train --model hybrid-tiny --set pos=none --corpus tinyshakespeare --steps 6 --batch 4 --seq-len 16 --eval-every 0 --out "$tmp/pn" >/dev/null 2>&1
 a=$("$GF" generate --ckpt "$tmp/pn/last.safetensors" --prompt "ROMEO:" --tokens 90 --temperature 0 2>"$tmp/err")

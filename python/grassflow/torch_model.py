@@ -22,7 +22,7 @@ DEFAULTS_2 = {"segments": 0, "emb_norm": False, "ln_eps": 1e-5, "task": "lm", "m
 HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
-                                "extra_proj": False, "window": 0, "heads": 1},
+                                "extra_proj": False, "window": 0, "heads": 1, "plucker": True, "gate": True},
                   "attention": {"n_head": 4},
                   "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0}}
@@ -121,6 +121,9 @@ def normalize_config(cfg):
             raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, lc["offsets"]))
         if lc["mixer"] == "grassmann" and lc["rank"] < 2:
             raise ValueError("config: rank must be >= 2")
+        if lc["mixer"] == "grassmann" and not lc.get("plucker", True) and lc.get("heads", 1) != 1:
+            raise ValueError("config: layer %d: heads is %d with plucker false; heads split the Pluecker "
+                             "coordinates, which plucker false does not compute" % (l, lc["heads"]))
         if lc["mixer"] == "attention" and c["d_model"] % lc["n_head"] != 0:
             raise ValueError("config: d_model must be divisible by n_head")
     stacks = []
@@ -151,7 +154,11 @@ def sinusoidal_table(max_len, d):
 
 
 class GrassmannMixer(nn.Module):
-    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1):
+    def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
+                 gate=True):
+        """plucker False (the paper's ablation): each pair enters as [z_later; z_earlier] through pair (2r -> d)
+        in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
+        the output is (h + g) / 2."""
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
@@ -161,9 +168,17 @@ class GrassmannMixer(nn.Module):
         self.eps = float(eps)
         self.bidirectional = bidirectional
         C = self.heads * (rh * (rh - 1) // 2)
+        self.use_plucker = bool(plucker)
+        if not self.use_plucker and self.heads != 1:
+            raise ValueError("GrassmannMixer: heads %d with plucker False (heads split the Pluecker coordinates)"
+                             % self.heads)
+        # registration order = checkpoint order: red, plucker or pair, gate, out
         self.red = nn.Linear(d, r)
-        self.plucker = nn.Linear(C, d)
-        self.gate = nn.Linear(2 * d, d)
+        if self.use_plucker:
+            self.plucker = nn.Linear(C, d)
+        else:
+            self.pair = nn.Linear(2 * r, d)
+        self.gate = nn.Linear(2 * d, d) if gate else None
         self.out = nn.Linear(d, d) if extra_proj else None
         iu = torch.triu_indices(rh, rh, 1)  # pairs i<j of one head, in row-major order
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)
@@ -187,6 +202,16 @@ class GrassmannMixer(nn.Module):
             t0, t1 = max(0, -s), min(T, T - s)  # positions t whose partner t + s is inside the sequence
             zt = z[:, t0:t1, :]
             zp = z[:, t0 + s:t1 + s, :]
+            ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
+            if self.window > 0:  # a partner in another window is no partner
+                pos = torch.arange(t0, t1)
+                ok = ok * ((pos + s) // self.window == pos // self.window).to(h.dtype)[None, :, None]
+            if not self.use_plucker:  # the pair as [z_later; z_earlier] (heads is 1)
+                later, earlier = (zt, zp) if s < 0 else (zp, zt)
+                gD = self.pair(torch.cat([later.flatten(-2), earlier.flatten(-2)], dim=-1)) * ok
+                acc = acc + F.pad(gD, (0, 0, t0, T - t1))
+                cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
+                continue
             p = zt[..., i] * zp[..., j] - zt[..., j] * zp[..., i]  # (B, n, H, C/H): each head on its own
             nrm = torch.linalg.norm(p, dim=-1, keepdim=True)
             phat = p / torch.clamp_min(nrm, self.eps)
@@ -196,17 +221,16 @@ class GrassmannMixer(nn.Module):
             phat = torch.where(same, torch.zeros_like(phat), phat).flatten(-2)  # (B, n, C), head-major
             if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
                 phat = -phat
-            ok = real[:, t0 + s:t1 + s].to(h.dtype)[..., None]  # a padded partner is no partner
-            if self.window > 0:  # a partner in another window is no partner
-                pos = torch.arange(t0, t1)
-                ok = ok * ((pos + s) // self.window == pos // self.window).to(h.dtype)[None, :, None]
             gD = self.plucker(phat) * ok  # project each pair, then average
             acc = acc + F.pad(gD, (0, 0, t0, T - t1))
             cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
         # positions without a partner: acc is exactly 0 there, so g = 0 (not the bias)
         g = acc / torch.clamp_min(cnt, 1.0)[..., None]
-        a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
-        m = a * h + (1.0 - a) * g
+        if self.gate is None:  # the ablation without the gate
+            m = (h + g) / 2.0
+        else:
+            a = torch.sigmoid(self.gate(torch.cat([h, g], dim=-1)))
+            m = a * h + (1.0 - a) * g
         if self.out is not None:
             m = self.out(m)
         return m
@@ -323,7 +347,8 @@ MIXERS = {
     "grassmann": {"gated_skip": True,
                   "build": lambda d, lc, bidir, st: GrassmannMixer(
                       d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
-                      window=lc.get("window", 0), heads=lc.get("heads", 1))},
+                      window=lc.get("window", 0), heads=lc.get("heads", 1), plucker=lc.get("plucker", True),
+                      gate=lc.get("gate", True))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
     "linformer": {"gated_skip": False,

@@ -9,7 +9,13 @@
  *
  * The mean is taken before the C -> d projection (exact, since the projection is affine and rows with
  * no valid offset are zeroed), so one GEMM serves all offsets. The Plücker tensor is never stored: the
- * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch. */
+ * forward keeps z, g, a (and m with extra_proj) and the backward recomputes pbar in scratch.
+ *
+ * The paper's ablations (keys plucker and gate, both true by default):
+ *   plucker: false: a pair enters as [z_later; z_earlier] (2r) through pair.weight/bias; by the same
+ *     affinity, the mean over S_t of W [z_later; z_earlier] + b is W [ubar; vbar] + b with ubar, vbar
+ *     the means of the pairs' halves: one GEMM on (N, 2r) rows (pair_mean)
+ *   gate: false: no gate tensors; m = (h + g) / 2 (a is not kept) */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +28,8 @@
 #include "mixers/mixer.h"
 #include "ops/ops.h"
 
-enum { P_RED_W, P_RED_B, P_PLU_W, P_PLU_B, P_GATE_W, P_GATE_B, P_OUT_W, P_OUT_B };
+/* Tensors in order: red, the pair projection (plucker or pair), the gate (gate: true), out (extra_proj). */
+enum { P_RED_W, P_RED_B, P_PROJ_W, P_PROJ_B, P_GATE_W, P_GATE_B };
 
 #define OFF(f) offsetof(gf_grassmann_config, f)
 static const gf_cfg_key KEYS[] = {
@@ -41,6 +48,11 @@ static const gf_cfg_key KEYS[] = {
              "sequence, stride = window); 0: the whole sequence"},
     {.name = "extra_proj", .type = GF_KEY_BOOL, .off = OFF(extra_proj), .def = "false",
      .help = "the paper's extra Linear(d, d) after the gate"},
+    {.name = "plucker", .type = GF_KEY_BOOL, .off = OFF(plucker), .def = "true",
+     .help = "false: the paper's ablation without Pluecker features: a pair enters as its concatenation "
+             "[z_later; z_earlier] through pair.weight (d, 2r); needs heads 1, ignores plucker_eps"},
+    {.name = "gate", .type = GF_KEY_BOOL, .off = OFF(gate), .def = "true",
+     .help = "false: the paper's ablation without the gate: no gate tensors, the output is (h + g) / 2"},
 };
 #undef OFF
 
@@ -54,6 +66,10 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
     if (g->heads < 1 || g->rank % g->heads || g->rank / g->heads < 2)
         return gf_fail("%s: layer %d: rank %lld in %lld heads; expected rank divisible by heads, with at least 2 "
                        "dimensions per head", src, layer, (long long)g->rank, (long long)g->heads);
+    if (!g->plucker && g->heads != 1)
+        return gf_fail("%s: layer %d: heads is %lld with plucker false; heads split the Pluecker coordinates, "
+                       "which plucker false does not compute: set heads 1 or plucker true", src, layer,
+                       (long long)g->heads);
     return 0;
 }
 
@@ -61,38 +77,56 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
 static int64_t head_rank(const gf_grassmann_config *g) { return g->rank / g->heads; }
 static int64_t head_pairs(const gf_grassmann_config *g) { return head_rank(g) * (head_rank(g) - 1) / 2; }
 static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)->heads * head_pairs(GC(cfg, layer)); }
+/* The width of a pair's features before the projection: the Plücker coordinates, or [z_later; z_earlier]. */
+static int64_t feat_dim(const gf_config *cfg, int layer) {
+    return GC(cfg, layer)->plucker ? n_pairs(cfg, layer) : 2 * GC(cfg, layer)->rank;
+}
+/* Where out.weight is in the tensor list (out.bias follows). */
+static int out_index(const gf_grassmann_config *g) { return g->gate ? 6 : 4; }
 
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
-    int64_t d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank, C = n_pairs(cfg, layer);
+    const gf_grassmann_config *g = GC(cfg, layer);
+    int64_t d = gf_layer_dim(cfg, layer), r = g->rank, F = feat_dim(cfg, layer);
     gf_param_spec_set(&s[P_RED_W], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_RED_B], "red.bias", 1, r, 0, GF_INIT_ZERO);
-    gf_param_spec_set(&s[P_PLU_W], "plucker.weight", 2, d, C, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[P_PLU_B], "plucker.bias", 1, d, 0, GF_INIT_ZERO);
-    gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, d, 0, GF_INIT_ZERO);
-    if (!GC(cfg, layer)->extra_proj) return 6;
-    gf_param_spec_set(&s[P_OUT_W], "out.weight", 2, d, d, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[P_OUT_B], "out.bias", 1, d, 0, GF_INIT_ZERO);
-    return 8;
+    gf_param_spec_set(&s[P_PROJ_W], g->plucker ? "plucker.weight" : "pair.weight", 2, d, F, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[P_PROJ_B], g->plucker ? "plucker.bias" : "pair.bias", 1, d, 0, GF_INIT_ZERO);
+    if (g->gate) {
+        gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, d, 0, GF_INIT_ZERO);
+    }
+    const int o = out_index(g);
+    if (!g->extra_proj) return o;
+    gf_param_spec_set(&s[o], "out.weight", 2, d, d, GF_INIT_NORMAL);
+    gf_param_spec_set(&s[o + 1], "out.bias", 1, d, 0, GF_INIT_ZERO);
+    return o + 2;
 }
 
-/* saved: z (N,r) | g (N,d) | a (N,d) | m (N,d) if extra_proj */
+/* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj */
 static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const gf_grassmann_config *g = GC(cfg, layer);
     int64_t N = B * T, d = gf_layer_dim(cfg, layer);
-    return N * g->rank + 2 * N * d + (g->extra_proj ? N * d : 0);
+    return N * g->rank + N * d + (g->gate ? N * d : 0) + (g->extra_proj ? N * d : 0);
 }
 
-/* scratch: pbar (N,C) | dpbar (N,C) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
+/* The saved gate activations a (NULL when gate is false) and m (out when there is no extra_proj). */
+static float *saved_a(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d) { return gc->gate ? g + N * d : NULL; }
+static float *saved_m(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d, float *out) {
+    return gc->extra_proj ? g + (gc->gate ? 2 : 1) * N * d : out;
+}
+
+/* scratch: pbar (N,F) | dpbar (N,F) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
  * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = partner slots: the layer's number of offsets
- * (twice that when bidirectional) */
+ * (twice that when bidirectional); F = feat_dim (pbar holds the pairs' means [ubar; vbar] when plucker is
+ * false, which needs no doubles) */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
     int64_t N = B * T, d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank;
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
-    return 2 * N * n_pairs(cfg, layer) + N * r + 3 * N * d + 16 + 2 * (N * r + 3 * rows * slots + rows);
+    const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows) : 0;
+    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles;
 }
 
 /* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
@@ -328,49 +362,110 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
     }
 }
 
-/* a = sigmoid(gate([h; g])), m = a*h + (1-a)*g, out = extra_proj ? out(m) : m (m may be out), N rows. */
-static void gate_forward(float *const *p, int64_t d, bool extra_proj, float *out, float *a, float *m,
-                         const float *inp, const float *g, int64_t N) {
-    /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
-    gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
-    gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
-#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
-    for (int64_t i = 0; i < N * d; i++) {
-        float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
-        a[i] = s;
-        m[i] = s * inp[i] + (1.0f - s) * g[i];
+/* ---- plucker: false: the pair as [z_later; z_earlier] ------------------------------------------------ */
+
+/* One row of the pairs' mean (2r): [ubar; vbar] = the mean over the partners vs[o] (NULL: none) of
+ * [u; v] for a partner before the token (step < 0) and [v; u] for one after it: each pair runs from the
+ * later token to the earlier, as p does. Zero when cnt = 0. */
+static void pair_row(float *x, const float *u, const float *const *vs, const int *steps, int n_offs, int cnt,
+                     int64_t r) {
+    double acc[512];
+    for (int64_t j = 0; j < 2 * r; j++) acc[j] = 0.0;
+    for (int o = 0; o < n_offs; o++) {
+        if (!vs[o]) continue;
+        const float *later = steps[o] < 0 ? u : vs[o], *earlier = steps[o] < 0 ? vs[o] : u;
+        for (int64_t j = 0; j < r; j++) {
+            acc[j] += later[j];
+            acc[r + j] += earlier[j];
+        }
     }
-    if (extra_proj) gf_linear_forward(out, m, d, p[P_OUT_W], d, p[P_OUT_B], N, d, d, 0.0f);
+    const double s = cnt ? 1.0 / cnt : 0.0;
+    for (int64_t j = 0; j < 2 * r; j++) x[j] = (float)(acc[j] * s);
 }
 
-static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
-    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = n_pairs(c->cfg, c->layer);
-    float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = gc->extra_proj ? a + N * d : out;
-    float *pbar = c->scratch;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
-
-    gf_linear_forward(z, inp, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
-    plucker_mean(pbar, z, gc, &pr, N);
-    gf_linear_forward(g, pbar, C, c->p[P_PLU_W], C, c->p[P_PLU_B], N, C, d, 0.0f);
-    /* a position without a partner (the first ones, when causal): there g = 0 (not the bias) */
-    zero_rows_without_partners(g, d, &pr, N);
-    gate_forward(c->p, d, gc->extra_proj, out, a, m, inp, g, N);
+/* The pairs' means (N, 2r) from z (N, r), row by row (heads is 1). */
+static void pair_mean(float *x, const float *z, const gf_grassmann_config *g, const pairing *pr, int64_t N) {
+    const int64_t r = g->rank;
+#pragma omp parallel for schedule(static) if (N * r > GF_PAR_MIN)
+    for (int64_t n = 0; n < N; n++) {
+        const float *vs[2 * GF_MAX_OFFSETS];
+        int cnt = partners(z, n, r, pr, vs);
+        pair_row(x + n * 2 * r, z + n * r, vs, pr->step, pr->n, cnt, r);
+    }
 }
 
-static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
-    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
-    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, C = n_pairs(c->cfg, c->layer);
-    const float *z = c->saved, *g = z + N * r, *a = g + N * d, *m = a + N * d;
-    float *pbar = c->scratch, *dpbar = pbar + N * C, *dz = dpbar + N * C, *dm = dz + N * r, *dg = dm + N * d,
-          *da = dg + N * d;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
+/* dz (N,r) from dx = dL/d[ubar; vbar] (N,2r; scaled in place by 1/count): row n's first half goes to the
+ * later token of each of its pairs, its second half to the earlier one. Pass 1 scales; pass 2 gathers, per
+ * row, its share as the token of its own pairs and as the partner of the rows that pair with it. */
+static void pair_backward(float *dz, float *dx, const pairing *pr, int64_t N, int64_t r) {
+    const int64_t T = pr->T;
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            const int cnt = valid_count(pr, n);
+            const float s = cnt ? 1.0f / (float)cnt : 0.0f;
+            for (int64_t j = 0; j < 2 * r; j++) dx[n * 2 * r + j] *= s;
+        }
+        /* implicit barrier: pass 2 reads other rows of dx */
+#pragma omp for schedule(static)
+        for (int64_t n = 0; n < N; n++) {
+            const int64_t t = n % T;
+            double acc[256];
+            for (int64_t j = 0; j < r; j++) acc[j] = 0.0;
+            for (int o = 0; o < pr->n; o++) {
+                const int st = pr->step[o];
+                if (has_partner(pr, n, o)) { /* n's own pair: n is the later token when its partner is before */
+                    const float *own = dx + n * 2 * r + (st < 0 ? 0 : r);
+                    for (int64_t j = 0; j < r; j++) acc[j] += own[j];
+                }
+                const int64_t m = n - st; /* row m pairs with n in slot o: n is its partner */
+                if (t - st < 0 || t - st >= T || !has_partner(pr, m, o)) continue;
+                const float *other = dx + m * 2 * r + (st < 0 ? r : 0);
+                for (int64_t j = 0; j < r; j++) acc[j] += other[j];
+            }
+            for (int64_t j = 0; j < r; j++) dz[n * r + j] = (float)acc[j];
+        }
+    }
+}
 
-    const float *dmix = dout;
-    if (gc->extra_proj) {
-        gf_zero(dm, N * d);
-        gf_linear_backward(dm, d, c->g[P_OUT_W], d, c->g[P_OUT_B], dout, m, d, c->p[P_OUT_W], d, N, d, d);
-        dmix = dm;
+/* ---- the gate --------------------------------------------------------------------------------------- */
+
+/* gate: a = sigmoid(gate([h; g])), m = a*h + (1-a)*g; gate false: m = (h + g) / 2 (a unused). Then
+ * out = extra_proj ? out(m) : m (m may be out), N rows. */
+static void gate_forward(float *const *p, const gf_grassmann_config *gc, int64_t d, float *out, float *a, float *m,
+                         const float *inp, const float *g, int64_t N) {
+    if (gc->gate) {
+        /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
+        gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
+        gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
+        for (int64_t i = 0; i < N * d; i++) {
+            float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
+            a[i] = s;
+            m[i] = s * inp[i] + (1.0f - s) * g[i];
+        }
+    } else {
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
+        for (int64_t i = 0; i < N * d; i++) m[i] = 0.5f * (inp[i] + g[i]);
+    }
+    const int o = out_index(gc);
+    if (gc->extra_proj) gf_linear_forward(out, m, d, p[o], d, p[o + 1], N, d, d, 0.0f);
+}
+
+/* Backward of gate_forward's mixing (after out): dh += dm*a, dg = dm*(1-a), and the gate's weights; or
+ * with gate false dh += dm/2, dg = dm/2. da is scratch (N, d). */
+static void gate_backward(const gf_mixer_call *c, const gf_grassmann_config *gc, int64_t d, float *dinp, float *dg,
+                          float *da, const float *dmix, const float *inp, const float *g, const float *a) {
+    const int64_t N = c->B * c->T;
+    if (!gc->gate) {
+#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
+        for (int64_t i = 0; i < N * d; i++) {
+            float dmi = 0.5f * dmix[i];
+            dinp[i] += dmi;
+            dg[i] = dmi;
+        }
+        return;
     }
     /* m = a*h + (1-a)*g:  dh += dm*a;  dg = dm*(1-a);  d(pre) = dm*(h-g)*a*(1-a) */
 #pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
@@ -384,19 +479,62 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
                        d, d);
     float *dgate_g = c->g[P_GATE_W] ? c->g[P_GATE_W] + d : NULL; /* NULL: the gate is frozen */
     gf_linear_backward(dg, d, dgate_g, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, d);
+}
+
+static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
+    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, F = feat_dim(c->cfg, c->layer);
+    float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, out);
+    float *pbar = c->scratch;
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
+
+    gf_linear_forward(z, inp, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
+    if (gc->plucker)
+        plucker_mean(pbar, z, gc, &pr, N);
+    else
+        pair_mean(pbar, z, gc, &pr, N);
+    gf_linear_forward(g, pbar, F, c->p[P_PROJ_W], F, c->p[P_PROJ_B], N, F, d, 0.0f);
+    /* a position without a partner (the first ones, when causal): there g = 0 (not the bias) */
+    zero_rows_without_partners(g, d, &pr, N);
+    gate_forward(c->p, gc, d, out, a, m, inp, g, N);
+}
+
+static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
+    const gf_grassmann_config *gc = GC(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, F = feat_dim(c->cfg, c->layer);
+    float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, NULL);
+    float *pbar = c->scratch, *dpbar = pbar + N * F, *dz = dpbar + N * F, *dm = dz + N * r, *dg = dm + N * d,
+          *da = dg + N * d;
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
+
+    const float *dmix = dout;
+    if (gc->extra_proj) {
+        const int o = out_index(gc);
+        gf_zero(dm, N * d);
+        gf_linear_backward(dm, d, c->g[o], d, c->g[o + 1], dout, m, d, c->p[o], d, N, d, d);
+        dmix = dm;
+    }
+    gate_backward(c, gc, d, dinp, dg, da, dmix, inp, g, a);
     /* g is the constant 0 on rows without a partner: no gradient flows past it there */
     zero_rows_without_partners(dg, d, &pr, N);
 
-    plucker_mean(pbar, z, gc, &pr, N);
-    gf_zero(dpbar, N * C);
-    gf_linear_backward(dpbar, C, c->g[P_PLU_W], C, c->g[P_PLU_B], dg, pbar, C, c->p[P_PLU_W], C, N, C, d);
+    if (gc->plucker)
+        plucker_mean(pbar, z, gc, &pr, N);
+    else
+        pair_mean(pbar, z, gc, &pr, N);
+    gf_zero(dpbar, N * F);
+    gf_linear_backward(dpbar, F, c->g[P_PROJ_W], F, c->g[P_PROJ_B], dg, pbar, F, c->p[P_PROJ_W], F, N, F, d);
 
-    /* the double-precision scratch starts at the next 64-byte boundary after da (16 floats reserved) */
-    float *dbl = da + N * d;
-    dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
-    double *y = (double *)(void *)dbl;
-    double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n;
-    plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus);
+    if (gc->plucker) {
+        /* the double-precision scratch starts at the next 64-byte boundary after da (16 floats reserved) */
+        float *dbl = da + N * d;
+        dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
+        double *y = (double *)(void *)dbl;
+        double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n;
+        plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus);
+    } else {
+        pair_backward(dz, dpbar, &pr, N, r);
+    }
     gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
 }
 
@@ -414,18 +552,18 @@ static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
     return (int64_t)max_offset(GC(cfg, layer)) * GC(cfg, layer)->rank;
 }
 
-/* step scratch: z (r) | pbar (C) | g (d) | a (d) | m (d) */
+/* step scratch: z (r) | pbar (F) | g (d) | a (d) | m (d) */
 static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return GC(cfg, layer)->rank + n_pairs(cfg, layer) + 3 * gf_layer_dim(cfg, layer);
+    return GC(cfg, layer)->rank + feat_dim(cfg, layer) + 3 * gf_layer_dim(cfg, layer);
 }
 
 static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     const gf_grassmann_config *gc = GC(s->cfg, s->layer);
-    const int64_t d = gf_layer_dim(s->cfg, s->layer), r = gc->rank, C = n_pairs(s->cfg, s->layer), K = max_offset(gc);
+    const int64_t d = gf_layer_dim(s->cfg, s->layer), r = gc->rank, F = feat_dim(s->cfg, s->layer), K = max_offset(gc);
     const int *offs = gc->offsets;
     const int n_offs = gc->n_offsets;
-    float *z = s->scratch, *pbar = z + r, *g = pbar + C, *a = g + d, *m = gc->extra_proj ? a + d : out;
+    float *z = s->scratch, *pbar = z + r, *g = pbar + F, *a = g + d, *m = gc->extra_proj ? a + d : out;
     gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
     const float *vs[2 * GF_MAX_OFFSETS];
     int cnt = 0;
@@ -439,18 +577,20 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
         int steps[GF_MAX_OFFSETS];
         for (int o = 0; o < n_offs; o++) steps[o] = -offs[o];
         const int64_t rh = head_rank(gc), Ch = head_pairs(gc);
-        for (int64_t h = 0; h < gc->heads; h++) { /* head h: dimensions h*rh .. of the token and its partners */
+        for (int64_t h = 0; gc->plucker && h < gc->heads; h++) { /* head h: dimensions h*rh .. of the token
+                                                                   * and its partners */
             const float *vh[GF_MAX_OFFSETS];
             for (int o = 0; o < n_offs; o++) vh[o] = vs[o] ? vs[o] + h * rh : NULL;
             plucker_row(pbar + h * Ch, z + h * rh, vh, steps, n_offs, cnt, rh, gc->plucker_eps);
         }
-        gf_linear_forward(g, pbar, C, s->p[P_PLU_W], C, s->p[P_PLU_B], 1, C, d, 0.0f);
+        if (!gc->plucker) pair_row(pbar, z, vs, steps, n_offs, cnt, r);
+        gf_linear_forward(g, pbar, F, s->p[P_PROJ_W], F, s->p[P_PROJ_B], 1, F, d, 0.0f);
     } else {
         gf_zero(g, d); /* no offset looks back from here: g = 0 (not the bias) */
     }
     /* only now overwrite the oldest slot: offset K reads it above */
     for (int64_t j = 0; j < r; j++) s->state[s->pos % K * r + j] = z[j];
-    gate_forward(s->p, d, gc->extra_proj, out, a, m, inp, g, 1);
+    gate_forward(s->p, gc, d, out, a, m, inp, g, 1);
 }
 
 const gf_mixer_ops gf_mixer_grassmann = {
@@ -460,7 +600,11 @@ const gf_mixer_ops gf_mixer_grassmann = {
     .help = "Grassmann mixing (arXiv 2512.19428, docs/model.md): reduce to r dimensions, pair token t with t-D for\n"
             "each offset D (bidirectional: also t+D, each pair oriented from the later token to the earlier),\n"
             "normalise each pair's Pluecker coordinates, average, project back and gate into the hidden state.\n"
-            "Linear in the sequence length; streams (causal) with a ring of max(D) reduced vectors.",
+            "Linear in the sequence length; streams (causal) with a ring of max(D) reduced vectors.\n"
+            "The paper's ablations: plucker false feeds each pair as its concatenation [z_later; z_earlier]\n"
+            "(2r values) instead of its Pluecker coordinates (does the geometry matter, or only the pairing?);\n"
+            "gate false drops the gate, output (h + g) / 2. Both stay linear in T; plucker false forms 2r-vectors\n"
+            "in place of the r(r-1)/2 wedge (docs/model.md, \"The paper's ablations\").",
     .config_size = sizeof(gf_grassmann_config),
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),

@@ -17,6 +17,11 @@ typedef struct gf_grassmann_config {
     int64_t window;               /* > 0: pairs only within windows of this many positions, stride the same
                                    * (positions kW .. kW+W-1); 0: the whole sequence */
     bool extra_proj;              /* the paper's extra Linear(d, d) after the gate */
+    bool plucker;                 /* false (the paper's ablation): a pair enters as its concatenation
+                                   * [z_later; z_earlier] through pair.weight (d, 2r), not as Pluecker
+                                   * coordinates; heads must be 1 and plucker_eps is unused */
+    bool gate;                    /* false (the paper's ablation): no gate tensors, the mixer's output is
+                                   * (h + g) / 2 */
 } gf_grassmann_config;
 
 #endif

@@ -17,17 +17,20 @@ from model import normalize_config  # noqa: E402
 def count_params(cfg):
     """Count from the formulas of docs/model.md (no model is built)."""
     c = normalize_config(cfg)
-    V, d, dff, r = c["vocab_size"], c["d_model"], c["d_ff"], c["rank"]
-    C = r * (r - 1) // 2
+    V, d, dff = c["vocab_size"], c["d_model"], c["d_ff"]
     n = V * d
     if c["pos"] == "learned":
         n += c["max_len"] * d
-    for m in c["mixers"]:
+    for lc in c["layers"]:
         n += 4 * d  # ln1, ln2
         n += dff * d + dff + d * dff + d  # ffn
-        if m == "grassmann":
-            n += r * d + r + d * C + d + d * 2 * d + d
-            if c["extra_proj"]:
+        if lc["mixer"] == "grassmann":
+            r, H = lc["rank"], lc.get("heads", 1)
+            F = H * (r // H) * (r // H - 1) // 2 if lc.get("plucker", True) else 2 * r  # plucker or pair
+            n += r * d + r + d * F + d
+            if lc.get("gate", True):
+                n += d * 2 * d + d
+            if lc["extra_proj"]:
                 n += d * d + d
         else:
             n += 3 * d * d + 3 * d + d * d + d
@@ -44,6 +47,12 @@ def _base(n_layer, max_len, mixer, offsets, extra_proj=False):
             "pos": "learned", "dropout": 0.1}
 
 
+def _ablation(**keys):
+    """grassmann-6L (config format 2) with the paper's ablation keys in every layer."""
+    return {"format": 2, "vocab_size": 30522, "d_model": 256, "n_layer": 6, "d_ff": 1024, "max_len": 128,
+            "dropout": 0.1, "layers": [dict({"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16]}, **keys)]}
+
+
 ALL6 = [[1, 2, 4, 8, 12, 16]]
 ONE12 = [[D] for D in (1, 1, 2, 2, 4, 4, 8, 8, 12, 12, 16, 16)]
 BUILTIN = [
@@ -52,6 +61,9 @@ BUILTIN = [
     ("6L-128 grassmann extra_proj", _base(6, 128, "grassmann", ALL6, True), 13001920),
     ("12L-256 transformer", _base(12, 256, "attention", ONE12), 17356800),
     ("12L-256 grassmann", _base(12, 256, "grassmann", ONE12), 17400192),
+    ("6L-128 grassmann plucker false", _ablation(plucker=False), 11943616),
+    ("6L-128 grassmann gate false", _ablation(gate=False), 11819200),
+    ("6L-128 grassmann both ablations", _ablation(plucker=False, gate=False), 11155648),
 ]
 
 
@@ -63,7 +75,7 @@ def check():
         built = sum(p.numel() for p in build_model(cfg).parameters())
         good = got == want == built
         ok &= good
-        print("%-30s %12s  (expected %s, built model %s) %s"
+        print("%-32s %12s  (expected %s, built model %s) %s"
               % (name, format(got, ","), format(want, ","), format(built, ","), "ok" if good else "MISMATCH"))
     print("count_params self-check:", "PASS" if ok else "FAIL")
     return ok

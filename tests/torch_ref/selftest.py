@@ -107,12 +107,18 @@ def naive_grassmann(mix, h):
                 if t - D < 0:
                     continue
                 u, v = z[b, t], z[b, t - D]
+                if not mix.use_plucker:  # the ablation: the pair as [z_t; z_{t-D}]
+                    gs.append(mix.pair.weight @ torch.cat([u, v]) + mix.pair.bias)
+                    continue
                 p = torch.stack([u[i] * v[j] - u[j] * v[i] for i in range(r) for j in range(i + 1, r)])
                 p = p / torch.clamp_min(torch.sqrt((p * p).sum()), mix.eps)
                 gs.append(mix.plucker.weight @ p + mix.plucker.bias)
             g = torch.stack(gs).mean(0) if gs else torch.zeros(d, dtype=h.dtype)
-            a = torch.sigmoid(mix.gate.weight @ torch.cat([h[b, t], g]) + mix.gate.bias)
-            m = a * h[b, t] + (1 - a) * g
+            if mix.gate is None:  # the ablation without the gate
+                m = (h[b, t] + g) / 2
+            else:
+                a = torch.sigmoid(mix.gate.weight @ torch.cat([h[b, t], g]) + mix.gate.bias)
+                m = a * h[b, t] + (1 - a) * g
             if mix.out is not None:
                 m = mix.out.weight @ m + mix.out.bias
             out[b, t] = m
@@ -179,6 +185,11 @@ def test_mixers_vs_naive():
         h = torch.randn(2, T, 8, dtype=torch.float64)
         err = (mix(h) - naive_grassmann(mix, h)).abs().max().item()
         check(err < 1e-12, "grassmann T=%d offsets=%s extra_proj=%s eps=%g: max err %.1e" % (T, offs, extra, eps, err))
+    for plucker, gate in ((False, True), (True, False), (False, False)):  # the paper's ablations
+        mix = GrassmannMixer(8, 4, [1, 2, 3], 1e-8, True, plucker=plucker, gate=gate).double()
+        h = torch.randn(2, 6, 8, dtype=torch.float64)
+        err = (mix(h) - naive_grassmann(mix, h)).abs().max().item()
+        check(err < 1e-12, "grassmann plucker=%s gate=%s: max err %.1e" % (plucker, gate, err))
     # row t=0 has g = 0 (not the plucker bias): m = sigmoid(gate([h;0])) * h
     mix = GrassmannMixer(8, 4, [1, 2], 1e-8, False).double()
     h = torch.randn(1, 4, 8, dtype=torch.float64)
@@ -197,9 +208,11 @@ def test_gradcheck():
     cases = ((3, [1, 2, 4, 8], False, 1e-8, "T=3 < max offset 8, t=0 no offset"),
              (6, [1, 2, 4], True, 1e-8, "T=6, extra_proj"),
              (5, [1, 1, 3], False, 1e-8, "repeated offset"),
-             (5, [1, 2], False, 1e3, "eps larger than every ||p|| (clamped branch)"))
+             (5, [1, 2], False, 1e3, "eps larger than every ||p|| (clamped branch)"),
+             (5, [1, 3], True, 1e-8, "plucker false, gate false"))
     for T, offs, extra, eps, what in cases:
-        mix = GrassmannMixer(5, 4, offs, eps, extra).double()
+        abl = "plucker false" in what
+        mix = GrassmannMixer(5, 4, offs, eps, extra, plucker=not abl, gate=not abl).double()
         names = [n for n, _ in mix.named_parameters()]
         params = tuple(p.detach().clone().requires_grad_(True) for _, p in mix.named_parameters())
         h = torch.randn(2, T, 5, dtype=torch.float64, requires_grad=True)
