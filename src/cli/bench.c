@@ -108,7 +108,8 @@ static int train_parse(int argc, char **argv, train_opts *o) {
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
                    "                            [--seq-len L] [--steps N] [--json]\n\n"
-                   "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step.\n"
+                   "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step\n"
+                   "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed).\n"
                    "Reports tokens/s and the time of each phase (medians over the steps), the matmul FLOPs\n"
                    "actually issued per step, the achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
                    "(WikiText-2 words).\n");
@@ -127,9 +128,9 @@ typedef struct {
     float loss;
 } train_result;
 
-/* One warm-up step, then o->steps timed ones on the tokens in/tg; ts holds 4 * steps doubles. */
-static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const int32_t *in, const int32_t *tg,
-                         double *ts, train_result *r) {
+/* One warm-up step, then o->steps timed ones on the batch b; ts holds 4 * steps doubles. */
+static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const gf_batch *b, double *ts,
+                         train_result *r) {
     const int64_t steps = o->steps;
     double *tfs = ts + steps, *tbs = tfs + steps, *tos = tbs + steps;
     r->peak = sgemm_peak();
@@ -138,7 +139,7 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
     for (int64_t s = -1; s < steps; s++) {
         if (s == 0) gf_blas_flops_reset();
         double t0 = now_s();
-        if (gf_model_forward(m, in, tg, o->B, o->L, &r->loss)) return cli_error("%s", gf_last_error());
+        if (gf_model_forward_batch(m, b, &r->loss)) return cli_error("%s", gf_last_error());
         double t1 = now_s();
         gf_model_zero_grad(m);
         gf_model_backward(m);
@@ -165,9 +166,10 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
     if (o->json) {
         printf("{\"bench\": \"train\", \"model\": ");
         gf_json_put_str(stdout, name);
-        printf(", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, "
+        printf(", \"head\": \"%s\", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, "
                "\"tokens_per_s\": %s, \"ms_forward\": %s, \"ms_backward\": %s, \"ms_optimizer\": %s, "
-               "\"gflop_per_step\": %s, \"gflops\": %s, \"utilisation\": %s, ", (long long)gf_model_num_params(m),
+               "\"gflop_per_step\": %s, \"gflops\": %s, \"utilisation\": %s, ",
+               gf_model_predicts_next_token(m) ? "next_token" : "classify", (long long)gf_model_num_params(m),
                (long long)cfg->vocab_size, (long long)o->B, (long long)o->L, (long long)o->steps,
                gf_json_num(tps, 'f', 1).s, gf_json_num(1e3 * r->fwd, 'f', 2).s, gf_json_num(1e3 * r->bwd, 'f', 2).s,
                gf_json_num(1e3 * r->opt, 'f', 2).s, gf_json_num((double)r->flops / 1e9, 'f', 3).s,
@@ -198,9 +200,12 @@ static int bench_train(int argc, char **argv) {
     if (!opt || !in || !tg || !ts) {
         rc = cli_error("out of memory");
     } else {
+        /* next_token: a target per position; a classifier (a bidirectional model): a label per sequence */
+        const int64_t n_tg = gf_model_predicts_next_token(m) ? o.B * o.L : o.B;
         fill_tokens(in, o.B * o.L, cfg.vocab_size, 1);
-        fill_tokens(tg, o.B * o.L, cfg.vocab_size, 2);
-        if ((rc = train_measure(&o, m, opt, in, tg, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
+        fill_tokens(tg, n_tg, gf_model_n_outputs(m), 2);
+        const gf_batch b = {.B = o.B, .T = o.L, .ids = in, .targets = tg, .n_targets = n_tg};
+        if ((rc = train_measure(&o, m, opt, &b, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
     }
     free(in);
     free(tg);
