@@ -11,7 +11,7 @@
 #            folder, removed at the end, for --smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GF=build/grassflow
+GF=${GRASSFLOW:-build/grassflow} # the command to measure (tests/bench.sh gives its build)
 PY=/usr/bin/python3
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
@@ -64,7 +64,8 @@ if [ $smoke = 1 ]; then
     config word-g --model grassmann-tiny --set dropout=0; config word-t --model transformer-tiny --set dropout=0
     config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
     WB="2 4"; WL=16; CB=2; CL=32
-    MLENS=64,128; MREPS=1; MAXB=$((1 << 30)); TB=1; TL=128; MSTEPS=1; SPOS=10,100; SFAR=1000; SFARCUT=100
+    # the last length is over the memory budget on both sides: the skip is exercised too
+    MLENS=64,128,65536; MREPS=1; MAXB=$((256 << 20)); TB=1; TL=128; MSTEPS=1; SPOS=10,1000; SFAR=2000; SFARCUT=1000
 else
     STEPS=8; TOK=16; STOK=32
     # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
