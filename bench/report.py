@@ -68,7 +68,8 @@ def main():
     lines = ["# grassflow benchmark", "",
              "Made by `bash bench/run.sh%s` on %s: %s, %s cores; %s (the OpenBLAS kernel that ran; "
              "OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s for both sides); PyTorch %s. Every figure below comes from "
-             "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides."
+             "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides. "
+             "What runs, the rules (memory, flat, streaming) and the expected time: [method.md](method.md)."
              % (" --smoke" if m.get("smoke") else "", m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"),
                 m.get("blas", "?"), m.get("openblas_coretype") or "(unset)", m.get("omp_num_threads", "?"),
                 m.get("torch", "?")), "",

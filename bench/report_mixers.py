@@ -133,8 +133,8 @@ def sweep_section(by, out, lines, target):
             flat_rows.append("| %s | %.2fx (L %d over %d) | (not linear: no target) |" % (label, fr[0], fr[2], fr[1]))
     if series:
         svg_lines("Mixer forward+backward time per token vs L (solid grassflow, dashed PyTorch)", series,
-                  "sequence length", "microseconds per token", out + "/mixers.svg", logx=True, logy=True)
-        lines += ["", "![time per token vs L, every mixer](mixers.svg)", ""]
+                  "sequence length", "microseconds per token", out + "/mixer.svg", logx=True, logy=True)
+        lines += ["", "![time per token vs L, every mixer](mixer.svg)", ""]
     if flat_rows:
         lines += ["Flat in L (target for `linear` mixers: <= %gx):" % FLAT_NEED, "",
                   "| mixer | time per token, long over short | target |", "|---|---|---|"] + flat_rows + [""]

@@ -65,6 +65,6 @@ grep -qE "^\| attention \| [0-9.]+x \(L 128 over 64\) \| (met|\*\*not met\*\*) \
 grep -qE "^\| attention \| 1000 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ [KM]B \|" "$R" || fail "report: one streaming point"
 grep -qE "^\| attention \| flat from position 10 to 1000 \| .* \| \*\*not met\*\* \|$" "$R" \
     || fail "report: the state target of a linear-flagged mixer whose state grows is not met"
-for f in mixers.svg stream-state.svg stream-speed.svg; do grep -q "<svg" "$tmp/out/$f" || fail "report: $f"; done
+for f in mixer.svg stream-state.svg stream-speed.svg; do grep -q "<svg" "$tmp/out/$f" || fail "report: $f"; done
 grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
 echo "bench: all passed"
