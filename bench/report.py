@@ -89,7 +89,7 @@ def main():
 
     def ratio(case):
         c = by.get(case, {})
-        if "grassflow" in c and "pytorch" in c:
+        if "tokens_per_s" in c.get("grassflow", {}) and "tokens_per_s" in c.get("pytorch", {}):
             return c["grassflow"]["tokens_per_s"], c["pytorch"]["tokens_per_s"]
         return None
 

@@ -57,8 +57,12 @@ def train_section(by, lines, target):
         g, p = c.get("grassflow"), c.get("pytorch")
         if "skipped" in e or not g:
             continue
-        if not p or "skipped" in p:
-            lines.append("| %s | %.0f | — | — | %s | %s |" % (label, g["tokens_per_s"], (p or {}).get("skipped", "none"),
+        if "tokens_per_s" not in g:
+            lines.append("| %s | %s | | | | %s |" % (label, g.get("failed", "?"), "**not met**" if "new" in flags(e) else ""))
+            continue
+        if not p or "tokens_per_s" not in p:
+            why = (p or {}).get("skipped") or (p or {}).get("failed") or "none"
+            lines.append("| %s | %.0f | — | — | %s | %s |" % (label, g["tokens_per_s"], why,
                                                            "**not met** (no twin)" if "new" in flags(e) else ""))
             continue
         r = g["tokens_per_s"] / p["tokens_per_s"]
@@ -140,7 +144,15 @@ def sweep_section(by, out, lines, target):
                   "| mixer | time per token, long over short | target |", "|---|---|---|"] + flat_rows + [""]
 
 
+def failures(by, lines):
+    """Every measurement whose command failed (bench/run.sh's measure): the run went on without it."""
+    rows = ["| %s | %s | %s |" % (c, impl, r["failed"]) for c, d in by.items() for impl, r in d.items() if "failed" in r]
+    if rows:
+        lines += ["## Measurements that failed", "", "| case | side | |", "|---|---|---|"] + rows + [""]
+
+
 def mixer_sections(by, out, lines, target):
+    failures(by, lines)
     if not entries(by):
         return
     list_section(by, lines)

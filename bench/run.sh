@@ -132,11 +132,27 @@ phase_end() { # name planned_s: records the time a part took beside its plan
     phase_t0=$SECONDS
 }
 
+# case impl command...: records the JSON the command prints; a command that fails (a new mixer's bug, memory)
+# is recorded as failed with its last line of stderr, and the run goes on to the next measurement
+measure() {
+    local c=$1 impl=$2 j rc=0
+    shift 2
+    j=$("$@" 2>"$cfgdir/err") || rc=$?
+    if [ $rc = 0 ]; then record "$c" "$impl" "$j"; return; fi
+    local msg
+    msg="failed (exit $rc): $(grep -v '^advancing' "$cfgdir/err" | grep -v '^{' | tail -1)"
+    echo "== $c ($impl) $msg" >&2
+    # what it printed before it stopped (bench mixer's lengths measured before memory ran out) is kept
+    record "$c" "$impl" "$($PY -c 'import json,sys
+try: d = json.loads(sys.argv[2])
+except ValueError: d = {}
+d["failed"] = sys.argv[1]; print(json.dumps(d))' "$msg" "$j")"
+}
 train_pair() { # case cfg batch seqlen threads [steps]
     local c=$1 cfg=$2 B=$3 L=$4 th=$5 st=${6:-$STEPS}
     echo "== train $c (B=$B L=$L, $th threads)" >&2
-    record "$c" grassflow "$(OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th" --json)"
-    record "$c" pytorch "$(OMP_NUM_THREADS=$th PYT bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th")"
+    measure "$c" grassflow env OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th" --json
+    measure "$c" pytorch env OMP_NUM_THREADS=$th ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th"
 }
 
 # ---- the models of the earlier speed issues (word and character level, generation) ----------------------
@@ -184,9 +200,9 @@ for ((i = 0; i < n; i++)); do
     has $i model && continue
     setargs_of $i
     echo "== mixer ${LABELS[$i]}, L = $MLENS" >&2
-    record "mixer ${LABELS[$i]}" grassflow "$("$GF" bench mixer "${SETARGS[@]}" --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2 --json)"
+    measure "mixer ${LABELS[$i]}" grassflow "$GF" bench mixer "${SETARGS[@]}" --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2 --json
     config "mx-$i" --model grassmann-6L --set max_len=$maxl "${SETARGS[@]}"
-    record "mixer ${LABELS[$i]}" pytorch "$(PYT bench/torch_bench.py mixer --config "$cfgdir/mx-$i.json" --batch 1 --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2 2>/dev/null)"
+    measure "mixer ${LABELS[$i]}" pytorch PYT bench/torch_bench.py mixer --config "$cfgdir/mx-$i.json" --batch 1 --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2
 done
 phase_end "length sweep" $PLAN_SWEEP
 
@@ -207,7 +223,7 @@ for ((i = 0; i < n; i++)); do
     flat=$($PY -c 'import json,sys; r=json.loads(sys.argv[1])["results"]; print(int(len({x["state_bytes"] for x in r}) == 1))' "$j")
     if [ "$flat" = 1 ]; then
         echo "== stream $lab, position $SFAR (flat state)" >&2
-        record "stream $lab far" grassflow "$("$GF" bench generate --config "$cfgdir/ms-$i.cfg.json" --positions $SFAR --tokens $STOK --threads 2 --json 2>/dev/null)"
+        measure "stream $lab far" grassflow "$GF" bench generate --config "$cfgdir/ms-$i.cfg.json" --positions $SFAR --tokens $STOK --threads 2 --json
     else
         echo "== stream $lab: its state grows; not run past position $SFARCUT" >&2
     fi

@@ -48,13 +48,21 @@ cat >"$tmp/list.conf" <<'LIST'
 attention  | attention | linear     | mixers=attention
 window     | window    | new linear | mixers=window window=8
 refused    | grassmann | new        | mixers=grassmann plucker_eps=-1
+failing    | grassmann | new        | mixers=grassmann
 LIST
-GRASSFLOW=$GF bash bench/run.sh --smoke --only-mixers --mixers "$tmp/list.conf" --out "$tmp/out" >/dev/null 2>"$tmp/run.err" \
+# the command, except that the training of the list's fourth line (failing, config mt-1) fails: the run goes on
+cat >"$tmp/gf" <<WRAP
+#!/usr/bin/env bash
+case "\$*" in *"bench train --config "*/mt-1.cfg.json*) echo "grassflow: injected failure" >&2; exit 3 ;; esac
+exec "$(realpath "$GF")" "\$@"
+WRAP
+chmod +x "$tmp/gf"
+GRASSFLOW=$tmp/gf bash bench/run.sh --smoke --only-mixers --mixers "$tmp/list.conf" --out "$tmp/out" >/dev/null 2>"$tmp/run.err" \
     || { cat "$tmp/run.err" >&2; fail "bench/run.sh --smoke --only-mixers"; }
 grep -q "^skip window: not registered: mixer window is not in this build" "$tmp/run.err" || fail "run.sh: the skip line of an unregistered mixer"
 grep -q "^skip refused: not registered: this build refuses its options: --set plucker_eps=-1" "$tmp/run.err" \
     || fail "run.sh: the skip line of a refused option"
-grep -q "^== plan: 1 mixers of .*; about " "$tmp/run.err" || fail "run.sh: the plan"
+grep -q "^== plan: 2 mixers of .*; about " "$tmp/run.err" || fail "run.sh: the plan"
 R=$tmp/out/README.md
 grep -q "| window | | | skipped: not registered: mixer window" "$R" || fail "report: the skipped mixer in the list table"
 grep -qE "^\| attention \| [0-9]+ \| [0-9]+ \| [0-9.]+x \| LeanSelfAttention \|" "$R" || fail "report: training row with its twin"
@@ -66,5 +74,7 @@ grep -qE "^\| attention \| 1000 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ [KM]B \|" "$R" |
 grep -qE "^\| attention \| flat from position 10 to 1000 \| .* \| \*\*not met\*\* \|$" "$R" \
     || fail "report: the state target of a linear-flagged mixer whose state grows is not met"
 for f in mixer.svg stream-state.svg stream-speed.svg; do grep -q "<svg" "$tmp/out/$f" || fail "report: $f"; done
+grep -q "^| mtrain failing | grassflow | failed (exit 3): grassflow: injected failure |$" "$R" || fail "report: a failed measurement"
+grep -qE "^\| failing \| 64 \| [0-9.]+ \|" "$R" || fail "run.sh: the run went on after a failed measurement"
 grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
 echo "bench: all passed"
