@@ -190,7 +190,7 @@ def stream_section_rows(by, lines):
     series_state, series_speed, rows, marks = [], [], [], []
     for k, (label, e) in enumerate(entries(by)):
         pts = stream_points(by, label)
-        skipped = by.get("entry stream " + label, {}).get("", {}).get("skipped")
+        skipped = by.get("streamskip " + label, {}).get("", {}).get("skipped")
         if skipped:
             rows.append("| %s | | | | skipped: %s | |" % (label, skipped))
         if not pts:

@@ -86,12 +86,13 @@ echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\"
 # ---- the mixer list: which lines run, which are skipped and why ----------------------------------------
 registered=$("$GF" info --mixers | sed -nE 's/^([A-Za-z0-9_-]+)( \(.\))?$/\1/p')
 LABELS=() FLAGS=() SETS=()
-skip() { # label reason: printed and recorded, so the tables say it too
+skip() { # label reason [case]: printed and recorded (as case, default "entry LABEL"), so the tables say it too
     echo "skip $1: $2" >&2
-    record "entry $1" "" "$($PY -c 'import json,sys; print(json.dumps({"label": sys.argv[1], "skipped": sys.argv[2]}))' "$1" "$2")"
+    record "${3:-entry $1}" "" "$($PY -c 'import json,sys; print(json.dumps({"label": sys.argv[1], "skipped": sys.argv[2]}))' "$1" "$2")"
 }
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:space:]]}"}"; }
 while IFS='|' read -r label needs flags sets; do
-    label=$(echo "$label" | xargs)
+    label=$(trim "$label")
     case "$label" in '' | '#'*) continue ;; esac
     why=""
     for m in $needs; do
@@ -116,7 +117,7 @@ for ((i = 0; i < n; i++)); do
     if ! has $i model; then n_sweep=$((n_sweep + 1)); has $i linear || n_quad=$((n_quad + 1)); fi
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
-if [ $smoke = 1 ]; then per_old=40 per_train=6 per_sweep=6 per_quad=0 per_flat=2 per_grow=2
+if [ $smoke = 1 ]; then per_old=40 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
 else per_old=420 per_train=25 per_sweep=30 per_quad=60 per_flat=60 per_grow=70; fi
 [ $only = 1 ] && per_old=0
 PLAN_OLD=$per_old PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
@@ -211,12 +212,12 @@ phase_end "length sweep" $PLAN_SWEEP
 # whose state grows, a KV cache, stops at $SFARCUT: its time per token grows with the position).
 for ((i = 0; i < n; i++)); do
     lab=${LABELS[$i]}
-    if has $i bidir; then skip "stream $lab" "bidirectional only: it does not stream"; continue; fi
+    if has $i bidir; then skip "$lab" "bidirectional only: it does not stream" "streamskip $lab"; continue; fi
     setargs_of $i
     config "ms-$i" --model grassmann-small --vocab 65 --set dropout=0 --set pos=sinusoidal "${SETARGS[@]}"
     echo "== stream $lab, positions $SPOS" >&2
     if ! j=$("$GF" bench generate --config "$cfgdir/ms-$i.cfg.json" --positions $SPOS --tokens $STOK --threads 2 --json 2>"$cfgdir/err"); then
-        skip "stream $lab" "$(grep -v '^advancing' "$cfgdir/err" | head -1)"
+        skip "$lab" "it does not stream: $(grep -v '^advancing' "$cfgdir/err" | head -1)" "streamskip $lab"
         continue
     fi
     record "stream $lab" grassflow "$j"

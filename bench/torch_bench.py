@@ -13,6 +13,7 @@ Prints one JSON object per run, like `grassflow bench --json`.
     /usr/bin/python3 bench/torch_bench.py generate --config CFG.json --tokens 16
 """
 import argparse
+import copy
 import json
 import os
 import resource
@@ -78,12 +79,30 @@ class LeanSelfAttention(SelfAttention):
 LEAN = {GrassmannMixer: LeanGrassmannMixer, SelfAttention: LeanSelfAttention}
 
 
+def same_function(child, cls):
+    """Whether the lean class computes what this instance computes (float64 copies, random input of 20
+    positions): a configuration the lean form does not cover (bidirectional Grassmann, its window or heads
+    keys, an ablation's own tensors) keeps the reference class."""
+    d = next(m for m in child.modules() if isinstance(m, torch.nn.Linear)).in_features
+    ref = copy.deepcopy(child).double()
+    fast = copy.deepcopy(child).double()
+    fast.__class__ = cls
+    x = torch.randn(2, 20, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    try:
+        with torch.no_grad():
+            return (ref(x) - fast(x)).abs().max().item() <= 1e-9
+    except (ValueError, AttributeError, RuntimeError, TypeError):
+        return False
+
+
 def lean(model):
-    """Swap every reference mixer of model that has a lean form for it, parameters kept."""
+    """Swap every reference mixer of model that has a lean form computing the same function for it,
+    parameters kept."""
     for mod in list(model.modules()):
         for name, child in list(mod.named_children()):
-            if type(child) in LEAN:
-                new = LEAN[type(child)].__new__(LEAN[type(child)])
+            if type(child) in LEAN and same_function(child, LEAN[type(child)]):
+                cls = LEAN[type(child)]
+                new = cls.__new__(cls)
                 new.__dict__ = child.__dict__
                 setattr(mod, name, new)
     return model

@@ -44,13 +44,14 @@ check "$tmp/p.json" '"no PyTorch twin" in j["skipped"] and "nosuch" in j["skippe
 
 # the per-mixer parts of the benchmark, end to end
 cat >"$tmp/list.conf" <<'LIST'
-# label | mixers | flags | --set   (attention flagged linear on purpose: its growing state must be marked not met)
+# label | mixers | flags | --set   (attention flagged linear on purpose: its growing state must be marked not met; a quote ' in a comment is fine)
 attention  | attention | linear     | mixers=attention
 window     | window    | new linear | mixers=window window=8
 refused    | grassmann | new        | mixers=grassmann plucker_eps=-1
-failing    | grassmann | new        | mixers=grassmann
+failing    | grassmann | new bidir  | head.kind=classify mixers=grassmann
 LIST
-# the command, except that the training of the list's fourth line (failing, config mt-1) fails: the run goes on
+# the command, except that the training of the list's fourth line (failing, bidirectional: config mt-1)
+# fails: the run goes on
 cat >"$tmp/gf" <<WRAP
 #!/usr/bin/env bash
 case "\$*" in *"bench train --config "*/mt-1.cfg.json*) echo "grassflow: injected failure" >&2; exit 3 ;; esac
@@ -75,6 +76,9 @@ grep -qE "^\| attention \| flat from position 10 to 1000 \| .* \| \*\*not met\*\
     || fail "report: the state target of a linear-flagged mixer whose state grows is not met"
 for f in mixer.svg stream-state.svg stream-speed.svg; do grep -q "<svg" "$tmp/out/$f" || fail "report: $f"; done
 grep -q "^| mtrain failing | grassflow | failed (exit 3): grassflow: injected failure |$" "$R" || fail "report: a failed measurement"
-grep -qE "^\| failing \| 64 \| [0-9.]+ \|" "$R" || fail "run.sh: the run went on after a failed measurement"
+grep -qE "^\| failing \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R" \
+    || fail "run.sh: the run went on after a failed measurement (a bidirectional layer swept on both sides)"
+grep -q "^| failing | | | | skipped: bidirectional only: it does not stream | |$" "$R" || fail "report: a bidir mixer is not streamed"
+grep -q "^| stream " "$R" && fail "report: a stream skip shows as a mixer of the list"
 grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
 echo "bench: all passed"
