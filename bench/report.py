@@ -3,8 +3,6 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from svgplot import svg_lines  # noqa: E402  (one line plotter for bench/ and scripts/)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_mixers import g_cross, mixer_sections, stream_sections, timing_section  # noqa: E402
 
