@@ -3,7 +3,7 @@
 # same thread count, in one run. Writes docs/bench/results.jsonl, docs/bench/README.md and SVG plots.
 # Every mixer of bench/mixers.conf gets training tokens/s against its PyTorch twin, forward+backward cost
 # per token from L = 256 to 32,768 and streaming speed and state from position 100 to 100,000.
-#   bash bench/run.sh                  the full benchmark (about 22 minutes on 2 quiet cores; the plan is
+#   bash bench/run.sh                  the full benchmark (about 24 minutes on 2 quiet cores; the plan is
 #                                      printed first, the time each part took at the end)
 #   bash bench/run.sh --smoke          (or --quick) tiny shapes: checks that everything runs (CI)
 #   options: --mixers FILE (another list, as bench/mixers.conf), --only-mixers (only the per-mixer parts),
