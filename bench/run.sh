@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The whole benchmark: grassflow against its PyTorch twins on this machine, same models, same shapes,
 # same thread count, in one run. Writes docs/bench/results.jsonl, docs/bench/README.md and SVG plots.
-#   bash bench/run.sh            the full benchmark (about 10 minutes on 2 cores)
-#   bash bench/run.sh --smoke    tiny shapes, a few seconds: checks that everything runs (CI)
+# Every mixer of bench/mixers.conf gets training tokens/s against its PyTorch twin, forward+backward cost
+# per token from L = 256 to 32,768 and streaming speed and state from position 100 to 100,000.
+#   bash bench/run.sh                  the full benchmark (about 24 minutes on 2 quiet cores; the plan is
+#                                      printed first, the time each part took at the end)
+#   bash bench/run.sh --smoke          (or --quick) tiny shapes: checks that everything runs (CI)
+#   options: --mixers FILE (another list, as bench/mixers.conf), --only-mixers (only the per-mixer parts),
+#            --out DIR (where results.jsonl, README.md and the plots go; default docs/bench, or a temporary
+#            folder, removed at the end, for --smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GF=build/grassflow
+GF=${GRASSFLOW:-build/grassflow} # the command to measure (tests/bench.sh gives its build)
 PY=/usr/bin/python3
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
@@ -22,14 +28,26 @@ omp_blas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -e $jemalloc ] && TORCH_ENV+=("LD_PRELOAD=$jemalloc" "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1")
 PYT() { env ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY "$@"; }
-smoke=0
-[ "${1:-}" = "--smoke" ] && smoke=1
-if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX); else out=docs/bench; fi
+smoke=0 only=0 list=bench/mixers.conf out="" keep=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --smoke | --quick) smoke=1 ;;
+    --only-mixers) only=1 ;;
+    --mixers) list=${2:?--mixers needs a file}; shift ;;
+    --out) out=${2:?--out needs a folder}; shift ;;
+    *) echo "bench/run.sh: unknown option $1 (expected --smoke, --quick, --only-mixers, --mixers FILE, --out DIR)" >&2; exit 2 ;;
+    esac
+    shift
+done
+[ -r "$list" ] || { echo "bench/run.sh: cannot read the mixer list $list" >&2; exit 2; }
+if [ -z "$out" ]; then
+    if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX) keep=0; else out=docs/bench; fi
+fi
 mkdir -p "$out"
 res="$out/results.jsonl"
 : >"$res"
 cfgdir=$(mktemp -d /tmp/grassflow-benchcfg-XXXXXX)
-trap 'rm -rf "$cfgdir"; [ $smoke = 1 ] && rm -rf "$out"' EXIT
+trap 'rm -rf "$cfgdir"; [ $keep = 0 ] && rm -rf "$out"' EXIT
 
 # one JSON line per measurement, tagged with the case and the implementation
 record() { # case impl json
@@ -42,12 +60,14 @@ config() { # name -> writes $cfgdir/name.json; args: grassflow model options
 }
 
 if [ $smoke = 1 ]; then
-    STEPS=1; LENS=64,128; TOK=2; STOK=2; GPOS=10,100; TPOS=10,100
+    STEPS=1; TOK=2; STOK=2
     config word-g --model grassmann-tiny --set dropout=0; config word-t --model transformer-tiny --set dropout=0
     config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
     WB="2 4"; WL=16; CB=2; CL=32
+    # the last length is over the memory budget on both sides: the skip is exercised too
+    MLENS=64,128,65536; MREPS=1; MAXB=$((256 << 20)); TB=1; TL=128; MSTEPS=1; SPOS=10,1000; SFAR=2000; SFARCUT=1000
 else
-    STEPS=8; LENS=256,1024,4096,8192; TOK=16; STOK=32; GPOS=100,1000,10000,100000; TPOS=100,1000,10000
+    STEPS=8; TOK=16; STOK=32
     # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
     config word-g --model grassmann-6L --vocab 33278 --set dropout=0
     config word-t --model transformer-6L --vocab 33278 --set dropout=0
@@ -55,55 +75,163 @@ else
     config char-g --model grassmann-small --vocab 65 --set max_len=256 --set dropout=0
     config char-t --model transformer-small --vocab 65 --set max_len=256 --set dropout=0
     WB="8 32"; WL=128; CB=16; CL=256
+    # per mixer: training at L 1024 (B 4: 4,096 tokens a step), the sweep, the stream (see docs/bench)
+    MLENS=256,1024,4096,8192,32768; MREPS=2; MAXB=$((4 << 30)); TB=4; TL=1024; MSTEPS=6
+    SPOS=100,1000,10000; SFAR=100000; SFARCUT=10000
 fi
+# the machine and how both sides run: CPU, cores, BLAS and its kernel, OPENBLAS_CORETYPE, threads, PyTorch
 echo "== machine: $("$GF" --version | tr '\n' ' ')" >&2
-echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
+echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
 
-train_pair() { # case cfg batch seqlen threads
-    local c=$1 cfg=$2 B=$3 L=$4 th=$5
-    echo "== train $c (B=$B L=$L, $th threads)" >&2
-    record "$c" grassflow "$(OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th" --json)"
-    record "$c" pytorch "$(OMP_NUM_THREADS=$th PYT bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $STEPS --threads "$th")"
+# ---- the mixer list: which lines run, which are skipped and why ----------------------------------------
+registered=$("$GF" info --mixers | sed -nE 's/^([A-Za-z0-9_-]+)( \(.\))?$/\1/p')
+LABELS=() FLAGS=() SETS=()
+skip() { # label reason [case]: printed and recorded (as case, default "entry LABEL"), so the tables say it too
+    echo "skip $1: $2" >&2
+    record "${3:-entry $1}" "" "$($PY -c 'import json,sys; print(json.dumps({"label": sys.argv[1], "skipped": sys.argv[2]}))' "$1" "$2")"
 }
-for B in $WB; do
-    train_pair "train word grassmann B=$B" word-g "$B" $WL 2
-    train_pair "train word transformer B=$B" word-t "$B" $WL 2
-done
-train_pair "train char grassmann" char-g $CB $CL 2
-train_pair "train char transformer" char-t $CB $CL 2
-first_b=${WB%% *}
-train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:space:]]}"}"; }
+while IFS='|' read -r label needs flags sets; do
+    label=$(trim "$label")
+    case "$label" in '' | '#'*) continue ;; esac
+    why=""
+    for m in $needs; do
+        grep -qx -- "$m" <<<"$registered" || { why="not registered: mixer $m is not in this build (src/mixers/mixer.c's BUILTIN)"; break; }
+    done
+    setargs=()
+    for kv in $sets; do setargs+=(--set "$kv"); done
+    if [ -z "$why" ] && ! err=$("$GF" info --model grassmann-small --vocab 65 --set max_len=$TL "${setargs[@]}" 2>&1 >/dev/null); then
+        why="not registered: this build refuses its options: $(echo "$err" | head -1 | sed -e "s/^grassflow info: //" -e "s/; the keys are.*//")"
+    fi
+    if [ -n "$why" ]; then skip "$label" "$why"; continue; fi
+    record "entry $label" "" "{\"label\": \"$label\", \"flags\": \"$(echo $flags)\", \"sets\": \"$(echo $sets)\"}"
+    LABELS+=("$label") FLAGS+=(" $(echo $flags) ") SETS+=("$(echo $sets)")
+done <"$list"
+n=${#LABELS[@]}
+has() { [[ "${FLAGS[$1]}" == *" $2 "* ]]; } # entry flag
+setargs_of() { local kv; SETARGS=(); for kv in ${SETS[$1]}; do SETARGS+=(--set "$kv"); done; }
 
-for mx in grassmann attention; do
-    echo "== mixer $mx, L = $LENS" >&2
-    record "mixer $mx" grassflow "$("$GF" bench mixer --mixer $mx --seq-lens $LENS --threads 2 --json)"
-    record "mixer $mx" pytorch "$(PYT bench/torch_bench.py mixer --config "$cfgdir/word-g.json" --mixer $mx --batch 1 --seq-lens $LENS --threads 2 2>/dev/null)"
+# ---- the plan: seconds each part is expected to take on 2 quiet cores (docs/bench/README.md) ------------
+n_sweep=0 n_quad=0 n_flat=0 n_grow=0
+for ((i = 0; i < n; i++)); do
+    if ! has $i model; then n_sweep=$((n_sweep + 1)); has $i linear || n_quad=$((n_quad + 1)); fi
+    if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
+if [ $smoke = 1 ]; then per_old=40 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
+else per_old=420 per_train=25 per_sweep=30 per_quad=60 per_flat=60 per_grow=70; fi
+[ $only = 1 ] && per_old=0
+PLAN_OLD=$per_old PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
+PLAN_STREAM=$((n_flat * per_flat + n_grow * per_grow))
+PLAN_TOTAL=$((PLAN_OLD + PLAN_TRAIN + PLAN_SWEEP + PLAN_STREAM))
+echo "== plan: $n mixers of $list; about $((PLAN_TOTAL / 60)) min $((PLAN_TOTAL % 60)) s on 2 quiet cores:" \
+    "models ${PLAN_OLD}s, training per mixer ${PLAN_TRAIN}s, length sweep ${PLAN_SWEEP}s, streaming ${PLAN_STREAM}s" >&2
+T_START=$SECONDS
+phase_t0=$SECONDS
+phase_end() { # name planned_s: records the time a part took beside its plan
+    record "timing $1" "" "{\"phase\": \"$1\", \"planned_s\": $2, \"actual_s\": $((SECONDS - phase_t0))}"
+    echo "== $1 took $((SECONDS - phase_t0)) s (planned $2 s)" >&2
+    phase_t0=$SECONDS
+}
 
-# generation, batch 1. The window recomputed per token (what the PyTorch twin does) and the stream at
-# the same place; then the stream far out, with positions that do not stop at max_len: Grassmann with
-# pos none, the Transformer with sinusoidal positions.
-for m in g t; do
-    echo "== generate word-$m" >&2
-    record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --no-cache --positions $WL --tokens $TOK --threads 2 --json)"
-    record "generate word-$m stream" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --positions $((WL - TOK)) --tokens $TOK --threads 2 --json)"
-    record "generate word-$m" pytorch "$(PYT bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
-done
-echo "== generate: stream at far positions" >&2
-record "stream word-g pos none" grassflow "$("$GF" bench generate --config "$cfgdir/word-g.cfg.json" --set pos=none --positions $GPOS --tokens $STOK --threads 2 --json)"
-record "stream word-t pos sinusoidal" grassflow "$("$GF" bench generate --config "$cfgdir/word-t.cfg.json" --set pos=sinusoidal --positions $TPOS --tokens $STOK --threads 2 --json)"
+# case impl command...: records the JSON the command prints; a command that fails (a new mixer's bug, memory)
+# is recorded as failed with its last line of stderr, and the run goes on to the next measurement
+measure() {
+    local c=$1 impl=$2 j rc=0
+    shift 2
+    j=$("$@" 2>"$cfgdir/err") || rc=$?
+    if [ $rc = 0 ]; then record "$c" "$impl" "$j"; return; fi
+    local msg
+    msg="failed (exit $rc): $(grep -v '^advancing' "$cfgdir/err" | grep -v '^{' | tail -1)"
+    echo "== $c ($impl) $msg" >&2
+    # what it printed before it stopped (bench mixer's lengths measured before memory ran out) is kept
+    record "$c" "$impl" "$($PY -c 'import json,sys
+try: d = json.loads(sys.argv[2])
+except ValueError: d = {}
+d["failed"] = sys.argv[1]; print(json.dumps(d))' "$msg" "$j")"
+}
+train_pair() { # case cfg batch seqlen threads [steps]
+    local c=$1 cfg=$2 B=$3 L=$4 th=$5 st=${6:-$STEPS}
+    echo "== train $c (B=$B L=$L, $th threads)" >&2
+    measure "$c" grassflow env OMP_NUM_THREADS=$th "$GF" bench train --config "$cfgdir/$cfg.cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th" --json
+    measure "$c" pytorch env OMP_NUM_THREADS=$th ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY bench/torch_bench.py train --config "$cfgdir/$cfg.json" --batch "$B" --seq-len "$L" --steps $st --threads "$th"
+}
 
-# perf profiles of the training cases with targets (the report links them from every target not met)
-if [ $smoke = 0 ] && command -v perf >/dev/null; then
-    echo "== perf profiles" >&2
-    wargs=(--config "$cfgdir/word-g.cfg.json" --batch 32 --seq-len $WL --steps 4)
-    bash bench/profile.sh "$out/profile-word-grassmann.txt" 2 "${wargs[@]}"
-    bash bench/profile.sh "$out/profile-word-grassmann-1-thread.txt" 1 "${wargs[@]}"
-    bash bench/profile.sh "$out/profile-word-transformer.txt" 2 --config "$cfgdir/word-t.cfg.json" --batch 32 --seq-len $WL --steps 4
-    bash bench/profile.sh "$out/profile-char-grassmann.txt" 2 --config "$cfgdir/char-g.cfg.json" --batch $CB --seq-len $CL --steps 20
-    bash bench/profile.sh "$out/profile-char-transformer.txt" 2 --config "$cfgdir/char-t.cfg.json" --batch $CB --seq-len $CL --steps 20
+# ---- the models of the earlier speed issues (word and character level, generation) ----------------------
+if [ $only = 0 ]; then
+    for B in $WB; do
+        train_pair "train word grassmann B=$B" word-g "$B" $WL 2
+        train_pair "train word transformer B=$B" word-t "$B" $WL 2
+    done
+    train_pair "train char grassmann" char-g $CB $CL 2
+    train_pair "train char transformer" char-t $CB $CL 2
+    first_b=${WB%% *}
+    train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
+    # generation, batch 1: the window recomputed per token (what the PyTorch twin does) and the stream at
+    # the same place
+    for m in g t; do
+        echo "== generate word-$m" >&2
+        record "generate word-$m" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --no-cache --positions $WL --tokens $TOK --threads 2 --json)"
+        record "generate word-$m stream" grassflow "$("$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --positions $((WL - TOK)) --tokens $TOK --threads 2 --json)"
+        record "generate word-$m" pytorch "$(PYT bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2)"
+    done
+    # perf profiles of the training cases with targets (the report links them from every target not met)
+    if [ $smoke = 0 ] && command -v perf >/dev/null; then
+        echo "== perf profiles" >&2
+        wargs=(--config "$cfgdir/word-g.cfg.json" --batch 32 --seq-len $WL --steps 4)
+        bash bench/profile.sh "$out/profile-word-grassmann.txt" 2 "${wargs[@]}"
+        bash bench/profile.sh "$out/profile-word-grassmann-1-thread.txt" 1 "${wargs[@]}"
+        bash bench/profile.sh "$out/profile-word-transformer.txt" 2 --config "$cfgdir/word-t.cfg.json" --batch 32 --seq-len $WL --steps 4
+        bash bench/profile.sh "$out/profile-char-grassmann.txt" 2 --config "$cfgdir/char-g.cfg.json" --batch $CB --seq-len $CL --steps 20
+        bash bench/profile.sh "$out/profile-char-transformer.txt" 2 --config "$cfgdir/char-t.cfg.json" --batch $CB --seq-len $CL --steps 20
+    fi
+    phase_end models $PLAN_OLD
 fi
 
-$PY bench/report.py "$res" "$out"
-echo "== wrote $out/README.md" >&2
+# ---- every mixer: training against its PyTorch twin (grassmann-small, vocabulary 65, L $TL) --------------
+for ((i = 0; i < n; i++)); do
+    setargs_of $i
+    config "mt-$i" --model grassmann-small --vocab 65 --set dropout=0 --set max_len=$TL "${SETARGS[@]}"
+    train_pair "mtrain ${LABELS[$i]}" "mt-$i" $TB $TL 2 $MSTEPS
+done
+phase_end "training per mixer" $PLAN_TRAIN
+
+# ---- every mixer: forward+backward per token against L (grassmann-6L's layer, d 256) ---------------------
+maxl=${MLENS##*,}
+for ((i = 0; i < n; i++)); do
+    has $i model && continue
+    setargs_of $i
+    echo "== mixer ${LABELS[$i]}, L = $MLENS" >&2
+    measure "mixer ${LABELS[$i]}" grassflow "$GF" bench mixer "${SETARGS[@]}" --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2 --json
+    config "mx-$i" --model grassmann-6L --set max_len=$maxl "${SETARGS[@]}"
+    measure "mixer ${LABELS[$i]}" pytorch PYT bench/torch_bench.py mixer --config "$cfgdir/mx-$i.json" --batch 1 --seq-lens $MLENS --reps $MREPS --max-bytes $MAXB --threads 2
+done
+phase_end "length sweep" $PLAN_SWEEP
+
+# ---- every causal mixer: the stream far out (grassmann-small, sinusoidal positions) ----------------------
+# Positions $SPOS in one run; a mixer whose state stayed flat over them then goes on to $SFAR (a mixer
+# whose state grows, a KV cache, stops at $SFARCUT: its time per token grows with the position).
+for ((i = 0; i < n; i++)); do
+    lab=${LABELS[$i]}
+    if has $i bidir; then skip "$lab" "bidirectional only: it does not stream" "streamskip $lab"; continue; fi
+    setargs_of $i
+    config "ms-$i" --model grassmann-small --vocab 65 --set dropout=0 --set pos=sinusoidal "${SETARGS[@]}"
+    echo "== stream $lab, positions $SPOS" >&2
+    if ! j=$("$GF" bench generate --config "$cfgdir/ms-$i.cfg.json" --positions $SPOS --tokens $STOK --threads 2 --json 2>"$cfgdir/err"); then
+        skip "$lab" "it does not stream: $(grep -v '^advancing' "$cfgdir/err" | head -1)" "streamskip $lab"
+        continue
+    fi
+    record "stream $lab" grassflow "$j"
+    flat=$($PY -c 'import json,sys; r=json.loads(sys.argv[1])["results"]; print(int(len({x["state_bytes"] for x in r}) == 1))' "$j")
+    if [ "$flat" = 1 ]; then
+        echo "== stream $lab, position $SFAR (flat state)" >&2
+        measure "stream $lab far" grassflow "$GF" bench generate --config "$cfgdir/ms-$i.cfg.json" --positions $SFAR --tokens $STOK --threads 2 --json
+    else
+        echo "== stream $lab: its state grows; not run past position $SFARCUT" >&2
+    fi
+done
+phase_end streaming $PLAN_STREAM
+record "timing total" "" "{\"phase\": \"total\", \"planned_s\": $PLAN_TOTAL, \"actual_s\": $((SECONDS - T_START))}"
+
+$PY bench/report.py "$res" "$out" "$list"
+echo "== wrote $out/README.md in $((SECONDS - T_START)) s (planned $PLAN_TOTAL s)" >&2
 if [ $smoke = 1 ]; then cat "$out/README.md"; fi

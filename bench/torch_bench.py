@@ -1,13 +1,19 @@
 """PyTorch twins of the grassflow benchmarks, on the same machine, models and shapes.
 
 The models are the test reference (python/grassflow/torch_model.py) in float32, built from the exact config
-that `grassflow info --json` prints. Prints one JSON object per run, like `grassflow bench --json`.
+that `grassflow info --json` prints, through its MIXERS table (a mixer registered there has a twin here with
+no change to this file). Two mixers get a faster PyTorch form of the same function (`lean`): Grassmann
+(all offsets at once) and attention (PyTorch's own torch.nn.functional._scaled_dot_product_attention);
+every other mixer runs as its reference class. Each result names the classes that ran ("twin_classes").
+A config the reference cannot build (a mixer or key missing from MIXERS) prints {"skipped": why}.
+Prints one JSON object per run, like `grassflow bench --json`.
 
     /usr/bin/python3 bench/torch_bench.py train --config CFG.json --batch 8 --seq-len 128 --steps 5
-    /usr/bin/python3 bench/torch_bench.py mixer --config CFG.json --mixer grassmann --seq-lens 256,1024
+    /usr/bin/python3 bench/torch_bench.py mixer --config CFG.json --seq-lens 256,1024  (layer 0's mixer)
     /usr/bin/python3 bench/torch_bench.py generate --config CFG.json --tokens 16
 """
 import argparse
+import copy
 import json
 import os
 import resource
@@ -19,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch_ref"))
-from model import CausalSelfAttention, GrassmannMixer, build_model, normalize_config  # noqa: E402
+from model import MIXERS, GrassmannMixer, SelfAttention, build_model, normalize_config  # noqa: E402
 
 
 class LeanGrassmannMixer(GrassmannMixer):
@@ -53,20 +59,73 @@ class LeanGrassmannMixer(GrassmannMixer):
         return self.out(m) if self.out is not None else m
 
 
+class LeanSelfAttention(SelfAttention):
+    """The reference attention with PyTorch's own attention kernel (1.13's
+    torch.nn.functional._scaled_dot_product_attention, is_causal for the causal form; on the CPU it is
+    PyTorch's composite matmul-softmax-matmul, the fused flash kernels being CUDA-only in 1.13). A padded
+    batch takes the reference path."""
+
+    def forward(self, h, mask=None):
+        if mask is not None:
+            return super().forward(h, mask)
+        B, T, d = h.shape
+        H = self.n_head
+        q, k, v = (t.reshape(B, T, H, d // H).transpose(1, 2) for t in self.qkv(h).split(d, dim=-1))
+        y = F._scaled_dot_product_attention(q, k, v, None, 0.0, False, self.causal)[0]
+        return self.proj(y.transpose(1, 2).reshape(B, T, d))
+
+
+# reference class -> its lean form (same parameters, same function); other mixers run as they are
+LEAN = {GrassmannMixer: LeanGrassmannMixer, SelfAttention: LeanSelfAttention}
+
+
+def same_function(child, cls):
+    """Whether the lean class computes what this instance computes (float64 copies, random input of 20
+    positions): a configuration the lean form does not cover (bidirectional Grassmann, its window or heads
+    keys, an ablation's own tensors) keeps the reference class."""
+    d = next(m for m in child.modules() if isinstance(m, torch.nn.Linear)).in_features
+    ref = copy.deepcopy(child).double()
+    fast = copy.deepcopy(child).double()
+    fast.__class__ = cls
+    x = torch.randn(2, 20, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    try:
+        with torch.no_grad():
+            return (ref(x) - fast(x)).abs().max().item() <= 1e-9
+    except (ValueError, AttributeError, RuntimeError, TypeError):
+        return False
+
+
 def lean(model):
-    """Swap every reference Grassmann mixer of model for the lean one, parameters kept."""
+    """Swap every reference mixer of model that has a lean form computing the same function for it,
+    parameters kept."""
     for mod in list(model.modules()):
         for name, child in list(mod.named_children()):
-            if type(child) is GrassmannMixer:
-                new = LeanGrassmannMixer.__new__(LeanGrassmannMixer)
+            if type(child) in LEAN and same_function(child, LEAN[type(child)]):
+                cls = LEAN[type(child)]
+                new = cls.__new__(cls)
                 new.__dict__ = child.__dict__
                 setattr(mod, name, new)
     return model
 
 
+def twin_classes(model):
+    """The mixer classes that run in model (its blocks' `mix` children, or model itself)."""
+    found = {type(c).__name__ for m in model.modules() for n, c in m.named_children() if n == "mix"}
+    return sorted(found) or [type(model).__name__]
+
+
 def check_lean():
-    """The lean mixer equals the reference (float64, T shorter and longer than the largest offset)."""
+    """The lean mixers equal the reference (float64; Grassmann with T shorter and longer than the largest
+    offset; attention causal and bidirectional)."""
     torch.manual_seed(0)
+    for causal in (True, False):
+        ref = SelfAttention(16, 4, causal).double()
+        fast = lean(torch.nn.Sequential(SelfAttention(16, 4, causal).double()))[0]
+        fast.load_state_dict(ref.state_dict())
+        x = torch.randn(2, 9, 16, dtype=torch.float64)
+        err = (ref(x) - fast(x)).abs().max().item()
+        if err > 1e-12:
+            sys.exit("torch_bench: the lean attention twin differs from the reference by %g" % err)
     for T, offs in ((5, [1, 2, 4, 8]), (20, [1, 2, 4, 8, 12, 16]), (12, [16])):
         ref = GrassmannMixer(16, 4, offs, 1e-8, False).double()
         fast = lean(torch.nn.Sequential(GrassmannMixer(16, 4, offs, 1e-8, False).double()))[0]
@@ -93,14 +152,16 @@ def bench_train(a, cfg):
     model = twin(cfg, a)
     model.train()
     V, B, L = cfg["vocab_size"], a.batch, a.seq_len
+    classify = normalize_config(cfg)["task"] == "classify"  # one label per sequence, as `grassflow bench train`
+    C = normalize_config(cfg)["head"].get("n_classes", V)
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
     x = torch.randint(0, V, (B, L))
-    y = torch.randint(0, V, (B, L))
+    y = torch.randint(0, C, (B,) if classify else (B, L))
     ts, tfs, tbs, tos = [], [], [], []
     for s in range(-1, a.steps):
         t0 = time.perf_counter()
         logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits.view(-1, V), y.view(-1))
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.view(-1))
         t1 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -113,7 +174,7 @@ def bench_train(a, cfg):
     return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
             "tokens_per_s": B * L / med(ts), "ms_forward": 1e3 * med(tfs), "ms_backward": 1e3 * med(tbs),
             "ms_optimizer": 1e3 * med(tos), "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "twin": a.twin, "env": twin_env()}
+            "twin": a.twin, "twin_classes": twin_classes(model), "env": twin_env()}
 
 
 def twin_env():
@@ -122,39 +183,59 @@ def twin_env():
     return " ".join("%s=%s" % (k, os.environ[k]) for k in keys if os.environ.get(k))
 
 
+def rss_peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def mixer_module(a, cfg):
+    """Layer 0's mixer of cfg, built as the reference model builds it (torch_model.MIXERS)."""
+    c = normalize_config(cfg)
+    lc = c["layers"][0]
+    mod = MIXERS[lc["mixer"]]["build"](c["d_model"], lc, c["direction"] == "bidirectional", c)
+    if a.twin == "lean":
+        mod = lean(torch.nn.Sequential(mod))[0]
+    return lc["mixer"], c["d_model"], mod.float()
+
+
+def time_mixer(a, mod, x):
+    """Best forward and backward times (s) of a.reps runs after a warm-up."""
+    best_f = best_b = float("inf")
+    for r in range(a.reps + 1):
+        t0 = time.perf_counter()
+        y = mod(x)
+        t1 = time.perf_counter()
+        y.backward(torch.ones_like(y))
+        t2 = time.perf_counter()
+        if r:
+            best_f, best_b = min(best_f, t1 - t0), min(best_b, t2 - t1)
+    return best_f, best_b
+
+
 def bench_mixer(a, cfg):
-    d = cfg["d_model"]
-    lc = normalize_config(cfg)["layers"][0]
-    if a.mixer == "grassmann":
-        mod = GrassmannMixer(d, lc["rank"], lc["offsets"], lc["plucker_eps"], lc["extra_proj"])
-        if a.twin == "lean":
-            mod = lean(torch.nn.Sequential(mod))[0]
-    else:
-        mod = CausalSelfAttention(d, lc.get("n_head", 4))
-    mod = mod.float()
-    out = []
+    """Layer 0's mixer at each length. The memory rule (PyTorch's memory cannot be asked beforehand): a
+    length is skipped when the growth of the peak resident memory over the sweep so far, scaled as the
+    square of the length from the last length measured (quadratic: safe for a linear mixer too),
+    exceeds --max-bytes."""
+    name, d, mod = mixer_module(a, cfg)
+    out, base, last = [], rss_peak(), None
     for L in [int(s) for s in a.seq_lens.split(",")]:
+        if last:
+            est = max(rss_peak() - base, 1) * (L / last) ** 2
+            if est > a.max_bytes:
+                out.append({"seq_len": L, "skipped": "memory", "estimated_bytes": est, "max_bytes": a.max_bytes})
+                continue
         x = torch.randn(a.batch, L, d, requires_grad=True)
-        best_f = best_b = float("inf")
         try:
-            for r in range(a.reps + 1):
-                t0 = time.perf_counter()
-                y = mod(x)
-                t1 = time.perf_counter()
-                y.backward(torch.ones_like(y))
-                t2 = time.perf_counter()
-                if r:
-                    best_f, best_b = min(best_f, t1 - t0), min(best_b, t2 - t1)
+            best_f, best_b = time_mixer(a, mod, x)
         except RuntimeError as e:  # out of memory at long lengths
             out.append({"seq_len": L, "error": str(e)[:200]})
             break
-        N = a.batch * L
+        N, last = a.batch * L, L
         out.append({"seq_len": L, "us_per_token_forward": 1e6 * best_f / N, "us_per_token_backward": 1e6 * best_b / N,
-                    "us_per_token": 1e6 * (best_f + best_b) / N,
-                    "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024})
+                    "us_per_token": 1e6 * (best_f + best_b) / N, "max_rss_bytes": rss_peak()})
         print(json.dumps(out[-1]), file=sys.stderr, flush=True)
-    return {"bench": "mixer", "impl": "pytorch", "mixer": a.mixer, "batch": a.batch, "d": d, "results": out,
-            "threads": torch.get_num_threads()}
+    return {"bench": "mixer", "impl": "pytorch", "mixer": name, "batch": a.batch, "d": d, "results": out,
+            "threads": torch.get_num_threads(), "twin_classes": [type(mod).__name__], "env": twin_env()}
 
 
 def bench_generate(a, cfg):
@@ -179,9 +260,9 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq-len", type=int, default=128)
     ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--mixer", default="grassmann", choices=["grassmann", "attention"])
     ap.add_argument("--seq-lens", default="256,1024,4096,8192")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--max-bytes", type=float, default=4 * 2 ** 30, help="mixer: memory budget (see bench_mixer)")
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--twin", default="lean", choices=["lean", "reference"],
@@ -191,6 +272,12 @@ def main():
     check_lean()
     torch.set_num_threads(a.threads)
     cfg = load_cfg(a.config)
+    try:
+        normalize_config(cfg)
+    except ValueError as e:  # a mixer or key the reference does not have (yet)
+        print(json.dumps({"bench": a.task, "impl": "pytorch", "skipped": "no PyTorch twin: python/grassflow/"
+                          "torch_model.py cannot build this config (%s)" % e}))
+        return
     res = {"train": bench_train, "mixer": bench_mixer, "generate": bench_generate}[a.task](a, cfg)
     print(json.dumps(res))
 

@@ -24,7 +24,7 @@ OMP_WAIT_POLICY=active "$GF" --version | grep -q "idle threads wait: OMP_WAIT_PO
 want="--threads expects"; expect 2 "--threads with a bad value" "$GF" --threads 0 info --model grassmann-tiny
 want="--threads expects a number of threads in \[1, 1024\], and none was given"; expect 2 "--threads without a value is not an unknown option" "$GF" info --model grassmann-tiny --threads
 want="--beta1 expects a number in \[0, 1\)"; expect 2 "--beta1 1 is refused by a message that excludes 1" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --beta1 1 --out "$tmp/b1"
-want="--bench mixer|out of memory at L="; ASAN_OPTIONS=allocator_may_return_null=1 expect 1 "bench mixer out of memory exits 1" "$GF" bench mixer --seq-lens 64,1000000000000 --batch 1000
+want="--bench mixer|out of memory at L="; ASAN_OPTIONS=allocator_may_return_null=1 expect 1 "bench mixer out of memory exits 1" "$GF" bench mixer --seq-lens 64,16000000 --batch 1000 --max-bytes 9223372036854775807
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
 want="--reference transformer-6L is not one of --models"; expect 2 "compare: a reference that is not compared" "$GF" compare --models grassmann-tiny,hybrid-tiny --corpus tinyshakespeare --reference transformer-6L --out "$tmp/cmp"
 want=; expect 0 "info --mixers lists every mixer with its keys" "$GF" info --mixers

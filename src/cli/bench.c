@@ -108,7 +108,8 @@ static int train_parse(int argc, char **argv, train_opts *o) {
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
                    "                            [--seq-len L] [--steps N] [--json]\n\n"
-                   "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step.\n"
+                   "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step\n"
+                   "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed).\n"
                    "Reports tokens/s and the time of each phase (medians over the steps), the matmul FLOPs\n"
                    "actually issued per step, the achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
                    "(WikiText-2 words).\n");
@@ -127,9 +128,9 @@ typedef struct {
     float loss;
 } train_result;
 
-/* One warm-up step, then o->steps timed ones on the tokens in/tg; ts holds 4 * steps doubles. */
-static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const int32_t *in, const int32_t *tg,
-                         double *ts, train_result *r) {
+/* One warm-up step, then o->steps timed ones on the batch b; ts holds 4 * steps doubles. */
+static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const gf_batch *b, double *ts,
+                         train_result *r) {
     const int64_t steps = o->steps;
     double *tfs = ts + steps, *tbs = tfs + steps, *tos = tbs + steps;
     r->peak = sgemm_peak();
@@ -138,7 +139,7 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
     for (int64_t s = -1; s < steps; s++) {
         if (s == 0) gf_blas_flops_reset();
         double t0 = now_s();
-        if (gf_model_forward(m, in, tg, o->B, o->L, &r->loss)) return cli_error("%s", gf_last_error());
+        if (gf_model_forward_batch(m, b, &r->loss)) return cli_error("%s", gf_last_error());
         double t1 = now_s();
         gf_model_zero_grad(m);
         gf_model_backward(m);
@@ -165,9 +166,10 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
     if (o->json) {
         printf("{\"bench\": \"train\", \"model\": ");
         gf_json_put_str(stdout, name);
-        printf(", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, "
+        printf(", \"head\": \"%s\", \"params\": %lld, \"vocab\": %lld, \"batch\": %lld, \"seq_len\": %lld, \"steps\": %lld, "
                "\"tokens_per_s\": %s, \"ms_forward\": %s, \"ms_backward\": %s, \"ms_optimizer\": %s, "
-               "\"gflop_per_step\": %s, \"gflops\": %s, \"utilisation\": %s, ", (long long)gf_model_num_params(m),
+               "\"gflop_per_step\": %s, \"gflops\": %s, \"utilisation\": %s, ",
+               gf_model_predicts_next_token(m) ? "next_token" : "classify", (long long)gf_model_num_params(m),
                (long long)cfg->vocab_size, (long long)o->B, (long long)o->L, (long long)o->steps,
                gf_json_num(tps, 'f', 1).s, gf_json_num(1e3 * r->fwd, 'f', 2).s, gf_json_num(1e3 * r->bwd, 'f', 2).s,
                gf_json_num(1e3 * r->opt, 'f', 2).s, gf_json_num((double)r->flops / 1e9, 'f', 3).s,
@@ -198,9 +200,12 @@ static int bench_train(int argc, char **argv) {
     if (!opt || !in || !tg || !ts) {
         rc = cli_error("out of memory");
     } else {
+        /* next_token: a target per position; a classifier (a bidirectional model): a label per sequence */
+        const int64_t n_tg = gf_model_predicts_next_token(m) ? o.B * o.L : o.B;
         fill_tokens(in, o.B * o.L, cfg.vocab_size, 1);
-        fill_tokens(tg, o.B * o.L, cfg.vocab_size, 2);
-        if ((rc = train_measure(&o, m, opt, in, tg, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
+        fill_tokens(tg, n_tg, gf_model_n_outputs(m), 2);
+        const gf_batch b = {.B = o.B, .T = o.L, .ids = in, .targets = tg, .n_targets = n_tg};
+        if ((rc = train_measure(&o, m, opt, &b, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
     }
     free(in);
     free(tg);
@@ -213,68 +218,122 @@ static int bench_train(int argc, char **argv) {
 /* ---- bench mixer ------------------------------------------------------------------------------------------- */
 
 typedef struct {
-    const char *mixer, *lens;
-    int64_t B, reps;
+    const char *lens;
+    char mixer_set[64]; /* "mixers=NAME" of --mixer, applied in its place among the --set options */
+    int64_t B, reps, max_bytes;
     cli_model_opts mo; /* only its --set list */
     int json;
 } mixer_opts;
 
+/* --mixer NAME: a registered mixer, set on every layer where the option stands among the --set options
+ * (so `--set head.kind=classify --mixer linformer --set k_proj=64` gives a bidirectional layer its keys). */
+static int mixer_option(mixer_opts *o, const char *name) {
+    char *about = gf_mixer_describe(name); /* NULL: no mixer has that name (or letter) */
+    const bool known = about != NULL;
+    free(about);
+    if (!known || strlen(name) > 40)
+        return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)", name);
+    if (o->mixer_set[0]) return cli_usage_error("bench mixer", "--mixer given twice");
+    snprintf(o->mixer_set, sizeof o->mixer_set, "mixers=%s", name);
+    int rc = cli_model_option(&o->mo, "bench mixer", OPT_SET, o->mixer_set);
+    return rc > 1 ? rc : EXIT_OK;
+}
+
+static int mixer_help(void) {
+    printf("usage: grassflow bench mixer [--mixer NAME] [--seq-lens 256,1024,...] [--batch B] [--reps R]\n"
+           "                            [--max-bytes N] [--set K=V]... [--json]\n\n"
+           "Time layer 0's mixer alone, forward and backward, best of R (default 3) after a warm-up, per token,\n"
+           "and its memory per token (the activations it keeps plus its scratch, in bytes). The layer is\n"
+           "grassmann-6L's (d 256, rank 32, offsets 1..16; 4 heads for the attention family) with max_len raised\n"
+           "to the longest length, then --mixer and the --set options in the order given (put a head or\n"
+           "direction change before --mixer for a mixer that is bidirectional only). A length whose estimated\n"
+           "memory (the layer's activations and scratch, its input, output and input gradient) exceeds\n"
+           "--max-bytes (default 4294967296, 4 GiB) is skipped with a line that says so.\n");
+    return EXIT_OK;
+}
+
 static int mixer_parse(int argc, char **argv, mixer_opts *o) {
     static const struct option longopts[] = {{"mixer", 1, 0, 'm'}, {"seq-lens", 1, 0, 'L'}, {"batch", 1, 0, 'b'},
-                                             {"reps", 1, 0, 'r'}, {"set", 1, 0, OPT_SET},
+                                             {"reps", 1, 0, 'r'}, {"max-bytes", 1, 0, 'M'}, {"set", 1, 0, OPT_SET},
                                              {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    const char *first = NULL;
-    gf_mixer_names(&first, 1); /* the first built-in: grassmann */
-    *o = (mixer_opts){.mixer = first, .lens = "256,1024,4096,8192", .B = 1, .reps = 3};
+    *o = (mixer_opts){.lens = "256,1024,4096,8192", .B = 1, .reps = 3, .max_bytes = 4LL << 30};
     int opt, rc;
     optind = 1;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'm': o->mixer = optarg; break;
+        case 'm': if ((rc = mixer_option(o, optarg))) return rc; break;
         case 'L': o->lens = optarg; break;
         case 'b': if ((rc = cli_parse_i64("bench mixer", "--batch", optarg, 1, 1 << 16, &o->B))) return rc; break;
         case 'r': if ((rc = cli_parse_i64("bench mixer", "--reps", optarg, 1, 1000, &o->reps))) return rc; break;
+        case 'M':
+            if ((rc = cli_parse_i64("bench mixer", "--max-bytes", optarg, 1, INT64_MAX, &o->max_bytes))) return rc;
+            break;
         case OPT_SET: if ((rc = cli_model_option(&o->mo, "bench mixer", opt, optarg)) > 1) return rc; break;
         case 'j': o->json = 1; break;
-        case 'h':
-            printf("usage: grassflow bench mixer [--mixer NAME] [--seq-lens 256,1024,...] [--batch B]\n"
-                   "                            [--reps R] [--set K=V]... [--json]\n\n"
-                   "Time one mixer layer alone (d 256, rank 32, offsets 1..16, 4 heads: the 6L models' layer),\n"
-                   "forward and backward, best of R, per token; memory per token = the activations it keeps plus\n"
-                   "its scratch, in bytes.\n");
-            return EXIT_OK;
+        case 'h': return mixer_help();
         default: return cli_usage_error("bench mixer", "unknown option");
         }
     }
     return BENCH_RUN;
 }
 
-/* grassmann-6L with every layer's mixer o->mixer, then the --set list. */
-static int mixer_config(const mixer_opts *o, gf_config *cfg) {
+/* The lengths of --seq-lens into L[0..*n) (at most 32), each 1..2^24. */
+static int mixer_lens(const char *arg, int64_t *L, int *n) {
+    char list[512];
+    snprintf(list, sizeof list, "%s", arg);
+    *n = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        long long v = strtoll(tok, &end, 10);
+        if (*end || v < 1 || v > (1LL << 24) || *n == 32)
+            return cli_usage_error("bench mixer", "--seq-lens: '%s' is not a length 1..16777216 (at most 32 of "
+                                   "them, separated by commas)", tok);
+        L[(*n)++] = v;
+    }
+    return *n ? EXIT_OK : cli_usage_error("bench mixer", "--seq-lens is empty");
+}
+
+/* grassmann-6L with max_len at least max_L, then the --set list (with --mixer in its place). */
+static int mixer_config(const mixer_opts *o, int64_t max_L, gf_config *cfg) {
     gf_config_preset("grassmann-6L", cfg);
-    char set_mixer[64];
-    snprintf(set_mixer, sizeof set_mixer, "mixers=%.40s", o->mixer);
-    char *about = gf_mixer_describe(o->mixer); /* NULL: no mixer has that name (or letter) */
-    const bool known = about != NULL;
-    free(about);
-    if (!known || gf_config_set(cfg, set_mixer))
-        return cli_usage_error("bench mixer", "--mixer %s: not a mixer (grassflow info --mixers lists them)",
-                               o->mixer);
-    for (int i = 0; i < o->mo.n_sets; i++)
-        if (gf_config_set(cfg, o->mo.sets[i])) return cli_usage_error("bench mixer", "%s", gf_last_error());
-    return EXIT_OK;
+    if (cfg->max_len < max_L) {
+        char ml[48];
+        snprintf(ml, sizeof ml, "max_len=%lld", (long long)max_L);
+        if (gf_config_set(cfg, ml)) return cli_error("bench mixer: %s", gf_last_error());
+    }
+    return cli_model_sets(&o->mo, "bench mixer", cfg);
+}
+
+/* What the length L needs in all (bytes): the harness's activations and scratch, and x, y, dx. */
+static double mixer_bytes_at(const mixer_opts *o, const gf_config *cfg, int64_t L) {
+    const double N = (double)(o->B * L);
+    return (double)gf_mixer_harness_bytes_for(cfg, 0, o->B, L) + 3.0 * N * (double)cfg->d_model * sizeof(float);
+}
+
+/* A length over the memory budget: its line or JSON entry says so. */
+static int mixer_skip_len(const mixer_opts *o, const char *name, int64_t L, double need, int first) {
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    if (o->json)
+        printf("%s{\"seq_len\": %lld, \"skipped\": \"memory\", \"estimated_bytes\": %.0f, \"max_bytes\": %lld}",
+               first ? "" : ", ", (long long)L, need, (long long)o->max_bytes);
+    else
+        printf("%-9s L=%-6lld skipped: needs an estimated %.2f GiB, over the budget --max-bytes %.2f GiB\n", name,
+               (long long)L, need / gib, (double)o->max_bytes / gib);
+    return cli_stdout_failed() ? -1 : 0;
 }
 
 /* Time layer 0's mixer at length L (best of o->reps after a warm-up) and print the line or JSON entry;
  * -1 if memory ran out or stdout failed (reported: the caller stops there). */
-static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, int first) {
+static int mixer_one_len(const mixer_opts *o, const char *name, const gf_config *cfg, int64_t L, int first) {
     const int64_t N = o->B * L, d = cfg->d_model;
+    const double need = mixer_bytes_at(o, cfg, L);
+    if (need > (double)o->max_bytes) return mixer_skip_len(o, name, L, need, first);
     gf_mixer_harness *h = gf_mixer_harness_create(cfg, 0, o->B, L, 7);
     float *x = malloc((size_t)(N * d) * sizeof(float)), *y = malloc((size_t)(N * d) * sizeof(float)),
           *dx = calloc((size_t)(N * d), sizeof(float));
     if (!h || !x || !y || !dx) {
         fprintf(stderr, "grassflow: bench mixer: out of memory at L=%lld (%.1f GiB)\n", (long long)L,
-                (double)gf_mixer_harness_bytes_for(cfg, 0, o->B, L) / (1 << 30));
+                need / (1 << 30));
         free(x), free(y), free(dx), gf_mixer_harness_free(h);
         return -1;
     }
@@ -298,7 +357,7 @@ static int mixer_one_len(const mixer_opts *o, const gf_config *cfg, int64_t L, i
                gf_json_num(1e6 * (bf + bb) / N, 'f', 4).s, gf_json_num(mem, 'f', 1).s);
     } else {
         printf("%-9s L=%-6lld forward %8.3f us/token  backward %8.3f us/token  total %8.3f  memory %9.0f B/token\n",
-               o->mixer, (long long)L, 1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
+               name, (long long)L, 1e6 * bf / N, 1e6 * bb / N, 1e6 * (bf + bb) / N, mem);
     }
     free(x), free(y), free(dx), gf_mixer_harness_free(h);
     return cli_stdout_failed() ? -1 : 0; /* a failed write stops the run (the longer lengths take longest) */
@@ -308,31 +367,34 @@ static int bench_mixer(int argc, char **argv) {
     mixer_opts o;
     int rc = mixer_parse(argc, argv, &o);
     if (rc != BENCH_RUN) return rc;
+    int64_t L[32];
+    int nL, first = 1;
+    if ((rc = mixer_lens(o.lens, L, &nL))) return rc;
+    int64_t max_L = 0;
+    for (int i = 0; i < nL; i++) max_L = L[i] > max_L ? L[i] : max_L;
     gf_config cfg;
-    if ((rc = mixer_config(&o, &cfg))) return rc;
+    if ((rc = mixer_config(&o, max_L, &cfg))) return rc;
+    char *name = gf_config_get(&cfg, "layers.0.mixer"); /* the label: the mixer layer 0 has */
+    if (!name) return cli_error("bench mixer: %s", gf_last_error());
+    if (name[0] == '"') memmove(name, name + 1, strlen(name)), name[strcspn(name, "\"")] = '\0';
     double peak = sgemm_peak();
     if (o.json) {
         printf("{\"bench\": \"mixer\", \"mixer\": ");
-        gf_json_put_str(stdout, o.mixer);
-        printf(", \"batch\": %lld, \"d\": %lld, \"results\": [", (long long)o.B, (long long)cfg.d_model);
+        gf_json_put_str(stdout, name);
+        printf(", \"batch\": %lld, \"d\": %lld, \"max_len\": %lld, \"max_bytes\": %lld, \"results\": [",
+               (long long)o.B, (long long)cfg.d_model, (long long)cfg.max_len, (long long)o.max_bytes);
     }
-    char list[512];
-    snprintf(list, sizeof list, "%s", o.lens);
-    int first = 1;
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        int64_t L = atoll(tok);
-        if (L < 1) return cli_usage_error("bench mixer", "--seq-lens: '%s' is not a length", tok);
-        if (mixer_one_len(&o, &cfg, L, first)) {
+    for (int i = 0; i < nL; i++, first = 0)
+        if (mixer_one_len(&o, name, &cfg, L[i], first)) {
             rc = EXIT_RUNTIME; /* the lengths measured are printed; the run did not finish */
             break;
         }
-        first = 0;
-    }
     if (o.json) {
         printf("], ");
         machine_json(stdout, peak);
         printf("}\n");
     }
+    free(name);
     return rc;
 }
 

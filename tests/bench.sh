@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# make test-bench: the benchmark machinery, in seconds (benchmarks are not timed tests: nothing here checks a
+# speed). bench mixer's memory budget and one length, bench train on a classifier (a bidirectional mixer's
+# training figure), torch_bench's twin of a config the reference cannot build, and bench/run.sh --smoke on
+# the per-mixer parts with a list of one registered mixer, one that is not registered and one whose option
+# this build refuses: the skip lines, one point of the length sweep against PyTorch, one streaming point, the
+# report's tables and plots.
+#   bash tests/bench.sh [BUILD]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+GF=$B/grassflow
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-test-bench-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+check() { # python expression over j (the JSON in file $1)
+    $PY -c 'import json,sys; j=json.load(open(sys.argv[1])); assert eval(sys.argv[2]), sys.argv[2]' "$1" "$2" || fail "$3"
+}
+
+# bench mixer: one length measured, the next over the budget (skipped, saying so), in text and JSON
+"$GF" bench mixer --mixer grassmann --seq-lens 16,100000 --reps 1 --max-bytes 50000000 --json >"$tmp/m.json"
+check "$tmp/m.json" 'j["results"][0]["us_per_token"] > 0 and j["results"][0]["bytes_per_token"] > 0' "bench mixer: L=16 measured"
+check "$tmp/m.json" 'j["results"][1]["skipped"] == "memory" and j["results"][1]["estimated_bytes"] > 50000000' \
+    "bench mixer: L=100000 skipped over the memory budget"
+check "$tmp/m.json" 'j["max_len"] >= 100000' "bench mixer: max_len raised to the longest length"
+"$GF" bench mixer --mixer attention --seq-lens 100000 --max-bytes 50000000 | grep -q "L=100000 skipped: needs an estimated .* GiB, over the budget --max-bytes" \
+    || fail "bench mixer: the text line of a skipped length"
+# --mixer in its place among --set: a bidirectional model's layer (the classifier head makes it so)
+"$GF" bench mixer --set head.kind=classify --mixer attention --set n_head=8 --seq-lens 8 --reps 1 | grep -q "^attention L=8 " \
+    || fail "bench mixer: --mixer after --set head.kind=classify"
+if "$GF" bench mixer --mixer nosuch 2>"$tmp/err"; then fail "bench mixer --mixer nosuch succeeded"; fi
+grep -q "not a mixer" "$tmp/err" || fail "bench mixer: unknown mixer message"
+
+# bench train of a classifier: one label per sequence
+"$GF" bench train --model grassmann-tiny --vocab 65 --set head.kind=classify --batch 2 --seq-len 8 --steps 1 --json >"$tmp/t.json"
+check "$tmp/t.json" 'j["head"] == "classify" and j["tokens_per_s"] > 0 and 0 < j["loss"] < 5' "bench train of a classifier"
+
+# the PyTorch twin of a config its reference cannot build: a clear skip, not a crash
+"$GF" info --model grassmann-tiny --vocab 65 --json >"$tmp/c.json"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); d["config"]["layers"][0]["mixer"]="nosuch"; json.dump(d, open(sys.argv[1], "w"))' "$tmp/c.json"
+$PY bench/torch_bench.py train --config "$tmp/c.json" --batch 1 --seq-len 4 --steps 1 >"$tmp/p.json"
+check "$tmp/p.json" '"no PyTorch twin" in j["skipped"] and "nosuch" in j["skipped"]' "torch_bench: skip of an unknown mixer"
+
+# the per-mixer parts of the benchmark, end to end
+cat >"$tmp/list.conf" <<'LIST'
+# label | mixers | flags | --set   (attention flagged linear on purpose: its growing state must be marked not met; a quote ' in a comment is fine)
+attention  | attention | linear     | mixers=attention
+window     | window    | new linear | mixers=window window=8
+refused    | grassmann | new        | mixers=grassmann plucker_eps=-1
+failing    | grassmann | new bidir  | head.kind=classify mixers=grassmann
+LIST
+# the command, except that the training of the list's fourth line (failing, bidirectional: config mt-1)
+# fails: the run goes on
+cat >"$tmp/gf" <<WRAP
+#!/usr/bin/env bash
+case "\$*" in *"bench train --config "*/mt-1.cfg.json*) echo "grassflow: injected failure" >&2; exit 3 ;; esac
+exec "$(realpath "$GF")" "\$@"
+WRAP
+chmod +x "$tmp/gf"
+GRASSFLOW=$tmp/gf bash bench/run.sh --smoke --only-mixers --mixers "$tmp/list.conf" --out "$tmp/out" >/dev/null 2>"$tmp/run.err" \
+    || { cat "$tmp/run.err" >&2; fail "bench/run.sh --smoke --only-mixers"; }
+grep -q "^skip window: not registered: mixer window is not in this build" "$tmp/run.err" || fail "run.sh: the skip line of an unregistered mixer"
+grep -q "^skip refused: not registered: this build refuses its options: --set plucker_eps=-1" "$tmp/run.err" \
+    || fail "run.sh: the skip line of a refused option"
+grep -q "^== plan: 2 mixers of .*; about " "$tmp/run.err" || fail "run.sh: the plan"
+R=$tmp/out/README.md
+grep -q "| window | | | skipped: not registered: mixer window" "$R" || fail "report: the skipped mixer in the list table"
+grep -qE "^\| attention \| [0-9]+ \| [0-9]+ \| [0-9.]+x \| LeanSelfAttention \|" "$R" || fail "report: training row with its twin"
+grep -qE "^\| attention \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R" || fail "report: one sweep point against PyTorch"
+grep -qE "^\| attention \| 65536 \| skipped: needs ~[0-9.]+ GiB > budget [0-9.]+ GiB \| — \| skipped: needs" "$R" \
+    || fail "report: the length over the memory budget, both sides"
+grep -qE "^\| attention \| [0-9.]+x \(L 128 over 64\) \| (met|\*\*not met\*\*) \|$" "$R" || fail "report: the flat-in-L target marked"
+grep -qE "^\| attention \| 1000 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ [KM]B \|" "$R" || fail "report: one streaming point"
+grep -qE "^\| attention \| flat from position 10 to 1000 \| .* \| \*\*not met\*\* \|$" "$R" \
+    || fail "report: the state target of a linear-flagged mixer whose state grows is not met"
+for f in mixer.svg stream-state.svg stream-speed.svg; do grep -q "<svg" "$tmp/out/$f" || fail "report: $f"; done
+grep -q "^| mtrain failing | grassflow | failed (exit 3): grassflow: injected failure |$" "$R" || fail "report: a failed measurement"
+grep -qE "^\| failing \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R" \
+    || fail "run.sh: the run went on after a failed measurement (a bidirectional layer swept on both sides)"
+grep -q "^| failing | | | | skipped: bidirectional only: it does not stream | |$" "$R" || fail "report: a bidir mixer is not streamed"
+grep -q "^| stream " "$R" && fail "report: a stream skip shows as a mixer of the list"
+grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
+echo "bench: all passed"
