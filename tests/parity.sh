@@ -37,6 +37,7 @@ bidir_hybrid_vectors 4 13 0 pad
 lm_hybrid_padded 3 20 0 pad
 hybrid_last_preset 2 20 0
 hybrid_middle_preset 3 20 0 pad
+hybrid_window_preset 3 24 0 pad
 stacks_classify 4 16 0 pad
 stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad

@@ -109,6 +109,10 @@ static void test_stream_hybrid(void **state) {
     const char *narrow[] = {"vocab_size=64", "d_model=32", "d_ff=64", "rank=6", "dropout=0", "pos=none", NULL};
     check_stream("hybrid-last-small narrowed, pos none, 150 positions", "hybrid-last-small", narrow, 150);
     check_stream("hybrid-middle-small narrowed, pos none, 150 positions", "hybrid-middle-small", narrow, 150);
+    const char *narrow_w[] = {"vocab_size=64", "d_model=32", "d_ff=64", "rank=6", "dropout=0", "pos=none",
+                              "layers.1.window=5", "layers.3.window=7", "layers.3.n_global=2", NULL};
+    check_stream("hybrid-window-small narrowed (windows 5 and 7, 2 globals), pos none, 150 positions",
+                 "hybrid-window-small", narrow_w, 150);
 }
 
 static void test_stream_errors_and_state(void **state) {

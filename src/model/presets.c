@@ -31,12 +31,22 @@ static const struct {
     {"hybrid-middle-6L", Q({"base": "grassmann-6L", "format": 3,
                             "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
                                        {"mixer": "attention", "n_head": 4}, {"mixer": "grassmann"}, {"mixer": "grassmann"}]})},
+    {"hybrid-window-6L", Q({"base": "grassmann-6L", "format": 3,
+                            "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"},
+                                       {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}]})},
     {"hybrid-last-small", Q({"base": "grassmann-small", "format": 3,
                              "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
                                         {"mixer": "attention", "n_head": 4}]})},
     {"hybrid-middle-small", Q({"base": "grassmann-small", "format": 3,
                                "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4},
                                           {"mixer": "grassmann"}]})},
+    {"hybrid-window-small", Q({"base": "grassmann-small", "format": 3,
+                               "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"},
+                                          {"mixer": "window", "n_head": 4}]})},
+    /* efficient attention in place of attention: the Transformer presets with the mixer swapped (its keys'
+     * defaults: window 64, no global tokens) */
+    {"window-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
+    {"window-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
     /* for the tests */
     {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},
