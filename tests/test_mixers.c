@@ -25,7 +25,7 @@
 
 typedef struct {
     const char *name;
-    const char *mixer; /* "grassmann" or "attention" */
+    const char *mixer; /* "grassmann", "attention" or "performer" */
     int64_t d, H, r, B, T;
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];
@@ -37,6 +37,8 @@ typedef struct {
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     uint64_t seed; /* added to every seed of the random data */
+    int64_t m;           /* performer: features */
+    float omega_scale;   /* performer: omega as drawn times this (0 means 1; > 1 reaches the key shift) */
 } mix_case;
 
 static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
@@ -58,6 +60,8 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     char head[64];
     snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
     if (!is_grassmann(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    snprintf(head, sizeof head, "features=%lld", (long long)mc->m);
+    if (mc->m && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
     for (int l = 0; is_grassmann(mc) && l < 2; l++) {
         gf_grassmann_config *g = GC(cfg, l);
         g->rank = mc->r;
@@ -87,7 +91,10 @@ static int expected_specs(const mix_case *mc, gf_param_spec *s) {
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
         gf_param_spec_set(&s[2], "proj.weight", 2, d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[3], "proj.bias", 1, d, 0, GF_INIT_ZERO);
-        return 4;
+        if (!mc->m) return 4;
+        gf_param_spec_set(&s[4], "omega", 2, mc->m, d / mc->H, GF_INIT_ZERO);
+        s[4].buffer = true;
+        return 5;
     }
     gf_param_spec_set(&s[0], "red.weight", 2, r, d, GF_INIT_NORMAL);
     gf_param_spec_set(&s[1], "red.bias", 1, r, 0, GF_INIT_ZERO);
@@ -107,7 +114,7 @@ typedef struct {
     const gf_config *cfg;
     bool grassmann, bidir;
     const uint8_t *mask;
-    int64_t B, T;
+    int64_t B, T, m;
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
     ref_grassmann_stats *st;
@@ -117,6 +124,11 @@ static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
     if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
+    } else if (c->m) {
+        char *h = gf_config_get(c->cfg, "layers.1.n_head");
+        ref_performer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->m, c->B, c->T,
+                      c->bidir, c->mask);
+        free(h);
     } else {
         char *h = gf_config_get(c->cfg, "layers.1.n_head");
         ref_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T, c->bidir,
@@ -146,7 +158,7 @@ static void run_case(const mix_case *mc) {
     for (int i = 0; i < np; i++) {
         const gf_param_spec *s = &specs[i], *w = &want_specs[i];
         if (strcmp(s->name, w->name) != 0 || s->ndim != w->ndim || s->shape[0] != w->shape[0] ||
-            (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init)
+            (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init || s->buffer != w->buffer)
             fail_msg("%s: param %d is %s ndim %d (%lld, %lld) init %d; want %s ndim %d (%lld, %lld) init %d",
                      mc->name, i, s->name, s->ndim, (long long)s->shape[0], (long long)s->shape[1],
                      (int)s->init, w->name, w->ndim, (long long)w->shape[0], (long long)w->shape[1],
@@ -167,6 +179,11 @@ static void run_case(const mix_case *mc) {
         }
         pre[i] = falloc(numel[i]);
         tl_fill_uniform(pre[i], numel[i], mc->seed + 2000 + (uint64_t)i, -0.5f, 0.5f);
+    }
+    if (gf_mixer_draw_fn(ops)) { /* buffers as the model draws them, scaled */
+        gf_mixer_draw_fn(ops)(&cfg, LAYER, p, mc->seed + 7, 0);
+        for (int i = 0; i < np; i++)
+            for (int64_t k = 0; specs[i].buffer && k < numel[i]; k++) p[i][k] *= mc->omega_scale ? mc->omega_scale : 1.0f;
     }
     float *inp = falloc(N * d);
     tl_fill_uniform(inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
@@ -195,7 +212,7 @@ static void run_case(const mix_case *mc) {
         mask = talloc((size_t)N);
         for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
     }
-    mix_ctx ctx = {&cfg, is_grassmann(mc), mc->bidir, mask, B, T, ddup_f(inp, N * d), {0}, NULL};
+    mix_ctx ctx = {&cfg, is_grassmann(mc), mc->bidir, mask, B, T, mc->m, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -263,8 +280,12 @@ static void run_case(const mix_case *mc) {
         snprintf(what, sizeof what, "%s (%d threads): backward dinp", mc->name, nth);
         ref_check_grad(what, dinp, pre_inp, fd_inp, N * d, 2e-5, gscale);
         for (int i = 0; i < np; i++) {
-            snprintf(what, sizeof what, "%s (%d threads): backward d(%s)", mc->name, nth, specs[i].name);
-            ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
+            snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", mc->name, nth, specs[i].name);
+            if (specs[i].buffer) { /* never trained: the backward leaves its gradient alone */
+                if (memcmp(g[i], pre[i], (size_t)numel[i] * sizeof *g[i]) != 0) fail_msg("%s: written", what);
+            } else {
+                ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
+            }
         }
 
         /* inputs are read-only */
@@ -431,6 +452,26 @@ static void test_heads(void **state) {
     run_case(&g);
 }
 
+/* Performer: causal and bidirectional, chunks of 64 (one full and a partial one), padding, one head and
+ * several, few and many features, and omega large enough that the key shift is not 0. */
+static void test_performer(void **state) {
+    (void)state;
+    mix_case p = {.name = "performer(d=16, H=4, m=8, T=9)", .mixer = "performer", .d = 16, .H = 4, .r = 4, .B = 2,
+                  .T = 9, .m = 8};
+    run_case(&p);
+    p.name = "performer(d=16, H=2, m=20, T=70)", p.H = 2, p.m = 20, p.T = 70;
+    run_case(&p);
+    p.name = "performer(d=16, H=2, m=20, T=70, bidirectional, padded)", p.bidir = true, p.padded = true;
+    run_case(&p);
+    p.name = "performer(d=16, H=4, m=6, T=11, causal, padded)", p.H = 4, p.m = 6, p.T = 11, p.bidir = false;
+    run_case(&p);
+    p.name = "performer(d=16, H=1, m=5, T=7, omega x 3.5: key shift > 0)", p.H = 1, p.m = 5, p.T = 7;
+    p.padded = false, p.omega_scale = 3.5f, p.seed = 3;
+    run_case(&p);
+    p.name = "performer(d=16, H=1, m=5, T=7, omega x 3.5, bidirectional, padded)", p.bidir = true, p.padded = true;
+    run_case(&p);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -453,6 +494,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
         cmocka_unit_test_teardown(test_windows, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
+        cmocka_unit_test_teardown(test_performer, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();
