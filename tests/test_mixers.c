@@ -472,6 +472,58 @@ static void test_performer(void **state) {
     run_case(&p);
 }
 
+/* omega: a function of (seed, layer, step); blocks of dh orthonormal directions with chi(dh) norms; drawn at
+ * init (step 0) and at multiples of `redraw` only. */
+static void test_performer_omega(void **state) {
+    (void)state;
+    mix_case mc = {.name = "performer omega", .mixer = "performer", .d = 16, .H = 1, .B = 1, .T = 1, .m = 2056};
+    gf_config cfg;
+    make_cfg(&cfg, &mc);
+    void (*draw)(const gf_config *, int, float *const *, uint64_t, uint64_t) = gf_mixer_draw_fn(gf_mixer_find("performer"));
+    if (!draw) fail_msg("performer has no draw_buffers");
+    const int64_t m = mc.m, dh = 16, n = m * dh;
+    float *w[5][5] = {{0}};
+    for (int k = 0; k < 5; k++) w[k][4] = falloc(n);
+    draw(&cfg, LAYER, w[0], 11, 0);
+    draw(&cfg, LAYER, w[1], 11, 0);
+    draw(&cfg, LAYER, w[2], 12, 0);
+    draw(&cfg, 0, w[3], 11, 0);
+    if (memcmp(w[0][4], w[1][4], (size_t)n * sizeof(float))) fail_msg("omega: two draws with one seed differ");
+    if (!memcmp(w[0][4], w[2][4], (size_t)n * sizeof(float))) fail_msg("omega: seeds 11 and 12 draw the same");
+    if (!memcmp(w[0][4], w[3][4], (size_t)n * sizeof(float))) fail_msg("omega: layers 0 and 1 draw the same");
+    double mean = 0.0, worst = 0.0, across = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        const float *a = w[0][4] + i * dh;
+        double na = 0.0;
+        for (int64_t e = 0; e < dh; e++) na += (double)a[e] * a[e];
+        mean += na / (double)m;
+        for (int64_t j = i + 1; j < m && j < i + 2 * dh; j++) {
+            const float *b = w[0][4] + j * dh;
+            double dot = 0.0, nb = 0.0;
+            for (int64_t e = 0; e < dh; e++) dot += (double)a[e] * b[e], nb += (double)b[e] * b[e];
+            const double cosine = fabs(dot) / sqrt(na * nb);
+            if (i / dh == j / dh) worst = fmax(worst, cosine); /* same block: orthogonal */
+            else across = fmax(across, cosine);               /* other blocks: independent */
+        }
+    }
+    if (worst > 1e-5) fail_msg("omega: rows of one block are not orthogonal (|cos| %g)", worst);
+    if (across < 0.3) fail_msg("omega: rows of different blocks look orthogonal too (|cos| <= %g)", across);
+    /* |omega_i|^2 ~ chi^2(16): mean 16, the mean of 2056 rows within 1 (8 of its standard deviations) */
+    if (fabs(mean - 16.0) > 1.0) fail_msg("omega: mean squared row norm %g, want about 16", mean);
+    /* redraw: none by default; with redraw 5, steps 5 and 10 draw (seed, step) and step 6 leaves omega */
+    memcpy(w[4][4], w[0][4], (size_t)n * sizeof(float));
+    draw(&cfg, LAYER, w[4], 11, 5);
+    if (memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 0 redrew at step 5");
+    if (gf_config_set(&cfg, "redraw=5")) fail_msg("%s", gf_last_error());
+    draw(&cfg, LAYER, w[4], 11, 6);
+    if (memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 5 redrew at step 6");
+    draw(&cfg, LAYER, w[4], 11, 10);
+    if (!memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 5 kept omega at step 10");
+    draw(&cfg, LAYER, w[1], 11, 5);
+    draw(&cfg, LAYER, w[1], 11, 10);
+    if (memcmp(w[4][4], w[1][4], (size_t)n * sizeof(float))) fail_msg("omega at step 10 depends on earlier draws");
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -495,6 +547,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_windows, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
         cmocka_unit_test_teardown(test_performer, pool_teardown),
+        cmocka_unit_test_teardown(test_performer_omega, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

@@ -77,7 +77,7 @@ static int p_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
 /* ---- omega: blocks of dh orthogonal Gaussian rows with chi(dh) norms ---------------------------------- */
 
 /* The n (<= dh) rows of one block, in w (n, dh): n standard normal rows made orthonormal by modified
- * Gram-Schmidt (dots in double), then each scaled by the norm of an independent dh-dim standard normal
+ * Gram-Schmidt (dots in double, two passes), then each scaled by the norm of an independent dh-dim standard normal
  * vector (chi(dh) distributed, as a Gaussian row's norm is). */
 static void draw_block(float *w, int64_t n, int64_t dh, uint64_t key, int64_t block) {
     const uint64_t kg = gf_key(key, 2 * (uint64_t)block), kn = gf_key(key, 2 * (uint64_t)block + 1);
@@ -85,8 +85,8 @@ static void draw_block(float *w, int64_t n, int64_t dh, uint64_t key, int64_t bl
     for (int64_t i = 0; i < n; i++) {
         float *r = w + i * dh;
         double nn = 0.0;
-        for (int64_t j = 0; j < i; j++) {
-            const float *p = w + j * dh;
+        for (int64_t j = 0; j < 2 * i; j++) { /* twice over the rows before: float keeps them orthogonal */
+            const float *p = w + (j % i) * dh;
             double dot = 0.0;
             for (int64_t e = 0; e < dh; e++) dot += (double)r[e] * p[e];
             for (int64_t e = 0; e < dh; e++) r[e] = (float)(r[e] - dot * p[e]);
