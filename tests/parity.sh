@@ -15,7 +15,8 @@ trap 'rm -rf "$out"' EXIT
 # name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
 # pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
 # stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1;
-# distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head)
+# distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
+# performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -37,6 +38,8 @@ stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad
 snli_head_window 4 21 0 pad
 distilbert_snli_head 4 22 0 pad
+performer_lm 2 70 3
+performer_bidir_classify 4 70 0 pad
 "
 fail=0
 while read -r name B T ign pad; do
