@@ -975,7 +975,9 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /*     gf_layer_config.params) or GF_HEAD_CONFIG_BYTES (a head, in gf_config.head), described by a  */
 /*     key table: the library parses, range-checks, defaults, saves and documents it from the table.*/
 /*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and*/
-/*     trains them, and hands the plug-in pointers to them in declaration order.                    */
+/*     trains them, and hands the plug-in pointers to them in declaration order. A buffer (saved,   */
+/*     never trained) starts as its init says, or as the mixer's draw_buffers (version 2) draws it  */
+/*     from the seed; draw_buffers may also redraw it during training from (seed, step) alone.      */
 /*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
 /*     differ in width), a head the last stack's from gf_config_out_dim.                            */
 
