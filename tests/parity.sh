@@ -38,7 +38,7 @@ stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad
 snli_head_window 4 21 0 pad
 distilbert_snli_head 4 22 0 pad
-performer_lm 2 70 3
+performer_lm 3 70 0 pad
 performer_bidir_classify 4 70 0 pad
 "
 fail=0

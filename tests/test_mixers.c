@@ -34,6 +34,7 @@ typedef struct {
     bool parallel; /* Grassmann eps branch: some z_t exactly parallel to z_{t-D} (p = 0) */
     bool bidir;    /* pairs / keys on both sides */
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
+    bool pad_first; /* with padded: row 1 begins with 2 padded positions too (causal: queries that see no key) */
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     uint64_t seed; /* added to every seed of the random data */
@@ -210,7 +211,9 @@ static void run_case(const mix_case *mc) {
     uint8_t *mask = NULL;
     if (mc->padded) {
         mask = talloc((size_t)N);
-        for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
+        for (int64_t n = 0; n < N; n++)
+            mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1) ||
+                        (mc->pad_first && n / T == 1 && n % T < 2));
     }
     mix_ctx ctx = {&cfg, is_grassmann(mc), mc->bidir, mask, B, T, mc->m, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
@@ -465,6 +468,9 @@ static void test_performer(void **state) {
     run_case(&p);
     p.name = "performer(d=16, H=4, m=6, T=11, causal, padded)", p.H = 4, p.m = 6, p.T = 11, p.bidir = false;
     run_case(&p);
+    p.name = "performer(d=16, H=4, m=6, T=11, causal, padded first: queries that see no key)", p.pad_first = true;
+    run_case(&p);
+    p.pad_first = false;
     p.name = "performer(d=16, H=1, m=5, T=7, omega x 3.5: key shift > 0)", p.H = 1, p.m = 5, p.T = 7;
     p.padded = false, p.omega_scale = 3.5f, p.seed = 3;
     run_case(&p);

@@ -257,7 +257,8 @@ class Performer(nn.Module):
     qkv and proj, and omega (m, dh), a buffer shared by the heads that the C engine draws and this module
     reads from the checkpoint. phi(x) = exp(omega x - |x|^2/2) / sqrt(m) on x = q / dh^(1/4) and
     k / dh^(1/4), computed with the documented constants that cancel in the ratio (s_i on the keys' side and
-    back on the queries', the queries' maximum, the 1/sqrt(m)); den is clamped at 2^-126. Padded keys are
+    back on the queries', the queries' maximum, the 1/sqrt(m)); a query whose den is not above 2^-126 (it sees
+    no key) gets 0 and passes no gradient. Padded keys are
     left out of both sums. The causal form is written with a (T, T) lower triangle, for clarity."""
     KEY_BOUND = 40.0
     DEN_MIN = 2.0 ** -126
@@ -290,7 +291,7 @@ class Performer(nn.Module):
             num, den = a @ v, a.sum(-1, keepdim=True)
         else:
             num, den = fq @ (fk.transpose(-2, -1) @ v), fq @ fk.sum(-2).unsqueeze(-1)
-        y = num / den.clamp_min(self.DEN_MIN)
+        y = torch.where(den > self.DEN_MIN, num / den.clamp_min(self.DEN_MIN), torch.zeros_like(num))
         return self.proj(y.transpose(1, 2).reshape(B, T, d))
 
 

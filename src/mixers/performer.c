@@ -8,7 +8,7 @@
  *   s_i   = max(0, |omega_i|^2 / 2 - KEY_BOUND)                          (a key feature is <= e^KEY_BOUND)
  *   fk_i  = exp(omega_i . x_k - |x_k|^2 / 2 - s_i)                      (0 for a padded key)
  *   fq_i  = exp(omega_i . x_q + s_i - a_q),  a_q = max_i (omega_i . x_q + s_i)   (the largest is 1)
- *   num_t = sum_j (fq_t . fk_j) v_j,  den_t = sum_j fq_t . fk_j,  o_t = num_t / max(den_t, 2^-126)
+ *   num_t = sum_j (fq_t . fk_j) v_j,  den_t = sum_j fq_t . fk_j,  o_t = num_t / den_t if den_t > 2^-126, else 0
  * Causal: chunks of C positions; a chunk's output is its queries against the running sums S = sum fk v^T
  * (m, dh) and z = sum fk (m) of the earlier chunks plus the chunk's own lower triangle (C, C), then the sums
  * take the chunk in: linear in T, memory C x m per thread. Bidirectional: the two full sums. The backward
@@ -48,7 +48,7 @@ static const gf_cfg_key KEYS[] = {
 enum { P_OMEGA = GF_ATTN_N_PARAMS, N_PARAMS };
 enum { C = 64 };                    /* positions per chunk */
 #define KEY_BOUND 40.0f             /* a key feature is at most e^40 (sums of 1e6 of them stay finite) */
-#define DEN_MIN FLT_MIN             /* 2^-126: a query that sees no key gets 0, not 0 / 0 */
+#define DEN_MIN FLT_MIN             /* 2^-126: a query whose den is not above it (it sees no key) gets 0 */
 #define MAX_STATE_FLOATS (1 << 24)  /* a layer's streaming state (and omega) at most 64 MiB */
 
 static const performer_config *PC(const gf_config *cfg, int layer) { return gf_layer_mcfg(cfg, layer); }
@@ -239,7 +239,7 @@ static void head_forward(const feat_ctx *f, const head_io *io, float *o, int64_t
             sums_add(S, z, K, v, io->ld, NULL, n, m, dh);
         }
         for (int64_t t = 0; t < n; t++) {
-            const float inv = 1.0f / (den[t0 + t] > DEN_MIN ? den[t0 + t] : DEN_MIN);
+            const float inv = den[t0 + t] > DEN_MIN ? 1.0f / den[t0 + t] : 0.0f;
             for (int64_t e = 0; e < dh; e++) oc[t * ldo + e] *= inv;
         }
     }
@@ -303,17 +303,18 @@ typedef struct head_grad {
     float *Q, *K, *dQ, *dK, *A, *D, *S, *z, *G, *E; /* scratch */
 } head_grad;
 
-/* G (n, dh) = dO / den', E (n) = -dO.o / den' (0 where den is clamped) for positions t0 .. t0+n-1. */
+/* G (n, dh) = dO / den, E (n) = -dO.o / den for positions t0 .. t0+n-1 (both 0 where o is 0 for want of a
+ * key: no gradient passes there). */
 static void chunk_ge(const head_grad *g, int64_t t0, int64_t n, int64_t dh) {
     for (int64_t t = 0; t < n; t++) {
-        const float dn = g->den[t0 + t], inv = 1.0f / (dn > DEN_MIN ? dn : DEN_MIN);
+        const float dn = g->den[t0 + t], inv = dn > DEN_MIN ? 1.0f / dn : 0.0f;
         const float *dO = g->dO + (t0 + t) * g->ldo, *o = g->o + (t0 + t) * g->ldo;
         float dot = 0.0f;
         for (int64_t e = 0; e < dh; e++) {
             g->G[t * dh + e] = dO[e] * inv;
             dot += dO[e] * o[e];
         }
-        g->E[t] = dn > DEN_MIN ? -dot * inv : 0.0f;
+        g->E[t] = -dot * inv;
     }
 }
 
@@ -443,7 +444,7 @@ static void p_step(const gf_mixer_step *s, float *out, const float *inp) {
         gf_sgemm(false, false, 1, dh, m, 1.0f, fq, m, S, dh, 0.0f, o + h * dh, d);
         float den = 0.0f;
         for (int64_t i = 0; i < m; i++) den += fq[i] * z[i];
-        const float inv = 1.0f / (den > DEN_MIN ? den : DEN_MIN);
+        const float inv = den > DEN_MIN ? 1.0f / den : 0.0f;
         for (int64_t e = 0; e < dh; e++) o[h * dh + e] *= inv;
     }
     gf_linear_forward(out, o, d, s->p[GF_ATTN_PROJ_W], d, s->p[GF_ATTN_PROJ_B], 1, d, d, 0.0f);
