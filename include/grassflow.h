@@ -253,12 +253,15 @@ int gf_model_freeze_stack(gf_model *m, int k);
 int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const *prefixes);
 
 /* Each tensor as its declaration says (gf_param_spec.init, Plug-ins below): N(0, 0.02) for linear
- * and embedding weights, zero biases, LayerNorm weight 1 / bias 0. The values depend only on the seed
- * and the tensor names, not on thread count. */
+ * and embedding weights, zero biases, LayerNorm weight 1 / bias 0; then each mixer that draws its buffers
+ * (gf_mixer_ops.draw_buffers: a performer's random features) draws them from the seed. The values depend
+ * only on the seed and the tensor names (and layers), not on thread count. */
 void gf_model_init(gf_model *m, uint64_t seed);
 
 /* Training mode turns dropout on. Dropout masks come from a counter-based RNG keyed by
- * (seed, step, layer, site, element): a run reproduces exactly, whatever the thread count. */
+ * (seed, step, layer, site, element): a run reproduces exactly, whatever the thread count. Turning it on
+ * at step >= 1 also lets each trained layer's mixer redraw its buffers for that step from (seed, step)
+ * (gf_mixer_ops.draw_buffers: a performer's `redraw`); call it once per optimizer step, as the trainer does. */
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step);
 
 /* A batch: B sequences of T positions. Which fields a model reads follows its config: ids (input
@@ -972,11 +975,13 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /*     gf_layer_config.params) or GF_HEAD_CONFIG_BYTES (a head, in gf_config.head), described by a  */
 /*     key table: the library parses, range-checks, defaults, saves and documents it from the table.*/
 /*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and*/
-/*     trains them, and hands the plug-in pointers to them in declaration order.                    */
+/*     trains them, and hands the plug-in pointers to them in declaration order. A buffer (saved,   */
+/*     never trained) starts as its init says, or as the mixer's draw_buffers (version 2) draws it  */
+/*     from the seed; draw_buffers may also redraw it during training from (seed, step) alone.      */
 /*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
 /*     differ in width), a head the last stack's from gf_config_out_dim.                            */
 
-#define GF_MIXER_OPS_VERSION 1 /* the gf_mixer_ops this header describes */
+#define GF_MIXER_OPS_VERSION 2 /* the gf_mixer_ops this header describes (2: draw_buffers) */
 #define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
 #define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
 #define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
@@ -1085,7 +1090,8 @@ typedef struct gf_mixer_step {
  * streaming functions come as three or not at all. Every function is called by the library's thread
  * (a mixer may run OpenMP loops inside) and must not fail: what could fail belongs in check. */
 typedef struct gf_mixer_ops {
-    int version;              /* GF_MIXER_OPS_VERSION: the members below are those of version 1 */
+    int version;              /* GF_MIXER_OPS_VERSION (1 or 2): the members up to step are those of version
+                               * 1; version 2 appends draw_buffers */
     const char *name;         /* the name in configs ("grassmann"): 1 to GF_MIXER_NAME_MAX - 1 letters,
                                * digits, '_' or '-'; unique among mixers */
     char letter;              /* one letter or digit for --set mixers=g,a,... and `info` (0: none); unique */
@@ -1129,6 +1135,17 @@ typedef struct gf_mixer_ops {
     /* out (d) = the mixer's output at position s->pos for inp (d), the input there: the same numbers as
      * forward gives at that position of the sequence streamed so far. */
     void (*step)(const gf_mixer_step *s, float *out, const float *inp);
+
+    /* ---- version 2 (read only from tables whose version is 2 or more) ---- */
+    /* Optional (NULL: the buffers keep their declared init): draw the layer's buffers (its tensors whose spec
+     * has buffer set; p as in gf_mixer_call, in param_specs order). step 0: the model is being initialised
+     * (gf_model_init, after every tensor got its declared init, and gf_mixer_harness_create): fill them.
+     * step >= 1: training step `step` begins (gf_model_set_training(m, true, seed, step), which the trainer
+     * calls before each step's forward) in a layer that is trained (a tensor of its mixer is not frozen):
+     * redraw the buffers due at this step (a performer's omega every `redraw` steps) or return at once. The
+     * values written must depend only on (cfg, layer, seed, step), never on earlier draws, so a run resumed
+     * from a checkpoint (where the buffers are saved) continues bit for bit as the uninterrupted run. */
+    void (*draw_buffers)(const gf_config *cfg, int layer, float *const *p, uint64_t seed, uint64_t step);
 } gf_mixer_ops;
 
 /* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or
@@ -1144,7 +1161,8 @@ const void *gf_layer_mcfg(const gf_config *cfg, int layer);
 
 /* One mixer layer outside a model, for benchmarks and tests of a mixer (grassflow bench mixer times one
  * through it): the mixer of layer `layer` of cfg (cfg is copied) with its parameters (param i, element k:
- * 0.02 times a standard normal number keyed by seed and i), zeroed gradients, and saved activations and
+ * 0.02 times a standard normal number keyed by seed and i; buffers then drawn by the mixer's draw_buffers
+ * from seed, as gf_model_init draws them), zeroed gradients, and saved activations and
  * scratch sized for (B, T) and gf_threads() threads, called as a model calls it (bidirectional as the
  * layer's stack is, no padding mask). NULL (gf_last_error) if the layer has no registered mixer or memory
  * runs out (the message names the bytes wanted). */

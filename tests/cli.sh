@@ -28,7 +28,7 @@ want="--bench mixer|out of memory at L="; ASAN_OPTIONS=allocator_may_return_null
 want="unknown model preset 'nope'"; expect 2 "info: unknown preset" "$GF" info --model nope
 want="--reference transformer-6L is not one of --models"; expect 2 "compare: a reference that is not compared" "$GF" compare --models grassmann-tiny,hybrid-tiny --corpus tinyshakespeare --reference transformer-6L --out "$tmp/cmp"
 want=; expect 0 "info --mixers lists every mixer with its keys" "$GF" info --mixers
-grep -q "n_head" "$tmp/out" && grep -q "plucker_eps" "$tmp/out" && pass "info --mixers shows each mixer's keys" || fail "info --mixers: $(head -c 300 "$tmp/out")"
+grep -q "n_head" "$tmp/out" && grep -q "plucker_eps" "$tmp/out" && grep -q "^performer (p)" "$tmp/out" && grep -q "features  *integer \[1, 65536\], default 128" "$tmp/out" && pass "info --mixers shows each mixer's keys" || fail "info --mixers: $(head -c 300 "$tmp/out")"
 want="unknown key \"colour\""; expect 2 "info: --set unknown key" "$GF" info --model grassmann-tiny --set colour=blue
 want="norm.*must be one of"; expect 2 "info: --set bad enum" "$GF" info --model grassmann-tiny --set norm=sideways
 want="not divisible by n_head"; expect 2 "info: heads do not divide d_model" "$GF" info --model transformer-tiny --set n_head=5
@@ -36,6 +36,10 @@ want="\"window\" is 0; expected an integer in \[1, "; expect 2 "info: window att
 want="layer 0: n_global 32 is not below max_len 32"; expect 2 "info: n_global >= max_len" "$GF" info --model transformer-tiny --set mixers=w --set n_global=32
 echo '{"base": "transformer-tiny", "layers": [{"mixer": "window", "window": 0}]}' >"$tmp/w0.json"
 want="layers\[0\]\.window"; expect 1 "info: window 0 in a config file names the layer's key" "$GF" info --config "$tmp/w0.json"
+want="\"features\" is 0; expected an integer in \[1, 65536\]"; expect 2 "info: performer with 0 features" "$GF" info --model transformer-tiny --set mixers=p,p --set features=0
+echo '{"base": "transformer-tiny", "d_model": 1024, "n_head": 2, "layers": [{"mixer": "performer", "features": 20000}, "attention"]}' >"$tmp/perf.json"
+want="layer 0: performer with features 20000, n_head 2 and d_model 1024 keeps .* = 20520000 floats of running sums per layer; at most 16777216 \(64 MiB\) are allowed"; expect 1 "info: a performer too large for its state" "$GF" info --config "$tmp/perf.json"
+want="\"redraw\" is -1; expected an integer in \[0, "; expect 2 "info: performer redraw < 0" "$GF" info --model transformer-tiny --set mixers=p,p --set redraw=-1
 want="--vocab expects an integer"; expect 2 "info: bad --vocab" "$GF" info --model grassmann-tiny --vocab -3
 want="cannot open config file $tmp/none.json"; expect 1 "info: missing config file" "$GF" info --config "$tmp/none.json"
 echo '{"vocab_size": 10' >"$tmp/bad.json"

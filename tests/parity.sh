@@ -18,7 +18,8 @@ trap 'rm -rf "$out"' EXIT
 # distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
 # *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
 # window_*: window attention, causal past max_len and with globals, bidirectional with and without globals;
-# the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional)
+# the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional;
+# performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -53,6 +54,8 @@ grassmann_no_plucker 2 20 0
 grassmann_no_gate 2 20 3
 lm_ablations_padded 3 20 0 pad
 bidir_ablations_classify 4 18 1 pad
+performer_lm 3 70 0 pad
+performer_bidir_classify 4 70 0 pad
 "
 fail=0
 while read -r name B T ign pad; do

@@ -73,7 +73,10 @@ TR="--corpus $tmp/small.txt --steps 3 --batch 4 --seq-len 16 --eval-every 0 --no
 "$GF" train --config "$tmp/ablation.json" --tokenizer word $TR --out "$tmp/ablation" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
 "$GF" train --task snli --config "$tmp/ablation_classifier.json" --corpus "$tmp/snli" --steps 6 --batch 8 --lr 0.03 --warmup 0 \
     --eval-every 0 --no-cache --out "$tmp/ablation_classifier" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
-LMS="grassmann transformer hybrid window"
+# a performer (its omega redrawn every 2 steps: the checkpoint holds the last draw, which PyTorch must read)
+"$GF" train --model transformer-tiny --set mixers=p,a --set features=16 --set redraw=2 --tokenizer word $TR \
+    --out "$tmp/performer" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+LMS="grassmann transformer hybrid window performer"
 TEXT="the game of café ends
 and then a story begins"
 SHORT="the game of café" # at most max_len + 1 tokens for every tokenizer: one line for grassflow score
@@ -181,6 +184,18 @@ r=$($CHK finetune-pairs "$tmp/classifier/last.safetensors" "$tmp/snli/snli_1.0_d
 $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['min_changed'] > 0 and r['max_abs_diff'] <= 1e-5 and r['tensors'] == ['lin.blocks.0.mix.E', 'lin.blocks.0.mix.F']))" "$r" \
     && pass "classifier (a linformer stack): a PyTorch step on the pairs changes every tensor, saved, is what the C engine computes ($r)" \
     || fail "classifier round trip through PyTorch: $r"
+r=$($CHK finetune "$tmp/performer/last.safetensors" "$TEXT" "$tmp/tuned-performer.safetensors")
+$PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5))" "$r" \
+    && pass "performer: a fine-tuning step in PyTorch (omega a buffer, untouched), saved, is what the C engine computes ($r)" \
+    || fail "performer fine-tune round trip: $r"
+$PY - "$tmp/performer/last.safetensors" "$tmp/tuned-performer.safetensors" <<'PYEOF' \
+    && pass "performer: omega saved by grassflow.torch.save, unchanged" || fail "performer: omega not kept by save"
+import sys
+from grassflow import st_io
+a, b = st_io.read(sys.argv[1])[0], st_io.read(sys.argv[2])[0]
+k = "blocks.0.mix.omega"
+sys.exit(not (set(a) == set(b) and a[k].shape == (16, 8) and a[k].tobytes() == b[k].tobytes()))
+PYEOF
 "$GF" generate --ckpt "$tmp/tuned-grassmann.safetensors" --prompt "the" --tokens 5 >/dev/null 2>&1 \
     && pass "grassflow generate reads the saved checkpoint" || fail "grassflow generate on the saved checkpoint"
 r=$($CHK finetune "$tmp/window/last.safetensors" "$SHORT" "$tmp/tuned-window.safetensors")

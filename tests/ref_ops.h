@@ -271,6 +271,60 @@ static inline void ref_attention(double *out, const double *inp, const double *c
     ref_window_attention(out, inp, P, d, H, B, T, bidir, mask, T, 0);
 }
 
+/* Performer (FAVOR+) literally: phi(x) = exp(omega x - |x|^2 / 2) / sqrt(m) on x = q / dh^(1/4) and
+ * k / dh^(1/4), omega = P[4] (m, dh) shared by the heads; o_t = sum_j phi(q_t).phi(k_j) v_j /
+ * sum_j phi(q_t).phi(k_j) over the keys t sees (causal: j <= t), padded keys excluded; none of the float
+ * kernel's stabilisers (they cancel in the ratio). The projections as ref_attention's. */
+static inline void ref_performer(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
+                                 int64_t m, int64_t B, int64_t T, bool bidir, const uint8_t *mask) {
+    const int64_t dh = d / H, N = B * T;
+    const double c = pow((double)dh, -0.25);
+    double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv), *o = malloc((size_t)(N * d) * sizeof *o);
+    double *phi = malloc((size_t)(2 * N * H * m) * sizeof *phi); /* phi(q) then phi(k), (n, h, i) */
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < 3 * d; e++) {
+            double acc = P[1][e];
+            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
+            qkv[n * 3 * d + e] = acc;
+        }
+    for (int64_t w = 0; w < 2; w++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t h = 0; h < H; h++) {
+                const double *x = qkv + n * 3 * d + w * d + h * dh;
+                double xx = 0.0;
+                for (int64_t e = 0; e < dh; e++) xx += c * x[e] * c * x[e];
+                for (int64_t i = 0; i < m; i++) {
+                    double dot = 0.0;
+                    for (int64_t e = 0; e < dh; e++) dot += P[4][i * dh + e] * c * x[e];
+                    phi[((w * N + n) * H + h) * m + i] = exp(dot - xx / 2.0) / sqrt((double)m);
+                }
+            }
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < T; t++) {
+                double num[dh], den = 0.0;
+                for (int64_t e = 0; e < dh; e++) num[e] = 0.0;
+                for (int64_t j = 0; j <= (bidir ? T - 1 : t); j++) {
+                    if (mask && !mask[b * T + j]) continue;
+                    const double *pq = phi + ((b * T + t) * H + h) * m, *pk = phi + ((N + b * T + j) * H + h) * m;
+                    double a = 0.0;
+                    for (int64_t i = 0; i < m; i++) a += pq[i] * pk[i];
+                    den += a;
+                    for (int64_t e = 0; e < dh; e++) num[e] += a * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + e];
+                }
+                for (int64_t e = 0; e < dh; e++) o[(b * T + t) * d + h * dh + e] = den > 0.0 ? num[e] / den : 0.0;
+            }
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < d; e++) {
+            double acc = P[3][e];
+            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
+            out[n * d + e] = acc;
+        }
+    free(qkv);
+    free(o);
+    free(phi);
+}
+
 /* Linformer, the literal way: qkv as attention; padded positions' k and v set to 0; per batch row
  * K'[i] = sum_{t<T} E[i,t] k[t], V'[i] = sum_{t<T} F[i,t] v[t] (E, F: (kp, max_len), heads sharing them);
  * each query attends to the kp projected keys of its head; then proj. P: qkv.weight, qkv.bias, proj.weight,

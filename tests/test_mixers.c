@@ -25,7 +25,7 @@
 
 typedef struct {
     const char *name;
-    const char *mixer; /* "grassmann", "attention", "window" or "linformer" */
+    const char *mixer; /* "grassmann", "attention", "window", "linformer" or "performer" */
     int64_t d, H, r, B, T;
     int n_offsets;
     int offsets[GF_MAX_OFFSETS];
@@ -34,13 +34,16 @@ typedef struct {
     bool parallel; /* Grassmann eps branch: some z_t exactly parallel to z_{t-D} (p = 0) */
     bool bidir;    /* pairs / keys on both sides */
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
+    bool pad_first; /* with padded: row 1 begins with 2 padded positions too (causal: queries that see no key) */
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     int64_t w, g;   /* window attention: window and n_global */
     bool no_plucker; /* Grassmann plucker: false (the pair as [z_later; z_earlier]) */
     bool no_gate;    /* Grassmann gate: false (out (h + g) / 2) */
     uint64_t seed; /* added to every seed of the random data */
-    int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 64 */
+    int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 256 */
+    int64_t m;           /* performer: features */
+    float omega_scale;   /* performer: omega as drawn times this (0 means 1; > 1 reaches the key shift) */
 } mix_case;
 
 static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
@@ -67,6 +70,8 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     char head[64];
     snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
     if (!is_grassmann(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    snprintf(head, sizeof head, "features=%lld", (long long)mc->m);
+    if (mc->m && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
     char kp[64]; /* layer 0 is a decoy with k_proj 1 */
     snprintf(kp, sizeof kp, "layers.%d.k_proj=%lld", LAYER, (long long)mc->k_proj);
     if (is_linformer(mc) && (gf_config_set(cfg, "layers.0.k_proj=1") || gf_config_set(cfg, kp)))
@@ -109,6 +114,11 @@ static int expected_specs(const mix_case *mc, gf_param_spec *s) {
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
         gf_param_spec_set(&s[2], "proj.weight", 2, d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[3], "proj.bias", 1, d, 0, GF_INIT_ZERO);
+        if (mc->m) {
+            gf_param_spec_set(&s[4], "omega", 2, mc->m, d / mc->H, GF_INIT_ZERO);
+            s[4].buffer = true;
+            return 5;
+        }
         if (!is_linformer(mc)) return 4;
         gf_param_spec_set(&s[4], "E", 2, mc->k_proj, mc->max_len, GF_INIT_NORMAL);
         gf_param_spec_set(&s[5], "F", 2, mc->k_proj, mc->max_len, GF_INIT_NORMAL);
@@ -141,7 +151,7 @@ typedef struct {
     bool grassmann, linformer, bidir;
     const uint8_t *mask;
     int64_t w, g; /* window attention (w = T, g = 0: full attention) */
-    int64_t B, T;
+    int64_t B, T, m; /* m: performer's features (0: another mixer) */
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
     ref_grassmann_stats *st;
@@ -153,7 +163,10 @@ static void mix_fwd(const void *c_, double *out) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
     } else {
         char *h = gf_config_get(c->cfg, "layers.1.n_head"), *kp = gf_config_get(c->cfg, "layers.1.k_proj");
-        if (c->linformer)
+        if (c->m)
+            ref_performer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->m, c->B, c->T,
+                          c->bidir, c->mask);
+        else if (c->linformer)
             ref_linformer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), atoll(kp),
                           c->cfg->max_len, c->B, c->T, c->mask);
         else
@@ -184,7 +197,7 @@ static void run_case(const mix_case *mc) {
     for (int i = 0; i < np; i++) {
         const gf_param_spec *s = &specs[i], *w = &want_specs[i];
         if (strcmp(s->name, w->name) != 0 || s->ndim != w->ndim || s->shape[0] != w->shape[0] ||
-            (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init)
+            (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init || s->buffer != w->buffer)
             fail_msg("%s: param %d is %s ndim %d (%lld, %lld) init %d; want %s ndim %d (%lld, %lld) init %d",
                      mc->name, i, s->name, s->ndim, (long long)s->shape[0], (long long)s->shape[1],
                      (int)s->init, w->name, w->ndim, (long long)w->shape[0], (long long)w->shape[1],
@@ -205,6 +218,11 @@ static void run_case(const mix_case *mc) {
         }
         pre[i] = falloc(numel[i]);
         tl_fill_uniform(pre[i], numel[i], mc->seed + 2000 + (uint64_t)i, -0.5f, 0.5f);
+    }
+    if (gf_mixer_draw_fn(ops)) { /* buffers as the model draws them, scaled */
+        gf_mixer_draw_fn(ops)(&cfg, LAYER, p, mc->seed + 7, 0);
+        for (int i = 0; i < np; i++)
+            for (int64_t k = 0; specs[i].buffer && k < numel[i]; k++) p[i][k] *= mc->omega_scale ? mc->omega_scale : 1.0f;
     }
     float *inp = falloc(N * d);
     tl_fill_uniform(inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
@@ -231,11 +249,13 @@ static void run_case(const mix_case *mc) {
     uint8_t *mask = NULL;
     if (mc->padded) {
         mask = talloc((size_t)N);
-        for (int64_t n = 0; n < N; n++) mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1));
+        for (int64_t n = 0; n < N; n++)
+            mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1) ||
+                        (mc->pad_first && n / T == 1 && n % T < 2));
     }
     const bool win = !strcmp(mc->mixer, "window");
     mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, win ? mc->w : T, win ? mc->g : 0, B, T,
-                   ddup_f(inp, N * d), {0}, NULL};
+                   mc->m, ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -303,8 +323,12 @@ static void run_case(const mix_case *mc) {
         snprintf(what, sizeof what, "%s (%d threads): backward dinp", mc->name, nth);
         ref_check_grad(what, dinp, pre_inp, fd_inp, N * d, 2e-5, gscale);
         for (int i = 0; i < np; i++) {
-            snprintf(what, sizeof what, "%s (%d threads): backward d(%s)", mc->name, nth, specs[i].name);
-            ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
+            snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", mc->name, nth, specs[i].name);
+            if (specs[i].buffer) { /* never trained: the backward leaves its gradient alone */
+                if (memcmp(g[i], pre[i], (size_t)numel[i] * sizeof *g[i]) != 0) fail_msg("%s: written", what);
+            } else {
+                ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
+            }
         }
 
         /* inputs are read-only */
@@ -556,6 +580,81 @@ static void test_ablations(void **state) {
     run_case(&g);
 }
 
+/* Performer: causal and bidirectional, chunks of 64 (one full and a partial one), padding, one head and
+ * several, few and many features, and omega large enough that the key shift is not 0. */
+static void test_performer(void **state) {
+    (void)state;
+    mix_case p = {.name = "performer(d=16, H=4, m=8, T=9)", .mixer = "performer", .d = 16, .H = 4, .r = 4, .B = 2,
+                  .T = 9, .m = 8};
+    run_case(&p);
+    p.name = "performer(d=16, H=2, m=20, T=70)", p.H = 2, p.m = 20, p.T = 70;
+    run_case(&p);
+    p.name = "performer(d=16, H=2, m=20, T=70, bidirectional, padded)", p.bidir = true, p.padded = true;
+    run_case(&p);
+    p.name = "performer(d=16, H=4, m=6, T=11, causal, padded)", p.H = 4, p.m = 6, p.T = 11, p.bidir = false;
+    run_case(&p);
+    p.name = "performer(d=16, H=4, m=6, T=11, causal, padded first: queries that see no key)", p.pad_first = true;
+    run_case(&p);
+    p.pad_first = false;
+    p.name = "performer(d=16, H=1, m=5, T=7, omega x 3.5: key shift > 0)", p.H = 1, p.m = 5, p.T = 7;
+    p.padded = false, p.omega_scale = 3.5f, p.seed = 3;
+    run_case(&p);
+    p.name = "performer(d=16, H=1, m=5, T=7, omega x 3.5, bidirectional, padded)", p.bidir = true, p.padded = true;
+    run_case(&p);
+}
+
+/* omega: a function of (seed, layer, step); blocks of dh orthonormal directions with chi(dh) norms; drawn at
+ * init (step 0) and at multiples of `redraw` only. */
+static void test_performer_omega(void **state) {
+    (void)state;
+    mix_case mc = {.name = "performer omega", .mixer = "performer", .d = 16, .H = 1, .B = 1, .T = 1, .m = 2056};
+    gf_config cfg;
+    make_cfg(&cfg, &mc);
+    void (*draw)(const gf_config *, int, float *const *, uint64_t, uint64_t) = gf_mixer_draw_fn(gf_mixer_find("performer"));
+    if (!draw) fail_msg("performer has no draw_buffers");
+    const int64_t m = mc.m, dh = 16, n = m * dh;
+    float *w[5][5] = {{0}};
+    for (int k = 0; k < 5; k++) w[k][4] = falloc(n);
+    draw(&cfg, LAYER, w[0], 11, 0);
+    draw(&cfg, LAYER, w[1], 11, 0);
+    draw(&cfg, LAYER, w[2], 12, 0);
+    draw(&cfg, 0, w[3], 11, 0);
+    if (memcmp(w[0][4], w[1][4], (size_t)n * sizeof(float))) fail_msg("omega: two draws with one seed differ");
+    if (!memcmp(w[0][4], w[2][4], (size_t)n * sizeof(float))) fail_msg("omega: seeds 11 and 12 draw the same");
+    if (!memcmp(w[0][4], w[3][4], (size_t)n * sizeof(float))) fail_msg("omega: layers 0 and 1 draw the same");
+    double mean = 0.0, worst = 0.0, across = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        const float *a = w[0][4] + i * dh;
+        double na = 0.0;
+        for (int64_t e = 0; e < dh; e++) na += (double)a[e] * a[e];
+        mean += na / (double)m;
+        for (int64_t j = i + 1; j < m && j < i + 2 * dh; j++) {
+            const float *b = w[0][4] + j * dh;
+            double dot = 0.0, nb = 0.0;
+            for (int64_t e = 0; e < dh; e++) dot += (double)a[e] * b[e], nb += (double)b[e] * b[e];
+            const double cosine = fabs(dot) / sqrt(na * nb);
+            if (i / dh == j / dh) worst = fmax(worst, cosine); /* same block: orthogonal */
+            else across = fmax(across, cosine);               /* other blocks: independent */
+        }
+    }
+    if (worst > 1e-5) fail_msg("omega: rows of one block are not orthogonal (|cos| %g)", worst);
+    if (across < 0.3) fail_msg("omega: rows of different blocks look orthogonal too (|cos| <= %g)", across);
+    /* |omega_i|^2 ~ chi^2(16): mean 16, the mean of 2056 rows within 1 (8 of its standard deviations) */
+    if (fabs(mean - 16.0) > 1.0) fail_msg("omega: mean squared row norm %g, want about 16", mean);
+    /* redraw: none by default; with redraw 5, steps 5 and 10 draw (seed, step) and step 6 leaves omega */
+    memcpy(w[4][4], w[0][4], (size_t)n * sizeof(float));
+    draw(&cfg, LAYER, w[4], 11, 5);
+    if (memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 0 redrew at step 5");
+    if (gf_config_set(&cfg, "redraw=5")) fail_msg("%s", gf_last_error());
+    draw(&cfg, LAYER, w[4], 11, 6);
+    if (memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 5 redrew at step 6");
+    draw(&cfg, LAYER, w[4], 11, 10);
+    if (!memcmp(w[4][4], w[0][4], (size_t)n * sizeof(float))) fail_msg("omega: redraw 5 kept omega at step 10");
+    draw(&cfg, LAYER, w[1], 11, 5);
+    draw(&cfg, LAYER, w[1], 11, 10);
+    if (memcmp(w[4][4], w[1][4], (size_t)n * sizeof(float))) fail_msg("omega at step 10 depends on earlier draws");
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -581,6 +680,8 @@ int main(void) {
         cmocka_unit_test_teardown(test_linformer, pool_teardown),
         cmocka_unit_test_teardown(test_window, pool_teardown),
         cmocka_unit_test_teardown(test_ablations, pool_teardown),
+        cmocka_unit_test_teardown(test_performer, pool_teardown),
+        cmocka_unit_test_teardown(test_performer_omega, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

@@ -122,6 +122,19 @@ static const gf_mixer_ops SHIFT = {
     .step = s_step,
 };
 
+/* draw_buffers (gf_mixer_ops version 2): "shiftdraw" writes scale[i] = seed + step / 1000 + i and counts its
+ * calls; "shiftold" is a version-1 table whose draw_buffers member the library must never read. */
+static int n_draws;
+static void d_draw(const gf_config *c, int l, float *const *p, uint64_t seed, uint64_t step) {
+    (void)l;
+    n_draws++;
+    for (int64_t i = 0; i < c->d_model; i++) p[2][i] = (float)seed + 0.001f * (float)step + (float)i;
+}
+static void d_never(const gf_config *c, int l, float *const *p, uint64_t seed, uint64_t step) {
+    (void)c, (void)l, (void)p, (void)seed, (void)step;
+    fail_msg("draw_buffers of a version-1 table was called");
+}
+
 static gf_model *shift_model(const char *lag) {
     char json[512];
     snprintf(json, sizeof json,
@@ -161,6 +174,50 @@ static double train(gf_model *m, int steps) {
     }
     gf_adamw_free(opt);
     return loss;
+}
+
+static gf_model *named_model(const char *mixer) {
+    char json[512];
+    snprintf(json, sizeof json, "{\"format\": 2, \"vocab_size\": 12, \"d_model\": 24, \"n_layer\": 1, \"d_ff\": 48, "
+             "\"max_len\": 32, \"layers\": [{\"mixer\": \"%s\"}]}", mixer);
+    gf_config c;
+    if (gf_config_from_json(json, "test", &c)) fail_msg("config: %s", gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    if (!m) fail_msg("create: %s", gf_last_error());
+    return m;
+}
+
+/* gf_model_init draws a version-2 mixer's buffers (step 0); gf_model_set_training(true, seed, step >= 1)
+ * redraws them in a trained layer only; a version-1 table's draw_buffers is never read. */
+static void test_draw_buffers(void **state) {
+    (void)state;
+    static gf_mixer_ops drawn, old;
+    drawn = SHIFT, drawn.name = "shiftdraw", drawn.letter = 0, drawn.draw_buffers = d_draw;
+    old = SHIFT, old.name = "shiftold", old.letter = 0, old.version = 1, old.draw_buffers = d_never;
+    assert_int_equal(gf_mixer_register(&drawn), 0);
+    assert_int_equal(gf_mixer_register(&old), 0);
+    gf_model *m = named_model("shiftdraw");
+    const float *sc = gf_model_find_tensor(m, "blocks.0.mix.fixed.scale")->data;
+    n_draws = 0;
+    gf_model_init(m, 3);
+    assert_int_equal(n_draws, 1);
+    assert_true(sc[0] == 3.0f && sc[5] == 8.0f);
+    gf_model_set_training(m, true, 9, 0); /* step 0: the init's draw stands */
+    gf_model_set_training(m, false, 9, 4); /* not training */
+    assert_int_equal(n_draws, 1);
+    gf_model_set_training(m, true, 9, 4);
+    assert_int_equal(n_draws, 2);
+    assert_true(sc[0] == 9.0f + 0.004f);
+    assert_int_equal(gf_model_freeze(m, "blocks.0.mix."), 2); /* its layer is no longer trained */
+    gf_model_set_training(m, true, 9, 5);
+    assert_int_equal(n_draws, 2);
+    gf_model_free(m);
+    m = named_model("shiftold");
+    gf_model_init(m, 3);
+    const float *so = gf_model_find_tensor(m, "blocks.0.mix.fixed.scale")->data;
+    assert_true(fabsf(so[0]) < 0.2f); /* its declared N(0, 0.02) init */
+    gf_model_set_training(m, true, 1, 3);
+    gf_model_free(m);
 }
 
 static void test_register(void **state) {
@@ -612,6 +669,7 @@ static void test_builtins_pass_the_checks(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_register),
+        cmocka_unit_test(test_draw_buffers),
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_trains),
         cmocka_unit_test(test_gradients),

@@ -115,6 +115,17 @@ static void test_stream_hybrid(void **state) {
                  "hybrid-window-small", narrow_w, 150);
 }
 
+static void test_stream_performer(void **state) {
+    (void)state;
+    const char *pre[] = {"mixers=p,p", "features=24", "max_len=96", NULL};
+    check_stream("performer pre, learned, 24 features, 96 positions (chunks of 64)", "transformer-tiny", pre, 96);
+    const char *none[] = {"mixers=p,a", "features=9", "n_head=2", "pos=none", "max_len=32", NULL};
+    check_stream("performer,attention pre, pos none, 9 features, 2 heads, 150 positions (past max_len)",
+                 "transformer-tiny", none, 150);
+    const char *post[] = {"norm=post", "mixers=p,g", "pos=sinusoidal", NULL};
+    check_stream("performer,grassmann post, sinusoidal, 128 features, 130 positions", "transformer-tiny", post, 130);
+}
+
 static void test_stream_errors_and_state(void **state) {
     (void)state;
     /* learned positions: the step past max_len is a clear error and leaves the stream usable */
@@ -165,6 +176,17 @@ static void test_stream_errors_and_state(void **state) {
     for (int t = 1; t < 3000; t++) assert_non_null(gf_stream_step(s, t % 64));
     assert_true(gf_stream_state_bytes(s) >= (size_t)3000 * 2 * 32 * 2 * sizeof(float)); /* 2 layers, k and v */
     assert_true(gf_stream_state_bytes(s) > b1);
+    gf_stream_free(s);
+    gf_model_free(m);
+    /* performer: flat, the running sums: 2 layers x 4 heads x 16 features x (8 + 1) floats */
+    const char *pnone[] = {"pos=none", "mixers=p,p", "features=16", NULL};
+    m = tl_make_model("transformer-tiny", pnone, 3);
+    s = gf_stream_create(m);
+    assert_non_null(gf_stream_step(s, 1));
+    b1 = gf_stream_state_bytes(s);
+    for (int t = 1; t < 3000; t++) assert_non_null(gf_stream_step(s, t % 64));
+    assert_int_equal(gf_stream_state_bytes(s), b1);
+    assert_int_equal(b1, 2 * 4 * 16 * (8 + 1) * sizeof(float));
     gf_stream_free(s);
     gf_model_free(m);
 }
@@ -220,6 +242,7 @@ int main(void) {
         cmocka_unit_test(test_stream_transformer),
         cmocka_unit_test(test_stream_window),
         cmocka_unit_test(test_stream_hybrid),
+        cmocka_unit_test(test_stream_performer),
         cmocka_unit_test(test_stream_errors_and_state),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);

@@ -3,7 +3,8 @@
 
 Clarity over speed: the Grassmann mixer is written the literal way (loop over offsets, project each
 offset, then average). state_dict() keys are exactly the safetensors names of docs/model.md, in the
-checkpoint's order; no buffers are persistent.
+checkpoint's order; the one persistent buffer is a performer's random features (mix.omega: saved, loaded,
+never trained: not a parameter, so no optimizer sees it).
 """
 import json
 import math
@@ -25,7 +26,8 @@ MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "pl
                                 "extra_proj": False, "window": 0, "heads": 1, "plucker": True, "gate": True},
                   "attention": {"n_head": 4},
                   "linformer": {"n_head": 4, "k_proj": 32},
-                  "window": {"n_head": 4, "window": 64, "n_global": 0}}
+                  "window": {"n_head": 4, "window": 64, "n_global": 0},
+                  "performer": {"n_head": 4, "features": 128, "redraw": 0}}
 
 
 def _per_layer(name, lst, n_layer):
@@ -321,6 +323,8 @@ class LinformerAttention(nn.Module):
         att = torch.softmax(q @ kp.transpose(-2, -1) / math.sqrt(dh), dim=-1)  # (B, H, T, K)
         y = (att @ vp).transpose(1, 2).reshape(B, T, d)
         return self.proj(y)
+
+
 class WindowAttention(SelfAttention):
     """Sliding-window attention with global tokens (Longformer): SelfAttention's tensors and math, each query
     seeing only causal: j <= i and (i - j < window or j < n_global); bidirectional: |i - j| < window or
@@ -340,6 +344,54 @@ class WindowAttention(SelfAttention):
         return ((i - j).abs() < self.window) | glob_key | glob_query
 
 
+def _omega_last(module, state_dict, prefix, local_metadata):
+    """state_dict hook: omega after qkv and proj, the checkpoint's order (own buffers come first otherwise)."""
+    state_dict.move_to_end(prefix + "omega")
+
+
+class Performer(nn.Module):
+    """FAVOR+ attention with positive random features (docs/model.md, "Performer"): the attention mixer's
+    qkv and proj, and omega (m, dh), a buffer shared by the heads that the C engine draws and this module
+    reads from the checkpoint. phi(x) = exp(omega x - |x|^2/2) / sqrt(m) on x = q / dh^(1/4) and
+    k / dh^(1/4), computed with the documented constants that cancel in the ratio (s_i on the keys' side and
+    back on the queries', the queries' maximum, the 1/sqrt(m)); a query whose den is not above 2^-126 (it sees
+    no key) gets 0 and passes no gradient. Padded keys are
+    left out of both sums. The causal form is written with a (T, T) lower triangle, for clarity."""
+    KEY_BOUND = 40.0
+    DEN_MIN = 2.0 ** -126
+
+    def __init__(self, d, n_head, features, causal=True):
+        super().__init__()
+        self.n_head = n_head
+        self.causal = causal
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.register_buffer("omega", torch.zeros(features, d // n_head))
+        self._register_state_dict_hook(_omega_last)
+
+    def forward(self, h, mask=None):
+        B, T, d = h.shape
+        H = self.n_head
+        dh = d // H
+        q, k, v = (t.reshape(B, T, H, dh).transpose(1, 2) for t in self.qkv(h).split(d, dim=-1))
+        c = dh ** -0.25
+        w = self.omega.to(h.dtype)
+        s = (0.5 * (w * w).sum(-1) - self.KEY_BOUND).clamp_min(0.0)  # (m): a key feature is <= e^KEY_BOUND
+        uq = (c * q) @ w.t() + s
+        fq = torch.exp(uq - uq.amax(-1, keepdim=True).detach())  # (B, H, T, m), the largest 1
+        xk = c * k
+        fk = torch.exp(xk @ w.t() - 0.5 * (xk * xk).sum(-1, keepdim=True) - s)
+        if mask is not None:
+            fk = fk * mask.to(fk.dtype)[:, None, :, None]
+        if self.causal:
+            a = (fq @ fk.transpose(-2, -1)).tril()  # key <= query
+            num, den = a @ v, a.sum(-1, keepdim=True)
+        else:
+            num, den = fq @ (fk.transpose(-2, -1) @ v), fq @ fk.sum(-2).unsqueeze(-1)
+        y = torch.where(den > self.DEN_MIN, num / den.clamp_min(self.DEN_MIN), torch.zeros_like(num))
+        return self.proj(y.transpose(1, 2).reshape(B, T, d))
+
+
 # The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
 # the stack is bidirectional, the stack's keys) and whether its output holds the skip path (post-norm blocks;
 # src/mixers' gated_skip). MIXER_DEFAULTS (above) has each one's keys. A new mixer is a class and a line here.
@@ -357,6 +409,8 @@ MIXERS = {
     "window": {"gated_skip": False,
                "build": lambda d, lc, bidir, st: WindowAttention(d, lc["n_head"], lc["window"], lc["n_global"],
                                                                  causal=not bidir)},
+    "performer": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: Performer(d, lc["n_head"], lc["features"], causal=not bidir)},
 }
 
 

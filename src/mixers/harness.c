@@ -27,7 +27,8 @@ void gf_mixer_harness_free(gf_mixer_harness *h) {
     free(h);
 }
 
-/* The parameters (0.02 N(0, 1) from the seed: param i, element k from gf_normal(gf_key(seed, i), k)) and
+/* The parameters (0.02 N(0, 1) from the seed: param i, element k from gf_normal(gf_key(seed, i), k); then
+ * the mixer's draw_buffers, if it has one, draws its buffers from the seed as gf_model_init does) and
  * their zeroed gradients; the bytes asked for are added to *bytes. 0, or -1 if out of memory. */
 static int alloc_params(gf_mixer_harness *h, int layer, uint64_t seed, size_t *bytes) {
     gf_param_spec specs[GF_MIXER_MAX_PARAMS];
@@ -44,6 +45,7 @@ static int alloc_params(gf_mixer_harness *h, int layer, uint64_t seed, size_t *b
         }
         for (int64_t k = 0; k < n; k++) h->p[i][k] = 0.02f * gf_normal(gf_key(seed, (uint64_t)i), (uint64_t)k);
     }
+    if (!rc && gf_mixer_draw_fn(h->ops)) gf_mixer_draw_fn(h->ops)(&h->cfg, layer, h->p, seed, 0);
     return rc;
 }
 

@@ -25,6 +25,11 @@ const gf_mixer_ops *gf_mixer_at(int i);
 /* Check mixer i as gf_mixer_register checks a new one (gf_mixer_ops_check), against the mixers before it:
  * tests run every built-in through it. 0 or -1 (gf_last_error). */
 int gf_mixer_check_at(int i);
+/* ops->draw_buffers if its table has it (version >= 2), else NULL. */
+static inline void (*gf_mixer_draw_fn(const gf_mixer_ops *ops))(const gf_config *, int, float *const *, uint64_t,
+                                                                  uint64_t) {
+    return ops->version >= 2 ? ops->draw_buffers : NULL;
+}
 /* Set layer l of cfg to mixer ops with its default config. */
 void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops);
 

@@ -66,6 +66,7 @@ void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, ui
     m->training = training;
     m->dropout_seed = dropout_seed;
     m->step = step;
+    if (training && step > 0) gf_model_draw_buffers(m, dropout_seed, step);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -125,6 +125,9 @@ void gf_model_output(const gf_model *m, const gf_head_call *hc, const float *h, 
 void gf_model_set_config(gf_model *m, const gf_config *cfg);
 /* Declare every tensor (input, layers, final norm, head) and build the arenas. */
 int gf_model_build_params(gf_model *m);
+/* Let each mixer with draw_buffers draw its buffers: at step 0 every layer's (the init), at a training step
+ * >= 1 those of the layers whose mixer is trained (gf_model_set_training). */
+void gf_model_draw_buffers(gf_model *m, uint64_t seed, uint64_t step);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);
 

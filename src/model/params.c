@@ -313,6 +313,21 @@ void gf_model_zero_grad(gf_model *m) {
     if (!gf_model_need_grads(m)) gf_zero(m->grads, m->n_trainable); /* on failure the backward reports it */
 }
 
+/* Whether layer l's mixer is trained: one of its tensors (a buffer never is) is trainable. */
+static bool mixer_trained(const gf_model *m, int l) {
+    for (int i = 0; i < GF_MIXER_MAX_PARAMS && m->lp[l].mix[i]; i++)
+        for (int k = 0; k < m->n_tensors; k++)
+            if (m->tensors[k].data == m->lp[l].mix[i] && m->tensors[k].trainable) return true;
+    return false;
+}
+
+void gf_model_draw_buffers(gf_model *m, uint64_t seed, uint64_t step) {
+    for (int l = 0; l < m->n_layers; l++) {
+        void (*draw)(const gf_config *, int, float *const *, uint64_t, uint64_t) = gf_mixer_draw_fn(m->mixer[l]);
+        if (draw && (step == 0 || mixer_trained(m, l))) draw(&m->cfg, l, m->lp[l].mix, seed, step);
+    }
+}
+
 void gf_model_init(gf_model *m, uint64_t seed) {
     for (int i = 0; i < m->n_tensors; i++) {
         gf_tensor_info *t = &m->tensors[i];
@@ -327,4 +342,5 @@ void gf_model_init(gf_model *m, uint64_t seed) {
             for (int64_t k = 0; k < t->numel; k++) x[k] = 0.02f * gf_normal(key, (uint64_t)k);
         }
     }
+    gf_model_draw_buffers(m, seed, 0);
 }

@@ -146,7 +146,10 @@ def main(argv=None):
         l.backward()
         opt.step()
     out["adamw_losses"] = np.array(losses, dtype=np.float32)
-    for name, p in model.named_parameters():
+    params = dict(model.named_parameters())
+    for name, p in model.state_dict().items():  # buffers too (a performer's omega): never trained
+        if name not in params and not torch.equal(p, init_state[name]):
+            sys.exit("make_fixture: buffer %s changed during the AdamW steps" % name)
         out["final." + name] = p.detach().numpy().astype(np.float32)
 
     meta = OrderedDict([("lr", str(a.lr)), ("beta1", "0.9"), ("beta2", "0.95"), ("eps", "1e-08"),
