@@ -3,8 +3,11 @@
 # backbone, over seeds, with one recipe; writes OUT/results.tsv, OUT/dev-accuracy.svg (or --plot FILE: dev
 # accuracy after each epoch, mean over the seeds) and prints a markdown table (mean and sample standard
 # deviation of the best checkpoint's dev and test accuracy over the seeds).
-#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N] [--backbone B]... [--lm-epochs N] [--out DIR]
-#                              [--plot FILE]
+#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N | --steps N] [--backbone B]... [--lm-epochs N |
+#                              --lm-steps N] [--heads H1,H2,...] [--out DIR] [--plot FILE]
+# A head H (default grassmann,transformer; also window, performer) is configs/snli/none-H.json with no
+# backbone and configs/snli/head-H.json on one; a head whose mixer this grassflow lacks is skipped, saying so.
+# --steps and --lm-steps give optimizer steps instead of epochs (short checks).
 # A backbone B is one of
 #   none          the configs/snli/none-*.json models (the heads' layers on the token embeddings, trained
 #                 end to end);
@@ -17,12 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
-seeds=1,2,3 epochs=5 lm_epochs=3 out=runs/snli-study plot="" backbones=()
+seeds=1,2,3 length=(--epochs 5) lm_length=(--epochs 3) out=runs/snli-study plot="" backbones=() heads=grassmann,transformer
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds) seeds=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    --lm-epochs) lm_epochs=$2; shift 2 ;;
+    --epochs|--steps) length=("$1" "$2"); shift 2 ;;
+    --lm-epochs|--lm-steps) lm_length=("${1/lm-/}" "$2"); shift 2 ;;
+    --heads) heads=$2; shift 2 ;;
     --backbone) backbones+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
@@ -32,7 +36,7 @@ done
 [ ${#backbones[@]} -gt 0 ] || backbones=(none)
 plot=${plot:-$out/dev-accuracy.svg}
 mkdir -p "$out"
-recipe=(--task snli --corpus snli --epochs "$epochs" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
+recipe=(--task snli --corpus snli "${length[@]}" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
 res="$out/results.tsv"
 [ -f "$res" ] || printf 'backbone\thead\tseed\tparams\ttrainable\tdev\ttest\twall_s\n' >"$res"
 if ! head -1 "$res" | grep trainable >/dev/null; then # results of before the trainable column: all trainable
@@ -45,11 +49,11 @@ pretrain() {
     if [ ! -f "$dir/done" ]; then
         mkdir -p "$out/backbones"
         local start=$SECONDS
-        echo "snli_study: pretraining $preset on WikiText-2 (WordPiece), $lm_epochs epochs, into $dir" >&2
+        echo "snli_study: pretraining $preset on WikiText-2 (WordPiece), ${lm_length[*]#--}, into $dir" >&2
         if [ -f "$dir/state.safetensors" ]; then "$GF" train --resume "$dir" >"$dir.log" 2>"$dir.err"
         else
             "$GF" train --model "$preset" --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
-                --epochs "$lm_epochs" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
+                "${lm_length[@]}" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
         fi
         printf '%s  wall_s %d\n' "$(tail -1 "$dir.log")" $((SECONDS - start)) >"$dir/done"
     fi
@@ -61,7 +65,11 @@ for spec in "${backbones[@]}"; do
     [[ $spec == wt2:* ]] && bb=$(pretrain "${spec#wt2:}")
     # a run folder's checkpoint is named by its folder (runs/LM/best.safetensors: LM), a DistilBERT folder by itself
     tag=$( [ "$bb" = none ] && echo none || { [ -d "$bb" ] && basename "$bb" || basename "$(dirname "$bb")"; })
-    for head in grassmann transformer; do
+    for head in ${heads//,/ }; do
+        if ! why=$("$GF" info --config "configs/snli/none-$head.json" 2>&1 >/dev/null); then
+            echo "snli_study: skipping the $head head: ${why#grassflow: error: }" >&2
+            continue
+        fi
         for seed in ${seeds//,/ }; do
             dir="$out/$tag/$head/s$seed"
             if grep -q "^$tag	$head	$seed	" "$res"; then continue; fi
@@ -105,7 +113,8 @@ for key in groups:
     print("| %s | %s | %s | %s | %d | %.4f ± %.4f | %.4f ± %.4f | %.0f s |" % (key[0], key[1], g[0]["params"], g[0]["trainable"], len(g),
           st.mean(dev), sd(dev), st.mean(test), sd(test), st.mean(float(r["wall_s"]) for r in g)))
 # the plot: dev accuracy after each epoch (172 steps), mean over the seeds whose metrics are there
-colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"]}
+colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"],
+           "window": ["#238b45", "#74c476", "#00441b"], "performer": ["#6a51a3", "#9e9ac8", "#3f007d"]}
 backbones = list(dict.fromkeys(b for b, _ in groups))
 series, epochs = [], 1
 for b, h in groups:
