@@ -124,7 +124,7 @@ def table_a(out):
         s, state = summary(d), unit_state(d)
         m = s["models"][0] if s else None
         if not m or not m["n"]:
-            lines.append("| %s | `%s` | - | - | - | 0 | - | - | %s |" % (name, model, state))
+            lines.append("| %s | `%s` | - | - | - | 0 | - | - | %s |" % (name, model, state.replace("|", "/")))
             continue
         rss = peak_mb(d)
         lines.append("| %s | `%s` | %d | %s | %s | %d | %.0f | %s | %s |" % (
@@ -382,10 +382,10 @@ Tiny Shakespeare characters at L = %s, the same %s training tokens at each lengt
 tokens: the batch is %s / L), seed 1; the window layers see w = %s keys. Quality is the best checkpoint's
 validation (and test) bits per character; the training cost is microseconds per training token (from
 compare's tokens/s), the streaming cost the microseconds per generated token at the end of a context of L
-(`grassflow bench generate` at position L - 32, random weights: the cost does not depend on them), with the
-stream's state.""" % (", ".join(lens), int(os.environ.get("C_STEPS", 0)) * int(os.environ.get("C_TOKENS", 0)),
+(`grassflow bench generate`: %s tokens from position L - %s, random weights: the cost does not depend on them),
+with the stream's state.""" % (", ".join(lens), int(os.environ.get("C_STEPS", 0)) * int(os.environ.get("C_TOKENS", 0)),
                       os.environ.get("C_STEPS"), os.environ.get("C_TOKENS"), os.environ.get("C_TOKENS"),
-                      os.environ.get("C_WINDOW"))
+                      os.environ.get("C_WINDOW"), os.environ.get("C_GEN"), os.environ.get("C_GEN"))
     if not pts:
         return head + "\n\nNot run yet (`bash scripts/mixer_study.sh c`)."
     figs = pareto_svgs(pts, figdir)

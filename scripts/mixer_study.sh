@@ -74,13 +74,13 @@ if [ "$quick" = 1 ]; then
 else
     A_RECIPE=(--corpus wikitext-2 --epochs 2 --batch 32 --seq-len 128 --seeds 1,2)
     B_RECIPE=(--corpus wikitext-2 --epochs 1 --batch 32 --seq-len 128 --eval-every 0)
-    C_LENS=$C_LENS_FULL C_TOKENS=$C_TOKENS_FULL C_STEPS=$C_STEPS_FULL C_WINDOW=128 C_GEN=32
+    C_LENS=$C_LENS_FULL C_TOKENS=$C_TOKENS_FULL C_STEPS=$C_STEPS_FULL C_WINDOW=128 C_GEN=64
     C_RECIPE=(--corpus tinyshakespeare --steps $C_STEPS --lr 2e-3 --min-lr 2e-4 --warmup 100 --dropout 0.1
               --eval-every 0 --seed 1)
     D_ARGS=(--backbone none --backbone wt2:grassmann-small)
 fi
 D_HEADS="grassmann transformer window performer"
-export A_VARIANTS C_VARIANTS C_LENS C_WINDOW C_TOKENS C_STEPS C_TOKENS_FULL C_STEPS_FULL QUICK=$quick
+export A_VARIANTS C_VARIANTS C_LENS C_WINDOW C_GEN C_TOKENS C_STEPS C_TOKENS_FULL C_STEPS_FULL QUICK=$quick
 
 # ---- running one job: its own process group, so that a signal reaches it; a stop ends the study -------
 set -m
@@ -92,6 +92,7 @@ on_signal() {
     exit 130
 }
 trap on_signal INT TERM
+trap 'echo "mixer_study: stopped by an error at line $LINENO (above)" >&2' ERR
 # run_job LOG ERR CMD...: CMD in the background, waited for; its exit status
 run_job() {
     local log=$1 err=$2 rc=0
@@ -109,7 +110,7 @@ missing() {
     local m flag
     for m in ${1//,/ }; do
         [[ $m == *.json ]] && flag=--config || flag=--model
-        "$GF" info "$flag" "$m" --vocab 65 2>&1 >/dev/null | head -1 | sed 's/^grassflow: error: //' || true
+        "$GF" info "$flag" "$m" --vocab 65 2>&1 >/dev/null | head -1 | sed 's/^grassflow: error: //; s/; the keys are.*//' || true
     done | head -1
 }
 failed=0
@@ -148,11 +149,11 @@ quick_corpora() { # small corpora cut from the shipped data (the same vocabulary
     mkdir -p "$WT2" "$TS"
     for s in train:400 valid:60 test:60; do
         n=${s#*:} s=${s%:*}
-        [ -s "$WT2/$s.txt" ] || xz -dc "data/wikitext-2/$s.txt.xz" | head -n "$n" >"$WT2/$s.txt"
+        [ -s "$WT2/$s.txt" ] || { xz -dc "data/wikitext-2/$s.txt.xz" || true; } | head -n "$n" >"$WT2/$s.txt"
     done
     if [ ! -s "$TS/test.txt" ]; then
-        xz -dc data/tinyshakespeare/input.txt.xz | head -c 60000 >"$TS/train.txt"
-        xz -dc data/tinyshakespeare/input.txt.xz | tail -c 8000 | head -c 4000 >"$TS/valid.txt"
+        { xz -dc data/tinyshakespeare/input.txt.xz || true; } | head -c 60000 >"$TS/train.txt"
+        xz -dc data/tinyshakespeare/input.txt.xz | tail -c 8000 | { head -c 4000 || true; } >"$TS/valid.txt"
         xz -dc data/tinyshakespeare/input.txt.xz | tail -c 4000 >"$TS/test.txt"
     fi
 }

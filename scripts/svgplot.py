@@ -52,7 +52,7 @@ def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False, y_rang
 
 def svg_pareto(title, series, xlabel, ylabel, path):
     """A scatter on a log x axis, lower and further left being better: series is a list of (name, colour,
-    [(x, y, label)]); each point is labelled, each series' points are joined thinly, and the Pareto front over
+    [(x, y, label)]); each point is labelled, each series' points are joined thinly in the order given, and the Pareto front over
     all points (none other both smaller in x and in y) is a dashed line."""
     import math
     R = max(150, 40 + 7 * max(len(s[0]) for s in series))
@@ -93,7 +93,6 @@ def svg_pareto(title, series, xlabel, ylabel, path):
     d = " ".join("%s%.1f,%.1f" % ("M" if j == 0 else "L", px(x), py(y)) for j, (x, y) in enumerate(front))
     out.append('<path d="%s" fill="none" stroke="#555" stroke-width="1.5" stroke-dasharray="6,4"/>' % d)
     for i, (name, colour, sp) in enumerate(series):
-        sp = sorted(sp)
         d = " ".join("%s%.1f,%.1f" % ("M" if j == 0 else "L", px(x), py(y)) for j, (x, y, _) in enumerate(sp))
         out.append('<path d="%s" fill="none" stroke="%s" stroke-width="1" opacity="0.5"/>' % (d, colour))
         for x, y, label in sp:
