@@ -93,11 +93,11 @@ on_signal() {
 }
 trap on_signal INT TERM
 trap 'echo "mixer_study: stopped by an error at line $LINENO (above)" >&2' ERR
-# run_job LOG ERR CMD...: CMD in the background, waited for; its exit status
+# run_job LOG ERR CMD...: CMD in the background (appending to LOG and ERR), waited for; its exit status
 run_job() {
     local log=$1 err=$2 rc=0
     shift 2
-    "$@" >"$log" 2>"$err" &
+    "$@" >>"$log" 2>>"$err" &
     job=$!
     wait "$job" || rc=$?
     job=""
@@ -203,6 +203,7 @@ stream_cost() {
     [[ $model == *.json ]] && flag=--config
     local cmd=("$GF" bench generate "$flag" "$model" --vocab 65 "$@" --positions $((L - C_GEN)) --tokens $C_GEN --json)
     printf '%s\n' "${cmd[*]}" >"$dir/stream.command"
+    rm -f "$dir/stream.tmp"
     if run_job "$dir/stream.tmp" "$dir/stream.err" "${cmd[@]}"; then mv "$dir/stream.tmp" "$dir/stream.json"
     else echo "mixer_study: $dir: bench generate FAILED ($dir/stream.err)" >&2; failed=$((failed + 1)); fi
 }
@@ -216,6 +217,7 @@ part_d() {
     mkdir -p "$out/d"
     local cmd=(bash scripts/snli_study.sh "${D_ARGS[@]}" --heads "$(IFS=,; echo "${heads[*]}")" --out "$out/d")
     printf '%s\n' "${cmd[*]}" >"$out/d/command"
+    rm -f "$out/d/table.tmp"
     echo "mixer_study: $out/d: ${cmd[*]}" >&2
     if run_job "$out/d/table.tmp" "$out/d/err" env GF="$GF" "${cmd[@]}"; then mv "$out/d/table.tmp" "$out/d/table.md"
     else echo "mixer_study: the SNLI study FAILED ($out/d/err):" >&2; tail -3 "$out/d/err" >&2; failed=$((failed + 1)); fi
