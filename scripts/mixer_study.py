@@ -343,6 +343,8 @@ stops and continues at any point, so the study can be spread over sessions.
 
 
 def section_a(out):
+    if not any(summary(os.path.join(out, "a", n)) for n, _ in variants("A_VARIANTS")):
+        return "## (a) WikiText-2 words, small size, 2 epochs, 2 seeds\n\nNot run yet (`bash scripts/mixer_study.sh a`)."
     return """## (a) WikiText-2 words, small size, 2 epochs, 2 seeds
 
 Validation and test perplexity of each run's best checkpoint (mean ± sample standard deviation over the
