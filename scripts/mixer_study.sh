@@ -24,6 +24,7 @@
 # A variant whose mixer or key this grassflow does not have is skipped with the error that says so.
 # --quick (or MIXER_STUDY_QUICK=1): the same steps at toy sizes (a few steps, short blocks, small corpora cut
 # from the shipped data) into runs/mixer-study-quick, to check the machinery in minutes.
+{ # the whole script is read before it runs: a file changed under a running study (a merge) does not change it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --6L-from) from6=$2; shift 2 ;;
     a|b|c|d|status|plan|docs) parts+=("$1"); shift ;;
     all) parts+=(a b c d docs); shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^{ #/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "mixer_study: unknown argument '$1' (parts: a b c d status plan docs; --help)" >&2; exit 2 ;;
     esac
 done
@@ -70,7 +71,7 @@ if [ "$quick" = 1 ]; then
     C_LENS="32 64 128" C_TOKENS=256 C_STEPS=4 C_WINDOW=16 C_GEN=8
     C_RECIPE=(--corpus "$TS" --tokenizer char --steps $C_STEPS --lr 2e-3 --min-lr 2e-4 --warmup 2 --dropout 0.1
               --eval-every 0 --seed 1)
-    D_ARGS=(--seeds 1 --steps 6 --backbone none --backbone wt2:grassmann-tiny --lm-steps 10)
+    D_ARGS=(--seeds 1 --steps 6 --backbone none --backbone wt2:grassmann-small --lm-steps 4)
 else
     A_RECIPE=(--corpus wikitext-2 --epochs 2 --batch 32 --seq-len 128 --seeds 1,2)
     B_RECIPE=(--corpus wikitext-2 --epochs 1 --batch 32 --seq-len 128 --eval-every 0)
@@ -264,3 +265,5 @@ for p in "${parts[@]}"; do
     esac
 done
 [ "$failed" = 0 ] || { echo "mixer_study: $failed job(s) failed (above); rerun to retry them" >&2; exit 1; }
+exit 0
+}

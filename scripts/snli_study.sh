@@ -54,7 +54,7 @@ pretrain() {
         else
             "$GF" train --model "$preset" --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
                 "${lm_length[@]}" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
-        fi
+        fi || { echo "snli_study: pretraining $preset failed ($dir.err): $(tail -2 "$dir.err")" >&2; return 1; }
         printf '%s  wall_s %d\n' "$(tail -1 "$dir.log")" $((SECONDS - start)) >"$dir/done"
     fi
     echo "$dir/best.safetensors"
@@ -62,7 +62,7 @@ pretrain() {
 
 for spec in "${backbones[@]}"; do
     bb=$spec
-    [[ $spec == wt2:* ]] && bb=$(pretrain "${spec#wt2:}")
+    if [[ $spec == wt2:* ]]; then bb=$(pretrain "${spec#wt2:}") || exit 1; fi
     # a run folder's checkpoint is named by its folder (runs/LM/best.safetensors: LM), a DistilBERT folder by itself
     tag=$( [ "$bb" = none ] && echo none || { [ -d "$bb" ] && basename "$bb" || basename "$(dirname "$bb")"; })
     for head in ${heads//,/ }; do
