@@ -292,11 +292,16 @@ one-epoch `grassmann-6L`/`transformer-6L` compare of the README's recipe for par
 WT2_TRAIN, WT2_VAL, WT2_TEST = 2088628, 217646, 245569  # WikiText-2 words (data/README.md)
 TS_SPLIT = 55770  # characters of Tiny Shakespeare's validation (and test) split: 5 % of 1,115,394
 EVAL_SPEEDUP = 3  # assumed: a forward-only token costs a third of a training token
+REF_QUIET = 2695  # grassmann-6L's training tokens/s on a quiet Xeon, 2 cores (README, "The paper's experiment")
 
 
 def plan_rows(out):
+    """[(part, variant, tokens/s scaled to a quiet machine)], and the scale: REF_QUIET over the reference's rate."""
     rows = [line.split("\t") for line in read(os.path.join(out, "plan.tsv")).splitlines()[1:]]
-    return [(p, n, float(tps)) for p, n, _, _, tps in rows if tps]
+    rows = [(p, n, float(tps)) for p, n, _, _, tps in rows if tps]
+    ref = [tps for p, _, tps in rows if p == "ref"]
+    scale = REF_QUIET / st.mean(ref) if ref else 1.0
+    return [(p, n, tps * scale) for p, n, tps in rows if p != "ref"], scale
 
 
 def hours(train_tokens, eval_tokens, tps):
@@ -318,7 +323,7 @@ def plan_estimates(rows):
 
 
 def plan_section(out):
-    rows = plan_rows(out)
+    rows, scale = plan_rows(out)
     head = "## Machine time\n\n"
     if not rows:
         return head + "Not estimated yet: `bash scripts/mixer_study.sh plan` measures it."
@@ -328,17 +333,21 @@ def plan_section(out):
     total = {p: sum(e[3] for e in est if e[0] == p) for p in "ac"}
     b = [e[3] for e in est if e[0] == "b" and not e[1].startswith(("grassmann-6L", "transformer-6L"))]
     b_pair = sum(e[3] for e in est if e[0] == "b" and e[1] in ("grassmann-6L", "transformer-6L"))
-    return head + """An **estimate**, not a measurement of the study: `bash scripts/mixer_study.sh plan` timed two
-training steps of every variant at its part's batch and length (`grassflow bench train`, after one warm-up
-step; OUT/plan.tsv) on the machine it ran on, and scaled them to each run's training tokens, with evaluation
-counted as a third of a training token. %s Part (a): about %.1f hours. Part (b): %.1f to %.1f hours for the
+    return head + """An **estimate**, not a measurement of the study: `bash scripts/mixer_study.sh plan` timed one
+training step of every variant at its part's batch and length (`grassflow bench train`, after a warm-up
+step; OUT/plan.tsv), and of `grassmann-6L` before and after them. %s The rates are scaled by %.2f, so that
+`grassmann-6L` runs at the %d tokens/s the README measured on a quiet 2-core Xeon (a variant's cost
+relative to `grassmann-6L` is taken from the busy machine), then to each run's training tokens, with
+evaluation counted as a third of a training token. Part (a): about %.1f hours. Part (b): %.1f to %.1f hours for the
 best variant (which one is known after (a)), plus %.1f hours for `grassmann-6L` and `transformer-6L` unless
 `--6L-from` reuses them. Part (c): about %.1f hours. Part (d): not measured by `plan`; from the README's SNLI
 study (131 to 151 s a run, and 31 minutes to pretrain the language model) about %.1f hours for its 24 runs
 (4 heads, 2 backbones, 3 seeds) and the pretraining. Each part runs alone (`scripts/mixer_study.sh a`) and
-stops and continues at any point, so the study can be spread over sessions.
+stops and continues at any point, so the study can be spread over sessions. Variants missing from the
+table were not in the grassflow that made it (their mixer or key did not exist yet): `plan` again after
+they are merged.
 
-%s""" % (read(os.path.join(out, "plan.machine")), total["a"], min(b or [0]), max(b or [0]), b_pair, total["c"],
+%s""" % (read(os.path.join(out, "plan.machine")), scale, REF_QUIET, total["a"], min(b or [0]), max(b or [0]), b_pair, total["c"],
          (24 * 145 + 31 * 60) / 3600, "\n".join(lines))
 
 

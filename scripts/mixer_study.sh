@@ -15,8 +15,8 @@
 #   d  the SNLI head study (scripts/snli_study.sh) with the window and performer heads beside the
 #      Grassmann and Transformer heads, with no backbone and on the frozen WikiText-2 language model
 # status   what is done and what is left, part by part (no training)
-# plan     measures a few training steps of every variant (grassflow bench train) and estimates each
-#          part's machine time from them (OUT/plan.tsv; docs/mixers.md shows it)
+# plan     times a training step of every variant (grassflow bench train) and of grassmann-6L before and
+#          after them, and estimates each part's machine time (OUT/plan.tsv; docs/mixers.md shows it)
 # docs     the tables and plots from the results so far into docs/mixers.md (with --quick: OUT/mixers.md)
 # Every run is a `grassflow compare` in its own folder under OUT (default runs/mixer-study): its results are
 # kept as soon as it ends, and a rerun reads them back and continues a stopped one bit for bit. Stop the
@@ -234,10 +234,11 @@ plan() {
         [[ $m == *.json ]] && f=--config
         [ -z "$(missing "$m")" ] || { echo "mixer_study: plan: no $n ($(missing "$m"))" >&2; return 0; }
         local tps
-        tps=$("$GF" bench train "$f" "$m" "$@" --batch "$B" --seq-len "$L" --steps 2 --json | sed -n 's/.*"tokens_per_s": \([0-9.]*\).*/\1/p')
+        tps=$("$GF" bench train "$f" "$m" "$@" --batch "$B" --seq-len "$L" --steps 1 --json | sed -n 's/.*"tokens_per_s": \([0-9.]*\).*/\1/p')
         printf '%s\t%s\t%s\t%s\t%s\n' "$p" "$n" "$B" "$L" "$tps" >>"$res.tmp"
         echo "mixer_study: plan: $p $n B $B L $L: $tps tokens/s" >&2
     }
+    probe ref grassmann-6L grassmann-6L 32 128 # the reference, before and after: how busy the machine is
     while IFS='|' read -r name model; do probe a "$name" "$model" 32 128; done <<<"$A_VARIANTS"
     while IFS='|' read -r name model; do probe b "${name/-small/-6L}" "${model/-small/-6L}" 32 128; done <<<"$A_VARIANTS"
     for L in $C_LENS_FULL; do
@@ -247,6 +248,7 @@ plan() {
             probe c "$name L=$L" "$model" $((C_TOKENS_FULL / L)) "$L" "${sets[@]}"
         done <<<"$C_VARIANTS"
     done
+    probe ref grassmann-6L grassmann-6L 32 128
     mv "$res.tmp" "$res"
     printf 'Measured on %s on %s (%s cores; load average %s while it ran: other jobs shared the machine).\n' \
         "$(date -u +%Y-%m-%d)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(nproc)" \
