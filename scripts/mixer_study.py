@@ -73,6 +73,11 @@ def cmd_complete(d):
 
 def cmd_best(out):
     best = None
+    left = [n for n, _ in variants("A_VARIANTS") if unit_state(os.path.join(out, "a", n)) != "done"
+            and not unit_state(os.path.join(out, "a", n)).startswith("skipped")]
+    if left:
+        print("part (a) is not finished: %s left" % ", ".join(left), file=sys.stderr)
+        return 1
     for name, _ in variants("A_VARIANTS"):
         s = summary(os.path.join(out, "a", name))
         if name.startswith("transformer") or not s or not s.get("complete"):

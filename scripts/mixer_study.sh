@@ -8,7 +8,9 @@
 #      training tokens/s and peak memory (the largest max RSS, /usr/bin/time, of the processes that ran it)
 #   b  the best non-Transformer variant of (a) (lowest mean validation perplexity) at the 6-layer size
 #      beside grassmann-6L and transformer-6L, 1 epoch (the README's one-epoch recipe); --6L-from DIR seeds
-#      it with a finished compare of that recipe (e.g. runs/wt2-1ep: hard links, DIR is not changed)
+#      it with a finished compare of that recipe (e.g. runs/wt2-1ep: hard links, DIR is not changed). It
+#      waits until every variant of (a) that this grassflow has is done; the choice is kept in OUT/b/best
+#      (delete OUT/b to choose again, e.g. after a variant skipped before was run)
 #   c  Tiny Shakespeare characters at L = 256, 1,024 and 4,096, the same training tokens at each length,
 #      seed 1: grassmann, transformer, window, performer; streaming cost per token from bench generate;
 #      the Pareto plots and where each mixer breaks even with the Transformer
@@ -170,7 +172,7 @@ part_b() {
     local best dir=$out/b
     if [ -f "$dir/best" ]; then best=$(cat "$dir/best")
     else # the best small variant's model, at the 6-layer size: its name with -small as -6L
-        best=$($PY scripts/mixer_study.py best "$out") || { echo "mixer_study: part b waits for part a" >&2; return 0; }
+        best=$($PY scripts/mixer_study.py best "$out") || { echo "mixer_study: part b waits for part a (above)" >&2; return 0; }
         best=${best/-small/-6L}
         mkdir -p "$dir" && echo "$best" >"$dir/best"
     fi
