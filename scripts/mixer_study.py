@@ -282,13 +282,14 @@ Run it, or continue it, with one command (each part alone: `a`, `b`, `c`, `d`; `
 and what is left):
 
 ```sh
-bash scripts/mixer_study.sh [--6L-from runs/wt2-1ep]        # all four parts, then this document
+bash scripts/mixer_study.sh [--6L-from runs/wt2-1ep] [--snli-from runs/snli-study]   # all, then this page
 bash scripts/mixer_study.sh status
 ```
 
 Every run's results are kept as it ends; Ctrl-C (or `kill PID`) stops the run in progress after its
 step, saving its state, and the same command continues bit for bit. `--6L-from DIR` reuses a finished
-one-epoch `grassmann-6L`/`transformer-6L` compare of the README's recipe for part (b).""" % (
+one-epoch `grassmann-6L`/`transformer-6L` compare of the README's recipe for part (b), `--snli-from DIR`
+the README's SNLI study (its Grassmann and Transformer heads and its language model) for part (d).""" % (
         " --quick" if quick else "", out, " **Quick mode: toy sizes, the numbers mean nothing.**" if quick else "")
 
 
@@ -327,6 +328,12 @@ def plan_estimates(rows):
     return est
 
 
+def part_hours(est, part, n_all):
+    """Part's hours over the runs measured, and over all n_all of them at the mean of those measured."""
+    h = [e[3] for e in est if e[0] == part]
+    return (sum(h), sum(h) / len(h) * n_all) if h else (0.0, 0.0)
+
+
 def plan_section(out):
     rows, scale = plan_rows(out)
     head = "## Machine time\n\n"
@@ -335,25 +342,34 @@ def plan_section(out):
     est = plan_estimates(rows)
     lines = ["| part | run | runs | estimated hours |", "|---|---|---:|---:|"]
     lines += ["| %s | %s | %d | %.1f |" % e for e in est]
-    total = {p: sum(e[3] for e in est if e[0] == p) for p in "ac"}
-    b = [e[3] for e in est if e[0] == "b" and not e[1].startswith(("grassmann-6L", "transformer-6L"))]
-    b_pair = sum(e[3] for e in est if e[0] == "b" and e[1] in ("grassmann-6L", "transformer-6L"))
+    n_a, n_c = len(variants("A_VARIANTS")), len(variants("C_VARIANTS")) * 3
+    a, c = part_hours(est, "a", n_a), part_hours(est, "c", n_c)
+    b = [e[3] for e in est if e[0] == "b" and e[1] not in ("grassmann-6L", "transformer-6L")] or [0.0]
+    pair = sum(e[3] for e in est if e[0] == "b" and e[1] in ("grassmann-6L", "transformer-6L"))
+    d = (24 * 145 + 31 * 60) / 3600
     return head + """An **estimate**, not a measurement of the study: `bash scripts/mixer_study.sh plan` timed one
 training step of every variant at its part's batch and length (`grassflow bench train`, after a warm-up
 step; OUT/plan.tsv), and of `grassmann-6L` before and after them. %s The rates are scaled by %.2f, so that
 `grassmann-6L` runs at the %d tokens/s the README measured on a quiet 2-core Xeon (a variant's cost
 relative to `grassmann-6L` is taken from the busy machine), then to each run's training tokens, with
-evaluation counted as a third of a training token. Part (a): about %.1f hours. Part (b): %.1f to %.1f hours for the
-best variant (which one is known after (a)), plus %.1f hours for `grassmann-6L` and `transformer-6L` unless
-`--6L-from` reuses them. Part (c): about %.1f hours. Part (d): not measured by `plan`; from the README's SNLI
-study (131 to 151 s a run, and 31 minutes to pretrain the language model) about %.1f hours for its 24 runs
-(4 heads, 2 backbones, 3 seeds) and the pretraining. Each part runs alone (`scripts/mixer_study.sh a`) and
-stops and continues at any point, so the study can be spread over sessions. Variants missing from the
-table were not in the grassflow that made it (their mixer or key did not exist yet): `plan` again after
-they are merged.
+evaluation counted as a third of a training token. Variants missing from the table were not in the
+grassflow that made it (their mixer or key did not exist yet): they are counted at the mean of the
+measured ones of their part, and `plan` again after they are merged measures them.
 
-%s""" % (read(os.path.join(out, "plan.machine")), scale, REF_QUIET, total["a"], min(b or [0]), max(b or [0]), b_pair, total["c"],
-         (24 * 145 + 31 * 60) / 3600, "\n".join(lines))
+- Part (a): %.1f hours for the %d variants measured, about %.1f for all %d.
+- Part (b): %.1f hours for the best variant (known after (a); the measured ones: %s),
+  plus %.1f for `grassmann-6L` and `transformer-6L` unless `--6L-from` reuses them.
+- Part (c): %.1f hours for the %d runs measured, about %.1f for all %d.
+- Part (d): not timed by `plan`; from the README's SNLI study (131 to 151 s a run, 31 minutes to
+  pretrain the language model) about %.1f hours for its 24 runs (4 heads, 2 backbones, 3 seeds), half
+  of that with `--snli-from`.
+- In all about %.0f hours (%.0f with `--6L-from` and `--snli-from`). Each part runs alone (`scripts/mixer_study.sh a`) and
+  stops and continues at any point, so the study can be spread over sessions.
+
+%s""" % (read(os.path.join(out, "plan.machine")), scale, REF_QUIET,
+         a[0], sum(e[0] == "a" for e in est), a[1], n_a, st.mean(b), " to ".join(sorted({"%.1f" % min(b), "%.1f" % max(b)})), pair,
+         c[0], sum(e[0] == "c" for e in est), c[1], n_c, d, a[1] + st.mean(b) + pair + c[1] + d,
+         a[1] + st.mean(b) + c[1] + (12 * 145) / 3600, "\n".join(lines))
 
 
 def section_a(out):
@@ -399,7 +415,8 @@ tokens: the batch is %s / L), seed 1; the window layers see w = %s keys. Quality
 validation (and test) bits per character; the training cost is microseconds per training token (from
 compare's tokens/s), the streaming cost the microseconds per generated token at the end of a context of L
 (`grassflow bench generate`: %s tokens from position L - %s, random weights: the cost does not depend on them),
-with the stream's state.""" % (", ".join(lens), int(os.environ.get("C_STEPS", 0)) * int(os.environ.get("C_TOKENS", 0)),
+with the stream's state.""" % (", ".join("{:,}".format(int(L)) for L in lens),
+                      "{:,}".format(int(os.environ.get("C_STEPS", 0)) * int(os.environ.get("C_TOKENS", 0))),
                       os.environ.get("C_STEPS"), os.environ.get("C_TOKENS"), os.environ.get("C_TOKENS"),
                       os.environ.get("C_WINDOW"), os.environ.get("C_GEN"), os.environ.get("C_GEN"))
     if not pts:

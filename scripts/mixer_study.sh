@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The mixer study (issue 27, item 5): which sequence mixer to pick, at which length, for which budget.
-#   bash scripts/mixer_study.sh [--quick] [--out DIR] [--6L-from DIR] [PART...]
+#   bash scripts/mixer_study.sh [--quick] [--out DIR] [--6L-from DIR] [--snli-from DIR] [PART...]
 #   bash scripts/mixer_study.sh [--quick] [--out DIR] status | plan | docs
 # PART is a, b, c, d (default: all four, then docs):
 #   a  WikiText-2 words, the small size (d 128, 4 layers), 2 epochs, seeds 1 and 2: every variant of
@@ -15,7 +15,9 @@
 #      seed 1: grassmann, transformer, window, performer; streaming cost per token from bench generate;
 #      the Pareto plots and where each mixer breaks even with the Transformer
 #   d  the SNLI head study (scripts/snli_study.sh) with the window and performer heads beside the
-#      Grassmann and Transformer heads, with no backbone and on the frozen WikiText-2 language model
+#      Grassmann and Transformer heads, with no backbone and on the frozen WikiText-2 language model;
+#      --snli-from DIR starts from a finished study of the same recipe (e.g. the README's runs/snli-study:
+#      its runs and language model are read back, hard links, DIR is not changed)
 # status   what is done and what is left, part by part (no training)
 # plan     times a training step of every variant (grassflow bench train) and of grassmann-6L before and
 #          after them, and estimates each part's machine time (OUT/plan.tsv; docs/mixers.md shows it)
@@ -30,12 +32,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
-quick=${MIXER_STUDY_QUICK:-0} out="" from6="" parts=()
+quick=${MIXER_STUDY_QUICK:-0} out="" from6="" from_snli="" parts=()
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) quick=1; shift ;;
     --out) out=$2; shift 2 ;;
     --6L-from) from6=$2; shift 2 ;;
+    --snli-from) from_snli=$2; shift 2 ;;
     a|b|c|d|status|plan|docs) parts+=("$1"); shift ;;
     all) parts+=(a b c d docs); shift ;;
     -h|--help) sed -n '2,/^{ #/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -217,6 +220,11 @@ part_d() {
         why=$(missing "configs/snli/none-$h.json")
         if [ -n "$why" ]; then echo "mixer_study: skipping the SNLI $h head: $why" >&2; else heads+=("$h"); fi
     done
+    if [ -n "$from_snli" ] && [ ! -e "$out/d" ]; then
+        [ -f "$from_snli/results.tsv" ] || { echo "mixer_study: --snli-from $from_snli holds no SNLI study (results.tsv)" >&2; exit 2; }
+        cp -al "$from_snli" "$out/d" 2>/dev/null || cp -a "$from_snli" "$out/d"
+        echo "mixer_study: part d starts from the runs of $from_snli (linked into $out/d)" >&2
+    fi
     mkdir -p "$out/d"
     local cmd=(bash scripts/snli_study.sh "${D_ARGS[@]}" --heads "$(IFS=,; echo "${heads[*]}")" --out "$out/d")
     printf '%s\n' "${cmd[*]}" >"$out/d/command"
