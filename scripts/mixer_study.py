@@ -112,8 +112,9 @@ def cmd_status(out):
 
 
 def snli_state(d):
+    skipped = read(os.path.join(d, "skipped"))
     if os.path.exists(os.path.join(d, "table.md")):
-        return "done"
+        return "done" + (" without the %s head(s): their mixers were missing" % skipped.replace(" ", ", ") if skipped else "")
     res = os.path.join(d, "results.tsv")
     n = max(0, len(read(res).splitlines()) - 1)
     return "%d runs done" % n if n else "not started"

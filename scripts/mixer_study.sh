@@ -215,10 +215,11 @@ stream_cost() {
 }
 
 part_d() {
-    local heads=() h why
+    local heads=() h why skipped=""
     for h in $D_HEADS; do
         why=$(missing "configs/snli/none-$h.json")
-        if [ -n "$why" ]; then echo "mixer_study: skipping the SNLI $h head: $why" >&2; else heads+=("$h"); fi
+        if [ -n "$why" ]; then echo "mixer_study: skipping the SNLI $h head: $why" >&2; skipped+=" $h"
+        else heads+=("$h"); fi
     done
     if [ -n "$from_snli" ] && [ ! -e "$out/d" ]; then
         [ -f "$from_snli/results.tsv" ] || { echo "mixer_study: --snli-from $from_snli holds no SNLI study (results.tsv)" >&2; exit 2; }
@@ -226,6 +227,8 @@ part_d() {
         echo "mixer_study: part d starts from the runs of $from_snli (linked into $out/d)" >&2
     fi
     mkdir -p "$out/d"
+    rm -f "$out/d/table.md" # until this run of the study ends
+    if [ -n "$skipped" ]; then echo "${skipped# }" >"$out/d/skipped"; else rm -f "$out/d/skipped"; fi
     local cmd=(bash scripts/snli_study.sh "${D_ARGS[@]}" --heads "$(IFS=,; echo "${heads[*]}")" --out "$out/d")
     printf '%s\n' "${cmd[*]}" >"$out/d/command"
     rm -f "$out/d/table.tmp"
