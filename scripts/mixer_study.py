@@ -226,15 +226,15 @@ def crossing(r):
 def pareto_svgs(pts, where):
     """pareto-train.svg and pareto-stream.svg in `where`; their file names."""
     made = []
-    for key, fname, xlabel in (("train_us", "pareto-train.svg", "training µs per token (log)"),
-                               ("stream_us", "pareto-stream.svg", "streaming µs per token at L (log)")):
+    for key, fname, what, xlabel in (("train_us", "pareto-train.svg", "training", "training µs per token (log)"),
+                                     ("stream_us", "pareto-stream.svg", "streaming", "streaming µs per token at L (log)")):
         series = {}
         for (mixer, L), p in sorted(pts.items()):
             if key in p:
                 series.setdefault(mixer, []).append((p[key], p["val_bpc"], "L=%d" % L))
         if not series:
             continue
-        svg_pareto("Tiny Shakespeare: validation bits/char against cost", [
+        svg_pareto("Tiny Shakespeare: validation bits/char against %s cost" % what, [
             (m, COLOURS.get(m, "#444444"), s) for m, s in series.items()], xlabel, "validation bits per character",
             os.path.join(where, fname))
         made.append(fname)

@@ -73,8 +73,9 @@ def svg_pareto(title, series, xlabel, ylabel, path):
            '<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((W - R + L) // 2, H - 12, xlabel),
            '<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>' % (
                (H - Bm + T) // 2, (H - Bm + T) // 2, ylabel)]
-    for e in range(x0, x1 + 1):  # decades, with 2x and 5x marks between
-        for m in (1, 2, 5):
+    marks = (1, 2, 5) if x1 - x0 <= 2 else (1,)  # decades, with 2x and 5x marks between when there is room
+    for e in range(x0, x1 + 1):
+        for m in marks:
             v = m * 10 ** e
             if math.log10(v) > x1 + 1e-9:
                 break
@@ -95,9 +96,10 @@ def svg_pareto(title, series, xlabel, ylabel, path):
     for i, (name, colour, sp) in enumerate(series):
         d = " ".join("%s%.1f,%.1f" % ("M" if j == 0 else "L", px(x), py(y)) for j, (x, y, _) in enumerate(sp))
         out.append('<path d="%s" fill="none" stroke="%s" stroke-width="1" opacity="0.5"/>' % (d, colour))
-        for x, y, label in sp:
+        for k, (x, y, label) in enumerate(sp):  # labels above and below in turn: close points stay readable
             out.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (px(x), py(y), colour))
-            out.append('<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>' % (px(x) + 6, py(y) - 5, colour, label))
+            out.append('<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>' % (px(x) + 6, py(y) + (14 if k % 2 else -5),
+                                                                                 colour, label))
         out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
                    % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, name))
     out.append('<path d="M%d,%d L%d,%d" stroke="#555" stroke-width="1.5" stroke-dasharray="6,4"/><text x="%d" y="%d">'
