@@ -436,7 +436,9 @@ with the stream's state.""" % (", ".join("{:,}".format(int(L)) for L in lens),
 
 def section_d(out, figdir, rel):
     d = os.path.join(out, "d")
-    table = read(os.path.join(d, "table.md"))
+    lines = read(os.path.join(d, "table.md")).splitlines()
+    notes = ["The backbone %s" % line[len("backbone "):] for line in lines if line.startswith("backbone ")]
+    table = "\n".join(line for line in lines if line.startswith("|"))
     if not table:
         return "## (d) SNLI heads\n\nNot run yet (`bash scripts/mixer_study.sh d`)."
     fig = os.path.join(d, "dev-accuracy.svg")
@@ -446,13 +448,13 @@ def section_d(out, figdir, rel):
 
 The head study of `scripts/snli_study.sh` (README, "The second experiment: SNLI") with a window head
 (w = 8, one global token) and a performer head (m = 64) beside the Grassmann and Transformer heads, each
-with no backbone and on the frozen WikiText-2 language model.
+with no backbone and on the frozen WikiText-2 language model.%s
 
 %s
 
 ![SNLI dev accuracy per epoch](%s/snli-dev-accuracy.svg)
 
-%s""" % (table, rel, commands(out, [d]))
+%s""" % ("".join("\n\n" + n for n in notes), table, rel, commands(out, [d]))
 
 
 def main(argv):

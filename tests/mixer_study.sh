@@ -78,6 +78,12 @@ $PY -c 'import sys, xml.dom.minidom as x; [x.parse(f) for f in sys.argv[1:]]' "$
     [ "$(grep 'stroke-dasharray="6,4"/>$' "$tmp/mixers/pareto-stream.svg" | grep -o '[ML][0-9.]*,[0-9.]*' | wc -l)" = 2 ] &&
     grep -q '](mixers/pareto-stream.svg)' "$D" && pass "the Pareto plots: XML, a point per (mixer, L), the front (2 of the 6 points: none cheaper and better), linked from the document" ||
     fail "pareto: $(cat "$tmp/err")"
+mkdir -p "$O/d" && printf 'backbone wt2-grassmann-small: model grassmann-small  steps 4\n| backbone | head |\n|---|---|\n| none | grassmann |\n\nplot: x.svg\n' >"$O/d/table.md"
+echo "window performer" >"$O/d/skipped"
+$PY scripts/mixer_study.py status "$O" | grep -q '^d  SNLI heads  *done without the window, performer head(s): their mixers were missing$' &&
+    $PY scripts/mixer_study.py docs "$O" "$D" >/dev/null && grep -q '^The backbone wt2-grassmann-small: model grassmann-small  steps 4$' "$D" &&
+    grep -A4 'The backbone wt2' "$D" | grep -q '^| none | grassmann |$' && ! grep -q '^plot:' "$D" &&
+    pass "part (d): the SNLI study's table and its backbone, the heads it skipped" || fail "part (d): $(sed -n '/^## (d)/,$p' "$D")"
 echo "mixer_study: the machine-time plan"
 printf 'part\tvariant\tbatch\tseq_len\ttokens_per_s\nref\tgrassmann-6L\t32\t128\t1300\na\tgrassmann-small\t32\t128\t1000\nc\tgrassmann-small L=4096\t2\t4096\t500\nref\tgrassmann-6L\t32\t128\t1395\n' >"$O/plan.tsv"
 echo "Measured on a busy machine." >"$O/plan.machine"
