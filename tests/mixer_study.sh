@@ -80,7 +80,8 @@ $PY -c 'import sys, xml.dom.minidom as x; [x.parse(f) for f in sys.argv[1:]]' "$
     fail "pareto: $(cat "$tmp/err")"
 mkdir -p "$O/d" && printf 'backbone wt2-grassmann-small: model grassmann-small  steps 4\n| backbone | head |\n|---|---|\n| none | grassmann |\n\nplot: x.svg\n' >"$O/d/table.md"
 echo "window performer" >"$O/d/skipped"
-$PY scripts/mixer_study.py status "$O" | grep -q '^d  SNLI heads  *done without the window, performer head(s): their mixers were missing$' &&
+$PY scripts/mixer_study.py status "$O" >"$tmp/status"
+grep -q '^d  SNLI heads  *done without the window, performer head(s): their mixers were missing$' "$tmp/status" &&
     $PY scripts/mixer_study.py docs "$O" "$D" >/dev/null && grep -q '^The backbone wt2-grassmann-small: model grassmann-small  steps 4$' "$D" &&
     grep -A4 'The backbone wt2' "$D" | grep -q '^| none | grassmann |$' && ! grep -q '^plot:' "$D" &&
     pass "part (d): the SNLI study's table and its backbone, the heads it skipped" || fail "part (d): $(sed -n '/^## (d)/,$p' "$D")"
