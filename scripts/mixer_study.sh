@@ -92,7 +92,11 @@ export A_VARIANTS C_VARIANTS C_LENS C_WINDOW C_GEN C_TOKENS C_STEPS C_TOKENS_FUL
 set -m
 job=""
 on_signal() {
-    if [ -n "$job" ]; then kill -INT -- "-$job" 2>/dev/null || true; wait "$job" 2>/dev/null || true; fi
+    if [ -n "$job" ]; then
+        kill -INT -- "-$job" 2>/dev/null || true
+        wait "$job" 2>/dev/null || true
+        while kill -0 -- "-$job" 2>/dev/null; do sleep 1; done # the whole job: a run under a script too
+    fi
     echo "mixer_study: stopped; every finished run is kept, the one in progress saved its state." >&2
     echo "resume with: bash scripts/mixer_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}" >&2
     exit 130

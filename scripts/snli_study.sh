@@ -16,7 +16,8 @@
 #                 the next item says;
 #   CKPT or DIR   a grassflow checkpoint or a Hugging Face DistilBERT folder: configs/snli/head-*.json on it,
 #                 frozen.
-# A run that was stopped resumes (a pretraining too); a finished one is not run again.
+# A run that was stopped resumes (a pretraining too); a finished one is not run again. SIGINT or SIGTERM
+# (Ctrl-C stops the run in progress, which saves its state) ends the study once that run has ended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
@@ -35,6 +36,12 @@ while [ $# -gt 0 ]; do
 done
 [ ${#backbones[@]} -gt 0 ] || backbones=(none)
 plot=${plot:-$out/dev-accuracy.svg}
+stop=""
+trap 'stop=1' INT TERM
+stopped() {
+    echo "snli_study: stopped by a signal; finished runs are in $out/results.tsv, the same command continues" >&2
+    exit 130
+}
 mkdir -p "$out"
 recipe=(--task snli --corpus snli "${length[@]}" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
 res="$out/results.tsv"
@@ -54,7 +61,7 @@ pretrain() {
         else
             "$GF" train --model "$preset" --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
                 "${lm_length[@]}" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
-        fi || { echo "snli_study: pretraining $preset failed ($dir.err): $(tail -2 "$dir.err")" >&2; return 1; }
+        fi || { rc=$?; [ $rc -lt 128 ] || exit $rc; echo "snli_study: pretraining $preset failed ($dir.err): $(tail -2 "$dir.err")" >&2; return 1; }
         printf '%s  wall_s %d\n' "$(tail -1 "$dir.log")" $((SECONDS - start)) >"$dir/done"
     fi
     echo "$dir/best.safetensors"
@@ -62,7 +69,8 @@ pretrain() {
 
 for spec in "${backbones[@]}"; do
     bb=$spec
-    if [[ $spec == wt2:* ]]; then bb=$(pretrain "${spec#wt2:}") || exit 1; fi
+    if [[ $spec == wt2:* ]]; then bb=$(pretrain "${spec#wt2:}") || { [ -z "$stop" ] || stopped; exit 1; }; fi
+    [ -z "$stop" ] || stopped
     # a run folder's checkpoint is named by its folder (runs/LM/best.safetensors: LM), a DistilBERT folder by itself
     tag=$( [ "$bb" = none ] && echo none || { [ -d "$bb" ] && basename "$bb" || basename "$(dirname "$bb")"; })
     for head in ${heads//,/ }; do
@@ -91,6 +99,7 @@ for spec in "${backbones[@]}"; do
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$head" "$seed" "$params" "$trainable" "$dev" "$test" \
                 $((SECONDS - start)) >>"$res"
             echo "snli_study: $tag $head seed $seed: dev $dev test $test ($((SECONDS - start)) s)" >&2
+            [ -z "$stop" ] || stopped
         done
     done
 done
