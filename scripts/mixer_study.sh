@@ -93,7 +93,7 @@ set -m
 job=""
 on_signal() {
     if [ -n "$job" ]; then
-        kill -INT -- "-$job" 2>/dev/null || true
+        kill -TERM -- "-$job" 2>/dev/null || true # not INT: a shell started in the background ignores it
         wait "$job" 2>/dev/null || true
         while kill -0 -- "-$job" 2>/dev/null; do sleep 1; done # the whole job: a run under a script too
     fi
