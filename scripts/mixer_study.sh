@@ -93,7 +93,9 @@ set -m
 job=""
 on_signal() {
     if [ -n "$job" ]; then
-        kill -TERM -- "-$job" 2>/dev/null || true # not INT: a shell started in the background ignores it
+        # SIGTERM (not INT: a shell started in the background ignores it) to every process of the job but
+        # /usr/bin/time, which would die of it without recording the peak memory of the run it waits for
+        ps -eo pid=,pgid=,comm= | awk -v g="$job" '$2 == g && $3 != "time" { print $1 }' | xargs -r kill -TERM 2>/dev/null || true
         wait "$job" 2>/dev/null || true
         while kill -0 -- "-$job" 2>/dev/null; do sleep 1; done # the whole job: a run under a script too
     fi
