@@ -8,7 +8,8 @@
 #      training tokens/s and peak memory (the largest max RSS, /usr/bin/time, of the processes that ran it)
 #   b  the best non-Transformer variant of (a) (lowest mean validation perplexity) at the 6-layer size
 #      beside grassmann-6L and transformer-6L, 1 epoch (the README's one-epoch recipe); --6L-from DIR seeds
-#      it with a finished compare of that recipe (e.g. runs/wt2-1ep: hard links, DIR is not changed). It
+#      it with a finished compare of that recipe (e.g. runs/wt2-1ep; DIR is not changed: its checkpoints
+#      are hard-linked, its other files copied). It
 #      waits until every variant of (a) that this grassflow has is done; the choice is kept in OUT/b/best
 #      (delete OUT/b to choose again, e.g. after a variant skipped before was run)
 #   c  Tiny Shakespeare characters at L = 256, 1,024 and 4,096, the same training tokens at each length,
@@ -17,7 +18,7 @@
 #   d  the SNLI head study (scripts/snli_study.sh) with the window and performer heads beside the
 #      Grassmann and Transformer heads, with no backbone and on the frozen WikiText-2 language model;
 #      --snli-from DIR starts from a finished study of the same recipe (e.g. the README's runs/snli-study:
-#      its runs and language model are read back, hard links, DIR is not changed)
+#      its runs and language model are read back; DIR is not changed)
 # status   what is done and what is left, part by part (no training)
 # plan     times a training step of every variant (grassflow bench train) and of grassmann-6L before and
 #          after them, and estimates each part's machine time (OUT/plan.tsv; docs/mixers.md shows it)
@@ -154,6 +155,20 @@ unit() {
     fi
 }
 
+# seed_from SRC DST: DST a copy of the finished runs in SRC, SRC unchanged: the checkpoints hard-linked (grassflow
+# replaces a checkpoint by a rename, never writes into one), every other file (summaries, metrics, logs, to
+# which a continued run appends) copied
+seed_from() {
+    mkdir -p "$(dirname "$2")"
+    rm -rf "$2.tmp"
+    if cp -al "$1" "$2.tmp" 2>/dev/null; then
+        find "$2.tmp" -type f ! -name '*.safetensors' -exec sh -c 'for f; do cp -p "$f" "$f.copy" && mv "$f.copy" "$f"; done' _ {} +
+    else
+        rm -rf "$2.tmp" && cp -a "$1" "$2.tmp"
+    fi
+    mv "$2.tmp" "$2"
+}
+
 # ---- the parts -------------------------------------------------------------------------------------------
 quick_corpora() { # small corpora cut from the shipped data (the same vocabulary-building code paths)
     [ "$quick" = 1 ] || return 0
@@ -189,8 +204,8 @@ part_b() {
     [ "$best" = grassmann-6L ] || models+=",$best"
     if [ -n "$from6" ] && [ ! -e "$dir/runs" ]; then
         [ -f "$from6/summary.json" ] || { echo "mixer_study: --6L-from $from6 holds no compare (summary.json)" >&2; exit 2; }
-        cp -al "$from6" "$dir/runs" 2>/dev/null || cp -a "$from6" "$dir/runs"
-        echo "mixer_study: part b starts from the runs of $from6 (linked into $dir/runs)" >&2
+        seed_from "$from6" "$dir/runs"
+        echo "mixer_study: part b starts from the runs of $from6 (copied into $dir/runs)" >&2
     fi
     unit "$dir" "$models" "${B_RECIPE[@]}" --reference transformer-6L
 }
@@ -229,8 +244,8 @@ part_d() {
     done
     if [ -n "$from_snli" ] && [ ! -e "$out/d" ]; then
         [ -f "$from_snli/results.tsv" ] || { echo "mixer_study: --snli-from $from_snli holds no SNLI study (results.tsv)" >&2; exit 2; }
-        cp -al "$from_snli" "$out/d" 2>/dev/null || cp -a "$from_snli" "$out/d"
-        echo "mixer_study: part d starts from the runs of $from_snli (linked into $out/d)" >&2
+        seed_from "$from_snli" "$out/d"
+        echo "mixer_study: part d starts from the runs of $from_snli (copied into $out/d)" >&2
     fi
     mkdir -p "$out/d"
     rm -f "$out/d/table.md" # until this run of the study ends
