@@ -290,7 +290,9 @@ bash scripts/mixer_study.sh status
 Every run's results are kept as it ends; Ctrl-C (or `kill PID`) stops the run in progress after its
 step, saving its state, and the same command continues bit for bit. `--6L-from DIR` reuses a finished
 one-epoch `grassmann-6L`/`transformer-6L` compare of the README's recipe for part (b), `--snli-from DIR`
-the README's SNLI study (its Grassmann and Transformer heads and its language model) for part (d).""" % (
+the README's SNLI study (its Grassmann and Transformer heads and its language model) for part (d).
+`--quick` runs the same steps at toy sizes (a few steps on corpora cut from the shipped data, into
+`runs/mixer-study-quick`, its page `runs/mixer-study-quick/mixers.md`) to check the machinery.""" % (
         " --quick" if quick else "", out, " **Quick mode: toy sizes, the numbers mean nothing.**" if quick else "")
 
 
