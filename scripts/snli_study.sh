@@ -3,8 +3,11 @@
 # backbone, over seeds, with one recipe; writes OUT/results.tsv, OUT/dev-accuracy.svg (or --plot FILE: dev
 # accuracy after each epoch, mean over the seeds) and prints a markdown table (mean and sample standard
 # deviation of the best checkpoint's dev and test accuracy over the seeds).
-#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N] [--backbone B]... [--lm-epochs N] [--out DIR]
-#                              [--plot FILE]
+#   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N | --steps N] [--backbone B]... [--lm-epochs N |
+#                              --lm-steps N] [--heads H1,H2,...] [--out DIR] [--plot FILE]
+# A head H (default grassmann,transformer; also window, performer) is configs/snli/none-H.json with no
+# backbone and configs/snli/head-H.json on one; a head whose mixer this grassflow lacks is skipped, saying so.
+# --steps and --lm-steps give optimizer steps instead of epochs (short checks).
 # A backbone B is one of
 #   none          the configs/snli/none-*.json models (the heads' layers on the token embeddings, trained
 #                 end to end);
@@ -13,16 +16,18 @@
 #                 the next item says;
 #   CKPT or DIR   a grassflow checkpoint or a Hugging Face DistilBERT folder: configs/snli/head-*.json on it,
 #                 frozen.
-# A run that was stopped resumes (a pretraining too); a finished one is not run again.
+# A run that was stopped resumes (a pretraining too); a finished one is not run again. SIGINT or SIGTERM
+# (Ctrl-C stops the run in progress, which saves its state) ends the study once that run has ended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
-seeds=1,2,3 epochs=5 lm_epochs=3 out=runs/snli-study plot="" backbones=()
+seeds=1,2,3 length=(--epochs 5) lm_length=(--epochs 3) out=runs/snli-study plot="" backbones=() heads=grassmann,transformer
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds) seeds=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    --lm-epochs) lm_epochs=$2; shift 2 ;;
+    --epochs|--steps) length=("$1" "$2"); shift 2 ;;
+    --lm-epochs|--lm-steps) lm_length=("${1/lm-/}" "$2"); shift 2 ;;
+    --heads) heads=$2; shift 2 ;;
     --backbone) backbones+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
@@ -31,8 +36,14 @@ while [ $# -gt 0 ]; do
 done
 [ ${#backbones[@]} -gt 0 ] || backbones=(none)
 plot=${plot:-$out/dev-accuracy.svg}
+stop=""
+trap 'stop=1' INT TERM
+stopped() {
+    echo "snli_study: stopped by a signal; finished runs are in $out/results.tsv, the same command continues" >&2
+    exit 130
+}
 mkdir -p "$out"
-recipe=(--task snli --corpus snli --epochs "$epochs" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
+recipe=(--task snli --corpus snli "${length[@]}" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
 res="$out/results.tsv"
 [ -f "$res" ] || printf 'backbone\thead\tseed\tparams\ttrainable\tdev\ttest\twall_s\n' >"$res"
 if ! head -1 "$res" | grep trainable >/dev/null; then # results of before the trainable column: all trainable
@@ -45,12 +56,12 @@ pretrain() {
     if [ ! -f "$dir/done" ]; then
         mkdir -p "$out/backbones"
         local start=$SECONDS
-        echo "snli_study: pretraining $preset on WikiText-2 (WordPiece), $lm_epochs epochs, into $dir" >&2
+        echo "snli_study: pretraining $preset on WikiText-2 (WordPiece), ${lm_length[*]#--}, into $dir" >&2
         if [ -f "$dir/state.safetensors" ]; then "$GF" train --resume "$dir" >"$dir.log" 2>"$dir.err"
         else
             "$GF" train --model "$preset" --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
-                --epochs "$lm_epochs" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
-        fi
+                "${lm_length[@]}" --batch 32 --seq-len 128 --eval-every 250 --out "$dir" >"$dir.log" 2>"$dir.err"
+        fi || { rc=$?; [ $rc -lt 128 ] || exit $rc; echo "snli_study: pretraining $preset failed ($dir.err): $(tail -2 "$dir.err")" >&2; return 1; }
         printf '%s  wall_s %d\n' "$(tail -1 "$dir.log")" $((SECONDS - start)) >"$dir/done"
     fi
     echo "$dir/best.safetensors"
@@ -58,10 +69,15 @@ pretrain() {
 
 for spec in "${backbones[@]}"; do
     bb=$spec
-    [[ $spec == wt2:* ]] && bb=$(pretrain "${spec#wt2:}")
+    if [[ $spec == wt2:* ]]; then bb=$(pretrain "${spec#wt2:}") || { [ -z "$stop" ] || stopped; exit 1; }; fi
+    [ -z "$stop" ] || stopped
     # a run folder's checkpoint is named by its folder (runs/LM/best.safetensors: LM), a DistilBERT folder by itself
     tag=$( [ "$bb" = none ] && echo none || { [ -d "$bb" ] && basename "$bb" || basename "$(dirname "$bb")"; })
-    for head in grassmann transformer; do
+    for head in ${heads//,/ }; do
+        if ! why=$("$GF" info --config "configs/snli/none-$head.json" 2>&1 >/dev/null); then
+            echo "snli_study: skipping the $head head: ${why#grassflow: error: }" >&2
+            continue
+        fi
         for seed in ${seeds//,/ }; do
             dir="$out/$tag/$head/s$seed"
             if grep -q "^$tag	$head	$seed	" "$res"; then continue; fi
@@ -83,6 +99,7 @@ for spec in "${backbones[@]}"; do
             printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$head" "$seed" "$params" "$trainable" "$dev" "$test" \
                 $((SECONDS - start)) >>"$res"
             echo "snli_study: $tag $head seed $seed: dev $dev test $test ($((SECONDS - start)) s)" >&2
+            [ -z "$stop" ] || stopped
         done
     done
 done
@@ -105,7 +122,8 @@ for key in groups:
     print("| %s | %s | %s | %s | %d | %.4f ± %.4f | %.4f ± %.4f | %.0f s |" % (key[0], key[1], g[0]["params"], g[0]["trainable"], len(g),
           st.mean(dev), sd(dev), st.mean(test), sd(test), st.mean(float(r["wall_s"]) for r in g)))
 # the plot: dev accuracy after each epoch (172 steps), mean over the seeds whose metrics are there
-colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"]}
+colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"],
+           "window": ["#238b45", "#74c476", "#00441b"], "performer": ["#6a51a3", "#9e9ac8", "#3f007d"]}
 backbones = list(dict.fromkeys(b for b, _ in groups))
 series, epochs = [], 1
 for b, h in groups:
