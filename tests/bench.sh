@@ -46,7 +46,7 @@ check "$tmp/p.json" '"no PyTorch twin" in j["skipped"] and "nosuch" in j["skippe
 cat >"$tmp/list.conf" <<'LIST'
 # label | mixers | flags | --set   (attention flagged linear on purpose: its growing state must be marked not met; a quote ' in a comment is fine)
 attention  | attention | linear     | mixers=attention
-window     | window    | new linear | mixers=window window=8
+lstm       | lstm      | new linear | mixers=lstm
 refused    | grassmann | new        | mixers=grassmann plucker_eps=-1
 failing    | grassmann | new bidir  | head.kind=classify mixers=grassmann
 LIST
@@ -60,12 +60,12 @@ WRAP
 chmod +x "$tmp/gf"
 GRASSFLOW=$tmp/gf bash bench/run.sh --smoke --only-mixers --mixers "$tmp/list.conf" --out "$tmp/out" >/dev/null 2>"$tmp/run.err" \
     || { cat "$tmp/run.err" >&2; fail "bench/run.sh --smoke --only-mixers"; }
-grep -q "^skip window: not registered: mixer window is not in this build" "$tmp/run.err" || fail "run.sh: the skip line of an unregistered mixer"
+grep -q "^skip lstm: not registered: mixer lstm is not in this build" "$tmp/run.err" || fail "run.sh: the skip line of an unregistered mixer"
 grep -q "^skip refused: not registered: this build refuses its options: --set plucker_eps=-1" "$tmp/run.err" \
     || fail "run.sh: the skip line of a refused option"
 grep -q "^== plan: 2 mixers of .*; about " "$tmp/run.err" || fail "run.sh: the plan"
 R=$tmp/out/README.md
-grep -q "| window | | | skipped: not registered: mixer window" "$R" || fail "report: the skipped mixer in the list table"
+grep -q "| lstm | | | skipped: not registered: mixer lstm" "$R" || fail "report: the skipped mixer in the list table"
 grep -qE "^\| attention \| [0-9]+ \| [0-9]+ \| [0-9.]+x \| LeanSelfAttention \|" "$R" || fail "report: training row with its twin"
 grep -qE "^\| attention \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R" || fail "report: one sweep point against PyTorch"
 grep -qE "^\| attention \| 65536 \| skipped: needs ~[0-9.]+ GiB > budget [0-9.]+ GiB \| — \| skipped: needs" "$R" \

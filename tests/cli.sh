@@ -59,8 +59,9 @@ for pair in "transformer-6L 12585472" "grassmann-6L 12607168" "transformer-12L 1
     got=$(count "$1"); [ "$got" = "$2" ] && pass "$1 has $2 parameters" || fail "$1 has $got parameters, expected $2"
 done
 # a hybrid swaps a Grassmann layer (12607168 - 12585472 = 6 x 3616 more than an attention one) for attention
-# a window layer has attention's tensors: hybrid-window-6L = grassmann-6L - 3 x 3616, window-6L = transformer-6L
-for pair in "hybrid-last-6L 12603552" "hybrid-middle-6L 12603552" "hybrid-window-6L 12596320" "window-6L 12585472"; do
+# a window layer has attention's tensors: hybrid-window-6L = grassmann-6L - 3 x 3616, window-6L = transformer-6L;
+# a performer layer adds omega (128 x 64): performer-6L = transformer-6L + 6 x 8192
+for pair in "hybrid-last-6L 12603552" "hybrid-middle-6L 12603552" "hybrid-window-6L 12596320" "window-6L 12585472" "performer-6L 12634624"; do
     set -- $pair
     got=$(count "$1"); [ "$got" = "$2" ] && pass "$1 has $2 parameters" || fail "$1 has $got parameters, expected $2"
 done

@@ -44,9 +44,11 @@ static const struct {
                                "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"},
                                           {"mixer": "window", "n_head": 4}]})},
     /* efficient attention in place of attention: the Transformer presets with the mixer swapped (its keys'
-     * defaults: window 64, no global tokens) */
+     * defaults: window 64 and no global tokens; 128 random features) */
     {"window-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
     {"window-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
+    {"performer-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
+    {"performer-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
     /* for the tests */
     {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},
