@@ -270,14 +270,15 @@ def header(out, path):
 
 Written by `bash scripts/mixer_study.sh%s docs` from the runs in `%s`.%s
 Every table below is made from the results of the commands printed beside it (each run is one
-`grassflow compare` in its own folder); the variants are the presets `grassmann-small` and
-`transformer-small` (d 128, 4 layers, d_ff 512, 4 heads, Grassmann rank 16) and the config files in
-`configs/mixer-study/`, each the one change it is named for: `window-small` (every layer window attention,
-w = 32 at the 128-token blocks of WikiText-2, no global tokens), `performer-small` (FAVOR+, m = 64 features,
-no redraw), `grassmann-small-noplucker` and `-nogate` (the paper's ablations, `plucker: false` and
-`gate: false`), and the hybrids `hybrid-last-small` (attention in the last layer of a Grassmann stack),
-`hybrid-middle-small` (attention in layer index 2) and `hybrid-window-small` (window attention in layers
-1 and 3); their `-6L` files are the same changes to `grassmann-6L` and `transformer-6L`.
+`grassflow compare` in its own folder); the variants are presets (`grassflow info --presets`), each the
+one change it is named for: `grassmann-small` and `transformer-small` (d 128, 4 layers, d_ff 512, 4
+heads, Grassmann rank 16), `window-small` (every layer window attention, w = 32, a quarter of the
+128-token blocks of WikiText-2, no global tokens), `performer-small` (FAVOR+, 128 features, no redraw),
+the hybrids `hybrid-last-small` (attention in the last layer of a Grassmann stack), `hybrid-middle-small`
+(attention in layer index 2) and `hybrid-window-small` (window attention, w = 32, in layers 1 and 3), and
+the paper's ablations in `configs/mixer-study/` (`grassmann-small-noplucker` and `-nogate`:
+`plucker: false` and `gate: false`); their `-6L` presets and files are the same changes to `grassmann-6L`
+and `transformer-6L`.
 
 Run it, or continue it, with one command (each part alone: `a`, `b`, `c`, `d`; `status` says what is done
 and what is left):

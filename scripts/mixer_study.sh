@@ -57,18 +57,18 @@ CFG=configs/mixer-study
 # the variants of (a): name|model (a preset, or a config file)
 A_VARIANTS="grassmann-small|grassmann-small
 transformer-small|transformer-small
-window-small|$CFG/window-small.json
-performer-small|$CFG/performer-small.json
+window-small|window-small
+performer-small|performer-small
 grassmann-small-noplucker|$CFG/grassmann-small-noplucker.json
 grassmann-small-nogate|$CFG/grassmann-small-nogate.json
-hybrid-last-small|$CFG/hybrid-last-small.json
-hybrid-middle-small|$CFG/hybrid-middle-small.json
-hybrid-window-small|$CFG/hybrid-window-small.json"
+hybrid-last-small|hybrid-last-small
+hybrid-middle-small|hybrid-middle-small
+hybrid-window-small|hybrid-window-small"
 # the variants of (c), on characters, and the window every (c) window layer has
 C_VARIANTS="grassmann-small|grassmann-small
 transformer-small|transformer-small
-window-small|$CFG/window-small.json
-performer-small|$CFG/performer-small.json"
+window-small|window-small
+performer-small|performer-small"
 C_LENS_FULL="256 1024 4096" C_TOKENS_FULL=8192 C_STEPS_FULL=600 # (c): lengths, tokens a step, steps
 if [ "$quick" = 1 ]; then
     WT2=$out/corpora/wikitext-2 TS=$out/corpora/tinyshakespeare

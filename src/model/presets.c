@@ -32,8 +32,8 @@ static const struct {
                             "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
                                        {"mixer": "attention", "n_head": 4}, {"mixer": "grassmann"}, {"mixer": "grassmann"}]})},
     {"hybrid-window-6L", Q({"base": "grassmann-6L", "format": 3,
-                            "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"},
-                                       {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}]})},
+                            "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4, "window": 32}, {"mixer": "grassmann"},
+                                       {"mixer": "window", "n_head": 4, "window": 32}, {"mixer": "grassmann"}, {"mixer": "window", "n_head": 4, "window": 32}]})},
     {"hybrid-last-small", Q({"base": "grassmann-small", "format": 3,
                              "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "grassmann"},
                                         {"mixer": "attention", "n_head": 4}]})},
@@ -41,12 +41,12 @@ static const struct {
                                "layers": [{"mixer": "grassmann"}, {"mixer": "grassmann"}, {"mixer": "attention", "n_head": 4},
                                           {"mixer": "grassmann"}]})},
     {"hybrid-window-small", Q({"base": "grassmann-small", "format": 3,
-                               "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4}, {"mixer": "grassmann"},
-                                          {"mixer": "window", "n_head": 4}]})},
-    /* efficient attention in place of attention: the Transformer presets with the mixer swapped (its keys'
-     * defaults: window 64 and no global tokens; 128 random features) */
-    {"window-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
-    {"window-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "window", "n_head": 4}]})},
+                               "layers": [{"mixer": "grassmann"}, {"mixer": "window", "n_head": 4, "window": 32}, {"mixer": "grassmann"},
+                                          {"mixer": "window", "n_head": 4, "window": 32}]})},
+    /* efficient attention in place of attention: the Transformer presets with the mixer swapped (window
+     * attention: w 32, a quarter of max_len, no global tokens; the performer: its default 128 features) */
+    {"window-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "window", "n_head": 4, "window": 32}]})},
+    {"window-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "window", "n_head": 4, "window": 32}]})},
     {"performer-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
     {"performer-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
     /* for the tests */
