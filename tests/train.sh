@@ -112,6 +112,20 @@ for ck in w1/best c1/last ra/last; do
     [ -n "$a" ] && [ "$a" = "$b" ] && pass "$ck: greedy text is the same streamed and recomputed" || fail "$ck: stream '$a' vs recompute '$b'"
     [ "$a" = "$c" ] && pass "$ck: --stream prints the same text" || fail "$ck: --stream '$c' vs '$a'"
 done
+# the hybrid presets, narrowed (attention last, attention in a middle layer, window attention in every other
+# layer), past max_len with pos none: greedy and sampled text the same streamed and recomputed
+NARROW="--set vocab_size=64 --set d_model=32 --set d_ff=64 --set rank=6 --set dropout=0 --set pos=none --set max_len=32"
+for hy in hybrid-last-small hybrid-middle-small "hybrid-window-small --set layers.1.window=5 --set layers.3.window=9"; do
+    name=${hy%% *}
+    "$GF" train --model $hy $NARROW --corpus tinyshakespeare --steps 4 --batch 4 --seq-len 16 --eval-every 0 \
+        --out "$tmp/$name" >/dev/null 2>&1 || fail "train $hy"
+    for how in "--temperature 0" "--temperature 1 --seed 5"; do
+        a=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how 2>/dev/null)
+        b=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how --no-cache 2>/dev/null)
+        [ -n "$a" ] && [ "$a" = "$b" ] && pass "$name: text ($how) is the same streamed and recomputed (66 positions, max_len 32)" \
+            || fail "$name, $how: stream '$a' vs recompute '$b'"
+    done
+done
 # the paper's ablations (plucker false, gate false, both; in a char model, past max_len with pos none):
 # greedy and sampled text, and eval's loss, the same streamed and recomputed
 for abl in "plucker=false" "gate=false" "plucker=false --set gate=false"; do
