@@ -211,6 +211,28 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
     free(m);
 }
 
+/* The attention family's projections, the literal way (P: qkv.weight, qkv.bias, proj.weight, proj.bias):
+ * qkv (N, 3d) = inp W_qkv^T + b, with the k and v of padded positions set to 0 when kv_mask is given (a
+ * linformer projects them along the sequence); out (N, d) = o W_proj^T + b. */
+static inline void ref_attn_qkv(double *qkv, const double *inp, const double *const *P, int64_t d, int64_t N,
+                                const uint8_t *kv_mask) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < 3 * d; e++) {
+            double acc = P[1][e];
+            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
+            qkv[n * 3 * d + e] = (e >= d && kv_mask && !kv_mask[n]) ? 0.0 : acc;
+        }
+}
+
+static inline void ref_attn_proj(double *out, const double *o, const double *const *P, int64_t d, int64_t N) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t e = 0; e < d; e++) {
+            double acc = P[3][e];
+            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
+            out[n * d + e] = acc;
+        }
+}
+
 /* Whether query i sees key j in window attention (docs/model.md): causal: j <= i and (i - j < w or j < g);
  * bidirectional: |i - j| < w or j < g or i < g. Full attention is w = T, g = 0. */
 static inline bool ref_window_sees(int64_t i, int64_t j, int64_t w, int64_t g, bool bidir) {
@@ -226,12 +248,7 @@ static inline void ref_window_attention(double *out, const double *inp, const do
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv);
     double *o = malloc((size_t)(N * d) * sizeof *o);
     double *s = malloc((size_t)T * sizeof *s);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < 3 * d; e++) {
-            double acc = P[1][e];
-            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
-            qkv[n * 3 * d + e] = acc;
-        }
+    ref_attn_qkv(qkv, inp, P, d, N, NULL);
     for (int64_t b = 0; b < B; b++)
         for (int64_t h = 0; h < H; h++)
             for (int64_t i = 0; i < T; i++) {
@@ -254,12 +271,7 @@ static inline void ref_window_attention(double *out, const double *inp, const do
                     for (int64_t c = 0; c < dh && s[j] > -INFINITY; c++)
                         oi[c] += exp(s[j] - mx) / z * qkv[(b * T + j) * 3 * d + 2 * d + h * dh + c];
             }
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < d; e++) {
-            double acc = P[3][e];
-            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
-            out[n * d + e] = acc;
-        }
+    ref_attn_proj(out, o, P, d, N);
     free(qkv);
     free(o);
     free(s);
@@ -281,12 +293,7 @@ static inline void ref_performer(double *out, const double *inp, const double *c
     const double c = pow((double)dh, -0.25);
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv), *o = malloc((size_t)(N * d) * sizeof *o);
     double *phi = malloc((size_t)(2 * N * H * m) * sizeof *phi); /* phi(q) then phi(k), (n, h, i) */
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < 3 * d; e++) {
-            double acc = P[1][e];
-            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
-            qkv[n * 3 * d + e] = acc;
-        }
+    ref_attn_qkv(qkv, inp, P, d, N, NULL);
     for (int64_t w = 0; w < 2; w++)
         for (int64_t n = 0; n < N; n++)
             for (int64_t h = 0; h < H; h++) {
@@ -314,12 +321,7 @@ static inline void ref_performer(double *out, const double *inp, const double *c
                 }
                 for (int64_t e = 0; e < dh; e++) o[(b * T + t) * d + h * dh + e] = den > 0.0 ? num[e] / den : 0.0;
             }
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < d; e++) {
-            double acc = P[3][e];
-            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
-            out[n * d + e] = acc;
-        }
+    ref_attn_proj(out, o, P, d, N);
     free(qkv);
     free(o);
     free(phi);
@@ -335,12 +337,7 @@ static inline void ref_linformer(double *out, const double *inp, const double *c
     double *qkv = malloc((size_t)(N * 3 * d) * sizeof *qkv), *o = malloc((size_t)(N * d) * sizeof *o);
     double *Kp = malloc((size_t)(kp * d) * sizeof *Kp), *Vp = malloc((size_t)(kp * d) * sizeof *Vp);
     double *s = malloc((size_t)kp * sizeof *s);
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < 3 * d; e++) {
-            double acc = P[1][e];
-            for (int64_t k = 0; k < d; k++) acc += P[0][e * d + k] * inp[n * d + k];
-            qkv[n * 3 * d + e] = (e >= d && mask && !mask[n]) ? 0.0 : acc;
-        }
+    ref_attn_qkv(qkv, inp, P, d, N, mask);
     for (int64_t b = 0; b < B; b++) {
         for (int64_t i = 0; i < kp; i++)
             for (int64_t c = 0; c < d; c++) {
@@ -369,12 +366,7 @@ static inline void ref_linformer(double *out, const double *inp, const double *c
                 }
             }
     }
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t e = 0; e < d; e++) {
-            double acc = P[3][e];
-            for (int64_t k = 0; k < d; k++) acc += P[2][e * d + k] * o[n * d + k];
-            out[n * d + e] = acc;
-        }
+    ref_attn_proj(out, o, P, d, N);
     free(qkv), free(o), free(Kp), free(Vp), free(s);
 }
 

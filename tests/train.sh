@@ -112,6 +112,17 @@ for ck in w1/best c1/last ra/last; do
     [ -n "$a" ] && [ "$a" = "$b" ] && pass "$ck: greedy text is the same streamed and recomputed" || fail "$ck: stream '$a' vs recompute '$b'"
     [ "$a" = "$c" ] && pass "$ck: --stream prints the same text" || fail "$ck: --stream '$c' vs '$a'"
 done
+# same_text RUN LABEL: greedy and sampled text of RUN's last checkpoint, 60 tokens after a 6-character prompt
+# (66 positions, past max_len 32), the same streamed and recomputed
+same_text() {
+    local how a b
+    for how in "--temperature 0" "--temperature 1 --seed 5"; do
+        a=$("$GF" generate --ckpt "$tmp/$1/last.safetensors" --prompt "ROMEO:" --tokens 60 $how 2>/dev/null)
+        b=$("$GF" generate --ckpt "$tmp/$1/last.safetensors" --prompt "ROMEO:" --tokens 60 $how --no-cache 2>/dev/null)
+        [ -n "$a" ] && [ "$a" = "$b" ] && pass "$2: text ($how) is the same streamed and recomputed (66 positions, max_len 32)" \
+            || fail "$2, $how: stream '$a' vs recompute '$b'"
+    done
+}
 # the hybrid presets, narrowed (attention last, attention in a middle layer, window attention in every other
 # layer), past max_len with pos none: greedy and sampled text the same streamed and recomputed
 NARROW="--set vocab_size=64 --set d_model=32 --set d_ff=64 --set rank=6 --set dropout=0 --set pos=none --set max_len=32"
@@ -119,12 +130,7 @@ for hy in hybrid-last-small hybrid-middle-small "hybrid-window-small --set layer
     name=${hy%% *}
     "$GF" train --model $hy $NARROW --corpus tinyshakespeare --steps 4 --batch 4 --seq-len 16 --eval-every 0 \
         --out "$tmp/$name" >/dev/null 2>&1 || fail "train $hy"
-    for how in "--temperature 0" "--temperature 1 --seed 5"; do
-        a=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how 2>/dev/null)
-        b=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how --no-cache 2>/dev/null)
-        [ -n "$a" ] && [ "$a" = "$b" ] && pass "$name: text ($how) is the same streamed and recomputed (66 positions, max_len 32)" \
-            || fail "$name, $how: stream '$a' vs recompute '$b'"
-    done
+    same_text "$name" "$name"
 done
 # the paper's ablations (plucker false, gate false, both; in a char model, past max_len with pos none):
 # greedy and sampled text, and eval's loss, the same streamed and recomputed
@@ -132,12 +138,7 @@ for abl in "plucker=false" "gate=false" "plucker=false --set gate=false"; do
     name=ab-${abl//[^a-z]/}
     "$GF" train --model grassmann-tiny --set pos=none --set $abl --corpus tinyshakespeare --steps 4 --batch 4 --seq-len 16 \
         --eval-every 0 --out "$tmp/$name" >/dev/null 2>&1 || fail "train grassmann-tiny --set $abl"
-    for how in "--temperature 0" "--temperature 1 --seed 5"; do
-        a=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how 2>/dev/null)
-        b=$("$GF" generate --ckpt "$tmp/$name/last.safetensors" --prompt "ROMEO:" --tokens 60 $how --no-cache 2>/dev/null)
-        [ -n "$a" ] && [ "$a" = "$b" ] && pass "--set $abl: text ($how) is the same streamed and recomputed (66 positions, max_len 32)" \
-            || fail "--set $abl, $how: stream '$a' vs recompute '$b'"
-    done
+    same_text "$name" "--set $abl"
     ea=$("$GF" eval --ckpt "$tmp/$name/last.safetensors" --corpus tinyshakespeare --seq-len 80 --json 2>/dev/null)
     eb=$("$GF" eval --ckpt "$tmp/$name/last.safetensors" --corpus tinyshakespeare --seq-len 80 --json --stream 2>/dev/null)
     if $PY -c 'import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sys.exit(not(a["tokens"]==b["tokens"] and abs(a["loss"]-b["loss"])<=1e-6*a["loss"]))' "$ea" "$eb"
