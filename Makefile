@@ -203,7 +203,7 @@ test-fuzz:
 test-bench: all
 	$(TEST_ENV) bash tests/bench.sh $(BUILD)
 
-# the full benchmark against PyTorch, every mixer of bench/mixers.conf (about 24 minutes on 2 quiet cores;
+# the full benchmark against PyTorch, every mixer of bench/mixers.conf (about 13 minutes on 2 quiet cores;
 # the plan is printed first); writes docs/bench/
 bench: all
 	bash bench/run.sh

@@ -3,7 +3,7 @@
 # same thread count, in one run. Writes docs/bench/results.jsonl, docs/bench/README.md and SVG plots.
 # Every mixer of bench/mixers.conf gets training tokens/s against its PyTorch twin, forward+backward cost
 # per token from L = 256 to 32,768 and streaming speed and state from position 100 to 100,000.
-#   bash bench/run.sh                  the full benchmark (about 24 minutes on 2 quiet cores; the plan is
+#   bash bench/run.sh                  the full benchmark (about 13 minutes on 2 quiet cores; the plan is
 #                                      printed first, the time each part took at the end)
 #   bash bench/run.sh --smoke          (or --quick) tiny shapes: checks that everything runs (CI)
 #   options: --mixers FILE (another list, as bench/mixers.conf), --only-mixers (only the per-mixer parts),
@@ -118,7 +118,7 @@ for ((i = 0; i < n; i++)); do
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
 if [ $smoke = 1 ]; then per_old=40 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
-else per_old=420 per_train=25 per_sweep=30 per_quad=60 per_flat=60 per_grow=70; fi
+else per_old=510 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
 [ $only = 1 ] && per_old=0
 PLAN_OLD=$per_old PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
 PLAN_STREAM=$((n_flat * per_flat + n_grow * per_grow))
