@@ -1,0 +1,1 @@
+build/grassflow bench generate --model grassmann-small --vocab 65 --set max_len=256 --positions 192 --tokens 64 --json
