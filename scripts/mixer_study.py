@@ -52,6 +52,21 @@ def unit_state(d):
     return "%d of %d runs done" % (sum(r["status"] == "done" for r in runs), len(runs))
 
 
+def window_rate(d, fallback):
+    """Training tokens/s of a unit: the median of the rates its runs logged every few steps (metrics.jsonl,
+    every seed's windows pooled), so a few minutes of another process on the machine do not move it; the
+    compare's mean rate (fallback) when no run logged one."""
+    rates = []
+    runs = os.path.join(d, "runs")
+    for sub in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+        path = os.path.join(runs, sub, "metrics.jsonl")
+        for line in open(path) if os.path.exists(path) else []:
+            e = json.loads(line)
+            if e.get("type") == "train" and e.get("tokens_per_s"):
+                rates.append(e["tokens_per_s"])
+    return st.median(rates) if rates else fallback
+
+
 def peak_mb(d):
     """The largest max RSS (MB) /usr/bin/time recorded for the unit's processes, None if none."""
     kb = [int(x) for x in read(os.path.join(d, "maxrss_kb")).split() if x.isdigit()]
@@ -135,7 +150,7 @@ def table_a(out):
         rss = peak_mb(d)
         lines.append("| %s | `%s` | %d | %s | %s | %d | %.0f | %s | %s |" % (
             name, model, m["params"], fmt(m["val_mean"], m["val_std"]), fmt(m["test_mean"], m["test_std"]), m["n"],
-            m["tokens_per_s"], "%.0f MB" % rss if rss else "-", hms(m["wall_s"]) + ("" if state == "done" else
+            window_rate(d, m["tokens_per_s"]), "%.0f MB" % rss if rss else "-", hms(m["wall_s"]) + ("" if state == "done" else
                                                                                     " (" + state + ")")))
     return "\n".join(lines)
 
@@ -176,7 +191,7 @@ def c_points(out):
                 continue
             m = s["models"][0]
             p = {"params": m["params"], "val_bpc": math.log2(m["val_mean"]), "test_bpc": math.log2(m["test_mean"]),
-                 "train_us": 1e6 / m["tokens_per_s"]}
+                 "train_us": 1e6 / window_rate(d, m["tokens_per_s"])}
             sj = os.path.join(d, "stream.json")
             if os.path.exists(sj):
                 r = json.load(open(sj))["results"][0]
@@ -382,7 +397,8 @@ def section_a(out):
     return """## (a) WikiText-2 words, small size, 2 epochs, 2 seeds
 
 Validation and test perplexity of each run's best checkpoint (mean ± sample standard deviation over the
-seeds), parameters, training tokens/s (mean over the seeds), the peak resident memory of a process that
+seeds), parameters, training tokens/s (the median of the rates the runs logged every 10 steps, both seeds
+pooled, so that a few minutes of another process on the machine do not move it), the peak resident memory of a process that
 trained it (the largest max RSS `/usr/bin/time` recorded over the processes that ran its compare: the model,
 its AdamW moments, the activations and the tokenized corpus), and the wall time of all its runs.
 
@@ -417,7 +433,7 @@ def section_c(out, figdir, rel):
 Tiny Shakespeare characters at L = %s, the same %s training tokens at each length (%s steps of %s
 tokens: the batch is %s / L), seed 1; the window layers see w = %s keys. Quality is the best checkpoint's
 validation (and test) bits per character; the training cost is microseconds per training token (from
-compare's tokens/s), the streaming cost the microseconds per generated token at the end of a context of L
+the median of the rates the run logged every 10 steps), the streaming cost the microseconds per generated token at the end of a context of L
 (`grassflow bench generate`: %s tokens from position L - %s, random weights: the cost does not depend on them),
 with the stream's state.""" % (", ".join("{:,}".format(int(L)) for L in lens),
                       "{:,}".format(int(os.environ.get("C_STEPS", 0)) * int(os.environ.get("C_TOKENS", 0))),

@@ -284,9 +284,9 @@ plan() {
     done
     probe ref grassmann-6L grassmann-6L 32 128
     mv "$res.tmp" "$res"
-    printf 'Measured on %s on %s (%s cores; load average %s while it ran: other jobs shared the machine).\n' \
+    printf 'Measured on %s on %s (%s cores; the 1-minute load average was %s as it ended, its own %s threads included).\n' \
         "$(date -u +%Y-%m-%d)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(nproc)" \
-        "$(cut -d' ' -f1 /proc/loadavg)" >"$out/plan.machine"
+        "$(cut -d' ' -f1 /proc/loadavg)" "$(nproc)" >"$out/plan.machine"
 }
 
 for p in "${parts[@]}"; do
