@@ -1,7 +1,7 @@
 # grassflow build. `make` builds build/grassflow (and build/libgrassflow.{a,so}); `make test` runs every
 # test, including the ASan+UBSan build of the C tests; `make install PREFIX=/usr/local` (and DESTDIR=)
 # installs the command, the library, its header, pkg-config files and the data the command ships.
-# Options: NO_OMP=1, NO_NATIVE=1, SAN=1.
+# Options: NO_OMP=1, NO_NATIVE=1, NO_DNNL=1, SAN=1.
 CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
@@ -37,6 +37,15 @@ else
   LDLIBS  += $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
   BLAS_FOUND := OpenBLAS (pkg-config)
 endif
+# oneDNN (Debian's libdnnl-dev) for bf16 matmuls; without it (or with NO_DNNL=1) grassflow builds as
+# before and refuses bf16 with the reason
+ifneq ($(NO_DNNL),1)
+  DNNL_OK := $(shell printf '\043include <oneapi/dnnl/dnnl.h>\nint main(void){return dnnl_get_effective_cpu_isa() == 0;}\n' | $(CC) -x c - -o /dev/null -ldnnl 2>/dev/null && echo yes)
+  ifeq ($(DNNL_OK),yes)
+    CFLAGS += -DGF_HAVE_DNNL
+    LDLIBS += -ldnnl
+  endif
+endif
 ifeq ($(SAN),1)
   CFLAGS  := $(filter-out -O3,$(CFLAGS)) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
@@ -55,7 +64,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
-	@echo "grassflow build: -march=native $(if $(NATIVE_OK),yes,no), OpenMP $(if $(OMP_OK),yes,no), BLAS $(BLAS_FOUND)$(if $(filter 1,$(SAN)), [ASan+UBSan])"
+	@echo "grassflow build: -march=native $(if $(NATIVE_OK),yes,no), OpenMP $(if $(OMP_OK),yes,no), BLAS $(BLAS_FOUND), oneDNN $(if $(DNNL_OK),yes,no)$(if $(filter 1,$(SAN)), [ASan+UBSan])"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -143,6 +152,8 @@ test: test-c test-kernels test-parity test-cli test-train test-snli test-install
 
 test-c: all $(TEST_BIN)
 	@for t in $(TEST_BIN); do echo "== $$t"; $(TEST_ENV) $$t || exit 1; done
+	@echo "== $(BUILD)/tests/test_precision where oneDNN's ISA limit excludes bf16 (ONEDNN_MAX_CPU_ISA=AVX2)"
+	@ONEDNN_MAX_CPU_ISA=AVX2 $(TEST_ENV) $(BUILD)/tests/test_precision
 
 # the C tests again under every other OpenBLAS kernel that machines are seen to pick (HASWELL, ZEN,
 # SKYLAKEX, as far as this CPU runs them): sgemm rounds differently from kernel to kernel, so a bit-for-bit

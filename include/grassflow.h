@@ -54,8 +54,8 @@ extern "C" {
  * gf_task_recipe): gf_train_opts lost seq_len, max_sent, task, corpus, tokenizer and model (a task's
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
- * score_only, gf_task_ops text_counts (its version 3). */
-#define GF_ABI_VERSION 3
+ * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision. */
+#define GF_ABI_VERSION 4
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -772,6 +772,9 @@ typedef struct gf_train_hooks {
 /* The longest path (with its NUL) grassflow builds or stores: Linux's PATH_MAX. */
 #define GF_PATH_MAX 4096
 
+/* The precision of matmuls (gf_set_matmul_precision, under Utilities, says what each means). */
+typedef enum { GF_PRECISION_FP32 = 0, GF_PRECISION_BF16 = 1 } gf_precision;
+
 typedef struct gf_train_opts {
     int64_t batch;                /* examples per micro-batch */
     int64_t steps, epochs;        /* total optimizer steps; 0: epochs * steps per epoch */
@@ -817,6 +820,12 @@ typedef struct gf_train_opts {
                                    * (gf_run_init_from sets it and the two below); "": none */
     int64_t init_from_bytes;      /* its size */
     uint64_t init_from_fnv1a64;   /* FNV-1a 64 of its bytes */
+    /* ---- appended after grassflow 0.3 ---- */
+    gf_precision precision;       /* the matmuls of training steps (gf_train_step sets it for the step's forward
+                                   * and backward, gf_set_matmul_precision): GF_PRECISION_FP32 (the default, bit
+                                   * for bit as before) or GF_PRECISION_BF16; weights, AdamW moments, LayerNorm,
+                                   * softmax, the loss and evaluation stay fp32. Recorded in the recipe
+                                   * ("precision", written when not fp32); a resume keeps it */
 } gf_train_opts;
 
 enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
@@ -1434,6 +1443,25 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 /* Matmul FLOPs (2 M N K per gf_sgemm) issued by this process since the last reset (for achieved FLOP/s). */
 uint64_t gf_blas_flops(void);
 void gf_blas_flops_reset(void);
+/* The precision of gf_sgemm's matmuls, for the whole process: GF_PRECISION_FP32 (the default: BLAS sgemm,
+ * bit for bit as always) or GF_PRECISION_BF16 (both operands rounded to bfloat16, to nearest even; the
+ * products and their sums in fp32; through oneDNN's matmul, on AMX or AVX512_BF16). In bf16, a matmul of
+ * one row or of fewer than GF_BF16_MIN_MACS multiply-adds stays fp32. gf_train sets it from the recipe for
+ * its steps and evaluates in fp32. */
+/* gf_precision: see gf_train_opts (its definition is above, with the training recipe). */
+#define GF_BF16_MIN_MACS 4096
+const char *gf_precision_name(gf_precision p); /* "fp32", "bf16" */
+int gf_precision_parse(const char *s, gf_precision *p); /* 0, or -1 for a name not listed above */
+/* NULL when p can run here; else why not, as a sentence (this build has no oneDNN, the CPU has no
+ * AVX512_BF16, oneDNN's ISA limit ONEDNN_MAX_CPU_ISA excludes it). */
+const char *gf_precision_unavailable(gf_precision p);
+/* 0, or -1 (gf_last_error: why p cannot run here); gf_matmul_precision() the one in force. */
+int gf_set_matmul_precision(gf_precision p);
+gf_precision gf_matmul_precision(void);
+/* What bf16 matmuls run on: oneDNN's CPU ISA ("avx512_core_amx", "avx512_core_bf16"; "none" when bf16 is
+ * unavailable) and the kernel of the last matmul primitive made ("brg:avx512_core_amx_bf16"; "" before). */
+const char *gf_bf16_isa(void);
+const char *gf_bf16_kernel(void);
 
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */

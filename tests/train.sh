@@ -77,19 +77,61 @@ R2="--model hybrid-tiny --set norm=post --corpus tinyshakespeare --steps 24 --ba
 expect 0 "a run stopped at step 13" "$GF" train $R2 --out "$tmp/rb" --stop-at 13
 want="resume with: grassflow train --resume"; expect 0 "the stop says how to resume" "$GF" train $R2 --out "$tmp/rc" --stop-at 7
 expect 0 "resumed to the end" "$GF" train --resume "$tmp/rb"
-if $PY - "$tmp/ra/last.safetensors" "$tmp/rb/last.safetensors" <<'PYEOF'
+same_weights() { # same_weights A B STEP: the tensors of checkpoints A and B byte for byte, both at STEP
+    $PY - "$1" "$2" "$3" <<'PYEOF'
 import sys
 sys.path.insert(0, "tests/torch_ref")
 import st_io
 a, ma = st_io.read(sys.argv[1]); b, mb = st_io.read(sys.argv[2])
-assert list(a) == list(b) and ma["step"] == mb["step"] == "24", (ma["step"], mb["step"])
+assert list(a) == list(b) and ma["step"] == mb["step"] == sys.argv[3], (ma["step"], mb["step"])
 bad = [k for k in a if a[k].tobytes() != b[k].tobytes()]
 print("    %d tensors, step %s, byte-identical: %s" % (len(a), ma["step"], not bad))
 sys.exit(1 if bad else 0)
 PYEOF
-then pass "resumed weights are byte-identical to an uninterrupted run"; else fail "resumed weights differ"; fi
+}
+same_weights "$tmp/ra/last.safetensors" "$tmp/rb/last.safetensors" 24 \
+    && pass "resumed weights are byte-identical to an uninterrupted run" || fail "resumed weights differ"
 want="give only --resume"; expect 2 "--resume with recipe flags is refused" "$GF" train --resume "$tmp/rb" --lr 1
 want="state.safetensors"; expect 1 "--resume of a directory without a state" "$GF" train --resume "$tmp/wt"
+
+echo "train: bf16 matmuls (--precision bf16)"
+recipe_precision() { # the "precision" of a checkpoint's recipe ("-": none, which is fp32)
+    $PY -c "
+import sys, json; sys.path.insert(0, 'tests/torch_ref'); import st_io
+print(json.loads(st_io.read(sys.argv[1])[1]['train']).get('precision', '-'))" "$1"
+}
+RB="--model hybrid-tiny --corpus tinyshakespeare --steps 16 --batch 4 --seq-len 32 --accum 2 --dropout 0.1 --eval-every 8 --warmup 3"
+if "$GF" --version | grep -q "^bf16 matmuls: oneDNN"; then
+    expect 0 "bf16: an uninterrupted run" "$GF" train $RB --precision bf16 --out "$tmp/ba"
+    expect 0 "bf16: a run stopped at step 7" "$GF" train $RB --precision bf16 --out "$tmp/bb" --stop-at 7
+    expect 0 "bf16: resumed to the end" "$GF" train --resume "$tmp/bb"
+    same_weights "$tmp/ba/last.safetensors" "$tmp/bb/last.safetensors" 16 \
+        && pass "bf16: resumed weights are byte-identical to an uninterrupted bf16 run" || fail "bf16: resumed weights differ"
+    [ "$(recipe_precision "$tmp/ba/last.safetensors")" = bf16 ] && pass "bf16: the recipe records the precision" \
+        || fail "bf16: the recipe's precision is $(recipe_precision "$tmp/ba/last.safetensors")"
+    "$GF" train $RB --out "$tmp/bf" >/dev/null 2>&1
+    if $PY - "$tmp/ba/metrics.jsonl" "$tmp/bf/metrics.jsonl" <<'PYEOF'
+import json, sys
+val = [[json.loads(l)["val_loss"] for l in open(p) if '"val_loss"' in l] for p in sys.argv[1:]]
+rel = abs(val[0][-1] - val[1][-1]) / val[1][-1]
+print("    validation loss after 16 steps: bf16 %.6f, fp32 %.6f (relative difference %.1e)" % (val[0][-1], val[1][-1], rel))
+sys.exit(0 if 0 < rel < 1e-2 else 1)
+PYEOF
+    then pass "bf16: the run differs from fp32 (bf16 ran) by less than 1% in validation loss"; else fail "bf16 against fp32"; fi
+else
+    echo "  (bf16 cannot run here: $("$GF" --version | sed -n 's/^bf16 matmuls: //p'); its runs are skipped)"
+fi
+want="training in fp32 instead"; expect 0 "bf16 where oneDNN's ISA limit excludes it: said, and trained in fp32" \
+    env ONEDNN_MAX_CPU_ISA=AVX2 "$GF" train $RB --steps 2 --eval-every 0 --precision bf16 --out "$tmp/bx"
+[ "$(recipe_precision "$tmp/bx/last.safetensors")" = - ] && pass "... and its recipe says fp32" || fail "fallback recipe: $(recipe_precision "$tmp/bx/last.safetensors")"
+want="expects fp32 or bf16"; expect 2 "--precision fp16 is refused" "$GF" train $RB --precision fp16 --out "$tmp/by"
+if [ -d "$tmp/bb" ]; then
+    "$GF" train $RB --precision bf16 --out "$tmp/bz" --stop-at 3 >/dev/null 2>&1
+    cp "$tmp/bz/state.safetensors" "$tmp/bz.state"
+    want="trains its matmuls in bf16.*cannot run here"; expect 1 "a bf16 run resumed where bf16 cannot run: refused" \
+        env ONEDNN_MAX_CPU_ISA=AVX2 "$GF" train --resume "$tmp/bz"
+    cmp -s "$tmp/bz/state.safetensors" "$tmp/bz.state" && pass "... and its state is untouched" || fail "the refused resume changed the state"
+fi
 
 echo "train: generate"
 g1=$("$GF" generate --ckpt "$tmp/w1/best.safetensors" --prompt "The game" --tokens 12 --temperature 0 2>"$tmp/err")

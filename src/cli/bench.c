@@ -87,11 +87,23 @@ typedef struct {
     cli_model_opts mo;
     int64_t B, L, steps;
     int json;
+    gf_precision precision; /* of the forward and backward matmuls */
 } train_opts;
+
+/* --precision P: one that cannot run here is said, with the reason, and the bench runs fp32 (and says so). */
+static int bench_precision(const char *cmd, const char *arg, gf_precision *p) {
+    if (gf_precision_parse(arg, p)) return cli_usage_error(cmd, "--precision expects fp32 or bf16, not '%s'", arg);
+    const char *why = gf_precision_unavailable(*p);
+    if (why) {
+        fprintf(stderr, "grassflow %s: --precision %s: %s; timing fp32 instead\n", cmd, arg, why);
+        *p = GF_PRECISION_FP32;
+    }
+    return EXIT_OK;
+}
 
 static int train_parse(int argc, char **argv, train_opts *o) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"batch", 1, 0, 'b'}, {"seq-len", 1, 0, 'L'},
-                                             {"steps", 1, 0, 'n'}, {"json", 0, 0, 'j'},
+                                             {"steps", 1, 0, 'n'}, {"json", 0, 0, 'j'}, {"precision", 1, 0, 'p'},
                                              {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     *o = (train_opts){.B = 8, .L = 128, .steps = 5};
     int opt, rc;
@@ -105,14 +117,16 @@ static int train_parse(int argc, char **argv, train_opts *o) {
         case 'L': if ((rc = cli_parse_i64("bench train", "--seq-len", optarg, 1, 1 << 20, &o->L))) return rc; break;
         case 'n': if ((rc = cli_parse_i64("bench train", "--steps", optarg, 1, 1 << 20, &o->steps))) return rc; break;
         case 'j': o->json = 1; break;
+        case 'p': if ((rc = bench_precision("bench train", optarg, &o->precision))) return rc; break;
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
-                   "                            [--seq-len L] [--steps N] [--json]\n\n"
+                   "                            [--seq-len L] [--steps N] [--precision fp32|bf16] [--json]\n\n"
                    "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step\n"
                    "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed).\n"
                    "Reports tokens/s and the time of each phase (medians over the steps), the matmul FLOPs\n"
                    "actually issued per step, the achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
-                   "(WikiText-2 words).\n");
+                   "(WikiText-2 words). --precision bf16 runs the forward and backward matmuls in bf16 (as\n"
+                   "train --precision bf16 does) and reports oneDNN's ISA and kernel.\n");
             return EXIT_OK;
         default: return cli_usage_error("bench train", "unknown option");
         }
@@ -139,10 +153,12 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
     for (int64_t s = -1; s < steps; s++) {
         if (s == 0) gf_blas_flops_reset();
         double t0 = now_s();
-        if (gf_model_forward_batch(m, b, &r->loss)) return cli_error("%s", gf_last_error());
+        if (gf_set_matmul_precision(o->precision) || gf_model_forward_batch(m, b, &r->loss))
+            return cli_error("%s", gf_last_error());
         double t1 = now_s();
         gf_model_zero_grad(m);
         gf_model_backward(m);
+        gf_set_matmul_precision(GF_PRECISION_FP32);
         double t2 = now_s();
         if (gf_adamw_step(opt, m, 6e-4f)) return cli_error("%s", gf_last_error());
         double t3 = now_s();
@@ -175,12 +191,16 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
                gf_json_num(1e3 * r->opt, 'f', 2).s, gf_json_num((double)r->flops / 1e9, 'f', 3).s,
                gf_json_num(gf, 'f', 1).s, gf_json_num(gf / r->peak, 'f', 3).s);
         machine_json(stdout, r->peak);
+        printf(", \"precision\": \"%s\", \"bf16_isa\": \"%s\", \"bf16_kernel\": \"%s\"", gf_precision_name(o->precision),
+               o->precision == GF_PRECISION_BF16 ? gf_bf16_isa() : "", o->precision == GF_PRECISION_BF16 ? gf_bf16_kernel() : "");
         printf(", \"loss\": %s}\n", gf_json_num(r->loss, 'f', 4).s);
     } else {
         printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
                (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
         printf("matmul %.2f GFLOP/step, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f GFLOP/s (%s, %d threads)\n",
                (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_blas_kernel(), gf_threads());
+        if (o->precision == GF_PRECISION_BF16)
+            printf("bf16 matmuls: oneDNN, CPU ISA %s, last kernel %s\n", gf_bf16_isa(), gf_bf16_kernel());
     }
 }
 

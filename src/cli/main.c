@@ -27,7 +27,7 @@ static void usage(FILE *out) {
             "  features  a model's last hidden states for a text or a sentence pair\n"
             "  plot    draw runs' training and validation curves into an SVG\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
-            "  --version     version, BLAS kernel and thread count\n"
+            "  --version     version, BLAS kernel, thread count and whether bf16 matmuls can run\n"
             "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",
             GF_VERSION);
 }
@@ -130,6 +130,9 @@ static int run(int argc, char **argv) {
         printf("grassflow %s\nblas: OpenBLAS, kernel %s, %d threads\nopenmp threads: %d, idle threads wait: %s%s%s\n",
                GF_VERSION, gf_blas_kernel(), gf_blas_threads(), gf_threads(), wait ? "OMP_WAIT_POLICY=" : "",
                wait ? wait : spin ? "GOMP_SPINCOUNT=" : "the OpenMP runtime's default", wait ? "" : spin ? spin : "");
+        const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
+        if (why) printf("bf16 matmuls: unavailable: %s\n", why);
+        else printf("bf16 matmuls: oneDNN, CPU ISA %s\n", gf_bf16_isa());
         return EXIT_OK;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);

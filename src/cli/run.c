@@ -24,6 +24,19 @@ void recipe_longopts(const struct option *base, struct option *out, int cap) {
     cli_task_longopts(out, &n, cap);
 }
 
+/* --precision: a precision that cannot run here is said, with the reason, and the run trains in fp32. */
+static int precision_option(gf_train_opts *o, const char *cmd, const char *arg) {
+    if (gf_precision_parse(arg, &o->precision))
+        return cli_usage_error(cmd, "--precision expects fp32 or bf16, not '%s'", arg);
+    const char *why = gf_precision_unavailable(o->precision);
+    if (why) {
+        fprintf(stderr, "grassflow %s: --precision %s: %s; training in fp32 instead (the recipe records fp32)\n", cmd,
+                arg, why);
+        o->precision = GF_PRECISION_FP32;
+    }
+    return EXIT_OK;
+}
+
 int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int opt, const char *arg) {
     gf_train_opts *o = &r->o;
     int64_t i;
@@ -62,6 +75,7 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
     case O_LOG: INT("--log-every", 1, INT64_MAX / 2, log_every);
     case O_SEED: rc = cli_parse_i64(cmd, "--seed", arg, 0, INT64_MAX, &i); if (!rc) o->seed = (uint64_t)i; break;
     case O_NOCACHE: r->no_cache = 1; break;
+    case O_PRECISION: rc = precision_option(o, cmd, arg); break;
     case O_NONFINITE:
         if (!strcmp(arg, "stop")) o->on_nonfinite = GF_NONFINITE_STOP;
         else if (!strcmp(arg, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;

@@ -41,7 +41,11 @@
     "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
     "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \
     "                      evaluation) or skip the step (stops after 10 in a row)\n"                      \
-    "  --no-cache          do not read or write the tokenized-corpus cache\n"
+    "  --no-cache          do not read or write the tokenized-corpus cache\n"                            \
+    "  --precision P       the matmuls of training: fp32 (default) or bf16 (operands rounded to bfloat16,\n" \
+    "                      fp32 sums, through oneDNN on AMX or AVX512_BF16; weights, optimizer, LayerNorm,\n" \
+    "                      softmax, loss and evaluation stay fp32). Where bf16 cannot run, it says why and\n" \
+    "                      trains in fp32; the recipe records the precision that ran\n"
 #define RECIPE_HELP_FORCE                                                                                  \
     "  --force             start again in an --out that holds a run, deleting that run's checkpoints,\n"  \
     "                      state and metrics (without it such a folder is refused)\n"
@@ -50,7 +54,7 @@ enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD, O_B1, O_B2,
     O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS,
     O_REFERENCE, O_TASK, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE, O_ACCEPT, O_INITFROM, O_SAVEEVERY,
-    O_PATIENCE
+    O_PATIENCE, O_PRECISION
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -61,7 +65,8 @@ enum {
         {"dropout", 1, 0, O_DROPOUT}, {"eval-every", 1, 0, O_EVAL}, {"log-every", 1, 0, O_LOG},              \
         {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
         {"task", 1, 0, O_TASK}, {"backbone", 1, 0, O_BACKBONE}, {"head", 1, 0, O_HEAD},                      \
-        {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT}, {"force", 0, 0, O_FORCE}
+        {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT}, {"force", 0, 0, O_FORCE},     \
+        {"precision", 1, 0, O_PRECISION}
 
 typedef struct recipe {
     gf_train_opts o;

@@ -5,9 +5,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "core/error.h"
+#include "core/matmul_bf16.h"
 #include "core/parallel.h"
 
 /* OpenBLAS extensions (declared in its cblas.h on Debian; repeated here for other cblas headers). */
@@ -34,6 +36,45 @@ void gf_blas_flops_reset(void) { g_flops = 0; }
 
 void gf_blas_set_threads(int n) { openblas_set_num_threads(n); }
 
+/* ---- the matmul precision ------------------------------------------------------------------------------- */
+
+static _Atomic int g_precision; /* gf_precision */
+
+const char *gf_precision_name(gf_precision p) { return p == GF_PRECISION_BF16 ? "bf16" : "fp32"; }
+
+int gf_precision_parse(const char *s, gf_precision *p) {
+    if (!strcmp(s, "fp32")) *p = GF_PRECISION_FP32;
+    else if (!strcmp(s, "bf16")) *p = GF_PRECISION_BF16;
+    else return -1;
+    return 0;
+}
+
+const char *gf_precision_unavailable(gf_precision p) {
+    return p == GF_PRECISION_BF16 ? gf_bf16_matmul_unavailable() : NULL;
+}
+
+int gf_set_matmul_precision(gf_precision p) {
+    const char *why = gf_precision_unavailable(p);
+    if (why) return gf_fail("bf16 matmuls cannot run here: %s", why);
+    g_precision = (int)p;
+    return 0;
+}
+
+gf_precision gf_matmul_precision(void) { return (gf_precision)g_precision; }
+const char *gf_bf16_isa(void) { return gf_bf16_matmul_isa(); }
+const char *gf_bf16_kernel(void) { return gf_bf16_matmul_kernel(); }
+
+/* A bf16 matmul; -1 (after saying so, once) when it could not run, and the caller computes it in fp32. */
+static int bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    static _Atomic int said;
+    if (gf_bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0) return 0;
+    if (!atomic_exchange(&said, 1))
+        gf_note("a bf16 matmul (%lld x %lld x %lld) could not run (no memory for its bf16 copies, or oneDNN refused "
+                "the shape): it ran in fp32, as will any other that cannot", (long long)M, (long long)N, (long long)K);
+    return -1;
+}
+
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (M == 0 || N == 0) return;
@@ -49,6 +90,9 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
                         blas_int(ldb, "ldb"), A, 1, beta, C, 1);
         return;
     }
+    if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
+        bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
+        return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 blas_int(M, "M"), blas_int(N, "N"), blas_int(K, "K"), alpha, A, blas_int(lda, "lda"), B,
                 blas_int(ldb, "ldb"), beta, C, blas_int(ldc, "ldc"));

@@ -116,7 +116,12 @@ int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opt
     if (count_targets(src, o, r->epoch, first, r->n_examples, &r->n_targets)) return -1;
     gf_model_zero_grad(m);
     gf_model_set_training(m, true, o->seed, (uint64_t)step);
-    if (accumulate(m, src, o, r->epoch, first, r->n_examples, r->n_targets, &r->loss)) return -1;
+    const gf_precision was = gf_matmul_precision(); /* the recipe's for forward and backward, then back */
+    if (o->precision != was && gf_set_matmul_precision(o->precision))
+        return gf_fail("the recipe trains its matmuls in %s: %s", gf_precision_name(o->precision), gf_last_error());
+    const int rc = accumulate(m, src, o, r->epoch, first, r->n_examples, r->n_targets, &r->loss);
+    if (o->precision != was) gf_set_matmul_precision(was);
+    if (rc) return -1;
     r->grad_norm = grad_norm(m);
     if (o->hooks.step_loss) o->hooks.step_loss(step + 1, &r->loss, &r->grad_norm, o->hooks.ctx);
     r->nonfinite = !isfinite(r->loss) ? "the loss" : !isfinite(r->grad_norm) ? "the gradient norm" : NULL;
@@ -164,6 +169,14 @@ static int check_opts(const gf_train_opts *o) {
     if (o->patience > 0 && o->eval_every == 0)
         return gf_fail("--patience %lld counts the evaluations made every --eval-every steps, and --eval-every is 0"
                        "\nHINT: pass --eval-every N (N > 0) with --patience", (long long)o->patience);
+    if (o->precision != GF_PRECISION_FP32 && o->precision != GF_PRECISION_BF16)
+        return gf_fail("the recipe's precision %d is not fp32 (0) or bf16 (1)", (int)o->precision);
+    const char *why = gf_precision_unavailable(o->precision);
+    if (why)
+        return gf_fail("the run trains its matmuls in %s (the recipe's \"precision\"), and %s cannot run here: %s\n"
+                       "HINT: start a new run with --precision fp32; a saved run goes on in the precision it started "
+                       "in (a resume is bit for bit within one precision)", gf_precision_name(o->precision),
+                       gf_precision_name(o->precision), why);
     return 0;
 }
 

@@ -1,0 +1,232 @@
+/* bf16 matmuls through oneDNN (see matmul_bf16.h). Built with oneDNN when the Makefile finds it
+ * (GF_HAVE_DNNL); without it every bf16 request is refused with the reason, and fp32 runs as always.
+ *
+ * Each call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies (per-thread
+ * buffers, kept between calls) and runs a matmul primitive made for its exact shape: primitives are kept
+ * in a table (made once per shape, never freed while the process runs, so that a thread can use one while
+ * another adds to the table); past its size a call makes a primitive for itself. Scratchpads are the
+ * caller's (oneDNN's user mode), so that threads can run the same primitive at once. */
+#include "core/matmul_bf16.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/bf16.h"
+
+void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0.0;
+            for (int64_t k = 0; k < K; k++) {
+                const float a = transA ? A[k * lda + m] : A[m * lda + k];
+                const float b = transB ? B[n * ldb + k] : B[k * ldb + n];
+                s += (double)gf_bf16_to_f32(gf_bf16_from_f32_ref(a)) * gf_bf16_to_f32(gf_bf16_from_f32_ref(b));
+            }
+            C[m * ldc + n] = (float)(alpha * s + (beta != 0.0f ? (double)beta * C[m * ldc + n] : 0.0));
+        }
+}
+
+#ifndef GF_HAVE_DNNL
+
+const char *gf_bf16_matmul_unavailable(void) {
+    return "this grassflow was built without oneDNN, which bf16 matmuls need (install libdnnl-dev, e.g. with "
+           "scripts/install-deps.sh, then rebuild: make clean && make)";
+}
+const char *gf_bf16_matmul_isa(void) { return "none"; }
+const char *gf_bf16_matmul_kernel(void) { return ""; }
+int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    (void)transA, (void)transB, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
+    (void)beta, (void)C, (void)ldc;
+    return -1;
+}
+
+#else
+
+#include <oneapi/dnnl/dnnl.h>
+#include <pthread.h>
+
+static dnnl_engine_t g_engine;
+static const char *g_why; /* NULL: available */
+static char g_isa[32] = "none", g_kernel[64];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *isa_name(dnnl_cpu_isa_t isa) {
+    switch (isa) {
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    default: return "older than avx2";
+    }
+}
+
+static void init_once(void) {
+    const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    snprintf(g_isa, sizeof g_isa, "%s", isa_name(isa));
+    if (!gf_bf16_cpu())
+        g_why = "this CPU has no AVX512_BF16 (bf16 matmuls would be slower than fp32 here)";
+    else if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) != (unsigned)dnnl_cpu_isa_avx512_core_bf16)
+        g_why = "oneDNN's CPU ISA is limited below avx512_core_bf16 (ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA in the "
+                "environment)";
+    else if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
+        g_why = "oneDNN could not create its CPU engine";
+}
+
+const char *gf_bf16_matmul_unavailable(void) {
+    pthread_once(&g_once, init_once);
+    return g_why;
+}
+const char *gf_bf16_matmul_isa(void) {
+    pthread_once(&g_once, init_once);
+    return g_why ? "none" : g_isa;
+}
+const char *gf_bf16_matmul_kernel(void) { return g_kernel; }
+
+/* ---- primitives, one per shape ------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t M, N, K, ldc;
+    float alpha, beta;
+    bool ta, tb;
+} shape;
+
+typedef struct {
+    shape s;
+    dnnl_primitive_t prim;
+    size_t scratch; /* bytes of scratchpad it needs */
+} entry;
+
+#define N_ENTRIES 256
+static entry g_table[N_ENTRIES];
+static int g_n; /* entries filled; an entry is complete before g_n counts it */
+
+static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratch) {
+    dnnl_memory_desc_t a, b, c;
+    const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N};
+    /* the bf16 copies are contiguous copies of the stored matrices: op() is in the strides */
+    const dnnl_dims_t sa = {s->ta ? 1 : s->K, s->ta ? s->M : 1}, sb = {s->tb ? 1 : s->N, s->tb ? s->K : 1},
+                      sc = {s->ldc, 1};
+    dnnl_matmul_desc_t d;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&a, 2, da, dnnl_bf16, sa);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&b, 2, db, dnnl_bf16, sb);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&c, 2, dc, dnnl_f32, sc);
+    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a, &b, NULL, &c);
+    if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
+    if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success && s->alpha != 1.0f) st = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &s->alpha);
+    if (st == dnnl_success && s->beta != 0.0f) {
+        st = dnnl_post_ops_create(&po);
+        if (st == dnnl_success) st = dnnl_post_ops_append_sum(po, s->beta);
+        if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
+    }
+    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, g_engine, NULL);
+    if (st == dnnl_success) {
+        const char *impl = NULL;
+        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
+            snprintf(g_kernel, sizeof g_kernel, "%s", impl);
+        const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        *scratch = sp ? dnnl_memory_desc_get_size(sp) : 0;
+        st = dnnl_primitive_create(prim, pd);
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
+/* The table's primitive for s (made and added when new); *temp when the table is full and the primitive is
+ * the caller's to destroy. */
+static dnnl_primitive_t lookup(const shape *s, size_t *scratch, bool *temp) {
+    *temp = false;
+    const int n = __atomic_load_n(&g_n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (!memcmp(&g_table[i].s, s, sizeof *s)) return *scratch = g_table[i].scratch, g_table[i].prim;
+    pthread_mutex_lock(&g_lock);
+    for (int i = n; i < g_n; i++) /* another thread may have made it meanwhile */
+        if (!memcmp(&g_table[i].s, s, sizeof *s)) {
+            pthread_mutex_unlock(&g_lock);
+            return *scratch = g_table[i].scratch, g_table[i].prim;
+        }
+    dnnl_primitive_t p = NULL;
+    if (make(s, &p, scratch) != dnnl_success) p = NULL;
+    else if (g_n < N_ENTRIES) {
+        g_table[g_n] = (entry){.s = *s, .prim = p, .scratch = *scratch};
+        __atomic_store_n(&g_n, g_n + 1, __ATOMIC_RELEASE);
+    } else
+        *temp = true;
+    pthread_mutex_unlock(&g_lock);
+    return p;
+}
+
+/* ---- per-thread buffers and stream ------------------------------------------------------------------ */
+
+typedef struct {
+    void *p;
+    size_t size;
+} buffer;
+
+static _Thread_local buffer t_a, t_b, t_scratch;
+static _Thread_local dnnl_stream_t t_stream;
+
+static void *room(buffer *b, size_t bytes) {
+    bytes = bytes ? bytes : 64; /* never NULL for a primitive without a scratchpad */
+    if (b->p && b->size >= bytes) return b->p;
+    free(b->p);
+    b->size = 0;
+    if (posix_memalign(&b->p, 64, bytes)) return b->p = NULL;
+    b->size = bytes;
+    return b->p;
+}
+
+static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float *c, void *sp) {
+    const_dnnl_primitive_desc_t pd;
+    dnnl_memory_t m[4] = {0};
+    dnnl_status_t st = dnnl_primitive_get_primitive_desc(p, &pd);
+    const dnnl_query_t q[4] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md, dnnl_query_scratchpad_md};
+    void *h[4] = {(void *)a, (void *)b, c, sp};
+    const int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD};
+    dnnl_exec_arg_t args[4];
+    int n = 0;
+    for (int i = 0; i < 4 && st == dnnl_success; i++) {
+        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, q[i], 0);
+        if (i == 3 && (!md || !dnnl_memory_desc_get_size(md))) break;
+        st = dnnl_memory_create(&m[i], md, g_engine, h[i]);
+        args[n++] = (dnnl_exec_arg_t){arg[i], m[i]};
+    }
+    if (st == dnnl_success && !t_stream) st = dnnl_stream_create(&t_stream, g_engine, dnnl_stream_default_flags);
+    if (st == dnnl_success) st = dnnl_primitive_execute(p, t_stream, n, args);
+    if (st == dnnl_success) st = dnnl_stream_wait(t_stream);
+    for (int i = 0; i < 4; i++)
+        if (m[i]) dnnl_memory_destroy(m[i]);
+    return st;
+}
+
+int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (gf_bf16_matmul_unavailable()) return -1;
+    const shape s = {.M = M, .N = N, .K = K, .ldc = ldc, .alpha = alpha, .beta = beta, .ta = transA, .tb = transB};
+    size_t scratch = 0;
+    bool temp;
+    dnnl_primitive_t p = lookup(&s, &scratch, &temp);
+    gf_bf16 *a = room(&t_a, (size_t)(M * K) * sizeof *a), *b = room(&t_b, (size_t)(K * N) * sizeof *b);
+    void *sp = room(&t_scratch, scratch);
+    int rc = -1;
+    if (p && a && b && sp) {
+        gf_bf16_from_f32(a, A, transA ? K : M, transA ? M : K, lda);
+        gf_bf16_from_f32(b, B, transB ? N : K, transB ? K : N, ldb);
+        rc = run(p, a, b, C, sp) == dnnl_success ? 0 : -1;
+    }
+    if (temp) dnnl_primitive_destroy(p);
+    return rc;
+}
+
+#endif

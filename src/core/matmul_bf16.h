@@ -1,0 +1,25 @@
+/* bf16 matmuls: C = alpha op(A) op(B) + beta C with A and B rounded to bfloat16 (core/bf16.h), products
+ * and sums in fp32, through oneDNN's matmul primitive (AMX or AVX512_BF16, whichever oneDNN picks). The
+ * door (gf_sgemm, core/blas.c) sends a matmul here when the matmul precision is bf16. */
+#ifndef GF_CORE_MATMUL_BF16_H
+#define GF_CORE_MATMUL_BF16_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* NULL when bf16 matmuls can run here; else why not (this build lacks oneDNN, the CPU lacks AVX512_BF16,
+ * oneDNN's ISA limit ONEDNN_MAX_CPU_ISA excludes it, ...), as a sentence. */
+const char *gf_bf16_matmul_unavailable(void);
+/* What oneDNN dispatches to ("avx512_core_amx", "avx512_core_bf16", ...), "none" when unavailable. */
+const char *gf_bf16_matmul_isa(void);
+/* The kernel oneDNN chose for the last primitive it made ("brg:avx512_core_amx_bf16"), "" before any. */
+const char *gf_bf16_matmul_kernel(void);
+/* 0, or -1 when this call could not run (memory for the bf16 copies, a shape oneDNN refuses): the caller
+ * then computes it in fp32. Sizes as gf_sgemm's; M, N, K > 0. */
+int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* The reference: both operands rounded with gf_bf16_from_f32_ref, then plain loops in double (tests). */
+void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+
+#endif
