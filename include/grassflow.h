@@ -227,6 +227,24 @@ typedef struct gf_tensor_info {
 
 gf_model *gf_model_create(const gf_config *cfg);
 void gf_model_free(gf_model *m);
+/* The weights of a model's matrices for generation: fp32 (as trained), bf16 (each value rounded to bfloat16)
+ * or int8 (a scale per row, w = q * scale, q in [-127, 127], rounded to nearest even). The matrices are the
+ * 2-D trainable tensors but the position and segment tables (biases, LayerNorm and buffers stay fp32);
+ * the token embedding is one (so a tied head is too). gf_model_set_weights writes the values the low
+ * precision stands for into the model's fp32 tensors (every computation then sees them) and keeps the
+ * low-precision copies, on which every one-row matmul runs (gf_stream_*, generation, eval --stream):
+ * int8 ones with the input quantized per call to int8 (one scale) and exact int32 sums (AVX512_VNNI),
+ * bf16 ones with fp32 inputs and sums. Once, on an fp32 model; for inference (training such a model is not
+ * refused but trains the rounded values in fp32). 0, or -1 (gf_last_error). */
+typedef enum { GF_WEIGHTS_FP32 = 0, GF_WEIGHTS_BF16 = 1, GF_WEIGHTS_INT8 = 2 } gf_weights;
+const char *gf_weights_name(gf_weights w); /* "fp32", "bf16", "int8" */
+int gf_weights_parse(const char *s, gf_weights *w); /* 0, or -1 for another name */
+int gf_model_set_weights(gf_model *m, gf_weights w);
+gf_weights gf_model_weights(const gf_model *m);
+/* Write checkpoint `in` (fp32) as `out` with its weight matrices int8 or bf16 (gf_model_set_weights), every
+ * other tensor and its metadata (tokenizer, recipe) kept, the layout in __metadata__["weights_layout"]; such a
+ * file loads (gf_model_load, gf_checkpoint_load) with its weights as they are. Atomic. 0, or -1. */
+int gf_checkpoint_quantize(const char *in, const char *out, gf_weights w);
 const gf_config *gf_model_config(const gf_model *m);
 int64_t gf_model_num_params(const gf_model *m);
 int gf_model_num_tensors(const gf_model *m);
@@ -324,7 +342,8 @@ size_t gf_model_activation_bytes(const gf_model *m);
 /* Bytes the activation arena needs for a forward of B sequences of T positions (to size batches). */
 size_t gf_model_forward_bytes(const gf_model *m, int64_t B, int64_t T);
 
-/* Checkpoints: safetensors, F32, names of docs/model.md, the config JSON under
+/* Checkpoints: safetensors, F32 (a model with int8 or bf16 weights, gf_model_set_weights: its matrices I8
+ * with scales or BF16, as gf_checkpoint_quantize), names of docs/model.md, the config JSON under
  * __metadata__["config"]. Writes are atomic (temporary file, fsync, rename). */
 int gf_model_save(const gf_model *m, const char *path);
 /* The same with extra string metadata (e.g. "tokenizer", "train"). */
@@ -405,7 +424,7 @@ void gf_adamw_set_steps(gf_adamw *opt, int64_t t);
 /* ------------------------------------------------------------------------------------------------ */
 /* Safetensors files (any tensors, for tools and tests)                                             */
 
-typedef enum { GF_DT_F32 = 0, GF_DT_I32 = 1, GF_DT_F64 = 2, GF_DT_I64 = 3 } gf_dtype;
+typedef enum { GF_DT_F32 = 0, GF_DT_I32 = 1, GF_DT_F64 = 2, GF_DT_I64 = 3, GF_DT_I8 = 4, GF_DT_BF16 = 5 } gf_dtype;
 
 typedef struct gf_st_tensor {
     char *name;

@@ -20,7 +20,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --steps 2 --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/run" >/dev/null 2>&1
 printf '1 2 3 4\n' >"$tmp/tokens.txt"
 mkdir -p "$tmp/in"
-$PY tests/hostile/make_inputs.py "$tmp/in" "$tmp/good.safetensors" "$tmp/run/state.safetensors" >"$tmp/cases.tsv" || { echo "hostile: generator failed"; exit 1; }
+"$GF" quantize --ckpt "$tmp/good.safetensors" --weights int8 --out "$tmp/good_q8.safetensors" >/dev/null
+$PY tests/hostile/make_inputs.py "$tmp/in" "$tmp/good.safetensors" "$tmp/run/state.safetensors" "$tmp/good_q8.safetensors" \
+    >"$tmp/cases.tsv" || { echo "hostile: generator failed"; exit 1; }
 rows=()
 while IFS=$'\t' read -r name what args expect; do
     args=${args//TOKENS/$tmp/tokens.txt}

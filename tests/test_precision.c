@@ -7,7 +7,11 @@
  *   (|error| <= (2u + u^2) sum |a||b| plus the fp32 sums' own, u = 2^-8), and differs from fp32 sgemm
  *   (so the bf16 path ran);
  * - a matmul of one row or under GF_BF16_MIN_MACS multiply-adds stays fp32 bit for bit;
- * - the precision's names, and the refusal (with the reason) where bf16 cannot run.
+ * - the precision's names, and the refusal (with the reason) where bf16 cannot run;
+ * - int8 weights: the row quantizer's codes and scales; the VNNI GEMV equals its reference bit for bit
+ *   (every tail length, blocks of 4 rows and the rest, alpha and beta); bf16 weights: the GEMV against its
+ *   reference; the door runs a one-row matmul on a registered copy, or on a block of its rows and columns,
+ *   and leaves other matrices (and a block with another row stride) to fp32.
  * Where this CPU or build cannot run bf16, the tests that need it are skipped, saying so. */
 #include <float.h>
 #include <math.h>
@@ -17,7 +21,9 @@
 #include "testlib.h"
 
 #include "core/bf16.h"
+#include "core/lowp.h"
 #include "core/matmul_bf16.h"
+#include "core/quant.h"
 #include "core/rng.h"
 
 static bool bf16_here(void) {
@@ -169,12 +175,119 @@ static void test_names_and_refusal(void **state) {
     }
 }
 
+static void test_int8_rows(void **state) {
+    (void)state;
+    const float w[5] = {0.5f, -1.0f, 0.25f, 0.0f, 0.0039f};
+    int8_t q[5];
+    float s;
+    gf_quant_int8_row(w, 5, q, &s);
+    assert_true(s == 1.0f / 127.0f);
+    assert_int_equal(q[0], 64); /* 63.5: to even */
+    assert_int_equal(q[1], -127);
+    assert_int_equal(q[2], 32);   /* 31.75 */
+    assert_int_equal(q[3], 0);
+    assert_int_equal(q[4], 0);    /* 0.495 */
+    const float z[3] = {0, 0, 0};
+    gf_quant_int8_row(z, 3, q, &s);
+    assert_true(s == 0.0f && q[0] == 0 && q[2] == 0);
+}
+
+static void test_gemv_int8(void **state) {
+    (void)state;
+    if (!gf_int8_cpu()) skip();
+    const int64_t R = 23, C = 300;
+    float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R), *scale = falloc(R);
+    uint8_t *u8 = talloc((size_t)(R * C));
+    int8_t *q = talloc((size_t)C), *qx = talloc((size_t)C);
+    tl_fill_uniform(w, R * C, 11, -0.2f, 0.2f);
+    tl_fill_uniform(x, C, 12, -3, 3);
+    for (int64_t r = 0; r < R; r++) {
+        gf_quant_int8_row(w + r * C, C, q, &scale[r]);
+        for (int64_t c = 0; c < C; c++) u8[r * C + c] = (uint8_t)(q[c] + 128);
+    }
+    gf_set_parallel_threshold(0);
+    for (int64_t cols = 1; cols <= C; cols += cols < 70 ? 1 : 23) /* every tail of the 64-byte loop */
+        for (int ab = 0; ab < 3; ab++) {
+            const float alpha = ab == 2 ? -0.5f : 1.0f, beta = ab == 0 ? 0.0f : 0.75f;
+            tl_fill_uniform(y, R, 13 + cols, -1, 1);
+            memcpy(yr, y, (size_t)R * sizeof *y);
+            gf_gemv_int8(u8, C, scale, R, cols, x, alpha, beta, y, qx);
+            gf_gemv_int8_naive(u8, C, scale, R, cols, x, alpha, beta, yr, qx);
+            if (memcmp(y, yr, (size_t)R * sizeof *y)) fail_msg("int8 GEMV, %lld columns: not the reference's bits", (long long)cols);
+        }
+    gf_set_parallel_threshold(32768); /* the default */
+}
+
+static void test_gemv_bf16(void **state) {
+    (void)state;
+    const int64_t R = 19, C = 77;
+    float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R);
+    gf_bf16 *h = talloc((size_t)(R * C) * sizeof *h);
+    tl_fill_uniform(w, R * C, 21, -1, 1);
+    tl_fill_uniform(x, C, 22, -1, 1);
+    gf_bf16_from_f32_naive(h, w, R, C, C);
+    for (int64_t cols = 1; cols <= C; cols++) {
+        tl_fill_uniform(y, R, 23, -1, 1);
+        memcpy(yr, y, (size_t)R * sizeof *y);
+        gf_gemv_bf16(h, C, R, cols, x, 0.5f, 1.0f, y);
+        gf_gemv_bf16_naive(h, C, R, cols, x, 0.5f, 1.0f, yr);
+        for (int64_t r = 0; r < R; r++)
+            assert_true(fabs((double)y[r] - yr[r]) <= (cols + 2) * 0x1p-24 * (0.5 * cols + 2.0));
+    }
+}
+
+/* The door: a one-row matmul on a registered matrix (or a block of it) runs on its copy. */
+static void test_door(void **state) {
+    (void)state;
+    const int64_t R = 40, C = 96;
+    float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *want = falloc(R), *scale = falloc(R);
+    uint8_t *u8 = talloc((size_t)(R * C));
+    int8_t *q = talloc((size_t)C), *qx = talloc((size_t)C);
+    tl_fill_uniform(w, R * C, 31, -0.5f, 0.5f);
+    tl_fill_uniform(x, C, 32, -1, 1);
+    for (int64_t r = 0; r < R; r++) {
+        gf_quant_int8_row(w + r * C, C, q, &scale[r]);
+        for (int64_t c = 0; c < C; c++) u8[r * C + c] = (uint8_t)(q[c] + 128);
+    }
+    const gf_lowp_mat m = {.kind = GF_WEIGHTS_INT8, .w = w, .rows = R, .cols = C, .u8 = u8, .scale = scale};
+    assert_int_equal(gf_lowp_add(&m), 0);
+    /* the whole matrix, then rows 8..31 and columns 32..95 (a block, as the gate's second half is read) */
+    const int64_t blocks[2][4] = {{0, R, 0, C}, {8, 24, 32, 64}};
+    for (int b = 0; b < 2; b++) {
+        const int64_t r0 = blocks[b][0], n = blocks[b][1], c0 = blocks[b][2], k = blocks[b][3];
+        memset(y, 0, (size_t)R * sizeof *y);
+        memset(want, 0, (size_t)R * sizeof *want);
+        gf_sgemm(false, true, 1, n, k, 1.0f, x + c0, k, w + r0 * C + c0, C, 0.0f, y, n);
+        gf_gemv_int8_naive(u8 + r0 * C + c0, C, scale + r0, n, k, x + c0, 1.0f, 0.0f, want, qx);
+        assert_memory_equal(y, want, (size_t)n * sizeof *y);
+    }
+    /* another row stride is not a block of it: fp32 */
+    float *f = falloc(R);
+    gf_sgemm(false, true, 1, 4, 48, 1.0f, x, 48, w, 48, 0.0f, y, 4);
+    for (int64_t r = 0; r < 4; r++) {
+        double s = 0;
+        for (int64_t c = 0; c < 48; c++) s += (double)x[c] * w[r * 48 + c];
+        f[r] = (float)s;
+        assert_true(fabs((double)y[r] - f[r]) < 1e-5);
+    }
+    gf_lowp_remove(w, w + 1);
+    gf_sgemm(false, true, 1, R, C, 1.0f, x, C, w, C, 0.0f, y, R); /* removed: fp32 again */
+    gf_sgemm(false, true, 1, R, C, 1.0f, x, C, w, C, 0.0f, want, R);
+    assert_memory_equal(y, want, (size_t)R * sizeof *y);
+    gf_gemv_int8_naive(u8, C, scale, R, C, x, 1.0f, 0.0f, f, qx);
+    assert_memory_not_equal(y, f, (size_t)R * sizeof *y);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_convert, pool_teardown),
         cmocka_unit_test_teardown(test_matmul, pool_teardown),
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
         cmocka_unit_test(test_names_and_refusal),
+        cmocka_unit_test(test_int8_rows),
+        cmocka_unit_test_teardown(test_gemv_int8, pool_teardown),
+        cmocka_unit_test_teardown(test_gemv_bf16, pool_teardown),
+        cmocka_unit_test_teardown(test_door, pool_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();

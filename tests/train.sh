@@ -145,6 +145,36 @@ s3=$("$GF" generate --ckpt "$tmp/c1/last.safetensors" --prompt "ROMEO:" --tokens
 [ "$s1" = "$s2" ] && [ "$s1" != "$s3" ] && pass "sampling reproduces with a seed and varies without" || fail "sampling: '$s1' '$s2' '$s3'"
 [ "$(printf %s "$s1" | wc -m)" -ge 46 ] && pass "40 characters were generated" || fail "short sample: '$s1'"
 
+echo "train: int8 and bf16 weights for generation (quantize, --weights)"
+ck="$tmp/w1/best.safetensors"
+expect 0 "quantize int8" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q8.safetensors"
+expect 0 "quantize bf16" "$GF" quantize --ckpt "$ck" --weights bf16 --out "$tmp/qb.safetensors"
+sz() { stat -c %s "$1"; }
+[ $(( $(sz "$tmp/q8.safetensors") * 2 )) -lt "$(sz "$ck")" ] && pass "the int8 file is under half the fp32 one ($(sz "$tmp/q8.safetensors") of $(sz "$ck") bytes)" \
+    || fail "int8 file size $(sz "$tmp/q8.safetensors") of $(sz "$ck")"
+"$GF" info --ckpt "$tmp/q8.safetensors" | grep -q "^weights     int8 matrices" && pass "info --ckpt says the weights are int8" || fail "info of an int8 file"
+for w in int8 bf16; do
+    f=$tmp/q${w:0:1}.safetensors; [ $w = int8 ] && f=$tmp/q8.safetensors
+    a=$("$GF" generate --ckpt "$ck" --weights $w --prompt "The game" --tokens 20 --temperature 0 2>/dev/null)
+    b=$("$GF" generate --ckpt "$f" --prompt "The game" --tokens 20 --temperature 0 2>/dev/null)
+    [ -n "$a" ] && [ "$a" = "$b" ] && pass "$w: the quantized file generates what --weights $w on the fp32 one does" || fail "$w: '$a' vs '$b'"
+done
+ev() { "$GF" eval --stream --corpus "$tmp/wt" --json "$@" 2>/dev/null | $PY -c "import json,sys; print(json.load(sys.stdin)['ppl'])"; }
+p32=$(ev --ckpt "$ck"); p8=$(ev --ckpt "$ck" --weights int8); p8f=$(ev --ckpt "$tmp/q8.safetensors"); pb=$(ev --ckpt "$ck" --weights bf16)
+$PY -c "
+import sys; f, i8, i8f, b = map(float, sys.argv[1:])
+print('    eval --stream ppl: fp32 %.4f, int8 %.4f (%+.3f%%), bf16 %.4f (%+.4f%%)' % (f, i8, 100 * (i8 / f - 1), b, 100 * (b / f - 1)))
+sys.exit(not (i8 == i8f and abs(i8 / f - 1) < 0.01 and abs(b / f - 1) < 0.002 and i8 != f))" "$p32" "$p8" "$p8f" "$pb" \
+    && pass "streamed perplexity: int8 within 1% and bf16 within 0.2% of fp32; the int8 file scores as --weights int8" \
+    || fail "quantized perplexity: fp32 $p32, int8 $p8 (file $p8f), bf16 $pb"
+want="is --ckpt itself"; expect 2 "quantize onto its own input is refused" "$GF" quantize --ckpt "$ck" --weights int8 --out "$ck"
+want="exists; quantize does not overwrite"; expect 1 "quantize onto an existing file needs --force" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q8.safetensors"
+want="holds int8 weights already"; expect 1 "quantizing an int8 file is refused" "$GF" quantize --ckpt "$tmp/q8.safetensors" --weights bf16 --out "$tmp/q88.safetensors"
+want="expects fp32, bf16 or int8"; expect 2 "--weights int4 is refused" "$GF" generate --ckpt "$ck" --weights int4
+want="holds int8 weight matrices .* trains in fp32"; expect 0 "fine-tuning from an int8 checkpoint says it starts from the values they stand for" \
+    "$GF" train --init-from "$tmp/q8.safetensors" --corpus "$tmp/wt" --seq-len 16 --steps 1 --warmup 0 --out "$tmp/q8run"
+[ "$("$GF" info --ckpt "$tmp/q8run/last.safetensors" | grep -c '^weights ')" = 0 ] && pass "... and its checkpoints are fp32" || fail "an int8 fine-tune saved low-precision weights"
+
 echo "train: streaming generation against full recompute"
 # 45 tokens cross max_len 32: the learned-position window slides in both paths
 for ck in w1/best c1/last ra/last; do

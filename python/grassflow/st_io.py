@@ -14,6 +14,8 @@ _DTYPES = {
     "F64": np.dtype("<f8"),
     "I32": np.dtype("<i4"),
     "I64": np.dtype("<i8"),
+    "I8": np.dtype("i1"),
+    "BF16": np.dtype("<u2"),  # numpy has no bfloat16: the raw 16 bits (the upper half of a float32's)
 }
 
 
@@ -21,7 +23,7 @@ def _dtype_name(arr):
     for k, v in _DTYPES.items():
         if arr.dtype == v or arr.dtype == v.newbyteorder("="):
             return k
-    raise ValueError("unsupported dtype %s (use float32/float64/int32/int64)" % arr.dtype)
+    raise ValueError("unsupported dtype %s (use float32/float64/int32/int64/int8, or uint16 for BF16 bits)" % arr.dtype)
 
 
 def read(path):

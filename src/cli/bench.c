@@ -449,12 +449,13 @@ typedef struct {
     cli_model_opts mo;
     int64_t n, P[16];
     int nP, json, no_cache;
+    gf_weights weights;
 } gen_opts;
 
 static int gen_parse(int argc, char **argv, gen_opts *o) {
     static const struct option longopts[] = {CLI_MODEL_LONGOPTS, {"tokens", 1, 0, 'n'}, {"positions", 1, 0, 'P'},
                                              {"no-cache", 0, 0, 'N'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},
-                                             {0, 0, 0, 0}};
+                                             {"weights", 1, 0, 'W'}, {0, 0, 0, 0}};
     *o = (gen_opts){.n = 32, .P = {100, 1000, 10000}, .nP = 3};
     int opt, rc;
     optind = 1;
@@ -467,15 +468,17 @@ static int gen_parse(int argc, char **argv, gen_opts *o) {
         case 'P': if ((rc = parse_positions(optarg, o->P, &o->nP))) return rc; break;
         case 'N': o->no_cache = 1; break;
         case 'j': o->json = 1; break;
+        case 'W': if ((rc = cli_weights_option("bench generate", optarg, &o->weights))) return rc; break;
         case 'h':
             printf("usage: grassflow bench generate (--model P | --config F) [--vocab V] [--positions P1,P2,...]\n"
-                   "                               [--tokens N] [--no-cache] [--json]\n\n"
+                   "                               [--tokens N] [--no-cache] [--weights W] [--json]\n\n"
                    "Batch-1 generation: for each position P (default 100,1000,10000) the context is advanced to P\n"
                    "(not timed), then N tokens (default 32) are timed, each giving its logits. Reports tokens/s,\n"
                    "microseconds per token, the stream's context state and the process's resident memory, one\n"
                    "row as each position is measured; while the context advances, progress goes to stderr.\n"
                    "--no-cache times a full forward over the context (the last max_len tokens with learned\n"
-                   "positions, all of them otherwise) per token instead. --vocab defaults to 33278.\n");
+                   "positions, all of them otherwise) per token instead. --vocab defaults to 33278. --weights\n"
+                   "bf16 or int8 times the model with its matrices so (as generate --weights).\n");
             return EXIT_OK;
         default: return cli_usage_error("bench generate", "unknown option");
         }
@@ -538,8 +541,8 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
     if (o->json) {
         printf("{\"bench\": \"generate\", \"model\": ");
         gf_json_put_str(stdout, name);
-        printf(", \"mode\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
-               o->no_cache ? "recompute" : "stream",
+        printf(", \"mode\": \"%s\", \"weights\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
+               o->no_cache ? "recompute" : "stream", gf_weights_name(o->weights),
                cfg->pos == GF_POS_LEARNED ? "learned" : cfg->pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
                (long long)o->n, gf_threads());
     }
@@ -555,8 +558,8 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
                    "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, gf_json_num(tps, 'f', 2).s,
                    gf_json_num(1e6 / tps, 'f', 2).s, state, rss);
         else
-            printf("%s  %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
-                   o->no_cache ? "recompute" : "stream", (long long)at, tps, 1e6 / tps, state, rss / 1e6);
+            printf("%s  %s %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
+                   o->no_cache ? "recompute" : "stream", gf_weights_name(o->weights), (long long)at, tps, 1e6 / tps, state, rss / 1e6);
         /* flushed here: each row is out as it is measured, piped or killed */
         if (cli_stdout_failed()) return EXIT_RUNTIME; /* stop: each position takes seconds */
     }
@@ -578,6 +581,10 @@ static int bench_generate(int argc, char **argv) {
     gf_model *m = gf_model_create(&cfg);
     if (!m) return cli_error("%s", gf_last_error());
     gf_model_init(m, 1);
+    if ((rc = cli_set_weights(m, o.weights, "bench generate"))) {
+        gf_model_free(m);
+        return rc;
+    }
     const int64_t total = last + 2 * n;
     int32_t *ctx = malloc((size_t)total * sizeof *ctx);
     gf_stream *s = o.no_cache ? NULL : gf_stream_create(m);

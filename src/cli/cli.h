@@ -14,6 +14,7 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 int cmd_info(int argc, char **argv);
 int cmd_init(int argc, char **argv);
+int cmd_quantize(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -33,6 +34,10 @@ const char *cli_data_dir(void);
 const char *cli_cache_dir(void);
 /* gf_checkpoint_load (the checkpoint, its tokenizer and, with train_json, its training recipe). */
 gf_model *cli_load_checkpoint(const char *path, gf_tokenizer **tok, char **train_json);
+/* --weights W (fp32, bf16, int8) of generate, eval and bench generate into *w; a usage error naming cmd. */
+int cli_weights_option(const char *cmd, const char *arg, gf_weights *w);
+/* m's matrices made w for generation (gf_model_set_weights; nothing for fp32); an exit code naming what. */
+int cli_set_weights(gf_model *m, gf_weights w, const char *what);
 /* The piece of token id as a NUL-terminated string (malloc'd; a byte tokenizer's NUL piece is ""), NULL
  * for an id outside the vocabulary or out of memory. */
 char *cli_piece(const gf_tokenizer *tok, int32_t id);

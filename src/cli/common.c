@@ -227,3 +227,14 @@ char *cli_piece(const gf_tokenizer *tok, int32_t id) {
     if (out) memcpy(out, s, len), out[len] = '\0';
     return out;
 }
+
+int cli_weights_option(const char *cmd, const char *arg, gf_weights *w) {
+    if (gf_weights_parse(arg, w)) return cli_usage_error(cmd, "--weights expects fp32, bf16 or int8, not '%s'", arg);
+    return EXIT_OK;
+}
+
+int cli_set_weights(gf_model *m, gf_weights w, const char *what) {
+    if (w == gf_model_weights(m)) return EXIT_OK;
+    if (gf_model_set_weights(m, w)) return cli_error("%s: --weights %s: %s", what, gf_weights_name(w), gf_last_error());
+    return EXIT_OK;
+}

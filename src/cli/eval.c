@@ -11,7 +11,7 @@
 
 static void help(void) {
     printf("usage: grassflow eval --ckpt FILE --corpus C [--split valid|test|train] [--batch B] [--tokenizer T]\n"
-           "                      [--stream] [--json] [--task T] [task options]\n\n"
+           "                      [--stream] [--weights W] [--json] [--task T] [task options]\n\n"
            "A task scored by perplexity: the token-weighted mean next-token loss and perplexity of a\n"
            "checkpoint on a whole split, in blocks of L + 1 tokens with stride L, so every token but the first is\n"
            "predicted once (--json: {\"split\", \"tokens\", \"loss\", \"ppl\", \"words\", ...}). Beside it, what the text\n"
@@ -33,6 +33,8 @@ static void help(void) {
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
            "  --stream        score with the streaming engine, one token at a time (reset at each block);\n"
            "                  the same numbers as the batched default, at any L for pos none/sinusoidal\n"
+           "  --weights W     the weight matrices as fp32 (default), bf16 or int8 (as generate --weights):\n"
+           "                  with --stream, scored as generation runs them (int8 matmuls on VNNI)\n"
            "  --json          print the result as one JSON object\n"
            "  the task's options (default: the training run's; for lm without one, --seq-len max_len):\n");
     cli_task_help();
@@ -76,7 +78,8 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
     static const struct option shared[] = {{"ckpt", 1, 0, 'c'}, {"corpus", 1, 0, 'C'}, {"split", 1, 0, 's'},
                                            {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
                                            {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {0, 0, 0, 0}};
+    static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"weights", 1, 0, 'W'},
+                                              {0, 0, 0, 0}};
     static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
@@ -98,6 +101,7 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         case 'j': a->json = 1; break;
         case 'n': a->no_cache = 1; break;
         case 'S': a->stream = 1; break;
+        case 'W': if ((rc = cli_weights_option(a->cmd, optarg, &a->weights))) return rc; a->weights_given = 1; break;
         case 'l': if ((rc = cli_parse_i64(a->cmd, "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
         case 'T': a->task = optarg; break;
         case 'h': help(); return -1;
@@ -293,6 +297,12 @@ int cli_eval_run(const eval_args *a) {
     char *rj = NULL;
     gf_model *m = cli_load_checkpoint(a->ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
+    if (a->weights_given && (rc = cli_set_weights(m, a->weights, a->ckpt))) {
+        free(rj);
+        gf_tokenizer_free(tok);
+        gf_model_free(m);
+        return rc;
+    }
     char by[4096];
     gf_task_recipe t;
     rc = pick_task(m, a, rj, &t, by, sizeof by);

@@ -10,6 +10,8 @@ typedef struct eval_args {
     const char *ckpt, *corpus, *split, *tok_spec, *task;
     int64_t B;
     int json, no_cache, stream, si;
+    int weights_given;   /* eval --weights W: the model's matrices made W (gf_model_set_weights) */
+    gf_weights weights;
     int64_t limit;       /* predict: the first limit examples (0: all) */
     cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
     cli_task_args targs; /* the task's option flags */

@@ -9,7 +9,7 @@
 
 static void help(void) {
     printf("usage: grassflow generate --ckpt FILE [--prompt TEXT] [--tokens N] [--temperature T] [--top-k K]\n"
-           "                          [--top-p P] [--seed S] [--stream] [--no-cache]\n\n"
+           "                          [--top-p P] [--seed S] [--stream] [--no-cache] [--weights W]\n\n"
            "Continue the prompt with N sampled tokens and print prompt + continuation to stdout.\n"
            "Tokens go through the streaming engine: each Grassmann layer keeps the last max-offset reduced\n"
            "vectors, each attention layer a KV cache. With pos none or sinusoidal there is no length limit;\n"
@@ -24,7 +24,10 @@ static void help(void) {
            "                     above 0: at 0 nothing is sampled)\n"
            "  --stream           print each token as soon as it is sampled\n"
            "  --no-cache         recompute the whole context for every token instead of streaming (slow; for\n"
-           "                     checking: greedy output is the same both ways)\n");
+           "                     checking: greedy output is the same both ways)\n"
+           "  --weights W        the weight matrices as fp32 (default), bf16 or int8 (a scale per row; the\n"
+           "                     streaming matmuls then run on int8 with AVX512_VNNI): rounded on load, the\n"
+           "                     file is not changed (grassflow quantize writes such a checkpoint)\n");
 }
 
 /* Where the next-token logits come from: the stream (gf_stream_next) or, with --no-cache, a forward over the
@@ -118,8 +121,10 @@ int cmd_generate(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},  {"prompt", 1, 0, 'p'}, {"tokens", 1, 0, 'n'},
                                              {"temperature", 1, 0, 'T'}, {"top-k", 1, 0, 'k'}, {"top-p", 1, 0, 'P'},
                                              {"seed", 1, 0, 's'},  {"stream", 0, 0, 'S'}, {"no-cache", 0, 0, 'N'},
-                                             {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+                                             {"weights", 1, 0, 'W'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
     const char *ckpt = NULL, *prompt = "";
+    gf_weights weights = GF_WEIGHTS_FP32;
+    int weights_given = 0;
     int64_t n_new = 50, top_k = 0, seed = 1234;
     double temperature = 1.0, top_p = 1.0;
     int opt, rc, stream_out = 0, no_cache = 0;
@@ -138,6 +143,7 @@ int cmd_generate(int argc, char **argv) {
         case 's': if ((rc = cli_parse_i64("generate", "--seed", optarg, 0, INT64_MAX, &seed))) return rc; break;
         case 'S': stream_out = 1; break;
         case 'N': no_cache = 1; break;
+        case 'W': if ((rc = cli_weights_option("generate", optarg, &weights))) return rc; weights_given = 1; break;
         case 'h': help(); return EXIT_OK;
         default: return cli_usage_error("generate", "unknown option");
         }
@@ -151,6 +157,11 @@ int cmd_generate(int argc, char **argv) {
     gf_tokenizer *tok = NULL;
     gf_model *m = gf_checkpoint_load(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());
+    if (weights_given && (rc = cli_set_weights(m, weights, ckpt))) {
+        gf_tokenizer_free(tok);
+        gf_model_free(m);
+        return rc;
+    }
     if (!gf_model_predicts_next_token(m)) {
         int rc = cli_error("%s: generate needs a language model (head next_token); this checkpoint's head is %s", ckpt,
                            gf_model_config(m)->head_kind);

@@ -153,6 +153,9 @@ static int describe_ckpt(const char *path, int json) {
         printf("checkpoint  %s (%s, %.1f MB, written by %s)\n", path, cJSON_GetObjectItem(d, "kind")->valuestring,
                dnum(d, "bytes") / 1e6, cJSON_IsString(cJSON_GetObjectItem(d, "producer")) ? cJSON_GetObjectItem(d, "producer")->valuestring : "an unknown producer");
         printf("task        %s (head %s)\n", cJSON_GetObjectItem(d, "task")->valuestring, cfg.head_kind);
+        const cJSON *w = cJSON_GetObjectItem(d, "weights");
+        if (cJSON_IsString(w) && strcmp(w->valuestring, "fp32"))
+            printf("weights     %s matrices (grassflow quantize; biases, LayerNorms, positions fp32)\n", w->valuestring);
         if (cJSON_IsObject(tok)) printf("tokenizer   %s, %.0f pieces\n", cJSON_GetObjectItem(tok, "kind")->valuestring, dnum(tok, "vocab_size"));
         else printf("tokenizer   none stored (give --tokenizer where a command needs one)\n");
         print_training(d, &cfg);

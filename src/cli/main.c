@@ -22,6 +22,7 @@ static void usage(FILE *out) {
             "  eval    perplexity of a checkpoint on a corpus split, or a classifier's accuracy\n"
             "  predict a classifier's label and probabilities for each example (your own sentence pairs)\n"
             "  generate  sample text from a checkpoint\n"
+            "  quantize  write a checkpoint's weight matrices as int8 or bf16, for generation\n"
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
@@ -137,6 +138,7 @@ static int run(int argc, char **argv) {
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "init")) return cmd_init(argc - 1, argv + 1);
+    if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "score")) return cmd_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "core/error.h"
+#include "core/lowp.h"
 #include "core/matmul_bf16.h"
 #include "core/parallel.h"
 
@@ -79,6 +80,8 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (M == 0 || N == 0) return;
     atomic_fetch_add_explicit(&g_flops, (uint64_t)(2 * M * N * K), memory_order_relaxed);
+    if (M == 1 && !transA && K > 0 && transB && gf_lowp_gemv(B, ldb, N, K, A, alpha, beta, C))
+        return; /* int8 or bf16 weights (gf_model_set_weights) */
     if (M == 1 && !transA && K > 0) {
         /* one row (streaming inference): a matrix-vector product. OpenBLAS sends a 1-row sgemm to its
          * single-threaded small-matrix kernel with a packing copy, 3-4x slower than its threaded sgemv. */

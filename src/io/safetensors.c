@@ -15,9 +15,12 @@
 #define MAX_HEADER GF_ST_MAX_HEADER
 #define MAX_FILE ((size_t)1 << 42)
 
-static const char *const DTYPES[] = {"F32", "I32", "F64", "I64"};
+static const char *const DTYPES[] = {"F32", "I32", "F64", "I64", "I8", "BF16"};
+#define N_DTYPES 6
 
-size_t gf_dtype_size(gf_dtype dt) { return (dt == GF_DT_F64 || dt == GF_DT_I64) ? 8 : 4; }
+size_t gf_dtype_size(gf_dtype dt) {
+    return (dt == GF_DT_F64 || dt == GF_DT_I64) ? 8 : dt == GF_DT_I8 ? 1 : dt == GF_DT_BF16 ? 2 : 4;
+}
 
 int gf_st_check_finite(const char *path, const char *name, const float *x, int64_t n, const char *why) {
     for (int64_t k = 0; k < n; k++)
@@ -188,10 +191,10 @@ static int parse_dtype_shape(const char *path, const cJSON *it, gf_st_tensor *t,
         return gf_fail("%s: tensor \"%s\" needs \"dtype\" (string), \"shape\" (list) and \"data_offsets\" ([begin, "
                        "end])", path, it->string);
     int k = 0;
-    while (k < 4 && strcmp(dt->valuestring, DTYPES[k])) k++;
-    if (k == 4)
-        return gf_fail("%s: tensor \"%s\" has dtype %s; grassflow reads F32, I32, F64 and I64 (save the tensor as "
-                       "float32)", path, it->string, dt->valuestring);
+    while (k < N_DTYPES && strcmp(dt->valuestring, DTYPES[k])) k++;
+    if (k == N_DTYPES)
+        return gf_fail("%s: tensor \"%s\" has dtype %s; grassflow reads F32, I32, F64, I64, I8 and BF16 (save the "
+                       "tensor as float32)", path, it->string, dt->valuestring);
     t->dtype = (gf_dtype)k;
     t->ndim = cJSON_GetArraySize(sh);
     if (t->ndim > 8)

@@ -56,6 +56,7 @@ static int add_model(cJSON *o, const gf_st_file *f, bool state) {
     } else {
         gf_model *m = gf_model_from_safetensors(f);
         if (!m) return -1;
+        cJSON_AddStringToObject(o, "weights", gf_weights_name(gf_model_weights(m)));
         gf_model_free(m);
     }
     char *canon = gf_config_to_json(&cfg, false);

@@ -33,6 +33,7 @@ gf_model *gf_model_create(const gf_config *cfg) {
 
 void gf_model_free(gf_model *m) {
     if (!m) return;
+    gf_model_free_lowp(m);
     free(m->tensors);
     free(m->init);
     free(m->names);

@@ -69,7 +69,32 @@ struct gf_model {
     uint64_t dropout_seed, step;
     bool have_forward, have_targets;
     int64_t n_counted, n_correct;
+
+    /* low-precision weights (model/weights.c): what the matrices are, and their copies for the door */
+    int weights;                           /* gf_weights; GF_WEIGHTS_FP32 until gf_model_set_weights */
+    void *lowp;                            /* the copies' storage, freed with the model */
 };
+
+/* Whether tensor t is one of the matrices gf_model_set_weights makes int8 or bf16 (model/weights.c). */
+bool gf_weights_eligible(const gf_tensor_info *t);
+/* Register the int8 codes (+128) and scales, or bf16 values, of eligible tensor t (taking ownership of the
+ * malloc'd arrays), after writing the values they stand for into t->data (model/weights.c). */
+int gf_model_attach_lowp(gf_model *m, const gf_tensor_info *t, int kind, uint8_t *u8, float *scale, uint16_t *h);
+void gf_model_free_lowp(gf_model *m);
+/* t's low-precision copy (int8: u8 codes + 128 and scales; bf16: h), false if it has none. */
+bool gf_model_lowp_of(const gf_model *m, const gf_tensor_info *t, const uint8_t **u8, const float **scale,
+                      const uint16_t **h);
+/* The layout of int8 and bf16 checkpoints, stored as their "weights_layout" metadata (model/checkpoint_lowp.c). */
+extern const char GF_WEIGHTS_LAYOUT[];
+/* check_file's part for such a file: the dtype and shape tensor `name` (ndim, shape) may have there, and the
+ * index of its scale tensor in f (-1: none). 0, or -1 naming the file and what is wrong. */
+int gf_lowp_check_tensor(const gf_st_file *f, gf_weights kind, const char *name, int ndim, const int64_t *shape,
+                         const gf_st_tensor *s, int *scale_index);
+/* The file's "weights" metadata: fp32 when absent; -1 for another value (naming the file). */
+int gf_lowp_file_kind(const gf_st_file *f, gf_weights *kind);
+/* Tensor t of the loaded model from its I8 (+ scale) or BF16 entry s in f: the values into t->data and the
+ * copy attached. 0, or -1 naming the file, the tensor and what is wrong. */
+int gf_lowp_load_tensor(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, const gf_st_tensor *s);
 
 /* 0, or an error naming `what` if the model's head does not predict the next token (model.c). */
 int gf_model_require_next_token(const gf_model *m, const char *what);

@@ -117,5 +117,8 @@ gf_model *gf_run_init_from(const char *ckpt, gf_tokenizer **tok, gf_train_opts *
         return NULL;
     }
     if (m) snprintf(o->init_from, sizeof o->init_from, "%s", ckpt); /* fits: checked above */
+    if (m && gf_model_weights(m) != GF_WEIGHTS_FP32)
+        gf_note("%s holds %s weight matrices (grassflow quantize): the run starts from the values they stand for, "
+                "and trains in fp32", ckpt, gf_weights_name(gf_model_weights(m)));
     return m;
 }

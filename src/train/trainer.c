@@ -363,6 +363,10 @@ static int trainer_start(trainer *t, bool resume) {
     const gf_train_opts *o = t->o;
     t->oc.decay_from = 0; /* the schedule's: a new run has none, a resumed one's comes from its state */
     t->oc.decay_from_lr = 0.0;
+    if (gf_model_weights(t->m) != GF_WEIGHTS_FP32)
+        return gf_fail("the model's weight matrices are %s (for generation); training updates fp32 weights\nHINT: train "
+                       "from the fp32 checkpoint, and make it %s afterwards (grassflow quantize)",
+                       gf_weights_name(gf_model_weights(t->m)), gf_weights_name(gf_model_weights(t->m)));
     if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data) ||
         gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;

@@ -124,6 +124,44 @@ state_case("state_bad_recipe", t, dict(meta, train="{\"batch\": \"many\"}"), "a 
 state_case("state_huge_batch", t, dict(meta, train=json.dumps(huge)),
            "a training state whose recipe says batch = 1e19 (found by fuzz_meta)", "batch")
 
+# int8 checkpoints (grassflow quantize): a header that lies about them, scales of the wrong shape, bad codes
+if len(sys.argv) > 4:
+    import numpy as np
+    q8, qmeta = st_io.read(sys.argv[4])
+    mat = next(k for k in q8 if q8[k].dtype == np.int8)
+    bias = next(k for k in q8 if k.endswith(".bias"))
+
+    def q8_case(name, tensors, metadata, what, expect):
+        p = os.path.join(out, name + ".safetensors")
+        st_io.write(p, tensors, metadata)
+        cases.append((name, what, "score --ckpt %s --tokens TOKENS" % p, expect))
+
+    def with_(**kw):
+        t = dict(q8)
+        t.update(kw)
+        return t
+    q8_case("int8_unsaid", q8, {k: v for k, v in qmeta.items() if k != "weights"},
+            "int8 matrices in a file whose metadata does not say int8", "does not say its weights are int8")
+    q8_case("int8_said_bf16", q8, dict(qmeta, weights="bf16"), "I8 matrices in a file that says bf16",
+            "is I8, but the file says its weights are bf16")
+    q8_case("int8_kind_int4", q8, dict(qmeta, weights="int4"), "a file that says its weights are int4",
+            "expected fp32, bf16 or int8")
+    rows = q8[mat].shape[0]
+    q8_case("int8_scale_shape", with_(**{mat + ".scale": np.ones(rows + 1, np.float32)}), qmeta,
+            "an int8 matrix with one scale too many", "should be F32 of shape \\(%d\\), one per row" % rows)
+    q8_case("int8_scale_missing", {k: v for k, v in q8.items() if k != mat + ".scale"}, qmeta,
+            "an int8 matrix without its scales", "its scales .* the file has none")
+    sc = q8[mat + ".scale"].copy()
+    sc[1] = float("nan")
+    q8_case("int8_scale_nan", with_(**{mat + ".scale": sc}), qmeta, "a NaN scale", "scales are finite and >= 0")
+    codes = q8[mat].copy()
+    codes.flat[5] = -128
+    q8_case("int8_code_-128", with_(**{mat: codes}), qmeta, "the int8 code -128", "code -128")
+    q8_case("int8_bias", with_(**{bias: np.zeros(q8[bias].shape, np.int8)}), qmeta, "a bias stored as I8",
+            "not a matrix")
+    f32 = {k: (v.astype(np.float32) * 0.01 if k == mat else v) for k, v in q8.items() if k != mat + ".scale"}
+    q8_case("int8_f32_matrix", f32, qmeta, "an int8 file with one weight matrix left F32", "is F32")
+
 # vocabulary files (WordPiece)
 def vocab(name, blob, what, expect):
     p = put(name + ".txt", blob)

@@ -1,0 +1,53 @@
+/* grassflow quantize: a checkpoint with its weight matrices int8 or bf16, for generation. */
+#include <getopt.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void help(void) {
+    printf("usage: grassflow quantize --ckpt FILE --weights int8|bf16 --out FILE [--force]\n\n"
+           "Write the checkpoint with its weight matrices (the 2-D trainable tensors but the position and\n"
+           "segment tables; the token embedding, so a tied head, is one) as int8 (I8 codes in [-127, 127]\n"
+           "and F32 scales NAME.scale, one per row: w = q * scale) or bf16 (BF16); biases, LayerNorms and\n"
+           "buffers stay F32, and the tokenizer and training recipe are kept. The layout is written in the\n"
+           "file (__metadata__[\"weights_layout\"]). generate, eval and score read such a file with its\n"
+           "weights as they are (generate --weights int8 on the fp32 file runs the same model).\n\n"
+           "  --ckpt FILE       an fp32 checkpoint (best.safetensors, last.safetensors, init's files)\n"
+           "  --weights W       int8 or bf16\n"
+           "  --out FILE        where to write it (atomically; an existing file only with --force)\n"
+           "  --force           replace an existing --out file\n");
+}
+
+int cmd_quantize(int argc, char **argv) {
+    static const struct option longopts[] = {{"ckpt", 1, 0, 'c'}, {"weights", 1, 0, 'W'}, {"out", 1, 0, 'o'},
+                                             {"force", 0, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    const char *in = NULL, *out = NULL;
+    gf_weights w = GF_WEIGHTS_FP32;
+    int opt, rc, force = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'c': in = optarg; break;
+        case 'W': if ((rc = cli_weights_option("quantize", optarg, &w))) return rc; break;
+        case 'o': out = optarg; break;
+        case 'f': force = 1; break;
+        case 'h': help(); return EXIT_OK;
+        default: return cli_usage_error("quantize", "unknown option");
+        }
+    }
+    if (optind < argc) return cli_usage_error("quantize", "unexpected argument '%s'", argv[optind]);
+    if (!in || !out) return cli_usage_error("quantize", "--ckpt FILE and --out FILE are required");
+    if (w == GF_WEIGHTS_FP32) return cli_usage_error("quantize", "--weights int8 or --weights bf16 is required");
+    struct stat a, b;
+    if (stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return cli_usage_error("quantize", "--out %s is --ckpt itself: the fp32 checkpoint would be lost\nHINT: give "
+                               "another --out", out);
+    if (!force && access(out, F_OK) == 0)
+        return cli_error("%s exists; quantize does not overwrite a file\nHINT: give --force to replace it, or another "
+                         "--out", out);
+    if (gf_checkpoint_quantize(in, out, w)) return cli_error("%s", gf_last_error());
+    printf("%s: %s weights from %s\n", out, gf_weights_name(w), in);
+    return EXIT_OK;
+}

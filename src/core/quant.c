@@ -1,0 +1,151 @@
+/* int8 and bf16 weights for batch-1 matmuls (see quant.h). */
+#include "core/quant.h"
+
+#include <immintrin.h>
+#include <math.h>
+
+#include "core/parallel.h"
+
+bool gf_int8_cpu(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#else
+    return false;
+#endif
+}
+
+static int8_t code(float v, float inv) {
+    float r = nearbyintf(v * inv); /* to nearest even (the default rounding mode) */
+    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+    return (int8_t)r;
+}
+
+void gf_quant_int8_row(const float *w, int64_t n, int8_t *q, float *scale) {
+    float amax = 0.0f;
+    for (int64_t i = 0; i < n; i++) amax = fabsf(w[i]) > amax ? fabsf(w[i]) : amax;
+    *scale = amax / 127.0f;
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int64_t i = 0; i < n; i++) q[i] = code(w[i], inv);
+}
+
+int64_t gf_quant_input(const float *x, int64_t n, int8_t *qx, float *sx) {
+    float amax = 0.0f;
+    for (int64_t i = 0; i < n; i++) amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    *sx = amax / 127.0f;
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    int64_t sum = 0;
+    for (int64_t i = 0; i < n; i++) sum += qx[i] = code(x[i], inv);
+    return sum;
+}
+
+/* y[r] from the exact integer dot: the one formula both kernels use. */
+static inline float finish(int64_t dot, float scale, float sx, float alpha, float beta, float y) {
+    const float v = (float)dot * (scale * sx);
+    return beta == 0.0f ? alpha * v : alpha * v + beta * y;
+}
+
+void gf_gemv_int8_naive(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols,
+                        const float *x, float alpha, float beta, float *y, int8_t *qx) {
+    float sx;
+    gf_quant_input(x, cols, qx, &sx);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t dot = 0;
+        for (int64_t c = 0; c < cols; c++) dot += (int64_t)((int)u8[r * ld + c] - 128) * qx[c];
+        y[r] = finish(dot, scale[r], sx, alpha, beta, y[r]);
+    }
+}
+
+void gf_gemv_bf16_naive(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, const float *x, float alpha,
+                        float beta, float *y) {
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) s += (double)gf_bf16_to_f32(h[r * ld + c]) * x[c];
+        y[r] = (float)(beta == 0.0f ? alpha * s : alpha * s + (double)beta * y[r]);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define TARGET_INT8 __attribute__((target("avx512f,avx512bw,avx512vnni")))
+#define TARGET_BF16 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+static inline __mmask64 tail64(int64_t left) { return left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1); }
+
+/* sum over cols of u8[c] * qx[c] for 4 rows (row stride ld) */
+TARGET_INT8 static void dot4_int8(const uint8_t *u8, int64_t ld, int64_t cols, const int8_t *qx, int32_t out[4]) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t c = 0; c < cols; c += 64) {
+        const __mmask64 k = tail64(cols - c);
+        const __m512i x = _mm512_maskz_loadu_epi8(k, qx + c);
+        a0 = _mm512_dpbusd_epi32(a0, _mm512_maskz_loadu_epi8(k, u8 + c), x);
+        a1 = _mm512_dpbusd_epi32(a1, _mm512_maskz_loadu_epi8(k, u8 + ld + c), x);
+        a2 = _mm512_dpbusd_epi32(a2, _mm512_maskz_loadu_epi8(k, u8 + 2 * ld + c), x);
+        a3 = _mm512_dpbusd_epi32(a3, _mm512_maskz_loadu_epi8(k, u8 + 3 * ld + c), x);
+    }
+    out[0] = _mm512_reduce_add_epi32(a0), out[1] = _mm512_reduce_add_epi32(a1);
+    out[2] = _mm512_reduce_add_epi32(a2), out[3] = _mm512_reduce_add_epi32(a3);
+}
+
+TARGET_INT8 static int32_t dot1_int8(const uint8_t *u8, int64_t cols, const int8_t *qx) {
+    __m512i a = _mm512_setzero_si512();
+    for (int64_t c = 0; c < cols; c += 64) {
+        const __mmask64 k = tail64(cols - c);
+        a = _mm512_dpbusd_epi32(a, _mm512_maskz_loadu_epi8(k, u8 + c), _mm512_maskz_loadu_epi8(k, qx + c));
+    }
+    return _mm512_reduce_add_epi32(a);
+}
+
+static void gemv_int8_fast(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols,
+                           const float *x, float alpha, float beta, float *y, int8_t *qx) {
+    float sx;
+    const int64_t off = 128 * gf_quant_input(x, cols, qx, &sx); /* the +128 of every weight byte */
+    const int64_t blocks = (rows + 3) / 4;
+#pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
+    for (int64_t b = 0; b < blocks; b++) {
+        const int64_t r0 = 4 * b;
+        if (r0 + 4 <= rows) {
+            int32_t d[4];
+            dot4_int8(u8 + r0 * ld, ld, cols, qx, d);
+            for (int i = 0; i < 4; i++) y[r0 + i] = finish((int64_t)d[i] - off, scale[r0 + i], sx, alpha, beta, y[r0 + i]);
+        } else {
+            for (int64_t r = r0; r < rows; r++)
+                y[r] = finish((int64_t)dot1_int8(u8 + r * ld, cols, qx) - off, scale[r], sx, alpha, beta, y[r]);
+        }
+    }
+}
+
+TARGET_BF16 static float dot_bf16(const gf_bf16 *h, int64_t cols, const float *x) {
+    __m512 a = _mm512_setzero_ps();
+    for (int64_t c = 0; c < cols; c += 16) {
+        const __mmask16 k = cols - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (cols - c)) - 1);
+        const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, h + c)), 16);
+        a = _mm512_fmadd_ps(_mm512_castsi512_ps(w), _mm512_maskz_loadu_ps(k, x + c), a);
+    }
+    return _mm512_reduce_add_ps(a);
+}
+#endif
+
+void gf_gemv_int8(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols, const float *x,
+                  float alpha, float beta, float *y, int8_t *qx) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (gf_int8_cpu()) {
+        gemv_int8_fast(u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
+        return;
+    }
+#endif
+    gf_gemv_int8_naive(u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
+}
+
+void gf_gemv_bf16(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, const float *x, float alpha, float beta,
+                  float *y) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+#pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
+        for (int64_t r = 0; r < rows; r++) {
+            const float v = dot_bf16(h + r * ld, cols, x);
+            y[r] = beta == 0.0f ? alpha * v : alpha * v + beta * y[r];
+        }
+        return;
+    }
+#endif
+    gf_gemv_bf16_naive(h, ld, rows, cols, x, alpha, beta, y);
+}
