@@ -59,6 +59,52 @@ PROFILES = {"char-level Grassmann": "profile-char-grassmann.txt", "char-level Tr
             "FLOP utilisation, word level B=32 (Transformer)": "profile-word-transformer.txt"}
 
 
+def lowp_section(by, lines, target):
+    """bf16 training against fp32 and PyTorch's bf16 autocast; int8 and bf16 weights in generation."""
+    tr = [c for c in by if c.startswith("train word ") and c.endswith(" bf16")]
+    if not tr and not any(c.startswith("generate word-g stream ") for c in by):
+        return
+    lines += ["## Low precision (docs/precision.md)", "",
+              "bf16 training (`train --precision bf16`: bf16 matmuls through oneDNN, fp32 master weights) against "
+              "grassflow's fp32 and PyTorch's bf16 autocast (the same oneDNN), word-level 6-layer models; the kernels "
+              "are what each side's oneDNN reported.", "",
+              "| case | grassflow fp32 | grassflow bf16 | bf16 / fp32 | PyTorch fp32 | PyTorch bf16 autocast | "
+              "grassflow bf16 / PyTorch bf16 | kernels (grassflow; PyTorch) |", "|---|---|---|---|---|---|---|---|"]
+    for case in tr:
+        base = case[:-5]
+        g16, p16 = by[case].get("grassflow", {}), by[case].get("pytorch", {})
+        g32, p32 = by.get(base, {}).get("grassflow", {}), by.get(base, {}).get("pytorch", {})
+        t = lambda r: r.get("tokens_per_s")
+        num = lambda v: "%.0f" % v if v else "-"
+        rat = lambda a, b: "%.2fx" % (a / b) if a and b else "-"
+        kern = "%s; %s" % (g16.get("bf16_kernel", "?"),
+                           ", ".join(k for k in p16.get("onednn_kernels", []) if k.startswith("matmul")) or "?")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            base[6:], num(t(g32)), num(t(g16)), rat(t(g16), t(g32)), num(t(p32)), num(t(p16)), rat(t(g16), t(p16)), kern))
+        who = base[11:].split()[0]
+        target("bf16 training, word %s B=32: vs grassflow fp32" % who, 1.6, t(g16) and t(g32) and t(g16) / t(g32))
+        target("bf16 training, word %s B=32: vs PyTorch bf16 autocast" % who, 1.0, t(g16) and t(p16) and t(g16) / t(p16))
+    lines += ["", "Generation, batch 1, at the end of the 128-token window: grassflow's stream with fp32, bf16 and int8 "
+              "weights (int8: AVX512_VNNI), PyTorch recomputing the window with fp32 weights and with its dynamic "
+              "int8 (`torch.quantization.quantize_dynamic` on every nn.Linear; the tied head is not a Linear there).", "",
+              "| model | stream fp32 | stream bf16 | stream int8 | int8 / fp32 | PyTorch recompute fp32 | PyTorch "
+              "dynamic int8 |", "|---|---|---|---|---|---|---|"]
+    last = lambda r: r["results"][-1]["tokens_per_s"] if r and r.get("results") else None
+    for m in ("g", "t"):
+        f32 = last(by.get("generate word-%s stream" % m, {}).get("grassflow"))
+        b16 = last(by.get("generate word-%s stream bf16" % m, {}).get("grassflow"))
+        i8 = last(by.get("generate word-%s stream int8" % m, {}).get("grassflow"))
+        p32 = by.get("generate word-%s" % m, {}).get("pytorch", {}).get("tokens_per_s")
+        p8 = by.get("generate word-%s int8" % m, {}).get("pytorch", {}).get("tokens_per_s")
+        if not (f32 or b16 or i8):
+            continue
+        f = lambda v: "%.1f" % v if v else "-"
+        lines.append("| word-%s | %s | %s | %s | %s | %s | %s |" % (m, f(f32), f(b16), f(i8),
+                                                                 "%.2fx" % (i8 / f32) if i8 and f32 else "-", f(p32), f(p8)))
+        target("int8 streaming generation, word-%s: vs grassflow fp32 stream" % m, 3.0, i8 and f32 and i8 / f32)
+    lines.append("")
+
+
 def main():
     res_path, out = sys.argv[1], sys.argv[2]
     rows, by = load(res_path)
@@ -96,7 +142,7 @@ def main():
                   "| case | grassflow | PyTorch | ratio | grassflow matmul GFLOP/s | sgemm peak | utilisation |",
                   "|---|---|---|---|---|---|---|"]
     bars = []
-    for case in [c for c in by if c.startswith("train ")]:
+    for case in [c for c in by if c.startswith("train ") and not c.endswith(" bf16")]:
         r = ratio(case)
         if not r:
             continue
@@ -161,6 +207,7 @@ def main():
         lines.append("| word-%s | %.1f | %.1f | %.1f |" % (m, tps(st), tps(c.get("grassflow")),
                                                          c.get("pytorch", {}).get("tokens_per_s", float("nan"))))
     lines.append("")
+    lowp_section(by, lines, target)
     stream_sections(by, out, lines)
     lines.append("")
     # the issue's anchors: PyTorch figures measured earlier on this kind of machine with its own twin

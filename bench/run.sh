@@ -117,14 +117,16 @@ for ((i = 0; i < n; i++)); do
     if ! has $i model; then n_sweep=$((n_sweep + 1)); has $i linear || n_quad=$((n_quad + 1)); fi
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
-if [ $smoke = 1 ]; then per_old=40 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
-else per_old=510 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
-[ $only = 1 ] && per_old=0
-PLAN_OLD=$per_old PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
+if [ $smoke = 1 ]; then per_old=40 per_lowp=20 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
+else per_old=510 per_lowp=120 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
+# (per_lowp: an estimate, not yet timed on a quiet machine)
+[ $only = 1 ] && per_old=0 per_lowp=0
+PLAN_OLD=$per_old PLAN_LOWP=$per_lowp PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
 PLAN_STREAM=$((n_flat * per_flat + n_grow * per_grow))
-PLAN_TOTAL=$((PLAN_OLD + PLAN_TRAIN + PLAN_SWEEP + PLAN_STREAM))
+PLAN_TOTAL=$((PLAN_OLD + PLAN_LOWP + PLAN_TRAIN + PLAN_SWEEP + PLAN_STREAM))
 echo "== plan: $n mixers of $list; about $((PLAN_TOTAL / 60)) min $((PLAN_TOTAL % 60)) s on 2 quiet cores:" \
-    "models ${PLAN_OLD}s, training per mixer ${PLAN_TRAIN}s, length sweep ${PLAN_SWEEP}s, streaming ${PLAN_STREAM}s" >&2
+    "models ${PLAN_OLD}s, low precision ${PLAN_LOWP}s, training per mixer ${PLAN_TRAIN}s, length sweep ${PLAN_SWEEP}s," \
+    "streaming ${PLAN_STREAM}s" >&2
 T_START=$SECONDS
 phase_t0=$SECONDS
 phase_end() { # name planned_s: records the time a part took beside its plan
@@ -185,6 +187,30 @@ if [ $only = 0 ]; then
         bash bench/profile.sh "$out/profile-char-transformer.txt" 2 --config "$cfgdir/char-t.cfg.json" --batch $CB --seq-len $CL --steps 20
     fi
     phase_end models $PLAN_OLD
+fi
+
+# ---- low precision (docs/precision.md): bf16 training against PyTorch's bf16 autocast (both on oneDNN),
+# generation with int8 and bf16 weights against PyTorch's dynamic int8, word-level 6-layer models ---------
+if [ $only = 0 ]; then
+    LB=${WB##* }
+    if "$GF" --version | grep -q "^bf16 matmuls: oneDNN"; then
+        for m in g t; do
+            name=$([ $m = g ] && echo grassmann || echo transformer)
+            echo "== train word-$m bf16 (B=$LB L=$WL)" >&2
+            measure "train word $name B=$LB bf16" grassflow env OMP_NUM_THREADS=2 "$GF" bench train --config "$cfgdir/word-$m.cfg.json" --batch "$LB" --seq-len $WL --steps $STEPS --threads 2 --precision bf16 --json
+            measure "train word $name B=$LB bf16" pytorch env OMP_NUM_THREADS=2 ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY bench/torch_bench.py train --config "$cfgdir/word-$m.json" --batch "$LB" --seq-len $WL --steps $STEPS --threads 2 --precision bf16
+        done
+    else
+        skip "bf16 training" "$("$GF" --version | sed -n 's/^bf16 matmuls: //p')" "lowp skip bf16"
+    fi
+    for m in g t; do
+        for w in bf16 int8; do
+            echo "== generate word-$m stream, $w weights" >&2
+            measure "generate word-$m stream $w" grassflow "$GF" bench generate --config "$cfgdir/word-$m.cfg.json" --positions $((WL - TOK)) --tokens $TOK --threads 2 --weights $w --json
+        done
+        measure "generate word-$m int8" pytorch PYT bench/torch_bench.py generate --config "$cfgdir/word-$m.json" --tokens $TOK --threads 2 --weights int8
+    done
+    phase_end "low precision" $PLAN_LOWP
 fi
 
 # ---- every mixer: training against its PyTorch twin (grassmann-small, vocabulary 65, L $TL) --------------

@@ -147,10 +147,37 @@ def twin(cfg, a):
     return lean(model) if a.twin == "lean" else model
 
 
+def onednn_kernels(fn):
+    """Run fn once with oneDNN's verbose mode on and return what it said: the ISA line and the
+    implementations its primitives ran (e.g. brg:avx512_core_amx_bf16), so a table can say which kernel
+    ran. The verbose lines go to file descriptor 1; they are caught there, not printed."""
+    import tempfile
+    sys.stdout.flush()
+    saved, tmp = os.dup(1), tempfile.TemporaryFile(mode="w+")
+    os.dup2(tmp.fileno(), 1)
+    try:
+        with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+            fn()
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+    tmp.seek(0)
+    isa, impls = "", set()
+    for line in tmp:
+        f = line.strip().split(",")
+        if len(f) > 3 and f[1] == "info" and f[2] == "cpu" and f[3].startswith("isa:"):
+            isa = f[3][4:]
+        elif len(f) > 5 and f[1] == "exec":
+            impls.add("%s %s" % (f[3], f[4]))
+    return {"onednn_isa": isa, "onednn_kernels": sorted(impls)}
+
+
 def bench_train(a, cfg):
     torch.manual_seed(0)
     model = twin(cfg, a)
     model.train()
+    bf16 = a.precision == "bf16"  # PyTorch's bf16 autocast on the CPU: matmuls in bf16 through oneDNN
     V, B, L = cfg["vocab_size"], a.batch, a.seq_len
     classify = normalize_config(cfg)["task"] == "classify"  # one label per sequence, as `grassflow bench train`
     C = normalize_config(cfg)["head"].get("n_classes", V)
@@ -158,10 +185,14 @@ def bench_train(a, cfg):
     x = torch.randint(0, V, (B, L))
     y = torch.randint(0, C, (B,) if classify else (B, L))
     ts, tfs, tbs, tos = [], [], [], []
+    def fwd():
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits = model(x)
+            return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.view(-1))
+    kernels = onednn_kernels(lambda: fwd().backward()) if bf16 else {}
     for s in range(-1, a.steps):
         t0 = time.perf_counter()
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.view(-1))
+        loss = fwd()
         t1 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -174,7 +205,7 @@ def bench_train(a, cfg):
     return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
             "tokens_per_s": B * L / med(ts), "ms_forward": 1e3 * med(tfs), "ms_backward": 1e3 * med(tbs),
             "ms_optimizer": 1e3 * med(tos), "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "twin": a.twin, "twin_classes": twin_classes(model), "env": twin_env()}
+            "twin": a.twin, "twin_classes": twin_classes(model), "env": twin_env(), "precision": a.precision, **kernels}
 
 
 def twin_env():
@@ -240,6 +271,8 @@ def bench_mixer(a, cfg):
 
 def bench_generate(a, cfg):
     model = twin(cfg, a).eval()
+    if a.weights == "int8":  # PyTorch's dynamic int8: every nn.Linear's weights int8, activations per call
+        model = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     W = cfg["max_len"]
     x = torch.randint(0, cfg["vocab_size"], (1, W))
     t = 0.0
@@ -250,7 +283,8 @@ def bench_generate(a, cfg):
             if i >= 0:
                 t += time.perf_counter() - t0
     return {"bench": "generate", "impl": "pytorch", "window": W, "tokens_per_s": a.tokens / t,
-            "threads": torch.get_num_threads()}
+            "threads": torch.get_num_threads(), "weights": a.weights,
+            "int8_modules": sum(1 for mod in model.modules() if "quantized" in type(mod).__module__)}
 
 
 def main():
@@ -265,6 +299,8 @@ def main():
     ap.add_argument("--max-bytes", type=float, default=4 * 2 ** 30, help="mixer: memory budget (see bench_mixer)")
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="train: bf16 autocast")
+    ap.add_argument("--weights", default="fp32", choices=["fp32", "int8"], help="generate: dynamic int8")
     ap.add_argument("--twin", default="lean", choices=["lean", "reference"],
                     help="Grassmann mixer: lean (all offsets at once, mean before projection; default) "
                          "or the literal test reference (per-offset projection)")
