@@ -52,6 +52,24 @@ def unit_state(d):
     return "%d of %d runs done" % (sum(r["status"] == "done" for r in runs), len(runs))
 
 
+QUIET = 0.85  # a quiet run's median 10-step rate is 0.92-0.95 of its best; below this it shared the machine
+
+
+def shared_note(d):
+    """' (shared the machine: ...)' when the unit's median rate is under QUIET of its best, else ''."""
+    rates = []
+    runs = os.path.join(d, "runs")
+    for sub in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+        path = os.path.join(runs, sub, "metrics.jsonl")
+        for line in open(path) if os.path.exists(path) else []:
+            e = json.loads(line)
+            if e.get("type") == "train" and e.get("tokens_per_s"):
+                rates.append(e["tokens_per_s"])
+    if not rates or st.median(rates) >= QUIET * max(rates):
+        return ""
+    return " (shared the machine: its median rate is %.2f of its best)" % (st.median(rates) / max(rates))
+
+
 def window_rate(d, fallback):
     """Training tokens/s of a unit: the median of the rates its runs logged every few steps (metrics.jsonl,
     every seed's windows pooled), so a few minutes of another process on the machine do not move it; the
@@ -151,7 +169,7 @@ def table_a(out):
         lines.append("| %s | `%s` | %d | %s | %s | %d | %.0f | %s | %s |" % (
             name, model, m["params"], fmt(m["val_mean"], m["val_std"]), fmt(m["test_mean"], m["test_std"]), m["n"],
             window_rate(d, m["tokens_per_s"]), "%.0f MB" % rss if rss else "-", hms(m["wall_s"]) + ("" if state == "done" else
-                                                                                    " (" + state + ")")))
+                                                                                    " (" + state + ")") + shared_note(d)))
     return "\n".join(lines)
 
 
@@ -196,6 +214,7 @@ def c_points(out):
             if os.path.exists(sj):
                 r = json.load(open(sj))["results"][0]
                 p["stream_us"], p["state"] = r["us_per_token"], r["state_bytes"]
+            p["note"] = shared_note(d)
             pts[(name.split("-")[0], int(L))] = p
     return pts
 
@@ -204,8 +223,8 @@ def table_c(pts):
     lines = ["| mixer | L | params | val bits/char | test bits/char | training µs/token | streaming µs/token at L | "
              "stream state |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for (mixer, L), p in sorted(pts.items()):
-        lines.append("| %s | %d | %d | %.3f | %.3f | %.1f | %s | %s |" % (
-            mixer, L, p["params"], p["val_bpc"], p["test_bpc"], p["train_us"],
+        lines.append("| %s | %d | %d | %.3f | %.3f | %.1f%s | %s | %s |" % (
+            mixer, L, p["params"], p["val_bpc"], p["test_bpc"], p["train_us"], p.get("note", ""),
             "%.1f" % p["stream_us"] if "stream_us" in p else "-", kib(p.get("state"))))
     return "\n".join(lines)
 
