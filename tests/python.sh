@@ -7,7 +7,8 @@
 #   - ctypes (no PyTorch in the process): score = grassflow score / eval, generate (streamed, greedy and
 #     sampled) = grassflow generate, features = grassflow features --json (also of a Hugging Face DistilBERT
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
-#   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five;
+#   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
+#     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals.
 set -euo pipefail
 BUILD=${1:-build}
@@ -173,6 +174,12 @@ for name in $LMS classifier ablation ablation_classifier; do
     r=$($CHK perturbed "$ck" "$data")
     $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "$name: ... and a changed weight is seen ($r)" || fail "$name: a changed weight went unseen: $r"
+done
+for w in int8 bf16; do # a quantized file: PyTorch reads the values its weights stand for, as the C engine does
+    "$GF" quantize --ckpt "$tmp/grassmann/last.safetensors" --weights $w --out "$tmp/grassmann-$w.safetensors" >/dev/null
+    r=$($CHK torch "$tmp/grassmann-$w.safetensors" "$TEXT")
+    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
+        && pass "grassmann, $w weights (grassflow quantize): torch logits = C logits ($r)" || fail "$w file in torch: $r"
 done
 for name in grassmann ablation; do # ablation: pair.weight and no gate.* written back by PyTorch
     r=$($CHK finetune "$tmp/$name/last.safetensors" "$TEXT" "$tmp/tuned-$name.safetensors")

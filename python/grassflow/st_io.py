@@ -83,3 +83,22 @@ def write(path, tensors, metadata=None):
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def dequantize(tensors, metadata=None):
+    """The F32 tensors an int8 or bf16 checkpoint (grassflow quantize; docs/precision.md) stands for: an I8
+    matrix NAME times its row scales NAME.scale (w = q * scale, in float32 as grassflow computes it), a BF16
+    one widened to float32; every other tensor as it is. The .scale entries are dropped."""
+    out = {}
+    for name, arr in tensors.items():
+        if name.endswith(".scale") and name[:-6] in tensors and tensors[name[:-6]].dtype == np.int8:
+            continue
+        if arr.dtype == np.int8:
+            if name + ".scale" not in tensors:
+                raise ValueError("tensor %s is I8 without its scales %s.scale" % (name, name))
+            out[name] = arr.astype(np.float32) * tensors[name + ".scale"].astype(np.float32)[:, None]
+        elif arr.dtype == np.uint16:  # BF16 bits
+            out[name] = (arr.astype(np.uint32) << 16).view(np.float32)
+        else:
+            out[name] = arr
+    return out

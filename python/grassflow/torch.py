@@ -34,6 +34,7 @@ def load(path, dtype=torch.float32):
         raise ValueError("%s is a folder; grassflow.torch.load reads a grassflow checkpoint (.safetensors)\nHINT: a "
                          "Hugging Face folder: grassflow.load(path) reads it, or save it from PyTorch" % path)
     tensors, meta = st_io.read(path)
+    tensors = st_io.dequantize(tensors)  # an int8 or bf16 file: the F32 values its weights stand for
     if "config" not in meta:
         raise ValueError("%s: no __metadata__['config']; this is not a grassflow checkpoint" % path)
     try:
@@ -55,7 +56,7 @@ def save(model, path, overwrite=False):
     meta = {"format": "pt", "config": json.dumps(model.cfg_in)}
     # what it was loaded with, but the numbers of the run it came from (its step, its validation loss)
     meta.update({k: v for k, v in (getattr(model, "grassflow_metadata", None) or {}).items()
-                 if k not in ("step", "val_loss")})
+                 if k not in ("step", "val_loss", "weights", "weights_layout")})  # saved as F32
     meta["producer"] = "grassflow.torch"
     sd = model.state_dict()
     st_io.write(path, {k: v.detach().to("cpu", torch.float32).numpy() for k, v in sd.items()}, meta)

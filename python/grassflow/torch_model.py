@@ -580,6 +580,7 @@ def load_checkpoint(path):
     """Read a grassflow checkpoint -> (float64 model in eval mode, config string as read)."""
     from grassflow import st_io
     tensors, meta = st_io.read(path)
+    tensors = st_io.dequantize(tensors)
     if "config" not in meta:
         raise ValueError("%s: no __metadata__['config']" % path)
     cfg_str = meta["config"]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# oneDNN against libxsmm for the bf16 matmuls of training (issue 28: "measure both and say which"): builds
+# bench/gemm_bf16.c against build/libgrassflow.a and Debian's libxsmm 1.17 (libxsmm-dev, installed here if
+# missing) and prints its table, one thread each (libxsmm_bsgemm has one). Run it on a quiet machine.
+#   bash bench/gemm_bf16.sh [REPS]      (default 5: the best of REPS timed calls after a warm-up)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -e /usr/lib/libxsmm.a ] || { echo "gemm_bf16: installing libxsmm-dev" >&2; apt-get install -y -qq libxsmm-dev >/dev/null; }
+make -s all >/dev/null
+bin=$(mktemp /tmp/grassflow-gemm-bf16-XXXXXX)
+trap 'rm -f "$bin"' EXIT
+OB=/usr/lib/x86_64-linux-gnu/openblas-openmp
+gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -fopenmp bench/gemm_bf16.c -o "$bin" build/libgrassflow.a \
+    /usr/lib/libxsmmext.a /usr/lib/libxsmm.a -lcjson -llzma -lm -L$OB -Wl,-rpath,$OB -lopenblas -ldnnl -ldl -lpthread
+echo "bench/gemm_bf16.sh on $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), one thread:"
+echo
+OMP_NUM_THREADS=1 "$bin" "${1:-5}"
