@@ -55,33 +55,32 @@ def unit_state(d):
 QUIET = 0.85  # a quiet run's median 10-step rate is 0.92-0.95 of its best; below this it shared the machine
 
 
+def logged_rates(d):
+    """The tokens/s every run of unit d logged every 10 steps (each metrics.jsonl under d/runs: a model's,
+    or each seed's of it)."""
+    rates = []
+    for root, _, files in sorted(os.walk(os.path.join(d, "runs"))):
+        if "metrics.jsonl" in files:
+            for line in open(os.path.join(root, "metrics.jsonl")):
+                e = json.loads(line)
+                if e.get("type") == "train" and e.get("tokens_per_s"):
+                    rates.append(e["tokens_per_s"])
+    return rates
+
+
 def shared_note(d):
     """' (shared the machine: ...)' when the unit's median rate is under QUIET of its best, else ''."""
-    rates = []
-    runs = os.path.join(d, "runs")
-    for sub in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
-        path = os.path.join(runs, sub, "metrics.jsonl")
-        for line in open(path) if os.path.exists(path) else []:
-            e = json.loads(line)
-            if e.get("type") == "train" and e.get("tokens_per_s"):
-                rates.append(e["tokens_per_s"])
+    rates = logged_rates(d)
     if not rates or st.median(rates) >= QUIET * max(rates):
         return ""
     return " (shared the machine: its median rate is %.2f of its best)" % (st.median(rates) / max(rates))
 
 
 def window_rate(d, fallback):
-    """Training tokens/s of a unit: the median of the rates its runs logged every few steps (metrics.jsonl,
-    every seed's windows pooled), so a few minutes of another process on the machine do not move it; the
-    compare's mean rate (fallback) when no run logged one."""
-    rates = []
-    runs = os.path.join(d, "runs")
-    for sub in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
-        path = os.path.join(runs, sub, "metrics.jsonl")
-        for line in open(path) if os.path.exists(path) else []:
-            e = json.loads(line)
-            if e.get("type") == "train" and e.get("tokens_per_s"):
-                rates.append(e["tokens_per_s"])
+    """Training tokens/s of a unit: the median of the rates its runs logged every 10 steps (every seed's
+    pooled), so that a few minutes of another process on the machine do not move it; the compare's mean
+    rate (fallback) when no run logged one."""
+    rates = logged_rates(d)
     return st.median(rates) if rates else fallback
 
 
