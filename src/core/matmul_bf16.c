@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/bf16.h"
+#include "core/error.h"
 
 void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -143,16 +144,21 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
     return st;
 }
 
+static bool same(const shape *a, const shape *b) { /* field by field: the struct has padding */
+    return a->M == b->M && a->N == b->N && a->K == b->K && a->ldc == b->ldc && a->alpha == b->alpha &&
+           a->beta == b->beta && a->ta == b->ta && a->tb == b->tb;
+}
+
 /* The table's primitive for s (made and added when new); *temp when the table is full and the primitive is
  * the caller's to destroy. */
 static dnnl_primitive_t lookup(const shape *s, size_t *scratch, bool *temp) {
     *temp = false;
     const int n = __atomic_load_n(&g_n, __ATOMIC_ACQUIRE);
     for (int i = 0; i < n; i++)
-        if (!memcmp(&g_table[i].s, s, sizeof *s)) return *scratch = g_table[i].scratch, g_table[i].prim;
+        if (same(&g_table[i].s, s)) return *scratch = g_table[i].scratch, g_table[i].prim;
     pthread_mutex_lock(&g_lock);
     for (int i = n; i < g_n; i++) /* another thread may have made it meanwhile */
-        if (!memcmp(&g_table[i].s, s, sizeof *s)) {
+        if (same(&g_table[i].s, s)) {
             pthread_mutex_unlock(&g_lock);
             return *scratch = g_table[i].scratch, g_table[i].prim;
         }
@@ -161,8 +167,13 @@ static dnnl_primitive_t lookup(const shape *s, size_t *scratch, bool *temp) {
     else if (g_n < N_ENTRIES) {
         g_table[g_n] = (entry){.s = *s, .prim = p, .scratch = *scratch};
         __atomic_store_n(&g_n, g_n + 1, __ATOMIC_RELEASE);
-    } else
-        *temp = true;
+    } else {
+        static bool said;
+        if (!said)
+            gf_note("more than %d bf16 matmul shapes in this process (sequence lengths that vary from batch to batch?): "
+                    "the others make their oneDNN primitive at every call, which is slower", N_ENTRIES);
+        said = *temp = true;
+    }
     pthread_mutex_unlock(&g_lock);
     return p;
 }
