@@ -126,9 +126,10 @@ static void test_matmul(void **state) {
     uint64_t seed = 100;
     for (int t = 0; t < 4; t++) {
         const bool ta = t & 1, tb = t & 2;
-        one_shape(ta, tb, 37, 29, 70, 1.0f, 0.0f, seed += 10);
-        one_shape(ta, tb, 64, 48, 33, 0.5f, 1.0f, seed += 10);
-        one_shape(ta, tb, 5, 130, 64, -1.25f, 0.25f, seed += 10);
+        /* each at least GF_BF16_MIN_MACS multiply-adds, with odd sizes */
+        one_shape(ta, tb, 137, 129, 70, 1.0f, 0.0f, seed += 10);
+        one_shape(ta, tb, 164, 48, 135, 0.5f, 1.0f, seed += 10);
+        one_shape(ta, tb, 9, 1130, 104, -1.25f, 0.25f, seed += 10);
     }
     assert_non_null(strstr(gf_bf16_isa(), "avx512_core"));
     assert_true(gf_bf16_kernel()[0] != '\0');
@@ -138,7 +139,7 @@ static void test_matmul(void **state) {
 static void test_small_stays_fp32(void **state) {
     (void)state;
     if (!bf16_here()) skip();
-    const int64_t shapes[][3] = {{1, 300, 200}, {8, 8, 8}, {15, 16, 16}};
+    const int64_t shapes[][3] = {{1, 3000, 400}, {8, 8, 8}, {63, 128, 128}}; /* one row; under GF_BF16_MIN_MACS */
     for (int s = 0; s < 3; s++) {
         const int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
         float *A = falloc(M * K), *B = falloc(N * K), *C = falloc(M * N), *F = falloc(M * N);

@@ -100,7 +100,7 @@ recipe_precision() { # the "precision" of a checkpoint's recipe ("-": none, whic
 import sys, json; sys.path.insert(0, 'tests/torch_ref'); import st_io
 print(json.loads(st_io.read(sys.argv[1])[1]['train']).get('precision', '-'))" "$1"
 }
-RB="--model hybrid-tiny --corpus tinyshakespeare --steps 16 --batch 4 --seq-len 32 --accum 2 --dropout 0.1 --eval-every 8 --warmup 3"
+RB="--model hybrid-tiny --corpus tinyshakespeare --steps 16 --batch 16 --seq-len 32 --accum 2 --dropout 0.1 --eval-every 8 --warmup 3"
 if "$GF" --version | grep -q "^bf16 matmuls: oneDNN"; then
     expect 0 "bf16: an uninterrupted run" "$GF" train $RB --precision bf16 --out "$tmp/ba"
     expect 0 "bf16: a run stopped at step 7" "$GF" train $RB --precision bf16 --out "$tmp/bb" --stop-at 7
