@@ -1467,7 +1467,7 @@ void gf_blas_flops_reset(void);
  * products and their sums in fp32; through oneDNN's matmul, on AMX or AVX512_BF16). In bf16, a matmul of
  * one row or of fewer than GF_BF16_MIN_MACS multiply-adds stays fp32. gf_train sets it from the recipe for
  * its steps and evaluates in fp32. */
-/* gf_precision: see gf_train_opts (its definition is above, with the training recipe). */
+/* gf_precision is defined above, with the training recipe (gf_train_opts.precision). */
 #define GF_BF16_MIN_MACS (1 << 20) /* 2 threads, AMX: oneDNN is 0.6x OpenBLAS at 64^3, 1.3x at 128^3 */
 const char *gf_precision_name(gf_precision p); /* "fp32", "bf16" */
 int gf_precision_parse(const char *s, gf_precision *p); /* 0, or -1 for a name not listed above */
