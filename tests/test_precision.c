@@ -193,19 +193,25 @@ static void test_int8_rows(void **state) {
     assert_true(s == 0.0f && q[0] == 0 && q[2] == 0);
 }
 
+/* R x C floats as the int8 door keeps them: codes + 128 and a scale per row. */
+static void quantize_rows(const float *w, int64_t R, int64_t C, uint8_t *u8, float *scale) {
+    int8_t *q = talloc((size_t)C);
+    for (int64_t r = 0; r < R; r++) {
+        gf_quant_int8_row(w + r * C, C, q, &scale[r]);
+        for (int64_t c = 0; c < C; c++) u8[r * C + c] = (uint8_t)(q[c] + 128);
+    }
+}
+
 static void test_gemv_int8(void **state) {
     (void)state;
     if (!gf_int8_cpu()) skip();
     const int64_t R = 23, C = 300;
     float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R), *scale = falloc(R);
     uint8_t *u8 = talloc((size_t)(R * C));
-    int8_t *q = talloc((size_t)C), *qx = talloc((size_t)C);
+    int8_t *qx = talloc((size_t)C);
     tl_fill_uniform(w, R * C, 11, -0.2f, 0.2f);
     tl_fill_uniform(x, C, 12, -3, 3);
-    for (int64_t r = 0; r < R; r++) {
-        gf_quant_int8_row(w + r * C, C, q, &scale[r]);
-        for (int64_t c = 0; c < C; c++) u8[r * C + c] = (uint8_t)(q[c] + 128);
-    }
+    quantize_rows(w, R, C, u8, scale);
     gf_set_parallel_threshold(0);
     for (int64_t cols = 1; cols <= C; cols += cols < 70 ? 1 : 23) /* every tail of the 64-byte loop */
         for (int ab = 0; ab < 3; ab++) {
@@ -243,13 +249,10 @@ static void test_door(void **state) {
     const int64_t R = 40, C = 96;
     float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *want = falloc(R), *scale = falloc(R);
     uint8_t *u8 = talloc((size_t)(R * C));
-    int8_t *q = talloc((size_t)C), *qx = talloc((size_t)C);
+    int8_t *qx = talloc((size_t)C);
     tl_fill_uniform(w, R * C, 31, -0.5f, 0.5f);
     tl_fill_uniform(x, C, 32, -1, 1);
-    for (int64_t r = 0; r < R; r++) {
-        gf_quant_int8_row(w + r * C, C, q, &scale[r]);
-        for (int64_t c = 0; c < C; c++) u8[r * C + c] = (uint8_t)(q[c] + 128);
-    }
+    quantize_rows(w, R, C, u8, scale);
     const gf_lowp_mat m = {.kind = GF_WEIGHTS_INT8, .w = w, .rows = R, .cols = C, .u8 = u8, .scale = scale};
     assert_int_equal(gf_lowp_add(&m), 0);
     /* the whole matrix, then rows 8..31 and columns 32..95 (a block, as the gate's second half is read) */
