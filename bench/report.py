@@ -5,6 +5,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_mixers import g_cross, mixer_sections, stream_sections, timing_section  # noqa: E402
+import report_readme  # noqa: E402
 
 
 def load(path):
@@ -59,21 +60,62 @@ PROFILES = {"char-level Grassmann": "profile-char-grassmann.txt", "char-level Tr
             "FLOP utilisation, word level B=32 (Transformer)": "profile-word-transformer.txt"}
 
 
+def needed_peak(c, need):
+    """What a throughput target asks of this machine: the share of the sgemm peak that grassflow's matmuls
+    alone would need to run at `need` times PyTorch's tokens/s (its own FLOPs a token, the peak measured
+    in the run). Over 100% the target cannot be met on this machine without doing fewer FLOPs."""
+    g, p = c.get("grassflow", {}), c.get("pytorch", {})
+    if not all(k in g for k in ("gflop_per_step", "batch", "seq_len", "sgemm_peak_gflops")) or "tokens_per_s" not in p:
+        return ""
+    gflops = need * p["tokens_per_s"] * g["gflop_per_step"] / (g["batch"] * g["seq_len"])
+    return " (at %gx PyTorch the whole step must run its matmul FLOPs at %.0f%% of the sgemm peak; now %.0f%%)" % (
+        need, 100 * gflops / g["sgemm_peak_gflops"], 100 * g.get("utilisation", 0))
+
+
+def median(xs):
+    xs = sorted(xs)
+    return (xs[len(xs) // 2] + xs[(len(xs) - 1) // 2]) / 2 if xs else None
+
+
+def lowp_rounds(by):
+    """{"word grassmann B=32": {"fp32": [tokens/s...], "bf16": [...], "bf16_row": a bf16 result}}: bench/run.sh's
+    alternated rounds of grassflow fp32 and bf16 training ("lowp word grassmann B=32 bf16 2")."""
+    out = {}
+    for case, impls in by.items():
+        parts = case.split()
+        if parts[0] != "lowp" or "grassflow" not in impls or "tokens_per_s" not in impls["grassflow"]:
+            continue
+        key, prec = " ".join(parts[1:-2]), parts[-2]
+        e = out.setdefault(key, {"fp32": [], "bf16": [], "bf16_row": {}})
+        e[prec].append(impls["grassflow"]["tokens_per_s"])
+        if prec == "bf16":
+            e["bf16_row"] = impls["grassflow"]
+    return {k: v for k, v in out.items() if v["fp32"] and v["bf16"]}
+
+
 def lowp_section(by, lines, target):
     """bf16 training against fp32 and PyTorch's bf16 autocast; int8 and bf16 weights in generation."""
     tr = [c for c in by if c.startswith("train word ") and c.endswith(" bf16")]
+    tr += ["train %s bf16" % k for k in lowp_rounds(by) if "train %s bf16" % k not in tr]
     if not tr and not any(c.startswith("generate word-g stream ") for c in by):
         return
     lines += ["## Low precision (docs/precision.md)", "",
               "bf16 training (`train --precision bf16`: bf16 matmuls through oneDNN, fp32 master weights) against "
               "grassflow's fp32 and PyTorch's bf16 autocast (the same oneDNN), word-level 6-layer models; the kernels "
-              "are what each side's oneDNN reported.", "",
+              "are what each side's oneDNN reported." + (
+                  " grassflow's fp32 and bf16 runs alternate %d times and the table shows the median of each (its "
+                  "fp32 column can differ from the training table's single run)."
+                  % max(len(r["bf16"]) for r in lowp_rounds(by).values()) if lowp_rounds(by) else ""), "",
               "| case | grassflow fp32 | grassflow bf16 | bf16 / fp32 | PyTorch fp32 | PyTorch bf16 autocast | "
               "grassflow bf16 / PyTorch bf16 | kernels (grassflow; PyTorch) |", "|---|---|---|---|---|---|---|---|"]
+    rounds = lowp_rounds(by)
     for case in tr:
         base = case[:-5]
-        g16, p16 = by[case].get("grassflow", {}), by[case].get("pytorch", {})
+        g16, p16 = by.get(case, {}).get("grassflow", {}), by.get(case, {}).get("pytorch", {})
         g32, p32 = by.get(base, {}).get("grassflow", {}), by.get(base, {}).get("pytorch", {})
+        if base[6:] in rounds:  # grassflow's fp32 and bf16 alternated: the median of each
+            r = rounds[base[6:]]
+            g32, g16 = dict(g32, tokens_per_s=median(r["fp32"])), dict(r["bf16_row"], tokens_per_s=median(r["bf16"]))
         t = lambda r: r.get("tokens_per_s")
         num = lambda v: "%.0f" % v if v else "-"
         rat = lambda a, b: "%.2fx" % (a / b) if a and b else "-"
@@ -129,7 +171,7 @@ def main():
              "environment we found for it on this machine: `%s`. Debian's default (pthread OpenBLAS, glibc malloc) "
              "is 1.5-2x slower; see bench/run.sh for the measurements behind each setting."
              % (twin_env(by) or "default"), ""]
-    targets = []
+    targets, missed = [], []
 
     def ratio(case):
         c = by.get(case, {})
@@ -157,25 +199,29 @@ def main():
 
     import os
 
-    def target(name, need, got, unit="x", at_most=False):
+    def target(name, need, got, unit="x", at_most=False, case=None):
         ok = got is not None and (got <= need if at_most else got >= need)
         verdict = "met" if ok else "**not met**" if got is not None else "not measured in this run"
+        if case and got is not None and not ok:
+            verdict += needed_peak(by.get(case, {}), need)
         if not ok:
             prof = [f for k, f in PROFILES.items() if name.startswith(k) and os.path.exists(os.path.join(out, f))]
             if prof:
                 verdict += " (profile: [%s](%s))" % (prof[0], prof[0])
         targets.append("| %s | %s %g%s | %s | %s |" % (name, "<=" if at_most else ">=", need, unit,
                                                         "n/a" if got is None else "%.2f%s" % (got, unit), verdict))
+        if got is not None and not ok:
+            missed.append("%s (%.2f%s, needed %s %g%s)" % (name, got, unit, "<=" if at_most else ">=", need, unit))
 
     for B in (8, 32):
         r = ratio("train word grassmann B=%d" % B)
-        target("word-level Grassmann B=%d vs PyTorch" % B, 1.5, r and r[0] / r[1])
+        target("word-level Grassmann B=%d vs PyTorch" % B, 1.5, r and r[0] / r[1], case="train word grassmann B=%d" % B)
         r = ratio("train word transformer B=%d" % B)
-        target("word-level Transformer B=%d vs PyTorch" % B, 1.2, r and r[0] / r[1])
+        target("word-level Transformer B=%d vs PyTorch" % B, 1.2, r and r[0] / r[1], case="train word transformer B=%d" % B)
     r = ratio("train char grassmann")
-    target("char-level Grassmann vs PyTorch", 3.0, r and r[0] / r[1])
+    target("char-level Grassmann vs PyTorch", 3.0, r and r[0] / r[1], case="train char grassmann")
     r = ratio("train char transformer")
-    target("char-level Transformer vs PyTorch", 2.0, r and r[0] / r[1])
+    target("char-level Transformer vs PyTorch", 2.0, r and r[0] / r[1], case="train char transformer")
     g32 = by.get("train word grassmann B=32", {}).get("grassflow")
     target("FLOP utilisation, word level B=32 (Grassmann)", 70, g32 and 100 * g32["utilisation"], "%")
     t32 = by.get("train word transformer B=32", {}).get("grassflow")
@@ -232,6 +278,11 @@ def main():
               "| case | grassflow tokens/s | anchor tokens/s | ratio | needed | |", "|---|---|---|---|---|---|"] + anchor_rows
     timing_section(by, lines)
     open(out + "/README.md", "w").write("\n".join(lines) + "\n")
+    if "--readme" in sys.argv:  # bench/run.sh's full run: the README's table from the same results
+        path = sys.argv[sys.argv.index("--readme") + 1]
+        if not report_readme.update(path, report_readme.block(by, lowp_rounds, median, missed)):
+            print("report.py: %s has no %s ... %s markers; its table was not written" % (
+                path, report_readme.BEGIN, report_readme.END), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -60,14 +60,14 @@ config() { # name -> writes $cfgdir/name.json; args: grassflow model options
 }
 
 if [ $smoke = 1 ]; then
-    STEPS=1; TOK=2; STOK=2
+    STEPS=1; TOK=2; STOK=2; LREPS=1
     config word-g --model grassmann-tiny --set dropout=0; config word-t --model transformer-tiny --set dropout=0
     config char-g --model grassmann-tiny --set dropout=0; config char-t --model transformer-tiny --set dropout=0
     WB="2 4"; WL=16; CB=2; CL=32
     # the last length is over the memory budget on both sides: the skip is exercised too
     MLENS=64,128,65536; MREPS=1; MAXB=$((256 << 20)); TB=1; TL=128; MSTEPS=1; SPOS=10,1000; SFAR=2000; SFARCUT=1000
 else
-    STEPS=8; TOK=16; STOK=32
+    STEPS=8; TOK=16; STOK=32; LREPS=3
     # word level: WikiText-2's 33,278 words, L=128, pre-LN, offsets 1..16, tied head, no dropout
     config word-g --model grassmann-6L --vocab 33278 --set dropout=0
     config word-t --model transformer-6L --vocab 33278 --set dropout=0
@@ -118,8 +118,8 @@ for ((i = 0; i < n; i++)); do
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
 if [ $smoke = 1 ]; then per_old=40 per_lowp=20 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
-else per_old=510 per_lowp=120 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
-# (per_lowp: an estimate, not yet timed on a quiet machine)
+else per_old=510 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
+# (per_lowp: 77 s on 2026-11-26 with one bf16 run a model; 3 rounds of fp32 and bf16 add about 3.5 min)
 [ $only = 1 ] && per_old=0 per_lowp=0
 PLAN_OLD=$per_old PLAN_LOWP=$per_lowp PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
 PLAN_STREAM=$((n_flat * per_flat + n_grow * per_grow))
@@ -196,8 +196,14 @@ if [ $only = 0 ]; then
     if "$GF" --version | grep -q "^bf16 matmuls: oneDNN"; then
         for m in g t; do
             name=$([ $m = g ] && echo grassmann || echo transformer)
-            echo "== train word-$m bf16 (B=$LB L=$WL)" >&2
-            measure "train word $name B=$LB bf16" grassflow env OMP_NUM_THREADS=2 "$GF" bench train --config "$cfgdir/word-$m.cfg.json" --batch "$LB" --seq-len $WL --steps $STEPS --threads 2 --precision bf16 --json
+            # grassflow's fp32 and bf16 alternated LREPS times: the ratio is of the two medians, so that a
+            # few seconds of another process do not decide it (single runs moved it from 1.54x to 1.72x)
+            for ((r = 1; r <= LREPS; r++)); do
+                echo "== train word-$m fp32 and bf16, round $r of $LREPS (B=$LB L=$WL)" >&2
+                for p in fp32 bf16; do
+                    measure "lowp word $name B=$LB $p $r" grassflow env OMP_NUM_THREADS=2 "$GF" bench train --config "$cfgdir/word-$m.cfg.json" --batch "$LB" --seq-len $WL --steps $STEPS --threads 2 --precision $p --json
+                done
+            done
             measure "train word $name B=$LB bf16" pytorch env OMP_NUM_THREADS=2 ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY bench/torch_bench.py train --config "$cfgdir/word-$m.json" --batch "$LB" --seq-len $WL --steps $STEPS --threads 2 --precision bf16
         done
     else
@@ -258,6 +264,8 @@ done
 phase_end streaming $PLAN_STREAM
 record "timing total" "" "{\"phase\": \"total\", \"planned_s\": $PLAN_TOTAL, \"actual_s\": $((SECONDS - T_START))}"
 
-$PY bench/report.py "$res" "$out" "$list"
+readme=()
+[ $smoke = 0 ] && [ "$out" -ef docs/bench ] && readme=(--readme README.md) # the README's table: full runs only
+$PY bench/report.py "$res" "$out" "$list" ${readme[@]+"${readme[@]}"}
 echo "== wrote $out/README.md in $((SECONDS - T_START)) s (planned $PLAN_TOTAL s)" >&2
 if [ $smoke = 1 ]; then cat "$out/README.md"; fi

@@ -81,4 +81,36 @@ grep -qE "^\| failing \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R
 grep -q "^| failing | | | | skipped: bidirectional only: it does not stream | |$" "$R" || fail "report: a bidir mixer is not streamed"
 grep -q "^| stream " "$R" && fail "report: a stream skip shows as a mixer of the list"
 grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
+# the README's table (bench/report.py --readme): written between the markers from the results, the rest of
+# the file kept; grassflow's alternated fp32/bf16 rounds judged by their medians; a file without markers
+# left alone with a message
+cat >"$tmp/lowp.jsonl" <<'RES'
+{"case": "machine", "impl": "", "date": "2026-01-01T00:00Z", "cpu": "Test CPU", "cores": 2, "blas": "blas: x", "omp_num_threads": "2"}
+{"case": "train word grassmann B=32", "impl": "grassflow", "tokens_per_s": 2000, "gflops": 1, "sgemm_peak_gflops": 200, "utilisation": 0.8, "threads": 2}
+{"case": "train word grassmann B=32", "impl": "pytorch", "tokens_per_s": 1000}
+{"case": "lowp word grassmann B=32 fp32 1", "impl": "grassflow", "tokens_per_s": 1000}
+{"case": "lowp word grassmann B=32 bf16 1", "impl": "grassflow", "tokens_per_s": 1500}
+{"case": "lowp word grassmann B=32 fp32 2", "impl": "grassflow", "tokens_per_s": 1100}
+{"case": "lowp word grassmann B=32 bf16 2", "impl": "grassflow", "tokens_per_s": 1900}
+{"case": "lowp word grassmann B=32 fp32 3", "impl": "grassflow", "tokens_per_s": 1200}
+{"case": "lowp word grassmann B=32 bf16 3", "impl": "grassflow", "tokens_per_s": 1800}
+{"case": "train word grassmann B=32 bf16", "impl": "pytorch", "tokens_per_s": 900}
+RES
+printf 'top\n<!-- bench:begin -->\nold figures\n<!-- bench:end -->\nbottom\n' >"$tmp/readme.md"
+mkdir -p "$tmp/lowp"
+$PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/readme.md" || fail "report.py --readme"
+grep -q "^| word grassmann B=32 | 1100 | 1800 | 1.64x | 1000 | 900 | 2.00x |" "$tmp/lowp/README.md" \
+    || fail "report: the bf16 row is the median of the alternated rounds (1800 / 1100)"
+grep -q "^bf16 training, word grassmann B=32: vs grassflow fp32 | >= 1.6x | 1.64x | met |" <(sed 's/^| //' "$tmp/lowp/README.md") \
+    || fail "report: the bf16 target judged on the medians"
+head -1 "$tmp/readme.md" | grep -qx top && tail -1 "$tmp/readme.md" | grep -qx bottom || fail "report --readme: the rest of the file kept"
+grep -q "old figures" "$tmp/readme.md" && fail "report --readme: the old table is still there"
+grep -q "^Its run of 2026-01-01 00:00 UTC (Test CPU, 2 cores; .*sgemm peak 200 GFLOP/s on 2 threads" "$tmp/readme.md" \
+    || fail "report --readme: the run's machine line"
+grep -q "^| bf16, words, B=32: .* | 1,800 / - | 900 / - | 2.00x / - |" "$tmp/readme.md" || fail "report --readme: the bf16 row"
+grep -q "^| \`grassmann-6L\`, words, B=8 / 32 | - / 2,000 | - / 1,000 | - / 2.00x |" "$tmp/readme.md" || fail "report --readme: a training row"
+printf 'no markers\n' >"$tmp/plain.md"
+$PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/plain.md" 2>"$tmp/err"
+grep -qx "no markers" "$tmp/plain.md" && grep -q "has no <!-- bench:begin --> ... <!-- bench:end --> markers" "$tmp/err" \
+    || fail "report --readme: a file without markers is left alone, with a message"
 echo "bench: all passed"
