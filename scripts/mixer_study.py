@@ -165,9 +165,9 @@ def table_a(out):
             lines.append("| %s | `%s` | - | - | - | 0 | - | - | %s |" % (name, model, state.replace("|", "/")))
             continue
         rss = peak_mb(d)
-        lines.append("| %s | `%s` | %d | %s | %s | %d | %.0f | %s | %s |" % (
+        lines.append("| %s | `%s` | %d | %s | %s | %d | %s | %s | %s |" % (
             name, model, m["params"], fmt(m["val_mean"], m["val_std"]), fmt(m["test_mean"], m["test_std"]), m["n"],
-            window_rate(d, m["tokens_per_s"]), "%.0f MB" % rss if rss else "-", hms(m["wall_s"]) + ("" if state == "done" else
+            rate_cell(out, "a", d, window_rate(d, m["tokens_per_s"])), "%.0f MB" % rss if rss else "-", hms(m["wall_s"]) + ("" if state == "done" else
                                                                                     " (" + state + ")") + shared_note(d)))
     return "\n".join(lines)
 
@@ -184,15 +184,46 @@ def commands(out, dirs, extra=()):
     return "```sh\n" + "\n".join(cmds) + "\n```" if cmds else ""
 
 
+def trained_units(out, part):
+    """The unit folders of a part that trained at least one run, in order."""
+    top = os.path.join(out, part)
+    dirs = sorted(os.path.join(top, n) for n in os.listdir(top)) if os.path.isdir(top) else []
+    return [d for d in dirs if summary(d) and any(m["n"] for m in summary(d)["models"])]
+
+
+def machine(d):
+    """(OpenBLAS kernel, CPU) that unit d trained with."""
+    r = summary(d)["recipe"]
+    return r["blas_kernel"], r["cpu"]
+
+
+def cpus(out, part):
+    return sorted({machine(d)[1] for d in trained_units(out, part)})
+
+
+def rate_cell(out, part, d, rate):
+    """A unit's training tokens/s; with the CPU's short name when the part's units ran on more than one
+    CPU (sessions move between machines), since a rate only compares with rates on the same CPU."""
+    if len(cpus(out, part)) < 2:
+        return "%.0f" % rate
+    cpu = machine(d)[1]
+    short = next((w for w in ("Xeon", "EPYC") if w in cpu), cpu)
+    return "%.0f (%s)" % (rate, short)
+
+
 def recipe_line(out, part):
-    for d in sorted(os.path.join(out, part, n) for n in os.listdir(os.path.join(out, part))) if os.path.isdir(
-            os.path.join(out, part)) else []:
-        s = summary(d)
-        if s and any(m["n"] for m in s["models"]):
-            r = s["recipe"]
-            return "Machine: OpenBLAS kernel %s (%s threads), CPU %s; tokenizer %s." % (
-                r["blas_kernel"], r["blas_threads"], r["cpu"], r["tokenizer_used"])
-    return ""
+    units = trained_units(out, part)
+    if not units:
+        return ""
+    r = summary(units[0])["recipe"]
+    seen = sorted({machine(d) for d in units})
+    line = "Machine: %s (%s threads); tokenizer %s." % (
+        "; ".join("OpenBLAS kernel %s, CPU %s" % m for m in seen), r["blas_threads"], r["tokenizer_used"])
+    if len(cpus(out, part)) > 1:
+        line += (" The runs of this part were made on more than one CPU (each rate names its CPU): training "
+                 "tokens/s compare only between rows on the same CPU; the plan above times every variant on one "
+                 "machine.")
+    return line
 
 
 # ---- part (c) ---------------------------------------------------------------------------------------------------
