@@ -177,6 +177,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/plot.sh $(BUILD)
 	bash tests/mixer_study.sh
+	$(TEST_ENV) bash tests/precision_study.sh $(BUILD)
 	$(TEST_ENV) bash tests/honest.sh $(BUILD)
 	bash tests/layout.sh
 

@@ -18,13 +18,14 @@ transformer-small|transformer-small" C_LENS="256 1024 4096" C_WINDOW=128 C_GEN=6
     C_TOKENS_FULL=8192 C_STEPS_FULL=600 QUICK=0
 O=$tmp/study
 # unit DIR MODEL VAL TEST TOKENS_PER_S RUNS_DONE(of 2): a compare's summary.json as grassflow compare writes it
+# (the CPU of its recipe: $CPU, default "a CPU")
 unit() {
     mkdir -p "$1/runs"
-    $PY - "$@" <<'PYEOF'
+    $PY - "$@" "${CPU:-a CPU}" <<'PYEOF'
 import json, sys
 d, model, val, test, tps, done = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 runs = [{"seed": k + 1, "status": "done" if k < done else "stopped"} for k in range(2)]
-s = {"complete": done == 2, "recipe": {"blas_kernel": "Haswell", "blas_threads": 2, "cpu": "a CPU", "tokenizer_used": "word"},
+s = {"complete": done == 2, "recipe": {"blas_kernel": "Haswell", "blas_threads": 2, "cpu": sys.argv[7], "tokenizer_used": "word"},
      "models": [{"model": model, "n": done, "params": 1000, "val_mean": val, "val_std": 1.0 if done == 2 else None,
                  "test_mean": test, "test_std": 2.0 if done == 2 else None, "tokens_per_s": tps, "wall_s": 75, "runs": runs}]}
 json.dump(s, open(d + "/runs/summary.json", "w"))
@@ -70,6 +71,15 @@ grep -Fq '| hybrid-last-small | `configs/mixer-study/hybrid-last-small.json` | 1
     grep -Fq '| grassmann-small | `grassmann-small` | 1000 | 300.00 ± 1.00 | 310.00 ± 2.00 | 2 | 1000 | 4 MB | 1m15s |' "$D" &&
     grep -Fq '| window-small | `configs/mixer-study/window-small.json` | - | - | - | 0 | - | - | skipped: "layers"[0].mixer is "window"; it must be one of the mixers |' "$D" &&
     pass "table (a): mean ± spread, the largest peak memory recorded, a skipped variant and why" || fail "docs table (a): $(grep '^| ' "$D" | head -8)"
+grep -q '^Machine: OpenBLAS kernel Haswell, CPU a CPU (2 threads); tokenizer word.$' "$D" && ! grep -q 'more than one CPU' "$D" &&
+    pass "one CPU: the machine line names it, the rates stand alone" || fail "docs: the machine line: $(grep '^Machine' "$D")"
+CPU="AMD EPYC 9R14" unit "$O/a/transformer-small" transformer-small 200 210 1000 2
+$PY scripts/mixer_study.py docs "$O" "$D" >/dev/null 2>"$tmp/err" || fail "docs: $(cat "$tmp/err")"
+grep -Fq '| transformer-small | `transformer-small` | 1000 | 200.00 ± 1.00 | 210.00 ± 2.00 | 2 | 1000 (EPYC) |' "$D" &&
+    grep -Fq '| grassmann-small | `grassmann-small` | 1000 | 300.00 ± 1.00 | 310.00 ± 2.00 | 2 | 1000 (a CPU) |' "$D" &&
+    grep -q '^Machine: OpenBLAS kernel Haswell, CPU AMD EPYC 9R14; OpenBLAS kernel Haswell, CPU a CPU (2 threads); tokenizer word. The runs of this part were made on more than one CPU' "$D" &&
+    pass "units trained on two CPUs: each rate names its CPU, the machine line both and why" || fail "docs: two CPUs: $(grep -E '^(\| transformer-small|Machine)' "$D")"
+CPU="a CPU" unit "$O/a/transformer-small" transformer-small 200 210 1000 2
 grep -Fq '| grassmann | L ≈ 512 (between 256 and 1024) | L ≈ 512 (between 256 and 1024) |' "$D" &&
     grep -Fq '| transformer | 4096 | 1000 | 1.000 | 1.000 | 4000.0 | 160.0 | 4096 KiB |' "$D" &&
     pass "table (c): bits per character, costs per token, the state; where the costs meet the Transformer's" || fail "docs table (c): $(grep '^| ' "$D" | tail -12)"
