@@ -1,7 +1,7 @@
 # grassflow build. `make` builds build/grassflow (and build/libgrassflow.{a,so}); `make test` runs every
 # test, including the ASan+UBSan build of the C tests; `make install PREFIX=/usr/local` (and DESTDIR=)
 # installs the command, the library, its header, pkg-config files and the data the command ships.
-# Options: NO_OMP=1, NO_NATIVE=1, NO_DNNL=1, SAN=1.
+# Options: NO_OMP=1, NO_NATIVE=1, NO_DNNL=1, NO_MPI=1, SAN=1.
 CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
@@ -46,6 +46,19 @@ ifneq ($(NO_DNNL),1)
     LDLIBS += -ldnnl
   endif
 endif
+# OpenMPI (Debian's libopenmpi-dev) for data-parallel training: with mpicc on the PATH (and not NO_MPI=1),
+# its compile and link flags; without it grassflow builds for one process, as before
+ifneq ($(NO_MPI),1)
+  MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+  MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null)
+  ifneq ($(MPI_LIBS),)
+    MPI_OK := $(shell printf '\043include <mpi.h>\nint main(void){return MPI_Initialized(0);}\n' | $(CC) $(MPI_CFLAGS) -x c - -o /dev/null $(MPI_LIBS) 2>/dev/null && echo yes)
+  endif
+  ifeq ($(MPI_OK),yes)
+    CFLAGS += -DGF_HAVE_MPI $(MPI_CFLAGS)
+    LDLIBS += $(MPI_LIBS)
+  endif
+endif
 ifeq ($(SAN),1)
   CFLAGS  := $(filter-out -O3,$(CFLAGS)) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   LDFLAGS += -fsanitize=address,undefined
@@ -64,7 +77,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
-	@echo "grassflow build: -march=native $(if $(NATIVE_OK),yes,no), OpenMP $(if $(OMP_OK),yes,no), BLAS $(BLAS_FOUND), oneDNN $(if $(DNNL_OK),yes,no)$(if $(filter 1,$(SAN)), [ASan+UBSan])"
+	@echo "grassflow build: -march=native $(if $(NATIVE_OK),yes,no), OpenMP $(if $(OMP_OK),yes,no), BLAS $(BLAS_FOUND), oneDNN $(if $(DNNL_OK),yes,no), MPI $(if $(MPI_OK),yes,no)$(if $(filter 1,$(SAN)), [ASan+UBSan])"
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -183,6 +196,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train.sh $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/mpi.sh $(BUILD))
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/runs.sh $(BUILD))
 	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
 

@@ -1482,6 +1482,19 @@ gf_precision gf_matmul_precision(void);
 const char *gf_bf16_isa(void);
 const char *gf_bf16_kernel(void);
 
+/* Data-parallel training over MPI (docs/distributed.md). A program calls gf_dist_init first in main and
+ * gf_dist_finalize before it returns. Started by mpirun (or another MPI launcher), the process is then one
+ * rank of the job: gf_train splits each batch across the ranks, sums their gradients and lets rank 0 alone
+ * write the run's files. Built without MPI, or not started by a launcher: one rank of one, as before. */
+int gf_dist_init(int *argc, char ***argv);
+void gf_dist_finalize(void);
+/* Ends every rank of the job with code (an error one rank met that the others cannot see). */
+void gf_dist_abort(int code);
+int gf_dist_rank(void);
+int gf_dist_size(void);
+/* The MPI library ("Open MPI v4.1.4"), or NULL when grassflow was built without MPI. */
+const char *gf_dist_library(void);
+
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */
 uint64_t gf_mem_limit(void);

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install what grassflow needs on Debian 12 (or Ubuntu) and is missing: compiler, OpenBLAS (both
 # flavours: the OpenMP one is what grassflow links), libcjson, cmocka, liblzma, oneDNN (bf16 matmuls: a
-# build without it runs fp32 only and says so), PyTorch for the parity
+# build without it runs fp32 only and says so), OpenMPI (data-parallel training under mpirun: a build
+# without it runs one process and says so), PyTorch for the parity
 # tests, jemalloc, which bench/run.sh gives the PyTorch twins, clang-14 with its runtime for the libFuzzer
 # harnesses, and valgrind for tests/valgrind.sh. Safe to run again: it only installs
 # what is absent.
 set -euo pipefail
 pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev libdnnl-dev
+      openmpi-bin libopenmpi-dev
       python3-torch python3-numpy libjemalloc2 clang-14 libclang-rt-14-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -28,7 +28,7 @@ static void usage(FILE *out) {
             "  features  a model's last hidden states for a text or a sentence pair\n"
             "  plot    draw runs' training and validation curves into an SVG\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
-            "  --version     version, BLAS kernel, thread count and whether bf16 matmuls can run\n"
+            "  --version     version, BLAS kernel, thread count, whether bf16 matmuls can run, MPI\n"
             "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",
             GF_VERSION);
 }
@@ -134,6 +134,8 @@ static int run(int argc, char **argv) {
         const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
         if (why) printf("bf16 matmuls: unavailable: %s\n", why);
         else printf("bf16 matmuls: oneDNN, CPU ISA %s\n", gf_bf16_isa());
+        if (gf_dist_library()) printf("mpi: %s, rank %d of %d\n", gf_dist_library(), gf_dist_rank(), gf_dist_size());
+        else printf("mpi: not built in (one process; install libopenmpi-dev and rebuild for mpirun)\n");
         return EXIT_OK;
     }
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
@@ -156,8 +158,23 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     fix_environment(argv);
+    if (gf_dist_init(&argc, &argv)) { /* under mpirun: one rank of the job (docs/distributed.md) */
+        fprintf(stderr, "grassflow: error: %s\n", gf_last_error());
+        return EXIT_FAILURE;
+    }
+    /* a data-parallel job's results and progress: rank 0's (the others' errors still reach stderr) */
+    if (gf_dist_rank() != 0 && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "grassflow: error: rank %d: cannot open /dev/null for its output\n", gf_dist_rank());
+        gf_dist_abort(EXIT_FAILURE);
+        return EXIT_FAILURE;
+    }
     cli_stdout_init();
     /* every command's results, its --help and --version go to stdout: a write that failed (a full disk,
      * /dev/full, a closed pipe) makes the exit code 1, never a silent 0 with the output cut short */
-    return cli_stdout_close(run(argc, argv));
+    const int rc = cli_stdout_close(run(argc, argv));
+    /* an error on one rank: the others may wait in a collective for it, so the job ends here (a stop by a
+     * signal is agreed by every rank at a step boundary, and they finish together) */
+    if (rc != EXIT_OK && rc < 128) gf_dist_abort(rc);
+    gf_dist_finalize();
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/comm.h"
 #include "grassflow.h"
 
 static _Thread_local char g_err[4096];
@@ -69,5 +70,5 @@ void gf_note(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    g_note(msg, g_note_ctx);
+    if (gf_comm_rank() == 0) g_note(msg, g_note_ctx); /* a data-parallel job's notes: rank 0's, once */
 }

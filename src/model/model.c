@@ -63,6 +63,8 @@ int gf_model_require_next_token(const gf_model *m, const char *what) {
                    "is %s", what, m->head->name);
 }
 
+void gf_model_set_example0(gf_model *m, int64_t example0) { m->example0 = example0; }
+
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step) {
     m->training = training;
     m->dropout_seed = dropout_seed;
@@ -228,8 +230,8 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const int64_t N = m->B * m->T, d = gf_layer_dim(c, l);
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
-                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .mix = mix_forward, .mix_back = mix_backward,
-                   .mix_ctx = mc};
+                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .drop_base = m->example0 * m->T * d,
+                   .mix = mix_forward, .mix_back = mix_backward, .mix_ctx = mc};
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
     r.slot[0] = m->sres[k] + j * N * d;
     r.slot[r.kind->n_slots - 1] = m->sres[k] + (j + 1) * N * d;

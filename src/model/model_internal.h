@@ -67,6 +67,7 @@ struct gf_model {
 
     bool training;
     uint64_t dropout_seed, step;
+    int64_t example0; /* the batch's first example within its optimizer step (dropout masks; gf_model_set_example0) */
     bool have_forward, have_targets;
     int64_t n_counted, n_correct;
 
@@ -153,6 +154,9 @@ int gf_model_build_params(gf_model *m);
 /* Let each mixer with draw_buffers draw its buffers: at step 0 every layer's (the init), at a training step
  * >= 1 those of the layers whose mixer is trained (gf_model_set_training). */
 void gf_model_draw_buffers(gf_model *m, uint64_t seed, uint64_t step);
+/* The next batches start at example e0 of their optimizer step (a micro-batch, or a rank's share of one):
+ * their dropout masks are those the step's examples have in one batch (0: the first). */
+void gf_model_set_example0(gf_model *m, int64_t e0);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/comm.h"
 #include "core/error.h"
 #include "io/file.h"
 #include "io/json_out.h"
@@ -167,6 +168,7 @@ static int claim_for_new_run(const char *dir, bool overwrite) {
 }
 
 int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     const char *dir = r->dir;
     size_t made[GF_MAX_MADE_DIRS];
     int n_made;
@@ -212,6 +214,7 @@ int gf_run_dir_set_recipe(gf_run_dir *r, const gf_train_opts *o) {
 }
 
 int gf_run_metrics_open(gf_run_dir *r, bool append) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "metrics.jsonl")) return -1;
     /* O_NOFOLLOW: a symbolic link planted in the run folder must not make the run overwrite its target */
@@ -235,6 +238,7 @@ void gf_run_dir_close(gf_run_dir *r) {
 }
 
 int gf_run_save_model(const gf_run_dir *r, const gf_model *m, const char *name, int64_t step, double val_loss) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     char path[GF_PATH_MAX], st[32], vl[64];
     if (gf_path_join(path, sizeof path, r->dir, name)) return -1;
     snprintf(st, sizeof st, "%lld", (long long)step);
@@ -256,6 +260,7 @@ static char *frozen_list(const gf_model *m) {
 }
 
 int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_run_progress *p) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64], be[32];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)p->step);
@@ -507,6 +512,7 @@ static int metrics_flush(const gf_run_dir *r) {
 }
 
 int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resumed) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     if (!r->metrics) return 0;
     row_head(r->metrics, r, "start", e);
     fputs(", \"counted\": ", r->metrics);
@@ -517,6 +523,7 @@ int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resu
 }
 
 int gf_run_metrics_line(const gf_run_dir *r, const gf_train_event *e) {
+    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     if (!r->metrics) return 0;
     metrics_json(r->metrics, r, e);
     return metrics_flush(r);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "core/comm.h"
 #include "core/error.h"
 #include "core/mem.h"
 #include "core/parallel.h"
@@ -47,17 +48,32 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train) {
 
 /* ---- one optimizer step ---------------------------------------------------------------------------------- */
 
-/* Micro-batch mb of a step whose examples are [first, first + n) of the epoch's order. */
+/* This rank's share of micro-batch mb of a step whose examples are [first, first + n) of the epoch's
+ * order: examples [*e0, *e0 + *nb) of the step (a contiguous slice of the micro-batch; all of it with one
+ * process). *nb is 0 when the micro-batch has fewer examples than there are ranks and none is this rank's. */
+static void my_share(const gf_train_opts *o, int64_t n, int64_t mb, int64_t *e0, int64_t *nb) {
+    const int64_t size = n - mb * o->batch < o->batch ? n - mb * o->batch : o->batch, r = gf_comm_rank(),
+                  np = gf_comm_size();
+    const int64_t lo = size * r / np, hi = size * (r + 1) / np;
+    *e0 = mb * o->batch + lo;
+    *nb = hi - lo;
+}
+
+/* This rank's share of micro-batch mb into b; 1 when it has none (nothing filled), -1 on failure. */
 static int fill_micro(gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first, int64_t n, int64_t mb,
                       gf_batch *b) {
-    const int64_t nb = n - mb * o->batch < o->batch ? n - mb * o->batch : o->batch;
-    if (gf_source_fill(src, epoch, first + mb * o->batch, nb, b)) return -1;
+    int64_t e0, nb;
+    my_share(o, n, mb, &e0, &nb);
+    if (!nb) return 1;
+    if (gf_source_fill(src, epoch, first + e0, nb, b)) return -1;
     return gf_batch_check(b, true, "the training source");
 }
 
-/* Forward and backward over the step's micro-batches (n_mb of them), micro-batch mb weighted by its share
- * n_targets(mb) / n_targets of the step: the gradient and *loss are those of the step's target-weighted
- * mean loss. Micro-batches without counted targets add nothing. */
+/* Forward and backward over this rank's shares of the step's micro-batches, each weighted by its share
+ * n_targets(share) / n_targets of the step (every rank's, counted by count_targets); then the gradients
+ * and *loss summed over the ranks: those of the step's target-weighted mean loss. A share without counted
+ * targets adds nothing. Each share's dropout masks are those its examples have in one batch of the whole
+ * step (gf_model_set_example0), so N ranks train as one process would. */
 static int accumulate(gf_model *m, gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first, int64_t n,
                       int64_t n_targets, double *loss) {
     const int64_t n_mb = (n + o->batch - 1) / o->batch;
@@ -65,25 +81,34 @@ static int accumulate(gf_model *m, gf_source *src, const gf_train_opts *o, int64
     for (int64_t mb = 0; mb < n_mb; mb++) {
         gf_batch b;
         float l;
-        if (fill_micro(src, o, epoch, first, n, mb, &b)) return -1;
-        if (!b.n_targets) continue;
+        int64_t e0, nb;
+        const int rc = fill_micro(src, o, epoch, first, n, mb, &b);
+        if (rc < 0) return -1;
+        if (rc > 0 || !b.n_targets) continue;
+        my_share(o, n, mb, &e0, &nb);
+        gf_model_set_example0(m, e0);
         if (gf_model_forward_batch(m, &b, &l)) return -1;
         const double w = (double)b.n_targets / (double)n_targets;
         *loss += w * l;
         if (gf_model_backward_scaled(m, (float)w)) return -1;
     }
-    return 0;
+    gf_model_set_example0(m, 0);
+    if (gf_comm_size() == 1) return 0;
+    return gf_comm_sum_f32(gf_model_grads(m), gf_model_num_trainable(m)) || gf_comm_sum_f64(loss, 1) ? -1 : 0;
 }
 
-/* The counted targets of the step's micro-batches (the weights need the total before the first backward). */
+/* The counted targets of the step's micro-batches, every rank's (the weights need the total before the
+ * first backward). */
 static int count_targets(gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first, int64_t n,
                          int64_t *n_targets) {
     *n_targets = 0;
     for (int64_t mb = 0; mb * o->batch < n; mb++) {
         gf_batch b;
-        if (fill_micro(src, o, epoch, first, n, mb, &b)) return -1;
-        *n_targets += b.n_targets;
+        const int rc = fill_micro(src, o, epoch, first, n, mb, &b);
+        if (rc < 0) return -1;
+        if (rc == 0) *n_targets += b.n_targets;
     }
+    if (gf_comm_sum_i64(n_targets, 1)) return -1;
     if (*n_targets == 0)
         return gf_fail("the training source's examples [%lld, %lld) of epoch %lld have no counted targets; expected "
                        "at least one target that is not -1 in every optimizer step", (long long)first,
@@ -157,7 +182,7 @@ typedef struct trainer {
 } trainer;
 
 static void emit(const trainer *t, const gf_train_event *e) {
-    if (t->cb) t->cb(e, t->cb_ctx);
+    if (t->cb && gf_comm_rank() == 0) t->cb(e, t->cb_ctx); /* progress: rank 0's alone */
 }
 
 static int check_opts(const gf_train_opts *o) {
@@ -528,6 +553,14 @@ static int save_step(const trainer *t) {
 
 enum { STOP_HERE = 1 }; /* after_step: the run ends here (--stop-at, early stopping), saved */
 
+/* A signal asked the run to stop: this process's (opts.interrupt), or in a data-parallel job any rank's
+ * (a collective every rank makes after every step, so that all stop and save at the same step). */
+static bool interrupted(const trainer *t) {
+    int flag = t->o->interrupt && *t->o->interrupt ? 1 : 0;
+    if (gf_comm_max_int(&flag)) return true; /* a rank is gone: stop here, saving what can be saved */
+    return flag != 0;
+}
+
 /* After step t->step: evaluate and save when it is time, keep the step's checkpoint, stop when asked. */
 static int after_step(trainer *t) {
     const gf_train_opts *o = t->o;
@@ -540,7 +573,7 @@ static int after_step(trainer *t) {
         emit(t, &(gf_train_event){.kind = GF_EV_STOPPED, .step = t->step, .total_steps = t->total, .path = o->out_dir});
         return STOP_HERE;
     }
-    if (o->interrupt && *o->interrupt && t->step < t->total) return save_interrupted(t);
+    if (interrupted(t) && t->step < t->total) return save_interrupted(t);
     return 0;
 }
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Data-parallel training under mpirun (docs/distributed.md), 1 thread per rank on a toy model: np 2 with
+# global batch 8 against one process with batch 8 (final weights to 1e-6, dropout on), one set of files and
+# one progress stream (rank 0's), a signal to one rank stopping both at the same step, resume under MPI
+# byte-identical to an uninterrupted MPI run (and with one process instead of two), a killed rank ending
+# the job with a message. Skipped, saying why, when grassflow was built without MPI or mpirun is missing.
+#   bash tests/mpi.sh [BUILD]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+GF=$(realpath "$B/grassflow")
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-mpi-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+echo "mpi: data-parallel training"
+if ! "$GF" --version | grep -q '^mpi: Open MPI'; then
+    echo "  skip  this grassflow was built without MPI ($("$GF" --version | grep '^mpi:')); scripts/install-deps.sh installs it"
+    exit 0
+fi
+command -v mpirun >/dev/null || { echo "  skip  mpirun is missing (apt-get install openmpi-bin)"; exit 0; }
+# OpenMPI as root in a container: the flags and the shared-memory setting its FAQ gives for this case
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+C=$tmp/corpus
+mkdir -p "$C"
+xz -dc data/tinyshakespeare/input.txt.xz | head -c 60000 >"$C/train.txt"
+xz -dc data/tinyshakespeare/input.txt.xz | tail -c 6000 >"$C/valid.txt"
+cp "$C/valid.txt" "$C/test.txt"
+A=(--model grassmann-tiny --set dropout=0.1 --corpus "$C" --tokenizer char --batch 8 --seq-len 32 --warmup 2 --eval-every 3 --seed 7)
+# rel A B: the largest |a - b| / max |a| over the tensors of two checkpoints; "bitwise" when equal
+rel() {
+    $PY - "$1" "$2" <<'PYEOF'
+import sys
+sys.path.insert(0, "python")
+import numpy as np
+from grassflow import st_io
+a, b = (st_io.read(p) for p in sys.argv[1:3])
+a, b = (x[0] if isinstance(x, tuple) else x for x in (a, b))
+worst, same = 0.0, True
+for k in a:
+    x, y = np.asarray(a[k], dtype=np.float64), np.asarray(b[k], dtype=np.float64)
+    same = same and np.array_equal(x, y)
+    worst = max(worst, float(np.max(np.abs(x - y)) / max(float(np.max(np.abs(x))), 1e-30)))
+print("bitwise" if same else "%.3g" % worst)
+PYEOF
+}
+
+"$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/one" >"$tmp/one.out" 2>"$tmp/one.err" || fail "one process: $(tail -3 "$tmp/one.err")"
+"${MPI[@]}" -np 2 "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/two" >"$tmp/two.out" 2>"$tmp/two.err" ||
+    fail "np 2: $(tail -3 "$tmp/two.err")"
+r=$(rel "$tmp/one/last.safetensors" "$tmp/two/last.safetensors")
+$PY -c "import sys; sys.exit(0 if '$r' == 'bitwise' or float('$r') <= 1e-6 else 1)" &&
+    pass "np 2 x batch 4 = one process x batch 8, dropout 0.1, 6 steps: final weights within 1e-6 ($r)" || fail "np 2 against one process: $r"
+[ "$(grep -c '^model grassmann-tiny' "$tmp/two.out")" = 1 ] && [ "$(grep -c 'eval step 6' "$tmp/two.err")" = 1 ] &&
+    pass "one summary on stdout and one progress stream on stderr: rank 0's" || fail "output: $(cat "$tmp/two.out" "$tmp/two.err" | head -20)"
+[ "$(wc -l <"$tmp/two/metrics.jsonl")" = "$(wc -l <"$tmp/one/metrics.jsonl")" ] && ! ls "$tmp/two" | grep -q tmp &&
+    pass "one metrics.jsonl, as one process writes it (rank 0 alone writes the run)" || fail "metrics: $(ls "$tmp/two")"
+
+# SIGINT to rank 1 alone after its 3rd step: both ranks stop there, save and exit 130; resuming (np 2) ends
+# byte for byte where the uninterrupted np 2 run (two, above) ended
+"${MPI[@]}" -np 2 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_SIGINT_AT=3; fi; exec "$0" "$@"' \
+    "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/stop" >/dev/null 2>"$tmp/stop.err"
+rc=$?
+[ $rc != 0 ] && [ "$(grep -c 'train interrupted by a signal after step 3 of 6; the state is saved' "$tmp/stop.err")" = 1 ] &&
+    pass "a signal to one rank: every rank stops after step 3, rank 0 saves and says so once (mpirun exit $rc)" ||
+    fail "signal to rank 1: exit $rc: $(tail -5 "$tmp/stop.err")"
+"${MPI[@]}" -np 2 "$GF" --threads 1 train --resume "$tmp/stop" >/dev/null 2>"$tmp/resume.err" || fail "resume: $(tail -3 "$tmp/resume.err")"
+r=$(rel "$tmp/two/last.safetensors" "$tmp/stop/last.safetensors")
+[ "$r" = bitwise ] && pass "resumed under MPI: every tensor of last.safetensors bit for bit that of the uninterrupted np 2 run" ||
+    fail "resume under MPI: $r"
+"$GF" --threads 1 train "${A[@]}" --steps 6 --stop-at 3 --out "$tmp/mixed" >/dev/null 2>&1 &&
+    "${MPI[@]}" -np 2 "$GF" --threads 1 train --resume "$tmp/mixed" >/dev/null 2>"$tmp/mixed.err" || fail "one process, then np 2: $(tail -3 "$tmp/mixed.err")"
+r=$(rel "$tmp/one/last.safetensors" "$tmp/mixed/last.safetensors")
+$PY -c "import sys; sys.exit(0 if '$r' == 'bitwise' or float('$r') <= 1e-6 else 1)" &&
+    pass "3 steps in one process, resumed under np 2 for 3 more: the one-process run's weights within 1e-6 ($r)" || fail "resume with another number of ranks: $r"
+
+# a rank killed (SIGKILL: nothing saved) ends the whole job, with a message, well within 60 s
+"${MPI[@]}" -np 2 "$GF" --threads 1 train "${A[@]}" --steps 100000 --eval-every 0 --out "$tmp/kill" >/dev/null 2>"$tmp/kill.err" &
+job=$!
+for _ in $(seq 100); do [ -s "$tmp/kill/metrics.jsonl" ] && break; sleep 0.2; done
+victim=$(pgrep -f "grassflow --threads 1 train.*$tmp/kill" | tail -1)
+t0=$SECONDS
+kill -9 "$victim" 2>/dev/null
+for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+if kill -0 $job 2>/dev/null; then
+    pkill -9 -f "$tmp/kill"; fail "a killed rank: the job still runs after 60 s"
+else
+    wait $job; rc=$?
+    [ $rc != 0 ] && [ $((SECONDS - t0)) -lt 60 ] && grep -Eiq 'exited on signal 9|killed' "$tmp/kill.err" &&
+        pass "a killed rank ends the job in $((SECONDS - t0)) s, exit $rc, saying which rank died" || fail "killed rank: exit $rc: $(tail -5 "$tmp/kill.err")"
+fi
+[ "$fails" -eq 0 ] && echo "mpi: all passed" || { echo "mpi: $fails FAILED"; exit 1; }
