@@ -54,8 +54,9 @@ extern "C" {
  * gf_task_recipe): gf_train_opts lost seq_len, max_sent, task, corpus, tokenizer and model (a task's
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
- * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision. */
-#define GF_ABI_VERSION 4
+ * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision; 5: gf_train_opts
+ * gained deterministic (data-parallel training over MPI: gf_dist_*). */
+#define GF_ABI_VERSION 5
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -845,6 +846,9 @@ typedef struct gf_train_opts {
                                    * for bit as before) or GF_PRECISION_BF16; weights, AdamW moments, LayerNorm,
                                    * softmax, the loss and evaluation stay fp32. Recorded in the recipe
                                    * ("precision", written when not fp32); a resume keeps it */
+    bool deterministic;           /* each example's gradient computed on its own and the step's summed in one
+                                   * fixed pairwise order (docs/distributed.md), so that a data-parallel run
+                                   * equals one process bit for bit; recorded ("deterministic": true) when set */
 } gf_train_opts;
 
 enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };

@@ -14,14 +14,6 @@ tmp=$(mktemp -d /tmp/grassflow-mpi-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 echo "mpi: data-parallel training"
-if ! "$GF" --version | grep -q '^mpi: Open MPI'; then
-    echo "  skip  this grassflow was built without MPI ($("$GF" --version | grep '^mpi:')); scripts/install-deps.sh installs it"
-    exit 0
-fi
-command -v mpirun >/dev/null || { echo "  skip  mpirun is missing (apt-get install openmpi-bin)"; exit 0; }
-# OpenMPI as root in a container: the flags and the shared-memory setting its FAQ gives for this case
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
-MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 C=$tmp/corpus
 mkdir -p "$C"
 xz -dc data/tinyshakespeare/input.txt.xz | head -c 60000 >"$C/train.txt"
@@ -45,17 +37,48 @@ for k in a:
 print("bitwise" if same else "%.3g" % worst)
 PYEOF
 }
+within() { $PY -c "import sys; sys.exit(0 if '$1' == 'bitwise' or float('$1') <= $2 else 1)"; }
 
+# --deterministic in one process (MPI or not): the same bits on 1 and 2 threads and with the batch in two
+# micro-batches; the usual sum's weights within rounding; the recipe records it
+A2=("${A[@]}")
+A2[9]=4 # --batch 8 -> --batch 4 (and --accum 2 below)
+"$GF" --threads 1 train "${A[@]}" --steps 6 --deterministic --out "$tmp/d1" >/dev/null 2>&1 &&
+    "$GF" --threads 2 train "${A[@]}" --steps 6 --deterministic --out "$tmp/d2t" >/dev/null 2>&1 &&
+    "$GF" --threads 1 train "${A2[@]}" --accum 2 --steps 6 --deterministic --out "$tmp/dacc" >/dev/null 2>&1 ||
+    fail "--deterministic runs"
+[ "$(rel "$tmp/d1/last.safetensors" "$tmp/d2t/last.safetensors")" = bitwise ] &&
+    [ "$(rel "$tmp/d1/last.safetensors" "$tmp/dacc/last.safetensors")" = bitwise ] &&
+    pass "--deterministic: 1 thread = 2 threads = batch 4 x accum 2, bit for bit" ||
+    fail "--deterministic in one process: $(rel "$tmp/d1/last.safetensors" "$tmp/d2t/last.safetensors"), $(rel "$tmp/d1/last.safetensors" "$tmp/dacc/last.safetensors")"
 "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/one" >"$tmp/one.out" 2>"$tmp/one.err" || fail "one process: $(tail -3 "$tmp/one.err")"
+r=$(rel "$tmp/one/last.safetensors" "$tmp/d1/last.safetensors")
+within "$r" 1e-5 && grep -aq 'deterministic.":true' "$tmp/d1/state.safetensors" && ! grep -aq deterministic "$tmp/one/state.safetensors" &&
+    pass "--deterministic = the usual sum to rounding ($r); the recipe records it, and only when set" || fail "--deterministic against the usual sum: $r"
+if ! "$GF" --version | grep -q '^mpi: Open MPI'; then
+    echo "  skip  this grassflow was built without MPI ($("$GF" --version | grep '^mpi:')); scripts/install-deps.sh installs it"
+    exit 0
+fi
+command -v mpirun >/dev/null || { echo "  skip  mpirun is missing (apt-get install openmpi-bin)"; exit 0; }
+# OpenMPI as root in a container: the flags and the shared-memory setting its FAQ gives for this case
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+MPI=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 "${MPI[@]}" -np 2 "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/two" >"$tmp/two.out" 2>"$tmp/two.err" ||
     fail "np 2: $(tail -3 "$tmp/two.err")"
 r=$(rel "$tmp/one/last.safetensors" "$tmp/two/last.safetensors")
-$PY -c "import sys; sys.exit(0 if '$r' == 'bitwise' or float('$r') <= 1e-6 else 1)" &&
+within "$r" 1e-6 &&
     pass "np 2 x batch 4 = one process x batch 8, dropout 0.1, 6 steps: final weights within 1e-6 ($r)" || fail "np 2 against one process: $r"
 [ "$(grep -c '^model grassmann-tiny' "$tmp/two.out")" = 1 ] && [ "$(grep -c 'eval step 6' "$tmp/two.err")" = 1 ] &&
     pass "one summary on stdout and one progress stream on stderr: rank 0's" || fail "output: $(cat "$tmp/two.out" "$tmp/two.err" | head -20)"
 [ "$(wc -l <"$tmp/two/metrics.jsonl")" = "$(wc -l <"$tmp/one/metrics.jsonl")" ] && ! ls "$tmp/two" | grep -q tmp &&
     pass "one metrics.jsonl, as one process writes it (rank 0 alone writes the run)" || fail "metrics: $(ls "$tmp/two")"
+
+for np in 2 3; do # 3 ranks share a batch of 8 as 2 + 3 + 3: the fixed tree does not care
+    "${MPI[@]}" -np $np "$GF" --threads 1 train "${A[@]}" --steps 6 --deterministic --out "$tmp/det$np" >/dev/null 2>"$tmp/det.err" ||
+        fail "np $np --deterministic: $(tail -3 "$tmp/det.err")"
+    r=$(rel "$tmp/d1/last.safetensors" "$tmp/det$np/last.safetensors")
+    [ "$r" = bitwise ] && pass "--deterministic, np $np: bit for bit the one-process run" || fail "--deterministic np $np: $r"
+done
 
 # SIGINT to rank 1 alone after its 3rd step: both ranks stop there, save and exit 130; resuming (np 2) ends
 # byte for byte where the uninterrupted np 2 run (two, above) ended
@@ -72,7 +95,7 @@ r=$(rel "$tmp/two/last.safetensors" "$tmp/stop/last.safetensors")
 "$GF" --threads 1 train "${A[@]}" --steps 6 --stop-at 3 --out "$tmp/mixed" >/dev/null 2>&1 &&
     "${MPI[@]}" -np 2 "$GF" --threads 1 train --resume "$tmp/mixed" >/dev/null 2>"$tmp/mixed.err" || fail "one process, then np 2: $(tail -3 "$tmp/mixed.err")"
 r=$(rel "$tmp/one/last.safetensors" "$tmp/mixed/last.safetensors")
-$PY -c "import sys; sys.exit(0 if '$r' == 'bitwise' or float('$r') <= 1e-6 else 1)" &&
+within "$r" 1e-6 &&
     pass "3 steps in one process, resumed under np 2 for 3 more: the one-process run's weights within 1e-6 ($r)" || fail "resume with another number of ranks: $r"
 
 # a rank killed (SIGKILL: nothing saved) ends the whole job, with a message, well within 60 s

@@ -76,6 +76,7 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
     case O_SEED: rc = cli_parse_i64(cmd, "--seed", arg, 0, INT64_MAX, &i); if (!rc) o->seed = (uint64_t)i; break;
     case O_NOCACHE: r->no_cache = 1; break;
     case O_PRECISION: rc = precision_option(o, cmd, arg); break;
+    case O_DETERMINISTIC: o->deterministic = true; break;
     case O_NONFINITE:
         if (!strcmp(arg, "stop")) o->on_nonfinite = GF_NONFINITE_STOP;
         else if (!strcmp(arg, "skip")) o->on_nonfinite = GF_NONFINITE_SKIP;

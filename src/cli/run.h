@@ -45,7 +45,10 @@
     "  --precision P       the matmuls of training: fp32 (default) or bf16 (operands rounded to bfloat16,\n" \
     "                      fp32 sums, through oneDNN on AMX or AVX512_BF16; weights, optimizer, LayerNorm,\n" \
     "                      softmax, loss and evaluation stay fp32). Where bf16 cannot run, it says why and\n" \
-    "                      trains in fp32; the recipe records the precision that ran\n"
+    "                      trains in fp32; the recipe records the precision that ran\n"                   \
+    "  --deterministic     every example's gradient on its own, summed in one fixed pairwise order: under\n" \
+    "                      mpirun the run equals one process bit for bit (each rank's share of a batch a\n" \
+    "                      power of two); slower (docs/distributed.md); recorded in the recipe\n"
 #define RECIPE_HELP_FORCE                                                                                  \
     "  --force             start again in an --out that holds a run, deleting that run's checkpoints,\n"  \
     "                      state and metrics (without it such a folder is refused)\n"
@@ -54,7 +57,7 @@ enum {
     O_CORPUS = 2000, O_TOKENIZER, O_EPOCHS, O_STEPS, O_BATCH, O_ACCUM, O_LR, O_MINLR, O_WARMUP, O_WD, O_B1, O_B2,
     O_EPS, O_CLIP, O_DROPOUT, O_EVAL, O_LOG, O_SEED, O_NOCACHE, O_NONFINITE, O_OUT, O_RESUME, O_STOPAT, O_MODELS,
     O_REFERENCE, O_TASK, O_BACKBONE, O_HEAD, O_FREEZE, O_NOFEAT, O_FORCE, O_ACCEPT, O_INITFROM, O_SAVEEVERY,
-    O_PATIENCE, O_PRECISION
+    O_PATIENCE, O_PRECISION, O_DETERMINISTIC
 };
 
 #define RECIPE_LONGOPTS                                                                                     \
@@ -66,7 +69,7 @@ enum {
         {"seed", 1, 0, O_SEED}, {"no-cache", 0, 0, O_NOCACHE}, {"on-nonfinite", 1, 0, O_NONFINITE},         \
         {"task", 1, 0, O_TASK}, {"backbone", 1, 0, O_BACKBONE}, {"head", 1, 0, O_HEAD},                      \
         {"freeze-backbone", 0, 0, O_FREEZE}, {"no-feature-cache", 0, 0, O_NOFEAT}, {"force", 0, 0, O_FORCE},     \
-        {"precision", 1, 0, O_PRECISION}
+        {"precision", 1, 0, O_PRECISION}, {"deterministic", 0, 0, O_DETERMINISTIC}
 
 typedef struct recipe {
     gf_train_opts o;

@@ -90,6 +90,26 @@ int gf_comm_max_int(int *x) {
     return g_size == 1 ? 0 : allreduce(x, 1, MPI_INT, 4, MPI_MAX, "agreeing over the ranks (MPI_Allreduce)");
 }
 
+int gf_comm_send(const float *x, int64_t n, double d, int to) {
+    for (int64_t at = 0; at < n;) {
+        const int64_t k = n - at < INT_MAX / 2 ? n - at : INT_MAX / 2;
+        if (check(MPI_Send(x + at, (int)k, MPI_FLOAT, to, 1, MPI_COMM_WORLD), "sending a partial sum (MPI_Send)")) return -1;
+        at += k;
+    }
+    return check(MPI_Send(&d, 1, MPI_DOUBLE, to, 2, MPI_COMM_WORLD), "sending a partial sum (MPI_Send)");
+}
+
+int gf_comm_recv(float *x, int64_t n, double *d, int from) {
+    for (int64_t at = 0; at < n;) {
+        const int64_t k = n - at < INT_MAX / 2 ? n - at : INT_MAX / 2;
+        if (check(MPI_Recv(x + at, (int)k, MPI_FLOAT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                  "receiving a partial sum (MPI_Recv)"))
+            return -1;
+        at += k;
+    }
+    return check(MPI_Recv(d, 1, MPI_DOUBLE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "receiving a partial sum (MPI_Recv)");
+}
+
 int gf_comm_bcast(void *buf, int64_t bytes, int root) {
     for (int64_t at = 0; g_size > 1 && at < bytes;) {
         const int64_t k = bytes - at < INT_MAX / 2 ? bytes - at : INT_MAX / 2;
@@ -113,6 +133,14 @@ int gf_comm_sum_f64(double *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_sum_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_max_int(int *x) { return (void)x, 0; }
 int gf_comm_bcast(void *buf, int64_t bytes, int root) { return (void)buf, (void)bytes, (void)root, 0; }
+int gf_comm_send(const float *x, int64_t n, double d, int to) {
+    (void)x, (void)n, (void)d, (void)to;
+    return gf_fail("no other rank to send to (a build without MPI)");
+}
+int gf_comm_recv(float *x, int64_t n, double *d, int from) {
+    (void)x, (void)n, (void)d, (void)from;
+    return gf_fail("no other rank to receive from (a build without MPI)");
+}
 
 #endif
 

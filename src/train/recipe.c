@@ -63,6 +63,7 @@ char *gf_train_opts_to_json(const gf_train_opts *o) {
     }
     if (o->precision != GF_PRECISION_FP32) /* written only when not fp32: fp32 recipes stay as they were */
         cJSON_AddStringToObject(j, "precision", gf_precision_name(o->precision));
+    if (o->deterministic) cJSON_AddBoolToObject(j, "deterministic", true); /* likewise, only when set */
     /* what the run was made from (its task's recipe), beside the trainer's keys */
     cJSON *extra = o->made_from_json ? cJSON_Parse(o->made_from_json) : NULL, *it;
     cJSON_ArrayForEach(it, extra)
@@ -95,6 +96,10 @@ static int read_later_keys(const cJSON *j, const char *source, gf_train_opts *o)
     if (o->decay_from > 0 && !(cJSON_IsNumber(lr) && lr->valuedouble >= 0 && lr->valuedouble <= 10))
         return gf_fail("%s: the training recipe has \"decay_from\" without a \"decay_from_lr\" in [0, 10]", source);
     o->decay_from_lr = o->decay_from > 0 ? lr->valuedouble : 0.0;
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(j, "deterministic"); /* absent: false */
+    if (det && !cJSON_IsBool(det))
+        return gf_fail("%s: the training recipe's \"deterministic\" must be true or false", source);
+    o->deterministic = det && cJSON_IsTrue(det);
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(j, "precision"); /* absent: fp32 */
     if (prec && !(cJSON_IsString(prec) && !gf_precision_parse(prec->valuestring, &o->precision)))
         return gf_fail("%s: the training recipe's \"precision\" must be \"fp32\" or \"bf16\"", source);

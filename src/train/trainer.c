@@ -15,6 +15,7 @@
 #include "core/parallel.h"
 #include "io/file.h"
 #include "model/model_internal.h"
+#include "train/detsum.h"
 #include "sources/source.h"
 #include "train/run_dir.h"
 
@@ -97,6 +98,72 @@ static int accumulate(gf_model *m, gf_source *src, const gf_train_opts *o, int64
     return gf_comm_sum_f32(gf_model_grads(m), gf_model_num_trainable(m)) || gf_comm_sum_f64(loss, 1) ? -1 : 0;
 }
 
+/* ---- --deterministic: every example's gradient alone, summed along one fixed tree (train/detsum.h) ---- */
+
+static gf_detsum g_step, g_block; /* the step's counter (rank 0) and a block's; kept between steps */
+
+/* Leaf e of the step (its example first + e): its weighted gradient pushed onto blk (zeros without targets). */
+static int det_leaf(gf_model *m, gf_source *src, int64_t epoch, int64_t first, int64_t e, int64_t n_targets,
+                    gf_detsum *blk) {
+    gf_batch b;
+    float l;
+    if (gf_source_fill(src, epoch, first + e, 1, &b) || gf_batch_check(&b, true, "the training source")) return -1;
+    if (!b.n_targets) return gf_detsum_push(blk, NULL, 0.0, 1);
+    gf_model_zero_grad(m);
+    gf_model_set_example0(m, e);
+    if (gf_model_forward_batch(m, &b, &l)) return -1;
+    const double w = (double)b.n_targets / (double)n_targets;
+    if (gf_model_backward_scaled(m, (float)w)) return -1;
+    return gf_detsum_push(blk, gf_model_grads(m), w * l, 1);
+}
+
+/* Rank q's share [a, b) of the step's leaves, block by block (maximal aligned ones): computed here when
+ * q is this rank (and sent to rank 0 unless this is rank 0), received from q on rank 0; rank 0 pushes each
+ * block onto the step's counter in order. */
+static int det_share(gf_model *m, gf_source *src, int64_t epoch, int64_t first, int64_t n_targets, int q,
+                     int64_t a, int64_t b) {
+    const int me = gf_comm_rank();
+    const int64_t P = gf_model_num_trainable(m);
+    float *g = gf_model_grads(m); /* a block's sum passes through the gradient buffer */
+    for (int64_t c = a; c < b;) {
+        const int64_t size = gf_detsum_block(c, b);
+        double l = 0.0;
+        if (q == me) {
+            gf_detsum_clear(&g_block);
+            for (int64_t e = c; e < c + size; e++)
+                if (det_leaf(m, src, epoch, first, e, n_targets, &g_block)) return -1;
+            gf_detsum_fold(&g_block, g, &l);
+            if (me != 0 && gf_comm_send(g, P, l, 0)) return -1;
+        } else if (me == 0 && gf_comm_recv(g, P, &l, q)) {
+            return -1;
+        }
+        if (me == 0 && gf_detsum_push(&g_step, g, l, size)) return -1;
+        c += size;
+    }
+    return 0;
+}
+
+/* The step's gradient and *loss as accumulate() gives them, in one order whatever the ranks: rank 0 sums,
+ * then every rank receives the result. */
+static int accumulate_det(gf_model *m, gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first,
+                          int64_t n, int64_t n_targets, double *loss) {
+    const int64_t P = gf_model_num_trainable(m);
+    if (g_step.n != P) gf_detsum_free(&g_step), gf_detsum_free(&g_block), gf_detsum_init(&g_step, P), gf_detsum_init(&g_block, P);
+    gf_detsum_clear(&g_step);
+    const int np = gf_comm_size();
+    for (int64_t mb = 0; mb * o->batch < n; mb++) {
+        const int64_t size = n - mb * o->batch < o->batch ? n - mb * o->batch : o->batch;
+        for (int q = 0; q < np; q++)
+            if (det_share(m, src, epoch, first, n_targets, q, mb * o->batch + size * q / np,
+                          mb * o->batch + size * (q + 1) / np))
+                return -1;
+    }
+    gf_model_set_example0(m, 0);
+    if (gf_comm_rank() == 0) gf_detsum_fold(&g_step, gf_model_grads(m), loss);
+    if (gf_comm_bcast(gf_model_grads(m), P * (int64_t)sizeof(float), 0)) return -1;
+    return gf_comm_bcast(loss, sizeof *loss, 0);
+}
+
 /* The counted targets of the step's micro-batches, every rank's (the weights need the total before the
  * first backward). */
 static int count_targets(gf_source *src, const gf_train_opts *o, int64_t epoch, int64_t first, int64_t n,
@@ -144,7 +211,8 @@ int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opt
     const gf_precision was = gf_matmul_precision(); /* the recipe's for forward and backward, then back */
     if (o->precision != was && gf_set_matmul_precision(o->precision))
         return gf_fail("the recipe trains its matmuls in %s: %s", gf_precision_name(o->precision), gf_last_error());
-    const int rc = accumulate(m, src, o, r->epoch, first, r->n_examples, r->n_targets, &r->loss);
+    const int rc = (o->deterministic ? accumulate_det : accumulate)(m, src, o, r->epoch, first, r->n_examples,
+                                                                     r->n_targets, &r->loss);
     if (o->precision != was) gf_set_matmul_precision(was);
     if (rc) return -1;
     r->grad_norm = grad_norm(m);
