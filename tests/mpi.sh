@@ -80,6 +80,42 @@ for np in 2 3; do # 3 ranks share a batch of 8 as 2 + 3 + 3: the fixed tree does
     [ "$r" = bitwise ] && pass "--deterministic, np $np: bit for bit the one-process run" || fail "--deterministic np $np: $r"
 done
 
+# the evaluation, sharded by batches: the same bytes of output on 1, 2 and 3 ranks (sums put together exactly)
+"$GF" --threads 1 eval --ckpt "$tmp/one/last.safetensors" --corpus "$C" --batch 3 --json >"$tmp/eval1.json" 2>"$tmp/eval.err" ||
+    fail "eval, one process: $(cat "$tmp/eval.err")"
+for np in 2 3; do
+    "${MPI[@]}" -np $np "$GF" --threads 1 eval --ckpt "$tmp/one/last.safetensors" --corpus "$C" --batch 3 --json >"$tmp/eval$np.json" 2>"$tmp/eval.err" ||
+        fail "eval, np $np: $(tail -3 "$tmp/eval.err")"
+done
+cmp -s "$tmp/eval1.json" "$tmp/eval2.json" && cmp -s "$tmp/eval1.json" "$tmp/eval3.json" && grep -q '"ppl"' "$tmp/eval1.json" &&
+    pass "eval sharded over 2 and 3 ranks: the same output, byte for byte, as one process" ||
+    fail "eval under MPI: $(cat "$tmp/eval1.json" "$tmp/eval2.json" "$tmp/eval3.json")"
+
+# SNLI (pairs padded to each batch's longest: dropout follows an example's positions, not its batch's
+# padding) and a head on a frozen backbone with its feature cache: np 2 = one process
+S=$tmp/snli64
+mkdir -p "$S"
+for s in train_0.01 dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -64 >"$S/snli_1.0_${s%_0.01}.tsv"; done
+SN=(train --task snli --model grassmann-tiny --set dropout=0.1 --corpus "$S" --steps 6 --batch 8 --eval-every 3 --seed 3)
+"$GF" --threads 1 "${SN[@]}" --out "$tmp/snli1" >/dev/null 2>"$tmp/err" && "${MPI[@]}" -np 2 "$GF" --threads 1 "${SN[@]}" --out "$tmp/snli2" \
+    >/dev/null 2>>"$tmp/err" || fail "SNLI runs: $(tail -3 "$tmp/err")"
+r=$(rel "$tmp/snli1/last.safetensors" "$tmp/snli2/last.safetensors")
+# each rank pads its share to its own longest pair: the matmuls' shapes differ from one process's, and so
+# does their rounding (3e-6 with dropout 0 as with 0.1: the masks agree)
+within "$r" 1e-5 && pass "SNLI, padded pairs, dropout 0.1: np 2 = one process to $r" || fail "SNLI under MPI: $r"
+"$GF" --threads 1 "${SN[@]}" --deterministic --out "$tmp/snlid1" >/dev/null 2>"$tmp/err" &&
+    "${MPI[@]}" -np 2 "$GF" --threads 1 "${SN[@]}" --deterministic --out "$tmp/snlid2" >/dev/null 2>>"$tmp/err" || fail "SNLI --deterministic: $(tail -3 "$tmp/err")"
+r=$(rel "$tmp/snlid1/last.safetensors" "$tmp/snlid2/last.safetensors")
+[ "$r" = bitwise ] && pass "SNLI --deterministic: np 2 = one process, bit for bit" || fail "SNLI --deterministic under MPI: $r"
+"$GF" --threads 1 train --model grassmann-tiny --corpus "$C" --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --steps 2 --batch 4 \
+    --seq-len 32 --set max_len=128 --eval-every 0 --out "$tmp/lm" >/dev/null 2>&1 || fail "backbone LM"
+printf '{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 1, "direction": "bidirectional", "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2], "window": 8}]}' >"$tmp/head.json"
+BB=(train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.json" --freeze-backbone --corpus "$S" --steps 6 --batch 8 --eval-every 3)
+"$GF" --threads 1 "${BB[@]}" --out "$tmp/bb1" >/dev/null 2>"$tmp/err" && "${MPI[@]}" -np 2 "$GF" --threads 1 "${BB[@]}" --out "$tmp/bb2" \
+    >/dev/null 2>>"$tmp/err" || fail "frozen backbone runs: $(tail -3 "$tmp/err")"
+r=$(rel "$tmp/bb1/last.safetensors" "$tmp/bb2/last.safetensors")
+within "$r" 1e-6 && pass "a head on a frozen backbone, its features cached: np 2 = one process to $r" || fail "frozen backbone under MPI: $r"
+
 # SIGINT to rank 1 alone after its 3rd step: both ranks stop there, save and exit 130; resuming (np 2) ends
 # byte for byte where the uninterrupted np 2 run (two, above) ended
 "${MPI[@]}" -np 2 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_SIGINT_AT=3; fi; exec "$0" "$@"' \
@@ -113,4 +149,25 @@ else
     [ $rc != 0 ] && [ $((SECONDS - t0)) -lt 60 ] && grep -Eiq 'exited on signal 9|killed' "$tmp/kill.err" &&
         pass "a killed rank ends the job in $((SECONDS - t0)) s, exit $rc, saying which rank died" || fail "killed rank: exit $rc: $(tail -5 "$tmp/kill.err")"
 fi
+# a rank that hangs without dying (SIGSTOP): the others' collective times out (GRASSFLOW_MPI_TIMEOUT) and
+# the job ends with a message naming what waited
+GRASSFLOW_MPI_TIMEOUT=3 "${MPI[@]}" -x GRASSFLOW_MPI_TIMEOUT -np 2 "$GF" --threads 1 train "${A[@]}" --steps 100000 --eval-every 0 \
+    --out "$tmp/hang" >/dev/null 2>"$tmp/hang.err" &
+job=$!
+for _ in $(seq 100); do [ -s "$tmp/hang/metrics.jsonl" ] && break; sleep 0.2; done
+victim=$(pgrep -f "grassflow --threads 1 train.*$tmp/hang" | tail -1)
+t0=$SECONDS
+kill -STOP "$victim" 2>/dev/null
+for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+if kill -0 $job 2>/dev/null; then
+    kill -9 "$victim"; pkill -9 -f "$tmp/hang"; fail "a hung rank: the job still runs after 60 s"
+else
+    wait $job; rc=$?
+    [ $rc != 0 ] && grep -q "has waited [0-9]* s for the other ranks (GRASSFLOW_MPI_TIMEOUT=3): one of them hangs or died" "$tmp/hang.err" &&
+        pass "a hung rank (SIGSTOP): the other's collective times out after 3 s, the job ends in $((SECONDS - t0)) s with the reason" ||
+        fail "hung rank: exit $rc: $(tail -5 "$tmp/hang.err")"
+fi
+kill -9 "$victim" 2>/dev/null
+GRASSFLOW_MPI_TIMEOUT=soon "${MPI[@]}" -x GRASSFLOW_MPI_TIMEOUT -np 2 "$GF" --version >/dev/null 2>"$tmp/err" && fail "GRASSFLOW_MPI_TIMEOUT=soon accepted" ||
+    { grep -q "GRASSFLOW_MPI_TIMEOUT is 'soon'; expected seconds" "$tmp/err" && pass "a bad GRASSFLOW_MPI_TIMEOUT: an error naming it" || fail "bad timeout: $(cat "$tmp/err")"; }
 [ "$fails" -eq 0 ] && echo "mpi: all passed" || { echo "mpi: $fails FAILED"; exit 1; }

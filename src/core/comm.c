@@ -16,8 +16,63 @@ static int g_rank = 0, g_size = 1;
 #ifdef GF_HAVE_MPI
 #include <mpi.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
 static int g_inited; /* MPI_Init was called here */
 static char g_library[MPI_MAX_LIBRARY_VERSION_STRING];
+
+/* ---- the watchdog: a collective that waits longer than GRASSFLOW_MPI_TIMEOUT seconds (default 600; 0:
+ * never) for the other ranks ends this rank with a message, and mpirun then ends the job. mpirun itself
+ * ends a job whose rank died; this is for a rank that hangs (stopped, stuck in I/O) without dying. */
+static double g_timeout = 600.0;
+static _Atomic(double) g_since;            /* when the collective in progress began (CLOCK_MONOTONIC); 0: none */
+static const char *_Atomic g_what = "";
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *watchdog(void *arg) {
+    (void)arg;
+    for (;;) {
+        sleep(1);
+        const double t0 = atomic_load(&g_since);
+        if (t0 > 0 && mono_s() - t0 > g_timeout) {
+            fprintf(stderr, "grassflow: error: rank %d of %d: %s has waited %.0f s for the other ranks "
+                    "(GRASSFLOW_MPI_TIMEOUT=%g): one of them hangs or died; ending the job\n", g_rank, g_size,
+                    atomic_load(&g_what), mono_s() - t0, g_timeout);
+            fflush(stderr);
+            _exit(1); /* mpirun sees a rank end with an error and ends the others */
+        }
+    }
+    return NULL;
+}
+
+static void begin(const char *what) {
+    atomic_store(&g_what, what);
+    atomic_store(&g_since, mono_s());
+}
+static void end(void) { atomic_store(&g_since, 0.0); }
+
+static int start_watchdog(void) {
+    const char *e = getenv("GRASSFLOW_MPI_TIMEOUT");
+    if (e) {
+        char *rest;
+        g_timeout = strtod(e, &rest);
+        if (rest == e || *rest || !(g_timeout >= 0) || g_timeout > 1e9)
+            return gf_fail("GRASSFLOW_MPI_TIMEOUT is '%s'; expected seconds, 0 to 1e9 (0: no timeout)", e);
+    }
+    if (g_timeout == 0 || g_size == 1) return 0;
+    pthread_t t;
+    if (pthread_create(&t, NULL, watchdog, NULL)) return gf_fail("MPI: cannot start the collectives' watchdog thread");
+    pthread_detach(t);
+    return 0;
+}
 
 /* An MPI launcher's environment: OpenMPI's mpirun, or a PMI/PMIx launcher (srun, hydra). */
 static int launched_by_mpi(void) {
@@ -37,7 +92,7 @@ int gf_dist_init(int *argc, char ***argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     /* an error in a collective (a rank gone) returns to us instead of aborting, so it is reported */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    return 0;
+    return start_watchdog();
 }
 
 void gf_dist_finalize(void) {
@@ -69,11 +124,13 @@ static int check(int rc, const char *what) {
 
 /* n elements of a type in calls of at most INT_MAX / 2 (MPI's counts are ints) */
 static int allreduce(void *x, int64_t n, MPI_Datatype type, int64_t elem, MPI_Op op, const char *what) {
+    begin(what);
     for (int64_t at = 0; at < n;) {
         const int64_t k = n - at < INT_MAX / 2 ? n - at : INT_MAX / 2;
-        if (check(MPI_Allreduce(MPI_IN_PLACE, (char *)x + at * elem, (int)k, type, op, MPI_COMM_WORLD), what)) return -1;
+        if (check(MPI_Allreduce(MPI_IN_PLACE, (char *)x + at * elem, (int)k, type, op, MPI_COMM_WORLD), what)) return end(), -1;
         at += k;
     }
+    end();
     return 0;
 }
 
@@ -91,31 +148,40 @@ int gf_comm_max_int(int *x) {
 }
 
 int gf_comm_send(const float *x, int64_t n, double d, int to) {
+    const char *what = "sending a partial sum to rank 0 (MPI_Send)";
+    begin(what);
     for (int64_t at = 0; at < n;) {
         const int64_t k = n - at < INT_MAX / 2 ? n - at : INT_MAX / 2;
-        if (check(MPI_Send(x + at, (int)k, MPI_FLOAT, to, 1, MPI_COMM_WORLD), "sending a partial sum (MPI_Send)")) return -1;
+        if (check(MPI_Send(x + at, (int)k, MPI_FLOAT, to, 1, MPI_COMM_WORLD), what)) return end(), -1;
         at += k;
     }
-    return check(MPI_Send(&d, 1, MPI_DOUBLE, to, 2, MPI_COMM_WORLD), "sending a partial sum (MPI_Send)");
+    const int rc = check(MPI_Send(&d, 1, MPI_DOUBLE, to, 2, MPI_COMM_WORLD), what);
+    end();
+    return rc;
 }
 
 int gf_comm_recv(float *x, int64_t n, double *d, int from) {
+    const char *what = "receiving a partial sum (MPI_Recv)";
+    begin(what);
     for (int64_t at = 0; at < n;) {
         const int64_t k = n - at < INT_MAX / 2 ? n - at : INT_MAX / 2;
-        if (check(MPI_Recv(x + at, (int)k, MPI_FLOAT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-                  "receiving a partial sum (MPI_Recv)"))
-            return -1;
+        if (check(MPI_Recv(x + at, (int)k, MPI_FLOAT, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), what)) return end(), -1;
         at += k;
     }
-    return check(MPI_Recv(d, 1, MPI_DOUBLE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "receiving a partial sum (MPI_Recv)");
+    const int rc = check(MPI_Recv(d, 1, MPI_DOUBLE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), what);
+    end();
+    return rc;
 }
 
 int gf_comm_bcast(void *buf, int64_t bytes, int root) {
+    const char *what = "receiving rank 0's result (MPI_Bcast)";
+    begin(what);
     for (int64_t at = 0; g_size > 1 && at < bytes;) {
         const int64_t k = bytes - at < INT_MAX / 2 ? bytes - at : INT_MAX / 2;
-        if (check(MPI_Bcast((char *)buf + at, (int)k, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast")) return -1;
+        if (check(MPI_Bcast((char *)buf + at, (int)k, MPI_BYTE, root, MPI_COMM_WORLD), what)) return end(), -1;
         at += k;
     }
+    end();
     return 0;
 }
 

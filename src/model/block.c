@@ -110,7 +110,7 @@ void block_forward(const block_run *r) {
             break;
         case BOP_MIX: r->mix(r->mix_ctx, S[o->out], S[o->in]); break;
         case BOP_FFN: ffn_forward(r, S[o->out], S[o->in]); break;
-        case BOP_DROP: gf_dropout_forward_at(S[o->out], S[o->in], Nd, r->drop_p, r->drop_key[o->which], r->drop_base); break;
+        case BOP_DROP: gf_dropout_forward_at(S[o->out], S[o->in], Nd, r->drop_p, r->drop_key[o->which], r->drop_base, r->drop_row, r->drop_stride); break;
         case BOP_ADD: gf_add(S[o->out], S[o->in], S[o->in2], Nd); break;
         case BOP_CROSS: cross_forward(r, S[o->out], S[o->in]); break;
         }
@@ -161,10 +161,10 @@ static void op_backward(const block_run *r, const block_op *o, grads *g, float *
         break;
     case BOP_DROP:
         if (o->in == o->out) { /* in place: d(in) = mask * d(out) / (1 - p), which is the forward map */
-            gf_dropout_forward_at(G[o->out], G[o->out], g->n, r->drop_p, r->drop_key[o->which], r->drop_base);
+            gf_dropout_forward_at(G[o->out], G[o->out], g->n, r->drop_p, r->drop_key[o->which], r->drop_base, r->drop_row, r->drop_stride);
         } else {
             ensure(g, o->in);
-            gf_dropout_backward_at(G[o->in], G[o->out], g->n, r->drop_p, r->drop_key[o->which], r->drop_base);
+            gf_dropout_backward_at(G[o->in], G[o->out], g->n, r->drop_p, r->drop_key[o->which], r->drop_base, r->drop_row, r->drop_stride);
         }
         break;
     case BOP_LN:

@@ -230,8 +230,10 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const int64_t N = m->B * m->T, d = gf_layer_dim(c, l);
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
-                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .drop_base = m->example0 * m->T * d,
+                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .drop_row = m->T * d,
+                   .drop_stride = (m->T > c->max_len ? m->T : c->max_len) * d,
                    .mix = mix_forward, .mix_back = mix_backward, .mix_ctx = mc};
+    r.drop_base = m->example0 * r.drop_stride;
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
     r.slot[0] = m->sres[k] + j * N * d;
     r.slot[r.kind->n_slots - 1] = m->sres[k] + (j + 1) * N * d;

@@ -53,9 +53,12 @@ void gf_dropout_forward(float *out, const float *inp, int64_t n, float p, uint64
 /* dinp[i] += keep(key, i) ? dout[i] / (1 - p) : 0 (the same mask as the forward with this key). */
 void gf_dropout_backward(float *dinp, const float *dout, int64_t n, float p, uint64_t key);
 bool gf_dropout_keep(uint64_t key, int64_t i, float p);
-/* The same with element i's mask that of counter base + i (a micro-batch's or a rank's rows of a step). */
-void gf_dropout_forward_at(float *out, const float *inp, int64_t n, float p, uint64_t key, int64_t base);
-void gf_dropout_backward_at(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int64_t base);
+/* The same with row r's element j (rows of row_len elements) given counter base + r row_stride + j: a
+ * micro-batch's or a rank's examples get the masks one batch of the whole step gives them (ops/dropout.c). */
+void gf_dropout_forward_at(float *out, const float *inp, int64_t n, float p, uint64_t key, int64_t base,
+                           int64_t row_len, int64_t row_stride);
+void gf_dropout_backward_at(float *dinp, const float *dout, int64_t n, float p, uint64_t key, int64_t base,
+                            int64_t row_len, int64_t row_stride);
 
 /* Softmax of one score row over S keys (km: their padding mask, NULL none) in place; lse from lse_in when
  * given (the backward), else computed into *lse_out. A row with no real key gets P = 0 and lse = +inf; a

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/comm.h"
 #include "core/error.h"
 #include "core/mem.h"
 #include "sources/source.h"
@@ -32,17 +33,21 @@ static void tally(const gf_model *m, const gf_batch *b, int64_t n_classes, gf_ev
 typedef int (*batch_fn)(gf_model *m, const gf_batch *b, int64_t first, float loss, void *ctx);
 
 /* Every evaluation batch of src through m, dropout off, as gf_evaluate_result and gf_predict both take them:
- * at most `batch` examples each (fewer when memory asks, fit_batch), in order; a batch with no counted target
- * is skipped unless all. fn's non-zero value stops the walk and is returned. */
-static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, batch_fn fn, void *ctx) {
+ * at most `batch` examples each (fewer when memory asks, fit_batch: rank 0's choice in a data-parallel job),
+ * in order; a batch with no counted target is skipped unless all. shard: in a data-parallel job, this rank
+ * takes batches rank, rank + N, ... of them (the same batches one process makes). fn's non-zero value stops
+ * the walk and is returned. */
+static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, bool shard, batch_fn fn, void *ctx) {
     if (gf_source_validate(src, "the evaluation source")) return -1;
     if (batch < 1)
         return gf_fail("evaluation: batch is %lld; expected at least 1 example per forward pass", (long long)batch);
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
     const int64_t n = gf_source_n_eval(src);
     if (n > 0) batch = fit_batch(m, src, batch);
+    if (shard && gf_comm_bcast(&batch, sizeof batch, 0)) return -1;
+    const int64_t me = shard ? gf_comm_rank() : 0, np = shard ? gf_comm_size() : 1;
     gf_model_set_training(m, false, 0, 0);
-    for (int64_t k = 0; k < n; k += batch) {
+    for (int64_t k = me * batch; k < n; k += np * batch) {
         gf_batch b;
         float loss;
         if (gf_source_fill_eval(src, k, n - k < batch ? n - k : batch, &b) ||
@@ -56,33 +61,61 @@ static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, batch_fn f
     return 0;
 }
 
+/* Each batch's loss sum, counted targets and correct answers, by its first example (index first): one
+ * process fills them all, a rank of a data-parallel job its own batches (the others stay 0). */
 typedef struct {
     gf_eval_result *r;
-    int64_t nc, counted, correct;
-    double total;
+    int64_t nc, n;
+    double *total; /* n entries each: an entry per example index a batch can start at */
+    int64_t *counted, *correct;
 } eval_sums;
 
 static int add_batch(gf_model *m, const gf_batch *b, int64_t first, float loss, void *ctx) {
-    (void)first;
     eval_sums *e = ctx;
-    e->total += (double)loss * (double)b->n_targets;
-    e->counted += b->n_targets;
-    if (e->nc) e->correct += gf_model_correct(m);
+    e->total[first] = (double)loss * (double)b->n_targets; /* exact: a float times an integer below 2^29 */
+    e->counted[first] = b->n_targets;
+    if (e->nc) e->correct[first] = gf_model_correct(m);
     if (e->nc && e->r->confusion) tally(m, b, e->nc, e->r);
+    return 0;
+}
+
+/* The ranks' entries put together (each entry has one rank's value and the others' zeros, so the sums are
+ * exact), then summed in the examples' order: the same double, bit for bit, on any number of ranks. */
+static int eval_total(eval_sums *e, double *total, int64_t *counted, int64_t *correct) {
+    const int64_t n = e->n;
+    if (gf_comm_size() > 1 && (gf_comm_sum_f64(e->total, n) || gf_comm_sum_i64(e->counted, n) ||
+                               gf_comm_sum_i64(e->correct, n) ||
+                               (e->nc && e->r->confusion && gf_comm_sum_i64(e->r->confusion, e->nc * e->nc))))
+        return -1;
+    *total = 0.0, *counted = 0, *correct = e->nc ? 0 : -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (!e->counted[i]) continue;
+        *total += e->total[i];
+        *counted += e->counted[i];
+        if (e->nc) *correct += e->correct[i];
+    }
     return 0;
 }
 
 int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
     const int64_t nc = gf_model_predicts_next_token(m) ? 0 : gf_model_n_outputs(m);
     if (r->confusion) memset(r->confusion, 0, (size_t)(nc * nc) * sizeof *r->confusion);
-    eval_sums e = {.r = r, .nc = nc, .correct = nc ? 0 : -1};
-    if (walk(m, src, batch, false, add_batch, &e)) return -1;
-    if (!e.counted)
+    const int64_t n = gf_source_n_eval(src) > 0 ? gf_source_n_eval(src) : 1;
+    eval_sums e = {.r = r, .nc = nc, .n = n, .total = calloc((size_t)n, sizeof(double)),
+                   .counted = calloc((size_t)n, sizeof(int64_t)), .correct = calloc((size_t)n, sizeof(int64_t))};
+    double total = 0.0;
+    int64_t counted = 0, correct = 0;
+    int rc = !e.total || !e.counted || !e.correct
+                 ? gf_fail("evaluation: no memory for the sums of %lld examples", (long long)n)
+                 : walk(m, src, batch, false, true, add_batch, &e) || eval_total(&e, &total, &counted, &correct) ? -1 : 0;
+    free(e.total), free(e.counted), free(e.correct);
+    if (rc) return -1;
+    if (!counted)
         return gf_fail("evaluation: the source's %lld examples hold no counted targets; expected at least one",
                        (long long)gf_source_n_eval(src));
-    r->mean_loss = e.total / (double)e.counted;
-    r->n_counted = e.counted;
-    r->n_correct = e.correct;
+    r->mean_loss = total / (double)counted;
+    r->n_counted = counted;
+    r->n_correct = correct;
     return 0;
 }
 
@@ -127,7 +160,7 @@ int gf_predict(gf_model *m, gf_source *src, int64_t batch, gf_predict_cb cb, voi
                        gf_model_config(m)->head_kind);
     predict_state st = {.cb = cb, .ctx = ctx, .probs = malloc((size_t)gf_model_n_outputs(m) * sizeof(double))};
     if (!st.probs) return gf_fail("gf_predict: out of memory");
-    const int rc = walk(m, src, batch, true, predict_batch, &st);
+    const int rc = walk(m, src, batch, true, false, predict_batch, &st);
     free(st.probs);
     return rc < 0 ? -1 : 0;
 }
