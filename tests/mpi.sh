@@ -69,7 +69,9 @@ r=$(rel "$tmp/one/last.safetensors" "$tmp/two/last.safetensors")
 within "$r" 1e-6 &&
     pass "np 2 x batch 4 = one process x batch 8, dropout 0.1, 6 steps: final weights within 1e-6 ($r)" || fail "np 2 against one process: $r"
 [ "$(grep -c '^model grassmann-tiny' "$tmp/two.out")" = 1 ] && [ "$(grep -c 'eval step 6' "$tmp/two.err")" = 1 ] &&
-    pass "one summary on stdout and one progress stream on stderr: rank 0's" || fail "output: $(cat "$tmp/two.out" "$tmp/two.err" | head -20)"
+    [ "$(grep -c 'parameters, .*; 2 ranks, 4 examples each per micro-batch$' "$tmp/two.err")" = 1 ] &&
+    pass "one summary on stdout and one progress stream on stderr: rank 0's, saying how the ranks share a batch" ||
+    fail "output: $(cat "$tmp/two.out" "$tmp/two.err" | head -20)"
 [ "$(wc -l <"$tmp/two/metrics.jsonl")" = "$(wc -l <"$tmp/one/metrics.jsonl")" ] && ! ls "$tmp/two" | grep -q tmp &&
     pass "one metrics.jsonl, as one process writes it (rank 0 alone writes the run)" || fail "metrics: $(ls "$tmp/two")"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every `build/grassflow` command in the README's sh blocks, in order, as written, from a scratch folder
+# Every `build/grassflow` command in the README's sh blocks (and `mpirun ... build/grassflow`), in order, as written, from a scratch folder
 # that holds the repository's build/, data/ and configs/ (and a my-text.txt for the command that trains
 # on "your own text"):
 #   - a quick command runs to the end and must exit 0;
@@ -17,6 +17,9 @@ tmp=$(mktemp -d /tmp/grassflow-readme-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 START_S=${START_S:-4}
+# the README's mpirun line as written, here run as root in a container: what OpenMPI asks for that case
+# (docs/distributed.md, "On a cluster")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 QUICK_STEPS=400
 
 w="$tmp/w"
@@ -35,7 +38,7 @@ text = open(sys.argv[1]).read()
 for block in re.findall(r"```sh\n(.*?)```", text, re.S):
     for line in block.replace("\\\n", " ").split("\n"):
         line = re.sub(r"\s+#.*$", "", line).strip()
-        if line.startswith("build/grassflow "):
+        if line.startswith("build/grassflow ") or (line.startswith("mpirun ") and " build/grassflow " in line):
             print(re.sub(r"\s+", " ", line))
         elif line.startswith("printf "): # a file the commands below read, made as the README makes it
             print(line)
@@ -61,6 +64,9 @@ while IFS= read -r c; do
     what="README command $i: ${c:0:150}"
     if [[ $c == printf* ]]; then
         (cd "$w" && bash -c "$c") && pass "$what" || fail "$what"; continue
+    fi
+    if [[ $c == mpirun* ]] && ! { command -v mpirun >/dev/null && "$ROOT/$BUILD/grassflow" --version | grep -q '^mpi: Open MPI'; }; then
+        echo "  --    $what: not run (no mpirun, or this grassflow was built without MPI)"; continue
     fi
     if grep -q "~/distilbert" <<<"$c"; then
         echo "  --    $what: not run (a Hugging Face download; tests/distilbert.sh runs it on a synthetic folder)"; continue

@@ -24,14 +24,23 @@ void recipe_longopts(const struct option *base, struct option *out, int cap) {
     cli_task_longopts(out, &n, cap);
 }
 
+/* ", 2 ranks of 16 examples per micro-batch": how a data-parallel job shares each batch (a static buffer) */
+const char *cli_ranks_note(int ranks, int64_t batch) {
+    static char note[96];
+    snprintf(note, sizeof note, "; %d ranks, %lld%s examples each per micro-batch", ranks,
+             (long long)(batch / ranks), batch % ranks ? " or 1 more" : "");
+    return note;
+}
+
 /* --precision: a precision that cannot run here is said, with the reason, and the run trains in fp32. */
 static int precision_option(gf_train_opts *o, const char *cmd, const char *arg) {
     if (gf_precision_parse(arg, &o->precision))
         return cli_usage_error(cmd, "--precision expects fp32 or bf16, not '%s'", arg);
     const char *why = gf_precision_unavailable(o->precision);
     if (why) {
-        fprintf(stderr, "grassflow %s: --precision %s: %s; training in fp32 instead (the recipe records fp32)\n", cmd,
-                arg, why);
+        if (gf_dist_rank() == 0)
+            fprintf(stderr, "grassflow %s: --precision %s: %s; training in fp32 instead (the recipe records fp32)\n",
+                    cmd, arg, why);
         o->precision = GF_PRECISION_FP32;
     }
     return EXIT_OK;
@@ -349,9 +358,11 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
         goto done;
     }
     task->describe(data, what, sizeof what);
-    fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s\n", label, r->t.model,
-            (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
-            resume ? "resuming" : r->init_from ? "from the weights of --init-from" : "from scratch");
+    if (gf_dist_rank() == 0) /* a data-parallel job says it once */
+        fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s%s\n", label, r->t.model,
+                (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
+                resume ? "resuming" : r->init_from ? "from the weights of --init-from" : "from scratch",
+                gf_dist_size() > 1 ? cli_ranks_note(gf_dist_size(), r->o.batch) : "");
     /* set after the recipe is final: resuming reads it from the state, which knows neither */
     r->o.tokenizer_json = tok_json;
     r->o.made_from_json = made_from;

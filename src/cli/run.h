@@ -118,4 +118,7 @@ void catch_signals(void);
 /* The signal caught (SIGINT, SIGTERM), 0 if none. */
 int caught_signal(void);
 
+/* How a data-parallel job of `ranks` ranks shares each micro-batch of `batch` examples (for the run's first line). */
+const char *cli_ranks_note(int ranks, int64_t batch);
+
 #endif
