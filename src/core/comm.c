@@ -146,6 +146,9 @@ int gf_comm_sum_i64(int64_t *x, int64_t n) {
 int gf_comm_max_int(int *x) {
     return g_size == 1 ? 0 : allreduce(x, 1, MPI_INT, 4, MPI_MAX, "agreeing over the ranks (MPI_Allreduce)");
 }
+int gf_comm_max_i64(int64_t *x, int64_t n) {
+    return g_size == 1 ? 0 : allreduce(x, n, MPI_INT64_T, 8, MPI_MAX, "agreeing on the batches' lengths (MPI_Allreduce)");
+}
 
 int gf_comm_send(const float *x, int64_t n, double d, int to) {
     const char *what = "sending a partial sum to rank 0 (MPI_Send)";
@@ -198,6 +201,7 @@ int gf_comm_sum_f32(float *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_sum_f64(double *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_sum_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_max_int(int *x) { return (void)x, 0; }
+int gf_comm_max_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_bcast(void *buf, int64_t bytes, int root) { return (void)buf, (void)bytes, (void)root, 0; }
 int gf_comm_send(const float *x, int64_t n, double d, int to) {
     (void)x, (void)n, (void)d, (void)to;

@@ -16,6 +16,7 @@ int gf_comm_sum_f64(double *x, int64_t n);
 int gf_comm_sum_i64(int64_t *x, int64_t n);
 /* *x = the largest of the ranks' *x, on every rank (a flag one rank raised: a signal, an error). */
 int gf_comm_max_int(int *x);
+int gf_comm_max_i64(int64_t *x, int64_t n); /* each of n, in place */
 /* Point to point, in order: n floats and a double from this rank to rank `to`, received by rank `from`. */
 int gf_comm_send(const float *x, int64_t n, double d, int to);
 int gf_comm_recv(float *x, int64_t n, double *d, int from);

@@ -145,7 +145,7 @@ typedef struct block_run {
     float drop_p;                       /* 0 when not training */
     uint64_t drop_key[2];               /* per dropout site */
     int64_t drop_base, drop_row, drop_stride; /* the masks' counters (gf_dropout_forward_at): the batch's first
-                                               * example in its step x stride; T d; max(T, max_len) d */
+                                               * example in its micro-batch x stride; T d; the micro-batch's T d */
     /* the mixer: forward (or a streaming step) and backward, on the caller's context */
     void (*mix)(void *ctx, float *out, const float *inp);
     void (*mix_back)(void *ctx, float *dinp, const float *dout, const float *inp);

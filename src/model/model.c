@@ -63,7 +63,10 @@ int gf_model_require_next_token(const gf_model *m, const char *what) {
                    "is %s", what, m->head->name);
 }
 
-void gf_model_set_example0(gf_model *m, int64_t example0) { m->example0 = example0; }
+void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride) {
+    m->example0 = e0;
+    m->t_stride = t_stride;
+}
 
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step) {
     m->training = training;
@@ -231,7 +234,7 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
                    .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .drop_row = m->T * d,
-                   .drop_stride = (m->T > c->max_len ? m->T : c->max_len) * d,
+                   .drop_stride = (m->t_stride > m->T ? m->t_stride : m->T) * d,
                    .mix = mix_forward, .mix_back = mix_backward, .mix_ctx = mc};
     r.drop_base = m->example0 * r.drop_stride;
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];

@@ -67,7 +67,7 @@ struct gf_model {
 
     bool training;
     uint64_t dropout_seed, step;
-    int64_t example0; /* the batch's first example within its optimizer step (dropout masks; gf_model_set_example0) */
+    int64_t example0, t_stride; /* dropout masks: where the batch's rows sit in their micro-batch (gf_model_set_example0) */
     bool have_forward, have_targets;
     int64_t n_counted, n_correct;
 
@@ -154,9 +154,11 @@ int gf_model_build_params(gf_model *m);
 /* Let each mixer with draw_buffers draw its buffers: at step 0 every layer's (the init), at a training step
  * >= 1 those of the layers whose mixer is trained (gf_model_set_training). */
 void gf_model_draw_buffers(gf_model *m, uint64_t seed, uint64_t step);
-/* The next batches start at example e0 of their optimizer step (a micro-batch, or a rank's share of one):
- * their dropout masks are those the step's examples have in one batch (0: the first). */
-void gf_model_set_example0(gf_model *m, int64_t e0);
+/* The next batches are examples e0, e0 + 1, ... of a micro-batch whose examples are t_stride tokens long
+ * (padded to its longest): their dropout masks are those they have in that whole micro-batch, as one
+ * process computes it (a rank's share, or one example of --deterministic). (0, 0): the batch is the whole
+ * micro-batch, the masks as grassflow has always drawn them. */
+void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);
 
