@@ -86,7 +86,7 @@ def main(measured, bench, page):
         series.append(("measured here (2 ranks, 1 core each)", "#000000", [(2, (t2 / t1) / 2)], "2,2"))
     if series:
         svg_lines("Data-parallel scaling efficiency, grassmann-6L (model)", series, "nodes", "efficiency",
-                  os.path.join(os.path.dirname(page), "distributed", "scaling.svg"), logx=True, y_range=(0, 1.05))
+                  os.path.join(os.path.dirname(page), "distributed", "scaling.svg"), logx=True, y_range=(0.85, 1.0))
         lines += ["", "![scaling efficiency](distributed/scaling.svg)"]
     lines += ["", "```sh"] + m.get("commands", []) + ["```"]
     src = open(page).read()
