@@ -9,9 +9,15 @@ cd "$(dirname "$0")/.."
 make -s all >/dev/null
 bin=$(mktemp /tmp/grassflow-gemm-bf16-XXXXXX)
 trap 'rm -f "$bin"' EXIT
-OB=/usr/lib/x86_64-linux-gnu/openblas-openmp
+# the library's own link flags, as the Makefile's probes found them (OpenBLAS, oneDNN, MPI when built in)
+ldlibs=$(make -s --no-print-directory -f - print-ldlibs <<'MK'
+include Makefile
+print-ldlibs: ; @echo $(LDFLAGS) $(LDLIBS)
+MK
+)
+# shellcheck disable=SC2086
 gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -fopenmp bench/gemm_bf16.c -o "$bin" build/libgrassflow.a \
-    /usr/lib/libxsmmext.a /usr/lib/libxsmm.a -lcjson -llzma -lm -L$OB -Wl,-rpath,$OB -lopenblas -ldnnl -ldl -lpthread
+    /usr/lib/libxsmmext.a /usr/lib/libxsmm.a $ldlibs -ldl -lpthread
 echo "bench/gemm_bf16.sh on $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), one thread:"
 echo
 OMP_NUM_THREADS=1 "$bin" "${1:-5}"
