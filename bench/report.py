@@ -147,11 +147,10 @@ def lowp_section(by, lines, target):
     lines.append("")
 
 
-def main():
-    res_path, out = sys.argv[1], sys.argv[2]
-    rows, by = load(res_path)
+def header_lines(by):
+    """The page's title and what ran: machine, both sides' environment, the twins."""
     m = by.get("machine", {}).get("", {})
-    lines = ["# grassflow benchmark", "",
+    return ["# grassflow benchmark", "",
              "Made by `bash bench/run.sh%s` on %s: %s, %s cores; %s (the OpenBLAS kernel that ran; "
              "OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s for both sides); PyTorch %s. Every figure below comes from "
              "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides. "
@@ -171,14 +170,19 @@ def main():
              "environment we found for it on this machine: `%s`. Debian's default (pthread OpenBLAS, glibc malloc) "
              "is 1.5-2x slower; see bench/run.sh for the measurements behind each setting."
              % (twin_env(by) or "default"), ""]
-    targets, missed = [], []
 
-    def ratio(case):
-        c = by.get(case, {})
-        if "tokens_per_s" in c.get("grassflow", {}) and "tokens_per_s" in c.get("pytorch", {}):
-            return c["grassflow"]["tokens_per_s"], c["pytorch"]["tokens_per_s"]
-        return None
 
+def twin_ratio(by, case):
+    """(grassflow, PyTorch) tokens/s of a case, or None."""
+    c = by.get(case, {})
+    if "tokens_per_s" in c.get("grassflow", {}) and "tokens_per_s" in c.get("pytorch", {}):
+        return c["grassflow"]["tokens_per_s"], c["pytorch"]["tokens_per_s"]
+    return None
+
+
+def training_section(by, out, lines):
+    """The training table (fp32 cases) and its bar plot."""
+    ratio = lambda case: twin_ratio(by, case)
     if any(c.startswith("train ") for c in by):
         lines += ["## Training throughput (tokens/s, forward + backward + AdamW)", "",
                   "| case | grassflow | PyTorch | ratio | grassflow matmul GFLOP/s | sgemm peak | utilisation |",
@@ -197,22 +201,11 @@ def main():
         svg_bars("Training tokens/s, grassflow vs PyTorch (same machine, same run)", bars, out + "/train.svg")
         lines += ["", "![training throughput](train.svg)", ""]
 
-    import os
 
-    def target(name, need, got, unit="x", at_most=False, case=None):
-        ok = got is not None and (got <= need if at_most else got >= need)
-        verdict = "met" if ok else "**not met**" if got is not None else "not measured in this run"
-        if case and got is not None and not ok:
-            verdict += needed_peak(by.get(case, {}), need)
-        if not ok:
-            prof = [f for k, f in PROFILES.items() if name.startswith(k) and os.path.exists(os.path.join(out, f))]
-            if prof:
-                verdict += " (profile: [%s](%s))" % (prof[0], prof[0])
-        targets.append("| %s | %s %g%s | %s | %s |" % (name, "<=" if at_most else ">=", need, unit,
-                                                        "n/a" if got is None else "%.2f%s" % (got, unit), verdict))
-        if got is not None and not ok:
-            missed.append("%s (%.2f%s, needed %s %g%s)" % (name, got, unit, "<=" if at_most else ">=", need, unit))
 
+def speed_targets(by, target, targets):
+    """The speed issue's targets: word and character level against PyTorch, FLOP utilisation, threads."""
+    ratio = lambda case: twin_ratio(by, case)
     for B in (8, 32):
         r = ratio("train word grassmann B=%d" % B)
         target("word-level Grassmann B=%d vs PyTorch" % B, 1.5, r and r[0] / r[1], case="train word grassmann B=%d" % B)
@@ -238,6 +231,49 @@ def main():
             targets.append("| (for reference: PyTorch's own 1 -> 2 thread speed-up, same case) | | %.2fx | |"
                            % (t2["tokens_per_s"] / t1["tokens_per_s"]))
 
+
+def anchor_section(by):
+    """The throughput targets judged against the issue's anchor figures (PyTorch measured earlier)."""
+    # the issue's anchors: PyTorch figures measured earlier on this kind of machine with its own twin
+    anchors = {"train word grassmann B=8": 1070, "train word grassmann B=32": 1270, "train word transformer B=8": 1680,
+               "train word transformer B=32": 1890, "train char grassmann": 8800, "train char transformer": 11200}
+    need = {"grassmann": {"word": 1.5, "char": 3.0}, "transformer": {"word": 1.2, "char": 2.0}}
+    anchor_rows = []
+    for case, ref in anchors.items():
+        g = by.get(case, {}).get("grassflow")
+        if not g:
+            continue
+        kind = "grassmann" if "grassmann" in case else "transformer"
+        lvl = "word" if " word " in case else "char"
+        r = g["tokens_per_s"] / ref
+        anchor_rows.append("| %s | %.0f | %d | %.2fx | >= %gx | %s |" % (case[6:], g["tokens_per_s"], ref, r, need[kind][lvl],
+                                                                        "met" if r >= need[kind][lvl] else "**not met**"))
+    return anchor_rows
+
+
+def main():
+    res_path, out = sys.argv[1], sys.argv[2]
+    rows, by = load(res_path)
+    lines = header_lines(by)
+    targets, missed = [], []
+    training_section(by, out, lines)
+
+    def target(name, need, got, unit="x", at_most=False, case=None):
+        ok = got is not None and (got <= need if at_most else got >= need)
+        verdict = "met" if ok else "**not met**" if got is not None else "not measured in this run"
+        if case and got is not None and not ok:
+            verdict += needed_peak(by.get(case, {}), need)
+        if not ok:
+            prof = [f for k, f in PROFILES.items() if name.startswith(k) and os.path.exists(os.path.join(out, f))]
+            if prof:
+                verdict += " (profile: [%s](%s))" % (prof[0], prof[0])
+        targets.append("| %s | %s %g%s | %s | %s |" % (name, "<=" if at_most else ">=", need, unit,
+                                                        "n/a" if got is None else "%.2f%s" % (got, unit), verdict))
+        if got is not None and not ok:
+            missed.append("%s (%.2f%s, needed %s %g%s)" % (name, got, unit, "<=" if at_most else ">=", need, unit))
+
+    speed_targets(by, target, targets)
+
     mixer_sections(by, out, lines, target)
     g_cross(by, lines, target)
     gen = ["## Generation (batch 1)", "",
@@ -256,20 +292,7 @@ def main():
     lowp_section(by, lines, target)
     stream_sections(by, out, lines)
     lines.append("")
-    # the issue's anchors: PyTorch figures measured earlier on this kind of machine with its own twin
-    anchors = {"train word grassmann B=8": 1070, "train word grassmann B=32": 1270, "train word transformer B=8": 1680,
-               "train word transformer B=32": 1890, "train char grassmann": 8800, "train char transformer": 11200}
-    need = {"grassmann": {"word": 1.5, "char": 3.0}, "transformer": {"word": 1.2, "char": 2.0}}
-    anchor_rows = []
-    for case, ref in anchors.items():
-        g = by.get(case, {}).get("grassflow")
-        if not g:
-            continue
-        kind = "grassmann" if "grassmann" in case else "transformer"
-        lvl = "word" if " word " in case else "char"
-        r = g["tokens_per_s"] / ref
-        anchor_rows.append("| %s | %.0f | %d | %.2fx | >= %gx | %s |" % (case[6:], g["tokens_per_s"], ref, r, need[kind][lvl],
-                                                                        "met" if r >= need[kind][lvl] else "**not met**"))
+    anchor_rows = anchor_section(by)
     lines += ["", "## Targets of the speed issue (against the PyTorch twin measured in this run)", "",
               "| target | needed | measured | |", "|---|---|---|---|"] + targets
     lines += [] if not anchor_rows else ["", "## The same throughput targets against the issue's anchor figures", "",
