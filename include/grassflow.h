@@ -1496,6 +1496,12 @@ void gf_dist_finalize(void);
 void gf_dist_abort(int code);
 int gf_dist_rank(void);
 int gf_dist_size(void);
+/* Returns once every rank has called it: 0, or -1 (gf_last_error: a rank gone, the collectives' timeout).
+ * A program whose ranks all read a file that rank 0 then rewrites calls it between the two. */
+int gf_dist_barrier(void);
+/* *x becomes the largest of the ranks' *x, on every rank (what one rank saw, a signal say, agreed by all):
+ * 0, or -1 as gf_dist_barrier. */
+int gf_dist_max_int(int *x);
 /* The MPI library ("Open MPI v4.1.4"), or NULL when grassflow was built without MPI. */
 const char *gf_dist_library(void);
 

@@ -122,6 +122,33 @@ BB=(train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.js
 r=$(rel "$tmp/bb1/last.safetensors" "$tmp/bb2/last.safetensors")
 within "$r" 1e-6 && pass "a head on a frozen backbone, its features cached: np 2 = one process to $r" || fail "frozen backbone under MPI: $r"
 
+# a rank that starts late (GRASSFLOW_FAULT_START_DELAY_MS) finds --out as it was: every rank reads it before
+# rank 0 writes into it (without that, rank 1 found rank 0's lock and refused the folder as in use)
+LATE=(bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_START_DELAY_MS=1500; fi; exec "$0" "$@"')
+"${MPI[@]}" -np 2 "${LATE[@]}" "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/late" >/dev/null 2>"$tmp/err" &&
+    [ "$(rel "$tmp/two/last.safetensors" "$tmp/late/last.safetensors")" = bitwise ] &&
+    pass "train with rank 1 starting 1.5 s late: the folder is not refused, the run is the np 2 run's" || fail "late rank, train: $(grep -m3 error "$tmp/err")"
+# compare under MPI: rank 0 alone writes the summary (the table on stdout is summary.md's, its own figures),
+# whose machine line names the ranks; interrupted through one rank, it says so once and resumes to the
+# uninterrupted job's checkpoints
+CM=(compare --models grassmann-tiny,transformer-tiny --corpus "$C" --tokenizer char --batch 8 --seq-len 32 --steps 6 --warmup 2 --eval-every 3 --seed 7)
+"${MPI[@]}" -np 2 "${LATE[@]}" "$GF" --threads 1 "${CM[@]}" --out "$tmp/cmp2" >"$tmp/cmp2.out" 2>"$tmp/err" || fail "compare under MPI: $(tail -3 "$tmp/err")"
+rates() { awk '$1 ~ /-tiny$/ { print $1, $6 }' "$1"; }
+md_rates() { awk -F' [|] ' '$1 ~ /-tiny$/ { print substr($1, 3), $6 }' "$1"; }
+[ -n "$(rates "$tmp/cmp2.out")" ] && [ "$(rates "$tmp/cmp2.out")" = "$(md_rates "$tmp/cmp2/summary.md")" ] &&
+    grep -q 'x 2 MPI ranks), CPU' "$tmp/cmp2.out" && grep -q '"mpi_ranks":.*2' "$tmp/cmp2/summary.json" &&
+    pass "compare under np 2: one table, summary.md holds rank 0's figures, the machine line says 2 MPI ranks" ||
+    fail "compare summary under MPI: $(rates "$tmp/cmp2.out") / $(md_rates "$tmp/cmp2/summary.md")"
+"${MPI[@]}" -np 2 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_SIGINT_AT=3; fi; exec "$0" "$@"' \
+    "$GF" --threads 1 "${CM[@]}" --out "$tmp/cmpstop" >/dev/null 2>"$tmp/cmpstop.err"
+rc=$?
+"${MPI[@]}" -np 2 "$GF" --threads 1 "${CM[@]}" --out "$tmp/cmpstop" >/dev/null 2>"$tmp/err" || fail "compare resumed under MPI: $(tail -3 "$tmp/err")"
+[ $rc != 0 ] && [ "$(grep -c '^grassflow compare: interrupted by SIGINT during grassmann-tiny' "$tmp/cmpstop.err")" = 1 ] &&
+    [ "$(rel "$tmp/cmp2/grassmann-tiny/last.safetensors" "$tmp/cmpstop/grassmann-tiny/last.safetensors")" = bitwise ] &&
+    [ "$(rel "$tmp/cmp2/transformer-tiny/last.safetensors" "$tmp/cmpstop/transformer-tiny/last.safetensors")" = bitwise ] &&
+    pass "compare stopped through rank 1: said once; resumed, both models bit for bit the uninterrupted job's" ||
+    fail "compare stopped under MPI: exit $rc: $(tail -4 "$tmp/cmpstop.err")"
+
 # SIGINT to rank 1 alone after its 3rd step: both ranks stop there, save and exit 130; resuming (np 2) ends
 # byte for byte where the uninterrupted np 2 run (two, above) ended
 "${MPI[@]}" -np 2 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_SIGINT_AT=3; fi; exec "$0" "$@"' \

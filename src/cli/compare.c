@@ -137,7 +137,9 @@ static int prepare(cmp_job *j, cmp_args *a) {
     if (!rc) rc = out_dir_ok("compare", j->out, true);
     if (!rc) rc = cmp_folders(j);
     if (!rc) rc = cmp_read_earlier(j);
-    if (rc) return rc;
+    /* a data-parallel job: every rank has read --out before rank 0 writes into it */
+    if (!rc && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
+    if (rc || gf_dist_rank() != 0) return rc;
     if (gf_mkdir_p(j->out)) return cli_error("--out: %s", gf_last_error());
     for (int i = 0; i < j->n && j->per_seed; i++) {
         char dir[GF_PATH_MAX];
@@ -165,7 +167,7 @@ static int train_one(cmp_job *j, int i, int k) {
     const bool started = u->status == CMP_STOPPED && gf_run_dir_holds_run(u->dir, NULL, 0);
     const bool resume = started && !gf_path_join(state, sizeof state, u->dir, "state.safetensors") &&
                         access(state, F_OK) == 0;
-    if (started && !resume) fprintf(stderr, "%s: stopped before it saved a state: started again\n", label);
+    if (started && !resume && gf_dist_rank() == 0) fprintf(stderr, "%s: stopped before it saved a state: started again\n", label);
     ri.o.overwrite = u->replace || (started && !resume);
     const double t0 = now_s(), before = u->s.wall_s;
     run_summary s = {0};
@@ -184,6 +186,7 @@ static int interrupted(const cmp_job *j, int i, int k, int sig) {
     int done = 0;
     char what[1100], where[GF_PATH_MAX + 1200];
     const cmp_run *u = &j->m[i].runs[k];
+    if (gf_dist_rank() != 0) return 128 + sig; /* a data-parallel job: rank 0 says it */
     for (int a = 0; a < j->n; a++)
         for (int b = 0; b < j->n_seeds; b++) done += j->m[a].runs[b].status == CMP_DONE;
     if (j->per_seed) snprintf(what, sizeof what, "%s seed %llu", j->m[i].name, (unsigned long long)u->seed);
@@ -200,6 +203,7 @@ static int interrupted(const cmp_job *j, int i, int k, int sig) {
  * runs one plot can hold, each model's first seed. A plot that fails is a warning: the runs and the
  * summary stand. */
 static void plot_all(const cmp_job *j) {
+    if (gf_dist_rank() != 0) return; /* a data-parallel job: rank 0 alone writes */
     const char *dirs[MAX_COMPARE * MAX_SEEDS];
     const int per = j->n * j->n_seeds > CLI_PLOT_MAX_RUNS ? 1 : j->n_seeds;
     int n = 0;

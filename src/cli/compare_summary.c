@@ -9,7 +9,7 @@
 
 /* ---- the recipe ------------------------------------------------------------------------------------------ */
 
-static const char *const FACTS[] = {"tokenizer_used", "blas_kernel", "blas_threads", "cpu", "seeds"};
+static const char *const FACTS[] = {"tokenizer_used", "blas_kernel", "blas_threads", "cpu", "seeds", "mpi_ranks"};
 
 bool cmp_fact_key(const char *key) {
     for (size_t i = 0; i < sizeof FACTS / sizeof FACTS[0]; i++)
@@ -90,6 +90,7 @@ cJSON *cmp_recipe_json(const cmp_job *j) {
     cJSON_AddNumberToObject(o, "blas_threads", gf_blas_threads());
     cpu_model(cpu, sizeof cpu);
     cJSON_AddStringToObject(o, "cpu", cpu[0] ? cpu : "unknown");
+    if (gf_dist_size() > 1) cJSON_AddNumberToObject(o, "mpi_ranks", gf_dist_size()); /* tokens/s are the job's */
     return o;
 }
 
@@ -271,12 +272,14 @@ static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol)
     options_text(&r->t, opts, sizeof opts);
     cpu_model(cpu, sizeof cpu);
     const char *tok = tokenizer_used(j), *kernel = gf_blas_kernel();
+    char ranks[48] = "";
+    if (gf_dist_size() > 1) snprintf(ranks, sizeof ranks, " x %d MPI ranks", gf_dist_size());
     snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %lld steps, batch %lld, lr %g -> %g, warmup %lld, "
-             "seed%s %s%s" "machine: OpenBLAS kernel %s (%d threads), CPU %s%s", r->t.task->name,
+             "seed%s %s%s" "machine: OpenBLAS kernel %s (%d threads%s), CPU %s%s", r->t.task->name,
              opts[0] ? " (" : "", opts, opts[0] ? ")" : "", r->t.corpus, tok[0] ? tok : r->t.tokenizer[0] ?
              r->t.tokenizer : "default", (long long)steps, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
              (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_blas_threads(),
-             cpu[0] ? cpu : "unknown", eol);
+             ranks, cpu[0] ? cpu : "unknown", eol);
 }
 
 void cmp_print_table(const cmp_job *j) {
@@ -348,6 +351,7 @@ static int write_text(const cmp_job *j, const char *name, char *text) {
 }
 
 int cmp_write_summary(const cmp_job *j) {
+    if (gf_dist_rank() != 0) return EXIT_OK; /* a data-parallel job: rank 0 alone writes (its own figures) */
     int rc = write_text(j, "summary.json", cmp_summary_text(j));
     if (!rc) rc = write_text(j, "summary.tsv", tsv_text(j));
     if (!rc) rc = write_text(j, "summary.md", md_text(j));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "testhooks.h"
 
 /* the spin count of OpenMP's idle threads grassflow runs with unless told otherwise (fix_openmp_spin) */
 #define GF_CLI_SPINCOUNT "10000"
@@ -168,6 +169,7 @@ int main(int argc, char **argv) {
         gf_dist_abort(EXIT_FAILURE);
         return EXIT_FAILURE;
     }
+    cli_test_start_delay();
     cli_stdout_init();
     /* every command's results, its --help and --version go to stdout: a write that failed (a full disk,
      * /dev/full, a closed pipe) makes the exit code 1, never a silent 0 with the output cut short */

@@ -371,7 +371,11 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     progress p = {.tty = isatty(2), .label = label, .unit = task->unit, .resume_hint = r->resume_hint};
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
-    if (trc == GF_TRAIN_INTERRUPTED) rc = 128 + (int)g_signal;
+    if (trc == GF_TRAIN_INTERRUPTED) { /* in a data-parallel job, perhaps by another rank's signal: agreed */
+        int sig = (int)g_signal;
+        if (!gf_dist_max_int(&sig) && !g_signal) g_signal = sig;
+        rc = 128 + (int)g_signal;
+    }
     else if (trc) rc = cli_error("%s", gf_last_error());
 done:
     r->o.tokenizer_json = NULL;

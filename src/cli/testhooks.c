@@ -35,3 +35,9 @@ void cli_test_hooks_install(gf_train_opts *o) {
     e = getenv("GRASSFLOW_FAULT_WRITE_DELAY_US");
     if (e && (write_delay_us = atol(e)) > 0) gf_atomic_set_write_hook(slow_write, NULL);
 }
+
+void cli_test_start_delay(void) {
+    const char *e = getenv("GRASSFLOW_FAULT_START_DELAY_MS");
+    const long ms = e ? atol(e) : 0;
+    if (ms > 0 && ms < 600000) usleep((useconds_t)(ms * 1000));
+}

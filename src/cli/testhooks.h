@@ -5,7 +5,9 @@
  *   GRASSFLOW_FAULT_SIGINT_AT=N         SIGINT is raised after the process's N-th training step, counted over
  *                                       every run it trains (compare: across models; tests/compare.sh)
  *   GRASSFLOW_FAULT_WRITE_DELAY_US=N    every chunk written to a temporary checkpoint file waits N
- *                                       microseconds first, so that kills land inside writes (tests/kill.sh) */
+ *                                       microseconds first, so that kills land inside writes (tests/kill.sh)
+ *   GRASSFLOW_FAULT_START_DELAY_MS=N    the command starts N milliseconds late (set on one rank of an MPI job:
+ *                                       the others must not change --out before it has read it; tests/mpi.sh) */
 #ifndef GF_CLI_TESTHOOKS_H
 #define GF_CLI_TESTHOOKS_H
 
@@ -13,5 +15,7 @@
 
 /* Install the hooks the environment asks for: the step hook into o, the write hook globally. */
 void cli_test_hooks_install(gf_train_opts *o);
+/* Waits as GRASSFLOW_FAULT_START_DELAY_MS asks (before the command reads its flags and files). */
+void cli_test_start_delay(void);
 
 #endif

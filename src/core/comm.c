@@ -188,6 +188,15 @@ int gf_comm_bcast(void *buf, int64_t bytes, int root) {
     return 0;
 }
 
+int gf_comm_barrier(void) {
+    if (g_size == 1) return 0;
+    const char *what = "waiting for every rank to reach the same point (MPI_Barrier)";
+    begin(what);
+    const int rc = check(MPI_Barrier(MPI_COMM_WORLD), what);
+    end();
+    return rc;
+}
+
 #else /* one process */
 
 int gf_dist_init(int *argc, char ***argv) {
@@ -203,6 +212,7 @@ int gf_comm_sum_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_max_int(int *x) { return (void)x, 0; }
 int gf_comm_max_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_bcast(void *buf, int64_t bytes, int root) { return (void)buf, (void)bytes, (void)root, 0; }
+int gf_comm_barrier(void) { return 0; }
 int gf_comm_send(const float *x, int64_t n, double d, int to) {
     (void)x, (void)n, (void)d, (void)to;
     return gf_fail("no other rank to send to (a build without MPI)");
@@ -218,3 +228,5 @@ int gf_comm_rank(void) { return g_rank; }
 int gf_comm_size(void) { return g_size; }
 int gf_dist_rank(void) { return g_rank; }
 int gf_dist_size(void) { return g_size; }
+int gf_dist_barrier(void) { return gf_comm_barrier(); }
+int gf_dist_max_int(int *x) { return gf_comm_max_int(x); }

@@ -168,7 +168,10 @@ static int claim_for_new_run(const char *dir, bool overwrite) {
 }
 
 int gf_run_dir_prepare(gf_run_dir *r, bool resume, bool overwrite) {
-    if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
+    /* a data-parallel job: every rank has looked at the folder (--out's checks, a rerun's status) before
+     * rank 0, which alone writes the run, changes it */
+    if (gf_comm_barrier()) return -1;
+    if (gf_comm_rank() != 0) return 0;
     const char *dir = r->dir;
     size_t made[GF_MAX_MADE_DIRS];
     int n_made;
