@@ -148,6 +148,17 @@ rc=$?
     [ "$(rel "$tmp/cmp2/transformer-tiny/last.safetensors" "$tmp/cmpstop/transformer-tiny/last.safetensors")" = bitwise ] &&
     pass "compare stopped through rank 1: said once; resumed, both models bit for bit the uninterrupted job's" ||
     fail "compare stopped under MPI: exit $rc: $(tail -4 "$tmp/cmpstop.err")"
+# the signal reaches rank 1 in its last step of the first model, after the ranks agreed on that step's stop:
+# they agree again between the models (rank 0 did not wait at the next model's start for a rank that left)
+t0=$SECONDS
+GRASSFLOW_MPI_TIMEOUT=30 "${MPI[@]}" -x GRASSFLOW_MPI_TIMEOUT -np 2 bash -c 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then export GRASSFLOW_FAULT_SIGINT_AT=6; fi; exec "$0" "$@"' \
+    "$GF" --threads 1 "${CM[@]}" --out "$tmp/cmpbetween" >/dev/null 2>"$tmp/cmpbetween.err"
+rc=$?
+[ $rc != 0 ] && [ $((SECONDS - t0)) -lt 25 ] && [ "$(grep -c '^grassflow compare: interrupted by SIGINT after grassmann-tiny finished' "$tmp/cmpbetween.err")" = 1 ] &&
+    "${MPI[@]}" -np 2 "$GF" --threads 1 "${CM[@]}" --out "$tmp/cmpbetween" >/dev/null 2>"$tmp/err" &&
+    [ "$(rel "$tmp/cmp2/transformer-tiny/last.safetensors" "$tmp/cmpbetween/transformer-tiny/last.safetensors")" = bitwise ] &&
+    pass "compare signalled through rank 1 between two models: every rank stops there, said once; the rerun trains the second" ||
+    fail "compare signalled between models under MPI: exit $rc after $((SECONDS - t0)) s: $(grep -v '^ *$' "$tmp/cmpbetween.err" | tail -4)"
 
 # SIGINT to rank 1 alone after its 3rd step: both ranks stop there, save and exit 130; resuming (np 2) ends
 # byte for byte where the uninterrupted np 2 run (two, above) ended

@@ -221,14 +221,20 @@ static void plot_all(const cmp_job *j) {
 
 static int run_all(cmp_job *j) {
     catch_signals();
+    int sig;
+    /* every rank of a data-parallel job passes each agreed_signal() together (their runs' statuses agree):
+     * a signal that reached one rank between two runs stops them all there */
     for (int i = 0; i < j->n; i++)
         for (int k = 0; k < j->n_seeds; k++) {
             if (j->m[i].runs[k].status == CMP_DONE) continue;
-            if (caught_signal()) return interrupted(j, i, k, caught_signal()); /* while reading a finished one */
+            if ((sig = agreed_signal()) < 0) return cli_error("%s", gf_last_error());
+            if (sig) return interrupted(j, i, k, sig); /* while reading a finished one */
             int rc = train_one(j, i, k), wrc = cmp_write_summary(j);
             const bool last = i == j->n - 1 && k == j->n_seeds - 1;
-            if (caught_signal() && (rc || !last)) return interrupted(j, i, k, caught_signal());
-            if (rc || wrc) return rc ? rc : wrc;
+            if ((rc > 0 && rc < 128) || wrc) return rc ? rc : wrc; /* an error (on one rank: main ends the job) */
+            if ((sig = agreed_signal()) < 0) return cli_error("%s", gf_last_error());
+            if (sig && (rc || !last)) return interrupted(j, i, k, sig);
+            if (rc) return rc;
         }
     plot_all(j);
     if (!j->json) {

@@ -218,6 +218,14 @@ static void on_signal(int sig) {
 
 int caught_signal(void) { return (int)g_signal; }
 
+int agreed_signal(void) {
+    int sig = (int)g_signal;
+    if (gf_dist_size() == 1) return sig;
+    if (gf_dist_max_int(&sig)) return -1;
+    if (sig) g_signal = sig; /* rank 0's SIGTERM and rank 1's SIGINT: every rank says and exits with the same */
+    return sig;
+}
+
 void catch_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -372,9 +380,9 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
     if (trc == GF_TRAIN_INTERRUPTED) { /* in a data-parallel job, perhaps by another rank's signal: agreed */
-        int sig = (int)g_signal;
-        if (!gf_dist_max_int(&sig) && !g_signal) g_signal = sig;
-        rc = 128 + (int)g_signal;
+        const int sig = agreed_signal();
+        rc = sig > 0 ? 128 + sig : cli_error("training stopped: %s", sig < 0 ? gf_last_error()
+                                             : "another rank of the job is gone");
     }
     else if (trc) rc = cli_error("%s", gf_last_error());
 done:
@@ -463,7 +471,9 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     if (tok)
         snprintf(sum->tokenizer, sizeof sum->tokenizer, "%s (vocabulary %lld)", gf_tok_kind_name(gf_tokenizer_kind(tok)),
                  (long long)gf_tokenizer_vocab_size(tok));
-    if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, data, sum);
+    /* a data-parallel job: rank 0 has written best.safetensors before any rank reads it back */
+    if ((test_eval || strcmp(task->metric, "ppl")) && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
+    else if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, data, sum);
 done:
     gf_model_free(m);
     if (data) task->free(data);

@@ -117,6 +117,10 @@ void fmt_time(char *buf, size_t n, double s);
 void catch_signals(void);
 /* The signal caught (SIGINT, SIGTERM), 0 if none. */
 int caught_signal(void);
+/* The signal any rank of a data-parallel job caught (0: none), agreed by every rank at the same point (each
+ * must call it there), and then this rank's too; -1 if they could not agree (gf_last_error). One process:
+ * caught_signal(). */
+int agreed_signal(void);
 
 /* How a data-parallel job of `ranks` ranks shares each micro-batch of `batch` examples (for the run's first line). */
 const char *cli_ranks_note(int ranks, int64_t batch);

@@ -349,8 +349,9 @@ int gf_run_check_data(const gf_run_dir *r, const char *saved) {
     cJSON_Delete(a);
     cJSON_Delete(b);
     if (r->accept_changed_data) {
-        fprintf(stderr, "grassflow: note: %s: the data changed since the state was saved (%s); going on as asked: the "
-                "run no longer continues bit for bit\n", path, msg);
+        if (gf_comm_rank() == 0) /* a data-parallel job says it once */
+            fprintf(stderr, "grassflow: note: %s: the data changed since the state was saved (%s); going on as asked: "
+                    "the run no longer continues bit for bit\n", path, msg);
         return 0;
     }
     return gf_fail("%s: the data changed since this run was saved: %s; resuming would not continue the run it "
