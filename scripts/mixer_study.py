@@ -2,7 +2,8 @@
    complete DIR        exit 0 if the compare in DIR finished every run
    best OUT            the model of the best non-Transformer variant of part (a) (lowest mean validation ppl)
    status OUT          what is done and what is left, part by part
-   docs OUT FILE       the tables and plots of every part into FILE (its hand-written section kept)
+   docs OUT FILE [README]  the tables and plots of every part into FILE (its hand-written section kept), and
+                       a summary table into README between its <!-- mixers:begin/end --> markers
 The variants and sizes come from mixer_study.sh through the environment (A_VARIANTS, C_VARIANTS, C_LENS, ...)."""
 import json
 import math
@@ -314,7 +315,46 @@ def hand_section(path):
     return HAND_DEFAULT
 
 
-def cmd_docs(out, path):
+README_BEGIN, README_END = "<!-- mixers:begin -->", "<!-- mixers:end -->"
+
+
+def readme_tables(out):
+    """The README's summary: part (a)'s quality by variant, part (c)'s bits per character by mixer and L."""
+    rows = ["| variant (a: WikiText-2 words, d 128, 4 layers, 2 epochs) | params | val ppl | test ppl | seeds |",
+            "|---|---:|---:|---:|---:|"]
+    for name, _ in variants("A_VARIANTS"):
+        s = summary(os.path.join(out, "a", name))
+        m = s["models"][0] if s else None
+        if m and m["n"]:
+            rows.append("| %s | %.1fM | %s | %s | %d |" % (name, m["params"] / 1e6, fmt(m["val_mean"], m["val_std"]),
+                                                          fmt(m["test_mean"], m["test_std"]), m["n"]))
+        else:
+            rows.append("| %s | | not run yet | | 0 |" % name)
+    pts, lens = c_points(out), os.environ.get("C_LENS", "").split()
+    if pts:
+        rows += ["", "| mixer (c: Tiny Shakespeare, same tokens at each L) | " + " | ".join(
+            "val bits/char, L = %s" % n for n in lens) + " |", "|---|" + "---:|" * len(lens)]
+        for mixer in sorted({k[0] for k in pts}):
+            rows.append("| %s | %s |" % (mixer, " | ".join(
+                "%.3f" % pts[(mixer, int(n))]["val_bpc"] if (mixer, int(n)) in pts else "-" for n in lens)))
+    return "\n".join(rows)
+
+
+def write_readme(out, readme):
+    """The summary tables into README between its markers (a README without them is left alone)."""
+    text = read(readme)
+    if README_BEGIN not in text or README_END not in text:
+        print("mixer_study: %s has no %s ... %s markers: its summary table not written" % (
+            readme, README_BEGIN, README_END), file=sys.stderr)
+        return
+    head, rest = text.split(README_BEGIN, 1)
+    tail = rest.split(README_END, 1)[1]
+    tmp = readme + ".tmp"
+    open(tmp, "w").write(head + README_BEGIN + "\n" + readme_tables(out) + "\n" + README_END + tail + "\n" * (not text.endswith("\n")))
+    os.replace(tmp, readme)
+
+
+def cmd_docs(out, path, readme=None):
     figdir = os.path.join(os.path.dirname(path) or ".", "mixers")
     rel = os.path.relpath(figdir, os.path.dirname(path) or ".")
     os.makedirs(figdir, exist_ok=True)
@@ -324,7 +364,9 @@ def cmd_docs(out, path):
     tmp = path + ".tmp"
     open(tmp, "w").write("\n\n".join(p.strip("\n") for p in parts if p) + "\n")
     os.replace(tmp, path)
-    print("mixer_study: wrote %s (figures in %s)" % (path, figdir))
+    if readme:
+        write_readme(out, readme)
+    print("mixer_study: wrote %s (figures in %s)%s" % (path, figdir, " and the summary in " + readme if readme else ""))
     return 0
 
 
@@ -533,8 +575,8 @@ def main(argv):
         return cmd_best(argv[2])
     if cmd == "status" and len(argv) == 3:
         return cmd_status(argv[2])
-    if cmd == "docs" and len(argv) == 4:
-        return cmd_docs(argv[2], argv[3])
+    if cmd == "docs" and len(argv) in (4, 5):
+        return cmd_docs(*argv[2:])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -83,6 +83,19 @@ CPU="a CPU" unit "$O/a/transformer-small" transformer-small 200 210 1000 2
 grep -Fq '| grassmann | L ≈ 512 (between 256 and 1024) | L ≈ 512 (between 256 and 1024) |' "$D" &&
     grep -Fq '| transformer | 4096 | 1000 | 1.000 | 1.000 | 4000.0 | 160.0 | 4096 KiB |' "$D" &&
     pass "table (c): bits per character, costs per token, the state; where the costs meet the Transformer's" || fail "docs table (c): $(grep '^| ' "$D" | tail -12)"
+# the README's summary: between its markers only, rewritten each time; a README without them left alone
+printf '# grassflow\nbefore\n<!-- mixers:begin -->\nold rows\n<!-- mixers:end -->\nafter\n' >"$tmp/README.md"
+printf '# grassflow\nno markers\n' >"$tmp/README-none.md"
+$PY scripts/mixer_study.py docs "$O" "$D" "$tmp/README.md" >/dev/null 2>"$tmp/err" &&
+    $PY scripts/mixer_study.py docs "$O" "$D" "$tmp/README.md" >/dev/null 2>>"$tmp/err" &&
+    $PY scripts/mixer_study.py docs "$O" "$D" "$tmp/README-none.md" >/dev/null 2>"$tmp/err2" || fail "docs with a README: $(cat "$tmp/err")"
+grep -Fxq '| grassmann-small | 0.0M | 300.00 ± 1.00 | 310.00 ± 2.00 | 2 |' "$tmp/README.md" &&
+    grep -Fxq '| transformer | 1.000 | 1.000 | 1.000 |' "$tmp/README.md" && ! grep -q 'old rows' "$tmp/README.md" &&
+    [ "$(head -2 "$tmp/README.md")" = "$(printf '# grassflow\nbefore')" ] && [ "$(tail -2 "$tmp/README.md")" = "$(printf '<!-- mixers:end -->\nafter')" ] &&
+    [ "$(grep -c 'mixers:begin' "$tmp/README.md")" = 1 ] && [ "$(cat "$tmp/README-none.md")" = "$(printf '# grassflow\nno markers')" ] &&
+    grep -q 'has no <!-- mixers:begin --> ... <!-- mixers:end --> markers' "$tmp/err2" &&
+    pass "the README's summary: (a) and (c) between the markers, the rest of the file kept, twice the same; none without markers" ||
+    fail "README summary: $(sed -n '/mixers:begin/,/mixers:end/p' "$tmp/README.md" | head -8) $(cat "$tmp/err2")"
 $PY -c 'import sys, xml.dom.minidom as x; [x.parse(f) for f in sys.argv[1:]]' "$tmp/mixers/pareto-train.svg" "$tmp/mixers/pareto-stream.svg" 2>"$tmp/err" &&
     grep -q 'Pareto front' "$tmp/mixers/pareto-stream.svg" && [ "$(grep -c '<circle' "$tmp/mixers/pareto-stream.svg")" = 6 ] &&
     [ "$(grep 'stroke-dasharray="6,4"/>$' "$tmp/mixers/pareto-stream.svg" | grep -o '[ML][0-9.]*,[0-9.]*' | wc -l)" = 2 ] &&
