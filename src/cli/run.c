@@ -471,9 +471,10 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     if (tok)
         snprintf(sum->tokenizer, sizeof sum->tokenizer, "%s (vocabulary %lld)", gf_tok_kind_name(gf_tokenizer_kind(tok)),
                  (long long)gf_tokenizer_vocab_size(tok));
+    const bool score_best = test_eval || strcmp(task->metric, "ppl");
     /* a data-parallel job: rank 0 has written best.safetensors before any rank reads it back */
-    if ((test_eval || strcmp(task->metric, "ppl")) && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
-    else if (test_eval || strcmp(task->metric, "ppl")) rc = best_metrics(r, data, sum);
+    if (score_best && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
+    else if (score_best) rc = best_metrics(r, data, sum);
 done:
     gf_model_free(m);
     if (data) task->free(data);
