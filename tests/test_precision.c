@@ -222,6 +222,22 @@ static void test_gemv_int8(void **state) {
             gf_gemv_int8_naive(u8, C, scale, R, cols, x, alpha, beta, yr, qx);
             if (memcmp(y, yr, (size_t)R * sizeof *y)) fail_msg("int8 GEMV, %lld columns: not the reference's bits", (long long)cols);
         }
+    /* an input whose codes are exact ties (max|x| = 127: x itself is scaled by 1), rounded to even both
+     * ways; then with a NaN: both give NaN outputs (not finite numbers that hide it) and the same codes */
+    float ties[] = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 126.5f, -126.5f, 3.5f, -4.5f, 0.0f, 17.5f};
+    const int64_t nt = (int64_t)(sizeof ties / sizeof *ties);
+    int8_t fast[16];
+    for (int nan = 0; nan < 2; nan++)
+        for (int64_t cols = 1; cols <= nt; cols++) {
+            if (nan) ties[cols - 1] = NAN;
+            gf_gemv_int8(u8, C, scale, R, cols, ties, 1.0f, 0.0f, y, qx);
+            memcpy(fast, qx, (size_t)cols);
+            gf_gemv_int8_naive(u8, C, scale, R, cols, ties, 1.0f, 0.0f, yr, qx);
+            if (memcmp(fast, qx, (size_t)cols)) fail_msg("int8 input codes of %lld ties (NaN: %d): not the reference's", (long long)cols, nan);
+            for (int64_t r = 0; r < R; r++)
+                if (nan ? !isnan(y[r]) || !isnan(yr[r]) : memcmp(&y[r], &yr[r], sizeof *y))
+                    fail_msg("int8 GEMV of %lld ties (NaN: %d), row %lld: %g, the reference %g", (long long)cols, nan, (long long)r, y[r], yr[r]);
+        }
     gf_set_parallel_threshold(32768); /* the default */
 }
 

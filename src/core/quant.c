@@ -17,7 +17,7 @@ bool gf_int8_cpu(void) {
 static int8_t code(float v, float inv) {
     float r = nearbyintf(v * inv); /* to nearest even (the default rounding mode) */
     r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
-    return (int8_t)r;
+    return r == r ? (int8_t)r : 0; /* a NaN's code is 0 (defined, where a cast would not be) */
 }
 
 void gf_quant_int8_row(const float *w, int64_t n, int8_t *q, float *scale) {
@@ -30,7 +30,10 @@ void gf_quant_int8_row(const float *w, int64_t n, int8_t *q, float *scale) {
 
 int64_t gf_quant_input(const float *x, int64_t n, int8_t *qx, float *sx) {
     float amax = 0.0f;
-    for (int64_t i = 0; i < n; i++) amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+    for (int64_t i = 0; i < n; i++) { /* a NaN is kept: *sx NaN makes every output NaN, as fp32 would */
+        const float a = fabsf(x[i]);
+        amax = a > amax || a != a ? a : amax;
+    }
     *sx = amax / 127.0f;
     const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
     int64_t sum = 0;
@@ -70,6 +73,46 @@ void gf_gemv_bf16_naive(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols
 
 static inline __mmask64 tail64(int64_t left) { return left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1); }
 
+static inline __mmask16 tail16(int64_t left) { return left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1); }
+
+/* gf_quant_input in AVX-512, bit for bit: the maximum is exact in any order (and NaN if any x is),
+ * roundscale rounds to nearest even as nearbyintf does, and the clamp, a NaN's code 0 and the sum are the
+ * same. */
+TARGET_INT8 static int64_t quant_input_fast(const float *x, int64_t n, int8_t *qx, float *sx) {
+    __m512 m = _mm512_setzero_ps();
+    __mmask16 nan = 0;
+    for (int64_t i = 0; i < n; i += 16) {
+        const __m512 v = _mm512_maskz_loadu_ps(tail16(n - i), x + i);
+        m = _mm512_max_ps(_mm512_abs_ps(v), m);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    const float amax = nan ? NAN : _mm512_reduce_max_ps(m);
+    *sx = amax / 127.0f;
+    const __m512 inv = _mm512_set1_ps(amax > 0.0f ? 127.0f / amax : 0.0f);
+    const __m512 hi = _mm512_set1_ps(127.0f), lo = _mm512_set1_ps(-127.0f);
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 k = tail16(n - i);
+        const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), inv);
+        const __m512 r = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __mmask16 ord = _mm512_cmp_ps_mask(r, r, _CMP_ORD_Q);
+        const __m512i q = _mm512_cvtps_epi32(_mm512_maskz_mov_ps(ord, _mm512_min_ps(_mm512_max_ps(r, lo), hi)));
+        sum = _mm512_add_epi32(sum, q);
+        _mm512_mask_cvtepi32_storeu_epi8(qx + i, k, q);
+    }
+    return _mm512_reduce_add_epi32(sum);
+}
+
+/* the four int32 sums of a0..a3 (one per row), as one vector: halves added, then a tree of hadds */
+TARGET_INT8 static __m128i sum4_epi32(__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
+#define GF_HALVES(a) _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1))
+    const __m256i h01 = _mm256_hadd_epi32(GF_HALVES(a0), GF_HALVES(a1));
+    const __m256i h23 = _mm256_hadd_epi32(GF_HALVES(a2), GF_HALVES(a3));
+#undef GF_HALVES
+    const __m256i h = _mm256_hadd_epi32(h01, h23);
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
 /* sum over cols of u8[c] * qx[c] for 4 rows (row stride ld) */
 TARGET_INT8 static void dot4_int8(const uint8_t *u8, int64_t ld, int64_t cols, const int8_t *qx, int32_t out[4]) {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
@@ -81,8 +124,7 @@ TARGET_INT8 static void dot4_int8(const uint8_t *u8, int64_t ld, int64_t cols, c
         a2 = _mm512_dpbusd_epi32(a2, _mm512_maskz_loadu_epi8(k, u8 + 2 * ld + c), x);
         a3 = _mm512_dpbusd_epi32(a3, _mm512_maskz_loadu_epi8(k, u8 + 3 * ld + c), x);
     }
-    out[0] = _mm512_reduce_add_epi32(a0), out[1] = _mm512_reduce_add_epi32(a1);
-    out[2] = _mm512_reduce_add_epi32(a2), out[3] = _mm512_reduce_add_epi32(a3);
+    _mm_storeu_si128((__m128i *)out, sum4_epi32(a0, a1, a2, a3));
 }
 
 TARGET_INT8 static int32_t dot1_int8(const uint8_t *u8, int64_t cols, const int8_t *qx) {
@@ -97,7 +139,7 @@ TARGET_INT8 static int32_t dot1_int8(const uint8_t *u8, int64_t cols, const int8
 static void gemv_int8_fast(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols,
                            const float *x, float alpha, float beta, float *y, int8_t *qx) {
     float sx;
-    const int64_t off = 128 * gf_quant_input(x, cols, qx, &sx); /* the +128 of every weight byte */
+    const int64_t off = 128 * quant_input_fast(x, cols, qx, &sx); /* the +128 of every weight byte */
     const int64_t blocks = (rows + 3) / 4;
 #pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
     for (int64_t b = 0; b < blocks; b++) {

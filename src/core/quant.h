@@ -18,7 +18,7 @@
 /* One row of int8 codes and its scale from n floats. */
 void gf_quant_int8_row(const float *w, int64_t n, int8_t *q, float *scale);
 /* x (n floats) quantized to signed bytes with one scale (*sx = max|x| / 127, 0 for a zero x); returns
- * sum_c qx[c]. The same function serves the fast kernel and the reference. */
+ * sum_c qx[c]. The reference's; the VNNI kernel has its AVX-512 twin, held to it bit for bit. */
 int64_t gf_quant_input(const float *x, int64_t n, int8_t *qx, float *sx);
 
 /* y[r] = alpha * (W x)[r] + beta * y[r] for r < rows, with W's rows at u8 + r * ld (codes + 128), columns

@@ -4,19 +4,22 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
+/* The if clauses name `parallel:`: an unnamed one would apply to the simd part too and run a short
+ * (one token's) row scalar, several times slower. tests/layout.sh looks for unnamed ones. */
+
 #define GF_SQRT_2_OVER_PI 0.7978845608028654f
 #define GF_INV_SQRT_2 0.7071067811865476f
 #define GF_INV_SQRT_2PI 0.3989422804014327f
 
 void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind) {
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel: n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             out[i] = 0.5f * x * (1.0f + gf_tanh_fast(GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x)));
         }
     } else {
-#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel: n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             out[i] = 0.5f * x * (1.0f + gf_erf_fast(x * GF_INV_SQRT_2));
@@ -27,7 +30,7 @@ void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind)
 void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n, gf_gelu_kind kind) {
     const int overwrite = dinp == dout;
     if (kind == GF_GELU_TANH) {
-#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel: n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             float u = GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x);
@@ -37,7 +40,7 @@ void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t 
             dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
         }
     } else {
-#pragma omp parallel for simd schedule(static) if (n > GF_PAR_MIN)
+#pragma omp parallel for simd schedule(static) if (parallel: n > GF_PAR_MIN)
         for (int64_t i = 0; i < n; i++) {
             float x = inp[i];
             float grad = 0.5f * (1.0f + gf_erf_fast(x * GF_INV_SQRT_2)) + x * GF_INV_SQRT_2PI * gf_exp_fast(-0.5f * x * x);
