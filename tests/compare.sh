@@ -102,6 +102,11 @@ rc=$?
 [ $rc = 143 ] && grep -q "grassflow compare: interrupted by SIGTERM during grassmann-tiny; its state is saved in $tmp/t/grassmann-tiny" "$tmp/terr" \
     && grep -q "^resume with: grassflow compare $M $LONG --out $tmp/t$" "$tmp/terr" \
     && pass "SIGTERM from outside: exit 143, what stopped and the command that resumes" || fail "SIGTERM: exit $rc, $(tail -c 400 "$tmp/terr")"
+grep -q "^recipe: .*, 600 steps, batch 4," "$tmp/t/summary.md" \
+    && pass "... the summary written before any run ended gives the recipe's steps (not 0)" || fail "recipe line: $(grep recipe "$tmp/t/summary.md")"
+GRASSFLOW_FAULT_SIGINT_AT=2 "$GF" compare $M ${TR/--steps 6/--epochs 1} --out "$tmp/e" >/dev/null 2>&1
+grep -q "^recipe: .*, 1 epoch, batch 4," "$tmp/e/summary.md" \
+    && pass "... and --epochs' count when the steps are not known yet" || fail "recipe line with --epochs: $(grep recipe "$tmp/e/summary.md")"
 expect 0 "... which resumes it" "$GF" compare $M $LONG --out "$tmp/t"
 grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q '"complete":	true' "$tmp/t/summary.json" \
     && pass "... the stopped model continues, the other starts, the summary is complete" || fail "after SIGTERM: $(head -c 300 "$tmp/err")"

@@ -269,15 +269,18 @@ static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol)
             if (j->m[i].runs[k].status == CMP_DONE) steps = j->m[i].runs[k].s.steps;
     for (int k = 0; k < j->n_seeds; k++)
         snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%llu", k ? "," : "", (unsigned long long)j->seeds[k]);
+    char len[64]; /* the steps a finished run took; before one has, what the recipe asked for */
+    if (steps || r->o.steps > 0) snprintf(len, sizeof len, "%lld steps", (long long)(steps ? steps : r->o.steps));
+    else snprintf(len, sizeof len, "%lld epoch%s", (long long)r->o.epochs, r->o.epochs == 1 ? "" : "s");
     options_text(&r->t, opts, sizeof opts);
     cpu_model(cpu, sizeof cpu);
     const char *tok = tokenizer_used(j), *kernel = gf_blas_kernel();
     char ranks[48] = "";
     if (gf_dist_size() > 1) snprintf(ranks, sizeof ranks, " x %d MPI ranks", gf_dist_size());
-    snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %lld steps, batch %lld, lr %g -> %g, warmup %lld, "
+    snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %s, batch %lld, lr %g -> %g, warmup %lld, "
              "seed%s %s%s" "machine: OpenBLAS kernel %s (%d threads%s), CPU %s%s", r->t.task->name,
              opts[0] ? " (" : "", opts, opts[0] ? ")" : "", r->t.corpus, tok[0] ? tok : r->t.tokenizer[0] ?
-             r->t.tokenizer : "default", (long long)steps, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
+             r->t.tokenizer : "default", len, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
              (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_blas_threads(),
              ranks, cpu[0] ? cpu : "unknown", eol);
 }
