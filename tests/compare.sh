@@ -107,6 +107,8 @@ grep -q "^recipe: .*, 600 steps, batch 4," "$tmp/t/summary.md" \
 GRASSFLOW_FAULT_SIGINT_AT=2 "$GF" compare $M ${TR/--steps 6/--epochs 1} --out "$tmp/e" >/dev/null 2>&1
 grep -q "^recipe: .*, 1 epoch, batch 4," "$tmp/e/summary.md" \
     && pass "... and --epochs' count when the steps are not known yet" || fail "recipe line with --epochs: $(grep recipe "$tmp/e/summary.md")"
+grep -q "^| transformer-tiny | - | - | - | - | - | - | reference |$" "$tmp/e/summary.md" \
+    && pass "... a model not started has no figures (not a wall time of 0s)" || fail "row of a model not started: $(grep transformer-tiny "$tmp/e/summary.md")"
 expect 0 "... which resumes it" "$GF" compare $M $LONG --out "$tmp/t"
 grep -q "grassmann-tiny: .*resuming" "$tmp/err" && grep -q '"complete":	true' "$tmp/t/summary.json" \
     && pass "... the stopped model continues, the other starts, the summary is complete" || fail "after SIGTERM: $(head -c 300 "$tmp/err")"

@@ -241,7 +241,8 @@ static table_row row_of(const cmp_job *j, int i, const model_stats *ref) {
     fmt_stat(t.val, sizeof t.val, st.val, st.val_sd, ppl, j->per_seed);
     fmt_stat(t.test, sizeof t.test, st.test, st.test_sd, ppl, j->per_seed);
     snprintf(t.rate, sizeof t.rate, st.n ? "%.0f" : "-", st.tokens_per_s);
-    fmt_time(t.wall, sizeof t.wall, st.wall_s);
+    if (st.wall_s > 0.0) fmt_time(t.wall, sizeof t.wall, st.wall_s);
+    else snprintf(t.wall, sizeof t.wall, "-"); /* not started: no time to show */
     const double gap = gap_of(j, &st, ref);
     if (i == j->ref) snprintf(t.gap, sizeof t.gap, "reference");
     else if (isnan(gap)) snprintf(t.gap, sizeof t.gap, "-");
