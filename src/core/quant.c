@@ -158,7 +158,7 @@ static void gemv_int8_fast(const uint8_t *u8, int64_t ld, const float *scale, in
 TARGET_BF16 static float dot_bf16(const gf_bf16 *h, int64_t cols, const float *x) {
     __m512 a = _mm512_setzero_ps();
     for (int64_t c = 0; c < cols; c += 16) {
-        const __mmask16 k = cols - c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (cols - c)) - 1);
+        const __mmask16 k = tail16(cols - c);
         const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(k, h + c)), 16);
         a = _mm512_fmadd_ps(_mm512_castsi512_ps(w), _mm512_maskz_loadu_ps(k, x + c), a);
     }
