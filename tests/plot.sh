@@ -55,6 +55,10 @@ expect 0 "plot one run (default --out curves.svg)" bash -c "cd '$tmp' && '$PWD/$
 svg_ok "$tmp/curves.svg" 2 a && pass "curves.svg is XML with a training and a validation curve, the run named in the legend" || fail "one run: $(head -c 300 "$tmp/curves.svg")"
 expect 0 "plot two runs against tokens" "$GF" plot "$tmp/a" "$tmp/u/" --x tokens --out "$tmp/two.svg"
 svg_ok "$tmp/two.svg" 4 a u && grep -q "^wrote $tmp/two.svg" "$tmp/out" && pass "two runs: 4 curves, both named; it says what it wrote" || fail "two runs: $(cat "$tmp/out")"
+widths() { $PY -c "import sys, xml.dom.minidom; print(' '.join(l.getAttribute('data-run') + ':' + l.getAttribute('stroke-width') for l in xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName('polyline')))" "$1"; }
+[ "$(widths "$tmp/two.svg")" = "a:4.2 a:4.4 u:1.6 u:1.8" ] && texts "$tmp/two.svg" | grep -q "|a wider line runs under one that follows it closely|" \
+    && pass "... a's curves, which u's (the same run, not stopped) lie on, are drawn wider to show under them, and the legend says why" \
+    || fail "coinciding curves: $(widths "$tmp/two.svg")"
 texts "$tmp/two.svg" | grep -q "|tokens seen|" && pass "... the x axis is tokens seen" || fail "x label: $(texts "$tmp/two.svg")"
 expect 0 "plot against time, as perplexity" "$GF" plot "$tmp/a" --x time --metric ppl --out "$tmp/time.svg"
 texts "$tmp/time.svg" | grep -q "|time (s)|" && texts "$tmp/time.svg" | grep -q "^perplexity against time" && pass "... time (s) on x, perplexity on y" || fail "time plot: $(texts "$tmp/time.svg")"
@@ -75,6 +79,16 @@ import sys, xml.dom.minidom
 n = [len(l.getAttribute("points").split()) for l in xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName("polyline")]
 sys.exit(n != [4, 2])
 PYEOF
+
+mkdir -p "$tmp/apart" && $PY -c "
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    r.update({k: r[k] - 1 for k in ('loss', 'val_loss') if k in r})
+    print(json.dumps(r))" "$tmp/killed/metrics.jsonl" >"$tmp/apart/metrics.jsonl"
+expect 0 "plot it beside a run a whole unit of loss below it" "$GF" plot "$tmp/killed" "$tmp/apart" --out "$tmp/apart.svg"
+[ "$(widths "$tmp/apart.svg")" = "killed:1.6 killed:1.8 apart:1.6 apart:1.8" ] && ! texts "$tmp/apart.svg" | grep -q "wider line" \
+    && pass "... curves apart keep their width, and the legend has no note" || fail "curves apart: $(widths "$tmp/apart.svg") $(texts "$tmp/apart.svg")"
 
 echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"

@@ -218,6 +218,8 @@ static int choose_panels(plot *p, const char *metrics) {
 #define PANEL_H 270
 #define PANEL_GAP 62    /* below a panel: its tick labels, and the x label under the last one */
 #define LEGEND_ROW 20
+#define HIDDEN_PX 1.5   /* a curve this close to one drawn over it, at a quarter of its points, is hidden by it */
+#define HIDDEN_BAND 2.6 /* ... and is drawn this much wider for each curve that hides it, to show around them */
 
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                       "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
@@ -315,20 +317,46 @@ static void draw_axes(FILE *f, const plot *p, const scale *xs, const scale *ys, 
                 p->x_label);
 }
 
-/* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point). */
+/* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point);
+ * under depth curves drawn after it that hide it, wider by a band each so that it shows around them. */
 static void draw_curve(FILE *f, const curve *c, const scale *xs, const scale *ys, const char *colour, bool train,
-                       const char *run_name, int clip) {
+                       const char *run_name, int clip, int depth) {
     if (!c->n) return;
     fprintf(f, "<polyline class=\"%s\" data-run=\"", train ? "train" : "val");
     put_escaped(f, run_name);
-    fprintf(f, "\" clip-path=\"url(#c%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"", clip, colour,
-            train ? "1.6" : "1.8", train ? "" : " stroke-dasharray=\"6,3\"");
+    fprintf(f, "\" clip-path=\"url(#c%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s points=\"", clip, colour,
+            (train ? 1.6 : 1.8) + HIDDEN_BAND * depth, train ? "" : " stroke-dasharray=\"6,3\"");
     for (int i = 0; i < c->n; i++) fprintf(f, "%s%.1f,%.1f", i ? " " : "", to_px(xs, c->p[i].x), to_px(ys, c->p[i].y));
     fputs("\"/>\n", f);
     if ((!train && c->n <= 80) || c->n == 1) /* more dots than that would hide the line */
         for (int i = 0; i < c->n; i++)
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"%s\" clip-path=\"url(#c%d)\"/>\n",
-                    to_px(xs, c->p[i].x), to_px(ys, c->p[i].y), colour, clip);
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" clip-path=\"url(#c%d)\"/>\n",
+                    to_px(xs, c->p[i].x), to_px(ys, c->p[i].y), 2.6 + HIDDEN_BAND * depth / 2, colour, clip);
+}
+
+/* The y of curve c at x, straight between its points (in the order logged, x not decreasing); false outside
+ * its points' range. */
+static bool y_at(const curve *c, double x, double *y) {
+    if (!c->n || x < c->p[0].x || x > c->p[c->n - 1].x) return false;
+    int lo = 0, hi = c->n - 1; /* p[lo].x <= x <= p[hi].x */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (c->p[mid].x <= x) lo = mid;
+        else hi = mid;
+    }
+    const double dx = c->p[hi].x - c->p[lo].x, t = dx > 0 ? (x - c->p[lo].x) / dx : 0;
+    *y = c->p[lo].y + t * (c->p[hi].y - c->p[lo].y);
+    return true;
+}
+
+/* Whether curve b, drawn over curve a, hides it: at a quarter or more of a's points b passes within
+ * HIDDEN_PX pixels (curves that coincide: two runs of one model and seed, or two mixers that learn alike). */
+static bool hides(const curve *a, const curve *b, const scale *ys) {
+    int near = 0;
+    double y;
+    for (int i = 0; i < a->n; i++)
+        near += y_at(b, a->p[i].x, &y) && fabs(to_px(ys, y) - to_px(ys, a->p[i].y)) < HIDDEN_PX;
+    return a->n && 4 * near >= a->n;
 }
 
 /* The data range of curves c[0..n) into x1 (x from 0) and [y0, y1]; false when they hold no point. */
@@ -361,8 +389,9 @@ static const char *y_label(const char *what) {
     return !strcmp(what, "loss") ? "loss" : !strcmp(what, "ppl") ? "perplexity" : "validation accuracy";
 }
 
-/* Panel k of p at pixel height top: every run's training and validation curve. */
-static int draw_panel(FILE *f, const plot *p, int k, double top) {
+/* Panel k of p at pixel height top: every run's training and validation curve; *widened is set when a
+ * curve was drawn wider to show under one that hides it. */
+static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) {
     const char *what = p->panel[k];
     curve c[2 * MAX_RUNS] = {{0}};
     int rc = EXIT_OK;
@@ -379,8 +408,12 @@ static int draw_panel(FILE *f, const plot *p, int k, double top) {
                 top - 3, W - LEFT - RIGHT + 6, PANEL_H + 6);
         draw_axes(f, p, &xs, &ys, y_label(what), k == p->n_panels - 1);
         for (int i = 0; i < p->n; i++)
-            for (int j = 0; j < 2; j++)
-                draw_curve(f, &c[2 * i + j], &xs, &ys, colours[i % 10], j == 0, p->runs[i].name, k);
+            for (int j = 0; j < 2; j++) {
+                int depth = 0; /* the runs drawn after this one whose curve of this kind hides it */
+                for (int later = i + 1; later < p->n; later++) depth += hides(&c[2 * i + j], &c[2 * later + j], &ys);
+                draw_curve(f, &c[2 * i + j], &xs, &ys, colours[i % 10], j == 0, p->runs[i].name, k, depth);
+                *widened |= depth > 0;
+            }
     }
     for (int i = 0; i < 2 * p->n; i++) free(c[i].p);
     return rc;
@@ -407,8 +440,9 @@ static int legend_cols(const plot *p, int *col_w) {
     return *col_w < W - LEFT - RIGHT ? (W - LEFT - RIGHT) / *col_w : 1;
 }
 
-/* The legend from pixel height top: the line styles, then the runs in columns. */
-static void draw_legend(FILE *f, const plot *p, double top) {
+/* The legend from pixel height top: the line styles (and what a wider line means, when one was widened),
+ * then the runs in columns. */
+static void draw_legend(FILE *f, const plot *p, double top, bool widened) {
     int col_w;
     const int cols = legend_cols(p, &col_w);
     fprintf(f, "<g fill=\"#333\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.6\"/>"
@@ -416,6 +450,9 @@ static void draw_legend(FILE *f, const plot *p, double top) {
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.8\" "
             "stroke-dasharray=\"6,3\"/><circle cx=\"%d\" cy=\"%.1f\" r=\"2.6\"/><text x=\"%d\" y=\"%.1f\">validation"
             "</text></g>\n", LEFT + 120, top + 6, LEFT + 150, top + 6, LEFT + 135, top + 6, LEFT + 156, top + 10);
+    if (widened)
+        fprintf(f, "<text class=\"widened\" x=\"%d\" y=\"%.1f\" fill=\"#555\">a wider line runs under one that follows "
+                "it closely</text>\n", LEFT + 250, top + 10);
     for (int i = 0; i < p->n; i++) {
         const int x = LEFT + (i % cols) * col_w;
         const double y = top + LEGEND_ROW * (1 + i / cols) + 6;
@@ -438,9 +475,10 @@ static int draw(FILE *f, const plot *p) {
     for (int k = 0; k < p->n_panels; k++)
         fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k]));
     fprintf(f, " against %s</text>\n", p->x_label);
+    bool widened = false;
     for (int k = 0; k < p->n_panels; k++)
-        if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP))) return EXIT_RUNTIME;
-    draw_legend(f, p, legend_top);
+        if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP), &widened)) return EXIT_RUNTIME;
+    draw_legend(f, p, legend_top, widened);
     fputs("</svg>\n", f);
     return EXIT_OK;
 }
@@ -493,7 +531,8 @@ static void help(void) {
     printf("usage: grassflow plot RUN_DIR... [--out FILE.svg] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
            "Draw the training and validation curves of one or more runs (each RUN_DIR/metrics.jsonl, the --out of\n"
            "train) into one SVG, one colour per run, the legend naming each run by its folder: training curves\n"
-           "solid, validation curves dashed with a dot at each evaluation.\n\n"
+           "solid, validation curves dashed with a dot at each evaluation; a curve that one drawn after it follows\n"
+           "closely (within 1.5 pixels at a quarter of its points) is drawn wider, to show around it.\n\n"
            "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory)\n"
            "  --x AXIS            step (default), tokens (the counted targets seen: tokens for a language model,\n"
            "                      pairs for sentence pairs) or time (wall-clock time of the run, across resumes).\n"
