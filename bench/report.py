@@ -152,12 +152,12 @@ def header_lines(by):
     m = by.get("machine", {}).get("", {})
     return ["# grassflow benchmark", "",
              "Made by `bash bench/run.sh%s` on %s: %s, %s cores; %s (the OpenBLAS kernel that ran; "
-             "OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s for both sides); PyTorch %s. Every figure below comes from "
+             "fp32 matmuls: %s; OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s for both sides); PyTorch %s. Every figure below comes from "
              "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides. "
              "What runs, the rules (memory, flat, streaming) and the expected time: [method.md](method.md)."
              % (" --smoke" if m.get("smoke") else "", m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"),
-                m.get("blas", "?"), m.get("openblas_coretype") or "(unset)", m.get("omp_num_threads", "?"),
-                m.get("torch", "?")), "",
+                m.get("blas", "?"), m.get("fp32_matmul") or "OpenBLAS (no record: an older grassflow)",
+                m.get("openblas_coretype") or "(unset)", m.get("omp_num_threads", "?"), m.get("torch", "?")), "",
              "**The PyTorch twins** (bench/torch_bench.py) are the test reference python/grassflow/torch_model.py in float32, "
              "built through its MIXERS table, same configs, shapes and thread count, with two changes: the Grassmann "
              "mixer takes all offsets at once and the mean before the projection, as grassflow does "

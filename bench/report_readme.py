@@ -66,9 +66,9 @@ def block(by, lowp_rounds, median, not_met):
     total = by.get("timing total", {}).get("", {}).get("actual_s")
     utils = [by[c]["grassflow"]["utilisation"] for c in ("train word grassmann B=32", "train word transformer B=32")
              if by.get(c, {}).get("grassflow", {}).get("utilisation")]
-    lines = ["Its run of %s (%s, %s cores; %s; OPENBLAS_CORETYPE=%s for both sides%s%s):" % (
+    lines = ["Its run of %s (%s, %s cores; %s; fp32 matmuls %s; OPENBLAS_CORETYPE=%s for both sides%s%s):" % (
         m.get("date", "?").replace("T", " ").replace("Z", " UTC"), m.get("cpu", "?"), m.get("cores", "?"), m.get("blas", "?"),
-        m.get("openblas_coretype") or "(unset)",
+        m.get("fp32_matmul") or "OpenBLAS", m.get("openblas_coretype") or "(unset)",
         "; sgemm peak %s GFLOP/s on %s threads, measured in the run" % (_span(min(peaks), max(peaks)), threads) if peaks else "",
         "; it took %d min %d s" % (total // 60, total % 60) if total else ""), "",
         "| training tokens/s | grassflow | PyTorch | |", "|---|---|---|---|"]

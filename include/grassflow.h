@@ -1463,6 +1463,14 @@ int gf_blas_threads(void);
  * library goes through, for plug-ins and benchmarks. */
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* Which library runs gf_sgemm's fp32 matmuls: OpenBLAS, or, on a CPU with AVX-512 in a build with oneDNN,
+ * oneDNN's fp32 matmul for those of more than one row and at least GF_FP32_DNNL_MIN_MACS multiply-adds (it
+ * runs the skinny shapes of a d <= 512 model 5x faster than OpenBLAS's packing sgemm: docs/bench), OpenBLAS
+ * for the rest. GF_FP32_MATMUL=openblas in the environment keeps them all in OpenBLAS (onednn or auto: the
+ * default). Each library's sums are deterministic for a given machine and thread count, so a run resumes
+ * bit for bit. What runs, as text: "OpenBLAS SkylakeX", or "oneDNN avx512_core + OpenBLAS SkylakeX". */
+#define GF_FP32_DNNL_MIN_MACS (1 << 22)
+const char *gf_fp32_matmul(void);
 /* Matmul FLOPs (2 M N K per gf_sgemm) issued by this process since the last reset (for achieved FLOP/s). */
 uint64_t gf_blas_flops(void);
 void gf_blas_flops_reset(void);

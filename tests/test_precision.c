@@ -1,4 +1,4 @@
-/* bf16 matmuls (src/core/bf16.c, src/core/matmul_bf16.c, the door in src/core/blas.c):
+/* bf16 matmuls (src/core/bf16.c, src/core/matmul_dnnl.c, the door in src/core/blas.c):
  * - the fast float -> bfloat16 conversion equals the scalar reference bit for bit (ties, carries into the
  *   exponent, overflow to infinity, denormals, NaNs, and a million random bit patterns);
  * - gf_sgemm in bf16 equals the naive bf16 reference (both operands rounded, sums in double) within the
@@ -7,6 +7,8 @@
  *   (|error| <= (2u + u^2) sum |a||b| plus the fp32 sums' own, u = 2^-8), and differs from fp32 sgemm
  *   (so the bf16 path ran);
  * - a matmul of one row or under GF_BF16_MIN_MACS multiply-adds stays fp32 bit for bit;
+ * - fp32 matmuls (through the door: OpenBLAS, or oneDNN's fp32 matmul over GF_FP32_DNNL_MIN_MACS; and
+ *   oneDNN's itself) against a double reference within fp32's bound, every transpose, alpha, beta, ld;
  * - the precision's names, and the refusal (with the reason) where bf16 cannot run;
  * - int8 weights: the row quantizer's codes and scales; the VNNI GEMV equals its reference bit for bit
  *   (every tail length, blocks of 4 rows and the rest, alpha and beta); bf16 weights: the GEMV against its
@@ -16,13 +18,14 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
 
 #include "core/bf16.h"
 #include "core/lowp.h"
-#include "core/matmul_bf16.h"
+#include "core/matmul_dnnl.h"
 #include "core/quant.h"
 #include "core/rng.h"
 
@@ -151,6 +154,70 @@ static void test_small_stays_fp32(void **state) {
         gf_sgemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, F, N);
         assert_memory_equal(C, F, (size_t)(M * N) * sizeof *C);
     }
+}
+
+/* fp32: C = alpha op(A) op(B) + beta C in double, then rounded once. */
+static void f32_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                      const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0.0;
+            for (int64_t k = 0; k < K; k++)
+                s += (double)(ta ? A[k * lda + m] : A[m * lda + k]) * (tb ? B[n * ldb + k] : B[k * ldb + n]);
+            C[m * ldc + n] = (float)(alpha * s + (beta != 0.0f ? (double)beta * C[m * ldc + n] : 0.0));
+        }
+}
+
+/* An fp32 matmul (through the door, or oneDNN's fp32 matmul itself) against f32_naive: fp32 sums of K
+ * products in any order, |error| <= (K + 3) u sum |alpha a b| + beta C's, u = 2^-24; the columns past N
+ * untouched. */
+static void f32_shape(bool dnnl, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
+                      uint64_t seed) {
+    const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5, ra = ta ? K : M, rb = tb ? N : K;
+    float *A = falloc(ra * lda), *B = falloc(rb * ldb), *C = falloc(M * ldc), *R = falloc(M * ldc);
+    tl_fill_uniform(A, ra * lda, seed, -2.0f, 2.0f);
+    tl_fill_uniform(B, rb * ldb, seed + 1, -1.0f, 1.0f);
+    tl_fill_uniform(C, M * ldc, seed + 2, -1.0f, 1.0f);
+    memcpy(R, C, (size_t)(M * ldc) * sizeof *C);
+    if (dnnl) assert_int_equal(gf_f32_matmul_dnnl(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc), 0);
+    else gf_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    f32_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, R, ldc);
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < ldc; n++) {
+            const int64_t i = m * ldc + n;
+            if (n >= N) {
+                assert_memory_equal(&C[i], &R[i], sizeof *C);
+                continue;
+            }
+            double s = 0.0;
+            for (int64_t k = 0; k < K; k++)
+                s += fabs((double)(ta ? A[k * lda + m] : A[m * lda + k]) * (tb ? B[n * ldb + k] : B[k * ldb + n]));
+            const double tol = (K + 3) * 0x1p-24 * (fabs(alpha) * s + fabs((double)beta) + 1.0);
+            if (fabs((double)C[i] - R[i]) > tol)
+                fail_msg("fp32 matmul (%s) %s%s M %lld N %lld K %lld: C[%lld][%lld] %.9g, reference %.9g (tol %.3g)",
+                         dnnl ? "oneDNN" : "the door", ta ? "T" : "N", tb ? "T" : "N", (long long)M, (long long)N,
+                         (long long)K, (long long)m, (long long)n, C[i], R[i], tol);
+        }
+}
+
+/* fp32 matmuls, as the door runs them (OpenBLAS, or oneDNN's fp32 matmul for the shapes it takes) and
+ * oneDNN's fp32 matmul itself: every transpose, alpha, beta and leading dimension; shapes over and under
+ * the door's GF_F32_DNNL_MIN_MACS, and the skinny ones of a d = 128 model (K or N of 16, M of 4,096). */
+static void test_matmul_f32(void **state) {
+    (void)state;
+    const int64_t shapes[][3] = {{137, 129, 70}, {9, 1130, 104}, {4096, 16, 128}, {128, 128, 4096}, {63, 40, 30}};
+    const bool dnnl = !gf_f32_matmul_dnnl_unavailable();
+    if (!dnnl) fprintf(stderr, "oneDNN fp32 matmuls unavailable here (%s): the door alone\n", gf_f32_matmul_dnnl_unavailable());
+    uint64_t seed = 500;
+    for (int t = 0; t < 4; t++)
+        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++)
+            for (int d = 0; d <= (int)dnnl; d++) {
+                const float alpha = k % 2 ? -1.25f : 1.0f, beta = k % 3 == 0 ? 0.0f : k % 3 == 1 ? 1.0f : 0.25f;
+                f32_shape(d, t & 1, t & 2, shapes[k][0], shapes[k][1], shapes[k][2], alpha, beta, seed += 10);
+            }
+    /* the door says which library it sends them to: oneDNN wherever it can run, unless told otherwise */
+    if (!getenv("GF_FP32_MATMUL"))
+        assert_true(!strncmp(gf_fp32_matmul(), dnnl ? "oneDNN avx512_core" : "OpenBLAS ", dnnl ? 18 : 9));
 }
 
 static void test_names_and_refusal(void **state) {
@@ -303,6 +370,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_convert, pool_teardown),
         cmocka_unit_test_teardown(test_matmul, pool_teardown),
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
+        cmocka_unit_test_teardown(test_matmul_f32, pool_teardown),
         cmocka_unit_test(test_names_and_refusal),
         cmocka_unit_test(test_int8_rows),
         cmocka_unit_test_teardown(test_gemv_int8, pool_teardown),

@@ -75,6 +75,8 @@ static void fill_tokens(int32_t *x, int64_t n, int64_t V, uint64_t seed) {
 static void machine_json(FILE *f, double peak) {
     fprintf(f, "\"blas_kernel\": ");
     gf_json_put_str(f, gf_blas_kernel() ? gf_blas_kernel() : "unknown");
+    fprintf(f, ", \"fp32_matmul\": ");
+    gf_json_put_str(f, gf_fp32_matmul());
     fprintf(f, ", \"threads\": %d, \"sgemm_peak_gflops\": %s", gf_threads(), gf_json_num(peak, 'f', 1).s);
 }
 
@@ -198,7 +200,7 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
         printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
                (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
         printf("matmul %.2f GFLOP/step, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f GFLOP/s (%s, %d threads)\n",
-               (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_blas_kernel(), gf_threads());
+               (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_fp32_matmul(), gf_threads());
         if (o->precision == GF_PRECISION_BF16)
             printf("bf16 matmuls: oneDNN, CPU ISA %s, last kernel %s\n", gf_bf16_isa(), gf_bf16_kernel());
     }

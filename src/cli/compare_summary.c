@@ -88,6 +88,7 @@ cJSON *cmp_recipe_json(const cmp_job *j) {
     const char *kernel = gf_blas_kernel();
     cJSON_AddStringToObject(o, "blas_kernel", kernel ? kernel : "unknown");
     cJSON_AddNumberToObject(o, "blas_threads", gf_blas_threads());
+    cJSON_AddStringToObject(o, "fp32_matmul", gf_fp32_matmul());
     cpu_model(cpu, sizeof cpu);
     cJSON_AddStringToObject(o, "cpu", cpu[0] ? cpu : "unknown");
     if (gf_dist_size() > 1) cJSON_AddNumberToObject(o, "mpi_ranks", gf_dist_size()); /* tokens/s are the job's */
@@ -279,10 +280,10 @@ static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol)
     char ranks[48] = "";
     if (gf_dist_size() > 1) snprintf(ranks, sizeof ranks, " x %d MPI ranks", gf_dist_size());
     snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %s, batch %lld, lr %g -> %g, warmup %lld, "
-             "seed%s %s%s" "machine: OpenBLAS kernel %s (%d threads%s), CPU %s%s", r->t.task->name,
+             "seed%s %s%s" "machine: OpenBLAS kernel %s, fp32 matmuls %s (%d threads%s), CPU %s%s", r->t.task->name,
              opts[0] ? " (" : "", opts, opts[0] ? ")" : "", r->t.corpus, tok[0] ? tok : r->t.tokenizer[0] ?
              r->t.tokenizer : "default", len, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
-             (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_blas_threads(),
+             (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_fp32_matmul(), gf_blas_threads(),
              ranks, cpu[0] ? cpu : "unknown", eol);
 }
 

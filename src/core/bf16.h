@@ -1,5 +1,5 @@
 /* bfloat16: the upper 16 bits of an IEEE float (8 exponent bits, 8 significant bits), the format of the
- * bf16 matmuls (src/core/matmul_bf16.c) and of bf16 weights. Rounding is to nearest, ties to even, as
+ * bf16 matmuls (src/core/matmul_dnnl.c) and of bf16 weights. Rounding is to nearest, ties to even, as
  * AVX512_BF16's VCVTNEPS2BF16 does it: a NaN stays a NaN (quiet, its sign kept), and a denormal input,
  * like a result too small for a normal bfloat16, becomes a zero of its sign (the instruction flushes them,
  * whatever MXCSR says). The fast conversion is held to the scalar reference bit for bit (tests/test_ops.c). */

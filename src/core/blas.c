@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/lowp.h"
-#include "core/matmul_bf16.h"
+#include "core/matmul_dnnl.h"
 #include "core/parallel.h"
 
 /* OpenBLAS extensions (declared in its cblas.h on Debian; repeated here for other cblas headers). */
@@ -76,6 +76,36 @@ static int bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K
     return -1;
 }
 
+/* ---- fp32: OpenBLAS, or oneDNN's fp32 matmul ---------------------------------------------------------- */
+
+enum { F32_UNSET, F32_OPENBLAS, F32_ONEDNN };
+static _Atomic int g_f32 = F32_UNSET;
+
+/* Which library runs the fp32 matmuls of at least GF_FP32_DNNL_MIN_MACS: oneDNN where it can run, unless
+ * GF_FP32_MATMUL=openblas says otherwise (read once). */
+static int f32_backend(void) {
+    int b = atomic_load_explicit(&g_f32, memory_order_relaxed);
+    if (b != F32_UNSET) return b;
+    const char *e = getenv("GF_FP32_MATMUL"), *why = gf_f32_matmul_dnnl_unavailable();
+    b = why ? F32_OPENBLAS : F32_ONEDNN;
+    if (e && !strcmp(e, "openblas")) b = F32_OPENBLAS;
+    else if (e && strcmp(e, "onednn") && strcmp(e, "auto"))
+        gf_note("GF_FP32_MATMUL='%s' is not openblas, onednn or auto: ignored", e);
+    else if (e && !strcmp(e, "onednn") && why)
+        gf_note("GF_FP32_MATMUL=onednn: oneDNN's fp32 matmul cannot run here (%s); OpenBLAS runs them", why);
+    int unset = F32_UNSET;
+    atomic_compare_exchange_strong(&g_f32, &unset, b);
+    return atomic_load(&g_f32);
+}
+
+const char *gf_fp32_matmul(void) {
+    static char s[160];
+    if (f32_backend() == F32_OPENBLAS) snprintf(s, sizeof s, "OpenBLAS %s", openblas_get_corename());
+    else
+        snprintf(s, sizeof s, "oneDNN %s + OpenBLAS %s", gf_f32_matmul_dnnl_isa(), openblas_get_corename());
+    return s;
+}
+
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (M == 0 || N == 0) return;
@@ -95,6 +125,9 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
     }
     if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
         bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
+        return;
+    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && K > 0 && f32_backend() == F32_ONEDNN &&
+        gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 blas_int(M, "M"), blas_int(N, "N"), blas_int(K, "K"), alpha, A, blas_int(lda, "lda"), B,

@@ -1,12 +1,13 @@
-/* bf16 matmuls through oneDNN (see matmul_bf16.h). Built with oneDNN when the Makefile finds it
- * (GF_HAVE_DNNL); without it every bf16 request is refused with the reason, and fp32 runs as always.
+/* bf16 and fp32 matmuls through oneDNN (see matmul_dnnl.h). Built with oneDNN when the Makefile finds it
+ * (GF_HAVE_DNNL); without it every request is refused with the reason, and OpenBLAS runs fp32 as always.
  *
- * Each call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies (per-thread
- * buffers, kept between calls) and runs a matmul primitive made for its exact shape: primitives are kept
+ * A bf16 call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies (per-thread
+ * buffers, kept between calls); an fp32 call reads them in place. Each runs a matmul primitive made for
+ * its exact shape: primitives are kept
  * in a table (made once per shape, never freed while the process runs, so that a thread can use one while
  * another adds to the table); past its size a call makes a primitive for itself. Scratchpads are the
  * caller's (oneDNN's user mode), so that threads can run the same primitive at once. */
-#include "core/matmul_bf16.h"
+#include "core/matmul_dnnl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,14 @@ const char *gf_bf16_matmul_unavailable(void) {
            "scripts/install-deps.sh, then rebuild: make clean && make)";
 }
 const char *gf_bf16_matmul_isa(void) { return "none"; }
+const char *gf_f32_matmul_dnnl_unavailable(void) { return "this grassflow was built without oneDNN"; }
+const char *gf_f32_matmul_dnnl_isa(void) { return "none"; }
+int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    (void)transA, (void)transB, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
+    (void)beta, (void)C, (void)ldc;
+    return -1;
+}
 const char *gf_bf16_matmul_kernel(void) { return ""; }
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -50,7 +59,7 @@ int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 #include <pthread.h>
 
 static dnnl_engine_t g_engine;
-static const char *g_why; /* NULL: available */
+static const char *g_why, *g_why_f32; /* NULL: bf16 (fp32) matmuls available */
 static char g_isa[32] = "none", g_kernel[64];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,13 +79,27 @@ static const char *isa_name(dnnl_cpu_isa_t isa) {
 static void init_once(void) {
     const dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
     snprintf(g_isa, sizeof g_isa, "%s", isa_name(isa));
+    if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success) {
+        g_why = g_why_f32 = "oneDNN could not create its CPU engine";
+        return;
+    }
+    if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core) != (unsigned)dnnl_cpu_isa_avx512_core)
+        g_why_f32 = "oneDNN's fp32 matmul is used with AVX-512 only, where it was measured faster than OpenBLAS "
+                    "(this CPU, or oneDNN's ISA limit ONEDNN_MAX_CPU_ISA, gives less)";
     if (!gf_bf16_cpu())
         g_why = "this CPU has no AVX512_BF16 (bf16 matmuls would be slower than fp32 here)";
     else if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) != (unsigned)dnnl_cpu_isa_avx512_core_bf16)
         g_why = "oneDNN's CPU ISA is limited below avx512_core_bf16 (ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA in the "
                 "environment)";
-    else if (dnnl_engine_create(&g_engine, dnnl_cpu, 0) != dnnl_success)
-        g_why = "oneDNN could not create its CPU engine";
+}
+
+const char *gf_f32_matmul_dnnl_unavailable(void) {
+    pthread_once(&g_once, init_once);
+    return g_why_f32;
+}
+const char *gf_f32_matmul_dnnl_isa(void) {
+    pthread_once(&g_once, init_once);
+    return g_why_f32 ? "none" : g_isa;
 }
 
 const char *gf_bf16_matmul_unavailable(void) {
@@ -92,9 +115,9 @@ const char *gf_bf16_matmul_kernel(void) { return g_kernel; }
 /* ---- primitives, one per shape ------------------------------------------------------------------------- */
 
 typedef struct {
-    int64_t M, N, K, ldc;
+    int64_t M, N, K, lda, ldb, ldc;
     float alpha, beta;
-    bool ta, tb;
+    bool ta, tb, bf16; /* bf16: A and B are bf16 copies; else fp32, read in place */
 } shape;
 
 typedef struct {
@@ -103,22 +126,23 @@ typedef struct {
     size_t scratch; /* bytes of scratchpad it needs */
 } entry;
 
-#define N_ENTRIES 256
+#define N_ENTRIES 1024 /* a batch's length varies (padded pairs): a few shapes per length */
 static entry g_table[N_ENTRIES];
 static int g_n; /* entries filled; an entry is complete before g_n counts it */
 
 static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratch) {
     dnnl_memory_desc_t a, b, c;
     const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N};
-    /* the bf16 copies are contiguous copies of the stored matrices: op() is in the strides */
-    const dnnl_dims_t sa = {s->ta ? 1 : s->K, s->ta ? s->M : 1}, sb = {s->tb ? 1 : s->N, s->tb ? s->K : 1},
+    /* op() is in the strides */
+    const dnnl_dims_t sa = {s->ta ? 1 : s->lda, s->ta ? s->lda : 1}, sb = {s->tb ? 1 : s->ldb, s->tb ? s->ldb : 1},
                       sc = {s->ldc, 1};
+    const dnnl_data_type_t dt = s->bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_matmul_desc_t d;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&a, 2, da, dnnl_bf16, sa);
-    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&b, 2, db, dnnl_bf16, sb);
+    dnnl_status_t st = dnnl_memory_desc_init_by_strides(&a, 2, da, dt, sa);
+    if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&b, 2, db, dt, sb);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&c, 2, dc, dnnl_f32, sc);
     if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a, &b, NULL, &c);
     if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
@@ -145,8 +169,9 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
 }
 
 static bool same(const shape *a, const shape *b) { /* field by field: the struct has padding */
-    return a->M == b->M && a->N == b->N && a->K == b->K && a->ldc == b->ldc && a->alpha == b->alpha &&
-           a->beta == b->beta && a->ta == b->ta && a->tb == b->tb;
+    return a->M == b->M && a->N == b->N && a->K == b->K && a->lda == b->lda && a->ldb == b->ldb &&
+           a->ldc == b->ldc && a->alpha == b->alpha && a->beta == b->beta && a->ta == b->ta && a->tb == b->tb &&
+           a->bf16 == b->bf16;
 }
 
 /* The table's primitive for s (made and added when new); *temp when the table is full and the primitive is
@@ -170,8 +195,8 @@ static dnnl_primitive_t lookup(const shape *s, size_t *scratch, bool *temp) {
     } else {
         static bool said;
         if (!said)
-            gf_note("more than %d bf16 matmul shapes in this process (sequence lengths that vary from batch to batch?): "
-                    "the others make their oneDNN primitive at every call, which is slower", N_ENTRIES);
+            gf_note("more than %d oneDNN matmul shapes in this process (sequence lengths that vary from batch to "
+                    "batch?): the others make their primitive at every call, which is slower", N_ENTRIES);
         said = *temp = true;
     }
     pthread_mutex_unlock(&g_lock);
@@ -224,7 +249,9 @@ static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
-    const shape s = {.M = M, .N = N, .K = K, .ldc = ldc, .alpha = alpha, .beta = beta, .ta = transA, .tb = transB};
+    /* the bf16 copies are contiguous */
+    const shape s = {.M = M, .N = N, .K = K, .lda = transA ? M : K, .ldb = transB ? K : N, .ldc = ldc, .alpha = alpha,
+                     .beta = beta, .ta = transA, .tb = transB, .bf16 = true};
     size_t scratch = 0;
     bool temp;
     dnnl_primitive_t p = lookup(&s, &scratch, &temp);
@@ -236,6 +263,20 @@ int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
         gf_bf16_from_f32(b, B, transB ? N : K, transB ? K : N, ldb);
         rc = run(p, a, b, C, sp) == dnnl_success ? 0 : -1;
     }
+    if (temp) dnnl_primitive_destroy(p);
+    return rc;
+}
+
+int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (gf_f32_matmul_dnnl_unavailable()) return -1;
+    const shape s = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
+                     .ta = transA, .tb = transB, .bf16 = false};
+    size_t scratch = 0;
+    bool temp;
+    dnnl_primitive_t p = lookup(&s, &scratch, &temp);
+    void *sp = room(&t_scratch, scratch);
+    const int rc = p && sp && run(p, A, B, C, sp) == dnnl_success ? 0 : -1;
     if (temp) dnnl_primitive_destroy(p);
     return rc;
 }

@@ -1,8 +1,11 @@
-/* bf16 matmuls: C = alpha op(A) op(B) + beta C with A and B rounded to bfloat16 (core/bf16.h), products
- * and sums in fp32, through oneDNN's matmul primitive (AMX or AVX512_BF16, whichever oneDNN picks). The
- * door (gf_sgemm, core/blas.c) sends a matmul here when the matmul precision is bf16. */
-#ifndef GF_CORE_MATMUL_BF16_H
-#define GF_CORE_MATMUL_BF16_H
+/* Matmuls through oneDNN's matmul primitive, C = alpha op(A) op(B) + beta C:
+ * - bf16: A and B rounded to bfloat16 (core/bf16.h), products and sums in fp32 (AMX or AVX512_BF16,
+ *   whichever oneDNN picks); the door (gf_sgemm, core/blas.c) sends a matmul here when the matmul
+ *   precision is bf16;
+ * - fp32: the operands read in place; the door sends the fp32 matmuls of GF_FP32_DNNL_MIN_MACS or more
+ *   here on an AVX-512 CPU (gf_fp32_matmul in grassflow.h). */
+#ifndef GF_CORE_MATMUL_DNNL_H
+#define GF_CORE_MATMUL_DNNL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +21,12 @@ const char *gf_bf16_matmul_kernel(void);
  * then computes it in fp32. Sizes as gf_sgemm's; M, N, K > 0. */
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* fp32 matmuls through oneDNN's matmul primitive, the operands read in place: NULL when they can run here,
+ * else why not; 0, or -1 when a call could not run (the caller then uses the BLAS library). */
+const char *gf_f32_matmul_dnnl_unavailable(void);
+const char *gf_f32_matmul_dnnl_isa(void); /* oneDNN's ISA, "none" when unavailable */
+int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* The reference: both operands rounded with gf_bf16_from_f32_ref, then plain loops in double (tests). */
 void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
