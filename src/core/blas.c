@@ -126,7 +126,7 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
     if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
         bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
-    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && K > 0 && f32_backend() == F32_ONEDNN &&
+    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && f32_backend() == F32_ONEDNN &&
         gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,

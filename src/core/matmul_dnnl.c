@@ -93,23 +93,15 @@ static void init_once(void) {
                 "environment)";
 }
 
-const char *gf_f32_matmul_dnnl_unavailable(void) {
+/* *why once oneDNN is set up: NULL when that precision's matmuls can run here */
+static const char *ready(const char *const *why) {
     pthread_once(&g_once, init_once);
-    return g_why_f32;
+    return *why;
 }
-const char *gf_f32_matmul_dnnl_isa(void) {
-    pthread_once(&g_once, init_once);
-    return g_why_f32 ? "none" : g_isa;
-}
-
-const char *gf_bf16_matmul_unavailable(void) {
-    pthread_once(&g_once, init_once);
-    return g_why;
-}
-const char *gf_bf16_matmul_isa(void) {
-    pthread_once(&g_once, init_once);
-    return g_why ? "none" : g_isa;
-}
+const char *gf_f32_matmul_dnnl_unavailable(void) { return ready(&g_why_f32); }
+const char *gf_f32_matmul_dnnl_isa(void) { return ready(&g_why_f32) ? "none" : g_isa; }
+const char *gf_bf16_matmul_unavailable(void) { return ready(&g_why); }
+const char *gf_bf16_matmul_isa(void) { return ready(&g_why) ? "none" : g_isa; }
 const char *gf_bf16_matmul_kernel(void) { return g_kernel; }
 
 /* ---- primitives, one per shape ------------------------------------------------------------------------- */
@@ -246,25 +238,33 @@ static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float
     return st;
 }
 
+/* s's matmul of the stored A (lda) and B (ldb) into C: in place, or on their bf16 copies when s->bf16 */
+static int matmul(const shape *s, const float *A, int64_t lda, const float *B, int64_t ldb, float *C) {
+    size_t scratch = 0;
+    bool temp;
+    dnnl_primitive_t p = lookup(s, &scratch, &temp);
+    const void *a = A, *b = B;
+    if (s->bf16) {
+        gf_bf16 *ca = room(&t_a, (size_t)(s->M * s->K) * sizeof *ca), *cb = room(&t_b, (size_t)(s->K * s->N) * sizeof *cb);
+        if (ca && cb) {
+            gf_bf16_from_f32(ca, A, s->ta ? s->K : s->M, s->ta ? s->M : s->K, lda);
+            gf_bf16_from_f32(cb, B, s->tb ? s->N : s->K, s->tb ? s->K : s->N, ldb);
+        }
+        a = ca, b = cb;
+    }
+    void *sp = room(&t_scratch, scratch);
+    const int rc = p && a && b && sp && run(p, a, b, C, sp) == dnnl_success ? 0 : -1;
+    if (temp) dnnl_primitive_destroy(p);
+    return rc;
+}
+
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
     /* the bf16 copies are contiguous */
     const shape s = {.M = M, .N = N, .K = K, .lda = transA ? M : K, .ldb = transB ? K : N, .ldc = ldc, .alpha = alpha,
                      .beta = beta, .ta = transA, .tb = transB, .bf16 = true};
-    size_t scratch = 0;
-    bool temp;
-    dnnl_primitive_t p = lookup(&s, &scratch, &temp);
-    gf_bf16 *a = room(&t_a, (size_t)(M * K) * sizeof *a), *b = room(&t_b, (size_t)(K * N) * sizeof *b);
-    void *sp = room(&t_scratch, scratch);
-    int rc = -1;
-    if (p && a && b && sp) {
-        gf_bf16_from_f32(a, A, transA ? K : M, transA ? M : K, lda);
-        gf_bf16_from_f32(b, B, transB ? N : K, transB ? K : N, ldb);
-        rc = run(p, a, b, C, sp) == dnnl_success ? 0 : -1;
-    }
-    if (temp) dnnl_primitive_destroy(p);
-    return rc;
+    return matmul(&s, A, lda, B, ldb, C);
 }
 
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -272,13 +272,7 @@ int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K
     if (gf_f32_matmul_dnnl_unavailable()) return -1;
     const shape s = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
                      .ta = transA, .tb = transB, .bf16 = false};
-    size_t scratch = 0;
-    bool temp;
-    dnnl_primitive_t p = lookup(&s, &scratch, &temp);
-    void *sp = room(&t_scratch, scratch);
-    const int rc = p && sp && run(p, A, B, C, sp) == dnnl_success ? 0 : -1;
-    if (temp) dnnl_primitive_destroy(p);
-    return rc;
+    return matmul(&s, A, lda, B, ldb, C);
 }
 
 #endif
