@@ -1463,11 +1463,10 @@ int gf_blas_threads(void);
  * library goes through, for plug-ins and benchmarks. */
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-/* Which library runs gf_sgemm's fp32 matmuls: OpenBLAS, or, on a CPU with AVX-512 in a build with oneDNN,
- * oneDNN's fp32 matmul for those of more than one row and at least GF_FP32_DNNL_MIN_MACS multiply-adds (it
- * runs the skinny shapes of a d <= 512 model 5x faster than OpenBLAS's packing sgemm: docs/bench), OpenBLAS
- * for the rest. GF_FP32_MATMUL=openblas in the environment keeps them all in OpenBLAS (onednn or auto: the
- * default). Each library's sums are deterministic for a given machine and thread count, so a run resumes
+/* Which library runs gf_sgemm's fp32 matmuls: OpenBLAS (the default), or, with GF_FP32_MATMUL=onednn in the
+ * environment on a CPU with AVX-512 in a build with oneDNN, oneDNN's fp32 matmul for those of more than one
+ * row and at least GF_FP32_DNNL_MIN_MACS multiply-adds (4-19% faster training at d 128-256: docs/bench/method.md),
+ * OpenBLAS for the rest. Each library's sums are deterministic for a given machine and thread count, so a run resumes
  * bit for bit. What runs, as text: "OpenBLAS SkylakeX", or "oneDNN avx512_core + OpenBLAS SkylakeX". */
 #define GF_FP32_DNNL_MIN_MACS (1 << 22)
 const char *gf_fp32_matmul(void);
