@@ -9,6 +9,9 @@
  * - a matmul of one row or under GF_BF16_MIN_MACS multiply-adds stays fp32 bit for bit;
  * - fp32 matmuls (through the door: OpenBLAS, or oneDNN's fp32 matmul over GF_FP32_DNNL_MIN_MACS; and
  *   oneDNN's itself) against a double reference within fp32's bound, every transpose, alpha, beta, ld;
+ *   oneDNN's refuses strided operands;
+ * - oneDNN's matmuls (fp32 and bf16) under a storm of signals: the products bit for bit and the heap whole
+ *   (its JIT sgemm, which corrupts the heap when a signal lands in it, is never used);
  * - the precision's names, and the refusal (with the reason) where bf16 cannot run;
  * - int8 weights: the row quantizer's codes and scales; the VNNI GEMV equals its reference bit for bit
  *   (every tail length, blocks of 4 rows and the rest, alpha and beta); bf16 weights: the GEMV against its
@@ -16,10 +19,15 @@
  *   and leaves other matrices (and a block with another row stride) to fp32.
  * Where this CPU or build cannot run bf16, the tests that need it are skipped, saying so. */
 #include <float.h>
+#include <malloc.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -173,7 +181,9 @@ static void f32_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
  * untouched. */
 static void f32_shape(bool dnnl, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, float beta,
                       uint64_t seed) {
-    const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5, ra = ta ? K : M, rb = tb ? N : K;
+    /* oneDNN's own takes dense operands only (the door gives it no others); the door, any */
+    const int64_t pad = dnnl ? 0 : 1, lda = (ta ? M : K) + 3 * pad, ldb = (tb ? K : N) + 2 * pad, ldc = N + 5 * pad;
+    const int64_t ra = ta ? K : M, rb = tb ? N : K;
     float *A = falloc(ra * lda), *B = falloc(rb * ldb), *C = falloc(M * ldc), *R = falloc(M * ldc);
     tl_fill_uniform(A, ra * lda, seed, -2.0f, 2.0f);
     tl_fill_uniform(B, rb * ldb, seed + 1, -1.0f, 1.0f);
@@ -215,10 +225,88 @@ static void test_matmul_f32(void **state) {
                 const float alpha = k % 2 ? -1.25f : 1.0f, beta = k % 3 == 0 ? 0.0f : k % 3 == 1 ? 1.0f : 0.25f;
                 f32_shape(d, t & 1, t & 2, shapes[k][0], shapes[k][1], shapes[k][2], alpha, beta, seed += 10);
             }
+    if (dnnl) { /* a strided A, B or C: refused (oneDNN 2.6 has only its JIT sgemm for them; see matmul_dnnl.c) */
+        float *A = falloc(64 * 130), *B = falloc(128 * 130), *C = falloc(64 * 130);
+        assert_int_equal(gf_f32_matmul_dnnl(false, false, 64, 128, 128, 1.0f, A, 130, B, 128, 0.0f, C, 128), -1);
+        assert_int_equal(gf_f32_matmul_dnnl(false, true, 64, 128, 128, 1.0f, A, 128, B, 130, 0.0f, C, 128), -1);
+        assert_int_equal(gf_f32_matmul_dnnl(false, false, 64, 128, 128, 1.0f, A, 128, B, 128, 0.0f, C, 130), -1);
+    }
     /* the door says which library it sends them to: OpenBLAS unless GF_FP32_MATMUL=onednn asks for oneDNN */
     const char *e = getenv("GF_FP32_MATMUL");
     const bool on = dnnl && e && !strcmp(e, "onednn");
     assert_true(!strncmp(gf_fp32_matmul(), on ? "oneDNN avx512_core" : "OpenBLAS ", on ? 18 : 9));
+}
+
+/* oneDNN matmuls under a storm of signals. oneDNN's own JIT sgemm ("gemm:jit", which its fp32 matmul picks
+ * for some shapes: 32768 x 128 x 128 with a sum post-op, a linear layer's forward after its bias) points
+ * rsp into a heap buffer while it runs (oneDNN issue 4845, fixed in 3.x; Debian ships 2.6): a signal that
+ * lands there writes its frame into the heap, and the process aborts later ("corrupted size vs. prev_size
+ * while consolidating"), as a SIGTERM in mid-step once did. The door must not use such an implementation:
+ * with a thread sending this process a signal every few microseconds, every product stays right (bit for
+ * bit: the same primitive) and the heap whole. */
+static volatile sig_atomic_t g_hits;
+static _Atomic int g_storm;
+static void on_signal(int sig) {
+    (void)sig;
+    g_hits++;
+}
+static void *storm(void *arg) {
+    (void)arg;
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &s, NULL); /* for the others */
+    const struct timespec gap = {0, 5000};
+    while (g_storm) {
+        kill(getpid(), SIGUSR2);
+        nanosleep(&gap, NULL);
+    }
+    return NULL;
+}
+
+static int storm_shape(bool bf16, bool tb, float beta, int64_t wide, int reps) {
+    /* wide: B a block of a wider matrix (a gate's half of its weight), which oneDNN 2.6's brgemm leaves to gemm:jit */
+    const int64_t M = 32768, N = 128, K = 128, ldb = (tb ? K : N) * wide;
+    float *A = falloc(M * K), *B = falloc(K * N * wide), *C0 = falloc(M * N), *C = falloc(M * N), *R = falloc(M * N);
+    tl_fill_uniform(A, M * K, 77, -1.0f, 1.0f);
+    tl_fill_uniform(B, K * N * wide, 78, -1.0f, 1.0f);
+    tl_fill_uniform(C0, M * N, 79, -1.0f, 1.0f);
+    for (int r = -1; r < reps; r++) { /* r = -1: the reference */
+        float *out = r < 0 ? R : C;
+        memcpy(out, C0, (size_t)(M * N) * sizeof *C);
+        const int rc = bf16 ? gf_bf16_matmul(false, tb, M, N, K, 1.0f, A, K, B, ldb, beta, out, N)
+                            : gf_f32_matmul_dnnl(false, tb, M, N, K, 1.0f, A, K, B, ldb, beta, out, N);
+        if (rc && r < 0) return 0; /* a shape oneDNN is not used for (the door runs OpenBLAS) */
+        assert_int_equal(rc, 0);
+        if (r >= 0) assert_memory_equal(C, R, (size_t)(M * N) * sizeof *C);
+        for (int k = 0; k < 64; k++) free(malloc((size_t)(16 + 48 * k))); /* the heap's lists, walked */
+        malloc_trim(0);                                                    /* and consolidated */
+    }
+    return 1;
+}
+
+static void test_matmul_signals(void **state) {
+    (void)state;
+    struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, &old);
+    pthread_t t;
+    g_storm = 1;
+    assert_int_equal(pthread_create(&t, NULL, storm, NULL), 0);
+    int ran = 0;
+    for (int k = 0; k < 8; k++) {
+        const bool tb = k & 1;
+        const float beta = k & 2 ? 1.0f : 0.0f;
+        const int64_t wide = k & 4 ? 2 : 1;
+        if (!gf_f32_matmul_dnnl_unavailable()) ran += storm_shape(false, tb, beta, wide, 6);
+        if (!gf_bf16_matmul_unavailable()) ran += storm_shape(true, tb, beta, wide, 6);
+    }
+    /* the dense fp32 ones and every bf16 one ran (the fp32 ones with a strided B are OpenBLAS's) */
+    assert_int_equal(ran, 4 * !gf_f32_matmul_dnnl_unavailable() + 8 * !gf_bf16_matmul_unavailable());
+    g_storm = 0;
+    pthread_join(t, NULL);
+    sigaction(SIGUSR2, &old, NULL);
+    fprintf(stderr, "%d oneDNN matmul shapes under %d signals: every product and the heap intact\n", ran, (int)g_hits);
 }
 
 static void test_names_and_refusal(void **state) {
@@ -372,6 +460,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_matmul, pool_teardown),
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_f32, pool_teardown),
+        cmocka_unit_test_teardown(test_matmul_signals, pool_teardown),
         cmocka_unit_test(test_names_and_refusal),
         cmocka_unit_test(test_int8_rows),
         cmocka_unit_test_teardown(test_gemv_int8, pool_teardown),

@@ -2,8 +2,9 @@
  * (GF_HAVE_DNNL); without it every request is refused with the reason, and OpenBLAS runs fp32 as always.
  *
  * A bf16 call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies (per-thread
- * buffers, kept between calls); an fp32 call reads them in place. Each runs a matmul primitive made for
- * its exact shape: primitives are kept
+ * buffers, kept between calls); an fp32 call reads them in place, and is refused unless A, B and C are
+ * dense (the only operands oneDNN 2.6's brgemm takes; only its brgemm implementations are used, see
+ * first_brgemm). Each runs a matmul primitive made for its exact shape: primitives are kept
  * in a table (made once per shape, never freed while the process runs, so that a thread can use one while
  * another adds to the table); past its size a call makes a primitive for itself. Scratchpads are the
  * caller's (oneDNN's user mode), so that threads can run the same primitive at once. */
@@ -15,6 +16,7 @@
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/parallel.h"
 
 void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -122,6 +124,31 @@ typedef struct {
 static entry g_table[N_ENTRIES];
 static int g_n; /* entries filled; an entry is complete before g_n counts it */
 
+/* The first of oneDNN's implementations of d that is a brgemm one ("brg:..."), its name kept for
+ * gf_bf16_matmul_kernel(). The others are refused: oneDNN 2.6's own JIT sgemm ("gemm:jit", its choice for
+ * operands brgemm does not take) points rsp into a heap buffer while it runs, and a signal that lands
+ * there writes its frame into the heap (oneDNN issue 4845, fixed in 3.x): a SIGTERM in mid-step corrupted
+ * the heap. tests/test_precision.c's signal storm holds this. */
+static dnnl_status_t first_brgemm(const dnnl_matmul_desc_t *d, const_dnnl_primitive_attr_t attr,
+                                  dnnl_primitive_desc_t *pd) {
+    dnnl_primitive_desc_iterator_t it;
+    dnnl_status_t st = dnnl_primitive_desc_iterator_create(&it, d, attr, g_engine, NULL);
+    if (st != dnnl_success) return st;
+    *pd = NULL;
+    do {
+        dnnl_primitive_desc_t p = dnnl_primitive_desc_iterator_fetch(it);
+        const char *impl = NULL;
+        if (p && dnnl_primitive_desc_query(p, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl &&
+            !strncmp(impl, "brg:", 4)) {
+            snprintf(g_kernel, sizeof g_kernel, "%s", impl);
+            *pd = p;
+        } else if (p)
+            dnnl_primitive_desc_destroy(p);
+    } while (!*pd && dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+    return *pd ? dnnl_success : dnnl_unimplemented;
+}
+
 static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratch) {
     dnnl_memory_desc_t a, b, c;
     const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N};
@@ -145,11 +172,8 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
         if (st == dnnl_success) st = dnnl_post_ops_append_sum(po, s->beta);
         if (st == dnnl_success) st = dnnl_primitive_attr_set_post_ops(attr, po);
     }
-    if (st == dnnl_success) st = dnnl_primitive_desc_create(&pd, &d, attr, g_engine, NULL);
+    if (st == dnnl_success) st = first_brgemm(&d, attr, &pd);
     if (st == dnnl_success) {
-        const char *impl = NULL;
-        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
-            snprintf(g_kernel, sizeof g_kernel, "%s", impl);
         const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
         *scratch = sp ? dnnl_memory_desc_get_size(sp) : 0;
         st = dnnl_primitive_create(prim, pd);
@@ -202,7 +226,7 @@ typedef struct {
     size_t size;
 } buffer;
 
-static _Thread_local buffer t_a, t_b, t_scratch;
+static _Thread_local buffer t_a, t_b, t_c, t_scratch;
 static _Thread_local dnnl_stream_t t_stream;
 
 static void *room(buffer *b, size_t bytes) {
@@ -261,15 +285,27 @@ static int matmul(const shape *s, const float *A, int64_t lda, const float *B, i
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
-    /* the bf16 copies are contiguous */
-    const shape s = {.M = M, .N = N, .K = K, .lda = transA ? M : K, .ldb = transB ? K : N, .ldc = ldc, .alpha = alpha,
-                     .beta = beta, .ta = transA, .tb = transB, .bf16 = true};
-    return matmul(&s, A, lda, B, ldb, C);
+    /* the bf16 copies are contiguous, and so is C as oneDNN writes it (brgemm takes dense operands only):
+     * a C with a row stride is written through a contiguous buffer and added in here */
+    const bool dense = ldc == N;
+    const shape s = {.M = M, .N = N, .K = K, .lda = transA ? M : K, .ldb = transB ? K : N, .ldc = N, .alpha = alpha,
+                     .beta = dense ? beta : 0.0f, .ta = transA, .tb = transB, .bf16 = true};
+    if (dense) return matmul(&s, A, lda, B, ldb, C);
+    float *t = room(&t_c, (size_t)(M * N) * sizeof *t);
+    if (!t || matmul(&s, A, lda, B, ldb, t)) return -1;
+#pragma omp parallel for schedule(static) if (M * N > GF_PAR_MIN)
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++)
+            C[m * ldc + n] = beta == 0.0f ? t[m * N + n] : t[m * N + n] + beta * C[m * ldc + n];
+    return 0;
 }
 
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_f32_matmul_dnnl_unavailable()) return -1;
+    /* oneDNN 2.6's brgemm takes dense operands only; the others are OpenBLAS's (copying a strided A, the
+     * activations, would cost as much as the matmul) */
+    if (lda != (transA ? M : K) || ldb != (transB ? K : N) || ldc != N) return -1;
     const shape s = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
                      .ta = transA, .tb = transB, .bf16 = false};
     return matmul(&s, A, lda, B, ldb, C);

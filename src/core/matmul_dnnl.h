@@ -22,7 +22,8 @@ const char *gf_bf16_matmul_kernel(void);
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* fp32 matmuls through oneDNN's matmul primitive, the operands read in place: NULL when they can run here,
- * else why not; 0, or -1 when a call could not run (the caller then uses the BLAS library). */
+ * else why not; 0, or -1 when a call could not run (the caller then uses the BLAS library): among them
+ * every call whose A, B or C is not dense (lda, ldb, ldc other than op()'s widths). */
 const char *gf_f32_matmul_dnnl_unavailable(void);
 const char *gf_f32_matmul_dnnl_isa(void); /* oneDNN's ISA, "none" when unavailable */
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
