@@ -7,11 +7,15 @@
 #   bash bench/ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]      (about 10 minutes with 3 rounds)
 #
 # Used to hold a refactoring to the speed of the code before it (e.g. OLD = grassflow 0.1 built with
-# `git worktree add /tmp/old e72dcbf && make -C /tmp/old`).
+# `git worktree add /tmp/old e72dcbf && make -C /tmp/old`). OLD and NEW are command lines, split at spaces,
+# so that one binary can be set against itself in two environments:
+#   bash bench/ab.sh "env GF_FP32_MATMUL=openblas build/grassflow" "env GF_FP32_MATMUL=onednn build/grassflow"
 set -euo pipefail
 OLD=${1:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
 NEW=${2:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
 ROUNDS=${3:-3}
+read -ra OLDCMD <<<"$OLD"
+read -ra NEWCMD <<<"$NEW"
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 # the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
@@ -30,16 +34,16 @@ cases=(
     "stream grassmann-6L pos none @1000|bench generate --model grassmann-6L --vocab 33278 --set pos=none --positions 1000 --tokens 64 --json|tokens_per_s"
     "stream transformer-6L @100|bench generate --model transformer-6L --vocab 33278 --positions 100 --tokens 27 --json|tokens_per_s"
 )
-echo "kernel: $("$NEW" --version | sed -n 2p); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS"
+echo "kernel: $("${NEWCMD[@]}" --version | sed -n 2p); fp32 matmuls: old $("${OLDCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'), new $("${NEWCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS"
 printf "%-36s %12s %12s %8s\n" case old new new/old
 for c in "${cases[@]}"; do
     IFS='|' read -r name cmd key <<<"$c"
     o=() n=()
     for ((r = 0; r < ROUNDS; r++)); do
         # shellcheck disable=SC2086
-        o+=("$("$OLD" $cmd 2>/dev/null | field "$key")")
+        o+=("$("${OLDCMD[@]}" $cmd 2>/dev/null | field "$key")")
         # shellcheck disable=SC2086
-        n+=("$("$NEW" $cmd 2>/dev/null | field "$key")")
+        n+=("$("${NEWCMD[@]}" $cmd 2>/dev/null | field "$key")")
     done
     mo=$(echo "${o[*]}" | median) mn=$(echo "${n[*]}" | median)
     printf "%-36s %12.1f %12.1f %8.3f\n" "$name" "$mo" "$mn" "$(awk -v a="$mn" -v b="$mo" 'BEGIN {print a / b}')"

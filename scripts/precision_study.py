@@ -116,6 +116,21 @@ def greedy_table(out):
     return lines
 
 
+def curve_gap(out):
+    """The largest |bf16 loss - fp32 loss| at a logged training step, over both seeds; None without runs."""
+    model, gaps = os.environ.get("MODEL", "grassmann-6L"), []
+    for seed in (1, 2):
+        loss = {}
+        for prec in ("fp32", "bf16"):
+            p = os.path.join(out, prec, model, "seed-%d" % seed, "metrics.jsonl")
+            if os.path.exists(p):
+                rows = (json.loads(l) for l in open(p) if l.strip())
+                loss[prec] = {r["step"]: r["loss"] for r in rows if r.get("type") == "train"}
+        if len(loss) == 2:
+            gaps += [abs(loss["bf16"][k] - loss["fp32"][k]) for k in loss["fp32"] if k in loss["bf16"]]
+    return max(gaps) if gaps else None
+
+
 def cmd_docs(out, path):
     tl, verdict = training_table(out)
     cmds = [read(os.path.join(out, f)) for f in ("fp32.command", "bf16.command", "score-fp32.command",
@@ -127,11 +142,20 @@ def cmd_docs(out, path):
             "", "**bf16 training**: WikiText-2 words, %s, one epoch, seeds 1 and 2, in fp32 and with `--precision bf16`; "
             "validation perplexity of each run's best checkpoint." % os.environ.get("MODEL", "grassmann-6L"), ""] + tl
     body += ["", verdict] if verdict else []
+    gap = curve_gap(out)
+    if gap is not None:
+        body += ["", "![training loss of the four runs](precision/bf16-training.svg)", "",
+                 "The training losses of the four runs (docs/precision/bf16-training.svg): at the steps logged, a bf16 "
+                 "run's loss is at most %.4f from its fp32 twin's (same seed)." % gap]
+    body += ["", "The tokens/s are each run's own wall-clock rate, not a benchmark: the runs may have shared the "
+             "machine (the throughput tables above are `bench`'s)."]
     body += ["", "**bf16 and int8 weights in generation**: the fp32 run's seed-1 checkpoint, scored on the validation "
              "split one token at a time by the streaming engine with each kind of weights; the bounds are the issue's.",
              ""] + weights_table(out)
     body += ["", "Greedy continuations (`generate --temperature 0`) of the same checkpoint with each kind of weights:",
              ""] + greedy_table(out)
+    body += ["", "A model one epoch in repeats a few frequent words, so equal greedy texts are weaker evidence than "
+             "the perplexities above."]
     body += ["", "```sh"] + [c for c in cmds if c] + ["```"]
     text = "\n".join(body)
     if os.path.basename(path) == "precision.md":

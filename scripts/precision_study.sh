@@ -8,7 +8,8 @@
 # score  the fp32 run's seed-1 best checkpoint on the validation split with the streaming engine
 #        (`eval --stream`) with fp32, bf16 and int8 weights, and greedy continuations (`generate
 #        --temperature 0`) of three prompts with each, compared token for token with fp32's
-# docs   the tables, the commands and the verdicts into docs/precision.md (with --quick: OUT/quality.md)
+# docs   the tables, the commands and the verdicts into docs/precision.md, the four runs' training curves into
+#        docs/precision/bf16-training.svg (with --quick: OUT/quality.md, OUT/bf16-training.svg)
 # status what is done and what is left
 # Every step keeps its result as soon as it ends and a rerun skips it; compare continues a stopped run bit
 # for bit. Stop it with Ctrl-C or `kill PID` (not kill -9). --quick: the same steps at toy sizes (a few
@@ -106,12 +107,24 @@ score() {
     printf '%s\n' "$GF generate --ckpt $ck --prompt PROMPT --tokens $GEN_TOKENS --temperature 0 --weights W" >"$out/greedy.command"
 }
 
+curves() { # the four training runs' curves in one plot (docs/precision/bf16-training.svg; with --quick, OUT's)
+    local runs=() p s
+    for s in 1 2; do for p in fp32 bf16; do
+        [ -s "$out/$p/$MODEL/seed-$s/metrics.jsonl" ] && runs+=("$out/$p/$MODEL/seed-$s")
+    done; done
+    [ ${#runs[@]} -gt 0 ] || return 0
+    local svg=docs/precision/bf16-training.svg
+    [ "$quick" = 1 ] && svg=$out/bf16-training.svg
+    mkdir -p "$(dirname "$svg")"
+    "$GF" plot "${runs[@]}" --out "$svg" >/dev/null
+}
+
 for p in "${parts[@]}"; do
     case $p in
     train) train ;;
     score) score ;;
     status) $PY scripts/precision_study.py status "$out" ;;
-    docs) $PY scripts/precision_study.py docs "$out" "$([ "$quick" = 1 ] && echo "$out/quality.md" || echo docs/precision.md)" ;;
+    docs) curves; $PY scripts/precision_study.py docs "$out" "$([ "$quick" = 1 ] && echo "$out/quality.md" || echo docs/precision.md)" ;;
     esac
 done
 exit 0
