@@ -93,6 +93,7 @@ static void run_xsmm(void *p) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each row as it is measured (the script may stop a slow table) */
     const int reps = argc > 1 ? atoi(argv[1]) : 5;
     const long T = 32 * 128, V = 33278;
     const shape shapes[] = {

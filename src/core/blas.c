@@ -81,9 +81,10 @@ static int bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K
 enum { F32_UNSET, F32_OPENBLAS, F32_ONEDNN };
 static _Atomic int g_f32 = F32_UNSET;
 
-/* Which library runs the fp32 matmuls of at least GF_FP32_DNNL_MIN_MACS: OpenBLAS, unless GF_FP32_MATMUL=onednn
- * asks for oneDNN where it can run (read once). Opt-in until a heap corruption seen once at exit in
- * tests/trust.sh's timeout case (2026-11-27, with oneDNN the default) is understood. */
+/* Which library runs the skinny fp32 matmuls (GF_FP32_DNNL_MIN_MACS, GF_FP32_DNNL_SKINNY): OpenBLAS, unless
+ * GF_FP32_MATMUL=onednn asks for oneDNN where its fp32 matmul can run (read once). Opt-in until a quiet
+ * machine shows the end-to-end gain: on the noisy Xeon of 2026-11-27 oneDNN ran these shapes 1.2-4x faster,
+ * but whole training steps moved by 0.94-1.22x between runs (docs/bench/method.md). */
 static int f32_backend(void) {
     int b = atomic_load_explicit(&g_f32, memory_order_relaxed);
     if (b != F32_UNSET) return b;
@@ -126,7 +127,8 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
     if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
         bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
-    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && f32_backend() == F32_ONEDNN &&
+    const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
+    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && side <= GF_FP32_DNNL_SKINNY && f32_backend() == F32_ONEDNN &&
         gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,

@@ -1,10 +1,11 @@
 /* bf16 and fp32 matmuls through oneDNN (see matmul_dnnl.h). Built with oneDNN when the Makefile finds it
  * (GF_HAVE_DNNL); without it every request is refused with the reason, and OpenBLAS runs fp32 as always.
  *
- * A bf16 call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies (per-thread
- * buffers, kept between calls); an fp32 call reads them in place, and is refused unless A, B and C are
- * dense (the only operands oneDNN 2.6's brgemm takes; only its brgemm implementations are used, see
- * first_brgemm). Each runs a matmul primitive made for its exact shape: primitives are kept
+ * Only oneDNN's brgemm implementations are used (see first_brgemm), and oneDNN 2.6's brgemm takes dense
+ * operands only. A bf16 call rounds op(A)'s and op(B)'s stored matrices into contiguous bfloat16 copies
+ * (per-thread buffers, kept between calls); an fp32 call reads them in place where dense, and copies a
+ * strided one when that is cheap (COPY_SHARE), else leaves the call to OpenBLAS; a C with a row stride is
+ * written through a dense buffer. Each runs a matmul primitive made for its shape: primitives are kept
  * in a table (made once per shape, never freed while the process runs, so that a thread can use one while
  * another adds to the table); past its size a call makes a primitive for itself. Scratchpads are the
  * caller's (oneDNN's user mode), so that threads can run the same primitive at once. */
@@ -262,53 +263,64 @@ static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float
     return st;
 }
 
-/* s's matmul of the stored A (lda) and B (ldb) into C: in place, or on their bf16 copies when s->bf16 */
-static int matmul(const shape *s, const float *A, int64_t lda, const float *B, int64_t ldb, float *C) {
+/* X (rows x cols, row stride ld) as the dense matrix oneDNN's brgemm takes: X itself when it is dense and
+ * fp32 is asked for; else a copy in the per-thread buffer b (rounded to bfloat16 when bf16). NULL: no memory. */
+static const void *dense(buffer *b, const float *X, int64_t rows, int64_t cols, int64_t ld, bool bf16) {
+    if (!bf16 && ld == cols) return X;
+    void *d = room(b, (size_t)(rows * cols) * (bf16 ? sizeof(gf_bf16) : sizeof(float)));
+    if (!d) return NULL;
+    if (bf16) {
+        gf_bf16_from_f32(d, X, rows, cols, ld);
+        return d;
+    }
+#pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
+    for (int64_t r = 0; r < rows; r++) memcpy((float *)d + r * cols, X + r * ld, (size_t)cols * sizeof(float));
+    return d;
+}
+
+/* C = alpha op(A) op(B) + beta C through a brgemm primitive on dense operands: A and B as they are where
+ * dense and fp32, else through dense copies (see dense); a C with a row stride through a dense buffer,
+ * the beta C added here. */
+static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    const bool direct = ldc == N;
+    const shape s = {.M = M, .N = N, .K = K, .lda = ta ? M : K, .ldb = tb ? K : N, .ldc = N, .alpha = alpha,
+                     .beta = direct ? beta : 0.0f, .ta = ta, .tb = tb, .bf16 = bf16};
     size_t scratch = 0;
     bool temp;
-    dnnl_primitive_t p = lookup(s, &scratch, &temp);
-    const void *a = A, *b = B;
-    if (s->bf16) {
-        gf_bf16 *ca = room(&t_a, (size_t)(s->M * s->K) * sizeof *ca), *cb = room(&t_b, (size_t)(s->K * s->N) * sizeof *cb);
-        if (ca && cb) {
-            gf_bf16_from_f32(ca, A, s->ta ? s->K : s->M, s->ta ? s->M : s->K, lda);
-            gf_bf16_from_f32(cb, B, s->tb ? s->N : s->K, s->tb ? s->K : s->N, ldb);
-        }
-        a = ca, b = cb;
-    }
+    dnnl_primitive_t p = lookup(&s, &scratch, &temp);
+    const void *a = dense(&t_a, A, ta ? K : M, ta ? M : K, lda, bf16), *b = dense(&t_b, B, tb ? N : K, tb ? K : N, ldb, bf16);
+    float *c = direct ? C : room(&t_c, (size_t)(M * N) * sizeof *c);
     void *sp = room(&t_scratch, scratch);
-    const int rc = p && a && b && sp && run(p, a, b, C, sp) == dnnl_success ? 0 : -1;
+    const int rc = p && a && b && c && sp && run(p, a, b, c, sp) == dnnl_success ? 0 : -1;
     if (temp) dnnl_primitive_destroy(p);
-    return rc;
+    if (rc || direct) return rc;
+#pragma omp parallel for schedule(static) if (M * N > GF_PAR_MIN)
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++)
+            C[m * ldc + n] = beta == 0.0f ? c[m * N + n] : c[m * N + n] + beta * C[m * ldc + n];
+    return 0;
 }
 
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
-    /* the bf16 copies are contiguous, and so is C as oneDNN writes it (brgemm takes dense operands only):
-     * a C with a row stride is written through a contiguous buffer and added in here */
-    const bool dense = ldc == N;
-    const shape s = {.M = M, .N = N, .K = K, .lda = transA ? M : K, .ldb = transB ? K : N, .ldc = N, .alpha = alpha,
-                     .beta = dense ? beta : 0.0f, .ta = transA, .tb = transB, .bf16 = true};
-    if (dense) return matmul(&s, A, lda, B, ldb, C);
-    float *t = room(&t_c, (size_t)(M * N) * sizeof *t);
-    if (!t || matmul(&s, A, lda, B, ldb, t)) return -1;
-#pragma omp parallel for schedule(static) if (M * N > GF_PAR_MIN)
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t n = 0; n < N; n++)
-            C[m * ldc + n] = beta == 0.0f ? t[m * N + n] : t[m * N + n] + beta * C[m * ldc + n];
-    return 0;
+    return matmul(true, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+/* A strided operand of an fp32 matmul is copied (or, C, written through a buffer) when the copy moves at most
+ * 1/64 of the matmul's multiply-adds in floats: a weight block under thousands of rows. A strided activation
+ * (the copy as long as the matmul) is left to OpenBLAS, which reads it in place. */
+#define COPY_SHARE 64
 
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_f32_matmul_dnnl_unavailable()) return -1;
-    /* oneDNN 2.6's brgemm takes dense operands only; the others are OpenBLAS's (copying a strided A, the
-     * activations, would cost as much as the matmul) */
-    if (lda != (transA ? M : K) || ldb != (transB ? K : N) || ldc != N) return -1;
-    const shape s = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
-                     .ta = transA, .tb = transB, .bf16 = false};
-    return matmul(&s, A, lda, B, ldb, C);
+    const int64_t macs = M * N * K;
+    if ((lda != (transA ? M : K) && M * K * COPY_SHARE > macs) || (ldb != (transB ? K : N) && K * N * COPY_SHARE > macs) ||
+        (ldc != N && M * N * COPY_SHARE > macs))
+        return -1;
+    return matmul(false, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 #endif

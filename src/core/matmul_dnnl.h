@@ -2,8 +2,8 @@
  * - bf16: A and B rounded to bfloat16 (core/bf16.h), products and sums in fp32 (AMX or AVX512_BF16,
  *   whichever oneDNN picks); the door (gf_sgemm, core/blas.c) sends a matmul here when the matmul
  *   precision is bf16;
- * - fp32: the operands read in place; the door sends the fp32 matmuls of GF_FP32_DNNL_MIN_MACS or more
- *   here on an AVX-512 CPU (gf_fp32_matmul in grassflow.h). */
+ * - fp32: the operands read in place; the door sends the skinny fp32 matmuls here on an AVX-512 CPU
+ *   (gf_fp32_matmul in grassflow.h). */
 #ifndef GF_CORE_MATMUL_DNNL_H
 #define GF_CORE_MATMUL_DNNL_H
 
