@@ -51,9 +51,7 @@ int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K
 const char *gf_bf16_matmul_kernel(void) { return ""; }
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
-    (void)transA, (void)transB, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb;
-    (void)beta, (void)C, (void)ldc;
-    return -1;
+    return gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); /* refused too */
 }
 
 #else
@@ -109,10 +107,10 @@ const char *gf_bf16_matmul_kernel(void) { return g_kernel; }
 
 /* ---- primitives, one per shape ------------------------------------------------------------------------- */
 
-typedef struct {
-    int64_t M, N, K, lda, ldb, ldc;
+typedef struct { /* every operand dense (op() in its strides): the only ones oneDNN 2.6's brgemm takes */
+    int64_t M, N, K;
     float alpha, beta;
-    bool ta, tb, bf16; /* bf16: A and B are bf16 copies; else fp32, read in place */
+    bool ta, tb, bf16; /* bf16: A and B in bfloat16; else fp32 */
 } shape;
 
 typedef struct {
@@ -153,9 +151,9 @@ static dnnl_status_t first_brgemm(const dnnl_matmul_desc_t *d, const_dnnl_primit
 static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratch) {
     dnnl_memory_desc_t a, b, c;
     const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N};
-    /* op() is in the strides */
-    const dnnl_dims_t sa = {s->ta ? 1 : s->lda, s->ta ? s->lda : 1}, sb = {s->tb ? 1 : s->ldb, s->tb ? s->ldb : 1},
-                      sc = {s->ldc, 1};
+    /* the stored matrices are dense: op() is in the strides */
+    const dnnl_dims_t sa = {s->ta ? 1 : s->K, s->ta ? s->M : 1}, sb = {s->tb ? 1 : s->N, s->tb ? s->K : 1},
+                      sc = {s->N, 1};
     const dnnl_data_type_t dt = s->bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_matmul_desc_t d;
     dnnl_primitive_attr_t attr = NULL;
@@ -186,9 +184,8 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
 }
 
 static bool same(const shape *a, const shape *b) { /* field by field: the struct has padding */
-    return a->M == b->M && a->N == b->N && a->K == b->K && a->lda == b->lda && a->ldb == b->ldb &&
-           a->ldc == b->ldc && a->alpha == b->alpha && a->beta == b->beta && a->ta == b->ta && a->tb == b->tb &&
-           a->bf16 == b->bf16;
+    return a->M == b->M && a->N == b->N && a->K == b->K && a->alpha == b->alpha && a->beta == b->beta &&
+           a->ta == b->ta && a->tb == b->tb && a->bf16 == b->bf16;
 }
 
 /* The table's primitive for s (made and added when new); *temp when the table is full and the primitive is
@@ -284,8 +281,8 @@ static const void *dense(buffer *b, const float *X, int64_t rows, int64_t cols, 
 static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                   int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     const bool direct = ldc == N;
-    const shape s = {.M = M, .N = N, .K = K, .lda = ta ? M : K, .ldb = tb ? K : N, .ldc = N, .alpha = alpha,
-                     .beta = direct ? beta : 0.0f, .ta = ta, .tb = tb, .bf16 = bf16};
+    const shape s = {.M = M, .N = N, .K = K, .alpha = alpha, .beta = direct ? beta : 0.0f, .ta = ta, .tb = tb,
+                     .bf16 = bf16};
     size_t scratch = 0;
     bool temp;
     dnnl_primitive_t p = lookup(&s, &scratch, &temp);
