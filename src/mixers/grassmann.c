@@ -439,15 +439,13 @@ static void gate_forward(float *const *p, const gf_grassmann_config *gc, int64_t
         /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
         gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
         gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
-#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
-        for (int64_t i = 0; i < N * d; i++) {
+        GF_PAR_FOR(N * d > GF_PAR_MIN, for (int64_t i = 0; i < N * d; i++) {
             float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
             a[i] = s;
             m[i] = s * inp[i] + (1.0f - s) * g[i];
-        }
+        });
     } else {
-#pragma omp parallel for schedule(static) if (N * d > GF_PAR_MIN)
-        for (int64_t i = 0; i < N * d; i++) m[i] = 0.5f * (inp[i] + g[i]);
+        GF_PAR_FOR(N * d > GF_PAR_MIN, for (int64_t i = 0; i < N * d; i++) m[i] = 0.5f * (inp[i] + g[i]););
     }
     const int o = out_index(gc);
     if (gc->extra_proj) gf_linear_forward(out, m, d, p[o], d, p[o + 1], N, d, d, 0.0f);

@@ -4,18 +4,15 @@
 #include "ops/ops.h"
 
 void gf_add(float *out, const float *a, const float *b, int64_t n) {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
-    for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+    GF_PAR_FOR(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];);
 }
 
 void gf_acc(float *out, const float *a, int64_t n) {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
-    for (int64_t i = 0; i < n; i++) out[i] += a[i];
+    GF_PAR_FOR(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) out[i] += a[i];);
 }
 
 void gf_zero(float *out, int64_t n) {
-#pragma omp parallel for schedule(static) if (n > GF_PAR_MIN)
-    for (int64_t i = 0; i < n; i++) out[i] = 0.0f;
+    GF_PAR_FOR(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) out[i] = 0.0f;);
 }
 
 void gf_copy(float *out, const float *a, int64_t n) {

@@ -3,25 +3,27 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
+/* one row of C: its mean and 1/std (sums in double), then the normalised, scaled and shifted row */
+static void ln_row(float *o, float *mean, float *rstd, const float *x, const float *weight, const float *bias,
+                   int64_t C, float eps) {
+    double s = 0.0;
+    for (int64_t c = 0; c < C; c++) s += x[c];
+    float m = (float)(s / (double)C);
+    double v = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        float d = x[c] - m;
+        v += (double)d * d;
+    }
+    float r = 1.0f / sqrtf((float)(v / (double)C) + eps);
+    for (int64_t c = 0; c < C; c++) o[c] = (x[c] - m) * r * weight[c] + bias[c];
+    *mean = m;
+    *rstd = r;
+}
+
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int64_t N, int64_t C, float eps) {
-#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
-    for (int64_t n = 0; n < N; n++) {
-        const float *x = inp + n * C;
-        double s = 0.0;
-        for (int64_t c = 0; c < C; c++) s += x[c];
-        float m = (float)(s / (double)C);
-        double v = 0.0;
-        for (int64_t c = 0; c < C; c++) {
-            float d = x[c] - m;
-            v += (double)d * d;
-        }
-        float r = 1.0f / sqrtf((float)(v / (double)C) + eps);
-        float *o = out + n * C;
-        for (int64_t c = 0; c < C; c++) o[c] = (x[c] - m) * r * weight[c] + bias[c];
-        mean[n] = m;
-        rstd[n] = r;
-    }
+    GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t n = 0; n < N; n++)
+                                       ln_row(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps););
 }
 
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,

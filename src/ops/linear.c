@@ -6,13 +6,11 @@ void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w
                        const float *b, int64_t N, int64_t IC, int64_t OC, float beta) {
     if (b) {
         if (beta == 0.0f) {
-#pragma omp parallel for schedule(static) if (N * OC > GF_PAR_MIN)
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t o = 0; o < OC; o++) out[n * OC + o] = b[o];
+            GF_PAR_FOR(N * OC > GF_PAR_MIN, for (int64_t n = 0; n < N; n++) for (int64_t o = 0; o < OC; o++)
+                                                 out[n * OC + o] = b[o];);
         } else {
-#pragma omp parallel for schedule(static) if (N * OC > GF_PAR_MIN)
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t o = 0; o < OC; o++) out[n * OC + o] += b[o];
+            GF_PAR_FOR(N * OC > GF_PAR_MIN, for (int64_t n = 0; n < N; n++) for (int64_t o = 0; o < OC; o++)
+                                                 out[n * OC + o] += b[o];);
         }
         beta = 1.0f;
     }
