@@ -108,10 +108,9 @@ static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
     gf_linear_forward(qkv, inp, d, s->p[GF_ATTN_QKV_W], d, s->p[GF_ATTN_QKV_B], 1, d, 3 * d, 0.0f);
     float *kv = s->state + s->pos * 2 * d;
     for (int64_t j = 0; j < 2 * d; j++) kv[j] = qkv[d + j];
-#pragma omp parallel for schedule(static) if (n * d > GF_PAR_MIN)
-    for (int64_t h = 0; h < H; h++)
-        gf_attn_step_head(o + h * dh, qkv + h * dh, s->state + h * dh, s->state + d + h * dh, 2 * d, n, dh, scale,
-                          sc + h * s->cap);
+    GF_PAR_FOR(n * d > GF_PAR_MIN, for (int64_t h = 0; h < H; h++)
+                   gf_attn_step_head(o + h * dh, qkv + h * dh, s->state + h * dh, s->state + d + h * dh, 2 * d, n, dh, scale,
+                                     sc + h * s->cap););
     gf_linear_forward(out, o, d, s->p[GF_ATTN_PROJ_W], d, s->p[GF_ATTN_PROJ_B], 1, d, d, 0.0f);
 }
 

@@ -428,25 +428,28 @@ static int64_t p_step_scratch_floats(const gf_config *cfg, int layer, int64_t ca
     return 4 * gf_layer_dim(cfg, layer) + m + 2 * m * gf_attn_n_head(cfg, layer);
 }
 
+/* head h of a streamed token: its key's features into the running sums, then the query against them */
+static void p_step_head(const gf_mixer_step *s, const feat_ctx *f, const float *qkv, float *o, float *sh, int64_t h,
+                        int64_t d, int64_t dh) {
+    const int64_t m = f->m;
+    float *S = s->state + h * m * (dh + 1), *z = S + m * dh, *fq = sh + m + 2 * h * m, *fk = fq + m;
+    const float *q = qkv + h * dh, *v = q + 2 * d;
+    features(f, fk, q + d, 3 * d, 1, true, NULL);
+    sums_add(S, z, fk, v, 3 * d, NULL, 1, m, dh);
+    features(f, fq, q, 3 * d, 1, false, NULL);
+    gf_sgemm(false, false, 1, dh, m, 1.0f, fq, m, S, dh, 0.0f, o + h * dh, d);
+    float den = 0.0f;
+    for (int64_t i = 0; i < m; i++) den += fq[i] * z[i];
+    const float inv = den > DEN_MIN ? 1.0f / den : 0.0f;
+    for (int64_t e = 0; e < dh; e++) o[h * dh + e] *= inv;
+}
+
 static void p_step(const gf_mixer_step *s, float *out, const float *inp) {
     const int64_t d = gf_layer_dim(s->cfg, s->layer), H = gf_attn_n_head(s->cfg, s->layer), dh = d / H;
     float *qkv = s->scratch, *o = qkv + 3 * d, *sh = o + d;
     const feat_ctx f = feat_of(s->cfg, s->layer, s->p[P_OMEGA], sh);
-    const int64_t m = f.m;
     gf_linear_forward(qkv, inp, d, s->p[GF_ATTN_QKV_W], d, s->p[GF_ATTN_QKV_B], 1, d, 3 * d, 0.0f);
-#pragma omp parallel for schedule(static) if (m * d > GF_PAR_MIN)
-    for (int64_t h = 0; h < H; h++) {
-        float *S = s->state + h * m * (dh + 1), *z = S + m * dh, *fq = sh + m + 2 * h * m, *fk = fq + m;
-        const float *q = qkv + h * dh, *v = q + 2 * d;
-        features(&f, fk, q + d, 3 * d, 1, true, NULL);
-        sums_add(S, z, fk, v, 3 * d, NULL, 1, m, dh);
-        features(&f, fq, q, 3 * d, 1, false, NULL);
-        gf_sgemm(false, false, 1, dh, m, 1.0f, fq, m, S, dh, 0.0f, o + h * dh, d);
-        float den = 0.0f;
-        for (int64_t i = 0; i < m; i++) den += fq[i] * z[i];
-        const float inv = den > DEN_MIN ? 1.0f / den : 0.0f;
-        for (int64_t e = 0; e < dh; e++) o[h * dh + e] *= inv;
-    }
+    GF_PAR_FOR(f.m * d > GF_PAR_MIN, for (int64_t h = 0; h < H; h++) p_step_head(s, &f, qkv, o, sh, h, d, dh););
     gf_linear_forward(out, o, d, s->p[GF_ATTN_PROJ_W], d, s->p[GF_ATTN_PROJ_B], 1, d, d, 0.0f);
 }
 

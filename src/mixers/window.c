@@ -246,10 +246,9 @@ static void w_step(const gf_mixer_step *s, float *out, const float *inp) {
     /* the ring's filled slots, then (once it is full, R = w) the globals that left it: one run of slots */
     const int64_t n_ring = p + 1 < w ? p + 1 : w, n_left = p - w + 1 < g ? p - w + 1 : g,
                   n = n_ring + (n_left > 0 ? n_left : 0);
-#pragma omp parallel for schedule(static) if (n * d > GF_PAR_MIN)
-    for (int64_t h = 0; h < H; h++)
-        gf_attn_step_head(o + h * dh, qkv + h * dh, s->state + h * dh, s->state + d + h * dh, 2 * d, n, dh, scale,
-                          sc + h * (R + g));
+    GF_PAR_FOR(n * d > GF_PAR_MIN, for (int64_t h = 0; h < H; h++)
+                   gf_attn_step_head(o + h * dh, qkv + h * dh, s->state + h * dh, s->state + d + h * dh, 2 * d, n, dh, scale,
+                                     sc + h * (R + g)););
     gf_linear_forward(out, o, d, s->p[GF_ATTN_PROJ_W], d, s->p[GF_ATTN_PROJ_B], 1, d, d, 0.0f);
 }
 
