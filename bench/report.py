@@ -147,17 +147,22 @@ def lowp_section(by, lines, target):
     lines.append("")
 
 
-def header_lines(by):
-    """The page's title and what ran: machine, both sides' environment, the twins."""
+def header_lines(by, out):
+    """The page's title and what ran: machine, both sides' environment, the twins. A run written elsewhere
+    than docs/bench (--out) says so in its command and links docs/bench/method.md from where it is."""
     m = by.get("machine", {}).get("", {})
+    home = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "bench")
+    at_home = os.path.isdir(home) and os.path.samefile(out, home)
+    where = "" if at_home else " --out %s" % os.path.relpath(out, os.path.join(home, "..", ".."))
+    method = os.path.relpath(os.path.join(home, "method.md"), out)
     return ["# grassflow benchmark", "",
-             "Made by `bash bench/run.sh%s` on %s: %s, %s cores; %s (the OpenBLAS kernel that ran; "
+             "Made by `bash bench/run.sh%s%s` on %s: %s, %s cores; %s (the OpenBLAS kernel that ran; "
              "fp32 matmuls: %s; OPENBLAS_CORETYPE=%s, OMP_NUM_THREADS=%s for both sides); PyTorch %s. Every figure below comes from "
              "`results.jsonl` in this directory. Throughputs are medians over the timed steps, for both sides. "
-             "What runs, the rules (memory, flat, streaming) and the expected time: [method.md](method.md)."
-             % (" --smoke" if m.get("smoke") else "", m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"),
+             "What runs, the rules (memory, flat, streaming) and the expected time: [method.md](%s)."
+             % (" --smoke" if m.get("smoke") else "", where, m.get("date", "?"), m.get("cpu", "?"), m.get("cores", "?"),
                 m.get("blas", "?"), m.get("fp32_matmul") or "OpenBLAS (no record: an older grassflow)",
-                m.get("openblas_coretype") or "(unset)", m.get("omp_num_threads", "?"), m.get("torch", "?")), "",
+                m.get("openblas_coretype") or "(unset)", m.get("omp_num_threads", "?"), m.get("torch", "?"), method), "",
              "**The PyTorch twins** (bench/torch_bench.py) are the test reference python/grassflow/torch_model.py in float32, "
              "built through its MIXERS table, same configs, shapes and thread count, with two changes: the Grassmann "
              "mixer takes all offsets at once and the mean before the projection, as grassflow does "
@@ -254,7 +259,7 @@ def anchor_section(by):
 def main():
     res_path, out = sys.argv[1], sys.argv[2]
     rows, by = load(res_path)
-    lines = header_lines(by)
+    lines = header_lines(by, out)
     targets, missed = [], []
     training_section(by, out, lines)
 
