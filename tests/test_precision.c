@@ -375,16 +375,19 @@ static void test_gemv_int8(void **state) {
     tl_fill_uniform(w, R * C, 11, -0.2f, 0.2f);
     tl_fill_uniform(x, C, 12, -3, 3);
     quantize_rows(w, R, C, u8, scale);
-    gf_set_parallel_threshold(0);
-    for (int64_t cols = 1; cols <= C; cols += cols < 70 ? 1 : 23) /* every tail of the 64-byte loop */
-        for (int ab = 0; ab < 3; ab++) {
-            const float alpha = ab == 2 ? -0.5f : 1.0f, beta = ab == 0 ? 0.0f : 0.75f;
-            tl_fill_uniform(y, R, 13 + cols, -1, 1);
-            memcpy(yr, y, (size_t)R * sizeof *y);
-            gf_gemv_int8(u8, C, scale, R, cols, x, alpha, beta, y, qx);
-            gf_gemv_int8_naive(u8, C, scale, R, cols, x, alpha, beta, yr, qx);
-            if (memcmp(y, yr, (size_t)R * sizeof *y)) fail_msg("int8 GEMV, %lld columns: not the reference's bits", (long long)cols);
-        }
+    for (int par = 0; par < 2; par++) { /* the plain loop (default threshold), then the parallel one */
+        gf_set_parallel_threshold(par ? 0 : 32768);
+        for (int64_t cols = 1; cols <= C; cols += cols < 70 ? 1 : 23) /* every tail of the 64-byte loop */
+            for (int ab = 0; ab < 3; ab++) {
+                const float alpha = ab == 2 ? -0.5f : 1.0f, beta = ab == 0 ? 0.0f : 0.75f;
+                tl_fill_uniform(y, R, 13 + cols, -1, 1);
+                memcpy(yr, y, (size_t)R * sizeof *y);
+                gf_gemv_int8(u8, C, scale, R, cols, x, alpha, beta, y, qx);
+                gf_gemv_int8_naive(u8, C, scale, R, cols, x, alpha, beta, yr, qx);
+                if (memcmp(y, yr, (size_t)R * sizeof *y))
+                    fail_msg("int8 GEMV, %lld columns (parallel: %d): not the reference's bits", (long long)cols, par);
+            }
+    }
     /* an input whose codes are exact ties (max|x| = 127: x itself is scaled by 1), rounded to even both
      * ways; then with a NaN: both give NaN outputs (not finite numbers that hide it) and the same codes */
     float ties[] = {127.0f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 126.5f, -126.5f, 3.5f, -4.5f, 0.0f, 17.5f};
@@ -412,14 +415,18 @@ static void test_gemv_bf16(void **state) {
     tl_fill_uniform(w, R * C, 21, -1, 1);
     tl_fill_uniform(x, C, 22, -1, 1);
     gf_bf16_from_f32_naive(h, w, R, C, C);
-    for (int64_t cols = 1; cols <= C; cols++) {
-        tl_fill_uniform(y, R, 23, -1, 1);
-        memcpy(yr, y, (size_t)R * sizeof *y);
-        gf_gemv_bf16(h, C, R, cols, x, 0.5f, 1.0f, y);
-        gf_gemv_bf16_naive(h, C, R, cols, x, 0.5f, 1.0f, yr);
-        for (int64_t r = 0; r < R; r++)
-            assert_true(fabs((double)y[r] - yr[r]) <= (cols + 2) * 0x1p-24 * (0.5 * cols + 2.0));
+    for (int par = 0; par < 2; par++) { /* the plain loop (default threshold), then the parallel one */
+        gf_set_parallel_threshold(par ? 0 : 32768);
+        for (int64_t cols = 1; cols <= C; cols++) {
+            tl_fill_uniform(y, R, 23, -1, 1);
+            memcpy(yr, y, (size_t)R * sizeof *y);
+            gf_gemv_bf16(h, C, R, cols, x, 0.5f, 1.0f, y);
+            gf_gemv_bf16_naive(h, C, R, cols, x, 0.5f, 1.0f, yr);
+            for (int64_t r = 0; r < R; r++)
+                assert_true(fabs((double)y[r] - yr[r]) <= (cols + 2) * 0x1p-24 * (0.5 * cols + 2.0));
+        }
     }
+    gf_set_parallel_threshold(32768); /* the default */
 }
 
 /* The door: a one-row matmul on a registered matrix (or a block of it) runs on its copy. */

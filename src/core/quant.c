@@ -145,7 +145,7 @@ TARGET_INT8 static int32_t dot1_int8(const uint8_t *u8, int64_t cols, const int8
     return _mm512_reduce_add_epi32(a);
 }
 
-/* rows 4 * b0 .. 4 * b1 (and the last, partial block) */
+/* row blocks b0 .. b1 of 4 rows (the last may be partial) */
 static void int8_blocks(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols, int64_t b0,
                         int64_t b1, const int8_t *qx, int64_t off, float sx, float alpha, float beta, float *y) {
     for (int64_t b = b0; b < b1; b++) {
@@ -161,19 +161,14 @@ static void int8_blocks(const uint8_t *u8, int64_t ld, const float *scale, int64
     }
 }
 
-/* A small matrix runs outside any parallel region: libgomp allocates and frees a team for every region it
- * enters, even one whose if clause is false, which costs more than a 32 x 256 GEMV. */
+/* A small matrix runs outside any parallel region (GF_PAR_FOR), and so does any matrix on one thread. */
 static void gemv_int8_fast(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols,
                            const float *x, float alpha, float beta, float *y, int8_t *qx) {
     float sx;
     const int64_t off = 128 * quant_input_fast(x, cols, qx, &sx); /* the +128 of every weight byte */
     const int64_t blocks = (rows + 3) / 4;
-    if (rows * cols <= GF_PAR_MIN || gf_max_threads() == 1) {
-        int8_blocks(u8, ld, scale, rows, cols, 0, blocks, qx, off, sx, alpha, beta, y);
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < blocks; b++) int8_blocks(u8, ld, scale, rows, cols, b, b + 1, qx, off, sx, alpha, beta, y);
+    GF_PAR_FOR(rows * cols > GF_PAR_MIN && gf_max_threads() > 1, for (int64_t b = 0; b < blocks; b++)
+                   int8_blocks(u8, ld, scale, rows, cols, b, b + 1, qx, off, sx, alpha, beta, y););
 }
 
 TARGET_BF16 static float dot_bf16(const gf_bf16 *h, int64_t cols, const float *x) {
@@ -202,11 +197,10 @@ void gf_gemv_bf16(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, cons
                   float *y) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
-#pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
-        for (int64_t r = 0; r < rows; r++) {
+        GF_PAR_FOR(rows * cols > GF_PAR_MIN && gf_max_threads() > 1, for (int64_t r = 0; r < rows; r++) {
             const float v = dot_bf16(h + r * ld, cols, x);
             y[r] = beta == 0.0f ? alpha * v : alpha * v + beta * y[r];
-        }
+        });
         return;
     }
 #endif
