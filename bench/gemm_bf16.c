@@ -1,7 +1,8 @@
 /* oneDNN against libxsmm for the bf16 matmuls of training (docs/precision.md: "measure both and say which"):
  * every matmul shape of a word-level 6-layer training step at B = 32, L = 128 (forward, and the backward's
  * two products), timed as fp32 sgemm (OpenBLAS, grassflow's door), bf16 through grassflow's door (oneDNN;
- * the operands' rounding to bf16 included) and bf16 through libxsmm 1.17 (libxsmm_bsgemm, see xsmm()).
+ * the operands' rounding to bf16 included) and bf16 through libxsmm 1.17 (its JIT kernels over blocks, see
+ * xsmm()).
  * Prints a Markdown table; bench/gemm_bf16.sh builds and runs it with one thread. The two bf16 results are
  * checked against each other (they agree to fp32 summation error, or the row says so). */
 #include <libxsmm.h>
@@ -35,13 +36,19 @@ typedef struct {
     long M, N, K;
 } shape;
 
-/* libxsmm 1.17's bf16 GEMM (libxsmm_bsgemm) takes its first operand in the VNNI2 layout (pairs of k
- * interleaved): given plain layouts it computes garbage, and libxsmm_xgemm_omp with bf16 leaves C unset
- * (checked by hand; bench/gemm_bf16.sh says so). So the row-major C (M,N) = op(A) op(B) is computed as the
- * column-major C^T (N,M) = A' B' with A' = op(B)^T (N x K) packed into VNNI2 and B' = op(A)^T (K x M)
- * contiguous, both rounded to bf16 by pack() before the timing: libxsmm's time is its kernel's alone,
- * while grassflow's door is timed with its rounding of both operands (in libxsmm's favour).
- * libxsmm_bsgemm runs on one thread: the comparison is of kernels, one thread each. */
+/* libxsmm 1.17 is a small-matrix library: libxsmm_bsgemm JIT-compiles a kernel only up to LIBXSMM_MAX_MNK
+ * (64^3 by default) and otherwise falls back to a generic loop, which on the Xeon of 2026-11-28 ran a
+ * 512 x 256 x 256 product at 0.5 GFLOP/s and read its first operand in a layout other than the JIT
+ * kernels' (the results differed from oneDNN's). So the large product is tiled here, the way libxsmm is
+ * meant to be used: C in blocks of XB x XB, each the sum over K blocks of one JIT kernel call
+ * (libxsmm_bsmmdispatch, bf16 in, fp32 out, beta 0 on the first K block and 1 after).
+ * The kernels take their first operand in the VNNI2 layout (pairs of k interleaved), so the row-major
+ * C (M,N) = op(A) op(B) is computed as the column-major C^T (N,M) = A' B' with A' = op(B)^T (N x K) packed
+ * into VNNI2 and B' = op(A)^T (K x M) contiguous, both rounded to bf16 by pack() before the timing:
+ * libxsmm's time is its kernels' alone, while grassflow's door is timed with its rounding of both operands
+ * (in libxsmm's favour). One thread each: the comparison is of kernels. */
+enum { XB = 64 };
+
 static void pack(const shape *s, const float *A, const float *B, libxsmm_bfloat16 *Av, libxsmm_bfloat16 *Bc) {
     const long m = s->N, n = s->M, k = s->K;
     if (s->tb) /* A'(i,l) = B[i][l] (B stored N x K) */
@@ -57,11 +64,21 @@ static void pack(const shape *s, const float *A, const float *B, libxsmm_bfloat1
         to_bf16(A, Bc, n * k);
 }
 
-static void xsmm(const shape *s, const libxsmm_bfloat16 *Av, const libxsmm_bfloat16 *Bc, float *C) {
+/* C' (M x N, column-major) = A' (M x K, VNNI2) B' (K x N) in XB-blocks (K blocks even, as VNNI2 needs) */
+static int xsmm(const shape *s, const libxsmm_bfloat16 *Av, const libxsmm_bfloat16 *Bc, float *C) {
     const libxsmm_blasint M = s->N, N = s->M, K = s->K;
-    const float alpha = 1.0f, beta = 0.0f;
-    const char t = 'N';
-    libxsmm_bsgemm(&t, &t, &M, &N, &K, &alpha, Av, &M, Bc, &K, &beta, C, &M);
+    const float alpha = 1.0f, zero = 0.0f, one = 1.0f;
+    for (libxsmm_blasint j0 = 0; j0 < N; j0 += XB)
+        for (libxsmm_blasint i0 = 0; i0 < M; i0 += XB)
+            for (libxsmm_blasint k0 = 0; k0 < K; k0 += XB) {
+                const libxsmm_blasint mb = M - i0 < XB ? M - i0 : XB, nb = N - j0 < XB ? N - j0 : XB,
+                                      kb = K - k0 < XB ? K - k0 : XB;
+                const libxsmm_bsmmfunction f =
+                    libxsmm_bsmmdispatch(mb, nb, kb, &M, &K, &M, &alpha, k0 ? &one : &zero, NULL, NULL);
+                if (!f) return -1;
+                f(Av + (k0 / 2) * M * 2 + i0 * 2, Bc + j0 * K + k0, C + j0 * M + i0);
+            }
+    return 0;
 }
 
 static double best_of(int reps, void (*f)(void *), void *ctx) {
@@ -79,6 +96,7 @@ typedef struct {
     const shape *s;
     float *A, *B, *C;
     libxsmm_bfloat16 *Ah, *Bh;
+    int failed; /* libxsmm made no kernel for a block */
 } job;
 
 static void run_door(void *p) {
@@ -88,8 +106,8 @@ static void run_door(void *p) {
 }
 
 static void run_xsmm(void *p) {
-    const job *j = p;
-    xsmm(j->s, j->Bh, j->Ah, j->C);
+    job *j = p;
+    if (xsmm(j->s, j->Bh, j->Ah, j->C)) j->failed = 1;
 }
 
 int main(int argc, char **argv) {
@@ -127,6 +145,10 @@ int main(int argc, char **argv) {
         memset(j.C, 0, 4 * s->M * s->N); /* a call that computed nothing shows */
         pack(s, j.A, j.B, j.Bh, j.Ah);
         t[2] = best_of(reps, run_xsmm, &j);
+        if (j.failed) {
+            fprintf(stderr, "gemm_bf16: libxsmm made no bf16 kernel for a block of %s (its JIT needs AVX-512)\n", s->what);
+            return 1;
+        }
         double diff = 0, mag = 0;
         for (long k = 0; k < s->M * s->N; k++) diff = fmax(diff, fabs(C2[k] - j.C[k])), mag = fmax(mag, fabs(C2[k]));
         const double fl = 2.0 * s->M * s->N * s->K;

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -e /usr/lib/libxsmm.a ] || { echo "gemm_bf16: installing libxsmm-dev" >&2; apt-get install -y -qq libxsmm-dev >/dev/null; }
 make -s all >/dev/null
+# the fp32 column's OpenBLAS kernel as bench/run.sh sets it: this program is not the CLI, which picks it itself
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
 bin=$(mktemp /tmp/grassflow-gemm-bf16-XXXXXX)
 trap 'rm -f "$bin"' EXIT
 # the library's own link flags, as the Makefile's probes found them (OpenBLAS, oneDNN, MPI when built in)
@@ -20,8 +22,8 @@ gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -fopenmp bench/gemm_bf16.
     /usr/lib/libxsmmext.a /usr/lib/libxsmm.a $ldlibs -ldl -lpthread
 echo "bench/gemm_bf16.sh on $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), one thread:"
 echo
-# a bound on the whole table: on the Intel Xeon (AMX) of 2026-11-27, libxsmm 1.17's libxsmm_bsgemm had not
-# finished the first shape (4096 x 32 x 256) after 10 minutes, where oneDNN takes milliseconds
+# a bound on the whole table (libxsmm_bsgemm, which this program used before it tiled the product into JIT
+# kernels, fell back to a generic loop and had not finished the first shape after 10 minutes)
 rc=0
 OMP_NUM_THREADS=1 timeout "${GEMM_BF16_TIMEOUT:-900}" "$bin" "${1:-5}" || rc=$?
 if [ $rc = 124 ]; then
