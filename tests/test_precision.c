@@ -368,7 +368,7 @@ static void quantize_rows(const float *w, int64_t R, int64_t C, uint8_t *u8, flo
 static void test_gemv_int8(void **state) {
     (void)state;
     if (!gf_int8_cpu()) skip();
-    const int64_t R = 39, C = 300; /* two blocks of 16 rows, one of 4, three single rows */
+    const int64_t R = 39, C = 300; /* nine blocks of 4 rows and a last block of 3 */
     float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R), *scale = falloc(R);
     uint8_t *u8 = talloc((size_t)(R * C));
     int8_t *qx = talloc((size_t)C);
