@@ -30,6 +30,35 @@ void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
                                        ln_row(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps););
 }
 
+enum { LN_WIDE = 64, LN_NARROW = 16 };
+
+/* columns c0 .. c1-1 of the weight and bias gradients, summed over the rows in order */
+static void ln_param_block(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
+                           const float *rstd, int64_t N, int64_t C, int64_t c0, int64_t c1) {
+    float aw[LN_WIDE] = {0}, ab[LN_WIDE] = {0};
+    const int64_t w = c1 - c0;
+    for (int64_t n = 0; n < N; n++) {
+        const float *x = inp + n * C + c0, *g = dout + n * C + c0;
+        const float m = mean[n], r = rstd[n];
+        if (w == LN_WIDE) {
+#pragma omp simd
+            for (int64_t c = 0; c < LN_WIDE; c++) {
+                aw[c] += g[c] * (x[c] - m) * r;
+                ab[c] += g[c];
+            }
+        } else {
+            for (int64_t c = 0; c < w; c++) {
+                aw[c] += g[c] * (x[c] - m) * r;
+                ab[c] += g[c];
+            }
+        }
+    }
+    for (int64_t c = 0; c < w; c++) {
+        if (dweight) dweight[c0 + c] += aw[c];
+        if (dbias) dbias[c0 + c] += ab[c];
+    }
+}
+
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                            const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C) {
     if (dinp) {
@@ -53,23 +82,11 @@ void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const floa
             }
         }
     }
-    /* Parameter gradients: threads own column blocks and walk all rows. */
-    const int64_t blk = 16, nblk = (C + blk - 1) / blk;
-#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
-    for (int64_t cb = 0; cb < nblk; cb++) {
-        int64_t c0 = cb * blk, c1 = c0 + blk < C ? c0 + blk : C;
-        float aw[16] = {0}, ab[16] = {0};
-        for (int64_t n = 0; n < N; n++) {
-            const float *x = inp + n * C, *g = dout + n * C;
-            float m = mean[n], r = rstd[n];
-            for (int64_t c = c0; c < c1; c++) {
-                aw[c - c0] += g[c] * (x[c] - m) * r;
-                ab[c - c0] += g[c];
-            }
-        }
-        for (int64_t c = c0; c < c1; c++) {
-            if (dweight) dweight[c] += aw[c - c0];
-            if (dbias) dbias[c] += ab[c - c0];
-        }
-    }
+    /* Parameter gradients: threads own column blocks and walk all rows, each column summed over the rows in
+     * order (so the block width and thread count do not change the sums); 64 columns a block where there
+     * are enough blocks for the threads, as gf_colsum_acc. */
+    const int64_t blk = C / LN_WIDE >= gf_max_threads() ? LN_WIDE : LN_NARROW, nblk = (C + blk - 1) / blk;
+    GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t cb = 0; cb < nblk; cb++) ln_param_block(dweight, dbias, dout, inp,
+                                                                                        mean, rstd, N, C, cb * blk,
+                                                                                        cb * blk + blk < C ? cb * blk + blk : C););
 }
