@@ -6,6 +6,10 @@
 #
 #   bash bench/ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]      (about 10 minutes with 3 rounds)
 #
+# Besides the medians it prints the best of each side and in how many rounds NEW was ahead: on a shared
+# cloud host whose speed moves from minute to minute, those two settle what one pair of medians cannot.
+# AB_CASES=REGEX runs only the cases whose name matches (e.g. AB_CASES='^char' for the character level).
+#
 # Used to hold a refactoring to the speed of the code before it (e.g. OLD = grassflow 0.1 built with
 # `git worktree add /tmp/old e72dcbf && make -C /tmp/old`). OLD and NEW are command lines, split at spaces,
 # so that one binary can be set against itself in two environments:
@@ -35,9 +39,11 @@ cases=(
     "stream transformer-6L @100|bench generate --model transformer-6L --vocab 33278 --positions 100 --tokens 27 --json|tokens_per_s"
 )
 echo "kernel: $("${NEWCMD[@]}" --version | sed -n 2p); fp32 matmuls: old $("${OLDCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'), new $("${NEWCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS"
-printf "%-36s %12s %12s %8s\n" case old new new/old
+best() { tr ' ' '\n' | sort -g | tail -1; }
+printf "%-36s %12s %12s %8s %12s %12s %8s\n" case old new new/old "old best" "new best" "new won"
 for c in "${cases[@]}"; do
     IFS='|' read -r name cmd key <<<"$c"
+    [[ $name =~ ${AB_CASES:-.} ]] || continue
     o=() n=()
     for ((r = 0; r < ROUNDS; r++)); do
         # shellcheck disable=SC2086
@@ -45,6 +51,9 @@ for c in "${cases[@]}"; do
         # shellcheck disable=SC2086
         n+=("$("${NEWCMD[@]}" $cmd 2>/dev/null | field "$key")")
     done
-    mo=$(echo "${o[*]}" | median) mn=$(echo "${n[*]}" | median)
-    printf "%-36s %12.1f %12.1f %8.3f\n" "$name" "$mo" "$mn" "$(awk -v a="$mn" -v b="$mo" 'BEGIN {print a / b}')"
+    mo=$(echo "${o[*]}" | median) mn=$(echo "${n[*]}" | median) bo=$(echo "${o[*]}" | best) bn=$(echo "${n[*]}" | best)
+    won=0
+    for ((r = 0; r < ROUNDS; r++)); do awk -v a="${n[r]}" -v b="${o[r]}" 'BEGIN {exit !(a > b)}' && won=$((won + 1)); done
+    printf "%-36s %12.1f %12.1f %8.3f %12.1f %12.1f %5s/%s\n" "$name" "$mo" "$mn" "$(awk -v a="$mn" -v b="$mo" 'BEGIN {print a / b}')" \
+        "$bo" "$bn" "$won" "$ROUNDS"
 done

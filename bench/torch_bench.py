@@ -190,7 +190,10 @@ def bench_train(a, cfg):
             logits = model(x)
             return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.view(-1))
     kernels = onednn_kernels(lambda: fwd().backward()) if bf16 else {}
+    prof = torch.autograd.profiler.profile() if a.profile else None
     for s in range(-1, a.steps):
+        if prof is not None and s == 0:
+            prof.__enter__()
         t0 = time.perf_counter()
         loss = fwd()
         t1 = time.perf_counter()
@@ -201,6 +204,9 @@ def bench_train(a, cfg):
         t3 = time.perf_counter()
         if s >= 0:  # medians over the steps, like `grassflow bench train`
             ts.append(t3 - t0), tfs.append(t1 - t0), tbs.append(t2 - t1), tos.append(t3 - t2)
+    if prof is not None:  # where the twin's time goes, on stderr (the JSON line stays alone on stdout)
+        prof.__exit__(None, None, None)
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20), file=sys.stderr)
     med = statistics.median
     return {"bench": "train", "impl": "pytorch", "batch": B, "seq_len": L, "steps": a.steps,
             "tokens_per_s": B * L / med(ts), "ms_forward": 1e3 * med(tfs), "ms_backward": 1e3 * med(tbs),
@@ -301,6 +307,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="train: bf16 autocast")
     ap.add_argument("--weights", default="fp32", choices=["fp32", "int8"], help="generate: dynamic int8")
+    ap.add_argument("--profile", action="store_true",
+                    help="train: PyTorch's profiler over the timed steps, its table of ops on stderr")
     ap.add_argument("--twin", default="lean", choices=["lean", "reference"],
                     help="Grassmann mixer: lean (all offsets at once, mean before projection; default) "
                          "or the literal test reference (per-offset projection)")
