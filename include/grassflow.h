@@ -1463,12 +1463,11 @@ int gf_blas_threads(void);
  * library goes through, for plug-ins and benchmarks. */
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
-/* Which library runs gf_sgemm's fp32 matmuls: on a CPU with AVX-512 in a build with oneDNN, oneDNN's fp32
- * matmul (its brgemm kernels) for the skinny ones and OpenBLAS for the rest; elsewhere, or with
- * GF_FP32_MATMUL=openblas in the environment, OpenBLAS for all. The skinny ones: more than one row, at least
- * GF_FP32_DNNL_MIN_MACS multiply-adds and a smallest side of at most GF_FP32_DNNL_SKINNY, where OpenBLAS
- * spends its time packing (oneDNN ran them 1.2-4x faster; OpenBLAS is as fast or faster on the larger ones:
- * docs/bench/method.md). Each library's sums are deterministic for a given
+/* Which library runs gf_sgemm's fp32 matmuls: OpenBLAS (the default), or, with GF_FP32_MATMUL=onednn in the
+ * environment on a CPU with AVX-512 in a build with oneDNN, oneDNN's fp32 matmul (its brgemm kernels) for the
+ * skinny ones: more than one row, at least GF_FP32_DNNL_MIN_MACS multiply-adds and a smallest side of at most
+ * GF_FP32_DNNL_SKINNY, where OpenBLAS spends its time packing (oneDNN ran them 1.2-4x faster; OpenBLAS is as
+ * fast or faster on the larger ones: docs/bench/method.md). Each library's sums are deterministic for a given
  * machine and thread count, so a run resumes bit for bit. What runs, as text: "OpenBLAS SkylakeX", or
  * "oneDNN avx512_core + OpenBLAS SkylakeX". */
 #define GF_FP32_DNNL_MIN_MACS (1 << 22)

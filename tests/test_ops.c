@@ -522,6 +522,44 @@ static void test_elementwise(void **state) {
     }
 }
 
+/* ---- column sums: the same bits at every block width and thread count ---------------------------- */
+
+/* gf_colsum_acc and LayerNorm's weight and bias gradients sum each column over the rows in order, in float,
+ * whatever the width of the column blocks the threads own (64 where there are enough of them, else 16):
+ * so equal, bit for bit, to the plain loop below on every shape (wide blocks, narrow ones and a tail), on
+ * 1 and 2 threads. A training run resumes to the same bits as the version that started it (fixtures.sh). */
+static void test_column_sums_bits(void **state) {
+    (void)state;
+    const int64_t N = 33, Cs[] = {16, 70, 128, 200, 256};
+    const int saved = gf_threads();
+    for (int th = 1; th <= 2; th++) {
+        gf_set_threads(th);
+        for (size_t k = 0; k < sizeof Cs / sizeof Cs[0]; k++) {
+            const int64_t C = Cs[k];
+            float *x = frand(N * C, 300 + (int)k, -2, 2), *g = frand(N * C, 310 + (int)k, -1, 1), *w = frand(C, 320, 0.5f, 1.5f);
+            float *b = frand(C, 321, -0.5f, 0.5f), *y = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+            float *cs = frand(C, 330, -1, 1), *dw = frand(C, 331, -1, 1), *db = frand(C, 332, -1, 1);
+            float *want_cs = fdup(cs, C), *want_dw = fdup(dw, C), *want_db = fdup(db, C);
+            gf_layernorm_forward(y, mean, rstd, x, w, b, N, C, 1e-5f);
+            for (int64_t c = 0; c < C; c++) {
+                float a = 0.0f, aw = 0.0f, ab = 0.0f;
+                for (int64_t n = 0; n < N; n++) {
+                    a += x[n * C + c];
+                    aw += g[n * C + c] * (x[n * C + c] - mean[n]) * rstd[n];
+                    ab += g[n * C + c];
+                }
+                want_cs[c] += a, want_dw[c] += aw, want_db[c] += ab;
+            }
+            gf_colsum_acc(cs, x, C, N, C);
+            gf_layernorm_backward(NULL, dw, db, g, x, w, mean, rstd, N, C);
+            if (memcmp(cs, want_cs, (size_t)C * sizeof(float)) || memcmp(dw, want_dw, (size_t)C * sizeof(float)) ||
+                memcmp(db, want_db, (size_t)C * sizeof(float)))
+                fail_msg("column sums at C %lld, %d threads: not the bits of the in-order loop", (long long)C, th);
+        }
+    }
+    gf_set_threads(saved);
+}
+
 /* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
 
 static void test_exp_fast(void **state) {
@@ -582,6 +620,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_dropout_mask, pool_teardown),
         cmocka_unit_test_teardown(test_xent, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
+        cmocka_unit_test_teardown(test_column_sums_bits, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
     };

@@ -237,9 +237,9 @@ static void test_matmul_f32(void **state) {
         assert_int_equal(gf_f32_matmul_dnnl(false, false, 4096, 16, 128, 1.0f, A, 130, B, 16, 0.0f, C, 16), -1);
         assert_int_equal(gf_f32_matmul_dnnl(false, false, 4096, 16, 128, 1.0f, A, 128, B, 16, 0.0f, C, 16), 0);
     }
-    /* the door says which library it sends them to: oneDNN where it can run, unless GF_FP32_MATMUL=openblas */
+    /* the door says which library it sends them to: OpenBLAS unless GF_FP32_MATMUL=onednn asks for oneDNN */
     const char *e = getenv("GF_FP32_MATMUL");
-    const bool on = dnnl && !(e && !strcmp(e, "openblas"));
+    const bool on = dnnl && e && !strcmp(e, "onednn");
     assert_true(!strncmp(gf_fp32_matmul(), on ? "oneDNN avx512_core" : "OpenBLAS ", on ? 18 : 9));
 }
 

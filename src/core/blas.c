@@ -81,15 +81,15 @@ static int bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K
 enum { F32_UNSET, F32_OPENBLAS, F32_ONEDNN };
 static _Atomic int g_f32 = F32_UNSET;
 
-/* Which library runs the skinny fp32 matmuls (GF_FP32_DNNL_MIN_MACS, GF_FP32_DNNL_SKINNY): oneDNN where its
- * fp32 matmul can run (a build with oneDNN, a CPU with AVX-512), else OpenBLAS; GF_FP32_MATMUL=openblas
- * keeps them in OpenBLAS (read once). On the Xeon of 2026-11-28, 8 alternated rounds: the character-level
- * models 1.12-1.17x faster (median and best), the word-level ones within the noise (docs/bench/method.md). */
+/* Which library runs the skinny fp32 matmuls (GF_FP32_DNNL_MIN_MACS, GF_FP32_DNNL_SKINNY): OpenBLAS, unless
+ * GF_FP32_MATMUL=onednn asks for oneDNN where its fp32 matmul can run (read once). Opt-in until a quiet
+ * machine shows the end-to-end gain: on the noisy Xeon of 2026-11-27 oneDNN ran these shapes 1.2-4x faster,
+ * but whole training steps moved by 0.94-1.22x between runs (docs/bench/method.md). */
 static int f32_backend(void) {
     int b = atomic_load_explicit(&g_f32, memory_order_relaxed);
     if (b != F32_UNSET) return b;
     const char *e = getenv("GF_FP32_MATMUL"), *why = gf_f32_matmul_dnnl_unavailable();
-    b = !(e && !strcmp(e, "openblas")) && !why ? F32_ONEDNN : F32_OPENBLAS;
+    b = e && !strcmp(e, "onednn") && !why ? F32_ONEDNN : F32_OPENBLAS;
     if (e && strcmp(e, "openblas") && strcmp(e, "onednn"))
         gf_note("GF_FP32_MATMUL='%s' is not openblas or onednn: ignored", e);
     else if (e && !strcmp(e, "onednn") && why)

@@ -9,30 +9,20 @@
 #include <stdint.h>
 #include <string.h>
 
-/* a x + b in one rounding where the CPU has FMA: the build is C11, whose GCC default is not to contract
- * a * x + b, so the polynomials below would otherwise run as a multiply and an add, one after the other
- * (twice the latency and twice the instructions of GELU's erf, the largest elementwise cost of a small
- * Transformer). Without FMA the plain expression: fmaf would be a library call. */
-#ifdef __FMA__
-#define GF_FMA(a, x, b) __builtin_fmaf((a), (x), (b))
-#else
-#define GF_FMA(a, x, b) ((a) * (x) + (b))
-#endif
-
 #pragma omp declare simd notinbranch
 static inline float gf_exp_fast(float x) {
     x = x < -87.3f ? -87.3f : x;
     x = x > 88.3f ? 88.3f : x;
     const float k = __builtin_rintf(x * 1.44269504088896341f);
-    const float r = GF_FMA(-k, 1.42860682030941723e-6f, GF_FMA(-k, 0.693145751953125f, x)); /* ln2 split hi + lo */
+    const float r = (x - k * 0.693145751953125f) - k * 1.42860682030941723e-6f; /* ln2 split hi + lo */
     float p = 1.0f / 5040.0f;
-    p = GF_FMA(p, r, 1.0f / 720.0f);
-    p = GF_FMA(p, r, 1.0f / 120.0f);
-    p = GF_FMA(p, r, 1.0f / 24.0f);
-    p = GF_FMA(p, r, 1.0f / 6.0f);
-    p = GF_FMA(p, r, 0.5f);
-    p = GF_FMA(p, r, 1.0f);
-    p = GF_FMA(p, r, 1.0f);
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
     const int32_t bits = ((int32_t)k + 127) << 23; /* 2^k, k in [-126, 127] */
     float two_k;
     memcpy(&two_k, &bits, sizeof two_k);
@@ -49,28 +39,28 @@ static inline float gf_erf_fast(float x) {
     const float ax = __builtin_fabsf(x);
     const float s = ax * ax;
     float pa = -9.808486783429481e-06f;
-    pa = GF_FMA(pa, s, 1.1312874634856774e-04f);
-    pa = GF_FMA(pa, s, -8.490166253609365e-04f);
-    pa = GF_FMA(pa, s, 5.2214211940257455e-03f);
-    pa = GF_FMA(pa, s, -2.6865557812952995e-02f);
-    pa = GF_FMA(pa, s, 1.1283784455377889e-01f);
-    pa = GF_FMA(pa, s, -3.761263858035847e-01f);
-    pa = GF_FMA(pa, s, 1.1283791670719423f);
+    pa = pa * s + 1.1312874634856774e-04f;
+    pa = pa * s - 8.490166253609365e-04f;
+    pa = pa * s + 5.2214211940257455e-03f;
+    pa = pa * s - 2.6865557812952995e-02f;
+    pa = pa * s + 1.1283784455377889e-01f;
+    pa = pa * s - 3.761263858035847e-01f;
+    pa = pa * s + 1.1283791670719423f;
     const float ea = ax * pa;
     const float u = (ax - 2.5f) * (1.0f / 1.5f);
     float q = 1.3584280843359406e-05f;
-    q = GF_FMA(q, u, -3.627110403480615e-05f);
-    q = GF_FMA(q, u, 5.5606106459927404e-05f);
-    q = GF_FMA(q, u, -1.4562891076346876e-04f);
-    q = GF_FMA(q, u, 4.138196781707037e-04f);
-    q = GF_FMA(q, u, -1.0155697859544066e-03f);
-    q = GF_FMA(q, u, 2.402030399161768e-03f);
-    q = GF_FMA(q, u, -5.567950219035787e-03f);
-    q = GF_FMA(q, u, 1.2489633483468966e-02f);
-    q = GF_FMA(q, u, -2.7005626170492233e-02f);
-    q = GF_FMA(q, u, 5.6110477990893734e-02f);
-    q = GF_FMA(q, u, -1.1152100907205745e-01f);
-    q = GF_FMA(q, u, 2.1080636420966675e-01f);
+    q = q * u - 3.627110403480615e-05f;
+    q = q * u + 5.5606106459927404e-05f;
+    q = q * u - 1.4562891076346876e-04f;
+    q = q * u + 4.138196781707037e-04f;
+    q = q * u - 1.0155697859544066e-03f;
+    q = q * u + 2.402030399161768e-03f;
+    q = q * u - 5.567950219035787e-03f;
+    q = q * u + 1.2489633483468966e-02f;
+    q = q * u - 2.7005626170492233e-02f;
+    q = q * u + 5.6110477990893734e-02f;
+    q = q * u - 1.1152100907205745e-01f;
+    q = q * u + 2.1080636420966675e-01f;
     const float eb = 1.0f - gf_exp_fast(-s) * q;
     float e = ax < 1.0f ? ea : eb;
     e = ax < 3.9f ? e : 1.0f;

@@ -3,17 +3,13 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
-/* one row of C: its mean and 1/std (sums in double), then the normalised, scaled and shifted row. The sums
- * are `omp simd` reductions (8 partial sums in the lanes of a vector, added at the end): a serial sum in
- * double is one chain of dependent adds, 4 cycles each, and made LayerNorm cost 9 cycles an element. */
+/* one row of C: its mean and 1/std (sums in double), then the normalised, scaled and shifted row */
 static void ln_row(float *o, float *mean, float *rstd, const float *x, const float *weight, const float *bias,
                    int64_t C, float eps) {
     double s = 0.0;
-#pragma omp simd reduction(+ : s)
     for (int64_t c = 0; c < C; c++) s += x[c];
     float m = (float)(s / (double)C);
     double v = 0.0;
-#pragma omp simd reduction(+ : v)
     for (int64_t c = 0; c < C; c++) {
         float d = x[c] - m;
         v += (double)d * d;
@@ -68,7 +64,6 @@ void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const floa
             float m = mean[n], r = rstd[n];
             /* dxhat = g * w;  dx = r * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) */
             double s1 = 0.0, s2 = 0.0;
-#pragma omp simd reduction(+ : s1, s2)
             for (int64_t c = 0; c < C; c++) {
                 float dxh = g[c] * weight[c];
                 s1 += dxh;

@@ -21,31 +21,28 @@ int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads) { return (int64_t)n_thr
 void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
     for (int64_t j = 0; km && j < S; j++)
         if (!km[j]) row[j] = -INFINITY;
-    if (lse_in && *lse_in != INFINITY) { /* the backward: P again from the saved log-sum-exp */
-        const float l = *lse_in;
-#pragma omp simd
-        for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast(row[j] - l);
-    } else if (!lse_in) { /* one exp an element: e^(x - max), then scaled by 1 / their sum */
+    float l;
+    if (lse_in) {
+        l = *lse_in;
+    } else {
         float mx = -INFINITY, s = 0.0f;
 #pragma omp simd reduction(max : mx)
         for (int64_t j = 0; j < S; j++) mx = row[j] > mx ? row[j] : mx;
-        *lse_out = INFINITY;
-        if (mx != -INFINITY) {
+        if (mx == -INFINITY) {
+            l = INFINITY;
+        } else {
 #pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < S; j++) {
-                row[j] = gf_exp_fast(row[j] - mx);
-                s += row[j];
-            }
-            *lse_out = mx + logf(s);
-            const float inv = 1.0f / s;
-#pragma omp simd
-            for (int64_t j = 0; j < S; j++) row[j] *= inv;
+            for (int64_t j = 0; j < S; j++) s += gf_exp_fast(row[j] - mx);
+            l = mx + logf(s);
         }
+        *lse_out = l;
     }
-    if ((lse_in ? *lse_in : *lse_out) == INFINITY) { /* every key masked out */
+    if (l == INFINITY) {
         for (int64_t j = 0; j < S; j++) row[j] = 0.0f;
         return;
     }
+#pragma omp simd
+    for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast(row[j] - l);
     for (int64_t j = 0; km && j < S; j++)
         if (!km[j]) row[j] = 0.0f; /* exactly: a padded key's value then adds nothing */
 }
