@@ -1,6 +1,7 @@
 /* The elementwise ops of a small Transformer's training step, timed alone: GELU (erf) forward and backward
  * over the d_ff activations and LayerNorm forward and backward over the d_model rows of one batch of the
- * character-level benchmark (B 16 x L 256 = 4,096 rows, d 128, d_ff 512). Best of REPS calls each, in ms
+ * character-level benchmark (B 16 x L 256 = 4,096 rows, d 128, d_ff 512); GELU both plain and keeping its erf
+ * term for the backward (what training runs). Best of REPS calls each, in ms
  * and ns per element. bash bench/ops.sh builds it against build/libgrassflow.a and runs it with 1 and 2
  * threads; the same command on two builds (BUILD=...) compares them. */
 #include <stdio.h>
@@ -31,28 +32,29 @@ int main(int argc, char **argv) {
     float *dx = filled(nc, 3, 0.0f, 0.0f), *w = filled(C, 100, 0.01f, 1.0f), *b = filled(C, 1, 0.0f, 0.1f);
     float *dw = filled(C, 1, 0.0f, 0.0f), *db = filled(C, 1, 0.0f, 0.0f), *mean = filled(N, 1, 0.0f, 0.0f);
     float *rstd = filled(N, 1, 0.0f, 0.0f);
-    double t[4] = {1e9, 1e9, 1e9, 1e9};
+    float *keep = filled(nf, 1, 0.0f, 0.0f);
+    enum { NOPS = 6 };
+    double t[NOPS];
+    for (int i = 0; i < NOPS; i++) t[i] = 1e9;
+#define TIME(i, call)                                                                                      \
+    do {                                                                                                   \
+        double s_ = now();                                                                                 \
+        call;                                                                                              \
+        double e_ = now() - s_;                                                                            \
+        t[i] = e_ < t[i] ? e_ : t[i];                                                                      \
+    } while (0)
     for (int r = 0; r < reps; r++) {
-        double s = now();
-        gf_gelu_forward(act, h, nf, GF_GELU_ERF);
-        double e = now();
-        t[0] = e - s < t[0] ? e - s : t[0];
-        s = now();
-        gf_gelu_backward(g, h, g, nf, GF_GELU_ERF);
-        e = now();
-        t[1] = e - s < t[1] ? e - s : t[1];
-        s = now();
-        gf_layernorm_forward(y, mean, rstd, x, w, b, N, C, 1e-5f);
-        e = now();
-        t[2] = e - s < t[2] ? e - s : t[2];
-        s = now();
-        gf_layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, N, C);
-        e = now();
-        t[3] = e - s < t[3] ? e - s : t[3];
+        TIME(0, gf_gelu_forward(act, h, nf, GF_GELU_ERF));
+        TIME(1, gf_gelu_backward(g, h, g, nf, GF_GELU_ERF));
+        TIME(2, gf_gelu_forward_keep(act, keep, h, nf, GF_GELU_ERF));
+        TIME(3, gf_gelu_backward_kept(g, h, keep, g, nf, GF_GELU_ERF));
+        TIME(4, gf_layernorm_forward(y, mean, rstd, x, w, b, N, C, 1e-5f));
+        TIME(5, gf_layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, N, C));
     }
-    const char *what[] = {"GELU forward", "GELU backward", "LayerNorm forward", "LayerNorm backward"};
-    const int64_t n[] = {nf, nf, nc, nc};
-    for (int i = 0; i < 4; i++)
+    const char *what[NOPS] = {"GELU forward",     "GELU backward",     "GELU forward, keeping erf",
+                              "GELU backward, erf kept", "LayerNorm forward", "LayerNorm backward"};
+    const int64_t n[NOPS] = {nf, nf, nf, nf, nc, nc};
+    for (int i = 0; i < NOPS; i++)
         printf("| %d | %s (%lld elements) | %.3f ms | %.2f ns |\n", gf_threads(), what[i], (long long)n[i], 1e3 * t[i],
                1e9 * t[i] / (double)n[i]);
     return 0;

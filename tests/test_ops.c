@@ -317,6 +317,32 @@ static void test_gelu_backward(void **state) {
     }
 }
 
+/* The kept pair (the forward keeps its erf or tanh term for the backward) gives the plain pair's bits:
+ * outputs, accumulated and overwritten gradients, both kinds, over a length with a vector remainder and
+ * one past the threshold where the loops go parallel. */
+static void test_gelu_kept_bits(void **state) {
+    (void)state;
+    const int64_t ns[2] = {307, 3 * 32768 / 2 + 5}; /* past core/parallel.c's gf_par_min */
+    for (int k = 0; k < 2; k++) {
+        const int64_t n = ns[k];
+        float *inp = frand(n, 142 + k, -7, 7), *dout = frand(n, 144 + k, -1, 1), *pre = frand(n, 146 + k, -1, 1);
+        for (int kind = 0; kind < 2; kind++) {
+            float *out = falloc(n), *out_k = falloc(n), *keep = falloc(n);
+            gf_gelu_forward(out, inp, n, (gf_gelu_kind)kind);
+            gf_gelu_forward_keep(out_k, keep, inp, n, (gf_gelu_kind)kind);
+            float *d = fdup(pre, n), *d_k = fdup(pre, n), *o = fdup(dout, n), *o_k = fdup(dout, n);
+            gf_gelu_backward(d, inp, dout, n, (gf_gelu_kind)kind);
+            gf_gelu_backward_kept(d_k, inp, keep, dout, n, (gf_gelu_kind)kind);
+            gf_gelu_backward(o, inp, o, n, (gf_gelu_kind)kind);
+            gf_gelu_backward_kept(o_k, inp, keep, o_k, n, (gf_gelu_kind)kind);
+            const size_t sz = (size_t)n * sizeof(float);
+            if (memcmp(out, out_k, sz) || memcmp(d, d_k, sz) || memcmp(o, o_k, sz))
+                fail_msg("gelu (%s, n %lld): the kept pair is not the bits of the plain pair",
+                         kind == GF_GELU_TANH ? "tanh" : "erf", (long long)n);
+        }
+    }
+}
+
 /* ---- dropout ---------------------------------------------------------------------------------- */
 
 static void test_dropout_p0_identity(void **state) {
@@ -560,6 +586,38 @@ static void test_column_sums_bits(void **state) {
     gf_set_threads(saved);
 }
 
+/* LayerNorm runs LN_ROWS rows at once (ops/layernorm.c), each row's sums still in column order: every row
+ * of a many-row call, forward and input gradient, is the bits of that row alone (the one-row code), at
+ * widths below and above a vector, with a remainder group, on 1 and 2 threads. */
+static void test_layernorm_rows_bits(void **state) {
+    (void)state;
+    const int64_t N = 8 * 40 + 5, Cs[] = {16, 37, 128, 256};
+    const int saved = gf_threads();
+    for (int th = 1; th <= 2; th++) {
+        gf_set_threads(th);
+        for (size_t k = 0; k < sizeof Cs / sizeof Cs[0]; k++) {
+            const int64_t C = Cs[k];
+            float *x = ln_input(N, C, 340 + (int)k), *g = frand(N * C, 350 + (int)k, -1, 1), *w = frand(C, 360, 0.5f, 1.5f);
+            float *b = frand(C, 361, -0.5f, 0.5f), *y = falloc(N * C), *mean = falloc(N), *rstd = falloc(N);
+            float *y1 = falloc(N * C), *mean1 = falloc(N), *rstd1 = falloc(N);
+            float *dx = frand(N * C, 362, -1, 1), *dx1 = fdup(dx, N * C);
+            gf_layernorm_forward(y, mean, rstd, x, w, b, N, C, 1e-5f);
+            gf_layernorm_backward(dx, NULL, NULL, g, x, w, mean, rstd, N, C);
+            for (int64_t n = 0; n < N; n++) {
+                gf_layernorm_forward(y1 + n * C, mean1 + n, rstd1 + n, x + n * C, w, b, 1, C, 1e-5f);
+                gf_layernorm_backward(dx1 + n * C, NULL, NULL, g + n * C, x + n * C, w, mean1 + n, rstd1 + n, 1, C);
+            }
+            if (memcmp(y, y1, (size_t)(N * C) * sizeof(float)) || memcmp(mean, mean1, (size_t)N * sizeof(float)) ||
+                memcmp(rstd, rstd1, (size_t)N * sizeof(float)))
+                fail_msg("layernorm forward at C %lld, %d threads: rows at once are not the bits of one row", (long long)C, th);
+            if (memcmp(dx, dx1, (size_t)(N * C) * sizeof(float)))
+                fail_msg("layernorm input gradient at C %lld, %d threads: rows at once are not the bits of one row",
+                         (long long)C, th);
+        }
+    }
+    gf_set_threads(saved);
+}
+
 /* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
 
 static void test_exp_fast(void **state) {
@@ -616,11 +674,13 @@ int main(void) {
         cmocka_unit_test_teardown(test_layernorm_backward, pool_teardown),
         cmocka_unit_test_teardown(test_gelu_forward, pool_teardown),
         cmocka_unit_test_teardown(test_gelu_backward, pool_teardown),
+        cmocka_unit_test_teardown(test_gelu_kept_bits, pool_teardown),
         cmocka_unit_test_teardown(test_dropout_p0_identity, pool_teardown),
         cmocka_unit_test_teardown(test_dropout_mask, pool_teardown),
         cmocka_unit_test_teardown(test_xent, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
         cmocka_unit_test_teardown(test_column_sums_bits, pool_teardown),
+        cmocka_unit_test_teardown(test_layernorm_rows_bits, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
     };

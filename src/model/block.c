@@ -37,7 +37,8 @@ static void ffn_forward(const block_run *r, float *out, const float *inp) {
     const int64_t N = r->N, d = r->d, F = r->F;
     const gf_layer_params *p = r->p;
     gf_linear_forward(r->h1, inp, d, p->fc1_w, d, p->fc1_b, N, d, F, 0.0f);
-    gf_gelu_forward(r->act, r->h1, N * F, r->cfg->gelu);
+    if (r->gelu_keep) gf_gelu_forward_keep(r->act, r->gelu_keep, r->h1, N * F, r->cfg->gelu);
+    else gf_gelu_forward(r->act, r->h1, N * F, r->cfg->gelu);
     gf_linear_forward(out, r->act, F, p->fc2_w, F, p->fc2_b, N, F, d, 0.0f);
 }
 
@@ -46,7 +47,7 @@ static void ffn_backward(const block_run *r, float *dinp, const float *dout, con
     const gf_layer_params *p = r->p, *g = r->g;
     gf_zero(dff, N * F);
     gf_linear_backward(dff, F, g->fc2_w, F, g->fc2_b, dout, r->act, F, p->fc2_w, F, N, F, d);
-    gf_gelu_backward(dff, r->h1, dff, N * F, r->cfg->gelu);
+    gf_gelu_backward_kept(dff, r->h1, r->gelu_keep, dff, N * F, r->cfg->gelu);
     gf_linear_backward(dinp, d, g->fc1_w, d, g->fc1_b, dff, inp, d, p->fc1_w, d, N, d, F);
 }
 

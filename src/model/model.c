@@ -99,6 +99,7 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         }
         TAKE(a->h1, N * F);
         TAKE(a->a, N * F);
+        TAKE(a->gk, N * F);
         TAKE(a->mix_saved, m->mixer[l]->saved_floats(c, l, B, T));
         int64_t s = m->mixer[l]->scratch_floats(c, l, B, T, n_threads);
         scratch = s > scratch ? s : scratch;
@@ -233,7 +234,7 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const int64_t N = m->B * m->T, d = gf_layer_dim(c, l);
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
-                   .h1 = a->h1, .act = a->a, .drop_p = drop_p(m, l), .drop_row = m->T * d,
+                   .h1 = a->h1, .act = a->a, .gelu_keep = a->gk, .drop_p = drop_p(m, l), .drop_row = m->T * d,
                    .drop_stride = (m->t_stride > m->T ? m->t_stride : m->T) * d,
                    .mix = mix_forward, .mix_back = mix_backward, .mix_ctx = mc};
     r.drop_base = m->example0 * r.drop_stride;

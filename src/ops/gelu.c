@@ -44,3 +44,41 @@ void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t 
         });
     }
 }
+
+/* The kept term: erf(x / sqrt 2), or tanh(sqrt(2/pi) (x + 0.044715 x^3)); each expression as above, so
+ * the outputs and gradients are those of gf_gelu_forward and gf_gelu_backward to the bit. */
+void gf_gelu_forward_keep(float *out, float *keep, const float *inp, int64_t n, gf_gelu_kind kind) {
+    if (kind == GF_GELU_TANH) {
+        GF_PAR_FOR_SIMD(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) {
+            float x = inp[i];
+            float th = gf_tanh_fast(GF_SQRT_2_OVER_PI * (x + 0.044715f * x * x * x));
+            keep[i] = th;
+            out[i] = 0.5f * x * (1.0f + th);
+        });
+    } else {
+        GF_PAR_FOR_SIMD(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) {
+            float x = inp[i], e = gf_erf_fast(x * GF_INV_SQRT_2);
+            keep[i] = e;
+            out[i] = 0.5f * x * (1.0f + e);
+        });
+    }
+}
+
+void gf_gelu_backward_kept(float *dinp, const float *inp, const float *keep, const float *dout, int64_t n,
+                           gf_gelu_kind kind) {
+    const int overwrite = dinp == dout;
+    if (kind == GF_GELU_TANH) {
+        GF_PAR_FOR_SIMD(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) {
+            float x = inp[i], th = keep[i];
+            float du = GF_SQRT_2_OVER_PI * (1.0f + 3.0f * 0.044715f * x * x);
+            float grad = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du;
+            dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
+        });
+    } else {
+        GF_PAR_FOR_SIMD(n > GF_PAR_MIN, for (int64_t i = 0; i < n; i++) {
+            float x = inp[i];
+            float grad = 0.5f * (1.0f + keep[i]) + x * GF_INV_SQRT_2PI * gf_exp_fast(-0.5f * x * x);
+            dinp[i] = (overwrite ? 0.0f : dinp[i]) + grad * dout[i];
+        });
+    }
+}

@@ -20,10 +20,45 @@ static void ln_row(float *o, float *mean, float *rstd, const float *x, const flo
     *rstd = r;
 }
 
+/* LN_ROWS rows at once, each exactly as ln_row: every row's sums still run over its columns in order, in
+ * double, so the results are ln_row's bits; only the rows' chains interleave. One row's chain of dependent
+ * double adds costs about 9 cycles an element; LN_ROWS of them side by side cost about as much in all (and
+ * vectorise across the rows). tests/test_ops.c holds the two to the same bits. */
+enum { LN_ROWS = 8 };
+
+static void ln_rows(float *o, float *mean, float *rstd, const float *x, const float *weight, const float *bias,
+                    int64_t C, float eps) {
+    double s[LN_ROWS] = {0}, v[LN_ROWS] = {0};
+    float m[LN_ROWS], r[LN_ROWS];
+    for (int64_t c = 0; c < C; c++)
+        for (int k = 0; k < LN_ROWS; k++) s[k] += x[k * C + c];
+    for (int k = 0; k < LN_ROWS; k++) m[k] = (float)(s[k] / (double)C);
+    for (int64_t c = 0; c < C; c++)
+        for (int k = 0; k < LN_ROWS; k++) {
+            float d = x[k * C + c] - m[k];
+            v[k] += (double)d * d;
+        }
+    for (int k = 0; k < LN_ROWS; k++) {
+        r[k] = 1.0f / sqrtf((float)(v[k] / (double)C) + eps);
+        mean[k] = m[k];
+        rstd[k] = r[k];
+    }
+    for (int k = 0; k < LN_ROWS; k++) {
+        const float *xk = x + k * C;
+        float *ok = o + k * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) ok[c] = (xk[c] - m[k]) * r[k] * weight[c] + bias[c];
+    }
+}
+
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int64_t N, int64_t C, float eps) {
-    GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t n = 0; n < N; n++)
-                                       ln_row(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps););
+    const int64_t ng = N / LN_ROWS; /* groups of LN_ROWS rows, then the rest one by one */
+    GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t g = 0; g < ng; g++) {
+        const int64_t n = g * LN_ROWS;
+        ln_rows(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps);
+    });
+    for (int64_t n = ng * LN_ROWS; n < N; n++) ln_row(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps);
 }
 
 enum { LN_WIDE = 64, LN_NARROW = 16 };
@@ -55,27 +90,60 @@ static void ln_param_block(float *dweight, float *dbias, const float *dout, cons
     }
 }
 
+/* dinp row n += the input gradient of row n: dxhat = g * w;  dx = r * (dxhat - mean(dxhat) - xhat *
+ * mean(dxhat * xhat)), the two means summed over the columns in order, in double */
+static void ln_back_row(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
+                        const float *rstd, int64_t n, int64_t C) {
+    const float *x = inp + n * C, *g = dout + n * C;
+    float m = mean[n], r = rstd[n];
+    double s1 = 0.0, s2 = 0.0;
+    for (int64_t c = 0; c < C; c++) {
+        float dxh = g[c] * weight[c];
+        s1 += dxh;
+        s2 += (double)dxh * ((x[c] - m) * r);
+    }
+    float m1 = (float)(s1 / (double)C), m2 = (float)(s2 / (double)C);
+    float *d = dinp + n * C;
+    for (int64_t c = 0; c < C; c++) {
+        float xh = (x[c] - m) * r;
+        d[c] += r * (g[c] * weight[c] - m1 - xh * m2);
+    }
+}
+
+/* rows n .. n + LN_ROWS - 1 of ln_back_row, their sums interleaved as in ln_rows: the same bits */
+static void ln_back_rows(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
+                         const float *rstd, int64_t n, int64_t C) {
+    const float *x = inp + n * C, *g = dout + n * C;
+    double s1[LN_ROWS] = {0}, s2[LN_ROWS] = {0};
+    for (int64_t c = 0; c < C; c++)
+#pragma omp simd
+        for (int k = 0; k < LN_ROWS; k++) {
+            float dxh = g[k * C + c] * weight[c];
+            s1[k] += dxh;
+            s2[k] += (double)dxh * ((x[k * C + c] - mean[n + k]) * rstd[n + k]);
+        }
+    for (int k = 0; k < LN_ROWS; k++) {
+        const float m = mean[n + k], r = rstd[n + k], m1 = (float)(s1[k] / (double)C), m2 = (float)(s2[k] / (double)C);
+        const float *xk = x + k * C, *gk = g + k * C;
+        float *d = dinp + (n + k) * C;
+#pragma omp simd
+        for (int64_t c = 0; c < C; c++) {
+            float xh = (xk[c] - m) * r;
+            d[c] += r * (gk[c] * weight[c] - m1 - xh * m2);
+        }
+    }
+}
+
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                            const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C) {
     if (dinp) {
-#pragma omp parallel for schedule(static) if (N * C > GF_PAR_MIN)
-        for (int64_t n = 0; n < N; n++) {
-            const float *x = inp + n * C, *g = dout + n * C;
-            float m = mean[n], r = rstd[n];
-            /* dxhat = g * w;  dx = r * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) */
-            double s1 = 0.0, s2 = 0.0;
-            for (int64_t c = 0; c < C; c++) {
-                float dxh = g[c] * weight[c];
-                s1 += dxh;
-                s2 += (double)dxh * ((x[c] - m) * r);
-            }
-            float m1 = (float)(s1 / (double)C), m2 = (float)(s2 / (double)C);
-            float *d = dinp + n * C;
-            for (int64_t c = 0; c < C; c++) {
-                float xh = (x[c] - m) * r;
-                d[c] += r * (g[c] * weight[c] - m1 - xh * m2);
-            }
-        }
+        const int64_t ng = (N + LN_ROWS - 1) / LN_ROWS;
+        GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t g = 0; g < ng; g++) {
+            const int64_t n = g * LN_ROWS;
+            if (n + LN_ROWS <= N) ln_back_rows(dinp, dout, inp, weight, mean, rstd, n, C);
+            else
+                for (int64_t i = n; i < N; i++) ln_back_row(dinp, dout, inp, weight, mean, rstd, i, C);
+        });
     }
     /* Parameter gradients: threads own column blocks and walk all rows, each column summed over the rows in
      * order (so the block width and thread count do not change the sums); 64 columns a block where there
