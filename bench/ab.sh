@@ -2,7 +2,7 @@
 # A/B throughput of two grassflow binaries on this machine: the benchmark's training cases (word-level
 # 6-layer models at batch 8 and 32, character-level small models) and streaming generation, each run
 # alternately with both binaries, ROUNDS times; prints the median tokens/s of each and the ratio new/old.
-# Both get the same OPENBLAS_CORETYPE (SKYLAKEX unless set) and thread count.
+# Both get the same OPENBLAS_CORETYPE (bench/env.sh: this CPU's best kernel unless set) and thread count.
 #
 #   bash bench/ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]      (about 10 minutes with 3 rounds)
 #
@@ -20,13 +20,8 @@ NEW=${2:?usage: ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]}
 ROUNDS=${3:-3}
 read -ra OLDCMD <<<"$OLD"
 read -ra NEWCMD <<<"$NEW"
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SKYLAKEX}
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
-# the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
-export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
-PY=/usr/bin/python3
+. "$(dirname "$0")/env.sh" # PY, OPENBLAS_CORETYPE, OMP_NUM_THREADS, GOMP_SPINCOUNT, median, best
 field() { $PY -c 'import json,sys; d=json.loads(sys.stdin.read()); r=d.get("results"); print((r[0] if r else d)[sys.argv[1]])' "$1"; }
-median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 cases=(
     "word grassmann-6L B=8|bench train --model grassmann-6L --vocab 33278 --set dropout=0 --batch 8 --seq-len 128 --steps 6 --json|tokens_per_s"
@@ -39,7 +34,6 @@ cases=(
     "stream transformer-6L @100|bench generate --model transformer-6L --vocab 33278 --positions 100 --tokens 27 --json|tokens_per_s"
 )
 echo "kernel: $("${NEWCMD[@]}" --version | sed -n 2p); fp32 matmuls: old $("${OLDCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'), new $("${NEWCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS"
-best() { tr ' ' '\n' | sort -g | tail -1; }
 printf "%-36s %12s %12s %8s %12s %12s %8s\n" case old new new/old "old best" "new best" "new won"
 for c in "${cases[@]}"; do
     IFS='|' read -r name cmd key <<<"$c"

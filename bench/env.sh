@@ -1,6 +1,7 @@
-# Sourced by the benchmark scripts (bench/run.sh, bench/twin_rounds.sh): how both sides run on this machine.
+# Sourced by the benchmark scripts (bench/run.sh, bench/twin_rounds.sh, bench/ab.sh): how both sides run on
+# this machine, and the helpers they share.
 PY=/usr/bin/python3
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash "$(dirname "${BASH_SOURCE[0]}")/../tests/coretype.sh")}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 # the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}
@@ -15,3 +16,15 @@ omp_blas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 [ -e $jemalloc ] && TORCH_ENV+=("LD_PRELOAD=$jemalloc" "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1")
 PYT() { env ${TORCH_ENV[@]+"${TORCH_ENV[@]}"} $PY "$@"; }
+
+# bench_config NAME MODEL-OPTIONS...: $cfgdir/NAME.json (grassflow info, which PyTorch's twin reads) and
+# $cfgdir/NAME.cfg.json (its config, which grassflow reads), for the command $GF
+bench_config() {
+    local name=$1
+    shift
+    "$GF" info "$@" --json >"$cfgdir/$name.json"
+    $PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["config"]))' "$cfgdir/$name.json" >"$cfgdir/$name.cfg.json"
+}
+# the median and the largest of the numbers on stdin (separated by spaces)
+median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+best() { tr ' ' '\n' | sort -g | tail -1; }

@@ -38,11 +38,7 @@ trap 'rm -rf "$cfgdir"; [ $keep = 0 ] && rm -rf "$out"' EXIT
 record() { # case impl json
     $PY -c 'import json,sys; d=json.loads(sys.argv[3]); d["case"]=sys.argv[1]; d["impl"]=sys.argv[2]; print(json.dumps(d))' "$1" "$2" "$3" >>"$res"
 }
-config() { # name -> writes $cfgdir/name.json; args: grassflow model options
-    local name=$1; shift
-    "$GF" info "$@" --json >"$cfgdir/$name.json"
-    $PY -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["config"]))' "$cfgdir/$name.json" >"$cfgdir/$name.cfg.json"
-}
+config() { bench_config "$@"; } # bench/env.sh
 
 if [ $smoke = 1 ]; then
     STEPS=1; TOK=2; STOK=2; LREPS=1

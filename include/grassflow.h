@@ -793,7 +793,7 @@ typedef struct gf_train_hooks {
 #define GF_PATH_MAX 4096
 
 /* The precision of matmuls (gf_set_matmul_precision, under Utilities, says what each means). */
-typedef enum { GF_PRECISION_FP32 = 0, GF_PRECISION_BF16 = 1 } gf_precision;
+typedef enum { GF_PRECISION_FP32 = 0, GF_PRECISION_BF16 = 1, GF_PRECISION_FP32_FAST = 2 } gf_precision;
 
 typedef struct gf_train_opts {
     int64_t batch;                /* examples per micro-batch */
@@ -843,8 +843,9 @@ typedef struct gf_train_opts {
     /* ---- appended after grassflow 0.3 ---- */
     gf_precision precision;       /* the matmuls of training steps (gf_train_step sets it for the step's forward
                                    * and backward, gf_set_matmul_precision): GF_PRECISION_FP32 (the default, bit
-                                   * for bit as before) or GF_PRECISION_BF16; weights, AdamW moments, LayerNorm,
-                                   * softmax, the loss and evaluation stay fp32. Recorded in the recipe
+                                   * for bit as before), GF_PRECISION_BF16 or GF_PRECISION_FP32_FAST; weights,
+                                   * AdamW moments, LayerNorm, softmax, the loss and evaluation stay fp32 (fp32-fast
+                                   * rounds some of them differently). Recorded in the recipe
                                    * ("precision", written when not fp32); a resume keeps it */
     bool deterministic;           /* each example's gradient computed on its own and the step's summed in one
                                    * fixed pairwise order (docs/distributed.md), so that a data-parallel run
@@ -1468,8 +1469,9 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
  * skinny ones: more than one row, at least GF_FP32_DNNL_MIN_MACS multiply-adds and a smallest side of at most
  * GF_FP32_DNNL_SKINNY, where OpenBLAS spends its time packing (oneDNN ran them 1.2-4x faster; OpenBLAS is as
  * fast or faster on the larger ones: docs/bench/method.md). Each library's sums are deterministic for a given
- * machine and thread count, so a run resumes bit for bit. What runs, as text: "OpenBLAS SkylakeX", or
- * "oneDNN avx512_core + OpenBLAS SkylakeX". */
+ * machine and thread count, so a run resumes bit for bit. --precision fp32-fast sends them to oneDNN too
+ * (unless GF_FP32_MATMUL=openblas). What runs under the precision in force, as text: "OpenBLAS SkylakeX",
+ * or "oneDNN avx512_core + OpenBLAS SkylakeX". */
 #define GF_FP32_DNNL_MIN_MACS (1 << 22)
 #define GF_FP32_DNNL_SKINNY 128
 const char *gf_fp32_matmul(void);
@@ -1478,12 +1480,15 @@ uint64_t gf_blas_flops(void);
 void gf_blas_flops_reset(void);
 /* The precision of gf_sgemm's matmuls, for the whole process: GF_PRECISION_FP32 (the default: BLAS sgemm,
  * bit for bit as always) or GF_PRECISION_BF16 (both operands rounded to bfloat16, to nearest even; the
- * products and their sums in fp32; through oneDNN's matmul, on AMX or AVX512_BF16). In bf16, a matmul of
- * one row or of fewer than GF_BF16_MIN_MACS multiply-adds stays fp32. gf_train sets it from the recipe for
- * its steps and evaluates in fp32. */
+ * products and their sums in fp32; through oneDNN's matmul, on AMX or AVX512_BF16) or GF_PRECISION_FP32_FAST
+ * (fp32 throughout, rounded differently for speed: fused multiply-adds in GELU's and softmax's exp and erf,
+ * softmax with one exp an element, the skinny matmuls through oneDNN's fp32 matmul where this build has
+ * it; about 1e-6 relative from fp32, and not the bits of earlier grassflow versions, which the default
+ * keeps: docs/precision.md). In bf16, a matmul of one row or of fewer than GF_BF16_MIN_MACS multiply-adds
+ * stays fp32. gf_train sets it from the recipe for its steps and evaluates in fp32. */
 /* gf_precision is defined above, with the training recipe (gf_train_opts.precision). */
 #define GF_BF16_MIN_MACS (1 << 20) /* 2 threads, AMX: oneDNN is 0.6x OpenBLAS at 64^3, 1.3x at 128^3 */
-const char *gf_precision_name(gf_precision p); /* "fp32", "bf16" */
+const char *gf_precision_name(gf_precision p); /* "fp32", "bf16", "fp32-fast" */
 int gf_precision_parse(const char *s, gf_precision *p); /* 0, or -1 for a name not listed above */
 /* NULL when p can run here; else why not, as a sentence (this build has no oneDNN, the CPU has no
  * AVX512_BF16, oneDNN's ISA limit ONEDNN_MAX_CPU_ISA excludes it). */

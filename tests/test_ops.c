@@ -620,46 +620,122 @@ static void test_layernorm_rows_bits(void **state) {
 
 /* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
 
+/* the two sets of core/fastmath.h: the default, and the fused one of --precision fp32-fast */
+typedef struct {
+    const char *name;
+    float (*exp)(float), (*erf)(float), (*tanh)(float);
+} fast_set;
+static float exp_d(float x) { return gf_exp_fast(x); }
+static float erf_d(float x) { return gf_erf_fast(x); }
+static float tanh_d(float x) { return gf_tanh_fast(x); }
+static float exp_f(float x) { return gf_exp_fast_fma(x); }
+static float erf_f(float x) { return gf_erf_fast_fma(x); }
+static float tanh_f(float x) { return gf_tanh_fast_fma(x); }
+static const fast_set FAST_SETS[2] = {{"gf_*_fast", exp_d, erf_d, tanh_d}, {"gf_*_fast_fma", exp_f, erf_f, tanh_f}};
+
 static void test_exp_fast(void **state) {
     (void)state;
-    double worst = 0.0;
-    float at = 0.0f;
-    for (int64_t i = 0; i <= 2000000; i++) {
-        float x = -87.0f + 175.0f * (float)i / 2000000.0f;
-        double want = exp((double)x), got = gf_exp_fast(x), rel = fabs(got - want) / want;
-        if (rel > worst) {
-            worst = rel;
-            at = x;
+    for (int k = 0; k < 2; k++) {
+        const fast_set *f = &FAST_SETS[k];
+        double worst = 0.0;
+        float at = 0.0f;
+        for (int64_t i = 0; i <= 2000000; i++) {
+            float x = -87.0f + 175.0f * (float)i / 2000000.0f;
+            double want = exp((double)x), got = f->exp(x), rel = fabs(got - want) / want;
+            if (rel > worst) {
+                worst = rel;
+                at = x;
+            }
         }
+        if (worst > 4e-7) fail_msg("%s exp: relative error %.3g at x = %.9g (want <= 4e-7, about 3 ulp)", f->name, worst, at);
+        assert_true(f->exp(-1000.0f) < 1e-37f && f->exp(-1000.0f) >= 0.0f); /* clamped, no NaN */
+        assert_true(f->exp(0.0f) == 1.0f);
     }
-    if (worst > 4e-7) fail_msg("gf_exp_fast: relative error %.3g at x = %.9g (want <= 4e-7, about 3 ulp)", worst, at);
-    assert_true(gf_exp_fast(-1000.0f) < 1e-37f && gf_exp_fast(-1000.0f) >= 0.0f); /* clamped, no NaN */
-    assert_true(gf_exp_fast(0.0f) == 1.0f);
 }
 
 /* ---- fast erf and tanh (GELU) held to libm in double ------------------------------------------- */
 
 static void test_erf_tanh_fast(void **state) {
     (void)state;
-    double werf = 0.0, wtanh = 0.0;
-    float aterf = 0.0f, attanh = 0.0f;
-    for (int64_t i = 0; i <= 2000000; i++) {
-        float x = -10.0f + 20.0f * (float)i / 2000000.0f;
-        double e = fabs((double)gf_erf_fast(x) - erf((double)x));
-        double t = fabs((double)gf_tanh_fast(x) - tanh((double)x));
-        if (e > werf) werf = e, aterf = x;
-        if (t > wtanh) wtanh = t, attanh = x;
+    for (int k = 0; k < 2; k++) {
+        const fast_set *f = &FAST_SETS[k];
+        double werf = 0.0, wtanh = 0.0;
+        float aterf = 0.0f, attanh = 0.0f;
+        for (int64_t i = 0; i <= 2000000; i++) {
+            float x = -10.0f + 20.0f * (float)i / 2000000.0f;
+            double e = fabs((double)f->erf(x) - erf((double)x));
+            double t = fabs((double)f->tanh(x) - tanh((double)x));
+            if (e > werf) werf = e, aterf = x;
+            if (t > wtanh) wtanh = t, attanh = x;
+        }
+        if (werf > 2e-7) fail_msg("%s erf: absolute error %.3g at x = %.9g (want <= 2e-7)", f->name, werf, aterf);
+        if (wtanh > 2.5e-7) fail_msg("%s tanh: absolute error %.3g at x = %.9g (want <= 2.5e-7)", f->name, wtanh, attanh);
+        /* the range joins, the tails and the sign */
+        const float probe[] = {0.0f, 0.999999f, 1.0f, 3.899999f, 3.9f, 50.0f, 1e30f};
+        for (size_t j = 0; j < sizeof probe / sizeof *probe; j++) {
+            float x = probe[j];
+            assert_true(fabs((double)f->erf(x) - erf((double)x)) <= 2e-7);
+            assert_true(f->erf(-x) == -f->erf(x));
+            assert_true(fabs((double)f->tanh(x) - tanh((double)x)) <= 2.5e-7);
+            assert_true(fabs((double)f->tanh(-x) + tanh((double)x)) <= 2.5e-7);
+        }
     }
-    if (werf > 2e-7) fail_msg("gf_erf_fast: absolute error %.3g at x = %.9g (want <= 2e-7)", werf, aterf);
-    if (wtanh > 2.5e-7) fail_msg("gf_tanh_fast: absolute error %.3g at x = %.9g (want <= 2.5e-7)", wtanh, attanh);
-    /* the range joins, the tails and the sign */
-    const float probe[] = {0.0f, 0.999999f, 1.0f, 3.899999f, 3.9f, 50.0f, 1e30f};
-    for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
-        float x = probe[k];
-        assert_true(fabs((double)gf_erf_fast(x) - erf((double)x)) <= 2e-7);
-        assert_true(gf_erf_fast(-x) == -gf_erf_fast(x));
-        assert_true(fabs((double)gf_tanh_fast(x) - tanh((double)x)) <= 2.5e-7);
-        assert_true(fabs((double)gf_tanh_fast(-x) + tanh((double)x)) <= 2.5e-7);
+}
+
+/* ---- --precision fp32-fast: the ops' fused forms against the default ------------------------------ */
+
+/* GELU (both kinds, kept or not) and the softmax rows (forward and from a saved log-sum-exp, with masked
+ * keys and a row of masked keys only) under fp32-fast: within a few ulp-sized errors of the default, which
+ * test_gelu_* and the parity tests hold to double; the kept GELU pair still the bits of the plain one. */
+static void test_fp32_fast_ops(void **state) {
+    (void)state;
+    const int64_t n = 3 * 32768 / 2 + 5;
+    float *inp = frand(n, 170, -7, 7), *dout = frand(n, 171, -1, 1);
+    for (int kind = 0; kind < 2; kind++) {
+        float *out = falloc(n), *outf = falloc(n), *keep = falloc(n), *outk = falloc(n);
+        float *d = falloc(n), *df = falloc(n), *dk = falloc(n);
+        ffill(d, n, 0.0f), ffill(df, n, 0.0f), ffill(dk, n, 0.0f);
+        gf_gelu_forward(out, inp, n, (gf_gelu_kind)kind);
+        gf_gelu_backward(d, inp, dout, n, (gf_gelu_kind)kind);
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+        gf_gelu_forward(outf, inp, n, (gf_gelu_kind)kind);
+        gf_gelu_backward(df, inp, dout, n, (gf_gelu_kind)kind);
+        gf_gelu_forward_keep(outk, keep, inp, n, (gf_gelu_kind)kind);
+        gf_gelu_backward_kept(dk, inp, keep, dout, n, (gf_gelu_kind)kind);
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+        double wo = 0, wd = 0;
+        for (int64_t i = 0; i < n; i++) {
+            wo = fmax(wo, fabs((double)outf[i] - out[i]) / fmax(1.0, fabs((double)inp[i])));
+            wd = fmax(wd, fabs((double)df[i] - d[i]));
+        }
+        if (wo > 1e-6 || wd > 1e-6) fail_msg("gelu (kind %d) fp32-fast: %.3g / %.3g from the default", kind, wo, wd);
+        if (memcmp(outf, outk, (size_t)n * sizeof(float)) || memcmp(df, dk, (size_t)n * sizeof(float)))
+            fail_msg("gelu (kind %d) fp32-fast: the kept pair is not the bits of the plain pair", kind);
+    }
+    const int64_t S = 77;
+    uint8_t km[77];
+    for (int64_t j = 0; j < S; j++) km[j] = j % 5 != 3;
+    for (int masked = 0; masked < 3; masked++) {
+        float *row = frand(S, 180 + masked, -20, 20), *r0 = fdup(row, S), *r1 = fdup(row, S), *r2 = fdup(row, S);
+        uint8_t none[77] = {0};
+        const uint8_t *m = masked == 0 ? NULL : masked == 1 ? km : none;
+        float l0, l1, lb;
+        gf_softmax_row(r0, S, m, NULL, &l0);
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+        gf_softmax_row(r1, S, m, NULL, &l1);
+        gf_softmax_row(r2, S, m, &l1, &lb); /* the backward's recomputation from the saved lse */
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+        if (masked == 2) {
+            assert_true(l0 == INFINITY && l1 == INFINITY);
+            for (int64_t j = 0; j < S; j++) assert_true(r1[j] == 0.0f && r2[j] == 0.0f);
+            continue;
+        }
+        if (fabs((double)l1 - l0) > 1e-6 * fmax(1.0, fabs((double)l0))) fail_msg("softmax fp32-fast: lse %.9g, default %.9g", l1, l0);
+        for (int64_t j = 0; j < S; j++) {
+            if (fabs((double)r1[j] - r0[j]) > 1e-6 || fabs((double)r2[j] - r0[j]) > 1e-6)
+                fail_msg("softmax fp32-fast at %lld: %.9g / %.9g, default %.9g", (long long)j, r1[j], r2[j], r0[j]);
+            if (m && !m[j]) assert_true(r1[j] == 0.0f && r2[j] == 0.0f);
+        }
     }
 }
 
@@ -683,6 +759,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_layernorm_rows_bits, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
+        cmocka_unit_test_teardown(test_fp32_fast_ops, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
     pool_release();

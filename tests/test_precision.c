@@ -323,9 +323,18 @@ static void test_names_and_refusal(void **state) {
     assert_int_equal(p, GF_PRECISION_BF16);
     assert_int_equal(gf_precision_parse("fp32", &p), 0);
     assert_int_equal(p, GF_PRECISION_FP32);
+    assert_int_equal(gf_precision_parse("fp32-fast", &p), 0);
+    assert_int_equal(p, GF_PRECISION_FP32_FAST);
     assert_int_equal(gf_precision_parse("fp16", &p), -1);
+    assert_int_equal(gf_precision_parse("fp32-", &p), -1);
     assert_string_equal(gf_precision_name(GF_PRECISION_BF16), "bf16");
+    assert_string_equal(gf_precision_name(GF_PRECISION_FP32_FAST), "fp32-fast");
+    assert_string_equal(gf_precision_name(GF_PRECISION_FP32), "fp32");
     assert_null(gf_precision_unavailable(GF_PRECISION_FP32));
+    assert_null(gf_precision_unavailable(GF_PRECISION_FP32_FAST)); /* runs everywhere (no FMA: the plain forms) */
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+    assert_int_equal(gf_matmul_precision(), GF_PRECISION_FP32_FAST);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
     const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
     if (why) { /* refused, with the reason, and fp32 stays */
         assert_int_equal(gf_set_matmul_precision(GF_PRECISION_BF16), -1);

@@ -121,10 +121,30 @@ PYEOF
 else
     echo "  (bf16 cannot run here: $("$GF" --version | sed -n 's/^bf16 matmuls: //p'); its runs are skipped)"
 fi
+echo "train: fp32 with fused arithmetic (--precision fp32-fast)"
+expect 0 "fp32-fast: an uninterrupted run" "$GF" train $RB --precision fp32-fast --out "$tmp/fa"
+expect 0 "fp32-fast: a run stopped at step 7" "$GF" train $RB --precision fp32-fast --out "$tmp/fb" --stop-at 7
+expect 0 "fp32-fast: resumed to the end" "$GF" train --resume "$tmp/fb"
+same_weights "$tmp/fa/last.safetensors" "$tmp/fb/last.safetensors" 16 \
+    && pass "fp32-fast: resumed weights are byte-identical to an uninterrupted fp32-fast run" || fail "fp32-fast: resumed weights differ"
+[ "$(recipe_precision "$tmp/fa/last.safetensors")" = fp32-fast ] && pass "fp32-fast: the recipe records the precision" \
+    || fail "fp32-fast: the recipe's precision is $(recipe_precision "$tmp/fa/last.safetensors")"
+[ -f "$tmp/bf/metrics.jsonl" ] || "$GF" train $RB --out "$tmp/bf" >/dev/null 2>&1
+if $PY - "$tmp/fa/last.safetensors" "$tmp/bf/last.safetensors" <<'PYEOF'
+import sys
+sys.path.insert(0, 'tests/torch_ref'); import st_io
+import numpy as np
+a, _ = st_io.read(sys.argv[1]); b, _ = st_io.read(sys.argv[2])
+differ = sum(a[k].tobytes() != b[k].tobytes() for k in a)
+worst = max(float(np.max(np.abs(a[k] - b[k]))) / max(float(np.max(np.abs(b[k]))), 1e-30) for k in a)
+print("    after 16 steps: %d of %d tensors differ from fp32's, by at most %.1e of the tensor's largest value" % (differ, len(a), worst))
+sys.exit(0 if differ and worst < 1e-4 else 1)
+PYEOF
+then pass "fp32-fast: its weights differ from fp32's (the fused forms ran) by less than 1e-4"; else fail "fp32-fast against fp32"; fi
 want="training in fp32 instead"; expect 0 "bf16 where oneDNN's ISA limit excludes it: said, and trained in fp32" \
     env ONEDNN_MAX_CPU_ISA=AVX2 "$GF" train $RB --steps 2 --eval-every 0 --precision bf16 --out "$tmp/bx"
 [ "$(recipe_precision "$tmp/bx/last.safetensors")" = - ] && pass "... and its recipe says fp32" || fail "fallback recipe: $(recipe_precision "$tmp/bx/last.safetensors")"
-want="expects fp32 or bf16"; expect 2 "--precision fp16 is refused" "$GF" train $RB --precision fp16 --out "$tmp/by"
+want="expects fp32, fp32-fast or bf16"; expect 2 "--precision fp16 is refused" "$GF" train $RB --precision fp16 --out "$tmp/by"
 if [ -d "$tmp/bb" ]; then
     "$GF" train $RB --precision bf16 --out "$tmp/bz" --stop-at 3 >/dev/null 2>&1
     cp "$tmp/bz/state.safetensors" "$tmp/bz.state"

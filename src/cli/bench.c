@@ -94,7 +94,7 @@ typedef struct {
 
 /* --precision P: one that cannot run here is said, with the reason, and the bench runs fp32 (and says so). */
 static int bench_precision(const char *cmd, const char *arg, gf_precision *p) {
-    if (gf_precision_parse(arg, p)) return cli_usage_error(cmd, "--precision expects fp32 or bf16, not '%s'", arg);
+    if (gf_precision_parse(arg, p)) return cli_usage_error(cmd, "--precision expects fp32, fp32-fast or bf16, not '%s'", arg);
     const char *why = gf_precision_unavailable(*p);
     if (why) {
         fprintf(stderr, "grassflow %s: --precision %s: %s; timing fp32 instead\n", cmd, arg, why);
@@ -122,13 +122,13 @@ static int train_parse(int argc, char **argv, train_opts *o) {
         case 'p': if ((rc = bench_precision("bench train", optarg, &o->precision))) return rc; break;
         case 'h':
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
-                   "                            [--seq-len L] [--steps N] [--precision fp32|bf16] [--json]\n\n"
+                   "                            [--seq-len L] [--steps N] [--precision P] [--json]\n\n"
                    "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step\n"
                    "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed).\n"
                    "Reports tokens/s and the time of each phase (medians over the steps), the matmul FLOPs\n"
                    "actually issued per step, the achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
-                   "(WikiText-2 words). --precision bf16 runs the forward and backward matmuls in bf16 (as\n"
-                   "train --precision bf16 does) and reports oneDNN's ISA and kernel.\n");
+                   "(WikiText-2 words). --precision fp32-fast or bf16 runs the forward and backward as train\n"
+                   "--precision does; bf16 reports oneDNN's ISA and kernel.\n");
             return EXIT_OK;
         default: return cli_usage_error("bench train", "unknown option");
         }
@@ -178,7 +178,7 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
     return EXIT_OK;
 }
 
-static void train_report(const train_opts *o, const gf_config *cfg, const gf_model *m, const train_result *r) {
+static void train_report_in(const train_opts *o, const gf_config *cfg, const gf_model *m, const train_result *r) {
     const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
     double tps = (double)(o->B * o->L) / r->step, gf = (double)r->flops / r->step / 1e9;
     if (o->json) {
@@ -204,6 +204,12 @@ static void train_report(const train_opts *o, const gf_config *cfg, const gf_mod
         if (o->precision == GF_PRECISION_BF16)
             printf("bf16 matmuls: oneDNN, CPU ISA %s, last kernel %s\n", gf_bf16_isa(), gf_bf16_kernel());
     }
+}
+
+static void train_report(const train_opts *o, const gf_config *cfg, const gf_model *m, const train_result *r) {
+    gf_set_matmul_precision(o->precision); /* so that gf_fp32_matmul says what the steps ran (fp32-fast: oneDNN) */
+    train_report_in(o, cfg, m, r);
+    gf_set_matmul_precision(GF_PRECISION_FP32);
 }
 
 static int bench_train(int argc, char **argv) {

@@ -35,7 +35,7 @@ const char *cli_ranks_note(int ranks, int64_t batch) {
 /* --precision: a precision that cannot run here is said, with the reason, and the run trains in fp32. */
 static int precision_option(gf_train_opts *o, const char *cmd, const char *arg) {
     if (gf_precision_parse(arg, &o->precision))
-        return cli_usage_error(cmd, "--precision expects fp32 or bf16, not '%s'", arg);
+        return cli_usage_error(cmd, "--precision expects fp32, fp32-fast or bf16, not '%s'", arg);
     const char *why = gf_precision_unavailable(o->precision);
     if (why) {
         if (gf_dist_rank() == 0)

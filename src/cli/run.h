@@ -42,10 +42,13 @@
     "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \
     "                      evaluation) or skip the step (stops after 10 in a row)\n"                      \
     "  --no-cache          do not read or write the tokenized-corpus cache\n"                            \
-    "  --precision P       the matmuls of training: fp32 (default) or bf16 (operands rounded to bfloat16,\n" \
-    "                      fp32 sums, through oneDNN on AMX or AVX512_BF16; weights, optimizer, LayerNorm,\n" \
-    "                      softmax, loss and evaluation stay fp32). Where bf16 cannot run, it says why and\n" \
-    "                      trains in fp32; the recipe records the precision that ran\n"                   \
+    "  --precision P       the arithmetic of training: fp32 (default: the bits of every earlier version),\n" \
+    "                      fp32-fast (fp32, rounded differently for speed: fused multiply-adds in GELU and\n" \
+    "                      softmax, one exp a softmax element, oneDNN's skinny matmuls; ~1e-6 from fp32) or\n" \
+    "                      bf16 (matmul operands rounded to bfloat16, fp32 sums, through oneDNN on AMX or\n" \
+    "                      AVX512_BF16; weights, optimizer, LayerNorm, softmax, loss stay fp32). Evaluation\n" \
+    "                      is fp32. Where bf16 cannot run, it says why and trains in fp32; the recipe\n"    \
+    "                      records the precision that ran\n"                                              \
     "  --deterministic     every example's gradient on its own, summed in one fixed pairwise order: under\n" \
     "                      mpirun the run equals one process bit for bit (each rank's share of a batch a\n" \
     "                      power of two); slower (docs/distributed.md); recorded in the recipe\n"

@@ -41,11 +41,14 @@ void gf_blas_set_threads(int n) { openblas_set_num_threads(n); }
 
 static _Atomic int g_precision; /* gf_precision */
 
-const char *gf_precision_name(gf_precision p) { return p == GF_PRECISION_BF16 ? "bf16" : "fp32"; }
+const char *gf_precision_name(gf_precision p) {
+    return p == GF_PRECISION_BF16 ? "bf16" : p == GF_PRECISION_FP32_FAST ? "fp32-fast" : "fp32";
+}
 
 int gf_precision_parse(const char *s, gf_precision *p) {
     if (!strcmp(s, "fp32")) *p = GF_PRECISION_FP32;
     else if (!strcmp(s, "bf16")) *p = GF_PRECISION_BF16;
+    else if (!strcmp(s, "fp32-fast")) *p = GF_PRECISION_FP32_FAST;
     else return -1;
     return 0;
 }
@@ -62,6 +65,7 @@ int gf_set_matmul_precision(gf_precision p) {
 }
 
 gf_precision gf_matmul_precision(void) { return (gf_precision)g_precision; }
+bool gf_fp32_fast(void) { return atomic_load_explicit(&g_precision, memory_order_relaxed) == GF_PRECISION_FP32_FAST; }
 const char *gf_bf16_isa(void) { return gf_bf16_matmul_isa(); }
 const char *gf_bf16_kernel(void) { return gf_bf16_matmul_kernel(); }
 
@@ -99,9 +103,22 @@ static int f32_backend(void) {
     return atomic_load(&g_f32);
 }
 
+/* fp32-fast sends the skinny matmuls to oneDNN where its fp32 matmul runs (GF_FP32_MATMUL=openblas keeps
+ * them on OpenBLAS) */
+static bool fast_dnnl(void) {
+    static _Atomic int ok = -1;
+    int v = atomic_load_explicit(&ok, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("GF_FP32_MATMUL");
+        v = !gf_f32_matmul_dnnl_unavailable() && !(e && !strcmp(e, "openblas"));
+        atomic_store(&ok, v);
+    }
+    return gf_fp32_fast() && v;
+}
+
 const char *gf_fp32_matmul(void) {
     static char s[160];
-    if (f32_backend() == F32_OPENBLAS) snprintf(s, sizeof s, "OpenBLAS %s", openblas_get_corename());
+    if (f32_backend() == F32_OPENBLAS && !fast_dnnl()) snprintf(s, sizeof s, "OpenBLAS %s", openblas_get_corename());
     else
         snprintf(s, sizeof s, "oneDNN %s + OpenBLAS %s", gf_f32_matmul_dnnl_isa(), openblas_get_corename());
     return s;
@@ -128,7 +145,7 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
         bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
-    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && side <= GF_FP32_DNNL_SKINNY && f32_backend() == F32_ONEDNN &&
+    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && side <= GF_FP32_DNNL_SKINNY && (f32_backend() == F32_ONEDNN || fast_dnnl()) &&
         gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,

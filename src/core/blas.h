@@ -13,5 +13,7 @@ void gf_blas_set_threads(int n);
  * leave room for, before its first call (it would otherwise retry a failed allocation forever); fails
  * with the reason when not even one thread fits. Once per process; gf_model_create calls it. */
 int gf_blas_fit_address_limit(void);
+/* The precision in force is GF_PRECISION_FP32_FAST: the ops take their fused, reassociated forms. */
+bool gf_fp32_fast(void);
 
 #endif

@@ -1,77 +1,33 @@
-/* A vectorisable exp for the loops that dominate the softmax over a large vocabulary: no calls, no
- * branches, so `#pragma omp simd` loops over it compile to AVX-512/AVX2 code. For x <= 88 it matches
- * expf within about 2 ulp (Cody-Waite reduction to [-ln2/2, ln2/2], degree-7 Taylor polynomial, whose
- * truncation error 0.347^8/8! = 5e-9 is below float rounding); below -87.3 it returns ~1e-38 instead of
- * a denormal or zero, which no softmax sum can tell apart. Held to expf by tests/test_ops.c. */
+/* Vectorisable exp, erf and tanh (core/fastmath_poly.h): no calls, no branches, so `#pragma omp simd`
+ * loops over them compile to AVX-512/AVX2 code. Two sets: the default, and the _fma set of --precision
+ * fp32-fast. */
 #ifndef GF_CORE_FASTMATH_H
 #define GF_CORE_FASTMATH_H
 
 #include <stdint.h>
 #include <string.h>
 
-#pragma omp declare simd notinbranch
-static inline float gf_exp_fast(float x) {
-    x = x < -87.3f ? -87.3f : x;
-    x = x > 88.3f ? 88.3f : x;
-    const float k = __builtin_rintf(x * 1.44269504088896341f);
-    const float r = (x - k * 0.693145751953125f) - k * 1.42860682030941723e-6f; /* ln2 split hi + lo */
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    const int32_t bits = ((int32_t)k + 127) << 23; /* 2^k, k in [-126, 127] */
-    float two_k;
-    memcpy(&two_k, &bits, sizeof two_k);
-    return p * two_k;
-}
+/* A multiply and an add, each rounded (the default; the build is C11, where GCC does not contract a * x + b,
+ * so these are the bits grassflow always had), or one fused multiply-add where the CPU has FMA (the
+ * polynomials then take half the instructions and half the latency; --precision fp32-fast). Without FMA
+ * the fused form is the plain expression: fmaf would be a library call. */
+#define GF_MADD_ROUNDED(a, x, b) ((a) * (x) + (b))
+#ifdef __FMA__
+#define GF_MADD_FUSED(a, x, b) __builtin_fmaf((a), (x), (b))
+#else
+#define GF_MADD_FUSED(a, x, b) GF_MADD_ROUNDED(a, x, b)
+#endif
 
-/* A vectorisable erf for GELU, forward and backward. Two branch-free ranges blended by a select:
- * |x| < 1: erf(x) = x P(x^2) (degree 7); 1 <= |x| < 3.9: erf(x) = 1 - exp(-x^2) Q(x) (degree 12 in
- * u = (x - 2.5)/1.5); beyond, erf = +-1 in float (erfc(3.9) = 3.5e-8). The coefficients are our own
- * least-squares fits in double (scripts/fit_erf.py). Max abs error 1.5e-7 against double erf, held by
- * tests/test_ops.c; GELU needs erf's absolute error, since it uses 0.5 x (1 + erf). */
-#pragma omp declare simd notinbranch
-static inline float gf_erf_fast(float x) {
-    const float ax = __builtin_fabsf(x);
-    const float s = ax * ax;
-    float pa = -9.808486783429481e-06f;
-    pa = pa * s + 1.1312874634856774e-04f;
-    pa = pa * s - 8.490166253609365e-04f;
-    pa = pa * s + 5.2214211940257455e-03f;
-    pa = pa * s - 2.6865557812952995e-02f;
-    pa = pa * s + 1.1283784455377889e-01f;
-    pa = pa * s - 3.761263858035847e-01f;
-    pa = pa * s + 1.1283791670719423f;
-    const float ea = ax * pa;
-    const float u = (ax - 2.5f) * (1.0f / 1.5f);
-    float q = 1.3584280843359406e-05f;
-    q = q * u - 3.627110403480615e-05f;
-    q = q * u + 5.5606106459927404e-05f;
-    q = q * u - 1.4562891076346876e-04f;
-    q = q * u + 4.138196781707037e-04f;
-    q = q * u - 1.0155697859544066e-03f;
-    q = q * u + 2.402030399161768e-03f;
-    q = q * u - 5.567950219035787e-03f;
-    q = q * u + 1.2489633483468966e-02f;
-    q = q * u - 2.7005626170492233e-02f;
-    q = q * u + 5.6110477990893734e-02f;
-    q = q * u - 1.1152100907205745e-01f;
-    q = q * u + 2.1080636420966675e-01f;
-    const float eb = 1.0f - gf_exp_fast(-s) * q;
-    float e = ax < 1.0f ? ea : eb;
-    e = ax < 3.9f ? e : 1.0f;
-    return x < 0.0f ? -e : e;
-}
+#define GF_MADD GF_MADD_ROUNDED
+#define GF_FAST_NAME(f) f
+#include "core/fastmath_poly.h"
+#undef GF_MADD
+#undef GF_FAST_NAME
 
-/* tanh from the vectorisable exp: 1 - 2/(1 + e^(2x)), absolute error ~1e-7 (used by tanh GELU). */
-#pragma omp declare simd notinbranch
-static inline float gf_tanh_fast(float x) {
-    x = x > 44.0f ? 44.0f : x;
-    return 1.0f - 2.0f / (1.0f + gf_exp_fast(2.0f * x));
-}
+#define GF_MADD GF_MADD_FUSED
+#define GF_FAST_NAME(f) f##_fma
+#include "core/fastmath_poly.h"
+#undef GF_MADD
+#undef GF_FAST_NAME
 
 #endif

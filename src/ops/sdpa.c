@@ -18,9 +18,35 @@ enum { QB = 64 }; /* query rows per block */
 
 int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads) { return (int64_t)n_threads * 2 * QB * S; }
 
-void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
-    for (int64_t j = 0; km && j < S; j++)
-        if (!km[j]) row[j] = -INFINITY;
+/* --precision fp32-fast: one exp an element in the forward (e^(x - max), scaled by 1 / their sum; the
+ * default takes a second pass of exps, e^(x - lse), the bits grassflow always had) and the _fma exp.
+ * Returns the log-sum-exp, INFINITY when every key is masked out. */
+static float softmax_fast(float *row, int64_t S, const float *lse_in) {
+    if (lse_in) {
+        const float l = *lse_in;
+        if (l != INFINITY) {
+#pragma omp simd
+            for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast_fma(row[j] - l);
+        }
+        return l;
+    }
+    float mx = -INFINITY, s = 0.0f;
+#pragma omp simd reduction(max : mx)
+    for (int64_t j = 0; j < S; j++) mx = row[j] > mx ? row[j] : mx;
+    if (mx == -INFINITY) return INFINITY;
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < S; j++) {
+        row[j] = gf_exp_fast_fma(row[j] - mx);
+        s += row[j];
+    }
+    const float inv = 1.0f / s;
+#pragma omp simd
+    for (int64_t j = 0; j < S; j++) row[j] *= inv;
+    return mx + logf(s);
+}
+
+/* the default: e^(x - lse), lse = max + log sum e^(x - max) */
+static float softmax_exact(float *row, int64_t S, const float *lse_in) {
     float l;
     if (lse_in) {
         l = *lse_in;
@@ -28,21 +54,27 @@ void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_i
         float mx = -INFINITY, s = 0.0f;
 #pragma omp simd reduction(max : mx)
         for (int64_t j = 0; j < S; j++) mx = row[j] > mx ? row[j] : mx;
-        if (mx == -INFINITY) {
-            l = INFINITY;
-        } else {
+        if (mx == -INFINITY) return INFINITY;
 #pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < S; j++) s += gf_exp_fast(row[j] - mx);
-            l = mx + logf(s);
-        }
-        *lse_out = l;
+        for (int64_t j = 0; j < S; j++) s += gf_exp_fast(row[j] - mx);
+        l = mx + logf(s);
     }
+    if (l != INFINITY) {
+#pragma omp simd
+        for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast(row[j] - l);
+    }
+    return l;
+}
+
+void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
+    for (int64_t j = 0; km && j < S; j++)
+        if (!km[j]) row[j] = -INFINITY;
+    const float l = gf_fp32_fast() ? softmax_fast(row, S, lse_in) : softmax_exact(row, S, lse_in);
+    if (!lse_in) *lse_out = l;
     if (l == INFINITY) {
         for (int64_t j = 0; j < S; j++) row[j] = 0.0f;
         return;
     }
-#pragma omp simd
-    for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast(row[j] - l);
     for (int64_t j = 0; km && j < S; j++)
         if (!km[j]) row[j] = 0.0f; /* exactly: a padded key's value then adds nothing */
 }

@@ -273,8 +273,8 @@ static int check_opts(const gf_train_opts *o) {
     if (o->patience > 0 && o->eval_every == 0)
         return gf_fail("--patience %lld counts the evaluations made every --eval-every steps, and --eval-every is 0"
                        "\nHINT: pass --eval-every N (N > 0) with --patience", (long long)o->patience);
-    if (o->precision != GF_PRECISION_FP32 && o->precision != GF_PRECISION_BF16)
-        return gf_fail("the recipe's precision %d is not fp32 (0) or bf16 (1)", (int)o->precision);
+    if (o->precision != GF_PRECISION_FP32 && o->precision != GF_PRECISION_BF16 && o->precision != GF_PRECISION_FP32_FAST)
+        return gf_fail("the recipe's precision %d is not fp32 (0), bf16 (1) or fp32-fast (2)", (int)o->precision);
     const char *why = gf_precision_unavailable(o->precision);
     if (why)
         return gf_fail("the run trains its matmuls in %s (the recipe's \"precision\"), and %s cannot run here: %s\n"
