@@ -23,7 +23,9 @@ void gf_copy(float *out, const float *a, int64_t n) {
  * does not depend on the block width or the thread count. Blocks of 64 columns (four AVX-512 registers of
  * sums) where there are enough of them for the threads, else 16: a 16-column block reads one cache line a
  * row, 2 KB apart for a 512-wide gradient, and ran at half the speed. */
-enum { COLSUM_WIDE = 64, COLSUM_NARROW = 16 };
+int64_t gf_colblock_width(int64_t C) { return C / GF_COLBLOCK_WIDE >= gf_max_threads() ? GF_COLBLOCK_WIDE : GF_COLBLOCK_NARROW; }
+
+enum { COLSUM_WIDE = GF_COLBLOCK_WIDE };
 
 static void colsum_block(float *out, const float *inp, int64_t ld, int64_t N, int64_t c0, int64_t c1) {
     float acc[COLSUM_WIDE] = {0};
@@ -43,7 +45,7 @@ static void colsum_block(float *out, const float *inp, int64_t ld, int64_t N, in
 }
 
 void gf_colsum_acc(float *out, const float *inp, int64_t ld, int64_t N, int64_t C) {
-    const int64_t blk = C / COLSUM_WIDE >= gf_max_threads() ? COLSUM_WIDE : COLSUM_NARROW, nblk = (C + blk - 1) / blk;
+    const int64_t blk = gf_colblock_width(C), nblk = (C + blk - 1) / blk;
     GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t cb = 0; cb < nblk; cb++) colsum_block(out, inp, ld, N, cb * blk,
                                                                                    cb * blk + blk < C ? cb * blk + blk : C););
 }

@@ -61,7 +61,7 @@ void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp
     for (int64_t n = ng * LN_ROWS; n < N; n++) ln_row(out + n * C, mean + n, rstd + n, inp + n * C, weight, bias, C, eps);
 }
 
-enum { LN_WIDE = 64, LN_NARROW = 16 };
+enum { LN_WIDE = GF_COLBLOCK_WIDE };
 
 /* columns c0 .. c1-1 of the weight and bias gradients, summed over the rows in order */
 static void ln_param_block(float *dweight, float *dbias, const float *dout, const float *inp, const float *mean,
@@ -146,9 +146,9 @@ void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const floa
         });
     }
     /* Parameter gradients: threads own column blocks and walk all rows, each column summed over the rows in
-     * order (so the block width and thread count do not change the sums); 64 columns a block where there
-     * are enough blocks for the threads, as gf_colsum_acc. */
-    const int64_t blk = C / LN_WIDE >= gf_max_threads() ? LN_WIDE : LN_NARROW, nblk = (C + blk - 1) / blk;
+     * order (so the block width and thread count do not change the sums), as gf_colsum_acc's
+     * (gf_colblock_width). */
+    const int64_t blk = gf_colblock_width(C), nblk = (C + blk - 1) / blk;
     GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t cb = 0; cb < nblk; cb++) ln_param_block(dweight, dbias, dout, inp,
                                                                                         mean, rstd, N, C, cb * blk,
                                                                                         cb * blk + blk < C ? cb * blk + blk : C););

@@ -107,5 +107,10 @@ void gf_zero(float *out, int64_t n);
 void gf_copy(float *out, const float *a, int64_t n);
 /* out (C) += sum over rows of inp (N, C) with row stride ld. */
 void gf_colsum_acc(float *out, const float *inp, int64_t ld, int64_t N, int64_t C);
+/* The width of the column blocks that threads own in column sums (gf_colsum_acc, LayerNorm's parameter
+ * gradients): GF_COLBLOCK_WIDE where C has as many such blocks as there are threads, else
+ * GF_COLBLOCK_NARROW (ops/elementwise.c says why). */
+enum { GF_COLBLOCK_WIDE = 64, GF_COLBLOCK_NARROW = 16 };
+int64_t gf_colblock_width(int64_t C);
 
 #endif
