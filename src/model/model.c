@@ -99,7 +99,8 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         }
         TAKE(a->h1, N * F);
         TAKE(a->a, N * F);
-        TAKE(a->gk, N * F);
+        if (m->training) TAKE(a->gk, N * F); /* GELU's kept term: only a training forward has a backward */
+        else if (base) a->gk = NULL;
         TAKE(a->mix_saved, m->mixer[l]->saved_floats(c, l, B, T));
         int64_t s = m->mixer[l]->scratch_floats(c, l, B, T, n_threads);
         scratch = s > scratch ? s : scratch;
