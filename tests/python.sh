@@ -9,7 +9,8 @@
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
-#     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals.
+#     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
+#   - OpenBLAS's kernel: left unset, the package gives OpenBLAS its fast core type as the command does.
 set -euo pipefail
 BUILD=${1:-build}
 PY=/usr/bin/python3
@@ -222,6 +223,27 @@ while IFS= read -r line; do
     esac
 done <"$tmp/refuse"
 [ "$(wc -l <"$tmp/refuse")" = 8 ] || fail "refusals: $(wc -l <"$tmp/refuse") lines, expected 8"
+
+echo "python: OpenBLAS's kernel, which the package chooses as the command does (src/cli/main.c)"
+fast=$(bash tests/coretype.sh)
+kernel() { env -u OPENBLAS_CORETYPE "$@" $PY -W error::RuntimeWarning -c 'import grassflow, grassflow._lib as L; print(L.lib.gf_blas_kernel().decode())' 2>&1 | tail -1; }
+if [ -n "$fast" ]; then
+    got=$(kernel) # one word, the kernel: a warning (an error here) or Prescott fails
+    [[ $got =~ ^[A-Za-z0-9]+$ && $got != Prescott ]] && pass "OPENBLAS_CORETYPE unset: OpenBLAS runs $got, not its generic Prescott kernel" \
+        || fail "OPENBLAS_CORETYPE unset: the package left OpenBLAS on its generic kernel: $got"
+    got=$(kernel OPENBLAS_CORETYPE=Haswell)
+    [ "$got" = Haswell ] && pass "a core type the user set is kept (Haswell)" || fail "OPENBLAS_CORETYPE=Haswell: OpenBLAS runs $got"
+    # OpenBLAS loaded by another module first (numpy here): too late to choose; said, where it fell back
+    got=$(env -u OPENBLAS_CORETYPE $PY -c 'import numpy, warnings; warnings.simplefilter("always")
+import grassflow, grassflow._lib as L; print(L.lib.gf_blas_kernel().decode())' 2>&1)
+    case $got in
+        *Prescott*"OPENBLAS_CORETYPE=$fast"*|*"OPENBLAS_CORETYPE=$fast"*Prescott*) pass "numpy imported first, OpenBLAS on Prescott: a warning names OPENBLAS_CORETYPE=$fast";;
+        *Prescott*) fail "numpy imported first: Prescott without a warning: $got";;
+        *) pass "numpy imported first: OpenBLAS runs $(echo "$got" | tail -1)";;
+    esac
+else
+    echo "  (no AVX2 here: OpenBLAS's own choice stands)"
+fi
 
 if [ $failed -ne 0 ]; then echo "python: FAILED" >&2; exit 1; fi
 echo "python: all checks passed"

@@ -6,6 +6,9 @@ repository this package sits in (after `make`), then the system's libgrassflow.s
 import ctypes
 import ctypes.util
 import os
+import subprocess
+import sys
+import warnings
 
 ABI_VERSION = 5  # GF_ABI_VERSION of the header these prototypes were written from
 
@@ -79,6 +82,47 @@ def _candidates():
     return [os.path.normpath(repo_lib), "libgrassflow.so.%d" % ABI_VERSION]
 
 
+def _cpu_kernel():
+    """The OpenBLAS core type whose kernel runs this CPU fast (tests/coretype.sh's rule), or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return None
+    return "SKYLAKEX" if "avx512f" in flags else "HASWELL" if "avx2" in flags else None
+
+
+_PROBE = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).gf_blas_kernel; f.restype = ctypes.c_char_p; "
+          "print(f().decode())")
+
+
+def _fix_openblas_kernel(path):
+    """What the command does before it runs (src/cli/main.c): Debian's OpenBLAS 0.3.21 does not know recent
+    Xeons and EPYCs and falls back to its generic "Prescott" kernel, 5-10x slower, unless OPENBLAS_CORETYPE
+    is set when it loads. A process cannot load it again, so a child process loads the library first and
+    says which kernel OpenBLAS picked; if that is Prescott on a CPU with AVX2 or AVX-512, the right core
+    type goes into the environment before this process loads it. A core type the user set is kept."""
+    want = _cpu_kernel()
+    if "OPENBLAS_CORETYPE" in os.environ or want is None:
+        return
+    try:
+        got = subprocess.run([sys.executable, "-c", _PROBE, path], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, GRASSFLOW_NO_REEXEC="1")).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return
+    if got == "Prescott":
+        os.environ["OPENBLAS_CORETYPE"] = want
+
+
+def _check_openblas_kernel(lib):
+    """OpenBLAS already loaded in this process (by numpy, say) before grassflow could set its core type."""
+    kernel = lib.gf_blas_kernel()
+    if kernel == b"Prescott" and _cpu_kernel():
+        warnings.warn("OpenBLAS runs its generic Prescott kernel on this CPU, 5-10x slower: it was loaded before "
+                      "grassflow could choose (another module imported it first). Set OPENBLAS_CORETYPE=%s in "
+                      "the environment before starting Python" % _cpu_kernel(), RuntimeWarning, stacklevel=3)
+
+
 def _open():
     # the command's default for OpenMP's idle threads (src/cli/main.c), read as libgomp loads
     if "OMP_WAIT_POLICY" not in os.environ:
@@ -88,6 +132,7 @@ def _open():
         if os.sep in path and not os.path.exists(path):
             tried.append("%s (no such file)" % path)
             continue
+        _fix_openblas_kernel(path)
         try:
             lib = ctypes.CDLL(path)
         except OSError as e:
@@ -100,6 +145,7 @@ def _open():
             raise ImportError("%s has ABI version %d; this package was written for %d\nHINT: rebuild with `make`, "
                               "or point GRASSFLOW_LIB at a matching libgrassflow.so"
                               % (path, lib.gf_abi_version(), ABI_VERSION))
+        _check_openblas_kernel(lib)
         return lib, path
     raise ImportError("libgrassflow.so not found: tried %s\nHINT: run `make` in the repository, set GRASSFLOW_LIB "
                       "to the library's path, or `make install`" % "; ".join(tried))
