@@ -175,6 +175,20 @@ cmp -s "$tmp/ex1" "$tmp/ex2" && pass "example: deterministic" || fail "example: 
 want="position 32 is past max_len 32 .*learned positions"; expect 1 "example: learned positions stop at max_len with a clear error" "$EX" "$tmp/tlearned.safetensors" 40 5
 want="prompt token '99': stream: token id 99 is outside the vocabulary"; expect 1 "example: a prompt id outside the vocabulary" "$EX" "$tmp/tlearned.safetensors" 4 99
 
+# a program of its own on OpenBLAS's generic kernel (Debian's OpenBLAS does not know recent CPUs): told once
+# what to set, as the command sets it for itself; nothing said when a core type is set
+own=$(GRASSFLOW_NO_REEXEC=1 env -u OPENBLAS_CORETYPE "$GF" --version | sed -n 's/^blas: OpenBLAS, kernel \([^,]*\),.*/\1/p')
+fast=$(bash tests/coretype.sh)
+env -u OPENBLAS_CORETYPE "$EX" "$tmp/gnone.safetensors" 3 5 >/dev/null 2>"$tmp/err"
+if [ "$own" = Prescott ] && [ -n "$fast" ]; then
+    [ "$(grep -c "generic Prescott kernel.*OPENBLAS_CORETYPE=$fast" "$tmp/err")" = 1 ] \
+        && pass "example on OpenBLAS's generic kernel: one note naming OPENBLAS_CORETYPE=$fast" || fail "no kernel note: $(head -c 300 "$tmp/err")"
+else
+    ! grep -q "Prescott" "$tmp/err" && pass "example: OpenBLAS picks $own by itself here, nothing to say" || fail "kernel note with kernel $own"
+fi
+OPENBLAS_CORETYPE=${fast:-HASWELL} "$EX" "$tmp/gnone.safetensors" 3 5 >/dev/null 2>"$tmp/err"
+! grep -q "Prescott" "$tmp/err" && pass "example with OPENBLAS_CORETYPE set: no kernel note" || fail "kernel note although a core type was set"
+
 echo "cli: the text-generation example (examples/generate.c, public API only) against grassflow generate"
 EXG="$BUILD/examples/generate"
 $PY - "$tmp/small.txt" <<'PYEOF'

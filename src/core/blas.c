@@ -154,6 +154,21 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 }
 
 const char *gf_blas_kernel(void) { return openblas_get_corename(); }
+
+/* Debian's OpenBLAS 0.3.21 falls back to its generic "Prescott" kernel, 5-10x slower, on CPUs it does not
+ * know (the recent Xeons and EPYCs) unless OPENBLAS_CORETYPE is set as it loads. The command re-runs itself
+ * with it set (src/cli/main.c) and the Python package sets it before it loads the library; any other
+ * program is told, once, what to set. A core type the user set is theirs. */
+void gf_blas_check_kernel(void) {
+    static _Atomic int said;
+    const char *core = openblas_get_corename();
+    if (getenv("OPENBLAS_CORETYPE") || !core || strcmp(core, "Prescott") != 0) return;
+    __builtin_cpu_init();
+    const char *want = __builtin_cpu_supports("avx512f") ? "SKYLAKEX" : __builtin_cpu_supports("avx2") ? "HASWELL" : NULL;
+    if (want && !atomic_exchange(&said, 1))
+        gf_note("OpenBLAS runs its generic Prescott kernel on this CPU, 5-10x slower than it can: start the program "
+                "with OPENBLAS_CORETYPE=%s in its environment (OpenBLAS reads it as it loads)", want);
+}
 int gf_blas_threads(void) { return openblas_get_num_threads(); }
 
 /* OpenBLAS allocates a 128 MiB work buffer per thread at its first call, and when that allocation fails

@@ -13,6 +13,9 @@ void gf_blas_set_threads(int n);
  * leave room for, before its first call (it would otherwise retry a failed allocation forever); fails
  * with the reason when not even one thread fits. Once per process; gf_model_create calls it. */
 int gf_blas_fit_address_limit(void);
+/* Once per process (gf_model_create): a note saying what to set when OpenBLAS runs its generic kernel on a
+ * CPU with AVX2 or AVX-512 and nobody chose a core type. */
+void gf_blas_check_kernel(void);
 /* The precision in force is GF_PRECISION_FP32_FAST: the ops take their fused, reassociated forms. */
 bool gf_fp32_fast(void);
 
