@@ -178,11 +178,16 @@ r=$(rel "$tmp/one/last.safetensors" "$tmp/mixed/last.safetensors")
 within "$r" 1e-6 &&
     pass "3 steps in one process, resumed under np 2 for 3 more: the one-process run's weights within 1e-6 ($r)" || fail "resume with another number of ranks: $r"
 
+# a rank of the job writing to $tmp/DIR: a process whose command line starts with the grassflow command
+# (mpirun's own command line holds the same words further on, and PIDs wrap around at pid_max, so the
+# highest PID of a looser match was once mpirun's: stopped instead of a rank, it left the job running)
+rank_pid() { pgrep -f "^[^ ]*grassflow --threads 1 train .*$tmp/$1" | tail -1; }
+
 # a rank killed (SIGKILL: nothing saved) ends the whole job, with a message, well within 60 s
 "${MPI[@]}" -np 2 "$GF" --threads 1 train "${A[@]}" --steps 100000 --eval-every 0 --out "$tmp/kill" >/dev/null 2>"$tmp/kill.err" &
 job=$!
 for _ in $(seq 100); do [ -s "$tmp/kill/metrics.jsonl" ] && break; sleep 0.2; done
-victim=$(pgrep -f "grassflow --threads 1 train.*$tmp/kill" | tail -1)
+victim=$(rank_pid kill)
 t0=$SECONDS
 kill -9 "$victim" 2>/dev/null
 for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
@@ -199,7 +204,7 @@ GRASSFLOW_MPI_TIMEOUT=3 "${MPI[@]}" -x GRASSFLOW_MPI_TIMEOUT -np 2 "$GF" --threa
     --out "$tmp/hang" >/dev/null 2>"$tmp/hang.err" &
 job=$!
 for _ in $(seq 100); do [ -s "$tmp/hang/metrics.jsonl" ] && break; sleep 0.2; done
-victim=$(pgrep -f "grassflow --threads 1 train.*$tmp/hang" | tail -1)
+victim=$(rank_pid hang)
 t0=$SECONDS
 kill -STOP "$victim" 2>/dev/null
 for _ in $(seq 600); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
