@@ -739,6 +739,82 @@ static void test_fp32_fast_ops(void **state) {
     }
 }
 
+/* ---- one attention head: fp32-fast's register tiles against the default path's BLAS calls ----------- */
+
+typedef struct {
+    int64_t T, S, dh, pad; /* pad: extra floats in each row stride (q, k, v and o read in place, as in qkv) */
+    bool causal;
+    int mask;              /* 0 none, 1 every 5th key padded (key 0 too: query 0 of a causal head sees none) */
+} head_case;
+
+static double head_gap(const float *x, const float *ref, int64_t rows, int64_t ld, int64_t dh) {
+    double w = 0, m = 1;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t e = 0; e < dh; e++) m = fmax(m, fabs((double)ref[i * ld + e]));
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t e = 0; e < dh; e++) {
+            const double a = x[i * ld + e], b = ref[i * ld + e];
+            w = isfinite(a) == isfinite(b) && (isfinite(a) || a == b) ? fmax(w, isfinite(a) ? fabs(a - b) : 0) : INFINITY;
+        }
+    return w / m;
+}
+
+/* forward and backward (onto random gradients, which both must add to) of one case, both paths; the
+ * largest gap relative to each tensor's largest value */
+static double head_case_gap(const head_case *c, uint64_t seed) {
+    const int64_t ld = c->dh + c->pad, ldo = c->dh + 2 * c->pad;
+    uint8_t *km = NULL;
+    if (c->mask) {
+        km = (uint8_t *)talloc(c->S);
+        for (int64_t j = 0; j < c->S; j++) km[j] = j % 5 != 0;
+    }
+    float *q = frand(c->T * ld, seed, -2, 2), *k = frand(c->S * ld, seed + 1, -2, 2), *v = frand(c->S * ld, seed + 2, -1, 1);
+    float *dout = frand(c->T * ldo, seed + 3, -1, 1);
+    float *o[2], *lse[2], *dq[2], *dk[2], *dv[2];
+    for (int p = 0; p < 2; p++) {
+        o[p] = frand(c->T * ldo, seed + 4, -1, 1), lse[p] = falloc(c->T);
+        dq[p] = frand(c->T * ld, seed + 5, -1, 1), dk[p] = frand(c->S * ld, seed + 6, -1, 1), dv[p] = frand(c->S * ld, seed + 7, -1, 1);
+        float *scratch = falloc(gf_attn_head_scratch_floats(c->S, c->dh));
+        ffill(scratch, gf_attn_head_scratch_floats(c->S, c->dh), NAN); /* nothing may read what it did not write */
+        const gf_attn_head a = {.q = q, .k = k, .v = v, .ldq = ld, .ldk = ld, .ldv = ld, .ldo = ldo, .T = c->T,
+                                .S = c->S, .dh = c->dh, .causal = c->causal, .km = km, .scratch = scratch};
+        if (p == 0) {
+            gf_attn_head_forward_exact(&a, o[p], lse[p]);
+            gf_attn_head_backward_exact(&a, dq[p], dk[p], dv[p], dout, lse[p]);
+        } else {
+            assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+            gf_attn_head_forward(&a, o[p], lse[p]);
+            gf_attn_head_backward(&a, dq[p], dk[p], dv[p], dout, lse[p]);
+            assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+        }
+    }
+    double w = head_gap(o[1], o[0], c->T, ldo, c->dh);
+    w = fmax(w, head_gap(lse[1], lse[0], c->T, 1, 1));
+    w = fmax(w, head_gap(dq[1], dq[0], c->T, ld, c->dh));
+    w = fmax(w, head_gap(dk[1], dk[0], c->S, ld, c->dh));
+    return fmax(w, head_gap(dv[1], dv[0], c->S, ld, c->dh));
+}
+
+static void test_attn_head_fast(void **state) {
+    (void)state;
+    static const head_case cases[] = {
+        {256, 256, 32, 64, true, 0},  /* the character-level Transformer's heads, in a fused qkv */
+        {77, 77, 8, 3, true, 1},      /* transformer-tiny's head width; an all-padded first query */
+        {50, 37, 24, 0, false, 1},    /* cross-attention: other keys, padding */
+        {130, 130, 48, 5, false, 0},  /* bidirectional; a head of 32 + 16 columns; a partial block */
+        {9, 9, 64, 0, true, 1},       /* fewer queries than a tile */
+        {70, 70, 5, 1, true, 0},      /* a head narrower than a chunk; a block of 6 after 64 */
+        {3, 200, 33, 2, false, 0},    /* three queries over many keys; 32 + 1 columns */
+    };
+    if (!gf_attn_head_fast_available()) print_message("attention head: this build has no AVX-512 tiles; fp32-fast runs the default path\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const double w = head_case_gap(&cases[i], 300 + 10 * i);
+        if (!(w <= 2e-6))
+            fail_msg("attention head case %zu (T %lld S %lld dh %lld): fp32-fast %.3g from the default", i,
+                     (long long)cases[i].T, (long long)cases[i].S, (long long)cases[i].dh, w);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_embed_forward_learned, pool_teardown),
@@ -760,6 +836,7 @@ int main(void) {
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
         cmocka_unit_test_teardown(test_fp32_fast_ops, pool_teardown),
+        cmocka_unit_test_teardown(test_attn_head_fast, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("ops", tests, NULL, NULL);
     pool_release();

@@ -32,10 +32,12 @@
 #include "testlib.h"
 
 #include "core/bf16.h"
+#include "core/blas.h"
 #include "core/lowp.h"
 #include "core/matmul_dnnl.h"
 #include "core/quant.h"
 #include "core/rng.h"
+#include "ops/ops.h"
 
 static bool bf16_here(void) {
     const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
@@ -241,6 +243,49 @@ static void test_matmul_f32(void **state) {
     const char *e = getenv("GF_FP32_MATMUL");
     const bool on = dnnl && e && !strcmp(e, "onednn");
     assert_true(!strncmp(gf_fp32_matmul(), on ? "oneDNN avx512_core" : "OpenBLAS ", on ? 18 : 9));
+}
+
+/* A linear layer's forward under fp32-fast: its bias goes into oneDNN's matmul (gf_sgemm_bias_fast) where
+ * oneDNN runs, else the bias is broadcast and the door adds the product; either way out = inp W^T + b within
+ * fp32's bound (f32_shape's), and the default precision's result the bits of the broadcast and the door. */
+static void linear_bias_shape(int64_t N, int64_t IC, int64_t OC, int64_t ldi, uint64_t seed) {
+    float *inp = falloc(N * ldi), *w = falloc(OC * IC), *b = falloc(OC), *out = falloc(N * OC), *ref = falloc(N * OC);
+    tl_fill_uniform(inp, N * ldi, seed, -2.0f, 2.0f);
+    tl_fill_uniform(w, OC * IC, seed + 1, -1.0f, 1.0f);
+    tl_fill_uniform(b, OC, seed + 2, -3.0f, 3.0f);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+    gf_linear_forward(out, inp, ldi, w, IC, b, N, IC, OC, 0.0f);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < OC; o++) ref[n * OC + o] = b[o];
+    f32_naive(false, true, N, OC, IC, 1.0f, inp, ldi, w, IC, 1.0f, ref, OC);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t o = 0; o < OC; o++) {
+            double s = fabs((double)b[o]);
+            for (int64_t k = 0; k < IC; k++) s += fabs((double)inp[n * ldi + k] * w[o * IC + k]);
+            if (fabs((double)out[n * OC + o] - ref[n * OC + o]) > (IC + 3) * 0x1p-24 * (s + 1.0))
+                fail_msg("fp32-fast linear %lld x %lld -> %lld (ldi %lld): out[%lld][%lld] %.9g, reference %.9g",
+                         (long long)N, (long long)IC, (long long)OC, (long long)ldi, (long long)n, (long long)o,
+                         out[n * OC + o], ref[n * OC + o]);
+        }
+}
+
+static void test_linear_bias_fast(void **state) {
+    (void)state;
+    linear_bias_shape(4096, 128, 96, 128, 950); /* oneDNN with its bias, where it runs */
+    linear_bias_shape(512, 128, 384, 128, 960);
+    linear_bias_shape(4096, 128, 96, 131, 970); /* a strided input: OpenBLAS, the bias broadcast */
+    linear_bias_shape(37, 20, 9, 20, 980);      /* under oneDNN's size: the same */
+    if (!gf_f32_matmul_dnnl_unavailable()) {    /* the path the first two took is oneDNN's */
+        float *A = falloc(4096 * 128), *B = falloc(96 * 128), *bias = falloc(96), *C = falloc(4096 * 96);
+        tl_fill_uniform(bias, 96, 990, -1.0f, 1.0f);
+        ffill(A, 4096 * 128, 0.0f), ffill(B, 96 * 128, 0.0f);
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+        assert_int_equal(gf_sgemm_bias_fast(4096, 96, 128, A, 128, B, 128, bias, C), 0);
+        assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+        assert_int_equal(gf_sgemm_bias_fast(4096, 96, 128, A, 128, B, 128, bias, C), -1); /* fp32: never */
+        for (int64_t n = 0; n < 4096; n += 1023) assert_memory_equal(C + n * 96, bias, 96 * sizeof *bias);
+    }
 }
 
 /* oneDNN matmuls under a storm of signals. oneDNN's own JIT sgemm ("gemm:jit", which its fp32 matmul picks
@@ -483,6 +528,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_matmul, pool_teardown),
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_f32, pool_teardown),
+        cmocka_unit_test_teardown(test_linear_bias_fast, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_signals, pool_teardown),
         cmocka_unit_test(test_names_and_refusal),
         cmocka_unit_test(test_int8_rows),

@@ -168,7 +168,7 @@ static void make_run(run *R, const xcase *c, const gf_config *cfg, layer *L, con
     *r = (block_run){.kind = &PRE_CROSS, .cfg = cfg, .N = N, .d = d, .F = c->F, .p = &L->lp, .g = &L->lg,
                      .h1 = falloc(N * c->F), .act = falloc(N * c->F), .mem = &R->mem, .cross_heads = c->H,
                      .n_threads = n_threads};
-    const int64_t ns = block_cross_saved_floats(N, d, &R->mem, c->H), nx = block_cross_scratch_floats(N, d, &R->mem, n_threads);
+    const int64_t ns = block_cross_saved_floats(N, d, &R->mem, c->H), nx = block_cross_scratch_floats(N, d, &R->mem, c->H, n_threads);
     r->cross_saved = falloc(ns);
     r->cross_scratch = falloc(nx);
     ffill(r->cross_saved, ns, NAN);
@@ -194,7 +194,7 @@ static void make_run(run *R, const xcase *c, const gf_config *cfg, layer *L, con
 static void run_block(run *R, const float *dout) {
     const int last = PRE_CROSS.n_slots - 1;
     block_forward(&R->r);
-    ffill(R->r.cross_scratch, block_cross_scratch_floats(R->r.N, R->r.d, &R->mem, R->r.n_threads), NAN);
+    ffill(R->r.cross_scratch, block_cross_scratch_floats(R->r.N, R->r.d, &R->mem, R->r.cross_heads, R->r.n_threads), NAN);
     memcpy(R->G[last], dout, (size_t)(R->r.N * R->r.d) * sizeof *dout);
     block_backward(&R->r, R->G, R->dff);
 }

@@ -153,6 +153,16 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
                 blas_int(ldb, "ldb"), beta, C, blas_int(ldc, "ldc"));
 }
 
+int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                       const float *bias, float *C) {
+    const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
+    if (M < 2 || K < 1 || M * N * K < GF_FP32_DNNL_MIN_MACS || side > GF_FP32_DNNL_SKINNY || !fast_dnnl() ||
+        gf_f32_matmul_dnnl_bias(false, true, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, N, bias) != 0)
+        return -1;
+    atomic_fetch_add_explicit(&g_flops, (uint64_t)(2 * M * N * K), memory_order_relaxed);
+    return 0;
+}
+
 const char *gf_blas_kernel(void) { return openblas_get_corename(); }
 
 /* Debian's OpenBLAS 0.3.21 falls back to its generic "Prescott" kernel, 5-10x slower, on CPUs it does not

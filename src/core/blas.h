@@ -16,6 +16,10 @@ int gf_blas_fit_address_limit(void);
 /* Once per process (gf_model_create): a note saying what to set when OpenBLAS runs its generic kernel on a
  * CPU with AVX2 or AVX-512 and nobody chose a core type. */
 void gf_blas_check_kernel(void);
+/* fp32-fast only: C (M, N) = A (M, K) B^T + bias (N) on each row in one oneDNN call (C dense), where the
+ * fp32-fast matmuls run on oneDNN; 0, or -1 when it did not run (the caller adds the bias and calls gf_sgemm). */
+int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                       const float *bias, float *C);
 /* The precision in force is GF_PRECISION_FP32_FAST: the ops take their fused, reassociated forms. */
 bool gf_fp32_fast(void);
 

@@ -48,6 +48,12 @@ int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K
     (void)beta, (void)C, (void)ldc;
     return -1;
 }
+int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                            const float *bias) {
+    (void)bias;
+    return gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 const char *gf_bf16_matmul_kernel(void) { return ""; }
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -111,6 +117,7 @@ typedef struct { /* every operand dense (op() in its strides): the only ones one
     int64_t M, N, K;
     float alpha, beta;
     bool ta, tb, bf16; /* bf16: A and B in bfloat16; else fp32 */
+    bool bias;         /* a bias row (N) added to every row of C */
 } shape;
 
 typedef struct {
@@ -149,8 +156,8 @@ static dnnl_status_t first_brgemm(const dnnl_matmul_desc_t *d, const_dnnl_primit
 }
 
 static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratch) {
-    dnnl_memory_desc_t a, b, c;
-    const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N};
+    dnnl_memory_desc_t a, b, c, bias;
+    const dnnl_dims_t da = {s->M, s->K}, db = {s->K, s->N}, dc = {s->M, s->N}, dbias = {1, s->N};
     /* the stored matrices are dense: op() is in the strides */
     const dnnl_dims_t sa = {s->ta ? 1 : s->K, s->ta ? s->M : 1}, sb = {s->tb ? 1 : s->N, s->tb ? s->K : 1},
                       sc = {s->N, 1};
@@ -162,7 +169,8 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
     dnnl_status_t st = dnnl_memory_desc_init_by_strides(&a, 2, da, dt, sa);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&b, 2, db, dt, sb);
     if (st == dnnl_success) st = dnnl_memory_desc_init_by_strides(&c, 2, dc, dnnl_f32, sc);
-    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a, &b, NULL, &c);
+    if (st == dnnl_success && s->bias) st = dnnl_memory_desc_init_by_strides(&bias, 2, dbias, dnnl_f32, sc);
+    if (st == dnnl_success) st = dnnl_matmul_desc_init(&d, &a, &b, s->bias ? &bias : NULL, &c);
     if (st == dnnl_success) st = dnnl_primitive_attr_create(&attr);
     if (st == dnnl_success) st = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (st == dnnl_success && s->alpha != 1.0f) st = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &s->alpha);
@@ -185,7 +193,7 @@ static dnnl_status_t make(const shape *s, dnnl_primitive_t *prim, size_t *scratc
 
 static bool same(const shape *a, const shape *b) { /* field by field: the struct has padding */
     return a->M == b->M && a->N == b->N && a->K == b->K && a->alpha == b->alpha && a->beta == b->beta &&
-           a->ta == b->ta && a->tb == b->tb && a->bf16 == b->bf16;
+           a->ta == b->ta && a->tb == b->tb && a->bf16 == b->bf16 && a->bias == b->bias;
 }
 
 /* The table's primitive for s (made and added when new); *temp when the table is full and the primitive is
@@ -237,25 +245,28 @@ static void *room(buffer *b, size_t bytes) {
     return b->p;
 }
 
-static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float *c, void *sp) {
+/* bias: NULL, or the primitive's bias row */
+static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float *c, void *sp, const float *bias) {
     const_dnnl_primitive_desc_t pd;
-    dnnl_memory_t m[4] = {0};
+    dnnl_memory_t m[5] = {0};
     dnnl_status_t st = dnnl_primitive_get_primitive_desc(p, &pd);
-    const dnnl_query_t q[4] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md, dnnl_query_scratchpad_md};
-    void *h[4] = {(void *)a, (void *)b, c, sp};
-    const int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_SCRATCHPAD};
-    dnnl_exec_arg_t args[4];
+    const dnnl_query_t q[5] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md, dnnl_query_weights_md,
+                               dnnl_query_scratchpad_md};
+    void *h[5] = {(void *)a, (void *)b, c, (void *)bias, sp};
+    const int arg[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS, DNNL_ARG_SCRATCHPAD};
+    dnnl_exec_arg_t args[5];
     int n = 0;
-    for (int i = 0; i < 4 && st == dnnl_success; i++) {
-        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, q[i], 0);
-        if (i == 3 && (!md || !dnnl_memory_desc_get_size(md))) break;
+    for (int i = 0; i < 5 && st == dnnl_success; i++) {
+        if (i == 3 && !bias) continue;
+        const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, q[i], i == 3 ? 1 : 0); /* bias: weights #1 */
+        if (i == 4 && (!md || !dnnl_memory_desc_get_size(md))) break;
         st = dnnl_memory_create(&m[i], md, g_engine, h[i]);
         args[n++] = (dnnl_exec_arg_t){arg[i], m[i]};
     }
     if (st == dnnl_success && !t_stream) st = dnnl_stream_create(&t_stream, g_engine, dnnl_stream_default_flags);
     if (st == dnnl_success) st = dnnl_primitive_execute(p, t_stream, n, args);
     if (st == dnnl_success) st = dnnl_stream_wait(t_stream);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (m[i]) dnnl_memory_destroy(m[i]);
     return st;
 }
@@ -279,17 +290,18 @@ static const void *dense(buffer *b, const float *X, int64_t rows, int64_t cols, 
  * dense and fp32, else through dense copies (see dense); a C with a row stride through a dense buffer,
  * the beta C added here. */
 static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const float *bias) {
     const bool direct = ldc == N;
+    if (bias && !direct) return -1;
     const shape s = {.M = M, .N = N, .K = K, .alpha = alpha, .beta = direct ? beta : 0.0f, .ta = ta, .tb = tb,
-                     .bf16 = bf16};
+                     .bf16 = bf16, .bias = bias != NULL};
     size_t scratch = 0;
     bool temp;
     dnnl_primitive_t p = lookup(&s, &scratch, &temp);
     const void *a = dense(&t_a, A, ta ? K : M, ta ? M : K, lda, bf16), *b = dense(&t_b, B, tb ? N : K, tb ? K : N, ldb, bf16);
     float *c = direct ? C : room(&t_c, (size_t)(M * N) * sizeof *c);
     void *sp = room(&t_scratch, scratch);
-    const int rc = p && a && b && c && sp && run(p, a, b, c, sp) == dnnl_success ? 0 : -1;
+    const int rc = p && a && b && c && sp && run(p, a, b, c, sp, bias) == dnnl_success ? 0 : -1;
     if (temp) dnnl_primitive_destroy(p);
     if (rc || direct) return rc;
 #pragma omp parallel for schedule(static) if (M * N > GF_PAR_MIN)
@@ -302,7 +314,7 @@ static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, 
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
-    return matmul(true, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return matmul(true, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
 }
 
 /* A strided operand of an fp32 matmul is copied (or, C, written through a buffer) when the copy moves at most
@@ -312,12 +324,18 @@ int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
 
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    return gf_f32_matmul_dnnl_bias(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+}
+
+int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                            const float *bias) {
     if (gf_f32_matmul_dnnl_unavailable()) return -1;
     const int64_t macs = M * N * K;
     if ((lda != (transA ? M : K) && M * K * COPY_SHARE > macs) || (ldb != (transB ? K : N) && K * N * COPY_SHARE > macs) ||
         (ldc != N && M * N * COPY_SHARE > macs))
         return -1;
-    return matmul(false, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return matmul(false, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
 }
 
 #endif

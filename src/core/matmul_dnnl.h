@@ -28,6 +28,10 @@ const char *gf_f32_matmul_dnnl_unavailable(void);
 const char *gf_f32_matmul_dnnl_isa(void); /* oneDNN's ISA, "none" when unavailable */
 int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* The same with bias (N) added to every row of C (NULL: none); a C with a row stride is refused (-1). */
+int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                            int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                            const float *bias);
 /* The reference: both operands rounded with gf_bf16_from_f32_ref, then plain loops in double (tests). */
 void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);

@@ -1,11 +1,6 @@
 /* Multi-head scaled dot-product attention with a fused QKV projection, causal or bidirectional, with
- * padded keys masked out.
- *
- * Per (batch, head), queries go in blocks of QB rows: a block's scores against the keys it may see
- * (causal: keys 0 .. last query of the block; bidirectional: all) are formed in a per-thread QB x T scratch,
- * softmaxed and applied to v; only the row log-sum-exp is saved. The backward recomputes each block's
- * probabilities from q, k and the saved log-sum-exp, so no T x T tensor exists at any time and the
- * memory per thread is QB x T, not T x T. */
+ * padded keys masked out: every (batch row, head) is one gf_attn_head (ops/sdpa.c, the blocked softmax
+ * that keeps no T x T tensor), reading q, k and v in place in the fused qkv. */
 #include <math.h>
 #include <stddef.h>
 
@@ -21,68 +16,55 @@ typedef struct attention_config {
 
 static const gf_cfg_key KEYS[] = {GF_ATTN_N_HEAD_KEY(attention_config)};
 
-enum { QB = GF_ATTN_QB };
-
 /* saved: qkv (N,3d) | o (N,d) | lse (B,H,T) */
 static int64_t a_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
     int64_t N = B * T, d = gf_layer_dim(cfg, layer);
     return 4 * N * d + B * gf_attn_n_head(cfg, layer) * T;
 }
 
-/* scratch: per thread 2 (QB,T) | do (N,d) | dqkv (N,3d) */
+static int64_t head_scratch(const gf_config *cfg, int layer, int64_t T) {
+    return gf_attn_head_scratch_floats(T, gf_layer_dim(cfg, layer) / gf_attn_n_head(cfg, layer));
+}
+
+/* scratch: per thread a head's | do (N,d) | dqkv (N,3d) */
 static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     int64_t N = B * T, d = gf_layer_dim(cfg, layer);
-    return (int64_t)n_threads * 2 * QB * T + 4 * N * d;
+    return (int64_t)n_threads * head_scratch(cfg, layer, T) + 4 * N * d;
+}
+
+/* head (b, h) over the fused qkv: its q, k, v columns, rows of b */
+static gf_attn_head head_at(const gf_mixer_call *c, int64_t bh, const float *qkv) {
+    const int64_t T = c->T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer), dh = d / H;
+    const int64_t b = bh / H, h = bh % H;
+    const float *q = qkv + b * T * 3 * d + h * dh;
+    return (gf_attn_head){.q = q, .k = q + d, .v = q + 2 * d, .ldq = 3 * d, .ldk = 3 * d, .ldv = 3 * d, .ldo = d,
+                          .T = T, .S = T, .dh = dh, .causal = !c->bidirectional, .km = c->mask ? c->mask + b * T : NULL,
+                          .scratch = c->scratch + (int64_t)gf_thread_id() * head_scratch(c->cfg, c->layer, T)};
 }
 
 static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
-    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer),
-                  dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
     float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
-    const float scale = 1.0f / sqrtf((float)dh);
-
     gf_attn_qkv_forward(c, qkv, inp);
 #pragma omp parallel for schedule(static) num_threads(c->n_threads)
     for (int64_t bh = 0; bh < B * H; bh++) {
-        const int64_t b = bh / H, h = bh % H;
-        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T;
-        const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
-        const uint8_t *km = c->mask ? c->mask + b * T : NULL;
-        for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = !c->bidirectional ? i0 + nq : T;
-            gf_attn_probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, !c->bidirectional, km, NULL, lse + bh * T);
-            gf_sgemm(false, false, nq, dh, kl, 1.0f, P, kl, v, 3 * d, 0.0f, o + (b * T + i0) * d + h * dh, d);
-        }
+        const gf_attn_head hd = head_at(c, bh, qkv);
+        gf_attn_head_forward(&hd, o + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
     }
     gf_attn_proj_forward(c, out, o);
 }
 
 static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
-    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer),
-                  dh = d / H;
+    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
     const float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
-    float *dO = c->scratch + (int64_t)c->n_threads * 2 * QB * T, *dqkv = dO + N * d;
-    const float scale = 1.0f / sqrtf((float)dh);
-
+    float *dO = c->scratch + (int64_t)c->n_threads * head_scratch(c->cfg, c->layer, T), *dqkv = dO + N * d;
     gf_attn_proj_backward(c, dO, dout, o);
     gf_zero(dqkv, 3 * N * d);
 #pragma omp parallel for schedule(static) num_threads(c->n_threads)
     for (int64_t bh = 0; bh < B * H; bh++) {
-        const int64_t b = bh / H, h = bh % H;
-        float *P = c->scratch + (int64_t)gf_thread_id() * 2 * QB * T, *dS = P + QB * T;
-        const float *q = qkv + b * T * 3 * d + h * dh, *k = q + d, *v = q + 2 * d;
-        float *dq = dqkv + b * T * 3 * d + h * dh, *dk = dq + d, *dv = dq + 2 * d;
-        const uint8_t *km = c->mask ? c->mask + b * T : NULL;
-        for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB, kl = !c->bidirectional ? i0 + nq : T;
-            const float *dOh = dO + (b * T + i0) * d + h * dh;
-            gf_attn_probs(P, q, k, 3 * d, i0, nq, kl, dh, scale, !c->bidirectional, km, lse + bh * T, NULL);
-            gf_sgemm(true, false, kl, dh, nq, 1.0f, P, kl, dOh, d, 1.0f, dv, 3 * d);  /* dv += P^T dO */
-            gf_sgemm(false, true, nq, kl, dh, 1.0f, dOh, d, v, 3 * d, 0.0f, dS, kl);  /* dP = dO v^T */
-            gf_attn_softmax_back(dS, P, i0, nq, kl, !c->bidirectional, scale);
-            gf_sgemm(false, false, nq, dh, kl, 1.0f, dS, kl, k, 3 * d, 1.0f, dq + i0 * 3 * d, 3 * d); /* dq = dS k */
-            gf_sgemm(true, false, kl, dh, nq, 1.0f, dS, kl, q + i0 * 3 * d, 3 * d, 1.0f, dk, 3 * d);  /* dk += dS^T q */
-        }
+        const gf_attn_head hd = head_at(c, bh, qkv);
+        float *dq = dqkv + (hd.q - qkv);
+        gf_attn_head_backward(&hd, dq, dq + d, dq + 2 * d, dO + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
     }
     gf_attn_qkv_backward(c, dinp, dqkv, inp);
 }

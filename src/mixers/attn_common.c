@@ -51,31 +51,6 @@ void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv
                        N, d, 3 * d);
 }
 
-void gf_attn_probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
-                   int64_t dh, float scale, bool causal, const uint8_t *km, const float *lse_in, float *lse_out) {
-    gf_sgemm(false, true, nq, kl, dh, scale, q + i0 * ld, ld, k, ld, 0.0f, P, kl);
-    for (int64_t ii = 0; ii < nq; ii++) {
-        float *row = P + ii * kl;
-        const int64_t len = causal ? i0 + ii + 1 : kl;
-        gf_softmax_row(row, len, km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
-        for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
-    }
-}
-
-void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int64_t kl, bool causal, float scale) {
-    for (int64_t ii = 0; ii < nq; ii++) {
-        const float *pr = P + ii * kl;
-        float *sr = dS + ii * kl;
-        const int64_t len = causal ? i0 + ii + 1 : kl;
-        float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < len; j++) dot += pr[j] * sr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < len; j++) sr[j] = pr[j] * (sr[j] - dot) * scale;
-        for (int64_t j = len; j < kl; j++) sr[j] = 0.0f;
-    }
-}
-
 void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N) {
     for (int64_t r = 0; mask && r < N; r++)
         if (!mask[r]) gf_zero(x + r * ld, n);

@@ -1,7 +1,7 @@
 /* What the attention family of mixers shares (attention.c, and the efficient attentions beside it): the
  * n_head key and its check, the tensors every one of them has and their layout (mix.qkv.weight (3d, d) and
  * .bias, rows q | k | v with each head's dh = d / n_head rows contiguous; mix.proj.weight (d, d) and .bias),
- * the QKV and output projections forward and backward, the blocked softmax of a block of queries, and one
+ * the QKV and output projections forward and backward, and one
  * query's attention over cached keys (streaming). One copy of each: a new attention mixer includes this
  * file instead of copying attention.c. */
 #ifndef GF_MIXERS_ATTN_COMMON_H
@@ -26,7 +26,8 @@ typedef struct gf_attn_config {
 /* The tensors every attention mixer has first, in this order (its own follow). */
 enum { GF_ATTN_QKV_W, GF_ATTN_QKV_B, GF_ATTN_PROJ_W, GF_ATTN_PROJ_B, GF_ATTN_N_PARAMS };
 
-/* Queries per block of the blocked softmax: the scratch of one thread is a few QB x (keys) floats. */
+/* Queries per block of a mixer's own blocked softmax (window.c; the others run ops.h's gf_attn_head): the
+ * scratch of one thread is a few QB x (keys) floats. */
 enum { GF_ATTN_QB = 64 };
 
 int64_t gf_attn_n_head(const gf_config *cfg, int layer);
@@ -44,23 +45,13 @@ void gf_attn_proj_backward(const gf_mixer_call *c, float *dO, const float *dout,
 /* dinp += dqkv W_qkv; the qkv gradients accumulate. */
 void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv, const float *inp);
 
-/* P (nq, kl) = softmax(scale * q k^T) for the queries i0 .. i0+nq-1 (rows of q, stride ld) against keys
- * 0 .. kl-1 (rows of k, stride ld): causal: query i sees keys 0 .. i and the rest of its row is 0;
- * bidirectional: all kl. Padded keys (km, NULL none) get 0. lse from lse_in when set (the backward), else
- * computed into lse_out; both indexed by query. */
-void gf_attn_probs(float *P, const float *q, const float *k, int64_t ld, int64_t i0, int64_t nq, int64_t kl,
-                   int64_t dh, float scale, bool causal, const uint8_t *km, const float *lse_in, float *lse_out);
-/* In place in dS (nq, kl): dS = P (dS - rowdot(P, dS)) scale over each row's first len(i) entries
- * (causal: i0 + i + 1; else kl), the rest 0. dS holds dP = dO v^T on entry. */
-void gf_attn_softmax_back(float *dS, const float *P, int64_t i0, int64_t nq, int64_t kl, bool causal, float scale);
-
 /* Zero columns 0 .. n-1 of every row r < N of x (row stride ld) whose mask[r] is 0 (mask NULL: nothing): the
  * padded positions' keys and values, or their gradients. */
 void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N);
 
 /* One query's attention for one head (streaming): oh (dh) = sum_j softmax_j(scale q.k_j) v_j over the n
  * cached keys k_j = k + j * ld and values v_j = v + j * ld; row: n floats of scratch. The same arithmetic
- * as gf_attn_probs and the P v product, one row. */
+ * as gf_attn_head_forward's default path, one row. */
 void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v, int64_t ld, int64_t n,
                        int64_t dh, float scale, float *row);
 

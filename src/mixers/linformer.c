@@ -63,7 +63,7 @@ static int64_t l_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
 /* scratch: sdpa's (kp) | dO (N,d) | dqkv (N,3d) | dK' (B,kp,d) | dV' (B,kp,d) */
 static int64_t l_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     const int64_t N = B * T, d = gf_layer_dim(cfg, layer), kp = k_proj(cfg, layer);
-    return gf_sdpa_scratch_floats(kp, n_threads) + 4 * N * d + 2 * B * kp * d;
+    return gf_sdpa_scratch_floats(kp, d / gf_attn_n_head(cfg, layer), n_threads) + 4 * N * d + 2 * B * kp * d;
 }
 
 /* The layer's buffers in saved and scratch, and the sdpa call over the projected keys. */
@@ -79,7 +79,7 @@ static lf_run lf_layout(const gf_mixer_call *c) {
                 .ld = c->cfg->max_len};
     const int64_t N = r.B * r.T, P = r.B * r.kp * r.d;
     r.qkv = c->saved, r.Kp = r.qkv + 3 * N * r.d, r.Vp = r.Kp + P, r.o = r.Vp + P, r.lse = r.o + N * r.d;
-    r.dO = c->scratch + gf_sdpa_scratch_floats(r.kp, c->n_threads), r.dqkv = r.dO + N * r.d;
+    r.dO = c->scratch + gf_sdpa_scratch_floats(r.kp, r.d / gf_attn_n_head(c->cfg, c->layer), c->n_threads), r.dqkv = r.dO + N * r.d;
     r.dKp = r.dqkv + 3 * N * r.d, r.dVp = r.dKp + P;
     r.sdpa = (gf_sdpa){.B = r.B, .T = r.T, .S = r.kp, .H = gf_attn_n_head(c->cfg, c->layer), .d = r.d,
                        .ldq = 3 * r.d, .kmask = NULL, .scratch = c->scratch, .n_threads = c->n_threads};

@@ -203,7 +203,7 @@ static void w_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
             block_probs(P, vis, &G, &kb, q, k, 3 * d, dh, scale, km, lse + bh * T, NULL);
             runs_tn(dv, 3 * d, &kb, P, dOh, d, dh);                  /* dv += P^T dO */
             runs_nt(dS, &kb, 1.0f, dOh, d, v, 3 * d, dh);            /* dP = dO v^T */
-            gf_attn_softmax_back(dS, P, 0, kb.nq, kb.S, false, scale);
+            for (int64_t ii = 0; ii < kb.nq; ii++) gf_softmax_back_row(dS + ii * kb.S, P + ii * kb.S, kb.S, scale);
             runs_nn(dq + i0 * 3 * d, 3 * d, &kb, dS, k, 3 * d, dh, true); /* dq += dS k */
             runs_tn(dk, 3 * d, &kb, dS, q + i0 * 3 * d, 3 * d, dh);  /* dk += dS^T q */
             i0 += kb.nq;

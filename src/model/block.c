@@ -58,8 +58,10 @@ int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, 
     return 2 * N * d + 2 * mem->B * mem->S * d + (H > 0 ? H : 1) * N;
 }
 
-int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int n_threads) {
-    return gf_sdpa_scratch_floats(mem->S, n_threads) + 2 * N * d + 2 * mem->B * mem->S * d;
+static int64_t cross_dh(int64_t d, int64_t H) { return d / (H > 0 ? H : 1); }
+
+int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads) {
+    return gf_sdpa_scratch_floats(mem->S, cross_dh(d, H), n_threads) + 2 * N * d + 2 * mem->B * mem->S * d;
 }
 
 static gf_sdpa cross_sdpa(const block_run *r) {
@@ -89,7 +91,7 @@ static void cross_backward(const block_run *r, float *dinp, const float *dout, c
     const gf_layer_params *p = r->p, *g = r->g;
     const int64_t N = r->N, d = r->d, M = mem->B * mem->S, dm = mem->d;
     const float *q = r->cross_saved, *k = q + N * d, *v = k + M * d, *o = v + M * d, *lse = o + N * d;
-    float *dO = r->cross_scratch + gf_sdpa_scratch_floats(mem->S, r->n_threads), *dq = dO + N * d, *dk = dq + N * d,
+    float *dO = r->cross_scratch + gf_sdpa_scratch_floats(mem->S, cross_dh(d, r->cross_heads), r->n_threads), *dq = dO + N * d, *dk = dq + N * d,
           *dv = dk + M * d;
     gf_zero(dO, 2 * N * d + 2 * M * d); /* dO, dq, dk, dv */
     gf_linear_backward(dO, d, g->co_w, d, g->co_b, dout, o, d, p->co_w, d, N, d, d);

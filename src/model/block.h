@@ -130,7 +130,7 @@ typedef struct block_memory {
 /* What a cross op keeps from its forward for its backward (block_run.cross_saved) and needs besides during
  * one call (block_run.cross_scratch), in floats, for a run of N rows of width d over memory mem with H heads. */
 int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H);
-int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int n_threads);
+int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads);
 
 /* One run of a block over N rows. */
 typedef struct block_run {

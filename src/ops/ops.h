@@ -68,8 +68,42 @@ void gf_dropout_backward_at(float *dinp, const float *dout, int64_t n, float p, 
 
 /* Softmax of one score row over S keys (km: their padding mask, NULL none) in place; lse from lse_in when
  * given (the backward), else computed into *lse_out. A row with no real key gets P = 0 and lse = +inf; a
- * padded key gets exactly 0 (its value then adds nothing). Self- and cross-attention share it (sdpa.c). */
+ * padded key gets exactly 0 (its value then adds nothing). Every attention shares it (sdpa.c). */
 void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out);
+/* Its backward over one row's first len entries, in place: ds = p (ds - p.ds) scale (ds holds dP = dO v^T). */
+void gf_softmax_back_row(float *ds, const float *p, int64_t len, float scale);
+
+/* ---- attention of one head (sdpa.c; attn_fast.c under fp32-fast) ----------------------------------- */
+/* T queries of one head over its S keys and values, scale 1 / sqrt(dh): causal (S == T, query i sees keys
+ * 0 .. i) or every key, padded keys (km) masked out; a query with no real key gets 0. Queries go in blocks
+ * of GF_ATTN_HEAD_QB: a block's probabilities are formed in the scratch, applied to v, and only the rows'
+ * log-sum-exp is saved; the backward recomputes them from q, k and it, so no T x S tensor is kept. Every
+ * attention mixer and cross-attention run their heads through these two calls (one copy of the blocked
+ * softmax). Under --precision fp32-fast, on an AVX-512 build, attn_fast.c's register tiles run instead of
+ * BLAS calls (different bits; the default's are every earlier version's). */
+enum { GF_ATTN_HEAD_QB = 64 };
+typedef struct gf_attn_head {
+    const float *q, *k, *v;           /* the head's first column in row 0 of each */
+    int64_t ldq, ldk, ldv, ldo;       /* row strides of q, k, v, o; dq, dk, dv and dout have the same */
+    int64_t T, S, dh;
+    bool causal;
+    const uint8_t *km;                /* (S): 1 a real key, 0 padding; NULL: none */
+    float *scratch;                   /* gf_attn_head_scratch_floats(S, dh) floats, the calling thread's */
+} gf_attn_head;
+int64_t gf_attn_head_scratch_floats(int64_t S, int64_t dh);
+/* o (T, dh) = softmax(q k^T / sqrt(dh)) v; lse (T): the rows' log-sum-exp, +inf for a row with no key. */
+void gf_attn_head_forward(const gf_attn_head *a, float *o, float *lse);
+/* dq (T, dh), dk, dv (S, dh) += the gradients for dout (T, dh) = d(loss)/d(o); lse: the forward's. */
+void gf_attn_head_backward(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                           const float *lse);
+/* the two paths (tests): BLAS calls, fp32's bits; the register tiles (the BLAS path without AVX-512) */
+void gf_attn_head_forward_exact(const gf_attn_head *a, float *o, float *lse);
+void gf_attn_head_backward_exact(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                                 const float *lse);
+void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse);
+void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                                const float *lse);
+bool gf_attn_head_fast_available(void); /* this build has the register tiles (AVX-512) */
 
 /* ---- attention of one sequence over another (sdpa.c): cross-attention's core ---------------------- */
 /* B batch rows; row b's T queries attend to the same row's S keys and values, in H heads of dh = d / H
@@ -79,10 +113,10 @@ typedef struct gf_sdpa {
     int64_t B, T, S, H, d;
     int64_t ldq;          /* row stride of q and dq (0: d; 3d: q inside a fused qkv); k, v, o: d */
     const uint8_t *kmask;
-    float *scratch;       /* gf_sdpa_scratch_floats(S, n_threads) floats, free during the call */
+    float *scratch;       /* gf_sdpa_scratch_floats(S, d / H, n_threads) floats, free during the call */
     int n_threads;        /* the threads the scratch was sized for (at most OpenMP's maximum) */
 } gf_sdpa;
-int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads);
+int64_t gf_sdpa_scratch_floats(int64_t S, int64_t dh, int n_threads);
 /* o (B*T, d) = softmax(q k^T / sqrt(dh)) v per row and head; q (B*T, d), k, v (B*S, d); lse (B, H, T), the
  * rows' log-sum-exp, saved for the backward. */
 void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v);

@@ -1,12 +1,12 @@
-/* Scaled dot-product attention of one sequence's positions over another's (the core of cross-attention):
- * no causal order, padded keys masked out.
+/* Attention of one head, the blocked softmax (ops.h, gf_attn_head), and cross-attention over it.
  *
- * Per (batch row, head), queries go in blocks of QB rows: a block's scores against the row's S keys are
- * formed in a per-thread QB x S scratch, softmaxed and applied to v; only the row log-sum-exp is saved.
- * The backward recomputes each block's probabilities from q, k and the saved log-sum-exp, so no T x S
- * tensor is kept and the memory per thread is 2 QB x S. (The attention mixer, mixers/attention.c, does
- * the same over one sequence, causal or not; mixers/linformer.c runs this over keys projected along the
- * sequence, reading q in place in its fused qkv: gf_sdpa.ldq.) */
+ * Per head, queries go in blocks of QB rows: a block's scores against the keys it may see (causal: keys
+ * 0 .. the block's last query; else all S) are formed in a per-thread QB x S scratch, softmaxed and applied
+ * to v; only the row log-sum-exp is saved. The backward recomputes each block's probabilities from q, k
+ * and the saved log-sum-exp, so no T x S tensor is kept and the memory per thread is 2 QB x S. The
+ * attention mixer (mixers/attention.c) runs it over one sequence, causal or not; cross-attention
+ * (gf_sdpa, below) over another, and mixers/linformer.c over keys projected along the sequence, reading q in
+ * place in its fused qkv (gf_sdpa.ldq). Under fp32-fast the heads run attn_fast.c's register tiles. */
 #include <math.h>
 
 #include "core/blas.h"
@@ -14,9 +14,10 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
-enum { QB = 64 }; /* query rows per block */
+enum { QB = GF_ATTN_HEAD_QB };
 
-int64_t gf_sdpa_scratch_floats(int64_t S, int n_threads) { return (int64_t)n_threads * 2 * QB * S; }
+/* the default path's 2 QB x S; the register tiles' 2 QB x Sp and k^T, v^T (dh x Sp), Sp = S rounded up to 16 */
+int64_t gf_attn_head_scratch_floats(int64_t S, int64_t dh) { return (2 * QB + 2 * dh) * ((S + 15) & ~(int64_t)15); }
 
 /* --precision fp32-fast: one exp an element in the forward (e^(x - max), scaled by 1 / their sum; the
  * default takes a second pass of exps, e^(x - lse), the bits grassflow always had) and the _fma exp.
@@ -79,61 +80,106 @@ void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_i
         if (!km[j]) row[j] = 0.0f; /* exactly: a padded key's value then adds nothing */
 }
 
-/* P (nq, S) = softmax(scale q k^T) for nq queries (q: row stride ldq) over S keys (k: row stride d), dh
- * columns each; lse from lse_in when set, else into lse_out. */
-static void probs(float *P, const float *q, int64_t ldq, const float *k, int64_t d, int64_t nq, int64_t S,
-                  int64_t dh, float scale, const uint8_t *km, const float *lse_in, float *lse_out) {
-    gf_sgemm(false, true, nq, S, dh, scale, q, ldq, k, d, 0.0f, P, S);
-    for (int64_t i = 0; i < nq; i++)
-        gf_softmax_row(P + i * S, S, km, lse_in ? lse_in + i : NULL, lse_out ? lse_out + i : NULL);
+void gf_softmax_back_row(float *ds, const float *p, int64_t len, float scale) {
+    float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < len; j++) dot += p[j] * ds[j];
+#pragma omp simd
+    for (int64_t j = 0; j < len; j++) ds[j] = p[j] * (ds[j] - dot) * scale;
 }
 
-void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v) {
-    const int64_t T = a->T, S = a->S, d = a->d, H = a->H, dh = d / H, lq = a->ldq ? a->ldq : d;
-    const float scale = 1.0f / sqrtf((float)dh);
-#pragma omp parallel for schedule(static) num_threads(a->n_threads)
-    for (int64_t bh = 0; bh < a->B * H; bh++) {
-        const int64_t b = bh / H, h = bh % H;
-        float *P = a->scratch + (int64_t)gf_thread_id() * 2 * QB * S;
-        const float *qb = q + b * T * lq + h * dh, *kb = k + b * S * d + h * dh, *vb = v + b * S * d + h * dh;
-        const uint8_t *km = a->kmask ? a->kmask + b * S : NULL;
-        for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB;
-            probs(P, qb + i0 * lq, lq, kb, d, nq, S, dh, scale, km, NULL, lse + bh * T + i0);
-            gf_sgemm(false, false, nq, dh, S, 1.0f, P, S, vb, d, 0.0f, o + (b * T + i0) * d + h * dh, d);
-        }
+/* P (nq, kl) = softmax(scale q k^T) for the block's queries i0 .. i0+nq-1 over keys 0 .. kl-1: causal, query
+ * i's row over keys 0 .. i and 0 after; lse (indexed by query) from lse_in when set, else into lse_out. */
+static void probs(const gf_attn_head *a, float *P, int64_t i0, int64_t nq, int64_t kl, float scale,
+                  const float *lse_in, float *lse_out) {
+    gf_sgemm(false, true, nq, kl, a->dh, scale, a->q + i0 * a->ldq, a->ldq, a->k, a->ldk, 0.0f, P, kl);
+    for (int64_t ii = 0; ii < nq; ii++) {
+        float *row = P + ii * kl;
+        const int64_t len = a->causal ? i0 + ii + 1 : kl;
+        gf_softmax_row(row, len, a->km, lse_in ? lse_in + i0 + ii : NULL, lse_out ? lse_out + i0 + ii : NULL);
+        for (int64_t j = len; j < kl; j++) row[j] = 0.0f;
     }
 }
 
-/* dS = P (dP - rowdot(P, dP)) scale, in place in dS (nq, S) */
-static void softmax_back(float *dS, const float *P, int64_t nq, int64_t S, float scale) {
-    for (int64_t i = 0; i < nq; i++) {
-        const float *pr = P + i * S;
-        float *sr = dS + i * S, dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < S; j++) dot += pr[j] * sr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < S; j++) sr[j] = pr[j] * (sr[j] - dot) * scale;
+static int64_t block_keys(const gf_attn_head *a, int64_t i0, int64_t nq) { return a->causal ? i0 + nq : a->S; }
+
+void gf_attn_head_forward_exact(const gf_attn_head *a, float *o, float *lse) {
+    const float scale = 1.0f / sqrtf((float)a->dh);
+    for (int64_t i0 = 0; i0 < a->T; i0 += QB) {
+        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = block_keys(a, i0, nq);
+        probs(a, a->scratch, i0, nq, kl, scale, NULL, lse);
+        gf_sgemm(false, false, nq, a->dh, kl, 1.0f, a->scratch, kl, a->v, a->ldv, 0.0f, o + i0 * a->ldo, a->ldo);
+    }
+}
+
+void gf_attn_head_backward_exact(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                                 const float *lse) {
+    const float scale = 1.0f / sqrtf((float)a->dh);
+    const int64_t dh = a->dh;
+    float *P = a->scratch, *dS = P + QB * a->S;
+    for (int64_t i0 = 0; i0 < a->T; i0 += QB) {
+        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = block_keys(a, i0, nq);
+        const float *qi = a->q + i0 * a->ldq, *dOi = dout + i0 * a->ldo;
+        probs(a, P, i0, nq, kl, scale, lse, NULL);
+        gf_sgemm(true, false, kl, dh, nq, 1.0f, P, kl, dOi, a->ldo, 1.0f, dv, a->ldv);  /* dv += P^T dO */
+        gf_sgemm(false, true, nq, kl, dh, 1.0f, dOi, a->ldo, a->v, a->ldv, 0.0f, dS, kl); /* dP = dO v^T */
+        for (int64_t ii = 0; ii < nq; ii++) {
+            const int64_t len = a->causal ? i0 + ii + 1 : kl;
+            gf_softmax_back_row(dS + ii * kl, P + ii * kl, len, scale);
+            for (int64_t j = len; j < kl; j++) dS[ii * kl + j] = 0.0f;
+        }
+        gf_sgemm(false, false, nq, dh, kl, 1.0f, dS, kl, a->k, a->ldk, 1.0f, dq + i0 * a->ldq, a->ldq); /* dq += dS k */
+        gf_sgemm(true, false, kl, dh, nq, 1.0f, dS, kl, qi, a->ldq, 1.0f, dk, a->ldk);                  /* dk += dS^T q */
+    }
+}
+
+static bool head_fast(void) { return gf_fp32_fast() && gf_attn_head_fast_available(); }
+
+void gf_attn_head_forward(const gf_attn_head *a, float *o, float *lse) {
+    if (head_fast())
+        gf_attn_head_forward_fast(a, o, lse);
+    else
+        gf_attn_head_forward_exact(a, o, lse);
+}
+
+void gf_attn_head_backward(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                           const float *lse) {
+    if (head_fast())
+        gf_attn_head_backward_fast(a, dq, dk, dv, dout, lse);
+    else
+        gf_attn_head_backward_exact(a, dq, dk, dv, dout, lse);
+}
+
+/* ---- cross-attention: every (batch row, head) a gf_attn_head ---------------------------------------- */
+
+int64_t gf_sdpa_scratch_floats(int64_t S, int64_t dh, int n_threads) {
+    return (int64_t)n_threads * gf_attn_head_scratch_floats(S, dh);
+}
+
+/* (b, h)'s head: q, k, v and o at their rows of b, columns of h */
+static gf_attn_head sdpa_head(const gf_sdpa *a, int64_t bh, const float *q, const float *k, const float *v) {
+    const int64_t b = bh / a->H, h = bh % a->H, dh = a->d / a->H, lq = a->ldq ? a->ldq : a->d;
+    return (gf_attn_head){.q = q + b * a->T * lq + h * dh, .k = k + b * a->S * a->d + h * dh,
+                          .v = v + b * a->S * a->d + h * dh, .ldq = lq, .ldk = a->d, .ldv = a->d, .ldo = a->d,
+                          .T = a->T, .S = a->S, .dh = dh, .causal = false, .km = a->kmask ? a->kmask + b * a->S : NULL,
+                          .scratch = a->scratch + (int64_t)gf_thread_id() * gf_attn_head_scratch_floats(a->S, dh)};
+}
+
+void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v) {
+    const int64_t dh = a->d / a->H;
+#pragma omp parallel for schedule(static) num_threads(a->n_threads)
+    for (int64_t bh = 0; bh < a->B * a->H; bh++) {
+        const gf_attn_head hd = sdpa_head(a, bh, q, k, v);
+        gf_attn_head_forward(&hd, o + (bh / a->H) * a->T * a->d + (bh % a->H) * dh, lse + bh * a->T);
     }
 }
 
 void gf_sdpa_backward(const gf_sdpa *a, float *dq, float *dk, float *dv, const float *dout, const float *lse,
                       const float *q, const float *k, const float *v) {
-    const int64_t T = a->T, S = a->S, d = a->d, H = a->H, dh = d / H, lq = a->ldq ? a->ldq : d;
-    const float scale = 1.0f / sqrtf((float)dh);
 #pragma omp parallel for schedule(static) num_threads(a->n_threads)
-    for (int64_t bh = 0; bh < a->B * H; bh++) { /* (b, h) owns dk, dv's rows of b, columns of h */
-        const int64_t b = bh / H, h = bh % H, qo = b * T * lq + h * dh, oo = b * T * d + h * dh, ko = b * S * d + h * dh;
-        float *P = a->scratch + (int64_t)gf_thread_id() * 2 * QB * S, *dS = P + QB * S;
-        const uint8_t *km = a->kmask ? a->kmask + b * S : NULL;
-        for (int64_t i0 = 0; i0 < T; i0 += QB) {
-            const int64_t nq = T - i0 < QB ? T - i0 : QB, r0 = qo + i0 * lq, o0 = oo + i0 * d;
-            probs(P, q + r0, lq, k + ko, d, nq, S, dh, scale, km, lse + bh * T + i0, NULL);
-            gf_sgemm(true, false, S, dh, nq, 1.0f, P, S, dout + o0, d, 1.0f, dv + ko, d);  /* dv += P^T dO */
-            gf_sgemm(false, true, nq, S, dh, 1.0f, dout + o0, d, v + ko, d, 0.0f, dS, S); /* dP = dO v^T */
-            softmax_back(dS, P, nq, S, scale);
-            gf_sgemm(false, false, nq, dh, S, 1.0f, dS, S, k + ko, d, 1.0f, dq + r0, lq); /* dq += dS k */
-            gf_sgemm(true, false, S, dh, nq, 1.0f, dS, S, q + r0, lq, 1.0f, dk + ko, d);  /* dk += dS^T q */
-        }
+    for (int64_t bh = 0; bh < a->B * a->H; bh++) { /* (b, h) owns dk, dv's rows of b, columns of h */
+        const gf_attn_head hd = sdpa_head(a, bh, q, k, v);
+        const int64_t qo = hd.q - q, ko = hd.k - k, oo = (bh / a->H) * a->T * a->d + (bh % a->H) * hd.dh;
+        gf_attn_head_backward(&hd, dq + qo, dk + ko, dv + ko, dout + oo, lse + bh * a->T);
     }
 }

@@ -1,0 +1,221 @@
+/* --precision fp32-fast's attention of one head (ops.h, gf_attn_head): the products of the blocked softmax
+ * in AVX-512 register tiles instead of one BLAS call per product.
+ *
+ * The default path (sdpa.c) makes five to seven small BLAS calls per block of 64 queries: at a head width of
+ * 32 and 256 keys each call is a few hundred thousand multiply-adds, and the library's packing and
+ * dispatch cost as much as the arithmetic (about 85 GFLOP/s on 2 cores, against 214 for the linear layers).
+ * Here, per (batch row, head):
+ * - k (and in the backward v) is transposed once into kt (dh, Sp), Sp = S rounded up to 16, zero-padded;
+ * - a tile of 8 queries' scores is 8 x 32 accumulators over dh (score_tile), only over the keys the tile
+ *   can see when causal (the diagonal block's upper triangle is skipped, not computed and masked);
+ * - products whose inner dimension is the keys or the queries (P v, dS k, P^T dO, dS^T q) are tiles of 8
+ *   rows x 32 head columns over that dimension (row_tile), reading the left operand by strides, so the
+ *   transposed ones need no copy.
+ * The softmax rows are gf_softmax_row and gf_softmax_back_row, the same code as the default path's.
+ * Sums run in a different order from OpenBLAS's, and fused, so the bits differ from fp32's: that is why
+ * this runs only under fp32-fast. tests/test_ops.c holds it to the default path (test_attn_head_fast). */
+#include <math.h>
+#include <string.h>
+
+#include "core/blas.h"
+#include "ops/ops.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+enum { RT = 8, QBF = GF_ATTN_HEAD_QB }; /* rows of a register tile; queries per block */
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static int64_t up16(int64_t n) { return (n + 15) & ~(int64_t)15; }
+
+/* kt (dh, Sp) = k^T for S rows of k (stride ldk), columns S .. Sp-1 zero */
+static void transpose_pad(float *kt, const float *k, int64_t ldk, int64_t S, int64_t dh, int64_t Sp) {
+    for (int64_t e = 0; e < dh; e++) {
+        float *row = kt + e * Sp;
+        for (int64_t j = 0; j < S; j++) row[j] = k[j * ldk + e];
+        for (int64_t j = S; j < Sp; j++) row[j] = 0.0f;
+    }
+}
+
+/* C (R, 16 W) = scale A (R, K) Bt (K, 16 W): A rows at stride lda, Bt and C rows at stride ld. */
+ALWAYS_INLINE void score_kernel(const int R, const int W, float *C, const float *A, int64_t lda, const float *Bt,
+                                int64_t ld, int64_t K, float scale) {
+    __m512 acc[RT][2];
+    for (int r = 0; r < R; r++)
+        for (int w = 0; w < W; w++) acc[r][w] = _mm512_setzero_ps();
+    for (int64_t e = 0; e < K; e++) {
+        const __m512 b0 = _mm512_loadu_ps(Bt + e * ld), b1 = W > 1 ? _mm512_loadu_ps(Bt + e * ld + 16) : b0;
+        for (int r = 0; r < R; r++) {
+            const __m512 a = _mm512_set1_ps(A[r * lda + e]);
+            acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+            if (W > 1) acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    const __m512 s = _mm512_set1_ps(scale);
+    for (int r = 0; r < R; r++)
+        for (int w = 0; w < W; w++) _mm512_storeu_ps(C + r * ld + 16 * w, _mm512_mul_ps(acc[r][w], s));
+}
+
+/* C (R, n) = scale A (R, K) Bt (K, n) for n a multiple of 16, R <= RT rows */
+ALWAYS_INLINE void score_rows(const int R, float *C, const float *A, int64_t lda, const float *Bt, int64_t ld,
+                              int64_t K, int64_t n, float scale) {
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) score_kernel(R, 2, C + j, A, lda, Bt + j, ld, K, scale);
+    if (j < n) score_kernel(R, 1, C + j, A, lda, Bt + j, ld, K, scale);
+}
+
+static void score_tile(int R, float *C, const float *A, int64_t lda, const float *Bt, int64_t ld, int64_t K,
+                       int64_t n, float scale) {
+    switch (R) {
+    case 8: score_rows(8, C, A, lda, Bt, ld, K, n, scale); break;
+    case 7: score_rows(7, C, A, lda, Bt, ld, K, n, scale); break;
+    case 6: score_rows(6, C, A, lda, Bt, ld, K, n, scale); break;
+    case 5: score_rows(5, C, A, lda, Bt, ld, K, n, scale); break;
+    case 4: score_rows(4, C, A, lda, Bt, ld, K, n, scale); break;
+    case 3: score_rows(3, C, A, lda, Bt, ld, K, n, scale); break;
+    case 2: score_rows(2, C, A, lda, Bt, ld, K, n, scale); break;
+    default: score_rows(1, C, A, lda, Bt, ld, K, n, scale); break;
+    }
+}
+
+/* The left operand of row_tile: element (r, t) at p[r * rs + t * ts] (a row-major matrix, or the transpose
+ * of one read in place). */
+typedef struct strided {
+    const float *p;
+    int64_t rs, ts;
+} strided;
+
+/* C (R, cols e0 .. e0+16W) (+)= sum over t in [t0, t1) of A(r, t) B (t, e): B rows at stride ldb; m0, m1 mask
+ * the two 16-column chunks (the head's last columns). */
+ALWAYS_INLINE void row_kernel(const int R, const int W, float *C, int64_t ldc, strided A, const float *B,
+                              int64_t ldb, int64_t t0, int64_t t1, __mmask16 m0, __mmask16 m1, bool acc_c) {
+    __m512 acc[RT][2];
+    for (int r = 0; r < R; r++) {
+        acc[r][0] = acc_c ? _mm512_maskz_loadu_ps(m0, C + r * ldc) : _mm512_setzero_ps();
+        if (W > 1) acc[r][1] = acc_c ? _mm512_maskz_loadu_ps(m1, C + r * ldc + 16) : _mm512_setzero_ps();
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        const __m512 b0 = _mm512_maskz_loadu_ps(m0, B + t * ldb);
+        const __m512 b1 = W > 1 ? _mm512_maskz_loadu_ps(m1, B + t * ldb + 16) : b0;
+        for (int r = 0; r < R; r++) {
+            const __m512 a = _mm512_set1_ps(A.p[r * A.rs + t * A.ts]);
+            acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+            if (W > 1) acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        _mm512_mask_storeu_ps(C + r * ldc, m0, acc[r][0]);
+        if (W > 1) _mm512_mask_storeu_ps(C + r * ldc + 16, m1, acc[r][1]);
+    }
+}
+
+static __mmask16 mask_of(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
+
+/* C (R, dh) (+)= A (R, [t0, t1)) B ([t0, t1), dh), the head's columns in chunks of 32 */
+ALWAYS_INLINE void row_cols(const int R, float *C, int64_t ldc, strided A, const float *B, int64_t ldb,
+                            int64_t dh, int64_t t0, int64_t t1, bool acc_c) {
+    for (int64_t e = 0; e < dh; e += 32) {
+        const int64_t left = dh - e;
+        if (left > 16)
+            row_kernel(R, 2, C + e, ldc, A, B + e, ldb, t0, t1, 0xFFFF, mask_of(left - 16), acc_c);
+        else
+            row_kernel(R, 1, C + e, ldc, A, B + e, ldb, t0, t1, mask_of(left), 0, acc_c);
+    }
+}
+
+static void row_tile(int R, float *C, int64_t ldc, strided A, const float *B, int64_t ldb, int64_t dh, int64_t t0,
+                     int64_t t1, bool acc_c) {
+    switch (R) {
+    case 8: row_cols(8, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 7: row_cols(7, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 6: row_cols(6, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 5: row_cols(5, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 4: row_cols(4, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 3: row_cols(3, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    case 2: row_cols(2, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    default: row_cols(1, C, ldc, A, B, ldb, dh, t0, t1, acc_c); break;
+    }
+}
+
+/* The keys a tile of queries i .. i+R-1 (absolute) can see: causal i+R, else S. */
+static int64_t tile_keys(const gf_attn_head *a, int64_t i, int R) { return a->causal ? i + R : a->S; }
+
+/* P rows (stride Sp) of the tile's R queries from i (absolute), softmaxed over each query's keys and 0 from
+ * there to kl: the scores over the keys the tile sees (rounded up to 16 against the zero-padded kt). */
+static void probs_tile(const gf_attn_head *a, float *P, int64_t Sp, const float *kt, int64_t i, int R, int64_t kl,
+                       float scale, const float *lse_in, float *lse_out) {
+    score_tile(R, P, a->q + i * a->ldq, a->ldq, kt, Sp, a->dh, up16(tile_keys(a, i, R)), scale);
+    for (int r = 0; r < R; r++) {
+        float *row = P + r * Sp;
+        const int64_t len = a->causal ? i + r + 1 : a->S;
+        gf_softmax_row(row, len, a->km, lse_in ? lse_in + i + r : NULL, lse_out ? lse_out + i + r : NULL);
+        if (kl > len) memset(row + len, 0, (size_t)(kl - len) * sizeof(float));
+    }
+}
+
+static float head_scale(const gf_attn_head *a) { return 1.0f / sqrtf((float)a->dh); }
+
+void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) {
+    const int64_t Sp = up16(a->S);
+    float *P = a->scratch, *kt = P + 2 * QBF * Sp;
+    const float scale = head_scale(a);
+    transpose_pad(kt, a->k, a->ldk, a->S, a->dh, Sp);
+    for (int64_t i = 0; i < a->T; i += RT) {
+        const int R = a->T - i < RT ? (int)(a->T - i) : RT;
+        const int64_t kl = tile_keys(a, i, R);
+        probs_tile(a, P, Sp, kt, i, R, kl, scale, NULL, lse);
+        row_tile(R, o + i * a->ldo, a->ldo, (strided){P, Sp, 1}, a->v, a->ldv, a->dh, 0, kl, false);
+    }
+}
+
+/* One block of up to QBF queries from i0: P and dS for the block's rows (tile by tile: P, dP = dO v^T, dS,
+ * and dq += dS k), then dv += P^T dO and dk += dS^T q over the block's rows, key tile by key tile. */
+static void backward_block(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                           const float *lse, int64_t i0, int64_t nq) {
+    const int64_t Sp = up16(a->S), kl = a->causal ? i0 + nq : a->S;
+    float *P = a->scratch, *dS = P + QBF * Sp, *kt = dS + QBF * Sp, *vt = kt + a->dh * Sp;
+    const float scale = head_scale(a);
+    for (int64_t it = 0; it < nq; it += RT) {
+        const int R = nq - it < RT ? (int)(nq - it) : RT;
+        const int64_t i = i0 + it, tk = tile_keys(a, i, R);
+        float *Pt = P + it * Sp, *dSt = dS + it * Sp;
+        probs_tile(a, Pt, Sp, kt, i, R, kl, scale, lse, NULL);
+        score_tile(R, dSt, dout + i * a->ldo, a->ldo, vt, Sp, a->dh, up16(tk), 1.0f);
+        for (int r = 0; r < R; r++) {
+            const int64_t len = a->causal ? i + r + 1 : a->S;
+            gf_softmax_back_row(dSt + r * Sp, Pt + r * Sp, len, scale);
+            if (kl > len) memset(dSt + r * Sp + len, 0, (size_t)(kl - len) * sizeof(float));
+        }
+        row_tile(R, dq + i * a->ldq, a->ldq, (strided){dSt, Sp, 1}, a->k, a->ldk, a->dh, 0, tk, true);
+    }
+    for (int64_t j = 0; j < kl; j += RT) {
+        const int R = kl - j < RT ? (int)(kl - j) : RT;
+        const int64_t t0 = a->causal && j > i0 ? j - i0 : 0; /* the block's queries that see key j */
+        row_tile(R, dv + j * a->ldv, a->ldv, (strided){P + j, 1, Sp}, dout + i0 * a->ldo, a->ldo, a->dh, t0, nq, true);
+        row_tile(R, dk + j * a->ldk, a->ldk, (strided){dS + j, 1, Sp}, a->q + i0 * a->ldq, a->ldq, a->dh, t0, nq, true);
+    }
+}
+
+void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                                const float *lse) {
+    const int64_t Sp = up16(a->S);
+    float *kt = a->scratch + 2 * QBF * Sp, *vt = kt + a->dh * Sp;
+    transpose_pad(kt, a->k, a->ldk, a->S, a->dh, Sp);
+    transpose_pad(vt, a->v, a->ldv, a->S, a->dh, Sp);
+    for (int64_t i0 = 0; i0 < a->T; i0 += QBF)
+        backward_block(a, dq, dk, dv, dout, lse, i0, a->T - i0 < QBF ? a->T - i0 : QBF);
+}
+
+bool gf_attn_head_fast_available(void) { return true; }
+
+#else /* no AVX-512 in this build: the default path runs */
+
+bool gf_attn_head_fast_available(void) { return false; }
+void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) { gf_attn_head_forward_exact(a, o, lse); }
+void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
+                                const float *lse) {
+    gf_attn_head_backward_exact(a, dq, dk, dv, dout, lse);
+}
+
+#endif
