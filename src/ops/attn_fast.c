@@ -11,13 +11,15 @@
  * - products whose inner dimension is the keys or the queries (P v, dS k, P^T dO, dS^T q) are tiles of 8
  *   rows x 32 head columns over that dimension (row_tile), reading the left operand by strides, so the
  *   transposed ones need no copy.
- * The softmax rows are gf_softmax_row and gf_softmax_back_row, the same code as the default path's.
+ * The softmax rows run in whole chunks of 16 (a row padded to the chunk at -inf), the forward's without
+ * its normalising pass (the tile's outputs are scaled by 1 / sum instead).
  * Sums run in a different order from OpenBLAS's, and fused, so the bits differ from fp32's: that is why
  * this runs only under fp32-fast. tests/test_ops.c holds it to the default path (test_attn_head_fast). */
 #include <math.h>
 #include <string.h>
 
 #include "core/blas.h"
+#include "core/fastmath.h"
 #include "ops/ops.h"
 
 #if defined(__AVX512F__)
@@ -141,17 +143,81 @@ static void row_tile(int R, float *C, int64_t ldc, strided A, const float *B, in
 /* The keys a tile of queries i .. i+R-1 (absolute) can see: causal i+R, else S. */
 static int64_t tile_keys(const gf_attn_head *a, int64_t i, int R) { return a->causal ? i + R : a->S; }
 
-/* P rows (stride Sp) of the tile's R queries from i (absolute), softmaxed over each query's keys and 0 from
- * there to kl: the scores over the keys the tile sees (rounded up to 16 against the zero-padded kt). */
+/* ---- the softmax rows of a tile, in whole chunks of 16 ---------------------------------------------- */
+/* A row's first len scores, its padded keys (km) and its padding to whole chunks at -inf; returns its length
+ * in chunks of 16 floats (the row's stride leaves room: Sp is a multiple of 16). */
+static int64_t chunked(float *row, int64_t len, const uint8_t *km) {
+    const int64_t n = up16(len);
+    for (int64_t j = len; j < n; j++) row[j] = -INFINITY;
+    for (int64_t j = 0; km && j < len; j++)
+        if (!km[j]) row[j] = -INFINITY;
+    return n;
+}
+
+static float row_max(const float *row, int64_t n) {
+    float m[16];
+    for (int l = 0; l < 16; l++) m[l] = -INFINITY;
+    for (int64_t j = 0; j < n; j += 16)
+#pragma omp simd
+        for (int l = 0; l < 16; l++) m[l] = row[j + l] > m[l] ? row[j + l] : m[l];
+    return _mm512_reduce_max_ps(_mm512_loadu_ps(m));
+}
+
+/* row = e^(row - sub); returns the sum */
+static float exp_sum(float *row, int64_t n, float sub) {
+    float s[16] = {0};
+    for (int64_t j = 0; j < n; j += 16)
+#pragma omp simd
+        for (int l = 0; l < 16; l++) {
+            row[j + l] = gf_exp_fast_fma(row[j + l] - sub);
+            s[l] += row[j + l];
+        }
+    return _mm512_reduce_add_ps(_mm512_loadu_ps(s));
+}
+
+/* Exact zeros where no key is: the padded keys, and from len to end (the -inf above became e^-87) */
+static void clear(float *row, int64_t len, int64_t end, const uint8_t *km) {
+    for (int64_t j = 0; km && j < len; j++)
+        if (!km[j]) row[j] = 0.0f;
+    if (end > len) memset(row + len, 0, (size_t)(end - len) * sizeof(float));
+}
+
+/* The tile's R rows of probabilities from i (absolute), each 0 from its last key to kl (and to its chunk's
+ * end): the forward's (lse_out) e^(x - max) left unnormalised, 1 / sum into inv; the backward's (lse_in)
+ * e^(x - lse). The scores are over the keys the tile sees, rounded up to 16 against the zero-padded kt. */
 static void probs_tile(const gf_attn_head *a, float *P, int64_t Sp, const float *kt, int64_t i, int R, int64_t kl,
-                       float scale, const float *lse_in, float *lse_out) {
+                       float scale, const float *lse_in, float *lse_out, float *inv) {
     score_tile(R, P, a->q + i * a->ldq, a->ldq, kt, Sp, a->dh, up16(tile_keys(a, i, R)), scale);
     for (int r = 0; r < R; r++) {
         float *row = P + r * Sp;
-        const int64_t len = a->causal ? i + r + 1 : a->S;
-        gf_softmax_row(row, len, a->km, lse_in ? lse_in + i + r : NULL, lse_out ? lse_out + i + r : NULL);
-        if (kl > len) memset(row + len, 0, (size_t)(kl - len) * sizeof(float));
+        const int64_t len = a->causal ? i + r + 1 : a->S, n = chunked(row, len, a->km);
+        float l = lse_in ? lse_in[i + r] : row_max(row, n);
+        if (l == INFINITY || l == -INFINITY) { /* no real key: P = 0, lse = +inf */
+            l = INFINITY;
+            memset(row, 0, (size_t)(n > kl ? n : kl) * sizeof(float));
+        } else if (lse_in) {
+            exp_sum(row, n, l);
+        } else {
+            const float sum = exp_sum(row, n, l);
+            inv[r] = 1.0f / sum;
+            l += logf(sum);
+        }
+        if (lse_out) lse_out[i + r] = l;
+        if (l == INFINITY && inv) inv[r] = 0.0f;
+        if (l != INFINITY) clear(row, len, n > kl ? n : kl, a->km);
     }
+}
+
+/* dS = P (dP - rowdot(P, dP)) scale in place over a row's chunks (P is 0 past the row's last key) */
+static void softmax_back_chunked(float *ds, const float *p, int64_t n, float scale) {
+    float d[16] = {0};
+    for (int64_t j = 0; j < n; j += 16)
+#pragma omp simd
+        for (int l = 0; l < 16; l++) d[l] += p[j + l] * ds[j + l];
+    const float dot = _mm512_reduce_add_ps(_mm512_loadu_ps(d));
+    for (int64_t j = 0; j < n; j += 16)
+#pragma omp simd
+        for (int l = 0; l < 16; l++) ds[j + l] = p[j + l] * (ds[j + l] - dot) * scale;
 }
 
 static float head_scale(const gf_attn_head *a) { return 1.0f / sqrtf((float)a->dh); }
@@ -164,8 +230,14 @@ void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) {
     for (int64_t i = 0; i < a->T; i += RT) {
         const int R = a->T - i < RT ? (int)(a->T - i) : RT;
         const int64_t kl = tile_keys(a, i, R);
-        probs_tile(a, P, Sp, kt, i, R, kl, scale, NULL, lse);
+        float inv[RT];
+        probs_tile(a, P, Sp, kt, i, R, kl, scale, NULL, lse, inv);
         row_tile(R, o + i * a->ldo, a->ldo, (strided){P, Sp, 1}, a->v, a->ldv, a->dh, 0, kl, false);
+        for (int r = 0; r < R; r++) {
+            float *orow = o + (i + r) * a->ldo;
+#pragma omp simd
+            for (int64_t e = 0; e < a->dh; e++) orow[e] *= inv[r];
+        }
     }
 }
 
@@ -180,12 +252,12 @@ static void backward_block(const gf_attn_head *a, float *dq, float *dk, float *d
         const int R = nq - it < RT ? (int)(nq - it) : RT;
         const int64_t i = i0 + it, tk = tile_keys(a, i, R);
         float *Pt = P + it * Sp, *dSt = dS + it * Sp;
-        probs_tile(a, Pt, Sp, kt, i, R, kl, scale, lse, NULL);
+        probs_tile(a, Pt, Sp, kt, i, R, kl, scale, lse, NULL, NULL);
         score_tile(R, dSt, dout + i * a->ldo, a->ldo, vt, Sp, a->dh, up16(tk), 1.0f);
         for (int r = 0; r < R; r++) {
-            const int64_t len = a->causal ? i + r + 1 : a->S;
-            gf_softmax_back_row(dSt + r * Sp, Pt + r * Sp, len, scale);
-            if (kl > len) memset(dSt + r * Sp + len, 0, (size_t)(kl - len) * sizeof(float));
+            const int64_t n = up16(a->causal ? i + r + 1 : a->S);
+            softmax_back_chunked(dSt + r * Sp, Pt + r * Sp, n, scale);
+            if (kl > n) memset(dSt + r * Sp + n, 0, (size_t)(kl - n) * sizeof(float));
         }
         row_tile(R, dq + i * a->ldq, a->ldq, (strided){dSt, Sp, 1}, a->k, a->ldk, a->dh, 0, tk, true);
     }
