@@ -288,6 +288,41 @@ static void test_linear_bias_fast(void **state) {
     }
 }
 
+/* gf_linear_backward_set: dinp overwritten (NaN before), dw and db accumulated; fp32 gives the bits of
+ * zeroing and accumulating, fp32-fast one product within fp32's bound of it (an FFN's d_ff gradient). */
+static void test_linear_backward_set(void **state) {
+    (void)state;
+    const int64_t N = 1024, IC = 512, OC = 128;
+    float *dout = falloc(N * OC), *inp = falloc(N * IC), *w = falloc(OC * IC);
+    tl_fill_uniform(dout, N * OC, 1001, -1.0f, 1.0f);
+    tl_fill_uniform(inp, N * IC, 1002, -1.0f, 1.0f);
+    tl_fill_uniform(w, OC * IC, 1003, -1.0f, 1.0f);
+    float *di[3], *dw[3], *db[3];
+    for (int k = 0; k < 3; k++) { /* 0: fp32, 1: fp32-fast, 2: zero + accumulate (the old form) */
+        di[k] = falloc(N * IC), dw[k] = falloc(OC * IC), db[k] = falloc(OC);
+        ffill(di[k], N * IC, k == 2 ? 0.0f : NAN);
+        tl_fill_uniform(dw[k], OC * IC, 1004, -1.0f, 1.0f);
+        tl_fill_uniform(db[k], OC, 1005, -1.0f, 1.0f);
+        assert_int_equal(gf_set_matmul_precision(k == 1 ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
+        if (k < 2) gf_linear_backward_set(di[k], dw[k], IC, db[k], dout, inp, IC, w, IC, N, IC, OC);
+        else gf_linear_backward(di[k], IC, dw[k], IC, db[k], dout, inp, IC, w, IC, N, IC, OC);
+    }
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+    assert_memory_equal(di[0], di[2], (size_t)(N * IC) * sizeof(float));
+    assert_memory_equal(dw[0], dw[2], (size_t)(OC * IC) * sizeof(float));
+    assert_memory_equal(db[0], db[2], (size_t)OC * sizeof(float));
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t i = 0; i < IC; i++) {
+            double s = 0.0;
+            for (int64_t o = 0; o < OC; o++) s += fabs((double)dout[n * OC + o] * w[o * IC + i]);
+            if (!(fabs((double)di[1][n * IC + i] - di[0][n * IC + i]) <= 2 * (OC + 3) * 0x1p-24 * (s + 1.0)))
+                fail_msg("linear backward_set fp32-fast: dinp[%lld][%lld] %.9g, fp32 %.9g", (long long)n, (long long)i,
+                         di[1][n * IC + i], di[0][n * IC + i]);
+        }
+    for (int64_t j = 0; j < OC * IC; j++)
+        if (!(fabs((double)dw[1][j] - dw[0][j]) <= 1e-4)) fail_msg("linear backward_set fp32-fast: dw[%lld] %.9g, fp32 %.9g", (long long)j, dw[1][j], dw[0][j]);
+}
+
 /* oneDNN matmuls under a storm of signals. oneDNN's own JIT sgemm ("gemm:jit", which its fp32 matmul picks
  * for some shapes: 32768 x 128 x 128 with a sum post-op, a linear layer's forward after its bias) points
  * rsp into a heap buffer while it runs (oneDNN issue 4845, fixed in 3.x; Debian ships 2.6): a signal that
@@ -529,6 +564,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_f32, pool_teardown),
         cmocka_unit_test_teardown(test_linear_bias_fast, pool_teardown),
+        cmocka_unit_test_teardown(test_linear_backward_set, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_signals, pool_teardown),
         cmocka_unit_test(test_names_and_refusal),
         cmocka_unit_test(test_int8_rows),

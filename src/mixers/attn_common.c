@@ -40,9 +40,8 @@ void gf_attn_proj_forward(const gf_mixer_call *c, float *out, const float *o) {
 
 void gf_attn_proj_backward(const gf_mixer_call *c, float *dO, const float *dout, const float *o) {
     const int64_t d = gf_layer_dim(c->cfg, c->layer), N = c->B * c->T;
-    gf_zero(dO, N * d);
-    gf_linear_backward(dO, d, c->g[GF_ATTN_PROJ_W], d, c->g[GF_ATTN_PROJ_B], dout, o, d, c->p[GF_ATTN_PROJ_W], d,
-                       N, d, d);
+    gf_linear_backward_set(dO, c->g[GF_ATTN_PROJ_W], d, c->g[GF_ATTN_PROJ_B], dout, o, d, c->p[GF_ATTN_PROJ_W], d, N,
+                           d, d);
 }
 
 void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv, const float *inp) {

@@ -33,6 +33,10 @@ void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w
 void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
                         const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
                         int64_t OC);
+/* The same with dinp (N, IC) overwritten (= dout w; row stride IC): for a buffer that holds nothing yet.
+ * fp32 zeroes it and accumulates (the bits of every earlier version); fp32-fast writes it in one product. */
+void gf_linear_backward_set(float *dinp, float *dw, int64_t lddw, float *db, const float *dout, const float *inp,
+                            int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC, int64_t OC);
 
 /* ---- LayerNorm (biased variance; eps: the config's ln_eps, 1e-5 unless set) --------------------- */
 /* out (N,C), mean (N), rstd (N) = 1 / sqrt(var + eps), inp (N,C), weight (C), bias (C). */
