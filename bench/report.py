@@ -178,10 +178,12 @@ def header_lines(by, out):
 
 
 def twin_ratio(by, case):
-    """(grassflow, PyTorch) tokens/s of a case, or None."""
+    """(grassflow, PyTorch) tokens/s of a case, or None. An fp32-fast case ("... fp32-fast") is held to the
+    PyTorch run of its fp32 case."""
     c = by.get(case, {})
-    if "tokens_per_s" in c.get("grassflow", {}) and "tokens_per_s" in c.get("pytorch", {}):
-        return c["grassflow"]["tokens_per_s"], c["pytorch"]["tokens_per_s"]
+    twin = by.get(case[:-len(" fp32-fast")], {}) if case.endswith(" fp32-fast") else c
+    if "tokens_per_s" in c.get("grassflow", {}) and "tokens_per_s" in twin.get("pytorch", {}):
+        return c["grassflow"]["tokens_per_s"], twin["pytorch"]["tokens_per_s"]
     return None
 
 
@@ -220,6 +222,11 @@ def speed_targets(by, target, targets):
     target("char-level Grassmann vs PyTorch", 3.0, r and r[0] / r[1], case="train char grassmann")
     r = ratio("train char transformer")
     target("char-level Transformer vs PyTorch", 2.0, r and r[0] / r[1], case="train char transformer")
+    for kind, need in (("Grassmann", 3.0), ("Transformer", 2.0)):
+        case = "train char %s fp32-fast" % kind.lower()
+        r = ratio(case)
+        if r:
+            target("char-level %s vs PyTorch, --precision fp32-fast" % kind, need, r[0] / r[1])
     g32 = by.get("train word grassmann B=32", {}).get("grassflow")
     target("FLOP utilisation, word level B=32 (Grassmann)", 70, g32 and 100 * g32["utilisation"], "%")
     t32 = by.get("train word transformer B=32", {}).get("grassflow")

@@ -27,7 +27,7 @@ def _ratios(gs, ps):
 
 def _row(label, by, cases):
     gs = [_tps(by, c, "grassflow") for c in cases]
-    ps = [_tps(by, c, "pytorch") for c in cases]
+    ps = [_tps(by, c[:-len(" fp32-fast")] if c.endswith(" fp32-fast") else c, "pytorch") for c in cases]
     return "| %s | %s | %s | %s |" % (label, _pair(gs), _pair(ps), _ratios(gs, ps)) if any(gs) else None
 
 
@@ -75,6 +75,8 @@ def block(by, lowp_rounds, median, not_met):
     rows = [("`grassmann-6L`, words, B=8 / 32", ["train word grassmann B=8", "train word grassmann B=32"]),
             ("`transformer-6L`, words, B=8 / 32", ["train word transformer B=8", "train word transformer B=32"]),
             ("char Grassmann / Transformer (d 128, L 256)", ["train char grassmann", "train char transformer"]),
+            ("the same, `--precision fp32-fast` (PyTorch: the same runs)",
+             ["train char grassmann fp32-fast", "train char transformer fp32-fast"]),
             ("char, d 128, L 1,024: window / performer / linformer", ["mtrain window", "mtrain performer", "mtrain linformer"]),
             ("the same: `plucker: false` / `gate: false`", ["mtrain grassmann-noplucker", "mtrain grassmann-nogate"])]
     lines += [r for r in (_row(label, by, cases) for label, cases in rows) if r]

@@ -99,7 +99,7 @@ for ((i = 0; i < n; i++)); do
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
 if [ $smoke = 1 ]; then per_old=40 per_lowp=20 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
-else per_old=510 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s
+else per_old=535 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s (per_old: + 25 s for the two fp32-fast runs)
 # (per_lowp: 77 s on 2026-11-26 with one bf16 run a model; 3 rounds of fp32 and bf16 add about 3.5 min)
 [ $only = 1 ] && per_old=0 per_lowp=0
 PLAN_OLD=$per_old PLAN_LOWP=$per_lowp PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
@@ -147,6 +147,12 @@ if [ $only = 0 ]; then
     done
     train_pair "train char grassmann" char-g $CB $CL 2
     train_pair "train char transformer" char-t $CB $CL 2
+    # the same in --precision fp32-fast (docs/precision.md), against the same PyTorch runs
+    for m in grassmann:g transformer:t; do
+        echo "== train char ${m%%:*} fp32-fast" >&2
+        measure "train char ${m%%:*} fp32-fast" grassflow env OMP_NUM_THREADS=2 "$GF" bench train --config "$cfgdir/char-${m##*:}.cfg.json" \
+            --batch $CB --seq-len $CL --steps $STEPS --threads 2 --precision fp32-fast --json
+    done
     first_b=${WB%% *}
     train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
     # generation, batch 1: the window recomputed per token (what the PyTorch twin does) and the stream at

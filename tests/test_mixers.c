@@ -419,6 +419,15 @@ static void test_grassmann_parallel_eps(void **state) {
 
 /* ---- attention -------------------------------------------------------------------------------- */
 
+/* The case again under --precision fp32-fast (attention's register tiles, every thread count run_case
+ * runs), held to the same references and tolerances. */
+static void run_case_fast(mix_case *mc, const char *name) {
+    mc->name = name;
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+    run_case(mc);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+}
+
 static void test_attention(void **state) {
     (void)state;
     mix_case mc = {.name = "attention(d=16, H=4, T=1)",
@@ -443,6 +452,7 @@ static void test_attention(void **state) {
     mc.H = 2;
     mc.T = 70;
     run_case(&mc);
+    run_case_fast(&mc, "attention(d=16, H=2, T=70), fp32-fast");
 }
 
 /* Both directions with padding: the kernels against the literal references and finite differences. */
@@ -461,9 +471,11 @@ static void test_bidirectional_and_masks(void **state) {
     mix_case a = {.name = "attention(d=16, H=4, T=70, bidirectional, padded)", .mixer = "attention", .d = 16, .H = 4,
                   .r = 4, .B = 2, .T = 70, .bidir = true, .padded = true};
     run_case(&a);
+    run_case_fast(&a, "attention(d=16, H=4, T=70, bidirectional, padded), fp32-fast");
     a.name = "attention(d=16, H=2, T=11, causal, padded)";
     a.H = 2, a.T = 11, a.bidir = false;
     run_case(&a);
+    run_case_fast(&a, "attention(d=16, H=2, T=11, causal, padded), fp32-fast");
 }
 
 /* Windows (the paper's SNLI head: window 8, stride 8): pairs never cross a window boundary, with padding,
@@ -514,6 +526,7 @@ static void test_linformer(void **state) {
     mc.name = "linformer(d=8, H=1, k_proj 3, T=70, max_len 72, padded)";
     mc.d = 8, mc.H = 1, mc.k_proj = 3, mc.T = 70, mc.max_len = 72, mc.seed = 3;
     run_case(&mc);
+    run_case_fast(&mc, "linformer(d=8, H=1, k_proj 3, T=70, max_len 72, padded), fp32-fast");
 }
 
 /* ---- window attention -------------------------------------------------------------------------- */

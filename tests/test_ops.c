@@ -744,7 +744,8 @@ static void test_fp32_fast_ops(void **state) {
 typedef struct {
     int64_t T, S, dh, pad; /* pad: extra floats in each row stride (q, k, v and o read in place, as in qkv) */
     bool causal;
-    int mask;              /* 0 none, 1 every 5th key padded (key 0 too: query 0 of a causal head sees none) */
+    int mask;              /* 0 none, 1 every 5th key padded (key 0 too: query 0 of a causal head sees none),
+                            * 2 every key padded (a cross-attention row with no memory) */
 } head_case;
 
 static double head_gap(const float *x, const float *ref, int64_t rows, int64_t ld, int64_t dh) {
@@ -766,7 +767,7 @@ static double head_case_gap(const head_case *c, uint64_t seed) {
     uint8_t *km = NULL;
     if (c->mask) {
         km = (uint8_t *)talloc(c->S);
-        for (int64_t j = 0; j < c->S; j++) km[j] = j % 5 != 0;
+        for (int64_t j = 0; j < c->S; j++) km[j] = c->mask == 1 && j % 5 != 0;
     }
     float *q = frand(c->T * ld, seed, -2, 2), *k = frand(c->S * ld, seed + 1, -2, 2), *v = frand(c->S * ld, seed + 2, -1, 1);
     float *dout = frand(c->T * ldo, seed + 3, -1, 1);
@@ -805,6 +806,7 @@ static void test_attn_head_fast(void **state) {
         {9, 9, 64, 0, true, 1},       /* fewer queries than a tile */
         {70, 70, 5, 1, true, 0},      /* a head narrower than a chunk; a block of 6 after 64 */
         {3, 200, 33, 2, false, 0},    /* three queries over many keys; 32 + 1 columns */
+        {20, 16, 24, 0, false, 2},    /* no key at all: outputs and gradients 0, lse +inf */
     };
     if (!gf_attn_head_fast_available()) print_message("attention head: this build has no AVX-512 tiles; fp32-fast runs the default path\n");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

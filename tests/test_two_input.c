@@ -383,6 +383,12 @@ static void run_case(const xcase *c) {
     for (int k = 0; k < 2 && (k == 0 || nths[1] != nths[0]); k++) check_against_reference(&f, nths[k]);
     if (c->mask) check_padding(&f);
     check_direction(&f);
+    /* --precision fp32-fast (its attention tiles, with every thread): the same reference and padding */
+    print_message("%s: under fp32-fast\n", c->name);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+    check_against_reference(&f, gf_max_threads());
+    if (c->mask) check_padding(&f);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
 }
 
 static void test_one_head_padded(void **state) {

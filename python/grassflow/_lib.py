@@ -114,10 +114,13 @@ def _fix_openblas_kernel(path):
         os.environ["OPENBLAS_CORETYPE"] = want
 
 
+_USER_CORETYPE = "OPENBLAS_CORETYPE" in os.environ  # a core type the user chose is theirs, said nothing about
+
+
 def _check_openblas_kernel(lib):
     """OpenBLAS already loaded in this process (by numpy, say) before grassflow could set its core type."""
     kernel = lib.gf_blas_kernel()
-    if kernel == b"Prescott" and _cpu_kernel():
+    if kernel == b"Prescott" and _cpu_kernel() and not _USER_CORETYPE:
         warnings.warn("OpenBLAS runs its generic Prescott kernel on this CPU, 5-10x slower: it was loaded before "
                       "grassflow could choose (another module imported it first). Set OPENBLAS_CORETYPE=%s in "
                       "the environment before starting Python" % _cpu_kernel(), RuntimeWarning, stacklevel=3)

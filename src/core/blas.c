@@ -107,13 +107,14 @@ static int f32_backend(void) {
  * them on OpenBLAS) */
 static bool fast_dnnl(void) {
     static _Atomic int ok = -1;
+    if (!gf_fp32_fast()) return false;
     int v = atomic_load_explicit(&ok, memory_order_relaxed);
     if (v < 0) {
         const char *e = getenv("GF_FP32_MATMUL");
         v = !gf_f32_matmul_dnnl_unavailable() && !(e && !strcmp(e, "openblas"));
         atomic_store(&ok, v);
     }
-    return gf_fp32_fast() && v;
+    return v;
 }
 
 const char *gf_fp32_matmul(void) {

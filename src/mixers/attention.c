@@ -39,7 +39,7 @@ static gf_attn_head head_at(const gf_mixer_call *c, int64_t bh, const float *qkv
     const float *q = qkv + b * T * 3 * d + h * dh;
     return (gf_attn_head){.q = q, .k = q + d, .v = q + 2 * d, .ldq = 3 * d, .ldk = 3 * d, .ldv = 3 * d, .ldo = d,
                           .T = T, .S = T, .dh = dh, .causal = !c->bidirectional, .km = c->mask ? c->mask + b * T : NULL,
-                          .scratch = c->scratch + (int64_t)gf_thread_id() * head_scratch(c->cfg, c->layer, T)};
+                          .scratch = gf_attn_head_thread_scratch(c->scratch, T, dh)};
 }
 
 static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {

@@ -143,7 +143,8 @@ typedef struct block_run {
     float *mean[2], *rstd[2];           /* (N) each: what ln1 and ln2 keep for the backward */
     float *h1, *act;                    /* (N, d_ff): fc1's output and GELU's */
     float *gelu_keep;                   /* (N, d_ff): GELU's erf term for the backward (gf_gelu_forward_keep);
-                                         * NULL in a forward that no backward follows (streaming) */
+                                         * NULL in a forward that no backward follows (evaluation, scoring,
+                                         * streaming) */
     float drop_p;                       /* 0 when not training */
     uint64_t drop_key[2];               /* per dropout site */
     int64_t drop_base, drop_row, drop_stride; /* the masks' counters (gf_dropout_forward_at): the batch's first

@@ -1,13 +1,15 @@
 /* --precision fp32-fast's attention of one head (ops.h, gf_attn_head): the products of the blocked softmax
  * in AVX-512 register tiles instead of one BLAS call per product.
  *
- * The default path (sdpa.c) makes five to seven small BLAS calls per block of 64 queries: at a head width of
+ * The default path (sdpa.c) makes two small BLAS calls per block of 64 queries in the forward and five in
+ * the backward: at a head width of
  * 32 and 256 keys each call is a few hundred thousand multiply-adds, and the library's packing and
  * dispatch cost as much as the arithmetic (about 85 GFLOP/s on 2 cores, against 214 for the linear layers).
  * Here, per (batch row, head):
  * - k (and in the backward v) is transposed once into kt (dh, Sp), Sp = S rounded up to 16, zero-padded;
  * - a tile of 8 queries' scores is 8 x 32 accumulators over dh (score_tile), only over the keys the tile
- *   can see when causal (the diagonal block's upper triangle is skipped, not computed and masked);
+ *   can see when causal, rounded up to 16 (most of the diagonal block's masked triangle is never computed;
+ *   what the rounding computes is overwritten);
  * - products whose inner dimension is the keys or the queries (P v, dS k, P^T dO, dS^T q) are tiles of 8
  *   rows x 32 head columns over that dimension (row_tile), reading the left operand by strides, so the
  *   transposed ones need no copy.
@@ -141,7 +143,6 @@ static void row_tile(int R, float *C, int64_t ldc, strided A, const float *B, in
 }
 
 /* The keys a tile of queries i .. i+R-1 (absolute) can see: causal i+R, else S. */
-static int64_t tile_keys(const gf_attn_head *a, int64_t i, int R) { return a->causal ? i + R : a->S; }
 
 /* ---- the softmax rows of a tile, in whole chunks of 16 ---------------------------------------------- */
 /* A row's first len scores, its padded keys (km) and its padding to whole chunks at -inf; returns its length
@@ -187,12 +188,13 @@ static void clear(float *row, int64_t len, int64_t end, const uint8_t *km) {
  * e^(x - lse). The scores are over the keys the tile sees, rounded up to 16 against the zero-padded kt. */
 static void probs_tile(const gf_attn_head *a, float *P, int64_t Sp, const float *kt, int64_t i, int R, int64_t kl,
                        float scale, const float *lse_in, float *lse_out, float *inv) {
-    score_tile(R, P, a->q + i * a->ldq, a->ldq, kt, Sp, a->dh, up16(tile_keys(a, i, R)), scale);
+    score_tile(R, P, a->q + i * a->ldq, a->ldq, kt, Sp, a->dh, up16(gf_attn_head_keys(a, i, R)), scale);
     for (int r = 0; r < R; r++) {
         float *row = P + r * Sp;
         const int64_t len = a->causal ? i + r + 1 : a->S, n = chunked(row, len, a->km);
         float l = lse_in ? lse_in[i + r] : row_max(row, n);
-        if (l == INFINITY || l == -INFINITY) { /* no real key: P = 0, lse = +inf */
+        if (lse_in ? l == INFINITY : l == -INFINITY) { /* no real key: P = 0, lse = +inf (an overflowed score,
+                                                         * max +inf, goes on to NaN, as in the default path) */
             l = INFINITY;
             memset(row, 0, (size_t)(n > kl ? n : kl) * sizeof(float));
         } else if (lse_in) {
@@ -220,16 +222,29 @@ static void softmax_back_chunked(float *ds, const float *p, int64_t n, float sca
         for (int l = 0; l < 16; l++) ds[j + l] = p[j + l] * (ds[j + l] - dot) * scale;
 }
 
-static float head_scale(const gf_attn_head *a) { return 1.0f / sqrtf((float)a->dh); }
+/* The thread's scratch: P and dS (QBF, Sp) each, then kt and vt (dh, Sp) each; Sp = S rounded up to 16. */
+typedef struct tiles {
+    float *P, *dS, *kt, *vt;
+    int64_t Sp;
+} tiles;
+
+static tiles tiles_of(const gf_attn_head *a) {
+    tiles t = {.Sp = up16(a->S), .P = a->scratch};
+    t.dS = t.P + QBF * t.Sp, t.kt = t.dS + QBF * t.Sp, t.vt = t.kt + a->dh * t.Sp;
+    return t;
+}
+
+int64_t gf_attn_head_fast_floats(int64_t S, int64_t dh) { return (2 * QBF + 2 * dh) * up16(S); }
 
 void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) {
-    const int64_t Sp = up16(a->S);
-    float *P = a->scratch, *kt = P + 2 * QBF * Sp;
-    const float scale = head_scale(a);
+    const tiles t = tiles_of(a);
+    const int64_t Sp = t.Sp;
+    float *P = t.P, *kt = t.kt;
+    const float scale = gf_attn_head_scale(a);
     transpose_pad(kt, a->k, a->ldk, a->S, a->dh, Sp);
     for (int64_t i = 0; i < a->T; i += RT) {
         const int R = a->T - i < RT ? (int)(a->T - i) : RT;
-        const int64_t kl = tile_keys(a, i, R);
+        const int64_t kl = gf_attn_head_keys(a, i, R);
         float inv[RT];
         probs_tile(a, P, Sp, kt, i, R, kl, scale, NULL, lse, inv);
         row_tile(R, o + i * a->ldo, a->ldo, (strided){P, Sp, 1}, a->v, a->ldv, a->dh, 0, kl, false);
@@ -245,12 +260,13 @@ void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) {
  * and dq += dS k), then dv += P^T dO and dk += dS^T q over the block's rows, key tile by key tile. */
 static void backward_block(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                            const float *lse, int64_t i0, int64_t nq) {
-    const int64_t Sp = up16(a->S), kl = a->causal ? i0 + nq : a->S;
-    float *P = a->scratch, *dS = P + QBF * Sp, *kt = dS + QBF * Sp, *vt = kt + a->dh * Sp;
-    const float scale = head_scale(a);
+    const tiles t = tiles_of(a);
+    const int64_t Sp = t.Sp, kl = gf_attn_head_keys(a, i0, nq);
+    float *P = t.P, *dS = t.dS, *kt = t.kt, *vt = t.vt;
+    const float scale = gf_attn_head_scale(a);
     for (int64_t it = 0; it < nq; it += RT) {
         const int R = nq - it < RT ? (int)(nq - it) : RT;
-        const int64_t i = i0 + it, tk = tile_keys(a, i, R);
+        const int64_t i = i0 + it, tk = gf_attn_head_keys(a, i, R);
         float *Pt = P + it * Sp, *dSt = dS + it * Sp;
         probs_tile(a, Pt, Sp, kt, i, R, kl, scale, lse, NULL, NULL);
         score_tile(R, dSt, dout + i * a->ldo, a->ldo, vt, Sp, a->dh, up16(tk), 1.0f);
@@ -271,10 +287,9 @@ static void backward_block(const gf_attn_head *a, float *dq, float *dk, float *d
 
 void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                 const float *lse) {
-    const int64_t Sp = up16(a->S);
-    float *kt = a->scratch + 2 * QBF * Sp, *vt = kt + a->dh * Sp;
-    transpose_pad(kt, a->k, a->ldk, a->S, a->dh, Sp);
-    transpose_pad(vt, a->v, a->ldv, a->S, a->dh, Sp);
+    const tiles t = tiles_of(a);
+    transpose_pad(t.kt, a->k, a->ldk, a->S, a->dh, t.Sp);
+    transpose_pad(t.vt, a->v, a->ldv, a->S, a->dh, t.Sp);
     for (int64_t i0 = 0; i0 < a->T; i0 += QBF)
         backward_block(a, dq, dk, dv, dout, lse, i0, a->T - i0 < QBF ? a->T - i0 : QBF);
 }
@@ -284,6 +299,7 @@ bool gf_attn_head_fast_available(void) { return true; }
 #else /* no AVX-512 in this build: the default path runs */
 
 bool gf_attn_head_fast_available(void) { return false; }
+int64_t gf_attn_head_fast_floats(int64_t S, int64_t dh) { (void)S, (void)dh; return 0; }
 void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse) { gf_attn_head_forward_exact(a, o, lse); }
 void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                 const float *lse) {

@@ -72,7 +72,8 @@ void gf_dropout_backward_at(float *dinp, const float *dout, int64_t n, float p, 
 
 /* Softmax of one score row over S keys (km: their padding mask, NULL none) in place; lse from lse_in when
  * given (the backward), else computed into *lse_out. A row with no real key gets P = 0 and lse = +inf; a
- * padded key gets exactly 0 (its value then adds nothing). Every attention shares it (sdpa.c). */
+ * padded key gets exactly 0 (its value then adds nothing). The blocked softmax's default path and window.c
+ * use it (sdpa.c); fp32-fast's register tiles have their own chunked rows (attn_fast.c). */
 void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out);
 /* Its backward over one row's first len entries, in place: ds = p (ds - p.ds) scale (ds holds dP = dO v^T). */
 void gf_softmax_back_row(float *ds, const float *p, int64_t len, float scale);
@@ -95,6 +96,11 @@ typedef struct gf_attn_head {
     float *scratch;                   /* gf_attn_head_scratch_floats(S, dh) floats, the calling thread's */
 } gf_attn_head;
 int64_t gf_attn_head_scratch_floats(int64_t S, int64_t dh);
+/* The calling thread's scratch in an arena of gf_attn_head_scratch_floats(S, dh) floats per thread. */
+float *gf_attn_head_thread_scratch(float *arena, int64_t S, int64_t dh);
+float gf_attn_head_scale(const gf_attn_head *a); /* 1 / sqrt(dh) */
+/* The keys that queries i .. i+n-1 see: causal i + n, else all S. */
+static inline int64_t gf_attn_head_keys(const gf_attn_head *a, int64_t i, int64_t n) { return a->causal ? i + n : a->S; }
 /* o (T, dh) = softmax(q k^T / sqrt(dh)) v; lse (T): the rows' log-sum-exp, +inf for a row with no key. */
 void gf_attn_head_forward(const gf_attn_head *a, float *o, float *lse);
 /* dq (T, dh), dk, dv (S, dh) += the gradients for dout (T, dh) = d(loss)/d(o); lse: the forward's. */
@@ -108,6 +114,7 @@ void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse);
 void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                 const float *lse);
 bool gf_attn_head_fast_available(void); /* this build has the register tiles (AVX-512) */
+int64_t gf_attn_head_fast_floats(int64_t S, int64_t dh); /* the tiles' scratch; 0 without them */
 
 /* ---- attention of one sequence over another (sdpa.c): cross-attention's core ---------------------- */
 /* B batch rows; row b's T queries attend to the same row's S keys and values, in H heads of dh = d / H

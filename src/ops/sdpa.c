@@ -3,7 +3,8 @@
  * Per head, queries go in blocks of QB rows: a block's scores against the keys it may see (causal: keys
  * 0 .. the block's last query; else all S) are formed in a per-thread QB x S scratch, softmaxed and applied
  * to v; only the row log-sum-exp is saved. The backward recomputes each block's probabilities from q, k
- * and the saved log-sum-exp, so no T x S tensor is kept and the memory per thread is 2 QB x S. The
+ * and the saved log-sum-exp, so no T x S tensor is kept and the memory per thread is 2 QB x S (the register
+ * tiles': about 2 (QB + dh) x S). The
  * attention mixer (mixers/attention.c) runs it over one sequence, causal or not; cross-attention
  * (gf_sdpa, below) over another, and mixers/linformer.c over keys projected along the sequence, reading q in
  * place in its fused qkv (gf_sdpa.ldq). Under fp32-fast the heads run attn_fast.c's register tiles. */
@@ -16,8 +17,17 @@
 
 enum { QB = GF_ATTN_HEAD_QB };
 
-/* the default path's 2 QB x S; the register tiles' 2 QB x Sp and k^T, v^T (dh x Sp), Sp = S rounded up to 16 */
-int64_t gf_attn_head_scratch_floats(int64_t S, int64_t dh) { return (2 * QB + 2 * dh) * ((S + 15) & ~(int64_t)15); }
+/* the default path's 2 QB x S, or the register tiles' layout (attn_fast.c) where this build has them */
+int64_t gf_attn_head_scratch_floats(int64_t S, int64_t dh) {
+    const int64_t blas = 2 * QB * S, tiles = gf_attn_head_fast_floats(S, dh);
+    return tiles > blas ? tiles : blas;
+}
+
+float *gf_attn_head_thread_scratch(float *arena, int64_t S, int64_t dh) {
+    return arena + (int64_t)gf_thread_id() * gf_attn_head_scratch_floats(S, dh);
+}
+
+float gf_attn_head_scale(const gf_attn_head *a) { return 1.0f / sqrtf((float)a->dh); }
 
 /* --precision fp32-fast: one exp an element in the forward (e^(x - max), scaled by 1 / their sum; the
  * default takes a second pass of exps, e^(x - lse), the bits grassflow always had) and the _fma exp.
@@ -101,12 +111,10 @@ static void probs(const gf_attn_head *a, float *P, int64_t i0, int64_t nq, int64
     }
 }
 
-static int64_t block_keys(const gf_attn_head *a, int64_t i0, int64_t nq) { return a->causal ? i0 + nq : a->S; }
-
 void gf_attn_head_forward_exact(const gf_attn_head *a, float *o, float *lse) {
-    const float scale = 1.0f / sqrtf((float)a->dh);
+    const float scale = gf_attn_head_scale(a);
     for (int64_t i0 = 0; i0 < a->T; i0 += QB) {
-        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = block_keys(a, i0, nq);
+        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = gf_attn_head_keys(a, i0, nq);
         probs(a, a->scratch, i0, nq, kl, scale, NULL, lse);
         gf_sgemm(false, false, nq, a->dh, kl, 1.0f, a->scratch, kl, a->v, a->ldv, 0.0f, o + i0 * a->ldo, a->ldo);
     }
@@ -114,11 +122,11 @@ void gf_attn_head_forward_exact(const gf_attn_head *a, float *o, float *lse) {
 
 void gf_attn_head_backward_exact(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                  const float *lse) {
-    const float scale = 1.0f / sqrtf((float)a->dh);
+    const float scale = gf_attn_head_scale(a);
     const int64_t dh = a->dh;
     float *P = a->scratch, *dS = P + QB * a->S;
     for (int64_t i0 = 0; i0 < a->T; i0 += QB) {
-        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = block_keys(a, i0, nq);
+        const int64_t nq = a->T - i0 < QB ? a->T - i0 : QB, kl = gf_attn_head_keys(a, i0, nq);
         const float *qi = a->q + i0 * a->ldq, *dOi = dout + i0 * a->ldo;
         probs(a, P, i0, nq, kl, scale, lse, NULL);
         gf_sgemm(true, false, kl, dh, nq, 1.0f, P, kl, dOi, a->ldo, 1.0f, dv, a->ldv);  /* dv += P^T dO */
@@ -162,7 +170,7 @@ static gf_attn_head sdpa_head(const gf_sdpa *a, int64_t bh, const float *q, cons
     return (gf_attn_head){.q = q + b * a->T * lq + h * dh, .k = k + b * a->S * a->d + h * dh,
                           .v = v + b * a->S * a->d + h * dh, .ldq = lq, .ldk = a->d, .ldv = a->d, .ldo = a->d,
                           .T = a->T, .S = a->S, .dh = dh, .causal = false, .km = a->kmask ? a->kmask + b * a->S : NULL,
-                          .scratch = a->scratch + (int64_t)gf_thread_id() * gf_attn_head_scratch_floats(a->S, dh)};
+                          .scratch = gf_attn_head_thread_scratch(a->scratch, a->S, dh)};
 }
 
 void gf_sdpa_forward(const gf_sdpa *a, float *o, float *lse, const float *q, const float *k, const float *v) {
