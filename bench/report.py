@@ -18,7 +18,7 @@ def load(path):
 
 def svg_bars(title, groups, path):
     """groups: list of (label, [(name, colour, value)])"""
-    W, H, L, T, Bm = 720, 380, 70, 40, 80
+    W, H, L, T, Bm = max(720, 90 + 80 * len(groups)), 380, 70, 40, 80  # 80 px a group: room for its label
     vmax = max(v for _, bars in groups for _, _, v in bars) * 1.15
     gw = (W - L - 20) / max(1, len(groups))
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
@@ -31,7 +31,10 @@ def svg_bars(title, groups, path):
             h = v / vmax * (H - T - Bm)
             out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>' % (x, H - Bm - h, bw - 2, h, colour))
             out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%.0f</text>' % (x + bw / 2, H - Bm - h - 3, v))
-        out.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>' % (L + gi * gw + gw / 2, H - Bm + 16, label))
+        words, cx = label.split(), L + gi * gw + gw / 2  # a long label on two lines
+        cut = len(words) // 2 if len(label) > 12 and len(words) > 1 else len(words)
+        for li, part in enumerate(x for x in (" ".join(words[:cut]), " ".join(words[cut:])) if x):
+            out.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>' % (cx, H - Bm + 16 + 13 * li, part))
     out.append('<rect x="%d" y="%d" width="12" height="12" fill="#2b7bba"/><text x="%d" y="%d">grassflow</text>' % (L, H - 30, L + 16, H - 19))
     out.append('<rect x="%d" y="%d" width="12" height="12" fill="#aaaaaa"/><text x="%d" y="%d">PyTorch 1.13</text>' % (L + 110, H - 30, L + 126, H - 19))
     out.append("</svg>")
@@ -202,7 +205,7 @@ def training_section(by, out, lines):
         g = by[case]["grassflow"]
         lines.append("| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.0f%% |" % (
             case[6:], r[0], r[1], r[0] / r[1], g["gflops"], g["sgemm_peak_gflops"], 100 * g["utilisation"]))
-        bars.append((case[6:].replace("grassmann", "G").replace("transformer", "T"),
+        bars.append((case[6:].replace("grassmann", "G").replace("transformer", "T").replace("fp32-fast", "fast"),
                      [("grassflow", "#2b7bba", r[0]), ("pytorch", "#aaaaaa", r[1])]))
     if bars:
         svg_bars("Training tokens/s, grassflow vs PyTorch (same machine, same run)", bars, out + "/train.svg")
