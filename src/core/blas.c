@@ -125,6 +125,13 @@ const char *gf_fp32_matmul(void) {
     return s;
 }
 
+/* A matmul the fp32 oneDNN path takes: at least GF_FP32_DNNL_MIN_MACS multiply-adds, no side over
+ * GF_FP32_DNNL_SKINNY. */
+static bool skinny(int64_t M, int64_t N, int64_t K) {
+    const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
+    return M * N * K >= GF_FP32_DNNL_MIN_MACS && side <= GF_FP32_DNNL_SKINNY;
+}
+
 void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
               int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (M == 0 || N == 0) return;
@@ -145,8 +152,7 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
     if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
         bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
-    const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
-    if (M * N * K >= GF_FP32_DNNL_MIN_MACS && side <= GF_FP32_DNNL_SKINNY && (f32_backend() == F32_ONEDNN || fast_dnnl()) &&
+    if (skinny(M, N, K) && (f32_backend() == F32_ONEDNN || fast_dnnl()) &&
         gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
@@ -156,8 +162,7 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 
 int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                        const float *bias, float *C) {
-    const int64_t side = M < N ? (M < K ? M : K) : (N < K ? N : K);
-    if (M < 2 || K < 1 || M * N * K < GF_FP32_DNNL_MIN_MACS || side > GF_FP32_DNNL_SKINNY || !fast_dnnl() ||
+    if (M < 2 || K < 1 || !skinny(M, N, K) || !fast_dnnl() ||
         gf_f32_matmul_dnnl_bias(false, true, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, N, bias) != 0)
         return -1;
     atomic_fetch_add_explicit(&g_flops, (uint64_t)(2 * M * N * K), memory_order_relaxed);

@@ -4,10 +4,10 @@
  * 0 .. the block's last query; else all S) are formed in a per-thread QB x S scratch, softmaxed and applied
  * to v; only the row log-sum-exp is saved. The backward recomputes each block's probabilities from q, k
  * and the saved log-sum-exp, so no T x S tensor is kept and the memory per thread is 2 QB x S (the register
- * tiles': about 2 (QB + dh) x S). The
- * attention mixer (mixers/attention.c) runs it over one sequence, causal or not; cross-attention
- * (gf_sdpa, below) over another, and mixers/linformer.c over keys projected along the sequence, reading q in
- * place in its fused qkv (gf_sdpa.ldq). Under fp32-fast the heads run attn_fast.c's register tiles. */
+ * tiles': about 2 (QB + dh) x S). The attention mixer (mixers/attention.c) runs it over one sequence, causal
+ * or not; cross-attention (gf_sdpa, below) over another, and mixers/linformer.c over keys projected along the
+ * sequence, reading q in place in its fused qkv (gf_sdpa.ldq). Under fp32-fast the heads run attn_fast.c's
+ * register tiles. */
 #include <math.h>
 
 #include "core/blas.h"
