@@ -33,13 +33,48 @@ enum { RT = 8, QBF = GF_ATTN_HEAD_QB }; /* rows of a register tile; queries per 
 
 static int64_t up16(int64_t n) { return (n + 15) & ~(int64_t)15; }
 
-/* kt (dh, Sp) = k^T for S rows of k (stride ldk), columns S .. Sp-1 zero */
-static void transpose_pad(float *kt, const float *k, int64_t ldk, int64_t S, int64_t dh, int64_t Sp) {
-    for (int64_t e = 0; e < dh; e++) {
-        float *row = kt + e * Sp;
-        for (int64_t j = 0; j < S; j++) row[j] = k[j * ldk + e];
-        for (int64_t j = S; j < Sp; j++) row[j] = 0.0f;
+/* r[0..15] (rows) transposed in place: r[c] becomes column c. Unpack pairs of rows, then 4 x 4 blocks
+ * within each 128-bit lane, then the lanes across the four groups of four rows. */
+static void transpose16(__m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
     }
+    for (int g = 0; g < 4; g++) { /* u[4g + c], lane L: column 4L + c of rows 4g .. 4g+3 */
+        u[4 * g] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int c = 0; c < 4; c++) { /* column 4L + c: lane L of u[c], u[4 + c], u[8 + c], u[12 + c] */
+        const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], _MM_SHUFFLE(3, 2, 3, 2));
+        const __m512 w0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(1, 0, 1, 0));
+        const __m512 w1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], _MM_SHUFFLE(3, 2, 3, 2));
+        r[c] = _mm512_shuffle_f32x4(v0, w0, _MM_SHUFFLE(2, 0, 2, 0));
+        r[4 + c] = _mm512_shuffle_f32x4(v0, w0, _MM_SHUFFLE(3, 1, 3, 1));
+        r[8 + c] = _mm512_shuffle_f32x4(v1, w1, _MM_SHUFFLE(2, 0, 2, 0));
+        r[12 + c] = _mm512_shuffle_f32x4(v1, w1, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+static __mmask16 mask_of(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
+
+/* kt (dh, Sp) = k^T for S rows of k (stride ldk), columns S .. Sp-1 zero: 16 x 16 blocks transposed in
+ * registers (reading k's columns one at a time waited on a cache line per element) */
+static void transpose_pad(float *kt, const float *k, int64_t ldk, int64_t S, int64_t dh, int64_t Sp) {
+    for (int64_t j0 = 0; j0 < Sp; j0 += 16)
+        for (int64_t e0 = 0; e0 < dh; e0 += 16) {
+            const __mmask16 m = mask_of(dh - e0);
+            __m512 r[16];
+            for (int jj = 0; jj < 16; jj++) {
+                if (j0 + 32 + jj < S) _mm_prefetch((const char *)(k + (j0 + 32 + jj) * ldk + e0), _MM_HINT_T0);
+                r[jj] = j0 + jj < S ? _mm512_maskz_loadu_ps(m, k + (j0 + jj) * ldk + e0) : _mm512_setzero_ps();
+            }
+            transpose16(r);
+            for (int c = 0; c < 16 && e0 + c < dh; c++) _mm512_storeu_ps(kt + (e0 + c) * Sp + j0, r[c]);
+        }
 }
 
 /* C (R, 16 W) = scale A (R, K) Bt (K, 16 W): A rows at stride lda, Bt and C rows at stride ld. */
@@ -113,8 +148,6 @@ ALWAYS_INLINE void row_kernel(const int R, const int W, float *C, int64_t ldc, s
         if (W > 1) _mm512_mask_storeu_ps(C + r * ldc + 16, m1, acc[r][1]);
     }
 }
-
-static __mmask16 mask_of(int64_t n) { return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
 
 /* C (R, dh) (+)= A (R, [t0, t1)) B ([t0, t1), dh), the head's columns in chunks of 32 */
 ALWAYS_INLINE void row_cols(const int R, float *C, int64_t ldc, strided A, const float *B, int64_t ldb,
