@@ -618,6 +618,34 @@ static void test_layernorm_rows_bits(void **state) {
     gf_set_threads(saved);
 }
 
+/* LayerNorm under --precision fp32-fast (float sums across the lanes, one row at a time): the same checks
+ * against the double reference and finite differences, the same row-by-row bits in any batch, and the
+ * default's outputs to float accuracy on rows of every width up to 1,000 columns (where a sum that dropped a
+ * remainder of the vector, or a mean taken over the wrong count, shows). */
+static void test_layernorm_fast(void **state) {
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
+    test_layernorm_forward(state);
+    test_layernorm_backward(state);
+    test_layernorm_rows_bits(state);
+    const int64_t N = 9, Cs[] = {1, 5, 16, 37, 128, 1000};
+    for (size_t k = 0; k < sizeof Cs / sizeof Cs[0]; k++) {
+        const int64_t C = Cs[k];
+        float *x = ln_input(N, C, 370 + (int)k), *g = frand(N * C, 380, -1, 1), *w = frand(C, 381, 0.5f, 1.5f);
+        float *b = frand(C, 382, -0.5f, 0.5f), *y[2], *mean[2], *rstd[2], *dx[2];
+        for (int p = 0; p < 2; p++) {
+            assert_int_equal(gf_set_matmul_precision(p ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
+            y[p] = falloc(N * C), mean[p] = falloc(N), rstd[p] = falloc(N), dx[p] = frand(N * C, 383, -1, 1);
+            gf_layernorm_forward(y[p], mean[p], rstd[p], x, w, b, N, C, 1e-5f);
+            gf_layernorm_backward(dx[p], NULL, NULL, g, x, w, mean[p], rstd[p], N, C);
+        }
+        for (int64_t i = 0; i < N * C; i++)
+            if (fabsf(y[1][i] - y[0][i]) > 1e-5f * (1.0f + fabsf(y[0][i])) || fabsf(dx[1][i] - dx[0][i]) > 1e-4f * (1.0f + fabsf(dx[0][i])))
+                fail_msg("layernorm fp32-fast at C %lld, element %lld: y %g / %g, dx %g / %g", (long long)C, (long long)i,
+                         y[1][i], y[0][i], dx[1][i], dx[0][i]);
+    }
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+}
+
 /* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
 
 /* the two sets of core/fastmath.h: the default, and the fused one of --precision fp32-fast */
@@ -835,6 +863,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
         cmocka_unit_test_teardown(test_column_sums_bits, pool_teardown),
         cmocka_unit_test_teardown(test_layernorm_rows_bits, pool_teardown),
+        cmocka_unit_test_teardown(test_layernorm_fast, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
         cmocka_unit_test_teardown(test_fp32_fast_ops, pool_teardown),

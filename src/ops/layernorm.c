@@ -1,5 +1,6 @@
 #include <math.h>
 
+#include "core/blas.h"
 #include "core/parallel.h"
 #include "ops/ops.h"
 
@@ -51,8 +52,31 @@ static void ln_rows(float *o, float *mean, float *rstd, const float *x, const fl
     }
 }
 
+/* --precision fp32-fast: one row's sums in float across the vector's lanes, fused multiply-adds (the default's
+ * double sums in column order, LN_ROWS rows at a time, cost a gather per element). Each row alone, so a row
+ * gets the same bits in any batch. Still two passes (mean, then the spread about it): no cancellation. */
+static void ln_row_fast(float *o, float *mean, float *rstd, const float *x, const float *weight, const float *bias,
+                        int64_t C, float eps) {
+    float s = 0.0f, v = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t c = 0; c < C; c++) s += x[c];
+    const float m = s / (float)C;
+#pragma omp simd reduction(+ : v)
+    for (int64_t c = 0; c < C; c++) v = __builtin_fmaf(x[c] - m, x[c] - m, v);
+    const float r = 1.0f / sqrtf(v / (float)C + eps);
+#pragma omp simd
+    for (int64_t c = 0; c < C; c++) o[c] = __builtin_fmaf((x[c] - m) * r, weight[c], bias[c]);
+    *mean = m;
+    *rstd = r;
+}
+
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int64_t N, int64_t C, float eps) {
+    if (gf_fp32_fast()) {
+        GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t n = 0; n < N; n++) ln_row_fast(out + n * C, mean + n, rstd + n,
+                                                                                  inp + n * C, weight, bias, C, eps););
+        return;
+    }
     const int64_t ng = N / LN_ROWS; /* groups of LN_ROWS rows, then the rest one by one */
     GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t g = 0; g < ng; g++) {
         const int64_t n = g * LN_ROWS;
@@ -134,17 +158,43 @@ static void ln_back_rows(float *dinp, const float *dout, const float *inp, const
     }
 }
 
+/* ln_back_row under --precision fp32-fast: the two means in float across the lanes (as ln_row_fast) */
+static void ln_back_row_fast(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
+                             const float *rstd, int64_t n, int64_t C) {
+    const float *x = inp + n * C, *g = dout + n * C;
+    const float m = mean[n], r = rstd[n];
+    float s1 = 0.0f, s2 = 0.0f;
+#pragma omp simd reduction(+ : s1, s2)
+    for (int64_t c = 0; c < C; c++) {
+        const float dxh = g[c] * weight[c];
+        s1 += dxh;
+        s2 = __builtin_fmaf(dxh, (x[c] - m) * r, s2);
+    }
+    const float m1 = s1 / (float)C, m2 = s2 / (float)C;
+    float *d = dinp + n * C;
+#pragma omp simd
+    for (int64_t c = 0; c < C; c++) d[c] = __builtin_fmaf(r, __builtin_fmaf(g[c], weight[c], -m1) - (x[c] - m) * r * m2, d[c]);
+}
+
+static void ln_backward_input(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
+                              const float *rstd, int64_t N, int64_t C) {
+    if (gf_fp32_fast()) {
+        GF_PAR_FOR(N * C > GF_PAR_MIN,
+                   for (int64_t n = 0; n < N; n++) ln_back_row_fast(dinp, dout, inp, weight, mean, rstd, n, C););
+        return;
+    }
+    const int64_t ng = (N + LN_ROWS - 1) / LN_ROWS;
+    GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t g = 0; g < ng; g++) {
+        const int64_t n = g * LN_ROWS;
+        if (n + LN_ROWS <= N) ln_back_rows(dinp, dout, inp, weight, mean, rstd, n, C);
+        else
+            for (int64_t i = n; i < N; i++) ln_back_row(dinp, dout, inp, weight, mean, rstd, i, C);
+    });
+}
+
 void gf_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                            const float *weight, const float *mean, const float *rstd, int64_t N, int64_t C) {
-    if (dinp) {
-        const int64_t ng = (N + LN_ROWS - 1) / LN_ROWS;
-        GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t g = 0; g < ng; g++) {
-            const int64_t n = g * LN_ROWS;
-            if (n + LN_ROWS <= N) ln_back_rows(dinp, dout, inp, weight, mean, rstd, n, C);
-            else
-                for (int64_t i = n; i < N; i++) ln_back_row(dinp, dout, inp, weight, mean, rstd, i, C);
-        });
-    }
+    if (dinp) ln_backward_input(dinp, dout, inp, weight, mean, rstd, N, C);
     /* Parameter gradients: threads own column blocks and walk all rows, each column summed over the rows in
      * order (so the block width and thread count do not change the sums), as gf_colsum_acc's
      * (gf_colblock_width). */
