@@ -5,23 +5,30 @@
 # the best of each side shows how far that goes. Same configs, shapes, threads and environments as
 # bench/run.sh (bench/env.sh). grassflow runs twice a round: in fp32 (the default, the bits of every earlier
 # version) and with --precision fp32-fast (fused multiply-adds, one-exp softmax, oneDNN's skinny matmuls).
+# Under the table, one line per case says what its target (3x the twin for char-g, 2x for char-t) asks of
+# the machine: the linear layers' FLOPs at what share of the sgemm peak, with the rest of the step included.
 #   bash bench/twin_rounds.sh [ROUNDS]     (default 5; about 1.5 minutes a round on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GRASSFLOW:-build/grassflow}
 . bench/env.sh
 ROUNDS=${1:-5}
+declare -A twin_median
 cfgdir=$(mktemp -d /tmp/grassflow-twin-XXXXXX)
 trap 'rm -rf "$cfgdir"' EXIT
 bench_config char-g --model grassmann-small --vocab 65 --set max_len=256 --set dropout=0
 bench_config char-t --model transformer-small --vocab 65 --set max_len=256 --set dropout=0
 tps() { $PY -c 'import json,sys; print(round(json.loads(sys.stdin.read().strip().splitlines()[-1])["tokens_per_s"]))'; }
-gf_run() { "$GF" bench train --config "$cfgdir/$1.cfg.json" --batch 16 --seq-len 256 --steps 8 --threads "$OMP_NUM_THREADS" --precision "$2" --json | tps; }
+# each run's JSON line is kept ($cfgdir/CASE.PRECISION.jsonl) for the utilisation line under the table
+gf_run() { "$GF" bench train --config "$cfgdir/$1.cfg.json" --batch 16 --seq-len 256 --steps 8 --threads "$OMP_NUM_THREADS" --precision "$2" --json | tail -1 | tee -a "$cfgdir/$1.$2.jsonl" | tps; }
 echo "bench/twin_rounds.sh $ROUNDS on $(date -u +%Y-%m-%dT%H:%MZ): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores,"
 echo "OpenBLAS $OPENBLAS_CORETYPE, fp32 matmuls: $("$GF" --version | sed -n 's/^fp32 matmuls: //p') (fp32-fast: oneDNN's where it runs), $OMP_NUM_THREADS threads, B 16, L 256, tokens/s"
 echo
 echo "| case | side | median | best | median / PyTorch's | best / PyTorch's | each round |"
 echo "|---|---|---|---|---|---|---|"
+# one discarded run of each side first: the first run on a fresh machine loads the libraries from disk
+"$GF" bench train --config "$cfgdir/char-g.cfg.json" --batch 16 --seq-len 256 --steps 2 --threads "$OMP_NUM_THREADS" >/dev/null
+PYT bench/torch_bench.py train --config "$cfgdir/char-g.json" --batch 16 --seq-len 256 --steps 2 --threads "$OMP_NUM_THREADS" >/dev/null
 for c in char-g char-t; do
     g=() f=() p=()
     for ((r = 0; r < ROUNDS; r++)); do
@@ -30,10 +37,32 @@ for c in char-g char-t; do
         p+=("$(PYT bench/torch_bench.py train --config "$cfgdir/$c.json" --batch 16 --seq-len 256 --steps 8 --threads "$OMP_NUM_THREADS" | tps)")
     done
     pm=$(echo "${p[*]}" | median) pb=$(echo "${p[*]}" | best)
+    twin_median[$c]=$pm
     for side in "grassflow fp32" "grassflow fp32-fast" "PyTorch"; do
         case $side in *fast) v=("${f[@]}") ;; grassflow*) v=("${g[@]}") ;; *) v=("${p[@]}") ;; esac
         m=$(echo "${v[*]}" | median) b=$(echo "${v[*]}" | best)
         printf '| %s | %s | %s | %s | %.2fx | %.2fx | %s |\n' "$c" "$side" "$m" "$b" "$(awk -v a="$m" -v b="$pm" 'BEGIN {print a / b}')" \
             "$(awk -v a="$b" -v b="$pb" 'BEGIN {print a / b}')" "${v[*]}"
     done
+done
+# What the target asks of the machine: the twin's median times the target, in tokens/s, as a share of the
+# sgemm peak that grassflow's runs measured, counting only the FLOPs of the linear layers (fp32-fast's count:
+# its attention products run outside BLAS and are not counted). The twin does at least these FLOPs too.
+echo
+for c in char-g char-t; do
+    $PY - "$cfgdir/$c.fp32-fast.jsonl" "$c" "$(echo "${twin_median[$c]}")" <<'PYEOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+case, twin = sys.argv[2], float(sys.argv[3])
+target = {"char-g": 3.0, "char-t": 2.0}[case]
+tokens = rows[0]["batch"] * rows[0]["seq_len"]
+gflop = rows[0]["gflop_per_step"] / tokens  # per token
+peak = statistics.median(r["sgemm_peak_gflops"] for r in rows)
+now = statistics.median(r["tokens_per_s"] for r in rows)
+need = target * twin
+print("%s: %.0fx its twin is %.0f tokens/s, the linear layers' %.2f GFLOP a step at %.0f%% of the sgemm peak (%.0f GFLOP/s, "
+      "median of the runs) with everything else in the step included; fp32-fast's median runs at %.0f%%; the linear layers "
+      "alone at the peak would allow %.2fx" % (case, target, need, rows[0]["gflop_per_step"], 100 * need * gflop / peak, peak,
+                                              100 * now * gflop / peak, peak / gflop / twin))
+PYEOF
 done
