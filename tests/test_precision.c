@@ -148,6 +148,51 @@ static void test_matmul(void **state) {
     assert_true(gf_bf16_kernel()[0] != '\0');
 }
 
+static void expect_bits(const float *got, const float *want, int64_t n, const char *what) {
+    if (memcmp(got, want, (size_t)n * sizeof *got)) fail_msg("gf_sgemm_reuse_operands: %s", what);
+}
+
+/* gf_sgemm_reuse_operands (a linear layer's backward: dout is A of dinp = dout w and A^T of dw = dout^T x):
+ * inside the span the second product has the bits it has outside; a new span forgets the copies made
+ * before it (A rewritten in between is read again); and inside a span the same address with another row
+ * stride is another matrix. Each case fails if a copy is reused where it must not be. */
+static void test_reuse_operands(void **state) {
+    (void)state;
+    if (!bf16_here()) skip();
+    const int64_t M = 274, K = 70, N = 129, H = M / 2;
+    float *A = falloc(M * K), *B1 = falloc(K * N), *B2 = falloc(M * N);
+    tl_fill_uniform(A, M * K, 400, -1.0f, 1.0f);
+    tl_fill_uniform(B1, K * N, 401, -1.0f, 1.0f);
+    tl_fill_uniform(B2, M * N, 402, -1.0f, 1.0f);
+    float *R1 = falloc(M * N), *R2 = falloc(K * N), *R3 = falloc(H * N), *C1 = falloc(M * N), *C2 = falloc(K * N);
+    float *C3 = falloc(H * N);
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_BF16), 0);
+    gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, R1, N); /* R1 = A B1 */
+    gf_sgemm(true, false, K, N, M, 1.0f, A, K, B2, N, 0.0f, R2, N);  /* R2 = A^T B2 */
+    gf_sgemm(false, false, H, N, K, 1.0f, A, 2 * K, B1, N, 0.0f, R3, N); /* R3 = A's even rows B1 */
+    gf_sgemm_reuse_operands(true);
+    gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, C1, N);
+    gf_sgemm(true, false, K, N, M, 1.0f, A, K, B2, N, 0.0f, C2, N);
+    gf_sgemm_reuse_operands(false);
+    expect_bits(C1, R1, M * N, "the first product differs");
+    expect_bits(C2, R2, K * N, "the second product, on the reused copy, differs");
+    gf_sgemm_reuse_operands(true); /* A's first H rows, then its even rows: the same address and shape */
+    gf_sgemm(false, false, H, N, K, 1.0f, A, K, B1, N, 0.0f, C3, N);
+    gf_sgemm(false, false, H, N, K, 1.0f, A, 2 * K, B1, N, 0.0f, C3, N);
+    gf_sgemm_reuse_operands(false);
+    expect_bits(C3, R3, H * N, "the same address and shape with another row stride took the other's copy");
+    gf_sgemm_reuse_operands(true);
+    gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, C1, N);
+    gf_sgemm_reuse_operands(false);
+    for (int64_t i = 0; i < M * K; i++) A[i] = -A[i]; /* rounding is symmetric: every product negates */
+    gf_sgemm_reuse_operands(true);
+    gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, C1, N);
+    gf_sgemm_reuse_operands(false);
+    for (int64_t i = 0; i < M * N; i++) R1[i] = -R1[i];
+    expect_bits(C1, R1, M * N, "a new span used a copy made before it, of A before it was rewritten");
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
+}
+
 /* One row, or fewer multiply-adds than GF_BF16_MIN_MACS: fp32 sgemm, bit for bit. */
 static void test_small_stays_fp32(void **state) {
     (void)state;
@@ -562,6 +607,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_convert, pool_teardown),
         cmocka_unit_test_teardown(test_matmul, pool_teardown),
         cmocka_unit_test_teardown(test_small_stays_fp32, pool_teardown),
+        cmocka_unit_test_teardown(test_reuse_operands, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_f32, pool_teardown),
         cmocka_unit_test_teardown(test_linear_bias_fast, pool_teardown),
         cmocka_unit_test_teardown(test_linear_backward_set, pool_teardown),

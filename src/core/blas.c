@@ -169,6 +169,8 @@ int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
     return 0;
 }
 
+void gf_sgemm_reuse_operands(bool on) { gf_dnnl_reuse_operands(on); }
+
 const char *gf_blas_kernel(void) { return openblas_get_corename(); }
 
 /* Debian's OpenBLAS 0.3.21 falls back to its generic "Prescott" kernel, 5-10x slower, on CPUs it does not

@@ -55,6 +55,7 @@ int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int6
     return gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 const char *gf_bf16_matmul_kernel(void) { return ""; }
+void gf_dnnl_reuse_operands(bool on) { (void)on; }
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     return gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); /* refused too */
@@ -227,13 +228,24 @@ static dnnl_primitive_t lookup(const shape *s, size_t *scratch, bool *temp) {
 
 /* ---- per-thread buffers and stream ------------------------------------------------------------------ */
 
+/* An operand's dense copy: the buffer, and which matrix it holds (src NULL: none, or not to be trusted) */
 typedef struct {
     void *p;
     size_t size;
+    const float *src;
+    int64_t rows, cols, ld;
+    bool bf16;
 } buffer;
 
 static _Thread_local buffer t_a, t_b, t_c, t_scratch;
 static _Thread_local dnnl_stream_t t_stream;
+static _Thread_local bool t_reuse;
+
+/* on or off, the copies made before are not trusted: only what was copied inside the span is reused */
+void gf_dnnl_reuse_operands(bool on) {
+    t_reuse = on;
+    t_a.src = t_b.src = NULL;
+}
 
 static void *room(buffer *b, size_t bytes) {
     bytes = bytes ? bytes : 64; /* never NULL for a primitive without a scratchpad */
@@ -275,14 +287,17 @@ static dnnl_status_t run(dnnl_primitive_t p, const void *a, const void *b, float
  * fp32 is asked for; else a copy in the per-thread buffer b (rounded to bfloat16 when bf16). NULL: no memory. */
 static const void *dense(buffer *b, const float *X, int64_t rows, int64_t cols, int64_t ld, bool bf16) {
     if (!bf16 && ld == cols) return X;
+    if (t_reuse && b->src == X && b->rows == rows && b->cols == cols && b->ld == ld && b->bf16 == bf16) return b->p;
+    b->src = NULL;
     void *d = room(b, (size_t)(rows * cols) * (bf16 ? sizeof(gf_bf16) : sizeof(float)));
     if (!d) return NULL;
     if (bf16) {
         gf_bf16_from_f32(d, X, rows, cols, ld);
-        return d;
-    }
+    } else {
 #pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
-    for (int64_t r = 0; r < rows; r++) memcpy((float *)d + r * cols, X + r * ld, (size_t)cols * sizeof(float));
+        for (int64_t r = 0; r < rows; r++) memcpy((float *)d + r * cols, X + r * ld, (size_t)cols * sizeof(float));
+    }
+    *b = (buffer){.p = b->p, .size = b->size, .src = X, .rows = rows, .cols = cols, .ld = ld, .bf16 = bf16};
     return d;
 }
 

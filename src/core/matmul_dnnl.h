@@ -32,6 +32,11 @@ int gf_f32_matmul_dnnl(bool transA, bool transB, int64_t M, int64_t N, int64_t K
 int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                             int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
                             const float *bias);
+/* While on (for the calling thread), an operand that is the same matrix (address, shape, row stride, format)
+ * as the one the previous call copied into the same slot (A or B) is not copied again: the caller promises
+ * that nothing wrote it in between. Turning it on or off forgets every copy made before: only copies made
+ * while it is on are reused. gf_sgemm_reuse_operands (blas.h) is the door. */
+void gf_dnnl_reuse_operands(bool on);
 /* The reference: both operands rounded with gf_bf16_from_f32_ref, then plain loops in double (tests). */
 void gf_bf16_matmul_naive(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                           int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);

@@ -21,8 +21,10 @@ void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w
 void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
                         const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
                         int64_t OC) {
+    gf_sgemm_reuse_operands(true); /* dout is A of both products: rounded to bf16 once */
     if (dinp) gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, 1.0f, dinp, lddi);
     if (dw) gf_sgemm(true, false, OC, IC, N, 1.0f, dout, OC, inp, ldi, 1.0f, dw, lddw);
+    gf_sgemm_reuse_operands(false);
     if (db) gf_colsum_acc(db, dout, OC, N, OC);
 }
 
