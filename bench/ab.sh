@@ -9,7 +9,7 @@
 # Besides the medians it prints the best of each side and in how many rounds NEW was ahead: on a shared
 # cloud host whose speed moves from minute to minute, those two settle what one pair of medians cannot.
 # AB_CASES=REGEX runs only the cases whose name matches (e.g. AB_CASES='^char' for the character level);
-# AB_ARGS='...' adds options to every case's command (e.g. AB_ARGS='--precision fp32-fast' with training cases).
+# AB_ARGS='...' adds options to every training case's command (e.g. AB_ARGS='--precision fp32-fast').
 #
 # Used to hold a refactoring to the speed of the code before it (e.g. OLD = grassflow 0.1 built with
 # `git worktree add /tmp/old e72dcbf && make -C /tmp/old`). OLD and NEW are command lines, split at spaces,
@@ -34,17 +34,19 @@ cases=(
     "stream grassmann-6L pos none @1000|bench generate --model grassmann-6L --vocab 33278 --set pos=none --positions 1000 --tokens 64 --json|tokens_per_s"
     "stream transformer-6L @100|bench generate --model transformer-6L --vocab 33278 --positions 100 --tokens 27 --json|tokens_per_s"
 )
-echo "kernel: $("${NEWCMD[@]}" --version | sed -n 2p); fp32 matmuls: old $("${OLDCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'), new $("${NEWCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS${AB_ARGS:+; every case with $AB_ARGS}"
+echo "kernel: $("${NEWCMD[@]}" --version | sed -n 2p); fp32 matmuls: old $("${OLDCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'), new $("${NEWCMD[@]}" --version | sed -n 's/^fp32 matmuls: //p'); cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); rounds: $ROUNDS${AB_ARGS:+; every training case with $AB_ARGS}"
 printf "%-36s %12s %12s %8s %12s %12s %8s\n" case old new new/old "old best" "new best" "new won"
 for c in "${cases[@]}"; do
     IFS='|' read -r name cmd key <<<"$c"
     [[ $name =~ ${AB_CASES:-.} ]] || continue
+    extra=""
+    [[ $cmd == "bench train"* ]] && extra=${AB_ARGS:-}
     o=() n=()
     for ((r = 0; r < ROUNDS; r++)); do
         # shellcheck disable=SC2086
-        o+=("$("${OLDCMD[@]}" $cmd ${AB_ARGS:-} 2>/dev/null | field "$key")")
+        o+=("$("${OLDCMD[@]}" $cmd $extra 2>/dev/null | field "$key")")
         # shellcheck disable=SC2086
-        n+=("$("${NEWCMD[@]}" $cmd ${AB_ARGS:-} 2>/dev/null | field "$key")")
+        n+=("$("${NEWCMD[@]}" $cmd $extra 2>/dev/null | field "$key")")
     done
     mo=$(echo "${o[*]}" | median) mn=$(echo "${n[*]}" | median) bo=$(echo "${o[*]}" | best) bn=$(echo "${n[*]}" | best)
     won=0

@@ -27,7 +27,9 @@ echo
 echo "| case | side | median | best | median / PyTorch's | best / PyTorch's | each round |"
 echo "|---|---|---|---|---|---|---|"
 # one discarded run of each side first: the first run on a fresh machine loads the libraries from disk
-"$GF" bench train --config "$cfgdir/char-g.cfg.json" --batch 16 --seq-len 256 --steps 2 --threads "$OMP_NUM_THREADS" >/dev/null
+for prec in fp32 fp32-fast; do
+    "$GF" bench train --config "$cfgdir/char-g.cfg.json" --batch 16 --seq-len 256 --steps 2 --threads "$OMP_NUM_THREADS" --precision $prec >/dev/null
+done
 PYT bench/torch_bench.py train --config "$cfgdir/char-g.json" --batch 16 --seq-len 256 --steps 2 --threads "$OMP_NUM_THREADS" >/dev/null
 for c in char-g char-t; do
     g=() f=() p=()
@@ -46,11 +48,12 @@ for c in char-g char-t; do
     done
 done
 # What the target asks of the machine: the twin's median times the target, in tokens/s, as a share of the
-# sgemm peak that grassflow's runs measured, counting only the FLOPs of the linear layers (fp32-fast's count:
-# its attention products run outside BLAS and are not counted). The twin does at least these FLOPs too.
+# sgemm peak that grassflow's runs measured, counting the FLOPs of fp32-fast's gf_sgemm calls: the linear
+# layers (where the AVX-512 attention tiles run, attention's products are not among them). The twin does at
+# least these FLOPs too.
 echo
 for c in char-g char-t; do
-    $PY - "$cfgdir/$c.fp32-fast.jsonl" "$c" "$(echo "${twin_median[$c]}")" <<'PYEOF'
+    $PY - "$cfgdir/$c.fp32-fast.jsonl" "$c" "${twin_median[$c]}" <<'PYEOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 case, twin = sys.argv[2], float(sys.argv[3])

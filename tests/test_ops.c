@@ -619,22 +619,37 @@ static void test_layernorm_rows_bits(void **state) {
 }
 
 /* LayerNorm under --precision fp32-fast (float sums across the lanes, one row at a time): the same checks
- * against the double reference and finite differences, the same row-by-row bits in any batch, and the
- * default's outputs to float accuracy on rows of every width up to 1,000 columns (where a sum that dropped a
- * remainder of the vector, or a mean taken over the wrong count, shows). */
+ * against the double reference and finite differences; at widths 1 to 1,023 (remainders of every size
+ * class of the vector loops), the default's outputs to float accuracy, other bits than the default's
+ * somewhere (the fast path ran), and every row of a batch the bits of that row alone at another address
+ * (a copy 1 to 15 floats off the batch's alignment: a sum that depended on where the row sits shows). */
+static void ln_fast_rows_alone(const float *x, const float *g, const float *w, const float *b, const float *y,
+                               const float *dx0, const float *dx, int64_t N, int64_t C) {
+    float *buf = falloc(3 * C + 16), *mean = falloc(1), *rstd = falloc(1);
+    for (int64_t n = 0; n < N; n++) {
+        float *xr = buf + 1 + n % 15, *yr = xr + C, *dr = yr + C;
+        memcpy(xr, x + n * C, (size_t)C * sizeof *xr);
+        memcpy(dr, dx0 + n * C, (size_t)C * sizeof *dr);
+        gf_layernorm_forward(yr, mean, rstd, xr, w, b, 1, C, 1e-5f);
+        gf_layernorm_backward(dr, NULL, NULL, g + n * C, xr, w, mean, rstd, 1, C);
+        if (memcmp(yr, y + n * C, (size_t)C * sizeof *yr) || memcmp(dr, dx + n * C, (size_t)C * sizeof *dr))
+            fail_msg("layernorm fp32-fast at C %lld: row %lld alone is not the bits it had in the batch", (long long)C,
+                     (long long)n);
+    }
+}
+
 static void test_layernorm_fast(void **state) {
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
     test_layernorm_forward(state);
     test_layernorm_backward(state);
-    test_layernorm_rows_bits(state);
-    const int64_t N = 9, Cs[] = {1, 5, 16, 37, 128, 1000};
+    const int64_t N = 9, Cs[] = {1, 5, 16, 37, 45, 128, 1000, 1023};
     for (size_t k = 0; k < sizeof Cs / sizeof Cs[0]; k++) {
         const int64_t C = Cs[k];
         float *x = ln_input(N, C, 370 + (int)k), *g = frand(N * C, 380, -1, 1), *w = frand(C, 381, 0.5f, 1.5f);
-        float *b = frand(C, 382, -0.5f, 0.5f), *y[2], *mean[2], *rstd[2], *dx[2];
+        float *b = frand(C, 382, -0.5f, 0.5f), *dx0 = frand(N * C, 383, -1, 1), *y[2], *mean[2], *rstd[2], *dx[2];
         for (int p = 0; p < 2; p++) {
             assert_int_equal(gf_set_matmul_precision(p ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
-            y[p] = falloc(N * C), mean[p] = falloc(N), rstd[p] = falloc(N), dx[p] = frand(N * C, 383, -1, 1);
+            y[p] = falloc(N * C), mean[p] = falloc(N), rstd[p] = falloc(N), dx[p] = fdup(dx0, N * C);
             gf_layernorm_forward(y[p], mean[p], rstd[p], x, w, b, N, C, 1e-5f);
             gf_layernorm_backward(dx[p], NULL, NULL, g, x, w, mean[p], rstd[p], N, C);
         }
@@ -642,6 +657,9 @@ static void test_layernorm_fast(void **state) {
             if (fabsf(y[1][i] - y[0][i]) > 1e-5f * (1.0f + fabsf(y[0][i])) || fabsf(dx[1][i] - dx[0][i]) > 1e-4f * (1.0f + fabsf(dx[0][i])))
                 fail_msg("layernorm fp32-fast at C %lld, element %lld: y %g / %g, dx %g / %g", (long long)C, (long long)i,
                          y[1][i], y[0][i], dx[1][i], dx[0][i]);
+        if (C == 1000 && !memcmp(y[1], y[0], (size_t)(N * C) * sizeof(float)))
+            fail_msg("layernorm under fp32-fast gave the default's bits at C 1000: the fast path did not run");
+        ln_fast_rows_alone(x, g, w, b, y[1], dx0, dx[1], N, C);
     }
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
 }

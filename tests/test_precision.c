@@ -153,9 +153,10 @@ static void expect_bits(const float *got, const float *want, int64_t n, const ch
 }
 
 /* gf_sgemm_reuse_operands (a linear layer's backward: dout is A of dinp = dout w and A^T of dw = dout^T x):
- * inside the span the second product has the bits it has outside; a new span forgets the copies made
- * before it (A rewritten in between is read again); and inside a span the same address with another row
- * stride is another matrix. Each case fails if a copy is reused where it must not be. */
+ * inside the span both products have the bits they have outside it (the second on the first's copy); a new
+ * span forgets the copies made before it (A rewritten in between is read again); inside a span the same
+ * address with another row count, or the same shape with another row stride, is another matrix; and
+ * gf_linear_backward (which opens such a span) gives the bits of its two products made apart. */
 static void test_reuse_operands(void **state) {
     (void)state;
     if (!bf16_here()) skip();
@@ -181,6 +182,24 @@ static void test_reuse_operands(void **state) {
     gf_sgemm(false, false, H, N, K, 1.0f, A, 2 * K, B1, N, 0.0f, C3, N);
     gf_sgemm_reuse_operands(false);
     expect_bits(C3, R3, H * N, "the same address and shape with another row stride took the other's copy");
+    gf_sgemm(false, false, M, K, N, 1.0f, B2, N, B1, K, 0.0f, C1, N); /* slot A now holds another matrix */
+    gf_sgemm_reuse_operands(true); /* A's first H rows, then all M: the same address and stride */
+    gf_sgemm(false, false, H, N, K, 1.0f, A, K, B1, N, 0.0f, C3, N);
+    gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, C1, N);
+    gf_sgemm_reuse_operands(false);
+    expect_bits(C1, R1, M * N, "the same address and stride with more rows took the smaller matrix's copy");
+    /* gf_linear_backward in bf16: dinp (M, K) += dout (M, N) w (N, K); dw (N, K) += dout^T x (M, K) */
+    float *x = falloc(M * K), *dinp = falloc(M * K), *dw = falloc(N * K), *Rin = falloc(M * K), *Rw = falloc(N * K);
+    tl_fill_uniform(x, M * K, 403, -1.0f, 1.0f);
+    tl_fill_uniform(dinp, M * K, 404, -1.0f, 1.0f);
+    tl_fill_uniform(dw, N * K, 405, -1.0f, 1.0f);
+    memcpy(Rin, dinp, (size_t)(M * K) * sizeof *dinp);
+    memcpy(Rw, dw, (size_t)(N * K) * sizeof *dw);
+    gf_sgemm(false, false, M, K, N, 1.0f, B2, N, B1, K, 1.0f, Rin, K); /* B1 read as w (N, K) */
+    gf_sgemm(true, false, N, K, M, 1.0f, B2, N, x, K, 1.0f, Rw, K);
+    gf_linear_backward(dinp, K, dw, K, NULL, B2, x, K, B1, K, M, K, N);
+    expect_bits(dinp, Rin, M * K, "gf_linear_backward's input gradient differs from its product made apart");
+    expect_bits(dw, Rw, N * K, "gf_linear_backward's weight gradient differs from its product made apart");
     gf_sgemm_reuse_operands(true);
     gf_sgemm(false, false, M, N, K, 1.0f, A, K, B1, N, 0.0f, C1, N);
     gf_sgemm_reuse_operands(false);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/blas.h"
 #include "core/rng.h"
 
 void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi) {
@@ -92,7 +93,8 @@ int pool_teardown(void **state) {
     (void)state;
     for (int i = 0; i < pool_n; i++) free(pool[i]);
     pool_n = 0;
-    gf_set_matmul_precision(GF_PRECISION_FP32); /* a test that failed under fp32-fast leaves the next the default */
+    gf_set_matmul_precision(GF_PRECISION_FP32); /* a test that failed under fp32-fast leaves the next the default, */
+    gf_sgemm_reuse_operands(false);             /* and outside any span of reused operands */
     return 0;
 }
 

@@ -20,11 +20,11 @@ void gf_blas_check_kernel(void);
  * fp32-fast matmuls run on oneDNN; 0, or -1 when it did not run (the caller adds the bias and calls gf_sgemm). */
 int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
                        const float *bias, float *C);
-/* Between gf_sgemm_reuse_operands(true) and (false), on the calling thread: a matmul operand that is the
- * same matrix (address, shape, row stride) as the previous matmul's operand in the same place (A or B) is
- * taken as unchanged, so that where matmuls copy their operands (bf16 rounding, a strided operand made
- * dense for oneDNN) the copy made for the first is used again. The caller promises that nothing writes it
- * in between. The bits are those of copying it again. */
+/* Between gf_sgemm_reuse_operands(true) and (false), on the calling thread: where matmuls copy their
+ * operands (bf16 rounding, a strided operand made dense for oneDNN), an operand that is the same matrix
+ * (address, shape, row stride) as the last one copied into the same slot (A or B) inside the span is taken
+ * as unchanged and its copy used again. The caller promises that nothing writes it in between. The bits
+ * are those of copying it again. Spans do not nest: (true) and (false) each forget every copy. */
 void gf_sgemm_reuse_operands(bool on);
 /* The precision in force is GF_PRECISION_FP32_FAST: the ops take their fused, reassociated forms. */
 bool gf_fp32_fast(void);
