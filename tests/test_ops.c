@@ -638,6 +638,36 @@ static void ln_fast_rows_alone(const float *x, const float *g, const float *w, c
     }
 }
 
+/* One row of fp32-fast's LayerNorm (y, dx) against the default's (y0, dx0_out, double sums), within what float
+ * sums of C terms in any order allow (the sanitizer build sums in order, the optimised one across lanes):
+ * each of the row's sums off by up to e = C u of the sum of its terms' magnitudes, u = 2^-24, carried
+ * through the mean, 1/std, xhat and the backward's two means to y and dx, plus a few roundings of the
+ * results. A wrong count, term or formula is off by far more. */
+static void ln_fast_row_check(const float *x, const float *g, const float *w, const float *b, const float *y,
+                              const float *y0, const float *dxin, const float *dx, const float *dx0, int64_t C) {
+    const double u = 0x1p-24, e = (double)C * u;
+    double m = 0, mabs = 0, var = 0, a1 = 0, a2 = 0, s2 = 0, xh_max = 0;
+    for (int64_t c = 0; c < C; c++) m += x[c], mabs += fabs((double)x[c]);
+    m /= (double)C, mabs /= (double)C;
+    for (int64_t c = 0; c < C; c++) var += ((double)x[c] - m) * ((double)x[c] - m);
+    const double r = 1.0 / sqrt(var / (double)C + 1e-5);
+    for (int64_t c = 0; c < C; c++) {
+        const double gw = (double)g[c] * w[c], xh = ((double)x[c] - m) * r;
+        a1 += fabs(gw), a2 += fabs(gw * xh), s2 += gw * xh, xh_max = fmax(xh_max, fabs(xh));
+    }
+    a1 /= (double)C, a2 /= (double)C, s2 /= (double)C;
+    const double dxh_max = e * (r * mabs + xh_max); /* the largest error of an xhat */
+    for (int64_t c = 0; c < C; c++) {
+        const double xh = fabs(((double)x[c] - m) * r), dxh = e * (r * mabs + xh);
+        const double ty = fabs((double)w[c]) * dxh + 4 * u * (fabs((double)y0[c]) + fabs((double)b[c]) + 1);
+        const double tdx = r * (e * a1 + xh * (e * a2 + a1 * dxh_max) + fabs(s2) * dxh) + e * fabs((double)dx0[c] - dxin[c]) +
+                           4 * u * (fabs((double)dx0[c]) + fabs((double)dxin[c]) + 1);
+        if (fabs((double)y[c] - y0[c]) > ty || fabs((double)dx[c] - dx0[c]) > tdx)
+            fail_msg("layernorm fp32-fast at C %lld, column %lld: y %.9g / %.9g (tolerance %.3g), dx %.9g / %.9g (%.3g)",
+                     (long long)C, (long long)c, y[c], y0[c], ty, dx[c], dx0[c], tdx);
+    }
+}
+
 static void test_layernorm_fast(void **state) {
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
     test_layernorm_forward(state);
@@ -653,10 +683,8 @@ static void test_layernorm_fast(void **state) {
             gf_layernorm_forward(y[p], mean[p], rstd[p], x, w, b, N, C, 1e-5f);
             gf_layernorm_backward(dx[p], NULL, NULL, g, x, w, mean[p], rstd[p], N, C);
         }
-        for (int64_t i = 0; i < N * C; i++)
-            if (fabsf(y[1][i] - y[0][i]) > 1e-5f * (1.0f + fabsf(y[0][i])) || fabsf(dx[1][i] - dx[0][i]) > 1e-4f * (1.0f + fabsf(dx[0][i])))
-                fail_msg("layernorm fp32-fast at C %lld, element %lld: y %g / %g, dx %g / %g", (long long)C, (long long)i,
-                         y[1][i], y[0][i], dx[1][i], dx[0][i]);
+        for (int64_t n = 0; n < N; n++) ln_fast_row_check(x + n * C, g + n * C, w, b, y[1] + n * C, y[0] + n * C,
+                                                          dx0 + n * C, dx[1] + n * C, dx[0] + n * C, C);
         if (C == 1000 && !memcmp(y[1], y[0], (size_t)(N * C) * sizeof(float)))
             fail_msg("layernorm under fp32-fast gave the default's bits at C 1000: the fast path did not run");
         ln_fast_rows_alone(x, g, w, b, y[1], dx0, dx[1], N, C);
