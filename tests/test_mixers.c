@@ -41,6 +41,7 @@ typedef struct {
     bool no_plucker; /* Grassmann plucker: false (the pair as [z_later; z_earlier]) */
     bool no_gate;    /* Grassmann gate: false (out (h + g) / 2) */
     uint64_t seed; /* added to every seed of the random data */
+    bool fast;     /* the mixer also under --precision fp32-fast, against the same references */
     int64_t k_proj, max_len; /* linformer: E and F (k_proj, max_len); max_len 0 means 256 */
     int64_t m;           /* performer: features */
     float omega_scale;   /* performer: omega as drawn times this (0 means 1; > 1 reaches the key shift) */
@@ -289,9 +290,13 @@ static void run_case(const mix_case *mc) {
 
     /* the mixer, with the scratch sized for the OpenMP thread count and for one thread */
     const int nths[2] = {gf_max_threads(), 1};
-    for (int ti = 0; ti < 2; ti++) {
-        const int nth = nths[ti];
-        if (ti == 1 && nth == nths[0]) break;
+    for (int run = 0; run < (mc->fast ? 4 : 2); run++) { /* fp32 on both thread counts, then fp32-fast */
+        const int nth = nths[run % 2];
+        if (run % 2 == 1 && nth == nths[0]) continue;
+        const bool fast = run >= 2;
+        assert_int_equal(gf_set_matmul_precision(fast ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", mc->name, fast ? ", fp32-fast" : "");
         const int64_t n_saved = ops->saved_floats(&cfg, LAYER, B, T);
         const int64_t n_scratch = ops->scratch_floats(&cfg, LAYER, B, T, nth);
         float *saved = falloc(n_saved), *scratch = falloc(n_scratch), *out = falloc(N * d);
@@ -312,18 +317,18 @@ static void run_case(const mix_case *mc) {
                               .n_threads = nth,
                               .bidirectional = mc->bidir,
                               .mask = mask};
-        char what[160];
+        char what[200];
 
         ops->forward(&call, out, inp);
-        snprintf(what, sizeof what, "%s (%d threads): forward out", mc->name, nth);
+        snprintf(what, sizeof what, "%s (%d threads): forward out", name, nth);
         ref_check_rel(what, out, want, N * d, 1e-5, 1.0);
 
         ffill(scratch, n_scratch, NAN); /* scratch does not survive between calls */
         ops->backward(&call, dinp, dout, inp);
-        snprintf(what, sizeof what, "%s (%d threads): backward dinp", mc->name, nth);
+        snprintf(what, sizeof what, "%s (%d threads): backward dinp", name, nth);
         ref_check_grad(what, dinp, pre_inp, fd_inp, N * d, 2e-5, gscale);
         for (int i = 0; i < np; i++) {
-            snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", mc->name, nth, specs[i].name);
+            snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", name, nth, specs[i].name);
             if (specs[i].buffer) { /* never trained: the backward leaves its gradient alone */
                 if (memcmp(g[i], pre[i], (size_t)numel[i] * sizeof *g[i]) != 0) fail_msg("%s: written", what);
             } else {
@@ -333,13 +338,14 @@ static void run_case(const mix_case *mc) {
 
         /* inputs are read-only */
         if (memcmp(inp, inp0, (size_t)(N * d) * sizeof *inp) != 0)
-            fail_msg("%s: the mixer modified inp", mc->name);
+            fail_msg("%s: the mixer modified inp", name);
         if (memcmp(dout, dout0, (size_t)(N * d) * sizeof *dout) != 0)
-            fail_msg("%s: backward modified dout", mc->name);
+            fail_msg("%s: backward modified dout", name);
         for (int i = 0; i < np; i++)
             if (memcmp(p[i], p0[i], (size_t)numel[i] * sizeof *p[i]) != 0)
-                fail_msg("%s: the mixer modified parameter %s", mc->name, specs[i].name);
+                fail_msg("%s: the mixer modified parameter %s", name, specs[i].name);
     }
+    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
 }
 
 /* ---- Grassmann -------------------------------------------------------------------------------- */
@@ -419,15 +425,6 @@ static void test_grassmann_parallel_eps(void **state) {
 
 /* ---- attention -------------------------------------------------------------------------------- */
 
-/* The case again under --precision fp32-fast (attention's register tiles, every thread count run_case
- * runs), held to the same references and tolerances. */
-static void run_case_fast(mix_case *mc, const char *name) {
-    mc->name = name;
-    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
-    run_case(mc);
-    assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
-}
-
 static void test_attention(void **state) {
     (void)state;
     mix_case mc = {.name = "attention(d=16, H=4, T=1)",
@@ -451,8 +448,8 @@ static void test_attention(void **state) {
     mc.name = "attention(d=16, H=2, T=70)";
     mc.H = 2;
     mc.T = 70;
+    mc.fast = true; /* and attention's register tiles (fp32-fast) */
     run_case(&mc);
-    run_case_fast(&mc, "attention(d=16, H=2, T=70), fp32-fast");
 }
 
 /* Both directions with padding: the kernels against the literal references and finite differences. */
@@ -469,13 +466,11 @@ static void test_bidirectional_and_masks(void **state) {
     g.bidir = false, g.padded = true;
     run_case(&g);
     mix_case a = {.name = "attention(d=16, H=4, T=70, bidirectional, padded)", .mixer = "attention", .d = 16, .H = 4,
-                  .r = 4, .B = 2, .T = 70, .bidir = true, .padded = true};
+                  .r = 4, .B = 2, .T = 70, .bidir = true, .padded = true, .fast = true};
     run_case(&a);
-    run_case_fast(&a, "attention(d=16, H=4, T=70, bidirectional, padded), fp32-fast");
     a.name = "attention(d=16, H=2, T=11, causal, padded)";
     a.H = 2, a.T = 11, a.bidir = false;
     run_case(&a);
-    run_case_fast(&a, "attention(d=16, H=2, T=11, causal, padded), fp32-fast");
 }
 
 /* Windows (the paper's SNLI head: window 8, stride 8): pairs never cross a window boundary, with padding,
@@ -524,9 +519,8 @@ static void test_linformer(void **state) {
     mc.H = 4, mc.k_proj = 10, mc.T = 4, mc.max_len = 16, mc.padded = true, mc.seed = 2;
     run_case(&mc);
     mc.name = "linformer(d=8, H=1, k_proj 3, T=70, max_len 72, padded)";
-    mc.d = 8, mc.H = 1, mc.k_proj = 3, mc.T = 70, mc.max_len = 72, mc.seed = 3;
+    mc.d = 8, mc.H = 1, mc.k_proj = 3, mc.T = 70, mc.max_len = 72, mc.seed = 3, mc.fast = true;
     run_case(&mc);
-    run_case_fast(&mc, "linformer(d=8, H=1, k_proj 3, T=70, max_len 72, padded), fp32-fast");
 }
 
 /* ---- window attention -------------------------------------------------------------------------- */
