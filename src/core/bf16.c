@@ -35,6 +35,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) static void row_
 }
 #endif
 
+void gf_bf16_from_f32_row(gf_bf16 *dst, const float *src, int64_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (gf_bf16_cpu()) {
+        row_avx512(dst, src, n);
+        return;
+    }
+#endif
+    gf_bf16_from_f32_naive(dst, src, 1, n, n);
+}
+
 void gf_bf16_from_f32(gf_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (gf_bf16_cpu()) {

@@ -34,6 +34,8 @@ bool gf_bf16_cpu(void);
 /* rows x cols floats (row stride ld) into a contiguous rows x cols bfloat16 matrix, in parallel over
  * rows when large: AVX512_BF16 where the CPU has it, else the reference, with the same bits. */
 void gf_bf16_from_f32(gf_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld);
+/* One row of n floats, on the calling thread (the same bits). */
+void gf_bf16_from_f32_row(gf_bf16 *dst, const float *src, int64_t n);
 /* The same with the reference alone (for tests). */
 void gf_bf16_from_f32_naive(gf_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld);
 

@@ -65,7 +65,13 @@ int gf_set_matmul_precision(gf_precision p) {
 }
 
 gf_precision gf_matmul_precision(void) { return (gf_precision)g_precision; }
-bool gf_fp32_fast(void) { return atomic_load_explicit(&g_precision, memory_order_relaxed) == GF_PRECISION_FP32_FAST; }
+static bool fp32_fast(void) {
+    return atomic_load_explicit(&g_precision, memory_order_relaxed) == GF_PRECISION_FP32_FAST;
+}
+bool gf_fast_numerics(void) {
+    const int p = atomic_load_explicit(&g_precision, memory_order_relaxed);
+    return p == GF_PRECISION_FP32_FAST || p == GF_PRECISION_BF16;
+}
 const char *gf_bf16_isa(void) { return gf_bf16_matmul_isa(); }
 const char *gf_bf16_kernel(void) { return gf_bf16_matmul_kernel(); }
 
@@ -107,7 +113,7 @@ static int f32_backend(void) {
  * them on OpenBLAS) */
 static bool fast_dnnl(void) {
     static _Atomic int ok = -1;
-    if (!gf_fp32_fast()) return false;
+    if (!fp32_fast()) return false;
     int v = atomic_load_explicit(&ok, memory_order_relaxed);
     if (v < 0) {
         const char *e = getenv("GF_FP32_MATMUL");
@@ -149,8 +155,7 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
                         blas_int(ldb, "ldb"), A, 1, beta, C, 1);
         return;
     }
-    if (g_precision == GF_PRECISION_BF16 && K > 0 && M * N * K >= GF_BF16_MIN_MACS &&
-        bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
+    if (gf_sgemm_in_bf16(transA, M, N, K) && bf16_matmul(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
         return;
     if (skinny(M, N, K) && (f32_backend() == F32_ONEDNN || fast_dnnl()) &&
         gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == 0)
@@ -170,6 +175,20 @@ int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 }
 
 void gf_sgemm_reuse_operands(bool on) { gf_dnnl_reuse_operands(on); }
+
+bool gf_sgemm_in_bf16(bool transA, int64_t M, int64_t N, int64_t K) {
+    return g_precision == GF_PRECISION_BF16 && !(M == 1 && !transA) && N > 0 && K > 0 && M * N * K >= GF_BF16_MIN_MACS;
+}
+
+gf_bf16 *gf_sgemm_bf16a_room(int64_t n) { return gf_bf16_matmul_a_room(n); }
+
+int gf_sgemm_bf16a(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (!gf_sgemm_in_bf16(transA, M, N, K) || gf_bf16_matmul_a16(transA, transB, M, N, K, alpha, A, B, ldb, beta, C, ldc))
+        return -1;
+    atomic_fetch_add_explicit(&g_flops, (uint64_t)(2 * M * N * K), memory_order_relaxed);
+    return 0;
+}
 
 const char *gf_blas_kernel(void) { return openblas_get_corename(); }
 

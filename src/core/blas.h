@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/bf16.h"
 #include "grassflow.h" /* gf_sgemm, gf_blas_kernel, gf_blas_threads, gf_blas_flops(_reset): public (Utilities) */
 
 /* BLAS's thread count (gf_set_threads sets OpenMP's and this). */
@@ -26,7 +27,20 @@ int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
  * as unchanged and its copy used again. The caller promises that nothing writes it in between. The bits
  * are those of copying it again. Spans do not nest: (true) and (false) each forget every copy. */
 void gf_sgemm_reuse_operands(bool on);
-/* The precision in force is GF_PRECISION_FP32_FAST: the ops take their fused, reassociated forms. */
-bool gf_fp32_fast(void);
+/* Whether gf_sgemm runs this product in bf16: the precision in force is bf16 and the product is large
+ * enough (GF_BF16_MIN_MACS) and not a matrix-vector product. */
+bool gf_sgemm_in_bf16(bool transA, int64_t M, int64_t N, int64_t K);
+/* For a caller that rounds a matmul's A to bfloat16 in the pass that computes it (the loss's gradient over
+ * the vocabulary, which rounding it apart would read again): room for n bfloat16 (the calling thread's; valid
+ * until its next bf16 matmul that rounds an A of its own; NULL when bf16 matmuls cannot run here or there
+ * is no memory), and the matmul C = alpha op(A) op(B) + beta C with that A, dense (K x M when transA). 0, or
+ * -1 when gf_sgemm would not run this product in bf16 or it could not run; then C is untouched. */
+gf_bf16 *gf_sgemm_bf16a_room(int64_t n);
+int gf_sgemm_bf16a(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
+                   const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* The precision in force is GF_PRECISION_FP32_FAST or GF_PRECISION_BF16: the ops outside the matmuls take
+ * their fused, reassociated fp32 forms (fp32-fast's; in bf16 they would otherwise hold its matmuls back, and
+ * their rounding is far below bfloat16's). fp32 keeps the exact forms. */
+bool gf_fast_numerics(void);
 
 #endif

@@ -60,6 +60,16 @@ int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     return gf_f32_matmul_dnnl(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); /* refused too */
 }
+gf_bf16 *gf_bf16_matmul_a_room(int64_t n) {
+    (void)n;
+    return NULL;
+}
+int gf_bf16_matmul_a16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
+                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    (void)transA, (void)transB, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)B, (void)ldb, (void)beta;
+    (void)C, (void)ldc;
+    return -1;
+}
 
 #else
 
@@ -305,7 +315,8 @@ static const void *dense(buffer *b, const float *X, int64_t rows, int64_t cols, 
  * dense and fp32, else through dense copies (see dense); a C with a row stride through a dense buffer,
  * the beta C added here. */
 static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const float *bias) {
+                  int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc, const float *bias,
+                  const gf_bf16 *a16) {
     const bool direct = ldc == N;
     if (bias && !direct) return -1;
     const shape s = {.M = M, .N = N, .K = K, .alpha = alpha, .beta = direct ? beta : 0.0f, .ta = ta, .tb = tb,
@@ -313,7 +324,8 @@ static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, 
     size_t scratch = 0;
     bool temp;
     dnnl_primitive_t p = lookup(&s, &scratch, &temp);
-    const void *a = dense(&t_a, A, ta ? K : M, ta ? M : K, lda, bf16), *b = dense(&t_b, B, tb ? N : K, tb ? K : N, ldb, bf16);
+    const void *a = a16 ? (const void *)a16 : dense(&t_a, A, ta ? K : M, ta ? M : K, lda, bf16);
+    const void *b = dense(&t_b, B, tb ? N : K, tb ? K : N, ldb, bf16);
     float *c = direct ? C : room(&t_c, (size_t)(M * N) * sizeof *c);
     void *sp = room(&t_scratch, scratch);
     const int rc = p && a && b && c && sp && run(p, a, b, c, sp, bias) == dnnl_success ? 0 : -1;
@@ -329,7 +341,19 @@ static int matmul(bool bf16, bool ta, bool tb, int64_t M, int64_t N, int64_t K, 
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
     if (gf_bf16_matmul_unavailable()) return -1;
-    return matmul(true, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL);
+    return matmul(true, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, NULL);
+}
+
+gf_bf16 *gf_bf16_matmul_a_room(int64_t n) {
+    if (gf_bf16_matmul_unavailable() || n < 1) return NULL;
+    t_a.src = NULL; /* the caller writes it */
+    return room(&t_a, (size_t)n * sizeof(gf_bf16));
+}
+
+int gf_bf16_matmul_a16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
+                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (gf_bf16_matmul_unavailable()) return -1;
+    return matmul(true, transA, transB, M, N, K, alpha, NULL, transA ? M : K, B, ldb, beta, C, ldc, NULL, A);
 }
 
 /* A strided operand of an fp32 matmul is copied (or, C, written through a buffer) when the copy moves at most
@@ -350,7 +374,7 @@ int gf_f32_matmul_dnnl_bias(bool transA, bool transB, int64_t M, int64_t N, int6
     if ((lda != (transA ? M : K) && M * K * COPY_SHARE > macs) || (ldb != (transB ? K : N) && K * N * COPY_SHARE > macs) ||
         (ldc != N && M * N * COPY_SHARE > macs))
         return -1;
-    return matmul(false, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+    return matmul(false, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias, NULL);
 }
 
 #endif

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/bf16.h"
+
 /* NULL when bf16 matmuls can run here; else why not (this build lacks oneDNN, the CPU lacks AVX512_BF16,
  * oneDNN's ISA limit ONEDNN_MAX_CPU_ISA excludes it, ...), as a sentence. */
 const char *gf_bf16_matmul_unavailable(void);
@@ -21,6 +23,14 @@ const char *gf_bf16_matmul_kernel(void);
  * then computes it in fp32. Sizes as gf_sgemm's; M, N, K > 0. */
 int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+/* An A the caller rounds to bfloat16 itself, in the pass that computes it (the loss's gradient over the
+ * vocabulary, which a separate rounding would read again): gf_bf16_matmul_a_room is room for n bfloat16
+ * in the calling thread's A buffer (valid until the thread's next bf16 matmul that rounds an A of its own),
+ * NULL when bf16 matmuls cannot run here or there is no memory; gf_bf16_matmul_a16 is gf_bf16_matmul with
+ * that A, dense (op(A) M x K: K x M when transA), 0 or -1 as gf_bf16_matmul (C untouched). */
+gf_bf16 *gf_bf16_matmul_a_room(int64_t n);
+int gf_bf16_matmul_a16(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
+                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* fp32 matmuls through oneDNN's matmul primitive, the operands read in place: NULL when they can run here,
  * else why not; 0, or -1 when a call could not run (the caller then uses the BLAS library): among them
  * every call whose A, B or C is not dense (lda, ldb, ldc other than op()'s widths). */

@@ -48,8 +48,7 @@ static void lm_backward(const gf_head_call *c, const float *h, float *dh, float 
     const int64_t N = c->B * c->T, d = gf_config_out_dim(c->cfg), V = c->cfg->vocab_size;
     const float *W = c->cfg->tie_head ? c->emb : c->p[0];
     float *dW = c->cfg->tie_head ? c->demb : c->g[0];
-    gf_xent_backward(c->out, c->saved, c->targets, N, V, scale); /* out now holds d(loss)/d(logits) */
-    gf_linear_backward(dh, d, dW, d, NULL, c->out, h, d, W, d, N, d, V);
+    gf_xent_linear_backward(dh, dW, c->out, c->saved, c->targets, h, W, N, d, V, scale);
 }
 
 const gf_head_ops gf_head_next_token = {

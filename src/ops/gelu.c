@@ -57,7 +57,7 @@
 #define ERF_TERM(ERF) ERF(x * GF_INV_SQRT_2)
 
 void gf_gelu_forward_keep(float *out, float *keep, const float *inp, int64_t n, gf_gelu_kind kind) {
-    const bool fast = gf_fp32_fast();
+    const bool fast = gf_fast_numerics();
     if (fast && keep) GELU_FORWARD(gf_erf_fast_fma, gf_tanh_fast_fma, keep[i] = t);
     else if (fast) GELU_FORWARD(gf_erf_fast_fma, gf_tanh_fast_fma, (void)0);
     else if (keep) GELU_FORWARD(gf_erf_fast, gf_tanh_fast, keep[i] = t);
@@ -66,7 +66,7 @@ void gf_gelu_forward_keep(float *out, float *keep, const float *inp, int64_t n, 
 
 void gf_gelu_backward_kept(float *dinp, const float *inp, const float *keep, const float *dout, int64_t n,
                            gf_gelu_kind kind) {
-    const bool fast = gf_fp32_fast();
+    const bool fast = gf_fast_numerics();
     if (fast && keep) GELU_BACKWARD(gf_exp_fast_fma, keep[i], keep[i]);
     else if (fast) GELU_BACKWARD(gf_exp_fast_fma, TANH_TERM(gf_tanh_fast_fma), ERF_TERM(gf_erf_fast_fma));
     else if (keep) GELU_BACKWARD(gf_exp_fast, keep[i], keep[i]);

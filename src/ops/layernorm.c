@@ -72,7 +72,7 @@ static void ln_row_fast(float *o, float *mean, float *rstd, const float *x, cons
 
 void gf_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                           const float *bias, int64_t N, int64_t C, float eps) {
-    if (gf_fp32_fast()) {
+    if (gf_fast_numerics()) {
         GF_PAR_FOR(N * C > GF_PAR_MIN, for (int64_t n = 0; n < N; n++) ln_row_fast(out + n * C, mean + n, rstd + n,
                                                                                   inp + n * C, weight, bias, C, eps););
         return;
@@ -178,7 +178,7 @@ static void ln_back_row_fast(float *dinp, const float *dout, const float *inp, c
 
 static void ln_backward_input(float *dinp, const float *dout, const float *inp, const float *weight, const float *mean,
                               const float *rstd, int64_t N, int64_t C) {
-    if (gf_fp32_fast()) {
+    if (gf_fast_numerics()) {
         GF_PAR_FOR(N * C > GF_PAR_MIN,
                    for (int64_t n = 0; n < N; n++) ln_back_row_fast(dinp, dout, inp, weight, mean, rstd, n, C););
         return;

@@ -30,7 +30,7 @@ void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, floa
 
 void gf_linear_backward_set(float *dinp, float *dw, int64_t lddw, float *db, const float *dout, const float *inp,
                             int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC, int64_t OC) {
-    if (gf_fp32_fast()) {
+    if (gf_fast_numerics()) {
         gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, 0.0f, dinp, IC);
         gf_linear_backward(NULL, IC, dw, lddw, db, dout, inp, ldi, w, ldw, N, IC, OC);
         return;

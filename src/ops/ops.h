@@ -144,6 +144,12 @@ int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const in
 /* In place: logits (N,V) become scale * (softmax - onehot(target)); rows with target < 0 become 0. */
 void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
                       float scale);
+/* The loss's backward through a linear head, logits (N, V) = h (N, d) W^T: dh (N, d) += G W and dW (V, d) +=
+ * G^T h, with G = gf_xent_backward's gradient (dh or dW NULL: not wanted). Where both products run in bf16,
+ * G is rounded to bfloat16 as it is made (the same bits as rounding gf_xent_backward's output) and logits
+ * are left as they were; else logits become G. */
+void gf_xent_linear_backward(float *dh, float *dW, float *logits, const float *lse, const int32_t *targets,
+                             const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale);
 
 /* ---- elementwise -------------------------------------------------------------------------------- */
 void gf_add(float *out, const float *a, const float *b, int64_t n);   /* out = a + b (out may alias) */

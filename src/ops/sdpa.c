@@ -80,7 +80,7 @@ static float softmax_exact(float *row, int64_t S, const float *lse_in) {
 void gf_softmax_row(float *row, int64_t S, const uint8_t *km, const float *lse_in, float *lse_out) {
     for (int64_t j = 0; km && j < S; j++)
         if (!km[j]) row[j] = -INFINITY;
-    const float l = gf_fp32_fast() ? softmax_fast(row, S, lse_in) : softmax_exact(row, S, lse_in);
+    const float l = gf_fast_numerics() ? softmax_fast(row, S, lse_in) : softmax_exact(row, S, lse_in);
     if (!lse_in) *lse_out = l;
     if (l == INFINITY) {
         for (int64_t j = 0; j < S; j++) row[j] = 0.0f;
@@ -141,7 +141,7 @@ void gf_attn_head_backward_exact(const gf_attn_head *a, float *dq, float *dk, fl
     }
 }
 
-static bool head_fast(void) { return gf_fp32_fast() && gf_attn_head_fast_available(); }
+static bool head_fast(void) { return gf_fast_numerics() && gf_attn_head_fast_available(); }
 
 void gf_attn_head_forward(const gf_attn_head *a, float *o, float *lse) {
     if (head_fast())
