@@ -431,6 +431,7 @@ static void test_xent_head_bf16(void **state) {
     xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, true, true);
     xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, false, true);
     xent_head_case(GF_PRECISION_BF16, 37, 40, 2100, true, true); /* rows not a multiple of anything */
+    xent_head_case(GF_PRECISION_BF16, 256, 64, 300, true, true); /* V under one slice */
     xent_head_case(GF_PRECISION_BF16, 8, 16, 1100, true, false); /* under GF_BF16_MIN_MACS: fp32 */
 }
 
@@ -523,8 +524,17 @@ static void test_names_and_refusal(void **state) {
     assert_string_equal(gf_precision_name(GF_PRECISION_FP32), "fp32");
     assert_null(gf_precision_unavailable(GF_PRECISION_FP32));
     assert_null(gf_precision_unavailable(GF_PRECISION_FP32_FAST)); /* runs everywhere (no FMA: the plain forms) */
+    /* the fused forms: fp32-fast and bf16; the bias inside oneDNN's fp32 matmul: fp32-fast only (under bf16
+     * a linear layer must not run in fp32) */
+    const int64_t M = 4096, N = 128, K = 128;
+    float *A = falloc(M * K), *B = falloc(N * K), *bias = falloc(N), *C = falloc(M * N);
+    tl_fill_uniform(A, M * K, 61, -1.0f, 1.0f), tl_fill_uniform(B, N * K, 62, -1.0f, 1.0f), tl_fill_uniform(bias, N, 63, -1.0f, 1.0f);
+    assert_false(gf_fast_numerics());
+    assert_int_equal(gf_sgemm_bias_fast(M, N, K, A, K, B, K, bias, C), -1);
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
     assert_int_equal(gf_matmul_precision(), GF_PRECISION_FP32_FAST);
+    assert_true(gf_fast_numerics());
+    assert_int_equal(gf_sgemm_bias_fast(M, N, K, A, K, B, K, bias, C), gf_f32_matmul_dnnl_unavailable() ? -1 : 0);
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
     const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
     if (why) { /* refused, with the reason, and fp32 stays */
@@ -535,6 +545,8 @@ static void test_names_and_refusal(void **state) {
     } else {
         assert_int_equal(gf_set_matmul_precision(GF_PRECISION_BF16), 0);
         assert_int_equal(gf_matmul_precision(), GF_PRECISION_BF16);
+        assert_true(gf_fast_numerics());
+        assert_int_equal(gf_sgemm_bias_fast(M, N, K, A, K, B, K, bias, C), -1);
         assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
     }
 }
@@ -679,7 +691,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_linear_backward_set, pool_teardown),
         cmocka_unit_test_teardown(test_xent_head_bf16, pool_teardown),
         cmocka_unit_test_teardown(test_matmul_signals, pool_teardown),
-        cmocka_unit_test(test_names_and_refusal),
+        cmocka_unit_test_teardown(test_names_and_refusal, pool_teardown),
         cmocka_unit_test(test_int8_rows),
         cmocka_unit_test_teardown(test_gemv_int8, pool_teardown),
         cmocka_unit_test_teardown(test_gemv_bf16, pool_teardown),

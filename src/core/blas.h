@@ -27,14 +27,17 @@ int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
  * as unchanged and its copy used again. The caller promises that nothing writes it in between. The bits
  * are those of copying it again. Spans do not nest: (true) and (false) each forget every copy. */
 void gf_sgemm_reuse_operands(bool on);
-/* Whether gf_sgemm runs this product in bf16: the precision in force is bf16 and the product is large
- * enough (GF_BF16_MIN_MACS) and not a matrix-vector product. */
+/* Whether gf_sgemm runs this product in bf16: the precision in force is bf16, the product is large enough
+ * (GF_BF16_MIN_MACS), and it is not one row of an untransposed A (which the door runs as a matrix-vector
+ * product). */
 bool gf_sgemm_in_bf16(bool transA, int64_t M, int64_t N, int64_t K);
 /* For a caller that rounds a matmul's A to bfloat16 in the pass that computes it (the loss's gradient over
- * the vocabulary, which rounding it apart would read again): room for n bfloat16 (the calling thread's; valid
- * until its next bf16 matmul that rounds an A of its own; NULL when bf16 matmuls cannot run here or there
- * is no memory), and the matmul C = alpha op(A) op(B) + beta C with that A, dense (K x M when transA). 0, or
- * -1 when gf_sgemm would not run this product in bf16 or it could not run; then C is untouched. */
+ * the vocabulary, which rounding it apart would read again):
+ * - gf_sgemm_bf16a_room: room for n bfloat16, the calling thread's, valid until its next oneDNN matmul that
+ *   copies an A of its own (a bf16 one, or a strided fp32 one) or its next call for room; NULL when bf16
+ *   matmuls cannot run here or there is no memory;
+ * - gf_sgemm_bf16a: C = alpha op(A) op(B) + beta C with that A, dense (K x M when transA); 0, or -1 when
+ *   gf_sgemm would not run this product in bf16 or it could not run, and then C is untouched. */
 gf_bf16 *gf_sgemm_bf16a_room(int64_t n);
 int gf_sgemm_bf16a(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const gf_bf16 *A,
                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);

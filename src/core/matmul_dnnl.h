@@ -25,7 +25,8 @@ int gf_bf16_matmul(bool transA, bool transB, int64_t M, int64_t N, int64_t K, fl
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 /* An A the caller rounds to bfloat16 itself, in the pass that computes it (the loss's gradient over the
  * vocabulary, which a separate rounding would read again): gf_bf16_matmul_a_room is room for n bfloat16
- * in the calling thread's A buffer (valid until the thread's next bf16 matmul that rounds an A of its own),
+ * in the calling thread's A buffer (valid until the thread's next matmul here that copies an A of its own,
+ * a bf16 one or a strided fp32 one, or its next call for room),
  * NULL when bf16 matmuls cannot run here or there is no memory; gf_bf16_matmul_a16 is gf_bf16_matmul with
  * that A, dense (op(A) M x K: K x M when transA), 0 or -1 as gf_bf16_matmul (C untouched). */
 gf_bf16 *gf_bf16_matmul_a_room(int64_t n);

@@ -18,23 +18,25 @@ void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w
     gf_sgemm(false, true, N, OC, IC, 1.0f, inp, ldi, w, ldw, beta, out, OC);
 }
 
-void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
-                        const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
-                        int64_t OC) {
+/* dinp = dout w + beta dinp, dw += dout^T inp, db += dout's column sums */
+static void backward(float *dinp, int64_t lddi, float beta, float *dw, int64_t lddw, float *db, const float *dout,
+                     const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC, int64_t OC) {
     gf_sgemm_reuse_operands(true); /* dout is A of both products: rounded to bf16 once */
-    if (dinp) gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, 1.0f, dinp, lddi);
+    if (dinp) gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, beta, dinp, lddi);
     if (dw) gf_sgemm(true, false, OC, IC, N, 1.0f, dout, OC, inp, ldi, 1.0f, dw, lddw);
     gf_sgemm_reuse_operands(false);
     if (db) gf_colsum_acc(db, dout, OC, N, OC);
 }
 
+void gf_linear_backward(float *dinp, int64_t lddi, float *dw, int64_t lddw, float *db, const float *dout,
+                        const float *inp, int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC,
+                        int64_t OC) {
+    backward(dinp, lddi, 1.0f, dw, lddw, db, dout, inp, ldi, w, ldw, N, IC, OC);
+}
+
 void gf_linear_backward_set(float *dinp, float *dw, int64_t lddw, float *db, const float *dout, const float *inp,
                             int64_t ldi, const float *w, int64_t ldw, int64_t N, int64_t IC, int64_t OC) {
-    if (gf_fast_numerics()) {
-        gf_sgemm(false, false, N, IC, OC, 1.0f, dout, OC, w, ldw, 0.0f, dinp, IC);
-        gf_linear_backward(NULL, IC, dw, lddw, db, dout, inp, ldi, w, ldw, N, IC, OC);
-        return;
-    }
-    gf_zero(dinp, N * IC);
-    gf_linear_backward(dinp, IC, dw, lddw, db, dout, inp, ldi, w, ldw, N, IC, OC);
+    const float beta = gf_fast_numerics() ? 0.0f : 1.0f; /* the default: zeroed and summed onto, its bits */
+    if (beta != 0.0f) gf_zero(dinp, N * IC);
+    backward(dinp, IC, beta, dw, lddw, db, dout, inp, ldi, w, ldw, N, IC, OC);
 }

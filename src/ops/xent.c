@@ -7,8 +7,9 @@
 #include "core/parallel.h"
 #include "ops/ops.h"
 
-/* log sum_v exp(z[v]) of one row z (V), shifted by its maximum: grassflow's one log-sum-exp (the loss of
- * the forward pass and gf_log_softmax_nll, so the batched and the streamed evaluation agree). */
+/* log sum_v exp(z[v]) of one row z (V), shifted by its maximum. row_lse picks the form (the default's, or
+ * the fast numerics') for the loss of the forward pass and for gf_log_softmax_nll alike, so that the batched
+ * and the streamed evaluation agree. */
 static float row_lse_exact(const float *z, int64_t V) {
     float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
@@ -20,10 +21,25 @@ static float row_lse_exact(const float *z, int64_t V) {
 }
 
 /* The fast numerics' form: one pass over the row instead of two (a maximum, then the sum), block by block,
- * the sum so far rescaled when a block raises the maximum; float sums inside a block (16 terms a vector
- * lane: at most 16 roundings of relative size 2^-24 each), double across blocks, and the exp with fused
- * multiply-adds. The exact form's loop-carried double adds and second pass cost a third of the time. */
-enum { LSE_BLOCK = 256 };
+ * the sum so far rescaled when a block raises the maximum; the exp with fused multiply-adds; float sums
+ * inside a block, in LANES running sums (16 terms each, then the lanes in order: the same bits whatever
+ * vector width the compiler picks, or none), double across blocks. A block's sum is off by at most 30
+ * roundings of 2^-24 of itself. The exact form's loop-carried double adds and second pass cost a third of
+ * the time. A block of -inf logits only (a masked vocabulary) adds nothing and leaves the maximum alone. */
+enum { LSE_BLOCK = 256, LANES = 16 };
+static float block_sum_exp(const float *b, int64_t w, float mx) {
+    float acc[LANES] = {0};
+    int64_t v = 0;
+    for (; v + LANES <= w; v += LANES) {
+#pragma omp simd
+        for (int j = 0; j < LANES; j++) acc[j] += gf_exp_fast_fma(b[v + j] - mx);
+    }
+    for (int j = 0; v + j < w; j++) acc[j] += gf_exp_fast_fma(b[v + j] - mx);
+    float s = 0.0f;
+    for (int j = 0; j < LANES; j++) s += acc[j];
+    return s;
+}
+
 static float row_lse_fast(const float *z, int64_t V) {
     float mx = -INFINITY;
     double s = 0.0;
@@ -33,14 +49,12 @@ static float row_lse_fast(const float *z, int64_t V) {
         float bm = -INFINITY;
 #pragma omp simd reduction(max : bm)
         for (int64_t v = 0; v < w; v++) bm = b[v] > bm ? b[v] : bm;
+        if (bm == -INFINITY) continue; /* exp(-inf - -inf) would be NaN */
         if (bm > mx) {
             if (s > 0.0) s *= exp((double)mx - (double)bm);
             mx = bm;
         }
-        float bs = 0.0f;
-#pragma omp simd reduction(+ : bs)
-        for (int64_t v = 0; v < w; v++) bs += gf_exp_fast_fma(b[v] - mx);
-        s += bs;
+        s += block_sum_exp(b, w, mx);
     }
     return mx + (float)log(s);
 }
