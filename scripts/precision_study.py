@@ -50,23 +50,34 @@ def cmd_status(out):
     return 0
 
 
+def cpu_of(out, prec):
+    """the CPU the run's table names (compare writes "machine: ..., CPU NAME"), or "-" """
+    try:
+        for line in open(os.path.join(out, prec + ".table")):
+            if line.startswith("machine:") and "CPU " in line:
+                return line.split("CPU ", 1)[1].strip()
+    except OSError:
+        pass
+    return "-"
+
+
 def training_table(out):
-    lines = ["| precision | val ppl, seed 1 | seed 2 | mean ± sd | test ppl (mean) | training tokens/s (mean) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| precision | val ppl, seed 1 | seed 2 | mean ± sd | test ppl (mean) | training tokens/s (mean) | on |",
+             "|---|---|---|---|---|---|---|"]
     means = {}
     for prec in ("fp32", "bf16"):
         s = summary(out, prec)
         rs = {r["seed"]: r for r in runs(s)}
         if not rs:
-            lines.append("| %s | - | - | - | - | - |" % prec)
+            lines.append("| %s | - | - | - | - | - | - |" % prec)
             continue
         val = [rs[k]["val"] for k in sorted(rs)]
         means[prec] = val
         sd = " ± %.2f" % st.stdev(val) if len(val) > 1 else ""
         cell = lambda k: "%.2f" % rs[k]["val"] if k in rs else "-"
-        lines.append("| %s | %s | %s | %.2f%s | %.2f | %.0f |" % (
+        lines.append("| %s | %s | %s | %.2f%s | %.2f | %.0f | %s |" % (
             prec, cell(1), cell(2), st.mean(val), sd, st.mean(r["test"] for r in rs.values()),
-            st.mean(r["tokens_per_s"] for r in rs.values())))
+            st.mean(r["tokens_per_s"] for r in rs.values()), cpu_of(out, prec)))
     verdict = ""
     if len(means.get("fp32", [])) == 2 and len(means.get("bf16", [])) == 2:
         spread = abs(means["fp32"][0] - means["fp32"][1])
@@ -147,8 +158,8 @@ def cmd_docs(out, path):
         body += ["", "![training loss of the four runs](precision/bf16-training.svg)", "",
                  "The training losses of the four runs (docs/precision/bf16-training.svg): at the steps logged, a bf16 "
                  "run's loss is at most %.4f from its fp32 twin's (same seed)." % gap]
-    body += ["", "The tokens/s are each run's own wall-clock rate, not a benchmark: the runs may have shared the "
-             "machine (the throughput tables above are `bench`'s)."]
+    body += ["", "The tokens/s are each run's own wall-clock rate on the CPU its row names, not a benchmark: the runs "
+             "may have run on different machines, or shared one (the throughput tables above are `bench`'s)."]
     body += ["", "**bf16 and int8 weights in generation**: the fp32 run's seed-1 checkpoint, scored on the validation "
              "split one token at a time by the streaming engine with each kind of weights; the bounds are the issue's.",
              ""] + weights_table(out)
