@@ -845,7 +845,7 @@ typedef struct gf_train_opts {
                                    * and backward, gf_set_matmul_precision): GF_PRECISION_FP32 (the default, bit
                                    * for bit as before), GF_PRECISION_BF16 or GF_PRECISION_FP32_FAST; weights,
                                    * AdamW moments, LayerNorm, softmax, the loss and evaluation stay fp32 (fp32-fast
-                                   * rounds some of them differently). Recorded in the recipe
+                                   * and bf16 round some of them differently). Recorded in the recipe
                                    * ("precision", written when not fp32); a resume keeps it */
     bool deterministic;           /* each example's gradient computed on its own and the step's summed in one
                                    * fixed pairwise order (docs/distributed.md), so that a data-parallel run
@@ -1486,7 +1486,9 @@ void gf_blas_flops_reset(void);
  * oneDNN's fp32 matmul where this build has it, a linear layer's bias inside it, a fresh gradient buffer
  * written rather than zeroed and summed onto; about 1e-6 relative from fp32, and not the bits of earlier grassflow versions, which the default
  * keeps: docs/precision.md). In bf16, a matmul of one row or of fewer than GF_BF16_MIN_MACS multiply-adds
- * stays fp32. gf_train sets it from the recipe for its steps and evaluates in fp32. */
+ * stays fp32, and the ops outside the matmuls take fp32-fast's forms (its loss's one-pass log-sum-exp and
+ * attention's register tiles among them). gf_train sets it from the recipe for its steps and evaluates in
+ * fp32. */
 /* gf_precision is defined above, with the training recipe (gf_train_opts.precision). */
 #define GF_BF16_MIN_MACS (1 << 20) /* 2 threads, AMX: oneDNN is 0.6x OpenBLAS at 64^3, 1.3x at 128^3 */
 const char *gf_precision_name(gf_precision p); /* "fp32", "bf16", "fp32-fast" */
