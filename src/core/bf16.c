@@ -46,12 +46,6 @@ void gf_bf16_from_f32_row(gf_bf16 *dst, const float *src, int64_t n) {
 }
 
 void gf_bf16_from_f32(gf_bf16 *dst, const float *src, int64_t rows, int64_t cols, int64_t ld) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (gf_bf16_cpu()) {
 #pragma omp parallel for schedule(static) if (rows * cols > GF_PAR_MIN)
-        for (int64_t r = 0; r < rows; r++) row_avx512(dst + r * cols, src + r * ld, cols);
-        return;
-    }
-#endif
-    gf_bf16_from_f32_naive(dst, src, rows, cols, ld);
+    for (int64_t r = 0; r < rows; r++) gf_bf16_from_f32_row(dst + r * cols, src + r * ld, cols);
 }
