@@ -58,11 +58,15 @@ performer_lm 3 70 0 pad
 performer_bidir_classify 4 70 0 pad
 "
 fail=0
+# the inits, then every PyTorch fixture in one process, then the checks
 while read -r name B T ign pad; do
     [ -n "$name" ] || continue
     "$BUILD/grassflow" init --config "tests/parity/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
-    OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --init "$out/$name.init.safetensors" \
-        --out "$out/$name.ref.safetensors" --batch "$B" --seq-len "$T" --seed 11 --ignore-tail "$ign" ${pad:+--pad} >/dev/null
+    echo "--init $out/$name.init.safetensors --out $out/$name.ref.safetensors --batch $B --seq-len $T --seed 11 --ignore-tail $ign ${pad:+--pad}"
+done <<< "$cases" >"$out/jobs"
+OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --jobs "$out/jobs" >/dev/null
+while read -r name B T ign pad; do
+    [ -n "$name" ] || continue
     "$BUILD/tests/parity_check" "$out/$name.init.safetensors" "$out/$name.ref.safetensors" || fail=1
 done <<< "$cases"
 if [ $fail -ne 0 ]; then echo "parity: FAILED" >&2; exit 1; fi

@@ -166,16 +166,23 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
 
 echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"
-for name in $LMS classifier ablation ablation_classifier; do
-    ck="$tmp/$name/last.safetensors"
-    data="$TEXT"; [ "${name%classifier}" = "$name" ] || data="$tmp/snli/snli_1.0_dev.tsv"
-    r=$($CHK torch "$ck" "$data")
+NAMES="$LMS classifier ablation ablation_classifier"
+printf '%s' "$TEXT" >"$tmp/text"
+for name in $NAMES; do # every check in one Python process, two result lines a model
+    data="@$tmp/text"; [ "${name%classifier}" = "$name" ] || data="$tmp/snli/snli_1.0_dev.tsv"
+    for c in torch perturbed; do echo "$c $tmp/$name/last.safetensors $data"; done
+done >"$tmp/jobs"
+$CHK batch "$tmp/jobs" >"$tmp/results" || fail "python_check.py batch: exit $?"
+exec 3<"$tmp/results"
+for name in $NAMES; do
+    read -r r <&3 || r="(no result line)"
     $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
         && pass "$name: torch logits = C logits ($r)" || fail "$name: torch logits: $r"
-    r=$($CHK perturbed "$ck" "$data")
+    read -r r <&3 || r="(no result line)"
     $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "$name: ... and a changed weight is seen ($r)" || fail "$name: a changed weight went unseen: $r"
 done
+exec 3<&-
 for w in int8 bf16; do # a quantized file: PyTorch reads the values its weights stand for, as the C engine does
     "$GF" quantize --ckpt "$tmp/grassmann/last.safetensors" --weights $w --out "$tmp/grassmann-$w.safetensors" >/dev/null
     r=$($CHK torch "$tmp/grassmann-$w.safetensors" "$TEXT")

@@ -12,6 +12,8 @@
   python_check.py finetune-pairs CKPT PAIRS.tsv OUT  the same for a classifier: a step on the pairs (label 0),
                                                  every tensor's max change, torch against C on the pairs
   python_check.py refuse CKPT                    the loader's and the package's refusals, one per line
+  python_check.py batch FILE                     each line of FILE the arguments of one of the above, in one
+                                                 process (importing torch is most of the time of a check)
 """
 import json
 import os
@@ -172,6 +174,8 @@ def refusals(ckpt):
 
 def main(argv):
     cmd, ckpt = argv[0], argv[1]
+    if len(argv) > 2 and argv[2].startswith("@"):  # @FILE: the text of a file
+        argv[2] = open(argv[2][1:], encoding="utf-8").read()
     if cmd == "torch":
         return cmd_torch(ckpt, argv[2])
     if cmd == "perturbed":
@@ -183,8 +187,6 @@ def main(argv):
     if cmd == "refuse":
         return refusals(ckpt)
     m = grassflow.load(ckpt)
-    if len(argv) > 2 and argv[2].startswith("@"):  # @FILE: the text of a file
-        argv[2] = open(argv[2][1:], encoding="utf-8").read()
     if cmd == "ids":
         print(" ".join(map(str, m.tokenizer.encode(argv[2]))))
     elif cmd == "score":
@@ -212,4 +214,12 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["batch"]:
+        import shlex
+        with open(sys.argv[2]) as f:
+            for line in f:
+                if line.strip():
+                    main(shlex.split(line))
+                    sys.stdout.flush()
+    else:
+        main(sys.argv[1:])

@@ -137,39 +137,44 @@ def cmd_check(a):
 
 
 def cmd_break(a):
-    shutil.copytree(a.dir, a.out)
-    st = os.path.join(a.out, "model.safetensors")
+    for how in a.how:  # one process for all: importing torch is most of the time of one
+        break_one(a.dir, os.path.join(a.out, how), how)
+
+
+def break_one(src, out, how):
+    shutil.copytree(src, out)
+    st = os.path.join(out, "model.safetensors")
     t = st_io.read(st)[0]
-    cfg = json.load(open(os.path.join(a.out, "config.json")))
+    cfg = json.load(open(os.path.join(out, "config.json")))
     q1 = "distilbert.transformer.layer.1.attention.q_lin.weight"
-    if a.how == "missing":
+    if how == "missing":
         del t[q1]
-    elif a.how == "misnamed":
+    elif how == "misnamed":
         t["distilbert.transformer.layer.1.attention.q_lin.weigth"] = t.pop(q1)
-    elif a.how == "shape":  # a wider model than config.json says
+    elif how == "shape":  # a wider model than config.json says
         cfg["dim"], cfg["hidden_dim"] = 48, 96
-    elif a.how == "extra":  # config.json says one layer, the file has two
+    elif how == "extra":  # config.json says one layer, the file has two
         cfg["n_layers"] = 1
-    elif a.how == "cased":
-        json.dump({"do_lower_case": False}, open(os.path.join(a.out, "tokenizer_config.json"), "w"))
-    elif a.how == "badtok":
-        open(os.path.join(a.out, "tokenizer_config.json"), "w").write("{")
-    elif a.how == "novocab":
-        os.remove(os.path.join(a.out, "vocab.txt"))
-    elif a.how == "badconfig":
+    elif how == "cased":
+        json.dump({"do_lower_case": False}, open(os.path.join(out, "tokenizer_config.json"), "w"))
+    elif how == "badtok":
+        open(os.path.join(out, "tokenizer_config.json"), "w").write("{")
+    elif how == "novocab":
+        os.remove(os.path.join(out, "vocab.txt"))
+    elif how == "badconfig":
         del cfg["n_heads"]
-    elif a.how == "nan":  # a weight that is no number: one NaN deep in a layer's q block
+    elif how == "nan":  # a weight that is no number: one NaN deep in a layer's q block
         t[q1] = t[q1].copy()
         t[q1][3, 5] = np.nan
-    elif a.how == "inf":
+    elif how == "inf":
         b = "distilbert.embeddings.LayerNorm.bias"
         t[b] = t[b].copy()
         t[b][7] = -np.inf
-    elif a.how == "f64big":  # a float64 tensor with a value no float32 holds
+    elif how == "f64big":  # a float64 tensor with a value no float32 holds
         w = "distilbert.transformer.layer.0.ffn.lin1.weight"
         t[w] = t[w].astype(np.float64)
         t[w][0, 2] = 1e300
-    json.dump(cfg, open(os.path.join(a.out, "config.json"), "w"))
+    json.dump(cfg, open(os.path.join(out, "config.json"), "w"))
     st_io.write(st, t)
 
 
@@ -186,8 +191,8 @@ def main():
     c.add_argument("--features", required=True)
     b = sub.add_parser("break")
     b.add_argument("--dir", required=True)
-    b.add_argument("--out", required=True)
-    b.add_argument("--how", required=True,
+    b.add_argument("--out", required=True, help="the folder that gets a damaged copy OUT/HOW for each --how")
+    b.add_argument("--how", required=True, nargs="+",
                    choices=["missing", "misnamed", "shape", "extra", "cased", "badtok", "novocab", "badconfig", "nan",
                             "inf", "f64big"])
     a = p.parse_args()

@@ -3,6 +3,8 @@
 
 Usage: make_fixture.py --init IN.safetensors --out OUT.safetensors --batch B --seq-len T --seed S
                        [--ignore-tail K] [--pad] [--steps 10] [--lr 1e-3] [--wd 0.1]
+       make_fixture.py --jobs FILE    one fixture per line of FILE, each line the options above
+                                      (one process for all: importing torch is most of a small fixture's time)
 
 The batch follows the model's config: token ids or float vectors (input "vectors"), next-token targets
 (task lm) or one label per row (task classify). --pad gives the rows random lengths and a padding mask
@@ -10,6 +12,7 @@ The batch follows the model's config: token ids or float vectors (input "vectors
 """
 import argparse
 import os
+import shlex
 import sys
 from collections import OrderedDict
 
@@ -160,4 +163,10 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--jobs":
+        with open(sys.argv[2]) as f:
+            for line in f:
+                if line.strip():
+                    main(shlex.split(line))
+    else:
+        main()
