@@ -14,3 +14,12 @@ expect() {
     want=
     pass "$what"
 }
+# stopped_at DIR N: DIR's training state is at step N. A run stopped by --stop-at and resumed is compared
+# with an uninterrupted one; if the stop did not happen, that compares two whole runs and proves nothing.
+stopped_at() {
+    local st
+    st=$(/usr/bin/python3 -c 'import sys, json, struct
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+print(json.loads(b[8:8 + n])["__metadata__"]["step"])' "$1/state.safetensors" 2>&1 | tail -1)
+    [ "$st" = "$2" ] && pass "... its state is at step $2" || fail "$1: the state is at step '$st', expected $2"
+}

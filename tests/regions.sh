@@ -21,9 +21,11 @@ static void report(void) {
     FILE *f = path ? fopen(path, "w") : NULL;
     if (f) fprintf(f, "%ld\n", calls), fclose(f);
 }
+/* registered at load: a run that never calls memalign reports 0, not nothing */
+__attribute__((constructor)) static void start(void) { atexit(report); }
 void *memalign(size_t a, size_t n) {
     static void *(*real)(size_t, size_t);
-    if (!real) real = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign"), atexit(report);
+    if (!real) real = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
     calls++;
     return real(a, n);
 }
@@ -32,6 +34,7 @@ cc -shared -fPIC -O1 "$tmp/count.c" -o "$tmp/count.so" -ldl || { echo "regions: 
 count() { # "MODEL [SETTINGS]" WEIGHTS TOKENS: memalign calls of a bench generate run
     local model=${1%% *} sets=() kv
     for kv in ${1#"$model"}; do sets+=(--set "$kv"); done
+    rm -f "$tmp/n" # never the last run's count
     GF_REGIONS_OUT="$tmp/n" LD_PRELOAD="$tmp/count.so" "$GF" bench generate --model "$model" --set pos=sinusoidal \
         ${sets[@]+"${sets[@]}"} --vocab 300 --positions 20 --tokens "$3" --threads 2 --weights "$2" >/dev/null 2>"$tmp/err" ||
         { echo -1; return; }

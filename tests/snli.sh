@@ -181,7 +181,8 @@ assert abs(e["accuracy"] - float(sys.argv[2])) < 5e-5, (e["accuracy"], sys.argv[
 assert set(e["per_class"]) == {"entailment", "neutral", "contradiction"}
 PYEOF
 "$GF" train --task snli --model grassmann-tiny --corpus snli "${recipe[@]}" --batch 32 --lr 1e-3 \
-    --out "$tmp/cut" --stop-at $stop >/dev/null 2>&1
+    --out "$tmp/cut" --stop-at $stop >/dev/null 2>&1 || fail "snli: the run to stop at step $stop failed"
+stopped_at "$tmp/cut" "$stop"
 "$GF" train --resume "$tmp/cut" >/dev/null 2>"$tmp/err"
 $PY - "$tmp/run" "$tmp/cut" <<'PYEOF' && pass "stopped at step $stop and resumed: the same last and best weights, bit for bit" || fail "snli resume differs"
 import json, struct, sys
@@ -227,7 +228,8 @@ for s in train_0.01 dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -6
 bb() { "$GF" train --task snli --backbone "$tmp/lm/best.safetensors" --head "$tmp/head.json" --corpus "$tmp/snli64" \
     --steps 16 --batch 8 --eval-every 8 "$@"; }
 bb --freeze-backbone --out "$tmp/bb" >"$tmp/out" 2>"$tmp/err" || fail "head on a frozen backbone: $(tail -c 300 "$tmp/err")"
-bb --freeze-backbone --out "$tmp/bbcut" --stop-at 11 >/dev/null 2>&1
+bb --freeze-backbone --out "$tmp/bbcut" --stop-at 11 >/dev/null 2>&1 || fail "frozen backbone: the run to stop at step 11 failed"
+stopped_at "$tmp/bbcut" 11
 "$GF" train --resume "$tmp/bbcut" >/dev/null 2>"$tmp/err2" || fail "resume on a frozen backbone: $(tail -c 300 "$tmp/err2")"
 $PY - "$tmp/lm/best.safetensors" "$tmp/bb" "$tmp/bbcut" <<'PYEOF' && pass "frozen backbone: its blocks and embeddings unchanged, the head trained; stopped and resumed: the same weights" || fail "frozen backbone run"
 import json, struct, sys

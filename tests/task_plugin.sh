@@ -50,6 +50,7 @@ assert abs(r['accuracy'] - float('$acc')) < 5.1e-5, (r['accuracy'], '$acc')" 2>"
 expect 0 "eval as text" "$GF" eval --ckpt "$tmp/a/best.safetensors" --corpus "$tmp/vec" --split test
 grep -Eq '^  up ' "$tmp/out" && grep -q 'sequences 60' "$tmp/out" && pass "the text report names the classes" || fail "eval text: $(cat "$tmp/out")"
 expect 0 "a run stopped at step 12" "$GF" train "${R[@]}" --steps 30 --out "$tmp/b" --stop-at 12
+stopped_at "$tmp/b" 12
 expect 0 "... resumed" "$GF" train --resume "$tmp/b"
 $PY - "$tmp/a/last.safetensors" "$tmp/b/last.safetensors" <<'PYEOF' && pass "the resumed run ends bit for bit where the uninterrupted one did" || fail "resumed weights differ"
 import sys

@@ -30,14 +30,16 @@ run() { # what, command...
 echo "valgrind: memcheck on a short training run"
 R="--model hybrid-tiny --corpus tinyshakespeare --steps 6 --batch 2 --seq-len 16 --eval-every 3 --dropout 0.1 --accum 2"
 "$GF" train $R --out "$tmp/warm" --steps 1 >/dev/null 2>&1 # fills the token cache outside valgrind
-run "train (6 steps, 2 evaluations, checkpoints)" "$GF" train $R --out "$tmp/r" --stop-at 3
-run "train --resume" "$GF" train --resume "$tmp/r"
+run "train (stopped at step 3 of 6: an evaluation, checkpoints, the state)" "$GF" train $R --out "$tmp/r" --stop-at 3
+run "train --resume (steps 4 to 6, the second evaluation)" "$GF" train --resume "$tmp/r"
 run "eval" "$GF" eval --ckpt "$tmp/r/last.safetensors" --corpus tinyshakespeare --seq-len 16
 run "generate (streaming)" "$GF" generate --ckpt "$tmp/r/last.safetensors" --prompt "ROMEO:" --tokens 20
 run "generate --no-cache" "$GF" generate --ckpt "$tmp/r/last.safetensors" --prompt "ROMEO:" --tokens 20 --no-cache
 head -c 3000 "$tmp/r/last.safetensors" >"$tmp/trunc.safetensors"
 $VG --log-file="$tmp/vg.log" "$GF" eval --ckpt "$tmp/trunc.safetensors" --corpus tinyshakespeare >/dev/null 2>&1
+rc=$?
 errs=$(grep -o "ERROR SUMMARY: [0-9]*" "$tmp/vg.log" | grep -o "[0-9]*$")
-[ "$errs" = 0 ] && echo "  ok    a truncated checkpoint is refused with 0 memory errors" || { echo "  FAIL  truncated checkpoint: $errs errors"; fails=$((fails + 1)); }
+[ "$rc" = 1 ] && [ "$errs" = 0 ] && echo "  ok    a truncated checkpoint is refused (exit 1) with 0 memory errors" \
+    || { echo "  FAIL  truncated checkpoint: exit $rc (1 expected), $errs errors"; fails=$((fails + 1)); }
 if [ $fails -ne 0 ]; then echo "valgrind: $fails FAILED"; exit 1; fi
 echo "valgrind: all passed"

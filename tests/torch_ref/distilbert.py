@@ -8,8 +8,8 @@ grassflow's importer (src/import/distilbert.c) to.
         6 layers, 12 heads, FFN 3072, 512 positions) with random weights and that vocab.txt, for timing runs.
   distilbert.py check --dir DIR --features F.json     F: `grassflow features --json` on DIR; its hidden
         states against forward() on its ids. Exit 1 beyond 1e-4 (relative to the largest |h|).
-  distilbert.py break --dir DIR --out DST --how HOW  a damaged copy (HOW: missing, misnamed, shape, extra,
-        cased, badtok, novocab, badconfig, nan, inf, f64big) for the error tests.
+  distilbert.py break --dir DIR --out DST --how HOW...  a damaged copy DST/HOW for each HOW (missing, misnamed,
+        shape, extra, cased, badtok, novocab, badconfig, nan, inf, f64big) for the error tests.
 
 forward() follows Hugging Face's DistilBertModel (transformers/models/distilbert/modeling_distilbert.py,
 read, not copied): embeddings = LayerNorm(word + position, eps 1e-12); per layer: q, k, v = three linears,
