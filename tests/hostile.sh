@@ -94,7 +94,7 @@ mem_case "sinusoidal positions with max_len 2^24: three tokens scored without a 
     --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/longrun" >/dev/null 2>&1
 mem_case "eval at --seq-len 2^24 of a sinusoidal model: blocks as long as the split (55,755), streamed when one would not fit" 0 \
     "tokens 55755" "$GF" eval --ckpt "$tmp/longrun/last.safetensors" --corpus tinyshakespeare --seq-len 16777216
-mem_case "generate 3,000 tokens from the same model: a stream whose state starts at 256 positions" 0 "" \
+mem_case "generate 3,000 tokens from the same model, within the limit" 0 "" \
     "$GF" generate --ckpt "$tmp/longrun/last.safetensors" --tokens 3000 --prompt abc
 # one line of ids, far longer than a forward can hold within the budget: scored token by token
 "$GF" init --model grassmann-tiny --set pos=none --out "$tmp/nopos.safetensors" >/dev/null

@@ -25,7 +25,8 @@ grep -Eq '^\| int8 \| [0-9.]+ \| [+-][0-9.]+% \| 1.0% \| (met|\*\*not met\*\*) \
     pass "greedy texts: three prompts, bf16's and int8's words compared with fp32's" || fail "greedy table: $(cat "$Q")"
 grep -q -- '--precision bf16' "$Q" && grep -q -- '--stream --weights int8 --json' "$Q" && pass "the commands beside the tables" || fail "commands: $(cat "$Q")"
 GF=$B/grassflow bash scripts/precision_study.sh --quick --out "$O" >"$tmp/log2" 2>&1
-! grep -q 'precision_study: .*grassflow \(compare\|eval\)' "$tmp/log2" && pass "a rerun runs nothing again" || fail "rerun: $(cat "$tmp/log2")"
+rc=$?
+[ $rc = 0 ] && ! grep -q 'precision_study: .*grassflow \(compare\|eval\)' "$tmp/log2" && pass "a rerun runs nothing again" || fail "rerun: exit $rc: $(cat "$tmp/log2")"
 printf 'top\n<!-- precision-quality -->\nold\n<!-- /precision-quality -->\nbottom\n' >"$tmp/precision.md"
 /usr/bin/python3 scripts/precision_study.py docs "$O" "$tmp/precision.md" 2>/dev/null
 head -1 "$tmp/precision.md" | grep -qx top && tail -1 "$tmp/precision.md" | grep -qx bottom && ! grep -qx old "$tmp/precision.md" &&
