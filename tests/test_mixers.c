@@ -153,6 +153,7 @@ typedef struct {
     const uint8_t *mask;
     int64_t w, g; /* window attention (w = T, g = 0: full attention) */
     int64_t B, T, m; /* m: performer's features (0: another mixer) */
+    int64_t n_head, k_proj; /* layer 1's (0: a key its mixer does not have) */
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
     ref_grassmann_stats *st;
@@ -162,18 +163,57 @@ static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
     if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
+    } else if (c->m) {
+        ref_performer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->n_head, c->m, c->B, c->T, c->bidir,
+                      c->mask);
+    } else if (c->linformer) {
+        ref_linformer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->n_head, c->k_proj,
+                      c->cfg->max_len, c->B, c->T, c->mask);
     } else {
-        char *h = gf_config_get(c->cfg, "layers.1.n_head"), *kp = gf_config_get(c->cfg, "layers.1.k_proj");
-        if (c->m)
-            ref_performer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->m, c->B, c->T,
-                          c->bidir, c->mask);
-        else if (c->linformer)
-            ref_linformer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), atoll(kp),
-                          c->cfg->max_len, c->B, c->T, c->mask);
-        else
-            ref_window_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, atoll(h), c->B, c->T,
-                                 c->bidir, c->mask, c->w, c->g);
-        free(h), free(kp);
+        ref_window_attention(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->n_head, c->B, c->T,
+                             c->bidir, c->mask, c->w, c->g);
+    }
+}
+
+/* A key of layer 1 as a number (0 when its mixer has no such key). */
+static int64_t layer1_key(const gf_config *cfg, const char *key) {
+    char *v = gf_config_get(cfg, key);
+    const int64_t n = v ? atoll(v) : 0;
+    free(v);
+    return n;
+}
+
+/* ref_fd_grad of the input (which < 0) or of parameter `which`, the elements shared out among the OpenMP
+ * threads (finite differences are most of this test's time): each thread perturbs its own copy of the
+ * context's input (n_inp values, as many as the output) and parameters. The same values as one thread's. */
+static void mix_fd_grad(double *grad, const mix_ctx *ctx, int which, int np, const int64_t *numel, int64_t n_inp,
+                        const double *wd) {
+#pragma omp parallel
+    {
+        mix_ctx c = *ctx;
+        c.st = NULL;
+        c.inp = malloc((size_t)n_inp * sizeof(double));
+        memcpy(c.inp, ctx->inp, (size_t)n_inp * sizeof(double));
+        for (int i = 0; i < np; i++) {
+            c.P[i] = malloc((size_t)numel[i] * sizeof(double));
+            memcpy(c.P[i], ctx->P[i], (size_t)numel[i] * sizeof(double));
+        }
+        double *x = which < 0 ? c.inp : c.P[which], *out = malloc((size_t)n_inp * sizeof *out);
+        const int64_t n = which < 0 ? n_inp : numel[which];
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t i = 0; i < n; i++) {
+            const double x0 = x[i];
+            x[i] = x0 + FD_H;
+            mix_fwd(&c, out);
+            const double lp = ref_dot(wd, out, n_inp);
+            x[i] = x0 - FD_H;
+            mix_fwd(&c, out);
+            const double lm = ref_dot(wd, out, n_inp);
+            x[i] = x0;
+            grad[i] = (lp - lm) / (2.0 * FD_H);
+        }
+        free(out), free(c.inp);
+        for (int i = 0; i < np; i++) free(c.P[i]);
     }
 }
 
@@ -256,7 +296,8 @@ static void run_case(const mix_case *mc) {
     }
     const bool win = !strcmp(mc->mixer, "window");
     mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, win ? mc->w : T, win ? mc->g : 0, B, T,
-                   mc->m, ddup_f(inp, N * d), {0}, NULL};
+                   mc->m, layer1_key(&cfg, "layers.1.n_head"), layer1_key(&cfg, "layers.1.k_proj"),
+                   ddup_f(inp, N * d), {0}, NULL};
     for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
     double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
     ctx.st = &st;
@@ -277,10 +318,10 @@ static void run_case(const mix_case *mc) {
                      st.min_unclamped_norm);
     }
     double *fd_inp = dalloc(N * d), *fd_p[GF_MIXER_MAX_PARAMS];
-    ref_fd_grad(fd_inp, ctx.inp, N * d, mix_fwd, &ctx, wd, N * d, FD_H);
+    mix_fd_grad(fd_inp, &ctx, -1, np, numel, N * d, wd);
     for (int i = 0; i < np; i++) {
         fd_p[i] = dalloc(numel[i]);
-        ref_fd_grad(fd_p[i], ctx.P[i], numel[i], mix_fwd, &ctx, wd, N * d, FD_H);
+        mix_fd_grad(fd_p[i], &ctx, i, np, numel, N * d, wd);
     }
 
     /* Gradients that are 0 in exact arithmetic (r = 2: phat = sign(p), so no gradient reaches red) come out
