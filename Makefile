@@ -238,9 +238,10 @@ bench: all
 # The sanitizer build runs the C tests and the shell suites again, but not all of their time: no
 # tests/snli.sh (its reader code runs under tests/pairs.sh and test_nli), tests/runs.sh or tests/python.sh
 # (the trainer's and the library's code they reach runs under test_train, tests/train.sh and the C tests),
-# and 5 SIGKILLs instead of 20. Measured on 2026-11-28 (2 cores of an AMD EPYC, warm caches): the whole
-# `make test` 16 minutes, 6.4 of them here (the C tests 100 s, the shell suites 255 s, the build the rest);
-# a clean-clone CI run on an Intel Xeon took about 25 minutes with the installs and the first build.
+# and 5 SIGKILLs instead of 20. Measured on 2026-11-28 (2 cores of an AMD EPYC, builds made): the whole
+# `make test` 551 s, 238 of them here (it was 778 and 356 before the Python sides of the parity tests ran in
+# one process each, the finite differences of test_mixers on every core, kill.sh's kills on time and the
+# fuzzers two at a time); a clean-clone `bash .ci/run` 10 minutes with the installs and the first builds.
 test-san:
 	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-trust
 

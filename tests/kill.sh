@@ -49,11 +49,10 @@ while [ $kills -lt "$N" ] && [ $rounds -lt $((N * 5)) ]; do
         sleep "$((r % ms / 1000)).$(printf '%03d' $((r % ms % 1000)))"
         write=0
     fi
-    landed=0
-    kill -9 $pid 2>/dev/null && landed=1
+    kill -9 $pid 2>/dev/null # succeeds on a run that has ended but is not waited for: its exit code tells
     wait $pid 2>/dev/null
     rc=$?
-    if [ $landed = 0 ]; then # it had ended: at the end of the run (or it failed, which is an error)
+    if [ $rc != 137 ]; then # it had ended by itself: at the end of the run (or it failed, which is an error)
         [ $rc = 0 ] || { fail "round $rounds: the run exited $rc by itself: $(tail -c 300 "$tmp/log")"; break; }
         finished=1
         continue
