@@ -224,167 +224,190 @@ static void fill_dyadic(float *x, int64_t n, uint64_t seed, float step, int kmax
     for (int64_t i = 0; i < n; i++) x[i] = step * roundf(x[i] * (float)kmax);
 }
 
-static void run_case(const mix_case *mc) {
+/* One case's setup, references and buffers, shared by the steps of run_case. */
+typedef struct {
+    const mix_case *mc;
     gf_config cfg;
-    make_cfg(&cfg, mc);
-    const gf_mixer_ops *ops = gf_mixer_find(mc->mixer);
-    if (!ops) fail_msg("%s: gf_mixer_find returned NULL", mc->name);
-    const int64_t B = mc->B, T = mc->T, d = mc->d, N = B * T;
+    const gf_mixer_ops *ops;
+    int np;
+    gf_param_spec specs[GF_MIXER_MAX_PARAMS];
+    int64_t numel[GF_MIXER_MAX_PARAMS];
+    float *p[GF_MIXER_MAX_PARAMS], *pre[GF_MIXER_MAX_PARAMS], *p0[GF_MIXER_MAX_PARAMS]; /* pre: the gradients' */
+    float *inp, *inp0, *dout, *dout0, *pre_inp;                                       /* prior contents */
+    uint8_t *mask;
+    double *want, *fd_inp, *fd_p[GF_MIXER_MAX_PARAMS], gscale;
+} case_run;
 
-    gf_param_spec specs[GF_MIXER_MAX_PARAMS], want_specs[GF_MIXER_MAX_PARAMS];
-    memset(specs, 0, sizeof specs);
-    const int np = ops->param_specs(&cfg, LAYER, specs), wnp = expected_specs(mc, want_specs);
+/* The mixer's parameter specs against the expected ones; their sizes. */
+static void case_specs(case_run *c) {
+    const mix_case *mc = c->mc;
+    gf_param_spec want_specs[GF_MIXER_MAX_PARAMS];
+    memset(c->specs, 0, sizeof c->specs);
+    const int np = c->np = c->ops->param_specs(&c->cfg, LAYER, c->specs), wnp = expected_specs(mc, want_specs);
     if (np != wnp) fail_msg("%s: param_specs returned %d params, want %d", mc->name, np, wnp);
     for (int i = 0; i < np; i++) {
-        const gf_param_spec *s = &specs[i], *w = &want_specs[i];
+        const gf_param_spec *s = &c->specs[i], *w = &want_specs[i];
         if (strcmp(s->name, w->name) != 0 || s->ndim != w->ndim || s->shape[0] != w->shape[0] ||
             (s->ndim == 2 && s->shape[1] != w->shape[1]) || s->init != w->init || s->buffer != w->buffer)
             fail_msg("%s: param %d is %s ndim %d (%lld, %lld) init %d; want %s ndim %d (%lld, %lld) init %d",
                      mc->name, i, s->name, s->ndim, (long long)s->shape[0], (long long)s->shape[1],
                      (int)s->init, w->name, w->ndim, (long long)w->shape[0], (long long)w->shape[1],
                      (int)w->init);
+        c->numel[i] = spec_numel(s);
     }
+}
 
-    /* parameters: weights U(-1.5, 1.5)/sqrt(fan_in), biases U(-0.5, 0.5) */
-    float *p[GF_MIXER_MAX_PARAMS] = {0}, *pre[GF_MIXER_MAX_PARAMS] = {0};
-    int64_t numel[GF_MIXER_MAX_PARAMS];
-    for (int i = 0; i < np; i++) {
-        numel[i] = spec_numel(&specs[i]);
-        p[i] = falloc(numel[i]);
-        if (specs[i].ndim == 2) {
-            float a = 1.5f / sqrtf((float)specs[i].shape[1]);
-            tl_fill_uniform(p[i], numel[i], mc->seed + 1000 + (uint64_t)i, -a, a);
-        } else {
-            tl_fill_uniform(p[i], numel[i], mc->seed + 1000 + (uint64_t)i, -0.5f, 0.5f);
-        }
-        pre[i] = falloc(numel[i]);
-        tl_fill_uniform(pre[i], numel[i], mc->seed + 2000 + (uint64_t)i, -0.5f, 0.5f);
+/* Parameters (weights U(-1.5, 1.5)/sqrt(fan_in), biases U(-0.5, 0.5), buffers as the model draws them),
+ * the input, the output gradient, the gradients' prior contents, the padding mask, and copies to check
+ * that the mixer leaves its inputs alone. */
+static void case_data(case_run *c) {
+    const mix_case *mc = c->mc;
+    const int64_t T = mc->T, d = mc->d, N = mc->B * T;
+    for (int i = 0; i < c->np; i++) {
+        c->p[i] = falloc(c->numel[i]);
+        const float a = c->specs[i].ndim == 2 ? 1.5f / sqrtf((float)c->specs[i].shape[1]) : 0.5f;
+        tl_fill_uniform(c->p[i], c->numel[i], mc->seed + 1000 + (uint64_t)i, -a, a);
+        c->pre[i] = falloc(c->numel[i]);
+        tl_fill_uniform(c->pre[i], c->numel[i], mc->seed + 2000 + (uint64_t)i, -0.5f, 0.5f);
     }
-    if (gf_mixer_draw_fn(ops)) { /* buffers as the model draws them, scaled */
-        gf_mixer_draw_fn(ops)(&cfg, LAYER, p, mc->seed + 7, 0);
-        for (int i = 0; i < np; i++)
-            for (int64_t k = 0; specs[i].buffer && k < numel[i]; k++) p[i][k] *= mc->omega_scale ? mc->omega_scale : 1.0f;
+    if (gf_mixer_draw_fn(c->ops)) { /* buffers as the model draws them, scaled */
+        gf_mixer_draw_fn(c->ops)(&c->cfg, LAYER, c->p, mc->seed + 7, 0);
+        for (int i = 0; i < c->np; i++)
+            for (int64_t k = 0; c->specs[i].buffer && k < c->numel[i]; k++)
+                c->p[i][k] *= mc->omega_scale ? mc->omega_scale : 1.0f;
     }
-    float *inp = falloc(N * d);
-    tl_fill_uniform(inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
+    c->inp = falloc(N * d);
+    tl_fill_uniform(c->inp, N * d, mc->seed + 3000, -1.0f, 1.0f);
     if (mc->parallel) {
         /* red.bias 0 and dyadic red.weight / h; then b=0: h3 = 2 h2, h5 = -h2/2; b=1: h1 = -h0 (parallel,
          * not identical: an identical partner is skipped, tests/test_model.c) */
-        fill_dyadic(p[0], numel[0], mc->seed + 1000, 0.125f, 4);
-        ffill(p[1], numel[1], 0.0f);
-        fill_dyadic(inp, N * d, mc->seed + 3000, 0.125f, 8);
+        fill_dyadic(c->p[0], c->numel[0], mc->seed + 1000, 0.125f, 4);
+        ffill(c->p[1], c->numel[1], 0.0f);
+        fill_dyadic(c->inp, N * d, mc->seed + 3000, 0.125f, 8);
         for (int64_t k = 0; k < d; k++) {
-            inp[3 * d + k] = 2.0f * inp[2 * d + k];
-            inp[5 * d + k] = -0.5f * inp[2 * d + k];
-            inp[(T + 1) * d + k] = -inp[T * d + k];
+            c->inp[3 * d + k] = 2.0f * c->inp[2 * d + k];
+            c->inp[5 * d + k] = -0.5f * c->inp[2 * d + k];
+            c->inp[(T + 1) * d + k] = -c->inp[T * d + k];
         }
     }
-    float *dout = falloc(N * d), *pre_inp = falloc(N * d);
-    tl_fill_uniform(dout, N * d, mc->seed + 4000, -1.0f, 1.0f);
-    tl_fill_uniform(pre_inp, N * d, mc->seed + 5000, -0.5f, 0.5f);
-    float *inp0 = fdup(inp, N * d), *dout0 = fdup(dout, N * d), *p0[GF_MIXER_MAX_PARAMS];
-    for (int i = 0; i < np; i++) p0[i] = fdup(p[i], numel[i]);
-
-    /* reference forward and finite-difference gradients */
-    ref_grassmann_stats st;
-    uint8_t *mask = NULL;
+    c->dout = falloc(N * d), c->pre_inp = falloc(N * d);
+    tl_fill_uniform(c->dout, N * d, mc->seed + 4000, -1.0f, 1.0f);
+    tl_fill_uniform(c->pre_inp, N * d, mc->seed + 5000, -0.5f, 0.5f);
+    c->inp0 = fdup(c->inp, N * d), c->dout0 = fdup(c->dout, N * d);
+    for (int i = 0; i < c->np; i++) c->p0[i] = fdup(c->p[i], c->numel[i]);
+    c->mask = NULL;
     if (mc->padded) {
-        mask = talloc((size_t)N);
+        c->mask = talloc((size_t)N);
         for (int64_t n = 0; n < N; n++)
-            mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1) ||
-                        (mc->pad_first && n / T == 1 && n % T < 2));
+            c->mask[n] = !((n / T == 1 && n % T >= T - 3) || (n / T == 0 && n % T == 1) ||
+                           (mc->pad_first && n / T == 1 && n % T < 2));
     }
-    const bool win = !strcmp(mc->mixer, "window");
-    mix_ctx ctx = {&cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, mask, win ? mc->w : T, win ? mc->g : 0, B, T,
-                   mc->m, layer1_key(&cfg, "layers.1.n_head"), layer1_key(&cfg, "layers.1.k_proj"),
-                   ddup_f(inp, N * d), {0}, NULL};
-    for (int i = 0; i < np; i++) ctx.P[i] = ddup_f(p[i], numel[i]);
-    double *want = dalloc(N * d), *wd = ddup_f(dout, N * d);
-    ctx.st = &st;
-    mix_fwd(&ctx, want);
-    ctx.st = NULL;
-    if (is_grassmann(mc)) {
-        /* finite differences are well posed only away from the clamp ||p|| = eps */
-        if (mc->parallel) {
-            if (st.n_clamped < 3 || st.max_clamped_norm != 0.0)
-                fail_msg("%s: setup: %lld clamped pairs, largest norm %g; want >= 3 with p = 0 exactly",
-                         mc->name, (long long)st.n_clamped, st.max_clamped_norm);
-        } else if (st.n_clamped != 0) {
-            fail_msg("%s: setup: %lld pairs below eps", mc->name, (long long)st.n_clamped);
-        }
-        if (st.n_pairs > st.n_clamped &&
-            !(st.min_unclamped_norm > 2.0 * GC(&cfg, LAYER)->plucker_eps && st.min_unclamped_norm > 5e-3))
-            fail_msg("%s: setup: smallest unclamped ||p|| = %g is too close to eps", mc->name,
-                     st.min_unclamped_norm);
-    }
-    double *fd_inp = dalloc(N * d), *fd_p[GF_MIXER_MAX_PARAMS];
-    mix_fd_grad(fd_inp, &ctx, -1, np, numel, N * d, wd);
-    for (int i = 0; i < np; i++) {
-        fd_p[i] = dalloc(numel[i]);
-        mix_fd_grad(fd_p[i], &ctx, i, np, numel, N * d, wd);
-    }
+}
 
+/* A Grassmann case's pairs must sit away from the clamp ||p|| = eps, where finite differences are well posed
+ * (or, for `parallel`, exactly at p = 0). */
+static void check_clamp(const mix_case *mc, gf_config *cfg, const ref_grassmann_stats *st) {
+    if (mc->parallel) {
+        if (st->n_clamped < 3 || st->max_clamped_norm != 0.0)
+            fail_msg("%s: setup: %lld clamped pairs, largest norm %g; want >= 3 with p = 0 exactly", mc->name,
+                     (long long)st->n_clamped, st->max_clamped_norm);
+    } else if (st->n_clamped != 0) {
+        fail_msg("%s: setup: %lld pairs below eps", mc->name, (long long)st->n_clamped);
+    }
+    if (st->n_pairs > st->n_clamped &&
+        !(st->min_unclamped_norm > 2.0 * GC(cfg, LAYER)->plucker_eps && st->min_unclamped_norm > 5e-3))
+        fail_msg("%s: setup: smallest unclamped ||p|| = %g is too close to eps", mc->name, st->min_unclamped_norm);
+}
+
+/* The reference forward in double and the finite-difference gradients of the input and every parameter. */
+static void case_reference(case_run *c) {
+    const mix_case *mc = c->mc;
+    const int64_t T = mc->T, d = mc->d, N = mc->B * T;
+    const bool win = !strcmp(mc->mixer, "window");
+    ref_grassmann_stats st;
+    mix_ctx ctx = {&c->cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, c->mask, win ? mc->w : T,
+                   win ? mc->g : 0, mc->B, T, mc->m, layer1_key(&c->cfg, "layers.1.n_head"),
+                   layer1_key(&c->cfg, "layers.1.k_proj"), ddup_f(c->inp, N * d), {0}, &st};
+    for (int i = 0; i < c->np; i++) ctx.P[i] = ddup_f(c->p[i], c->numel[i]);
+    double *wd = ddup_f(c->dout, N * d);
+    c->want = dalloc(N * d);
+    mix_fwd(&ctx, c->want);
+    ctx.st = NULL;
+    if (is_grassmann(mc)) check_clamp(mc, &c->cfg, &st);
+    c->fd_inp = dalloc(N * d);
+    mix_fd_grad(c->fd_inp, &ctx, -1, c->np, c->numel, N * d, wd);
+    for (int i = 0; i < c->np; i++) {
+        c->fd_p[i] = dalloc(c->numel[i]);
+        mix_fd_grad(c->fd_p[i], &ctx, i, c->np, c->numel, N * d, wd);
+    }
     /* Gradients that are 0 in exact arithmetic (r = 2: phat = sign(p), so no gradient reaches red) come out
      * of float cancellation, amplified by 1/||p||: judge every tensor at the scale of the input gradient
      * at least. */
-    const double gscale = ref_max_abs(fd_inp, N * d);
+    c->gscale = ref_max_abs(c->fd_inp, N * d);
+}
 
-    /* the mixer, with the scratch sized for the OpenMP thread count and for one thread */
-    const int nths[2] = {gf_max_threads(), 1};
-    for (int run = 0; run < (mc->fast ? 4 : 2); run++) { /* fp32 on both thread counts, then fp32-fast */
-        const int nth = nths[run % 2];
-        if (run % 2 == 1 && nth == nths[0]) continue;
-        const bool fast = run >= 2;
-        assert_int_equal(gf_set_matmul_precision(fast ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
-        char name[128];
-        snprintf(name, sizeof name, "%s%s", mc->name, fast ? ", fp32-fast" : "");
-        const int64_t n_saved = ops->saved_floats(&cfg, LAYER, B, T);
-        const int64_t n_scratch = ops->scratch_floats(&cfg, LAYER, B, T, nth);
-        float *saved = falloc(n_saved), *scratch = falloc(n_scratch), *out = falloc(N * d);
-        ffill(saved, n_saved, NAN);
-        ffill(scratch, n_scratch, NAN);
-        ffill(out, N * d, NAN);
-        float *g[GF_MIXER_MAX_PARAMS] = {0};
-        for (int i = 0; i < np; i++) g[i] = fdup(pre[i], numel[i]);
-        float *dinp = fdup(pre_inp, N * d);
-        gf_mixer_call call = {.cfg = &cfg,
-                              .layer = LAYER,
-                              .B = B,
-                              .T = T,
-                              .p = p,
-                              .g = g,
-                              .saved = saved,
-                              .scratch = scratch,
-                              .n_threads = nth,
-                              .bidirectional = mc->bidir,
-                              .mask = mask};
-        char what[200];
+/* The mixer's forward and backward on nth threads (its scratch sized for them), in fp32 or fp32-fast,
+ * against the references; then that it left its inputs alone. */
+static void case_check(case_run *c, int nth, bool fast) {
+    const mix_case *mc = c->mc;
+    const gf_mixer_ops *ops = c->ops;
+    const int64_t B = mc->B, T = mc->T, N = B * T, nd = N * mc->d;
+    assert_int_equal(gf_set_matmul_precision(fast ? GF_PRECISION_FP32_FAST : GF_PRECISION_FP32), 0);
+    char name[128], what[200];
+    snprintf(name, sizeof name, "%s%s", mc->name, fast ? ", fp32-fast" : "");
+    const int64_t n_saved = ops->saved_floats(&c->cfg, LAYER, B, T);
+    const int64_t n_scratch = ops->scratch_floats(&c->cfg, LAYER, B, T, nth);
+    float *saved = falloc(n_saved), *scratch = falloc(n_scratch), *out = falloc(nd);
+    ffill(saved, n_saved, NAN);
+    ffill(scratch, n_scratch, NAN);
+    ffill(out, nd, NAN);
+    float *g[GF_MIXER_MAX_PARAMS] = {0};
+    for (int i = 0; i < c->np; i++) g[i] = fdup(c->pre[i], c->numel[i]);
+    float *dinp = fdup(c->pre_inp, nd);
+    gf_mixer_call call = {.cfg = &c->cfg, .layer = LAYER, .B = B, .T = T, .p = c->p, .g = g,
+                          .saved = saved, .scratch = scratch, .n_threads = nth, .bidirectional = mc->bidir,
+                          .mask = c->mask};
 
-        ops->forward(&call, out, inp);
-        snprintf(what, sizeof what, "%s (%d threads): forward out", name, nth);
-        ref_check_rel(what, out, want, N * d, 1e-5, 1.0);
+    ops->forward(&call, out, c->inp);
+    snprintf(what, sizeof what, "%s (%d threads): forward out", name, nth);
+    ref_check_rel(what, out, c->want, nd, 1e-5, 1.0);
 
-        ffill(scratch, n_scratch, NAN); /* scratch does not survive between calls */
-        ops->backward(&call, dinp, dout, inp);
-        snprintf(what, sizeof what, "%s (%d threads): backward dinp", name, nth);
-        ref_check_grad(what, dinp, pre_inp, fd_inp, N * d, 2e-5, gscale);
-        for (int i = 0; i < np; i++) {
-            snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", name, nth, specs[i].name);
-            if (specs[i].buffer) { /* never trained: the backward leaves its gradient alone */
-                if (memcmp(g[i], pre[i], (size_t)numel[i] * sizeof *g[i]) != 0) fail_msg("%s: written", what);
-            } else {
-                ref_check_grad(what, g[i], pre[i], fd_p[i], numel[i], 2e-5, gscale);
-            }
+    ffill(scratch, n_scratch, NAN); /* scratch does not survive between calls */
+    ops->backward(&call, dinp, c->dout, c->inp);
+    snprintf(what, sizeof what, "%s (%d threads): backward dinp", name, nth);
+    ref_check_grad(what, dinp, c->pre_inp, c->fd_inp, nd, 2e-5, c->gscale);
+    for (int i = 0; i < c->np; i++) {
+        snprintf(what, sizeof what, "%s (%d threads): backward d(%.31s)", name, nth, c->specs[i].name);
+        if (c->specs[i].buffer) { /* never trained: the backward leaves its gradient alone */
+            if (memcmp(g[i], c->pre[i], (size_t)c->numel[i] * sizeof *g[i]) != 0) fail_msg("%s: written", what);
+        } else {
+            ref_check_grad(what, g[i], c->pre[i], c->fd_p[i], c->numel[i], 2e-5, c->gscale);
         }
+    }
 
-        /* inputs are read-only */
-        if (memcmp(inp, inp0, (size_t)(N * d) * sizeof *inp) != 0)
-            fail_msg("%s: the mixer modified inp", name);
-        if (memcmp(dout, dout0, (size_t)(N * d) * sizeof *dout) != 0)
-            fail_msg("%s: backward modified dout", name);
-        for (int i = 0; i < np; i++)
-            if (memcmp(p[i], p0[i], (size_t)numel[i] * sizeof *p[i]) != 0)
-                fail_msg("%s: the mixer modified parameter %s", name, specs[i].name);
+    /* inputs are read-only */
+    if (memcmp(c->inp, c->inp0, (size_t)nd * sizeof *c->inp) != 0) fail_msg("%s: the mixer modified inp", name);
+    if (memcmp(c->dout, c->dout0, (size_t)nd * sizeof *c->dout) != 0) fail_msg("%s: backward modified dout", name);
+    for (int i = 0; i < c->np; i++)
+        if (memcmp(c->p[i], c->p0[i], (size_t)c->numel[i] * sizeof *c->p[i]) != 0)
+            fail_msg("%s: the mixer modified parameter %s", name, c->specs[i].name);
+}
+
+static void run_case(const mix_case *mc) {
+    static case_run c; /* large (the specs); one case at a time */
+    memset(&c, 0, sizeof c);
+    c.mc = mc;
+    make_cfg(&c.cfg, mc);
+    c.ops = gf_mixer_find(mc->mixer);
+    if (!c.ops) fail_msg("%s: gf_mixer_find returned NULL", mc->name);
+    case_specs(&c);
+    case_data(&c);
+    case_reference(&c);
+    /* fp32 on the OpenMP thread count and on one thread, then fp32-fast on both */
+    const int nths[2] = {gf_max_threads(), 1};
+    for (int run = 0; run < (mc->fast ? 4 : 2); run++) {
+        if (run % 2 == 1 && nths[1] == nths[0]) continue;
+        case_check(&c, nths[run % 2], run >= 2);
     }
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
 }
