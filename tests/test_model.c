@@ -32,7 +32,7 @@ static void fd_param(gf_model *m, const int32_t *in, const int32_t *tg, int64_t 
     double lm = loss_at(m, in, tg, B, T);
     p[i] = save;
     double fd = (lp - lm) / (2.0 * h), an = gf_model_grads(m)[i];
-    if (fabs(fd - an) > 1e-3 + 2e-2 * fabs(an))
+    if (!(fabs(fd - an) <= 1e-3 + 2e-2 * fabs(an)))
         fail_msg("%s: %s[%lld]: analytic %.6g vs finite difference %.6g", what, name, (long long)k, an, fd);
 }
 

@@ -334,7 +334,7 @@ static void test_gradients(void **state) {
             gf_model_forward(m, in, tg, B, T, &lm);
             t->data[k] = x0;
             double fd = ((double)lp - lm) / (2.0 * h);
-            if (fabs(fd - t->grad[k]) > 2e-3 + 2e-2 * fabs(fd))
+            if (!(fabs(fd - t->grad[k]) <= 2e-3 + 2e-2 * fabs(fd)))
                 fail_msg("%s[%lld]: gradient %.6g, finite differences %.6g", names[i], (long long)k, (double)t->grad[k], fd);
         }
     }
@@ -355,7 +355,7 @@ static void test_stream_and_checkpoint(void **state) {
     for (int t = 0; t < T; t++) {
         const float *lg = gf_stream_step(s, in[t]);
         for (int v = 0; v < 12; v++)
-            if (fabsf(lg[v] - full[t * 12 + v]) > 1e-5f) fail_msg("position %d: stream %g, forward %g", t, lg[v], full[t * 12 + v]);
+            if (!(fabsf(lg[v] - full[t * 12 + v]) <= 1e-5f)) fail_msg("position %d: stream %g, forward %g", t, lg[v], full[t * 12 + v]);
     }
     gf_stream_free(s);
     const char *path = tl_tmp_path("shift.safetensors");
@@ -633,7 +633,7 @@ static void test_head_gradients(void **state) {
             gf_model_forward_batch(m, &batch, &lm);
             t->data[k] = x0;
             const double fd = ((double)lp - lm) / (2.0 * h);
-            if (fabs(fd - t->grad[k]) > 2e-3 + 2e-2 * fabs(fd))
+            if (!(fabs(fd - t->grad[k]) <= 2e-3 + 2e-2 * fabs(fd)))
                 fail_msg("%s[%lld]: gradient %.6g, finite differences %.6g", names[i], (long long)k, (double)t->grad[k], fd);
             checked += fabs(fd) > 1e-4;
         }
@@ -647,7 +647,7 @@ static void test_head_gradients(void **state) {
         const int64_t n = T - b % 3;
         if (gf_model_forward(m, in + b * T, NULL, 1, n, NULL)) fail_msg("forward: %s", gf_last_error());
         for (int k = 0; k < 3; k++)
-            if (fabsf(gf_model_logits(m)[k] - padded[b * 3 + k]) > 1e-5f)
+            if (!(fabsf(gf_model_logits(m)[k] - padded[b * 3 + k]) <= 1e-5f))
                 fail_msg("row %lld, %lld real positions: logit %d is %g padded, %g cut", (long long)b, (long long)n, k,
                          padded[b * 3 + k], gf_model_logits(m)[k]);
     }

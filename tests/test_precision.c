@@ -119,14 +119,14 @@ static void one_shape(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
             const double c0 = fabs((double)beta); /* C before the call is in [-1, 1) */
             /* against the reference: fp32 sums of K products in any order, alpha, beta C, one rounding */
             const double tol_ref = (K + 3) * u32 * (fabs(alpha) * s_round + c0 + 1.0) * 1.01;
-            if (fabs((double)C[i] - R[i]) > tol_ref)
+            if (!(fabs((double)C[i] - R[i]) <= tol_ref)) /* a NaN fails */
                 fail_msg("bf16 matmul %s%s M %lld N %lld K %lld: C[%lld][%lld] %.9g, reference %.9g (tol %.3g)",
                          ta ? "T" : "N", tb ? "T" : "N", (long long)M, (long long)N, (long long)K, (long long)m,
                          (long long)n, C[i], R[i], tol_ref);
             max_vs_fp32 = fmax(max_vs_fp32, fabs((double)C[i] - F[i]));
             /* against the exact product of the fp32 operands: bfloat16's bound */
             const double tol_fmt = (2 * u + u * u) * fabs(alpha) * s_exact + 2 * tol_ref;
-            if (fabs((double)C[i] - (double)F[i]) > tol_fmt + (K + 3) * u32 * (fabs(alpha) * s_exact + c0 + 1.0))
+            if (!(fabs((double)C[i] - (double)F[i]) <= tol_fmt + (K + 3) * u32 * (fabs(alpha) * s_exact + c0 + 1.0)))
                 fail_msg("bf16 matmul beyond bfloat16's bound at [%lld][%lld]: %.9g vs fp32 %.9g (bound %.3g)",
                          (long long)m, (long long)n, C[i], F[i], tol_fmt);
         }
@@ -271,7 +271,7 @@ static void f32_shape(bool dnnl, bool ta, bool tb, int64_t M, int64_t N, int64_t
             for (int64_t k = 0; k < K; k++)
                 s += fabs((double)(ta ? A[k * lda + m] : A[m * lda + k]) * (tb ? B[n * ldb + k] : B[k * ldb + n]));
             const double tol = (K + 3) * 0x1p-24 * (fabs(alpha) * s + fabs((double)beta) + 1.0);
-            if (fabs((double)C[i] - R[i]) > tol)
+            if (!(fabs((double)C[i] - R[i]) <= tol)) /* a NaN fails */
                 fail_msg("fp32 matmul (%s) %s%s M %lld N %lld K %lld: C[%lld][%lld] %.9g, reference %.9g (tol %.3g)",
                          dnnl ? "oneDNN" : "the door", ta ? "T" : "N", tb ? "T" : "N", (long long)M, (long long)N,
                          (long long)K, (long long)m, (long long)n, C[i], R[i], tol);
@@ -327,7 +327,7 @@ static void linear_bias_shape(int64_t N, int64_t IC, int64_t OC, int64_t ldi, ui
         for (int64_t o = 0; o < OC; o++) {
             double s = fabs((double)b[o]);
             for (int64_t k = 0; k < IC; k++) s += fabs((double)inp[n * ldi + k] * w[o * IC + k]);
-            if (fabs((double)out[n * OC + o] - ref[n * OC + o]) > (IC + 3) * 0x1p-24 * (s + 1.0))
+            if (!(fabs((double)out[n * OC + o] - ref[n * OC + o]) <= (IC + 3) * 0x1p-24 * (s + 1.0))) /* a NaN fails */
                 fail_msg("fp32-fast linear %lld x %lld -> %lld (ldi %lld): out[%lld][%lld] %.9g, reference %.9g",
                          (long long)N, (long long)IC, (long long)OC, (long long)ldi, (long long)n, (long long)o,
                          out[n * OC + o], ref[n * OC + o]);

@@ -147,7 +147,7 @@ static void check_freq(gf_sampler_params p, const float *logits, const double *w
     for (int d = 0; d < 40000; d++) count[gf_sampler_sample(s, logits)]++;
     gf_sampler_free(s);
     for (int v = 0; v < 4; v++)
-        if (fabs((double)count[v] / 40000 - want[v]) > 0.01)
+        if (!(fabs((double)count[v] / 40000 - want[v]) <= 0.01))
             fail_msg("temperature %g, top_k %lld, top_p %g: token %d drawn %.4f of the time, expected %.4f",
                      p.temperature, (long long)p.top_k, p.top_p, v, (double)count[v] / 40000, want[v]);
 }

@@ -107,7 +107,7 @@ static void test_padded_equals_alone(void **state) {
             gf_batch one = {.B = 1, .T = LEN[r], .ids = ids + r * T};
             if (gf_model_forward_batch(m, &one, NULL)) fail_msg("forward: %s", gf_last_error());
             for (int j = 0; j < 3; j++)
-                if (fabsf(gf_model_logits(m)[j] - all[r * 3 + j]) > 1e-5f)
+                if (!(fabsf(gf_model_logits(m)[j] - all[r * 3 + j]) <= 1e-5f))
                     fail_msg("%s: row %d alone gives logit %d = %.7g, padded %.7g", cfgs[k], r, j,
                              (double)gf_model_logits(m)[j], (double)all[r * 3 + j]);
         }
@@ -257,7 +257,7 @@ static void test_hidden(void **state) {
         for (int64_t c = 0; c < 3; c++) {
             double logit = cb[c];
             for (int64_t k = 0; k < w; k++) logit += cw[c * w + k] * pooled[k] / cnt;
-            if (fabs(logit - gf_model_logits(m)[r * 3 + c]) > 1e-4)
+            if (!(fabs(logit - gf_model_logits(m)[r * 3 + c]) <= 1e-4))
                 fail_msg("row %lld class %lld: logit %.6g from the hidden states, %.6g from the forward", (long long)r,
                          (long long)c, logit, (double)gf_model_logits(m)[r * 3 + c]);
         }
@@ -396,7 +396,7 @@ static void test_padding_rules(void **state) {
     gf_model_forward_batch(m, &ab, NULL);
     memcpy(ao, gf_model_logits(m), sizeof ao);
     for (int j = 0; j < 3; j++)
-        if (fabsf(lo[j] - ao[j]) > 1e-5f) fail_msg("left-padded row: logit %d %.7g, alone %.7g", j, (double)lo[j], (double)ao[j]);
+        if (!(fabsf(lo[j] - ao[j]) <= 1e-5f)) fail_msg("left-padded row: logit %d %.7g, alone %.7g", j, (double)lo[j], (double)ao[j]);
     /* outputs that are not next-token logits cannot stream */
     gf_model *causal = model("{\"format\": 2, \"task\": \"classify\", \"direction\": \"causal\", \"vocab_size\": 20, "
                              "\"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"max_len\": 8, \"layers\": [\"attention\"]}", 1);
@@ -503,7 +503,7 @@ static void test_stacks(void **state) {
     for (int t = 0; t < L; t++) {
         const float *lg = gf_stream_step(st, tok[t]);
         for (int v = 0; v < 20; v++)
-            if (fabsf(lg[v] - full[t * 20 + v]) > 1e-5f) fail_msg("stacks stream: position %d id %d", t, v);
+            if (!(fabsf(lg[v] - full[t * 20 + v]) <= 1e-5f)) fail_msg("stacks stream: position %d id %d", t, v);
     }
     gf_stream_free(st);
     gf_model_free(m);

@@ -33,7 +33,8 @@ double tl_max_abs_diff_fd(const float *a, const double *b, int64_t n) {
     double m = 0.0;
     for (int64_t i = 0; i < n; i++) {
         double d = fabs((double)a[i] - b[i]);
-        if (!(d <= m)) m = d; /* NaN propagates */
+        if (isnan(d)) return d; /* a NaN is the worst: once seen, no later element may replace it */
+        if (!(d <= m)) m = d;
     }
     return m;
 }
@@ -45,6 +46,8 @@ double tl_max_abs_d(const double *a, int64_t n) {
 }
 
 void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol) {
+    /* a tolerance made from a reference that holds an Inf (or NaN) would pass anything */
+    if (!isfinite(tol)) fail_msg("%s: the tolerance %g is not finite: the reference is not", what, tol);
     int64_t worst = -1;
     double m = 0.0;
     for (int64_t i = 0; i < n; i++) {
@@ -52,6 +55,7 @@ void tl_check_close(const char *what, const float *got, const double *want, int6
         if (!(d <= m)) {
             m = d;
             worst = i;
+            if (isnan(d)) break; /* a NaN is the worst: once seen, no later element may replace it */
         }
     }
     if (!(m <= tol)) {

@@ -19,7 +19,10 @@ float *tl_to_float(const double *x, int64_t n);        /* malloc'd copy */
 /* max |a - b| */
 double tl_max_abs_diff_fd(const float *a, const double *b, int64_t n);
 double tl_max_abs_d(const double *a, int64_t n);
-/* Fail the current test (with a message naming what and where) if max |got - want| > tol. */
+/* The larger of m and x, and NaN once either is: a running worst that a NaN cannot slip past (fmax drops it). */
+static inline double tl_max_nan(double m, double x) { return m != m || x != x ? x + m : x > m ? x : m; }
+/* Fail the current test (with a message naming what and where) if max |got - want| > tol, or a difference
+ * or the tolerance is not a number. */
 void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol);
 /* An allocation pool: everything a test allocates with these is freed by pool_teardown (use it as the
  * cmocka teardown), even after a failed assertion. */
