@@ -55,7 +55,10 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < N * d; i++)
         if (mask[i / d]) scale = fabs(want[i]) > scale ? fabs(want[i]) : scale;
     for (int64_t i = 0; i < N * d; i++)
-        if (mask[i / d]) worst = fmax(worst, fabs((double)h[i] - want[i]));
+        if (mask[i / d]) { /* a NaN stays the worst (fmax would drop it) */
+            const double e = fabs((double)h[i] - want[i]);
+            worst = isnan(worst) || isnan(e) ? NAN : fmax(worst, e);
+        }
     printf("import_check %s: %s, vocab %lld, hidden states (B=%lld T=%lld d=%lld, padded) max|diff| / max|h| "
            "%.3e (tol 1e-4)\n", argv[1], gf_import_detect(argv[1]) ? gf_import_detect(argv[1]) : "?",
            (long long)(tok ? gf_tokenizer_vocab_size(tok) : -1), (long long)B, (long long)T, (long long)d, worst / scale);

@@ -96,6 +96,7 @@ static double max_diff(const float *a, const float *b, int64_t n, int64_t *where
         if (!(d <= m)) {
             m = d;
             *where = i;
+            if (isnan(d)) break; /* a NaN is the worst: no later element may replace it */
         }
     }
     return m;
