@@ -71,7 +71,7 @@ def tensors(p):
 a, b, tol = tensors(sys.argv[1]), tensors(sys.argv[2]), float(sys.argv[3])
 def differ(x, y):
     if x is None or len(x) != len(y): return True
-    return x != y if tol == 0 else np.abs(np.frombuffer(x, "<f4") - np.frombuffer(y, "<f4")).max() > tol
+    return x != y if tol == 0 else not np.abs(np.frombuffer(x, "<f4") - np.frombuffer(y, "<f4")).max() <= tol  # NaN differs
 bad = [k for k in b if differ(a.get(k), b[k])] + [k for k in a if k not in b]
 if bad:
     print("  differing tensors:", ", ".join(bad[:5]))

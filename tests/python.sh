@@ -88,7 +88,7 @@ same_json() { $PY -c "
 import json, sys, numpy as np
 a, b = (json.loads(x) for x in sys.argv[1:])
 sys.exit(not a['ids'] or a['ids'] != b['ids'] or not np.array_equal(np.float32(a['hidden']), np.float32(b['hidden'])))" "$1" "$2"; }
-close() { $PY -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 2e-6 * max(1, abs(b)))" "$1" "$2"; }
+close() { $PY -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not abs(a - b) <= 2e-6 * max(1, abs(b)))" "$1" "$2"; }
 field() { $PY -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 echo "python: the package (ctypes) against the command"
@@ -165,6 +165,7 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
     && pass "classifier: predict's labels and probabilities = eval's (accuracy 1, loss $(field "$c" loss); $n_labels distinct labels)" \
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
 
+# (every check is written so that a NaN fails it: NaN > x and NaN <= x are both false)
 echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"
 NAMES="$LMS classifier ablation ablation_classifier"
 printf '%s' "$TEXT" >"$tmp/text"
@@ -176,17 +177,17 @@ $CHK batch "$tmp/jobs" >"$tmp/results" || fail "python_check.py batch: exit $?"
 exec 3<"$tmp/results"
 for name in $NAMES; do
     read -r r <&3 || r="(no result line)"
-    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
+    $PY -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "$name: torch logits = C logits ($r)" || fail "$name: torch logits: $r"
     read -r r <&3 || r="(no result line)"
-    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
+    $PY -c "import json, math, sys; d = json.loads(sys.argv[1])['max_abs_diff']; sys.exit(not (math.isfinite(d) and d > 1e-5))" "$r" \
         && pass "$name: ... and a changed weight is seen ($r)" || fail "$name: a changed weight went unseen: $r"
 done
 exec 3<&-
 for w in int8 bf16; do # a quantized file: PyTorch reads the values its weights stand for, as the C engine does
     "$GF" quantize --ckpt "$tmp/grassmann/last.safetensors" --weights $w --out "$tmp/grassmann-$w.safetensors" >/dev/null
     r=$($CHK torch "$tmp/grassmann-$w.safetensors" "$TEXT")
-    $PY -c "import json, sys; sys.exit(json.loads(sys.argv[1])['max_abs_diff'] > 1e-5)" "$r" \
+    $PY -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "grassmann, $w weights (grassflow quantize): torch logits = C logits ($r)" || fail "$w file in torch: $r"
 done
 for name in grassmann ablation; do # ablation: pair.weight and no gate.* written back by PyTorch

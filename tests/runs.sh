@@ -133,7 +133,7 @@ I="--corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 4 --log-every 1 
 expect 0 "a new run from a checkpoint's weights" "$GF" train --init-from "$tmp/base/last.safetensors" $I --steps 4 --out "$tmp/ft"
 e=$("$GF" eval --ckpt "$tmp/base/last.safetensors" --corpus tinyshakespeare --seq-len 16 --batch 4 --json 2>/dev/null)
 v=$(metric "$tmp/ft/metrics.jsonl" 0 val_loss)
-$PY -c 'import json,sys; sys.exit(abs(json.loads(sys.argv[1])["loss"] - float(sys.argv[2])) > 1e-6)' "$e" "$v" \
+$PY -c 'import json,sys; sys.exit(not abs(json.loads(sys.argv[1])["loss"] - float(sys.argv[2])) <= 1e-6)' "$e" "$v" \
     && pass "step 0's validation loss ($v) is the checkpoint's (eval: $e)" || fail "step 0 val_loss $v vs eval $e"
 # the step-0 checkpoint: a NaN at step 1 stops the run, leaving the checkpoints of step 0's evaluation
 GRASSFLOW_FAULT_NONFINITE=1 "$GF" train --init-from "$tmp/base/last.safetensors" $I --steps 4 --out "$tmp/ft0" >/dev/null 2>&1

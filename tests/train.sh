@@ -52,7 +52,7 @@ for split in valid test; do
     if $PY -c "
 import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
 assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
-print('    %s: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(sys.argv[3],c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(r>1e-5)" "$c" "$p" $split
+print('    %s: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(sys.argv[3],c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(not r<=1e-5)" "$c" "$p" $split
     then pass "word-level eval ($split) matches PyTorch"; else fail "word-level eval ($split): C $c vs PyTorch $p"; fi
 done
 expect 0 "train transformer-tiny on characters" "$GF" train --model transformer-tiny --set norm=post --corpus tinyshakespeare --out "$tmp/c1" $R --dropout 0.1
@@ -61,7 +61,7 @@ p=$(OMP_NUM_THREADS=1 $PY tests/torch_ref/eval_corpus.py --ckpt "$tmp/c1/last.sa
 $PY -c "
 import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
 assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
-print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(r>1e-5)" "$c" "$p" \
+print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(not r<=1e-5)" "$c" "$p" \
     && pass "char-level eval matches PyTorch" || fail "char-level eval: C $c vs PyTorch $p"
 
 echo "train: the paper's BERT WordPiece vocabulary"
