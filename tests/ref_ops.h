@@ -383,20 +383,24 @@ static inline double ref_dot(const double *a, const double *b, int64_t n) {
 
 /* grad[i] = dL/dx[i] for L = sum_k w[k] out[k], by central differences with step h. x must be one of the
  * arrays f reads through ctx; it is perturbed in place and restored exactly. */
+/* One element of it: the central difference at x[i] (x[i] restored after), out (n_out) the forward's room. */
+static inline double ref_fd_one(double *x, int64_t i, ref_forward_fn f, const void *ctx, const double *w,
+                                double *out, int64_t n_out, double h) {
+    const double x0 = x[i];
+    x[i] = x0 + h;
+    f(ctx, out);
+    const double lp = ref_dot(w, out, n_out);
+    x[i] = x0 - h;
+    f(ctx, out);
+    const double lm = ref_dot(w, out, n_out);
+    x[i] = x0;
+    return (lp - lm) / (2.0 * h);
+}
+
 static inline void ref_fd_grad(double *grad, double *x, int64_t n, ref_forward_fn f, const void *ctx,
                                const double *w, int64_t n_out, double h) {
     double *out = malloc((size_t)n_out * sizeof *out);
-    for (int64_t i = 0; i < n; i++) {
-        const double x0 = x[i];
-        x[i] = x0 + h;
-        f(ctx, out);
-        double lp = ref_dot(w, out, n_out);
-        x[i] = x0 - h;
-        f(ctx, out);
-        double lm = ref_dot(w, out, n_out);
-        x[i] = x0;
-        grad[i] = (lp - lm) / (2.0 * h);
-    }
+    for (int64_t i = 0; i < n; i++) grad[i] = ref_fd_one(x, i, f, ctx, w, out, n_out, h);
     free(out);
 }
 

@@ -201,17 +201,7 @@ static void mix_fd_grad(double *grad, const mix_ctx *ctx, int which, int np, con
         double *x = which < 0 ? c.inp : c.P[which], *out = malloc((size_t)n_inp * sizeof *out);
         const int64_t n = which < 0 ? n_inp : numel[which];
 #pragma omp for schedule(dynamic, 4)
-        for (int64_t i = 0; i < n; i++) {
-            const double x0 = x[i];
-            x[i] = x0 + FD_H;
-            mix_fwd(&c, out);
-            const double lp = ref_dot(wd, out, n_inp);
-            x[i] = x0 - FD_H;
-            mix_fwd(&c, out);
-            const double lm = ref_dot(wd, out, n_inp);
-            x[i] = x0;
-            grad[i] = (lp - lm) / (2.0 * FD_H);
-        }
+        for (int64_t i = 0; i < n; i++) grad[i] = ref_fd_one(x, i, mix_fwd, &c, wd, out, n_inp, FD_H);
         free(out), free(c.inp);
         for (int i = 0; i < np; i++) free(c.P[i]);
     }
