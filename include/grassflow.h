@@ -481,7 +481,8 @@ gf_tokenizer *gf_tokenizer_bytes(void);
 /* A word or char tokenizer whose vocabulary is built from training text[0..n) (word: order of first
  * appearance plus <eos> and <unk>; char: the sorted code points). GF_TOK_BYTE gives the byte tokenizer. */
 gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *train_text, size_t n);
-/* The saved form, as checkpoints store it: {"kind": "...", "vocab": [...]} (malloc'd JSON). */
+/* The saved form, as checkpoints store it: {"kind": "...", "vocab": [...]}, and "unk_text" where the
+ * tokenizer has that rule (malloc'd JSON). */
 char *gf_tokenizer_to_json(const gf_tokenizer *t);
 /* A tokenizer from its saved form; `source` names where the JSON came from in error messages. */
 gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source);
@@ -499,6 +500,13 @@ int32_t gf_tokenizer_find(const gf_tokenizer *t, const char *piece, size_t len);
  * (word <eos>). */
 int32_t gf_tokenizer_unk_id(const gf_tokenizer *t);
 int32_t gf_tokenizer_eos_id(const gf_tokenizer *t);
+/* WordPiece only: read `spelling` wherever a text writes it as the one unknown token [UNK], and decode
+ * [UNK] back to it; NULL or "" turns the rule off (BERT's own reading: "<unk>" is "<", "un", "##k", ">").
+ * 1 to 15 printable ASCII bytes without spaces. The rule is saved with the tokenizer. grassflow's
+ * language-model corpora set "<unk>" (WikiText's marker of a word outside its vocabulary). 0, or -1 with
+ * the reason (gf_last_error). gf_tokenizer_unk_text gives the spelling ("" for none). */
+int gf_tokenizer_set_unk_text(gf_tokenizer *t, const char *spelling);
+const char *gf_tokenizer_unk_text(const gf_tokenizer *t);
 
 /* The ids of text[0..n) into *ids (malloc'd, caller frees; NULL when *n_ids is 0). On error (invalid
  * UTF-8, a character outside a char vocabulary) the message names `what` (e.g. a path; NULL: "text") and

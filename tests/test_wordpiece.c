@@ -311,10 +311,53 @@ static void test_load_errors(void **state) {
     gf_tokenizer_free(t);
 }
 
+/* The unknown-word spelling (gf_tokenizer_set_unk_text): "<unk>" is one [UNK] under the rule, BERT's four
+ * pieces without it; decode writes it back; the saved form keeps the rule, and a form saved before the rule
+ * existed reads text as it did. */
+static void test_unk_text(void **state) {
+    (void)state;
+    gf_tokenizer *t = load_bert();
+    const char *text = "a <unk> b x<unk>y <UNK> <unk";
+    const int32_t bert[] = {1037, 1026, 4895, 2243, 1028, 1038, 1060, 1026, 4895, 2243, 1028, 1061,
+                            1026, 4895, 2243, 1028, 1026, 4895, 2243}; /* a < un ##k > b x < un ##k > y ... */
+    check_ids(t, "no rule", text, strlen(text), bert, 19);
+    char *old_form = gf_tokenizer_to_json(t);
+    assert_null(strstr(old_form, "unk_text"));
+    assert_int_equal(gf_tokenizer_set_unk_text(t, "<unk>"), 0);
+    assert_string_equal(gf_tokenizer_unk_text(t), "<unk>");
+    const int32_t ruled[] = {1037, 100, 1038, 1060, 100, 1061, 1026, 4895, 2243, 1028, 1026, 4895, 2243};
+    check_ids(t, "rule", text, strlen(text), ruled, 13); /* exact spelling only: <UNK> and a cut <unk stay */
+    const int32_t ids[] = {1037, 100, 1038};
+    char *dec = gf_tokenizer_decode(t, ids, 3, NULL);
+    assert_string_equal(dec, "a <unk> b");
+    free(dec);
+    char *form = gf_tokenizer_to_json(t);
+    assert_non_null(strstr(form, "\"unk_text\":\"<unk>\""));
+    gf_tokenizer *back = gf_tokenizer_from_json(form, "saved"), *old = gf_tokenizer_from_json(old_form, "old");
+    if (!back || !old) fail_msg("%s", gf_last_error());
+    check_ids(back, "rule, saved and read", text, strlen(text), ruled, 13);
+    check_ids(old, "saved before the rule", text, strlen(text), bert, 19);
+    /* bad spellings and a forged saved form are refused with the reason */
+    assert_int_equal(gf_tokenizer_set_unk_text(t, "<u nk>"), -1);
+    assert_non_null(strstr(gf_last_error(), "printable ASCII"));
+    assert_int_equal(gf_tokenizer_set_unk_text(t, "0123456789abcdef"), -1);
+    assert_string_equal(gf_tokenizer_unk_text(t), "<unk>"); /* a refused spelling changes nothing */
+    char *forged = strdup(form);
+    memcpy(strstr(forged, "\"<unk>\""), "1234567", 7);
+    assert_null(gf_tokenizer_from_json(forged, "forged"));
+    assert_non_null(strstr(gf_last_error(), "unk_text"));
+    gf_tokenizer *bytes = gf_tokenizer_bytes();
+    assert_int_equal(gf_tokenizer_set_unk_text(bytes, "<unk>"), -1);
+    assert_non_null(strstr(gf_last_error(), "WordPiece"));
+    free(forged), free(form), free(old_form);
+    gf_tokenizer_free(bytes), gf_tokenizer_free(back), gf_tokenizer_free(old), gf_tokenizer_free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_bert),     cmocka_unit_test(test_sentences),   cmocka_unit_test(test_long_words),
         cmocka_unit_test(test_encode_errors), cmocka_unit_test(test_small_vocab), cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_unk_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

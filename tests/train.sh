@@ -71,6 +71,16 @@ echo "$v" | grep '"ppl"' >/dev/null && pass "eval of a WordPiece checkpoint uses
 g=$("$GF" generate --ckpt "$tmp/wp/last.safetensors" --prompt "The café" --tokens 5 --temperature 0 2>/dev/null)
 case "$g" in "The café "*) pass "WordPiece generation: $g";; *) fail "wordpiece generate: $g";; esac
 
+echo "train: WikiText's <unk> is one [UNK] under WordPiece (BERT's reading gave < un ##k >: 3 more tokens each)"
+s=$("$GF" data stats --corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt 2>/dev/null)
+for split_case in "train 36718 2228766 54625" "valid 3760 225018 11718" "test 4358 253653 15218"; do
+    set -- $split_case
+    n_unk=$(xz -dc "data/wikitext-2/$1.txt.xz" | grep -o '<unk>' | wc -l)
+    echo "$s" | grep -Eq "^  $1 +$2 lines +$3 tokens" && [ "$n_unk" = "$4" ] \
+        && pass "$1: $3 WordPiece tokens, $4 of them an <unk> read as one [UNK]" \
+        || fail "$1: expected $3 tokens and $4 <unk> (found $n_unk): $s"
+done
+
 echo "train: resume is bit-exact"
 R2="--model hybrid-tiny --set norm=post --corpus tinyshakespeare --steps 24 --batch 4 --seq-len 16 --accum 2 --dropout 0.1 --eval-every 10 --warmup 3"
 "$GF" train $R2 --out "$tmp/ra" >/dev/null 2>&1

@@ -234,7 +234,11 @@ static int pick_tokenizer(const char *ts, const gf_tokenizer *fixed, gf_tok_kind
     else if (!strcmp(ts, "byte")) *kind = GF_TOK_BYTE;
     else if (!strncmp(ts, "wordpiece:", 10) && ts[10]) *kind = GF_TOK_WORDPIECE;
     else return gf_fail("--tokenizer %s: expected word, char, byte or wordpiece:VOCAB_FILE", ts);
-    if (!fixed && *kind == GF_TOK_WORDPIECE && !(*wp = gf_wordpiece_load(ts + 10))) return -1;
+    if (!fixed && *kind == GF_TOK_WORDPIECE) {
+        if (!(*wp = gf_wordpiece_load(ts + 10))) return -1;
+        /* a language-model corpus's "<unk>" is one unknown word (WikiText's marker), not four easy pieces */
+        if (gf_tokenizer_set_unk_text(*wp, GF_CORPUS_UNK_TEXT)) return -1;
+    }
     return 0;
 }
 
@@ -294,6 +298,7 @@ static uint64_t read_sources(const corpus_files *f, gf_tok_kind kind, const gf_t
     if (given) {
         uint64_t vh = gf_vocab_hash(&given->vocab);
         key = gf_hash_bytes(&vh, sizeof vh, key);
+        if (given->unk_text[0]) key = gf_hash_bytes(given->unk_text, strlen(given->unk_text), key);
     }
     *err = 0;
     for (int s = 0; s < (f->single ? 1 : 3) && !*err; s++) {

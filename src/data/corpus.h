@@ -18,6 +18,9 @@ typedef struct gf_corpus {
  * boundaries). tok_spec: "word", "char", "byte", "wordpiece:VOCAB" or NULL for the corpus default (word
  * for wikitext-2, char otherwise). fixed: use this tokenizer (e.g. a checkpoint's) instead of building
  * one; the corpus then borrows it. cache_dir: where tokenized corpora are cached (NULL: no cache). */
+/* A WordPiece tokenizer loaded here (tok_spec "wordpiece:VOCAB") reads GF_CORPUS_UNK_TEXT as [UNK]
+ * (gf_tokenizer_set_unk_text); a fixed one keeps the rule it was saved with. */
+#define GF_CORPUS_UNK_TEXT "<unk>"
 /* A char tokenizer (fixed) that lacks a character of the text skips it and counts it (counts[s].skipped);
  * the caller decides whether that is acceptable (the lm task refuses it for training). */
 gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *tok_spec, const gf_tokenizer *fixed,

@@ -158,10 +158,43 @@ char *gf_tokenizer_to_json(const gf_tokenizer *t) {
         cJSON *a = cJSON_AddArrayToObject(o, "vocab");
         for (int64_t i = 0; i < t->vocab.n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(t->vocab.str[i]));
     }
+    if (t->unk_text[0]) cJSON_AddStringToObject(o, "unk_text", t->unk_text);
     char *s = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!s) gf_fail("out of memory saving a tokenizer");
     return s;
+}
+
+int gf_tokenizer_set_unk_text(gf_tokenizer *t, const char *spelling) {
+    if (!spelling || !*spelling) {
+        t->unk_text[0] = '\0';
+        return 0;
+    }
+    if (t->kind != GF_TOK_WORDPIECE)
+        return gf_fail("an unknown-word spelling (unk_text) is a WordPiece rule; this is a %s tokenizer",
+                       gf_tok_kind_name(t->kind));
+    size_t n = strlen(spelling);
+    bool ok = n < sizeof t->unk_text;
+    for (size_t i = 0; ok && i < n; i++) ok = spelling[i] > ' ' && spelling[i] < 0x7F;
+    if (!ok)
+        return gf_fail("unknown-word spelling \"%.40s\": expected 1 to %zu printable ASCII bytes without spaces, "
+                       "e.g. <unk>", spelling, sizeof t->unk_text - 1);
+    memcpy(t->unk_text, spelling, n + 1);
+    return 0;
+}
+
+const char *gf_tokenizer_unk_text(const gf_tokenizer *t) { return t->unk_text; }
+
+/* The saved form's "unk_text" (absent: no such rule, as in every tokenizer saved before it existed). */
+static int read_unk_text(gf_tokenizer *t, const cJSON *o, const char *source) {
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "unk_text");
+    if (!u) return 0;
+    if (!cJSON_IsString(u)) return gf_fail("%s: the saved tokenizer's \"unk_text\" is not a string", source);
+    if (gf_tokenizer_set_unk_text(t, u->valuestring)) {
+        gf_fail_context(" (%s: the saved tokenizer's \"unk_text\")", source);
+        return -1;
+    }
+    return 0;
 }
 
 gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source) {
@@ -208,6 +241,11 @@ gf_tokenizer *gf_tokenizer_from_json(const char *json, const char *source) {
         gf_fail("%s: the %s vocabulary lacks %s; it could not encode a line end or an unknown word\nHINT: the "
                 "tokenizer was edited or forged; use a checkpoint as grassflow wrote it", source,
                 k == GF_TOK_WORD ? "word" : "WordPiece", k == GF_TOK_WORD ? "\"<eos>\" or \"<unk>\"" : "\"[UNK]\"");
+        gf_tokenizer_free(t);
+        t = NULL;
+        goto done;
+    }
+    if (read_unk_text(t, o, source)) {
         gf_tokenizer_free(t);
         t = NULL;
         goto done;
@@ -287,7 +325,11 @@ bool gf_tok_piece_out(const gf_tokenizer *t, int32_t id, size_t len, char last, 
             *space = len > 0 && last != '\n';
         }
     } else if (t->kind == GF_TOK_WORDPIECE) {
-        if (n > 2 && p[0] == '#' && p[1] == '#') {
+        if (id == t->unk_id && t->unk_text[0]) {
+            p = t->unk_text;
+            n = strlen(p);
+            *space = len > 0;
+        } else if (n > 2 && p[0] == '#' && p[1] == '#') {
             p += 2;
             n -= 2;
         } else {

@@ -26,6 +26,11 @@ typedef struct gf_tokenizer {
     int32_t unk_id;   /* -1 if none */
     int32_t eos_id;   /* word: "<eos>"; -1 otherwise */
     char *source;     /* wordpiece: the vocab file it came from (for messages) */
+    /* wordpiece: a spelling read as the one unknown token wherever it is written ("<unk>", WikiText's
+     * marker of an unknown word, which BERT's basic tokenizer would split into "<", "un", "##k", ">"), and
+     * written back for it by decode; "" for none (every WordPiece tokenizer saved before this existed).
+     * Saved with the tokenizer ("unk_text"), so a checkpoint reads and scores text as it did. */
+    char unk_text[16];
 } gf_tokenizer;
 
 /* Append the ids of text[0..n) to out. Invalid UTF-8 (char, wordpiece) is an error naming the byte

@@ -15,7 +15,10 @@
  * Lower-casing one character at a time (step 1) means Greek capital sigma always becomes σ (never the
  * final ς that str.lower() would give a whole word), and that lower-casing, NFD and accent stripping
  * can be done per code point with one table. NFD also reorders combining marks by combining class; after
- * stripping Mn that is visible only for the rare non-Mn marks (GF_UC_COMB), handled in reorder(). */
+ * stripping Mn that is visible only for the rare non-Mn marks (GF_UC_COMB), handled in reorder().
+ *
+ * One rule of grassflow's own, off unless the tokenizer has it (gf_tokenizer_set_unk_text): its unknown-word
+ * spelling ("<unk>" for the language-model corpora) is split out like a special token and read as [UNK]. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +159,8 @@ typedef struct {
     int off[MAX_WORD_CHARS + 2];              /* byte offset of each character in bytes + 2 */
     int32_t special_id[N_SPECIALS];           /* SPECIALS[k]'s id ([UNK]'s if the vocabulary lacks it) */
     size_t special_len[N_SPECIALS];
+    const char *unk_text; /* the tokenizer's spelling of an unknown word ("<unk>"), read as [UNK]; or "" */
+    size_t unk_text_len;
 } encoder;
 
 /* NFD's canonical ordering, restricted to the kept characters: a stable sort by combining class of
@@ -260,6 +265,8 @@ static void encoder_init(encoder *e, const gf_tokenizer *t, gf_ids *out) {
         e->special_id[k] = gf_vocab_find(&t->vocab, SPECIALS[k], e->special_len[k]);
         if (e->special_id[k] < 0) e->special_id[k] = t->unk_id; /* as BertTokenizer's token -> id does */
     }
+    e->unk_text = t->unk_text;
+    e->unk_text_len = strlen(t->unk_text);
 }
 
 /* The index in SPECIALS of the special token spelled at s[0..rem), or -1. */
@@ -321,6 +328,12 @@ int gf_wordpiece_encode_counted(const gf_tokenizer *t, const char *text, size_t 
             if (k >= 0) {
                 if (end_word(e) || push(e, e->special_id[k])) goto fail;
                 i += e->special_len[k];
+                continue;
+            }
+            if (e->unk_text_len && c == (unsigned char)e->unk_text[0] && n - i >= e->unk_text_len &&
+                !memcmp(s + i, e->unk_text, e->unk_text_len)) { /* split out like a special token */
+                if (end_word(e) || push(e, e->unk)) goto fail;
+                i += e->unk_text_len;
                 continue;
             }
             i++;
