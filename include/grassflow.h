@@ -1553,6 +1553,16 @@ int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
 /* mkdir -p: dir and the folders above it that are missing (0755); 0, or -1 (gf_last_error names the folder
  * that could not be made; the folders made before it are removed again). */
 int gf_mkdir_p(const char *dir);
+/* The one rule for a file a command writes at a path the user gave (`flag` names it, e.g. "--out"): a path
+ * that exists must be a regular file (never a device node, a FIFO or a directory, whatever else is given),
+ * must not be the same file as any of inputs[0..n_inputs) (the files the command reads, compared by device
+ * and inode, so another spelling or a hard link is caught; NULL entries are skipped), and is replaced only if
+ * may_replace (the command's contract: --force, or a file of the kind it writes); replace_hint says how to
+ * have it replaced (e.g. "give --force to replace it"), NULL if nothing does. 0, or -1 (gf_fail). The library's
+ * own writes (checkpoints, states, summaries) refuse a path that is not a regular file too. */
+int gf_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
+                    const char *replace_hint);
+
 /* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
  * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
  * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */

@@ -84,9 +84,18 @@ want='"gate" must be true or false'; expect 2 "info: --set gate to a non-bool" "
 echo "cli: init does not overwrite"
 "$GF" init --model grassmann-tiny --seed 5 --out "$tmp/keep.safetensors" >/dev/null
 cp "$tmp/keep.safetensors" "$tmp/keep.orig"
-want="keep.safetensors exists; init does not overwrite"; expect 1 "init over an existing file without --force" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors"
+want="keep.safetensors exists and is not replaced"; expect 1 "init over an existing file without --force" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors"
 cmp -s "$tmp/keep.safetensors" "$tmp/keep.orig" && pass "... leaves it as it was" || fail "init overwrote an existing file"
 want=; expect 0 "init --force replaces it" "$GF" init --model transformer-tiny --out "$tmp/keep.safetensors" --force
+mkfifo "$tmp/init.fifo"
+want="init.fifo is a FIFO \(named pipe\); grassflow writes only regular files"; expect 1 "init --force onto a FIFO is refused" timeout 20 "$GF" init --model grassmann-tiny --out "$tmp/init.fifo" --force
+[ -p "$tmp/init.fifo" ] && pass "... and the FIFO stays" || fail "init replaced a FIFO"
+if mknod "$tmp/init.dev" c 1 7 2>/dev/null; then
+    want="init.dev is a character device"; expect 1 "init --force onto a character device is refused" "$GF" init --model grassmann-tiny --out "$tmp/init.dev" --force
+    [ -c "$tmp/init.dev" ] && pass "... and the node stays" || fail "init replaced a device node"
+fi
+echo '{"base": "grassmann-tiny"}' >"$tmp/own.json"
+want="own.json is an input, which this command reads"; expect 1 "init --force onto its own --config is refused" "$GF" init --config "$tmp/own.json" --out "$tmp/own.json" --force
 for k in $(seq 200); do echo; done >"$tmp/blank.txt"
 for t in char word; do
     want="its training split is 181 copies of one token with the $t tokenizer"; expect 1 "a corpus of blank lines is refused for training ($t), not scored as perplexity 1" "$GF" train --model grassmann-tiny --corpus "$tmp/blank.txt" --tokenizer $t --out "$tmp/blank-$t" --steps 2 --no-cache

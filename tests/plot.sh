@@ -132,4 +132,30 @@ want="--metric: 'bleu' is not one of loss, ppl, accuracy"; expect 2 "--metric bl
 want="expected one or more run folders"; expect 2 "no folder" "$GF" plot --out "$tmp/x.svg"
 want="cannot write $tmp/no/dir/x.svg"; expect 1 "an --out in a folder that is not there" "$GF" plot "$tmp/a" --out "$tmp/no/dir/x.svg"
 
+echo "plot: --out never replaces what it reads, a device node or a FIFO; another file only with --force"
+sum_a=$(cksum <"$tmp/a/metrics.jsonl")
+want="--out $tmp/a/metrics.jsonl is an input, which this command reads"
+expect 1 "--out the run's own metrics.jsonl" "$GF" plot "$tmp/a" --out "$tmp/a/metrics.jsonl"
+expect 1 "... even with --force" "$GF" plot "$tmp/a" --out "$tmp/a/metrics.jsonl" --force
+ln "$tmp/a/metrics.jsonl" "$tmp/hardlink.svg"
+want="is $tmp/a/metrics.jsonl, which this command reads"; expect 1 "... or a hard link to it under another name" "$GF" plot "$tmp/a" "$tmp/u" --out "$tmp/hardlink.svg" --force
+[ "$(cksum <"$tmp/a/metrics.jsonl")" = "$sum_a" ] && pass "... metrics.jsonl unchanged" || fail "metrics.jsonl changed by plot"
+cp "$tmp/a/metrics.jsonl" "$tmp/precious.safetensors"
+want="--out $tmp/precious.safetensors exists and is not replaced"; expect 1 "--out an existing file that is not an SVG" "$GF" plot "$tmp/a" --out "$tmp/precious.safetensors"
+grep -q "plot replaces an SVG; give --force to replace another file" "$tmp/err" && pass "... saying how to replace it" || fail "no --force hint: $(cat "$tmp/err")"
+[ "$(cksum <"$tmp/precious.safetensors")" = "$sum_a" ] && pass "... and it is unchanged" || fail "precious file replaced"
+want=; expect 0 "... with --force it is replaced" "$GF" plot "$tmp/a" --out "$tmp/precious.safetensors" --force
+expect 0 "an SVG plot wrote is replaced by a rerun" "$GF" plot "$tmp/a" --out "$tmp/again.svg"
+expect 0 "... again" "$GF" plot "$tmp/a" "$tmp/u" --out "$tmp/again.svg"
+mkfifo "$tmp/fifo.svg"
+want="$tmp/fifo.svg is a FIFO \(named pipe\); grassflow writes only regular files"
+expect 1 "--out a FIFO, with --force" timeout 20 "$GF" plot "$tmp/a" --out "$tmp/fifo.svg" --force
+[ -p "$tmp/fifo.svg" ] && pass "... and the FIFO is still a FIFO" || fail "the FIFO was replaced"
+if mknod "$tmp/full.svg" c 1 7 2>/dev/null; then
+    want="$tmp/full.svg is a character device"; expect 1 "--out a character device, with --force" "$GF" plot "$tmp/a" --out "$tmp/full.svg" --force
+    [ -c "$tmp/full.svg" ] && pass "... and the node is still a character device" || fail "the device node was replaced"
+else
+    echo "  skip  --out a character device: mknod needs root"
+fi
+
 [ "$fails" -eq 0 ] && echo "plot: all passed" || { echo "plot: $fails FAILED"; exit 1; }

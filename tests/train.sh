@@ -200,8 +200,17 @@ print('    eval --stream ppl: fp32 %.4f, int8 %.4f (%+.3f%%), bf16 %.4f (%+.4f%%
 sys.exit(not (i8 == i8f and abs(i8 / f - 1) < 0.01 and abs(b / f - 1) < 0.002 and i8 != f))" "$p32" "$p8" "$p8f" "$pb" \
     && pass "streamed perplexity: int8 within 1% and bf16 within 0.2% of fp32; the int8 file scores as --weights int8" \
     || fail "quantized perplexity: fp32 $p32, int8 $p8 (file $p8f), bf16 $pb"
-want="is --ckpt itself"; expect 2 "quantize onto its own input is refused" "$GF" quantize --ckpt "$ck" --weights int8 --out "$ck"
-want="exists; quantize does not overwrite"; expect 1 "quantize onto an existing file needs --force" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q8.safetensors"
+want="is an input, which this command reads"; expect 1 "quantize onto its own input is refused" "$GF" quantize --ckpt "$ck" --weights int8 --out "$ck" --force
+ln "$ck" "$tmp/ck-link.safetensors"
+want="is $ck, which this command reads"; expect 1 "... under another name (a hard link) too" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/ck-link.safetensors" --force
+want="exists and is not replaced"; expect 1 "quantize onto an existing file needs --force" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q8.safetensors"
+mkfifo "$tmp/q.fifo"
+want="q.fifo is a FIFO \(named pipe\); grassflow writes only regular files"; expect 1 "quantize --force onto a FIFO is refused" timeout 20 "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q.fifo" --force
+[ -p "$tmp/q.fifo" ] && pass "... and the FIFO stays" || fail "quantize replaced a FIFO"
+if mknod "$tmp/q.dev" c 1 7 2>/dev/null; then
+    want="q.dev is a character device"; expect 1 "quantize --force onto a character device is refused" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q.dev" --force
+    [ -c "$tmp/q.dev" ] && pass "... and the node stays" || fail "quantize replaced a device node"
+fi
 want="holds int8 weights already"; expect 1 "quantizing an int8 file is refused" "$GF" quantize --ckpt "$tmp/q8.safetensors" --weights bf16 --out "$tmp/q88.safetensors"
 want="expects fp32, bf16 or int8"; expect 2 "--weights int4 is refused" "$GF" generate --ckpt "$ck" --weights int4
 want="holds int8 weight matrices .* trains in fp32"; expect 0 "fine-tuning from an int8 checkpoint says it starts from the values they stand for" \

@@ -144,19 +144,28 @@ else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
 fi
 
-echo "trust: metrics.jsonl that cannot be written stops the run"
+echo "trust: a device node or FIFO planted as a run file is refused before any step, and left as it was"
 "$GF" train $R --out "$tmp/mfull" --stop-at 10 >/dev/null 2>&1
 rm -f "$tmp/mfull/metrics.jsonl"
-if mknod "$tmp/mfull/metrics.jsonl" c 1 7 2>/dev/null; then # a /dev/full: every write fails with ENOSPC
-    want="cannot write $tmp/mfull/metrics.jsonl: No space left on device; training stopped"
-    # a step that ran would end in a NaN (fault injection at step 11) and say so; no step line can say it
-    # (they come after a metrics line is written)
-    expect 1 "a metrics line that cannot be written stops the run with the reason" env GRASSFLOW_FAULT_NONFINITE=11 "$GF" train --resume "$tmp/mfull"
+if mknod "$tmp/mfull/metrics.jsonl" c 1 7 2>/dev/null; then # a /dev/full
+    want="$tmp/mfull/metrics.jsonl is a character device; grassflow writes only regular files"
+    # a step that ran would end in a NaN (fault injection at step 11) and say so
+    expect 1 "a character device as metrics.jsonl is refused with the reason" env GRASSFLOW_FAULT_NONFINITE=11 "$GF" train --resume "$tmp/mfull"
     grep -Eq "NaN|step 1[1-9]" "$tmp/err" && fail "... but it trained on: $(head -c 300 "$tmp/err")" || pass "... at once, not at the end"
-    grep -q "HINT: free some space, then continue with grassflow train --resume $tmp/mfull" "$tmp/err" && pass "... and says how to go on" || fail "metrics hint: $(head -c 300 "$tmp/err")"
+    [ -c "$tmp/mfull/metrics.jsonl" ] && pass "... and the node is still a character device" || fail "metrics.jsonl node replaced: $(ls -l "$tmp/mfull")"
 else
-    echo "  skip  metrics.jsonl on a full device: mknod needs root"
+    echo "  skip  metrics.jsonl as a device node: mknod needs root"
 fi
+"$GF" train $R --out "$tmp/mfifo" --stop-at 10 >/dev/null 2>&1
+rm -f "$tmp/mfifo/metrics.jsonl" && mkfifo "$tmp/mfifo/metrics.jsonl"
+want="metrics.jsonl is a FIFO"; expect 1 "a FIFO as metrics.jsonl is refused at once (no wait for a reader)" timeout 20 "$GF" train --resume "$tmp/mfifo"
+[ -p "$tmp/mfifo/metrics.jsonl" ] && pass "... and the FIFO is still there" || fail "metrics.jsonl FIFO replaced"
+rm -f "$tmp/mfifo/.grassflow.lock" && mkfifo "$tmp/mfifo/.grassflow.lock"
+want=".grassflow.lock is a FIFO"; expect 1 "a FIFO as the run lock is refused at once" timeout 20 "$GF" train --resume "$tmp/mfifo"
+rm -f "$tmp/mfifo/.grassflow.lock" "$tmp/mfifo/metrics.jsonl" && mkfifo "$tmp/mfifo/best.safetensors.tmp.x"
+rm -f "$tmp/mfifo/best.safetensors" && mkfifo "$tmp/mfifo/best.safetensors"
+want="best.safetensors is a FIFO"; expect 1 "a FIFO as a checkpoint is refused, never replaced by the rename" timeout 60 "$GF" train --resume "$tmp/mfifo" --stop-at 20
+[ -p "$tmp/mfifo/best.safetensors" ] && pass "... and the FIFO is still there" || fail "best.safetensors FIFO replaced"
 
 echo "trust: one run per folder"
 LONG="--model grassmann-tiny --corpus tinyshakespeare --steps 100000 --batch 4 --seq-len 16 --eval-every 20 --seed 3"

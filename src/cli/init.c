@@ -37,9 +37,9 @@ int cmd_init(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("init", "unexpected argument '%s'", argv[optind]);
     if (!out) return cli_usage_error("init", "--out FILE.safetensors is required");
-    if (!force && access(out, F_OK) == 0)
-        return cli_error("%s exists; init does not overwrite a file\nHINT: give --force to replace it, or another --out",
-                         out);
+    const char *inputs[] = {mo.config_path};
+    if (gf_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
+        return cli_error("%s", gf_last_error());
     gf_config cfg;
     int rc = cli_model_config(&mo, "init", &cfg);
     if (rc) return rc;

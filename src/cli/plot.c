@@ -505,6 +505,37 @@ static void free_plot(plot *p) {
     }
 }
 
+/* Whether path holds an SVG (its text starts with "<svg" or "<?xml", after white space): what plot replaces
+ * without --force. */
+static bool holds_svg(const char *path) {
+    char head[256] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    const char *h = head + strspn(head, " \t\r\n");
+    return !strncmp(h, "<svg", 4) || !strncmp(h, "<?xml", 5);
+}
+
+/* The output rule (gf_output_check): out is never one of the runs' metrics.jsonl, a device node or a FIFO,
+ * and an existing file is replaced only if it is an SVG, or with --force. */
+static int check_out(const char *const *dirs, int n, const char *out, bool force) {
+    char (*metrics)[GF_PATH_MAX] = calloc((size_t)n, sizeof *metrics);
+    const char **inputs = calloc((size_t)n, sizeof *inputs);
+    int rc = !metrics || !inputs ? cli_error("out of memory") : EXIT_OK;
+    for (int i = 0; !rc && i < n; i++)
+        if (!gf_path_join(metrics[i], sizeof metrics[i], dirs[i], "metrics.jsonl")) inputs[i] = metrics[i];
+    struct stat st;
+    bool replace = force || (stat(out, &st) == 0 && S_ISREG(st.st_mode) && holds_svg(out));
+    if (!rc && gf_output_check(out, "--out", inputs, n, replace, "plot replaces an SVG; give --force to replace "
+                                                                 "another file"))
+        rc = cli_error("plot: %s", gf_last_error());
+    free(metrics);
+    free(inputs);
+    return rc;
+}
+
 int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli_plot_opts *o) {
     const cli_plot_opts def = {0};
     if (!o) o = &def;
@@ -516,6 +547,7 @@ int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli
     if (strcmp(x, "step") && strcmp(x, "tokens") && strcmp(x, "time"))
         rc = cli_usage_error("plot", "--x: '%s' is not one of step, tokens, time", x);
     p->x = !strcmp(x, "tokens") ? X_TOKENS : !strcmp(x, "time") ? X_TIME : X_STEP;
+    if (!rc) rc = check_out(dirs, n, out_svg, o->force);
     if (!rc) rc = read_runs(p, dirs, n);
     if (!rc) rc = choose_panels(p, o->metrics);
     if (!rc) {
@@ -528,12 +560,15 @@ int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli
 }
 
 static void help(void) {
-    printf("usage: grassflow plot RUN_DIR... [--out FILE.svg] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
+    printf("usage: grassflow plot RUN_DIR... [--out FILE.svg [--force]] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
            "Draw the training and validation curves of one or more runs (each RUN_DIR/metrics.jsonl, the --out of\n"
            "train) into one SVG, one colour per run, the legend naming each run by its folder: training curves\n"
            "solid, validation curves dashed with a dot at each evaluation; a curve that one drawn after it follows\n"
            "closely (within 1.5 pixels at a quarter of its points) is drawn wider, to show around it.\n\n"
-           "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory)\n"
+           "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory). An\n"
+           "                      existing SVG is replaced; another file only with --force; a run's metrics.jsonl,\n"
+           "                      a device node or a FIFO never\n"
+           "  --force             replace an existing --out file that is not an SVG\n"
            "  --x AXIS            step (default), tokens (the counted targets seen: tokens for a language model,\n"
            "                      pairs for sentence pairs) or time (wall-clock time of the run, across resumes).\n"
            "                      A metrics.jsonl of an older grassflow has neither tokens nor time: the plot then\n"
@@ -546,7 +581,7 @@ static void help(void) {
 
 int cmd_plot(int argc, char **argv) {
     static const struct option longopts[] = {{"out", 1, 0, 'o'}, {"x", 1, 0, 'x'}, {"metric", 1, 0, 'm'},
-                                             {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                             {"force", 0, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     cli_plot_opts o = {0};
     const char *out = "curves.svg";
     int opt;
@@ -555,6 +590,7 @@ int cmd_plot(int argc, char **argv) {
         if (opt == 'o') out = optarg;
         else if (opt == 'x') o.x = optarg;
         else if (opt == 'm') o.metrics = optarg;
+        else if (opt == 'f') o.force = true;
         else if (opt == 'h') return help(), EXIT_OK;
         else return cli_usage_error("plot", "unknown option");
     }

@@ -2,6 +2,8 @@
 #ifndef GF_CLI_PLOT_H
 #define GF_CLI_PLOT_H
 
+#include <stdbool.h>
+
 enum { CLI_PLOT_MAX_RUNS = 24 }; /* the runs one plot holds (a legend line and a colour each) */
 
 typedef struct cli_plot_opts {
@@ -11,6 +13,7 @@ typedef struct cli_plot_opts {
     const char *metrics; /* the panels, top to bottom, comma-separated: "loss" (training and validation),
                           * "ppl" (exp of both losses), "accuracy" (validation, classifiers); NULL: loss, and
                           * accuracy below it when a run is a classifier */
+    bool force;          /* replace an existing out_svg that is not an SVG (gf_output_check) */
 } cli_plot_opts;
 
 /* Read DIR/metrics.jsonl of each of dirs[0..n) (gf_metrics_read) and draw their curves into out_svg

@@ -40,13 +40,9 @@ int cmd_quantize(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("quantize", "unexpected argument '%s'", argv[optind]);
     if (!in || !out) return cli_usage_error("quantize", "--ckpt FILE and --out FILE are required");
     if (w == GF_WEIGHTS_FP32) return cli_usage_error("quantize", "--weights int8 or --weights bf16 is required");
-    struct stat a, b;
-    if (stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-        return cli_usage_error("quantize", "--out %s is --ckpt itself: the fp32 checkpoint would be lost\nHINT: give "
-                               "another --out", out);
-    if (!force && access(out, F_OK) == 0)
-        return cli_error("%s exists; quantize does not overwrite a file\nHINT: give --force to replace it, or another "
-                         "--out", out);
+    const char *inputs[] = {in};
+    if (gf_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
+        return cli_error("%s", gf_last_error());
     if (gf_checkpoint_quantize(in, out, w)) return cli_error("%s", gf_last_error());
     printf("%s: %s weights from %s\n", out, gf_weights_name(w), in);
     return EXIT_OK;

@@ -42,6 +42,65 @@ FILE *gf_open_regular(const char *path, struct stat *st) {
     return f;
 }
 
+int gf_open_write_regular(const char *path, int flags) {
+    /* O_NONBLOCK: opening a FIFO for writing must not wait for a reader (with none it fails: ENXIO);
+     * O_NOFOLLOW: a symbolic link is not followed to whatever it names */
+    const int access_mode = (flags & O_ACCMODE) == O_RDWR ? 0 : O_WRONLY;
+    int fd = open(path, flags | access_mode | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        struct stat st;
+        if ((errno == ENXIO || errno == ELOOP) && lstat(path, &st) == 0)
+            return gf_fail("%s is %s; grassflow writes only regular files\nHINT: give the path of a file", path,
+                           S_ISLNK(st.st_mode) ? "a symbolic link" : file_kind(st.st_mode));
+        return gf_fail("cannot write %s: %s\nHINT: check that the directory exists and is writable", path,
+                       strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return gf_fail("%s is %s; grassflow writes only regular files and never replaces a device node or a FIFO"
+                       "\nHINT: give the path of a file", path, file_kind(st.st_mode));
+    }
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        close(fd);
+        return gf_fail("cannot write %s: %s", path, strerror(errno));
+    }
+    return fd;
+}
+
+/* 0 if path names no file; 1 if it is a regular file (*st filled); -1 (gf_fail) if it is something else. */
+static int existing_regular(const char *path, struct stat *st) {
+    if (stat(path, st) != 0) {
+        if (errno == ENOENT) return 0;
+        return gf_fail("cannot check %s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st->st_mode))
+        return gf_fail("%s is %s; grassflow writes only regular files and never replaces a device node, a FIFO or "
+                       "a directory\nHINT: give the path of a file", path, file_kind(st->st_mode));
+    return 1;
+}
+
+int gf_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
+                    const char *replace_hint) {
+    struct stat st, in;
+    int e = existing_regular(path, &st);
+    if (e < 0) {
+        gf_fail_context(" (%s)", flag);
+        return -1;
+    }
+    if (e == 0) return 0;
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+            return gf_fail("%s %s is %s, which this command reads; it would be replaced by what is made from it\n"
+                           "HINT: give another %s", flag, path, strcmp(path, inputs[i]) ? inputs[i] : "an input",
+                           flag);
+    if (!may_replace)
+        return gf_fail("%s %s exists and is not replaced%s\nHINT: %s, or give another %s", flag, path,
+                       replace_hint ? "" : " (this command never replaces a file)",
+                       replace_hint ? replace_hint : "remove it", flag);
+    return 0;
+}
+
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name) {
     int n = dir ? snprintf(dst, cap, "%s/%s", dir, name) : snprintf(dst, cap, "%s", name);
     if (n >= 0 && (size_t)n < cap) return 0;
@@ -94,10 +153,14 @@ gf_atomic_file *gf_atomic_open(const char *path) {
         return NULL;
     }
     snprintf(f->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct stat st;
+    f->fd = -1;
+    if (existing_regular(path, &st) >= 0) { /* the rename would replace a device node or a FIFO */
+        struct stat old;
+        if (lstat(f->tmp, &old) == 0 && S_ISREG(old.st_mode)) unlink(f->tmp); /* a dead process's, with our pid */
+        f->fd = gf_open_write_regular(f->tmp, O_CREAT | O_EXCL);
+    }
     if (f->fd < 0) {
-        gf_fail("cannot write %s: %s\nHINT: check that the directory exists and is writable", f->tmp,
-                strerror(errno));
         free(f->path);
         free(f->tmp);
         free(f);

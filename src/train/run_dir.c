@@ -56,8 +56,11 @@ static int busy(int fd, const char *dir) {
 static int lock_dir(gf_run_dir *r) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, ".grassflow.lock")) return -1;
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return gf_fail("cannot create the run lock %s: %s", path, strerror(errno));
+    int fd = gf_open_write_regular(path, O_RDWR | O_CREAT); /* never a FIFO or device planted there */
+    if (fd < 0) {
+        gf_fail_context(" (the run lock)");
+        return -1;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) return busy(fd, r->dir);
     char me[32];
     int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
@@ -220,14 +223,13 @@ int gf_run_metrics_open(gf_run_dir *r, bool append) {
     if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, r->dir, "metrics.jsonl")) return -1;
-    /* O_NOFOLLOW: a symbolic link planted in the run folder must not make the run overwrite its target */
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (append ? O_APPEND : O_TRUNC), 0644);
-    r->metrics = fd >= 0 ? fdopen(fd, append ? "a" : "w") : NULL;
+    /* a symbolic link, a FIFO or a device planted in the run folder is refused: a run writes only its own files */
+    int fd = gf_open_write_regular(path, O_CREAT | (append ? O_APPEND : O_TRUNC));
+    if (fd < 0) return -1;
+    r->metrics = fdopen(fd, append ? "a" : "w");
     if (!r->metrics) {
-        int err = errno;
-        if (fd >= 0) close(fd);
-        return gf_fail("cannot write %s: %s%s", path, strerror(err),
-                       err == ELOOP ? " (it is a symbolic link; a run writes only its own files)" : "");
+        close(fd);
+        return gf_fail("cannot write %s: %s", path, strerror(errno));
     }
     return 0;
 }
