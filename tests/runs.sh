@@ -131,6 +131,10 @@ echo "runs: --init-from a checkpoint"
 "$GF" train $C --steps 6 --out "$tmp/base" >/dev/null 2>&1
 I="--corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 4 --log-every 1 --warmup 2 --lr 1e-3"
 expect 0 "a new run from a checkpoint's weights" "$GF" train --init-from "$tmp/base/last.safetensors" $I --steps 4 --out "$tmp/ft"
+cp -r "$tmp/base" "$tmp/base2"
+want="--force starts the run in $tmp/base2 over: --out $tmp/base2/last.safetensors is $tmp/base2/./last.safetensors, which this command reads"
+expect 1 "--force on the folder that holds the --init-from checkpoint is refused" "$GF" train --init-from "$tmp/base2/./last.safetensors" $I --steps 4 --out "$tmp/base2" --force
+cmp -s "$tmp/base/last.safetensors" "$tmp/base2/last.safetensors" && pass "... and the checkpoint is intact" || fail "--force replaced the --init-from checkpoint"
 e=$("$GF" eval --ckpt "$tmp/base/last.safetensors" --corpus tinyshakespeare --seq-len 16 --batch 4 --json 2>/dev/null)
 v=$(metric "$tmp/ft/metrics.jsonl" 0 val_loss)
 $PY -c 'import json,sys; sys.exit(not abs(json.loads(sys.argv[1])["loss"] - float(sys.argv[2])) <= 1e-6)' "$e" "$v" \
