@@ -1553,6 +1553,11 @@ int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
 /* mkdir -p: dir and the folders above it that are missing (0755); 0, or -1 (gf_last_error names the folder
  * that could not be made; the folders made before it are removed again). */
 int gf_mkdir_p(const char *dir);
+/* A file opened for writing (open(2) flags such as O_CREAT | O_TRUNC or O_APPEND, with O_WRONLY added unless
+ * they hold O_RDWR) only
+ * if it is a regular file: a FIFO, a device node, a directory or a symbolic link is refused with an error
+ * naming the path and what it is, and opening never blocks. The descriptor, or -1 (gf_fail). */
+int gf_open_write_regular(const char *path, int flags);
 /* The one rule for a file a command writes at a path the user gave (`flag` names it, e.g. "--out"): a path
  * that exists must be a regular file (never a device node, a FIFO or a directory, whatever else is given),
  * must not be the same file as any of inputs[0..n_inputs) (the files the command reads, compared by device

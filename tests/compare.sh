@@ -183,6 +183,56 @@ want="--set nosuch:rank=4: nosuch is not one of --models"; expect 2 "a --set for
 want="--seed and --seeds"; expect 2 "--seed with --seeds" "$GF" compare $M $TR --seed 3 --seeds 1,2 --out "$tmp/x"
 [ ! -e "$tmp/x" ] && pass "... and nothing is created" || fail "a refused compare left $tmp/x"
 
+echo "compare: summary.json is a cache of what the run folders prove (two compares on one --out, edits, copies)"
+runs_in() { $PY -c "
+import json, sys; d = json.load(open(sys.argv[1] + '/summary.json'))
+print(' '.join(sorted(r['dir'] + ':' + r['status'] for m in d['models'] for r in m['runs'])))" "$1"; }
+expect 0 "a compare of one model" "$GF" compare --models grassmann-tiny $TR --out "$tmp/two"
+expect 0 "... another compare of another model on the same --out" "$GF" compare --models transformer-tiny $TR --out "$tmp/two"
+grep -q "summary.json also lists 1 run of another compare on this --out: models grassmann-tiny" "$tmp/out" \
+    && pass "... says the summary also lists the first one's run" || fail "carried note: $(tail -3 "$tmp/out")"
+[ "$(runs_in "$tmp/two")" = "grassmann-tiny:done transformer-tiny:done" ] && pass "... the summary lists both finished runs" || fail "summary runs: $(runs_in "$tmp/two")"
+want=; expect 0 "... and the first command still continues (reads its run back)" "$GF" compare --models grassmann-tiny $TR --out "$tmp/two"
+grep -q "from scratch\|resuming" "$tmp/err" && fail "... but it trained again: $(head -c 300 "$tmp/err")" || pass "... without training again"
+[ "$(runs_in "$tmp/two")" = "grassmann-tiny:done transformer-tiny:done" ] && pass "... and the summary still lists both" || fail "summary runs after: $(runs_in "$tmp/two")"
+# at once: each write takes the summary's lock and merges what is on disk
+"$GF" compare --models grassmann-tiny $TR --out "$tmp/once" >/dev/null 2>"$tmp/err1" & p1=$!
+"$GF" compare --models transformer-tiny $TR --out "$tmp/once" >/dev/null 2>"$tmp/err2" & p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+[ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(runs_in "$tmp/once")" = "grassmann-tiny:done transformer-tiny:done" ] \
+    && pass "two compares at once on one --out: both finish, the summary lists both runs" || fail "at once: exit $r1 $r2, $(runs_in "$tmp/once") $(tail -c 300 "$tmp/err1" "$tmp/err2")"
+expect 0 "--seeds 1,2,3" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+expect 0 "... then --seeds 1,2 on the same --out" "$GF" compare --models grassmann-tiny $TR --seeds 1,2 --out "$tmp/seeds3"
+[ "$(runs_in "$tmp/seeds3")" = "grassmann-tiny/seed-1:done grassmann-tiny/seed-2:done grassmann-tiny/seed-3:done" ] \
+    && pass "... the summary still lists seed 3" || fail "seeds summary: $(runs_in "$tmp/seeds3")"
+expect 0 "... and --seeds 1,2,3 continues" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+grep -q "from scratch\|resuming" "$tmp/err" && fail "... but it trained again" || pass "... reading every run back"
+cp "$tmp/out" "$tmp/table3"
+row() { grep "^grassmann-tiny" "$1" | tr -s ' ' | cut -d' ' -f1-9; } # model, params, trainable, val ± sd, test ± sd
+edit() { $PY - "$tmp/seeds3/summary.json" "$1" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1])); m = d["models"][0]
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PYEOF
+}
+edit 'm["runs"][1]["test"] = 1.5'
+expect 0 "a test score changed in summary.json is not believed" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+grep -q "gave $tmp/seeds3/grassmann-tiny/seed-2 a test score of 1.5; its best checkpoint scores" "$tmp/err" && pass "... it is scored again, and named as corrected" || fail "no correction note: $(head -c 400 "$tmp/err")"
+[ "$(row "$tmp/out")" = "$(row "$tmp/table3")" ] && pass "... the same table as before the edit" || fail "after the test edit: $(row "$tmp/out") vs $(row "$tmp/table3")"
+edit 'm["runs"][0]["val"] = -5; m["trainable"] = 1e30'
+expect 0 "val -5 and trainable 1e30 in summary.json are not believed" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+[ "$(row "$tmp/out")" = "$(row "$tmp/table3")" ] && pass "... the runs are read again from their folders: the same table as before the edit" || fail "edited summary: $(row "$tmp/out") vs $(row "$tmp/table3")"
+! grep -q -- "-5\.00\|-9223372036854775808" "$tmp/out" "$tmp/seeds3/summary.json" && pass "... no -5 and no INT64_MIN anywhere" || fail "edited numbers leaked"
+"$GF" train --model transformer-tiny $TR --seed 2 --out "$tmp/other" >/dev/null 2>&1
+cp "$tmp/other"/* "$tmp/seeds3/grassmann-tiny/seed-2/"
+want="seed-2 holds the state of a run \(of transformer-tiny\) whose model is not this compare's for grassmann-tiny"
+expect 1 "a transformer-tiny state copied into grassmann-tiny/seed-2 is refused, not averaged in" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+rm "$tmp/seeds3/grassmann-tiny/seed-1/state.safetensors"
+want="seed-1 holds best.safetensors but no state.safetensors"
+expect 1 "a finished run whose state was deleted is refused, not trained over" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
+[ -f "$tmp/seeds3/grassmann-tiny/seed-1/best.safetensors" ] && pass "... its checkpoints stay" || fail "checkpoints of the run without a state are gone"
+
 echo "compare: --help"
 "$GF" compare --help >"$tmp/help"
 ! grep -q -- "--head\|--stop-at\|--accept-changed-data\|--model PRESET\|--vocab" "$tmp/help" && grep -q -- "--seeds" "$tmp/help" \

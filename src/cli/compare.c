@@ -149,6 +149,58 @@ static int prepare(cmp_job *j, cmp_args *a) {
     return cmp_write_summary(j);
 }
 
+/* The first difference between the trainer's recipe a state was saved with and this compare's for run u
+ * (its seed), or NULL. */
+static const char *recipe_differs(const gf_train_opts *a, const gf_train_opts *b, uint64_t seed) {
+    if (a->batch != b->batch) return "batch";
+    if (a->accum != b->accum) return "accum";
+    if (a->steps != b->steps || a->epochs != b->epochs) return "steps (or epochs)";
+    if (a->warmup != b->warmup) return "warmup";
+    if (a->eval_every != b->eval_every) return "eval_every";
+    if (a->lr != b->lr || a->min_lr != b->min_lr) return "lr (or min_lr)";
+    if (a->wd != b->wd || a->clip != b->clip) return "wd (or clip)";
+    if (a->beta1 != b->beta1 || a->beta2 != b->beta2 || a->eps != b->eps) return "beta1, beta2 (or eps)";
+    if (a->seed != seed) return "seed";
+    return NULL;
+}
+
+/* A state in run u's folder must be one this compare made for model m there: its recipe names m's model and
+ * this task, corpus and tokenizer, and its trainer's recipe is this compare's with u's seed. A state copied
+ * from another model's folder, or left by another recipe, is refused: resumed, its numbers would go into m's
+ * row. */
+static int state_is_ours(const cmp_job *j, const cmp_model *m, const cmp_run *u) {
+    gf_run_info info = {0};
+    if (gf_run_read(u->dir, &info)) return cli_error("%s", gf_last_error());
+    const char *want = m->mo.preset ? m->mo.preset : m->mo.config_path ? m->mo.config_path : "";
+    const gf_task_recipe *t = &info.task;
+    const char *what = j->r.backbone ? NULL /* heads on a backbone: the recipe names both (checked below) */
+                       : strcmp(t->model, want) ? "model"
+                       : NULL;
+    if (!what && (t->task != j->r.t.task || strcmp(t->corpus, j->r.t.corpus))) what = "task or corpus";
+    if (!what && strcmp(t->tokenizer, j->r.t.tokenizer)) what = "tokenizer";
+    if (!what) what = recipe_differs(&info.train, &j->r.o, u->seed);
+    char model[sizeof t->model];
+    snprintf(model, sizeof model, "%s", t->model);
+    gf_run_info_free(&info);
+    if (!what) return EXIT_OK;
+    return cli_error("%s holds the state of a run (of %s) whose %s is not this compare's for %s: resumed, it would "
+                     "put another run's numbers in %s's row\nHINT: move that folder away, or give --force to train "
+                     "every model again", u->dir, model, what, m->name, m->name);
+}
+
+/* A folder that holds checkpoints but no state (deleted, or lost): continuing it would train over them. */
+static int state_lost(const cmp_run *u) {
+    static const char *const kept[] = {"best.safetensors", "last.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        char path[GF_PATH_MAX];
+        if (!gf_path_join(path, sizeof path, u->dir, kept[i]) && access(path, F_OK) == 0)
+            return cli_error("%s holds %s but no state.safetensors: the run cannot be continued, and training it "
+                             "again would replace its checkpoints\nHINT: put the state back, move the folder away, or "
+                             "give --force to train every model again", u->dir, kept[i]);
+    }
+    return EXIT_OK;
+}
+
 /* Run k of model i: a new run, or the one its folder holds continued (finished: only read back). */
 static int train_one(cmp_job *j, int i, int k) {
     cmp_model *m = &j->m[i];
@@ -167,14 +219,17 @@ static int train_one(cmp_job *j, int i, int k) {
     const bool started = u->status == CMP_STOPPED && gf_run_dir_holds_run(u->dir, NULL, 0);
     const bool resume = started && !gf_path_join(state, sizeof state, u->dir, "state.safetensors") &&
                         access(state, F_OK) == 0;
+    int rc = resume ? state_is_ours(j, m, u) : started ? state_lost(u) : EXIT_OK;
+    if (rc) return rc;
     if (started && !resume && gf_dist_rank() == 0) fprintf(stderr, "%s: stopped before it saved a state: started again\n", label);
     ri.o.overwrite = u->replace || (started && !resume);
-    const double t0 = now_s(), before = u->s.wall_s;
+    const double t0 = now_s(), before = u->s.wall_s, rate = u->s.tokens_per_s;
     run_summary s = {0};
     u->status = CMP_RUNNING; /* in the summary before it starts: a kill leaves a run the rerun continues */
-    int rc = cmp_write_summary(j);
+    rc = cmp_write_summary(j);
     if (!rc) rc = run(&m->mo, &ri, resume ? u->dir : NULL, label, 1, &s);
     if (!rc) u->s = s;
+    if (!rc && s.tokens_per_s == 0 && rate > 0) u->s.tokens_per_s = rate; /* finished before: scored again only */
     u->s.wall_s = before + (now_s() - t0);
     u->status = !rc ? CMP_DONE : gf_run_dir_holds_run(u->dir, NULL, 0) ? CMP_STOPPED : CMP_PENDING;
     return rc;
@@ -259,6 +314,7 @@ int cmd_compare(int argc, char **argv) {
     if (!rc) rc = check_flags(j, &a);
     if (!rc) rc = prepare(j, &a);
     if (!rc) rc = run_all(j);
+    cmp_free_carried(j);
     free(j);
     return rc < 0 ? EXIT_OK : rc;
 }

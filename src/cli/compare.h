@@ -28,6 +28,7 @@ typedef struct {
     char folder[1024];       /* its folder under --out: the name with '/' as '_' */
     cli_model_opts mo;       /* its preset or file and the --set options that apply to it */
     cmp_run runs[MAX_SEEDS];
+    cJSON *carried_runs;     /* its runs of other seeds that another compare on this --out made (proven) */
 } cmp_model;
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
     bool per_seed;           /* --seeds given: a folder per seed */
     cmp_model m[MAX_COMPARE];
     char resume_cmd[8192];   /* the command as given, without --force: what resumes this compare */
+    cJSON *carried;          /* the models of other compares on this --out, as their folders prove them */
 } cmp_job;
 
 /* compare_plan.c: --models, --seeds and --set into j->m (each model checked with its --set options before
@@ -54,10 +56,22 @@ int cmp_folders(cmp_job *j);
  * model folder holds a run it does not know), the runs it finished marked done. */
 int cmp_read_earlier(cmp_job *j);
 
+/* compare_merge.c: summary.json as a cache of what the run folders prove. cmp_merge_summary carries into j
+ * the runs of a summary (read from disk) that j does not own, each as its folder proves it;
+ * cmp_lock_summary locks OUT/.grassflow-summary.lock (a descriptor to close, or -1 with gf_last_error). */
+void cmp_merge_summary(cmp_job *j, const cJSON *summary);
+int cmp_lock_summary(const cmp_job *j);
+void cmp_free_carried(cmp_job *j);
+bool cmp_score_ok(const cmp_job *j, double v); /* a perplexity >= 1 or an accuracy in [0, 1] */
+bool cmp_count_ok(double v);                    /* an integer in [1, 2^53] */
+/* compare_resume.c: the step OUT/.../state.safetensors is at (-1: none, or not readable). */
+long long cmp_state_step(const char *dir);
+
 /* compare_summary.c */
 cJSON *cmp_recipe_json(const cmp_job *j);   /* what the runs share (what a rerun must repeat) */
-/* OUT/summary.json, summary.tsv and summary.md, each written atomically. */
-int cmp_write_summary(const cmp_job *j);
+/* OUT/summary.json, summary.tsv and summary.md, each written atomically, under the summary's lock, with the
+ * runs of other compares that the summary on disk holds now carried over (cmp_merge_summary). */
+int cmp_write_summary(cmp_job *j);
 /* The summary as JSON text (malloc'd). */
 char *cmp_summary_text(const cmp_job *j);
 void cmp_print_table(const cmp_job *j);

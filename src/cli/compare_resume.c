@@ -63,8 +63,7 @@ static const cJSON *earlier_model(const cJSON *summary, const char *name) {
     return NULL;
 }
 
-/* The step its state is at (-1: no state, or none readable). */
-static long long state_step(const char *dir) {
+long long cmp_state_step(const char *dir) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, dir, "state.safetensors")) return -1;
     struct stat st;
@@ -82,24 +81,43 @@ static double num(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* The numbers of a finished run as the earlier summary gives them, if its folder proves them: its state at
+ * the steps reported, its best validation score the state's, every number in range. */
+static bool proven_numbers(const cmp_job *j, const cmp_run *u, const cJSON *model, const cJSON *run) {
+    const double steps = num(run, "steps"), val = num(run, "val"), params = num(model, "params"),
+                 trainable = num(model, "trainable"), rate = num(run, "tokens_per_s");
+    if (!cmp_count_ok(steps) || cmp_state_step(u->dir) != (long long)steps || !cmp_score_ok(j, val) ||
+        !cmp_score_ok(j, num(run, "test")) || !cmp_count_ok(params) || !cmp_count_ok(trainable) || trainable > params ||
+        !(rate >= 0 && isfinite(rate)))
+        return false;
+    char path[GF_PATH_MAX];
+    gf_st_file *f = gf_path_join(path, sizeof path, u->dir, "state.safetensors") ? NULL : gf_st_read(path);
+    char *bv = f ? gf_st_metadata(f, strcmp(j->r.t.task->metric, "ppl") ? "best_val_acc" : "best_val_loss") : NULL;
+    const double best = bv ? strtod(bv, NULL) : NAN, v = strcmp(j->r.t.task->metric, "ppl") ? best : exp(best);
+    free(bv);
+    gf_st_free(f);
+    return fabs(v - val) <= 1e-9 * fabs(val);
+}
+
 /* Run u as the earlier compare left it: its wall time so far; started (continued from its state) or not
- * (replaced, if a --force said so); finished (its state at the last step it reported): its numbers. */
-static void read_run(cmp_run *u, const cJSON *model, const cJSON *run) {
+ * (replaced, if a --force said so); finished and proven by its folder (proven_numbers): its numbers. A
+ * finished run whose numbers its folder does not prove is continued from its state like a stopped one:
+ * a finished state trains no more, and is scored again. */
+static void read_run(const cmp_job *j, cmp_run *u, const cJSON *model, const cJSON *run) {
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(run, "status"), *tok;
     const char *status = cJSON_IsString(st) ? st->valuestring : "pending";
-    const double wall = num(run, "wall_s"), steps = num(run, "steps");
-    u->s.wall_s = isfinite(wall) ? wall : 0.0;
+    const double wall = num(run, "wall_s"), rate = num(run, "tokens_per_s");
+    u->s.wall_s = isfinite(wall) && wall >= 0 ? wall : 0.0;
+    u->s.tokens_per_s = isfinite(rate) && rate >= 0 ? rate : NAN; /* kept if it is scored again */
     u->replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "replace"));
     u->status = strcmp(status, "pending") ? CMP_STOPPED : CMP_PENDING;
-    if (strcmp(status, "done") || !(steps >= 1) || state_step(u->dir) != (long long)steps)
-        return; /* not finished, or its state moved on since: continued from the state */
+    if (strcmp(status, "done") || !proven_numbers(j, u, model, run)) return;
     u->status = CMP_DONE;
-    u->s.steps = (int64_t)steps;
+    u->s.steps = (int64_t)num(run, "steps");
     u->s.params = (int64_t)num(model, "params");
     u->s.trainable = (int64_t)num(model, "trainable");
     u->s.val = num(run, "val");
     u->s.test = num(run, "test");
-    u->s.tokens_per_s = num(run, "tokens_per_s");
     tok = cJSON_GetObjectItemCaseSensitive(run, "tokenizer");
     snprintf(u->s.tokenizer, sizeof u->s.tokenizer, "%s", cJSON_IsString(tok) ? tok->valuestring : "");
 }
@@ -133,7 +151,7 @@ static int read_runs(cmp_job *j, const cJSON *summary) {
             cJSON_ArrayForEach(run, runs) {
                 const cJSON *d = cJSON_GetObjectItemCaseSensitive(run, "dir");
                 if (!known && cJSON_IsString(d) && !strcmp(d->valuestring, u->dir + strlen(j->out) + 1))
-                    read_run(u, m, run), known = true;
+                    read_run(j, u, m, run), known = true;
             }
             struct stat st; /* a run this compare did not start is not its own */
             if (u->status == CMP_PENDING && !u->replace && stat(u->dir, &st) == 0 &&
@@ -141,6 +159,25 @@ static int read_runs(cmp_job *j, const cJSON *summary) {
                 return rc;
         }
     }
+    return EXIT_OK;
+}
+
+/* Each finished run's test score as its best checkpoint gives it now (the one number a folder cannot prove
+ * without scoring it again): a summary that says otherwise was edited, and is corrected with a note. */
+static int rescore_done(cmp_job *j) {
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < j->n_seeds; k++) {
+            cmp_run *u = &j->m[i].runs[k];
+            double test;
+            if (u->status != CMP_DONE) continue;
+            recipe r = j->r;
+            int rc = run_test_score(&r, u->dir, &test);
+            if (rc) return rc;
+            if (!(fabs(test - u->s.test) <= 1e-6 * fabs(test)) && gf_dist_rank() == 0)
+                fprintf(stderr, "note: %s/summary.json gave %s a test score of %.6g; its best checkpoint scores %.6g: "
+                        "the summary is corrected\n", j->out, u->dir, u->s.test, test);
+            u->s.test = test;
+        }
     return EXIT_OK;
 }
 
@@ -169,6 +206,7 @@ int cmp_read_earlier(cmp_job *j) {
                                     : cli_error("%s: not a grassflow compare summary (no \"recipe\" object)" START_OVER,
                                                 path);
     if (!rc) rc = read_runs(j, summary);
+    if (!rc) rc = rescore_done(j);
     cJSON_Delete(summary);
     return rc;
 }

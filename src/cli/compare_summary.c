@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "compare.h"
 
@@ -189,6 +191,8 @@ static cJSON *model_json(const cmp_job *j, int i, const model_stats *ref) {
     add_num(o, "wall_s", st.wall_s);
     add_num(o, "gap", gap_of(j, &st, ref));
     for (int k = 0; k < j->n_seeds; k++) cJSON_AddItemToArray(runs, run_json(&m->runs[k], j->out));
+    const cJSON *c;
+    cJSON_ArrayForEach(c, m->carried_runs) cJSON_AddItemToArray(runs, cJSON_Duplicate(c, 1));
     cJSON_AddItemToObject(o, "runs", runs);
     return o;
 }
@@ -211,6 +215,8 @@ char *cmp_summary_text(const cmp_job *j) {
         cJSON_AddItemToArray(models, model_json(j, i, &ref));
         for (int k = 0; k < j->n_seeds; k++) complete = complete && j->m[i].runs[k].status == CMP_DONE;
     }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, j->carried) cJSON_AddItemToArray(models, cJSON_Duplicate(c, 1));
     cJSON_AddItemToObject(o, "models", models);
     cJSON_AddBoolToObject(o, "complete", complete);
     char *s = cJSON_Print(o);
@@ -287,6 +293,26 @@ static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol)
              ranks, cpu[0] ? cpu : "unknown", eol);
 }
 
+/* A line naming what summary.json carries of other compares on this --out ("" if nothing). */
+static void carried_note(const cmp_job *j, char *buf, size_t n, const char *eol) {
+    size_t len = 0;
+    int runs = 0;
+    const cJSON *c;
+    buf[0] = '\0';
+    for (int i = 0; i < j->n; i++) runs += cJSON_GetArraySize(j->m[i].carried_runs);
+    cJSON_ArrayForEach(c, j->carried) runs += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c, "runs"));
+    if (!runs) return;
+    len = (size_t)snprintf(buf, n, "summary.json also lists %d run%s of another compare on this --out", runs,
+                           runs == 1 ? "" : "s");
+    const char *sep = ": models ";
+    cJSON_ArrayForEach(c, j->carried) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "model");
+        if (len < n && cJSON_IsString(name)) len += (size_t)snprintf(buf + len, n - len, "%s%s", sep, name->valuestring);
+        sep = ", ";
+    }
+    if (len < n) snprintf(buf + len, n - len, "%s", eol);
+}
+
 void cmp_print_table(const cmp_job *j) {
     const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
     const model_stats ref = stats_of(j, j->ref);
@@ -303,6 +329,8 @@ void cmp_print_table(const cmp_job *j) {
     recipe_lines(j, lines, sizeof lines, "\n");
     fputs(lines, stdout);
     if (j->per_seed) printf("mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
+    carried_note(j, lines, sizeof lines, "\n");
+    fputs(lines, stdout);
 }
 
 /* summary.tsv: one row per model, every number in full (as summary.json has it); empty: none. */
@@ -342,7 +370,9 @@ static char *md_text(const cmp_job *j) {
     }
     recipe_lines(j, lines, sizeof lines, "  \n");
     len += (size_t)snprintf(s + len, cap - len, "\n%s", lines);
-    if (j->per_seed) snprintf(s + len, cap - len, "mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
+    if (j->per_seed)
+        len += (size_t)snprintf(s + len, cap - len, "mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
+    if (len < cap) carried_note(j, s + len, cap - len, "\n");
     return s;
 }
 
@@ -355,10 +385,28 @@ static int write_text(const cmp_job *j, const char *name, char *text) {
     return rc;
 }
 
-int cmp_write_summary(const cmp_job *j) {
+/* What OUT/summary.json holds now (NULL: none, or not a compare summary of this recipe's kind). */
+static cJSON *summary_on_disk(const cmp_job *j) {
+    char path[GF_PATH_MAX];
+    size_t n;
+    struct stat st;
+    if (gf_path_join(path, sizeof path, j->out, "summary.json") || stat(path, &st) != 0) return NULL;
+    unsigned char *text = gf_read_file(path, (size_t)64 << 20, &n);
+    cJSON *o = text ? cJSON_Parse((const char *)text) : NULL;
+    free(text);
+    return o;
+}
+
+int cmp_write_summary(cmp_job *j) {
     if (gf_dist_rank() != 0) return EXIT_OK; /* a data-parallel job: rank 0 alone writes (its own figures) */
+    const int lock = cmp_lock_summary(j);
+    if (lock < 0) return cli_error("%s", gf_last_error());
+    cJSON *disk = summary_on_disk(j); /* another compare on this --out may have written since */
+    if (disk) cmp_merge_summary(j, disk);
+    cJSON_Delete(disk);
     int rc = write_text(j, "summary.json", cmp_summary_text(j));
     if (!rc) rc = write_text(j, "summary.tsv", tsv_text(j));
     if (!rc) rc = write_text(j, "summary.md", md_text(j));
+    close(lock);
     return rc;
 }

@@ -340,6 +340,20 @@ static int load_data(const recipe *r, const gf_tokenizer *fixed, void **data) {
     return r->t.task->load(&e, r->t.options.bytes, data) ? cli_error("%s", gf_last_error()) : EXIT_OK;
 }
 
+int run_test_score(const recipe *r, const char *dir, double *test) {
+    recipe rr = *r;
+    gf_run_info info = {0};
+    void *data = NULL;
+    run_summary sum = {.test = NAN};
+    int rc = resume_recipe(&rr, dir, &info);
+    if (!rc) rc = load_data(&rr, info.tokenizer, &data);
+    if (!rc) rc = best_metrics(&rr, data, &sum);
+    if (data) rr.t.task->free(data);
+    gf_run_info_free(&info);
+    *test = sum.test;
+    return rc;
+}
+
 /* The tokenizer's saved form (NULL: the task reads no text), after checking it against m's vocabulary. */
 static int tokenizer_json(const gf_model *m, const gf_tokenizer *tok, char **json) {
     *json = NULL;

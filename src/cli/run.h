@@ -110,6 +110,9 @@ typedef struct {
  * with its best checkpoint (always for a task scored by accuracy). Returns an exit code. */
 int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char *label, int test_eval,
         run_summary *sum);
+/* The test metric of the best checkpoint of the run saved in dir, on its own recipe's data (r gives the
+ * options a resume keeps: --no-cache); EXIT_OK, or an exit code after printing the error. */
+int run_test_score(const recipe *r, const char *dir, double *test);
 /* The config of a preset or file (*cfg) made the task's (data NULL: a check before the data is read), then
  * the --set options, checked against that config, then the task's needs checked again. */
 int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *data, const void *options,

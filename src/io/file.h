@@ -13,11 +13,6 @@
  * a device is refused with an error naming the path and what it is, and opening never blocks. */
 FILE *gf_open_regular(const char *path, struct stat *st);
 
-/* A file opened for writing (open(2) flags such as O_CREAT | O_TRUNC or O_APPEND, with O_WRONLY added unless
- * they hold O_RDWR) only
- * if it is a regular file: a FIFO, a device node, a directory or a symbolic link is refused with an error
- * naming the path and what it is, and opening never blocks. The descriptor, or -1 (gf_fail). */
-int gf_open_write_regular(const char *path, int flags);
 
 /* Atomic writer: data goes to "PATH.tmp.PID"; commit fsyncs and renames it over PATH, so PATH holds
  * either the old or the new content, never a torn file. A PATH that exists and is not a regular file (a FIFO,
