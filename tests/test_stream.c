@@ -232,9 +232,31 @@ static void test_stream_next(void **state) {
     check_next("hybrid, sinusoidal, 40 ids (no window)", sinus, 40);
 }
 
+/* A streamed token of a small model runs on one thread (the stream's rule), and the threads set before are
+ * set again after every step, feed and error. */
+static void test_stream_threads(void **state) {
+    (void)state;
+    gf_model *m = tl_make_model("grassmann-tiny", NULL, 3);
+    gf_stream *s = gf_stream_create(m);
+    assert_non_null(s);
+    const int before = gf_threads();
+    gf_set_threads(2);
+    const int32_t ids[] = {1, 2, 3};
+    assert_non_null(gf_stream_step(s, 1));
+    assert_int_equal(gf_threads(), 2);
+    assert_int_equal(gf_stream_feed(s, ids, 3), 0);
+    assert_int_equal(gf_threads(), 2);
+    assert_null(gf_stream_step(s, 1 << 30)); /* outside the vocabulary */
+    assert_int_equal(gf_threads(), 2);
+    gf_set_threads(before);
+    gf_stream_free(s);
+    gf_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_next),
+        cmocka_unit_test(test_stream_threads),
         cmocka_unit_test(test_stream_grassmann),
         cmocka_unit_test(test_stream_ablations),
         cmocka_unit_test(test_stream_transformer),

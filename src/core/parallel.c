@@ -16,3 +16,22 @@ void gf_set_threads(int n) {
 }
 
 int gf_threads(void) { return gf_max_threads(); }
+
+int gf_threads_limit(int n) {
+    const int prev = gf_max_threads();
+    if (n >= 1 && n < prev) {
+#ifdef _OPENMP
+        omp_set_num_threads(n);
+#endif
+        gf_blas_set_threads(n);
+    }
+    return prev;
+}
+
+void gf_threads_restore(int prev) {
+    if (gf_max_threads() == prev) return;
+#ifdef _OPENMP
+    omp_set_num_threads(prev);
+#endif
+    gf_blas_set_threads(prev);
+}

@@ -12,6 +12,11 @@
 extern int64_t gf_par_min;
 #define GF_PAR_MIN gf_par_min
 
+/* Work of the calling thread on at most n threads (OpenMP and BLAS) until gf_threads_restore(the value it
+ * returned); n < 1, or not below the threads set, changes nothing. */
+int gf_threads_limit(int n);
+void gf_threads_restore(int prev);
+
 /* GF_PAR_FOR(cond, for (...) body): the loop under `omp parallel for schedule(static)` when cond holds, the
  * plain loop otherwise. An if clause alone is not enough: libgomp enters every region, even one whose if
  * clause is false, and then allocates and frees a team and makes a futex call (about 0.3 us, more than a

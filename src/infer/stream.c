@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/mem.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
@@ -186,7 +187,7 @@ static void layer_step(gf_stream *s, int l) {
 }
 
 /* Run one token through every layer; with_logits also applies the final LayerNorm and the head. */
-static int advance(gf_stream *s, int32_t token, bool with_logits) {
+static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
     const gf_model *m = s->m;
     const gf_config *c = &m->cfg;
     if (token < 0 || token >= c->vocab_size)
@@ -207,6 +208,26 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
     }
     s->pos++;
     return 0;
+}
+
+/* The threads one token's work runs on. A token multiplies each weight once and reads its layers' states:
+ * below GF_STREAM_PAR_MACS multiply-adds (a few milliseconds on one core) it runs on one thread. Its
+ * parallel regions would be too short to repay their cost, and on a machine where another process holds a
+ * core every region waits for a thread the kernel has put aside: two threads decoded the word-level
+ * 6-layer model 110-150x slower than one there. Larger tokens (a large model, or attention's cache at a long
+ * context) use every thread set. */
+#define GF_STREAM_PAR_MACS 32000000
+static int token_threads(const gf_stream *s) {
+    int64_t macs = gf_model_num_params(s->m);
+    for (int l = 0; l < s->m->n_layers; l++) macs += s->state_n[l];
+    return macs < GF_STREAM_PAR_MACS ? 1 : 0;
+}
+
+static int advance(gf_stream *s, int32_t token, bool with_logits) {
+    const int prev = gf_threads_limit(token_threads(s));
+    const int rc = advance_token(s, token, with_logits);
+    gf_threads_restore(prev);
+    return rc;
 }
 
 const float *gf_stream_step(gf_stream *s, int32_t token) { return advance(s, token, true) ? NULL : s->logits; }
