@@ -175,6 +175,14 @@ same_tensors "$tmp/s/step-000012.safetensors" "$tmp/s/last.safetensors" "step-00
 expect 0 "a kept checkpoint loads with eval" "$GF" eval --ckpt "$tmp/s/step-000004.safetensors" --corpus tinyshakespeare --json
 expect 0 "... and info --ckpt describes it" "$GF" info --ckpt "$tmp/s/step-000004.safetensors"
 grep -Eq "^training +step 4" "$tmp/out" && pass "... at step 4" || fail "info of step-000004: $(head -5 "$tmp/out")"
+meta() { $PY -c 'import sys,json,struct; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; print(json.loads(b[8:8+n])["__metadata__"].get(sys.argv[2]))' "$1" "$2"; }
+"$GF" train $D --steps 12 --eval-every 4 --save-every 2 --out "$tmp/sv" >/dev/null 2>&1
+"$GF" train $D --steps 12 --eval-every 4 --save-every 2 --out "$tmp/sk" --stop-at 4 >/dev/null 2>&1
+stopped_at "$tmp/sk" 4
+rm -f "$tmp/sk/step-000002.safetensors" && "$GF" train --resume "$tmp/sk" >/dev/null 2>&1
+a=$(meta "$tmp/sv/step-000006.safetensors" val_loss); b=$(meta "$tmp/sk/step-000006.safetensors" val_loss)
+[ -n "$a" ] && [ "$a" != None ] && [ "$a" != nan ] && [ "$a" = "$b" ] \
+    && pass "a step checkpoint written after a resume records the last evaluation's val_loss ($b), as without the stop" || fail "step-000006 val_loss after a resume: '$b', uninterrupted '$a'"
 expect 0 "--force starts the run again" "$GF" train $D --steps 4 --out "$tmp/s" --force
 [ "$(ls "$tmp/s" | grep -c '^step-')" = 0 ] && pass "... and removes the old run's step checkpoints" || fail "--force left: $(ls "$tmp/s")"
 

@@ -266,11 +266,12 @@ static char *frozen_list(const gf_model *m) {
 
 int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_run_progress *p) {
     if (gf_comm_rank() != 0) return 0; /* a data-parallel job: rank 0 alone writes the run */
-    char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64], be[32];
+    char path[GF_PATH_MAX], st[32], bv[64], ba[64], el[64], sn[64], be[32], lv[64];
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)p->step);
     snprintf(bv, sizeof bv, "%.17g", p->best);
     snprintf(ba, sizeof ba, "%.17g", p->best_acc);
+    snprintf(lv, sizeof lv, "%.17g", p->last_val);
     snprintf(el, sizeof el, "%.3f", p->elapsed_s);
     snprintf(sn, sizeof sn, "%.0f", p->seen);
     snprintf(be, sizeof be, "%lld", (long long)p->bad_evals);
@@ -291,6 +292,7 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
     if (!isnan(p->best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
+    if (isfinite(p->last_val)) keys[k] = "last_val_loss", vals[k++] = lv; /* what step checkpoints record */
     keys[k] = "elapsed_s", vals[k++] = el; /* the run's wall-clock time and counted targets up to step */
     if (!isnan(p->seen)) keys[k] = "seen", vals[k++] = sn; /* absent: not known (resumed from an older state) */
     if (p->bad_evals) keys[k] = "bad_evals", vals[k++] = be;           /* early stopping's count */
@@ -467,6 +469,11 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, gf_run_pr
     if (!rc && ba && (end == ba || *end || !(p->best_acc >= 0 && p->best_acc <= 1)))
         rc = gf_fail("%s: best_val_acc \"%.40s\" is not an accuracy in [0, 1]", path, ba);
     free(ba);
+    char *lv = gf_st_metadata(f, "last_val_loss");
+    p->last_val = lv ? strtod(lv, &end) : NAN; /* absent: a state from before it was kept */
+    if (!rc && lv && (end == lv || *end || !isfinite(p->last_val)))
+        rc = gf_fail("%s: last_val_loss \"%.40s\" is not a finite loss", path, lv);
+    free(lv);
     if (!rc && load_clock(r, path, f, p->step, &p->elapsed_s, &p->seen)) rc = -1;
     if (!rc) gf_adamw_set_steps(opt, p->step);
     free(frozen);

@@ -38,6 +38,8 @@ void gf_run_dir_close(gf_run_dir *r);
 typedef struct gf_run_progress {
     int64_t step;
     double best, best_acc;    /* best.safetensors' validation loss, and its accuracy (a classifier; NAN for lm) */
+    double last_val;          /* the validation loss of the last evaluation (NAN: none yet, or a state from
+                               * before it was kept): what a step checkpoint written after a resume records */
     double elapsed_s, seen;   /* the run's wall-clock seconds and counted targets up to step, across sessions */
     int64_t bad_evals;        /* scheduled evaluations in a row without a better score (early stopping) */
     char stopped_early[256];  /* why the run ended before its last step (early stopping); "": it did not */

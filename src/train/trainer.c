@@ -450,6 +450,7 @@ static int resume_state(trainer *t) {
         t->step = p.step;
         t->best = p.best;
         t->best_acc = p.best_acc;
+        t->last_val = p.last_val;
         t->elapsed0 = p.elapsed_s;
         t->seen0 = p.seen;
         t->bad_evals = p.bad_evals;
@@ -549,7 +550,8 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
 static gf_run_progress progress_of(const trainer *t) {
     gf_train_event now = {.step = t->step};
     run_clock(t, &now);
-    gf_run_progress p = {.step = t->step, .best = t->best, .best_acc = t->best_acc, .elapsed_s = now.run_elapsed_s,
+    gf_run_progress p = {.step = t->step, .best = t->best, .best_acc = t->best_acc, .last_val = t->last_val,
+                         .elapsed_s = now.run_elapsed_s,
                          .seen = now.seen, .bad_evals = t->bad_evals};
     memcpy(p.stopped_early, t->stopped_early, sizeof p.stopped_early);
     return p;
