@@ -103,6 +103,15 @@ $(BUILD)/libgrassflow.so: $(LIB_OBJ) Makefile
 $(BUILD)/grassflow: $(CLI_OBJ) $(BUILD)/libgrassflow.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libgrassflow.a $(LDLIBS)
 
+# the command make install installs: the same, without the tests' fault injection (src/cli/testhooks.h)
+RELEASE_HOOKS := $(BUILD)/obj/release/testhooks.o
+$(RELEASE_HOOKS): src/cli/testhooks.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Isrc,$(CFLAGS)) -DGF_NO_TEST_HOOKS -c $< -o $@
+$(BUILD)/release/grassflow: $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOOKS) $(BUILD)/libgrassflow.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOOKS) $(BUILD)/libgrassflow.a $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
@@ -137,9 +146,9 @@ PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
 PC_HEAD = 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Version: $(VERSION)' \
 	'Description: Grassmann-flow and Transformer language models on CPUs' 'Cflags: -I$${includedir}'
-install: all
+install: all $(BUILD)/release/grassflow
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(SHAREDIR)
-	install -m 755 $(BUILD)/grassflow $(DESTDIR)$(BINDIR)/grassflow
+	install -m 755 $(BUILD)/release/grassflow $(DESTDIR)$(BINDIR)/grassflow
 	install -m 644 $(BUILD)/libgrassflow.a $(DESTDIR)$(LIBDIR)/libgrassflow.a
 	install -m 755 $(BUILD)/libgrassflow.so $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(VERSION)
 	ln -sf libgrassflow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(SOMAJOR)

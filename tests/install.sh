@@ -47,6 +47,13 @@ echo "install: the installed command"
 (cd /tmp && env -u GRASSFLOW_DATA "$P/bin/grassflow" data stats --corpus tinyshakespeare --no-cache >"$tmp/ibin.out" 2>"$tmp/ibin.err") \
     && grep -q "train" "$tmp/ibin.out" && pass "$P/bin/grassflow runs from another folder and finds its data in share/grassflow/data" \
     || fail "installed bin/grassflow: $(head -c 400 "$tmp/ibin.err")"
+# the tests' fault injection lives in build/grassflow only: the installed command trains through it
+FT="--model grassmann-tiny --corpus tinyshakespeare --steps 4 --batch 2 --seq-len 16 --warmup 1 --eval-every 2 --no-cache"
+GRASSFLOW_FAULT_NONFINITE=1 "$P/bin/grassflow" train $FT --out "$tmp/nofault" >/dev/null 2>"$tmp/nofault.err" \
+    && pass "the installed command ignores GRASSFLOW_FAULT_* (a NaN asked at step 1 is not injected)" \
+    || fail "installed command injected a fault: $(head -c 300 "$tmp/nofault.err")"
+GRASSFLOW_FAULT_NONFINITE=1 "$BUILD/grassflow" train $FT --out "$tmp/fault" >/dev/null 2>&1 \
+    && fail "build/grassflow did not inject the fault the tests rely on" || pass "... while build/grassflow, which the tests run, does"
 
 echo "install: checkpoints for the examples"
 $PY -c "

@@ -7,7 +7,9 @@
  *   GRASSFLOW_FAULT_WRITE_DELAY_US=N    every chunk written to a temporary checkpoint file waits N
  *                                       microseconds first, so that kills land inside writes (tests/kill.sh)
  *   GRASSFLOW_FAULT_START_DELAY_MS=N    the command starts N milliseconds late (set on one rank of an MPI job:
- *                                       the others must not change --out before it has read it; tests/mpi.sh) */
+ *                                       the others must not change --out before it has read it; tests/mpi.sh)
+ * They live in the build tree's command (build/grassflow, which the tests run) only: `make install` installs
+ * a build with -DGF_NO_TEST_HOOKS ($(BUILD)/release/grassflow), in which they do nothing. */
 #ifndef GF_CLI_TESTHOOKS_H
 #define GF_CLI_TESTHOOKS_H
 
