@@ -1558,6 +1558,13 @@ int gf_mkdir_p(const char *dir);
  * if it is a regular file: a FIFO, a device node, a directory or a symbolic link is refused with an error
  * naming the path and what it is, and opening never blocks. The descriptor, or -1 (gf_fail). */
 int gf_open_write_regular(const char *path, int flags);
+/* An advisory lock (flock) on path, a regular file made if missing (gf_open_write_regular): the descriptor
+ * (>= 0) to give gf_unlock_file; with wait, it waits for another holder; without, a held lock gives -2, and
+ * held_by (if not NULL) what the holder wrote at its start (its PID). -1 with gf_last_error on failure.
+ * gf_unlock_file removes path while holding it, then releases it, so a finished holder leaves no file; a
+ * waiter that then finds the file gone locks a new one. */
+int gf_lock_file(const char *path, bool wait, char *held_by, size_t n);
+void gf_unlock_file(const char *path, int fd);
 /* The one rule for a file a command writes at a path the user gave (`flag` names it, e.g. "--out"): a path
  * that exists must be a regular file (never a device node, a FIFO or a directory, whatever else is given),
  * must not be the same file as any of inputs[0..n_inputs) (the files the command reads, compared by device

@@ -168,6 +168,8 @@ want="best.safetensors is a FIFO"; expect 1 "a FIFO as a checkpoint is refused, 
 [ -p "$tmp/mfifo/best.safetensors" ] && pass "... and the FIFO is still there" || fail "best.safetensors FIFO replaced"
 
 echo "trust: one run per folder"
+"$GF" train $R --out "$tmp/nolock" --steps 4 >/dev/null 2>&1
+[ -d "$tmp/nolock" ] && [ ! -e "$tmp/nolock/.grassflow.lock" ] && pass "a finished run leaves no .grassflow.lock behind" || fail "lock file left: $(ls -a "$tmp/nolock")"
 LONG="--model grassmann-tiny --corpus tinyshakespeare --steps 100000 --batch 4 --seq-len 16 --eval-every 20 --seed 3"
 "$GF" train $LONG --out "$tmp/busy" >/dev/null 2>&1 &
 holder=$!

@@ -58,9 +58,10 @@ int cmp_read_earlier(cmp_job *j);
 
 /* compare_merge.c: summary.json as a cache of what the run folders prove. cmp_merge_summary carries into j
  * the runs of a summary (read from disk) that j does not own, each as its folder proves it;
- * cmp_lock_summary locks OUT/.grassflow-summary.lock (a descriptor to close, or -1 with gf_last_error). */
+ * cmp_lock_summary locks OUT/.grassflow-summary.lock, its path into path[0..n) (a descriptor for
+ * gf_unlock_file, or -1 with gf_last_error). */
 void cmp_merge_summary(cmp_job *j, const cJSON *summary);
-int cmp_lock_summary(const cmp_job *j);
+int cmp_lock_summary(const cmp_job *j, char *path, size_t n);
 void cmp_free_carried(cmp_job *j);
 bool cmp_score_ok(const cmp_job *j, double v); /* a perplexity >= 1 or an accuracy in [0, 1] */
 bool cmp_count_ok(double v);                    /* an integer in [1, 2^53] */

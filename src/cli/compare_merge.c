@@ -3,13 +3,10 @@
  * OUT/.grassflow-summary.lock, reads the summary on disk again and carries every run this compare does not
  * own, once its folder proves it (a finished run's state at the steps it reported, numbers in range);
  * what a folder no longer proves is marked stopped, and a run whose folder is gone is dropped. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include "compare.h"
 
@@ -159,18 +156,9 @@ void cmp_merge_summary(cmp_job *j, const cJSON *summary) {
     }
 }
 
-int cmp_lock_summary(const cmp_job *j) {
-    char path[GF_PATH_MAX];
-    if (gf_path_join(path, sizeof path, j->out, LOCK_NAME)) return -1;
-    int fd = gf_open_write_regular(path, O_RDWR | O_CREAT);
-    if (fd < 0) return -1;
-    while (flock(fd, LOCK_EX) != 0)
-        if (errno != EINTR) {
-            gf_fail("cannot lock %s: %s", path, strerror(errno));
-            close(fd);
-            return -1;
-        }
-    return fd;
+int cmp_lock_summary(const cmp_job *j, char *path, size_t n) {
+    if (gf_path_join(path, n, j->out, LOCK_NAME)) return -1;
+    return gf_lock_file(path, true, NULL, 0);
 }
 
 void cmp_free_carried(cmp_job *j) {

@@ -399,7 +399,8 @@ static cJSON *summary_on_disk(const cmp_job *j) {
 
 int cmp_write_summary(cmp_job *j) {
     if (gf_dist_rank() != 0) return EXIT_OK; /* a data-parallel job: rank 0 alone writes (its own figures) */
-    const int lock = cmp_lock_summary(j);
+    char lock_path[GF_PATH_MAX];
+    const int lock = cmp_lock_summary(j, lock_path, sizeof lock_path);
     if (lock < 0) return cli_error("%s", gf_last_error());
     cJSON *disk = summary_on_disk(j); /* another compare on this --out may have written since */
     if (disk) cmp_merge_summary(j, disk);
@@ -407,6 +408,6 @@ int cmp_write_summary(cmp_job *j) {
     int rc = write_text(j, "summary.json", cmp_summary_text(j));
     if (!rc) rc = write_text(j, "summary.tsv", tsv_text(j));
     if (!rc) rc = write_text(j, "summary.md", md_text(j));
-    close(lock);
+    gf_unlock_file(lock_path, lock);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +67,36 @@ int gf_open_write_regular(const char *path, int flags) {
         return gf_fail("cannot write %s: %s", path, strerror(errno));
     }
     return fd;
+}
+
+int gf_lock_file(const char *path, bool wait, char *held_by, size_t n) {
+    for (int tries = 0; tries < 100; tries++) {
+        int fd = gf_open_write_regular(path, O_RDWR | O_CREAT);
+        if (fd < 0) return -1;
+        int rc;
+        while ((rc = flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {}
+        if (rc != 0 && errno == EWOULDBLOCK) {
+            ssize_t got = held_by && n ? pread(fd, held_by, n - 1, 0) : 0;
+            if (held_by && n) held_by[got > 0 ? got : 0] = '\0';
+            close(fd);
+            return -2;
+        }
+        if (rc != 0) {
+            gf_fail("cannot lock %s: %s", path, strerror(errno));
+            close(fd);
+            return -1;
+        }
+        struct stat a, b; /* the holder before us may have removed the file as it unlocked: lock the new one */
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return fd;
+        close(fd);
+    }
+    return gf_fail("cannot lock %s: it is removed and made again faster than it can be locked", path);
+}
+
+void gf_unlock_file(const char *path, int fd) {
+    if (fd < 0) return;
+    unlink(path); /* while it is held: a process waiting on this file sees it gone and locks a new one */
+    close(fd);
 }
 
 /* 0 if path names no file; 1 if it is a regular file (*st filled); -1 (gf_fail) if it is something else. */

@@ -41,31 +41,37 @@ static void remove_stale_tmp(const char *dir) {
     closedir(d);
 }
 
-/* The error for a run folder whose lock (open as fd, closed here) another run holds: names its PID. */
-static int busy(int fd, const char *dir) {
-    char pid[32] = "";
-    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-    pid[n > 0 ? n : 0] = '\0';
-    close(fd);
+/* The error for a run folder whose lock another run holds, which wrote pid (its first line) into it. */
+static int busy_msg(const char *dir, char *pid) {
     return gf_fail("%s is in use by another grassflow run (PID %s); two runs in one folder would overwrite each "
                    "other's checkpoints\nHINT: wait for it to finish, or choose another --out", dir,
                    pid[0] ? strtok(pid, "\n") : "unknown");
 }
 
-/* OUT/.grassflow.lock, locked for this run; another live run holding it is an error that names its PID. */
+/* The same for a lock open as fd (closed here). */
+static int busy(int fd, const char *dir) {
+    char pid[32] = "";
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return busy_msg(dir, pid);
+}
+
+/* OUT/.grassflow.lock, locked for this run (and removed when it ends); another live run holding it is an
+ * error that names its PID. */
 static int lock_dir(gf_run_dir *r) {
-    char path[GF_PATH_MAX];
+    char path[GF_PATH_MAX], pid[32] = "";
     if (gf_path_join(path, sizeof path, r->dir, ".grassflow.lock")) return -1;
-    int fd = gf_open_write_regular(path, O_RDWR | O_CREAT); /* never a FIFO or device planted there */
+    int fd = gf_lock_file(path, false, pid, sizeof pid); /* never a FIFO or device planted there */
+    if (fd == -2) return busy_msg(r->dir, pid);
     if (fd < 0) {
         gf_fail_context(" (the run lock)");
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) return busy(fd, r->dir);
     char me[32];
     int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
-        close(fd);
+        gf_unlock_file(path, fd);
         return gf_fail("cannot write the run lock %s: %s", path, strerror(errno));
     }
     r->lock_fd = fd;
@@ -236,7 +242,11 @@ int gf_run_metrics_open(gf_run_dir *r, bool append) {
 
 void gf_run_dir_close(gf_run_dir *r) {
     if (r->metrics) fclose(r->metrics);
-    if (r->lock_fd >= 0) close(r->lock_fd); /* releases the lock */
+    char lock[GF_PATH_MAX];
+    if (r->lock_fd >= 0 && !gf_path_join(lock, sizeof lock, r->dir, ".grassflow.lock"))
+        gf_unlock_file(lock, r->lock_fd); /* removes the file and releases the lock */
+    else if (r->lock_fd >= 0)
+        close(r->lock_fd);
     free(r->cfg_json);
     free(r->recipe_json);
     *r = (gf_run_dir){0};
