@@ -254,7 +254,9 @@ bench: all
 test-san:
 	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-trust
 
+# what the build made, and nothing else: run folders (runs/, --out) are the user's (tests/layout.sh checks
+# that a clean checkout stays clean)
 clean:
-	rm -rf build runs
+	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

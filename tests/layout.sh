@@ -36,4 +36,14 @@ PYEOF
 # applies to the simd part too): a stream's one-row GELU was so several times slower
 unnamed=$(grep -rnE '#pragma omp[^(]*simd.*[[:space:]]if *\( *[^p ]' src | cut -d: -f1,2 | tr '\n' ' ')
 [ -z "$unnamed" ] && pass "every omp simd loop's if clause names parallel:" || fail "omp simd loops with an unnamed if clause (write if (parallel: ...)): $unnamed"
+# make clean removes what the build made and nothing else: a clean checkout (with a build and a user's run in
+# it) stays clean, its tracked runs/ (the studies') and the user's run folder stay
+if git rev-parse --git-dir >/dev/null 2>&1; then
+    git clone -q . "$tmp/clone" 2>/dev/null
+    mkdir -p "$tmp/clone/build/obj" "$tmp/clone/runs/mine" && touch "$tmp/clone/build/grassflow" "$tmp/clone/runs/mine/best.safetensors"
+    make -s -C "$tmp/clone" -f "$PWD/Makefile" clean >/dev/null 2>&1 # this checkout's Makefile
+    st=$(git -C "$tmp/clone" status --porcelain)
+    [ ! -e "$tmp/clone/build" ] && [ -z "$st" ] && [ -e "$tmp/clone/runs/mine/best.safetensors" ] \
+        && pass "make clean removes build/ alone: git status clean, a user's run folder kept" || fail "make clean: build $( [ -e "$tmp/clone/build" ] && echo kept || echo gone), status: $(echo "$st" | head -3)"
+fi
 [ "$fails" -eq 0 ] && echo "layout: all passed" || { echo "layout: $fails FAILED"; exit 1; }
