@@ -184,9 +184,14 @@ static int rescore_done(cmp_job *j) {
 int cmp_read_earlier(cmp_job *j) {
     char path[GF_PATH_MAX];
     struct stat st;
-    if (j->r.o.overwrite) { /* --force: every run starts again */
+    if (j->r.o.overwrite) { /* --force: every run starts again, none over a file the compare reads */
         for (int i = 0; i < j->n; i++)
-            for (int k = 0; k < j->n_seeds; k++) j->m[i].runs[k].replace = true;
+            for (int k = 0; k < j->n_seeds; k++) {
+                const char *inputs[] = {j->r.backbone, j->m[i].mo.config_path, j->r.backbone ? j->m[i].name : NULL};
+                int rc = force_spares_inputs(j->m[i].runs[k].dir, inputs, 3);
+                if (rc) return rc;
+                j->m[i].runs[k].replace = true;
+            }
         return EXIT_OK;
     }
     if (gf_path_join(path, sizeof path, j->out, "summary.json")) return cli_error("--out: %s", gf_last_error());

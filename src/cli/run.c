@@ -497,6 +497,17 @@ done:
     return rc;
 }
 
+int force_spares_inputs(const char *dir, const char *const *inputs, int n) {
+    static const char *const replaced[] = {"state.safetensors", "last.safetensors", "best.safetensors",
+                                           "metrics.jsonl"};
+    for (size_t i = 0; i < sizeof replaced / sizeof *replaced; i++) {
+        char path[GF_PATH_MAX];
+        if (gf_path_join(path, sizeof path, dir, replaced[i]) || gf_output_check(path, "--out", inputs, n, true, NULL))
+            return cli_error("--force starts the run in %s over: %s", dir, gf_last_error());
+    }
+    return EXIT_OK;
+}
+
 /* The output directory must be a writable directory that holds no run (unless --force), or creatable (with
  * the folders above it that are missing, as mkdir -p: runs/x in a fresh clone); nothing is created here (the trainer creates it once everything else has been checked, so a rejected
  * run leaves nothing behind). The trainer checks for a run again, under the folder's lock. */

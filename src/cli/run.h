@@ -113,6 +113,10 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
 /* The test metric of the best checkpoint of the run saved in dir, on its own recipe's data (r gives the
  * options a resume keeps: --no-cache); EXIT_OK, or an exit code after printing the error. */
 int run_test_score(const recipe *r, const char *dir, double *test);
+/* --force starts the run in dir over: none of the files it replaces may be one of inputs[0..n) (the files the
+ * run reads: a checkpoint to start from, a backbone, a config or head file; NULL entries skipped), or it would
+ * be lost before it was used. EXIT_OK, or an exit code after printing the error. */
+int force_spares_inputs(const char *dir, const char *const *inputs, int n);
 /* The config of a preset or file (*cfg) made the task's (data NULL: a check before the data is read), then
  * the --set options, checked against that config, then the task's needs checked again. */
 int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *data, const void *options,

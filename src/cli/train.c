@@ -83,21 +83,6 @@ static int init_from_flags(const recipe *r, const cli_model_opts *mo) {
     return EXIT_OK;
 }
 
-/* --force starts the run in out over: none of the files it replaces may be one the run reads (the checkpoint
- * of --init-from or --backbone, a --config or --head file), or it would be lost before it was used. */
-static int force_spares_inputs(const recipe *r, const cli_model_opts *mo, const char *out) {
-    static const char *const replaced[] = {"state.safetensors", "last.safetensors", "best.safetensors",
-                                           "metrics.jsonl"};
-    const char *inputs[] = {r->init_from, r->backbone, r->head, mo->config_path};
-    for (size_t i = 0; i < sizeof replaced / sizeof *replaced; i++) {
-        char path[GF_PATH_MAX];
-        if (gf_path_join(path, sizeof path, out, replaced[i]) ||
-            gf_output_check(path, "--out", inputs, 4, true, NULL))
-            return cli_error("--force starts the run in %s over: %s", out, gf_last_error());
-    }
-    return EXIT_OK;
-}
-
 /* A new run: the task, the model's source and the output folder. */
 static int new_run_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, const char *out) {
     if (!r->t.corpus[0]) return cli_usage_error("train", "--corpus is required");
@@ -118,7 +103,8 @@ static int new_run_flags(recipe *r, const cli_model_opts *mo, const cli_given *g
                                (long long)r->o.patience);
     if (!out) return cli_usage_error("train", "--out DIR is required");
     rc = out_dir_ok("train", out, r->o.overwrite);
-    if (!rc && r->o.overwrite) rc = force_spares_inputs(r, mo, out);
+    const char *inputs[] = {r->init_from, r->backbone, r->head, mo->config_path};
+    if (!rc && r->o.overwrite) rc = force_spares_inputs(out, inputs, 4);
     if (rc) return rc;
     snprintf(r->o.out_dir, sizeof r->o.out_dir, "%s", out); /* fits: out_dir_ok checked its length */
     return EXIT_OK;
