@@ -90,6 +90,23 @@ expect 0 "plot it beside a run a whole unit of loss below it" "$GF" plot "$tmp/k
 [ "$(widths "$tmp/apart.svg")" = "killed:1.6 killed:1.8 apart:1.6 apart:1.8" ] && ! texts "$tmp/apart.svg" | grep -q "wider line" \
     && pass "... curves apart keep their width, and the legend has no note" || fail "curves apart: $(widths "$tmp/apart.svg") $(texts "$tmp/apart.svg")"
 
+echo "plot: names that break XML (a folder name that is not UTF-8 and holds a control character; a unit with markup)"
+odd="$tmp/$(printf 'r\xff\x01<&"')" && mkdir -p "$odd" && $PY -c "
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    r['<b>tok\x01'] = r.pop('tokens')
+    if r['type'] == 'start': r['counted'] = '<b>tok\x01'
+    print(json.dumps(r))" "$tmp/killed/metrics.jsonl" >"$odd/metrics.jsonl"
+expect 0 "plot it against what it counts" "$GF" plot "$odd" --x tokens --out "$tmp/odd.svg"
+$PY - "$tmp/odd.svg" <<'PYEOF' 2>"$tmp/py.err" && pass "... the SVG is XML: the name with U+FFFD for the byte and the control, the unit as text" || fail "odd names: $(tail -1 "$tmp/py.err")"
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+texts = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+assert "r\ufffd\ufffd<&\"" in texts and "<b>tok\ufffd seen" in texts, texts
+assert {l.getAttribute("data-run") for l in d.getElementsByTagName("polyline")} == {"r\ufffd\ufffd<&\""}
+PYEOF
+
 echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
 grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \

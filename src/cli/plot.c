@@ -235,14 +235,12 @@ static double to_px(const scale *s, double v) {
     return s->p0 + (a - lo) / (hi - lo) * (s->p1 - s->p0);
 }
 
+/* s (a run's name or the x label: under 256 bytes) as XML text or attribute: a name that is not UTF-8, or
+ * holds a control character, still gives XML. */
 static void put_escaped(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '&') fputs("&amp;", f);
-        else if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else if ((unsigned char)*s >= 0x20 || *s == '\t') fputc(*s, f);
-    }
+    char buf[GF_ESCAPE_CAP(256)];
+    gf_escape_xml(buf, sizeof buf, s);
+    fputs(buf, f);
 }
 
 /* 1, 2 or 5 times a power of ten, near range / want. */
@@ -312,9 +310,11 @@ static void draw_axes(FILE *f, const plot *p, const scale *xs, const scale *ys, 
             W - LEFT - RIGHT, PANEL_H);
     fprintf(f, "<text transform=\"translate(%d %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s</text>\n", 18,
             (ys->p0 + ys->p1) / 2, y_label, ys->log ? " (log scale)" : "");
-    if (bottom)
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (LEFT + W - RIGHT) / 2, ys->p0 + 40,
-                p->x_label);
+    if (bottom) {
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2, ys->p0 + 40);
+        put_escaped(f, p->x_label); /* "tokens seen": the unit is the file's */
+        fputs("</text>\n", f);
+    }
 }
 
 /* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point);
@@ -428,6 +428,7 @@ static void put_legend_name(FILE *f, const char *name) {
     if (len > LEGEND_CHARS) {
         fputs("...", f);
         name += len - (LEGEND_CHARS - 3);
+        while ((*name & 0xC0) == 0x80) name++; /* not inside a UTF-8 character */
     }
     put_escaped(f, name);
 }
@@ -474,7 +475,9 @@ static int draw(FILE *f, const plot *p) {
             W, height, W, height, LEFT);
     for (int k = 0; k < p->n_panels; k++)
         fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k]));
-    fprintf(f, " against %s</text>\n", p->x_label);
+    fputs(" against ", f);
+    put_escaped(f, p->x_label);
+    fputs("</text>\n", f);
     bool widened = false;
     for (int k = 0; k < p->n_panels; k++)
         if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP), &widened)) return EXIT_RUNTIME;

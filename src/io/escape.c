@@ -93,7 +93,8 @@ static void put_char(sink *o, format fmt, const unsigned char *p, int n, uint32_
             const char e[2] = {'\\', (char)cp};
             return emit(o, e, 2, 2);
         }
-        if (!bad && (cp == '&' || cp == '<' || cp == '>')) return emit_str(o, cp == '&' ? "&amp;" : cp == '<' ? "&lt;" : "&gt;");
+        if (!bad && (cp == '&' || cp == '<' || cp == '>'))
+            return emit_str(o, cp == '&' ? "&amp;" : cp == '<' ? "&lt;" : "&gt;");
         /* fall through - the controls as in TSV */
     case F_TSV:
         if (fmt == F_TSV && !bad && cp == '\\') return emit(o, "\\\\", 2, 2);
