@@ -168,6 +168,36 @@ row_case "a DistilBERT tokenizer_config.json with \"do_lower_case\": \"false\" (
 row_case "the weights file of a DistilBERT folder given as a checkpoint" 1 "pass the folder" "$GF" features --ckpt "$tmp/hf/model.safetensors" --text "a man"
 rm -rf "$tmp"/hf*
 
+# round four: names that broke an output format (JSON that is not UTF-8, a terminal escape sequence)
+$PY - "$tmp/good.safetensors" "$tmp/producer.safetensors" <<'PYEOF'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+h["__metadata__"]["producer"] = "evil\x1b[2J"
+hb = json.dumps(h).encode().replace(b"evil", b"ev\xffil")
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PYEOF
+utf8_case() { # what check command...: exit 0, and stdout passes the Python check (t: stdout decoded strictly as UTF-8)
+    local what=$1 check=$2; shift 2
+    timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? shown="${*:2}"
+    if [ $rc = 0 ] && $PY -c "import json, sys; t = open(sys.argv[1], 'rb').read().decode('utf-8', 'strict'); $check" "$tmp/out" 2>"$tmp/pyerr"
+    then pass "$what"; else fail "$what: exit $rc $(tail -1 "$tmp/pyerr") $(head -c 200 "$tmp/err")"; fi
+    local msg
+    msg=$(head -c 120 "$tmp/out" | sed "s|$tmp/||g" | tr '\n\t' '  ')
+    rows+=("$(printf '| %s | `grassflow %s` | %s | %s... |' "$what" "${shown//$tmp\//}" $rc "${msg//|/\\|}" \
+        | $PY -c "import sys; print(sys.stdin.buffer.read().decode('utf-8', 'backslashreplace'))")") # the doc is UTF-8
+}
+utf8_case "a checkpoint whose producer holds a byte that is not UTF-8 and an escape sequence: info --json is UTF-8 (U+FFFD)" \
+    "assert json.loads(t)['producer'] == 'ev\ufffdil\x1b[2J'" "$GF" info --ckpt "$tmp/producer.safetensors" --json
+utf8_case "... and info's text shows the escape sequence as \\x1b, not to the terminal" \
+    "assert '\x1b' not in t and 'written by ev\ufffdil\\\\x1b[2J)' in t, t" "$GF" info --ckpt "$tmp/producer.safetensors"
+mkdir -p "$tmp/$(printf 'c\xff')" && cp tests/fixtures/v1/corpus.txt "$tmp/$(printf 'c\xff')/corpus.txt"
+utf8_case "data stats --json of a corpus whose path is not UTF-8" "assert json.loads(t)['corpus'].endswith('c\ufffd/corpus.txt')" \
+    "$GF" data stats --corpus "$tmp/$(printf 'c\xff')/corpus.txt" --tokenizer char --no-cache --json
+"$GF" train --model grassmann-tiny --corpus tinyshakespeare --tokenizer byte --steps 1 --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/bytes" >/dev/null 2>&1
+utf8_case "features --json of a byte model: the bytes of a character are pieces that are not UTF-8 (U+FFFD)" \
+    "assert json.loads(t)['pieces'] == ['c', 'a', 'f', '\ufffd', '\ufffd']" "$GF" features --ckpt "$tmp/bytes/best.safetensors" --text "café" --pieces --json
+
 if [ $doc = 1 ]; then
     {
         echo "# Hostile inputs and what grassflow answers"
