@@ -203,6 +203,9 @@ sys.exit(not (i8 == i8f and abs(i8 / f - 1) < 0.01 and abs(b / f - 1) < 0.002 an
 want="is --ckpt itself"; expect 2 "quantize onto its own input is refused" "$GF" quantize --ckpt "$ck" --weights int8 --out "$ck"
 want="exists; quantize does not overwrite"; expect 1 "quantize onto an existing file needs --force" "$GF" quantize --ckpt "$ck" --weights int8 --out "$tmp/q8.safetensors"
 want="holds int8 weights already"; expect 1 "quantizing an int8 file is refused" "$GF" quantize --ckpt "$tmp/q8.safetensors" --weights bf16 --out "$tmp/q88.safetensors"
+want="--weights expects int8 or bf16, not 'fp32': quantize reads an fp32 checkpoint"
+expect 2 "quantize --weights fp32 is refused as its help says (int8 or bf16), not as a missing flag" "$GF" quantize --ckpt "$ck" --weights fp32 --out "$tmp/q32.safetensors"
+want="--weights expects int8 or bf16, not 'int4'$"; expect 2 "... and --weights int4 offers what quantize writes" "$GF" quantize --ckpt "$ck" --weights int4 --out "$tmp/q4.safetensors"
 want="expects fp32, bf16 or int8"; expect 2 "--weights int4 is refused" "$GF" generate --ckpt "$ck" --weights int4
 want="holds int8 weight matrices .* trains in fp32"; expect 0 "fine-tuning from an int8 checkpoint says it starts from the values they stand for" \
     "$GF" train --init-from "$tmp/q8.safetensors" --corpus "$tmp/wt" --seq-len 16 --steps 1 --warmup 0 --out "$tmp/q8run"
