@@ -126,6 +126,19 @@ grep -Eq "grassmann-tiny: (stopped before it saved a state: started again|.*resu
 expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
 grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || { grep -q "^grassmann-tiny " "$tmp/out" && grep -q "^transformer-tiny " "$tmp/out"; } \
     && pass "... trains nothing and prints the table of both models" || fail "rerun of a finished compare: $(head -c 300 "$tmp/out")"
+cp -r "$tmp/u" "$tmp/forged" && $PY -c "
+import json, sys
+p = sys.argv[1] + '/summary.json'; d = json.load(open(p))
+d['models'][0]['params'] = 1e300; d['models'][1]['runs'][0]['steps'] = 1e300
+json.dump(d, open(p, 'w'))" "$tmp/forged"
+expect 0 "a rerun of a compare whose summary.json says 1e300 parameters and 1e300 steps" "$GF" compare $M $TR --out "$tmp/forged"
+PYCODE='
+import json, sys
+a, b = (json.load(open(p + "/summary.json")) for p in sys.argv[1:3])
+assert [(m["params"], m["runs"][0]["steps"], m["test_mean"]) for m in a["models"]] == [(m["params"], m["runs"][0]["steps"], m["test_mean"]) for m in b["models"]], b
+'
+py "$tmp/u" "$tmp/forged" && grep -q "^grassmann-tiny  *$($PY -c "import json; print(json.load(open('$tmp/u/summary.json'))['models'][0]['params'])") " "$tmp/out" \
+    && pass "... takes them for no counts: both runs are scored again from their states, to the same numbers" || fail "forged counts: $(tail -1 "$tmp/pyerr") $(head -4 "$tmp/out")"
 cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"
 want="$tmp/bad/summary.json: not a grassflow compare summary"; expect 1 "a summary.json that is not one is refused, naming it" "$GF" compare $M $TR --out "$tmp/bad"
 want="--resume: --out $tmp/none holds no compare to resume"; expect 2 "--resume where there is no compare" "$GF" compare $M $TR --resume --out "$tmp/none"

@@ -97,12 +97,15 @@ static void read_run(cmp_run *u, const cJSON *model, const cJSON *run) {
     u->s.wall_s = isfinite(wall) ? wall : 0.0;
     u->replace = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "replace"));
     u->status = strcmp(status, "pending") ? CMP_STOPPED : CMP_PENDING;
-    if (strcmp(status, "done") || !(steps >= 1) || state_step(u->dir) != (long long)steps)
-        return; /* not finished, or its state moved on since: continued from the state */
+    const double params = num(model, "params"), trainable = num(model, "trainable"), most = 9007199254740992.0;
+    if (strcmp(status, "done") || !(steps >= 1 && steps <= most) || state_step(u->dir) != (long long)steps ||
+        !(params >= 0 && params <= most) || !(trainable >= 0 && trainable <= most))
+        return; /* not finished, its state moved on since, or its counts are not counts (2^53 at most: a forged
+                 * summary.json): continued from the state, which scores it again */
     u->status = CMP_DONE;
     u->s.steps = (int64_t)steps;
-    u->s.params = (int64_t)num(model, "params");
-    u->s.trainable = (int64_t)num(model, "trainable");
+    u->s.params = (int64_t)params;
+    u->s.trainable = (int64_t)trainable;
     u->s.val = num(run, "val");
     u->s.test = num(run, "test");
     u->s.tokens_per_s = num(run, "tokens_per_s");
