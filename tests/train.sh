@@ -323,6 +323,8 @@ grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vo
 want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split validation
 { printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
 want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"
+want="invalid UTF-8 at byte 3 of the training text; the word vocabulary is stored in every checkpoint as JSON text, which is UTF-8"
+expect 1 "... and in a word corpus (the checkpoint's header would not be UTF-8: Python's json and safetensors refuse it)" "$GF" data stats --corpus "$tmp/bad-utf8.txt" --tokenizer word --no-cache
 printf 'not xz' >"$tmp/fake.txt.xz"
 want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$GF" data stats --corpus "$tmp/fake.txt.xz"
 no_tmp_files "$tmp" "after every run and failure"
