@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/unicode.h"
+#include "core/utf8.h"
 
 typedef enum { F_JSON, F_XML, F_MD, F_TSV, F_TERM } format;
 
@@ -51,16 +51,18 @@ static void emit_hex(sink *o, const char *fmt, unsigned v) {
 
 static const char REPLACEMENT[] = "\xEF\xBF\xBD"; /* U+FFFD */
 
-/* Columns a character takes on a terminal: 0 for a nonspacing mark, 2 for the wide East Asian ranges. */
+/* Columns a character takes on a terminal: 0 for a combining mark (the main blocks), 2 for the wide East
+ * Asian ranges, else 1. */
 static int columns(uint32_t cp) {
+    static const uint32_t zero[][2] = {{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+                                       {0x064B, 0x065F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200D},
+                                       {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}};
     static const uint32_t wide[][2] = {{0x1100, 0x115F}, {0x2E80, 0x303E}, {0x3041, 0x33FF}, {0x3400, 0x4DBF},
                                        {0x4E00, 0x9FFF}, {0xA000, 0xA4CF}, {0xAC00, 0xD7A3}, {0xF900, 0xFAFF},
                                        {0xFE30, 0xFE4F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
                                        {0x1F900, 0x1F9FF}, {0x20000, 0x3FFFD}};
-    if (cp >= 0x300) {
-        const int c = gf_uc_class(cp);
-        if (c == GF_UC_MN || c == GF_UC_MN0) return 0;
-    }
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+        if (cp >= zero[i][0] && cp <= zero[i][1]) return 0;
     for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
         if (cp >= wide[i][0] && cp <= wide[i][1]) return 2;
     return 1;
