@@ -5,6 +5,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from escape import md_cell  # noqa: E402  (a reason from a log: no new cell, no HTML)
 from svgplot import svg_lines  # noqa: E402
 
 TRAIN_NEED = 2.0      # a new mixer's training tokens/s over its PyTorch twin's
@@ -41,7 +42,7 @@ def list_section(by, lines):
               "", "| mixer | flags | options | |", "|---|---|---|---|"]
     for label, e in entries(by):
         if "skipped" in e:
-            lines.append("| %s | | | skipped: %s |" % (label, e["skipped"]))
+            lines.append("| %s | | | skipped: %s |" % (label, md_cell(e["skipped"])))
         else:
             lines.append("| %s | %s | `%s` | measured |" % (label, e.get("flags", ""), e.get("sets", "")))
     lines.append("")
@@ -58,11 +59,11 @@ def train_section(by, lines, target):
         if "skipped" in e or not g:
             continue
         if "tokens_per_s" not in g:
-            lines.append("| %s | %s | | | | %s |" % (label, g.get("failed", "?"), "**not met**" if "new" in flags(e) else ""))
+            lines.append("| %s | %s | | | | %s |" % (label, md_cell(g.get("failed", "?")), "**not met**" if "new" in flags(e) else ""))
             continue
         if not p or "tokens_per_s" not in p:
             why = (p or {}).get("skipped") or (p or {}).get("failed") or "none"
-            lines.append("| %s | %.0f | — | — | %s | %s |" % (label, g["tokens_per_s"], why,
+            lines.append("| %s | %.0f | — | — | %s | %s |" % (label, g["tokens_per_s"], md_cell(why),
                                                            "**not met** (no twin)" if "new" in flags(e) else ""))
             continue
         r = g["tokens_per_s"] / p["tokens_per_s"]
@@ -146,7 +147,7 @@ def sweep_section(by, out, lines, target):
 
 def failures(by, lines):
     """Every measurement whose command failed (bench/run.sh's measure): the run went on without it."""
-    rows = ["| %s | %s | %s |" % (c, impl, r["failed"]) for c, d in by.items() for impl, r in d.items() if "failed" in r]
+    rows = ["| %s | %s | %s |" % (c, impl, md_cell(r["failed"])) for c, d in by.items() for impl, r in d.items() if "failed" in r]
     if rows:
         lines += ["## Measurements that failed", "", "| case | side | |", "|---|---|---|"] + rows + [""]
 
@@ -192,7 +193,7 @@ def stream_section_rows(by, lines):
         pts = stream_points(by, label)
         skipped = by.get("streamskip " + label, {}).get("", {}).get("skipped")
         if skipped:
-            rows.append("| %s | | | | skipped: %s | |" % (label, skipped))
+            rows.append("| %s | | | | skipped: %s | |" % (label, md_cell(skipped)))
         if not pts:
             continue
         for x in pts:

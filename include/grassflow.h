@@ -1589,8 +1589,39 @@ typedef struct gf_jnum {
     char s[64];
 } gf_jnum;
 gf_jnum gf_json_num(double v, char conv, int prec);
-/* s as a JSON string to f: quoted, with ", \ and control characters escaped (other bytes as they are). */
+/* s as a JSON string to f: quoted, as gf_escape_json escapes it. */
 void gf_json_put_str(FILE *f, const char *s);
+
+/* Escaping: any string (a path, a config's name, a label from a file) as text of one output format, so that
+ * it cannot break the file or the table it goes into, whatever bytes it holds. Each writes s escaped into
+ * dst (cap bytes, NUL-terminated; never cut inside a character or an escape) and returns the length the
+ * whole of it needs (as snprintf: a result >= cap was cut; dst NULL with cap 0 only measures).
+ * GF_ESCAPE_CAP(n) bytes always hold a string of n bytes (gf_escape_term: and its padding). Bytes that are
+ * not UTF-8 are shown as \xNN where the format lets a byte be shown, and are U+FFFD where it does not. */
+#define GF_ESCAPE_CAP(n) (6 * (size_t)(n) + 1)
+/* The inside of a JSON string: " and \ backslash-escaped, C0 controls as \u00XX; bytes that are not UTF-8
+ * become U+FFFD (JSON text is UTF-8: every strict parser reads it). */
+size_t gf_escape_json(char *dst, size_t cap, const char *s);
+/* XML (SVG) text or an attribute value between double quotes: & < > " ' as entities, tab, LF and CR as
+ * &#9; &#10; &#13; (an attribute keeps them); the characters XML 1.0 forbids (other C0 controls, U+FFFE,
+ * U+FFFF) and bytes that are not UTF-8 become U+FFFD. */
+size_t gf_escape_xml(char *dst, size_t cap, const char *s);
+/* A Markdown table cell (GitHub's and CommonMark's): \ | ` * _ [ ] ~ backslash-escaped, & < > as &amp; &lt;
+ * &gt; (no HTML, no link or emphasis, no new cell), tab, LF, CR as \t \n \r, other C0 controls, DEL and
+ * bytes that are not UTF-8 as \xNN: it renders as the text it was. */
+size_t gf_escape_md(char *dst, size_t cap, const char *s);
+/* A TSV field, one line of fields read by splitting at tabs: \ tab LF CR as \\ \t \n \r, other C0 controls,
+ * DEL and bytes that are not UTF-8 as \xNN (read it with Python's csv as quoting=csv.QUOTE_NONE). */
+size_t gf_escape_tsv(char *dst, size_t cap, const char *s);
+/* A cell of a table printed on a terminal: tab, LF, CR as \t \n \r, other C0 controls, DEL and bytes that
+ * are not UTF-8 as \xNN, C1 controls and bidirectional controls as \uXXXX (nothing moves the cursor,
+ * changes colours or reorders the line), then spaces up to width columns (a wide East Asian character
+ * takes two, a nonspacing mark none): printf's %-20s, counted in columns instead of bytes. */
+size_t gf_escape_term(char *dst, size_t cap, const char *s, int width);
+/* A JSON text (cJSON_Print's, malloc'd) made valid UTF-8: each byte that is not part of valid UTF-8 (only a
+ * string's can be) becomes U+FFFD. Returns json itself when it is valid, else a malloc'd copy (json is
+ * freed); NULL (json freed) when out of memory or json is NULL. */
+char *gf_json_utf8(char *json);
 
 #pragma GCC visibility pop
 

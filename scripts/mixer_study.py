@@ -13,6 +13,7 @@ import statistics as st
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from escape import md_cell  # noqa: E402
 from svgplot import svg_pareto  # noqa: E402
 
 HAND_BEGIN = "<!-- what-wins: written by hand after the full run; scripts/mixer_study.sh docs keeps it -->"
@@ -163,7 +164,7 @@ def table_a(out):
         s, state = summary(d), unit_state(d)
         m = s["models"][0] if s else None
         if not m or not m["n"]:
-            lines.append("| %s | `%s` | - | - | - | 0 | - | - | %s |" % (name, model, state.replace("|", "/")))
+            lines.append("| %s | `%s` | - | - | - | 0 | - | - | %s |" % (name, model, md_cell(state)))
             continue
         rss = peak_mb(d)
         lines.append("| %s | `%s` | %d | %s | %s | %d | %s | %s | %s |" % (

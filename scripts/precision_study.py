@@ -6,6 +6,9 @@ import re
 import statistics as st
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from escape import md_cell  # noqa: E402  (generated text: <unk> is not an HTML tag)
+
 BEGIN, END = "<!-- precision-quality -->", "<!-- /precision-quality -->"
 PROMPTS = ["The history of", "In 1995 , the", "The album was"]
 NEED = {"bf16": 0.2, "int8": 1.0}  # the bounds: % change of the validation perplexity from fp32
@@ -123,7 +126,7 @@ def greedy_table(out):
             got = words_after(texts[w], prompt)
             k = next((j for j, (a, b) in enumerate(zip(ref, got)) if a != b), min(len(ref), len(got)))
             return "all %d" % len(ref) if k == len(ref) == len(got) else "the first %d of %d" % (k, len(ref))
-        lines.append("| %s | %s | %s | %s |" % (prompt, " ".join(ref).replace("|", "\\|"), same("bf16"), same("int8")))
+        lines.append("| %s | %s | %s | %s |" % (md_cell(prompt), md_cell(" ".join(ref)), same("bf16"), same("int8")))
     return lines
 
 

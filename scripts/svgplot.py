@@ -1,4 +1,10 @@
-"""SVG line plots with no plotting library: the benchmark's (bench/report.py) and the studies' (scripts/)."""
+"""SVG line plots with no plotting library: the benchmark's (bench/report.py) and the studies' (scripts/). Every
+text (titles, axis labels, series names and point labels) is escaped for XML (escape.xml_text)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from escape import xml_text as esc  # noqa: E402
 
 
 def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False, y_range=None):
@@ -25,11 +31,11 @@ def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False, y_rang
     py = lambda v: H - Bm - (fy(v) - y0) / (y1 - y0) * (H - T - Bm)
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
            '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
+           '<text x="%d" y="22" font-size="14">%s</text>' % (L, esc(title)),
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - R, H - Bm),
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, T, L, H - Bm),
-           '<text x="%d" y="%d">%s</text>' % ((W - R + L) // 2 - 40, H - 12, xlabel),
-           '<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>' % (H // 2 + 60, H // 2 + 60, ylabel)]
+           '<text x="%d" y="%d">%s</text>' % ((W - R + L) // 2 - 40, H - 12, esc(xlabel)),
+           '<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>' % (H // 2 + 60, H // 2 + 60, esc(ylabel))]
     for x in sorted(set(xs)):
         out.append('<text x="%.1f" y="%d" text-anchor="middle">%g</text>' % (px(x), H - Bm + 16, x))
     for k in range(6):
@@ -45,7 +51,7 @@ def svg_lines(title, series, xlabel, ylabel, path, logx=True, logy=False, y_rang
         for x, y in pts:
             out.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (px(x), py(y), colour))
         out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
-                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, name))
+                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, esc(name)))
     out.append("</svg>")
     open(path, "w").write("\n".join(out))
 
@@ -67,12 +73,12 @@ def svg_pareto(title, series, xlabel, ylabel, path):
     py = lambda v: H - Bm - (v - y0) / (y1 - y0) * (H - T - Bm)
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
            '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
+           '<text x="%d" y="22" font-size="14">%s</text>' % (L, esc(title)),
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - R, H - Bm),
            '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, T, L, H - Bm),
-           '<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((W - R + L) // 2, H - 12, xlabel),
+           '<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((W - R + L) // 2, H - 12, esc(xlabel)),
            '<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>' % (
-               (H - Bm + T) // 2, (H - Bm + T) // 2, ylabel)]
+               (H - Bm + T) // 2, (H - Bm + T) // 2, esc(ylabel))]
     marks = (1, 2, 5) if x1 - x0 <= 2 else (1,)  # decades, with 2x and 5x marks between when there is room
     for e in range(x0, x1 + 1):
         for m in marks:
@@ -99,9 +105,9 @@ def svg_pareto(title, series, xlabel, ylabel, path):
         for k, (x, y, label) in enumerate(sp):  # labels above and below in turn: close points stay readable
             out.append('<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>' % (px(x), py(y), colour))
             out.append('<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>' % (px(x) + 6, py(y) + (14 if k % 2 else -5),
-                                                                                 colour, label))
+                                                                                 colour, esc(label)))
         out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>'
-                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, name))
+                   % (W - R + 10, T + 20 * i, colour, W - R + 28, T + 20 * i + 11, esc(name)))
     out.append('<path d="M%d,%d L%d,%d" stroke="#555" stroke-width="1.5" stroke-dasharray="6,4"/><text x="%d" y="%d">'
                'Pareto front</text>' % (W - R + 8, T + 20 * len(series) + 6, W - R + 22, T + 20 * len(series) + 6,
                                         W - R + 28, T + 20 * len(series) + 11))

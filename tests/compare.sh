@@ -126,6 +126,19 @@ grep -Eq "grassmann-tiny: (stopped before it saved a state: started again|.*resu
 expect 0 "a rerun of a finished compare" "$GF" compare $M $TR --out "$tmp/u"
 grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || { grep -q "^grassmann-tiny " "$tmp/out" && grep -q "^transformer-tiny " "$tmp/out"; } \
     && pass "... trains nothing and prints the table of both models" || fail "rerun of a finished compare: $(head -c 300 "$tmp/out")"
+cp -r "$tmp/u" "$tmp/forged" && $PY -c "
+import json, sys
+p = sys.argv[1] + '/summary.json'; d = json.load(open(p))
+d['models'][0]['params'] = 1e300; d['models'][1]['runs'][0]['steps'] = 1e300
+json.dump(d, open(p, 'w'))" "$tmp/forged"
+expect 0 "a rerun of a compare whose summary.json says 1e300 parameters and 1e300 steps" "$GF" compare $M $TR --out "$tmp/forged"
+PYCODE='
+import json, sys
+a, b = (json.load(open(p + "/summary.json")) for p in sys.argv[1:3])
+assert [(m["params"], m["runs"][0]["steps"], m["test_mean"]) for m in a["models"]] == [(m["params"], m["runs"][0]["steps"], m["test_mean"]) for m in b["models"]], b
+'
+py "$tmp/u" "$tmp/forged" && grep -q "^grassmann-tiny  *$($PY -c "import json; print(json.load(open('$tmp/u/summary.json'))['models'][0]['params'])") " "$tmp/out" \
+    && pass "... takes them for no counts: both runs are scored again from their states, to the same numbers" || fail "forged counts: $(tail -1 "$tmp/pyerr") $(head -4 "$tmp/out")"
 cp -r "$tmp/u" "$tmp/bad" && echo '{"models": [' >"$tmp/bad/summary.json"
 want="$tmp/bad/summary.json: not a grassflow compare summary"; expect 1 "a summary.json that is not one is refused, naming it" "$GF" compare $M $TR --out "$tmp/bad"
 want="--resume: --out $tmp/none holds no compare to resume"; expect 2 "--resume where there is no compare" "$GF" compare $M $TR --resume --out "$tmp/none"
@@ -232,6 +245,57 @@ rm "$tmp/seeds3/grassmann-tiny/seed-1/state.safetensors"
 want="seed-1 holds best.safetensors but no state.safetensors"
 expect 1 "a finished run whose state was deleted is refused, not trained over" "$GF" compare --models grassmann-tiny $TR --seeds 1,2,3 --out "$tmp/seeds3"
 [ -f "$tmp/seeds3/grassmann-tiny/seed-1/best.safetensors" ] && pass "... its checkpoints stay" || fail "checkpoints of the run without a state are gone"
+echo "compare: names that break formats (a script tag, a tab, a newline, bytes that are not UTF-8)"
+GFA=$(cd "$(dirname "$GF")" && pwd)/grassflow
+mkdir -p "$tmp/names/<script>alert(1)<" && cd "$tmp/names" || exit 1
+N1='<script>alert(1)</script>.json' N2=$(printf 'a\tb|c\nd.json') N3=$(printf 'x\xffy.json') NC=$(printf 'c<b>|\tx.txt')
+for n in "$N1" "$N2" "$N3"; do echo '{"base": "grassmann-tiny"}' >"$n"; done
+cp "$tmp/small.txt" "$NC"
+NAMES=(--models "$N1,$N2,$N3" --corpus "$NC" ${TR#--corpus $tmp/small.txt} --out o)
+expect 0 "compare three models so named, on a corpus so named" "$GFA" compare "${NAMES[@]}"
+PYCODE='
+import re
+md = open("o/summary.md", "rb").read().decode("utf-8", "strict")
+assert "<script" not in md and "<b>" not in md, "raw HTML in summary.md"
+rows = [re.split(r"(?<!\\)\|", l)[1:-1] for l in md.splitlines() if l.startswith("| ") and "model" not in l]
+assert [r[0].strip() for r in rows] == ["&lt;script&gt;alert(1)&lt;/script&gt;.json", r"a\tb\|c\nd.json", r"x\xffy.json"], rows
+assert all(len(r) == 8 for r in rows), rows
+assert r"c&lt;b&gt;\|\tx.txt, tokenizer word (vocabulary 12)" in md, md
+'
+py && pass "... summary.md: no HTML, a row of 8 cells per model, the names and the corpus shown as they are" || fail "names in summary.md: $(tail -1 "$tmp/pyerr")"
+PYCODE='
+import csv
+tsv = list(csv.reader(open("o/summary.tsv", encoding="utf-8"), delimiter="\t", quoting=csv.QUOTE_NONE))
+assert len(tsv) == 4 and all(len(r) == 11 for r in tsv), tsv
+assert [r[0] for r in tsv[1:]] == ["<script>alert(1)</script>.json", r"a\tb|c\nd.json", r"x\xffy.json"], tsv
+'
+py && pass "... summary.tsv: 11 columns on each of 4 lines (a tab and a newline as \\t \\n)" || fail "names in summary.tsv: $(tail -1 "$tmp/pyerr")"
+PYCODE='
+import json
+d = json.loads(open("o/summary.json", "rb").read().decode("utf-8", "strict"))
+assert [m["model"] for m in d["models"]] == ["<script>alert(1)</script>.json", "a\tb|c\nd.json", "x\ufffdy.json"], d["models"]
+assert d["recipe"]["corpus"] == "c<b>|\tx.txt", d["recipe"]["corpus"]
+'
+py && pass "... summary.json is UTF-8 (the byte that is not: U+FFFD)" || fail "names in summary.json: $(tail -1 "$tmp/pyerr")"
+PYCODE='
+import xml.dom.minidom
+assert len(xml.dom.minidom.parse("o/curves.svg").getElementsByTagName("polyline")) == 6
+'
+py && pass "... curves.svg is XML" || fail "names in curves.svg: $(tail -1 "$tmp/pyerr")"
+PYCODE='
+import sys
+out = open(sys.argv[1], "rb").read().decode("utf-8", "strict").splitlines()
+h = next(i for i, l in enumerate(out) if l.startswith("model "))
+assert [l.split(" ")[0] for l in out[h + 1:h + 4]] == ["<script>alert(1)</script>.json", r"a\tb|c\nd.json", r"x\xffy.json"], out
+assert out[h + 4].startswith("recipe: ") and r"c<b>|\tx.txt, tokenizer" in out[h + 4], out[h + 4]
+assert all("\t" not in l for l in out), out
+'
+py "$tmp/out" && pass "... the printed table: a line per model, no tab or byte that is not UTF-8" || fail "names in the printed table: $(tail -1 "$tmp/pyerr")"
+expect 0 "... a rerun" "$GFA" compare "${NAMES[@]}"
+grep -q "step" "$tmp/err" && fail "... trained again: $(head -2 "$tmp/err")" || pass "... reads every run back from summary.json (the name that is not UTF-8 too), trains nothing"
+N4=$(printf 'x\xfey.json') && cp "$N3" "$N4"
+want="differ only in bytes that are not UTF-8"; expect 2 "two names one in summary.json are refused" "$GFA" compare --models "$N3,$N4" $TR --out o2
+cd - >/dev/null || exit 1
 
 echo "compare: --help"
 "$GF" compare --help >"$tmp/help"

@@ -16,6 +16,8 @@ tmp=$(mktemp -d /tmp/grassflow-hostile-XXXXXX)
 export GRASSFLOW_CACHE="$tmp/cache"
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
+# a message as a cell of docs/hostile-inputs.md (scripts/escape.py: gf_escape_md's rule)
+md_cell() { $PY -c 'import sys; sys.path.insert(0, "scripts"); from escape import md_cell; print(md_cell(sys.argv[1]))' "$1"; }
 "$GF" init --model grassmann-tiny --seed 1 --out "$tmp/good.safetensors" >/dev/null
 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --steps 2 --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/run" >/dev/null 2>&1
 printf '1 2 3 4\n' >"$tmp/tokens.txt"
@@ -35,7 +37,7 @@ while IFS=$'\t' read -r name what args expect; do
     elif ! grep -Eqi -- "$expect" "$tmp/err"; then fail "$name: message does not match /$expect/: $msg"
     else pass "$name: exit $rc: $msg"; fi
     shown=${args//$tmp\/in\//}
-    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | ${msg//|/\\|} |")
+    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | $(md_cell "$msg") |")
 done <"$tmp/cases.tsv"
 
 # valid but extreme: a training text that is a single 100 MB line must be read, not hang or exhaust memory
@@ -58,7 +60,7 @@ timeout 300 "$GF" data stats --corpus "$tmp/oneline/train.txt" --no-cache >/dev/
 rc=$?
 msg=$(grep -m1 error "$tmp/err" | sed "s|$tmp/||g")
 [ $rc = 1 ] && grep -q "cannot split into train/valid/test" "$tmp/err" && pass "one 100 MB line as a single file: $msg" || fail "single-file one line: exit $rc $msg"
-rows+=("| a single-file corpus that is one 100 MB line | \`grassflow data stats --corpus train.txt\` | $rc | ${msg//|/\\|} |")
+rows+=("| a single-file corpus that is one 100 MB line | \`grassflow data stats --corpus train.txt\` | $rc | $(md_cell "$msg") |")
 
 # a corrupted token cache is not used: it is rebuilt, with a note
 # costs follow the input: under a 1 GB address-space limit (one thread: the BLAS and OpenMP runtimes
@@ -82,7 +84,7 @@ mem_case() { # what expect-code regex command...
     if [ $rc = "$code" ] && grep -Eq -- "$re" "$tmp/err" "$tmp/out"; then pass "$what"; else fail "$what: exit $rc $(head -c 300 "$tmp/err")"; fi
     local shown="${*:2}" msg
     msg=$( (grep -m1 -E "error|note" "$tmp/err" || head -1 "$tmp/out") | sed "s|$tmp/||g")
-    rows+=("| $what (ulimit -v $MEM_KB) | \`grassflow ${shown//$tmp\//}\` | $rc | ${msg//|/\\|} |")
+    rows+=("| $what (ulimit -v $MEM_KB) | \`grassflow ${shown//$tmp\//}\` | $rc | $(md_cell "$msg") |")
 }
 mem_case "a $(stat -c %s "$tmp/bigvocab.safetensors")-byte checkpoint whose config claims 5M x 256 embeddings: refused before allocating" 1 \
     'tensor "tok_emb.weight" is missing' "$GF" score --ckpt "$tmp/bigvocab.safetensors" --tokens "$tmp/tokens.txt"
@@ -150,7 +152,7 @@ row_case() { # what expect-code regex command...: the exit code and the message,
     local rc=$? shown="${*:2}" msg
     if [ $rc = "$code" ] && grep -Eq -- "$re" "$tmp/err"; then pass "$what"; else fail "$what: exit $rc $(head -c 300 "$tmp/err")"; fi
     msg=$( (grep -m1 "error" "$tmp/err" || head -1 "$tmp/err") | sed "s|$tmp/||g")
-    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | ${msg//|/\\|} |")
+    rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | $(md_cell "$msg") |")
 }
 printf '{"base": "grassmann-tiny", "tie_head": false, "stacks": [{"name": "tok_emb", "d_model": 16, "d_ff": 32, "n_layer": 1, "layers": ["attention"]}]}' >"$tmp/stack-tok_emb.json"
 row_case "a config whose stack is named tok_emb (freezing a backbone by name would take it too)" 1 \
@@ -167,6 +169,36 @@ cp -r "$tmp/hf" "$tmp/hf-lower" && printf '{"do_lower_case": "false"}' >"$tmp/hf
 row_case "a DistilBERT tokenizer_config.json with \"do_lower_case\": \"false\" (a string)" 1 'do_lower_case' "$GF" features --ckpt "$tmp/hf-lower" --text "a man"
 row_case "the weights file of a DistilBERT folder given as a checkpoint" 1 "pass the folder" "$GF" features --ckpt "$tmp/hf/model.safetensors" --text "a man"
 rm -rf "$tmp"/hf*
+
+# round four: names that broke an output format (JSON that is not UTF-8, a terminal escape sequence)
+$PY - "$tmp/good.safetensors" "$tmp/producer.safetensors" <<'PYEOF'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+h["__metadata__"]["producer"] = "evil\x1b[2J"
+hb = json.dumps(h).encode().replace(b"evil", b"ev\xffil")
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PYEOF
+utf8_case() { # what check command...: exit 0, and stdout passes the Python check (t: stdout decoded strictly as UTF-8)
+    local what=$1 check=$2; shift 2
+    timeout 120 "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$? shown="${*:2}"
+    if [ $rc = 0 ] && $PY -c "import json, sys; t = open(sys.argv[1], 'rb').read().decode('utf-8', 'strict'); $check" "$tmp/out" 2>"$tmp/pyerr"
+    then pass "$what"; else fail "$what: exit $rc $(tail -1 "$tmp/pyerr") $(head -c 200 "$tmp/err")"; fi
+    local msg
+    msg=$(head -c 120 "$tmp/out" | sed "s|$tmp/||g" | tr '\n\t' '  ')
+    rows+=("$(printf '| %s | `grassflow %s` | %s | %s... |' "$what" "${shown//$tmp\//}" $rc "$(md_cell "$msg")" \
+        | $PY -c "import sys; print(sys.stdin.buffer.read().decode('utf-8', 'backslashreplace'))")") # the doc is UTF-8
+}
+utf8_case "a checkpoint whose producer holds a byte that is not UTF-8 and an escape sequence: info --json is UTF-8 (U+FFFD)" \
+    "assert json.loads(t)['producer'] == 'ev\ufffdil\x1b[2J'" "$GF" info --ckpt "$tmp/producer.safetensors" --json
+utf8_case "... and info's text shows the escape sequence as \\x1b, not to the terminal" \
+    "assert '\x1b' not in t and 'written by ev\ufffdil\\\\x1b[2J)' in t, t" "$GF" info --ckpt "$tmp/producer.safetensors"
+mkdir -p "$tmp/$(printf 'c\xff')" && cp tests/fixtures/v1/corpus.txt "$tmp/$(printf 'c\xff')/corpus.txt"
+utf8_case "data stats --json of a corpus whose path is not UTF-8" "assert json.loads(t)['corpus'].endswith('c\ufffd/corpus.txt')" \
+    "$GF" data stats --corpus "$tmp/$(printf 'c\xff')/corpus.txt" --tokenizer char --no-cache --json
+"$GF" train --model grassmann-tiny --corpus tinyshakespeare --tokenizer byte --steps 1 --batch 2 --seq-len 8 --eval-every 0 --out "$tmp/bytes" >/dev/null 2>&1
+utf8_case "features --json of a byte model: the bytes of a character are pieces that are not UTF-8 (U+FFFD)" \
+    "assert json.loads(t)['pieces'] == ['c', 'a', 'f', '\ufffd', '\ufffd']" "$GF" features --ckpt "$tmp/bytes/best.safetensors" --text "café" --pieces --json
 
 if [ $doc = 1 ]; then
     {

@@ -69,7 +69,7 @@ grep -q '^Window wins at 4,096.$' "$D" && ! grep -q 'old table' "$D" && ! grep -
     pass "the hand-written section is kept, everything else rewritten" || fail "docs: the hand-written section: $(head -c 600 "$D")"
 grep -Fq '| hybrid-last-small | `configs/mixer-study/hybrid-last-small.json` | 1000 | 250.00 ± 1.00 | 260.00 ± 2.00 | 2 | 1000 | - | 1m15s |' "$D" &&
     grep -Fq '| grassmann-small | `grassmann-small` | 1000 | 300.00 ± 1.00 | 310.00 ± 2.00 | 2 | 1000 | 4 MB | 1m15s |' "$D" &&
-    grep -Fq '| window-small | `configs/mixer-study/window-small.json` | - | - | - | 0 | - | - | skipped: "layers"[0].mixer is "window"; it must be one of the mixers |' "$D" &&
+    grep -Fq '| window-small | `configs/mixer-study/window-small.json` | - | - | - | 0 | - | - | skipped: "layers"\[0\].mixer is "window"; it must be one of the mixers |' "$D" &&
     pass "table (a): mean ± spread, the largest peak memory recorded, a skipped variant and why" || fail "docs table (a): $(grep '^| ' "$D" | head -8)"
 grep -q '^Machine: OpenBLAS kernel Haswell, CPU a CPU (2 threads); tokenizer word.$' "$D" && ! grep -q 'more than one CPU' "$D" &&
     pass "one CPU: the machine line names it, the rates stand alone" || fail "docs: the machine line: $(grep '^Machine' "$D")"

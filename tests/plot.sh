@@ -90,6 +90,76 @@ expect 0 "plot it beside a run a whole unit of loss below it" "$GF" plot "$tmp/k
 [ "$(widths "$tmp/apart.svg")" = "killed:1.6 killed:1.8 apart:1.6 apart:1.8" ] && ! texts "$tmp/apart.svg" | grep -q "wider line" \
     && pass "... curves apart keep their width, and the legend has no note" || fail "curves apart: $(widths "$tmp/apart.svg") $(texts "$tmp/apart.svg")"
 
+echo "plot: names that break XML (a folder name that is not UTF-8 and holds a control character; a unit with markup)"
+odd="$tmp/$(printf 'r\xff\x01<&"')" && mkdir -p "$odd" && $PY -c "
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    r['<b>tok\x01'] = r.pop('tokens')
+    if r['type'] == 'start': r['counted'] = '<b>tok\x01'
+    print(json.dumps(r))" "$tmp/killed/metrics.jsonl" >"$odd/metrics.jsonl"
+expect 0 "plot it against what it counts" "$GF" plot "$odd" --x tokens --out "$tmp/odd.svg"
+$PY - "$tmp/odd.svg" <<'PYEOF' 2>"$tmp/py.err" && pass "... the SVG is XML: the name with U+FFFD for the byte and the control, the unit as text" || fail "odd names: $(tail -1 "$tmp/py.err")"
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+texts = [t.firstChild.data for t in d.getElementsByTagName("text") if t.firstChild]
+assert "r\ufffd\ufffd<&\"" in texts and "<b>tok\ufffd seen" in texts, texts
+assert {l.getAttribute("data-run") for l in d.getElementsByTagName("polyline")} == {"r\ufffd\ufffd<&\""}
+PYEOF
+
+echo "plot: extreme finite values (a log or a linear axis of any finite range; a range narrow for its values)"
+rows2() { # rows2 DIR A B: a run whose two steps have the losses A and B (B also its validation loss)
+    mkdir -p "$1" && $PY -c "
+import json, sys
+a, b = float(sys.argv[2]), float(sys.argv[3])
+r = lambda t, s, **k: json.dumps(dict(type=t, step=s, epoch=s / 10, tokens=64 * s, elapsed_s=s / 10, **k))
+print(r('start', 0, counted='tokens', metric='ppl')); print(r('train', 1, loss=a)); print(r('train', 2, loss=b))
+print(r('eval', 2, val_loss=b, val_ppl=None))" "$@" >"$1/metrics.jsonl"
+}
+axes_ok() { # axes_ok SVG: XML; every coordinate a finite number inside the picture; on each axis 2 to 11 tick labels, distinct
+    $PY - "$1" <<'PYEOF'
+import re, sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+svg = d.documentElement; W, H = float(svg.getAttribute("width")), float(svg.getAttribute("height"))
+for l in d.getElementsByTagName("polyline"):
+    for xy in l.getAttribute("points").split():
+        x, y = map(float, xy.split(","))
+        assert -1 <= x <= W + 1 and -1 <= y <= H + 1, (x, y)
+texts = d.getElementsByTagName("text")
+xt = [t.firstChild.data for t in texts if t.getAttribute("text-anchor") == "middle" and t.getAttribute("y") and float(t.getAttribute("y")) > 300 and not t.getAttribute("transform")]
+yt = [t.firstChild.data for t in texts if t.getAttribute("text-anchor") == "end"]
+for ticks in (xt[:-1], yt):  # xt ends with the x label
+    assert 2 <= len(ticks) <= 11 and len(set(ticks)) == len(ticks), ticks
+    assert all(re.fullmatch(r"[-+0-9.e]+[kMG]?", t) for t in ticks), ticks
+print(" ".join(yt))
+PYEOF
+}
+for pair in "1e300 1e-300" "5e-324 1" "1e308 1" "1e200 1" "-1e308 1e308" "-1.7e308 1.7e308" "1e-300 1e-300"; do
+    set -- $pair
+    rows2 "$tmp/x$1_$2" "$1" "$2"
+    expect 0 "losses $1 and $2" "$GF" plot "$tmp/x$1_$2" --out "$tmp/ext.svg"
+    labels=$(axes_ok "$tmp/ext.svg" 2>"$tmp/py.err") && { [ "$pair" != "1e-300 1e-300" ] || [[ " $labels " == *" 1.0e-300 "* ]]; } \
+        && pass "... every point inside the picture, the ticks labelled apart: $labels" || fail "losses $1 and $2: $(tail -1 "$tmp/py.err") $labels"
+done
+rows2 "$tmp/narrow" 1 1.000000000000001
+expect 0 "losses 1 and 1 + 1e-15" "$GF" plot "$tmp/narrow" --out "$tmp/ext.svg"
+labels=$(axes_ok "$tmp/ext.svg" 2>"$tmp/py.err") && texts "$tmp/ext.svg" | grep -q "|loss − 1|" \
+    && pass "... ticks as offsets from 1, named in the y label: $labels" || fail "narrow range: $(tail -1 "$tmp/py.err") $(texts "$tmp/ext.svg")"
+mkdir -p "$tmp/long" && $PY -c "
+import json, math
+print(json.dumps(dict(type='start', step=0, epoch=0, tokens=0, elapsed_s=0, counted='tokens', metric='ppl')))
+for s in range(1, 100001):
+    print(json.dumps(dict(type='train', step=s, epoch=s / 1e4, tokens=64 * s, elapsed_s=s / 100, loss=2 + math.sin(s / 7) + math.exp(-s / 2e4))))" >"$tmp/long/metrics.jsonl"
+expect 0 "a run of 100,000 logged steps" "$GF" plot "$tmp/long" --out "$tmp/long.svg"
+n=$($PY -c "import sys, xml.dom.minidom; print(len(xml.dom.minidom.parse(sys.argv[1]).getElementsByTagName('polyline')[0].getAttribute('points').split()))" "$tmp/long.svg")
+[ "$(stat -c %s "$tmp/long.svg")" -lt 100000 ] && [ "$n" -le 2792 ] && grep -q "note: long: its training curve of 100000 points is drawn with $n" "$tmp/err" \
+    && pass "... drawn with $n points (4 a pixel column at most), $(stat -c %s "$tmp/long.svg") bytes, and it says so" || fail "long run: $n points, $(stat -c %s "$tmp/long.svg") bytes, $(cat "$tmp/err")"
+mkdir -p "$tmp/strloss" && printf '{"type": "train", "step": 1, "loss": 3.0}\n{"type": "train", "step": 2, "loss": "2.5"}\n' >"$tmp/strloss/metrics.jsonl"
+want='strloss/metrics.jsonl, line 2: "loss" is not a number'; expect 1 "a loss written as a string is refused, not skipped" "$GF" plot "$tmp/strloss" --out "$tmp/ext.svg"
+mkdir -p "$tmp/nullloss" && printf '{"type": "train", "step": 1, "loss": 3.0}\n{"type": "train", "step": 2, "loss": null}\n{"type": "train", "step": 3, "loss": 2.0}\n' >"$tmp/nullloss/metrics.jsonl"
+want="note: nullloss: 1 training row with no finite loss \(null in metrics.jsonl: a step that diverged\): not drawn"
+expect 0 "a null loss (a diverged step) is left out, and the plot says so" "$GF" plot "$tmp/nullloss" --out "$tmp/ext.svg"
+
 echo "plot: older metrics.jsonl (0.1.0 and 0.2.0: no type, no count, no time on eval rows)"
 expect 0 "plot both against time" "$GF" plot tests/fixtures/v1/run-metrics tests/fixtures/v2/run-metrics --x time --out "$tmp/old.svg"
 grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written by an older grassflow); plotting against step" "$tmp/err" \

@@ -34,4 +34,24 @@ head -1 "$tmp/precision.md" | grep -qx top && tail -1 "$tmp/precision.md" | grep
     fail "docs into precision.md: $(cat "$tmp/precision.md" | head -5)"
 GF=$B/grassflow bash scripts/precision_study.sh --quick --out "$O" nosuch >/dev/null 2>"$tmp/err" && fail "an unknown part was accepted" ||
     { grep -q "unknown argument 'nosuch'" "$tmp/err" && pass "an unknown part: an error naming it"  || fail "unknown part: $(cat "$tmp/err")"; }
+echo "precision_study: the escaping of the scripts that write docs (scripts/escape.py) is the library's"
+/usr/bin/python3 - "$B/libgrassflow.so" <<'PYEOF' 2>"$tmp/err" && pass "md_cell and xml_text give gf_escape_md's and gf_escape_xml's bytes on 5,000 random strings" || fail "scripts/escape.py: $(tail -1 "$tmp/err")"
+import ctypes, random, sys
+sys.path.insert(0, "scripts")
+import escape
+lib = ctypes.CDLL(sys.argv[1])
+def c(name, b):
+    f = getattr(lib, name)
+    f.restype, f.argtypes = ctypes.c_size_t, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+    buf = ctypes.create_string_buffer(6 * len(b) + 1)
+    f(buf, len(buf), b)
+    return buf.value
+r = random.Random(7)
+alphabet = [bytes([i]) for i in range(1, 256)] + [b"\xc3\xa9", b"\xe2\x80\xae", b"\xef\xbf\xbe", b"\xf0\x9f\x98\x80"]
+for _ in range(5000):
+    b = b"".join(r.choice(alphabet) for _ in range(r.randrange(1, 40)))
+    for name, py in (("gf_escape_md", escape.md_cell), ("gf_escape_xml", escape.xml_text)):
+        assert c(name, b) == py(b).encode("utf-8"), (name, b, c(name, b), py(b))
+assert escape.md_cell("the <unk> , a|b") == "the &lt;unk&gt; , a\\|b"
+PYEOF
 [ "$fails" -eq 0 ] && echo "precision_study: all passed" || { echo "precision_study: $fails FAILED"; exit 1; }

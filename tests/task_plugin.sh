@@ -65,6 +65,37 @@ echo "task_plugin: compare"
 expect 0 "compare two models on the task" "$GF" compare --models grassmann-tiny,transformer-tiny --task vectors --corpus "$tmp/vec" --dim 3 --steps 10 --batch 16 --eval-every 0 --out "$tmp/cmp"
 grep -q 'recipe: task vectors (dim 3)' "$tmp/out" && grep -q 'seq/s' "$tmp/out" && pass "the table names the task, its options and its unit" || fail "compare: $(cat "$tmp/out")"
 
+echo "task_plugin: class names from the data that break formats (a byte that is not UTF-8, an escape sequence, | and <)"
+mkdir -p "$tmp/odd"
+for f in train valid test; do
+    { printf 'classes: d\xffown \x1b[31mup s|<i>de\n'; sed 1d "$tmp/vec/$f.txt" | sed 's/^up /\x1b[31mup /; s/^down /d\xffown /'; } >"$tmp/odd/$f.txt"
+done
+expect 0 "train on them" "$GF" train "${R[@]}" --corpus "$tmp/odd" --steps 6 --out "$tmp/o"
+expect 0 "predict: a TSV line per sequence" "$GF" predict --ckpt "$tmp/o/best.safetensors" --corpus "$tmp/odd" --split test
+$PY - "$tmp/out" <<'PYEOF' 2>"$tmp/pyerr" && pass "... UTF-8, the names as fields (\\xff, \\x1b), 6 columns on every line" || fail "predict TSV: $(tail -1 "$tmp/pyerr")"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], "rb").read().decode("utf-8", "strict").splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+assert rows[0] == ["index", "label", r"d\xffown", r"\x1b[31mup", "s|<i>de", "gold"], rows[0]
+assert len(rows) == 61 and all(len(r) == 6 for r in rows), [r for r in rows if len(r) != 6][:3]
+PYEOF
+expect 0 "predict --json" "$GF" predict --ckpt "$tmp/o/best.safetensors" --corpus "$tmp/odd" --split test --json --limit 2
+$PY -c "
+import json, sys
+for l in open(sys.argv[1], 'rb').read().decode('utf-8', 'strict').splitlines():
+    assert set(json.loads(l)['probs']) == {'d\ufffdown', '\x1b[31mup', 's|<i>de'}, l" "$tmp/out" 2>"$tmp/pyerr" \
+    && pass "... each line UTF-8 JSON (U+FFFD for the byte)" || fail "predict --json: $(tail -1 "$tmp/pyerr")"
+expect 0 "eval --json" "$GF" eval --ckpt "$tmp/o/best.safetensors" --corpus "$tmp/odd" --split test --json
+$PY -c "
+import json, sys
+assert set(json.loads(open(sys.argv[1], 'rb').read().decode('utf-8', 'strict'))['per_class']) == {'d\ufffdown', '\x1b[31mup', 's|<i>de'}" "$tmp/out" 2>"$tmp/pyerr" \
+    && pass "... UTF-8 JSON" || fail "eval --json: $(tail -1 "$tmp/pyerr")"
+expect 0 "eval as text" "$GF" eval --ckpt "$tmp/o/best.safetensors" --corpus "$tmp/odd" --split test
+$PY -c "
+import sys
+t = open(sys.argv[1], 'rb').read().decode('utf-8', 'strict')
+assert '\x1b' not in t and '  \\\\x1b[31mup       ' in t and '  d\\\\xffown          ' in t, t" "$tmp/out" 2>"$tmp/pyerr" \
+    && pass "... the table: no escape sequence reaches the terminal, each name in its 14 columns" || fail "eval text: $(tail -1 "$tmp/pyerr")"
+
 echo "task_plugin: refusals"
 want="--seq-len does not apply to --task vectors.*it is for --task lm"; expect 2 "another task's flag" "$GF" train "${R[@]}" --steps 3 --out "$tmp/x" --seq-len 8
 want="--max-sent does not apply to --task vectors \(the task .* was trained for\)"; expect 2 "another task's flag on eval" "$GF" eval --ckpt "$tmp/a/best.safetensors" --corpus "$tmp/vec" --max-sent 8

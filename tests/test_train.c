@@ -773,8 +773,8 @@ static void write_text(const char *path, const char *text) {
 }
 
 /* gf_metrics_read: rows of this version (their type, epoch, count in the unit the start row names, time),
- * rows of older files (typed by their keys; what they lack is NAN), a null loss; a corrupt line is an error
- * naming the file and the line. */
+ * rows of older files (typed by their keys; what they lack is NAN), a null loss; a corrupt line (a step past
+ * 2^53, a string where a number goes) is an error naming the file and the line. */
 static void test_metrics_read(void **state) {
     (void)state;
     char dir[700], path[800];
@@ -814,6 +814,15 @@ static void test_metrics_read(void **state) {
     write_text(path, "{\"loss\": 2}\n");
     assert_int_equal(gf_metrics_read(dir, &m), -1);
     assert_non_null(strstr(gf_last_error(), "line 1: no \"step\""));
+    write_text(path, "{\"type\": \"train\", \"step\": 1e300, \"loss\": 2}\n"); /* not an int64_t: refused, not cast */
+    assert_int_equal(gf_metrics_read(dir, &m), -1);
+    assert_non_null(strstr(gf_last_error(), "line 1: no \"step\""));
+    write_text(path, "{\"type\": \"train\", \"step\": 1, \"loss\": 2}\n{\"type\": \"train\", \"step\": 2, \"loss\": \"3.2\"}\n");
+    assert_int_equal(gf_metrics_read(dir, &m), -1); /* a string where a number goes: refused, not skipped */
+    assert_non_null(strstr(gf_last_error(), "line 2: \"loss\" is not a number"));
+    write_text(path, "{\"type\": \"start\", \"step\": 0, \"counted\": \"pairs\"}\n{\"type\": \"eval\", \"step\": 2, \"pairs\": true}\n");
+    assert_int_equal(gf_metrics_read(dir, &m), -1);
+    assert_non_null(strstr(gf_last_error(), "line 2: \"pairs\" is not a number"));
     assert_int_equal(gf_metrics_read(tl_tmp_path("no-such-run"), &m), -1);
     assert_non_null(strstr(gf_last_error(), "no-such-run/metrics.jsonl"));
 }

@@ -212,6 +212,9 @@ if mknod "$tmp/q.dev" c 1 7 2>/dev/null; then
     [ -c "$tmp/q.dev" ] && pass "... and the node stays" || fail "quantize replaced a device node"
 fi
 want="holds int8 weights already"; expect 1 "quantizing an int8 file is refused" "$GF" quantize --ckpt "$tmp/q8.safetensors" --weights bf16 --out "$tmp/q88.safetensors"
+want="--weights expects int8 or bf16, not 'fp32': quantize reads an fp32 checkpoint"
+expect 2 "quantize --weights fp32 is refused as its help says (int8 or bf16), not as a missing flag" "$GF" quantize --ckpt "$ck" --weights fp32 --out "$tmp/q32.safetensors"
+want="--weights expects int8 or bf16, not 'int4'$"; expect 2 "... and --weights int4 offers what quantize writes" "$GF" quantize --ckpt "$ck" --weights int4 --out "$tmp/q4.safetensors"
 want="expects fp32, bf16 or int8"; expect 2 "--weights int4 is refused" "$GF" generate --ckpt "$ck" --weights int4
 want="holds int8 weight matrices .* trains in fp32"; expect 0 "fine-tuning from an int8 checkpoint says it starts from the values they stand for" \
     "$GF" train --init-from "$tmp/q8.safetensors" --corpus "$tmp/wt" --seq-len 16 --steps 1 --warmup 0 --out "$tmp/q8run"
@@ -329,6 +332,8 @@ grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vo
 want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split validation
 { printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
 want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"
+want="invalid UTF-8 at byte 3 of the training text; the word vocabulary is stored in every checkpoint as JSON text, which is UTF-8"
+expect 1 "... and in a word corpus (the checkpoint's header would not be UTF-8: Python's json and safetensors refuse it)" "$GF" data stats --corpus "$tmp/bad-utf8.txt" --tokenizer word --no-cache
 printf 'not xz' >"$tmp/fake.txt.xz"
 want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$GF" data stats --corpus "$tmp/fake.txt.xz"
 no_tmp_files "$tmp" "after every run and failure"

@@ -197,7 +197,9 @@ static void train_report_in(const train_opts *o, const gf_config *cfg, const gf_
                o->precision == GF_PRECISION_BF16 ? gf_bf16_isa() : "", o->precision == GF_PRECISION_BF16 ? gf_bf16_kernel() : "");
         printf(", \"loss\": %s}\n", gf_json_num(r->loss, 'f', 4).s);
     } else {
-        printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n", name,
+        char shown[GF_ESCAPE_CAP(512)]; /* a config's path: no control character on the terminal */
+        printf("%s  B=%lld L=%lld  %.0f tokens/s  step %.1f ms (forward %.1f, backward %.1f, AdamW %.1f)\n",
+               cli_escape_cut(shown, sizeof shown, name, 0),
                (long long)o->B, (long long)o->L, tps, 1e3 * r->step, 1e3 * r->fwd, 1e3 * r->bwd, 1e3 * r->opt);
         printf("matmul %.2f GFLOP/step, %.1f GFLOP/s = %.0f%% of the sgemm peak %.1f GFLOP/s (%s, %d threads)\n",
                (double)r->flops / 1e9, gf, 100 * gf / r->peak, r->peak, gf_fp32_matmul(), gf_threads());
@@ -546,6 +548,8 @@ static int gen_time_at(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_
 /* Every position in turn, one line or JSON entry each. */
 static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stream *s, const int32_t *ctx) {
     const char *name = o->mo.preset ? o->mo.preset : o->mo.config_path;
+    char shown[GF_ESCAPE_CAP(512)]; /* the text rows': no control character on the terminal */
+    cli_escape_cut(shown, sizeof shown, name, 0);
     if (o->json) {
         printf("{\"bench\": \"generate\", \"model\": ");
         gf_json_put_str(stdout, name);
@@ -566,7 +570,7 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
                    "\"rss_bytes\": %lld}", k ? ", " : "", (long long)at, gf_json_num(tps, 'f', 2).s,
                    gf_json_num(1e6 / tps, 'f', 2).s, state, rss);
         else
-            printf("%s  %s %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", name,
+            printf("%s  %s %s  position %-8lld %9.1f tokens/s  %9.1f us/token  state %lld B  rss %.1f MB\n", shown,
                    o->no_cache ? "recompute" : "stream", gf_weights_name(o->weights), (long long)at, tps, 1e6 / tps, state, rss / 1e6);
         /* flushed here: each row is out as it is measured, piped or killed */
         if (cli_stdout_failed()) return EXIT_RUNTIME; /* stop: each position takes seconds */

@@ -41,6 +41,9 @@ int cli_set_weights(gf_model *m, gf_weights w, const char *what);
 /* The piece of token id as a NUL-terminated string (malloc'd; a byte tokenizer's NUL piece is ""), NULL
  * for an id outside the vocabulary or out of memory. */
 char *cli_piece(const gf_tokenizer *tok, int32_t id);
+/* s as a cell of a table printed on a terminal (gf_escape_term: no control character, padded to width
+ * columns) into buf (n > 3 bytes); one that does not fit ends in "...". Returns buf. */
+const char *cli_escape_cut(char *buf, size_t n, const char *s, int width);
 /* Parse a float flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_f(const char *cmd, const char *flag, const char *s, double lo, double hi, double *out);
 

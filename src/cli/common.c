@@ -228,6 +228,14 @@ char *cli_piece(const gf_tokenizer *tok, int32_t id) {
     return out;
 }
 
+const char *cli_escape_cut(char *buf, size_t n, const char *s, int width) {
+    if (gf_escape_term(buf, n, s, width) >= n) {
+        gf_escape_term(buf, n - 3, s, 0);
+        strcat(buf, "...");
+    }
+    return buf;
+}
+
 int cli_weights_option(const char *cmd, const char *arg, gf_weights *w) {
     if (gf_weights_parse(arg, w)) return cli_usage_error(cmd, "--weights expects fp32, bf16 or int8, not '%s'", arg);
     return EXIT_OK;

@@ -65,6 +65,9 @@ int cmp_lock_summary(const cmp_job *j, char *path, size_t n);
 void cmp_free_carried(cmp_job *j);
 bool cmp_score_ok(const cmp_job *j, double v); /* a perplexity >= 1 or an accuracy in [0, 1] */
 bool cmp_count_ok(double v);                    /* an integer in [1, 2^53] */
+/* compare_resume.c: whether v, a string of summary.json, is s as summary.json writes it (a byte that is
+ * not UTF-8 as U+FFFD). */
+bool cmp_is_string(const cJSON *v, const char *s);
 /* compare_resume.c: the step OUT/.../state.safetensors is at (-1: none, or not readable). */
 long long cmp_state_step(const char *dir);
 

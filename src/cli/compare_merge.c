@@ -124,16 +124,16 @@ static void put_by(cJSON **array, const char *key, cJSON *item) {
     cJSON_AddItemToArray(*array, item);
 }
 
-/* The model of this compare named name, or -1. */
-static int own_model(const cmp_job *j, const char *name) {
+/* The model of this compare that summary.json names so, or -1. */
+static int own_model(const cmp_job *j, const cJSON *name) {
     for (int i = 0; i < j->n; i++)
-        if (!strcmp(j->m[i].name, name)) return i;
+        if (cmp_is_string(name, j->m[i].name)) return i;
     return -1;
 }
 
-static bool own_run(const cmp_model *m, int n_seeds, const char *out, const char *dir) {
+static bool own_run(const cmp_model *m, int n_seeds, const char *out, const cJSON *dir) {
     for (int k = 0; k < n_seeds; k++)
-        if (!strcmp(m->runs[k].dir + strlen(out) + 1, dir)) return true;
+        if (cmp_is_string(dir, m->runs[k].dir + strlen(out) + 1)) return true;
     return false;
 }
 
@@ -142,7 +142,7 @@ void cmp_merge_summary(cmp_job *j, const cJSON *summary) {
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(summary, "models")) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "model");
         if (!cJSON_IsString(name)) continue;
-        const int i = own_model(j, name->valuestring);
+        const int i = own_model(j, name);
         if (i < 0) {
             cJSON *p = proven_model(j, m);
             if (p) put_by(&j->carried, "model", p);
@@ -150,7 +150,8 @@ void cmp_merge_summary(cmp_job *j, const cJSON *summary) {
         }
         cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(m, "runs")) { /* its other seeds */
             const char *dir = safe_dir(r);
-            cJSON *p = dir && !own_run(&j->m[i], j->n_seeds, j->out, dir) ? proven_run(j, r) : NULL;
+            cJSON *p = dir && !own_run(&j->m[i], j->n_seeds, j->out, cJSON_GetObjectItemCaseSensitive(r, "dir"))
+                           ? proven_run(j, r) : NULL;
             if (p) put_by(&j->m[i].carried_runs, "dir", p);
         }
     }

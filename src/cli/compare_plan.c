@@ -16,6 +16,14 @@ static void run_folder(const char *name, char *buf, size_t n) {
         if (*c == '/') *c = '_';
 }
 
+/* Whether names a and b are one name in summary.json (which holds a byte that is not UTF-8 as U+FFFD). */
+static bool same_in_json(const char *a, const char *b) {
+    char *x = gf_json_utf8(strdup(a)), *y = gf_json_utf8(strdup(b));
+    const bool same = x && y && !strcmp(x, y);
+    free(x), free(y);
+    return same;
+}
+
 /* Split --models into j->m[].name, refusing more than MAX_COMPARE and two that would share a folder. */
 int cmp_models(cmp_job *j, const char *models) {
     if (strlen(models) >= sizeof j->list)
@@ -38,6 +46,10 @@ int cmp_models(cmp_job *j, const char *models) {
             if (!strcmp(j->m[i].folder, j->m[k].folder))
                 return cli_usage_error("compare", "--models %s and %s would train into the same folder %s; give each "
                                        "model once, under distinct names", j->m[k].name, j->m[i].name, j->m[i].folder);
+            else if (same_in_json(j->m[i].name, j->m[k].name))
+                return cli_usage_error("compare", "--models %s and %s differ only in bytes that are not UTF-8, which "
+                                       "summary.json holds as U+FFFD: it would list them as one model; give them names "
+                                       "that differ in UTF-8", j->m[k].name, j->m[i].name);
     return j->n ? EXIT_OK : cli_usage_error("compare", "--models lists no model");
 }
 

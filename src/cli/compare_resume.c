@@ -14,7 +14,7 @@
 
 /* A JSON value as text (for messages and comparisons), into buf. */
 static const char *json_text(const cJSON *v, char *buf, size_t n) {
-    char *s = v ? cJSON_PrintUnformatted(v) : NULL;
+    char *s = v ? gf_json_utf8(cJSON_PrintUnformatted(v)) : NULL; /* as summary.json holds it: valid UTF-8 */
     snprintf(buf, n, "%s", s ? s : "(none)");
     free(s);
     return buf;
@@ -53,13 +53,18 @@ static int same_recipe(const cmp_job *j, const cJSON *was) {
     return rc;
 }
 
+bool cmp_is_string(const cJSON *v, const char *s) {
+    char *u = cJSON_IsString(v) ? gf_json_utf8(strdup(s)) : NULL;
+    const bool same = u && !strcmp(v->valuestring, u);
+    free(u);
+    return same;
+}
+
 /* The earlier compare's entry of model `name` (NULL: it had none). */
 static const cJSON *earlier_model(const cJSON *summary, const char *name) {
     const cJSON *m;
-    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(summary, "models")) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(m, "model");
-        if (cJSON_IsString(n) && !strcmp(n->valuestring, name)) return m;
-    }
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(summary, "models"))
+        if (cmp_is_string(cJSON_GetObjectItemCaseSensitive(m, "model"), name)) return m;
     return NULL;
 }
 
@@ -150,7 +155,7 @@ static int read_runs(cmp_job *j, const cJSON *summary) {
             const cJSON *runs = m ? cJSON_GetObjectItemCaseSensitive(m, "runs") : NULL;
             cJSON_ArrayForEach(run, runs) {
                 const cJSON *d = cJSON_GetObjectItemCaseSensitive(run, "dir");
-                if (!known && cJSON_IsString(d) && !strcmp(d->valuestring, u->dir + strlen(j->out) + 1))
+                if (!known && cmp_is_string(d, u->dir + strlen(j->out) + 1))
                     read_run(j, u, m, run), known = true;
             }
             struct stat st; /* a run this compare did not start is not its own */

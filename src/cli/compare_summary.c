@@ -219,7 +219,7 @@ char *cmp_summary_text(const cmp_job *j) {
     cJSON_ArrayForEach(c, j->carried) cJSON_AddItemToArray(models, cJSON_Duplicate(c, 1));
     cJSON_AddItemToObject(o, "models", models);
     cJSON_AddBoolToObject(o, "complete", complete);
-    char *s = cJSON_Print(o);
+    char *s = gf_json_utf8(cJSON_Print(o)); /* a name that is not UTF-8: U+FFFD, as every strict parser reads it */
     cJSON_Delete(o);
     return s;
 }
@@ -267,10 +267,17 @@ static void options_text(const gf_task_recipe *t, char *buf, size_t n) {
     }
 }
 
-/* The recipe line and the machine line under the table. */
-static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol) {
+/* The two lines: their fixed text, and the corpus, the tokenizer, the options, the CPU and the kernel escaped */
+#define RECIPE_LINES_MAX (2048 + 2 * GF_ESCAPE_CAP(GF_PATH_MAX) + 3 * GF_ESCAPE_CAP(256))
+
+static size_t term_text(char *dst, size_t cap, const char *s) { return gf_escape_term(dst, cap, s, 0); }
+
+/* The recipe line and the machine line under the table, their names escaped by esc (the table's format). */
+static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol,
+                         size_t (*esc)(char *, size_t, const char *)) {
     const recipe *r = &j->r;
-    char opts[256], cpu[256], seeds[512] = "";
+    char opts[256], cpu[256], seeds[512] = "", e_corpus[GF_ESCAPE_CAP(GF_PATH_MAX)], e_tok[GF_ESCAPE_CAP(GF_PATH_MAX)];
+    char e_opts[GF_ESCAPE_CAP(256)], e_cpu[GF_ESCAPE_CAP(256)], e_kernel[GF_ESCAPE_CAP(256)];
     int64_t steps = 0;
     for (int i = 0; i < j->n && !steps; i++)
         for (int k = 0; k < j->n_seeds && !steps; k++)
@@ -283,14 +290,17 @@ static void recipe_lines(const cmp_job *j, char *buf, size_t n, const char *eol)
     options_text(&r->t, opts, sizeof opts);
     cpu_model(cpu, sizeof cpu);
     const char *tok = tokenizer_used(j), *kernel = gf_blas_kernel();
+    esc(e_corpus, sizeof e_corpus, r->t.corpus), esc(e_opts, sizeof e_opts, opts);
+    esc(e_cpu, sizeof e_cpu, cpu[0] ? cpu : "unknown");
+    esc(e_tok, sizeof e_tok, tok[0] ? tok : r->t.tokenizer[0] ? r->t.tokenizer : "default");
+    esc(e_kernel, sizeof e_kernel, kernel ? kernel : "unknown");
     char ranks[48] = "";
     if (gf_dist_size() > 1) snprintf(ranks, sizeof ranks, " x %d MPI ranks", gf_dist_size());
     snprintf(buf, n, "recipe: task %s%s%s%s, %s, tokenizer %s, %s, batch %lld, lr %g -> %g, warmup %lld, "
              "seed%s %s%s" "machine: OpenBLAS kernel %s, fp32 matmuls %s (%d threads%s), CPU %s%s", r->t.task->name,
-             opts[0] ? " (" : "", opts, opts[0] ? ")" : "", r->t.corpus, tok[0] ? tok : r->t.tokenizer[0] ?
-             r->t.tokenizer : "default", len, (long long)r->o.batch, (double)r->o.lr, (double)r->o.min_lr,
-             (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, kernel ? kernel : "unknown", gf_fp32_matmul(), gf_blas_threads(),
-             ranks, cpu[0] ? cpu : "unknown", eol);
+             opts[0] ? " (" : "", e_opts, opts[0] ? ")" : "", e_corpus, e_tok, len, (long long)r->o.batch, (double)r->o.lr,
+             (double)r->o.min_lr, (long long)r->o.warmup, j->per_seed ? "s" : "", seeds, eol, e_kernel, gf_fp32_matmul(),
+             gf_blas_threads(), ranks, e_cpu, eol);
 }
 
 /* A line naming what summary.json carries of other compares on this --out ("" if nothing). */
@@ -316,17 +326,18 @@ static void carried_note(const cmp_job *j, char *buf, size_t n, const char *eol)
 void cmp_print_table(const cmp_job *j) {
     const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
     const model_stats ref = stats_of(j, j->ref);
-    char rate[32], lines[3 * GF_PATH_MAX];
+    char rate[32], lines[RECIPE_LINES_MAX], name[GF_ESCAPE_CAP(sizeof(table_row){0}.model) + 20];
     const int w = j->per_seed ? 22 : 14;
     snprintf(rate, sizeof rate, "%s/s", j->r.t.task->unit);
     printf("\n%-20s %12s %12s %*s %*s %10s %10s %12s\n", "model", "params", "trainable", w,
            ppl ? "best val ppl" : "dev acc", w, ppl ? "test ppl" : "test acc", rate, "wall", "gap (test)");
     for (int i = 0; i < j->n; i++) {
         const table_row t = row_of(j, i, &ref);
-        printf("%-20s %12s %12s %*s %*s %10s %10s %12s\n", t.model, t.params, t.trainable, w + 1, t.val, w + 1, t.test,
+        gf_escape_term(name, sizeof name, t.model, 20); /* %-20s in columns; a tab, an escape sequence shown as text */
+        printf("%s %12s %12s %*s %*s %10s %10s %12s\n", name, t.params, t.trainable, w + 1, t.val, w + 1, t.test,
                t.rate, t.wall, t.gap); /* "±" is two bytes, one column */
     }
-    recipe_lines(j, lines, sizeof lines, "\n");
+    recipe_lines(j, lines, sizeof lines, "\n", term_text);
     fputs(lines, stdout);
     if (j->per_seed) printf("mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);
     carried_note(j, lines, sizeof lines, "\n");
@@ -336,15 +347,16 @@ void cmp_print_table(const cmp_job *j) {
 /* summary.tsv: one row per model, every number in full (as summary.json has it); empty: none. */
 static char *tsv_text(const cmp_job *j) {
     const model_stats ref = stats_of(j, j->ref);
-    size_t cap = 4096 + (size_t)j->n * 1024, len = 0;
-    char *s = malloc(cap);
+    size_t cap = 4096 + (size_t)j->n * (GF_ESCAPE_CAP(sizeof j->list) + 1024), len = 0;
+    char *s = malloc(cap), name[GF_ESCAPE_CAP(sizeof j->list)];
     if (!s) return NULL;
     len += (size_t)snprintf(s, cap, "model\tn\tparams\ttrainable\tval_mean\tval_std\ttest_mean\ttest_std\ttokens_per_s"
                             "\twall_s\tgap\n");
     for (int i = 0; i < j->n; i++) {
         const model_stats st = stats_of(j, i);
         const double v[] = {st.val, st.val_sd, st.test, st.test_sd, st.tokens_per_s, st.wall_s, gap_of(j, &st, &ref)};
-        len += (size_t)snprintf(s + len, cap - len, "%s\t%d\t%lld\t%lld", j->m[i].name, st.n, (long long)st.params,
+        gf_escape_tsv(name, sizeof name, j->m[i].name); /* a tab or a newline in it: no new column or row */
+        len += (size_t)snprintf(s + len, cap - len, "%s\t%d\t%lld\t%lld", name, st.n, (long long)st.params,
                                 (long long)st.trainable);
         for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
             len += (size_t)snprintf(s + len, cap - len, isfinite(v[k]) ? "\t%.17g" : "\t", v[k]);
@@ -357,18 +369,19 @@ static char *tsv_text(const cmp_job *j) {
 static char *md_text(const cmp_job *j) {
     const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
     const model_stats ref = stats_of(j, j->ref);
-    size_t cap = 4 * GF_PATH_MAX + (size_t)j->n * 1024, len = 0;
-    char *s = malloc(cap), lines[3 * GF_PATH_MAX];
+    size_t cap = RECIPE_LINES_MAX + 1024 + (size_t)j->n * (GF_ESCAPE_CAP(sizeof(table_row){0}.model) + 1024), len = 0;
+    char *s = malloc(cap), lines[RECIPE_LINES_MAX], name[GF_ESCAPE_CAP(sizeof(table_row){0}.model)];
     if (!s) return NULL;
     len += (size_t)snprintf(s, cap, "| model | params | trainable | %s | %s | %s/s | wall | gap (test) |\n"
                             "|---|---:|---:|---:|---:|---:|---:|---:|\n", ppl ? "best val ppl" : "dev acc",
                             ppl ? "test ppl" : "test acc", j->r.t.task->unit);
     for (int i = 0; i < j->n; i++) {
         const table_row t = row_of(j, i, &ref);
-        len += (size_t)snprintf(s + len, cap - len, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", t.model, t.params,
+        gf_escape_md(name, sizeof name, t.model); /* no HTML, no new cell or row */
+        len += (size_t)snprintf(s + len, cap - len, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, t.params,
                                 t.trainable, t.val, t.test, t.rate, t.wall, t.gap);
     }
-    recipe_lines(j, lines, sizeof lines, "  \n");
+    recipe_lines(j, lines, sizeof lines, "  \n", gf_escape_md);
     len += (size_t)snprintf(s + len, cap - len, "\n%s", lines);
     if (j->per_seed)
         len += (size_t)snprintf(s + len, cap - len, "mean ± sample standard deviation (n - 1) over %d seeds\n", j->n_seeds);

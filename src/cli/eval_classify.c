@@ -47,7 +47,8 @@ static int print_json(const gf_task_ops *t, const void *data, const char *split,
     }
     cJSON_AddItemToObject(o, "per_class", pc);
     cJSON_AddItemToObject(o, "confusion", cm); /* rows: true label, columns: predicted, in label order */
-    char *s = cJSON_PrintUnformatted(o); /* a value that is not finite (a diverged model's loss) prints as null */
+    char *s = gf_json_utf8(cJSON_PrintUnformatted(o)); /* a value that is not finite (a diverged model's loss) prints as
+                                                         * null; a class name that is not UTF-8 has U+FFFD */
     const bool made = s != NULL;
     if (made) printf("%s\n", s);
     free(s);
@@ -63,8 +64,10 @@ static void print_text(const gf_task_ops *t, const void *data, const char *corpu
     printf("  %-14s %9s %9s   confusion (rows: true, columns: predicted)\n", "class", "precision", "recall");
     for (int64_t c = 0; c < C; c++) {
         double p, r;
+        char cell[GF_ESCAPE_CAP(256) + 14];
         prec_rec(er->confusion, C, c, &p, &r);
-        printf("  %-14s %9.4f %9.4f  ", label(t, data, c), p, r);
+        cli_escape_cut(cell, sizeof cell, label(t, data, c), 14); /* a class name from the data: no control */
+        printf("  %s %9.4f %9.4f  ", cell, p, r);
         for (int64_t k = 0; k < C; k++) printf(" %7lld", (long long)er->confusion[c * C + k]);
         printf("\n");
     }

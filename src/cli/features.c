@@ -48,8 +48,9 @@ static void print_text(const gf_tokenizer *tok, const int32_t *ids, const float 
     for (int64_t t = 0; t < T && !ferror(stdout); t++) { /* stop at a failed write (main reports it) */
         printf("%6d", ids[t]);
         if (pieces) {
-            char *p = piece_json(tok, ids[t]);
-            printf(" %-14s", p ? p : "?");
+            char *p = piece_json(tok, ids[t]), cell[GF_ESCAPE_CAP(64) + 14];
+            cli_escape_cut(cell, sizeof cell, p ? p : "?", 14); /* a byte piece that is not UTF-8 as \xNN */
+            printf(" %s", cell);
             free(p);
         }
         for (int64_t k = 0; k < d; k++) printf(" %.6g", (double)hid[t * d + k]);
@@ -77,7 +78,7 @@ static int print(const gf_tokenizer *tok, const int32_t *ids, const float *hid, 
         for (int64_t k = 0; k < d; k++) cJSON_AddItemToArray(row, cJSON_CreateNumber((double)hid[t * d + k]));
         cJSON_AddItemToArray(ha, row);
     }
-    char *s = cJSON_PrintUnformatted(o); /* a value that is not finite prints as null */
+    char *s = gf_json_utf8(cJSON_PrintUnformatted(o)); /* not finite: null; a piece that is not UTF-8 (a byte's): U+FFFD */
     const bool made = s != NULL;
     if (made) printf("%s\n", s);
     free(s);

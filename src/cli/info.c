@@ -150,9 +150,13 @@ static int describe_ckpt(const char *path, int json) {
     else if (json) printf("%s\n", dj);
     else {
         const cJSON *tok = cJSON_GetObjectItem(d, "tokenizer"), *rec = cJSON_GetObjectItem(d, "recipe");
+        char prod[GF_ESCAPE_CAP(256)], task[GF_ESCAPE_CAP(64)]; /* the file's words: no control character */
+        cli_escape_cut(prod, sizeof prod, cJSON_IsString(cJSON_GetObjectItem(d, "producer")) ?
+                       cJSON_GetObjectItem(d, "producer")->valuestring : "an unknown producer", 0);
+        cli_escape_cut(task, sizeof task, cJSON_GetObjectItem(d, "task")->valuestring, 0);
         printf("checkpoint  %s (%s, %.1f MB, written by %s)\n", path, cJSON_GetObjectItem(d, "kind")->valuestring,
-               dnum(d, "bytes") / 1e6, cJSON_IsString(cJSON_GetObjectItem(d, "producer")) ? cJSON_GetObjectItem(d, "producer")->valuestring : "an unknown producer");
-        printf("task        %s (head %s)\n", cJSON_GetObjectItem(d, "task")->valuestring, cfg.head_kind);
+               dnum(d, "bytes") / 1e6, prod);
+        printf("task        %s (head %s)\n", task, cfg.head_kind);
         const cJSON *w = cJSON_GetObjectItem(d, "weights");
         if (cJSON_IsString(w) && strcmp(w->valuestring, "fp32"))
             printf("weights     %s matrices (grassflow quantize; biases, LayerNorms, positions fp32)\n", w->valuestring);

@@ -3,6 +3,7 @@
 #include "plot.h"
 
 #include <getopt.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ typedef struct { double x, y; } point;
 typedef struct {
     point *p;
     int n;
+    int skipped;      /* rows that should have given a point but hold no finite value (null: a diverged step) */
 } curve;
 
 typedef struct run {
@@ -89,17 +91,29 @@ static double y_of(const char *what, const gf_metrics_row *w, bool train, const 
     return !train && !strcmp(m->metric, "accuracy") ? w->score : NAN;
 }
 
-/* Run i's curve (training or validation) in panel `what`; finite points only. */
+/* Whether row w should give a point of the training (train) or validation curve in panel `what`. */
+static bool has_y(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
+    if (strcmp(w->type, train ? "train" : "eval")) return false;
+    return strcmp(what, "accuracy") || (!train && !strcmp(m->metric, "accuracy"));
+}
+
+/* Run i's curve (training or validation) in panel `what`; finite points only (the others counted). */
 static int make_curve(const plot *p, int i, const char *what, bool train, curve *c) {
     const run *r = &p->runs[i];
-    c->n = 0;
+    c->n = c->skipped = 0;
     c->p = malloc((size_t)(r->n_keep ? r->n_keep : 1) * sizeof *c->p);
     if (!c->p) return cli_error("out of memory");
     for (int j = 0; j < r->n_keep; j++) {
         const gf_metrics_row *w = &r->m.rows[r->keep[j]];
         const double x = x_of(p, w), y = y_of(what, w, train, &r->m);
         if (isfinite(x) && isfinite(y)) c->p[c->n++] = (point){x, y};
+        else c->skipped += isfinite(x) && has_y(what, w, train, &r->m);
     }
+    if (c->skipped)
+        fprintf(stderr, "grassflow plot: note: %s: %d %s row%s with no finite %s (null in metrics.jsonl: a step that "
+                "diverged%s): not drawn\n", r->name, c->skipped, train ? "training" : "evaluation", c->skipped == 1 ? "" : "s",
+                !strcmp(what, "accuracy") ? "accuracy" : train ? "loss" : "validation loss",
+                !strcmp(what, "ppl") ? ", or a loss whose exponential is past 1.8e308" : "");
     return EXIT_OK;
 }
 
@@ -224,109 +238,179 @@ static int choose_panels(plot *p, const char *metrics) {
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                       "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
-/* A scale: data range [lo, hi] onto pixels [p0, p1], logarithmic or not. */
+/* A scale: the axis from lo to hi onto pixels [p0, p1]; on a log scale lo and hi are the log10 of its ends (so
+ * that any finite values have finite ends: 1e-300 to 1e300 is -300 to 300). Differences are taken of halves,
+ * which cannot overflow (-1e308 to 1e308). */
 typedef struct {
     double lo, hi, p0, p1;
     bool log;
 } scale;
 
+#define LOG10_MAX 308.2547    /* log10 of the largest double */
+#define LOG10_MIN (-323.3062) /* log10 of the smallest (subnormal) one */
+
 static double to_px(const scale *s, double v) {
-    const double a = s->log ? log10(v) : v, lo = s->log ? log10(s->lo) : s->lo, hi = s->log ? log10(s->hi) : s->hi;
-    return s->p0 + (a - lo) / (hi - lo) * (s->p1 - s->p0);
+    const double a = s->log ? log10(v) : v;
+    return s->p0 + (a / 2 - s->lo / 2) / (s->hi / 2 - s->lo / 2) * (s->p1 - s->p0);
 }
 
+/* s (a run's name or the x label: under 256 bytes) as XML text or attribute: a name that is not UTF-8, or
+ * holds a control character, still gives XML. */
 static void put_escaped(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '&') fputs("&amp;", f);
-        else if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else if ((unsigned char)*s >= 0x20 || *s == '\t') fputc(*s, f);
-    }
+    char buf[GF_ESCAPE_CAP(256)];
+    gf_escape_xml(buf, sizeof buf, s);
+    fputs(buf, f);
 }
 
-/* 1, 2 or 5 times a power of ten, near range / want. */
-static double nice_step(double range, int want) {
-    const double raw = range / want, mag = pow(10, floor(log10(raw))), r = raw / mag;
+/* 1, 2 or 5 times a power of ten, near 2 * half / want (half: half the range, which is finite). */
+static double nice_step(double half, int want) {
+    const double raw = half / want * 2, mag = pow(10, floor(log10(raw))), r = raw / mag;
     return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
 }
 
-/* Ticks of s into t (at most max): multiples of a nice step, or on a log scale spanning a decade or more
- * 1, 2 and 5 times the powers of ten (only the powers when those are too many). *step: the linear step (0
- * on a log scale). */
-static int ticks(const scale *s, double *t, int max, double *step) {
-    int n = 0;
-    *step = 0;
-    if (s->log && s->hi / s->lo >= 10) {
-        for (int only_powers = 0; only_powers < 2 && (n == 0 || n > 10); only_powers++) {
-            n = 0;
-            for (int k = (int)floor(log10(s->lo)); k <= (int)ceil(log10(s->hi)); k++)
-                for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
-                    if ((!only_powers || m == 1) && m * pow(10, k) >= s->lo * (1 - 1e-9) &&
-                        m * pow(10, k) <= s->hi * (1 + 1e-9) && n < max)
-                        t[n++] = m * pow(10, k);
-        }
-        return n;
+/* Log-scale ticks spanning a decade or more: 1, 2 and 5 times the powers of ten, or the powers alone, or
+ * every stride-th power (stride 2, 5, 10, 20, 50, ...) so that at most 10 remain. */
+static int log_ticks(const scale *s, double *t, int max) {
+    const int k0 = (int)floor(s->lo), k1 = (int)ceil(s->hi), decades = k1 - k0;
+    int stride = 1, n = 0;
+    for (int m = 1; decades / stride > 9; m *= 10) /* 1, 2, 5, 10, 20, 50, ... */
+        stride = decades / (2 * m) <= 9 ? 2 * m : decades / (5 * m) <= 9 ? 5 * m : 10 * m;
+    for (int per = stride == 1 ? 3 : 1; per >= 1 && (n == 0 || n > 10); per -= 2) { /* 1, 2, 5 times each, or 1 */
+        n = 0;
+        for (int k = k0 - (k0 % stride + stride) % stride; k <= k1; k += stride)
+            for (int j = 0; j < per; j++) {
+                const double v = (j == 0 ? 1 : j == 1 ? 2 : 5) * pow(10, k), a = log10(v);
+                if (v > 0 && a >= s->lo - 1e-9 && a <= s->hi + 1e-9 && n < max) t[n++] = v;
+            }
     }
-    *step = nice_step(s->hi - s->lo, 6);
-    for (double v = ceil(s->lo / *step - 1e-9) * *step; v <= s->hi + 1e-9 * *step && n < max; v += *step)
+    return n;
+}
+
+/* Ticks of s into t (at most max): multiples of a nice step, or on a log scale spanning a decade or more
+ * powers of ten (log_ticks). *step: the linear step (0 on a log scale). */
+static int ticks(const scale *s, double *t, int max, double *step) {
+    *step = 0;
+    if (s->log && s->hi - s->lo >= 1) return log_ticks(s, t, max);
+    const double lo = s->log ? pow(10, s->lo) : s->lo, hi = s->log ? fmin(pow(10, s->hi), DBL_MAX) : s->hi;
+    *step = nice_step(hi / 2 - lo / 2, 6);
+    const double k0 = ceil(lo / *step - 1e-9);
+    int n = 0;
+    for (double v = k0 * *step; isfinite(v) && v / 2 - hi / 2 <= 5e-10 * *step && n < max; v = (k0 + n) * *step)
         t[n++] = fabs(v) < 1e-12 * *step ? 0 : v;
     return n;
 }
 
-/* A tick label: step gives the decimals; big numbers (tokens) with k, M or G by the axis's largest. */
+/* A tick label: step gives the decimals; big numbers (tokens) with k, M or G by the axis's largest; a value
+ * that would take more than 6 digits before the point or after it in scientific notation, with the digits
+ * its step needs (1.5e+300, 1.0000002e+00). */
 static void tick_label(char *buf, size_t n, double v, double step, double axis_max) {
-    const double d = axis_max >= 1e9 ? 1e9 : axis_max >= 1e6 ? 1e6 : axis_max >= 1e4 ? 1e3 : 1;
+    const double d = axis_max >= 1e15 ? 1 : axis_max >= 1e9 ? 1e9 : axis_max >= 1e6 ? 1e6 : axis_max >= 1e4 ? 1e3 : 1;
     const char *suffix = d == 1e9 ? "G" : d == 1e6 ? "M" : d == 1e3 ? "k" : "";
+    const double a = fabs(v) / d, st = step / d;
     if (v == 0) {
         snprintf(buf, n, "0");
-        return;
+    } else if (step <= 0) { /* a log scale's: 1, 2 or 5 times a power of ten */
+        snprintf(buf, n, a >= 1e6 || a < 1e-4 ? "%.0e%s" : "%g%s", v / d, suffix);
+    } else if (a >= 1e6 || st < 1e-6) {
+        const int p = (int)floor(log10(a)) - (int)floor(log10(st));
+        snprintf(buf, n, "%.*e%s", p < 0 ? 0 : p > 15 ? 15 : p, v / d, suffix);
+    } else {
+        const int dec = st >= 1 ? 0 : (int)ceil(-log10(st) - 1e-9);
+        snprintf(buf, n, "%.*f%s", dec, v / d, suffix);
     }
-    if (step <= 0) {
-        snprintf(buf, n, "%g%s", v / d, suffix);
-        return;
-    }
-    const int dec = step / d >= 1 ? 0 : (int)ceil(-log10(step / d) - 1e-9);
-    snprintf(buf, n, "%.*f%s", dec > 6 ? 6 : dec, v / d, suffix);
+}
+
+/* ' font-size="S"' for a tick label that would not fit in px pixels at the font's 12 (about 7.4 pixels a
+ * character): the long labels of a narrow or a vast range; "" for the others. */
+static const char *fit(char *buf, size_t n, const char *label, double px) {
+    const double size = px / (0.62 * (double)strlen(label));
+    buf[0] = '\0';
+    if (size < 12) snprintf(buf, n, " font-size=\"%.1f\"", fmax(size, 5.0));
+    return buf;
 }
 
 /* The axes of a panel: frame, grid, tick labels, the y label (and the x label under the bottom panel). */
 static void draw_axes(FILE *f, const plot *p, const scale *xs, const scale *ys, const char *y_label, bool bottom) {
     double t[64], step;
-    char lab[64];
+    char lab[64], font[32];
     int nt = ticks(xs, t, 64, &step);
     for (int i = 0; i < nt; i++) {
-        const double x = to_px(xs, t[i]);
+        const double x = to_px(xs, t[i]), room = nt > 1 ? fabs(to_px(xs, t[1]) - to_px(xs, t[0])) - 6 : W;
         tick_label(lab, sizeof lab, t[i], step, xs->hi);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x, ys->p1, x, ys->p0);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, ys->p0 + 17, lab);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\"%s>%s</text>\n", x, ys->p0 + 17,
+                fit(font, sizeof font, lab, room), lab);
     }
     nt = ticks(ys, t, 64, &step);
+    /* a range narrow for its values (1 to 1 + 1e-15): the ticks as offsets from the middle one, named in the y
+     * label, instead of labels of a dozen digits */
+    const double base = step > 0 && nt > 2 && step < 1e-5 * fmax(fabs(t[0]), fabs(t[nt - 1])) ? t[nt / 2] : 0;
     for (int i = 0; i < nt; i++) {
         const double y = to_px(ys, t[i]);
-        tick_label(lab, sizeof lab, t[i], step, 0);
+        tick_label(lab, sizeof lab, t[i] - base, step, 0);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", LEFT, y, W - RIGHT, y);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\"%s>%s</text>\n", LEFT - 6, y + 4,
+                fit(font, sizeof font, lab, LEFT - 30), lab); /* right of the y label */
     }
     fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", LEFT, ys->p1,
             W - LEFT - RIGHT, PANEL_H);
-    fprintf(f, "<text transform=\"translate(%d %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s</text>\n", 18,
-            (ys->p0 + ys->p1) / 2, y_label, ys->log ? " (log scale)" : "");
-    if (bottom)
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (LEFT + W - RIGHT) / 2, ys->p0 + 40,
-                p->x_label);
+    char off[48] = "";
+    if (base != 0) /* as many digits as the step needs */
+        snprintf(off, sizeof off, " \u2212 %.*g", (int)fmin(17, floor(log10(fabs(base))) - floor(log10(step)) + 1), base);
+    fprintf(f, "<text transform=\"translate(%d %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s%s</text>\n", 18,
+            (ys->p0 + ys->p1) / 2, y_label, off, ys->log ? " (log scale)" : "");
+    if (bottom) {
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2, ys->p0 + 40);
+        put_escaped(f, p->x_label); /* "tokens seen": the unit is the file's */
+        fputs("</text>\n", f);
+    }
 }
 
 /* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point);
  * under depth curves drawn after it that hide it, wider by a band each so that it shows around them. */
+/* The points of c a polyline needs (their indices into keep, in order): all of them up to THIN_MAX; of more,
+ * in each run of points in one pixel column the first, the highest, the lowest and the last, which draw the
+ * picture all of them draw. */
+#define THIN_MAX (4 * (W - LEFT - RIGHT))
+static int thin(const curve *c, const scale *xs, const scale *ys, int *keep) {
+    int n = 0;
+    for (int i = 0; i < c->n;) {
+        const double col = floor(to_px(xs, c->p[i].x));
+        int j = i, lo = i, hi = i;
+        for (; j < c->n && (c->n <= THIN_MAX || floor(to_px(xs, c->p[j].x)) == col); j++) {
+            if (to_px(ys, c->p[j].y) < to_px(ys, c->p[lo].y)) lo = j;
+            if (to_px(ys, c->p[j].y) > to_px(ys, c->p[hi].y)) hi = j;
+            if (c->n <= THIN_MAX) keep[n++] = j;
+        }
+        if (c->n > THIN_MAX) { /* i, lo, hi, j - 1 in order, once each */
+            const int a = lo < hi ? lo : hi, b = lo < hi ? hi : lo, pick[4] = {i, a, b, j - 1};
+            for (int k = 0; k < 4; k++)
+                if (n == 0 || pick[k] > keep[n - 1]) keep[n++] = pick[k];
+        }
+        i = j;
+    }
+    return n;
+}
+
 static void draw_curve(FILE *f, const curve *c, const scale *xs, const scale *ys, const char *colour, bool train,
                        const char *run_name, int clip, int depth) {
     if (!c->n) return;
+    int *keep = malloc((size_t)c->n * sizeof *keep), n = c->n;
+    if (keep) n = thin(c, xs, ys, keep); /* out of memory: every point */
+    if (n < c->n) {
+        fputs("grassflow plot: note: ", stderr);
+        fprintf(stderr, "%s: its %s curve of %d points is drawn with %d (the first, last, highest and lowest of each "
+                "pixel column: the picture all of them draw, to within a pixel)\n", run_name, train ? "training" : "validation", c->n, n);
+    }
     fprintf(f, "<polyline class=\"%s\" data-run=\"", train ? "train" : "val");
     put_escaped(f, run_name);
     fprintf(f, "\" clip-path=\"url(#c%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s points=\"", clip, colour,
             (train ? 1.6 : 1.8) + HIDDEN_BAND * depth, train ? "" : " stroke-dasharray=\"6,3\"");
-    for (int i = 0; i < c->n; i++) fprintf(f, "%s%.1f,%.1f", i ? " " : "", to_px(xs, c->p[i].x), to_px(ys, c->p[i].y));
+    for (int k = 0; k < n; k++) {
+        const point *q = &c->p[keep ? keep[k] : k];
+        fprintf(f, "%s%.1f,%.1f", k ? " " : "", to_px(xs, q->x), to_px(ys, q->y));
+    }
+    free(keep);
     fputs("\"/>\n", f);
     if ((!train && c->n <= 80) || c->n == 1) /* more dots than that would hide the line */
         for (int i = 0; i < c->n; i++)
@@ -359,12 +443,12 @@ static bool hides(const curve *a, const curve *b, const scale *ys) {
     return a->n && 4 * near >= a->n;
 }
 
-/* The data range of curves c[0..n) into x1 (x from 0) and [y0, y1]; false when they hold no point. */
-static bool extent(const curve *c, int n, double *x1, double *y0, double *y1) {
-    *x1 = 0, *y0 = INFINITY, *y1 = -INFINITY;
+/* The data range of curves c[0..n) into [x0, x1] (0 within it) and [y0, y1]; false when they hold no point. */
+static bool extent(const curve *c, int n, double *x0, double *x1, double *y0, double *y1) {
+    *x0 = *x1 = 0, *y0 = INFINITY, *y1 = -INFINITY;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < c[i].n; j++) {
-            *x1 = fmax(*x1, c[i].p[j].x);
+            *x0 = fmin(*x0, c[i].p[j].x), *x1 = fmax(*x1, c[i].p[j].x);
             *y0 = fmin(*y0, c[i].p[j].y);
             *y1 = fmax(*y1, c[i].p[j].y);
         }
@@ -372,16 +456,19 @@ static bool extent(const curve *c, int n, double *x1, double *y0, double *y1) {
 }
 
 /* The y scale of a panel: a loss or perplexity spanning a factor of 3 or more on a log scale; some room
- * above and below. */
+ * above and below (4% of the decades, 5% of a linear range), within what a double holds; a linear range
+ * narrower than a billionth of its values is widened to that, for ticks to tell apart. */
 static scale y_scale(const char *what, double y0, double y1, double top) {
-    scale s = {.p0 = top + PANEL_H, .p1 = top, .log = strcmp(what, "accuracy") && y0 > 0 && y1 / y0 >= 3};
+    scale s = {.p0 = top + PANEL_H, .p1 = top, .log = strcmp(what, "accuracy") && y0 > 0 && log10(y1) - log10(y0) >= log10(3)};
     if (s.log) {
-        s.lo = y0 / pow(y1 / y0, 0.04), s.hi = y1 * pow(y1 / y0, 0.04);
+        const double pad = 0.04 * (log10(y1) - log10(y0));
+        s.lo = fmax(log10(y0) - pad, LOG10_MIN), s.hi = fmin(log10(y1) + pad, LOG10_MAX);
         return s;
     }
-    const double pad = y1 > y0 ? 0.05 * (y1 - y0) : fmax(0.05 * fabs(y0), 0.01);
-    s.lo = y0 - pad, s.hi = y1 + pad;
-    if (s.hi <= s.lo) s.hi = s.lo + 0.01;
+    const double pad = y1 > y0 ? 0.05 * y1 - 0.05 * y0 : y0 == 0 ? 0.01 : fmax(0.05 * fabs(y0), fmin(0.01, 0.5 * fabs(y0)));
+    s.lo = fmax(y0 - pad, -DBL_MAX), s.hi = fmin(y1 + pad, DBL_MAX);
+    const double least = 1e-9 * fmax(fabs(s.lo), fabs(s.hi)), mid = s.lo / 2 + s.hi / 2;
+    if (s.hi / 2 - s.lo / 2 < least / 2) s.lo = mid - least / 2, s.hi = mid + least / 2;
     return s;
 }
 
@@ -397,12 +484,12 @@ static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) 
     int rc = EXIT_OK;
     for (int i = 0; i < p->n && !rc; i++)
         rc = make_curve(p, i, what, true, &c[2 * i]) || make_curve(p, i, what, false, &c[2 * i + 1]) ? EXIT_RUNTIME : 0;
-    double x1, y0, y1;
-    if (!rc && !extent(c, 2 * p->n, &x1, &y0, &y1))
+    double x0, x1, y0, y1;
+    if (!rc && !extent(c, 2 * p->n, &x0, &x1, &y0, &y1))
         rc = cli_error("plot: no run has a point of %s to draw%s", what, !strcmp(what, "accuracy")
                        ? " (a language model logs perplexity: --metric ppl)" : " (has a run logged a step yet?)");
     if (!rc) {
-        const scale xs = {.lo = 0, .hi = x1 > 0 ? x1 : 1, .p0 = LEFT, .p1 = W - RIGHT};
+        const scale xs = {.lo = x0, .hi = x1 > x0 ? x1 : x0 + 1, .p0 = LEFT, .p1 = W - RIGHT}; /* x0 < 0: a forged file */
         const scale ys = y_scale(what, y0, y1, top);
         fprintf(f, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/></clipPath>\n", k, LEFT - 3,
                 top - 3, W - LEFT - RIGHT + 6, PANEL_H + 6);
@@ -428,6 +515,7 @@ static void put_legend_name(FILE *f, const char *name) {
     if (len > LEGEND_CHARS) {
         fputs("...", f);
         name += len - (LEGEND_CHARS - 3);
+        while ((*name & 0xC0) == 0x80) name++; /* not inside a UTF-8 character */
     }
     put_escaped(f, name);
 }
@@ -474,7 +562,9 @@ static int draw(FILE *f, const plot *p) {
             W, height, W, height, LEFT);
     for (int k = 0; k < p->n_panels; k++)
         fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k]));
-    fprintf(f, " against %s</text>\n", p->x_label);
+    fputs(" against ", f);
+    put_escaped(f, p->x_label);
+    fputs("</text>\n", f);
     bool widened = false;
     for (int k = 0; k < p->n_panels; k++)
         if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP), &widened)) return EXIT_RUNTIME;

@@ -55,6 +55,13 @@ static const char *class_name(const printer *p, int64_t c, char buf[32]) {
     return buf;
 }
 
+/* class_name as a TSV field (a name from the data holding a tab would add a column) into field. */
+static const char *class_field(const printer *p, int64_t c, char field[GF_ESCAPE_CAP(256)]) {
+    char buf[32];
+    gf_escape_tsv(field, GF_ESCAPE_CAP(256), class_name(p, c, buf));
+    return field;
+}
+
 /* The pieces of token type seg (all of them when the source gives no types), the layout's tokens left out. */
 static cJSON *pieces(const printer *p, const gf_prediction *e, int seg) {
     cJSON *arr = cJSON_CreateArray();
@@ -82,7 +89,7 @@ static int print_json(const printer *p, const gf_prediction *e) {
         cJSON_AddItemToObject(o, e->segments ? "premise_pieces" : "pieces", pieces(p, e, 0));
         if (e->segments) cJSON_AddItemToObject(o, "hypothesis_pieces", pieces(p, e, 1));
     }
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = gf_json_utf8(cJSON_PrintUnformatted(o)); /* a piece or a class name that is not UTF-8: U+FFFD */
     if (s) printf("%s\n", s);
     free(s);
     cJSON_Delete(o);
@@ -93,13 +100,13 @@ static int print_json(const printer *p, const gf_prediction *e) {
  * 256 lines), or out of memory: stop. */
 static int print_one(const gf_prediction *e, void *ctx) {
     printer *p = ctx;
-    char buf[32];
+    char buf[GF_ESCAPE_CAP(256)];
     if (p->a->json) {
         if (print_json(p, e)) return p->out_of_memory = true;
     } else {
-        printf("%lld\t%s", (long long)e->index, class_name(p, e->label, buf));
+        printf("%lld\t%s", (long long)e->index, class_field(p, e->label, buf));
         for (int64_t c = 0; c < e->n_classes; c++) printf("\t%.6f", e->probs[c]);
-        printf("\t%s\n", e->gold >= 0 ? class_name(p, e->gold, buf) : "-");
+        printf("\t%s\n", e->gold >= 0 ? class_field(p, e->gold, buf) : "-");
     }
     return (p->a->limit && e->index + 1 >= p->a->limit) || (e->index % 256 == 255 && cli_stdout_failed());
 }
@@ -110,9 +117,9 @@ int cli_predict_print(gf_model *m, const gf_tokenizer *tok, const gf_task_ops *t
     static const char *const layout[3] = {"[CLS]", "[SEP]", "[PAD]"};
     for (int k = 0; k < 3 && tok; k++) p.special[k] = gf_tokenizer_find(tok, layout[k], 5);
     if (!a->json) {
-        char buf[32];
+        char buf[GF_ESCAPE_CAP(256)];
         printf("index\tlabel");
-        for (int64_t c = 0; c < gf_model_n_outputs(m); c++) printf("\t%s", class_name(&p, c, buf));
+        for (int64_t c = 0; c < gf_model_n_outputs(m); c++) printf("\t%s", class_field(&p, c, buf));
         printf("\tgold\n");
     }
     if (gf_predict(m, src, a->B, print_one, &p)) return cli_error("%s", gf_last_error());

@@ -1,6 +1,7 @@
 /* grassflow quantize: a checkpoint with its weight matrices int8 or bf16, for generation. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,7 +31,13 @@ int cmd_quantize(int argc, char **argv) {
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'c': in = optarg; break;
-        case 'W': if ((rc = cli_weights_option("quantize", optarg, &w))) return rc; break;
+        case 'W': /* int8 or bf16, as the help says: fp32 is what quantize reads, not what it writes */
+            if (strcmp(optarg, "int8") && strcmp(optarg, "bf16"))
+                return cli_usage_error("quantize", "--weights expects int8 or bf16, not '%s'%s", optarg,
+                                       strcmp(optarg, "fp32") ? "" : ": quantize reads an fp32 checkpoint and writes its "
+                                       "weight matrices as int8 or bf16");
+            if ((rc = cli_weights_option("quantize", optarg, &w))) return rc;
+            break;
         case 'o': out = optarg; break;
         case 'f': force = 1; break;
         case 'h': help(); return EXIT_OK;
@@ -39,7 +46,7 @@ int cmd_quantize(int argc, char **argv) {
     }
     if (optind < argc) return cli_usage_error("quantize", "unexpected argument '%s'", argv[optind]);
     if (!in || !out) return cli_usage_error("quantize", "--ckpt FILE and --out FILE are required");
-    if (w == GF_WEIGHTS_FP32) return cli_usage_error("quantize", "--weights int8 or --weights bf16 is required");
+    if (w == GF_WEIGHTS_FP32) return cli_usage_error("quantize", "--weights int8 or --weights bf16 is required (none given)");
     const char *inputs[] = {in};
     if (gf_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
         return cli_error("%s", gf_last_error());

@@ -98,9 +98,17 @@ gf_tokenizer *gf_tokenizer_build(gf_tok_kind kind, const char *text, size_t n) {
         /* order of first appearance, like pytorch/examples' Dictionary */
         word_iter it = {.t = text, .n = n};
         size_t w, wl;
-        for (int k; (k = next_word(&it, &w, &wl));)
+        for (int k; (k = next_word(&it, &w, &wl));) {
+            for (size_t i = 0, l; k == 1 && i < wl; i += l) /* stored as JSON (UTF-8) in every checkpoint */
+                if (!(l = (size_t)utf8_len((const unsigned char *)text + w + i, wl - i))) {
+                    gf_fail("invalid UTF-8 at byte %zu of the training text; the word vocabulary is stored in every "
+                            "checkpoint as JSON text, which is UTF-8 (convert the text, e.g. iconv -f latin1 -t "
+                            "utf-8, or use --tokenizer byte for arbitrary bytes)", w + i);
+                    goto fail;
+                }
             if ((k == 1 ? gf_vocab_add_text(&t->vocab, text + w, wl) : gf_vocab_add(&t->vocab, "<eos>", 5)) < 0)
                 goto fail;
+        }
         t->eos_id = gf_vocab_add(&t->vocab, "<eos>", 5);
         t->unk_id = gf_vocab_add(&t->vocab, "<unk>", 5);
         if (t->eos_id < 0 || t->unk_id < 0) goto fail;

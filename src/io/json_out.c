@@ -12,13 +12,3 @@ gf_jnum gf_json_num(double v, char conv, int prec) {
     else snprintf(r.s, sizeof r.s, "%.*g", prec, v);
     return r;
 }
-
-void gf_json_put_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "grassflow.h" /* gf_jnum, gf_json_num, gf_json_put_str: public (Utilities) */
+#include "grassflow.h" /* gf_jnum, gf_json_num: public (Utilities); gf_json_put_str: io/escape.c */
 
 
 #endif

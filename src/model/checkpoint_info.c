@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "io/escape.h"
 #include "io/safetensors.h"
 #include "model/model_internal.h"
 
@@ -87,7 +88,7 @@ char *gf_checkpoint_describe(const char *path) {
     if (state) add_meta(o, f, "best_val_acc", "best_val_acc", false);
     if (state) add_meta(o, f, "data", "data", true);
     if (state) add_meta(o, f, "frozen", "frozen", true);
-    out = cJSON_PrintUnformatted(o);
+    out = gf_json_utf8(cJSON_PrintUnformatted(o)); /* a path or a forged string that is not UTF-8: U+FFFD */
     if (!out) gf_fail("out of memory describing %s", path);
 done:
     cJSON_Delete(o);

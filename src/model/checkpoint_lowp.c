@@ -48,7 +48,8 @@ int gf_lowp_check_tensor(const gf_st_file *f, gf_weights kind, const char *name,
     return 0;
 }
 
-/* t from I8 codes and F32 scales: the codes in [-127, 127], the scales finite and >= 0. */
+/* t from I8 codes and F32 scales: the codes in [-127, 127], the scales finite and >= 0, and every weight (code
+ * times scale) finite in float32. */
 static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, const gf_st_tensor *s) {
     const int64_t R = t->shape[0], C = t->shape[1];
     char sname[300];
@@ -79,6 +80,14 @@ static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
             }
             u8[r * C + c] = (uint8_t)(q[r * C + c] + 128);
             t->data[r * C + c] = (float)q[r * C + c] * scale[r];
+            if (!isfinite(t->data[r * C + c])) { /* a finite scale whose weight is not: refused, as an inf weight is */
+                gf_fail("%s: \"%s\" row %lld has scale %g: its code %d at [%lld][%lld] times it is past float32's "
+                        "largest (3.4e38), an infinite weight; a scale is at most 3.4e38 / 127 (2.7e36) for codes up "
+                        "to 127\nHINT: the file is corrupt or forged; quantize the fp32 checkpoint again",
+                        f->path, sname, (long long)r, (double)scale[r], q[r * C + c], (long long)r, (long long)c);
+                free(u8), free(scale);
+                return -1;
+            }
         }
     }
     return gf_model_attach_lowp(m, t, GF_WEIGHTS_INT8, u8, scale, NULL);

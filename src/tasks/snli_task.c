@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "data/nli_reader.h"
+#include "io/escape.h"
 #include "io/file.h"
 #include "plugin/schema.h"
 #include "sources/pair_source.h"
@@ -162,7 +163,7 @@ typedef struct {
     const gf_nli_split *split[3];
 } stats_data;
 
-/* The --json form of snli_stats (cJSON escapes the paths). */
+/* The --json form of snli_stats (cJSON escapes the paths; a byte that is not UTF-8 becomes U+FFFD). */
 static char *stats_json(const char *spec, const stats_data *sd) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "corpus", spec);
@@ -177,7 +178,7 @@ static char *stats_json(const char *spec, const stats_data *sd) {
         cJSON_AddNumberToObject(j, s->all ? "no_label" : "no_consensus", (double)s->unlabelled);
         cJSON_AddNumberToObject(j, "empty", (double)s->empty);
     }
-    char *txt = cJSON_PrintUnformatted(o), *line = txt ? malloc(strlen(txt) + 2) : NULL;
+    char *txt = gf_json_utf8(cJSON_PrintUnformatted(o)), *line = txt ? malloc(strlen(txt) + 2) : NULL;
     if (line) sprintf(line, "%s\n", txt);
     free(txt);
     cJSON_Delete(o);

@@ -16,6 +16,16 @@ static double num(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* The first key of keys (NULL-ended; "" skipped) that o holds as neither a number nor null (a string "3.2", a
+ * bool: not what grassflow writes), or NULL. */
+static const char *not_a_number(const cJSON *o, const char *const *keys) {
+    for (; *keys; keys++) {
+        const cJSON *v = (*keys)[0] ? cJSON_GetObjectItemCaseSensitive(o, *keys) : NULL;
+        if (v && !cJSON_IsNumber(v) && !cJSON_IsNull(v)) return *keys;
+    }
+    return NULL;
+}
+
 static void copy_str(char *dst, size_t cap, const cJSON *v) {
     if (cJSON_IsString(v)) snprintf(dst, cap, "%s", v->valuestring);
 }
@@ -28,13 +38,21 @@ static const char *legacy_type(const cJSON *o) {
     return "other";
 }
 
-/* Row r from object o; what a start row says of the run into m. -1 when o is not a row (the reason in why). */
-static int parse_row(const cJSON *o, gf_metrics *m, gf_metrics_row *r, const char **why) {
+/* Row r from object o; what a start row says of the run into m. -1 when o is not a row (the reason in why, n bytes). */
+static int parse_row(const cJSON *o, gf_metrics *m, gf_metrics_row *r, char *why, size_t n) {
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(o, "type"), *step = cJSON_GetObjectItemCaseSensitive(o, "step");
-    if (!cJSON_IsObject(o)) return *why = "not a JSON object", -1;
-    if (!cJSON_IsNumber(step) || step->valuedouble < 0 || step->valuedouble != floor(step->valuedouble))
-        return *why = "no \"step\" (a count of optimizer steps)", -1;
-    if (type && !cJSON_IsString(type)) return *why = "\"type\" is not a string", -1;
+    if (!cJSON_IsObject(o)) return snprintf(why, n, "not a JSON object"), -1;
+    if (!cJSON_IsNumber(step) || !(step->valuedouble >= 0 && step->valuedouble <= 9007199254740992.0) ||
+        step->valuedouble != floor(step->valuedouble))
+        return snprintf(why, n, "no \"step\" (a count of optimizer steps, at most 2^53)"), -1;
+    if (type && !cJSON_IsString(type)) return snprintf(why, n, "\"type\" is not a string"), -1;
+    const char *counted = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "counted"));
+    const char *const keys[] = {"epoch", "elapsed_s", "loss", "lr", "val_loss", "val_acc", "val_ppl", m->counted,
+                                counted ? counted : "", NULL};
+    const char *bad = not_a_number(o, keys);
+    if (bad)
+        return snprintf(why, n, "\"%.40s\" is not a number (nor null, which stands for a value that is not finite)",
+                        bad), -1;
     *r = (gf_metrics_row){.step = (int64_t)step->valuedouble, .epoch = num(o, "epoch"), .elapsed_s = num(o, "elapsed_s"),
                           .seen = NAN, .loss = NAN, .score = NAN, .lr = NAN};
     snprintf(r->type, sizeof r->type, "%s", type ? type->valuestring : legacy_type(o));
@@ -82,13 +100,13 @@ static int read_rows(FILE *f, const char *path, gf_metrics *m) {
             break;
         }
         cJSON *o = cJSON_Parse(line);
-        const char *why = "not JSON (a line cut short, or another file)";
+        char why[160] = "not JSON (a line cut short, or another file)";
         gf_metrics_row r;
-        if (!o || parse_row(o, m, &r, &why)) {
+        if (!o || parse_row(o, m, &r, why, sizeof why)) {
             const int show = (int)strcspn(line, "\r\n");
-            rc = gf_fail("%s, line %lld: %s: %.80s%s\nHINT: metrics.jsonl holds one JSON object per line, as "
-                         "grassflow train writes it; remove or repair that line", path, (long long)no, why, line,
-                         show > 80 ? "..." : "");
+            rc = gf_fail("%s, line %lld: %s: %.*s%s\nHINT: metrics.jsonl holds one JSON object per line, as "
+                         "grassflow train writes it; remove or repair that line", path, (long long)no, why,
+                         show > 80 ? 80 : show, line, show > 80 ? "..." : "");
         } else {
             rc = add_row(m, &cap, &r);
         }

@@ -154,6 +154,10 @@ if len(sys.argv) > 4:
     sc = q8[mat + ".scale"].copy()
     sc[1] = float("nan")
     q8_case("int8_scale_nan", with_(**{mat + ".scale": sc}), qmeta, "a NaN scale", "scales are finite and >= 0")
+    big = q8[mat + ".scale"].copy()
+    big[2] = 1e38  # finite, but 127 * 1e38 is not (it scored "loss null", exit 0)
+    q8_case("int8_scale_1e38", with_(**{mat + ".scale": big}), qmeta,
+            "a finite scale of 1e38, whose weights overflow float32", "row 2 has scale 1e\\+38: .* past float32's largest")
     codes = q8[mat].copy()
     codes.flat[5] = -128
     q8_case("int8_code_-128", with_(**{mat: codes}), qmeta, "the int8 code -128", "code -128")
