@@ -10,6 +10,7 @@
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
+#   - the README's Python block as one script, grassflow imported before torch and after (no hang);
 #   - OpenBLAS's kernel: left unset, the package gives OpenBLAS its fast core type as the command does.
 set -euo pipefail
 BUILD=${1:-build}
@@ -164,6 +165,33 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
 [ "$(field "$c" accuracy)" = 1 ] || [ "$(field "$c" accuracy)" = 1.0 ] && close "$want_loss" "$(field "$c" loss)" \
     && pass "classifier: predict's labels and probabilities = eval's (accuracy 1, loss $(field "$c" loss); $n_labels distinct labels)" \
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
+
+# The README's Python block as one script, in both import orders (grassflow, then torch as written; torch
+# first), then the matmul that hung (a 64 x 128 x 143 sgemm, large enough for OpenBLAS to split across its
+# threads). Loaded first, the library's OpenMP OpenBLAS took the name libopenblas.so.0, torch paired it with
+# the pthreads build's libblas.so.3 and spun forever in sched_yield (issue 47). (On one CPU OpenBLAS
+# splits nothing: the hang needs two.)
+echo "python: the README's Python block as one script, grassflow then torch and torch then grassflow (timeout 120 s)"
+$PY - README.md "$tmp" >"$tmp/readme.py" <<'PYEOF'
+import re, sys
+block = re.search(r"```python\n(# PYTHONPATH=python python3\n.*?)```", open(sys.argv[1]).read(), re.S).group(1)
+tmp = sys.argv[2]
+for a, b in (("runs/mine/best.safetensors", tmp + "/transformer/last.safetensors"),
+             ("runs/snli/best.safetensors", tmp + "/classifier/last.safetensors"),
+             ("runs/mine/tuned.safetensors", tmp + "/readme-tuned-ORDER.safetensors")):
+    assert a in block, a
+    block = block.replace(a, b)
+print(block + "torch.nn.Linear(128, 143)(torch.randn(64, 128))\nprint('\\nREADME block done')")
+PYEOF
+for order in grassflow-first torch-first; do
+    script="$tmp/readme-$order.py"
+    { [ $order = grassflow-first ] || echo "import torch"; sed "s/ORDER/$order/" "$tmp/readme.py"; } >"$script"
+    start=$(date +%s.%N)
+    rc=0; timeout 120 $PY "$script" >"$tmp/readme.out" 2>"$tmp/readme.err" || rc=$?
+    secs=$($PY -c "import sys, time; print('%.1f' % (time.time() - float(sys.argv[1])))" "$start")
+    [ $rc = 0 ] && grep -q "README block done" "$tmp/readme.out" && pass "the README's Python block, $order: ran in $secs s" \
+        || fail "the README's Python block, $order: exit $rc after $secs s (124: it hung): $(tail -c 300 "$tmp/readme.err")"
+done
 
 # (every check is written so that a NaN fails it: NaN > x and NaN <= x are both false)
 echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"

@@ -126,6 +126,60 @@ def _check_openblas_kernel(lib):
                       "the environment before starting Python" % _cpu_kernel(), RuntimeWarning, stacklevel=3)
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", c_s), ("dli_fbase", c_p), ("dli_sname", c_s), ("dli_saddr", c_p)]
+
+
+def _openblas_file(lib):
+    """The file of the OpenBLAS this process bound the library to (dladdr of one of its functions), or None."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except AttributeError:  # glibc before 2.34: in libdl
+        try:
+            dladdr = ctypes.CDLL("libdl.so.2").dladdr
+        except (OSError, AttributeError):
+            return None
+    dladdr.restype, dladdr.argtypes = c_int, [c_p, ctypes.POINTER(_DlInfo)]
+    try:
+        fn = lib.openblas_get_corename
+    except AttributeError:  # not OpenBLAS
+        return None
+    info = _DlInfo()
+    if not dladdr(ctypes.cast(fn, c_p), ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.fsdecode(info.dli_fname)
+
+
+def _pair_blas_interfaces(lib):
+    """Load the BLAS and LAPACK interfaces (libblas.so.3, liblapack.so.3) of the OpenBLAS build the library
+    runs on, unless a module loaded those names first. The dynamic loader binds a name (a soname) to the first
+    file loaded under it: the library brings Debian's OpenMP build of libopenblas.so.0, and PyTorch or numpy
+    imported after it would otherwise pair it with the default (pthreads) build's libblas.so.3. That pair
+    hangs: the pthreads interface splits a matmul for OpenBLAS's thread count (2), the OpenMP build runs it
+    with a team of omp_get_max_threads() (the 1 that torch sets), and the one thread waits forever for the
+    other half (sched_yield in sgemm_thread_tn). With the interfaces of the same build, PyTorch runs on the
+    OpenMP OpenBLAS, as with LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp. Imported before the
+    library, they bind it to their own libopenblas.so.0 (one build again)."""
+    found = _openblas_file(lib)
+    if not found:
+        return
+    folder = os.path.dirname(os.path.realpath(found))
+    for name in ("libblas.so.3", "liblapack.so.3"):
+        try:
+            ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            continue  # loaded already (with its own libopenblas.so.0, which the library then shares)
+        except OSError:
+            pass
+        mine = os.path.join(folder, name)
+        if os.path.exists(mine):
+            try:
+                ctypes.CDLL(mine)
+            except OSError as e:
+                warnings.warn("grassflow could not load %s, the BLAS interface of its OpenBLAS (%s): PyTorch or numpy "
+                              "imported after grassflow may hang in a matmul; import them first" % (mine, e),
+                              RuntimeWarning, stacklevel=3)
+
+
 def _open():
     # the command's default for OpenMP's idle threads (src/cli/main.c), read as libgomp loads
     if "OMP_WAIT_POLICY" not in os.environ:
@@ -149,6 +203,7 @@ def _open():
                               "or point GRASSFLOW_LIB at a matching libgrassflow.so"
                               % (path, lib.gf_abi_version(), ABI_VERSION))
         _check_openblas_kernel(lib)
+        _pair_blas_interfaces(lib)
         return lib, path
     raise ImportError("libgrassflow.so not found: tried %s\nHINT: run `make` in the repository, set GRASSFLOW_LIB "
                       "to the library's path, or `make install`" % "; ".join(tried))
