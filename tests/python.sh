@@ -10,6 +10,7 @@
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
+#   - the package's checks of arguments before they cross to C, and of what outlives close();
 #   - the README's Python block as one script, grassflow imported before torch and after (no hang);
 #   - OpenBLAS's kernel: left unset, the package gives OpenBLAS its fast core type as the command does.
 set -euo pipefail
@@ -165,6 +166,22 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
 [ "$(field "$c" accuracy)" = 1 ] || [ "$(field "$c" accuracy)" = 1.0 ] && close "$want_loss" "$(field "$c" loss)" \
     && pass "classifier: predict's labels and probabilities = eval's (accuracy 1, loss $(field "$c" loss); $n_labels distinct labels)" \
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
+
+# what the package checks before an argument crosses to C, and what outlives close() (issue 47): ctypes
+# masked an int to its C type's bits (hidden(stack=2**40) read stack 0), a NUL ended a C string, a token id
+# outside the vocabulary was skipped, short token types were padded with 0s, a generator of a closed model
+# read freed memory. Each is a ValueError naming the argument; the list ends with "end" (a crash cuts it).
+echo "python: the package's checks of what crosses to C"
+$CHK guards "$tmp/transformer/last.safetensors" "$tmp/classifier/last.safetensors" >"$tmp/guards" 2>"$tmp/guards.err" || true
+while IFS= read -r line; do
+    case "$line" in
+        "ok "*) pass "${line#ok }";;
+        end) ;;
+        *) fail "$line";;
+    esac
+done <"$tmp/guards"
+[ "$(tail -1 "$tmp/guards")" = end ] && [ "$(grep -c '^ok ' "$tmp/guards")" -ge 33 ] \
+    || fail "python_check.py guards stopped early or ran too few cases: $(grep -c '^ok ' "$tmp/guards") ok; $(tail -c 300 "$tmp/guards.err")"
 
 # The README's Python block as one script, in both import orders (grassflow, then torch as written; torch
 # first), then the matmul that hung (a 64 x 128 x 143 sgemm, large enough for OpenBLAS to split across its

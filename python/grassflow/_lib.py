@@ -5,6 +5,7 @@ repository this package sits in (after `make`), then the system's libgrassflow.s
 """
 import ctypes
 import ctypes.util
+import operator
 import os
 import subprocess
 import sys
@@ -230,6 +231,58 @@ def take_string(ptr, n=None):
         libc.free(ptr)
 
 
-def int32_array(values):
+# the ranges of the C integer types arguments cross as (ctypes masks a larger int to these bits silently)
+INT32_MAX, INT64_MAX, UINT64_MAX = 2 ** 31 - 1, 2 ** 63 - 1, 2 ** 64 - 1
+
+
+_BOUND_NAMES = {INT32_MAX: "2^31 - 1", INT64_MAX: "2^63 - 1", UINT64_MAX: "2^64 - 1", -2 ** 31: "-2^31"}
+
+
+def integer(value, what, lo=None, hi=None):
+    """value as an int in [lo, hi] (None: unbounded; a bool is not an integer here), else TypeError or
+    ValueError naming `what`."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an integer, not a bool" % what)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s" % (what, type(value).__name__)) from None
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError("%s is %d; expected %s to %s" % (what, v, _BOUND_NAMES.get(lo, lo), _BOUND_NAMES.get(hi, hi)))
+    return v
+
+
+def text_bytes(value, what):
+    """A text argument that crosses with its length: str (as UTF-8) or bytes-like, NUL bytes kept."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError("%s must be a str or bytes, not %s" % (what, type(value).__name__))
+
+
+def c_string(value, what):
+    """A text argument that crosses as a C string (NUL-terminated): str (UTF-8) or bytes. A NUL byte inside is
+    refused: the library would read the text only up to it."""
+    raw = text_bytes(value, what)
+    if b"\0" in raw:
+        raise ValueError("%s holds a NUL byte (at byte %d); the library reads it as a C string, which would end "
+                         "there: remove the NUL" % (what, raw.index(b"\0")))
+    return raw
+
+
+def path_bytes(path, what="path"):
+    """A file-system path (str, bytes or os.PathLike) as the bytes the library opens; NUL bytes refused."""
+    raw = os.fsencode(os.fspath(path))
+    if b"\0" in raw:
+        raise ValueError("%s %r holds a NUL byte; no file can have that name" % (what, os.fsdecode(raw)))
+    return raw
+
+
+def int32_array(values, what="ids"):
+    """A ctypes int32 array of values (each an integer in int32's range, else ValueError naming its position)."""
     values = list(values)
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int) or not -2 ** 31 <= v <= INT32_MAX:
+            values[i] = integer(v, "%s[%d]" % (what, i), -2 ** 31, INT32_MAX)
     return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)
