@@ -9,6 +9,7 @@
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
+#     a mixer key at the top level of a config reaches its layers as in the C engine;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
 #   - the package's checks of arguments before they cross to C, and of what outlives close();
 #   - the README's Python block as one script, grassflow imported before torch and after (no hang);
@@ -235,6 +236,25 @@ for w in int8 bf16; do # a quantized file: PyTorch reads the values its weights 
     $PY -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "grassmann, $w weights (grassflow quantize): torch logits = C logits ($r)" || fail "$w file in torch: $r"
 done
+# a mixer key given once at the top level of a format-3 config reaches every layer whose mixer has it (as the
+# library reads it); the PyTorch loader once accepted "offsets" there and ignored it (other offsets, other logits)
+$PY - "$tmp/grassmann/last.safetensors" "$tmp/top-offsets.safetensors" <<'PYEOF'
+import json, sys
+from grassflow import st_io
+t, meta = st_io.read(sys.argv[1])
+cfg = json.loads(meta["config"])
+for e in cfg["layers"]:
+    e.pop("offsets")
+cfg["offsets"] = [1, 3]
+st_io.write(sys.argv[2], t, dict(meta, config=json.dumps(cfg)))
+PYEOF
+r=$($CHK torch "$tmp/top-offsets.safetensors" "$TEXT")
+moved=$($PY -c "import grassflow, sys, numpy as np
+a, b = (grassflow.load(p).logits(sys.argv[3]) for p in sys.argv[1:3]); print(float(np.abs(a - b).max()))" \
+    "$tmp/grassmann/last.safetensors" "$tmp/top-offsets.safetensors" "$TEXT")
+$PY -c "import json, sys; sys.exit(not (json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5 and float(sys.argv[2]) > 1e-4))" "$r" "$moved" \
+    && pass "\"offsets\" at the top level of the config: torch logits = C logits ($r; the C logits moved by $moved)" \
+    || fail "\"offsets\" at the top level of the config: torch $r, C logits moved by $moved"
 for name in grassmann ablation; do # ablation: pair.weight and no gate.* written back by PyTorch
     r=$($CHK finetune "$tmp/$name/last.safetensors" "$TEXT" "$tmp/tuned-$name.safetensors")
     $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
@@ -266,9 +286,11 @@ $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'
 $CHK refuse "$tmp/grassmann/last.safetensors" >"$tmp/refuse"
 while IFS= read -r line; do
     case "$line" in
-        "a mixer it does not build: ValueError: "*"unknown mixer 'lstm'"*|"a key it does not know: ValueError: "*"['rope']"*|\
-        "a head it does not build: ValueError: "*"unknown head kind 'crf'"*|"a missing tensor: ValueError: "*"missing tensors: ['ln_f.bias']"*|\
-        "a misshapen tensor: ValueError: "*"ln_f.bias: file (31,), model (32,)"*|\
+        "a mixer it does not build: ValueError: "*'"layers"[0].mixer is "lstm"; it must be one of the mixers'*|\
+        "a key it does not know: ValueError: "*'unknown key "rope"'*|\
+        "a head it does not build: ValueError: "*'"head.kind" is "crf"; it must be one of "next_token", "classify"'*|\
+        "a missing tensor: ValueError: "*'tensor "ln_f.bias" is missing'*|\
+        "a misshapen tensor: ValueError: "*'tensor "ln_f.bias" should be F32 of shape (32) for this config, but the file has F32 of shape (31)'*|\
         "a missing file: GrassflowError: "*"nothing.safetensors"*|"predict on a language model: ValueError: "*"needs a classifier"*|\
         "a closed model's tokenizer: ValueError: the tokenizer's model is closed")
             pass "refused: ${line:0:150}";;
