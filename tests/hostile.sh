@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Hostile inputs: forged or broken checkpoints, training states, vocabularies, corpora and configs. Each
 # must get exit code 1 (or 2 for a usage error) and a message that matches what is wrong; never a crash,
-# a hang or a model. Writes the table of what grassflow answers to docs/hostile-inputs.md (--doc) .
+# a hang or a model. Each forged checkpoint is also given to the PyTorch loader (grassflow.torch.load), which
+# must refuse it with the C loader's message. Writes the table of what grassflow answers to
+# docs/hostile-inputs.md (--doc).
 #   bash tests/hostile.sh [BUILD] [--doc]
 set -uo pipefail
 BUILD=${1:-build}
@@ -39,6 +41,29 @@ while IFS=$'\t' read -r name what args expect; do
     shown=${args//$tmp\/in\//}
     rows+=("| $what | \`grassflow ${shown//$tmp\//}\` | $rc | $(md_cell "$msg") |")
 done <"$tmp/cases.tsv"
+
+# the same forged checkpoints given to the PyTorch loader (grassflow.torch.load): each refused as the C loader
+# refuses it (a ValueError matching the case's regex: the C side's message), none allocating what its config
+# claims (the address space capped at 1 GiB over what importing torch took)
+if $PY -c 'import torch' 2>/dev/null; then
+    OMP_NUM_THREADS=1 timeout 600 $PY tests/hostile/torch_load.py cases 1024 "$tmp/cases.tsv" "$tmp/in" >"$tmp/torch.tsv" 2>"$tmp/torch.err"
+    rc=$? n=0 same=0
+    want_n=$(grep -c -- "--ckpt $tmp/in/" "$tmp/cases.tsv")
+    while IFS=$'\t' read -r name kind msg; do
+        expect=$(awk -F'\t' -v n="$name" '$1 == n {print $4}' "$tmp/cases.tsv")
+        n=$((n + 1))
+        if [ "$kind" = ValueError ] && grep -Eqi -- "$expect" <<<"$msg"; then
+            same=$((same + 1)); pass "grassflow.torch.load, $name: ${msg//$tmp\/in\//}"
+        else fail "grassflow.torch.load, $name: $kind, expected a ValueError matching /$expect/: ${msg:0:300}"; fi
+    done <"$tmp/torch.tsv"
+    [ $rc = 0 ] && [ "$n" = "$want_n" ] || fail "torch_load.py: exit $rc after $n of $want_n checkpoints (124: a hang) $(tail -c 300 "$tmp/torch.err")"
+    rows+=("| each of the $want_n forged checkpoints above given to the PyTorch loader | \`grassflow.torch.load(FILE)\` | ValueError | the C loader's message for $same of them (tests/hostile/torch_load.py) |")
+    r=$(OMP_NUM_THREADS=1 timeout 120 $PY tests/hostile/torch_load.py one 1024 "$tmp/run/state.safetensors" 2>&1 | tail -1)
+    [[ $r == ValueError*"is a training state"* ]] && pass "grassflow.torch.load of a training state: ${r//$tmp\//}" \
+        || fail "grassflow.torch.load of a training state: $r"
+else
+    echo "  skip  grassflow.torch.load on the forged checkpoints: no PyTorch for $PY"
+fi
 
 # valid but extreme: a training text that is a single 100 MB line must be read, not hang or exhaust memory
 mkdir -p "$tmp/oneline"
@@ -90,6 +115,14 @@ mem_case "a $(stat -c %s "$tmp/bigvocab.safetensors")-byte checkpoint whose conf
     'tensor "tok_emb.weight" is missing' "$GF" score --ckpt "$tmp/bigvocab.safetensors" --tokens "$tmp/tokens.txt"
 mem_case "the same checkpoint given to generate" 1 'tensor "tok_emb.weight" is missing' \
     "$GF" generate --ckpt "$tmp/bigvocab.safetensors" --tokens 5
+if [ "$asan" = 0 ] && $PY -c 'import torch' 2>/dev/null; then # the PyTorch loader: 512 MiB over torch's own
+    r=$(OMP_NUM_THREADS=1 timeout 120 $PY tests/hostile/torch_load.py one 512 "$tmp/bigvocab.safetensors" 2>&1 | tail -1)
+    IFS=$'\t' read -r kind msg rss <<<"$r"
+    [ "$kind" = ValueError ] && [[ $msg == *'tensor "tok_emb.weight" is missing'* ]] \
+        && pass "the same checkpoint given to grassflow.torch.load: refused, peak RSS $rss MiB" \
+        || fail "the same checkpoint given to grassflow.torch.load: $r"
+    rows+=("| the same checkpoint given to the PyTorch loader (address space capped at 512 MiB over torch's) | \`grassflow.torch.load(\"bigvocab.safetensors\")\` | ValueError | ${msg//$tmp\//} (peak RSS $rss MiB) |")
+fi
 mem_case "sinusoidal positions with max_len 2^24: three tokens scored without a 2^24-row table" 0 "tokens 3" \
     "$GF" score --ckpt "$tmp/longmax.safetensors" --tokens "$tmp/tokens.txt"
 "$GF" train --model grassmann-tiny --set pos=sinusoidal --set max_len=16777216 --corpus tinyshakespeare --steps 2 \

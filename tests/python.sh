@@ -9,7 +9,10 @@
 #     folder, and as lists without numpy), predict = eval's accuracy and loss;
 #   - grassflow.torch.load(path): the module's float32 logits within 1e-5 of the C engine's, for all five
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
+#     a mixer key at the top level of a config reaches its layers as in the C engine;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
+#   - the package's checks of arguments before they cross to C, and of what outlives close();
+#   - the README's Python block as one script, grassflow imported before torch and after (no hang);
 #   - OpenBLAS's kernel: left unset, the package gives OpenBLAS its fast core type as the command does.
 set -euo pipefail
 BUILD=${1:-build}
@@ -165,6 +168,49 @@ c=$("$GF" eval --ckpt "$ck" --corpus "$tmp/relabel" --split dev --json 2>/dev/nu
     && pass "classifier: predict's labels and probabilities = eval's (accuracy 1, loss $(field "$c" loss); $n_labels distinct labels)" \
     || fail "classifier: predict vs eval: want loss $want_loss, eval $c"
 
+# what the package checks before an argument crosses to C, and what outlives close() (issue 47): ctypes
+# masked an int to its C type's bits (hidden(stack=2**40) read stack 0), a NUL ended a C string, a token id
+# outside the vocabulary was skipped, short token types were padded with 0s, a generator of a closed model
+# read freed memory. Each is a ValueError naming the argument; the list ends with "end" (a crash cuts it).
+echo "python: the package's checks of what crosses to C"
+$CHK guards "$tmp/transformer/last.safetensors" "$tmp/classifier/last.safetensors" >"$tmp/guards" 2>"$tmp/guards.err" || true
+while IFS= read -r line; do
+    case "$line" in
+        "ok "*) pass "${line#ok }";;
+        end) ;;
+        *) fail "$line";;
+    esac
+done <"$tmp/guards"
+[ "$(tail -1 "$tmp/guards")" = end ] && [ "$(grep -c '^ok ' "$tmp/guards")" -ge 33 ] \
+    || fail "python_check.py guards stopped early or ran too few cases: $(grep -c '^ok ' "$tmp/guards") ok; $(tail -c 300 "$tmp/guards.err")"
+
+# The README's Python block as one script, in both import orders (grassflow, then torch as written; torch
+# first), then the matmul that hung (a 64 x 128 x 143 sgemm, large enough for OpenBLAS to split across its
+# threads). Loaded first, the library's OpenMP OpenBLAS took the name libopenblas.so.0, torch paired it with
+# the pthreads build's libblas.so.3 and spun forever in sched_yield (issue 47). (On one CPU OpenBLAS
+# splits nothing: the hang needs two.)
+echo "python: the README's Python block as one script, grassflow then torch and torch then grassflow (timeout 120 s)"
+$PY - README.md "$tmp" >"$tmp/readme.py" <<'PYEOF'
+import re, sys
+block = re.search(r"```python\n(# PYTHONPATH=python python3\n.*?)```", open(sys.argv[1]).read(), re.S).group(1)
+tmp = sys.argv[2]
+for a, b in (("runs/mine/best.safetensors", tmp + "/transformer/last.safetensors"),
+             ("runs/snli/best.safetensors", tmp + "/classifier/last.safetensors"),
+             ("runs/mine/tuned.safetensors", tmp + "/readme-tuned-ORDER.safetensors")):
+    assert a in block, a
+    block = block.replace(a, b)
+print(block + "torch.nn.Linear(128, 143)(torch.randn(64, 128))\nprint('\\nREADME block done')")
+PYEOF
+for order in grassflow-first torch-first; do
+    script="$tmp/readme-$order.py"
+    { [ $order = grassflow-first ] || echo "import torch"; sed "s/ORDER/$order/" "$tmp/readme.py"; } >"$script"
+    start=$(date +%s.%N)
+    rc=0; timeout 120 $PY "$script" >"$tmp/readme.out" 2>"$tmp/readme.err" || rc=$?
+    secs=$($PY -c "import sys, time; print('%.1f' % (time.time() - float(sys.argv[1])))" "$start")
+    [ $rc = 0 ] && grep -q "README block done" "$tmp/readme.out" && pass "the README's Python block, $order: ran in $secs s" \
+        || fail "the README's Python block, $order: exit $rc after $secs s (124: it hung): $(tail -c 300 "$tmp/readme.err")"
+done
+
 # (every check is written so that a NaN fails it: NaN > x and NaN <= x are both false)
 echo "python: grassflow.torch.load against the C engine (float32 logits, max |diff| <= 1e-5)"
 NAMES="$LMS classifier ablation ablation_classifier"
@@ -190,6 +236,25 @@ for w in int8 bf16; do # a quantized file: PyTorch reads the values its weights 
     $PY -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5)" "$r" \
         && pass "grassmann, $w weights (grassflow quantize): torch logits = C logits ($r)" || fail "$w file in torch: $r"
 done
+# a mixer key given once at the top level of a format-3 config reaches every layer whose mixer has it (as the
+# library reads it); the PyTorch loader once accepted "offsets" there and ignored it (other offsets, other logits)
+$PY - "$tmp/grassmann/last.safetensors" "$tmp/top-offsets.safetensors" <<'PYEOF'
+import json, sys
+from grassflow import st_io
+t, meta = st_io.read(sys.argv[1])
+cfg = json.loads(meta["config"])
+for e in cfg["layers"]:
+    e.pop("offsets")
+cfg["offsets"] = [1, 3]
+st_io.write(sys.argv[2], t, dict(meta, config=json.dumps(cfg)))
+PYEOF
+r=$($CHK torch "$tmp/top-offsets.safetensors" "$TEXT")
+moved=$($PY -c "import grassflow, sys, numpy as np
+a, b = (grassflow.load(p).logits(sys.argv[3]) for p in sys.argv[1:3]); print(float(np.abs(a - b).max()))" \
+    "$tmp/grassmann/last.safetensors" "$tmp/top-offsets.safetensors" "$TEXT")
+$PY -c "import json, sys; sys.exit(not (json.loads(sys.argv[1])['max_abs_diff'] <= 1e-5 and float(sys.argv[2]) > 1e-4))" "$r" "$moved" \
+    && pass "\"offsets\" at the top level of the config: torch logits = C logits ($r; the C logits moved by $moved)" \
+    || fail "\"offsets\" at the top level of the config: torch $r, C logits moved by $moved"
 for name in grassmann ablation; do # ablation: pair.weight and no gate.* written back by PyTorch
     r=$($CHK finetune "$tmp/$name/last.safetensors" "$TEXT" "$tmp/tuned-$name.safetensors")
     $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'] > 1e-3 and r['max_abs_diff'] <= 1e-5 and r['tokenizer_kept'] and r['overwrite_refused']))" "$r" \
@@ -221,9 +286,11 @@ $PY -c "import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (r['changed'
 $CHK refuse "$tmp/grassmann/last.safetensors" >"$tmp/refuse"
 while IFS= read -r line; do
     case "$line" in
-        "a mixer it does not build: ValueError: "*"unknown mixer 'lstm'"*|"a key it does not know: ValueError: "*"['rope']"*|\
-        "a head it does not build: ValueError: "*"unknown head kind 'crf'"*|"a missing tensor: ValueError: "*"missing tensors: ['ln_f.bias']"*|\
-        "a misshapen tensor: ValueError: "*"ln_f.bias: file (31,), model (32,)"*|\
+        "a mixer it does not build: ValueError: "*'"layers"[0].mixer is "lstm"; it must be one of the mixers'*|\
+        "a key it does not know: ValueError: "*'unknown key "rope"'*|\
+        "a head it does not build: ValueError: "*'"head.kind" is "crf"; it must be one of "next_token", "classify"'*|\
+        "a missing tensor: ValueError: "*'tensor "ln_f.bias" is missing'*|\
+        "a misshapen tensor: ValueError: "*'tensor "ln_f.bias" should be F32 of shape (32) for this config, but the file has F32 of shape (31)'*|\
         "a missing file: GrassflowError: "*"nothing.safetensors"*|"predict on a language model: ValueError: "*"needs a classifier"*|\
         "a closed model's tokenizer: ValueError: the tokenizer's model is closed")
             pass "refused: ${line:0:150}";;

@@ -12,6 +12,8 @@
   python_check.py finetune-pairs CKPT PAIRS.tsv OUT  the same for a classifier: a step on the pairs (label 0),
                                                  every tensor's max change, torch against C on the pairs
   python_check.py refuse CKPT                    the loader's and the package's refusals, one per line
+  python_check.py guards LM_CKPT CLASSIFIER_CKPT the package's checks of what crosses to C, "ok ..." or
+                                                 "FAIL ..." a line, then "end"
   python_check.py batch FILE                     each line of FILE the arguments of one of the above, in one
                                                  process (importing torch is most of the time of a check)
 """
@@ -172,6 +174,98 @@ def refusals(ckpt):
             print("%s: %s: %s" % (what, type(e).__name__, str(e).replace("\n", " ")))
 
 
+def guards(lm_path, cls_path):
+    """What the package checks before anything crosses to C (issue 47): one line per case, "ok WHAT: what it
+    said" or "FAIL WHAT: ...". An int that ctypes would mask to its C type's bits, a NUL that would end a C
+    string, a token id outside the vocabulary, token types that do not match the ids, a generator of a closed
+    model (it read freed memory): each is a ValueError (TypeError: not an integer) naming the argument."""
+    import math
+    import pathlib
+    import re
+    lm, cls = grassflow.load(lm_path), grassflow.load(cls_path)
+    ids, seg = cls.encode_pair("A man sleeps.", "Nobody sleeps.")
+
+    def case(what, fn, want, kind=ValueError):
+        try:
+            got = fn()
+        except Exception as e:  # noqa: BLE001 (the type is checked)
+            msg = str(e).replace("\n", " ")
+            ok = isinstance(e, kind) and re.search(want, msg)
+            print("%s %s: %s: %s" % ("ok" if ok else "FAIL", what, type(e).__name__, msg[:200]))
+            return
+        print("FAIL %s: no %s, returned %r" % (what, kind.__name__, got if not hasattr(got, "shape") else got.shape))
+
+    def returns(what, fn, check):
+        try:
+            got = fn()
+            print("%s %s: %r" % ("ok" if check(got) else "FAIL", what, got))
+        except Exception as e:  # noqa: BLE001
+            print("FAIL %s: %s: %s" % (what, type(e).__name__, e))
+
+    V = len(lm.tokenizer)
+    case("hidden(stack=2**40) (masked to stack 0)", lambda: lm.hidden([1, 2], stack=2 ** 40),
+         r"has no stack 1099511627776: it has 1 \(0 \.\. 0\)")
+    case("hidden(stack=-1)", lambda: lm.hidden([1, 2], stack=-1), "has no stack -1")
+    case("logits of id 2**32 + 1 (masked to id 1)", lambda: lm.logits([2 ** 32 + 1, 2]),
+         r"logits: token id 4294967297 at position 0 is outside the vocabulary \[0, %d\)" % V)
+    case("logits of id '1' (a str)", lambda: lm.logits(["1"]), r"logits: ids\[0\] must be an integer", TypeError)
+    case("decode([10**6, -5]) (skipped silently)", lambda: lm.tokenizer.decode([10 ** 6, -5]),
+         r"decode: token id 1000000 at position 0 is outside the vocabulary \[0, %d\)" % V)
+    case("decode([104, -5])", lambda: lm.tokenizer.decode([104, -5]), "token id -5 at position 1 is outside")
+    returns("piece(2**32 + 104) is None, outside the vocabulary (was piece 104)", lambda: lm.tokenizer.piece(2 ** 32 + 104),
+            lambda r: r is None)
+    case("encode(5) (was bytes(5): five NULs)", lambda: lm.tokenizer.encode(5), "must be a str or bytes", TypeError)
+    case("set_threads(2**40) (masked to 0, then 1)", lambda: grassflow.set_threads(2 ** 40),
+         r"set_threads: n is 1099511627776; expected 1 to 1024")
+    case("set_threads(0)", lambda: grassflow.set_threads(0), "expected 1 to 1024")
+    case("score(seq_len=2**64 + 8) (masked to 8)", lambda: lm.score([1, 2, 3], seq_len=2 ** 64 + 8),
+         r"score: seq_len is 18446744073709551624; expected 1 to 2\^63 - 1")
+    case("generate(seed=2**64 + 1) (masked to 1)", lambda: lm.generate("ab", seed=2 ** 64 + 1),
+         r"generate: seed is 18446744073709551617; expected 0 to 2\^64 - 1")
+    case("generate(top_k=2**64 + 3)", lambda: lm.generate("ab", top_k=2 ** 64 + 3), "generate: top_k is")
+    case("generate(tokens=-1)", lambda: lm.generate("ab", tokens=-1), "generate: tokens is -1")
+    case("generate(temperature=nan)", lambda: lm.generate("ab", temperature=math.nan), "finite temperature")
+    case("load('a\\0b') (opened 'a')", lambda: grassflow.load(lm_path + "\0.bak"), r"holds a NUL byte")
+    returns("load(bytes path) reads the file (was load(\"b'...'\"))",
+            lambda: grassflow.load(os.fsencode(lm_path)).path, lambda r: r == lm_path)
+    returns("load(pathlib.Path)", lambda: grassflow.load(pathlib.Path(lm_path)).path, lambda r: r == lm_path)
+    case("encode_pair(max_sent=-1) (a heap overflow in C)", lambda: cls.encode_pair("a", "b", max_sent=-1),
+         r"encode_pair: max_sent is -1; expected 1 to 2\^63 - 1")
+    case("encode_pair(max_sent=2**64 + 2) (masked to 2)", lambda: cls.encode_pair("a", "b", max_sent=2 ** 64 + 2),
+         "encode_pair: max_sent is 18446744073709551618")
+    case("encode_pair with a NUL in the premise (cut there)", lambda: cls.encode_pair("A man\0 sleeps.", "b"),
+         r"encode_pair: premise holds a NUL byte \(at byte 5\)")
+    returns("encode_pair of bytes", lambda: cls.encode_pair(b"A man sleeps.", b"Nobody sleeps.")[0], lambda r: r == ids)
+    case("logits with 1 token type for %d ids (the rest 0s)" % len(ids), lambda: cls.logits(ids, [0]),
+         r"logits: 1 token types for %d ids; give one per id" % len(ids))
+    case("logits with token types 256 (masked to 0)", lambda: cls.logits(ids, [256] * len(ids)),
+         r"token type 256 at position 0; this model has 2 token types \(0 \.\. 1\)")
+    case("hidden with token types 2", lambda: cls.hidden(ids, [0] * (len(ids) - 1) + [2]),
+         r"hidden: token type 2 at position %d" % (len(ids) - 1))
+    case("predict(max_sent=0)", lambda: cls.predict("a", "b", max_sent=0), "predict: max_sent is 0")
+    case("predict(batch=2**64 + 2) (masked to 2)", lambda: cls.predict("a", "b", batch=2 ** 64 + 2),
+         "predict: batch is 18446744073709551618")
+    case("predict with a NUL in a hypothesis (cut there)", lambda: cls.predict(["a", "b"], ["c", "d\0e"]),
+         r"predict: hypothesis 1 holds a NUL byte")
+    case("predict(a string, a list)", lambda: cls.predict("a", ["b"]), "or two lists of them", TypeError)
+    # what outlives close(): a generator (it read freed memory), one not started, the tokenizer
+    alive = grassflow.load(lm_path).generate("ab", tokens=5, temperature=0)
+    returns("a generator holds its model alive (the model's last reference dropped)", lambda: len(list(alive)),
+            lambda r: r >= 5)
+    fresh = grassflow.load(lm_path)
+    g = fresh.generate("ab", tokens=5)
+    fresh.close()
+    case("a generator not started, its model closed", lambda: next(g), r"was closed after 0 of the 5 tokens")
+    tok = lm.tokenizer
+    g = lm.generate("ab", tokens=50)
+    next(g)
+    lm.close()
+    case("a generator, its model closed after one token (read freed memory)", lambda: list(g),
+         r"generate: the model .* was closed after 1 of the 50 tokens")
+    case("the tokenizer of a closed model", lambda: tok.decode([1]), "the tokenizer's model is closed")
+    print("end")
+
+
 def main(argv):
     cmd, ckpt = argv[0], argv[1]
     if len(argv) > 2 and argv[2].startswith("@"):  # @FILE: the text of a file
@@ -186,6 +280,8 @@ def main(argv):
         return cmd_finetune_pairs(ckpt, argv[2], argv[3])
     if cmd == "refuse":
         return refusals(ckpt)
+    if cmd == "guards":
+        return guards(ckpt, argv[2])
     m = grassflow.load(ckpt)
     if cmd == "ids":
         print(" ".join(map(str, m.tokenizer.encode(argv[2]))))

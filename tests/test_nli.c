@@ -554,8 +554,37 @@ static void test_encode_single(void **state) {
     gf_tokenizer_free(wp);
 }
 
+/* gf_nli_encode_pair: each sentence cut to max_sent pieces; a max_sent below 1 is refused (a negative one
+ * once sized the ids short and wrote [CLS] [SEP] [SEP] past them) */
+static void test_encode_pair(void **state) {
+    (void)state;
+    gf_tokenizer *wp = gf_wordpiece_load("data/bert-base-uncased/vocab.txt");
+    assert_non_null(wp);
+    int32_t *ids;
+    uint8_t *seg;
+    int64_t n;
+    assert_int_equal(gf_nli_encode_pair(wp, "A man sleeps.", "Yes.", 2, &ids, &seg, &n), 0);
+    const int32_t want[7] = {101, 1037, 2158, 102, 2748, 1012, 102}; /* [CLS] a man [SEP] yes . [SEP] */
+    const uint8_t want_seg[7] = {0, 0, 0, 0, 1, 1, 1};
+    assert_int_equal(n, 7);
+    for (int t = 0; t < 7; t++) {
+        assert_int_equal(ids[t], want[t]);
+        assert_int_equal(seg[t], want_seg[t]);
+    }
+    free(ids);
+    free(seg);
+    for (int64_t bad = 0; bad >= -1; bad--) {
+        assert_int_equal(gf_nli_encode_pair(wp, "A man sleeps.", "Yes.", bad, &ids, &seg, &n), -1);
+        assert_null(ids);
+        assert_null(seg);
+        assert_non_null(strstr(gf_last_error(), bad ? "max_sent is -1; expected at least 1" : "max_sent is 0; expected at least 1"));
+    }
+    gf_tokenizer_free(wp);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_single), cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_single), cmocka_unit_test(test_encode_pair),
+                                       cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
                                        cmocka_unit_test(test_bad_records), cmocka_unit_test(test_nul_and_utf8),
                                        cmocka_unit_test(test_bom_blank_and_whitespace),
                                        cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),

@@ -5,6 +5,7 @@ repository this package sits in (after `make`), then the system's libgrassflow.s
 """
 import ctypes
 import ctypes.util
+import operator
 import os
 import subprocess
 import sys
@@ -126,6 +127,60 @@ def _check_openblas_kernel(lib):
                       "the environment before starting Python" % _cpu_kernel(), RuntimeWarning, stacklevel=3)
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", c_s), ("dli_fbase", c_p), ("dli_sname", c_s), ("dli_saddr", c_p)]
+
+
+def _openblas_file(lib):
+    """The file of the OpenBLAS this process bound the library to (dladdr of one of its functions), or None."""
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+    except AttributeError:  # glibc before 2.34: in libdl
+        try:
+            dladdr = ctypes.CDLL("libdl.so.2").dladdr
+        except (OSError, AttributeError):
+            return None
+    dladdr.restype, dladdr.argtypes = c_int, [c_p, ctypes.POINTER(_DlInfo)]
+    try:
+        fn = lib.openblas_get_corename
+    except AttributeError:  # not OpenBLAS
+        return None
+    info = _DlInfo()
+    if not dladdr(ctypes.cast(fn, c_p), ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return os.fsdecode(info.dli_fname)
+
+
+def _pair_blas_interfaces(lib):
+    """Load the BLAS and LAPACK interfaces (libblas.so.3, liblapack.so.3) of the OpenBLAS build the library
+    runs on, unless a module loaded those names first. The dynamic loader binds a name (a soname) to the first
+    file loaded under it: the library brings Debian's OpenMP build of libopenblas.so.0, and PyTorch or numpy
+    imported after it would otherwise pair it with the default (pthreads) build's libblas.so.3. That pair
+    hangs: the pthreads interface splits a matmul for OpenBLAS's thread count (2), the OpenMP build runs it
+    with a team of omp_get_max_threads() (the 1 that torch sets), and the one thread waits forever for the
+    other half (sched_yield in sgemm_thread_tn). With the interfaces of the same build, PyTorch runs on the
+    OpenMP OpenBLAS, as with LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp. Imported before the
+    library, they bind it to their own libopenblas.so.0 (one build again)."""
+    found = _openblas_file(lib)
+    if not found:
+        return
+    folder = os.path.dirname(os.path.realpath(found))
+    for name in ("libblas.so.3", "liblapack.so.3"):
+        try:
+            ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            continue  # loaded already (with its own libopenblas.so.0, which the library then shares)
+        except OSError:
+            pass
+        mine = os.path.join(folder, name)
+        if os.path.exists(mine):
+            try:
+                ctypes.CDLL(mine)
+            except OSError as e:
+                warnings.warn("grassflow could not load %s, the BLAS interface of its OpenBLAS (%s): PyTorch or numpy "
+                              "imported after grassflow may hang in a matmul; import them first" % (mine, e),
+                              RuntimeWarning, stacklevel=3)
+
+
 def _open():
     # the command's default for OpenMP's idle threads (src/cli/main.c), read as libgomp loads
     if "OMP_WAIT_POLICY" not in os.environ:
@@ -149,6 +204,7 @@ def _open():
                               "or point GRASSFLOW_LIB at a matching libgrassflow.so"
                               % (path, lib.gf_abi_version(), ABI_VERSION))
         _check_openblas_kernel(lib)
+        _pair_blas_interfaces(lib)
         return lib, path
     raise ImportError("libgrassflow.so not found: tried %s\nHINT: run `make` in the repository, set GRASSFLOW_LIB "
                       "to the library's path, or `make install`" % "; ".join(tried))
@@ -175,6 +231,58 @@ def take_string(ptr, n=None):
         libc.free(ptr)
 
 
-def int32_array(values):
+# the ranges of the C integer types arguments cross as (ctypes masks a larger int to these bits silently)
+INT32_MAX, INT64_MAX, UINT64_MAX = 2 ** 31 - 1, 2 ** 63 - 1, 2 ** 64 - 1
+
+
+_BOUND_NAMES = {INT32_MAX: "2^31 - 1", INT64_MAX: "2^63 - 1", UINT64_MAX: "2^64 - 1", -2 ** 31: "-2^31"}
+
+
+def integer(value, what, lo=None, hi=None):
+    """value as an int in [lo, hi] (None: unbounded; a bool is not an integer here), else TypeError or
+    ValueError naming `what`."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an integer, not a bool" % what)
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s" % (what, type(value).__name__)) from None
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError("%s is %d; expected %s to %s" % (what, v, _BOUND_NAMES.get(lo, lo), _BOUND_NAMES.get(hi, hi)))
+    return v
+
+
+def text_bytes(value, what):
+    """A text argument that crosses with its length: str (as UTF-8) or bytes-like, NUL bytes kept."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError("%s must be a str or bytes, not %s" % (what, type(value).__name__))
+
+
+def c_string(value, what):
+    """A text argument that crosses as a C string (NUL-terminated): str (UTF-8) or bytes. A NUL byte inside is
+    refused: the library would read the text only up to it."""
+    raw = text_bytes(value, what)
+    if b"\0" in raw:
+        raise ValueError("%s holds a NUL byte (at byte %d); the library reads it as a C string, which would end "
+                         "there: remove the NUL" % (what, raw.index(b"\0")))
+    return raw
+
+
+def path_bytes(path, what="path"):
+    """A file-system path (str, bytes or os.PathLike) as the bytes the library opens; NUL bytes refused."""
+    raw = os.fsencode(os.fspath(path))
+    if b"\0" in raw:
+        raise ValueError("%s %r holds a NUL byte; no file can have that name" % (what, os.fsdecode(raw)))
+    return raw
+
+
+def int32_array(values, what="ids"):
+    """A ctypes int32 array of values (each an integer in int32's range, else ValueError naming its position)."""
     values = list(values)
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int) or not -2 ** 31 <= v <= INT32_MAX:
+            values[i] = integer(v, "%s[%d]" % (what, i), -2 ** 31, INT32_MAX)
     return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)

@@ -3,6 +3,7 @@ import collections
 import ctypes
 import json
 import math
+import os
 
 from . import _lib
 from ._lib import GrassflowError
@@ -33,8 +34,8 @@ def version():
 
 
 def set_threads(n):
-    """Threads the library computes with (OpenMP and BLAS), as the command's --threads."""
-    _L.gf_set_threads(int(n))
+    """Threads the library computes with (OpenMP and BLAS), as the command's --threads: 1 to 1024."""
+    _L.gf_set_threads(_lib.integer(n, "set_threads: n", 1, 1024))
 
 
 def _rows(flat, rows, cols):
@@ -42,6 +43,15 @@ def _rows(flat, rows, cols):
     if _np is not None:
         return _np.ctypeslib.as_array(flat, shape=(rows * cols,)).reshape(rows, cols).copy()
     return [[flat[r * cols + c] for c in range(cols)] for r in range(rows)]
+
+
+def _vocab_ids(ids, V, what):
+    """ids as a list of ints, each in the vocabulary [0, V), else ValueError naming the first that is not."""
+    out = [_lib.integer(i, "%s: ids[%d]" % (what, t)) for t, i in enumerate(ids)]
+    bad = next((t for t, i in enumerate(out) if not 0 <= i < V), None)
+    if bad is not None:
+        raise ValueError("%s: token id %d at position %d is outside the vocabulary [0, %d)" % (what, out[bad], bad, V))
+    return out
 
 
 class Tokenizer:
@@ -64,8 +74,9 @@ class Tokenizer:
         return _L.gf_tokenizer_vocab_size(self._p)
 
     def encode(self, text, prompt=False):
-        """The token ids of text (prompt=True: the ids a model continues text from, as generate takes them)."""
-        raw = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        """The token ids of text, a str or bytes (prompt=True: the ids a model continues text from, as generate
+        takes them)."""
+        raw = _lib.text_bytes(text, "encode: text")
         ids, n = _lib.P_i32(), _lib.c_i64()
         fn = _L.gf_tokenizer_encode_prompt if prompt else _L.gf_tokenizer_encode
         if fn(self._p, raw, len(raw), b"text", ctypes.byref(ids), ctypes.byref(n)):
@@ -76,20 +87,24 @@ class Tokenizer:
             _lib.libc.free(ids)
 
     def decode(self, ids):
-        arr, n = _lib.int32_array(ids)
+        """The text of token ids; an id outside the vocabulary is a ValueError."""
+        arr, n = _lib.int32_array(_vocab_ids(ids, len(self), "decode"))
         size = _lib.c_sz()
         return _lib.take_string(_L.gf_tokenizer_decode(self._p, arr, n, ctypes.byref(size)),
                                 size.value).decode("utf-8", "replace")
 
     def piece(self, i):
         """The text of token i (None outside the vocabulary)."""
+        i = _lib.integer(i, "piece: id")
+        if not 0 <= i < len(self):
+            return None
         size = _lib.c_sz()
-        p = _L.gf_tokenizer_piece(self._p, int(i), ctypes.byref(size))
+        p = _L.gf_tokenizer_piece(self._p, i, ctypes.byref(size))
         return ctypes.string_at(p, size.value).decode("utf-8", "replace") if p else None
 
     def find(self, piece):
-        """The id of piece, or -1."""
-        raw = piece.encode("utf-8")
+        """The id of piece (a str or bytes), or -1."""
+        raw = _lib.text_bytes(piece, "find: piece")
         return _L.gf_tokenizer_find(self._p, raw, len(raw))
 
 
@@ -104,9 +119,10 @@ class Model:
     garbage collector)."""
 
     def __init__(self, path):
-        self.path = str(path)
+        p = _lib.path_bytes(path, "load: path")  # str, bytes or os.PathLike
+        self.path = os.fsdecode(p)
+        self._live = {}  # what outlives a call (generate's streams): key -> its C objects, freed before the model
         tok, train = _lib.c_p(), _lib.c_p()
-        p = self.path.encode()
         if _L.gf_import_detect(p):  # a folder of another tool's (Hugging Face DistilBERT)
             self._m = _L.gf_import_load(p, ctypes.byref(tok))
         else:
@@ -124,11 +140,23 @@ class Model:
         _L.gf_model_set_training(self._m, False, 0, 0)
 
     def close(self):
-        """Free the model and its tokenizer (their memory is the library's)."""
+        """Free the model and its tokenizer (their memory is the library's). What still reads them fails with
+        ValueError from then on (the tokenizer, a generate iterator not run to its end)."""
+        for key in list(getattr(self, "_live", ())):
+            self._release(key)
         if getattr(self, "_m", None):
             m, tok, self._m, self._tok = self._m, self._tok, None, None
             _L.gf_tokenizer_free(tok)
             _L.gf_model_free(m)
+
+    def _release(self, key):
+        """Free the C objects registered under key (a generation's stream, sampler and detokenizer)."""
+        objs = self._live.pop(key, None)
+        if objs:
+            s, smp, d = objs
+            _L.gf_detok_free(d)
+            _L.gf_sampler_free(smp)
+            _L.gf_stream_free(s)
 
     __del__ = close
 
@@ -155,19 +183,39 @@ class Model:
                              % (self.path, what))
 
     def _ids(self, text_or_ids, what):
+        """Token ids of a text (through the tokenizer), or ids given: a list of ints in the vocabulary."""
         if isinstance(text_or_ids, (str, bytes)):
             self._need(what, tokenizer=True)
             return self.tokenizer.encode(text_or_ids)
-        return [int(i) for i in text_or_ids]
+        V = self.config.get("vocab_size", 0)
+        if V > 0:
+            return _vocab_ids(text_or_ids, V, what)
+        arr, n = _lib.int32_array(text_or_ids, "%s: ids" % what)  # no vocabulary (vector inputs): the library says
+        return arr[:n]
+
+    def _segments(self, segments, n, what):
+        """Token types, one per id, each one of the model's (0 only for a model without token types)."""
+        if segments is None:
+            return None
+        segments = list(segments)
+        if len(segments) != n:
+            raise ValueError("%s: %d token types for %d ids; give one per id (0s, then 1s for a pair's second "
+                             "sentence), or None" % (what, len(segments), n))
+        types = max(1, self.config.get("segments", 0))
+        for t, v in enumerate(segments):
+            if _lib.integer(v, "%s: segments[%d]" % (what, t)) not in range(types):
+                raise ValueError("%s: token type %d at position %d; this model has %d token type%s (0 .. %d)"
+                                 % (what, v, t, types, "s" if types > 1 else "", types - 1))
+        return (ctypes.c_uint8 * n)(*segments)
 
     # --- forward --------------------------------------------------------------------------------------
-    def _forward(self, ids, segments=None):
+    def _forward(self, ids, segments=None, what="forward"):
         """One forward pass of one sequence (token ids; token types or None); returns the number of ids."""
-        self._need("forward")
-        arr, n = _lib.int32_array(ids)
+        self._need(what)
+        arr, n = _lib.int32_array(ids, "%s: ids" % what)
         if n == 0:
-            raise ValueError("forward: no token ids")
-        seg = (ctypes.c_uint8 * n)(*segments) if segments is not None else None
+            raise ValueError("%s: no token ids" % what)
+        seg = self._segments(segments, n, what)
         b = _lib.Batch(B=1, T=n, ids=arr, segments=ctypes.cast(seg, _lib.P_u8) if seg is not None else None)
         if _L.gf_model_forward_batch(self._m, ctypes.byref(b), None):
             raise _lib.error()
@@ -177,8 +225,9 @@ class Model:
         """The head's outputs for one sequence of token ids (or a text, through the tokenizer): a language
         model's (tokens, vocab_size) next-token logits; a classifier's (n_classes,) logits. segments: token
         types (a sentence pair: 0s then 1s) or None."""
+        self._need("logits")
         ids = self._ids(ids, "logits")
-        n = self._forward(ids, segments)
+        n = self._forward(ids, segments, "logits")
         out = _L.gf_model_logits(self._m)
         rows = _rows(out, n if self.next_token else 1, self.n_outputs)
         return rows if self.next_token else rows[0]
@@ -186,13 +235,17 @@ class Model:
     def hidden(self, ids, segments=None, stack=None):
         """The last stack's output before the final LayerNorm (what `grassflow features` prints), or stack
         k's (0: the first), for one sequence: (tokens, width)."""
+        self._need("hidden")
+        last = len(self.config.get("stacks", []))
+        k = last if stack is None else _lib.integer(stack, "hidden: stack")
+        if not 0 <= k <= last:
+            raise ValueError("%s has no stack %d: it has %d (0 .. %d)" % (self.path, k, last + 1, last))
         ids = self._ids(ids, "hidden")
-        self._forward(ids, segments)
+        self._forward(ids, segments, "hidden")
         B, T, W = _lib.c_i64(), _lib.c_i64(), _lib.c_i64()
-        k = len(self.config.get("stacks", [])) if stack is None else int(stack)
         out = _L.gf_model_stack_output(self._m, k, ctypes.byref(B), ctypes.byref(T), ctypes.byref(W))
         if not out:
-            raise ValueError("%s has no stack %d (it has %d)" % (self.path, k, len(self.config.get("stacks", [])) + 1))
+            raise _lib.error("%s: no output of stack %d" % (self.path, k))
         return _rows(out, T.value, W.value)
 
     # --- text -------------------------------------------------------------------------------------------
@@ -200,9 +253,10 @@ class Model:
         """A sentence pair as the snli task reads it: the ids of [CLS] premise [SEP] hypothesis [SEP] (each
         sentence cut to max_sent pieces) and their token types (0s, then 1s), two lists."""
         self._need("a sentence pair", tokenizer=True)
+        p, h = _lib.c_string(premise, "encode_pair: premise"), _lib.c_string(hypothesis, "encode_pair: hypothesis")
+        max_sent = _lib.integer(max_sent, "encode_pair: max_sent", 1, _lib.INT64_MAX)
         ids, seg, n = _lib.P_i32(), _lib.P_u8(), _lib.c_i64()
-        if _L.gf_nli_encode_pair(self._tok, premise.encode(), hypothesis.encode(), int(max_sent), ctypes.byref(ids),
-                                 ctypes.byref(seg), ctypes.byref(n)):
+        if _L.gf_nli_encode_pair(self._tok, p, h, max_sent, ctypes.byref(ids), ctypes.byref(seg), ctypes.byref(n)):
             raise _lib.error()
         try:
             return ids[:n.value], seg[:n.value]
@@ -212,7 +266,8 @@ class Model:
 
     def _single(self, text):
         """One text as `grassflow features` reads it: [CLS] text [SEP] with a BERT vocabulary, else its ids."""
-        raw = text.encode("utf-8")
+        self._need("features", tokenizer=True)
+        raw = _lib.text_bytes(text, "features: text")
         ids, n = _lib.P_i32(), _lib.c_i64()
         if _L.gf_encode_single(self._tok, raw, len(raw), b"text", ctypes.byref(ids), ctypes.byref(n)):
             raise _lib.error()
@@ -239,16 +294,18 @@ class Model:
         ids = self._ids(text, "score")
         if len(ids) < 2:
             raise ValueError("score: %d token(s); at least 2 are needed to predict one" % len(ids))
-        arr, n = _lib.int32_array(ids)
+        arr, n = _lib.int32_array(ids, "score: ids")
         total, counted = _lib.c_d(0.0), _lib.c_i64(0)
         if seq_len is None and self.config["pos"] == "learned":
             seq_len = self.config["max_len"]
+        if seq_len is not None:
+            seq_len = _lib.integer(seq_len, "score: seq_len", 1, _lib.INT64_MAX)
         if seq_len is None:
             rc = self._with_stream(lambda s: _L.gf_stream_score(s, arr, ctypes.cast(ctypes.addressof(arr) + 4, _lib.P_i32),
                                                                 n - 1, ctypes.byref(total), ctypes.byref(counted)))
             mean = total.value / counted.value if not rc else None
         else:
-            src = _L.gf_block_source_create(arr, n, int(seq_len), 0)
+            src = _L.gf_block_source_create(arr, n, seq_len, 0)
             if not src:
                 raise _lib.error()
             mean_c = _lib.c_d()
@@ -270,47 +327,32 @@ class Model:
             _L.gf_stream_free(s)
 
     def generate(self, prompt="", tokens=50, temperature=1.0, top_k=0, top_p=1.0, seed=1234, raw=False):
-        """Continue prompt with `tokens` sampled tokens, yielding the text each adds as it is sampled (the
-        prompt itself is not yielded): prompt + "".join(pieces) is what `grassflow generate` prints with the
-        same flags (without its final newline). temperature 0 is greedy; top_k 0 and top_p 1 cut nothing.
-        Pieces are str (bytes that are not UTF-8, which a byte model can sample, become U+FFFD), or with
-        raw=True the bytes exactly as the command prints them."""
+        """Continue prompt (a str, or bytes) with `tokens` sampled tokens, yielding the text each adds as it is
+        sampled (the prompt itself is not yielded): prompt + "".join(pieces) is what `grassflow generate` prints
+        with the same flags (without its final newline). temperature 0 is greedy; top_k 0 and top_p 1 cut
+        nothing. Pieces are str (bytes that are not UTF-8, which a byte model can sample, become U+FFFD), or
+        with raw=True the bytes exactly as the command prints them. The iterator reads the model as it goes:
+        after close() it raises ValueError (it is not run to its end silently)."""
         self._need("generate", next_token=True, tokenizer=True)
-        if temperature < 0 or top_k < 0 or not 0 < top_p <= 1 or tokens < 0 or seed < 0:
-            raise ValueError("generate: expected temperature >= 0, top_k >= 0, 0 < top_p <= 1, tokens >= 0, seed >= 0")
-        ids = self.tokenizer.encode(prompt, prompt=True)
-        params = _lib.SamplerParams(float(temperature), int(top_k), float(top_p), int(seed))
-        pieces = self._generate(ids, prompt.encode("utf-8"), int(tokens), params)
-        return pieces if raw else (p.decode("utf-8", "replace") for p in pieces)
-
-    def _generate(self, ids, raw, n_new, params):
-        V = self.config["vocab_size"]
-        s, smp, d = _L.gf_stream_create(self._m), _L.gf_sampler_create(V, params), _L.gf_detok_create(self._tok, raw, len(raw))
-        size = _lib.c_sz()
-        try:
-            if not (s and smp and d):
-                raise _lib.error()
-            arr = (ctypes.c_int32 * (len(ids) + n_new))(*ids)
-            for n in range(len(ids), len(ids) + n_new):
-                logits = _L.gf_stream_next(s, arr, n)  # feeds what the stream has not seen (a window: max_len)
-                nxt = _L.gf_sampler_sample(smp, logits) if logits else -1
-                if nxt < 0:
-                    raise _lib.error()
-                arr[n] = nxt
-                yield ctypes.string_at(_L.gf_detok_push(d, nxt, ctypes.byref(size)), size.value)
-            tail = ctypes.string_at(_L.gf_detok_flush(d, ctypes.byref(size)), size.value)
-            if tail:
-                yield tail
-        finally:
-            _L.gf_detok_free(d)
-            _L.gf_sampler_free(smp)
-            _L.gf_stream_free(s)
+        tokens = _lib.integer(tokens, "generate: tokens", 0, _lib.INT64_MAX)
+        top_k = _lib.integer(top_k, "generate: top_k", 0, _lib.INT64_MAX)
+        seed = _lib.integer(seed, "generate: seed", 0, _lib.UINT64_MAX)
+        temperature, top_p = float(temperature), float(top_p)
+        if not (math.isfinite(temperature) and temperature >= 0 and 0 < top_p <= 1):
+            raise ValueError("generate: temperature %r, top_p %r; expected a finite temperature >= 0 (0 is greedy) and "
+                             "0 < top_p <= 1" % (temperature, top_p))
+        text = _lib.text_bytes(prompt, "generate: prompt")
+        ids = self.tokenizer.encode(text, prompt=True)
+        params = _lib.SamplerParams(temperature, top_k, top_p, seed)
+        return _Generation(self, ids, text, tokens, params, bool(raw))
 
     def labels(self):
         """The class names of a classifier's task (its training recipe's), or None."""
         task = (self.recipe or {}).get("task")
         if self.next_token or not task:
             return None
+        if not isinstance(task, str) or "\0" in task:
+            raise ValueError("%s: the training recipe's task is %r; expected a task's name" % (self.path, task))
         ops = _L.gf_task_find(task.encode())
         # the built-in tasks name their classes without their data
         names = [_L.gf_task_label(ops, None, i) for i in range(self.n_outputs)] if ops else [None]
@@ -323,7 +365,9 @@ class Model:
         batched as `grassflow predict` batches a file of the same pairs in the same order (--batch, 16), so
         the same probabilities bit for bit (the library's gf_nli_predict)."""
         self._need("predict", next_token=False, tokenizer=True)
-        one = isinstance(premise, str)
+        one = isinstance(premise, (str, bytes))
+        if one != isinstance(hypothesis, (str, bytes)):
+            raise TypeError("predict: give a premise and a hypothesis (two strings), or two lists of them")
         P, H = ([premise], [hypothesis]) if one else (list(premise), list(hypothesis))
         if len(P) != len(H):
             raise ValueError("predict: %d premises and %d hypotheses; give one of each per pair" % (len(P), len(H)))
@@ -331,14 +375,89 @@ class Model:
             raise ValueError("predict reads sentence pairs as the snli task does (3 classes); this classifier "
                              "has %d" % self.n_outputs)
         if max_sent is None:
-            max_sent = int((self.recipe or {}).get("max_sent", 48))
+            max_sent = _lib.integer((self.recipe or {}).get("max_sent", 48), "%s: the run's max_sent" % self.path, 1,
+                                    _lib.INT64_MAX)
+        max_sent = _lib.integer(max_sent, "predict: max_sent", 1, _lib.INT64_MAX)
+        batch = _lib.integer(batch, "predict: batch", 1, _lib.INT64_MAX)
         n = len(P)
         probs, labels = (_lib.c_d * (3 * n))(), (ctypes.c_int32 * n)()
-        ps = (ctypes.c_char_p * n)(*[x.encode() for x in P])
-        hs = (ctypes.c_char_p * n)(*[x.encode() for x in H])
-        if n and _L.gf_nli_predict(self._m, self._tok, ps, hs, n, int(max_sent), int(batch), probs, labels):
+        ps = (ctypes.c_char_p * n)(*[_lib.c_string(x, "predict: premise %d" % i) for i, x in enumerate(P)])
+        hs = (ctypes.c_char_p * n)(*[_lib.c_string(x, "predict: hypothesis %d" % i) for i, x in enumerate(H)])
+        if n and _L.gf_nli_predict(self._m, self._tok, ps, hs, n, max_sent, batch, probs, labels):
             raise _lib.error()
         snli = _L.gf_task_find(b"snli")
         names = [_L.gf_task_label(snli, None, c).decode() for c in range(3)]
         out = [Prediction(names[labels[i]], labels[i], list(probs[3 * i:3 * i + 3])) for i in range(n)]
         return out[0] if one else out
+
+
+class _Generation:
+    """The iterator Model.generate returns: each next() samples one token (or, at the end, gives the bytes the
+    detokenizer held back). Its stream, sampler and detokenizer are registered with the model, which frees
+    them before itself: after the model's close() a next() is a ValueError, never a read of freed memory."""
+
+    def __init__(self, model, ids, prompt, n_new, params, raw):
+        self._model, self._prompt, self._n_new, self._params, self._raw = model, prompt, n_new, params, raw
+        self._n_prompt, self._made, self._done, self._key = len(ids), 0, False, None
+        self._arr = (ctypes.c_int32 * (len(ids) + min(n_new, 1024)))(*ids)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        m = self._model
+        if not m._m:
+            raise ValueError("generate: the model %s was closed after %d of the %d tokens; read the iterator before "
+                             "close()" % (m.path, self._made, self._n_new))
+        try:
+            piece = self._step(*self._objects())
+        except BaseException:
+            self.close()
+            raise
+        if piece is None:
+            self.close()
+            raise StopIteration
+        return piece if self._raw else piece.decode("utf-8", "replace")
+
+    def _objects(self):
+        """The stream, sampler and detokenizer, made at the first token and registered with the model."""
+        m = self._model
+        if self._key is None:
+            objs = (_L.gf_stream_create(m._m), _L.gf_sampler_create(m.config["vocab_size"], self._params),
+                    _L.gf_detok_create(m._tok, self._prompt, len(self._prompt)))
+            self._key = object()
+            m._live[self._key] = objs
+            if not all(objs):
+                raise _lib.error()
+        return m._live[self._key]
+
+    def _step(self, s, smp, d):
+        """The bytes of the next token, the held-back tail after the last (None when there is none)."""
+        size = _lib.c_sz()
+        if self._made == self._n_new:
+            tail = ctypes.string_at(_L.gf_detok_flush(d, ctypes.byref(size)), size.value)
+            self._done = True
+            return tail or None
+        n = self._n_prompt + self._made
+        if n == len(self._arr):  # room for more ids: double it
+            grown = (ctypes.c_int32 * (2 * n))()
+            ctypes.memmove(grown, self._arr, n * ctypes.sizeof(ctypes.c_int32))
+            self._arr = grown
+        logits = _L.gf_stream_next(s, self._arr, n)  # feeds what the stream has not seen (a window: max_len)
+        nxt = _L.gf_sampler_sample(smp, logits) if logits else -1
+        if nxt < 0:
+            raise _lib.error()
+        self._arr[n] = nxt
+        self._made += 1
+        return ctypes.string_at(_L.gf_detok_push(d, nxt, ctypes.byref(size)), size.value)
+
+    def close(self):
+        """Stop: free the stream, sampler and detokenizer now (a later next() stops the iteration)."""
+        self._done = True
+        key, self._key = getattr(self, "_key", None), None
+        if key is not None:
+            self._model._release(key)
+
+    __del__ = close

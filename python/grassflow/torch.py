@@ -18,7 +18,7 @@ import os
 
 import torch  # absolute: PyTorch, not this module
 
-from . import st_io
+from . import st_io, torch_checkpoint
 from .torch_model import GrassflowModel, load_state_strict
 
 __all__ = ["load", "save", "GrassflowModel"]
@@ -27,21 +27,16 @@ __all__ = ["load", "save", "GrassflowModel"]
 def load(path, dtype=torch.float32):
     """The checkpoint at path (a grassflow safetensors file) as a GrassflowModel in eval mode, every tensor
     loaded. Its file's metadata (config, tokenizer, training recipe) is kept in .grassflow_metadata for
-    save(). ValueError names what the module cannot represent (a mixer, head or key it does not build, a
-    missing or misshapen tensor)."""
+    save(). What the C loader refuses is a ValueError with its message, found before the model is built (the
+    file's format, its config, every tensor's name, dtype and shape, then the values: NaN or infinite weights,
+    int8 codes and scales); so is what the module cannot represent."""
     path = os.fspath(path)
     if os.path.isdir(path):
-        raise ValueError("%s is a folder; grassflow.torch.load reads a grassflow checkpoint (.safetensors)\nHINT: a "
-                         "Hugging Face folder: grassflow.load(path) reads it, or save it from PyTorch" % path)
-    tensors, meta = st_io.read(path)
-    tensors = st_io.dequantize(tensors)  # an int8 or bf16 file: the F32 values its weights stand for
-    if "config" not in meta:
-        raise ValueError("%s: no __metadata__['config']; this is not a grassflow checkpoint" % path)
-    try:
-        model = GrassflowModel(json.loads(meta["config"])).to(dtype)
-        load_state_strict(model, tensors)
-    except ValueError as e:
-        raise ValueError("%s: %s" % (path, e)) from None
+        raise ValueError("%s is a directory; grassflow.torch.load reads a grassflow checkpoint (.safetensors)\nHINT: "
+                         "a Hugging Face folder: grassflow.load(path) reads it, or save it from PyTorch" % path)
+    cfg, tensors, meta = torch_checkpoint.read(path)  # an int8 or bf16 file: the F32 values its weights stand for
+    model = GrassflowModel(cfg, "%s (config in __metadata__)" % path).to(dtype)
+    load_state_strict(model, tensors)  # the names and shapes checked above
     model.grassflow_metadata = dict(meta)
     return model.eval()
 

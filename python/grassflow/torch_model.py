@@ -6,144 +6,24 @@ offset, then average). state_dict() keys are exactly the safetensors names of do
 checkpoint's order; the one persistent buffer is a performer's random features (mix.omega: saved, loaded,
 never trained: not a parameter, so no optimizer sees it).
 """
-import json
 import math
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# config format 1 (grassflow 0.1): flat keys, every one given
-REQUIRED_KEYS_1 = ("vocab_size", "d_model", "n_layer", "n_head", "d_ff", "max_len", "rank", "offsets",
-                   "mixers", "norm", "plucker_eps", "extra_proj", "tie_head", "gelu", "pos", "dropout")
-# format 2: these are required, the rest have the defaults of docs/model.md
-REQUIRED_KEYS_2 = ("d_model", "n_layer", "d_ff", "layers")
-DEFAULTS_2 = {"segments": 0, "emb_norm": False, "ln_eps": 1e-5, "task": "lm", "max_len": 0, "norm": "pre", "tie_head": True, "gelu": "erf", "pos": "learned",
-              "dropout": 0.0, "input": "tokens", "d_input": 0, "vocab_size": 0}
-HEAD_DEFAULTS = {"lm": {}, "classify": {"n_classes": 2, "pool": "mean"}}
-TASK_DIRECTION = {"lm": "causal", "classify": "bidirectional"}
-MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8,
-                                "extra_proj": False, "window": 0, "heads": 1, "plucker": True, "gate": True},
-                  "attention": {"n_head": 4},
-                  "linformer": {"n_head": 4, "k_proj": 32},
-                  "window": {"n_head": 4, "window": 64, "n_global": 0},
-                  "performer": {"n_head": 4, "features": 128, "redraw": 0}}
+from . import config_schema
+
+# the config: read and checked as the C library reads it (grassflow/config_schema.py)
+MIXER_DEFAULTS = config_schema.MIXER_DEFAULTS
 
 
-def _per_layer(name, lst, n_layer):
-    if not isinstance(lst, list) or len(lst) == 0:
-        raise ValueError("config: %s must be a non-empty list" % name)
-    if len(lst) == n_layer:
-        return list(lst)
-    if len(lst) == 1 or all(x == lst[0] for x in lst):
-        return [lst[0]] * n_layer
-    raise ValueError("config: %s has %d entries for n_layer=%d (need 1, n_layer, or all equal)"
-                     % (name, len(lst), n_layer))
-
-
-def _layers_format1(c, L):
-    offs = c["offsets"]
-    if isinstance(offs, list) and offs and not isinstance(offs[0], list):
-        raise ValueError("config: offsets must be a list of lists of int")
-    offs = _per_layer("offsets", offs, L)
-    layers = []
-    for m, o in zip(_per_layer("mixers", c["mixers"], L), offs):
-        if m == "grassmann":
-            layers.append({"mixer": m, "rank": c["rank"], "offsets": o, "plucker_eps": c["plucker_eps"],
-                           "extra_proj": c["extra_proj"]})
-        else:
-            layers.append({"mixer": m, "n_head": c["n_head"]})
-    return layers
-
-
-def _layers_format2(c, L):
-    layers = []
-    for e in _per_layer("layers", c["layers"], L):
-        e = {"mixer": e} if isinstance(e, str) else dict(e)
-        if e.get("mixer") not in MIXER_DEFAULTS:
-            raise ValueError("config: unknown mixer %r" % (e.get("mixer"),))
-        unknown = set(e) - set(MIXER_DEFAULTS[e["mixer"]]) - {"mixer"}
-        if unknown:
-            raise ValueError("config: mixer %s has no keys %s" % (e["mixer"], sorted(unknown)))
-        layers.append(dict(MIXER_DEFAULTS[e["mixer"]], **e))
-    return layers
-
-
-# every key a config may have (docs/model.md); a key outside these is a model this module does not build
-MODEL_KEYS = set(REQUIRED_KEYS_1) | set(DEFAULTS_2) | {"format", "head", "task", "direction", "layers", "stacks"}
-STACK_KEYS = {"name", "d_model", "d_ff", "n_layer", "norm", "direction", "layers"}
-HEAD_KEYS = {"kind", "n_classes", "pool"}
-
-
-def _known_keys(cfg):
-    """Refuse a key the model would ignore (a newer config, a plug-in's): a model without it would compute
-    something else."""
-    bad = sorted(set(cfg) - MODEL_KEYS)
-    bad += ["head.%s" % k for k in sorted(set(cfg.get("head", {})) - HEAD_KEYS)]
-    for i, st in enumerate(cfg.get("stacks", [])):
-        bad += ["stacks.%d.%s" % (i, k) for k in sorted(set(st) - STACK_KEYS)]
-    if bad:
-        raise ValueError("config: keys %s are not in docs/model.md's config (a newer grassflow's, or a plug-in's); "
-                         "this model cannot represent them" % bad)
-
-
-def normalize_config(cfg):
-    """Validate cfg (config format 1, 2 or 3) and return a copy with every model key and "layers": one dict
-    per layer holding "mixer" and all of that mixer's keys."""
-    _known_keys(cfg)
-    fmt = cfg.get("format", 1)
-    if fmt not in (1, 2, 3):
-        raise ValueError("config: unknown format %r" % (fmt,))
-    required = REQUIRED_KEYS_1 if fmt == 1 else REQUIRED_KEYS_2
-    missing = [k for k in required if k not in cfg]
-    if missing:
-        raise ValueError("config: missing keys %s" % missing)
-    c = dict(DEFAULTS_2, **cfg)
-    head = dict(c.get("head", {}))
-    if "kind" in head:  # format 3: the head's kind inside its object; formats 1-2 called it "task"
-        if "task" in cfg:
-            raise ValueError("config: the head's kind is given twice (task and head.kind)")
-        c["task"] = head.pop("kind")
-    c["task"] = {"next_token": "lm"}.get(c["task"], c["task"])  # "lm" below: the next-token head
-    if c["task"] not in HEAD_DEFAULTS:
-        raise ValueError("config: unknown head kind %r" % (c["task"],))
-    c["head"] = dict(HEAD_DEFAULTS[c["task"]], **head)
-    if c["task"] == "classify" and c["head"]["pool"] not in ("mean", "first"):
-        raise ValueError("config: head.pool must be 'mean' or 'first', not %r" % (c["head"]["pool"],))
-    c.setdefault("direction", TASK_DIRECTION[c["task"]])
-    if c["direction"] not in ("causal", "bidirectional"):
-        raise ValueError("config: direction must be 'causal' or 'bidirectional'")
-    if c["task"] == "lm" and c["direction"] != "causal":
-        raise ValueError("config: a language model must be causal")
-    L = int(c["n_layer"])
-    c["layers"] = _layers_format1(c, L) if fmt == 1 else _layers_format2(c, L)
-    for l, lc in enumerate(c["layers"]):
-        lc["offsets"] = [int(D) for D in lc.get("offsets", [])]
-        if lc["mixer"] == "grassmann" and (len(lc["offsets"]) == 0 or min(lc["offsets"]) < 1):
-            raise ValueError("config: layer %d offsets %s must be a non-empty list of ints >= 1" % (l, lc["offsets"]))
-        if lc["mixer"] == "grassmann" and lc["rank"] < 2:
-            raise ValueError("config: rank must be >= 2")
-        if lc["mixer"] == "grassmann" and not lc.get("plucker", True) and lc.get("heads", 1) != 1:
-            raise ValueError("config: layer %d: heads is %d with plucker false; heads split the Pluecker "
-                             "coordinates, which plucker false does not compute" % (l, lc["heads"]))
-        if lc["mixer"] == "attention" and c["d_model"] % lc["n_head"] != 0:
-            raise ValueError("config: d_model must be divisible by n_head")
-    stacks = []
-    for st in c.get("stacks", []):
-        st = dict({"norm": c["norm"], "direction": c["direction"], "gelu": c["gelu"], "dropout": c["dropout"],
-                   "max_len": c["max_len"], "pos": c["pos"]}, **st)  # the last two: the model's, for linformer
-        st["layers"] = _layers_format2(st, int(st["n_layer"]))
-        stacks.append(st)
-    c["stacks"] = stacks
-    if c["task"] == "lm" and any(st["direction"] != "causal" for st in stacks):
-        raise ValueError("config: a language model must be causal")
-    if c["norm"] not in ("pre", "post"):
-        raise ValueError("config: norm must be 'pre' or 'post'")
-    if c["gelu"] not in ("erf", "tanh"):
-        raise ValueError("config: gelu must be 'erf' or 'tanh'")
-    if c["pos"] not in ("learned", "sinusoidal", "none"):
-        raise ValueError("config: pos must be 'learned', 'sinusoidal' or 'none'")
-    return c
+def normalize_config(cfg, src="config"):
+    """Validate cfg (config format 1, 2 or 3) as the library does and return a copy with every model key,
+    "task" ("lm" or "classify"), "head" and "layers": one dict per layer holding "mixer" and all of that
+    mixer's keys; "stacks" likewise. A ValueError names what is wrong, beginning with src."""
+    return config_schema.normalize(cfg, src)
 
 
 def sinusoidal_table(max_len, d):
@@ -182,8 +62,8 @@ class GrassmannMixer(nn.Module):
             self.pair = nn.Linear(2 * r, d)
         self.gate = nn.Linear(2 * d, d) if gate else None
         self.out = nn.Linear(d, d) if extra_proj else None
-        iu = torch.triu_indices(rh, rh, 1)  # pairs i<j of one head, in row-major order
-        self.register_buffer("pair_i", iu[0].clone(), persistent=False)
+        iu = torch.triu_indices(rh, rh, 1) if self.use_plucker else torch.zeros(2, 0, dtype=torch.long)
+        self.register_buffer("pair_i", iu[0].clone(), persistent=False)  # pairs i<j of one head, row-major
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
 
     def forward(self, h, mask=None):
@@ -459,10 +339,11 @@ class GrassflowModel(nn.Module):
     lm: logits (B, T, V) over the vocabulary; classify: pool (mean over real positions, or the first)
     then a linear layer, logits (B, n_classes)."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, src="config"):
         super().__init__()
+        norm = normalize_config(cfg, src)
         self.cfg_in = dict(cfg)  # as given (grassflow.torch.save stores it)
-        cfg = normalize_config(cfg)
+        cfg = norm
         self.cfg = cfg
         V, d = cfg["vocab_size"], cfg["d_model"]
         # registration order = checkpoint order
@@ -472,13 +353,8 @@ class GrassflowModel(nn.Module):
             self.tok_emb = None
             self.in_proj = nn.Linear(cfg["d_input"], d)
         self.pos_kind = cfg["pos"]
-        if cfg["pos"] == "learned":
-            self.pos_emb = nn.Embedding(cfg["max_len"], d)
-        elif cfg["pos"] == "none":
-            self.pos_emb = None
-        else:
-            self.pos_emb = None
-            self.register_buffer("pos_table", sinusoidal_table(max(cfg["max_len"], 1), d), persistent=False)
+        # sinusoidal: computed for each forward's length (max_len may be 2^24: no table of that many rows)
+        self.pos_emb = nn.Embedding(cfg["max_len"], d) if cfg["pos"] == "learned" else None
         # token types (BERT's segments): one learned row per type, added to the token embedding
         self.seg_emb = nn.Embedding(cfg["segments"], d) if cfg["segments"] > 0 else None
         # emb_norm: BERT's LayerNorm on the embedding sum
@@ -488,6 +364,9 @@ class GrassflowModel(nn.Module):
         # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
         self.stack_names = []
         for st in cfg["stacks"]:
+            if hasattr(self, st["name"]) or st["name"] in ("lm_head", "cls_head"):  # cfg, forward, pool, ...
+                raise ValueError("%s: \"stacks\" has one named \"%s\", a name the PyTorch module uses for its own "
+                                 "attribute; this module cannot hold it" % (src, st["name"]))
             mod = nn.Module()
             mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
                                     st["d_model"])
@@ -509,12 +388,8 @@ class GrassflowModel(nn.Module):
         h = self.tok_emb(inputs) if self.tok_emb is not None else self.in_proj(inputs)
         if self.pos_kind == "learned":
             h = h + self.pos_emb.weight[:T][None]
-        elif self.pos_kind == "none":
-            pass
-        elif T > self.pos_table.shape[0]:
-            h = h + sinusoidal_table(T, h.shape[-1]).to(h.dtype)[None]
-        else:
-            h = h + self.pos_table[:T].to(h.dtype)[None]
+        elif self.pos_kind == "sinusoidal":
+            h = h + sinusoidal_table(T, h.shape[-1]).to(h.device, h.dtype)[None]
         if self.seg_emb is not None:
             h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
         return self.emb_ln(h) if self.emb_ln is not None else h
@@ -557,34 +432,27 @@ def expected_shapes(cfg):
 
 
 def load_state_strict(model, tensors):
-    """Load numpy tensors into model, failing with a clear message on any mismatch."""
+    """Load numpy tensors into model, failing with a clear message on any mismatch (the C loader's words)."""
     sd = model.state_dict()
-    missing = [k for k in sd if k not in tensors]
-    unexpected = [k for k in tensors if k not in sd]
-    badshape = ["%s: file %s, model %s" % (k, tuple(tensors[k].shape), tuple(sd[k].shape))
-                for k in sd if k in tensors and tuple(tensors[k].shape) != tuple(sd[k].shape)]
-    if missing or unexpected or badshape:
-        msg = ["checkpoint does not match the config:"]
-        if missing:
-            msg.append("  missing tensors: %s" % missing)
-        if unexpected:
-            msg.append("  unexpected tensors: %s" % unexpected)
-        if badshape:
-            msg.append("  wrong shapes: %s" % badshape)
-        raise ValueError("\n".join(msg))
+    for k, v in sd.items():
+        if k not in tensors:
+            raise ValueError("tensor \"%s\" is missing (the config says the model has it)" % k)
+        if tuple(tensors[k].shape) != tuple(v.shape):
+            raise ValueError("tensor \"%s\" should be of shape %s for this config, but it is of shape %s"
+                             % (k, tuple(v.shape), tuple(tensors[k].shape)))
+    for k in tensors:
+        if k not in sd:
+            raise ValueError("unexpected tensor \"%s\" that the config's model does not have" % k)
     dtype = next(iter(sd.values())).dtype
-    model.load_state_dict({k: torch.from_numpy(tensors[k].copy()).to(dtype) for k in sd}, strict=True)
+    model.load_state_dict({k: torch.from_numpy(np.array(tensors[k], copy=True)).to(dtype) for k in sd}, strict=True)
 
 
 def load_checkpoint(path):
-    """Read a grassflow checkpoint -> (float64 model in eval mode, config string as read)."""
-    from grassflow import st_io
-    tensors, meta = st_io.read(path)
-    tensors = st_io.dequantize(tensors)
-    if "config" not in meta:
-        raise ValueError("%s: no __metadata__['config']" % path)
-    cfg_str = meta["config"]
-    model = build_model(json.loads(cfg_str)).double()
+    """Read a grassflow checkpoint -> (float64 model in eval mode, config string as read), with the C loader's
+    checks (grassflow.torch_checkpoint)."""
+    from . import torch_checkpoint
+    cfg, tensors, meta = torch_checkpoint.read(path)
+    model = build_model(cfg).double()
     load_state_strict(model, tensors)
     model.eval()
-    return model, cfg_str
+    return model, meta["config"]

@@ -214,6 +214,8 @@ int gf_nli_encode_pair(const gf_tokenizer *tok, const char *premise, const char 
     int64_t lp = 0, lh = 0;
     *ids = NULL;
     *segments = NULL;
+    if (max_sent < 1) /* lp = min(pieces, max_sent) below: a negative one sized the buffers short */
+        return gf_fail("a sentence pair: max_sent is %lld; expected at least 1 piece per sentence", (long long)max_sent);
     if (special(tok, "[CLS]", &cls) || special(tok, "[SEP]", &sep) || special(tok, "[PAD]", &pad) ||
         gf_tokenizer_encode(tok, premise, strlen(premise), "the premise", &p, &lp) ||
         gf_tokenizer_encode(tok, hypothesis, strlen(hypothesis), "the hypothesis", &h, &lh)) {

@@ -103,6 +103,71 @@ p = os.path.join(out, "nan_weights.safetensors")
 st_io.write(p, t, meta)
 cases.append(("nan_weights", "a NaN among the weights", "score --ckpt %s --tokens TOKENS" % p, "NaN"))
 
+
+# round four (issue 47): what the PyTorch loader let through, read by both loaders (tests/hostile.sh runs each
+# checkpoint case through grassflow.torch.load too)
+def forge_raw(name, hdr, body=data, what="", expect=""):
+    p = put(name + ".safetensors", struct.pack("<Q", len(hdr)) + hdr + body)
+    cases.append((name, what, "score --ckpt %s --tokens TOKENS" % p, expect))
+
+
+def meta_cfg(c):
+    return edit(lambda h: h["__metadata__"].update(config=json.dumps(c)))
+
+
+forge("shape_string", edit(lambda h: h[first].update(shape="65")), what="a shape that is a string (\"65\")",
+      expect="\"shape\" \\(list\\)")
+forge("shape_entry_string", edit(lambda h: h[first].update(shape=[str(x) for x in h[first]["shape"]])),
+      what="shape entries that are strings", expect="shape entry 0 is not a size")
+forge("shape_entry_bool", edit(lambda h: h[first].update(shape=[True] + h[first]["shape"][1:])),
+      what="a shape entry true", expect="shape entry 0 is not a size")
+forge("offsets_strings", edit(lambda h: h[first].update(data_offsets=[str(x) for x in h[first]["data_offsets"]])),
+      what="data offsets that are strings", expect="data_offsets are not a range")
+forge("entry_not_object", edit(lambda h: h.update({first: 7})), what="a tensor's entry that is a number",
+      expect="needs \"dtype\"")
+forge("metadata_list", edit(lambda h: h.update(__metadata__=[h["__metadata__"]["config"]])),
+      what="__metadata__ a list", expect="__metadata__ must be an object of strings")
+forge("metadata_config_object", edit(lambda h: h["__metadata__"].update(config=cfg)),
+      what="the config an object in the metadata, not a string", expect="__metadata__\\[\"config\"\\] must be a string")
+forge_raw("header_array", b"[1, 2]", b"", what="a header that is a JSON list", expect="not a JSON object")
+forge_raw("header_deep", b'{"a": ' + b"[" * 100000 + b"]" * 100000 + b"}", b"",
+          what="a header nested 100,000 lists deep", expect="not a JSON object")
+forge_raw("header_nan", b'{"__metadata__": {"config": "{}"}, "x": NaN}', b"", what="NaN in the header (not JSON)",
+          expect="not a JSON object")
+forge_raw("header_nul", b'{"__metadata__": {"config": "{}"}}\0   ', b"", what="a NUL byte in the header",
+          expect="NUL byte")
+twice = json.dumps(header).encode()
+twice = twice[:-1] + b', "%s": %s}' % (first.encode(), json.dumps(header[first]).encode())
+forge_raw("tensor_twice", twice, what="a tensor named twice in the header", expect="appears twice")
+forge("config_nan", edit(lambda h: h["__metadata__"].update(config=h["__metadata__"]["config"].replace(
+    '"dropout":0', '"dropout":NaN'))), what="NaN in the config (not JSON)", expect="not valid JSON")
+forge("config_bool_int", meta_cfg(dict(cfg, n_layer=True)), what="n_layer = true", expect="\"n_layer\" must be an integer")
+forge("config_float_int", meta_cfg(dict(cfg, n_layer=2.5)), what="n_layer = 2.5", expect="\"n_layer\" must be an integer")
+forge("config_string_bool", meta_cfg(dict(cfg, tie_head="false")), what="tie_head = \"false\" (a string)",
+      expect="\"tie_head\" must be true or false")
+forge("config_layer_string_bool", meta_cfg(dict(cfg, layers=[dict(e, extra_proj="false") for e in cfg["layers"]])),
+      what="a layer's extra_proj = \"false\" (a string)", expect="extra_proj\" must be true or false")
+forge("config_eps_zero", meta_cfg(dict(cfg, layers=[dict(e, plucker_eps=0) for e in cfg["layers"]])),
+      what="plucker_eps = 0", expect="plucker_eps\" is 0; expected a number in \\(0, 1e\\+30\\]")
+forge("config_dropout", meta_cfg(dict(cfg, dropout=1.5)), what="dropout = 1.5", expect="\"dropout\" is 1.5")
+forge("config_rank_257", meta_cfg(dict(cfg, layers=[dict(e, rank=257) for e in cfg["layers"]])),
+      what="rank = 257", expect="rank\" is 257; expected an integer in \\[2, 256\\]")
+forge("config_not_object", edit(lambda h: h["__metadata__"].update(config="[1, 2]")), what="a config that is a list",
+      expect="a config must be a JSON object")
+forge("config_5m_vocab", meta_cfg(dict(cfg, vocab_size=5000000, d_model=256)),
+      what="a checkpoint of 73 KB whose config claims 5M x 256 embeddings", expect="should be F32 of shape \\(5000000, 256\\)")
+t, meta = st_io.read(good)
+t64 = dict(t, **{first: t[first].astype("float64")})
+p = os.path.join(out, "f64_weight.safetensors")
+st_io.write(p, t64, meta)
+cases.append(("f64_weight", "a weight stored as F64", "score --ckpt %s --tokens TOKENS" % p,
+              "should be F32 of shape .* but the file has another dtype"))
+tinf = dict(t, **{first: t[first].copy()})
+tinf[first].flat[7] = -float("inf")
+p = os.path.join(out, "inf_weights.safetensors")
+st_io.write(p, tinf, meta)
+cases.append(("inf_weights", "an infinite weight", "score --ckpt %s --tokens TOKENS" % p, "holds an infinite value at index 7"))
+
 # the training state
 t, meta = st_io.read(state)
 
@@ -158,6 +223,24 @@ if len(sys.argv) > 4:
     big[2] = 1e38  # finite, but 127 * 1e38 is not (it scored "loss null", exit 0)
     q8_case("int8_scale_1e38", with_(**{mat + ".scale": big}), qmeta,
             "a finite scale of 1e38, whose weights overflow float32", "row 2 has scale 1e\\+38: .* past float32's largest")
+    q8_case("int8_scale_one", with_(**{mat + ".scale": q8[mat + ".scale"][:1].copy()}), qmeta,
+            "an int8 matrix with one scale for all its rows (shape [1])", "should be F32 of shape \\(%d\\), one per row" % rows)
+    sc = q8[mat + ".scale"].copy()
+    sc[2] = -sc[2] - 1
+    q8_case("int8_scale_negative", with_(**{mat + ".scale": sc}), qmeta, "a negative scale", "row 2 has scale -")
+    q8_case("int8_scale_f64", with_(**{mat + ".scale": q8[mat + ".scale"].astype("float64")}), qmeta,
+            "int8 scales stored as F64", "should be F32 of shape")
+    pos = "pos_emb.weight"
+    if pos in q8:
+        pq = (q8[pos] * 0).astype(np.int8)
+        q8_case("int8_pos_emb", with_(**{pos: pq, pos + ".scale": np.ones(pq.shape[0], np.float32)}), qmeta,
+                "the position table stored as I8 (not a weight matrix)", "only the weight matrices")
+    bf, bmeta = dict(q8), dict(qmeta, weights="bf16")
+    for k in [k for k in bf if bf[k].dtype == np.int8]:
+        bf[k] = (bf[k].astype(np.float32) * bf.pop(k + ".scale")[:, None]).view(np.uint32).__rshift__(16).astype(np.uint16)
+    bf[mat] = bf[mat].copy()
+    bf[mat].flat[4] = 0x7fc0  # a NaN's upper half
+    q8_case("bf16_nan", bf, bmeta, "a NaN in a bf16 weight", "holds NaN at index 4")
     codes = q8[mat].copy()
     codes.flat[5] = -128
     q8_case("int8_code_-128", with_(**{mat: codes}), qmeta, "the int8 code -128", "code -128")
