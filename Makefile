@@ -192,6 +192,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	bash tests/mixer_study.sh
 	$(TEST_ENV) bash tests/precision_study.sh $(BUILD)
 	$(TEST_ENV) bash tests/honest.sh $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/environment.sh $(BUILD))
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/regions.sh $(BUILD))
 	bash tests/layout.sh
 

@@ -1467,6 +1467,18 @@ int gf_threads(void);
  * its thread count. */
 const char *gf_blas_kernel(void);
 int gf_blas_threads(void);
+/* OpenBLAS reads OPENBLAS_CORETYPE as it loads (before main) and runs the named core's kernels without
+ * asking whether the CPU has their instructions: one it lacks them for stops the program with SIGILL at its
+ * first matmul. gf_blas_core_check(core, why, n): NULL when this CPU runs OpenBLAS core type `core`
+ * ("SKYLAKEX", "Haswell", gf_blas_kernel()'s name; any case) or the name is not one OpenBLAS's x86-64 builds
+ * know (OpenBLAS then chooses by itself); else the core type to use instead, gf_blas_fast_core()'s, with
+ * why (n bytes, may be NULL) listing the features `core` needs that the CPU lacks ("avx512f, avx512bw").
+ * gf_blas_fast_core(): the fastest core type this CPU runs among SKYLAKEX, HASWELL, SANDYBRIDGE, NEHALEM and
+ * PRESCOTT ("" if none). Neither calls BLAS: a program can ask before its first matmul and start itself again
+ * with the answer. The test hook GRASSFLOW_TEST_CPU_LACKS=avx512f,fma (features named as `why` names them)
+ * makes both take those features as absent (tests/environment.sh). */
+const char *gf_blas_core_check(const char *core, char *why, size_t n);
+const char *gf_blas_fast_core(void);
 /* C (M,N) = alpha op(A) op(B) + beta C, row-major, op(A) (M,K), op(B) (K,N) (transposed when transA or
  * transB): BLAS sgemm with 64-bit sizes (checked against BLAS's 32-bit ints), the call every matmul of the
  * library goes through, for plug-ins and benchmarks. */
