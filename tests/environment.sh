@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The environment is not trusted blindly: an OPENBLAS_CORETYPE this CPU cannot run (OpenBLAS runs the
 # named core's kernels without asking, and dies with SIGILL at the first matmul) is replaced, before OpenBLAS
-# loads, by one it runs, with a note, in the command (it starts itself again, once); a program of its own
-# gets an error from gf_model_create instead of the SIGILL.
+# loads, by one it runs, with a note, in the command (it starts itself again, once) and in the Python
+# package; a program of its own gets an error from gf_model_create instead of the SIGILL.
 # GRASSFLOW_TEST_CPU_LACKS=avx512f,... (a test hook) lets this AVX-512 machine play one without AVX-512.
 #   bash tests/environment.sh [BUILD]
 set -uo pipefail
@@ -47,9 +47,25 @@ if [ -n "$bad" ]; then
         grep -q "^HINT: start the program with OPENBLAS_CORETYPE=[A-Z]" "$tmp/err" && [ ! -e "$tmp/run2" ] &&
         pass "... with GRASSFLOW_NO_REEXEC=1: gf_model_create fails, saying what to set; exit 1, nothing written" ||
         fail "OPENBLAS_CORETYPE=$bad without the restart: exit $rc: $(head -c 400 "$tmp/err")"
+    # the Python package, before it loads the library: a model scores instead of the SIGILL
+    "$GF" init --model grassmann-tiny --out "$tmp/m.safetensors" >/dev/null 2>&1
+    OPENBLAS_CORETYPE=$bad timeout 120 $PY -c 'import sys; sys.path.insert(0, "python"); import grassflow, grassflow._lib as L
+m = grassflow.load(sys.argv[1]); print(L.lib.gf_blas_kernel().decode(), m.score([1, 2, 3, 4, 5]).ppl > 0)' \
+        "$tmp/m.safetensors" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc = 0 ] && grep -q " True$" "$tmp/out" && [ "$(grep -c 'note: ' "$tmp/err")" = 1 ] &&
+        grep -q "note: OpenBLAS's [A-Za-z]* kernel (OPENBLAS_CORETYPE=$bad) needs $need, which this CPU lacks" "$tmp/err" &&
+        pass "python: OPENBLAS_CORETYPE=$bad replaced before the library loads ($(cut -d' ' -f1 "$tmp/out")), one note" ||
+        fail "python with OPENBLAS_CORETYPE=$bad: exit $rc: $(head -c 400 "$tmp/out" "$tmp/err")"
 else
     echo "  skip  this CPU runs every core type tried (BULLDOZER, OPTERON)"
 fi
+GRASSFLOW_TEST_CPU_LACKS=avx512f OPENBLAS_CORETYPE=SKYLAKEX timeout 120 $PY -c 'import sys; sys.path.insert(0, "python")
+import grassflow, grassflow._lib as L; print(L.lib.gf_blas_kernel().decode())' >"$tmp/out" 2>"$tmp/err"
+[ "$(cat "$tmp/out")" = Haswell ] && grep -q "note: OpenBLAS's SkylakeX kernel (OPENBLAS_CORETYPE=SKYLAKEX) needs avx512f" "$tmp/err" &&
+    pass "python: OPENBLAS_CORETYPE=SKYLAKEX without avx512f (hook): Haswell, with the note" ||
+    fail "python, SKYLAKEX without avx512f: $(head -c 400 "$tmp/out" "$tmp/err")"
+
 # it cannot loop: with every feature hidden, the replacement (none: OPENBLAS_CORETYPE unset) loads a kernel the
 # check again refuses (OpenBLAS's own choice), and the command starts itself again once, not forever
 all=sse3,ssse3,sse4.1,sse4.2,3dnow,avx,avx2,fma,fma4,avx512f,avx512cd,avx512bw,avx512dq,avx512vl,avx512bf16,amx-bf16
