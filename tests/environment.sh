@@ -2,7 +2,8 @@
 # The environment is not trusted blindly: an OPENBLAS_CORETYPE this CPU cannot run (OpenBLAS runs the
 # named core's kernels without asking, and dies with SIGILL at the first matmul) is replaced, before OpenBLAS
 # loads, by one it runs, with a note, in the command (it starts itself again, once) and in the Python
-# package; a program of its own gets an error from gf_model_create instead of the SIGILL.
+# package; a program of its own gets an error from gf_model_create instead of the SIGILL; the scripts never
+# set such a core (tests/coretype.sh), whose table is held to the library's (gf_blas_core_check).
 # GRASSFLOW_TEST_CPU_LACKS=avx512f,... (a test hook) lets this AVX-512 machine play one without AVX-512.
 #   bash tests/environment.sh [BUILD]
 set -uo pipefail
@@ -80,4 +81,37 @@ OPENBLAS_CORETYPE=Haswell "$GF" --version >"$tmp/out" 2>"$tmp/err"
 [ "$(kernel_of "$tmp/out")" = Haswell ] && [ ! -s "$tmp/err" ] && pass "OPENBLAS_CORETYPE=Haswell (this CPU runs it): kept, nothing said" ||
     fail "OPENBLAS_CORETYPE=Haswell: kernel $(kernel_of "$tmp/out"): $(head -c 300 "$tmp/err")"
 
+# tests/coretype.sh (what the scripts set) agrees with the library on every core type, on this CPU and with
+# features hidden; and --env never gives one the CPU cannot run
+cores="KATMAI COPPERMINE NORTHWOOD BANIAS PRESCOTT OPTERON OPTERON_SSE3 BARCELONA CORE2 ATOM NANO BOBCAT PENRYN
+DUNNINGTON NEHALEM SANDYBRIDGE BULLDOZER PILEDRIVER STEAMROLLER EXCAVATOR HASWELL ZEN SKYLAKEX COOPERLAKE SAPPHIRERAPIDS"
+lib_says() {
+    $PY - "$B/libgrassflow.so" $cores <<'PYEOF'
+import ctypes, sys
+L = ctypes.CDLL(sys.argv[1])
+L.gf_blas_core_check.restype = ctypes.c_char_p
+L.gf_blas_core_check.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+why = ctypes.create_string_buffer(160)
+for k in sys.argv[2:]:
+    print(k, "runs" if L.gf_blas_core_check(k.encode(), why, 160) is None else why.value.decode().replace(", ", " "))
+PYEOF
+}
+sh_says() { for k in $cores; do m=$(bash tests/coretype.sh --runs $k) && echo "$k runs" || echo "$k $m"; done; }
+same=0 diff=""
+for lacks in "" avx512f avx512bf16 avx2,avx512f fma4 3dnow,sse4.2 "$all"; do
+    a=$(GRASSFLOW_TEST_CPU_LACKS=$lacks lib_says) b=$(GRASSFLOW_TEST_CPU_LACKS=$lacks sh_says)
+    [ "$a" = "$b" ] && same=$((same + 1)) || diff="$diff [lacks '$lacks': $(diff <(echo "$a") <(echo "$b") | grep '^[<>]' | head -4 | tr '\n' ' ')]"
+    for k in SKYLAKEX BULLDOZER ""; do
+        e=$(GRASSFLOW_TEST_CPU_LACKS=$lacks OPENBLAS_CORETYPE=$k bash tests/coretype.sh --env 2>/dev/null)
+        [ -z "$e" ] || GRASSFLOW_TEST_CPU_LACKS=$lacks bash tests/coretype.sh --runs "$e" >/dev/null || diff="$diff [--env gave $e, lacking '$lacks']"
+    done
+done
+[ -z "$diff" ] && pass "tests/coretype.sh agrees with gf_blas_core_check on $(echo $cores | wc -w) core types x $same CPUs; --env only gives core types the CPU runs" ||
+    fail "tests/coretype.sh against the library:$diff"
+# the scripts the README points at, and every benchmark that sets a core type, go through it
+bad_set=$(grep -lE '(export|TEST_ENV :=) OPENBLAS_CORETYPE=\$\{OPENBLAS_CORETYPE:-' bench/*.sh scripts/*.sh Makefile | tr '\n' ' ')
+unfixed=$(grep -LE 'coretype\.sh"? --(env|export)' scripts/snli_study.sh scripts/distilbert_cost.sh bench/env.sh | tr '\n' ' ')
+[ -z "$bad_set$unfixed" ] && ! grep -q 'OPENBLAS_CORETYPE=SKYLAKEX bash' README.md &&
+    pass "no script keeps a user's OPENBLAS_CORETYPE unchecked, and the README no longer tells users to set SKYLAKEX" ||
+    fail "scripts: unchecked in '$bad_set', not through tests/coretype.sh: '$unfixed'"
 [ "$fails" -eq 0 ] && echo "environment: all passed" || { echo "environment: $fails FAILED"; exit 1; }
