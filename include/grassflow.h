@@ -1542,6 +1542,34 @@ int gf_dist_barrier(void);
 int gf_dist_max_int(int *x);
 /* The MPI library ("Open MPI v4.1.4"), or NULL when grassflow was built without MPI. */
 const char *gf_dist_library(void);
+/* What the ranks of a job must agree on before they first work together (gf_dist_agree): ranks started with
+ * other data, models or recipes (mpirun's `-np 1 A : -np 1 B`, a file that differs from node to node) would
+ * otherwise exchange buffers of other sizes (heap corruption), wait for each other at other steps (a hang),
+ * or train on other data silently. An item is named by its group and label ("rank 1's corpus differs from
+ * rank 0's: vocabulary 65 vs 33278 tokens") and compared by its kind's value: i, f (bit for bit), h (a hash
+ * of what is compared: FNV-1a 64, gf_dist_hash), or text (compared whole, by its hash; the message quotes
+ * up to GF_AGREE_TEXT - 1 bytes of it). */
+typedef enum { GF_AGREE_INT = 0, GF_AGREE_REAL = 1, GF_AGREE_HASH = 2, GF_AGREE_TEXT = 3 } gf_agree_kind;
+typedef struct gf_agree_item {
+    const char *group; /* what it belongs to: "corpus", "model", "recipe", "state" */
+    const char *label; /* what it is: "vocabulary", "--steps"; NULL: none (a text item that says it all) */
+    const char *unit;  /* after both values ("tokens"), or NULL */
+    gf_agree_kind kind;
+    int64_t i;
+    double f;
+    uint64_t h;
+    const char *text;  /* NULL reads as "" */
+} gf_agree_item;
+#define GF_AGREE_MAX 96
+#define GF_AGREE_TEXT 48
+/* Every rank's n items (n <= GF_AGREE_MAX) against rank 0's, in order, before the ranks start `what`
+ * ("training", "evaluation") together: 0 when they agree, and with one process; else -1 on every rank, with
+ * gf_last_error naming the first rank and item that differ, both values and what to do. A rank that states
+ * other items (another command, another task) is named as such. A collective: every rank calls it at the
+ * same point. */
+int gf_dist_agree(const char *what, const gf_agree_item *items, int n);
+/* FNV-1a 64 of n bytes, chained from h (0 starts afresh): for GF_AGREE_HASH items. */
+uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h);
 
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */
