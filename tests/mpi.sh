@@ -3,8 +3,8 @@
 # global batch 8 against one process with batch 8 (final weights to 1e-6, dropout on), one set of files and
 # one progress stream (rank 0's), a signal to one rank stopping both at the same step, resume under MPI
 # byte-identical to an uninterrupted MPI run (and with one process instead of two), a killed rank ending
-# the job with a message, ranks started with other data, models, recipes or states stopping together
-# with an error naming the difference. Skipped, saying why, when grassflow was built without MPI
+# the job with a message, ranks started with other data, models, recipes, states or commands stopping
+# together with an error naming the difference. Skipped, saying why, when grassflow was built without MPI
 # or mpirun is missing.
 #   bash tests/mpi.sh [BUILD]
 set -uo pipefail
@@ -183,10 +183,11 @@ within "$r" 1e-6 &&
 # ranks that do not agree (mpirun's MPMD form, `-np 1 A : -np 1 B`): every rank stops before the first
 # collective with an error naming what differs, exit non-zero, no hang (the collectives' watchdog is at 20 s:
 # without the check these ranks corrupted the heap, hung, or trained on other data silently)
-C2=$tmp/upper C3=$tmp/reversed
-mkdir -p "$C2" "$C3"
+C2=$tmp/upper C3=$tmp/reversed C4=$tmp/othertest
+mkdir -p "$C2" "$C3" "$C4"
 for s in train valid test; do tr 'a-z' 'A-Z' <"$C/$s.txt" >"$C2/$s.txt"; done # another vocabulary
 tac "$C/train.txt" >"$C3/train.txt" && cp "$C/valid.txt" "$C/test.txt" "$C3/" # the same vocabulary, other text
+cp "$C/train.txt" "$C4/" && tac "$C/valid.txt" >"$C4/valid.txt" && cp "$C4/valid.txt" "$C4/test.txt" # other text to score
 D=(--model grassmann-tiny --tokenizer char --batch 8 --seq-len 32 --warmup 2 --eval-every 3 --seed 7)
 # refused WHAT PATTERN MPMD-ARGS...: the job ends with an error matching PATTERN within 120 s
 refused() {
@@ -218,6 +219,17 @@ refused "train, --deterministic on rank 1 alone" "rank 1's recipe differs from r
 refused "resume, the state at step 2 on rank 0 and at step 4 on rank 1" "rank 1's state differs from rank 0's: step 4 vs 2" \
     -np 1 "$GF" --threads 1 train --resume "$tmp/r2" : -np 1 "$GF" --threads 1 train --resume "$tmp/r4"
 stopped_at "$tmp/r2" 2
+# evaluation: the same checkpoint and split on every rank
+refused "eval, another checkpoint on rank 1" "rank 1's model differs from rank 0's: weights (a hash) [0-9a-f]* vs" \
+    -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r4/last.safetensors" --corpus "$C"
+refused "eval, other text in rank 1's validation split" "rank 1's evaluation differs from rank 0's: data (a hash of its batches)" \
+    -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C4"
+# compare: the same models on every rank (a rank with fewer would leave the other waiting at the next one)
+CP=("$GF" --threads 1 compare --corpus "$C" --tokenizer char --batch 8 --seq-len 32 --steps 4 --eval-every 2 --out "$tmp/dc")
+refused "compare, one model fewer on rank 1" "rank 1's comparison differs from rank 0's: --models 'grassmann-tiny' vs 'grassmann-tiny,transformer-tiny'" \
+    -np 1 "${CP[@]}" --models grassmann-tiny,transformer-tiny : -np 1 "${CP[@]}" --models grassmann-tiny
+refused "train on rank 0, eval on rank 1" "rank 1 is starting evaluation with other things to agree on than rank 0 starting training" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/de" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C"
 
 # a rank of the job writing to $tmp/DIR: a process whose command line starts with the grassflow command
 # (mpirun's own command line holds the same words further on, and PIDs wrap around at pid_max, so the

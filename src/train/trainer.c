@@ -591,7 +591,7 @@ static void count_patience(trainer *t, bool is_best) {
  * every eval_every steps or at the end (early stopping counts these, not those of --stop-at). */
 static int evaluate_and_save(trainer *t, bool scheduled) {
     gf_eval_result er = {0};
-    if (gf_evaluate_result(t->m, t->valid, t->o->batch, &er)) return -1;
+    if (gf_evaluate_in_run(t->m, t->valid, t->o->batch, &er)) return -1;
     const double vl = er.mean_loss, acc = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : NAN;
     t->last_val = vl;
     /* the best checkpoint: a classifier's by accuracy (the first evaluation is the first best), else by loss */
