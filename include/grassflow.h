@@ -857,7 +857,8 @@ typedef struct gf_train_opts {
                                    * ("precision", written when not fp32); a resume keeps it */
     bool deterministic;           /* each example's gradient computed on its own and the step's summed in one
                                    * fixed pairwise order (docs/distributed.md), so that a data-parallel run
-                                   * equals one process bit for bit; recorded ("deterministic": true) when set */
+                                   * equals one process on as many threads bit for bit (gf_train refuses ranks
+                                   * on other thread counts); recorded ("deterministic": true) when set */
 } gf_train_opts;
 
 enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };

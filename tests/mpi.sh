@@ -230,6 +230,17 @@ refused "compare, one model fewer on rank 1" "rank 1's comparison differs from r
     -np 1 "${CP[@]}" --models grassmann-tiny,transformer-tiny : -np 1 "${CP[@]}" --models grassmann-tiny
 refused "train on rank 0, eval on rank 1" "rank 1 is starting evaluation with other things to agree on than rank 0 starting training" \
     -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/de" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C"
+# what may differ: the thread count of each rank (each rank's share is summed with the others', and what
+# every rank computes from the sum does not depend on it), and --out's path (rank 0 alone writes)
+"${MPI[@]}" -np 1 "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/thr" : \
+    -np 1 "$GF" --threads 2 train "${A[@]}" --steps 6 --out "$tmp/thr-1" >/dev/null 2>"$tmp/err" || fail "threads 1 and 2: $(tail -3 "$tmp/err")"
+r=$(rel "$tmp/one/last.safetensors" "$tmp/thr/last.safetensors")
+within "$r" 1e-6 && [ ! -e "$tmp/thr-1" ] && pass "--threads 1 on rank 0 and 2 on rank 1: one process's weights within 1e-6 ($r)" ||
+    fail "ranks with other thread counts: $r"
+# ... except with --deterministic, whose bits are those of one thread count (OpenBLAS and the parallel loops
+# round differently on more threads on models larger than this one)
+refused "train --deterministic, --threads 2 on rank 1 and 1 on rank 0" "rank 1's recipe differs from rank 0's: --threads (with --deterministic) 2 vs 1" \
+    -np 1 "$GF" --threads 1 train "${A[@]}" --steps 6 --deterministic --out "$tmp/thrd" : -np 1 "$GF" --threads 2 train "${A[@]}" --steps 6 --deterministic --out "$tmp/thrd"
 
 # a rank of the job writing to $tmp/DIR: a process whose command line starts with the grassflow command
 # (mpirun's own command line holds the same words further on, and PIDs wrap around at pid_max, so the

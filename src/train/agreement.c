@@ -99,6 +99,11 @@ static void recipe_facts(facts *l, const gf_run_facts *f, const cJSON *made) {
     add_int(l, r, "--seed", NULL, (int64_t)o->seed);
     add_text(l, r, "--precision", gf_precision_name(o->precision));
     add_text(l, r, "--deterministic", o->deterministic ? "on" : "off");
+    /* each example's gradient is the same bits on every rank only on as many threads (OpenBLAS and the
+     * parallel loops round otherwise on more of them); without --deterministic the ranks' shares are summed,
+     * and a rank's thread count changes nothing the others compute from the sum */
+    add_int(l, r, "--threads (with --deterministic)", NULL, o->deterministic ? gf_threads() : 0);
+    add_int(l, r, "BLAS threads (with --deterministic)", NULL, o->deterministic ? gf_blas_threads() : 0);
     add_text(l, r, "--on-nonfinite", o->on_nonfinite == GF_NONFINITE_SKIP ? "skip" : "stop");
     add_text(l, r, "the feature cache (--no-feature-cache)", o->feature_cache ? "on" : "off");
     add_int(l, r, "--eval-every", NULL, o->eval_every);

@@ -195,12 +195,30 @@ static int count_targets(gf_source *src, const gf_train_opts *o, int64_t epoch, 
     return 0;
 }
 
+/* The gradient's L2 norm, the same bits on any number of threads: every rank of a data-parallel job computes
+ * it from the same summed gradient, and ranks started with other --threads must clip alike (an OpenMP
+ * reduction's partial sums follow the thread count). The squares are summed in order within fixed blocks,
+ * and the blocks' sums in order (one block: the plain sum, as before). */
+#define NORM_BLOCK ((int64_t)32768)
+
+static double sum_squares(const float *g, int64_t lo, int64_t hi) {
+    double ss = 0.0;
+    for (int64_t i = lo; i < hi; i++) ss += (double)g[i] * g[i];
+    return ss;
+}
+
 static double grad_norm(gf_model *m) {
     const float *g = gf_model_grads(m);
-    const int64_t np = gf_model_num_trainable(m);
+    const int64_t np = gf_model_num_trainable(m), nb = (np + NORM_BLOCK - 1) / NORM_BLOCK;
+    double *part = nb > 1 ? malloc((size_t)nb * sizeof *part) : NULL; /* without it: the same sums, in turn */
+    if (part) {
+#pragma omp parallel for schedule(static) if (np > GF_PAR_MIN)
+        for (int64_t b = 0; b < nb; b++) part[b] = sum_squares(g, b * NORM_BLOCK, b + 1 < nb ? (b + 1) * NORM_BLOCK : np);
+    }
     double ss = 0.0;
-#pragma omp parallel for reduction(+ : ss) schedule(static) if (np > GF_PAR_MIN)
-    for (int64_t i = 0; i < np; i++) ss += (double)g[i] * g[i];
+    for (int64_t b = 0; b < nb; b++)
+        ss += part ? part[b] : sum_squares(g, b * NORM_BLOCK, b + 1 < nb ? (b + 1) * NORM_BLOCK : np);
+    free(part);
     return sqrt(ss);
 }
 
