@@ -2,7 +2,7 @@
 # A/B throughput of two grassflow binaries on this machine: the benchmark's training cases (word-level
 # 6-layer models at batch 8 and 32, character-level small models) and streaming generation, each run
 # alternately with both binaries, ROUNDS times; prints the median tokens/s of each and the ratio new/old.
-# Both get the same OPENBLAS_CORETYPE (bench/env.sh: this CPU's best kernel unless set) and thread count.
+# Both get the same OPENBLAS_CORETYPE (bench/env.sh: this CPU's best kernel unless one it runs is set) and thread count.
 #
 #   bash bench/ab.sh OLD_GRASSFLOW NEW_GRASSFLOW [ROUNDS]      (about 10 minutes with 3 rounds)
 #

@@ -1,7 +1,8 @@
 # Sourced by the benchmark scripts (bench/run.sh, bench/twin_rounds.sh, bench/ab.sh): how both sides run on
 # this machine, and the helpers they share.
 PY=/usr/bin/python3
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash "$(dirname "${BASH_SOURCE[0]}")/../tests/coretype.sh")}
+# the user's core type if this CPU runs it, else this CPU's best (never one whose instructions it lacks)
+export OPENBLAS_CORETYPE=$(bash "$(dirname "${BASH_SOURCE[0]}")/../tests/coretype.sh" --env)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
 # the spin count grassflow sets for itself (src/cli/main.c), given to both sides: the same waiting policy
 export GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-10000}

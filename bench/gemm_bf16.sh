@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 [ -e /usr/lib/libxsmm.a ] || { echo "gemm_bf16: installing libxsmm-dev" >&2; apt-get install -y -qq libxsmm-dev >/dev/null; }
 make -s all >/dev/null
 # the fp32 column's OpenBLAS kernel as bench/run.sh sets it: this program is not the CLI, which picks it itself
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
+export OPENBLAS_CORETYPE=$(bash tests/coretype.sh --env) # never one this CPU cannot run
 bin=$(mktemp /tmp/grassflow-gemm-bf16-XXXXXX)
 trap 'rm -f "$bin"' EXIT
 # the library's own link flags, as the Makefile's probes found them (OpenBLAS, oneDNN, MPI when built in)

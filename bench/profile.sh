@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 out=$1 th=$2
 shift 2
 command -v perf >/dev/null || { echo "profile.sh: perf not found; install it with: apt-get install linux-perf" >&2; exit 1; }
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)}
+export OPENBLAS_CORETYPE=$(bash tests/coretype.sh --env) # never one this CPU cannot run
 data=$(mktemp /tmp/grassflow-perf-XXXXXX)
 trap 'rm -f "$data"' EXIT
 line=$(perf record -q -o "$data" build/grassflow --threads "$th" bench train "$@" 2>/dev/null | sed -n 1,2p | tr '\n' ' ')

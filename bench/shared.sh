@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=build/grassflow
 ROUNDS=${1:-2}
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$(bash tests/coretype.sh)} GRASSFLOW_NO_REEXEC=1
+export OPENBLAS_CORETYPE=$(bash tests/coretype.sh --env) GRASSFLOW_NO_REEXEC=1 # never a core this CPU cannot run
 unset OMP_WAIT_POLICY GOMP_SPINCOUNT
 median() { tr ' ' '\n' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 tps() { /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); r=d.get("results"); print(round((r[0] if r else d)["tokens_per_s"]))'; }

@@ -857,7 +857,8 @@ typedef struct gf_train_opts {
                                    * ("precision", written when not fp32); a resume keeps it */
     bool deterministic;           /* each example's gradient computed on its own and the step's summed in one
                                    * fixed pairwise order (docs/distributed.md), so that a data-parallel run
-                                   * equals one process bit for bit; recorded ("deterministic": true) when set */
+                                   * equals one process on as many threads bit for bit (gf_train refuses ranks
+                                   * on other thread counts); recorded ("deterministic": true) when set */
 } gf_train_opts;
 
 enum { GF_NONFINITE_STOP = 0, GF_NONFINITE_SKIP = 1 };
@@ -1467,6 +1468,18 @@ int gf_threads(void);
  * its thread count. */
 const char *gf_blas_kernel(void);
 int gf_blas_threads(void);
+/* OpenBLAS reads OPENBLAS_CORETYPE as it loads (before main) and runs the named core's kernels without
+ * asking whether the CPU has their instructions: one it lacks them for stops the program with SIGILL at its
+ * first matmul. gf_blas_core_check(core, why, n): NULL when this CPU runs OpenBLAS core type `core`
+ * ("SKYLAKEX", "Haswell", gf_blas_kernel()'s name; any case) or the name is not one OpenBLAS's x86-64 builds
+ * know (OpenBLAS then chooses by itself); else the core type to use instead, gf_blas_fast_core()'s, with
+ * why (n bytes, may be NULL) listing the features `core` needs that the CPU lacks ("avx512f, avx512bw").
+ * gf_blas_fast_core(): the fastest core type this CPU runs among SKYLAKEX, HASWELL, SANDYBRIDGE, NEHALEM and
+ * PRESCOTT ("" if none). Neither calls BLAS: a program can ask before its first matmul and start itself again
+ * with the answer. The test hook GRASSFLOW_TEST_CPU_LACKS=avx512f,fma (features named as `why` names them)
+ * makes both take those features as absent (tests/environment.sh). */
+const char *gf_blas_core_check(const char *core, char *why, size_t n);
+const char *gf_blas_fast_core(void);
 /* C (M,N) = alpha op(A) op(B) + beta C, row-major, op(A) (M,K), op(B) (K,N) (transposed when transA or
  * transB): BLAS sgemm with 64-bit sizes (checked against BLAS's 32-bit ints), the call every matmul of the
  * library goes through, for plug-ins and benchmarks. */
@@ -1530,6 +1543,34 @@ int gf_dist_barrier(void);
 int gf_dist_max_int(int *x);
 /* The MPI library ("Open MPI v4.1.4"), or NULL when grassflow was built without MPI. */
 const char *gf_dist_library(void);
+/* What the ranks of a job must agree on before they first work together (gf_dist_agree): ranks started with
+ * other data, models or recipes (mpirun's `-np 1 A : -np 1 B`, a file that differs from node to node) would
+ * otherwise exchange buffers of other sizes (heap corruption), wait for each other at other steps (a hang),
+ * or train on other data silently. An item is named by its group and label ("rank 1's corpus differs from
+ * rank 0's: vocabulary 65 vs 33278 tokens") and compared by its kind's value: i, f (bit for bit), h (a hash
+ * of what is compared: FNV-1a 64, gf_dist_hash), or text (compared whole, by its hash; the message quotes
+ * up to GF_AGREE_TEXT - 1 bytes of it). */
+typedef enum { GF_AGREE_INT = 0, GF_AGREE_REAL = 1, GF_AGREE_HASH = 2, GF_AGREE_TEXT = 3 } gf_agree_kind;
+typedef struct gf_agree_item {
+    const char *group; /* what it belongs to: "corpus", "model", "recipe", "state" */
+    const char *label; /* what it is: "vocabulary", "--steps"; NULL: none (a text item that says it all) */
+    const char *unit;  /* after both values ("tokens"), or NULL */
+    gf_agree_kind kind;
+    int64_t i;
+    double f;
+    uint64_t h;
+    const char *text;  /* NULL reads as "" */
+} gf_agree_item;
+#define GF_AGREE_MAX 96
+#define GF_AGREE_TEXT 48
+/* Every rank's n items (n <= GF_AGREE_MAX) against rank 0's, in order, before the ranks start `what`
+ * ("training", "evaluation") together: 0 when they agree, and with one process; else -1 on every rank, with
+ * gf_last_error naming the first rank and item that differ, both values and what to do. A rank that states
+ * other items (another command, another task) is named as such. A collective: every rank calls it at the
+ * same point. */
+int gf_dist_agree(const char *what, const gf_agree_item *items, int n);
+/* FNV-1a 64 of n bytes, chained from h (0 starts afresh): for GF_AGREE_HASH items. */
+uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h);
 
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */

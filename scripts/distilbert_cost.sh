@@ -7,6 +7,8 @@
 #   bash scripts/distilbert_cost.sh [--head FILE]     prints the rates and a run of the study's recipe
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# OpenBLAS's core type: the one set if this CPU runs it, else its fastest (never one it would die on with SIGILL)
+eval "$(bash tests/coretype.sh --export)"
 GF=${GF:-build/grassflow}
 head=configs/snli/head-grassmann.json
 [ "${1:-}" = --head ] && head=$2

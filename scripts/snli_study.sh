@@ -20,6 +20,8 @@
 # (Ctrl-C stops the run in progress, which saves its state) ends the study once that run has ended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# OpenBLAS's core type: the one set if this CPU runs it, else its fastest (never one it would die on with SIGILL)
+eval "$(bash tests/coretype.sh --export)"
 GF=${GF:-build/grassflow}
 seeds=1,2,3 length=(--epochs 5) lm_length=(--epochs 3) out=runs/snli-study plot="" backbones=() heads=grassmann,transformer
 while [ $# -gt 0 ]; do

@@ -3,7 +3,9 @@
 # global batch 8 against one process with batch 8 (final weights to 1e-6, dropout on), one set of files and
 # one progress stream (rank 0's), a signal to one rank stopping both at the same step, resume under MPI
 # byte-identical to an uninterrupted MPI run (and with one process instead of two), a killed rank ending
-# the job with a message. Skipped, saying why, when grassflow was built without MPI or mpirun is missing.
+# the job with a message, ranks started with other data, models, recipes, states or commands stopping
+# together with an error naming the difference. Skipped, saying why, when grassflow was built without MPI
+# or mpirun is missing.
 #   bash tests/mpi.sh [BUILD]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -177,6 +179,68 @@ r=$(rel "$tmp/two/last.safetensors" "$tmp/stop/last.safetensors")
 r=$(rel "$tmp/one/last.safetensors" "$tmp/mixed/last.safetensors")
 within "$r" 1e-6 &&
     pass "3 steps in one process, resumed under np 2 for 3 more: the one-process run's weights within 1e-6 ($r)" || fail "resume with another number of ranks: $r"
+
+# ranks that do not agree (mpirun's MPMD form, `-np 1 A : -np 1 B`): every rank stops before the first
+# collective with an error naming what differs, exit non-zero, no hang (the collectives' watchdog is at 20 s:
+# without the check these ranks corrupted the heap, hung, or trained on other data silently)
+C2=$tmp/upper C3=$tmp/reversed C4=$tmp/othertest
+mkdir -p "$C2" "$C3" "$C4"
+for s in train valid test; do tr 'a-z' 'A-Z' <"$C/$s.txt" >"$C2/$s.txt"; done # another vocabulary
+tac "$C/train.txt" >"$C3/train.txt" && cp "$C/valid.txt" "$C/test.txt" "$C3/" # the same vocabulary, other text
+cp "$C/train.txt" "$C4/" && tac "$C/valid.txt" >"$C4/valid.txt" && cp "$C4/valid.txt" "$C4/test.txt" # other text to score
+D=(--model grassmann-tiny --tokenizer char --batch 8 --seq-len 32 --warmup 2 --eval-every 3 --seed 7)
+# refused WHAT PATTERN MPMD-ARGS...: the job ends with an error matching PATTERN within 120 s
+refused() {
+    local what=$1 pat=$2 t0=$SECONDS rc
+    shift 2
+    GRASSFLOW_MPI_TIMEOUT=20 timeout 120 "${MPI[@]}" -x GRASSFLOW_MPI_TIMEOUT "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc != 0 ] && [ $rc != 124 ] && grep -q -- "$pat" "$tmp/err" && ! grep -q "has waited" "$tmp/err"; then
+        pass "$what: stopped in $((SECONDS - t0)) s, exit $rc: $(grep -m1 -o "rank 1.s [a-z]* differs.*; every" "$tmp/err" | sed 's/; every$//' | cut -c1-110)"
+    else
+        fail "$what: exit $rc (124: a hang) after $((SECONDS - t0)) s: $(grep -a -v '^ *$' "$tmp/err" | grep -v '^\[' | tail -3)"
+    fi
+}
+TR=("$GF" --threads 1 train "${D[@]}" --steps 6)
+refused "train, another vocabulary on rank 1" "rank 1's corpus differs from rank 0's: vocabulary [0-9]* vs [0-9]* tokens" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/dv" : -np 1 "${TR[@]}" --corpus "$C2" --out "$tmp/dv"
+[ ! -e "$tmp/dv" ] && pass "... and nothing written: the ranks compared before rank 0 made --out" || fail "another vocabulary: $(ls "$tmp/dv")"
+refused "train, the same vocabulary and other text on rank 1" "rank 1's corpus differs from rank 0's: training data (a hash of its batches) [0-9a-f]* vs" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/dt" : -np 1 "${TR[@]}" --corpus "$C3" --out "$tmp/dt"
+refused "train, --steps 8 on rank 1 and 6 on rank 0" "rank 1's recipe differs from rank 0's: --steps 8 vs 6" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/ds" : -np 1 "${TR[@]}" --steps 8 --corpus "$C" --out "$tmp/ds"
+refused "train, another model on rank 1" "rank 1's model differs from rank 0's: '--model transformer-tiny' vs '--model grassmann-tiny'" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/dm" : -np 1 "${TR[@]}" --model transformer-tiny --corpus "$C" --out "$tmp/dm"
+refused "train, --deterministic on rank 1 alone" "rank 1's recipe differs from rank 0's: --deterministic 'on' vs 'off'" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/dd" : -np 1 "${TR[@]}" --deterministic --corpus "$C" --out "$tmp/dd"
+# a resume from another state on each rank (--out not shared, or two runs): the same step on every rank, or nothing
+"$GF" --threads 1 train "${D[@]}" --steps 6 --corpus "$C" --stop-at 2 --out "$tmp/r2" >/dev/null 2>&1 &&
+    "$GF" --threads 1 train "${D[@]}" --steps 6 --corpus "$C" --stop-at 4 --out "$tmp/r4" >/dev/null 2>&1 || fail "the states to resume"
+refused "resume, the state at step 2 on rank 0 and at step 4 on rank 1" "rank 1's state differs from rank 0's: step 4 vs 2" \
+    -np 1 "$GF" --threads 1 train --resume "$tmp/r2" : -np 1 "$GF" --threads 1 train --resume "$tmp/r4"
+stopped_at "$tmp/r2" 2
+# evaluation: the same checkpoint and split on every rank
+refused "eval, another checkpoint on rank 1" "rank 1's model differs from rank 0's: weights (a hash) [0-9a-f]* vs" \
+    -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r4/last.safetensors" --corpus "$C"
+refused "eval, other text in rank 1's validation split" "rank 1's evaluation differs from rank 0's: data (a hash of its batches)" \
+    -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C4"
+# compare: the same models on every rank (a rank with fewer would leave the other waiting at the next one)
+CP=("$GF" --threads 1 compare --corpus "$C" --tokenizer char --batch 8 --seq-len 32 --steps 4 --eval-every 2 --out "$tmp/dc")
+refused "compare, one model fewer on rank 1" "rank 1's comparison differs from rank 0's: --models 'grassmann-tiny' vs 'grassmann-tiny,transformer-tiny'" \
+    -np 1 "${CP[@]}" --models grassmann-tiny,transformer-tiny : -np 1 "${CP[@]}" --models grassmann-tiny
+refused "train on rank 0, eval on rank 1" "rank 1 is starting evaluation with other things to agree on than rank 0 starting training" \
+    -np 1 "${TR[@]}" --corpus "$C" --out "$tmp/de" : -np 1 "$GF" --threads 1 eval --ckpt "$tmp/r2/last.safetensors" --corpus "$C"
+# what may differ: the thread count of each rank (each rank's share is summed with the others', and what
+# every rank computes from the sum does not depend on it), and --out's path (rank 0 alone writes)
+"${MPI[@]}" -np 1 "$GF" --threads 1 train "${A[@]}" --steps 6 --out "$tmp/thr" : \
+    -np 1 "$GF" --threads 2 train "${A[@]}" --steps 6 --out "$tmp/thr-1" >/dev/null 2>"$tmp/err" || fail "threads 1 and 2: $(tail -3 "$tmp/err")"
+r=$(rel "$tmp/one/last.safetensors" "$tmp/thr/last.safetensors")
+within "$r" 1e-6 && [ ! -e "$tmp/thr-1" ] && pass "--threads 1 on rank 0 and 2 on rank 1: one process's weights within 1e-6 ($r)" ||
+    fail "ranks with other thread counts: $r"
+# ... except with --deterministic, whose bits are those of one thread count (OpenBLAS and the parallel loops
+# round differently on more threads on models larger than this one)
+refused "train --deterministic, --threads 2 on rank 1 and 1 on rank 0" "rank 1's recipe differs from rank 0's: --threads (with --deterministic) 2 vs 1" \
+    -np 1 "$GF" --threads 1 train "${A[@]}" --steps 6 --deterministic --out "$tmp/thrd" : -np 1 "$GF" --threads 2 train "${A[@]}" --steps 6 --deterministic --out "$tmp/thrd"
 
 # a rank of the job writing to $tmp/DIR: a process whose command line starts with the grassflow command
 # (mpirun's own command line holds the same words further on, and PIDs wrap around at pid_max, so the

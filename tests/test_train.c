@@ -307,6 +307,38 @@ static void test_step_accumulation(void **state) {
     gf_model_free(two);
 }
 
+/* The gradient norm (which decides the clipping) is the same bits on 1, 2 and 3 threads: every rank of a
+ * data-parallel job computes it from the same summed gradient, and ranks started with other --threads must
+ * clip alike (an OpenMP reduction's partial sums followed the thread count). Parallel loops forced on, and a
+ * gradient of several blocks (a 4096-token vocabulary). */
+static void test_step_norm_threads(void **state) {
+    (void)state;
+    const int64_t T = 10;
+    int32_t ids[20], tg[20];
+    two_rows(ids, tg, T);
+    rows_source rs = {.rows = 2, .T = T, .ids = ids, .targets = tg};
+    gf_source src = rows_make(&rs);
+    const char *sets[] = {"vocab_size=64", "n_layer=12", NULL};
+    const int threads = gf_threads();
+    double norm[3];
+    for (int k = 0; k < 3; k++) {
+        gf_set_threads(k + 1);
+        gf_model *m = tl_make_model("grassmann-tiny", sets, 8);
+        gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f});
+        gf_train_opts o;
+        step_opts(&o, 2, 1);
+        gf_step_result r;
+        assert_true(gf_model_num_trainable(m) > 2 * 32768);
+        assert_int_equal(gf_train_step(m, opt, &src, &o, 0, 10, &r), 0);
+        norm[k] = r.grad_norm;
+        gf_adamw_free(opt);
+        gf_model_free(m);
+    }
+    gf_set_threads(threads);
+    if (memcmp(&norm[0], &norm[1], sizeof(double)) || memcmp(&norm[0], &norm[2], sizeof(double)))
+        fail_msg("gradient norm on 1, 2 and 3 threads: %.17g, %.17g, %.17g", norm[0], norm[1], norm[2]);
+}
+
 typedef struct {
     int64_t from, to;  /* steps (1-based) made non-finite */
     bool norm;         /* the gradient norm instead of the loss */
@@ -837,6 +869,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_evaluate, pool_teardown),
         cmocka_unit_test_teardown(test_step_accumulation, pool_teardown),
         cmocka_unit_test_teardown(test_step_nonfinite, pool_teardown),
+        cmocka_unit_test_teardown(test_step_norm_threads, pool_teardown),
         cmocka_unit_test_teardown(test_train_nonfinite_policy, pool_teardown),
         cmocka_unit_test_teardown(test_train_resume, pool_teardown),
         cmocka_unit_test_teardown(test_train_extend, pool_teardown),

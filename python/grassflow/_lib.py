@@ -93,26 +93,60 @@ def _cpu_kernel():
     return "SKYLAKEX" if "avx512f" in flags else "HASWELL" if "avx2" in flags else None
 
 
-_PROBE = ("import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).gf_blas_kernel; f.restype = ctypes.c_char_p; "
-          "print(f().decode())")
+# a child process's answer: the kernel OpenBLAS loads with this environment, then, if this CPU cannot run it,
+# the core type to use instead ("" for none) and the features it lacks (gf_blas_core_check)
+_PROBE = """import ctypes, sys
+L = ctypes.CDLL(sys.argv[1])
+L.gf_blas_kernel.restype = ctypes.c_char_p
+core = L.gf_blas_kernel() or b""
+print(core.decode())
+check = getattr(L, "gf_blas_core_check", None)
+if check is not None and core:
+    check.restype, check.argtypes = ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    why = ctypes.create_string_buffer(160)
+    use = check(core, why, 160)
+    if use is not None:
+        print(use.decode())
+        print(why.value.decode())
+"""
+
+
+def _probe(path):
+    """The child's answer as a list of lines ([] when it could not say)."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _PROBE, path], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, GRASSFLOW_NO_REEXEC="1")).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return out.splitlines()
 
 
 def _fix_openblas_kernel(path):
-    """What the command does before it runs (src/cli/main.c): Debian's OpenBLAS 0.3.21 does not know recent
-    Xeons and EPYCs and falls back to its generic "Prescott" kernel, 5-10x slower, unless OPENBLAS_CORETYPE
-    is set when it loads. A process cannot load it again, so a child process loads the library first and
-    says which kernel OpenBLAS picked; if that is Prescott on a CPU with AVX2 or AVX-512, the right core
-    type goes into the environment before this process loads it. A core type the user set is kept."""
-    want = _cpu_kernel()
-    if "OPENBLAS_CORETYPE" in os.environ or want is None:
-        return
-    try:
-        got = subprocess.run([sys.executable, "-c", _PROBE, path], capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, GRASSFLOW_NO_REEXEC="1")).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return
-    if got == "Prescott":
-        os.environ["OPENBLAS_CORETYPE"] = want
+    """What the command does before it runs (src/cli/main.c). OpenBLAS chooses its kernel as it loads, from
+    OPENBLAS_CORETYPE or by itself, and a process cannot load it again, so a child process loads the library
+    first and says which kernel OpenBLAS picked. One this CPU cannot run (OPENBLAS_CORETYPE=SKYLAKEX without
+    AVX-512: SIGILL at the first matmul) is replaced by the fastest core type it runs, with a note on
+    stderr. And Debian's OpenBLAS 0.3.21 does not know recent Xeons and EPYCs and falls back to its generic
+    "Prescott" kernel, 5-10x slower, unless OPENBLAS_CORETYPE is set: on a CPU with AVX2 or AVX-512 the right
+    core type goes into the environment. Either way before this process loads the library. A core type the
+    user set that this CPU runs is kept."""
+    set_by_user = "OPENBLAS_CORETYPE" in os.environ
+    if set_by_user or _cpu_kernel() is not None:
+        answer = _probe(path)
+    else:
+        answer = []
+    if len(answer) >= 3:
+        core, use, why = answer[:3]
+        chosen = "OPENBLAS_CORETYPE=%s" % os.environ["OPENBLAS_CORETYPE"] if set_by_user else "chosen by OpenBLAS"
+        sys.stderr.write("grassflow: note: OpenBLAS's %s kernel (%s) needs %s, which this CPU lacks: its first matmul "
+                         "would stop with an illegal instruction; loading it with %s instead\n"
+                         % (core, chosen, why, "OPENBLAS_CORETYPE=" + use if use else "OPENBLAS_CORETYPE unset"))
+        if use:
+            os.environ["OPENBLAS_CORETYPE"] = use
+        else:
+            os.environ.pop("OPENBLAS_CORETYPE", None)
+    elif not set_by_user and answer[:1] == ["Prescott"]:
+        os.environ["OPENBLAS_CORETYPE"] = _cpu_kernel()
 
 
 _USER_CORETYPE = "OPENBLAS_CORETYPE" in os.environ  # a core type the user chose is theirs, said nothing about

@@ -127,6 +127,28 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* A data-parallel job's ranks compare the plan before they train: the models, the seeds and what --out
+ * holds of each run (a rank that trained fewer models would leave the others waiting; each run's training
+ * compares the rest: data, model, recipe). */
+static int agree_plan(const cmp_job *j) {
+    char models[MAX_COMPARE * 1030] = "", seeds[MAX_SEEDS * 24] = "", runs[MAX_COMPARE * MAX_SEEDS * 3] = "";
+    for (int i = 0; i < j->n; i++)
+        snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", i ? "," : "", j->m[i].name);
+    for (int k = 0; k < j->n_seeds; k++)
+        snprintf(seeds + strlen(seeds), sizeof seeds - strlen(seeds), "%s%llu", k ? "," : "", (unsigned long long)j->seeds[k]);
+    for (int i = 0; i < j->n; i++)
+        for (int k = 0; k < j->n_seeds; k++)
+            snprintf(runs + strlen(runs), sizeof runs - strlen(runs), "%c%s", "PRSD"[j->m[i].runs[k].status],
+                     j->m[i].runs[k].replace ? "!" : "");
+    const gf_agree_item items[] = {
+        {.group = "comparison", .label = "--models", .kind = GF_AGREE_TEXT, .text = models},
+        {.group = "comparison", .label = "--seeds", .kind = GF_AGREE_TEXT, .text = seeds},
+        {.group = "comparison", .label = "runs in --out (P new, R running, S stopped, D done, ! replaced by --force)",
+         .kind = GF_AGREE_TEXT, .text = runs},
+    };
+    return gf_dist_agree("compare", items, 3) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+}
+
 /* Everything checked, then --out (and with --seeds each model's folder) made and the summary written: an
  * interrupted compare can be resumed from its first step on. */
 static int prepare(cmp_job *j, cmp_args *a) {
@@ -137,6 +159,7 @@ static int prepare(cmp_job *j, cmp_args *a) {
     if (!rc) rc = out_dir_ok("compare", j->out, true);
     if (!rc) rc = cmp_folders(j);
     if (!rc) rc = cmp_read_earlier(j);
+    if (!rc) rc = agree_plan(j);
     /* a data-parallel job: every rank has read --out before rank 0 writes into it */
     if (!rc && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
     if (rc || gf_dist_rank() != 0) return rc;

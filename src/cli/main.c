@@ -34,18 +34,35 @@ static void usage(FILE *out) {
             GF_VERSION);
 }
 
+/* OpenBLAS chose its kernel as it loaded, before main, from OPENBLAS_CORETYPE or by itself. A kernel this CPU
+ * cannot run (OPENBLAS_CORETYPE=SKYLAKEX on a CPU without AVX-512) would stop the first matmul with SIGILL:
+ * the fastest core type the CPU runs replaces it, saying so (1: OPENBLAS_CORETYPE changed). */
+static int fix_unrunnable_kernel(void) {
+    const char *core = gf_blas_kernel(), *set = getenv("OPENBLAS_CORETYPE");
+    char why[160];
+    const char *use = core ? gf_blas_core_check(core, why, sizeof why) : NULL;
+    if (!use) return 0;
+    char chosen[96];
+    if (set) snprintf(chosen, sizeof chosen, "OPENBLAS_CORETYPE=%.60s", set);
+    else snprintf(chosen, sizeof chosen, "chosen by OpenBLAS");
+    fprintf(stderr, "grassflow: note: OpenBLAS's %s kernel (%s) needs %s, which this CPU lacks: its first matmul would "
+            "stop with an illegal instruction; running with %s%s instead\n", core, chosen, why,
+            use[0] ? "OPENBLAS_CORETYPE=" : "OPENBLAS_CORETYPE unset", use);
+    if (use[0]) setenv("OPENBLAS_CORETYPE", use, 1);
+    else unsetenv("OPENBLAS_CORETYPE");
+    return 1;
+}
+
 /* Debian's OpenBLAS does not recognise recent Xeons and falls back to its slow generic "Prescott"
  * kernel unless OPENBLAS_CORETYPE is set before the library loads: on a CPU with AVX-512 or AVX2, the
- * right core type (1 if it set one). */
+ * right core type (1 if it set one). A core type the user set is kept, if the CPU runs it. */
 static int fix_openblas_kernel(void) {
+    if (fix_unrunnable_kernel()) return 1;
     if (getenv("OPENBLAS_CORETYPE")) return 0;
     const char *core = gf_blas_kernel();
     if (!core || strcmp(core, "Prescott") != 0) return 0;
-    const char *want = NULL;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) want = "SKYLAKEX";
-    else if (__builtin_cpu_supports("avx2")) want = "HASWELL";
-    if (!want) return 0;
+    const char *want = gf_blas_fast_core();
+    if (strcmp(want, "SKYLAKEX") && strcmp(want, "HASWELL")) return 0;
     setenv("OPENBLAS_CORETYPE", want, 1);
     return 1;
 }
@@ -61,16 +78,26 @@ static int fix_openmp_spin(void) {
 }
 
 /* Both settings are read when the libraries load, before main: a grassflow that needs either starts
- * itself again, once, with them set (then they are set, and GRASSFLOW_NO_REEXEC turns this off). */
+ * itself again, once, with them set (GRASSFLOW_NO_REEXEC turns this off). The restarted process finds them
+ * set; and GRASSFLOW_REEXECED, which it removes from its environment at once, keeps it from starting itself
+ * a third time whatever it finds. */
 static void fix_environment(char **argv) {
+    if (getenv("GRASSFLOW_REEXECED")) {
+        unsetenv("GRASSFLOW_REEXECED");
+        return;
+    }
     if (getenv("GRASSFLOW_NO_REEXEC")) return;
     const int kernel = fix_openblas_kernel(), spin = fix_openmp_spin();
     if (!kernel && !spin) return;
+    setenv("GRASSFLOW_REEXECED", "1", 1);
     execv("/proc/self/exe", argv);
+    unsetenv("GRASSFLOW_REEXECED");
     /* exec failed: carry on as we are, and say what that costs */
     if (kernel)
-        fprintf(stderr, "grassflow: warning: OpenBLAS uses its generic kernel on this CPU (about 10x slower); "
-                        "run with OPENBLAS_CORETYPE=%s set\n", getenv("OPENBLAS_CORETYPE"));
+        fprintf(stderr, "grassflow: warning: could not start again with OPENBLAS_CORETYPE=%s (%s): OpenBLAS keeps the "
+                        "kernel it loaded (a generic one is about 10x slower; one this CPU cannot run ends in an error "
+                        "before the first matmul)\n", getenv("OPENBLAS_CORETYPE") ? getenv("OPENBLAS_CORETYPE") : "unset",
+                strerror(errno));
 }
 
 /* --threads N (anywhere on the command line, for every command): OpenMP and BLAS threads. Removed

@@ -51,8 +51,9 @@
     "                      is fp32. Where bf16 cannot run, it says why and trains in fp32; the recipe\n"    \
     "                      records the precision that ran\n"                                              \
     "  --deterministic     every example's gradient on its own, summed in one fixed pairwise order: under\n" \
-    "                      mpirun the run equals one process bit for bit (each rank's share of a batch a\n" \
-    "                      power of two); slower (docs/distributed.md); recorded in the recipe\n"
+    "                      mpirun the run equals one process on as many --threads bit for bit (every rank\n" \
+    "                      must run with the same --threads); slower (docs/distributed.md); recorded in\n"  \
+    "                      the recipe\n"
 #define RECIPE_HELP_FORCE                                                                                  \
     "  --force             start again in an --out that holds a run, deleting that run's checkpoints,\n"  \
     "                      state and metrics (without it such a folder is refused)\n"

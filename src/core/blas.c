@@ -195,16 +195,28 @@ const char *gf_blas_kernel(void) { return openblas_get_corename(); }
 /* Debian's OpenBLAS 0.3.21 falls back to its generic "Prescott" kernel, 5-10x slower, on CPUs it does not
  * know (the recent Xeons and EPYCs) unless OPENBLAS_CORETYPE is set as it loads. The command re-runs itself
  * with it set (src/cli/main.c) and the Python package sets it before it loads the library; any other
- * program is told, once, what to set. A core type the user set is theirs. */
-void gf_blas_check_kernel(void) {
+ * program is told, once, what to set. A core type the user set is theirs, unless this CPU cannot run it:
+ * then the first matmul would stop the program with SIGILL, and this fails instead, saying what to set. */
+int gf_blas_check_kernel(void) {
     static _Atomic int said;
     const char *core = openblas_get_corename();
-    if (getenv("OPENBLAS_CORETYPE") || !core || strcmp(core, "Prescott") != 0) return;
-    __builtin_cpu_init();
-    const char *want = __builtin_cpu_supports("avx512f") ? "SKYLAKEX" : __builtin_cpu_supports("avx2") ? "HASWELL" : NULL;
-    if (want && !atomic_exchange(&said, 1))
+    char why[160];
+    const char *instead = core ? gf_blas_core_check(core, why, sizeof why) : NULL;
+    if (instead) {
+        const char *set = getenv("OPENBLAS_CORETYPE");
+        char from[96] = "";
+        if (set) snprintf(from, sizeof from, " (OPENBLAS_CORETYPE=%.60s)", set);
+        return gf_fail("OpenBLAS runs its %s kernel%s, which needs %s, and this CPU lacks it: the first matmul "
+                       "would stop the program with an illegal instruction (SIGILL)\nHINT: start the program with %s%s "
+                       "(OpenBLAS reads it as it loads)", core, from, why,
+                       instead[0] ? "OPENBLAS_CORETYPE=" : "OPENBLAS_CORETYPE unset", instead);
+    }
+    if (getenv("OPENBLAS_CORETYPE") || !core || strcmp(core, "Prescott") != 0) return 0;
+    const char *want = gf_blas_fast_core();
+    if ((!strcmp(want, "SKYLAKEX") || !strcmp(want, "HASWELL")) && !atomic_exchange(&said, 1))
         gf_note("OpenBLAS runs its generic Prescott kernel on this CPU, 5-10x slower than it can: start the program "
                 "with OPENBLAS_CORETYPE=%s in its environment (OpenBLAS reads it as it loads)", want);
+    return 0;
 }
 int gf_blas_threads(void) { return openblas_get_num_threads(); }
 

@@ -14,9 +14,11 @@ void gf_blas_set_threads(int n);
  * leave room for, before its first call (it would otherwise retry a failed allocation forever); fails
  * with the reason when not even one thread fits. Once per process; gf_model_create calls it. */
 int gf_blas_fit_address_limit(void);
-/* Once per process (gf_model_create): a note saying what to set when OpenBLAS runs its generic kernel on a
- * CPU with AVX2 or AVX-512 and nobody chose a core type. */
-void gf_blas_check_kernel(void);
+/* gf_model_create's check of OpenBLAS's kernel: -1 (gf_last_error: what to set) when it is one this CPU
+ * cannot run (a SIGILL at the first matmul, gf_blas_core_check); else 0, after a note (once per process)
+ * saying what to set when OpenBLAS runs its generic kernel on a CPU with AVX2 or AVX-512 and nobody chose a
+ * core type. */
+int gf_blas_check_kernel(void);
 /* fp32-fast only: C (M, N) = A (M, K) B^T + bias (N) on each row in one oneDNN call (C dense), where the
  * fp32-fast matmuls run on oneDNN; 0, or -1 when it did not run (the caller adds the bias and calls gf_sgemm). */
 int gf_sgemm_bias_fast(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,

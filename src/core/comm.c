@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "grassflow.h"
@@ -188,6 +189,16 @@ int gf_comm_bcast(void *buf, int64_t bytes, int root) {
     return 0;
 }
 
+int gf_comm_allgather(const void *mine, void *all, int64_t bytes) {
+    if (g_size == 1) return memmove(all, mine, (size_t)bytes), 0;
+    if (bytes > INT_MAX / 2) return gf_fail("MPI: %lld bytes per rank are too many to gather at once", (long long)bytes);
+    const char *what = "comparing what the ranks were started with (MPI_Allgather)";
+    begin(what);
+    const int rc = check(MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, MPI_COMM_WORLD), what);
+    end();
+    return rc;
+}
+
 int gf_comm_barrier(void) {
     if (g_size == 1) return 0;
     const char *what = "waiting for every rank to reach the same point (MPI_Barrier)";
@@ -212,6 +223,7 @@ int gf_comm_sum_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_max_int(int *x) { return (void)x, 0; }
 int gf_comm_max_i64(int64_t *x, int64_t n) { return (void)x, (void)n, 0; }
 int gf_comm_bcast(void *buf, int64_t bytes, int root) { return (void)buf, (void)bytes, (void)root, 0; }
+int gf_comm_allgather(const void *mine, void *all, int64_t bytes) { return memmove(all, mine, (size_t)bytes), 0; }
 int gf_comm_barrier(void) { return 0; }
 int gf_comm_send(const float *x, int64_t n, double d, int to) {
     (void)x, (void)n, (void)d, (void)to;

@@ -22,6 +22,8 @@ int gf_comm_send(const float *x, int64_t n, double d, int to);
 int gf_comm_recv(float *x, int64_t n, double *d, int from);
 /* bytes of buf from rank root to every rank. */
 int gf_comm_bcast(void *buf, int64_t bytes, int root);
+/* Every rank's `bytes` bytes (the same count on every rank), in rank order, into all (size x bytes). */
+int gf_comm_allgather(const void *mine, void *all, int64_t bytes);
 /* Returns once every rank has called it (MPI_Barrier): what the ranks read before it, one rank may change
  * after it. */
 int gf_comm_barrier(void);

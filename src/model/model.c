@@ -17,8 +17,7 @@
 #include "ops/ops.h"
 
 gf_model *gf_model_create(const gf_config *cfg) {
-    if (gf_config_validate(cfg, "config") || gf_blas_fit_address_limit()) return NULL;
-    gf_blas_check_kernel();
+    if (gf_config_validate(cfg, "config") || gf_blas_check_kernel() || gf_blas_fit_address_limit()) return NULL;
     gf_model *m = calloc(1, sizeof *m);
     if (!m) {
         gf_fail("out of memory creating the model");

@@ -6,7 +6,9 @@
 #include "core/comm.h"
 #include "core/error.h"
 #include "core/mem.h"
+#include "model/model_internal.h"
 #include "sources/source.h"
+#include "train/trainer.h"
 
 /* At most `batch` examples per forward, and fewer when their activations would pass a quarter of the
  * memory the process can have (one example at the least): cost follows the machine, not the flag. */
@@ -16,6 +18,33 @@ static int64_t fit_batch(gf_model *m, gf_source *src, int64_t batch) {
     const size_t row = gf_model_forward_bytes(m, 1, b.T), budget = (size_t)(gf_mem_limit() / 4);
     const int64_t fit = row ? (int64_t)(budget / row) : batch;
     return fit < 1 ? 1 : fit < batch ? fit : batch;
+}
+
+/* A data-parallel evaluation: the ranks compare the model (its config and weights) and the evaluation (its
+ * batch and examples, a hash of every batch) before they share the batches out and add up their sums, whose
+ * sizes come from them (gf_dist_agree; nothing to compare with one process). */
+static int agree(gf_model *m, gf_source *src, int64_t batch) {
+    if (gf_comm_size() == 1) return 0;
+    const int64_t n = gf_source_n_eval(src);
+    uint64_t h = 0;
+    for (int64_t k = 0; batch > 0 && k < n; k += batch) {
+        gf_batch b;
+        if (gf_source_fill_eval(src, k, n - k < batch ? n - k : batch, &b)) return -1;
+        h = gf_model_batch_hash(m, &b, h);
+    }
+    char *cfg = gf_config_to_json(gf_model_config(m), false);
+    if (!cfg) return gf_fail("out of memory comparing the ranks' evaluations");
+    const gf_agree_item items[] = {
+        {.group = "model", .label = "parameters", .kind = GF_AGREE_INT, .i = gf_model_num_params(m)},
+        {.group = "model", .label = "config (a hash of its JSON)", .kind = GF_AGREE_HASH, .h = gf_dist_hash(cfg, strlen(cfg), 0)},
+        {.group = "model", .label = "weights (a hash)", .kind = GF_AGREE_HASH,
+         .h = gf_dist_hash(gf_model_params(m), (size_t)gf_model_num_params(m) * sizeof(float), 0)},
+        {.group = "evaluation", .label = "split", .unit = "examples", .kind = GF_AGREE_INT, .i = n},
+        {.group = "evaluation", .label = "data (a hash of its batches)", .kind = GF_AGREE_HASH, .h = h},
+        {.group = "evaluation", .label = "--batch", .kind = GF_AGREE_INT, .i = batch},
+    };
+    free(cfg);
+    return gf_dist_agree("evaluation", items, (int)(sizeof items / sizeof *items));
 }
 
 /* The argmax of each row's logits against its target, into r's counts. */
@@ -35,14 +64,17 @@ typedef int (*batch_fn)(gf_model *m, const gf_batch *b, int64_t first, float los
 /* Every evaluation batch of src through m, dropout off, as gf_evaluate_result and gf_predict both take them:
  * at most `batch` examples each (fewer when memory asks, fit_batch: rank 0's choice in a data-parallel job),
  * in order; a batch with no counted target is skipped unless all. shard: in a data-parallel job, this rank
- * takes batches rank, rank + N, ... of them (the same batches one process makes). fn's non-zero value stops
- * the walk and is returned. */
-static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, bool shard, batch_fn fn, void *ctx) {
+ * takes batches rank, rank + N, ... of them (the same batches one process makes), after the ranks agree on
+ * the model and the batches (agree_first; a training run agreed on them as it started). fn's non-zero value
+ * stops the walk and is returned. */
+static int walk(gf_model *m, gf_source *src, int64_t batch, bool all, bool shard, bool agree_first, batch_fn fn,
+                void *ctx) {
     if (gf_source_validate(src, "the evaluation source")) return -1;
     if (batch < 1)
         return gf_fail("evaluation: batch is %lld; expected at least 1 example per forward pass", (long long)batch);
     if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1;
     const int64_t n = gf_source_n_eval(src);
+    if (shard && agree_first && agree(m, src, batch)) return -1;
     if (n > 0) batch = fit_batch(m, src, batch);
     if (shard && gf_comm_bcast(&batch, sizeof batch, 0)) return -1;
     const int64_t me = shard ? gf_comm_rank() : 0, np = shard ? gf_comm_size() : 1;
@@ -97,7 +129,7 @@ static int eval_total(eval_sums *e, double *total, int64_t *counted, int64_t *co
     return 0;
 }
 
-int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
+static int evaluate(gf_model *m, gf_source *src, int64_t batch, bool agree_first, gf_eval_result *r) {
     const int64_t nc = gf_model_predicts_next_token(m) ? 0 : gf_model_n_outputs(m);
     if (r->confusion) memset(r->confusion, 0, (size_t)(nc * nc) * sizeof *r->confusion);
     const int64_t n = gf_source_n_eval(src) > 0 ? gf_source_n_eval(src) : 1;
@@ -107,7 +139,8 @@ int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_resul
     int64_t counted = 0, correct = 0;
     int rc = !e.total || !e.counted || !e.correct
                  ? gf_fail("evaluation: no memory for the sums of %lld examples", (long long)n)
-                 : walk(m, src, batch, false, true, add_batch, &e) || eval_total(&e, &total, &counted, &correct) ? -1 : 0;
+                 : walk(m, src, batch, false, true, agree_first, add_batch, &e) || eval_total(&e, &total, &counted, &correct)
+                 ? -1 : 0;
     free(e.total), free(e.counted), free(e.correct);
     if (rc) return -1;
     if (!counted)
@@ -117,6 +150,14 @@ int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_resul
     r->n_counted = counted;
     r->n_correct = correct;
     return 0;
+}
+
+int gf_evaluate_result(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
+    return evaluate(m, src, batch, true, r);
+}
+
+int gf_evaluate_in_run(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r) {
+    return evaluate(m, src, batch, false, r);
 }
 
 typedef struct {
@@ -160,7 +201,7 @@ int gf_predict(gf_model *m, gf_source *src, int64_t batch, gf_predict_cb cb, voi
                        gf_model_config(m)->head_kind);
     predict_state st = {.cb = cb, .ctx = ctx, .probs = malloc((size_t)gf_model_n_outputs(m) * sizeof(double))};
     if (!st.probs) return gf_fail("gf_predict: out of memory");
-    const int rc = walk(m, src, batch, true, false, predict_batch, &st);
+    const int rc = walk(m, src, batch, true, false, false, predict_batch, &st);
     free(st.probs);
     return rc < 0 ? -1 : 0;
 }

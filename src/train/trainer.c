@@ -15,6 +15,7 @@
 #include "core/parallel.h"
 #include "io/file.h"
 #include "model/model_internal.h"
+#include "train/agreement.h"
 #include "train/detsum.h"
 #include "sources/source.h"
 #include "train/run_dir.h"
@@ -194,12 +195,30 @@ static int count_targets(gf_source *src, const gf_train_opts *o, int64_t epoch, 
     return 0;
 }
 
+/* The gradient's L2 norm, the same bits on any number of threads: every rank of a data-parallel job computes
+ * it from the same summed gradient, and ranks started with other --threads must clip alike (an OpenMP
+ * reduction's partial sums follow the thread count). The squares are summed in order within fixed blocks,
+ * and the blocks' sums in order (one block: the plain sum, as before). */
+#define NORM_BLOCK ((int64_t)32768)
+
+static double sum_squares(const float *g, int64_t lo, int64_t hi) {
+    double ss = 0.0;
+    for (int64_t i = lo; i < hi; i++) ss += (double)g[i] * g[i];
+    return ss;
+}
+
 static double grad_norm(gf_model *m) {
     const float *g = gf_model_grads(m);
-    const int64_t np = gf_model_num_trainable(m);
+    const int64_t np = gf_model_num_trainable(m), nb = (np + NORM_BLOCK - 1) / NORM_BLOCK;
+    double *part = nb > 1 ? malloc((size_t)nb * sizeof *part) : NULL; /* without it: the same sums, in turn */
+    if (part) {
+#pragma omp parallel for schedule(static) if (np > GF_PAR_MIN)
+        for (int64_t b = 0; b < nb; b++) part[b] = sum_squares(g, b * NORM_BLOCK, b + 1 < nb ? (b + 1) * NORM_BLOCK : np);
+    }
     double ss = 0.0;
-#pragma omp parallel for reduction(+ : ss) schedule(static) if (np > GF_PAR_MIN)
-    for (int64_t i = 0; i < np; i++) ss += (double)g[i] * g[i];
+    for (int64_t b = 0; b < nb; b++)
+        ss += part ? part[b] : sum_squares(g, b * NORM_BLOCK, b + 1 < nb ? (b + 1) * NORM_BLOCK : np);
+    free(part);
     return sqrt(ss);
 }
 
@@ -258,6 +277,8 @@ typedef struct trainer {
     double win_t, win_loss;              /* the logging window: finite steps since the last log line */
     int64_t win_tokens, win_steps;
     char data[256];                      /* what identifies the data (data_json), stored in the state */
+    int64_t data_n[2];                   /* ... its training and validation examples and their hashes */
+    uint64_t data_h[2];
 } trainer;
 
 static void emit(const trainer *t, const gf_train_event *e) {
@@ -323,6 +344,7 @@ static int data_json(trainer *t, bool longest) {
     if (!longest && (fingerprint(t, t->train, false, &n[0], &h[0]) || fingerprint(t, t->valid, true, &n[1], &h[1])))
         return -1;
     data_record(t->data, sizeof t->data, n, h);
+    memcpy(t->data_n, n, sizeof n), memcpy(t->data_h, h, sizeof h);
     return 0;
 }
 
@@ -441,6 +463,15 @@ static int resumed_schedule(trainer *t, const char *recipe) {
     return t->total == was ? 0 : extend_run(t, &saved, was);
 }
 
+/* A data-parallel job's ranks compare their runs before they first work together (train/agreement.h): a new
+ * run's data and first weights included, a resumed run's after its state is loaded (p). */
+static int agree(trainer *t, const gf_run_progress *p) {
+    const bool known = p || t->data_n[0] != INT64_MAX; /* data_json(t, false) has run */
+    const gf_run_facts f = {.m = t->m, .o = t->o, .total = t->total, .n = known ? t->data_n : NULL,
+                            .h = known ? t->data_h : NULL, .weights = known && !p, .opt = t->opt, .p = p};
+    return gf_train_agree(&f);
+}
+
 /* A resumed run: its saved state, on the data it was saved with. */
 static int resume_state(trainer *t) {
     char *saved = NULL, *recipe = NULL;
@@ -456,7 +487,7 @@ static int resume_state(trainer *t) {
         t->bad_evals = p.bad_evals;
         memcpy(t->stopped_early, p.stopped_early, sizeof t->stopped_early);
         rc = data_json(t, false) || gf_run_check_data(&t->run, saved) || resumed_schedule(t, recipe) ||
-             check_resumed_step(t) ? -1 : 0;
+             check_resumed_step(t) || agree(t, &p) ? -1 : 0;
     }
     free(saved);
     free(recipe);
@@ -472,17 +503,20 @@ static int trainer_start(trainer *t, bool resume) {
         return gf_fail("the model's weight matrices are %s (for generation); training updates fp32 weights\nHINT: train "
                        "from the fp32 checkpoint, and make it %s afterwards (grassflow quantize)",
                        gf_weights_name(gf_model_weights(t->m)), gf_weights_name(gf_model_weights(t->m)));
-    if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data) ||
-        gf_run_dir_prepare(&t->run, resume, o->overwrite))
+    if (check_opts(o) || check_sources(t) || data_json(t, true) || gf_run_dir_open(&t->run, t->m, o, t->data))
         return -1;
     t->spe = gf_steps_per_epoch(o, t->train);
     t->total = total_steps(o, t->spe);
+    /* before the ranks first meet (the folder's barrier): a new run's data are final, a resumed one's once
+     * its state is loaded */
+    if ((!resume && data_json(t, false)) || agree(t, NULL) || gf_run_dir_prepare(&t->run, resume, o->overwrite))
+        return -1;
     t->best = INFINITY;
     t->best_acc = NAN;
     t->last_val = NAN;
     t->opt = gf_adamw_create(t->m, (gf_adamw_hparams){.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2,
                                                         .eps = o->eps, .weight_decay = o->wd});
-    if (!t->opt || (resume ? resume_state(t) : data_json(t, false))) return -1;
+    if (!t->opt || (resume && resume_state(t))) return -1;
     if (gf_run_metrics_open(&t->run, resume)) return -1;
     if (!resume) warn_long_warmup(t);
     cache_features(t);
@@ -577,7 +611,7 @@ static void count_patience(trainer *t, bool is_best) {
  * every eval_every steps or at the end (early stopping counts these, not those of --stop-at). */
 static int evaluate_and_save(trainer *t, bool scheduled) {
     gf_eval_result er = {0};
-    if (gf_evaluate_result(t->m, t->valid, t->o->batch, &er)) return -1;
+    if (gf_evaluate_in_run(t->m, t->valid, t->o->batch, &er)) return -1;
     const double vl = er.mean_loss, acc = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : NAN;
     t->last_val = vl;
     /* the best checkpoint: a classifier's by accuracy (the first evaluation is the first best), else by loss */

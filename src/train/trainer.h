@@ -34,4 +34,9 @@ typedef struct gf_step_result {
 int gf_train_step(gf_model *m, gf_adamw *opt, gf_source *src, const gf_train_opts *o, int64_t step, int64_t total,
                   gf_step_result *r);
 
+/* gf_evaluate_result for a training run's own evaluations: in a data-parallel job the ranks compared the
+ * model and the validation data as the run started (train/agreement.h) and have stayed in step since, so
+ * they do not compare them again (a standalone evaluation does). */
+int gf_evaluate_in_run(gf_model *m, gf_source *src, int64_t batch, gf_eval_result *r);
+
 #endif
