@@ -64,6 +64,12 @@ static bool has_3dnow(void) {
     return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (d >> 31 & 1u);
 }
 
+/* AMX-BF16 (CPUID leaf 7, EDX bit 22): clang 14's __builtin_cpu_supports does not know "amx-bf16" */
+static bool has_amx_bf16(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d >> 22 & 1u);
+}
+
 static bool cpu_has(int f) {
     if (hidden_by_test(feature_name[f])) return false;
     __builtin_cpu_init();
@@ -83,7 +89,7 @@ static bool cpu_has(int f) {
     case F_AVX512DQ: return __builtin_cpu_supports("avx512dq");
     case F_AVX512VL: return __builtin_cpu_supports("avx512vl");
     case F_AVX512BF16: return __builtin_cpu_supports("avx512bf16");
-    case F_AMXBF16: return __builtin_cpu_supports("amx-bf16");
+    case F_AMXBF16: return has_amx_bf16();
     default: return false;
     }
 }
