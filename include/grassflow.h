@@ -1577,7 +1577,8 @@ uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h);
 uint64_t gf_mem_limit(void);
 /* The most text one corpus file may hold once decompressed (GRASSFLOW_MAX_TEXT; for a file of pairs, which
  * is streamed, the pairs it keeps): bytes, or with 0 (the default) a sixth of gf_mem_limit(), at most 16 GiB.
- * A larger file is an error naming it. */
+ * A larger file is an error naming it. Whatever this limit, an .xz file is read up to 1000 times its size (at
+ * least 64 MiB): more is a decompression bomb, refused. */
 void gf_corpus_set_max_text(size_t bytes);
 size_t gf_corpus_max_text(void);
 

@@ -119,6 +119,11 @@ want="bad.jsonl:2: not a JSON object"; expect 1 "wrong JSON" "$GF" predict --ckp
 printf '{"premise": "A man.", "label": 1}\n' >"$tmp/nohyp.jsonl"
 want='nohyp.jsonl:1: no string "sentence2" \(or "hypothesis"\)'; expect 1 "a record without its hypothesis" "$GF" predict --ckpt "$C" --corpus "$tmp/nohyp.jsonl"
 want="missing.jsonl"; expect 1 "a file that is not there" "$GF" predict --ckpt "$C" --corpus "$tmp/missing.jsonl"
+# 12 KB of xz holding 79 MB of pairs (2.2 million): the line reader takes at most 1000 times an .xz's size (at least 64 MiB)
+yes $'neutral\tA man sleeps.\tNobody sleeps.' | head -n 2200000 | xz -1 -T1 >"$tmp/bomb.tsv.xz"
+want="bomb.tsv.xz: [0-9]+ bytes of xz decompress to more than 67108864 bytes, the most taken from them"
+expect 1 "a $(stat -c %s "$tmp/bomb.tsv.xz")-byte .xz of 79 MB of pairs: refused at 64 MiB" "$GF" data stats --corpus "$tmp/bomb.tsv.xz"
+want="bomb.tsv.xz: [0-9]+ bytes of xz decompress to more than"; expect 1 "... and by eval" "$GF" eval --ckpt "$C" --corpus "$tmp/bomb.tsv.xz"
 want="--limit expects an integer"; expect 2 "predict --limit 0" "$GF" predict --ckpt "$C" --corpus "$tmp/pairs.tsv" --limit 0
 "$GF" init --model grassmann-tiny --out "$tmp/lm.safetensors" >/dev/null
 want="predict: .*lm.safetensors is a language model"; expect 1 "predict with a language model" "$GF" predict --ckpt "$tmp/lm.safetensors" --corpus tinyshakespeare --tokenizer char
