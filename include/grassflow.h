@@ -55,8 +55,8 @@ extern "C" {
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
  * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision; 5: gf_train_opts
- * gained deterministic (data-parallel training over MPI: gf_dist_*). */
-#define GF_ABI_VERSION 5
+ * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples. */
+#define GF_ABI_VERSION 6
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -1314,6 +1314,9 @@ typedef struct gf_task_env {
     bool score_only;              /* the data is read to be scored, never trained on (eval): text that the fixed
                                    * tokenizer cannot read (a character outside a char vocabulary) is skipped and
                                    * counted (text_counts) rather than refused */
+    int64_t max_examples;         /* > 0: only the first max_examples examples of each split are used (predict
+                                   * --limit): a task may stop reading there (a file of a million pairs is not
+                                   * read for ten), giving those first ones in their order; 0: all */
 } gf_task_env;
 
 /* 1: up to free; 2: stats, data_help and check_options; 3: text_counts. A table of an older version still

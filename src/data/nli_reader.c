@@ -336,9 +336,9 @@ static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t le
 static int read_records(gf_nli_split *s, gf_lines *r) {
     const char *line;
     size_t len;
-    int got, rc = 0;
+    int got = 0, rc = 0;
     tsv_layout lay = {.cols = 3, .label = 0, .premise = 1, .hypothesis = 2};
-    while (!rc && (got = gf_lines_next(r, &line, &len)) == 1) {
+    while (!rc && (s->max_pairs <= 0 || s->n < s->max_pairs) && (got = gf_lines_next(r, &line, &len)) == 1) {
         if (gf_lines_number(r) == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, len -= 3;
         if (blank_line(line, len)) continue; /* blank lines carry nothing */
         if (!s->format && (rc = sniff(s, r, line, len, &lay)) != 0) {
@@ -350,10 +350,11 @@ static int read_records(gf_nli_split *s, gf_lines *r) {
     return rc ? rc : got < 0 ? -1 : 0;
 }
 
-/* path into *out, every row kept when all (gf_nli_read_pairs). */
-static int read_file(const char *path, gf_nli_split *out, bool all) {
+/* path into *out, every row kept when all (gf_nli_read_pairs); the first max_pairs pairs only if > 0. */
+static int read_file(const char *path, gf_nli_split *out, bool all, int64_t max_pairs) {
     memset(out, 0, sizeof *out);
     out->all = all;
+    out->max_pairs = max_pairs;
     if (gf_path_join(out->path, sizeof out->path, NULL, path)) return -1;
     const size_t max_text = gf_corpus_max_text(); /* once: it asks the system for the memory there is */
     out->max_bytes = max_text < ((size_t)1 << 62) ? (int64_t)max_text : (int64_t)1 << 62;
@@ -367,8 +368,8 @@ static int read_file(const char *path, gf_nli_split *out, bool all) {
     return rc;
 }
 
-int gf_nli_read(const char *path, gf_nli_split *out) { return read_file(path, out, false); }
-int gf_nli_read_pairs(const char *path, gf_nli_split *out) { return read_file(path, out, true); }
+int gf_nli_read(const char *path, gf_nli_split *out) { return read_file(path, out, false, 0); }
+int gf_nli_read_pairs(const char *path, gf_nli_split *out) { return read_file(path, out, true, 0); }
 
 void gf_nli_split_init(gf_nli_split *s, const char *what) {
     memset(s, 0, sizeof *s);
@@ -485,8 +486,8 @@ int gf_nli_is_spec(const char *spec, const char *data_dir) {
     return 0;
 }
 
-/* A file of pairs as each split of the mask: never the training split. */
-static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d) {
+/* A file of pairs as each split of the mask (its first max_pairs if > 0): never the training split. */
+static gf_nli_data *load_file(const char *path, unsigned splits, int64_t max_pairs, gf_nli_data *d) {
     if (splits & 1u << GF_TRAIN) {
         gf_fail("%s is a file of sentence pairs: it can be scored (grassflow eval, predict), not trained on; "
                 "expected a folder with a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip "
@@ -495,7 +496,7 @@ static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d)
         return NULL;
     }
     for (int s = 0; s < 3; s++)
-        if (splits & 1u << s && gf_nli_read_pairs(path, &d->split[s])) {
+        if (splits & 1u << s && read_file(path, &d->split[s], true, max_pairs)) {
             gf_nli_free(d);
             return NULL;
         }
@@ -503,6 +504,10 @@ static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d)
 }
 
 gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned splits) {
+    return gf_nli_load_first(spec, data_dir, splits, 0);
+}
+
+gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned splits, int64_t max_pairs) {
     char dir[GF_PATH_MAX], path[GF_PATH_MAX];
     if (nli_dir(spec, data_dir, dir, sizeof dir)) return NULL;
     gf_nli_data *d = calloc(1, sizeof *d);
@@ -511,7 +516,7 @@ gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned
         return NULL;
     }
     snprintf(d->name, sizeof d->name, "%.63s", spec);
-    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, d);
+    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, max_pairs, d);
     for (int s = 0; s < 3; s++) {
         if (!(splits & (1u << s))) continue;
         int found = find_split(dir, STEMS[s][0], path, sizeof path);
@@ -520,7 +525,7 @@ gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned
             gf_fail("%s: no %s split: no snli_1.0_%s.jsonl, .jsonl.xz, .txt, .txt.xz, .tsv or .tsv.xz%s; expected the "
                     "files of snli_1.0.zip (or grassflow's data/snli)\nHINT: unpack snli_1.0.zip and give its snli_1.0 "
                     "folder as --corpus", dir, SPLIT_NAMES[s], STEMS[s][0], s == 0 ? " (nor snli_1.0_train_0.01.*)" : "");
-        if (found != 1 || gf_nli_read(path, &d->split[s])) {
+        if (found != 1 || read_file(path, &d->split[s], false, max_pairs)) {
             gf_nli_free(d);
             return NULL;
         }

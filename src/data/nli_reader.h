@@ -29,6 +29,7 @@ typedef struct gf_nli_split {
     char path[GF_PATH_MAX];
     int64_t text_len, text_cap, cap;
     int64_t max_bytes;         /* what the kept pairs may take: gf_corpus_max_text() when the file was opened */
+    int64_t max_pairs;         /* > 0: reading stops once this many pairs are kept (the file's first ones) */
 } gf_nli_split;
 
 typedef struct gf_nli_data {
@@ -62,6 +63,9 @@ gf_nli_data *gf_nli_load(const char *spec, const char *data_dir);
  * looked at and stay empty (n 0, format NULL). spec a file of pairs (gf_nli_file): it is each split asked
  * for (gf_nli_read_pairs), but never the training split (an error: a file is scored, not trained on). */
 gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned splits);
+/* The same, each split only up to its first max_pairs kept pairs (0: all): reading stops there, so that
+ * predict --limit N reads N pairs of a file, not the whole of it. */
+gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned splits, int64_t max_pairs);
 void gf_nli_free(gf_nli_data *d);
 /* Whether spec names NLI data: 1 for "snli", or a directory with any snli_1.0_{train,train_0.01,dev,test}.*
  * (whatever it is: reading it says what is wrong); 2 for a file of pairs (gf_nli_file); else 0. */
