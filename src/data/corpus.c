@@ -179,14 +179,22 @@ static int mkdir_p(const char *dir) {
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
 
-/* Find SPLIT.txt.xz, SPLIT.txt or SPLIT in dir (dir fits in n with room for the longest name). */
+/* The one of SPLIT.txt.xz, SPLIT.txt, SPLIT.xz or SPLIT in dir (dir fits in n with room for the longest
+ * name): 0; 1 if there is none; -1 after an error naming two that are there (train.txt and train.txt.xz:
+ * which to read is not clear). */
 static int find_split(const char *dir, const char *split, char *out, size_t n) {
     const char *suffixes[] = {".txt.xz", ".txt", ".xz", ""};
+    char first[GF_PATH_MAX] = "";
     for (int i = 0; i < 4; i++) {
         snprintf(out, n, "%s/%s%s", dir, split, suffixes[i]);
-        if (is_file(out)) return 0;
+        if (!is_file(out)) continue;
+        if (first[0])
+            return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
+                           "\nHINT: move one of them out of %s", first, out, split, dir);
+        snprintf(first, sizeof first, "%s", out);
     }
-    return -1;
+    if (first[0]) snprintf(out, n, "%s", first);
+    return first[0] ? 0 : 1;
 }
 
 /* Where a corpus's text is: one file (split 90/5/5 later) or three split files. */
@@ -219,10 +227,13 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
     } else {
         return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
     }
-    for (int s = 0; !f->single && s < 3; s++)
-        if (find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]))
+    for (int s = 0; !f->single && s < 3; s++) {
+        const int found = find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]);
+        if (found < 0) return -1;
+        if (found > 0)
             return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root,
                            SPLITS[s], root, SPLITS[s]);
+    }
     return 0;
 }
 
