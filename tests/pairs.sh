@@ -118,6 +118,13 @@ printf '{"premise": "A man.", "hypothesis": "A person.", "label": 1}\n{"premise"
 want="bad.jsonl:2: not a JSON object"; expect 1 "wrong JSON" "$GF" predict --ckpt "$C" --corpus "$tmp/bad.jsonl"
 printf '{"premise": "A man.", "label": 1}\n' >"$tmp/nohyp.jsonl"
 want='nohyp.jsonl:1: no string "sentence2" \(or "hypothesis"\)'; expect 1 "a record without its hypothesis" "$GF" predict --ckpt "$C" --corpus "$tmp/nohyp.jsonl"
+printf '{"gold_label": "neutral", "label": 2, "sentence1": "A man.", "sentence2": "A person."}\n' >"$tmp/both.jsonl"
+want='both.jsonl:1: the record has both "gold_label" and "label"'; expect 1 "a record with both gold_label and label" "$GF" predict --ckpt "$C" --corpus "$tmp/both.jsonl"
+printf 'premise\thypothesis\tsentence1\tlabel\nA man.\tA person.\tA dog.\tneutral\n' >"$tmp/two.tsv"
+want='two.tsv:1: the header row names columns 1 \("premise"\) and 3 \("sentence1"\) for one field'
+expect 1 "a header with two premise columns" "$GF" predict --ckpt "$C" --corpus "$tmp/two.tsv"
+printf '[1,2,3]\n' >"$tmp/arr.jsonl"
+want='arr.jsonl:1: an array \(the line begins "\[1,2,3\]"\), not a JSON object'; expect 1 "a .jsonl whose line is a JSON array" "$GF" predict --ckpt "$C" --corpus "$tmp/arr.jsonl"
 want="missing.jsonl"; expect 1 "a file that is not there" "$GF" predict --ckpt "$C" --corpus "$tmp/missing.jsonl"
 # 12 KB of xz holding 79 MB of pairs (2.2 million): the line reader takes at most 1000 times an .xz's size (at least 64 MiB)
 yes $'neutral\tA man sleeps.\tNobody sleeps.' | head -n 2200000 | xz -1 -T1 >"$tmp/bomb.tsv.xz"
