@@ -416,6 +416,8 @@ want="cls64.safetensors has vocab_size 64 but the tokenizer of --task snli gives
 want="cls.safetensors: score predicts each next token.*head is classify"; expect 1 "score of a classifier" "$GF" score --ckpt "$tmp/cls.safetensors" --tokens "$tmp/tok.txt"
 want="cls.safetensors: generate needs a language model.*head is classify"; expect 1 "generate from a classifier" "$GF" generate --ckpt "$tmp/cls.safetensors"
 want="--backbone .*cls.safetensors is a classifier \(head classify, 3 classes\), not a pretrained model"; expect 1 "a classifier as --backbone" "$GF" train --task snli --backbone "$tmp/cls.safetensors" --head $H --corpus "$tmp/snli64" --out "$tmp/x"
+printf '{"name": "head", "d_model": 16, "d_model": 32, "d_ff": 32, "n_layer": 1, "layers": ["grassmann"]}' >"$tmp/duphead.json"
+want='duphead.json: the key "d_model" appears twice'; expect 1 "a --head file with a key twice (cJSON would read the first)" "$GF" train --task snli --backbone "$lm" --head "$tmp/duphead.json" --corpus "$tmp/snli64" --out "$tmp/x"
 
 echo "cli: --set is checked against the config the task builds, and reaches every stack"
 want="the model is set to vocab_size=30522 head.kind=classify head.n_classes=3 direction=bidirectional segments=2"

@@ -225,6 +225,10 @@ static void test_json_errors(void **state) {
         {"{\"base\": \"grassmann-tiny\", \"plucker_eps\": 0}", "plucker_eps"},
         {"{\"base\": \"nope\"}", "unknown model preset"},
         {"{\"base\": \"grassmann-tiny\", \"extra_proj\": 1}", "true or false"},
+        /* a key twice: cJSON reads the first, so the file would be read one way silently */
+        {"{\"base\": \"grassmann-tiny\", \"d_model\": 32, \"d_model\": 64}", "the key \"d_model\" appears twice"},
+        {"{\"base\": \"grassmann-tiny\", \"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4, \"rank\": 8}]}",
+         "the key \"layers[0].rank\" appears twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (gf_config_from_json(cases[i].json, "test.json", &c) == 0) fail_msg("accepted: %s", cases[i].json);
