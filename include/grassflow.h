@@ -195,6 +195,10 @@ int gf_config_set(gf_config *cfg, const char *key_eq_value);
 /* The JSON value of a key as gf_config_set names it ("d_model", "head.n_classes", "layers.2.rank",
  * "rank" when every layer that has it agrees), malloc'd; NULL (gf_last_error) if there is no such key. */
 char *gf_config_get(const gf_config *cfg, const char *key);
+/* The keys in which configs a and b differ, named as gf_config_set names them, each with both values:
+ * "vocab_size 64 vs 65, layers.1.rank 6 vs 8" into buf (n bytes; cut short there, but every difference is
+ * counted). The number of keys that differ (0: the same config), or -1 (gf_last_error) out of memory. */
+int gf_config_diff(const gf_config *a, const gf_config *b, char *buf, size_t n);
 /* Check every field; 0 if the config describes a model that can be built. */
 int gf_config_validate(const gf_config *cfg, const char *source);
 /* Parameter count of the model cfg describes. */

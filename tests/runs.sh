@@ -159,7 +159,9 @@ then pass "the recipe records init_from: path, size and FNV-1a 64"; else fail "i
 want="--init-from $tmp/base/metrics.jsonl|$tmp/base/metrics.jsonl"; expect 1 "--init-from a file that is not a checkpoint" "$GF" train --init-from "$tmp/base/metrics.jsonl" $I --steps 2 --out "$tmp/x1"
 want="cannot open $tmp/none.safetensors"; expect 1 "--init-from a missing file" "$GF" train --init-from "$tmp/none.safetensors" $I --steps 2 --out "$tmp/x2"
 "$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null 2>&1
-want="needs another model than the checkpoint's"; expect 1 "--init-from a checkpoint whose vocabulary does not fit" "$GF" train --init-from "$tmp/init.safetensors" $I --steps 2 --out "$tmp/x3"
+want="needs another model than the checkpoint's: vocab_size 64 vs 65 \(the checkpoint's vs what the task makes of it\)"
+expect 1 "--init-from a checkpoint whose vocabulary does not fit: the key that differs, both values" "$GF" train --init-from "$tmp/init.safetensors" $I --steps 2 --out "$tmp/x3"
+grep -q '"format"' "$tmp/err" && fail "... and no whole config: $(head -c 300 "$tmp/err")" || pass "... and no whole config"
 want="would change its architecture"; expect 2 "--init-from with --model" "$GF" train --init-from "$tmp/base/last.safetensors" --model grassmann-tiny $I --steps 2 --out "$tmp/x4"
 want="would change its architecture"; expect 2 "--init-from with --set" "$GF" train --init-from "$tmp/base/last.safetensors" --set d_model=8 $I --steps 2 --out "$tmp/x5"
 want="checkpoint's own tokenizer"; expect 2 "--init-from with --tokenizer" "$GF" train --init-from "$tmp/base/last.safetensors" --tokenizer byte $I --steps 2 --out "$tmp/x6"

@@ -431,16 +431,14 @@ static int init_from_load(recipe *r, gf_model **m, gf_tokenizer **tok) {
 static int init_from_model(const recipe *r, const void *data, gf_model **m) {
     gf_config cfg = *gf_model_config(*m);
     const cli_model_opts none = {0};
-    char *was = gf_config_to_json(&cfg, false), *now = NULL;
-    int rc = task_config(&none, r->t.task, data, r->t.options.bytes, "train", &cfg);
-    if (!rc && (!was || !(now = gf_config_to_json(&cfg, false)))) rc = cli_error("out of memory starting training");
-    if (!rc && strcmp(was, now))
-        rc = cli_error("--init-from %s: --task %s on --corpus %s needs another model than the checkpoint's (its "
-                       "config as the task makes it: %s; the checkpoint's: %s)\nHINT: fine-tune on data the "
-                       "checkpoint's tokenizer reads, with the task it was trained for", r->init_from,
-                       r->t.task->name, r->t.corpus, now, was);
-    free(was);
-    free(now);
+    char diff[1024];
+    int rc = task_config(&none, r->t.task, data, r->t.options.bytes, "train", &cfg), n = 0;
+    if (!rc && (n = gf_config_diff(gf_model_config(*m), &cfg, diff, sizeof diff)) < 0)
+        rc = cli_error("%s", gf_last_error());
+    if (!rc && n > 0)
+        rc = cli_error("--init-from %s: --task %s on --corpus %s needs another model than the checkpoint's: %s (the "
+                       "checkpoint's vs what the task makes of it)\nHINT: fine-tune on data the checkpoint's tokenizer "
+                       "reads, with the task it was trained for", r->init_from, r->t.task->name, r->t.corpus, diff);
     char kv[64];
     snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
     if (!rc && r->dropout >= 0 && gf_config_set(&cfg, kv)) rc = cli_error("%s", gf_last_error());

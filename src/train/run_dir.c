@@ -314,21 +314,23 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_
 }
 
 /* Whether the config JSON of a saved state (any format this version reads) describes the model whose
- * config, in this version's form, is cur_json. */
-static bool same_config(const char *saved_json, const char *cur_json, const char *path) {
-    gf_config saved;
-    if (gf_config_from_json(saved_json, path, &saved)) return false;
-    char *s = gf_config_to_json(&saved, false);
-    bool same = s && !strcmp(s, cur_json);
-    free(s);
+ * config, in this version's form, is cur_json; if not, the keys that differ into diff (n bytes). */
+static bool same_config(const char *saved_json, const char *cur_json, const char *path, char *diff, size_t n) {
+    gf_config *saved = malloc(2 * sizeof *saved);
+    snprintf(diff, n, "a config this version cannot read");
+    bool same = false;
+    if (saved && !gf_config_from_json(saved_json, path, &saved[0]) && !gf_config_from_json(cur_json, "", &saved[1]))
+        same = gf_config_diff(&saved[0], &saved[1], diff, n) == 0;
+    free(saved);
     return same;
 }
 
 /* The saved run must be this one: same config, same tokenizer (or none in both). */
 static int same_run(const gf_run_dir *r, const char *path, const char *cfg, const char *tok) {
-    if (!same_config(cfg, r->cfg_json, path))
-        return gf_fail("%s: the saved run has another model config than the one given\nHINT: resume with the same "
-                       "--model/--config and --set options, or omit them", path);
+    char diff[1024];
+    if (!same_config(cfg, r->cfg_json, path, diff, sizeof diff))
+        return gf_fail("%s: the saved run has another model config than the one given: %s (the saved run's vs the one "
+                       "given)\nHINT: resume with the same --model/--config and --set options, or omit them", path, diff);
     if (!tok != !r->tok_json || (tok && strcmp(tok, r->tok_json) != 0))
         return gf_fail("%s: the saved run used another tokenizer/vocabulary than this corpus gives", path);
     return 0;
