@@ -228,7 +228,7 @@ b = open(sys.argv[1] + '/state.safetensors', 'rb').read(); h = json.loads(b[8:8 
 steps = [json.loads(l).get('step') for l in open(sys.argv[1] + '/metrics.jsonl')]
 sys.exit(h['__metadata__']['step'] != '5' or max(steps) != 5)" "$tmp/stopped" && pass "... its state and metrics are the new run's alone" || fail "--force: $(cat "$tmp/stopped/metrics.jsonl")"
 want="--resume DIR continues the saved run"; expect 2 "--force does not go with --resume" "$GF" train --resume "$tmp/stopped" --force
-want="would train into the same folder"; expect 2 "compare refuses two models that share a folder" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
+want="--models grassmann-tiny,grassmann-tiny: lists grassmann-tiny twice; give each once"; expect 2 "compare refuses a model listed twice" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
 want="would train into the same folder"; expect 2 "... also through a / in a name" "$GF" compare --models cfg/a.json,cfg_a.json --corpus tinyshakespeare --out "$tmp/cmp"
 many=$(for i in $(seq 17); do printf "grassmann-tiny%d," $i; done)
 want="more than 16 models"; expect 2 "compare refuses more models than it can hold instead of dropping some" "$GF" compare --models "${many%,}" --corpus tinyshakespeare --out "$tmp/cmp"
@@ -246,7 +246,7 @@ want="File name too long"; expect 1 "score with a --ckpt path too long to open s
 want="File name too long"; expect 1 "... eval" "$GF" eval --ckpt "$huge" --corpus tinyshakespeare
 want="File name too long"; expect 1 "... generate" "$GF" generate --ckpt "$huge"
 want="File name too long"; expect 1 "... init --out" "$GF" init --model grassmann-tiny --out "$huge"
-want="--out is 4100 bytes long"; expect 2 "... compare --out" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --out "$huge"
+want="--out is 4100 bytes long"; expect 2 "... compare --out" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --seq-len 16 --out "$huge"
 want="not a built-in corpus"; expect 1 "... data stats --corpus" "$GF" data stats --corpus "$huge"
 longc="$deep"; for i in $(seq 15); do longc="$longc/$(printf 'c%.0s' $(seq 250))"; done
 want="token cache not used: the path .* more than"; GRASSFLOW_CACHE="$longc" expect 0 "a cache folder too long to name a file in runs without the cache, and says so" "$GF" data stats --corpus tinyshakespeare

@@ -100,6 +100,26 @@ int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, 
     return EXIT_OK;
 }
 
+int cli_split_list(const char *cmd, const char *flag, const char *arg, char *buf, size_t cap, char **items, int max,
+                   const char *what, int *n) {
+    if (strlen(arg) >= cap) return cli_usage_error(cmd, "%s is longer than %zu characters", flag, cap - 1);
+    snprintf(buf, cap, "%s", arg);
+    *n = 0;
+    for (char *p = buf, *comma;; p = comma + 1) {
+        comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (!*p)
+            return cli_usage_error(cmd, "%s %s: item %d is empty; expected a list like a,b,c (no empty item, no comma "
+                                   "at either end)", flag, arg, *n + 1);
+        for (int k = 0; k < *n; k++)
+            if (!strcmp(items[k], p))
+                return cli_usage_error(cmd, "%s %s: lists %s twice; give each once", flag, arg, p);
+        if (*n == max) return cli_usage_error(cmd, "%s lists more than %d %s; give at most %d", flag, max, what, max);
+        items[(*n)++] = p;
+        if (!comma) return EXIT_OK;
+    }
+}
+
 int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *arg) {
     switch (opt) {
     case OPT_MODEL: o->preset = arg; return 1;

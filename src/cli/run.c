@@ -101,6 +101,21 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
     return 1;
 }
 
+/* --set vocab_size=N (or MODEL:vocab_size=N) for a task that reads text: the vocabulary is its tokenizer's,
+ * which the task sets after every --set; refused before any data is read or any model trains. */
+static int vocab_set(const gf_task_ops *task, const cli_model_opts *mo, const char *cmd) {
+    for (int i = 0; task->tokenizer && i < mo->n_sets; i++) {
+        const char *kv = mo->sets[i], *eq = strchr(kv, '='), *key = kv;
+        for (const char *c = kv; *c && (!eq || c < eq); c++)
+            if (*c == ':') key = c + 1;
+        if (eq && eq - key == 10 && !strncmp(key, "vocab_size", 10))
+            return cli_usage_error(cmd, "--set %s does not apply with --task %s: the vocabulary is the tokenizer's "
+                                   "(what --corpus and --tokenizer give), which the task sets\nHINT: drop it; "
+                                   "--tokenizer chooses the vocabulary", kv, task->name);
+    }
+    return EXIT_OK;
+}
+
 int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, const char *cmd) {
     gf_task_recipe t = r->t; /* the data flags given, on the task chosen */
     if (gf_task_recipe_init(&r->t, r->task[0] ? r->task : gf_task_at(0)->name))
@@ -120,7 +135,7 @@ int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, co
     if (mo->vocab)
         return cli_usage_error(cmd, "--vocab does not apply to %s: the vocabulary is the tokenizer's (what --corpus "
                                "and --tokenizer give)\nHINT: drop --vocab", cmd);
-    return EXIT_OK;
+    return vocab_set(r->t.task, mo, cmd);
 }
 
 /* ---- progress --------------------------------------------------------------------------------------------- */
@@ -260,12 +275,30 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_run_info *info) {
     return EXIT_OK;
 }
 
+/* The --set options the task's configure (run after them) changed back: refused, naming the first that did
+ * (sets[i], unless a later --set of the same key gave way to it) and the task's value, not ignored. */
+static int sets_kept(const cli_model_opts *mo, const gf_task_ops *task, const char *cmd, const gf_config *cfg) {
+    gf_config *again = malloc(sizeof *again);
+    char diff[1024];
+    int rc = again ? EXIT_OK : cli_error("out of memory"), i = mo->n_sets - 1, n = 0;
+    for (; !rc && i >= 0 && n == 0; i--) {
+        *again = *cfg;
+        for (int k = i; k < mo->n_sets; k++) gf_config_set(again, mo->sets[k]); /* each applied before */
+        if ((n = gf_config_diff(cfg, again, diff, sizeof diff)) < 0) rc = cli_error("%s", gf_last_error());
+    }
+    free(again);
+    if (rc || n == 0) return rc;
+    return cli_usage_error(cmd, "--set %s does not apply with --task %s: the task sets %s (the task's value vs the "
+                           "--set's): what its data or its kind of model needs\nHINT: drop that --set (grassflow train "
+                           "--help says what each task sets)", mo->sets[i + 1], task->name, diff);
+}
+
 int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *data, const void *options,
                 const char *cmd, gf_config *cfg) {
     int rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
     if (!rc && mo->n_sets && !(rc = cli_model_sets(mo, cmd, cfg)))
         rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
-    return rc;
+    return rc || !mo->n_sets ? rc : sets_kept(mo, task, cmd, cfg);
 }
 
 /* A new run on a --backbone: the head's classes are the task's (the backbone's config has 2 until then). */
