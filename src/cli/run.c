@@ -145,6 +145,8 @@ typedef struct {
     const char *label;
     const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
     const char *resume_hint; /* recipe.resume_hint */
+    int64_t events;     /* step and evaluation events of this session: an early stop follows an evaluation, so
+                         * one said without any is an earlier session's, said again by a resume */
 } progress;
 
 void fmt_time(char *buf, size_t n, double s) {
@@ -154,11 +156,21 @@ void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* The run stopped early (patience), now or, on a resume that trained nothing, before. */
+static void early_stop(const progress *p, const gf_train_event *e) {
+    fprintf(stderr, "%s%s %s early after step %lld of %lld: %s; %sthe run is finished (best.safetensors holds its "
+            "best); to train on anyway, give it a new total above %lld: grassflow train --resume %s --steps N (N > "
+            "%lld)\n", p->tty ? "\n" : "", p->label, p->events ? "stopped" : "had stopped", (long long)e->step,
+            (long long)e->total_steps, e->what, p->events ? "" : "nothing was trained: ", (long long)e->total_steps,
+            e->path, (long long)e->total_steps);
+}
+
 static void on_event(const gf_train_event *e, void *ctx) {
     progress *p = ctx;
     char eta[32], el[32];
     switch (e->kind) {
     case GF_EV_STEP: {
+        p->events++;
         fmt_time(eta, sizeof eta, e->eta_s);
         fmt_time(el, sizeof el, e->elapsed_s);
         if (p->tty) {
@@ -177,6 +189,7 @@ static void on_event(const gf_train_event *e, void *ctx) {
     }
     case GF_EV_EVAL: {
         char pb[32], metric[64];
+        p->events++;
         if (isnan(e->val_acc)) snprintf(metric, sizeof metric, "val ppl %s", cli_ppl(pb, sizeof pb, e->val_ppl, 2));
         else snprintf(metric, sizeof metric, "val acc %.4f", e->val_acc);
         fprintf(stderr, "%s%s eval step %lld: val loss %.4f  %s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
@@ -193,12 +206,7 @@ static void on_event(const gf_train_event *e, void *ctx) {
                 "%s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps,
                 p->resume_hint ? p->resume_hint : "grassflow train --resume ", p->resume_hint ? "" : e->path);
         break;
-    case GF_EV_EARLY_STOP:
-        fprintf(stderr, "%s%s stopped early after step %lld of %lld: %s; the run is finished (best.safetensors holds "
-                "its best); to train on anyway, give it a new total: grassflow train --resume %s --steps N (N > %lld)\n",
-                p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps, e->what, e->path,
-                (long long)e->total_steps);
-        break;
+    case GF_EV_EARLY_STOP: early_stop(p, e); break;
     case GF_EV_SKIPPED:
         fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",
                 p->label, (long long)e->step, e->what);
