@@ -1579,6 +1579,11 @@ int gf_dist_agree(const char *what, const gf_agree_item *items, int n);
 /* FNV-1a 64 of n bytes, chained from h (0 starts afresh): for GF_AGREE_HASH items. */
 uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h);
 
+/* What to do about a failed write, by its errno (the one wording of it, for every file grassflow writes and a
+ * program's own): EROFS a read-only file system, EACCES/EPERM no permission, ENOSPC a full disk, EDQUOT a
+ * used-up quota, EFBIG a file size limit, ENOENT/ENOTDIR a missing folder, EIO a failing device, ...; a
+ * sentence without "HINT: " or a final period, to follow "HINT: ". Never NULL. */
+const char *gf_write_hint(int err);
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */
 uint64_t gf_mem_limit(void);

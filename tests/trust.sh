@@ -10,7 +10,10 @@ GF="$BUILD/grassflow"
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/grassflow-trust-XXXXXX)
 export GRASSFLOW_CACHE="$tmp/cache"
-cleanup() { mountpoint -q "$tmp/full" 2>/dev/null && umount "$tmp/full"; rm -rf "$tmp"; }
+cleanup() {
+    for m in "$tmp/full" "$tmp/ro"; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+    rm -rf "$tmp" "${locked:-}"
+}
 trap cleanup EXIT
 . tests/lib.sh
 R="--model grassmann-tiny --corpus tinyshakespeare --steps 30 --batch 4 --seq-len 16 --eval-every 10 --seed 3"
@@ -142,6 +145,38 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
     umount "$tmp/full"
 else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
+fi
+
+echo "trust: a read-only file system, a folder without permission: the hint is the error's (gf_write_hint)"
+mkdir -p "$tmp/ro"
+RO="HINT: the file system is read-only: write to a folder on a writable one, or remount it read-write"
+ro_hint() { # WHAT: the read-only hint, and not the full disk's
+    grep -q "^$RO" "$tmp/err" && ! grep -q "free some space" "$tmp/err" && pass "... $1" || fail "$1: $(head -c 300 "$tmp/err")"
+}
+if mount -t tmpfs -o size=2m tmpfs "$tmp/ro" 2>/dev/null; then
+    "$GF" train $R --out "$tmp/ro/run" --stop-at 10 >/dev/null 2>&1
+    mkdir "$tmp/ro/empty" && mount -o remount,ro "$tmp/ro"
+    want="cannot write in the output directory $tmp/ro/run: Read-only file system"
+    expect 1 "--resume of a run on a read-only file system" "$GF" train --resume "$tmp/ro/run"
+    ro_hint "the hint: read-only (it said \"free some space\")"
+    want="--out $tmp/ro/empty is not writable: Read-only file system"; expect 1 "a new run into a folder on it" "$GF" train $R --out "$tmp/ro/empty"
+    ro_hint "and the same hint"
+    want="cannot create --out $tmp/ro/new: $tmp/ro is not writable: Read-only file system"; expect 1 "a new run whose folder would be made on it" "$GF" train $R --out "$tmp/ro/new"
+    ro_hint "and the same hint"
+    GRASSFLOW_CACHE="$tmp/ro/cache" "$GF" data stats --corpus tinyshakespeare --tokenizer byte >/dev/null 2>"$tmp/err"
+    grep -q "warning: could not write the token cache .*: cannot create the cache folder $tmp/ro/cache: Read-only file system (the corpus is read all the same" "$tmp/err" \
+        && pass "a token cache on it: a warning with the reason (it had none), the corpus read" || fail "cache on a read-only file system: $(cat "$tmp/err")"
+    umount "$tmp/ro"
+else
+    echo "  skip  read-only file system checks: mounting a tmpfs needs root"
+fi
+locked=$(mktemp -d /tmp/grassflow-trust-locked-XXXXXX) && chmod 755 "$locked"
+if [ "$(id -u)" = 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+    want="cannot create --out $locked/run: $locked is not writable: Permission denied"
+    expect 1 "a new run in a folder another user owns" setpriv --reuid=65534 --regid=65534 --clear-groups "$GF" train $R --out "$locked/run"
+    grep -q "^HINT: no permission to write there" "$tmp/err" && pass "... the hint: no permission" || fail "permission hint: $(head -c 300 "$tmp/err")"
+else
+    echo "  skip  a folder without permission: needs root, to run as another user (setpriv)"
 fi
 
 echo "trust: a device node or FIFO planted as a run file is refused before any step, and left as it was"

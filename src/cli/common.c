@@ -60,7 +60,10 @@ bool cli_stdout_failed(void) {
     const bool ok = fflush(stdout) == 0 && !ferror(stdout);
     if (ok) return false;
     const int err = stdout_errno ? stdout_errno : errno;
-    if (!stdout_reported) cli_error("writing standard output: %s", err ? strerror(err) : "write error");
+    if (!stdout_reported && err && err != EPIPE) /* a closed pipe is the reader's choice, not a fault to fix */
+        cli_error("writing standard output: %s\nHINT: %s", strerror(err), gf_write_hint(err));
+    else if (!stdout_reported)
+        cli_error("writing standard output: %s", err ? strerror(err) : "write error");
     stdout_reported = true;
     return true;
 }
@@ -73,7 +76,7 @@ int cli_stdout_close(int rc) {
     const int err = errno;
     if (plain_stdout) stdout = plain_stdout; /* never a freed FILE, should anything print after main */
     if (close_failed && !bad && err != EBADF) {
-        cli_error("closing standard output: %s", strerror(err));
+        cli_error("closing standard output: %s\nHINT: %s", strerror(err), gf_write_hint(err));
         bad = true;
     }
     return bad && rc == EXIT_OK ? EXIT_RUNTIME : rc;

@@ -1,6 +1,7 @@
 /* What train and compare share: the recipe's flags, and one training run of a model on a task. */
 #include "run.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -554,7 +555,8 @@ int out_dir_ok(const char *cmd, const char *dir, bool force) {
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) return cli_usage_error(cmd, "--out %s exists and is not a directory", dir);
-        if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
+        if (access(dir, W_OK) != 0)
+            return cli_error("--out %s is not writable: %s\nHINT: %s", dir, strerror(errno), gf_write_hint(errno));
         if (gf_run_dir_check_new(dir, force)) return cli_error("--out %s", gf_last_error());
         return EXIT_OK;
     }
@@ -572,7 +574,9 @@ int out_dir_ok(const char *cmd, const char *dir, bool force) {
     }
     if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
         return cli_error("cannot create --out %s: %s is not a directory", dir, p);
-    if (access(p, W_OK) != 0) return cli_error("cannot create --out %s: %s is not writable", dir, p);
+    if (access(p, W_OK) != 0)
+        return cli_error("cannot create --out %s: %s is not writable: %s\nHINT: %s", dir, p, strerror(errno),
+                         gf_write_hint(errno));
     return EXIT_OK;
 }
 

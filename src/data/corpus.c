@@ -174,7 +174,8 @@ static int mkdir_p(const char *dir) {
             mkdir(tmp, 0755);
             *p = '/';
         }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+    if (mkdir(tmp, 0755) == 0 || errno == EEXIST) return 0;
+    return gf_fail_write(errno, "cannot create the cache folder %s", tmp);
 }
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
@@ -342,9 +343,10 @@ static int tokenize_corpus(gf_corpus *c, const corpus_files *f, gf_tok_kind kind
     if (cpath[0]) {
         if (mkdir_p(cache_dir) == 0 && cache_store(c, tok, cpath, key) == 0)
             snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus cached in %s", cpath);
-        else
-            snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %s", cpath,
-                     gf_last_error());
+        else /* one line: the error's first (its HINT is about the folder; this one is about the cache) */
+            snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %.*s (the "
+                     "corpus is read all the same; GRASSFLOW_CACHE names another folder, empty turns the cache off)",
+                     cpath, (int)strcspn(gf_last_error(), "\n"), gf_last_error());
     }
     return 0;
 }
