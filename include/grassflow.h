@@ -55,8 +55,8 @@ extern "C" {
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
  * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision; 5: gf_train_opts
- * gained deterministic (data-parallel training over MPI: gf_dist_*). */
-#define GF_ABI_VERSION 5
+ * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples. */
+#define GF_ABI_VERSION 6
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -195,6 +195,10 @@ int gf_config_set(gf_config *cfg, const char *key_eq_value);
 /* The JSON value of a key as gf_config_set names it ("d_model", "head.n_classes", "layers.2.rank",
  * "rank" when every layer that has it agrees), malloc'd; NULL (gf_last_error) if there is no such key. */
 char *gf_config_get(const gf_config *cfg, const char *key);
+/* The keys in which configs a and b differ, named as gf_config_set names them, each with both values:
+ * "vocab_size 64 vs 65, layers.1.rank 6 vs 8" into buf (n bytes; cut short there, but every difference is
+ * counted). The number of keys that differ (0: the same config), or -1 (gf_last_error) out of memory. */
+int gf_config_diff(const gf_config *a, const gf_config *b, char *buf, size_t n);
 /* Check every field; 0 if the config describes a model that can be built. */
 int gf_config_validate(const gf_config *cfg, const char *source);
 /* Parameter count of the model cfg describes. */
@@ -1314,6 +1318,9 @@ typedef struct gf_task_env {
     bool score_only;              /* the data is read to be scored, never trained on (eval): text that the fixed
                                    * tokenizer cannot read (a character outside a char vocabulary) is skipped and
                                    * counted (text_counts) rather than refused */
+    int64_t max_examples;         /* > 0: only the first max_examples examples of each split are used (predict
+                                   * --limit): a task may stop reading there (a file of a million pairs is not
+                                   * read for ten), giving those first ones in their order; 0: all */
 } gf_task_env;
 
 /* 1: up to free; 2: stats, data_help and check_options; 3: text_counts. A table of an older version still
@@ -1572,12 +1579,18 @@ int gf_dist_agree(const char *what, const gf_agree_item *items, int n);
 /* FNV-1a 64 of n bytes, chained from h (0 starts afresh): for GF_AGREE_HASH items. */
 uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h);
 
+/* What to do about a failed write, by its errno (the one wording of it, for every file grassflow writes and a
+ * program's own): EROFS a read-only file system, EACCES/EPERM no permission, ENOSPC a full disk, EDQUOT a
+ * used-up quota, EFBIG a file size limit, ENOENT/ENOTDIR a missing folder, EIO a failing device, ...; a
+ * sentence without "HINT: " or a final period, to follow "HINT: ". Never NULL. */
+const char *gf_write_hint(int err);
 /* The memory this process can have: the machine's physical memory or RLIMIT_AS (ulimit -v), whichever is
  * lower (to size batches and caches). */
 uint64_t gf_mem_limit(void);
 /* The most text one corpus file may hold once decompressed (GRASSFLOW_MAX_TEXT; for a file of pairs, which
  * is streamed, the pairs it keeps): bytes, or with 0 (the default) a sixth of gf_mem_limit(), at most 16 GiB.
- * A larger file is an error naming it. */
+ * A larger file is an error naming it. Whatever this limit, an .xz file is read up to 1000 times its size (at
+ * least 64 MiB): more is a decompression bomb, refused. */
 void gf_corpus_set_max_text(size_t bytes);
 size_t gf_corpus_max_text(void);
 

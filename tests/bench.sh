@@ -31,6 +31,13 @@ check "$tmp/m.json" 'j["max_len"] >= 100000' "bench mixer: max_len raised to the
     || fail "bench mixer: --mixer after --set head.kind=classify"
 if "$GF" bench mixer --mixer nosuch 2>"$tmp/err"; then fail "bench mixer --mixer nosuch succeeded"; fi
 grep -q "not a mixer" "$tmp/err" || fail "bench mixer: unknown mixer message"
+# comma lists: no empty item, nothing twice
+if "$GF" bench mixer --seq-lens 8,,16 2>"$tmp/err"; then fail "bench mixer --seq-lens 8,,16 succeeded"; fi
+grep -q -- "--seq-lens 8,,16: item 2 is empty" "$tmp/err" || fail "bench mixer --seq-lens 8,,16: $(cat "$tmp/err")"
+if "$GF" bench mixer --seq-lens 8,8 2>"$tmp/err"; then fail "bench mixer --seq-lens 8,8 succeeded"; fi
+grep -q -- "--seq-lens 8,8: lists 8 twice" "$tmp/err" || fail "bench mixer --seq-lens 8,8: $(cat "$tmp/err")"
+if "$GF" bench generate --model grassmann-tiny --positions 4,8, 2>"$tmp/err"; then fail "bench generate --positions 4,8, succeeded"; fi
+grep -q -- "--positions 4,8,: item 3 is empty" "$tmp/err" || fail "bench generate --positions 4,8,: $(cat "$tmp/err")"
 
 # bench train of a classifier: one label per sequence
 "$GF" bench train --model grassmann-tiny --vocab 65 --set head.kind=classify --batch 2 --seq-len 8 --steps 1 --json >"$tmp/t.json"

@@ -416,6 +416,8 @@ want="cls64.safetensors has vocab_size 64 but the tokenizer of --task snli gives
 want="cls.safetensors: score predicts each next token.*head is classify"; expect 1 "score of a classifier" "$GF" score --ckpt "$tmp/cls.safetensors" --tokens "$tmp/tok.txt"
 want="cls.safetensors: generate needs a language model.*head is classify"; expect 1 "generate from a classifier" "$GF" generate --ckpt "$tmp/cls.safetensors"
 want="--backbone .*cls.safetensors is a classifier \(head classify, 3 classes\), not a pretrained model"; expect 1 "a classifier as --backbone" "$GF" train --task snli --backbone "$tmp/cls.safetensors" --head $H --corpus "$tmp/snli64" --out "$tmp/x"
+printf '{"name": "head", "d_model": 16, "d_model": 32, "d_ff": 32, "n_layer": 1, "layers": ["grassmann"]}' >"$tmp/duphead.json"
+want='duphead.json: the key "d_model" appears twice'; expect 1 "a --head file with a key twice (cJSON would read the first)" "$GF" train --task snli --backbone "$lm" --head "$tmp/duphead.json" --corpus "$tmp/snli64" --out "$tmp/x"
 
 echo "cli: --set is checked against the config the task builds, and reaches every stack"
 want="the model is set to vocab_size=30522 head.kind=classify head.n_classes=3 direction=bidirectional segments=2"
@@ -425,6 +427,13 @@ import json, struct, sys
 b = open('$tmp/setcls/last.safetensors', 'rb').read(); n = struct.unpack('<Q', b[:8])[0]
 c = json.loads(json.loads(b[8:8 + n])['__metadata__']['config'])
 sys.exit(not (c['direction'] == 'bidirectional' and all(l['rank'] == 8 for l in c['layers'])))" && pass "... the run's model is bidirectional with rank 8" || fail "--set on snli: $(head -c 300 "$tmp/err")"
+want="--set vocab_size=10 does not apply with --task lm: the vocabulary is the tokenizer's"
+expect 2 "train --set vocab_size=10: refused, not ignored" "$GF" train --model grassmann-tiny --set vocab_size=10 --corpus tinyshakespeare --steps 1 --out "$tmp/x"
+want='--set head.kind=next_token does not apply with --task snli: the task sets head.kind "classify" vs "next_token"'
+expect 2 "train --task snli --set head.kind=next_token: refused, naming what the task sets" "$GF" train --task snli --model grassmann-tiny --set head.kind=next_token --corpus "$tmp/snli64" --steps 1 --out "$tmp/x"
+want="--set max_len=50 does not apply with --task snli: the task sets max_len 99 vs 50"
+expect 2 "train --task snli --set max_len=50 (pairs of 2 x 48 pieces need 99): refused" "$GF" train --task snli --model grassmann-tiny --set max_len=50 --corpus "$tmp/snli64" --steps 1 --out "$tmp/x"
+[ ! -e "$tmp/x" ] && pass "... and nothing is created" || fail "a refused run left $tmp/x"
 want="classify head has n_classes 2; SNLI has 3 labels"; expect 1 "compare --task snli checks each model's --set against the classifier, before any run" "$GF" compare --task snli --models grassmann-tiny,transformer-tiny --set head.n_classes=2 --corpus "$tmp/snli64" --out "$tmp/cmpset"
 [ ! -e "$tmp/cmpset" ] && pass "... and creates nothing" || fail "compare left $tmp/cmpset"
 printf '{"base": "grassmann-tiny", "tie_head": false, "stacks": [{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 2, "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2]}, "attention"]}]}' >"$tmp/stacks.json"

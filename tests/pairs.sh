@@ -118,7 +118,24 @@ printf '{"premise": "A man.", "hypothesis": "A person.", "label": 1}\n{"premise"
 want="bad.jsonl:2: not a JSON object"; expect 1 "wrong JSON" "$GF" predict --ckpt "$C" --corpus "$tmp/bad.jsonl"
 printf '{"premise": "A man.", "label": 1}\n' >"$tmp/nohyp.jsonl"
 want='nohyp.jsonl:1: no string "sentence2" \(or "hypothesis"\)'; expect 1 "a record without its hypothesis" "$GF" predict --ckpt "$C" --corpus "$tmp/nohyp.jsonl"
+printf '{"gold_label": "neutral", "label": 2, "sentence1": "A man.", "sentence2": "A person."}\n' >"$tmp/both.jsonl"
+want='both.jsonl:1: the record has both "gold_label" and "label"'; expect 1 "a record with both gold_label and label" "$GF" predict --ckpt "$C" --corpus "$tmp/both.jsonl"
+printf 'premise\thypothesis\tsentence1\tlabel\nA man.\tA person.\tA dog.\tneutral\n' >"$tmp/two.tsv"
+want='two.tsv:1: the header row names columns 1 \("premise"\) and 3 \("sentence1"\) for one field'
+expect 1 "a header with two premise columns" "$GF" predict --ckpt "$C" --corpus "$tmp/two.tsv"
+printf '[1,2,3]\n' >"$tmp/arr.jsonl"
+want='arr.jsonl:1: an array \(the line begins "\[1,2,3\]"\), not a JSON object'; expect 1 "a .jsonl whose line is a JSON array" "$GF" predict --ckpt "$C" --corpus "$tmp/arr.jsonl"
 want="missing.jsonl"; expect 1 "a file that is not there" "$GF" predict --ckpt "$C" --corpus "$tmp/missing.jsonl"
+# 12 KB of xz holding 79 MB of pairs (2.2 million): the line reader takes at most 1000 times an .xz's size (at least 64 MiB)
+yes $'neutral\tA man sleeps.\tNobody sleeps.' | head -n 2200000 | xz -1 -T1 >"$tmp/bomb.tsv.xz"
+want="bomb.tsv.xz: [0-9]+ bytes of xz decompress to more than 67108864 bytes, the most taken from them"
+expect 1 "a $(stat -c %s "$tmp/bomb.tsv.xz")-byte .xz of 79 MB of pairs: refused at 64 MiB" "$GF" data stats --corpus "$tmp/bomb.tsv.xz"
+want="bomb.tsv.xz: [0-9]+ bytes of xz decompress to more than"; expect 1 "... and by eval" "$GF" eval --ckpt "$C" --corpus "$tmp/bomb.tsv.xz"
+# predict --limit reads what it prints: 2 pairs of the 2.2 million, even where the file's pairs may take 1 MB
+want=; GRASSFLOW_MAX_TEXT=1000000 expect 0 "predict --limit 2 of it: reads the first 2 pairs alone" "$GF" predict --ckpt "$C" --corpus "$tmp/bomb.tsv.xz" --limit 2
+[ "$(cut -f1,6 "$tmp/out" | tr '\t\n' ' |')" = "index gold|0 neutral|1 neutral|" ] && pass "... a header and 2 lines" || fail "predict --limit 2 of the bomb: $(head -c 300 "$tmp/out")"
+want=; GRASSFLOW_MAX_TEXT=1000000 expect 0 "predict --limit 3 of a folder's dev split: its first 3 pairs" "$GF" predict --ckpt "$C" --corpus "$tmp/s64" --split dev --limit 3
+cmp -s "$tmp/out" <(head -4 "$tmp/pred.pairs.tsv") && pass "... the lines of the file's first 3" || fail "predict --limit 3 of the folder: $(cat "$tmp/out")"
 want="--limit expects an integer"; expect 2 "predict --limit 0" "$GF" predict --ckpt "$C" --corpus "$tmp/pairs.tsv" --limit 0
 "$GF" init --model grassmann-tiny --out "$tmp/lm.safetensors" >/dev/null
 want="predict: .*lm.safetensors is a language model"; expect 1 "predict with a language model" "$GF" predict --ckpt "$tmp/lm.safetensors" --corpus tinyshakespeare --tokenizer char

@@ -199,6 +199,8 @@ want="$tmp/bad/metrics.jsonl, line 4: not JSON"; expect 1 "a corrupt line, named
 want="no run has a point of accuracy to draw \(a language model logs perplexity: --metric ppl\)"; expect 1 "--metric accuracy of a language model" "$GF" plot "$tmp/a" --metric accuracy --out "$tmp/x.svg"
 want="--x: 'epochs' is not one of step, tokens, time"; expect 2 "--x epochs" "$GF" plot "$tmp/a" --x epochs
 want="--metric: 'bleu' is not one of loss, ppl, accuracy"; expect 2 "--metric bleu" "$GF" plot "$tmp/a" --metric loss,bleu
+want="--metric loss,,ppl: item 2 is empty"; expect 2 "--metric loss,,ppl" "$GF" plot "$tmp/a" --metric loss,,ppl --out "$tmp/x.svg"
+want="--metric loss,loss: lists loss twice"; expect 2 "--metric loss,loss (one panel twice)" "$GF" plot "$tmp/a" --metric loss,loss --out "$tmp/x.svg"
 want="expected one or more run folders"; expect 2 "no folder" "$GF" plot --out "$tmp/x.svg"
 want="cannot write $tmp/no/dir/x.svg"; expect 1 "an --out in a folder that is not there" "$GF" plot "$tmp/a" --out "$tmp/no/dir/x.svg"
 

@@ -159,7 +159,9 @@ then pass "the recipe records init_from: path, size and FNV-1a 64"; else fail "i
 want="--init-from $tmp/base/metrics.jsonl|$tmp/base/metrics.jsonl"; expect 1 "--init-from a file that is not a checkpoint" "$GF" train --init-from "$tmp/base/metrics.jsonl" $I --steps 2 --out "$tmp/x1"
 want="cannot open $tmp/none.safetensors"; expect 1 "--init-from a missing file" "$GF" train --init-from "$tmp/none.safetensors" $I --steps 2 --out "$tmp/x2"
 "$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null 2>&1
-want="needs another model than the checkpoint's"; expect 1 "--init-from a checkpoint whose vocabulary does not fit" "$GF" train --init-from "$tmp/init.safetensors" $I --steps 2 --out "$tmp/x3"
+want="needs another model than the checkpoint's: vocab_size 64 vs 65 \(the checkpoint's vs what the task makes of it\)"
+expect 1 "--init-from a checkpoint whose vocabulary does not fit: the key that differs, both values" "$GF" train --init-from "$tmp/init.safetensors" $I --steps 2 --out "$tmp/x3"
+grep -q '"format"' "$tmp/err" && fail "... and no whole config: $(head -c 300 "$tmp/err")" || pass "... and no whole config"
 want="would change its architecture"; expect 2 "--init-from with --model" "$GF" train --init-from "$tmp/base/last.safetensors" --model grassmann-tiny $I --steps 2 --out "$tmp/x4"
 want="would change its architecture"; expect 2 "--init-from with --set" "$GF" train --init-from "$tmp/base/last.safetensors" --set d_model=8 $I --steps 2 --out "$tmp/x5"
 want="checkpoint's own tokenizer"; expect 2 "--init-from with --tokenizer" "$GF" train --init-from "$tmp/base/last.safetensors" --tokenizer byte $I --steps 2 --out "$tmp/x6"
@@ -198,6 +200,13 @@ trained() { grep -c '"loss"' "$tmp/p/metrics.jsonl"; }
 lines=$(trained)
 want="stopped early after step ${st% *} of 40"; expect 0 "a plain resume says the run stopped early" "$GF" train --resume "$tmp/p"
 [ "$(trained)" = "$lines" ] && pass "... and does not go on" || fail "a plain resume of an early-stopped run trained on"
+S=${st% *}
+want="had stopped early after step $S of 40: .*; nothing was trained: the run is finished .*give it a new total above 40"
+expect 0 "--steps 40, the total it had: says it had stopped early, that nothing was trained, and what to do" "$GF" train --resume "$tmp/p" --steps 40
+want="the run in .*stopped early after step $S of 40 \(.*\); a total of $((S + 1)) steps is within the schedule it ended"
+expect 1 "--steps $((S + 1)), above the step it stopped at but not above 40: refused, as the hint (N > 40) says" "$GF" train --resume "$tmp/p" --steps $((S + 1))
+grep -q "^HINT: to train on, give a new total above 40: --steps 41 or more" "$tmp/err" && pass "... the total to give" || fail "early-stop hint: $(cat "$tmp/err")"
+[ "$(trained)" = "$lines" ] && pass "... and neither trains on" || fail "a refused resume of an early-stopped run trained on"
 want="had stopped early"; expect 0 "a new total makes it go on" "$GF" train --resume "$tmp/p" --steps 41
 [ "$(trained)" -gt "$lines" ] && pass "... and it trained on" || fail "the extended early-stopped run did not train"
 want="--patience 2 counts the evaluations"; expect 2 "--patience without evaluations is refused" "$GF" train $P --patience 2 --eval-every 0 --out "$tmp/x7"

@@ -103,6 +103,13 @@ want="snli_1.0_dev.jsonl is a directory"; expect 1 "a directory where a split sh
 rmdir "$tmp/bad/snli_1.0_dev.jsonl"; ln -s snli_1.0_dev.jsonl "$tmp/bad/snli_1.0_dev.jsonl"
 want="snli_1.0_dev.jsonl is a symbolic link loop"; expect 1 "a symlink loop where a split should be" "$GF" data stats --corpus "$tmp/bad"
 rm "$tmp/bad/snli_1.0_dev.jsonl"
+printf 'neutral\ta\tb\n' >"$tmp/bad/snli_1.0_dev.tsv"
+printf '{"gold_label": "neutral", "sentence1": "c", "sentence2": "d"}\n' >"$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.jsonl and .*snli_1.0_dev.tsv are both there; expected one file for the dev split: which to read is not clear"
+expect 1 "a folder with snli_1.0_dev.jsonl and snli_1.0_dev.tsv: refused, naming both" "$GF" data stats --corpus "$tmp/bad"
+xz -k "$tmp/bad/snli_1.0_dev.tsv" && rm "$tmp/bad/snli_1.0_dev.jsonl"
+want="snli_1.0_dev.tsv and .*snli_1.0_dev.tsv.xz are both there"; expect 1 "... and snli_1.0_dev.tsv with snli_1.0_dev.tsv.xz" "$GF" data stats --corpus "$tmp/bad"
+rm "$tmp/bad/snli_1.0_dev.tsv" "$tmp/bad/snli_1.0_dev.tsv.xz"
 # an .xz of ~180 KB holding 1,400 pairs with a 900 KB premise each (1.2 GB): refused at its first line,
 # whatever the memory limit; pairs of 40 KB sentences (56 MB): GRASSFLOW_MAX_TEXT bounds what is kept
 bomb() { # FILE SENTENCE-BYTES

@@ -225,6 +225,10 @@ static void test_json_errors(void **state) {
         {"{\"base\": \"grassmann-tiny\", \"plucker_eps\": 0}", "plucker_eps"},
         {"{\"base\": \"nope\"}", "unknown model preset"},
         {"{\"base\": \"grassmann-tiny\", \"extra_proj\": 1}", "true or false"},
+        /* a key twice: cJSON reads the first, so the file would be read one way silently */
+        {"{\"base\": \"grassmann-tiny\", \"d_model\": 32, \"d_model\": 64}", "the key \"d_model\" appears twice"},
+        {"{\"base\": \"grassmann-tiny\", \"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4, \"rank\": 8}]}",
+         "the key \"layers[0].rank\" appears twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (gf_config_from_json(cases[i].json, "test.json", &c) == 0) fail_msg("accepted: %s", cases[i].json);
@@ -237,6 +241,31 @@ static void test_json_errors(void **state) {
     assert_int_equal(GC(&c, 0)->rank, 8);
     assert_int_equal(c.norm, GF_NORM_POST);
     assert_int_equal(c.d_model, 256);
+}
+
+/* gf_config_diff: the keys two configs differ in, named as --set names them, with both values; every one
+ * counted, those that fit shown whole. */
+static void test_config_diff(void **state) {
+    (void)state;
+    gf_config a, b;
+    char buf[256];
+    assert_int_equal(gf_config_preset("grassmann-tiny", &a), 0);
+    b = a;
+    assert_int_equal(gf_config_diff(&a, &b, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    assert_int_equal(gf_config_set(&b, "vocab_size=65"), 0);
+    assert_int_equal(gf_config_diff(&a, &b, buf, sizeof buf), 1);
+    assert_string_equal(buf, "vocab_size 64 vs 65");
+    assert_int_equal(gf_config_set(&b, "layers.1.rank=4"), 0);
+    assert_int_equal(gf_config_set(&b, "head.kind=classify"), 0); /* which makes it bidirectional */
+    assert_int_equal(gf_config_diff(&a, &b, buf, sizeof buf), 6);
+    assert_string_equal(buf, "head.kind \"next_token\" vs \"classify\", head.n_classes (none) vs 2, head.pool (none) vs "
+                             "\"mean\", vocab_size 64 vs 65, direction \"causal\" vs \"bidirectional\", layers.1.rank 6 vs 4");
+    char small[32];
+    assert_int_equal(gf_config_diff(&a, &b, small, sizeof small), 6); /* all counted; what does not fit: ... */
+    assert_string_equal(small, "...");
+    assert_int_equal(gf_config_diff(&b, &a, buf, 48), 6);
+    assert_string_equal(buf, "head.kind \"classify\" vs \"next_token\", ...");
 }
 
 /* linformer: bidirectional only (told why), k_proj <= max_len, learned positions; errors name the layer and key */
@@ -272,7 +301,7 @@ static void test_linformer_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_text), cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
-        cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors), cmocka_unit_test(test_linformer_errors),
+        cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors), cmocka_unit_test(test_config_diff), cmocka_unit_test(test_linformer_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

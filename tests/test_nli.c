@@ -119,6 +119,40 @@ static void test_bad_records(void **state) {
     assert_non_null(strstr(gf_last_error(), "missing.tsv"));
 }
 
+/* A record or header that could be read two ways is refused, naming file, line and the keys or columns: a
+ * label under both names (or one twice), both names of a sentence; a .jsonl is JSON lines whatever its
+ * first line begins with, a line that is JSON but no object named for what it is; a .tsv is never read as
+ * jsonl. */
+static void test_ambiguous_records(void **state) {
+    (void)state;
+    expect_fail("both.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\", \"sentence2\": \"b\"}\n"
+                "{\"gold_label\": \"neutral\", \"label\": 2, \"sentence1\": \"a\", \"sentence2\": \"b\"}\n",
+                "both.jsonl:2: the record has both \"gold_label\" and \"label\"");
+    expect_fail("pre.jsonl", "{\"label\": 1, \"sentence1\": \"a\", \"premise\": \"c\", \"hypothesis\": \"b\"}\n",
+                "pre.jsonl:1: the record has both \"sentence1\" and \"premise\"");
+    expect_fail("hyp.jsonl", "{\"label\": 1, \"premise\": \"a\", \"sentence2\": \"c\", \"hypothesis\": \"b\"}\n",
+                "hyp.jsonl:1: the record has both \"sentence2\" and \"hypothesis\"");
+    expect_fail("twice.jsonl", "{\"label\": 1, \"label\": 0, \"premise\": \"a\", \"hypothesis\": \"b\"}\n",
+                "twice.jsonl:1: the record has the key \"label\" 2 times");
+    expect_fail("h2.tsv", "premise\thypothesis\tsentence1\tlabel\na\tb\tc\tneutral\n",
+                "h2.tsv:1: the header row names columns 1 (\"premise\") and 3 (\"sentence1\") for one field");
+    expect_fail("h3.txt", "gold_label\tsentence1\tsentence2\tlabel\nneutral\ta\tb\tneutral\n",
+                "h3.txt:1: the header row names columns 1 (\"gold_label\") and 4 (\"label\")");
+    expect_fail("arr.jsonl", "[1,2,3]\n", "arr.jsonl:1: an array (the line begins \"[1,2,3]\"), not a JSON object");
+    expect_fail("num.jsonl", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\", \"sentence2\": \"b\"}\n\n7\n",
+                "num.jsonl:3: a number (the line begins \"7\"), not a JSON object");
+    expect_fail("text.jsonl", "neutral\ta\tb\n", "text.jsonl:1: not a JSON object");
+    expect_fail("blank.jsonl", "\n \n", "blank.jsonl: the file is empty");
+    expect_fail("obj.tsv", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\", \"sentence2\": \"b\"}\n",
+                "obj.tsv:1: 1 tab-separated column(s); expected 3");
+    gf_nli_split sp; /* a name that says nothing: known by the first line */
+    assert_int_equal(gf_nli_read(write_file("pairs.data", "{\"gold_label\": \"neutral\", \"sentence1\": \"a\", "
+                                            "\"sentence2\": \"b\"}\n"), &sp), 0);
+    assert_string_equal(sp.format, "jsonl");
+    assert_int_equal(sp.n, 1);
+    gf_nli_split_free(&sp);
+}
+
 /* What a string length would hide: a NUL byte in a TSV or txt line, a \u0000 in a jsonl sentence (or any
  * field), each refused with file and line; an escaped backslash before "u0000" is text. Invalid UTF-8 is
  * refused by file and line, in a dropped row too; an unknown label is shown with its invisible bytes. */
@@ -406,7 +440,8 @@ static void test_pairs_file_errors(void **state) {
                       "l7.jsonl:1: \"label\" is neither a string nor one of the numbers -1, 0, 1, 2");
     expect_fail_pairs("nh.jsonl", "{\"premise\": \"a\", \"label\": 1}\n", "nh.jsonl:1: no string \"sentence2\" (or "
                       "\"hypothesis\")");
-    expect_fail_pairs("j.jsonl", "{\"premise\": \"a\", \"hypothesis\": \"b\"}\n[1, 2]\n", "j.jsonl:2: not a JSON object");
+    expect_fail_pairs("j.jsonl", "{\"premise\": \"a\", \"hypothesis\": \"b\"}\n[1, 2]\n",
+                      "j.jsonl:2: an array (the line begins \"[1, 2]\"), not a JSON object");
     expect_fail_pairs("hp.tsv", "premise\tlabel\na\tneutral\n", "hp.tsv:1: a header row without gold_label (or label), "
                       "sentence1 (or premise) and sentence2 (or hypothesis) columns");
     expect_fail_pairs("ho.tsv", "premise\thypothesis\tlabel\n\n", "ho.tsv: a header row and no pair");
@@ -585,7 +620,8 @@ static void test_encode_pair(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_encode_single), cmocka_unit_test(test_encode_pair),
                                        cmocka_unit_test(test_tsv), cmocka_unit_test(test_jsonl_and_txt),
-                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_nul_and_utf8),
+                                       cmocka_unit_test(test_bad_records), cmocka_unit_test(test_ambiguous_records),
+                                       cmocka_unit_test(test_nul_and_utf8),
                                        cmocka_unit_test(test_bom_blank_and_whitespace),
                                        cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),
                                        cmocka_unit_test(test_missing_and_odd_splits), cmocka_unit_test(test_source),

@@ -1,4 +1,5 @@
 /* Checkpoints: save/load round trip, and hostile files rejected with a message naming file and field. */
+#include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,21 @@ static void test_write_file(void **state) {
     globfree(&g);
     assert_int_not_equal(gf_write_file_atomic("/nonexistent-dir/summary.json", "{}", 2), 0);
     assert_non_null(strstr(gf_last_error(), "/nonexistent-dir/summary.json"));
+    /* the hint is the errno's (gf_write_hint), not one for every failure */
+    assert_non_null(strstr(gf_last_error(), "No such file or directory\nHINT: a folder on the way is missing"));
+}
+
+/* gf_write_hint: the one wording of what to do about a failed write, by errno. */
+static void test_write_hint(void **state) {
+    (void)state;
+    const struct { int err; const char *says; } cases[] = {
+        {EROFS, "read-only"}, {EACCES, "no permission"}, {EPERM, "no permission"}, {ENOSPC, "the disk is full"},
+        {EDQUOT, "quota"}, {EFBIG, "ulimit -f"}, {ENOENT, "a folder on the way is missing"}, {EIO, "input/output"},
+        {EMFILE, "ulimit -n"}, {12345, "check that the folder exists, is writable and has free space"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strstr(gf_write_hint(cases[i].err), cases[i].says))
+            fail_msg("errno %d: \"%s\" does not say \"%s\"", cases[i].err, gf_write_hint(cases[i].err), cases[i].says);
+    assert_null(strstr(gf_write_hint(EROFS), "free some space"));
 }
 
 /* Reader and writer share one header limit: metadata too large to read back is refused before writing
@@ -256,6 +272,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip), cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_model_mismatch), cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_write_file),
+        cmocka_unit_test(test_write_hint),
         cmocka_unit_test(test_header_limit), cmocka_unit_test(test_mkdir_p),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -638,6 +638,11 @@ static void test_train_refuses_a_run(void **state) {
         fail_msg("%s", what);
     o.stop_at = 0;
     expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL), "holds a run");
+    const char *other_sets[] = {"vocab_size=64", "rank=4", NULL}; /* resumed with another model: the keys named */
+    gf_model *other = tl_make_model("grassmann-tiny", other_sets, 2);
+    expect_error(gf_train(other, d.train, d.valid, &o, true, NULL, NULL, NULL), "the saved run has another model "
+                 "config than the one given: layers.0.rank 6 vs 4, layers.1.rank 6 vs 4 (the saved run's vs the one given)");
+    gf_model_free(other);
     assert_int_equal(count_lines(o.out_dir, "step"), lines); /* metrics.jsonl not truncated */
     gf_train_result res;
     o.overwrite = true;

@@ -336,6 +336,9 @@ want="invalid UTF-8 at byte 3 of the training text; the word vocabulary is store
 expect 1 "... and in a word corpus (the checkpoint's header would not be UTF-8: Python's json and safetensors refuse it)" "$GF" data stats --corpus "$tmp/bad-utf8.txt" --tokenizer word --no-cache
 printf 'not xz' >"$tmp/fake.txt.xz"
 want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$GF" data stats --corpus "$tmp/fake.txt.xz"
+mkdir -p "$tmp/both" && for s in train valid test; do printf 'to be or not\n' >"$tmp/both/$s.txt"; done && xz -k "$tmp/both/train.txt"
+want="both/train.txt.xz and .*both/train.txt are both there; expected one file for the train split: which to read is not clear"
+expect 1 "a folder with train.txt and train.txt.xz: refused, naming both" "$GF" data stats --corpus "$tmp/both"
 no_tmp_files "$tmp" "after every run and failure"
 
 if [ $fails -ne 0 ]; then echo "train: $fails FAILED"; exit 1; fi

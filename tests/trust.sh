@@ -10,7 +10,10 @@ GF="$BUILD/grassflow"
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/grassflow-trust-XXXXXX)
 export GRASSFLOW_CACHE="$tmp/cache"
-cleanup() { mountpoint -q "$tmp/full" 2>/dev/null && umount "$tmp/full"; rm -rf "$tmp"; }
+cleanup() {
+    for m in "$tmp/full" "$tmp/ro"; do mountpoint -q "$m" 2>/dev/null && umount "$m"; done
+    rm -rf "$tmp" "${locked:-}"
+}
 trap cleanup EXIT
 . tests/lib.sh
 R="--model grassmann-tiny --corpus tinyshakespeare --steps 30 --batch 4 --seq-len 16 --eval-every 10 --seed 3"
@@ -144,6 +147,38 @@ else
     echo "  skip  full-disk checks: mounting a tmpfs needs root"
 fi
 
+echo "trust: a read-only file system, a folder without permission: the hint is the error's (gf_write_hint)"
+mkdir -p "$tmp/ro"
+RO="HINT: the file system is read-only: write to a folder on a writable one, or remount it read-write"
+ro_hint() { # WHAT: the read-only hint, and not the full disk's
+    grep -q "^$RO" "$tmp/err" && ! grep -q "free some space" "$tmp/err" && pass "... $1" || fail "$1: $(head -c 300 "$tmp/err")"
+}
+if mount -t tmpfs -o size=2m tmpfs "$tmp/ro" 2>/dev/null; then
+    "$GF" train $R --out "$tmp/ro/run" --stop-at 10 >/dev/null 2>&1
+    mkdir "$tmp/ro/empty" && mount -o remount,ro "$tmp/ro"
+    want="cannot write in the output directory $tmp/ro/run: Read-only file system"
+    expect 1 "--resume of a run on a read-only file system" "$GF" train --resume "$tmp/ro/run"
+    ro_hint "the hint: read-only (it said \"free some space\")"
+    want="--out $tmp/ro/empty is not writable: Read-only file system"; expect 1 "a new run into a folder on it" "$GF" train $R --out "$tmp/ro/empty"
+    ro_hint "and the same hint"
+    want="cannot create --out $tmp/ro/new: $tmp/ro is not writable: Read-only file system"; expect 1 "a new run whose folder would be made on it" "$GF" train $R --out "$tmp/ro/new"
+    ro_hint "and the same hint"
+    GRASSFLOW_CACHE="$tmp/ro/cache" "$GF" data stats --corpus tinyshakespeare --tokenizer byte >/dev/null 2>"$tmp/err"
+    grep -q "warning: could not write the token cache .*: cannot create the cache folder $tmp/ro/cache: Read-only file system (the corpus is read all the same" "$tmp/err" \
+        && pass "a token cache on it: a warning with the reason (it had none), the corpus read" || fail "cache on a read-only file system: $(cat "$tmp/err")"
+    umount "$tmp/ro"
+else
+    echo "  skip  read-only file system checks: mounting a tmpfs needs root"
+fi
+locked=$(mktemp -d /tmp/grassflow-trust-locked-XXXXXX) && chmod 755 "$locked"
+if [ "$(id -u)" = 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+    want="cannot create --out $locked/run: $locked is not writable: Permission denied"
+    expect 1 "a new run in a folder another user owns" setpriv --reuid=65534 --regid=65534 --clear-groups "$GF" train $R --out "$locked/run"
+    grep -q "^HINT: no permission to write there" "$tmp/err" && pass "... the hint: no permission" || fail "permission hint: $(head -c 300 "$tmp/err")"
+else
+    echo "  skip  a folder without permission: needs root, to run as another user (setpriv)"
+fi
+
 echo "trust: a device node or FIFO planted as a run file is refused before any step, and left as it was"
 "$GF" train $R --out "$tmp/mfull" --stop-at 10 >/dev/null 2>&1
 rm -f "$tmp/mfull/metrics.jsonl"
@@ -228,7 +263,7 @@ b = open(sys.argv[1] + '/state.safetensors', 'rb').read(); h = json.loads(b[8:8 
 steps = [json.loads(l).get('step') for l in open(sys.argv[1] + '/metrics.jsonl')]
 sys.exit(h['__metadata__']['step'] != '5' or max(steps) != 5)" "$tmp/stopped" && pass "... its state and metrics are the new run's alone" || fail "--force: $(cat "$tmp/stopped/metrics.jsonl")"
 want="--resume DIR continues the saved run"; expect 2 "--force does not go with --resume" "$GF" train --resume "$tmp/stopped" --force
-want="would train into the same folder"; expect 2 "compare refuses two models that share a folder" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
+want="--models grassmann-tiny,grassmann-tiny: lists grassmann-tiny twice; give each once"; expect 2 "compare refuses a model listed twice" "$GF" compare --models grassmann-tiny,grassmann-tiny --corpus tinyshakespeare --out "$tmp/cmp"
 want="would train into the same folder"; expect 2 "... also through a / in a name" "$GF" compare --models cfg/a.json,cfg_a.json --corpus tinyshakespeare --out "$tmp/cmp"
 many=$(for i in $(seq 17); do printf "grassmann-tiny%d," $i; done)
 want="more than 16 models"; expect 2 "compare refuses more models than it can hold instead of dropping some" "$GF" compare --models "${many%,}" --corpus tinyshakespeare --out "$tmp/cmp"
@@ -246,7 +281,7 @@ want="File name too long"; expect 1 "score with a --ckpt path too long to open s
 want="File name too long"; expect 1 "... eval" "$GF" eval --ckpt "$huge" --corpus tinyshakespeare
 want="File name too long"; expect 1 "... generate" "$GF" generate --ckpt "$huge"
 want="File name too long"; expect 1 "... init --out" "$GF" init --model grassmann-tiny --out "$huge"
-want="--out is 4100 bytes long"; expect 2 "... compare --out" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --out "$huge"
+want="--out is 4100 bytes long"; expect 2 "... compare --out" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --seq-len 16 --out "$huge"
 want="not a built-in corpus"; expect 1 "... data stats --corpus" "$GF" data stats --corpus "$huge"
 longc="$deep"; for i in $(seq 15); do longc="$longc/$(printf 'c%.0s' $(seq 250))"; done
 want="token cache not used: the path .* more than"; GRASSFLOW_CACHE="$longc" expect 0 "a cache folder too long to name a file in runs without the cache, and says so" "$GF" data stats --corpus tinyshakespeare

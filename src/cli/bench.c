@@ -309,18 +309,19 @@ static int mixer_parse(int argc, char **argv, mixer_opts *o) {
 
 /* The lengths of --seq-lens into L[0..*n) (at most 32), each 1..2^24. */
 static int mixer_lens(const char *arg, int64_t *L, int *n) {
-    char list[512];
-    snprintf(list, sizeof list, "%s", arg);
-    *n = 0;
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    char list[512], *items[32];
+    int rc = cli_split_list("bench mixer", "--seq-lens", arg, list, sizeof list, items, 32, "lengths", n);
+    for (int k = 0; !rc && k < *n; k++) {
         char *end;
-        long long v = strtoll(tok, &end, 10);
-        if (*end || v < 1 || v > (1LL << 24) || *n == 32)
+        long long v = strtoll(items[k], &end, 10);
+        if (end == items[k] || *end || v < 1 || v > (1LL << 24))
             return cli_usage_error("bench mixer", "--seq-lens: '%s' is not a length 1..16777216 (at most 32 of "
-                                   "them, separated by commas)", tok);
-        L[(*n)++] = v;
+                                   "them, separated by commas)", items[k]);
+        for (int i = 0; i < k; i++)
+            if (L[i] == v) return cli_usage_error("bench mixer", "--seq-lens %s: lists the length %lld twice", arg, v);
+        L[k] = v;
     }
-    return *n ? EXIT_OK : cli_usage_error("bench mixer", "--seq-lens is empty");
+    return rc;
 }
 
 /* grassmann-6L with max_len at least max_L, then the --set list (with --mixer in its place). */
@@ -441,18 +442,17 @@ static int64_t rss_bytes(void) {
 }
 
 static int parse_positions(const char *arg, int64_t *pos, int *n) {
-    *n = 0;
-    const char *q = arg;
-    while (*q) {
+    char list[512], *items[16];
+    int rc = cli_split_list("bench generate", "--positions", arg, list, sizeof list, items, 16, "positions", n);
+    for (int k = 0; !rc && k < *n; k++) {
         char *end;
-        long long v = strtoll(q, &end, 10);
-        if (end == q || v < 1 || v > (1LL << 30) || *n == 16 || (*n && v <= pos[*n - 1]) || (*end && *end != ','))
+        long long v = strtoll(items[k], &end, 10);
+        if (end == items[k] || *end || v < 1 || v > (1LL << 30) || (k && v <= pos[k - 1]))
             return cli_usage_error("bench generate", "--positions expects increasing positions 1..2^30 separated by "
                                    "commas (at most 16), e.g. 100,1000,10000; got '%s'", arg);
-        pos[(*n)++] = v;
-        q = *end ? end + 1 : end;
+        pos[k] = v;
     }
-    return *n ? EXIT_OK : cli_usage_error("bench generate", "--positions is empty");
+    return rc;
 }
 
 typedef struct {

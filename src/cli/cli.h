@@ -71,6 +71,12 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a non-negative integer flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* A comma list (--seeds 1,2,3) copied into buf (cap bytes) and cut into items[0..*n), at most max of them
+ * (what they are: "seeds", for the message): an empty item (1,,2 or a trailing comma), an item given twice (as
+ * text), more than max items or a list longer than buf are usage errors naming the flag; what each item must
+ * be is the caller's to check. */
+int cli_split_list(const char *cmd, const char *flag, const char *arg, char *buf, size_t cap, char **items, int max,
+                   const char *what, int *n);
 
 /* The options that pick a model: --model PRESET | --config FILE, --vocab N, --set KEY=VALUE... */
 typedef struct cli_model_opts {

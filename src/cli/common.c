@@ -60,7 +60,10 @@ bool cli_stdout_failed(void) {
     const bool ok = fflush(stdout) == 0 && !ferror(stdout);
     if (ok) return false;
     const int err = stdout_errno ? stdout_errno : errno;
-    if (!stdout_reported) cli_error("writing standard output: %s", err ? strerror(err) : "write error");
+    if (!stdout_reported && err && err != EPIPE) /* a closed pipe is the reader's choice, not a fault to fix */
+        cli_error("writing standard output: %s\nHINT: %s", strerror(err), gf_write_hint(err));
+    else if (!stdout_reported)
+        cli_error("writing standard output: %s", err ? strerror(err) : "write error");
     stdout_reported = true;
     return true;
 }
@@ -73,7 +76,7 @@ int cli_stdout_close(int rc) {
     const int err = errno;
     if (plain_stdout) stdout = plain_stdout; /* never a freed FILE, should anything print after main */
     if (close_failed && !bad && err != EBADF) {
-        cli_error("closing standard output: %s", strerror(err));
+        cli_error("closing standard output: %s\nHINT: %s", strerror(err), gf_write_hint(err));
         bad = true;
     }
     return bad && rc == EXIT_OK ? EXIT_RUNTIME : rc;
@@ -98,6 +101,26 @@ int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, 
                                (long long)hi, s);
     *out = (int64_t)v;
     return EXIT_OK;
+}
+
+int cli_split_list(const char *cmd, const char *flag, const char *arg, char *buf, size_t cap, char **items, int max,
+                   const char *what, int *n) {
+    if (strlen(arg) >= cap) return cli_usage_error(cmd, "%s is longer than %zu characters", flag, cap - 1);
+    snprintf(buf, cap, "%s", arg);
+    *n = 0;
+    for (char *p = buf, *comma;; p = comma + 1) {
+        comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        if (!*p)
+            return cli_usage_error(cmd, "%s %s: item %d is empty; expected a list like a,b,c (no empty item, no comma "
+                                   "at either end)", flag, arg, *n + 1);
+        for (int k = 0; k < *n; k++)
+            if (!strcmp(items[k], p))
+                return cli_usage_error(cmd, "%s %s: lists %s twice; give each once", flag, arg, p);
+        if (*n == max) return cli_usage_error(cmd, "%s lists more than %d %s; give at most %d", flag, max, what, max);
+        items[(*n)++] = p;
+        if (!comma) return EXIT_OK;
+    }
 }
 
 int cli_model_option(cli_model_opts *o, const char *cmd, int opt, const char *arg) {

@@ -26,14 +26,12 @@ static bool same_in_json(const char *a, const char *b) {
 
 /* Split --models into j->m[].name, refusing more than MAX_COMPARE and two that would share a folder. */
 int cmp_models(cmp_job *j, const char *models) {
-    if (strlen(models) >= sizeof j->list)
-        return cli_usage_error("compare", "--models is longer than %zu characters", sizeof j->list - 1);
-    snprintf(j->list, sizeof j->list, "%s", models);
-    j->n = 0;
-    for (char *tok = strtok(j->list, ","); tok; tok = strtok(NULL, ",")) {
-        if (j->n == MAX_COMPARE)
-            return cli_usage_error("compare", "--models lists more than %d models; compare at most %d at a time",
-                                   MAX_COMPARE, MAX_COMPARE);
+    char *names[MAX_COMPARE];
+    int n, rc = cli_split_list("compare", "--models", models, j->list, sizeof j->list, names, MAX_COMPARE,
+                               "models", &n);
+    if (rc) return rc;
+    for (j->n = 0; j->n < n;) {
+        char *tok = names[j->n];
         const size_t len = strlen(tok);
         j->m[j->n].name = tok;
         if (len > 5 && !strcmp(tok + len - 5, ".json")) j->m[j->n].mo.config_path = tok;
@@ -56,21 +54,18 @@ int cmp_models(cmp_job *j, const char *models) {
 /* --seeds 1,2,3: each model is trained once per seed (distinct, at most MAX_SEEDS, each at most 2^53 so that
  * JSON holds it exactly). */
 int cmp_seeds(cmp_job *j, const char *arg) {
-    char buf[1024], *save = NULL;
-    if (strlen(arg) >= sizeof buf) return cli_usage_error("compare", "--seeds is longer than %zu characters", sizeof buf - 1);
-    snprintf(buf, sizeof buf, "%s", arg);
-    j->n_seeds = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char buf[1024], *seeds[MAX_SEEDS];
+    int n, rc = cli_split_list("compare", "--seeds", arg, buf, sizeof buf, seeds, MAX_SEEDS, "seeds", &n);
+    for (j->n_seeds = 0; !rc && j->n_seeds < n;) {
         int64_t v;
-        if (j->n_seeds == MAX_SEEDS)
-            return cli_usage_error("compare", "--seeds lists more than %d seeds", MAX_SEEDS);
-        int rc = cli_parse_i64("compare", "--seeds", tok, 0, (int64_t)1 << 53, &v);
-        if (rc) return rc;
-        for (int k = 0; k < j->n_seeds; k++)
-            if (j->seeds[k] == (uint64_t)v) return cli_usage_error("compare", "--seeds lists %s twice", tok);
+        if ((rc = cli_parse_i64("compare", "--seeds", seeds[j->n_seeds], 0, (int64_t)1 << 53, &v))) return rc;
+        for (int k = 0; k < j->n_seeds; k++) /* 7 and 07 */
+            if (j->seeds[k] == (uint64_t)v)
+                return cli_usage_error("compare", "--seeds %s: lists the seed %lld twice; give each once", arg,
+                                       (long long)v);
         j->seeds[j->n_seeds++] = (uint64_t)v;
     }
-    if (!j->n_seeds) return cli_usage_error("compare", "--seeds expects a list like 1,2,3");
+    if (rc) return rc;
     j->per_seed = true;
     return EXIT_OK;
 }
@@ -151,8 +146,18 @@ static int set_refused(const cmp_job *j, int i, const char *kv) {
                            hint[0] ? "\nHINT: set it only on the models it applies to:" : "", hint);
 }
 
+/* The task's options (--seq-len, ...) against model i's config c (the task's check_options): refused before any
+ * model trains, not when model i's turn comes. */
+static int options_fit(const cmp_job *j, int i, const gf_config *c) {
+    const gf_task_ops *t = j->r.t.task;
+    if (t->version < 2 || !t->check_options || !t->check_options(j->r.t.options.bytes, c)) return EXIT_OK;
+    return cli_usage_error("compare", "the model %s%s: %s\nHINT: change that option, or the model (--set %s:KEY=VALUE "
+                           "sets a key of this model alone)", j->m[i].name,
+                           j->m[i].mo.n_sets ? " with its --set options" : "", gf_last_error(), j->m[i].name);
+}
+
 /* Model i of --models: a preset or config file, or with a backbone a head file, with its --set options; each
- * --set is tried on its own first, so that one that does not fit names the model. */
+ * --set is tried on its own first, so that one that does not fit names the model; then the task's options. */
 static int check_model(cmp_job *j, int i) {
     cmp_model *m = &j->m[i];
     const char *name = m->name;
@@ -162,24 +167,24 @@ static int check_model(cmp_job *j, int i) {
         gf_tokenizer *tok = NULL;
         int rc = gf_backbone_config(j->r.backbone, name, &c, &tok) ? cli_error("%s", gf_last_error()) : EXIT_OK;
         gf_tokenizer_free(tok);
-        return rc;
+        return rc ? rc : options_fit(j, i, &c);
     }
     int rc = cli_model_base(&m->mo, "compare", &c);
     if (!rc && j->r.t.task->configure(NULL, j->r.t.options.bytes, &c)) rc = cli_error("%s", gf_last_error());
     for (int s = 0; !rc && s < m->mo.n_sets; s++)
         if (gf_config_set(&c, m->mo.sets[s])) return set_refused(j, i, m->mo.sets[s]);
-    return rc ? rc : task_config(&m->mo, j->r.t.task, NULL, j->r.t.options.bytes, "compare", &c);
+    if (!rc) rc = task_config(&m->mo, j->r.t.task, NULL, j->r.t.options.bytes, "compare", &c);
+    return rc ? rc : options_fit(j, i, &c);
 }
 
 int cmp_check_models(cmp_job *j) {
     int rc = split_sets(j);
     j->ref = j->reference ? -1 : j->n - 1;
-    for (int i = 0; i < j->n && !rc; i++) {
-        rc = check_model(j, i);
-        if (j->reference && !strcmp(j->reference, j->m[i].name)) j->ref = i;
-    }
+    for (int i = 0; i < j->n && j->reference; i++)
+        if (!strcmp(j->reference, j->m[i].name)) j->ref = i;
     if (!rc && j->ref < 0)
         return cli_usage_error("compare", "--reference %s is not one of --models", j->reference);
+    for (int i = 0; i < j->n && !rc; i++) rc = check_model(j, i);
     return rc;
 }
 

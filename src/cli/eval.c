@@ -263,6 +263,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     e.no_cache = a->no_cache;
     e.splits = 1u << a->si; /* the other splits are not read, so that they cannot fail it */
     e.score_only = true;    /* characters a char model never saw: skipped and counted, not refused */
+    e.max_examples = a->limit; /* predict --limit N: a task may read the first N examples alone */
     void *data = NULL;
     if (t->task->load(&e, t->options.bytes, &data)) return cli_error("%s", gf_last_error());
     int rc = same_vocab(m, t, data, a->ckpt);

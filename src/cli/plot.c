@@ -210,14 +210,14 @@ static int choose_panels(plot *p, const char *metrics) {
             }
         return EXIT_OK;
     }
-    if (strlen(metrics) >= sizeof p->panel_list)
-        return cli_usage_error("plot", "--metric: expected a list of loss, ppl and accuracy, got '%.80s...'", metrics);
-    snprintf(buf, sizeof p->panel_list, "%s", metrics);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (strcmp(t, "loss") && strcmp(t, "ppl") && strcmp(t, "accuracy"))
-            return cli_usage_error("plot", "--metric: '%s' is not one of loss, ppl, accuracy", t);
-        if (p->n_panels == MAX_PANELS) return cli_usage_error("plot", "--metric: at most %d panels", MAX_PANELS);
-        p->panel[p->n_panels++] = t;
+    char *items[MAX_PANELS];
+    int n, rc = cli_split_list("plot", "--metric", metrics, buf, sizeof p->panel_list, items, MAX_PANELS, "panels",
+                               &n);
+    if (rc) return rc;
+    for (int k = 0; k < n; k++) {
+        if (strcmp(items[k], "loss") && strcmp(items[k], "ppl") && strcmp(items[k], "accuracy"))
+            return cli_usage_error("plot", "--metric: '%s' is not one of loss, ppl, accuracy", items[k]);
+        p->panel[p->n_panels++] = items[k];
     }
     if (!p->n_panels) return cli_usage_error("plot", "--metric: expected loss, ppl or accuracy (or a list of them)");
     return EXIT_OK;

@@ -24,7 +24,7 @@ static void help(void) {
            "  --json          one JSON object per line: {\"index\", \"label\", \"probs\": {CLASS: p, ...},\n"
            "                  \"gold\" (null when none), \"premise_pieces\", \"hypothesis_pieces\"} (the\n"
            "                  tokenizer's pieces of each sentence as the model read them, after --max-sent's cut)\n"
-           "  --limit N       the first N examples only\n"
+           "  --limit N       the first N examples only (only they are read: a file's other pairs are not)\n"
            "  --batch B       examples per forward pass (default 16, as eval)\n"
            "  --task T        default: the task the checkpoint was trained for\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"

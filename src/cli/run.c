@@ -1,6 +1,7 @@
 /* What train and compare share: the recipe's flags, and one training run of a model on a task. */
 #include "run.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +102,21 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
     return 1;
 }
 
+/* --set vocab_size=N (or MODEL:vocab_size=N) for a task that reads text: the vocabulary is its tokenizer's,
+ * which the task sets after every --set; refused before any data is read or any model trains. */
+static int vocab_set(const gf_task_ops *task, const cli_model_opts *mo, const char *cmd) {
+    for (int i = 0; task->tokenizer && i < mo->n_sets; i++) {
+        const char *kv = mo->sets[i], *eq = strchr(kv, '='), *key = kv;
+        for (const char *c = kv; *c && (!eq || c < eq); c++)
+            if (*c == ':') key = c + 1;
+        if (eq && eq - key == 10 && !strncmp(key, "vocab_size", 10))
+            return cli_usage_error(cmd, "--set %s does not apply with --task %s: the vocabulary is the tokenizer's "
+                                   "(what --corpus and --tokenizer give), which the task sets\nHINT: drop it; "
+                                   "--tokenizer chooses the vocabulary", kv, task->name);
+    }
+    return EXIT_OK;
+}
+
 int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, const char *cmd) {
     gf_task_recipe t = r->t; /* the data flags given, on the task chosen */
     if (gf_task_recipe_init(&r->t, r->task[0] ? r->task : gf_task_at(0)->name))
@@ -120,7 +136,7 @@ int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, co
     if (mo->vocab)
         return cli_usage_error(cmd, "--vocab does not apply to %s: the vocabulary is the tokenizer's (what --corpus "
                                "and --tokenizer give)\nHINT: drop --vocab", cmd);
-    return EXIT_OK;
+    return vocab_set(r->t.task, mo, cmd);
 }
 
 /* ---- progress --------------------------------------------------------------------------------------------- */
@@ -130,6 +146,8 @@ typedef struct {
     const char *label;
     const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
     const char *resume_hint; /* recipe.resume_hint */
+    int64_t events;     /* step and evaluation events of this session: an early stop follows an evaluation, so
+                         * one said without any is an earlier session's, said again by a resume */
 } progress;
 
 void fmt_time(char *buf, size_t n, double s) {
@@ -139,11 +157,21 @@ void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* The run stopped early (patience), now or, on a resume that trained nothing, before. */
+static void early_stop(const progress *p, const gf_train_event *e) {
+    fprintf(stderr, "%s%s %s early after step %lld of %lld: %s; %sthe run is finished (best.safetensors holds its "
+            "best); to train on anyway, give it a new total above %lld: grassflow train --resume %s --steps N (N > "
+            "%lld)\n", p->tty ? "\n" : "", p->label, p->events ? "stopped" : "had stopped", (long long)e->step,
+            (long long)e->total_steps, e->what, p->events ? "" : "nothing was trained: ", (long long)e->total_steps,
+            e->path, (long long)e->total_steps);
+}
+
 static void on_event(const gf_train_event *e, void *ctx) {
     progress *p = ctx;
     char eta[32], el[32];
     switch (e->kind) {
     case GF_EV_STEP: {
+        p->events++;
         fmt_time(eta, sizeof eta, e->eta_s);
         fmt_time(el, sizeof el, e->elapsed_s);
         if (p->tty) {
@@ -162,6 +190,7 @@ static void on_event(const gf_train_event *e, void *ctx) {
     }
     case GF_EV_EVAL: {
         char pb[32], metric[64];
+        p->events++;
         if (isnan(e->val_acc)) snprintf(metric, sizeof metric, "val ppl %s", cli_ppl(pb, sizeof pb, e->val_ppl, 2));
         else snprintf(metric, sizeof metric, "val acc %.4f", e->val_acc);
         fprintf(stderr, "%s%s eval step %lld: val loss %.4f  %s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step,
@@ -178,12 +207,7 @@ static void on_event(const gf_train_event *e, void *ctx) {
                 "%s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps,
                 p->resume_hint ? p->resume_hint : "grassflow train --resume ", p->resume_hint ? "" : e->path);
         break;
-    case GF_EV_EARLY_STOP:
-        fprintf(stderr, "%s%s stopped early after step %lld of %lld: %s; the run is finished (best.safetensors holds "
-                "its best); to train on anyway, give it a new total: grassflow train --resume %s --steps N (N > %lld)\n",
-                p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps, e->what, e->path,
-                (long long)e->total_steps);
-        break;
+    case GF_EV_EARLY_STOP: early_stop(p, e); break;
     case GF_EV_SKIPPED:
         fprintf(stderr, "%s%s step %lld skipped: %s is not finite (NaN or Inf); no update\n", p->tty ? "\n" : "",
                 p->label, (long long)e->step, e->what);
@@ -260,12 +284,30 @@ static int resume_recipe(recipe *r, const char *resume_dir, gf_run_info *info) {
     return EXIT_OK;
 }
 
+/* The --set options the task's configure (run after them) changed back: refused, naming the first that did
+ * (sets[i], unless a later --set of the same key gave way to it) and the task's value, not ignored. */
+static int sets_kept(const cli_model_opts *mo, const gf_task_ops *task, const char *cmd, const gf_config *cfg) {
+    gf_config *again = malloc(sizeof *again);
+    char diff[1024];
+    int rc = again ? EXIT_OK : cli_error("out of memory"), i = mo->n_sets - 1, n = 0;
+    for (; !rc && i >= 0 && n == 0; i--) {
+        *again = *cfg;
+        for (int k = i; k < mo->n_sets; k++) gf_config_set(again, mo->sets[k]); /* each applied before */
+        if ((n = gf_config_diff(cfg, again, diff, sizeof diff)) < 0) rc = cli_error("%s", gf_last_error());
+    }
+    free(again);
+    if (rc || n == 0) return rc;
+    return cli_usage_error(cmd, "--set %s does not apply with --task %s: the task sets %s (the task's value vs the "
+                           "--set's): what its data or its kind of model needs\nHINT: drop that --set (grassflow train "
+                           "--help says what each task sets)", mo->sets[i + 1], task->name, diff);
+}
+
 int task_config(const cli_model_opts *mo, const gf_task_ops *task, const void *data, const void *options,
                 const char *cmd, gf_config *cfg) {
     int rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
     if (!rc && mo->n_sets && !(rc = cli_model_sets(mo, cmd, cfg)))
         rc = task->configure(data, options, cfg) ? cli_error("%s", gf_last_error()) : EXIT_OK;
-    return rc;
+    return rc || !mo->n_sets ? rc : sets_kept(mo, task, cmd, cfg);
 }
 
 /* A new run on a --backbone: the head's classes are the task's (the backbone's config has 2 until then). */
@@ -431,16 +473,14 @@ static int init_from_load(recipe *r, gf_model **m, gf_tokenizer **tok) {
 static int init_from_model(const recipe *r, const void *data, gf_model **m) {
     gf_config cfg = *gf_model_config(*m);
     const cli_model_opts none = {0};
-    char *was = gf_config_to_json(&cfg, false), *now = NULL;
-    int rc = task_config(&none, r->t.task, data, r->t.options.bytes, "train", &cfg);
-    if (!rc && (!was || !(now = gf_config_to_json(&cfg, false)))) rc = cli_error("out of memory starting training");
-    if (!rc && strcmp(was, now))
-        rc = cli_error("--init-from %s: --task %s on --corpus %s needs another model than the checkpoint's (its "
-                       "config as the task makes it: %s; the checkpoint's: %s)\nHINT: fine-tune on data the "
-                       "checkpoint's tokenizer reads, with the task it was trained for", r->init_from,
-                       r->t.task->name, r->t.corpus, now, was);
-    free(was);
-    free(now);
+    char diff[1024];
+    int rc = task_config(&none, r->t.task, data, r->t.options.bytes, "train", &cfg), n = 0;
+    if (!rc && (n = gf_config_diff(gf_model_config(*m), &cfg, diff, sizeof diff)) < 0)
+        rc = cli_error("%s", gf_last_error());
+    if (!rc && n > 0)
+        rc = cli_error("--init-from %s: --task %s on --corpus %s needs another model than the checkpoint's: %s (the "
+                       "checkpoint's vs what the task makes of it)\nHINT: fine-tune on data the checkpoint's tokenizer "
+                       "reads, with the task it was trained for", r->init_from, r->t.task->name, r->t.corpus, diff);
     char kv[64];
     snprintf(kv, sizeof kv, "dropout=%.9g", r->dropout);
     if (!rc && r->dropout >= 0 && gf_config_set(&cfg, kv)) rc = cli_error("%s", gf_last_error());
@@ -515,7 +555,8 @@ int out_dir_ok(const char *cmd, const char *dir, bool force) {
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode)) return cli_usage_error(cmd, "--out %s exists and is not a directory", dir);
-        if (access(dir, W_OK) != 0) return cli_error("--out %s is not writable", dir);
+        if (access(dir, W_OK) != 0)
+            return cli_error("--out %s is not writable: %s\nHINT: %s", dir, strerror(errno), gf_write_hint(errno));
         if (gf_run_dir_check_new(dir, force)) return cli_error("--out %s", gf_last_error());
         return EXIT_OK;
     }
@@ -533,7 +574,9 @@ int out_dir_ok(const char *cmd, const char *dir, bool force) {
     }
     if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
         return cli_error("cannot create --out %s: %s is not a directory", dir, p);
-    if (access(p, W_OK) != 0) return cli_error("cannot create --out %s: %s is not writable", dir, p);
+    if (access(p, W_OK) != 0)
+        return cli_error("cannot create --out %s: %s is not writable: %s\nHINT: %s", dir, p, strerror(errno),
+                         gf_write_hint(errno));
     return EXIT_OK;
 }
 

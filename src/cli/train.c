@@ -33,7 +33,7 @@ static void train_help(void) {
            "                      step along a half cosine (a finished run goes on at --min-lr; while the warmup\n"
            "                      is not over, the schedule becomes that of an N-step run from the start). The\n"
            "                      recipe records it, so a later --resume follows it. A run that stopped early\n"
-           "                      (--patience) goes on only this way\n"
+           "                      (--patience) goes on only this way, with a total above the one it had\n"
            "  --stop-at STEP      stop after STEP (saving the state), as if interrupted\n"
            "  --accept-changed-data  with --resume: go on although the training or validation data differ from\n"
            "                      those the state was saved with (refused otherwise: the run would no longer\n"

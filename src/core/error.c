@@ -1,5 +1,6 @@
 #include "core/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,6 +43,38 @@ void gf_fail_context(const char *fmt, ...) {
 }
 
 void gf_clear_error(void) { g_err[0] = '\0'; }
+
+const char *gf_write_hint(int err) {
+    switch (err) {
+    case EROFS: return "the file system is read-only: write to a folder on a writable one, or remount it read-write";
+    case EACCES:
+    case EPERM: return "no permission to write there: choose a folder you can write to, or change the folder's owner or "
+                       "mode (ls -ld shows them)";
+    case ENOSPC: return "the disk is full: free some space (df -h shows each file system's), or write to another disk";
+#ifdef EDQUOT
+    case EDQUOT: return "your disk quota is used up: free some of your files (quota -s shows it), or write elsewhere";
+#endif
+    case EFBIG: return "the file is larger than the file system or the file size limit (ulimit -f) allows";
+    case ENOENT:
+    case ENOTDIR: return "a folder on the way is missing (or is a file): create it, or correct the path";
+    case EISDIR: return "that name is a folder: give a file name";
+    case ENAMETOOLONG: return "the path is too long: use shorter folder or file names";
+    case ELOOP: return "a symbolic link on the way loops: correct the link, or give another path";
+    case EIO: return "the device reported an input/output error: check the disk (dmesg), or write to another one";
+    case EMFILE:
+    case ENFILE: return "too many files are open: raise the limit (ulimit -n)";
+    default: return "check that the folder exists, is writable and has free space";
+    }
+}
+
+int gf_fail_write(int err, const char *fmt, ...) {
+    char msg[3072];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return gf_fail("%s: %s\nHINT: %s", msg, strerror(err), gf_write_hint(err));
+}
 
 const char *gf_last_error(void) { return g_err; }
 

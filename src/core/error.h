@@ -9,6 +9,8 @@
 /* Append more text to the last error (for context such as "while loading FILE"). */
 void gf_fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gf_clear_error(void);
+/* gf_fail for a failed write: "MESSAGE: strerror(err)\nHINT: gf_write_hint(err)"; -1. */
+int gf_fail_write(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Tell the user something that is not an error (a cache used, sentences cut short, a config changed): through
  * the handler of gf_set_note_handler, by default a line "grassflow: MESSAGE" on stderr. */
 void gf_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

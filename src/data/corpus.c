@@ -174,19 +174,28 @@ static int mkdir_p(const char *dir) {
             mkdir(tmp, 0755);
             *p = '/';
         }
-    return (mkdir(tmp, 0755) == 0 || errno == EEXIST) ? 0 : -1;
+    if (mkdir(tmp, 0755) == 0 || errno == EEXIST) return 0;
+    return gf_fail_write(errno, "cannot create the cache folder %s", tmp);
 }
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
 
-/* Find SPLIT.txt.xz, SPLIT.txt or SPLIT in dir (dir fits in n with room for the longest name). */
+/* The one of SPLIT.txt.xz, SPLIT.txt, SPLIT.xz or SPLIT in dir (dir fits in n with room for the longest
+ * name): 0; 1 if there is none; -1 after an error naming two that are there (train.txt and train.txt.xz:
+ * which to read is not clear). */
 static int find_split(const char *dir, const char *split, char *out, size_t n) {
     const char *suffixes[] = {".txt.xz", ".txt", ".xz", ""};
+    char first[GF_PATH_MAX] = "";
     for (int i = 0; i < 4; i++) {
         snprintf(out, n, "%s/%s%s", dir, split, suffixes[i]);
-        if (is_file(out)) return 0;
+        if (!is_file(out)) continue;
+        if (first[0])
+            return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
+                           "\nHINT: move one of them out of %s", first, out, split, dir);
+        snprintf(first, sizeof first, "%s", out);
     }
-    return -1;
+    if (first[0]) snprintf(out, n, "%s", first);
+    return first[0] ? 0 : 1;
 }
 
 /* Where a corpus's text is: one file (split 90/5/5 later) or three split files. */
@@ -219,10 +228,13 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
     } else {
         return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
     }
-    for (int s = 0; !f->single && s < 3; s++)
-        if (find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]))
+    for (int s = 0; !f->single && s < 3; s++) {
+        const int found = find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]);
+        if (found < 0) return -1;
+        if (found > 0)
             return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root,
                            SPLITS[s], root, SPLITS[s]);
+    }
     return 0;
 }
 
@@ -331,9 +343,10 @@ static int tokenize_corpus(gf_corpus *c, const corpus_files *f, gf_tok_kind kind
     if (cpath[0]) {
         if (mkdir_p(cache_dir) == 0 && cache_store(c, tok, cpath, key) == 0)
             snprintf(c->cache_note, sizeof c->cache_note, "tokenized corpus cached in %s", cpath);
-        else
-            snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %s", cpath,
-                     gf_last_error());
+        else /* one line: the error's first (its HINT is about the folder; this one is about the cache) */
+            snprintf(c->cache_note, sizeof c->cache_note, "warning: could not write the token cache %s: %.*s (the "
+                     "corpus is read all the same; GRASSFLOW_CACHE names another folder, empty turns the cache off)",
+                     cpath, (int)strcspn(gf_last_error(), "\n"), gf_last_error());
     }
     return 0;
 }

@@ -14,7 +14,8 @@ typedef struct gf_corpus {
 } gf_corpus;
 
 /* spec: a built-in corpus name ("wikitext-2", "tinyshakespeare", found under data_dir) or a path: a
- * directory holding train/valid/test as .txt or .txt.xz, or one text file (split 90/5/5 at line
+ * directory holding train/valid/test as .txt or .txt.xz (one file a split: train.txt beside train.txt.xz is
+ * an error naming both), or one text file (split 90/5/5 at line
  * boundaries). tok_spec: "word", "char", "byte", "wordpiece:VOCAB" or NULL for the corpus default (word
  * for wikitext-2, char otherwise). fixed: use this tokenizer (e.g. a checkpoint's) instead of building
  * one; the corpus then borrows it. cache_dir: where tokenized corpora are cached (NULL: no cache). */

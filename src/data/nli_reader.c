@@ -35,6 +35,11 @@ const char *gf_nli_hypothesis(const gf_nli_split *s, int64_t i) {
     return p + strlen(p) + 1;
 }
 
+static bool ends_with(const char *s, const char *end) {
+    const size_t n = strlen(s), k = strlen(end);
+    return n >= k && !strcmp(s + n - k, end);
+}
+
 /* The label of a gold_label field: GF_NLI_*, -1 for "-" (no consensus), -2 for anything else. */
 static int parse_label(const char *s, size_t n) {
     for (int k = 0; k < GF_NLI_CLASSES; k++)
@@ -175,14 +180,40 @@ static const char *json_string(const cJSON *o, const char *key) {
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* How many members of object o are named key (JSON lets one name come twice; cJSON would take the first). */
+static int key_count(const cJSON *o, const char *key) {
+    int n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o) n += it->string && !strcmp(it->string, key);
+    return n;
+}
+
+/* The member of record o that one field has, under SNLI's name a or Hugging Face's b, into *v (NULL: none);
+ * -1 after an error naming file, line and keys when the record has both, or one of them twice: which would
+ * be read is not clear. */
+static int json_field(const gf_nli_split *s, const gf_lines *r, const cJSON *o, const char *a, const char *b,
+                      const cJSON **v) {
+    const int na = key_count(o, a), nb = key_count(o, b);
+    *v = NULL;
+    if (na && nb)
+        return gf_fail("%s:%lld: the record has both \"%s\" and \"%s\"; expected one of them (%s as SNLI's files name "
+                       "it, or %s as Hugging Face's): which to read is not clear", s->path,
+                       (long long)gf_lines_number(r), a, b, a, b);
+    if (na > 1 || nb > 1)
+        return gf_fail("%s:%lld: the record has the key \"%s\" %d times; expected it once: which to read is not clear",
+                       s->path, (long long)gf_lines_number(r), na > 1 ? a : b, na > 1 ? na : nb);
+    *v = cJSON_GetObjectItemCaseSensitive(o, na ? a : b);
+    return 0;
+}
+
 /* The label of record o: "gold_label" (SNLI), else "label", a name or a number as Hugging Face's snli has
  * it (0 entailment, 1 neutral, 2 contradiction, -1 none), into *lab (NULL: none; null is none). 0, or -1
  * after an error naming file and line. */
 static int json_label(const gf_nli_split *s, const gf_lines *r, const cJSON *o, const char **lab) {
     static const char *const by_number[] = {"-", "entailment", "neutral", "contradiction"};
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "gold_label");
-    if (!v) v = cJSON_GetObjectItemCaseSensitive(o, "label");
+    const cJSON *v;
     *lab = NULL;
+    if (json_field(s, r, o, "gold_label", "label", &v)) return -1;
     if (!v || cJSON_IsNull(v)) return 0;
     if (cJSON_IsString(v)) *lab = v->valuestring;
     else if (cJSON_IsNumber(v) && v->valuedouble >= -1 && v->valuedouble <= 2 && v->valuedouble == (int)v->valuedouble)
@@ -205,26 +236,52 @@ static const char *json_nul(const char *s, size_t n) {
     return NULL;
 }
 
-/* A record: {"gold_label", "sentence1", "sentence2"} as SNLI's jsonl, or {"label", "premise", "hypothesis"}
- * (Hugging Face's snli); other fields are ignored. */
-static int jsonl_record(gf_nli_split *s, const gf_lines *r, const char *line, size_t len) {
+/* What JSON value v is, for a message: "an array", "a number", ... */
+static const char *json_kind(const cJSON *v) {
+    return cJSON_IsArray(v) ? "an array" : cJSON_IsString(v) ? "a string" : cJSON_IsNumber(v) ? "a number"
+         : cJSON_IsBool(v) ? "a boolean" : "null";
+}
+
+#define RECORD_FORMS "({\"gold_label\": ..., \"sentence1\": ..., \"sentence2\": ...} or {\"label\": ..., \"premise\": " \
+                     "..., \"hypothesis\": ...})"
+
+/* Line line[0..len) parsed as a record object into *o; -1 after an error naming file and line. */
+static int parse_record(const gf_nli_split *s, const gf_lines *r, const char *line, size_t len, cJSON **o) {
     char vis[200];
     const char *nul = json_nul(line, len);
     if (nul)
         return gf_fail("%s:%lld: a NUL character (\\u0000) at byte %zu of the record; expected text without NUL "
                        "characters", s->path, (long long)gf_lines_number(r), (size_t)(nul - line) + 1);
-    cJSON *o = cJSON_ParseWithLength(line, len);
-    if (!o || !cJSON_IsObject(o)) {
-        cJSON_Delete(o);
-        return gf_fail("%s:%lld: not a JSON object (the line begins \"%s\"); expected one record per line "
-                       "({\"gold_label\": ..., \"sentence1\": ..., \"sentence2\": ...} or {\"label\": ..., "
-                       "\"premise\": ..., \"hypothesis\": ...})", s->path, (long long)gf_lines_number(r),
-                       visible(line, len, vis));
-    }
-    const char *lab, *pre = json_string(o, "sentence1"), *hyp = json_string(o, "sentence2");
-    pre = pre ? pre : json_string(o, "premise");
-    hyp = hyp ? hyp : json_string(o, "hypothesis");
-    int rc = json_label(s, r, o, &lab);
+    *o = cJSON_ParseWithLength(line, len);
+    if (*o && cJSON_IsObject(*o)) return 0;
+    const char *kind = *o ? json_kind(*o) : NULL;
+    cJSON_Delete(*o);
+    *o = NULL;
+    if (kind)
+        return gf_fail("%s:%lld: %s (the line begins \"%s\"), not a JSON object; expected one record per line "
+                       RECORD_FORMS, s->path, (long long)gf_lines_number(r), kind, visible(line, len, vis));
+    return gf_fail("%s:%lld: not a JSON object (the line begins \"%s\"); expected one record per line " RECORD_FORMS,
+                   s->path, (long long)gf_lines_number(r), visible(line, len, vis));
+}
+
+/* A sentence field of record o (SNLI's name a, Hugging Face's b): its string into *text, NULL when it has
+ * none or not a string. -1 after an error (both names, one twice). */
+static int json_sentence(const gf_nli_split *s, const gf_lines *r, const cJSON *o, const char *a, const char *b,
+                         const char **text) {
+    const cJSON *v;
+    if (json_field(s, r, o, a, b, &v)) return -1;
+    *text = cJSON_IsString(v) ? v->valuestring : NULL;
+    return 0;
+}
+
+/* A record: {"gold_label", "sentence1", "sentence2"} as SNLI's jsonl, or {"label", "premise", "hypothesis"}
+ * (Hugging Face's snli); other fields are ignored. */
+static int jsonl_record(gf_nli_split *s, const gf_lines *r, const char *line, size_t len) {
+    cJSON *o;
+    if (parse_record(s, r, line, len, &o)) return -1;
+    const char *lab = NULL, *pre = NULL, *hyp = NULL;
+    int rc = json_sentence(s, r, o, "sentence1", "premise", &pre) ? -1
+           : json_sentence(s, r, o, "sentence2", "hypothesis", &hyp) ? -1 : json_label(s, r, o, &lab);
     const char *missing = !pre ? "sentence1\" (or \"premise" : !hyp ? "sentence2\" (or \"hypothesis"
                         : !lab && !s->all ? "gold_label\" (or \"label" : NULL;
     if (!rc && missing)
@@ -284,16 +341,32 @@ static bool named(const char *f, size_t n, const char *a, const char *b) {
 /* A header row (the official snli_1.0_*.txt one, or any naming its columns): where gold_label (or label),
  * sentence1 (or premise) and sentence2 (or hypothesis) are. A file of pairs read whole may have no label
  * column. */
+/* Column k (named f[0..n)) of a header row for the field whose names are a and b, into *at; -1 after an error
+ * naming file, line and both columns if an earlier column named it too: which to read is not clear. */
+static int header_column(const gf_nli_split *s, const gf_lines *r, const char *const *f, const size_t *fl, int k,
+                         const char *a, const char *b, int *at) {
+    if (!named(f[k], fl[k], a, b)) return 0;
+    if (*at >= 0) {
+        char va[200], vb[200];
+        return gf_fail("%s:%lld: the header row names columns %d (\"%s\") and %d (\"%s\") for one field (%s or %s); "
+                       "expected one column each for the label, the premise and the hypothesis: which to read is not "
+                       "clear\nHINT: rename or remove one of them", s->path, (long long)gf_lines_number(r), *at + 1,
+                       visible(f[*at], fl[*at], va), k + 1, visible(f[k], fl[k], vb), a, b);
+    }
+    *at = k;
+    return 0;
+}
+
 static int tsv_header(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
     const char *f[16];
     size_t fl[16];
     int n = split_tabs(line, len, f, fl, 16);
     *lay = (tsv_layout){.cols = n, .label = -1, .premise = -1, .hypothesis = -1};
-    for (int k = 0; k < n && k < 16; k++) {
-        if (named(f[k], fl[k], "gold_label", "label")) lay->label = k;
-        if (named(f[k], fl[k], "sentence1", "premise")) lay->premise = k;
-        if (named(f[k], fl[k], "sentence2", "hypothesis")) lay->hypothesis = k;
-    }
+    for (int k = 0; k < n && k < 16; k++)
+        if (header_column(s, r, f, fl, k, "gold_label", "label", &lay->label) ||
+            header_column(s, r, f, fl, k, "sentence1", "premise", &lay->premise) ||
+            header_column(s, r, f, fl, k, "sentence2", "hypothesis", &lay->hypothesis))
+            return -1;
     if (n > 16 || (lay->label < 0 && !s->all) || lay->premise < 0 || lay->hypothesis < 0)
         return gf_fail("%s:%lld: a header row without gold_label (or label), sentence1 (or premise) and sentence2 (or "
                        "hypothesis) columns, or with more than 16 columns; expected the header of the official "
@@ -319,7 +392,7 @@ static bool is_header(const char *line, size_t len) {
 static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
     size_t k = 0;
     while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
-    if (line[k] == '{') {
+    if (line[k] == '{' && !s->tsv_named) {
         s->format = "jsonl";
         return 0;
     }
@@ -336,9 +409,9 @@ static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t le
 static int read_records(gf_nli_split *s, gf_lines *r) {
     const char *line;
     size_t len;
-    int got, rc = 0;
+    int got = 0, rc = 0;
     tsv_layout lay = {.cols = 3, .label = 0, .premise = 1, .hypothesis = 2};
-    while (!rc && (got = gf_lines_next(r, &line, &len)) == 1) {
+    while (!rc && (s->max_pairs <= 0 || s->n < s->max_pairs) && (got = gf_lines_next(r, &line, &len)) == 1) {
         if (gf_lines_number(r) == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, len -= 3;
         if (blank_line(line, len)) continue; /* blank lines carry nothing */
         if (!s->format && (rc = sniff(s, r, line, len, &lay)) != 0) {
@@ -350,10 +423,19 @@ static int read_records(gf_nli_split *s, gf_lines *r) {
     return rc ? rc : got < 0 ? -1 : 0;
 }
 
-/* path into *out, every row kept when all (gf_nli_read_pairs). */
-static int read_file(const char *path, gf_nli_split *out, bool all) {
+/* A file is known by its name: *.jsonl is JSON lines (each line an object, whatever it begins with), *.tsv
+ * tab-separated (plain or .xz); any other name (*.txt among them) by its first line (sniff). */
+static void format_by_name(gf_nli_split *s, const char *path) {
+    if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.xz")) s->format = "jsonl";
+    s->tsv_named = ends_with(path, ".tsv") || ends_with(path, ".tsv.xz");
+}
+
+/* path into *out, every row kept when all (gf_nli_read_pairs); the first max_pairs pairs only if > 0. */
+static int read_file(const char *path, gf_nli_split *out, bool all, int64_t max_pairs) {
     memset(out, 0, sizeof *out);
     out->all = all;
+    out->max_pairs = max_pairs;
+    format_by_name(out, path);
     if (gf_path_join(out->path, sizeof out->path, NULL, path)) return -1;
     const size_t max_text = gf_corpus_max_text(); /* once: it asks the system for the memory there is */
     out->max_bytes = max_text < ((size_t)1 << 62) ? (int64_t)max_text : (int64_t)1 << 62;
@@ -361,14 +443,15 @@ static int read_file(const char *path, gf_nli_split *out, bool all) {
     if (!r) return -1;
     int rc = read_records(out, r);
     gf_lines_close(r);
-    if (!rc && !out->format) rc = gf_fail("%s: the file is empty (or blank); expected sentence pairs", path);
+    if (!rc && (!out->format || (!out->rows && !strcmp(out->format, "jsonl")))) /* jsonl: known by its name */
+        rc = gf_fail("%s: the file is empty (or blank); expected sentence pairs", path);
     if (!rc && all && !out->n) rc = gf_fail("%s: a header row and no pair; expected sentence pairs", path);
     if (rc) gf_nli_split_free(out);
     return rc;
 }
 
-int gf_nli_read(const char *path, gf_nli_split *out) { return read_file(path, out, false); }
-int gf_nli_read_pairs(const char *path, gf_nli_split *out) { return read_file(path, out, true); }
+int gf_nli_read(const char *path, gf_nli_split *out) { return read_file(path, out, false, 0); }
+int gf_nli_read_pairs(const char *path, gf_nli_split *out) { return read_file(path, out, true, 0); }
 
 void gf_nli_split_init(gf_nli_split *s, const char *what) {
     memset(s, 0, sizeof *s);
@@ -399,30 +482,36 @@ void gf_nli_split_free(gf_nli_split *s) {
 
 static const char *const EXT[] = {".jsonl", ".jsonl.xz", ".txt", ".txt.xz", ".tsv", ".tsv.xz"};
 
-/* The first of DIR/snli_1.0_STEM.{jsonl,txt,tsv}[.xz] there is, into path: 1 if it is a regular file (or a
- * link to one), -1 after an error saying what else it is (a directory, a FIFO, a link loop, a dangling
- * link: never taken for a missing file, nor passed over for the next name), 0 if there is none. */
+/* The one of DIR/snli_1.0_STEM.{jsonl,txt,tsv}[.xz] there is, into path: 1 if it is a regular file (or a link
+ * to one), -1 after an error saying what else it is (a directory, a FIFO, a link loop, a dangling link: never
+ * taken for a missing file, nor passed over for the next name) or naming two that are there (snli_1.0_dev.jsonl
+ * and snli_1.0_dev.txt: which to read is not clear), 0 if there is none. */
 static int find_split(const char *dir, const char *stem, char *path, size_t cap) {
+    char name[96], first[GF_PATH_MAX] = "";
+    struct stat st;
     for (int k = 0; k < 6; k++) {
-        char name[96];
         snprintf(name, sizeof name, "snli_1.0_%s%s", stem, EXT[k]);
-        struct stat st;
         if (gf_path_join(path, cap, dir, name)) return -1;
         if (lstat(path, &st) != 0) continue; /* nothing by that name */
-        if (stat(path, &st) != 0) {
-            if (errno == ELOOP || errno == ENOENT)
-                return gf_fail("%s is %s; expected a regular file", path,
-                               errno == ELOOP ? "a symbolic link loop" : "a symbolic link to nothing");
-            return gf_fail("cannot read %s: %s", path, strerror(errno));
-        }
-        if (!S_ISREG(st.st_mode)) {
-            FILE *f = gf_open_regular(path, NULL); /* which says what it is */
-            if (f) fclose(f);
-            return -1;
-        }
-        return 1;
+        if (first[0])
+            return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
+                           "\nHINT: move one of them out of %s", first, path, stem, dir);
+        snprintf(first, sizeof first, "%s", path);
     }
-    return 0;
+    if (!first[0]) return 0;
+    snprintf(path, cap, "%s", first); /* fits: it was joined into path */
+    if (stat(path, &st) != 0) {
+        if (errno == ELOOP || errno == ENOENT)
+            return gf_fail("%s is %s; expected a regular file", path,
+                           errno == ELOOP ? "a symbolic link loop" : "a symbolic link to nothing");
+        return gf_fail("cannot read %s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        FILE *f = gf_open_regular(path, NULL); /* which says what it is */
+        if (f) fclose(f);
+        return -1;
+    }
+    return 1;
 }
 
 static int nli_dir(const char *spec, const char *data_dir, char *dir, size_t cap) {
@@ -433,10 +522,6 @@ static int nli_dir(const char *spec, const char *data_dir, char *dir, size_t cap
 static const char *const STEMS[3][2] = {{"train", "train_0.01"}, {"dev", NULL}, {"test", NULL}};
 static const char *const SPLIT_NAMES[3] = {"train", "dev", "test"};
 
-static bool ends_with(const char *s, const char *end) {
-    const size_t n = strlen(s), k = strlen(end);
-    return n >= k && !strcmp(s + n - k, end);
-}
 
 /* Whether the first line of a file that is not blank looks like a record of pairs or their header. */
 static bool looks_like_pairs(const char *line, size_t len) {
@@ -485,8 +570,8 @@ int gf_nli_is_spec(const char *spec, const char *data_dir) {
     return 0;
 }
 
-/* A file of pairs as each split of the mask: never the training split. */
-static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d) {
+/* A file of pairs as each split of the mask (its first max_pairs if > 0): never the training split. */
+static gf_nli_data *load_file(const char *path, unsigned splits, int64_t max_pairs, gf_nli_data *d) {
     if (splits & 1u << GF_TRAIN) {
         gf_fail("%s is a file of sentence pairs: it can be scored (grassflow eval, predict), not trained on; "
                 "expected a folder with a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip "
@@ -495,7 +580,7 @@ static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d)
         return NULL;
     }
     for (int s = 0; s < 3; s++)
-        if (splits & 1u << s && gf_nli_read_pairs(path, &d->split[s])) {
+        if (splits & 1u << s && read_file(path, &d->split[s], true, max_pairs)) {
             gf_nli_free(d);
             return NULL;
         }
@@ -503,6 +588,10 @@ static gf_nli_data *load_file(const char *path, unsigned splits, gf_nli_data *d)
 }
 
 gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned splits) {
+    return gf_nli_load_first(spec, data_dir, splits, 0);
+}
+
+gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned splits, int64_t max_pairs) {
     char dir[GF_PATH_MAX], path[GF_PATH_MAX];
     if (nli_dir(spec, data_dir, dir, sizeof dir)) return NULL;
     gf_nli_data *d = calloc(1, sizeof *d);
@@ -511,7 +600,7 @@ gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned
         return NULL;
     }
     snprintf(d->name, sizeof d->name, "%.63s", spec);
-    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, d);
+    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, max_pairs, d);
     for (int s = 0; s < 3; s++) {
         if (!(splits & (1u << s))) continue;
         int found = find_split(dir, STEMS[s][0], path, sizeof path);
@@ -520,7 +609,7 @@ gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned
             gf_fail("%s: no %s split: no snli_1.0_%s.jsonl, .jsonl.xz, .txt, .txt.xz, .tsv or .tsv.xz%s; expected the "
                     "files of snli_1.0.zip (or grassflow's data/snli)\nHINT: unpack snli_1.0.zip and give its snli_1.0 "
                     "folder as --corpus", dir, SPLIT_NAMES[s], STEMS[s][0], s == 0 ? " (nor snli_1.0_train_0.01.*)" : "");
-        if (found != 1 || gf_nli_read(path, &d->split[s])) {
+        if (found != 1 || read_file(path, &d->split[s], false, max_pairs)) {
             gf_nli_free(d);
             return NULL;
         }

@@ -29,6 +29,8 @@ typedef struct gf_nli_split {
     char path[GF_PATH_MAX];
     int64_t text_len, text_cap, cap;
     int64_t max_bytes;         /* what the kept pairs may take: gf_corpus_max_text() when the file was opened */
+    int64_t max_pairs;         /* > 0: reading stops once this many pairs are kept (the file's first ones) */
+    bool tsv_named;            /* named *.tsv (or .tsv.xz): tab-separated, never sniffed as jsonl */
 } gf_nli_split;
 
 typedef struct gf_nli_data {
@@ -37,7 +39,9 @@ typedef struct gf_nli_data {
 } gf_nli_data;
 
 /* One file into *out (zeroed first; gf_nli_split_free releases it). Errors name the file and line: a
- * malformed JSON line, an unknown label, a row with the wrong number of columns, invalid UTF-8, a NUL
+ * malformed JSON line (in a *.jsonl, any line that is not a JSON object), a record or header that could be
+ * read two ways (gold_label and label, sentence1 and premise, a key twice, two columns for one field), an
+ * unknown label, a row with the wrong number of columns, invalid UTF-8, a NUL
  * (a byte, or \u0000 in JSON), pairs past gf_corpus_max_text() bytes (GRASSFLOW_MAX_TEXT). A UTF-8 byte
  * order mark and blank lines are skipped. A sentence with no word for the BERT tokenizer (nothing but
  * Unicode whitespace, control and format characters, accents) is empty: its pair is dropped, counted. */
@@ -53,7 +57,8 @@ int gf_nli_read_pairs(const char *path, gf_nli_split *out);
 void gf_nli_split_init(gf_nli_split *s, const char *what);
 int gf_nli_split_add(gf_nli_split *s, const char *premise, const char *hypothesis, int label);
 void gf_nli_split_free(gf_nli_split *s);
-/* spec: "snli" (data_dir/snli) or a directory holding snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]; the
+/* spec: "snli" (data_dir/snli) or a directory holding snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz] (one
+ * file a split: two forms of one split, snli_1.0_dev.jsonl and snli_1.0_dev.txt, are an error naming both); the
  * training split falls back to snli_1.0_train_0.01.* (the 1% sample grassflow ships) when the full
  * snli_1.0_train.* is not there. A split that is missing is an error naming the files looked for; one
  * whose name is taken by something else (a directory, a FIFO, a link loop) an error saying what it is. */
@@ -62,6 +67,9 @@ gf_nli_data *gf_nli_load(const char *spec, const char *data_dir);
  * looked at and stay empty (n 0, format NULL). spec a file of pairs (gf_nli_file): it is each split asked
  * for (gf_nli_read_pairs), but never the training split (an error: a file is scored, not trained on). */
 gf_nli_data *gf_nli_load_splits(const char *spec, const char *data_dir, unsigned splits);
+/* The same, each split only up to its first max_pairs kept pairs (0: all): reading stops there, so that
+ * predict --limit N reads N pairs of a file, not the whole of it. */
+gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned splits, int64_t max_pairs);
 void gf_nli_free(gf_nli_data *d);
 /* Whether spec names NLI data: 1 for "snli", or a directory with any snli_1.0_{train,train_0.01,dev,test}.*
  * (whatever it is: reading it says what is wrong); 2 for a file of pairs (gf_nli_file); else 0. */

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "import/import.h"
 #include "io/file.h"
+#include "io/json_out.h"
 #include "io/safetensors.h"
 
 /* config.json's shape keys, all required, each an integer from 1 to the largest grassflow builds (its own
@@ -74,9 +75,13 @@ static cJSON *read_json(const char *dir, const char *name, const char *what, cha
     if (!txt) return NULL;
     cJSON *o = cJSON_Parse(txt);
     free(txt);
-    if (!cJSON_IsObject(o)) {
+    char dup[256] = "";
+    if (!cJSON_IsObject(o) || gf_json_duplicate_key(o, dup, sizeof dup)) {
+        if (dup[0])
+            gf_fail("%s: the key \"%s\" appears twice; expected each key once: which to read is not clear", path, dup);
+        else
+            gf_fail("%s: not a JSON object; expected %s", path, what);
         cJSON_Delete(o);
-        gf_fail("%s: not a JSON object; expected %s", path, what);
         return NULL;
     }
     return o;

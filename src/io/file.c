@@ -53,8 +53,7 @@ int gf_open_write_regular(const char *path, int flags) {
         if ((errno == ENXIO || errno == ELOOP) && lstat(path, &st) == 0)
             return gf_fail("%s is %s; grassflow writes only regular files\nHINT: give the path of a file", path,
                            S_ISLNK(st.st_mode) ? "a symbolic link" : file_kind(st.st_mode));
-        return gf_fail("cannot write %s: %s\nHINT: check that the directory exists and is writable", path,
-                       strerror(errno));
+        return gf_fail_write(errno, "cannot write %s", path);
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -63,8 +62,9 @@ int gf_open_write_regular(const char *path, int flags) {
                        "\nHINT: give the path of a file", path, file_kind(st.st_mode));
     }
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        const int err = errno;
         close(fd);
-        return gf_fail("cannot write %s: %s", path, strerror(errno));
+        return gf_fail_write(err, "cannot write %s", path);
     }
     return fd;
 }
@@ -215,7 +215,7 @@ int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n) {
         ssize_t w = write(f->fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return gf_fail("error writing %s: %s", f->tmp, strerror(errno));
+            return gf_fail_write(errno, "error writing %s", f->tmp);
         }
         p += w;
         n -= (size_t)w;
@@ -248,19 +248,19 @@ int gf_write_file_atomic(const char *path, const void *data, size_t size) {
 
 int gf_atomic_commit(gf_atomic_file *f) {
     if (fsync(f->fd) != 0) {
-        gf_fail("error flushing %s to disk: %s", f->tmp, strerror(errno));
+        gf_fail_write(errno, "error flushing %s to disk", f->tmp);
         gf_atomic_abort(f);
         return -1;
     }
     if (close(f->fd) != 0) {
         f->fd = -1;
-        gf_fail("error closing %s: %s", f->tmp, strerror(errno));
+        gf_fail_write(errno, "error closing %s", f->tmp);
         gf_atomic_abort(f);
         return -1;
     }
     f->fd = -1;
     if (rename(f->tmp, f->path) != 0) {
-        gf_fail("cannot rename %s to %s: %s", f->tmp, f->path, strerror(errno));
+        gf_fail_write(errno, "cannot rename %s to %s", f->tmp, f->path);
         gf_atomic_abort(f);
         return -1;
     }
@@ -299,7 +299,7 @@ int gf_make_dirs(const char *dir, size_t *len, int *n) {
         } else if (errno != EEXIST) {
             const int e = errno;
             gf_unmake_dirs(dir, len, *n);
-            return gf_fail("cannot create the output directory %s: %s: %s", dir, p, strerror(e));
+            return gf_fail_write(e, "cannot create the output directory %s: %s", dir, p);
         }
     }
     return 0;

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/text.h"
 
 #define CHUNK 65536
 
@@ -24,6 +25,8 @@ struct gf_lines {
     char *line;                /* the current line, NUL-terminated */
     size_t line_len, line_cap, max_line;
     int64_t number;            /* of the line last returned (1-based) */
+    size_t xz_in;              /* the compressed file's size: what it may decompress to is gf_xz_bound of it */
+    uint64_t xz_bound;
 };
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -32,7 +35,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 gf_lines *gf_lines_open(const char *path, size_t max_line) {
-    FILE *f = gf_open_regular(path, NULL);
+    struct stat st;
+    FILE *f = gf_open_regular(path, &st);
     if (!f) return NULL;
     gf_lines *r = calloc(1, sizeof *r);
     if (r) r->path = strdup(path);
@@ -48,6 +52,8 @@ gf_lines *gf_lines_open(const char *path, size_t max_line) {
     r->line_cap = 256;
     r->max_line = max_line;
     r->xz = ends_with(path, ".xz");
+    r->xz_in = (size_t)st.st_size;
+    r->xz_bound = gf_xz_bound(r->xz_in);
     lzma_stream init = LZMA_STREAM_INIT;
     r->st = init;
     if (r->xz && lzma_stream_decoder(&r->st, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
@@ -76,6 +82,7 @@ static int refill(gf_lines *r) {
             r->in_done = r->st.avail_in == 0;
         }
         lzma_ret ret = lzma_code(&r->st, r->in_done ? LZMA_FINISH : LZMA_RUN);
+        if (r->st.total_out > r->xz_bound) return gf_xz_refuse(r->path, r->xz_in);
         if (ret == LZMA_STREAM_END) break;
         if (ret != LZMA_OK)
             return gf_fail("%s: corrupt or truncated xz data (liblzma error %d)", r->path, (int)ret);

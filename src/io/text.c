@@ -19,14 +19,43 @@ static int ends_with(const char *s, const char *suffix) {
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
+size_t gf_xz_bound(size_t n_in) {
+    const size_t most = n_in > SIZE_MAX / GF_XZ_RATIO ? SIZE_MAX : n_in * GF_XZ_RATIO;
+    return most > GF_XZ_FLOOR ? most : GF_XZ_FLOOR;
+}
+
+int gf_xz_refuse(const char *path, size_t n_in) {
+    return gf_fail("%s: %zu bytes of xz decompress to more than %zu bytes, the most taken from them (%d times their "
+                   "size, and at least %zu MiB); refusing (a decompression bomb, or a corrupt file?)\nHINT: if the file "
+                   "is genuine, give it decompressed: xz -dk %s", path, n_in, gf_xz_bound(n_in), GF_XZ_RATIO,
+                   GF_XZ_FLOOR >> 20, path);
+}
+
+/* Room for len + more decoded bytes in *out (cap: its size), doubling, at most max_bytes: 0; 1 past it; -1 when
+ * out of memory (*out freed). */
+static int xz_grow(char **out, size_t *cap, size_t max_bytes) {
+    if (*cap >= max_bytes) return 1;
+    size_t nc = *cap * 2 > max_bytes ? max_bytes : *cap * 2;
+    char *no = realloc(*out, nc + 1);
+    if (!no) {
+        free(*out);
+        return -1;
+    }
+    *out = no;
+    *cap = nc;
+    return 0;
+}
+
 static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, size_t max_bytes, const char *hint,
                        size_t *size) {
+    const size_t bound = gf_xz_bound(n_in), most = bound < max_bytes ? bound : max_bytes;
     lzma_stream st = LZMA_STREAM_INIT;
     if (lzma_stream_decoder(&st, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
         gf_fail("%s: cannot start the xz decoder", path);
         return NULL;
     }
-    size_t cap = n_in * 4 + 1024, len = 0;
+    size_t cap = n_in < most / 4 ? n_in * 4 + 1024 : most, len = 0;
+    cap = cap < most ? cap : most;
     char *out = malloc(cap + 1);
     if (!out) {
         lzma_end(&st);
@@ -37,24 +66,16 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     st.avail_in = n_in;
     lzma_ret r = LZMA_OK;
     for (;;) {
-        if (len == cap) {
-            if (cap >= max_bytes) {
-                free(out);
-                lzma_end(&st);
+        const int grown = len == cap ? xz_grow(&out, &cap, most) : 0;
+        if (grown) {
+            if (grown > 0) free(out);
+            lzma_end(&st);
+            if (grown < 0) gf_fail("out of memory decompressing %s", path);
+            else if (most == bound) gf_xz_refuse(path, n_in);
+            else
                 gf_fail("%s decompresses to more than %zu bytes; refusing (a corrupt or hostile file?)%s%s", path,
                         max_bytes, hint ? "\nHINT: " : "", hint ? hint : "");
-                return NULL;
-            }
-            size_t nc = cap * 2 > max_bytes ? max_bytes : cap * 2;
-            char *no = realloc(out, nc + 1);
-            if (!no) {
-                free(out);
-                lzma_end(&st);
-                gf_fail("out of memory decompressing %s", path);
-                return NULL;
-            }
-            out = no;
-            cap = nc;
+            return NULL;
         }
         st.next_out = (uint8_t *)out + len;
         st.avail_out = cap - len;

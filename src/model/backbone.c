@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "grassflow.h"
 #include "io/file.h"
+#include "io/json_out.h"
 
 /* What the backbone contributes: its embeddings and its first stack's blocks. */
 static const char *const BODY[] = {"tok_emb.", "pos_emb.", "seg_emb.", "emb_ln.", "in_proj.", "blocks.", NULL};
@@ -27,10 +28,16 @@ static cJSON *read_head(const char *path) {
     }
     cJSON *h = cJSON_Parse(txt);
     free(txt);
+    char dup[256] = "";
     if (!cJSON_IsObject(h)) {
         cJSON_Delete(h);
         gf_fail("%s: not a JSON object; expected one stack: {\"name\": \"head\", \"d_model\": ..., \"d_ff\": ..., "
                 "\"n_layer\": ..., \"layers\": [...]} (docs/model.md, stacks)", path);
+        return NULL;
+    }
+    if (gf_json_duplicate_key(h, dup, sizeof dup)) {
+        cJSON_Delete(h);
+        gf_fail("%s: the key \"%s\" appears twice; expected each key once: which to read is not clear", path, dup);
         return NULL;
     }
     if (!cJSON_GetObjectItemCaseSensitive(h, "name")) cJSON_AddStringToObject(h, "name", "head");

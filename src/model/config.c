@@ -26,6 +26,7 @@
 
 #include "core/error.h"
 #include "io/file.h"
+#include "io/json_out.h"
 #include "heads/head.h"
 #include "model/config_internal.h"
 
@@ -196,8 +197,11 @@ int gf_config_from_json(const char *json, const char *source, gf_config *c) {
     }
     gf_config *cfg = calloc(1, sizeof *cfg);
     int rc = -1;
+    char dup[256] = "";
     if (!cfg) gf_fail("out of memory reading the config %s", src);
     else if (!cJSON_IsObject(root)) gf_fail("%s: a config must be a JSON object", src);
+    else if (gf_json_duplicate_key(root, dup, sizeof dup))
+        gf_fail("%s: the key \"%s\" appears twice; expected each key once: which to read is not clear", src, dup);
     else if (!parse_root(root, src, cfg) && !gf_config_validate(cfg, src)) rc = 0;
     if (!rc) *c = *cfg;
     free(cfg);

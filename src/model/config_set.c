@@ -268,3 +268,76 @@ char *gf_config_get(const gf_config *c, const char *key) {
     cJSON_Delete(got);
     return s;
 }
+
+/* ---- the keys two configs differ in ---------------------------------------------------------------------- */
+
+typedef struct {
+    char *buf;
+    size_t cap, len;
+    int n;
+    bool full;
+} diff_out;
+
+/* v as JSON text for a message, at most 48 bytes ("..." after), into buf; "(none)" when absent. */
+static const char *diff_value(const cJSON *v, char buf[64]) {
+    char *s = v ? cJSON_PrintUnformatted(v) : NULL;
+    if (!s) snprintf(buf, 64, "(none)");
+    else snprintf(buf, 64, "%.48s%s", s, strlen(s) > 48 ? "..." : "");
+    free(s);
+    return buf;
+}
+
+/* One difference more: counted, and shown if it fits whole in the buffer (else "..." once, if that fits). */
+static void diff_note(diff_out *o, const char *key, const cJSON *a, const cJSON *b) {
+    char va[64], vb[64], one[512];
+    const int w = snprintf(one, sizeof one, "%s%s %s vs %s", o->n ? ", " : "", key, diff_value(a, va), diff_value(b, vb));
+    o->n++;
+    if (o->full || w < 0 || o->len + (size_t)w + 5 >= o->cap) { /* room for ", ..." after it */
+        if (!o->full && o->len + 5 < o->cap)
+            o->len += (size_t)snprintf(o->buf + o->len, o->cap - o->len, "%s...", o->len ? ", " : "");
+        o->full = true;
+        return;
+    }
+    memcpy(o->buf + o->len, one, (size_t)w + 1);
+    o->len += (size_t)w;
+}
+
+/* Every leaf where a and b (either may be NULL) differ, named as gf_config_set names keys: "vocab_size",
+ * "head.n_classes", "layers.1.rank". */
+static void diff_walk(const cJSON *a, const cJSON *b, char *key, size_t cap, diff_out *o) {
+    const size_t at = strlen(key);
+    const bool objects = cJSON_IsObject(a) && cJSON_IsObject(b);
+    const bool rows = cJSON_IsArray(a) && cJSON_IsArray(b) && cJSON_GetArraySize(a) == cJSON_GetArraySize(b) &&
+                      cJSON_IsObject(cJSON_GetArrayItem(a, 0));
+    if (!objects && !rows) {
+        char *sa = a ? cJSON_PrintUnformatted(a) : NULL, *sb = b ? cJSON_PrintUnformatted(b) : NULL;
+        if (!sa || !sb || strcmp(sa, sb)) diff_note(o, key, a, b);
+        free(sa);
+        free(sb);
+        return;
+    }
+    int i = 0;
+    for (const cJSON *c = a->child; c; c = c->next, i++) { /* a's members (or rows), then those only b has */
+        if (objects) snprintf(key + at, cap - at, "%s%s", at ? "." : "", c->string);
+        else snprintf(key + at, cap - at, ".%d", i);
+        diff_walk(c, objects ? cJSON_GetObjectItemCaseSensitive(b, c->string) : cJSON_GetArrayItem(b, i), key, cap, o);
+    }
+    for (const cJSON *c = objects ? b->child : NULL; c; c = c->next)
+        if (!cJSON_GetObjectItemCaseSensitive(a, c->string)) {
+            snprintf(key + at, cap - at, "%s%s", at ? "." : "", c->string);
+            diff_note(o, key, NULL, c);
+        }
+    key[at] = '\0';
+}
+
+int gf_config_diff(const gf_config *a, const gf_config *b, char *buf, size_t n) {
+    cJSON *ja = gf_config_to_cjson(a), *jb = gf_config_to_cjson(b);
+    char key[256] = "";
+    diff_out o = {.buf = buf, .cap = n};
+    if (n) buf[0] = '\0';
+    if (ja && jb) diff_walk(ja, jb, key, sizeof key, &o);
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    if (!ja || !jb) return gf_fail("out of memory comparing two configs");
+    return o.n;
+}

@@ -56,7 +56,7 @@ static int snli_load(const gf_task_env *e, const void *options, void **data) {
     (void)options;
     snli_data *s = calloc(1, sizeof *s);
     if (!s) return gf_fail("out of memory");
-    s->d = gf_nli_load_splits(e->corpus, e->data_dir, e->splits);
+    s->d = gf_nli_load_first(e->corpus, e->data_dir, e->splits, e->max_examples); /* predict --limit: no more */
     if (s->d && !e->fixed) s->own = recipe_tokenizer(e);
     s->tok = e->fixed ? e->fixed : s->own;
     if (!s->d || !s->tok) {

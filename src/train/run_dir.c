@@ -71,8 +71,9 @@ static int lock_dir(gf_run_dir *r) {
     char me[32];
     int len = snprintf(me, sizeof me, "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
+        const int err = errno ? errno : EIO;
         gf_unlock_file(path, fd);
-        return gf_fail("cannot write the run lock %s: %s", path, strerror(errno));
+        return gf_fail_write(err, "cannot write the run lock %s", path);
     }
     r->lock_fd = fd;
     return 0;
@@ -87,12 +88,13 @@ static int probe_out_dir(const char *dir) {
     static const char buf[65536];
     FILE *f = fopen(path, "wb");
     int ok = f && fwrite(buf, 1, sizeof buf, f) == sizeof buf && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    int err = errno;
+    int err = ok ? 0 : errno;
     if (f) fclose(f);
     unlink(path);
+    err = err ? err : EIO;
     if (!ok)
-        return gf_fail("cannot write in the output directory %s: %s\nHINT: free some space or choose another --out",
-                       dir, strerror(err ? err : EIO));
+        return gf_fail("cannot write in the output directory %s: %s\nHINT: %s; or choose another --out", dir,
+                       strerror(err), gf_write_hint(err));
     return 0;
 }
 
@@ -158,7 +160,7 @@ static bool is_step_file(const char *name) {
 static int remove_run_file(const char *dir, const char *name) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, dir, name) || (unlink(path) != 0 && errno != ENOENT))
-        return gf_fail("cannot remove %s to start a new run there: %s", path, strerror(errno));
+        return gf_fail_write(errno, "cannot remove %s to start a new run there", path);
     return 0;
 }
 
@@ -234,8 +236,9 @@ int gf_run_metrics_open(gf_run_dir *r, bool append) {
     if (fd < 0) return -1;
     r->metrics = fdopen(fd, append ? "a" : "w");
     if (!r->metrics) {
+        const int err = errno;
         close(fd);
-        return gf_fail("cannot write %s: %s", path, strerror(errno));
+        return gf_fail_write(err, "cannot write %s", path);
     }
     return 0;
 }
@@ -314,21 +317,23 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_
 }
 
 /* Whether the config JSON of a saved state (any format this version reads) describes the model whose
- * config, in this version's form, is cur_json. */
-static bool same_config(const char *saved_json, const char *cur_json, const char *path) {
-    gf_config saved;
-    if (gf_config_from_json(saved_json, path, &saved)) return false;
-    char *s = gf_config_to_json(&saved, false);
-    bool same = s && !strcmp(s, cur_json);
-    free(s);
+ * config, in this version's form, is cur_json; if not, the keys that differ into diff (n bytes). */
+static bool same_config(const char *saved_json, const char *cur_json, const char *path, char *diff, size_t n) {
+    gf_config *saved = malloc(2 * sizeof *saved);
+    snprintf(diff, n, "a config this version cannot read");
+    bool same = false;
+    if (saved && !gf_config_from_json(saved_json, path, &saved[0]) && !gf_config_from_json(cur_json, "", &saved[1]))
+        same = gf_config_diff(&saved[0], &saved[1], diff, n) == 0;
+    free(saved);
     return same;
 }
 
 /* The saved run must be this one: same config, same tokenizer (or none in both). */
 static int same_run(const gf_run_dir *r, const char *path, const char *cfg, const char *tok) {
-    if (!same_config(cfg, r->cfg_json, path))
-        return gf_fail("%s: the saved run has another model config than the one given\nHINT: resume with the same "
-                       "--model/--config and --set options, or omit them", path);
+    char diff[1024];
+    if (!same_config(cfg, r->cfg_json, path, diff, sizeof diff))
+        return gf_fail("%s: the saved run has another model config than the one given: %s (the saved run's vs the one "
+                       "given)\nHINT: resume with the same --model/--config and --set options, or omit them", path, diff);
     if (!tok != !r->tok_json || (tok && strcmp(tok, r->tok_json) != 0))
         return gf_fail("%s: the saved run used another tokenizer/vocabulary than this corpus gives", path);
     return 0;
@@ -529,9 +534,10 @@ static void metrics_json(FILE *f, const gf_run_dir *r, const gf_train_event *e) 
 static int metrics_flush(const gf_run_dir *r) {
     errno = 0;
     if (fflush(r->metrics) == 0 && !ferror(r->metrics)) return 0;
+    const int err = errno ? errno : EIO;
     return gf_fail("cannot write %s/metrics.jsonl: %s; training stopped (the checkpoints written so far are intact)"
-                   "\nHINT: free some space, then continue with grassflow train --resume %s", r->dir,
-                   errno ? strerror(errno) : "write error", r->dir);
+                   "\nHINT: %s; then continue with grassflow train --resume %s", r->dir, strerror(err),
+                   gf_write_hint(err), r->dir);
 }
 
 int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resumed) {

@@ -426,6 +426,12 @@ static int start_row(trainer *t, bool resume) {
 static int extend_run(trainer *t, const gf_train_opts *saved, int64_t was) {
     gf_train_opts *o = &t->oc;
     const int64_t spe = gf_steps_per_epoch(o, t->train), at = t->step;
+    if (t->stopped_early[0] && t->total < was) /* what its early stop says: a new total above its old one */
+        return gf_fail("the run in %s stopped early after step %lld of %lld (%s); a total of %lld steps is within the "
+                       "schedule it ended, and would not train on past it\nHINT: to train on, give a new total above "
+                       "%lld: --steps %lld or more (or --epochs %lld or more)", o->out_dir, (long long)at,
+                       (long long)was, t->stopped_early, (long long)t->total, (long long)was, (long long)was + 1,
+                       (long long)(was / spe + 1));
     if (t->total < at)
         return gf_fail("the run in %s has taken %lld steps already; a total of %lld steps would end before them (a run "
                        "is extended, never cut back)\nHINT: --steps %lld or more (or --epochs %lld or more); or omit "
