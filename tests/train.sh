@@ -242,7 +242,7 @@ same_text() {
 }
 # the hybrid presets, narrowed (attention last, attention in a middle layer, window attention in every other
 # layer), past max_len with pos none: greedy and sampled text the same streamed and recomputed
-NARROW="--set vocab_size=64 --set d_model=32 --set d_ff=64 --set rank=6 --set dropout=0 --set pos=none --set max_len=32"
+NARROW="--set d_model=32 --set d_ff=64 --set rank=6 --set dropout=0 --set pos=none --set max_len=32"
 for hy in hybrid-last-small hybrid-middle-small "hybrid-window-small --set layers.1.window=5 --set layers.3.window=9"; do
     name=${hy%% *}
     "$GF" train --model $hy $NARROW --corpus tinyshakespeare --steps 4 --batch 4 --seq-len 16 --eval-every 0 \
