@@ -35,7 +35,11 @@ head -1 "$tmp/precision.md" | grep -qx top && tail -1 "$tmp/precision.md" | grep
 GF=$B/grassflow bash scripts/precision_study.sh --quick --out "$O" nosuch >/dev/null 2>"$tmp/err" && fail "an unknown part was accepted" ||
     { grep -q "unknown argument 'nosuch'" "$tmp/err" && pass "an unknown part: an error naming it"  || fail "unknown part: $(cat "$tmp/err")"; }
 echo "precision_study: the escaping of the scripts that write docs (scripts/escape.py) is the library's"
-/usr/bin/python3 - "$B/libgrassflow.so" <<'PYEOF' 2>"$tmp/err" && pass "md_cell and xml_text give gf_escape_md's and gf_escape_xml's bytes on 5,000 random strings" || fail "scripts/escape.py: $(tail -1 "$tmp/err")"
+PYL=/usr/bin/python3 # an ASan+UBSan library (make test-san) needs the sanitizers' runtimes loaded first (tests/python.sh)
+if nm -D "$B/libgrassflow.so" 2>/dev/null | grep "U __asan_init" >/dev/null; then
+    PYL="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-} $PYL"
+fi
+$PYL - "$B/libgrassflow.so" <<'PYEOF' 2>"$tmp/err" && pass "md_cell and xml_text give gf_escape_md's and gf_escape_xml's bytes on 5,000 random strings" || fail "scripts/escape.py: $(tail -1 "$tmp/err")"
 import ctypes, random, sys
 sys.path.insert(0, "scripts")
 import escape
