@@ -41,7 +41,7 @@ unnamed=$(grep -rnE '#pragma omp[^(]*simd.*[[:space:]]if *\( *[^p ]' src | cut -
 if git rev-parse --git-dir >/dev/null 2>&1; then
     git clone -q . "$tmp/clone" 2>/dev/null
     mkdir -p "$tmp/clone/build/obj" "$tmp/clone/runs/mine" && touch "$tmp/clone/build/grassflow" "$tmp/clone/runs/mine/best.safetensors"
-    make -s -C "$tmp/clone" -f "$PWD/Makefile" clean >/dev/null 2>&1 # this checkout's Makefile
+    env -u MAKEFLAGS -u MAKELEVEL make -s -C "$tmp/clone" -f "$PWD/Makefile" clean BUILD=build >/dev/null 2>&1 # this checkout's Makefile, whatever make runs this
     st=$(git -C "$tmp/clone" status --porcelain)
     [ ! -e "$tmp/clone/build" ] && [ -z "$st" ] && [ -e "$tmp/clone/runs/mine/best.safetensors" ] \
         && pass "make clean removes build/ alone: git status clean, a user's run folder kept" || fail "make clean: build $( [ -e "$tmp/clone/build" ] && echo kept || echo gone), status: $(echo "$st" | head -3)"
