@@ -83,6 +83,9 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# one-row matrix-vector products (src/core/gemv.c): a * b + c as one fused multiply-add where the CPU has it
+$(BUILD)/obj/src/core/gemv.o: CFLAGS += -ffp-contract=fast
+
 # the command-line tool builds on include/grassflow.h alone, as it builds against an installed copy
 # (tests/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c

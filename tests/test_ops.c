@@ -14,6 +14,8 @@
 #endif
 
 #include "core/fastmath.h"
+#include "core/gemv.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "ops/ops.h"
 #include "ref_ops.h"
@@ -558,6 +560,44 @@ static void test_elementwise(void **state) {
  * whatever the width of the column blocks the threads own (64 where there are enough of them, else 16):
  * so equal, bit for bit, to the plain loop below on every shape (wide blocks, narrow ones and a tail), on
  * 1 and 2 threads. A training run resumes to the same bits as the version that started it (fixtures.sh). */
+/* One-row matrix-vector products (core/gemv.c) against their naive references, rows and columns, tails of
+ * every length mod 32, beta 0 (c not read: NaN there) and not; and their bits the same on 1 and 2 threads
+ * with the parallel threshold at 0 (the stream picks its threads by speed and must give the same tokens). */
+static void test_gemv(void **state) {
+    (void)state;
+    const int64_t shapes[][2] = {{1, 1}, {3, 17}, {65, 256}, {33, 496}, {130, 31}, {257, 1024}, {513, 64}};
+    const int saved = gf_threads();
+    const int64_t par = gf_par_min;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int64_t N = shapes[i][0], K = shapes[i][1], ld = K + 3, ldc = N + 5;
+        float *B = frand(N * ld, 400 + (int)i, -1, 1), *Bc = frand(K * ldc, 410 + (int)i, -1, 1);
+        float *a = frand(K, 420 + (int)i, -1, 1), *c0 = frand(N, 430, -1, 1);
+        for (int beta01 = 0; beta01 < 2; beta01++) {
+            const float alpha = 0.75f, beta = beta01 ? 0.5f : 0.0f;
+            float *want_r = fdup(c0, N), *want_c = fdup(c0, N), *bits_r = falloc(N), *bits_c = falloc(N);
+            gf_gemv_rows_naive(B, ld, N, K, a, alpha, beta, want_r);
+            gf_gemv_cols_naive(Bc, ldc, N, K, a, alpha, beta, want_c);
+            for (int th = 1; th <= 2; th++) {
+                gf_set_threads(th);
+                gf_set_parallel_threshold(0);
+                float *r = fdup(c0, N), *c = fdup(c0, N);
+                if (!beta01) ffill(r, N, NAN), ffill(c, N, NAN);
+                gf_gemv_rows(B, ld, N, K, a, alpha, beta, r);
+                gf_gemv_cols(Bc, ldc, N, K, a, alpha, beta, c);
+                gf_set_parallel_threshold(par);
+                double *wr = tl_to_double(want_r, N), *wc = tl_to_double(want_c, N);
+                tl_check_close("gemv rows", r, wr, N, 2e-5 * sqrt((double)K));
+                tl_check_close("gemv cols", c, wc, N, 2e-5 * sqrt((double)K));
+                free(wr), free(wc);
+                if (th == 1) memcpy(bits_r, r, (size_t)N * sizeof *r), memcpy(bits_c, c, (size_t)N * sizeof *c);
+                else if (memcmp(bits_r, r, (size_t)N * sizeof *r) || memcmp(bits_c, c, (size_t)N * sizeof *c))
+                    fail_msg("gemv %lld x %lld: 2 threads do not give the bits of 1", (long long)N, (long long)K);
+            }
+        }
+    }
+    gf_set_threads(saved);
+}
+
 static void test_column_sums_bits(void **state) {
     (void)state;
     const int64_t N = 33, Cs[] = {16, 70, 128, 200, 256};
@@ -974,6 +1014,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_xent, pool_teardown),
         cmocka_unit_test_teardown(test_xent_fast, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),
+        cmocka_unit_test_teardown(test_gemv, pool_teardown),
         cmocka_unit_test_teardown(test_column_sums_bits, pool_teardown),
         cmocka_unit_test_teardown(test_layernorm_rows_bits, pool_teardown),
         cmocka_unit_test_teardown(test_layernorm_fast, pool_teardown),

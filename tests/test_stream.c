@@ -253,10 +253,46 @@ static void test_stream_threads(void **state) {
     gf_model_free(m);
 }
 
+/* A large token (a hybrid of 5.3M parameters, above the stream's 4M multiply-adds) runs on one thread or two,
+ * whichever its tokens measure faster, trying the other every 32 or more tokens: its logits must have the
+ * bits of a stream held to one thread, token for token (a choice by speed must never change a token), and
+ * the threads set before are set again. */
+static void test_stream_threads_large(void **state) {
+    (void)state;
+    const char *sets[] = {"vocab_size=20000", "d_model=256", "d_ff=1024", "pos=sinusoidal", NULL};
+    gf_model *m = tl_make_model("hybrid-tiny", sets, 5);
+    const int64_t V = gf_model_config(m)->vocab_size, T = 200;
+    float *one = malloc((size_t)(T * V) * sizeof *one);
+    const int before = gf_threads();
+    for (int th = 1; th <= 2; th++) {
+        gf_set_threads(th);
+        gf_stream *s = gf_stream_create(m);
+        assert_non_null(s);
+        for (int64_t t = 0; t < T; t++) {
+            const int32_t id = (int32_t)(gf_rand64(9, (uint64_t)t) % (uint64_t)V);
+            if (t % 10 == 9) { /* fed tokens are not timed, and run on the choice in force */
+                assert_int_equal(gf_stream_feed(s, &id, 1), 0);
+                continue;
+            }
+            const float *lg = gf_stream_step(s, id);
+            if (!lg) fail_msg("step %lld: %s", (long long)t, gf_last_error());
+            assert_int_equal(gf_threads(), th);
+            if (th == 1) memcpy(one + t * V, lg, (size_t)V * sizeof *lg);
+            else if (memcmp(one + t * V, lg, (size_t)V * sizeof *lg))
+                fail_msg("position %lld: the logits on two threads are not the bits of one thread", (long long)t);
+        }
+        gf_stream_free(s);
+    }
+    gf_set_threads(before);
+    free(one);
+    gf_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_next),
         cmocka_unit_test(test_stream_threads),
+        cmocka_unit_test(test_stream_threads_large),
         cmocka_unit_test(test_stream_grassmann),
         cmocka_unit_test(test_stream_ablations),
         cmocka_unit_test(test_stream_transformer),

@@ -4,14 +4,25 @@
  * around the blocks (the embedding, a further stack's in_proj, ln_f and the head) is the batch's own too
  * (model/wiring.c), over that row. tests/test_stream.c holds every position's logits to gf_model_forward on
  * the same prefix. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/mem.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
+
+/* What the stream has measured of its tokens' speed on one thread ([0]) and on all the threads set ([1]). */
+typedef struct {
+    double ns[2];    /* a running mean of a token's nanoseconds; 0 before the first */
+    int best;        /* the faster so far */
+    int64_t seen;    /* tokens with logits timed since the last trial of the slower */
+    int64_t period;  /* tokens between trials */
+    int trials_left; /* tokens left in the trial under way */
+} gf_stream_pace;
 
 struct gf_stream {
     const gf_model *m;
@@ -24,6 +35,7 @@ struct gf_stream {
     int64_t buf_n;
     /* views into buf */
     float *slot[BLOCK_MAX_SLOTS], *hid, *act, *stat, *logits, *mscratch;
+    gf_stream_pace pace;           /* the threads a large token runs on (token_threads) */
 };
 
 /* Per-token buffers for capacity cap: the block slots (d each) | hid, act (d_ff) | LayerNorm mean and
@@ -210,22 +222,71 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
     return 0;
 }
 
-/* The threads one token's work runs on. A token multiplies each weight once and reads its layers' states:
- * below GF_STREAM_PAR_MACS multiply-adds (a few milliseconds on one core) it runs on one thread. Its
- * parallel regions would be too short to repay their cost, and on a machine where another process holds a
- * core every region waits for a thread the kernel has put aside: two threads decoded the word-level
- * 6-layer model 110-150x slower than one there. Larger tokens (a large model, or attention's cache at a long
- * context) use every thread set. */
-#define GF_STREAM_PAR_MACS 32000000
-static int token_threads(const gf_stream *s) {
+/* The threads one token runs on. A token multiplies each weight once and reads its layers' states. Below
+ * GF_STREAM_PAR_MACS multiply-adds (under a millisecond on one core) it runs on one thread: its parallel
+ * regions would be too short to repay their cost, and where another process holds a core each region waits
+ * for a thread the kernel has put aside (two threads decoded the 65-character grassmann-small half as fast
+ * as one on a quiet machine and 4x slower beside a busy neighbour). A larger token runs on whichever of one
+ * thread and all the threads set its tokens measured faster (two threads stream the word-level 6-layer
+ * models about 1.9x faster on a quiet machine, 3x slower beside a busy neighbour): the slower is tried again
+ * on GF_STREAM_TRIAL tokens (the first wakes its threads) every `period` tokens with logits, the period doubling (up to GF_STREAM_PERIOD_MAX)
+ * while the trials lose. A token's bits are the same on any thread count (its matrix-vector products,
+ * core/gemv.c, sum each output on one thread in one order), so this changes speed, never tokens; the test
+ * holds it (test_stream_threads). bench/stream_neighbour.sh measures the rule quiet and busy. */
+#define GF_STREAM_PAR_MACS 4000000
+#define GF_STREAM_TRIAL 2
+#define GF_STREAM_PERIOD_MIN 32
+#define GF_STREAM_PERIOD_MAX 1024
+
+static bool token_is_large(const gf_stream *s) {
     int64_t macs = gf_model_num_params(s->m);
     for (int l = 0; l < s->m->n_layers; l++) macs += s->state_n[l];
-    return macs < GF_STREAM_PAR_MACS ? 1 : 0;
+    return macs >= GF_STREAM_PAR_MACS && gf_threads() > 1;
+}
+
+/* 0: one thread, 1: all the threads set. Only tokens with logits are timed and tried (a fed prompt token
+ * costs less). A trial is GF_STREAM_TRIAL tokens of the slower choice, the first only waking its threads. */
+static int pace_pick(gf_stream_pace *p, bool timed) {
+    if (!timed) return p->best;
+    if (p->period == 0) p->period = GF_STREAM_PERIOD_MIN;
+    if (p->ns[p->best] == 0.0) return p->best;
+    if (p->trials_left == 0 && (p->ns[!p->best] == 0.0 || p->seen >= p->period))
+        p->trials_left = GF_STREAM_TRIAL, p->seen = 0;
+    return p->trials_left > 0 ? !p->best : p->best;
+}
+
+static void pace_note(gf_stream_pace *p, int used, double ns) {
+    if (used != p->best && --p->trials_left == GF_STREAM_TRIAL - 1) return; /* the trial's warm-up token */
+    p->ns[used] = p->ns[used] == 0.0 || used != p->best ? ns : 0.5 * (p->ns[used] + ns);
+    if (used == p->best) {
+        p->seen++;
+        return;
+    }
+    if (p->trials_left > 0) return;
+    const bool won = ns < p->ns[p->best];
+    p->period = won ? GF_STREAM_PERIOD_MIN
+                    : (p->period * 2 < GF_STREAM_PERIOD_MAX ? p->period * 2 : GF_STREAM_PERIOD_MAX);
+    if (won) p->best = used;
+}
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
 }
 
 static int advance(gf_stream *s, int32_t token, bool with_logits) {
-    const int prev = gf_threads_limit(token_threads(s));
+    if (!token_is_large(s)) {
+        const int prev = gf_threads_limit(1);
+        const int rc = advance_token(s, token, with_logits);
+        gf_threads_restore(prev);
+        return rc;
+    }
+    const int use = pace_pick(&s->pace, with_logits);
+    const int prev = gf_threads_limit(use ? 0 : 1);
+    const double t0 = with_logits ? now_ns() : 0.0;
     const int rc = advance_token(s, token, with_logits);
+    if (with_logits && rc == 0) pace_note(&s->pace, use, now_ns() - t0);
     gf_threads_restore(prev);
     return rc;
 }
