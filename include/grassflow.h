@@ -877,9 +877,12 @@ void gf_train_opts_default(gf_train_opts *o);
 
 typedef enum {
     GF_EV_STEP, GF_EV_EVAL, GF_EV_SAVED, GF_EV_DONE, GF_EV_STOPPED, GF_EV_INTERRUPTED, GF_EV_SKIPPED,
-    GF_EV_EARLY_STOP /* the run ended early (gf_train_opts.patience), or a resumed run had: what says why; it is
-                      * finished (a resume goes on only when asked for another total) */
+    GF_EV_EARLY_STOP, /* the run ended early (gf_train_opts.patience), or a resumed run had: what says why; it
+                       * is finished (a resume goes on only when asked for another total) */
+    GF_EV_PROGRESS    /* GF_EV_STEP's fields between two log_every steps, once GF_PROGRESS_S seconds have
+                       * passed since the last step line: for a person watching, not written to metrics.jsonl */
 } gf_train_event_kind;
+#define GF_PROGRESS_S 5.0
 
 typedef struct gf_train_event {
     gf_train_event_kind kind;

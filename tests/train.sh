@@ -339,6 +339,13 @@ want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$G
 mkdir -p "$tmp/both" && for s in train valid test; do printf 'to be or not\n' >"$tmp/both/$s.txt"; done && xz -k "$tmp/both/train.txt"
 want="both/train.txt.xz and .*both/train.txt are both there; expected one file for the train split: which to read is not clear"
 expect 1 "a folder with train.txt and train.txt.xz: refused, naming both" "$GF" data stats --corpus "$tmp/both"
+echo "train: a progress line at least every $(awk '/#define GF_PROGRESS_S/ {print $3}' include/grassflow.h) s between log lines"
+# six steps of 1.1 s each (a test hook) and --log-every 6: a line for the terminal about 5 s in, none in metrics.jsonl
+GRASSFLOW_FAULT_STEP_DELAY_MS=1100 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --out "$tmp/prog" --steps 6 \
+    --batch 2 --seq-len 16 --warmup 1 --log-every 6 --eval-every 6 >/dev/null 2>"$tmp/prog.err"
+grep -Eq '^train step [1-5]/6 ' "$tmp/prog.err" && [ "$(grep -c tokens_per_s "$tmp/prog/metrics.jsonl")" = 1 ] \
+    && pass "a progress line before step 6; metrics.jsonl keeps its one line of --log-every 6" \
+    || fail "progress between log lines: $(cat "$tmp/prog.err"); metrics: $(grep -c tokens_per_s "$tmp/prog/metrics.jsonl")"
 no_tmp_files "$tmp" "after every run and failure"
 
 if [ $fails -ne 0 ]; then echo "train: $fails FAILED"; exit 1; fi

@@ -170,7 +170,8 @@ static void on_event(const gf_train_event *e, void *ctx) {
     progress *p = ctx;
     char eta[32], el[32];
     switch (e->kind) {
-    case GF_EV_STEP: {
+    case GF_EV_STEP:
+    case GF_EV_PROGRESS: {
         p->events++;
         fmt_time(eta, sizeof eta, e->eta_s);
         fmt_time(el, sizeof el, e->elapsed_s);

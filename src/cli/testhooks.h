@@ -6,6 +6,8 @@
  *                                       every run it trains (compare: across models; tests/compare.sh)
  *   GRASSFLOW_FAULT_WRITE_DELAY_US=N    every chunk written to a temporary checkpoint file waits N
  *                                       microseconds first, so that kills land inside writes (tests/kill.sh)
+ *   GRASSFLOW_FAULT_STEP_DELAY_MS=N     every training step takes N milliseconds longer (progress lines between
+ *                                       log lines: tests/train.sh)
  *   GRASSFLOW_FAULT_START_DELAY_MS=N    the command starts N milliseconds late (set on one rank of an MPI job:
  *                                       the others must not change --out before it has read it; tests/mpi.sh)
  * They live in the build tree's command (build/grassflow, which the tests run) only: `make install` installs

@@ -275,6 +275,7 @@ typedef struct trainer {
     int64_t spe;                         /* steps per epoch */
     int64_t tokens, examples;            /* counted targets and examples of every step taken here */
     double win_t, win_loss;              /* the logging window: finite steps since the last log line */
+    double line_t;                       /* when the last step or progress event went out (now_s) */
     int64_t win_tokens, win_steps;
     char data[256];                      /* what identifies the data (data_json), stored in the state */
     int64_t data_n[2];                   /* ... its training and validation examples and their hashes */
@@ -415,7 +416,7 @@ static void run_clock(const trainer *t, gf_train_event *e) {
 
 /* The first line of this session in metrics.jsonl. */
 static int start_row(trainer *t, bool resume) {
-    t->t_start = now_s();
+    t->t_start = t->line_t = now_s();
     gf_train_event e = {.step = t->step, .total_steps = t->total};
     run_clock(t, &e);
     return gf_run_metrics_start(&t->run, &e, resume);
@@ -561,8 +562,9 @@ static int nonfinite_policy(trainer *t, const gf_step_result *r) {
 }
 
 /* Count the step that took dt seconds; every log_every steps (and at the end) a metrics line and an
- * event with the mean loss and the throughput of the finite steps since the last one; -1 when the metrics
- * line could not be written. */
+ * event with the mean loss and the throughput of the finite steps since the last one; between them, once
+ * GF_PROGRESS_S seconds have passed since the last event, the same figures as a GF_EV_PROGRESS event (not in
+ * metrics.jsonl: its lines stay those of log_every); -1 when the metrics line could not be written. */
 static int log_progress(trainer *t, const gf_step_result *r, double dt) {
     t->t_train += dt;
     t->tokens += r->n_targets;
@@ -573,12 +575,19 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
         t->win_loss += r->loss;
         t->win_steps++;
     }
-    if (!t->win_steps || (t->step % t->o->log_every != 0 && t->step != t->total)) return 0;
-    gf_train_event e = {.kind = GF_EV_STEP, .step = t->step, .total_steps = t->total, .epoch = r->epoch,
+    if (!t->win_steps) return 0;
+    const bool line = t->step % t->o->log_every == 0 || t->step == t->total;
+    if (!line && now_s() - t->line_t < GF_PROGRESS_S) return 0;
+    gf_train_event e = {.kind = line ? GF_EV_STEP : GF_EV_PROGRESS, .step = t->step, .total_steps = t->total, .epoch = r->epoch,
                         .loss = t->win_loss / (double)t->win_steps, .lr = r->lr, .grad_norm = r->grad_norm,
                         .tokens_per_s = t->win_tokens / t->win_t, .elapsed_s = now_s() - t->t_start};
     run_clock(t, &e);
     e.eta_s = (double)(t->total - t->step) * (t->t_train / (double)t->examples) * (double)(t->o->batch * t->o->accum);
+    t->line_t = now_s();
+    if (!line) { /* the window goes on to the next metrics line */
+        emit(t, &e);
+        return 0;
+    }
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
     t->win_t = t->win_loss = 0.0;
