@@ -66,7 +66,7 @@ for pair in "hybrid-last-6L 12603552" "hybrid-middle-6L 12603552" "hybrid-window
     got=$(count "$1"); [ "$got" = "$2" ] && pass "$1 has $2 parameters" || fail "$1 has $got parameters, expected $2"
 done
 want=; expect 0 "info --presets lists every preset" "$GF" info --presets
-grep -Eq '^hybrid-middle-6L +12,603,552  grassmann x3, attention, grassmann x2' "$tmp/out" && pass "info --presets: counts and layers" || fail "info --presets: $(head -c 400 "$tmp/out")"
+grep -Eq '^hybrid-middle-6L +12,603,552 +30,522  grassmann x3, attention, grassmann x2' "$tmp/out" && pass "info --presets: counts and layers" || fail "info --presets: $(head -c 400 "$tmp/out")"
 want=; expect 0 "info on a hybrid preset" "$GF" info --model hybrid-last-small
 grep -q '^beside      grassmann-small 4,654,144, transformer-small 4,716,544' "$tmp/out" && pass "info on a hybrid prints its pair's counts beside it" || fail "info hybrid: $(head -c 300 "$tmp/out")"
 got=$(count grassmann-6L --set extra_proj=true); [ "$got" = 13001920 ] && pass "grassmann-6L + extra_proj has 13001920" || fail "grassmann-6L + extra_proj: $got"

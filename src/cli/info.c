@@ -86,16 +86,20 @@ static void print_layer_runs(const gf_config *cfg) {
 
 /* info --presets: every preset with its parameters and layers. */
 static int list_presets(void) {
-    printf("%-22s %12s  %s\n", "preset", "parameters", "layers");
+    printf("%-22s %12s %10s  %s\n", "preset", "parameters", "vocabulary", "layers");
     for (const char *const *p = gf_preset_names(); *p; p++) {
         gf_config cfg;
         if (gf_config_preset(*p, &cfg)) return cli_error("preset %s: %s", *p, gf_last_error());
-        char nb[48];
+        char nb[48], vb[48];
         commas(nb, sizeof nb, gf_config_num_params(&cfg));
-        printf("%-22s %12s  ", *p, nb);
+        commas(vb, sizeof vb, cfg.vocab_size);
+        printf("%-22s %12s %10s  ", *p, nb, vb);
         print_layer_runs(&cfg);
         printf("  (d %lld)\n", (long long)cfg.d_model);
     }
+    printf("\nThe parameters at the preset's vocabulary; a corpus brings its own (train and compare size the model\n"
+           "to it: WikiText-2's 33,278 words, Tiny Shakespeare's 65 characters). The count at another:\n"
+           "grassflow info --model PRESET --vocab N\n");
     return EXIT_OK;
 }
 
