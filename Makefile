@@ -169,7 +169,7 @@ demo: all
 	bash scripts/demo.sh
 
 # --- tests -------------------------------------------------------------------------------------------
-# OpenBLAS's fast kernel for this CPU (see docs/machine notes in README), or the OPENBLAS_CORETYPE set if this
+# OpenBLAS's fast kernel for this CPU (see docs/build.md), or the OPENBLAS_CORETYPE set if this
 # CPU runs it (tests/coretype.sh --env: never a core whose instructions the CPU lacks); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$$(bash tests/coretype.sh --env)
 

@@ -316,7 +316,7 @@ def main():
               "| case | grassflow tokens/s | anchor tokens/s | ratio | needed | |", "|---|---|---|---|---|---|"] + anchor_rows
     timing_section(by, lines)
     open(out + "/README.md", "w").write("\n".join(lines) + "\n")
-    if "--readme" in sys.argv:  # bench/run.sh's full run: the README's table from the same results
+    if "--readme" in sys.argv:  # bench/run.sh's full run: docs/performance.md's table from the same results
         path = sys.argv[sys.argv.index("--readme") + 1]
         if not report_readme.update(path, report_readme.block(by, lowp_rounds, median, missed)):
             print("report.py: %s has no %s ... %s markers; its table was not written" % (

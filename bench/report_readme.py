@@ -1,5 +1,5 @@
-"""The README's performance table, written by bench/report.py from the same results.jsonl as docs/bench, so that
-the README never shows figures of an older run: the text between the README's two markers is replaced."""
+"""The performance table of docs/performance.md (linked from the README), written by bench/report.py from the same
+results.jsonl as docs/bench, so that it never shows figures of an older run: the text between its two markers is replaced."""
 import re
 
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"

@@ -252,7 +252,7 @@ phase_end streaming $PLAN_STREAM
 record "timing total" "" "{\"phase\": \"total\", \"planned_s\": $PLAN_TOTAL, \"actual_s\": $((SECONDS - T_START))}"
 
 readme=()
-[ $smoke = 0 ] && [ "$out" -ef docs/bench ] && readme=(--readme README.md) # the README's table: full runs only
+[ $smoke = 0 ] && [ "$out" -ef docs/bench ] && readme=(--readme docs/performance.md) # docs/performance.md's table: full runs only
 $PY bench/report.py "$res" "$out" "$list" ${readme[@]+"${readme[@]}"}
 echo "== wrote $out/README.md in $((SECONDS - T_START)) s (planned $PLAN_TOTAL s)" >&2
 if [ $smoke = 1 ]; then cat "$out/README.md"; fi

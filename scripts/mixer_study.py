@@ -3,7 +3,7 @@
    best OUT            the model of the best non-Transformer variant of part (a) (lowest mean validation ppl)
    status OUT          what is done and what is left, part by part
    docs OUT FILE [README]  the tables and plots of every part into FILE (its hand-written section kept), and
-                       a summary table into README between its <!-- mixers:begin/end --> markers
+                       a summary table into README (scripts/mixer_study.sh: docs/paper.md) between its <!-- mixers:begin/end --> markers
 The variants and sizes come from mixer_study.sh through the environment (A_VARIANTS, C_VARIANTS, C_LENS, ...)."""
 import json
 import math
@@ -398,7 +398,7 @@ bash scripts/mixer_study.sh status
 Every run's results are kept as it ends; Ctrl-C (or `kill PID`) stops the run in progress after its
 step, saving its state, and the same command continues bit for bit. `--6L-from DIR` reuses a finished
 one-epoch `grassmann-6L`/`transformer-6L` compare of the README's recipe for part (b), `--snli-from DIR`
-the README's SNLI study (its Grassmann and Transformer heads and its language model) for part (d).
+docs/paper.md's SNLI study (its Grassmann and Transformer heads and its language model) for part (d).
 `--quick` runs the same steps at toy sizes (a few steps on corpora cut from the shipped data, into
 `runs/mixer-study-quick`, its page `runs/mixer-study-quick/mixers.md`) to check the machinery.""" % (
         " --quick" if quick else "", out, " **Quick mode: toy sizes, the numbers mean nothing.**" if quick else "")
@@ -471,7 +471,7 @@ measured ones of their part, and `plan` again after they are merged measures the
 - Part (b): %.1f hours for the best variant (known after (a); the measured ones: %s),
   plus %.1f for `grassmann-6L` and `transformer-6L` unless `--6L-from` reuses them.
 - Part (c): %.1f hours for the %d runs measured, about %.1f for all %d.
-- Part (d): not timed by `plan`; from the README's SNLI study (131 to 151 s a run, 31 minutes to
+- Part (d): not timed by `plan`; from docs/paper.md's SNLI study (131 to 151 s a run, 31 minutes to
   pretrain the language model) about %.1f hours for its 24 runs (4 heads, 2 backbones, 3 seeds), half
   of that with `--snli-from`.
 - In all about %.0f hours (%.0f with `--6L-from` and `--snli-from`). Each part runs alone (`scripts/mixer_study.sh a`) and
@@ -557,7 +557,7 @@ def section_d(out, figdir, rel):
         shutil.copyfile(fig, os.path.join(figdir, "snli-dev-accuracy.svg"))
     return """## (d) SNLI heads
 
-The head study of `scripts/snli_study.sh` (README, "The second experiment: SNLI") with a window head
+The head study of `scripts/snli_study.sh` (docs/paper.md, "The second experiment: SNLI") with a window head
 (w = 8, one global token) and a performer head (m = 64) beside the Grassmann and Transformer heads, each
 with no backbone and on the frozen WikiText-2 language model.%s
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layout the README's source map promises: no two source files share a name (a newcomer finds each by
+# The layout the source maps promise (the README's layout and docs/source-map.md): no two source files share a name (a newcomer finds each by
 # name, and `ar` matches members by base name), every directory of src/ is in the map, and the library's
 # folders include each other without a cycle.
 set -uo pipefail
@@ -9,7 +9,9 @@ trap 'rm -rf "$tmp"' EXIT
 dups=$(find src -name '*.[ch]' -printf '%f\n' | sort | uniq -d | tr '\n' ' ')
 [ -z "$dups" ] && pass "no two files of src/ share a name" || fail "files of src/ that share a name: $dups"
 for d in src/*/; do
-    grep -q "^${d%/}/ " README.md && pass "${d%/}/ is in the README's source map" || fail "${d%/}/ is missing from the README's source map"
+    for m in README.md docs/source-map.md; do # the README's one-line layout and the full source map
+        grep -q "^${d%/}/ " $m && pass "${d%/}/ is in $m's source map" || fail "${d%/}/ is missing from $m's source map"
+    done
 done
 # the library's folders include each other without a cycle (the command, src/cli/, sits on top of them all)
 for f in $(find src -name '*.[ch]' -not -path 'src/cli/*'); do
