@@ -239,5 +239,5 @@ const gf_task_ops gf_task_snli = {
     .owns = snli_owns, .free = snli_free, .stats = snli_stats,
     .data_help = "--corpus snli (the dev and test splits and 1% of train grassflow ships) | the folder of\n"
                  "snli_1.0.zip (snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]) | for eval and predict, one\n"
-                 "file of pairs (jsonl or TSV, plain or .xz: README, \"Score your own pairs\"), scored whole;\n"
+                 "file of pairs (jsonl, TSV or CSV, plain or .xz: README, \"Score your own pairs\"), scored whole;\n"
                  "--tokenizer wordpiece:VOCAB (default: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"};
