@@ -26,9 +26,9 @@ typedef struct gf_csv_record {
 /* An empty record holder whose records may take at most max bytes. */
 void gf_csv_init(gf_csv_record *c, size_t max);
 /* The record that begins with line[0..len) (the line r returned last): further lines are read from r while a
- * quoted field is open (r NULL: line is the whole record, and a quoted field open at its end is an error). 0, or -1 after an error naming the file and line (gf_last_error): a quoted field
- * that never closes, a character other than a comma after a closing quote, a record past max bytes, or
- * r's own errors. */
+ * quoted field is open (r NULL: line is the whole record, and a quoted field open at its end is an error).
+ * 0, or -1 after an error naming the file and line (gf_last_error): a quoted field that never closes, a
+ * character other than a comma after a closing quote, a record past max bytes, or r's own errors. */
 int gf_csv_parse(gf_csv_record *c, gf_lines *r, const char *line, size_t len);
 void gf_csv_free(gf_csv_record *c);
 
