@@ -309,7 +309,7 @@ static int split_tabs(const char *line, size_t len, const char **f, size_t *fl, 
     }
 }
 
-/* Where a file's columns are: cols columns, label -1 when it has none. sep "tab" or "comma". */
+/* Where a TSV or CSV file's columns are: cols columns, label -1 when it has none. */
 typedef struct {
     int cols, label, premise, hypothesis;
 } tsv_layout;
