@@ -200,6 +200,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli.sh $(BUILD)
 	$(TEST_ENV) bash tests/compare.sh $(BUILD)
 	$(TEST_ENV) bash tests/pairs.sh $(BUILD)
+	$(TEST_ENV) bash tests/help.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/plot.sh $(BUILD)
 	bash tests/mixer_study.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scoring your own sentence pairs: eval and predict on a file of pairs (jsonl or TSV, plain or .xz), predict's
+# Scoring your own sentence pairs: eval and predict on a file of pairs (jsonl, TSV or CSV, plain or .xz), predict's
 # accuracy equal to eval's, the same predictions from every form of the same pairs, a folder holding only the
 # split asked for, bad files refused by file and line, and features --pieces. A classifier trained here in
 # well under a second (64 pairs a split).
@@ -37,6 +37,20 @@ with open(d + "/header.tsv", "w") as f:
     f.writelines(f"{p}\t{h}\t{l}\n" for l, p, h in rows)
 with open(d + "/unlabelled.tsv", "w") as f:
     f.writelines(f"{p}\t{h}\n" for l, p, h in rows)
+with open(d + "/unlabelled.txt", "w") as f:  # the same, under a name that does not say its form
+    f.writelines(f"{p}\t{h}\n" for l, p, h in rows)
+# the TSV twin as CSV, as Python's csv module writes it (RFC 4180): the columns in another order, CRLF, a
+# quoted comma in some sentences, a doubled quote in one; and the same under .txt, known by its header row
+rows_q = [(l, p.replace(" ", ", ", 1) if i % 3 == 0 else p, h + ' "yes"' if i == 5 else h) for i, (l, p, h) in enumerate(rows)]
+with open(d + "/commas.tsv", "w") as f:
+    f.write("premise\thypothesis\tlabel\n")
+    f.writelines(f"{p}\t{h}\t{l}\n" for l, p, h in rows_q)
+import csv
+for name in ("commas.csv", "commas_csv.txt"):
+    with open(d + "/" + name, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["label", "hypothesis", "premise"])
+        w.writerows([l, h, p] for l, p, h in rows_q)
 PYEOF
 xz -k "$tmp/snli.jsonl"
 want="note: 1 of the 65 pairs of .*pairs.tsv have no gold label: not counted"
@@ -55,6 +69,21 @@ cut -f1-5 "$tmp/pred.pairs.tsv" | cmp -s - <(cut -f1-5 "$tmp/pred.unlabelled.tsv
 for f in snli.jsonl snli.jsonl.xz hf.jsonl header.tsv; do
     cmp -s "$tmp/pred.pairs.tsv" "$tmp/pred.$f" && pass "... $f: the same lines (labels, probabilities, gold) as pairs.tsv" || fail "predict $f differs from pairs.tsv: $(diff "$tmp/pred.pairs.tsv" "$tmp/pred.$f" | head -3)"
 done
+grep -qE '"[^",]+, ' "$tmp/commas.csv" && grep -q '""yes""' "$tmp/commas.csv" && pass "commas.csv holds quoted commas and a doubled quote" || fail "commas.csv: $(head -3 "$tmp/commas.csv")"
+for f in commas.tsv commas.csv commas_csv.txt unlabelled.txt; do
+    want=; expect 0 "predict --corpus $f" "$GF" predict --ckpt "$C" --corpus "$tmp/$f"
+    cp "$tmp/out" "$tmp/pred.$f"
+done
+for f in commas.csv commas_csv.txt; do
+    cmp -s "$tmp/pred.commas.tsv" "$tmp/pred.$f" && pass "... $f: the same lines as its TSV twin" || fail "predict $f differs from commas.tsv: $(diff "$tmp/pred.commas.tsv" "$tmp/pred.$f" | head -3)"
+done
+cmp -s "$tmp/pred.unlabelled.tsv" "$tmp/pred.unlabelled.txt" && pass "... unlabelled.txt (premise<TAB>hypothesis, no header): the lines of unlabelled.tsv" || fail "predict unlabelled.txt differs from unlabelled.tsv"
+want=; expect 0 "eval --corpus commas.csv" "$GF" eval --ckpt "$C" --corpus "$tmp/commas.csv" --json
+"$GF" eval --ckpt "$C" --corpus "$tmp/commas.tsv" --json 2>/dev/null | cmp -s - <(sed "s/commas.csv/commas.tsv/" "$tmp/out") && pass "... the accuracy of its TSV twin" || fail "eval commas.csv: $(head -c 300 "$tmp/out")"
+want=; expect 0 "data stats --corpus commas.csv" "$GF" data stats --corpus "$tmp/commas.csv"
+grep -q "pairs *65 pairs .*\[csv-header\]" "$tmp/out" && pass "... 65 pairs, csv-header" || fail "data stats commas.csv: $(head -c 300 "$tmp/out")"
+want=; expect 0 "data stats --task snli --corpus unlabelled.txt" "$GF" data stats --task snli --corpus "$tmp/unlabelled.txt"
+grep -q "pairs *65 pairs .*\[tsv\]" "$tmp/out" && pass "... 65 pairs, tsv" || fail "data stats --task snli unlabelled.txt: $(head -c 300 "$tmp/out")"
 "$GF" predict --ckpt "$C" --corpus "$tmp/pairs.tsv" 2>/dev/null >"$tmp/pred.txt"
 $PY - "$tmp/pred.txt" "$acc" <<'PYEOF' && pass "predict: the lines whose label is their gold give eval's accuracy; each line's probabilities sum to 1" || fail "predict against eval"
 import sys
@@ -125,6 +154,16 @@ want='two.tsv:1: the header row names columns 1 \("premise"\) and 3 \("sentence1
 expect 1 "a header with two premise columns" "$GF" predict --ckpt "$C" --corpus "$tmp/two.tsv"
 printf '[1,2,3]\n' >"$tmp/arr.jsonl"
 want='arr.jsonl:1: an array \(the line begins "\[1,2,3\]"\), not a JSON object'; expect 1 "a .jsonl whose line is a JSON array" "$GF" predict --ckpt "$C" --corpus "$tmp/arr.jsonl"
+printf 'A man sleeps, and a dog.\n' >"$tmp/prose.txt"
+want="prose.txt:1: not sentence pairs in a form grassflow reads: .*expected JSON lines .*tab-separated columns .*comma-separated ones"
+expect 1 "predict of a .txt in no known form: the forms there are" "$GF" predict --ckpt "$C" --corpus "$tmp/prose.txt"
+grep -q "^HINT: name the file for its form" "$tmp/err" && pass "... HINT: name the file for its form" || fail "prose.txt: no hint"
+printf 'premise,hypothesis\nA man.,"A person\n' >"$tmp/open.csv"
+want="open.csv:2: a quoted field opens on this line and never closes"; expect 1 "a CSV quote that never closes" "$GF" predict --ckpt "$C" --corpus "$tmp/open.csv"
+printf 'premise,hypothesis,sentence1\nA man.,A person.,A dog.\n' >"$tmp/two.csv"
+want='two.csv:1: the header row names columns 1 \("premise"\) and 3 \("sentence1"\) for one field'
+expect 1 "a CSV header with two premise columns" "$GF" predict --ckpt "$C" --corpus "$tmp/two.csv"
+want="--task nope is not a task"; expect 2 "data stats --task nope" "$GF" data stats --task nope --corpus "$tmp/two.csv"
 want="missing.jsonl"; expect 1 "a file that is not there" "$GF" predict --ckpt "$C" --corpus "$tmp/missing.jsonl"
 # 12 KB of xz holding 79 MB of pairs (2.2 million): the line reader takes at most 1000 times an .xz's size (at least 64 MiB)
 yes $'neutral\tA man sleeps.\tNobody sleeps.' | head -n 2200000 | xz -1 -T1 >"$tmp/bomb.tsv.xz"

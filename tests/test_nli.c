@@ -484,6 +484,84 @@ static void test_pairs_file_names(void **state) {
                                             "predict), not trained on"));
 }
 
+/* Pairs as CSV (RFC 4180): a header row in any column order, quoted commas, a quote written twice, a line
+ * break inside a quoted field, CRLF and a byte order mark read as their TSV twin reads; without a header
+ * label,premise,hypothesis or premise,hypothesis; known by the name *.csv or by a first line that is a
+ * comma-separated header row. */
+static void test_csv(void **state) {
+    (void)state;
+    gf_nli_split t, c;
+    assert_int_equal(gf_nli_read_pairs(write_file("twin.tsv", "premise\thypothesis\tlabel\nA man, tall, sleeps.\t"
+                                                              "He said \"no\".\tneutral\nX.\tY.\t\n"), &t), 0);
+    assert_int_equal(gf_nli_read_pairs(write_file("twin.csv", "\xEF\xBB\xBFlabel,hypothesis,premise\r\nneutral,"
+                                                              "\"He said \"\"no\"\".\",\"A man, tall, sleeps.\"\r\n"
+                                                              ",Y.,X.\r\n"), &c), 0);
+    assert_string_equal(c.format, "csv-header");
+    same_pairs(&t, &c);
+    gf_nli_split_free(&c);
+    /* the same by its first line, under another name; a quote inside an unquoted field is kept */
+    assert_int_equal(gf_nli_read_pairs(write_file("twin.txt", "premise,hypothesis,label\n\"A man, tall, sleeps.\","
+                                                              "He said \"no\".,neutral\nX.,Y.,\n"), &c), 0);
+    assert_string_equal(c.format, "csv-header");
+    same_pairs(&t, &c);
+    gf_nli_split_free(&c);
+    gf_nli_split_free(&t);
+    assert_true(gf_nli_file(tl_tmp_path("twin.txt")));
+    assert_true(gf_nli_file(write_file("quoted.txt", "\"sentence1\",\"sentence2\"\na,b\n")));
+    assert_false(gf_nli_file(write_file("prose.txt", "A premise, as it were, is text.\n")));
+    /* a line break inside a quoted field: one record over three lines, the next one's line numbers right */
+    assert_int_equal(gf_nli_read_pairs(write_file("nl.csv", "premise,hypothesis\n\"A man\r\nsleeps,\n.\",B.\nC.,D.\n"
+                                                            "E.,\"F\n"), &c), -1);
+    assert_non_null(strstr(gf_last_error(), "nl.csv:6: a quoted field opens on this line and never closes"));
+    assert_int_equal(gf_nli_read_pairs(write_file("nl.csv", "premise,hypothesis\n\"A man\r\nsleeps,\n.\",B.\nC.,D.\n"),
+                                       &c), 0);
+    assert_int_equal(c.n, 2);
+    assert_string_equal(gf_nli_premise(&c, 0), "A man\nsleeps,\n.");
+    assert_string_equal(gf_nli_hypothesis(&c, 1), "D.");
+    gf_nli_split_free(&c);
+    /* without a header: label, premise, hypothesis; or premise, hypothesis in a file read whole */
+    assert_int_equal(gf_nli_read(write_file("bare.csv", "neutral,\"A, b\",C\n-,x,y\n"), &c), 0);
+    assert_string_equal(c.format, "csv");
+    assert_int_equal(c.n, 1);
+    assert_string_equal(gf_nli_premise(&c, 0), "A, b");
+    gf_nli_split_free(&c);
+    assert_int_equal(gf_nli_read_pairs(write_file("bare2.csv", "\"A, b\",C\nx,y\n"), &c), 0);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.label[0], -1);
+    gf_nli_split_free(&c);
+}
+
+/* What a CSV of pairs refuses, by file and line; a quote that never closes takes at most 1 MiB; a file in
+ * no known form is an error listing the forms. */
+static void test_csv_errors(void **state) {
+    (void)state;
+    expect_fail_pairs("q.csv", "premise,hypothesis\n\"a\" b,c\n", "q.csv:2: ' ' after");
+    expect_fail_pairs("q.csv", "premise,hypothesis\n\"a\" b,c\n", "after the closing quote of field 1; expected a comma");
+    expect_fail_pairs("two.csv", "premise,hypothesis,sentence1\na,b,c\n", "two.csv:1: the header row names columns 1 "
+                      "(\"premise\") and 3 (\"sentence1\") for one field");
+    expect_fail_pairs("cols.csv", "premise,hypothesis\na,\"b,c\",d\n", "cols.csv:2: 3 comma-separated column(s); "
+                      "expected 2");
+    expect_fail_pairs("order.csv", "A man.,A person.,neutral\n", "premise,hypothesis,label");
+    expect_fail_pairs("open.csv", "premise,hypothesis\na,\"b\n", "open.csv:2: a quoted field opens on this line and "
+                      "never closes (the file ends first)");
+    expect_fail_pairs("prose.txt", "Just some text.\n", "prose.txt:1: not sentence pairs in a form grassflow reads");
+    expect_fail_pairs("prose.txt", "Just some text.\n", "comma-separated ones (named *.csv, or with a header row");
+    /* 2 MiB of lines inside one open quote: refused once the record passes 1 MiB, not read into memory whole */
+    const size_t n = 2u << 20;
+    char *big = malloc(n + 32);
+    assert_non_null(big);
+    strcpy(big, "premise,hypothesis\na,\"");
+    for (size_t k = strlen(big); k < n; k++) big[k] = k % 64 ? 'x' : '\n';
+    big[n] = '\0';
+    expect_fail_pairs("big.csv", big, "a record (from line 2) passes 1048576 bytes");
+    free(big);
+    /* any regular file given as the pairs of a split is read as one: its reading says what it holds */
+    assert_true(gf_nli_whole_file(tl_tmp_path("prose.txt")));
+    assert_false(gf_nli_whole_file("snli"));
+    assert_null(gf_nli_load_splits(tl_tmp_path("prose.txt"), ".", 1u << GF_TEST));
+    assert_non_null(strstr(gf_last_error(), "prose.txt:1: not sentence pairs in a form grassflow reads"));
+}
+
 typedef struct {
     int64_t n, right, counted, unlabelled;
     double probs[64][3];
@@ -626,7 +704,8 @@ int main(void) {
                                        cmocka_unit_test(test_memory_bound), cmocka_unit_test(test_load_dir),
                                        cmocka_unit_test(test_missing_and_odd_splits), cmocka_unit_test(test_source),
                                        cmocka_unit_test(test_pairs_file), cmocka_unit_test(test_pairs_file_errors),
-                                       cmocka_unit_test(test_pairs_file_names), cmocka_unit_test(test_predict)};
+                                       cmocka_unit_test(test_pairs_file_names), cmocka_unit_test(test_csv),
+                                       cmocka_unit_test(test_csv_errors), cmocka_unit_test(test_predict)};
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     pool_release();
     return rc;

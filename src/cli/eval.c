@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "eval.h"
@@ -24,7 +25,7 @@ static void help(void) {
            "named as the task counts). A number that is not finite prints as null.\n\n"
            "  --ckpt FILE     a checkpoint from grassflow train (it carries its tokenizer and recipe)\n"
            "  --corpus C      the task's data, as for train; or one file of examples (snli: a file of pairs,\n"
-           "                  jsonl or TSV), scored whole: the examples without a label are not counted\n"
+           "                  jsonl, TSV or CSV), scored whole: the examples without a label are not counted\n"
            "                  (grassflow predict shows each example's label)\n"
            "  --split S       valid (default; dev is the same split), test or train; not for one file\n"
            "  --task T        default: the task the checkpoint was trained for; for one without a training\n"
@@ -144,6 +145,15 @@ static int pick_task(const gf_model *m, const eval_args *a, const char *rj, gf_t
     return rc;
 }
 
+/* Whether corpus is a regular file that no task owns. */
+static bool unclaimed_file(const char *corpus) {
+    struct stat st;
+    if (stat(corpus, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    for (int i = 0; i < gf_task_count(); i++)
+        if (gf_task_at(i)->owns && gf_task_at(i)->owns(corpus, cli_data_dir())) return false;
+    return true;
+}
+
 /* A checkpoint of one kind of task given the data of another: an error naming the checkpoint and what it is. */
 static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_args *a) {
     const bool ppl = !strcmp(task->metric, "ppl");
@@ -158,7 +168,9 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
     if (cli_given_has(&a->given, "split") && task->owns && task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE)
         return cli_usage_error(a->cmd, "--split: %s is one file of examples, scored whole; a split is chosen in a "
                                "folder of splits (for snli: snli_1.0_{train,dev,test}.*)\nHINT: drop --split", a->corpus);
-    if (task->owns && !task->owns(a->corpus, cli_data_dir()))
+    /* a regular file no task knows by its name or first line: the task's reader says what it holds (a file of
+     * pairs in no form there is: the forms there are), rather than only that it is not the task's */
+    if (task->owns && !task->owns(a->corpus, cli_data_dir()) && !unclaimed_file(a->corpus))
         return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "
                          "the data the model was trained on (grassflow train --help lists what each task reads)",
                          a->corpus, task->name, task->help, a->ckpt, ppl ? "a language model" : "a classifier");

@@ -12,7 +12,7 @@ static void help(void) {
     printf("usage: grassflow predict --ckpt FILE --corpus C [--split valid|test|train] [--json] [--limit N]\n"
            "                         [--batch B] [--task T] [task options]\n\n"
            "A classifier's prediction for each example of its task's data, in order: for snli, each pair of a\n"
-           "file of pairs (jsonl or TSV, plain or .xz; pairs without a label too: README, \"Score your own\n"
+           "file of pairs (jsonl, TSV or CSV, plain or .xz; pairs without a label too: README, \"Score your own\n"
            "pairs\") or of one split of a folder. A line per example, after a header row:\n"
            "  index  label  P(class) for each class (the task's names)  gold (- when the example has none)\n"
            "index counts the file's pairs from 0 (a file is read whole: no row is dropped). The examples are\n"

@@ -126,8 +126,8 @@ int cli_task_flags(const gf_task_ops *t, const char *by, const char *cmd, const 
     return EXIT_OK;
 }
 
-void cli_task_help(void) {
-    printf("  tasks (--task NAME) and their options:\n");
+static void task_help(bool options) {
+    printf("  tasks (--task NAME)%s:\n", options ? " and their options" : "");
     for (int i = 0; i < gf_task_count(); i++) {
         const gf_task_ops *t = gf_task_at(i);
         printf("    %-16s %s; scored by %s\n", t->name, t->help, t->metric);
@@ -138,10 +138,13 @@ void cli_task_help(void) {
             printf("      %.*s\n", len, line);
             line += len + (end ? 1 : 0);
         }
-        for (int k = 0; k < t->n_keys; k++) {
+        for (int k = 0; k < t->n_keys && options; k++) {
             char f[48];
             flag_of(t->keys[k].name, f, sizeof f);
             printf("      --%-14s %s (default %s)\n", f, t->keys[k].help, t->keys[k].def ? t->keys[k].def : "none");
         }
     }
 }
+
+void cli_task_help(void) { task_help(true); }
+void cli_task_help_data(void) { task_help(false); }

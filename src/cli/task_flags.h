@@ -42,5 +42,7 @@ int cli_task_apply(gf_task_recipe *r, const cli_task_args *a, const char *by, co
 int cli_task_flags(const gf_task_ops *t, const char *by, const char *cmd, const cli_given *g);
 /* Help lines for the tasks and their options, for a command's --help. */
 void cli_task_help(void);
+/* The same without the option flags, for a command that takes --task but not the tasks' options. */
+void cli_task_help_data(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "data/corpus.h"
 #include "data/unicode.h"
+#include "io/csv.h"
 #include "io/file.h"
 #include "io/lines.h"
 
@@ -308,29 +309,59 @@ static int split_tabs(const char *line, size_t len, const char **f, size_t *fl, 
     }
 }
 
-/* Where a tab-separated file's fields are: cols columns, label -1 when it has none. */
+/* Where a TSV or CSV file's columns are: cols columns, label -1 when it has none. */
 typedef struct {
     int cols, label, premise, hypothesis;
 } tsv_layout;
 
-static int tsv_record(gf_nli_split *s, const gf_lines *r, const tsv_layout *lay, const char *line, size_t len) {
-    const char *f[16];
-    size_t fl[16];
-    int n = split_tabs(line, len, f, fl, 16);
+/* The fields of one record: a line split at tabs, or a comma-separated record (which may span lines). */
+typedef struct {
+    const char *f[GF_CSV_MAX_FIELDS];
+    size_t fl[GF_CSV_MAX_FIELDS];
+    int n;
+} fields;
+
+static const char *sep_name(const gf_nli_split *s) { return s->csv ? "comma-separated" : "tab-separated"; }
+
+/* A record's fields (f, n) kept by the layout; shown: what a message shows of it (the line, or the record's
+ * first field). */
+static int fields_record(gf_nli_split *s, const gf_lines *r, const tsv_layout *lay, const fields *fs, const char *shown,
+                         size_t nshown) {
+    const char *const *f = fs->f;
+    const size_t *fl = fs->fl;
     char vis[200];
-    if (n != lay->cols)
-        return gf_fail("%s:%lld: %d tab-separated column(s); expected %d (%s); the line begins \"%s\"", s->path,
-                       (long long)gf_lines_number(r), n, lay->cols,
+    if (fs->n != lay->cols)
+        return gf_fail("%s:%lld: %d %s column(s); expected %d (%s); the %s \"%s\"", s->path,
+                       (long long)gf_lines_number(r), fs->n, sep_name(s), lay->cols,
                        lay->cols == 3 && !lay->label ? "label, premise, hypothesis"
                        : lay->cols == 2 && lay->label < 0 ? "premise, hypothesis" : "as in the header row",
-                       visible(line, len, vis));
+                       s->csv ? "record's first field is" : "line begins", visible(shown, nshown, vis));
     const int lab = lay->label;
     if (lab == 0 && lay->cols == 3 && parse_label(f[0], fl[0]) == -2 && parse_label(f[2], fl[2]) != -2)
         return gf_fail("%s:%lld: unknown gold label \"%s\" in the first column, and a label in the last; without "
                        "a header row the columns are label, premise, hypothesis\nHINT: name the columns in a first row: "
-                       "premise<TAB>hypothesis<TAB>label", s->path, (long long)gf_lines_number(r), visible(f[0], fl[0], vis));
+                       "%s", s->path, (long long)gf_lines_number(r), visible(f[0], fl[0], vis),
+                       s->csv ? "premise,hypothesis,label" : "premise<TAB>hypothesis<TAB>label");
     return keep(s, r, lab < 0 ? NULL : f[lab], lab < 0 ? 0 : fl[lab], f[lay->premise], fl[lay->premise],
                 f[lay->hypothesis], fl[lay->hypothesis]);
+}
+
+/* line split at tabs into fs (at most GF_CSV_MAX_FIELDS kept; fs->n counts them all). */
+static void tab_fields(const char *line, size_t len, fields *fs) {
+    fs->n = split_tabs(line, len, fs->f, fs->fl, GF_CSV_MAX_FIELDS);
+}
+
+/* The record beginning with line into fs: split at tabs, or read as CSV (r NULL: that line alone). */
+static int line_fields(const gf_nli_split *s, gf_lines *r, gf_csv_record *csv, const char *line, size_t len,
+                       fields *fs) {
+    if (!s->csv) {
+        tab_fields(line, len, fs);
+        return 0;
+    }
+    if (gf_csv_parse(csv, r, line, len)) return -1;
+    fs->n = csv->n;
+    for (int k = 0; k < csv->n && k < GF_CSV_MAX_FIELDS; k++) fs->f[k] = csv->f[k], fs->fl[k] = csv->fl[k];
+    return 0;
 }
 
 /* Whether field f[0..n) is one of the names a header gives a column. */
@@ -338,9 +369,6 @@ static bool named(const char *f, size_t n, const char *a, const char *b) {
     return (n == strlen(a) && !memcmp(f, a, n)) || (n == strlen(b) && !memcmp(f, b, n));
 }
 
-/* A header row (the official snli_1.0_*.txt one, or any naming its columns): where gold_label (or label),
- * sentence1 (or premise) and sentence2 (or hypothesis) are. A file of pairs read whole may have no label
- * column. */
 /* Column k (named f[0..n)) of a header row for the field whose names are a and b, into *at; -1 after an error
  * naming file, line and both columns if an earlier column named it too: which to read is not clear. */
 static int header_column(const gf_nli_split *s, const gf_lines *r, const char *const *f, const size_t *fl, int k,
@@ -357,52 +385,98 @@ static int header_column(const gf_nli_split *s, const gf_lines *r, const char *c
     return 0;
 }
 
-static int tsv_header(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
-    const char *f[16];
-    size_t fl[16];
-    int n = split_tabs(line, len, f, fl, 16);
+/* A header row (the official snli_1.0_*.txt one, or any naming its columns): where gold_label (or label),
+ * sentence1 (or premise) and sentence2 (or hypothesis) are. A file of pairs read whole may have no label
+ * column. */
+static int fields_header(gf_nli_split *s, const gf_lines *r, const fields *fs, tsv_layout *lay) {
+    const int n = fs->n;
     *lay = (tsv_layout){.cols = n, .label = -1, .premise = -1, .hypothesis = -1};
-    for (int k = 0; k < n && k < 16; k++)
-        if (header_column(s, r, f, fl, k, "gold_label", "label", &lay->label) ||
-            header_column(s, r, f, fl, k, "sentence1", "premise", &lay->premise) ||
-            header_column(s, r, f, fl, k, "sentence2", "hypothesis", &lay->hypothesis))
+    for (int k = 0; k < n && k < GF_CSV_MAX_FIELDS; k++)
+        if (header_column(s, r, fs->f, fs->fl, k, "gold_label", "label", &lay->label) ||
+            header_column(s, r, fs->f, fs->fl, k, "sentence1", "premise", &lay->premise) ||
+            header_column(s, r, fs->f, fs->fl, k, "sentence2", "hypothesis", &lay->hypothesis))
             return -1;
-    if (n > 16 || (lay->label < 0 && !s->all) || lay->premise < 0 || lay->hypothesis < 0)
+    if (n > GF_CSV_MAX_FIELDS || (lay->label < 0 && !s->all) || lay->premise < 0 || lay->hypothesis < 0)
         return gf_fail("%s:%lld: a header row without gold_label (or label), sentence1 (or premise) and sentence2 (or "
                        "hypothesis) columns, or with more than 16 columns; expected the header of the official "
-                       "snli_1.0_*.txt files, or one such as premise<TAB>hypothesis<TAB>label%s", s->path,
-                       (long long)gf_lines_number(r), s->all ? " (the label column may be left out)" : "");
+                       "snli_1.0_*.txt files, or one such as %s%s", s->path, (long long)gf_lines_number(r),
+                       s->csv ? "premise,hypothesis,label" : "premise<TAB>hypothesis<TAB>label",
+                       s->all ? " (the label column may be left out)" : "");
     return 0;
 }
 
-/* Whether the first line is a header row: two columns or more, one named gold_label, sentence1, premise or
+/* Whether a first record is a header row: two columns or more, one named gold_label, sentence1, premise or
  * sentence2. */
-static bool is_header(const char *line, size_t len) {
-    const char *f[16];
-    size_t fl[16];
-    int n = split_tabs(line, len, f, fl, 16);
-    for (int k = 0; k < n && k < 16 && n >= 2; k++)
-        if (named(f[k], fl[k], "gold_label", "sentence1") || named(f[k], fl[k], "premise", "sentence2")) return true;
+static bool is_header(const fields *fs) {
+    for (int k = 0; k < fs->n && k < GF_CSV_MAX_FIELDS && fs->n >= 2; k++)
+        if (named(fs->f[k], fs->fl[k], "gold_label", "sentence1") || named(fs->f[k], fs->fl[k], "premise", "sentence2"))
+            return true;
     return false;
 }
 
-/* The format from the first line that is not blank: "{" jsonl, a header row "txt" (the official one, which
- * begins with gold_label) or "tsv-header", anything else the compact TSV: label, premise, hypothesis (or in a file of pairs read whole, premise, hypothesis). 1 when the
- * line was the header, 0 when it is a record, -1 after an error. */
-static int sniff(gf_nli_split *s, const gf_lines *r, const char *line, size_t len, tsv_layout *lay) {
+/* Whether line (one without a tab) is a comma-separated header row: how a file not named *.csv is known as
+ * CSV. */
+static bool csv_header_line(const char *line, size_t len) {
+    gf_csv_record c;
+    fields fs;
+    gf_csv_init(&c, MAX_RECORD);
+    bool header = !memchr(line, '\t', len) && !gf_csv_parse(&c, NULL, line, len);
+    if (header) {
+        fs.n = c.n;
+        for (int k = 0; k < c.n && k < GF_CSV_MAX_FIELDS; k++) fs.f[k] = c.f[k], fs.fl[k] = c.fl[k];
+        header = is_header(&fs);
+    }
+    gf_csv_free(&c);
+    return header;
+}
+
+#define PAIR_FORMS "JSON lines ({\"premise\": ..., \"hypothesis\": ..., \"label\": ...} or SNLI's {\"sentence1\", " \
+                   "\"sentence2\", \"gold_label\"}), tab-separated columns (label<TAB>premise<TAB>hypothesis, " \
+                   "premise<TAB>hypothesis, or a header row naming them) or comma-separated ones (named *.csv, or with " \
+                   "a header row such as premise,hypothesis,label)"
+
+/* A first line in none of the forms, in a file whose name does not say its form. */
+static int unknown_form(const gf_nli_split *s, const gf_lines *r, const char *line, size_t len) {
+    char vis[200];
+    return gf_fail("%s:%lld: not sentence pairs in a form grassflow reads: the first line (\"%s\") is not a JSON "
+                   "object, has no tab and is not a comma-separated header row; expected " PAIR_FORMS "\nHINT: name "
+                   "the file for its form (*.jsonl, *.tsv, *.csv; plain or .xz), or give it a header row",
+                   s->path, (long long)gf_lines_number(r), visible(line, len, vis));
+}
+
+/* The format from the first record that is not blank: "{" jsonl; a header row "txt" (the official one, which
+ * begins with gold_label), "tsv-header" or "csv-header"; anything else "tsv" or "csv": label, premise,
+ * hypothesis (or in a file of pairs read whole, premise, hypothesis). A file whose name does not say its form is
+ * CSV if its first line is a comma-separated header row. 1 when the record was read here (the header, or a
+ * CSV record, which may have taken more lines), 0 when the line is a record still to read, -1 after an error. */
+static int sniff(gf_nli_split *s, gf_lines *r, gf_csv_record *csv, const char *line, size_t len, tsv_layout *lay) {
     size_t k = 0;
     while (k < len && (line[k] == ' ' || line[k] == '\t')) k++;
-    if (line[k] == '{' && !s->tsv_named) {
+    if (line[k] == '{' && !s->tsv_named && !s->csv) {
         s->format = "jsonl";
         return 0;
     }
-    const bool header = is_header(line, len);
-    s->format = !header ? "tsv" : !strncmp(line, "gold_label\t", 11) ? "txt" : "tsv-header";
-    if (header) return tsv_header(s, r, line, len, lay) ? -1 : 1;
-    const char *f[16];
-    size_t fl[16];
-    if (s->all && split_tabs(line, len, f, fl, 16) == 2) *lay = (tsv_layout){.cols = 2, .label = -1, .hypothesis = 1};
-    return 0;
+    if (!s->tsv_named && !s->csv && !memchr(line, '\t', len)) {
+        if (!csv_header_line(line, len)) return unknown_form(s, r, line, len);
+        s->csv = true;
+    }
+    fields fs;
+    if (line_fields(s, r, csv, line, len, &fs)) return -1;
+    const bool header = is_header(&fs);
+    s->format = s->csv ? (header ? "csv-header" : "csv") : !header ? "tsv"
+              : !strncmp(line, "gold_label\t", 11) ? "txt" : "tsv-header";
+    if (header) return fields_header(s, r, &fs, lay) ? -1 : 1;
+    if (s->all && fs.n == 2) *lay = (tsv_layout){.cols = 2, .label = -1, .hypothesis = 1};
+    if (!s->csv) return 0;
+    return fields_record(s, r, lay, &fs, fs.f[0], fs.fl[0]) ? -1 : 1;
+}
+
+/* One record of a TSV or CSV file. */
+static int columns_record(gf_nli_split *s, gf_lines *r, gf_csv_record *csv, const tsv_layout *lay, const char *line,
+                          size_t len) {
+    fields fs;
+    if (line_fields(s, r, csv, line, len, &fs)) return -1;
+    return s->csv ? fields_record(s, r, lay, &fs, fs.f[0], fs.fl[0]) : fields_record(s, r, lay, &fs, line, len);
 }
 
 /* Every record of the file (a UTF-8 byte order mark before the first is skipped, and blank lines). */
@@ -411,25 +485,29 @@ static int read_records(gf_nli_split *s, gf_lines *r) {
     size_t len;
     int got = 0, rc = 0;
     tsv_layout lay = {.cols = 3, .label = 0, .premise = 1, .hypothesis = 2};
+    gf_csv_record csv;
+    gf_csv_init(&csv, MAX_RECORD);
     while (!rc && (s->max_pairs <= 0 || s->n < s->max_pairs) && (got = gf_lines_next(r, &line, &len)) == 1) {
         if (gf_lines_number(r) == 1 && len >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, len -= 3;
         if (blank_line(line, len)) continue; /* blank lines carry nothing */
-        if (!s->format && (rc = sniff(s, r, line, len, &lay)) != 0) {
+        if (!s->format && (rc = sniff(s, r, &csv, line, len, &lay)) != 0) {
             rc = rc < 0 ? -1 : 0;
             continue;
         }
-        rc = !strcmp(s->format, "jsonl") ? jsonl_record(s, r, line, len) : tsv_record(s, r, &lay, line, len);
+        rc = !strcmp(s->format, "jsonl") ? jsonl_record(s, r, line, len) : columns_record(s, r, &csv, &lay, line, len);
     }
+    gf_csv_free(&csv);
     return rc ? rc : got < 0 ? -1 : 0;
 }
 
 /* A file is known by its name: *.jsonl is JSON lines (each line an object, whatever it begins with), *.tsv
- * tab-separated (plain or .xz); any other name (*.txt among them) by its first line (sniff). */
+ * tab-separated, *.csv comma-separated (plain or .xz); any other name (*.txt among them) by its first line
+ * (sniff). */
 static void format_by_name(gf_nli_split *s, const char *path) {
     if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.xz")) s->format = "jsonl";
     s->tsv_named = ends_with(path, ".tsv") || ends_with(path, ".tsv.xz");
+    s->csv = ends_with(path, ".csv") || ends_with(path, ".csv.xz");
 }
-
 /* path into *out, every row kept when all (gf_nli_read_pairs); the first max_pairs pairs only if > 0. */
 static int read_file(const char *path, gf_nli_split *out, bool all, int64_t max_pairs) {
     memset(out, 0, sizeof *out);
@@ -531,16 +609,15 @@ static bool looks_like_pairs(const char *line, size_t len) {
         cJSON_Delete(o);
         return pairs;
     }
-    const char *f[16];
-    size_t fl[16];
-    const int n = split_tabs(line, len, f, fl, 16);
-    return is_header(line, len) || (n == 3 && parse_label(f[0], fl[0]) != -2);
+    fields fs;
+    tab_fields(line, len, &fs);
+    return is_header(&fs) || (fs.n == 3 && parse_label(fs.f[0], fs.fl[0]) != -2) || csv_header_line(line, len);
 }
 
 bool gf_nli_file(const char *path) {
-    static const char *const names[] = {".jsonl", ".jsonl.xz", ".tsv", ".tsv.xz"};
+    static const char *const names[] = {".jsonl", ".jsonl.xz", ".tsv", ".tsv.xz", ".csv", ".csv.xz"};
     bool named = false;
-    for (int k = 0; k < 4; k++) named = named || ends_with(path, names[k]);
+    for (int k = 0; k < 6; k++) named = named || ends_with(path, names[k]);
     struct stat st;
     if (stat(path, &st) != 0) return named && errno == ENOENT; /* reading it says it is not there */
     if (named && !S_ISDIR(st.st_mode)) return true;             /* ... or what else it is (a FIFO) */
@@ -570,12 +647,17 @@ int gf_nli_is_spec(const char *spec, const char *data_dir) {
     return 0;
 }
 
+bool gf_nli_whole_file(const char *spec) {
+    struct stat st;
+    return strcmp(spec, "snli") && (gf_nli_file(spec) || (stat(spec, &st) == 0 && S_ISREG(st.st_mode)));
+}
+
 /* A file of pairs as each split of the mask (its first max_pairs if > 0): never the training split. */
 static gf_nli_data *load_file(const char *path, unsigned splits, int64_t max_pairs, gf_nli_data *d) {
     if (splits & 1u << GF_TRAIN) {
-        gf_fail("%s is a file of sentence pairs: it can be scored (grassflow eval, predict), not trained on; "
-                "expected a folder with a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip "
-                "(snli_1.0_train.jsonl, snli_1.0_dev.jsonl, ...)", path);
+        gf_fail("%s is a file%s: it can be scored (grassflow eval, predict), not trained on; expected a folder with "
+                "a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip (snli_1.0_train.jsonl, "
+                "snli_1.0_dev.jsonl, ...)", path, gf_nli_file(path) ? " of sentence pairs" : ", not a folder of splits");
         gf_nli_free(d);
         return NULL;
     }
@@ -600,7 +682,7 @@ gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned 
         return NULL;
     }
     snprintf(d->name, sizeof d->name, "%.63s", spec);
-    if (strcmp(spec, "snli") && gf_nli_file(spec)) return load_file(spec, splits, max_pairs, d);
+    if (gf_nli_whole_file(spec)) return load_file(spec, splits, max_pairs, d);
     for (int s = 0; s < 3; s++) {
         if (!(splits & (1u << s))) continue;
         int found = find_split(dir, STEMS[s][0], path, sizeof path);

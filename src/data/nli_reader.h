@@ -1,7 +1,8 @@
 /* Natural-language inference data (SNLI): premise/hypothesis pairs with a gold label, read as the user
  * has them after unpacking snli_1.0.zip (the jsonl files, the 14-column snli_1.0_*.txt files), as Hugging
- * Face's snli has them (jsonl of label, premise, hypothesis), in a TSV with a header row naming its columns,
- * or in the compact TSV (label, premise, hypothesis) that grassflow ships, each plain or .xz. Files are
+ * Face's snli has them (jsonl of label, premise, hypothesis), in a TSV or CSV (RFC 4180) with a header row
+ * naming its columns, or in the compact TSV (label, premise, hypothesis) that grassflow ships, each plain or
+ * .xz. Files are
  * streamed line by line: memory is what the kept sentences take, never the whole file. */
 #ifndef GF_DATA_NLI_READER_H
 #define GF_DATA_NLI_READER_H
@@ -25,12 +26,15 @@ typedef struct gf_nli_split {
     bool all;                  /* a file of pairs read whole (gf_nli_read_pairs): every row kept */
     const char *format;        /* "jsonl", "txt" (the official 14 columns, named by a header row), "tsv-header"
                                 * (other columns a header row names) or "tsv" (label, premise, hypothesis; all:
-                                * also premise, hypothesis); "memory": gf_nli_split_init */
+                                * also premise, hypothesis), "csv-header" or "csv" (the same, comma-separated);
+                                * "memory": gf_nli_split_init */
     char path[GF_PATH_MAX];
     int64_t text_len, text_cap, cap;
     int64_t max_bytes;         /* what the kept pairs may take: gf_corpus_max_text() when the file was opened */
     int64_t max_pairs;         /* > 0: reading stops once this many pairs are kept (the file's first ones) */
     bool tsv_named;            /* named *.tsv (or .tsv.xz): tab-separated, never sniffed as jsonl */
+    bool csv;                  /* comma-separated (RFC 4180): named *.csv (or .csv.xz), or a first line that is
+                                * a comma-separated header row (format "csv" or "csv-header") */
 } gf_nli_split;
 
 typedef struct gf_nli_data {
@@ -74,11 +78,14 @@ void gf_nli_free(gf_nli_data *d);
 /* Whether spec names NLI data: 1 for "snli", or a directory with any snli_1.0_{train,train_0.01,dev,test}.*
  * (whatever it is: reading it says what is wrong); 2 for a file of pairs (gf_nli_file); else 0. */
 int gf_nli_is_spec(const char *spec, const char *data_dir);
-/* Whether path is a file of pairs: named *.jsonl, *.tsv (or .xz) and anything but a directory, or nothing at
- * all (reading it says what it is), or a regular file whose first line that is not blank is a JSON object
- * with sentence1 or premise, a header row naming gold_label, sentence1, premise or sentence2, or label TAB
- * premise TAB hypothesis with a known label. */
+/* Whether path is a file of pairs: named *.jsonl, *.tsv, *.csv (or .xz) and anything but a directory, or
+ * nothing at all (reading it says what it is), or a regular file whose first line that is not blank is a
+ * JSON object with sentence1 or premise, a header row (tab- or comma-separated) naming gold_label, sentence1,
+ * premise or sentence2, or label TAB premise TAB hypothesis with a known label. */
 bool gf_nli_file(const char *path);
+/* Whether spec is read as one file of pairs (gf_nli_load_splits): not "snli", and a file of pairs
+ * (gf_nli_file) or any other regular file, whose reading says whether it holds pairs in a form there is. */
+bool gf_nli_whole_file(const char *spec);
 const char *gf_nli_label_name(int label);
 static inline const char *gf_nli_premise(const gf_nli_split *s, int64_t i) { return s->text + s->premise[i]; }
 const char *gf_nli_hypothesis(const gf_nli_split *s, int64_t i);

@@ -218,7 +218,7 @@ static int snli_stats(const gf_task_env *e, bool json, char **text) {
         gf_fail("--tokenizer: %s holds sentence pairs, counted before tokenizing", e->corpus);
         return GF_TASK_NOT_APPLICABLE;
     }
-    const bool file = gf_nli_is_spec(e->corpus, e->data_dir) == 2;
+    const bool file = gf_nli_whole_file(e->corpus);
     stats_data sd = {.d = gf_nli_load_splits(e->corpus, e->data_dir, file ? 1u << GF_VALID : 7u), .n = file ? 1 : 3};
     if (!sd.d) return -1;
     for (int k = 0; k < sd.n; k++) {
@@ -239,5 +239,5 @@ const gf_task_ops gf_task_snli = {
     .owns = snli_owns, .free = snli_free, .stats = snli_stats,
     .data_help = "--corpus snli (the dev and test splits and 1% of train grassflow ships) | the folder of\n"
                  "snli_1.0.zip (snli_1.0_{train,dev,test}.{jsonl,txt,tsv}[.xz]) | for eval and predict, one\n"
-                 "file of pairs (jsonl or TSV, plain or .xz: README, \"Score your own pairs\"), scored whole;\n"
+                 "file of pairs (jsonl, TSV or CSV, plain or .xz: README, \"Score your own pairs\"), scored whole;\n"
                  "--tokenizer wordpiece:VOCAB (default: the BERT vocabulary, data/bert-base-uncased/vocab.txt)\n"};

@@ -1,5 +1,5 @@
-/* libFuzzer: SNLI files (any bytes, in any of the three forms: jsonl, the official 14-column txt, the
- * compact TSV; xz-compressed when the first byte is odd) through the streaming line reader and the NLI
+/* libFuzzer: SNLI files (any bytes, in any of the forms: jsonl, the official 14-column txt, the compact
+ * TSV, CSV by name or by its header row; xz-compressed when the first byte is odd) through the streaming line reader and the NLI
  * reader (as a split of a folder, or when the first byte's bit 1 is set as a file of pairs read whole), then
  * what was kept through the pair source (BERT WordPiece with the shipped vocabulary). What is read must hold
  * together: every kept sentence valid UTF-8 (with a word in it, for a split), the text's length the sum of
@@ -69,7 +69,9 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
         gf_corpus_set_max_text((size_t)1 << 24);
     }
     char path[80];
-    snprintf(path, sizeof path, "/tmp/grassflow-fuzz-nli-%ld.tsv%s", (long)getpid(), data[0] & 1 ? ".xz" : "");
+    /* the name: *.tsv; with bit 2 set *.csv (bit 3 set) or *.txt, known by its first line */
+    const char *name = !(data[0] & 4) ? ".tsv" : data[0] & 8 ? ".csv" : ".txt";
+    snprintf(path, sizeof path, "/tmp/grassflow-fuzz-nli-%ld%s%s", (long)getpid(), name, data[0] & 1 ? ".xz" : "");
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
     fwrite(data + 1, 1, size - 1, f);

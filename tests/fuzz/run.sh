@@ -6,7 +6,7 @@
 #   fuzz_text         corpus text through every tokenizer (invalid UTF-8, NULs, long lines)
 #   fuzz_files        WordPiece vocabulary files and token caches
 #   fuzz_import       Hugging Face DistilBERT folders (config.json, tokenizer_config.json, vocab.txt, weights)
-#   fuzz_nli          SNLI files (jsonl, 14-column txt, TSV; plain or .xz) and the pair source
+#   fuzz_nli          SNLI files (jsonl, 14-column txt, TSV, CSV; plain or .xz) and the pair source
 # Usage:
 #   bash tests/fuzz/run.sh SECONDS [HARNESS...]   run each harness SECONDS on a copy of its seed corpus
 #   bash tests/fuzz/run.sh --smoke                 build, replay the seeds, run each 5 s (the test suite)
