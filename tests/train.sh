@@ -63,6 +63,18 @@ import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
 assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
 print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(not r<=1e-5)" "$c" "$p" \
     && pass "char-level eval matches PyTorch" || fail "char-level eval: C $c vs PyTorch $p"
+# a char model's perplexity per word (issue 48: "word ppl 3.126e+07" looked like a bug): the per-token ppl raised
+# to the tokens per word of the split (tinyshakespeare valid: 12,316 words, counted by hand in Python), shown
+# beside a uniform guess over the 65 characters raised the same
+$PY -c "
+import json,math,sys; c=json.loads(sys.argv[1]); tpw=c['tokens']/c['words']
+assert c['words']==12316 and abs(c['tokens_per_word']-tpw)<1e-6, c
+assert abs(c['word_ppl']-c['ppl']**tpw)<=1e-5*c['word_ppl'], c" "$c" \
+    && pass "char eval: word_ppl = ppl ^ tokens_per_word over 12,316 words" || fail "char word ppl: $c"
+"$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus tinyshakespeare 2>/dev/null | grep -Eq \
+    "per word: 12316 words  word ppl [0-9.e+]+ = ppl [0-9.]+ \^ 4\.527 tokens per word \(a uniform guess over 65 tokens: 1\.611e\+08" \
+    && pass "char eval text: the word ppl says what it is (ppl ^ 4.527 characters per word, uniform 1.611e+08)" \
+    || fail "char eval text: $("$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus tinyshakespeare 2>&1)"
 
 echo "train: the paper's BERT WordPiece vocabulary"
 expect 0 "train with --tokenizer wordpiece" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --out "$tmp/wp" --steps 4 --batch 4 --seq-len 16 --eval-every 0
