@@ -341,6 +341,11 @@ want="has no tokenizer"; expect 1 "generate from a checkpoint without a tokenize
 want=; expect 0 "eval a character model on a corpus with unseen characters: scored" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
 grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vocabulary: skipped" "$tmp/out" \
     && pass "... saying how many characters it skipped (tests/honest.sh checks the counts)" || fail "eval with unseen characters: $(cat "$tmp/out")"
+# the paper's command cut to a budget (issue 48): --steps silently overrode --epochs
+want="--epochs 30 and --steps 50: give one; --steps N is the run's length in optimizer steps and would override --epochs"
+expect 2 "train --epochs 30 --steps 50: refused" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --epochs 30 --steps 50 --out "$tmp/es"
+grep -q "HINT: drop --epochs to train 50 steps, or drop --steps to train 30 whole epochs" "$tmp/err" && [ ! -e "$tmp/es" ] \
+    && pass "... with a HINT naming both fixes, nothing written" || fail "--epochs with --steps: $(cat "$tmp/err")"
 want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split validation
 { printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
 want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"
