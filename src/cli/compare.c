@@ -29,7 +29,11 @@ static void compare_help(void) {
            "differs (--force starts over; or another --out). Ctrl-C (SIGINT, SIGTERM) finishes the step, saves\n"
            "the state, prints the command that resumes, and exits with 128 + the signal.\n\n"
            "  --models LIST       comma-separated presets (or config files ending in .json); with\n"
-           "                      --backbone, head files (configs/*/head-*.json: head stacks grassflow ships)\n"
+           "                      --backbone, head files (configs/*/head-*.json: head stacks grassflow ships).\n"
+           "                      The presets (grassflow info --presets: sizes and layers):\n"
+           "                      ");
+    cli_print_presets("                      ", 22);
+    printf("\n"
            "  --reference MODEL   the model the gaps are measured against (default: the last one listed,\n"
            "                      transformer-6L in --models grassmann-6L,transformer-6L)\n"
            "  --seeds LIST        train each model once per seed (instead of --seed); the table shows the mean\n"
