@@ -159,7 +159,7 @@ install: all $(BUILD)/release/grassflow
 	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
 	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
 	cp -R data configs $(DESTDIR)$(SHAREDIR)/
-	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow' \
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow -lm' \
 	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
 	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma' \
 	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc

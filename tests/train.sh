@@ -338,6 +338,8 @@ want="cannot open $tmp/none.safetensors"; expect 1 "eval of a missing checkpoint
 "$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null
 want="vocabulary does not match the checkpoint"; expect 1 "eval with a vocabulary that does not fit the checkpoint" "$GF" eval --ckpt "$tmp/init.safetensors" --corpus "$tmp/wt"
 want="has no tokenizer"; expect 1 "generate from a checkpoint without a tokenizer" "$GF" generate --ckpt "$tmp/init.safetensors"
+grep -q "HINT: a program that trains through the library stores one in every checkpoint with gf_train_opts.tokenizer_json" "$tmp/err" \
+    && pass "... with a HINT saying how a program stores one" || fail "no tokenizer, no hint: $(cat "$tmp/err")"
 want=; expect 0 "eval a character model on a corpus with unseen characters: scored" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
 grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vocabulary: skipped" "$tmp/out" \
     && pass "... saying how many characters it skipped (tests/honest.sh checks the counts)" || fail "eval with unseen characters: $(cat "$tmp/out")"
