@@ -159,7 +159,7 @@ install: all $(BUILD)/release/grassflow
 	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
 	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
 	cp -R data configs $(DESTDIR)$(SHAREDIR)/
-	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow' \
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow -lm' \
 	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
 	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma' \
 	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc
@@ -246,9 +246,10 @@ test-bench: all
 	$(TEST_ENV) bash tests/bench.sh $(BUILD)
 
 # the full benchmark against PyTorch, every mixer of bench/mixers.conf (about 13 minutes on 2 quiet cores;
-# the plan is printed first); writes docs/bench/
+# the plan is printed first); writes docs/bench/. BENCH_ARGS=--plan prints the plan alone; BENCH_ARGS="--only
+# NAME --out DIR" runs one part or one mixer into DIR (a partial run never writes docs/bench/)
 bench: all
-	bash bench/run.sh
+	bash bench/run.sh $(BENCH_ARGS)
 
 # The sanitizer build runs the C tests and the shell suites again, but not all of their time: no
 # tests/snli.sh (its reader code runs under tests/pairs.sh and test_nli), tests/runs.sh or tests/python.sh

@@ -6,27 +6,58 @@
 #   bash bench/run.sh                  the full benchmark (about 13 minutes on 2 quiet cores; the plan is
 #                                      printed first, the time each part took at the end)
 #   bash bench/run.sh --smoke          (or --quick) tiny shapes: checks that everything runs (CI)
+#   bash bench/run.sh --plan           the mixers, the parts and the time each is planned to take; runs and
+#                                      writes nothing (make bench BENCH_ARGS=--plan)
+#   bash bench/run.sh --only NAME      one part (models, lowp, mtrain, sweep, stream) or one mixer of the list
+#                                      (its per-mixer parts), e.g. --only window --out /tmp/b
 #   options: --mixers FILE (another list, as bench/mixers.conf), --only-mixers (only the per-mixer parts),
-#            --out DIR (where results.jsonl, README.md and the plots go; default docs/bench, or a temporary
-#            folder, removed at the end, for --smoke)
+#            --out DIR (where results.jsonl, README.md and the plots go). Only the full default run writes
+#            the tracked docs/bench/ (and the README's table); any other run without --out writes a new
+#            folder under /tmp, kept and named at the end, and --out docs/bench is refused for it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GRASSFLOW:-build/grassflow} # the command to measure (tests/bench.sh gives its build)
 . bench/env.sh # PY, OPENBLAS_CORETYPE, OMP_NUM_THREADS, GOMP_SPINCOUNT, TORCH_ENV, PYT
-smoke=0 only=0 list=bench/mixers.conf out="" keep=1
+smoke=0 only=0 list=bench/mixers.conf out="" keep=1 plan=0 one=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --smoke | --quick) smoke=1 ;;
     --only-mixers) only=1 ;;
+    --plan) plan=1 ;;
+    --only) one=${2:?--only needs a part (models, lowp, mtrain, sweep, stream) or a mixer label of the list}; shift ;;
     --mixers) list=${2:?--mixers needs a file}; shift ;;
     --out) out=${2:?--out needs a folder}; shift ;;
-    *) echo "bench/run.sh: unknown option $1 (expected --smoke, --quick, --only-mixers, --mixers FILE, --out DIR)" >&2; exit 2 ;;
+    *) echo "bench/run.sh: unknown option $1 (expected --smoke, --quick, --plan, --only NAME, --only-mixers, --mixers FILE, --out DIR)" >&2; exit 2 ;;
     esac
     shift
 done
 [ -r "$list" ] || { echo "bench/run.sh: cannot read the mixer list $list" >&2; exit 2; }
-if [ -z "$out" ]; then
-    if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX) keep=0; else out=docs/bench; fi
+# the parts run: all, or --only-mixers' per-mixer ones, or --only's one part or one mixer (its per-mixer parts)
+P_models=1 P_lowp=1 P_mtrain=1 P_sweep=1 P_stream=1 only_label=""
+[ $only = 1 ] && P_models=0 P_lowp=0
+case "$one" in
+"") ;;
+models | lowp | mtrain | sweep | stream) P_models=0 P_lowp=0 P_mtrain=0 P_sweep=0 P_stream=0; eval "P_$one=1" ;;
+*)
+    if ! grep -Eq "^$one *\|" "$list" 2>/dev/null || [[ "$one" =~ [^A-Za-z0-9_.-] ]]; then
+        echo "bench/run.sh: --only $one: not a part (models, lowp, mtrain, sweep, stream) nor a mixer label of $list" \
+            "($(grep -Eo '^[A-Za-z0-9_.-]+ *\|' "$list" | tr -d ' |' | tr '\n' ' ')); HINT: --plan lists both" >&2
+        exit 2
+    fi
+    only_label=$one P_models=0 P_lowp=0 ;;
+esac
+full=$([ $smoke = 0 ] && [ $only = 0 ] && [ -z "$one" ] && [ "$list" = bench/mixers.conf ] && echo 1 || echo 0)
+if [ $plan = 1 ]; then
+    out=$(mktemp -d /tmp/grassflow-bench-plan-XXXXXX) keep=0 # the plan writes nothing that stays
+elif [ -z "$out" ]; then
+    if [ $smoke = 1 ]; then out=$(mktemp -d /tmp/grassflow-bench-XXXXXX) keep=0
+    elif [ $full = 1 ]; then out=docs/bench
+    else out=$(mktemp -d /tmp/grassflow-bench-XXXXXX); echo "== a partial run: results go to $out (docs/bench/ is the full run's)" >&2; fi
+elif [ $full = 0 ] && [ -d "$out" ] && [ "$out" -ef docs/bench ]; then
+    echo "bench/run.sh: --out $out is the tracked docs/bench/, which only the full default run writes; this run is partial" \
+        "($([ $smoke = 1 ] && echo "--smoke ")$([ $only = 1 ] && echo "--only-mixers ")${one:+--only $one }${list#bench/mixers.conf})" \
+        "and would replace the full run's results with its own. HINT: give another --out, or drop the partial options" >&2
+    exit 2
 fi
 mkdir -p "$out"
 res="$out/results.jsonl"
@@ -62,7 +93,7 @@ else
 fi
 # the machine and how both sides run: CPU, cores, BLAS and its kernel, OPENBLAS_CORETYPE, threads, PyTorch
 echo "== machine: $("$GF" --version | tr '\n' ' ')" >&2
-echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
+[ $plan = 1 ] || echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
 
 # ---- the mixer list: which lines run, which are skipped and why ----------------------------------------
 registered=$("$GF" info --mixers | sed -nE 's/^([A-Za-z0-9_-]+)( \(.\))?$/\1/p')
@@ -75,6 +106,7 @@ trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:s
 while IFS='|' read -r label needs flags sets; do
     label=$(trim "$label")
     case "$label" in '' | '#'*) continue ;; esac
+    [ -n "$only_label" ] && [ "$label" != "$only_label" ] && continue
     why=""
     for m in $needs; do
         grep -qx -- "$m" <<<"$registered" || { why="not registered: mixer $m is not in this build (src/mixers/mixer.c's BUILTIN)"; break; }
@@ -101,13 +133,21 @@ done
 if [ $smoke = 1 ]; then per_old=40 per_lowp=20 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
 else per_old=535 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s (per_old: + 25 s for the two fp32-fast runs)
 # (per_lowp: 77 s on 2026-11-26 with one bf16 run a model; 3 rounds of fp32 and bf16 add about 3.5 min)
-[ $only = 1 ] && per_old=0 per_lowp=0
-PLAN_OLD=$per_old PLAN_LOWP=$per_lowp PLAN_TRAIN=$((n * per_train)) PLAN_SWEEP=$((n_sweep * per_sweep + n_quad * per_quad))
-PLAN_STREAM=$((n_flat * per_flat + n_grow * per_grow))
+PLAN_OLD=$((P_models * per_old)) PLAN_LOWP=$((P_lowp * per_lowp)) PLAN_TRAIN=$((P_mtrain * n * per_train))
+PLAN_SWEEP=$((P_sweep * (n_sweep * per_sweep + n_quad * per_quad))) PLAN_STREAM=$((P_stream * (n_flat * per_flat + n_grow * per_grow)))
 PLAN_TOTAL=$((PLAN_OLD + PLAN_LOWP + PLAN_TRAIN + PLAN_SWEEP + PLAN_STREAM))
 echo "== plan: $n mixers of $list; about $((PLAN_TOTAL / 60)) min $((PLAN_TOTAL % 60)) s on 2 quiet cores:" \
     "models ${PLAN_OLD}s, low precision ${PLAN_LOWP}s, training per mixer ${PLAN_TRAIN}s, length sweep ${PLAN_SWEEP}s," \
     "streaming ${PLAN_STREAM}s" >&2
+if [ $plan = 1 ]; then # what would run, then nothing
+    echo "== parts: models $([ $P_models = 1 ] && echo yes || echo no), lowp $([ $P_lowp = 1 ] && echo yes || echo no)," \
+        "mtrain $([ $P_mtrain = 1 ] && echo yes || echo no), sweep $([ $P_sweep = 1 ] && echo yes || echo no)," \
+        "stream $([ $P_stream = 1 ] && echo yes || echo no)" >&2
+    echo "== mixers: ${LABELS[*]}" >&2
+    echo "== results would go to $([ $full = 1 ] && [ -z "$one" ] && echo docs/bench || echo "--out (a new /tmp folder if none)")" \
+        "(--plan: nothing run, nothing written)" >&2
+    exit 0
+fi
 T_START=$SECONDS
 phase_t0=$SECONDS
 phase_end() { # name planned_s: records the time a part took beside its plan
@@ -140,7 +180,7 @@ train_pair() { # case cfg batch seqlen threads [steps]
 }
 
 # ---- the models of the earlier speed issues (word and character level, generation) ----------------------
-if [ $only = 0 ]; then
+if [ $P_models = 1 ]; then
     for B in $WB; do
         train_pair "train word grassmann B=$B" word-g "$B" $WL 2
         train_pair "train word transformer B=$B" word-t "$B" $WL 2
@@ -178,7 +218,7 @@ fi
 
 # ---- low precision (docs/precision.md): bf16 training against PyTorch's bf16 autocast (both on oneDNN),
 # generation with int8 and bf16 weights against PyTorch's dynamic int8, word-level 6-layer models ---------
-if [ $only = 0 ]; then
+if [ $P_lowp = 1 ]; then
     LB=${WB##* }
     if "$GF" --version | grep -q "^bf16 matmuls: oneDNN"; then
         for m in g t; do
@@ -207,7 +247,7 @@ if [ $only = 0 ]; then
 fi
 
 # ---- every mixer: training against its PyTorch twin (grassmann-small, vocabulary 65, L $TL) --------------
-for ((i = 0; i < n; i++)); do
+for ((i = 0; i < n && P_mtrain; i++)); do
     setargs_of $i
     config "mt-$i" --model grassmann-small --vocab 65 --set dropout=0 --set max_len=$TL "${SETARGS[@]}"
     train_pair "mtrain ${LABELS[$i]}" "mt-$i" $TB $TL 2 $MSTEPS
@@ -216,7 +256,7 @@ phase_end "training per mixer" $PLAN_TRAIN
 
 # ---- every mixer: forward+backward per token against L (grassmann-6L's layer, d 256) ---------------------
 maxl=${MLENS##*,}
-for ((i = 0; i < n; i++)); do
+for ((i = 0; i < n && P_sweep; i++)); do
     has $i model && continue
     setargs_of $i
     echo "== mixer ${LABELS[$i]}, L = $MLENS" >&2
@@ -229,7 +269,7 @@ phase_end "length sweep" $PLAN_SWEEP
 # ---- every causal mixer: the stream far out (grassmann-small, sinusoidal positions) ----------------------
 # Positions $SPOS in one run; a mixer whose state stayed flat over them then goes on to $SFAR (a mixer
 # whose state grows, a KV cache, stops at $SFARCUT: its time per token grows with the position).
-for ((i = 0; i < n; i++)); do
+for ((i = 0; i < n && P_stream; i++)); do
     lab=${LABELS[$i]}
     if has $i bidir; then skip "$lab" "bidirectional only: it does not stream" "streamskip $lab"; continue; fi
     setargs_of $i
@@ -252,7 +292,7 @@ phase_end streaming $PLAN_STREAM
 record "timing total" "" "{\"phase\": \"total\", \"planned_s\": $PLAN_TOTAL, \"actual_s\": $((SECONDS - T_START))}"
 
 readme=()
-[ $smoke = 0 ] && [ "$out" -ef docs/bench ] && readme=(--readme docs/performance.md) # docs/performance.md's table: full runs only
+[ $full = 1 ] && [ "$out" -ef docs/bench ] && readme=(--readme docs/performance.md) # docs/performance.md's table: full runs only
 $PY bench/report.py "$res" "$out" "$list" ${readme[@]+"${readme[@]}"}
 echo "== wrote $out/README.md in $((SECONDS - T_START)) s (planned $PLAN_TOTAL s)" >&2
 if [ $smoke = 1 ]; then cat "$out/README.md"; fi

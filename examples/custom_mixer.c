@@ -1,7 +1,14 @@
 /* A mixer of one's own, from outside the library: a worked example for plug-in authors.
  *
- *     make examples
- *     build/examples/custom_mixer [STEPS]
+ * Built in the source tree by `make examples` (build/examples/custom_mixer); against an installed grassflow
+ * (make install; PKG_CONFIG_PATH=PREFIX/lib/pkgconfig if PREFIX is not a system one), from this folder:
+ *
+ *     cc -std=c11 -Wall -Wextra -O2 -o custom_mixer custom_mixer.c $(pkg-config --cflags --libs grassflow)
+ *     cc -std=c11 -Wall -Wextra -O2 -o custom_mixer-static custom_mixer.c $(pkg-config --cflags --libs --static grassflow-static)
+ *
+ * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ *
+ *     ./custom_mixer [STEPS]
  *
  * The mixer, "dconv", is a depthwise causal convolution followed by a projection:
  *

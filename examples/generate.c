@@ -3,8 +3,15 @@
  * print each token's text as it comes with the incremental detokeniser. Prints what
  * `grassflow generate --stream` prints for the same arguments.
  *
- *     make examples
- *     build/examples/generate runs/g6/best.safetensors "The history of" 50 0.8 40 0.95 1234
+ * Built in the source tree by `make examples` (build/examples/generate); against an installed grassflow
+ * (make install; PKG_CONFIG_PATH=PREFIX/lib/pkgconfig if PREFIX is not a system one), from this folder:
+ *
+ *     cc -std=c11 -Wall -Wextra -O2 -o generate generate.c $(pkg-config --cflags --libs grassflow)
+ *     cc -std=c11 -Wall -Wextra -O2 -o generate-static generate.c $(pkg-config --cflags --libs --static grassflow-static)
+ *
+ * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ *
+ *     ./generate runs/g6/best.safetensors "The history of" 50 0.8 40 0.95 1234
  *
  * Arguments: CHECKPOINT PROMPT N_TOKENS [TEMPERATURE [TOP_K [TOP_P [SEED]]]] (defaults 1.0, 0 = all,
  * 1.0 = all, 1234; temperature 0 is greedy). */

@@ -1,8 +1,15 @@
 /* Embed a grassflow model in a program: load a checkpoint, feed a prompt one token at a time through
  * the streaming engine, then continue it greedily. Uses only the public API (include/grassflow.h).
  *
- *     make examples
- *     build/examples/stream_generate model.safetensors 200 5 17 3
+ * Built in the source tree by `make examples` (build/examples/stream_generate); against an installed grassflow
+ * (make install; PKG_CONFIG_PATH=PREFIX/lib/pkgconfig if PREFIX is not a system one), from this folder:
+ *
+ *     cc -std=c11 -Wall -Wextra -O2 -o stream_generate stream_generate.c $(pkg-config --cflags --libs grassflow)
+ *     cc -std=c11 -Wall -Wextra -O2 -o stream_generate-static stream_generate.c $(pkg-config --cflags --libs --static grassflow-static)
+ *
+ * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ *
+ *     ./stream_generate model.safetensors 200 5 17 3
  *
  * prints the generated token ids, one line, then on stderr the context state the stream held at the end:
  * for a Grassmann model it is the same after 10 tokens and after 10 million. */

@@ -2,12 +2,21 @@
  * model from a preset, the bytes of a text as tokens (vocabulary 256), the LM data source over them,
  * gf_train with a progress callback, gf_evaluate before and after.
  *
- *     make examples
- *     build/examples/train OUT_DIR [STEPS] [TEXT_FILE]
+ * Built in the source tree by `make examples` (build/examples/train); against an installed grassflow
+ * (make install; PKG_CONFIG_PATH=PREFIX/lib/pkgconfig if PREFIX is not a system one), from this folder:
+ *
+ *     cc -std=c11 -Wall -Wextra -O2 -o train train.c $(pkg-config --cflags --libs grassflow)
+ *     cc -std=c11 -Wall -Wextra -O2 -o train-static train.c $(pkg-config --cflags --libs --static grassflow-static)
+ *
+ * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ *
+ *     ./train OUT_DIR [STEPS] [TEXT_FILE]
  *
  * prints the training loss as it falls and the validation loss before and after on stdout, and leaves
  * OUT_DIR/last.safetensors, best.safetensors, state.safetensors and metrics.jsonl. Without TEXT_FILE it
- * learns a short built-in text (the last tenth of the bytes is the validation split). */
+ * learns a short built-in text (the last tenth of the bytes is the validation split). The checkpoints
+ * carry the byte tokenizer (gf_train_opts.tokenizer_json), so `grassflow generate --ckpt
+ * OUT_DIR/best.safetensors --prompt "A Causal"` and `grassflow eval` read them as they read grassflow train's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +106,12 @@ int main(int argc, char **argv) {
     snprintf(o.out_dir, sizeof o.out_dir, "%s", argv[1]);
     /* what the run was made from, stored with its recipe (the sources below are what cut the blocks) */
     o.made_from_json = "{\"task\": \"lm\", \"model\": \"grassmann-tiny\", \"seq_len\": 32}";
-    gf_model *m = tiny_model(o.seed);
+    /* the tokenizer the ids are made with, stored in every checkpoint: generate and eval can then encode text */
+    gf_tokenizer *bytes = gf_tokenizer_bytes();
+    char *tok_json = bytes ? gf_tokenizer_to_json(bytes) : NULL;
+    gf_tokenizer_free(bytes);
+    o.tokenizer_json = tok_json;
+    gf_model *m = tok_json ? tiny_model(o.seed) : NULL;
     gf_source *train = m ? gf_block_source_create(ids, n - n_valid, L, o.seed) : NULL;
     gf_source *valid = train ? gf_block_source_create(ids + n - n_valid, n_valid, L, o.seed) : NULL;
     double before = 0, after = 0;
@@ -108,6 +122,7 @@ int main(int argc, char **argv) {
     gf_source_free(train);
     gf_source_free(valid);
     gf_model_free(m);
+    free(tok_json);
     free(ids);
     return rc;
 }

@@ -88,6 +88,26 @@ grep -qE "^\| failing \| 64 \| [0-9.]+ \| [0-9]+ \| [0-9.]+ \| [0-9.]+x \|$" "$R
 grep -q "^| failing | | | | skipped: bidirectional only: it does not stream | |$" "$R" || fail "report: a bidir mixer is not streamed"
 grep -q "^| stream " "$R" && fail "report: a stream skip shows as a mixer of the list"
 grep -q "| total | " "$R" || fail "report: the time the run took beside its plan"
+# --plan and --only (issue 48): the plan alone, nothing run or written; one mixer of the list into --out; the
+# tracked docs/bench/ written by the full default run alone
+bench_files() { find docs/bench -type f -printf '%p %s %T@\n' | sort | cksum; } # every file, its size and time
+before=$(bench_files)
+GRASSFLOW=$tmp/gf bash bench/run.sh --plan --mixers "$tmp/list.conf" >/dev/null 2>"$tmp/plan.err" || fail "bench/run.sh --plan: $(cat "$tmp/plan.err")"
+grep -q "^== plan: 2 mixers of .*; about " "$tmp/plan.err" && grep -q "^== mixers: attention failing$" "$tmp/plan.err" \
+    && grep -q "(--plan: nothing run, nothing written)" "$tmp/plan.err" || fail "run.sh --plan: $(cat "$tmp/plan.err")"
+grep -Eq "^== (train |generate |perf |mixer [^ ]+, L|stream [^ ]+, pos)" "$tmp/plan.err" && fail "run.sh --plan measured something: $(grep '^== ' "$tmp/plan.err")"
+GRASSFLOW=$tmp/gf bash bench/run.sh --smoke --only attention --mixers "$tmp/list.conf" --out "$tmp/one" >/dev/null 2>"$tmp/one.err" \
+    || fail "bench/run.sh --smoke --only attention: $(tail -5 "$tmp/one.err")"
+$PY -c 'import json,sys
+cases = [json.loads(l)["case"] for l in open(sys.argv[1])]
+assert "mtrain attention" in cases and "mixer attention" in cases and "stream attention" in cases, cases
+assert not [c for c in cases if "failing" in c or c.startswith("train ") or c.startswith("lowp")], cases' "$tmp/one/results.jsonl" \
+    || fail "run.sh --only attention: other cases ran: $(cut -c1-60 "$tmp/one/results.jsonl")"
+if bash bench/run.sh --only nosuch --plan 2>"$tmp/err"; then fail "run.sh --only nosuch succeeded"; fi
+grep -q "^bench/run.sh: --only nosuch: not a part (models, lowp, mtrain, sweep, stream) nor a mixer label" "$tmp/err" || fail "run.sh --only nosuch: $(cat "$tmp/err")"
+if bash bench/run.sh --only-mixers --out docs/bench 2>"$tmp/err"; then fail "run.sh --only-mixers --out docs/bench succeeded"; fi
+grep -q "only the full default run writes" "$tmp/err" || fail "run.sh --out docs/bench for a partial run: $(cat "$tmp/err")"
+[ "$(bench_files)" = "$before" ] || fail "run.sh --plan, --only or a refused run changed docs/bench/"
 # the README's table (bench/report.py --readme): written between the markers from the results, the rest of
 # the file kept; grassflow's alternated fp32/bf16 rounds judged by their medians; a file without markers
 # left alone with a message

@@ -13,6 +13,15 @@ echo "cli: exit codes and messages"
 want=; expect 2 "no command" "$GF"
 want="unknown command"; expect 2 "unknown command" "$GF" frobnicate
 for c in info init score train eval generate compare data; do want=; expect 0 "$c --help" "$GF" "$c" --help; done
+# every preset of the registry (info --presets) in every help that lists presets: one source of truth (issue 48:
+# train --help omitted the window, performer and hybrid presets)
+presets=$("$GF" info --presets | awk 'NR > 1 {print $1}')
+[ "$(echo "$presets" | wc -l)" -ge 19 ] && pass "info --presets lists $(echo "$presets" | wc -l) presets" || fail "info --presets: $presets"
+for c in train init info compare; do
+    h=$("$GF" "$c" --help | tr ',\n' '  ' | tr -s ' ')
+    missing=$(for p in $presets; do case " $h " in *" $p "*) ;; *) printf '%s ' "$p";; esac; done)
+    [ -z "$missing" ] && pass "$c --help lists every preset" || fail "$c --help lacks the presets: $missing"
+done
 want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
 "$GF" --threads 1 --version | grep "openmp threads: 1" >/dev/null && pass "--threads 1 sets the thread count" || fail "--threads 1"

@@ -18,6 +18,9 @@ open('$tmp/small.txt', 'w').write(''.join(' '.join(random.choice(w) for _ in ran
 M="--models grassmann-tiny,transformer-tiny"
 TR="--corpus $tmp/small.txt --tokenizer word --steps 6 --batch 4 --seq-len 16 --eval-every 3 --warmup 2 --no-cache"
 py() { $PY - "$@" 2>"$tmp/pyerr" <<<"$PYCODE"; }
+cmp_state_step_of() { $PY -c 'import sys, json, struct
+b = open(sys.argv[1] + "/state.safetensors", "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+print(json.loads(b[8:8 + n])["__metadata__"]["step"])' "$1" 2>&1 | tail -1; }
 
 echo "compare: the summary"
 expect 0 "compare --json" "$GF" compare $M $TR --json --out "$tmp/u"
@@ -165,6 +168,26 @@ a, b = (json.load(open(p + "/summary.json")) for p in sys.argv[1:3])
 assert [m["test_mean"] for m in a["models"]] == [m["test_mean"] for m in b["models"]] and b["complete"]
 '
 py "$tmp/u" "$tmp/f" && pass "... and the --force compare that was stopped and resumed ends the same" || fail "--force resumed: $(tail -2 "$tmp/pyerr")"
+
+echo "compare: extended like train --resume --steps N (issue 48: a finished compare could not be)"
+# no --warmup: the default (a tenth of --steps) must stay the first compare's, 0 for 6 steps, when rerun with 10
+TX=${TR/--warmup 2 /}
+expect 0 "a 6-step compare" "$GF" compare $M $TX --out "$tmp/ext"
+want="extending the compare in $tmp/ext from 6 to 10 steps: every run goes on from its state"
+expect 0 "... run again with --steps 10: extended, not refused" "$GF" compare $M ${TX/--steps 6/--steps 10} --out "$tmp/ext"
+[ "$(cmp_state_step_of "$tmp/ext/grassmann-tiny")" = 10 ] && [ "$(cmp_state_step_of "$tmp/ext/transformer-tiny")" = 10 ] \
+    && grep -q '"steps":	10' "$tmp/ext/summary.json" && pass "... both runs at step 10, the summary's recipe says 10 steps" \
+    || fail "extended compare: $(grep -c resuming "$tmp/err") resumed; $(grep '"steps"' "$tmp/ext/summary.json" | head -3)"
+"$GF" train --model grassmann-tiny $TX --out "$tmp/ext-train" >/dev/null 2>&1 && "$GF" train --resume "$tmp/ext-train" --steps 10 >/dev/null 2>&1
+[ "$(grep '"type": "eval"' "$tmp/ext/grassmann-tiny/metrics.jsonl" | tail -1)" != "" ] \
+    && [ "$(grep '"type": "eval"' "$tmp/ext/grassmann-tiny/metrics.jsonl" | tail -1 | sed 's/"elapsed_s": [^,]*,//')" = \
+         "$(grep '"type": "eval"' "$tmp/ext-train/metrics.jsonl" | tail -1 | sed 's/"elapsed_s": [^,]*,//')" ] \
+    && pass "... grassmann-tiny ends as train --resume DIR --steps 10 of the same 6-step run does" \
+    || fail "extended compare vs train --resume --steps: $(grep '"type": "eval"' "$tmp/ext/grassmann-tiny/metrics.jsonl" "$tmp/ext-train/metrics.jsonl" | tail -2)"
+want="holds a compare of 10 steps; this one asks for 8: a compare is extended, never cut back"
+expect 1 "... run again with --steps 8: refused" "$GF" compare $M ${TX/--steps 6/--steps 8} --out "$tmp/ext"
+grep -q "HINT: --steps 10 or more" "$tmp/err" && pass "... with a HINT" || fail "cut back: $(cat "$tmp/err")"
+want="--epochs 3 and --steps 6: give one"; expect 2 "compare --epochs with --steps: refused" "$GF" compare $M $TX --epochs 3 --out "$tmp/ext2"
 
 echo "compare: --seeds and --set MODEL:KEY=VALUE"
 expect 0 "--seeds 1,2,3 with --set grassmann-tiny:rank=4" "$GF" compare $M $TR --seeds 1,2,3 --set grassmann-tiny:rank=4 --out "$tmp/s"

@@ -189,6 +189,18 @@ else
     fail "$GV is missing (make $GV)"
 fi
 
+echo "plot: a compare folder (issue 48): every run its summary lists, each seed its own curve"
+C=(--corpus tests/fixtures/v1/corpus.txt --tokenizer char --no-cache --steps 4 --batch 4 --seq-len 16 --log-every 2 --eval-every 2 --warmup 1)
+expect 0 "compare two models with two seeds" "$GF" compare --models grassmann-tiny,transformer-tiny --seeds 1,2 "${C[@]}" --out "$tmp/cmp"
+want=; expect 0 "plot the compare's folder" "$GF" plot "$tmp/cmp" --out "$tmp/cmp.svg"
+svg_ok "$tmp/cmp.svg" 8 grassmann-tiny/seed-1 grassmann-tiny/seed-2 transformer-tiny/seed-1 transformer-tiny/seed-2 \
+    && pass "... 4 runs, 8 curves, each named MODEL/seed-S" || fail "compare folder plot: $(cat "$tmp/err")"
+expect 0 "plot a compare folder beside a run folder" "$GF" plot "$tmp/cmp" "$tmp/a" --out "$tmp/cmp2.svg"
+svg_ok "$tmp/cmp2.svg" 10 grassmann-tiny/seed-1 grassmann-tiny/seed-2 transformer-tiny/seed-1 transformer-tiny/seed-2 a \
+    && pass "... 5 runs" || fail "compare folder + run: $(cat "$tmp/err")"
+mkdir -p "$tmp/notcmp" && echo '{}' >"$tmp/notcmp/summary.json"
+want="notcmp/summary.json is not a grassflow compare summary"; expect 1 "a summary.json without models: refused" "$GF" plot "$tmp/notcmp" --out "$tmp/x.svg"
+
 echo "plot: refusals"
 want="plot: $tmp/nope is not a folder"; expect 1 "a folder that is not there" "$GF" plot "$tmp/nope"
 mkdir -p "$tmp/empty"

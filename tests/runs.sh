@@ -216,10 +216,19 @@ $PY -c 'import sys,json,struct; b=open(sys.argv[1],"rb").read(); n=struct.unpack
 
 echo "runs: a warmup longer than the run"
 want="--warmup 100 is longer than the run's 20 steps: the learning rate will still be rising at the last step \(it reaches 1.2e-04 of --lr 6.0e-04\)"
-expect 0 "--warmup 100 on a 20-step run warns" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 0 --steps 20 --out "$tmp/wu"
+expect 0 "--warmup 100 on a 20-step run warns" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 0 --steps 20 --warmup 100 --out "$tmp/wu"
 grep -q "pass --warmup 2" "$tmp/err" && pass "... and suggests --warmup 2" || fail "warmup hint: $(cat "$tmp/err")"
 expect 0 "--warmup 20 on a 20-step run" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 0 --steps 20 --warmup 20 --out "$tmp/wu2"
 grep -q "warmup" "$tmp/err" && fail "a warmup that fits warns: $(cat "$tmp/err")" || pass "... does not warn"
+
+echo "runs: a short run's default warmup is a tenth of it (issue 48: 100 steps of warmup dominated --steps 50)"
+want=; expect 0 "--steps 20 without --warmup" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 0 --steps 20 --out "$tmp/wu3"
+grep -q "warmup" "$tmp/err" && fail "the default warmup warns: $(cat "$tmp/err")" || pass "... does not warn"
+[ "$(recipe "$tmp/wu3/state.safetensors" warmup)" = 2 ] && pass "... the recipe records warmup 2 (20 / 10)" \
+    || fail "default warmup of a 20-step run: $(recipe "$tmp/wu3/state.safetensors" warmup)"
+want=; expect 0 "--steps 1000 without --warmup" "$GF" train --model grassmann-tiny --corpus tinyshakespeare --batch 4 --seq-len 16 --eval-every 0 --steps 1000 --stop-at 1 --out "$tmp/wu4"
+[ "$(recipe "$tmp/wu4/state.safetensors" warmup)" = 100 ] && pass "... 1000 steps keep the warmup of 100" \
+    || fail "default warmup of a 1000-step run: $(recipe "$tmp/wu4/state.safetensors" warmup)"
 
 if [ $fails -ne 0 ]; then echo "runs: $fails FAILED"; exit 1; fi
 echo "runs: all passed"

@@ -63,6 +63,18 @@ import json,sys; c,p=json.loads(sys.argv[1]),json.loads(sys.argv[2])
 assert c['tokens']==p['tokens'],(c,p); r=abs(c['loss']-p['loss'])/p['loss']
 print('    valid: C ppl %.4f  PyTorch ppl %.4f  tokens %d  rel diff %.1e'%(c['ppl'],p['ppl'],c['tokens'],r)); sys.exit(not r<=1e-5)" "$c" "$p" \
     && pass "char-level eval matches PyTorch" || fail "char-level eval: C $c vs PyTorch $p"
+# a char model's perplexity per word (issue 48: "word ppl 3.126e+07" looked like a bug): the per-token ppl raised
+# to the tokens per word of the split (tinyshakespeare valid: 12,316 words, counted by hand in Python), shown
+# beside a uniform guess over the 65 characters raised the same
+$PY -c "
+import json,math,sys; c=json.loads(sys.argv[1]); tpw=c['tokens']/c['words']
+assert c['words']==12316 and abs(c['tokens_per_word']-tpw)<1e-6, c
+assert abs(c['word_ppl']-c['ppl']**tpw)<=1e-5*c['word_ppl'], c" "$c" \
+    && pass "char eval: word_ppl = ppl ^ tokens_per_word over 12,316 words" || fail "char word ppl: $c"
+"$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus tinyshakespeare 2>/dev/null | grep -Eq \
+    "per word: 12316 words  word ppl [0-9.e+]+ = ppl [0-9.]+ \^ 4\.527 tokens per word \(a uniform guess over 65 tokens: 1\.611e\+08" \
+    && pass "char eval text: the word ppl says what it is (ppl ^ 4.527 characters per word, uniform 1.611e+08)" \
+    || fail "char eval text: $("$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus tinyshakespeare 2>&1)"
 
 echo "train: the paper's BERT WordPiece vocabulary"
 expect 0 "train with --tokenizer wordpiece" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --out "$tmp/wp" --steps 4 --batch 4 --seq-len 16 --eval-every 0
@@ -326,9 +338,16 @@ want="cannot open $tmp/none.safetensors"; expect 1 "eval of a missing checkpoint
 "$GF" init --model grassmann-tiny --out "$tmp/init.safetensors" >/dev/null
 want="vocabulary does not match the checkpoint"; expect 1 "eval with a vocabulary that does not fit the checkpoint" "$GF" eval --ckpt "$tmp/init.safetensors" --corpus "$tmp/wt"
 want="has no tokenizer"; expect 1 "generate from a checkpoint without a tokenizer" "$GF" generate --ckpt "$tmp/init.safetensors"
+grep -q "HINT: a program that trains through the library stores one in every checkpoint with gf_train_opts.tokenizer_json" "$tmp/err" \
+    && pass "... with a HINT saying how a program stores one" || fail "no tokenizer, no hint: $(cat "$tmp/err")"
 want=; expect 0 "eval a character model on a corpus with unseen characters: scored" "$GF" eval --ckpt "$tmp/c1/last.safetensors" --corpus "$tmp/wt"
 grep -Eq "^  unknown characters: [1-9][0-9]* of [0-9]+ \(.*\) are outside the vocabulary: skipped" "$tmp/out" \
     && pass "... saying how many characters it skipped (tests/honest.sh checks the counts)" || fail "eval with unseen characters: $(cat "$tmp/out")"
+# the paper's command cut to a budget (issue 48): --steps silently overrode --epochs
+want="--epochs 30 and --steps 50: give one; --steps N is the run's length in optimizer steps and would override --epochs"
+expect 2 "train --epochs 30 --steps 50: refused" "$GF" train --model grassmann-tiny --corpus "$tmp/wt" --epochs 30 --steps 50 --out "$tmp/es"
+grep -q "HINT: drop --epochs to train 50 steps, or drop --steps to train 30 whole epochs" "$tmp/err" && [ ! -e "$tmp/es" ] \
+    && pass "... with a HINT naming both fixes, nothing written" || fail "--epochs with --steps: $(cat "$tmp/err")"
 want="--split must be"; expect 2 "bad --split" "$GF" eval --ckpt "$tmp/w1/best.safetensors" --corpus "$tmp/wt" --split validation
 { printf 'abc\xff\xfedef\n'; for i in $(seq 60); do echo "line $i"; done; } >"$tmp/bad-utf8.txt"
 want="invalid UTF-8 at byte 3"; expect 1 "invalid UTF-8 in a character corpus" "$GF" data stats --corpus "$tmp/bad-utf8.txt"

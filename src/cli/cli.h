@@ -100,14 +100,10 @@ enum { OPT_MODEL = 1000, OPT_CONFIG, OPT_VOCAB, OPT_SET, OPT_JSON, OPT_HELP_DUMM
 #define CLI_MODEL_LONGOPTS                                                                                 \
     {"model", required_argument, 0, OPT_MODEL}, {"config", required_argument, 0, OPT_CONFIG},              \
         {"vocab", required_argument, 0, OPT_VOCAB}, {"set", required_argument, 0, OPT_SET}
-#define CLI_MODEL_HELP                                                                                     \
-    "  --model PRESET      a built-in model (grassmann-6L, transformer-6L, grassmann-12L, transformer-12L,\n" \
-    "                      grassmann-small, transformer-small, grassmann-tiny, transformer-tiny, hybrid-tiny)\n"                              \
-    "  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n" \
-    "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"       \
-    "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"           \
-    "                      --set offsets=1,2,4 (every layer of every stack) --set mixers=g,g,a,g,g,g\n"   \
-    "                      --set layers.2.rank=8 (a list, one value per layer: the first stack's)\n"     \
-    "                      (a mixer's keys: grassflow info --mixers)\n"
+/* The model options' help (--model lists every preset of the registry: gf_preset_names, one source). */
+void cli_model_help(void);
+/* Every preset's name, comma-separated, wrapped to lines that start with indent and stay within 100
+ * columns (the first line starts at column first). */
+void cli_print_presets(const char *indent, int first);
 
 #endif

@@ -269,3 +269,24 @@ int cli_set_weights(gf_model *m, gf_weights w, const char *what) {
     if (gf_model_set_weights(m, w)) return cli_error("%s: --weights %s: %s", what, gf_weights_name(w), gf_last_error());
     return EXIT_OK;
 }
+
+void cli_print_presets(const char *indent, int first) {
+    int col = first;
+    for (const char *const *p = gf_preset_names(); *p; p++) {
+        const int w = (int)strlen(*p) + 1; /* the name and its comma */
+        if (p != gf_preset_names()) col += col + 1 + w > 100 ? printf("\n%s", indent) - 1 - col : printf(" ");
+        col += printf("%s%s", *p, p[1] ? "," : "");
+    }
+}
+
+void cli_model_help(void) {
+    printf("  --model PRESET      a built-in model (grassflow info --presets: sizes and layers):\n"
+           "                      ");
+    cli_print_presets("                      ", 22);
+    printf("\n  --config FILE       a JSON config instead (keys: docs/model.md; \"base\": PRESET to start from one)\n"
+           "  --vocab N           set vocab_size (default: the preset's, 30522 for the paper-sized ones)\n"
+           "  --set KEY=VALUE     override any config key, repeatable: --set norm=post --set rank=16\n"
+           "                      --set offsets=1,2,4 (every layer of every stack) --set mixers=g,g,a,g,g,g\n"
+           "                      --set layers.2.rank=8 (a list, one value per layer: the first stack's)\n"
+           "                      (a mixer's keys: grassflow info --mixers)\n");
+}

@@ -25,11 +25,17 @@ static void compare_help(void) {
            "summary.json, summary.tsv and summary.md after each model, and every run's curves as curves.svg at\n"
            "the end (grassflow plot).\n\n"
            "Run the same command again to continue: models that finished are read back, a stopped one continues\n"
-           "bit for bit from its state, new models and seeds start. A different recipe is refused, naming what\n"
-           "differs (--force starts over; or another --out). Ctrl-C (SIGINT, SIGTERM) finishes the step, saves\n"
-           "the state, prints the command that resumes, and exits with 128 + the signal.\n\n"
+           "bit for bit from its state, new models and seeds start. Run again with a larger --steps (or --epochs),\n"
+           "every run goes on from its state to the new total, as train --resume DIR --steps N does (the learning\n"
+           "rate goes on from where it stands and falls to --min-lr at the new last step). Another recipe is\n"
+           "refused, naming what differs (--force starts over; or another --out). Ctrl-C (SIGINT, SIGTERM)\n"
+           "finishes the step, saves the state, prints the command that resumes, and exits with 128 + the signal.\n\n"
            "  --models LIST       comma-separated presets (or config files ending in .json); with\n"
-           "                      --backbone, head files (configs/*/head-*.json: head stacks grassflow ships)\n"
+           "                      --backbone, head files (configs/*/head-*.json: head stacks grassflow ships).\n"
+           "                      The presets (grassflow info --presets: sizes and layers):\n"
+           "                      ");
+    cli_print_presets("                      ", 22);
+    printf("\n"
            "  --reference MODEL   the model the gaps are measured against (default: the last one listed,\n"
            "                      transformer-6L in --models grassmann-6L,transformer-6L)\n"
            "  --seeds LIST        train each model once per seed (instead of --seed); the table shows the mean\n"
@@ -116,6 +122,7 @@ static int check_flags(cmp_job *j, cmp_args *a) {
         return cli_usage_error("compare", "--no-feature-cache goes with --freeze-backbone");
     if (a->seeds && cli_given_has(&a->given, "seed"))
         return cli_usage_error("compare", "--seed and --seeds: give one (--seeds trains each model once per seed)");
+    j->warmup_given = cli_given_has(&a->given, "warmup");
     if (j->resume && r->o.overwrite)
         return cli_usage_error("compare", "--resume continues the compare in --out, --force starts it over: give one");
     return EXIT_OK;
@@ -175,11 +182,11 @@ static int prepare(cmp_job *j, cmp_args *a) {
 }
 
 /* The first difference between the trainer's recipe a state was saved with and this compare's for run u
- * (its seed), or NULL. */
-static const char *recipe_differs(const gf_train_opts *a, const gf_train_opts *b, uint64_t seed) {
+ * (its seed), or NULL; extend: the total may differ (the run goes on to this compare's). */
+static const char *recipe_differs(const gf_train_opts *a, const gf_train_opts *b, uint64_t seed, bool extend) {
     if (a->batch != b->batch) return "batch";
     if (a->accum != b->accum) return "accum";
-    if (a->steps != b->steps || a->epochs != b->epochs) return "steps (or epochs)";
+    if (!extend && (a->steps != b->steps || a->epochs != b->epochs)) return "steps (or epochs)";
     if (a->warmup != b->warmup) return "warmup";
     if (a->eval_every != b->eval_every) return "eval_every";
     if (a->lr != b->lr || a->min_lr != b->min_lr) return "lr (or min_lr)";
@@ -203,7 +210,7 @@ static int state_is_ours(const cmp_job *j, const cmp_model *m, const cmp_run *u)
                        : NULL;
     if (!what && (t->task != j->r.t.task || strcmp(t->corpus, j->r.t.corpus))) what = "task or corpus";
     if (!what && strcmp(t->tokenizer, j->r.t.tokenizer)) what = "tokenizer";
-    if (!what) what = recipe_differs(&info.train, &j->r.o, u->seed);
+    if (!what) what = recipe_differs(&info.train, &j->r.o, u->seed, j->extend);
     char model[sizeof t->model];
     snprintf(model, sizeof model, "%s", t->model);
     gf_run_info_free(&info);
@@ -237,6 +244,10 @@ static int train_one(cmp_job *j, int i, int k) {
     ri.head = j->r.backbone ? m->name : NULL;
     ri.o.seed = u->seed;
     ri.resume_hint = j->resume_cmd;
+    if (j->extend) { /* continued to the new total, as train --resume DIR --steps N (or --epochs N) */
+        ri.resume_steps = j->r.o.steps;
+        ri.resume_epochs = j->r.o.steps ? 0 : j->r.o.epochs;
+    }
     memcpy(ri.o.out_dir, u->dir, sizeof ri.o.out_dir); /* the same size: GF_PATH_MAX */
     /* started before: continued from its state, or (killed before it saved one) started again; else new, a
      * run from before a --force replaced */

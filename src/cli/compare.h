@@ -36,6 +36,9 @@ typedef struct {
     cli_model_opts sets;     /* every --set as given: KEY=VALUE and MODEL:KEY=VALUE */
     const char *out, *reference;
     bool json, resume;
+    bool warmup_given;       /* --warmup given: else a rerun keeps the earlier compare's warmup */
+    bool extend;             /* a rerun with a larger --steps or --epochs than the earlier compare's: every run
+                              * goes on from its state to the new total (as train --resume --steps N) */
     char list[1024];         /* --models, cut at the commas */
     int n, ref, n_seeds;
     uint64_t seeds[MAX_SEEDS];

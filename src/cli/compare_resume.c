@@ -26,7 +26,33 @@ static int differs(const cmp_job *j, const char *what, const cJSON *was, const c
                      "recipes" START_OVER, j->out, what, json_text(was, a, sizeof a), json_text(now, b, sizeof b));
 }
 
-/* Every key of the recipe (but the machine's facts) as it was: the first that differs is named. */
+static double num(const cJSON *o, const char *key);
+
+/* The earlier compare's length (steps, epochs) and warmup against this one's: a warmup not given is the
+ * earlier's (a default that depends on --steps must not make a rerun another recipe); a larger total extends
+ * every run (j->extend), a smaller one is refused. */
+static int budget_from_earlier(cmp_job *j, const cJSON *was) {
+    gf_train_opts *o = &j->r.o;
+    const double ws = num(was, "steps"), we = num(was, "epochs"), ww = num(was, "warmup");
+    if (!j->warmup_given && ww >= 0 && ww <= (double)(1LL << 52)) o->warmup = (int64_t)ww;
+    if (!(ws >= 0 && we >= 0) || (ws == (double)o->steps && we == (double)o->epochs)) return EXIT_OK;
+    const bool cut = o->steps > 0 ? ws > 0 && (double)o->steps < ws : ws == 0 && (double)o->epochs < we;
+    if (cut)
+        return cli_error("--out %s holds a compare of %.0f %s; this one asks for %lld: a compare is extended, never "
+                         "cut back\nHINT: --%s %.0f or more to go on (every run continues from its state), --force to "
+                         "start over, or another --out", j->out, ws > 0 ? ws : we, ws > 0 ? "steps" : "epochs",
+                         (long long)(o->steps > 0 ? o->steps : o->epochs), ws > 0 ? "steps" : "epochs", ws > 0 ? ws : we);
+    j->extend = true;
+    if (gf_dist_rank() == 0)
+        fprintf(stderr, "grassflow compare: extending the compare in %s from %.0f to %lld %s: every run goes on from "
+                "its state, as train --resume DIR --%s N does\n", j->out, ws > 0 ? ws : we,
+                (long long)(o->steps > 0 ? o->steps : o->epochs), o->steps > 0 ? "steps" : "epochs",
+                o->steps > 0 ? "steps" : "epochs");
+    return EXIT_OK;
+}
+
+/* Every key of the recipe (but the machine's facts) as it was: the first that differs is named (the length,
+ * steps and epochs, not when the compare is extended). */
 static int same_recipe(const cmp_job *j, const cJSON *was) {
     cJSON *now = cmp_recipe_json(j);
     if (!now) return cli_error("out of memory reading the earlier compare");
@@ -42,6 +68,7 @@ static int same_recipe(const cmp_job *j, const cJSON *was) {
             const cJSON *other = cJSON_GetObjectItemCaseSensitive(pass ? now : was, it->string);
             char a[512], b[512];
             if (rc || cmp_fact_key(it->string)) continue;
+            if (j->extend && (!strcmp(it->string, "steps") || !strcmp(it->string, "epochs"))) continue;
             if (!other || strcmp(json_text(it, a, sizeof a), json_text(other, b, sizeof b))) {
                 char what[300];
                 snprintf(what, sizeof what, "recipe key \"%s\"", it->string);
@@ -212,10 +239,14 @@ int cmp_read_earlier(cmp_job *j) {
     cJSON *summary = cJSON_Parse((const char *)text);
     free(text);
     const cJSON *recipe = cJSON_GetObjectItemCaseSensitive(summary, "recipe");
-    int rc = cJSON_IsObject(recipe) ? same_recipe(j, recipe)
+    int rc = cJSON_IsObject(recipe) ? budget_from_earlier(j, recipe)
                                     : cli_error("%s: not a grassflow compare summary (no \"recipe\" object)" START_OVER,
                                                 path);
+    if (!rc) rc = same_recipe(j, recipe);
     if (!rc) rc = read_runs(j, summary);
+    for (int i = 0; !rc && j->extend && i < j->n; i++) /* finished runs go on to the new total */
+        for (int k = 0; k < j->n_seeds; k++)
+            if (j->m[i].runs[k].status == CMP_DONE) j->m[i].runs[k].status = CMP_STOPPED;
     if (!rc) rc = rescore_done(j);
     cJSON_Delete(summary);
     return rc;

@@ -19,7 +19,9 @@ static void help(void) {
            "held (docs/model.md): a word or WordPiece model's out-of-vocabulary rate (\"oov_tokens\", \"oov_rate\");\n"
            "a char model's characters it never saw, skipped and left out of the perplexity (\"skipped_chars\",\n"
            "\"skipped_rate\"); a subword model's perplexity per word (\"word_ppl\": the total loss over the\n"
-           "split's words, as the word tokenizer counts them). A task scored by accuracy:\n"
+           "split's words, as the word tokenizer counts them: the per-token ppl raised to \"tokens_per_word\", so\n"
+           "a char model's is in the millions until it has learned; the text shows a uniform guess beside it).\n"
+           "A task scored by accuracy:\n"
            "accuracy, per-class precision and recall, the confusion matrix and the mean loss (--json: {\"split\"\n"
            "(null for one file), \"pairs\", \"accuracy\", \"loss\", \"per_class\", \"confusion\"}; the count is\n"
            "named as the task counts). A number that is not finite prints as null.\n\n"
@@ -205,11 +207,13 @@ typedef struct {
 
 /* The counts as JSON members: words, the perplexity per word (not word-level), then the ids for unknown text
  * (word, wordpiece) or the skipped characters (char). */
-static void json_counts(const text_report *r, double total) {
+static void json_counts(const text_report *r, double total, int64_t predicted) {
     const gf_text_counts *c = &r->c;
     printf(", \"words\": %lld", (long long)c->words);
     if (r->kind != GF_TOK_WORD)
-        printf(", \"word_ppl\": %s", gf_json_num(c->words ? exp(total / (double)c->words) : NAN, 'g', 9).s);
+        printf(", \"word_ppl\": %s, \"tokens_per_word\": %s",
+               gf_json_num(c->words ? exp(total / (double)c->words) : NAN, 'g', 9).s,
+               gf_json_num(c->words ? (double)predicted / (double)c->words : NAN, 'g', 9).s);
     if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
         printf(", \"oov_tokens\": %lld, \"oov_rate\": %s", (long long)c->unknown,
                gf_json_num(c->tokens ? (double)c->unknown / (double)c->tokens : NAN, 'g', 9).s);
@@ -218,13 +222,30 @@ static void json_counts(const text_report *r, double total) {
                gf_json_num((double)c->skipped / (double)(c->tokens + c->skipped), 'g', 9).s);
 }
 
-/* The same as lines under the perplexity. */
-static void text_counts(const text_report *r, double total) {
+/* The perplexity per word of a subword model, with what makes it readable: exp(total / words) is the
+ * per-token perplexity raised to the tokens per word (a char model's 30 per character is millions per word),
+ * beside a uniform guess over the vocabulary raised the same. */
+static void word_line(const text_report *r, double total, int64_t predicted, int64_t vocab) {
     const gf_text_counts *c = &r->c;
-    char pb[32];
-    if (r->kind != GF_TOK_WORD)
-        printf("  per word: %lld words  word ppl %s (the split's total loss / its words, docs/model.md)\n",
-               (long long)c->words, c->words ? cli_ppl(pb, sizeof pb, exp(total / (double)c->words), 3) : "n/a");
+    char pb[32], tb[32], ub[32];
+    if (!c->words || !predicted) {
+        printf("  per word: %lld words  word ppl n/a (no word or no predicted token)\n", (long long)c->words);
+        return;
+    }
+    const double per = (double)predicted / (double)c->words; /* predicted tokens per word */
+    printf("  per word: %lld words  word ppl %s = ppl %s ^ %.3f tokens per word (a uniform guess over %lld tokens: "
+           "%s; the split's total loss / its words, docs/model.md)\n", (long long)c->words,
+           cli_ppl(pb, sizeof pb, exp(total / (double)c->words), 3), cli_ppl(tb, sizeof tb, exp(total / (double)predicted), 3),
+           per, (long long)vocab, cli_ppl(ub, sizeof ub, pow((double)vocab, per), 3));
+    if (r->kind == GF_TOK_CHAR && c->skipped)
+        printf("  (the word ppl leaves out the loss of the %lld skipped characters below: lower than it would be)\n",
+               (long long)c->skipped);
+}
+
+/* The same as lines under the perplexity. */
+static void text_counts(const text_report *r, double total, int64_t predicted, int64_t vocab) {
+    const gf_text_counts *c = &r->c;
+    if (r->kind != GF_TOK_WORD) word_line(r, total, predicted, vocab);
     if (r->kind == GF_TOK_WORD || r->kind == GF_TOK_WORDPIECE)
         printf("  out of vocabulary: %lld of %lld tokens (%.2f%%) are %s for %s\n", (long long)c->unknown,
                (long long)c->tokens, c->tokens ? 100.0 * (double)c->unknown / (double)c->tokens : 0.0,
@@ -256,13 +277,13 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
     if (a->json) {
         printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s", a->split, (long long)k,
                gf_json_num(loss, 'g', 9).s, gf_json_num(exp(loss), 'g', 9).s); /* not finite: null */
-        if (r->have) json_counts(r, total);
+        if (r->have) json_counts(r, total, k);
         printf("}\n");
     } else {
         char pb[32];
         printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)k, loss,
                cli_ppl(pb, sizeof pb, exp(loss), 3));
-        if (r->have) text_counts(r, total);
+        if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
     return EXIT_OK;

@@ -117,6 +117,14 @@ static int generate(gen_ctx *g, const gf_tokenizer *tok, const char *prompt, id_
     return rc;
 }
 
+/* A checkpoint without a tokenizer (grassflow init's, or a program's that stored none): text cannot be encoded. */
+static int no_tokenizer(const char *ckpt) {
+    return cli_error("%s has no tokenizer (it was not made by grassflow train), so text cannot be encoded\nHINT: a "
+                     "program that trains through the library stores one in every checkpoint with "
+                     "gf_train_opts.tokenizer_json = gf_tokenizer_to_json(tok) (examples/train.c does); grassflow "
+                     "train stores its own; grassflow eval --tokenizer T scores a checkpoint without one", ckpt);
+}
+
 int cmd_generate(int argc, char **argv) {
     static const struct option longopts[] = {{"ckpt", 1, 0, 'c'},  {"prompt", 1, 0, 'p'}, {"tokens", 1, 0, 'n'},
                                              {"temperature", 1, 0, 'T'}, {"top-k", 1, 0, 'k'}, {"top-p", 1, 0, 'P'},
@@ -171,7 +179,7 @@ int cmd_generate(int argc, char **argv) {
     }
     if (!tok) {
         gf_model_free(m);
-        return cli_error("%s has no tokenizer (it was not made by grassflow train), so text cannot be encoded", ckpt);
+        return no_tokenizer(ckpt);
     }
     id_list ids = {0};
     gen_ctx g = {.m = m};

@@ -15,9 +15,9 @@ static void help(void) {
            "       grassflow info --ckpt FILE [--json]\n"
            "       grassflow info --mixers | --tasks | --presets\n\n"
            "Print the config and the parameter count of a model; with --ckpt, what a checkpoint holds: its\n"
-           "config, task, parameters, tokenizer, training recipe and training state (step, validation loss).\n\n"
-           CLI_MODEL_HELP
-           "  --ckpt FILE         a checkpoint (best.safetensors, last.safetensors, a run's state.safetensors,\n"
+           "config, task, parameters, tokenizer, training recipe and training state (step, validation loss).\n\n");
+    cli_model_help();
+    printf("  --ckpt FILE         a checkpoint (best.safetensors, last.safetensors, a run's state.safetensors,\n"
            "                      grassflow init's files), checked as eval would load it\n"
            "  --json              one JSON object: {\"config\": {...}, \"params\": N}\n"
            "  --tensors           also list every tensor with its shape\n"

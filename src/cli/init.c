@@ -8,8 +8,9 @@
 static void help(void) {
     printf("usage: grassflow init (--model PRESET | --config FILE) [--vocab N] [--set KEY=VALUE]... \\\n"
            "                      [--seed S] --out FILE.safetensors\n\n"
-           "Write a model initialised with N(0, 0.02) weights, zero biases and unit LayerNorms.\n\n" CLI_MODEL_HELP
-           "  --seed S            initialisation seed (default 1234); the same seed gives the same file\n"
+           "Write a model initialised with N(0, 0.02) weights, zero biases and unit LayerNorms.\n\n");
+    cli_model_help();
+    printf("  --seed S            initialisation seed (default 1234); the same seed gives the same file\n"
            "  --out FILE          where to write the checkpoint (atomically; an existing file only with --force)\n"
            "  --force             replace an existing --out file\n");
 }

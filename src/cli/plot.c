@@ -652,9 +652,11 @@ int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli
 static void help(void) {
     printf("usage: grassflow plot RUN_DIR... [--out FILE.svg [--force]] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
            "Draw the training and validation curves of one or more runs (each RUN_DIR/metrics.jsonl, the --out of\n"
-           "train) into one SVG, one colour per run, the legend naming each run by its folder: training curves\n"
-           "solid, validation curves dashed with a dot at each evaluation; a curve that one drawn after it follows\n"
-           "closely (within 1.5 pixels at a quarter of its points) is drawn wider, to show around it.\n\n"
+           "train; the --out of compare stands for every run its summary.json lists that has logged a step, each\n"
+           "seed its own curve, at most %d runs) into one SVG, one colour per run, the legend naming each run by its\n"
+           "folder: training curves solid, validation curves dashed with a dot at each evaluation; a curve that one\n"
+           "drawn after it follows closely (within 1.5 pixels at a quarter of its points) is drawn wider, to show\n"
+           "around it.\n\n"
            "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory). An\n"
            "                      existing SVG is replaced; another file only with --force; a run's metrics.jsonl,\n"
            "                      a device node or a FIFO never\n"
@@ -666,7 +668,7 @@ static void help(void) {
            "  --metric LIST       the panels, top to bottom: loss (training and validation loss), ppl (their\n"
            "                      exponential), accuracy (validation accuracy of a classifier); default loss, and\n"
            "                      accuracy below it when a run is a classifier. Loss and ppl use a log scale\n"
-           "                      when they span a factor of 3 or more\n");
+           "                      when they span a factor of 3 or more\n", MAX_RUNS);
 }
 
 int cmd_plot(int argc, char **argv) {
@@ -684,8 +686,15 @@ int cmd_plot(int argc, char **argv) {
         else if (opt == 'h') return help(), EXIT_OK;
         else return cli_usage_error("plot", "unknown option");
     }
-    if (optind >= argc) return cli_usage_error("plot", "expected one or more run folders (the --out of train)");
-    int rc = cli_plot_runs((const char *const *)argv + optind, argc - optind, out, &o);
+    if (optind >= argc)
+        return cli_usage_error("plot", "expected one or more run folders (the --out of train) or compare folders");
+    char (*dirs)[GF_PATH_MAX] = malloc(MAX_RUNS * sizeof *dirs);
+    const char *names[MAX_RUNS];
+    int n = 0, rc = dirs ? cli_plot_expand((const char *const *)argv + optind, argc - optind, dirs, &n, MAX_RUNS)
+                         : cli_error("out of memory");
+    for (int i = 0; i < n; i++) names[i] = dirs[i];
+    if (!rc) rc = cli_plot_runs(names, n, out, &o);
     if (!rc) printf("wrote %s\n", out);
+    free(dirs);
     return rc;
 }

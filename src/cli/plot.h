@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include "cli.h"
+
 enum { CLI_PLOT_MAX_RUNS = 24 }; /* the runs one plot holds (a legend line and a colour each) */
 
 typedef struct cli_plot_opts {
@@ -21,5 +23,10 @@ typedef struct cli_plot_opts {
  * EXIT_OK, EXIT_USAGE (a bad option value) or EXIT_RUNTIME (a folder without metrics, a corrupt line, a
  * write that failed), the message printed. */
 int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli_plot_opts *o);
+
+/* The run folders of the plot's arguments into out[0..*n) (cap at most): a run folder as given; a compare folder
+ * (summary.json, no metrics.jsonl) as every run its summary lists that has logged a step, model by model,
+ * each seed its own. EXIT_OK, or an exit code after printing the error. */
+int cli_plot_expand(const char *const *args, int n_args, char (*out)[GF_PATH_MAX], int *n, int cap);
 
 #endif

@@ -117,7 +117,22 @@ static int vocab_set(const gf_task_ops *task, const cli_model_opts *mo, const ch
     return EXIT_OK;
 }
 
+/* --steps and --epochs both given to a new run: refused (--steps would override --epochs, silently). Without
+ * --warmup, a run of --steps N < 1000 warms up for N / 10 steps instead of 100, which would be most of it (the
+ * recipe records the number; a resumed run keeps its own). */
+static int budget_flags(recipe *r, const cli_given *given, const char *cmd) {
+    if (cli_given_has(given, "steps") && cli_given_has(given, "epochs"))
+        return cli_usage_error(cmd, "--epochs %lld and --steps %lld: give one; --steps N is the run's length in "
+                               "optimizer steps and would override --epochs\nHINT: drop --epochs to train %lld "
+                               "steps, or drop --steps to train %lld whole epochs", (long long)r->o.epochs,
+                               (long long)r->o.steps, (long long)r->o.steps, (long long)r->o.epochs);
+    if (!cli_given_has(given, "warmup") && r->o.steps > 0 && r->o.steps < 1000) r->o.warmup = r->o.steps / 10;
+    return EXIT_OK;
+}
+
 int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, const char *cmd) {
+    int brc = budget_flags(r, given, cmd);
+    if (brc) return brc;
     gf_task_recipe t = r->t; /* the data flags given, on the task chosen */
     if (gf_task_recipe_init(&r->t, r->task[0] ? r->task : gf_task_at(0)->name))
         return cli_usage_error(cmd, "--task %s", gf_last_error());

@@ -26,17 +26,19 @@
     "  --no-feature-cache  with --freeze-backbone: run the backbone at every step instead\n"
 #define RECIPE_HELP_TRAIN                                                                                  \
     "  --epochs N          epochs (default 1), or\n"                                                      \
-    "  --steps N           optimizer steps (overrides --epochs)\n"                                        \
+    "  --steps N           optimizer steps instead (both: refused)\n"                                     \
     "  --batch B           examples per micro-batch (default 32)\n"                                       \
     "  --accum K           micro-batches per optimizer step (default 1)\n"                                \
     "  --lr X              peak learning rate (default 6e-4)\n"                                           \
     "  --min-lr X          final learning rate of the cosine decay (default 6e-5)\n"                      \
-    "  --warmup N          linear warmup steps (default 100; one longer than the run is warned about)\n" \
+    "  --warmup N          linear warmup steps (default 100; with --steps S below 1000, S / 10; one longer\n" \
+    "                      than the run is warned about; the recipe records the number)\n"              \
     "  --wd X              AdamW weight decay on matrices, not on biases/LayerNorm/embeddings (default 0.01)\n" \
     "  --beta1 X, --beta2 X, --eps X   AdamW (defaults 0.9, 0.95, 1e-8)\n"                                \
     "  --clip X            clip the global gradient norm (default 1.0; 0 = off)\n"                        \
     "  --dropout P         dropout probability (default: the model config's)\n"                          \
-    "  --eval-every N      evaluate on the validation split every N steps (default 500, and at the end)\n" \
+    "  --eval-every N      evaluate on the whole validation split every N steps (default 500, and at the\n" \
+    "                      end: a run of fewer steps is evaluated once, at its end)\n"                 \
     "  --log-every N       progress/metrics every N steps (default 10)\n"                                 \
     "  --seed S            seed of initialisation, data order and dropout (default 1234)\n"               \
     "  --on-nonfinite A    a NaN/Inf loss or gradient: stop (default; checkpoints stay at the last good\n"  \

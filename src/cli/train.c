@@ -14,7 +14,9 @@ static void train_help(void) {
            "       grassflow train --resume DIR [--steps N | --epochs N] [--stop-at STEP] [--accept-changed-data]\n\n"
            "Train a model on a task. Writes DIR/last.safetensors, DIR/best.safetensors (best validation loss),\n"
            "DIR/state.safetensors (weights, AdamW moments, step: what --resume needs) and DIR/metrics.jsonl.\n"
-           "Progress goes to stderr; the final summary to stdout.\n\n" CLI_MODEL_HELP RECIPE_HELP
+           "Progress goes to stderr; the final summary to stdout.\n\n");
+    cli_model_help();
+    printf(RECIPE_HELP
            "  --out DIR           output directory (created if missing)\n"
            "  --save-every N      also keep the model every N steps as DIR/step-NNNNNN.safetensors (each a\n"
            "                      checkpoint like last.safetensors; default 0: none)\n"
