@@ -12,7 +12,7 @@
 #                                      (its per-mixer parts), e.g. --only window --out /tmp/b
 #   options: --mixers FILE (another list, as bench/mixers.conf), --only-mixers (only the per-mixer parts),
 #            --out DIR (where results.jsonl, README.md and the plots go). Only the full default run writes
-#            the tracked docs/bench/ (and the README's table); any other run without --out writes a new
+#            the tracked docs/bench/ (and docs/performance.md's table); any other run without --out writes a new
 #            folder under /tmp, kept and named at the end, and --out docs/bench is refused for it
 set -euo pipefail
 cd "$(dirname "$0")/.."
