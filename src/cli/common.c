@@ -12,11 +12,25 @@
 #include <unistd.h>
 
 
+/* The message of fmt to stderr with its control bytes and bytes that are not UTF-8 shown as \xNN
+ * (gf_print_lines): a name that reached it unescaped (gf_show_name) cannot send the terminal an escape
+ * sequence. */
+static void print_message(const char *fmt, va_list ap) {
+    char small[4096], *msg = small;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    gf_print_lines(stderr, msg ? msg : small);
+    if (msg != small) free(msg);
+}
+
 int cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("grassflow: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    print_message(fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
     return EXIT_RUNTIME;

@@ -143,7 +143,7 @@ int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, co
 
 typedef struct {
     int tty;
-    const char *label;
+    char label[1024];   /* the run's name as shown (gf_escape_name: a config's or folder's name is the user's) */
     const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
     const char *resume_hint; /* recipe.resume_hint */
     int64_t events;     /* step and evaluation events of this session: an early stop follows an evaluation, so
@@ -157,13 +157,22 @@ void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* "resume with: " and the command: the recipe's hint (compare's, shell-quoted; its control bytes shown as \xNN)
+ * or grassflow train --resume and the run folder (escaped), then a newline. */
+static void resume_with(const progress *p, const gf_train_event *e) {
+    fputs("resume with: ", stderr);
+    if (p->resume_hint) gf_print_lines(stderr, p->resume_hint);
+    else fprintf(stderr, "grassflow train --resume %s", gf_show_name(e->path));
+    fputc('\n', stderr);
+}
+
 /* The run stopped early (patience), now or, on a resume that trained nothing, before. */
 static void early_stop(const progress *p, const gf_train_event *e) {
     fprintf(stderr, "%s%s %s early after step %lld of %lld: %s; %sthe run is finished (best.safetensors holds its "
             "best); to train on anyway, give it a new total above %lld: grassflow train --resume %s --steps N (N > "
             "%lld)\n", p->tty ? "\n" : "", p->label, p->events ? "stopped" : "had stopped", (long long)e->step,
             (long long)e->total_steps, e->what, p->events ? "" : "nothing was trained: ", (long long)e->total_steps,
-            e->path, (long long)e->total_steps);
+            gf_show_name(e->path), (long long)e->total_steps);
 }
 
 static void on_event(const gf_train_event *e, void *ctx) {
@@ -198,14 +207,13 @@ static void on_event(const gf_train_event *e, void *ctx) {
         break;
     }
     case GF_EV_STOPPED:
-        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: %s%s\n", p->label, (long long)e->step,
-                (long long)e->total_steps, p->resume_hint ? p->resume_hint : "grassflow train --resume ",
-                p->resume_hint ? "" : e->path);
+        fprintf(stderr, "%s stopped after step %lld of %lld; ", p->label, (long long)e->step, (long long)e->total_steps);
+        resume_with(p, e);
         break;
     case GF_EV_INTERRUPTED:
-        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; resume with: "
-                "%s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps,
-                p->resume_hint ? p->resume_hint : "grassflow train --resume ", p->resume_hint ? "" : e->path);
+        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; ", p->tty ? "\n" : "",
+                p->label, (long long)e->step, (long long)e->total_steps);
+        resume_with(p, e);
         break;
     case GF_EV_EARLY_STOP: early_stop(p, e); break;
     case GF_EV_SKIPPED:
@@ -423,8 +431,9 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     }
     task->describe(data, what, sizeof what);
     if (gf_dist_rank() == 0) /* a data-parallel job says it once */
-        fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s%s\n", label, r->t.model,
-                (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
+        fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s%s\n", gf_show_name(label),
+                gf_show_name(r->t.model), (long long)gf_model_num_params(m), gf_show_name(r->t.corpus), what,
+                (long long)gf_steps_per_epoch(&r->o, train),
                 resume ? "resuming" : r->init_from ? "from the weights of --init-from" : "from scratch",
                 gf_dist_size() > 1 ? cli_ranks_note(gf_dist_size(), r->o.batch) : "");
     /* set after the recipe is final: resuming reads it from the state, which knows neither */
@@ -432,7 +441,8 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     r->o.made_from_json = made_from;
     r->o.interrupt = &g_signal;
     cli_test_hooks_install(&r->o);
-    progress p = {.tty = isatty(2), .label = label, .unit = task->unit, .resume_hint = r->resume_hint};
+    progress p = {.tty = isatty(2), .unit = task->unit, .resume_hint = r->resume_hint};
+    if (gf_escape_name(p.label, sizeof p.label - 3, label) >= sizeof p.label - 3) strcat(p.label, "...");
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
     if (trc == GF_TRAIN_INTERRUPTED) { /* in a data-parallel job, perhaps by another rank's signal: agreed */
