@@ -1688,6 +1688,9 @@ int gf_print_lines(FILE *f, const char *s);
  * string's can be) becomes U+FFFD. Returns json itself when it is valid, else a malloc'd copy (json is
  * freed); NULL (json freed) when out of memory or json is NULL. */
 char *gf_json_utf8(char *json);
+/* The offset of the first byte of s that is not part of valid UTF-8 (as gf_json_utf8 reads it), or -1 when
+ * all of s is valid UTF-8. */
+int64_t gf_utf8_invalid_at(const char *s);
 
 #pragma GCC visibility pop
 

@@ -192,6 +192,10 @@ static void test_name(void **state) {
     assert_true(strlen(cut) < 1024 && strlen(cut) > 900);
     assert_string_equal(cut + strlen(cut) - 7, "\\x01...");
     free(big);
+    assert_int_equal(gf_utf8_invalid_at("runs/caf\xc3\xa9"), -1);
+    assert_int_equal(gf_utf8_invalid_at("run-\xff"), 4);
+    assert_int_equal(gf_utf8_invalid_at("ab\xc3"), 2); /* a truncated sequence */
+    assert_int_equal(gf_utf8_invalid_at(""), -1);
 }
 
 /* The escaped name read back: \\ \t \n \r \xNN \uXXXX undone. */

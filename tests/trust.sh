@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs that go wrong: NaN/Inf in training, SIGINT/SIGTERM, a full disk, two runs in one folder. Nothing
 # may be lost: the last good checkpoints stay byte-identical, and an interrupted run resumes to the same
-# weights. Names with control bytes are shown escaped.
+# weights. Names with control bytes are shown escaped; paths that are not UTF-8 are refused up front.
 #   bash tests/trust.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -319,6 +319,26 @@ printf '{"base": ' >"$tmp/$esc.json"
 want="$shown\.json: not valid JSON"; expect 1 "a config so named that is not JSON is named escaped" "$GF" train --config "$tmp/$esc.json" --corpus tinyshakespeare --out "$tmp/x"
 want="cannot open .*$shown\.safetensors"; expect 1 "a missing --ckpt so named (generate) is named escaped" "$GF" generate --ckpt "$tmp/$esc.safetensors"
 raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw checkpoint name: $(cat -A "$tmp/err" | head -c 600)"
+
+echo "trust: a path that is not UTF-8 is refused before anything is written (checkpoint headers are JSON: UTF-8)"
+bad=$(printf 'run-\377\033x')
+for flag in --out --corpus --tokenizer --config --init-from --resume; do
+    args=($R --out "$tmp/ok-$flag")
+    case $flag in
+        --out) args=($R --out "$tmp/$bad");;
+        --corpus) args=($R --corpus "$tmp/$bad.txt" --out "$tmp/ok-$flag");;
+        --tokenizer) args=($R --tokenizer "wordpiece:$tmp/$bad.txt" --out "$tmp/ok-$flag");;
+        --config) args=(--config "$tmp/$bad.json" --corpus tinyshakespeare --out "$tmp/ok-$flag");;
+        --init-from) args=(--init-from "$tmp/$bad.safetensors" --corpus tinyshakespeare --out "$tmp/ok-$flag");;
+        --resume) args=(--resume "$tmp/$bad");;
+    esac
+    want="^grassflow train: $flag .*run-\\\\xff\\\\x1bx.*: byte [0-9]+ \(0xff\) is not UTF-8; .*JSON holds UTF-8"
+    expect 2 "train $flag with a byte 0xff in the path: a usage error naming the flag and the path escaped" "$GF" train "${args[@]}"
+    grep -q "HINT: rename it" "$tmp/err" && pass "... and says to rename it" || fail "no HINT: $(head -c 300 "$tmp/err")"
+done
+[ -z "$(ls -d "$tmp"/run-* "$tmp"/ok-* 2>/dev/null)" ] && pass "... and none of them wrote a folder or a file" || fail "written: $(ls -d "$tmp"/run-* "$tmp"/ok-* | cat -A)"
+want="compare: --out .*: byte [0-9]+ \(0xff\) is not UTF-8"; expect 2 "compare --out with a byte 0xff is refused" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --seq-len 16 --steps 2 --out "$tmp/$bad"
+[ ! -e "$tmp/$bad" ] && pass "... before it made the folder" || fail "compare made $tmp/$bad"
 
 if [ $fails -ne 0 ]; then echo "trust: $fails FAILED"; exit 1; fi
 echo "trust: all passed"

@@ -55,13 +55,19 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
 #define INT(flag, lo, hi, field) rc = cli_parse_i64(cmd, flag, arg, lo, hi, &i); if (!rc) o->field = i; break
 #define FLT(flag, lo, hi, field) rc = cli_parse_f(cmd, flag, arg, lo, hi, &f); if (!rc) o->field = (float)f; break
     switch (opt) {
-    case O_CORPUS: rc = cli_copy_arg(cmd, "--corpus", arg, r->t.corpus, sizeof r->t.corpus); break;
-    case O_TOKENIZER: rc = cli_copy_arg(cmd, "--tokenizer", arg, r->t.tokenizer, sizeof r->t.tokenizer); break;
+    case O_CORPUS: /* the paths a recipe records: UTF-8 (cli_utf8_arg) */
+        rc = cli_utf8_arg(cmd, "--corpus", arg);
+        if (!rc) rc = cli_copy_arg(cmd, "--corpus", arg, r->t.corpus, sizeof r->t.corpus);
+        break;
+    case O_TOKENIZER:
+        rc = cli_utf8_arg(cmd, "--tokenizer", arg);
+        if (!rc) rc = cli_copy_arg(cmd, "--tokenizer", arg, r->t.tokenizer, sizeof r->t.tokenizer);
+        break;
     case O_TASK:
         rc = cli_task_find(arg, cmd) ? cli_copy_arg(cmd, "--task", arg, r->task, sizeof r->task) : EXIT_USAGE;
         break;
-    case O_BACKBONE: r->backbone = arg; break;
-    case O_HEAD: r->head = arg; break;
+    case O_BACKBONE: rc = cli_utf8_arg(cmd, "--backbone", r->backbone = arg); break;
+    case O_HEAD: rc = cli_utf8_arg(cmd, "--head", r->head = arg); break;
     case O_FREEZE: r->freeze_backbone = 1; break;
     case O_NOFEAT: o->feature_cache = false; break;
     case O_FORCE: o->overwrite = true; break;

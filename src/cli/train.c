@@ -110,6 +110,14 @@ static int new_run_flags(recipe *r, const cli_model_opts *mo, const cli_given *g
     return EXIT_OK;
 }
 
+/* --out, --resume, --init-from, --config: paths the recipe records, so UTF-8 (cli_utf8_arg); 0 (valid, or
+ * not one of them: the option is handled on), or a usage error's exit code. */
+static int path_option(int opt, const char *arg) {
+    const char *flag = opt == O_OUT ? "--out" : opt == O_RESUME ? "--resume" : opt == O_INITFROM ? "--init-from"
+                       : opt == OPT_CONFIG ? "--config" : NULL;
+    return flag ? cli_utf8_arg("train", flag, arg) : 0;
+}
+
 int cmd_train(int argc, char **argv) {
     static const struct option base[] = {CLI_MODEL_LONGOPTS, RECIPE_LONGOPTS, {"out", 1, 0, O_OUT},
                                          {"resume", 1, 0, O_RESUME}, {"stop-at", 1, 0, O_STOPAT},
@@ -128,7 +136,8 @@ int cmd_train(int argc, char **argv) {
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
         cli_given_note(&given, longopts, idx);
         idx = -1;
-        int h = cli_model_option(&mo, "train", opt, optarg);
+        int h = path_option(opt, optarg);
+        if (h == 0) h = cli_model_option(&mo, "train", opt, optarg);
         if (h == 0) h = recipe_option(&r, "train", longopts, opt, optarg);
         if (h == 1) continue;
         if (h > 1) return h;

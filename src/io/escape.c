@@ -173,6 +173,18 @@ void gf_json_put_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+int64_t gf_utf8_invalid_at(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    const size_t left = strlen(s);
+    for (size_t i = 0; i < left;) {
+        uint32_t cp;
+        const int n = gf_utf8_decode(p + i, left - i, &cp);
+        if (!n) return (int64_t)i;
+        i += (size_t)n;
+    }
+    return -1;
+}
+
 char *gf_json_utf8(char *json) {
     if (!json) return NULL;
     const unsigned char *p = (const unsigned char *)json;
