@@ -1675,10 +1675,25 @@ size_t gf_escape_tsv(char *dst, size_t cap, const char *s);
  * changes colours or reorders the line), then spaces up to width columns (a wide East Asian character
  * takes two, a nonspacing mark none): printf's %-20s, counted in columns instead of bytes. */
 size_t gf_escape_term(char *dst, size_t cap, const char *s, int width);
+/* A name or a path (a run folder, a config's name, a file) in a line of a message on a terminal (an error, a
+ * note, a progress line): as gf_escape_term, unpadded, and \ as \\ so the name reads back exactly. Nothing in
+ * it moves the cursor, changes colours, starts a line of its own or reorders the line. */
+size_t gf_escape_name(char *dst, size_t cap, const char *s);
+/* s as gf_escape_name escapes it, in one of 8 buffers of this thread used in turn (valid until the 8th call
+ * after; one message can show 8 names): printf("cannot open %s", gf_show_name(path)). A name that escapes to
+ * more than 1,000 bytes is cut, ending in "...". */
+const char *gf_show_name(const char *s);
+/* A whole message whose names are escaped already (its lines and HINT lines), as the last guard of a printer:
+ * as gf_escape_name, but LF, tab and \ kept. gf_print_lines writes it to f (-1 when f has failed). */
+size_t gf_escape_lines(char *dst, size_t cap, const char *s);
+int gf_print_lines(FILE *f, const char *s);
 /* A JSON text (cJSON_Print's, malloc'd) made valid UTF-8: each byte that is not part of valid UTF-8 (only a
  * string's can be) becomes U+FFFD. Returns json itself when it is valid, else a malloc'd copy (json is
  * freed); NULL (json freed) when out of memory or json is NULL. */
 char *gf_json_utf8(char *json);
+/* The offset of the first byte of s that is not part of valid UTF-8 (as gf_json_utf8 reads it), or -1 when
+ * all of s is valid UTF-8. */
+int64_t gf_utf8_invalid_at(const char *s);
 
 #pragma GCC visibility pop
 

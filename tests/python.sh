@@ -11,7 +11,8 @@
 #     (and for int8 and bf16 files of grassflow quantize, read as the values they stand for);
 #     a mixer key at the top level of a config reaches its layers as in the C engine;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
-#   - the package's checks of arguments before they cross to C, and of what outlives close();
+#   - the package's checks of arguments before they cross to C, and of what outlives close(); close() in one
+#     thread while another is inside a call on the model;
 #   - the README's Python block as one script, grassflow imported before torch and after (no hang);
 #   - OpenBLAS's kernel: left unset, the package gives OpenBLAS its fast core type as the command does.
 set -euo pipefail
@@ -183,6 +184,21 @@ while IFS= read -r line; do
 done <"$tmp/guards"
 [ "$(tail -1 "$tmp/guards")" = end ] && [ "$(grep -c '^ok ' "$tmp/guards")" -ge 33 ] \
     || fail "python_check.py guards stopped early or ran too few cases: $(grep -c '^ok ' "$tmp/guards") ok; $(tail -c 300 "$tmp/guards.err")"
+
+# close() in one thread while another is inside a C call on the same model (score, logits, hidden, encode,
+# features, predict, a generator's next token): it freed the model under the call (a crash, or under make
+# test-san a heap-use-after-free). The call now finishes first and the next one is a ValueError ("closed").
+echo "python: close() while another thread is inside a call on the model"
+$CHK threads "$tmp/transformer/last.safetensors" "$tmp/classifier/last.safetensors" >"$tmp/threads" 2>"$tmp/threads.err" || true
+while IFS= read -r line; do
+    case "$line" in
+        "ok "*) pass "${line#ok }";;
+        end) ;;
+        *) fail "$line";;
+    esac
+done <"$tmp/threads"
+[ "$(tail -1 "$tmp/threads")" = end ] && [ "$(grep -c '^ok ' "$tmp/threads")" = 8 ] \
+    || fail "python_check.py threads stopped early (a crash?) or ran too few cases: $(grep -c '^ok ' "$tmp/threads") ok of 8; $(tail -c 300 "$tmp/threads.err")"
 
 # The README's Python block as one script, in both import orders (grassflow, then torch as written; torch
 # first), then the matmul that hung (a 64 x 128 x 143 sgemm, large enough for OpenBLAS to split across its

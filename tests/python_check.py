@@ -266,6 +266,75 @@ def guards(lm_path, cls_path):
     print("end")
 
 
+def threads(lm_path, cls_path):
+    """close() in one thread while another is inside a C call on the same model (issue 47): the call either
+    finishes with the result it gives alone, or fails with a ValueError saying the model is closed; never a
+    read of freed memory (a crash cuts the list, which ends with "end"). One line per call, as guards."""
+    import re
+    import threading
+    import time
+    long_text = " ".join(["the game of cafe ends and then a story begins"] * 150)
+    calls = [  # what: (path, the call on a model)
+        ("score", lm_path, lambda m: m.score(long_text).loss),
+        ("score(seq_len=8)", lm_path, lambda m: m.score(long_text, seq_len=8).loss),
+        ("logits", lm_path, lambda m: float(m.logits(long_text[:30]).sum())),
+        ("hidden", lm_path, lambda m: float(m.hidden(long_text[:30]).sum())),
+        ("tokenizer.encode", lm_path, lambda m: len(m.tokenizer.encode(long_text * 20))),
+        ("features of a pair", cls_path, lambda m: float(m.features("A man sleeps.", "Nobody sleeps.").hidden.sum())),
+        ("predict", cls_path, lambda m: m.predict(["A man sleeps."] * 64, ["Nobody sleeps."] * 64, batch=64)[0].probs),
+    ]
+    for what, path, fn in calls:
+        m = grassflow.load(path)
+        want = fn(m)
+        got, started = [], threading.Event()
+
+        def worker():
+            try:
+                for _ in range(100000):
+                    started.set()
+                    r = fn(m)
+                    got.append("same" if r == want else "differs: %r, alone %r" % (r, want))
+            except Exception as e:  # noqa: BLE001 (the type is checked)
+                got.append(e)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        started.wait()
+        time.sleep(0.02)
+        m.close()
+        t.join(120)
+        last = got[-1] if got else None
+        bad = [r for r in got[:-1] if r != "same"]
+        ok = (not t.is_alive() and isinstance(last, ValueError) and re.search("closed", str(last)) and not bad)
+        print("%s close() during %s in another thread: %d calls ran, then %s: %s%s" % (
+            "ok" if ok else "FAIL", what, len(got) - 1, type(last).__name__, str(last)[:120],
+            "; " + bad[0] if bad else ""))
+        sys.stdout.flush()
+    # a generator read in one thread, its model closed in another
+    m = grassflow.load(lm_path)
+    g = m.generate("the game", tokens=10 ** 9, temperature=0)
+    got, started = [], threading.Event()
+
+    def reader():
+        try:
+            for _ in g:
+                started.set()
+        except Exception as e:  # noqa: BLE001
+            got.append(e)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    started.wait()
+    time.sleep(0.02)
+    m.close()
+    t.join(120)
+    last = got[-1] if got else None
+    ok = not t.is_alive() and isinstance(last, ValueError) and re.search("was closed after", str(last))
+    print("%s close() while another thread reads a generator: %s: %s" % ("ok" if ok else "FAIL", type(last).__name__,
+                                                                        str(last)[:120]))
+    print("end")
+
+
 def main(argv):
     cmd, ckpt = argv[0], argv[1]
     if len(argv) > 2 and argv[2].startswith("@"):  # @FILE: the text of a file
@@ -282,6 +351,8 @@ def main(argv):
         return refusals(ckpt)
     if cmd == "guards":
         return guards(ckpt, argv[2])
+    if cmd == "threads":
+        return threads(ckpt, argv[2])
     m = grassflow.load(ckpt)
     if cmd == "ids":
         print(" ".join(map(str, m.tokenizer.encode(argv[2]))))

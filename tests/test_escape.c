@@ -168,11 +168,87 @@ static void test_random_bytes(void **state) {
     }
 }
 
+/* A name in a message (gf_escape_name): as a terminal cell, with \ doubled; the whole message
+ * (gf_escape_lines) keeps its lines, tabs and backslashes; gf_show_name's buffers used in turn. */
+static void test_name(void **state) {
+    (void)state;
+    check(gf_escape_name, "runs/a b", "runs/a b");
+    check(gf_escape_name, "r\x1b[31m\nZQ\xff", "r\\x1b[31m\\nZQ\\xff"); /* ESC, a newline, a byte not UTF-8 */
+    check(gf_escape_name, "c:\\x1b\t\xe2\x80\xae", "c:\\\\x1b\\t\\u202e"); /* a backslash: the name reads back */
+    check(gf_escape_name, "caf\xc3\xa9 \xe6\xbc\xa2", "caf\xc3\xa9 \xe6\xbc\xa2");
+    check(gf_escape_lines, "cannot open a\\x1b\nHINT:\tb\x1b[2J\xff", "cannot open a\\x1b\nHINT:\tb\\x1b[2J\\xff");
+    const char *shown[9];
+    char names[9][8];
+    for (int i = 0; i < 9; i++) snprintf(names[i], sizeof names[i], "n%d\x1b", i), shown[i] = gf_show_name(names[i]);
+    for (int i = 1; i < 8; i++) { /* eight at once: the first is reused by the ninth */
+        char want[16];
+        snprintf(want, sizeof want, "n%d\\x1b", i);
+        assert_string_equal(shown[i], want);
+    }
+    assert_string_equal(shown[0], "n8\\x1b");
+    char *big = malloc(3001);
+    memset(big, '\x01', 3000), big[3000] = '\0';
+    const char *cut = gf_show_name(big); /* 12,000 bytes escaped: cut, never inside an escape, and said */
+    assert_true(strlen(cut) < 1024 && strlen(cut) > 900);
+    assert_string_equal(cut + strlen(cut) - 7, "\\x01...");
+    free(big);
+    assert_int_equal(gf_utf8_invalid_at("runs/caf\xc3\xa9"), -1);
+    assert_int_equal(gf_utf8_invalid_at("run-\xff"), 4);
+    assert_int_equal(gf_utf8_invalid_at("ab\xc3"), 2); /* a truncated sequence */
+    assert_int_equal(gf_utf8_invalid_at(""), -1);
+}
+
+/* The escaped name read back: \\ \t \n \r \xNN \uXXXX undone. */
+static size_t unescape_name(const char *s, char *out) {
+    size_t k = 0;
+    for (const char *p = s; *p;) {
+        if (*p != '\\') { out[k++] = *p++; continue; }
+        const char c = p[1];
+        if (c == '\\' || c == 't' || c == 'n' || c == 'r') {
+            out[k++] = c == '\\' ? '\\' : c == 't' ? '\t' : c == 'n' ? '\n' : '\r';
+            p += 2;
+        } else if (c == 'x') {
+            out[k++] = (char)strtoul((char[]){p[2], p[3], 0}, NULL, 16);
+            p += 4;
+        } else {
+            assert_int_equal(c, 'u');
+            const unsigned long cp = strtoul((char[]){p[2], p[3], p[4], p[5], 0}, NULL, 16);
+            if (cp < 0x800) out[k++] = (char)(0xC0 | cp >> 6), out[k++] = (char)(0x80 | (cp & 0x3F));
+            else out[k++] = (char)(0xE0 | cp >> 12), out[k++] = (char)(0x80 | ((cp >> 6) & 0x3F)), out[k++] = (char)(0x80 | (cp & 0x3F));
+            p += 6;
+        }
+    }
+    out[k] = '\0';
+    return k;
+}
+
+/* Random bytes: a name escaped is valid UTF-8 without a control byte, and reads back to the same bytes. */
+static void test_name_round_trip(void **state) {
+    (void)state;
+    uint64_t x = 2463534242ull;
+    char s[64], out[GF_ESCAPE_CAP(64)], back[64 * 4];
+    for (int trial = 0; trial < 20000; trial++) {
+        const int n = 1 + trial % 63;
+        for (int i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            s[i] = trial % 3 ? (char)(1 + x % 255) : "\t\n\r\\x\xff\xc3\xa9\xe2\x80\xae\x1b\xc2\x9b"[x % 14];
+        }
+        s[n] = '\0';
+        const size_t len = gf_escape_name(out, sizeof out, s);
+        assert_int_equal(len, strlen(out));
+        assert_true(valid_utf8(out));
+        for (const char *p = out; *p; p++) assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
+        assert_int_equal(unescape_name(out, back), (size_t)n);
+        assert_memory_equal(back, s, (size_t)n);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json),   cmocka_unit_test(test_json_utf8), cmocka_unit_test(test_xml),
         cmocka_unit_test(test_md),     cmocka_unit_test(test_tsv),       cmocka_unit_test(test_term),
-        cmocka_unit_test(test_cut),    cmocka_unit_test(test_random_bytes),
+        cmocka_unit_test(test_cut),    cmocka_unit_test(test_random_bytes), cmocka_unit_test(test_name),
+        cmocka_unit_test(test_name_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs that go wrong: NaN/Inf in training, SIGINT/SIGTERM, a full disk, two runs in one folder. Nothing
 # may be lost: the last good checkpoints stay byte-identical, and an interrupted run resumes to the same
-# weights.
+# weights. Names with control bytes are shown escaped; paths that are not UTF-8 are refused up front.
 #   bash tests/trust.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -297,6 +297,48 @@ $PY -c "import sys; sys.stdout.buffer.write(b'\x01' * (17 << 20) + b'\n' + b'a b
 want="\"tokenizer\" is [0-9]+ of them\), more than the [0-9]+ a safetensors header may hold"; expect 1 "a tokenizer too large for a checkpoint header is refused before training" "$GF" train $R --corpus "$tmp/bigtok" --tokenizer word --out "$tmp/bigrun" --no-cache
 [ ! -e "$tmp/bigrun" ] && pass "... and no run folder is left" || fail "the oversized tokenizer left $tmp/bigrun"
 rm -rf "$tmp/bigtok"
+
+echo "trust: a name with control bytes is shown escaped on stderr, never raw (gf_escape_name)"
+# a run folder, a corpus and a config named with an escape sequence (ESC [31m: red) and a newline: printed
+# raw, they coloured the terminal and started a line of their own ("ZQ..." below, which could forge one)
+esc=$(printf 'r\033[31m\nZQ')
+shown='r\\x1b\[31m\\nZQ'
+raw_free() { # FILE...: no ESC byte, no line that starts with the name's second line
+    ! grep -q $'\033' "$@" && ! grep -q '^ZQ' "$@"
+}
+want=; expect 0 "a run folder named with ESC [31m and a newline trains" "$GF" train $R --steps 2 --eval-every 1 --out "$tmp/$esc"
+raw_free "$tmp/err" "$tmp/out" && grep -Eq "checkpoints .*$shown/" "$tmp/out" \
+    && pass "... its name is shown escaped (\\x1b[31m\\n), never raw, on stdout and stderr" || fail "raw name: $(cat -A "$tmp/out" "$tmp/err" | head -c 600)"
+want="$shown holds a run"; expect 1 "... a new run there is refused, naming the folder escaped" "$GF" train $R --steps 2 --out "$tmp/$esc"
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw name in the refusal: $(cat -A "$tmp/err" | head -c 600)"
+want="--corpus .*$shown\.txt: not a built-in corpus"; expect 1 "a missing --corpus so named is named escaped" "$GF" train $R --corpus "$tmp/$esc.txt" --out "$tmp/x"
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw corpus name: $(cat -A "$tmp/err" | head -c 600)"
+want="cannot open config file .*$shown\.json"; expect 1 "a missing --config so named is named escaped" "$GF" train --config "$tmp/$esc.json" --corpus tinyshakespeare --out "$tmp/x"
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw config name: $(cat -A "$tmp/err" | head -c 600)"
+printf '{"base": ' >"$tmp/$esc.json"
+want="$shown\.json: not valid JSON"; expect 1 "a config so named that is not JSON is named escaped" "$GF" train --config "$tmp/$esc.json" --corpus tinyshakespeare --out "$tmp/x"
+want="cannot open .*$shown\.safetensors"; expect 1 "a missing --ckpt so named (generate) is named escaped" "$GF" generate --ckpt "$tmp/$esc.safetensors"
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw checkpoint name: $(cat -A "$tmp/err" | head -c 600)"
+
+echo "trust: a path that is not UTF-8 is refused before anything is written (checkpoint headers are JSON: UTF-8)"
+bad=$(printf 'run-\377\033x')
+for flag in --out --corpus --tokenizer --config --init-from --resume; do
+    args=($R --out "$tmp/ok-$flag")
+    case $flag in
+        --out) args=($R --out "$tmp/$bad");;
+        --corpus) args=($R --corpus "$tmp/$bad.txt" --out "$tmp/ok-$flag");;
+        --tokenizer) args=($R --tokenizer "wordpiece:$tmp/$bad.txt" --out "$tmp/ok-$flag");;
+        --config) args=(--config "$tmp/$bad.json" --corpus tinyshakespeare --out "$tmp/ok-$flag");;
+        --init-from) args=(--init-from "$tmp/$bad.safetensors" --corpus tinyshakespeare --out "$tmp/ok-$flag");;
+        --resume) args=(--resume "$tmp/$bad");;
+    esac
+    want="^grassflow train: $flag .*run-\\\\xff\\\\x1bx.*: byte [0-9]+ \(0xff\) is not UTF-8; .*JSON holds UTF-8"
+    expect 2 "train $flag with a byte 0xff in the path: a usage error naming the flag and the path escaped" "$GF" train "${args[@]}"
+    grep -q "HINT: rename it" "$tmp/err" && pass "... and says to rename it" || fail "no HINT: $(head -c 300 "$tmp/err")"
+done
+[ -z "$(ls -d "$tmp"/run-* "$tmp"/ok-* 2>/dev/null)" ] && pass "... and none of them wrote a folder or a file" || fail "written: $(ls -d "$tmp"/run-* "$tmp"/ok-* | cat -A)"
+want="compare: --out .*: byte [0-9]+ \(0xff\) is not UTF-8"; expect 2 "compare --out with a byte 0xff is refused" "$GF" compare --models grassmann-tiny,transformer-tiny --corpus tinyshakespeare --seq-len 16 --steps 2 --out "$tmp/$bad"
+[ ! -e "$tmp/$bad" ] && pass "... before it made the folder" || fail "compare made $tmp/$bad"
 
 if [ $fails -ne 0 ]; then echo "trust: $fails FAILED"; exit 1; fi
 echo "trust: all passed"

@@ -1,9 +1,11 @@
 """The C library's models from Python (grassflow.load and what it returns)."""
 import collections
 import ctypes
+import functools
 import json
 import math
 import os
+import threading
 
 from . import _lib
 from ._lib import GrassflowError
@@ -45,6 +47,18 @@ def _rows(flat, rows, cols):
     return [[flat[r * cols + c] for c in range(cols)] for r in range(rows)]
 
 
+def _locked(fn):
+    """fn run holding its object's lock (a Model's, which its Tokenizer shares): the library's model holds the
+    buffers of one forward pass, so calls on one model from several threads run one at a time, and close()
+    waits for a call in another thread to return before it frees the model (issue 47: it freed the model under
+    that call). The lock is reentrant: a method calls others."""
+    @functools.wraps(fn)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return fn(self, *args, **kwargs)
+    return locked
+
+
 def _vocab_ids(ids, V, what):
     """ids as a list of ints, each in the vocabulary [0, V), else ValueError naming the first that is not."""
     out = [_lib.integer(i, "%s: ids[%d]" % (what, t)) for t, i in enumerate(ids)]
@@ -59,6 +73,7 @@ class Tokenizer:
 
     def __init__(self, owner):
         self._owner = owner
+        self._lock = owner._lock
 
     @property
     def _p(self):
@@ -67,12 +82,15 @@ class Tokenizer:
         return self._owner._tok
 
     @property
+    @_locked
     def kind(self):
         return _L.gf_tok_kind_name(_L.gf_tokenizer_kind(self._p)).decode()
 
+    @_locked
     def __len__(self):
         return _L.gf_tokenizer_vocab_size(self._p)
 
+    @_locked
     def encode(self, text, prompt=False):
         """The token ids of text, a str or bytes (prompt=True: the ids a model continues text from, as generate
         takes them)."""
@@ -86,6 +104,7 @@ class Tokenizer:
         finally:
             _lib.libc.free(ids)
 
+    @_locked
     def decode(self, ids):
         """The text of token ids; an id outside the vocabulary is a ValueError."""
         arr, n = _lib.int32_array(_vocab_ids(ids, len(self), "decode"))
@@ -93,6 +112,7 @@ class Tokenizer:
         return _lib.take_string(_L.gf_tokenizer_decode(self._p, arr, n, ctypes.byref(size)),
                                 size.value).decode("utf-8", "replace")
 
+    @_locked
     def piece(self, i):
         """The text of token i (None outside the vocabulary)."""
         i = _lib.integer(i, "piece: id")
@@ -102,6 +122,7 @@ class Tokenizer:
         p = _L.gf_tokenizer_piece(self._p, i, ctypes.byref(size))
         return ctypes.string_at(p, size.value).decode("utf-8", "replace") if p else None
 
+    @_locked
     def find(self, piece):
         """The id of piece (a str or bytes), or -1."""
         raw = _lib.text_bytes(piece, "find: piece")
@@ -119,6 +140,7 @@ class Model:
     garbage collector)."""
 
     def __init__(self, path):
+        self._lock = threading.RLock()  # held by every call into the library (_locked), and by close()
         p = _lib.path_bytes(path, "load: path")  # str, bytes or os.PathLike
         self.path = os.fsdecode(p)
         self._live = {}  # what outlives a call (generate's streams): key -> its C objects, freed before the model
@@ -141,7 +163,15 @@ class Model:
 
     def close(self):
         """Free the model and its tokenizer (their memory is the library's). What still reads them fails with
-        ValueError from then on (the tokenizer, a generate iterator not run to its end)."""
+        ValueError from then on (the tokenizer, a generate iterator not run to its end). A call on the model in
+        another thread is waited for: it returns its result, and the calls after it fail."""
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ failed before anything was made
+            return
+        with lock:
+            self._close()
+
+    def _close(self):
         for key in list(getattr(self, "_live", ())):
             self._release(key)
         if getattr(self, "_m", None):
@@ -149,6 +179,7 @@ class Model:
             _L.gf_tokenizer_free(tok)
             _L.gf_model_free(m)
 
+    @_locked
     def _release(self, key):
         """Free the C objects registered under key (a generation's stream, sampler and detokenizer)."""
         objs = self._live.pop(key, None)
@@ -221,6 +252,7 @@ class Model:
             raise _lib.error()
         return n
 
+    @_locked
     def logits(self, ids, segments=None):
         """The head's outputs for one sequence of token ids (or a text, through the tokenizer): a language
         model's (tokens, vocab_size) next-token logits; a classifier's (n_classes,) logits. segments: token
@@ -232,6 +264,7 @@ class Model:
         rows = _rows(out, n if self.next_token else 1, self.n_outputs)
         return rows if self.next_token else rows[0]
 
+    @_locked
     def hidden(self, ids, segments=None, stack=None):
         """The last stack's output before the final LayerNorm (what `grassflow features` prints), or stack
         k's (0: the first), for one sequence: (tokens, width)."""
@@ -249,6 +282,7 @@ class Model:
         return _rows(out, T.value, W.value)
 
     # --- text -------------------------------------------------------------------------------------------
+    @_locked
     def encode_pair(self, premise, hypothesis, max_sent=48):
         """A sentence pair as the snli task reads it: the ids of [CLS] premise [SEP] hypothesis [SEP] (each
         sentence cut to max_sent pieces) and their token types (0s, then 1s), two lists."""
@@ -264,6 +298,7 @@ class Model:
             _lib.libc.free(ids)
             _lib.libc.free(seg)
 
+    @_locked
     def _single(self, text):
         """One text as `grassflow features` reads it: [CLS] text [SEP] with a BERT vocabulary, else its ids."""
         self._need("features", tokenizer=True)
@@ -276,6 +311,7 @@ class Model:
         finally:
             _lib.libc.free(ids)
 
+    @_locked
     def features(self, text, hypothesis=None, max_sent=48, stack=None):
         """The hidden states `grassflow features` prints for a text, or a sentence pair (text, hypothesis):
         Features(ids, pieces, hidden (tokens, width))."""
@@ -284,6 +320,7 @@ class Model:
         hid = self.hidden(ids, seg, stack)
         return Features(ids, [self.tokenizer.piece(i) for i in ids], hid)
 
+    @_locked
     def score(self, text, seq_len=None):
         """The next-token loss of a text (or of a list of token ids): every token but the first predicted
         from those before it. With learned positions (or a seq_len given), in blocks of seq_len + 1 tokens
@@ -326,6 +363,7 @@ class Model:
         finally:
             _L.gf_stream_free(s)
 
+    @_locked
     def generate(self, prompt="", tokens=50, temperature=1.0, top_k=0, top_p=1.0, seed=1234, raw=False):
         """Continue prompt (a str, or bytes) with `tokens` sampled tokens, yielding the text each adds as it is
         sampled (the prompt itself is not yielded): prompt + "".join(pieces) is what `grassflow generate` prints
@@ -358,6 +396,7 @@ class Model:
         names = [_L.gf_task_label(ops, None, i) for i in range(self.n_outputs)] if ops else [None]
         return [x.decode() for x in names] if all(names) else None
 
+    @_locked
     def predict(self, premise, hypothesis, max_sent=None, batch=16):
         """A sentence-pair classifier's answer, the pair read as the snli task reads it ([CLS] premise [SEP]
         hypothesis [SEP], token types 0 then 1, each sentence cut to max_sent WordPiece pieces: the run's
@@ -407,6 +446,10 @@ class _Generation:
     def __next__(self):
         if self._done:
             raise StopIteration
+        with self._model._lock:  # close() in another thread waits for this token
+            return self._next()
+
+    def _next(self):
         m = self._model
         if not m._m:
             raise ValueError("generate: the model %s was closed after %d of the %d tokens; read the iterator before "

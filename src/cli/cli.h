@@ -69,6 +69,10 @@ int cli_stdout_close(int rc);
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "grassflow CMD: MESSAGE" plus a pointer to --help and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A path (or a name) the run's recipe records: each checkpoint's header is JSON, which holds UTF-8 text, so
+ * one that is not valid UTF-8 is a usage error naming the flag, the path (escaped) and the byte, before
+ * anything is written. NULL passes. */
+int cli_utf8_arg(const char *cmd, const char *flag, const char *s);
 /* Parse a non-negative integer flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out);
 /* A comma list (--seeds 1,2,3) copied into buf (cap bytes) and cut into items[0..*n), at most max of them

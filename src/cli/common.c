@@ -12,11 +12,25 @@
 #include <unistd.h>
 
 
+/* The message of fmt to stderr with its control bytes and bytes that are not UTF-8 shown as \xNN
+ * (gf_print_lines): a name that reached it unescaped (gf_show_name) cannot send the terminal an escape
+ * sequence. */
+static void print_message(const char *fmt, va_list ap) {
+    char small[4096], *msg = small;
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) vsnprintf(msg, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    gf_print_lines(stderr, msg ? msg : small);
+    if (msg != small) free(msg);
+}
+
 int cli_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fputs("grassflow: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    print_message(fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
     return EXIT_RUNTIME;
@@ -86,10 +100,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "grassflow %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
+    print_message(fmt, ap);
     fprintf(stderr, "\nTry 'grassflow %s --help'.\n", cmd);
     va_end(ap);
     return EXIT_USAGE;
+}
+
+int cli_utf8_arg(const char *cmd, const char *flag, const char *s) {
+    const int64_t at = s ? gf_utf8_invalid_at(s) : -1;
+    if (at < 0) return EXIT_OK;
+    return cli_usage_error(cmd, "%s %s: byte %lld (0x%02x) is not UTF-8; the path is recorded in the run's "
+                           "checkpoints, whose headers are JSON, and JSON holds UTF-8 text\nHINT: rename it to a "
+                           "UTF-8 name (or give it through a symbolic link whose name is UTF-8); nothing was written",
+                           flag, gf_show_name(s), (long long)at, (unsigned)(unsigned char)s[at]);
 }
 
 int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out) {

@@ -114,7 +114,10 @@ static int check_flags(cmp_job *j, cmp_args *a) {
     recipe *r = &j->r;
     if (!a->models) return cli_usage_error("compare", "--models A,B is required");
     if (!r->t.corpus[0]) return cli_usage_error("compare", "--corpus is required");
-    int rc = recipe_flags(r, &j->sets, &a->given, "compare");
+    /* --out: a path every run's recipe records (cli_utf8_arg; --corpus and --tokenizer: recipe_option). A model's
+     * name is not refused: compare reads names that are not UTF-8 as summary.json holds them (U+FFFD) */
+    int rc = cli_utf8_arg("compare", "--out", j->out);
+    if (!rc) rc = recipe_flags(r, &j->sets, &a->given, "compare");
     if (rc) return rc;
     if (r->head) return cli_usage_error("compare", "--head: with --backbone, --models lists the head files");
     if (r->freeze_backbone && !r->backbone) return cli_usage_error("compare", "--freeze-backbone needs --backbone");
@@ -257,7 +260,8 @@ static int train_one(cmp_job *j, int i, int k) {
                         access(state, F_OK) == 0;
     int rc = resume ? state_is_ours(j, m, u) : started ? state_lost(u) : EXIT_OK;
     if (rc) return rc;
-    if (started && !resume && gf_dist_rank() == 0) fprintf(stderr, "%s: stopped before it saved a state: started again\n", label);
+    if (started && !resume && gf_dist_rank() == 0)
+        fprintf(stderr, "%s: stopped before it saved a state: started again\n", gf_show_name(label));
     ri.o.overwrite = u->replace || (started && !resume);
     const double t0 = now_s(), before = u->s.wall_s, rate = u->s.tokens_per_s;
     run_summary s = {0};
@@ -282,10 +286,15 @@ static int interrupted(const cmp_job *j, int i, int k, int sig) {
         for (int b = 0; b < j->n_seeds; b++) done += j->m[a].runs[b].status == CMP_DONE;
     if (j->per_seed) snprintf(what, sizeof what, "%s seed %llu", j->m[i].name, (unsigned long long)u->seed);
     else snprintf(what, sizeof what, "%s", j->m[i].name);
-    if (u->status == CMP_STOPPED) snprintf(where, sizeof where, "during %s; its state is saved in %s", what, u->dir);
-    else snprintf(where, sizeof where, u->status == CMP_DONE ? "after %s finished" : "before %s started", what);
-    fprintf(stderr, "grassflow compare: interrupted by %s %s; runs finished: %d of %d (%s/summary.json)\nresume with: "
-            "%s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT", where, done, j->n * j->n_seeds, j->out, j->resume_cmd);
+    if (u->status == CMP_STOPPED)
+        snprintf(where, sizeof where, "during %s; its state is saved in %s", gf_show_name(what), gf_show_name(u->dir));
+    else
+        snprintf(where, sizeof where, u->status == CMP_DONE ? "after %s finished" : "before %s started",
+                 gf_show_name(what));
+    fprintf(stderr, "grassflow compare: interrupted by %s %s; runs finished: %d of %d (%s/summary.json)\nresume with: ",
+            sig == SIGTERM ? "SIGTERM" : "SIGINT", where, done, j->n * j->n_seeds, gf_show_name(j->out));
+    gf_print_lines(stderr, j->resume_cmd); /* shell-quoted: its control bytes shown as \xNN */
+    fputc('\n', stderr);
     return 128 + sig;
 }
 
@@ -303,7 +312,8 @@ static void plot_all(const cmp_job *j) {
     char out[GF_PATH_MAX];
     if (per < j->n_seeds)
         fprintf(stderr, "note: %d runs are more than one plot holds (%d); %s/curves.svg shows each model's first "
-                "seed (grassflow plot draws any of them)\n", j->n * j->n_seeds, CLI_PLOT_MAX_RUNS, j->out);
+                "seed (grassflow plot draws any of them)\n", j->n * j->n_seeds, CLI_PLOT_MAX_RUNS,
+                gf_show_name(j->out));
     if (gf_path_join(out, sizeof out, j->out, "curves.svg")) cli_error("%s", gf_last_error());
     else if (cli_plot_runs(dirs, n, out, NULL) == EXIT_OK) return;
     fprintf(stderr, "grassflow compare: warning: no curves.svg (the error above); the runs and the summary are "

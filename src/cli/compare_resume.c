@@ -207,7 +207,7 @@ static int rescore_done(cmp_job *j) {
             if (rc) return rc;
             if (!(fabs(test - u->s.test) <= 1e-6 * fabs(test)) && gf_dist_rank() == 0)
                 fprintf(stderr, "note: %s/summary.json gave %s a test score of %.6g; its best checkpoint scores %.6g: "
-                        "the summary is corrected\n", j->out, u->dir, u->s.test, test);
+                        "the summary is corrected\n", gf_show_name(j->out), gf_show_name(u->dir), u->s.test, test);
             u->s.test = test;
         }
     return EXIT_OK;

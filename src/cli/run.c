@@ -55,13 +55,19 @@ int recipe_option(recipe *r, const char *cmd, const struct option *longopts, int
 #define INT(flag, lo, hi, field) rc = cli_parse_i64(cmd, flag, arg, lo, hi, &i); if (!rc) o->field = i; break
 #define FLT(flag, lo, hi, field) rc = cli_parse_f(cmd, flag, arg, lo, hi, &f); if (!rc) o->field = (float)f; break
     switch (opt) {
-    case O_CORPUS: rc = cli_copy_arg(cmd, "--corpus", arg, r->t.corpus, sizeof r->t.corpus); break;
-    case O_TOKENIZER: rc = cli_copy_arg(cmd, "--tokenizer", arg, r->t.tokenizer, sizeof r->t.tokenizer); break;
+    case O_CORPUS: /* the paths a recipe records: UTF-8 (cli_utf8_arg) */
+        rc = cli_utf8_arg(cmd, "--corpus", arg);
+        if (!rc) rc = cli_copy_arg(cmd, "--corpus", arg, r->t.corpus, sizeof r->t.corpus);
+        break;
+    case O_TOKENIZER:
+        rc = cli_utf8_arg(cmd, "--tokenizer", arg);
+        if (!rc) rc = cli_copy_arg(cmd, "--tokenizer", arg, r->t.tokenizer, sizeof r->t.tokenizer);
+        break;
     case O_TASK:
         rc = cli_task_find(arg, cmd) ? cli_copy_arg(cmd, "--task", arg, r->task, sizeof r->task) : EXIT_USAGE;
         break;
-    case O_BACKBONE: r->backbone = arg; break;
-    case O_HEAD: r->head = arg; break;
+    case O_BACKBONE: rc = cli_utf8_arg(cmd, "--backbone", r->backbone = arg); break;
+    case O_HEAD: rc = cli_utf8_arg(cmd, "--head", r->head = arg); break;
     case O_FREEZE: r->freeze_backbone = 1; break;
     case O_NOFEAT: o->feature_cache = false; break;
     case O_FORCE: o->overwrite = true; break;
@@ -158,7 +164,7 @@ int recipe_flags(recipe *r, const cli_model_opts *mo, const cli_given *given, co
 
 typedef struct {
     int tty;
-    const char *label;
+    char label[1024];   /* the run's name as shown (gf_escape_name: a config's or folder's name is the user's) */
     const char *unit;   /* what a counted target is (the task's unit): "tok", "pairs" */
     const char *resume_hint; /* recipe.resume_hint */
     int64_t events;     /* step and evaluation events of this session: an early stop follows an evaluation, so
@@ -172,13 +178,22 @@ void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* "resume with: " and the command: the recipe's hint (compare's, shell-quoted; its control bytes shown as \xNN)
+ * or grassflow train --resume and the run folder (escaped), then a newline. */
+static void resume_with(const progress *p, const gf_train_event *e) {
+    fputs("resume with: ", stderr);
+    if (p->resume_hint) gf_print_lines(stderr, p->resume_hint);
+    else fprintf(stderr, "grassflow train --resume %s", gf_show_name(e->path));
+    fputc('\n', stderr);
+}
+
 /* The run stopped early (patience), now or, on a resume that trained nothing, before. */
 static void early_stop(const progress *p, const gf_train_event *e) {
     fprintf(stderr, "%s%s %s early after step %lld of %lld: %s; %sthe run is finished (best.safetensors holds its "
             "best); to train on anyway, give it a new total above %lld: grassflow train --resume %s --steps N (N > "
             "%lld)\n", p->tty ? "\n" : "", p->label, p->events ? "stopped" : "had stopped", (long long)e->step,
             (long long)e->total_steps, e->what, p->events ? "" : "nothing was trained: ", (long long)e->total_steps,
-            e->path, (long long)e->total_steps);
+            gf_show_name(e->path), (long long)e->total_steps);
 }
 
 static void on_event(const gf_train_event *e, void *ctx) {
@@ -214,14 +229,13 @@ static void on_event(const gf_train_event *e, void *ctx) {
         break;
     }
     case GF_EV_STOPPED:
-        fprintf(stderr, "%s stopped after step %lld of %lld; resume with: %s%s\n", p->label, (long long)e->step,
-                (long long)e->total_steps, p->resume_hint ? p->resume_hint : "grassflow train --resume ",
-                p->resume_hint ? "" : e->path);
+        fprintf(stderr, "%s stopped after step %lld of %lld; ", p->label, (long long)e->step, (long long)e->total_steps);
+        resume_with(p, e);
         break;
     case GF_EV_INTERRUPTED:
-        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; resume with: "
-                "%s%s\n", p->tty ? "\n" : "", p->label, (long long)e->step, (long long)e->total_steps,
-                p->resume_hint ? p->resume_hint : "grassflow train --resume ", p->resume_hint ? "" : e->path);
+        fprintf(stderr, "%s%s interrupted by a signal after step %lld of %lld; the state is saved; ", p->tty ? "\n" : "",
+                p->label, (long long)e->step, (long long)e->total_steps);
+        resume_with(p, e);
         break;
     case GF_EV_EARLY_STOP: early_stop(p, e); break;
     case GF_EV_SKIPPED:
@@ -439,8 +453,9 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     }
     task->describe(data, what, sizeof what);
     if (gf_dist_rank() == 0) /* a data-parallel job says it once */
-        fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s%s\n", label, r->t.model,
-                (long long)gf_model_num_params(m), r->t.corpus, what, (long long)gf_steps_per_epoch(&r->o, train),
+        fprintf(stderr, "%s: %s, %lld parameters, %s (%s), %lld steps/epoch, %s%s\n", gf_show_name(label),
+                gf_show_name(r->t.model), (long long)gf_model_num_params(m), gf_show_name(r->t.corpus), what,
+                (long long)gf_steps_per_epoch(&r->o, train),
                 resume ? "resuming" : r->init_from ? "from the weights of --init-from" : "from scratch",
                 gf_dist_size() > 1 ? cli_ranks_note(gf_dist_size(), r->o.batch) : "");
     /* set after the recipe is final: resuming reads it from the state, which knows neither */
@@ -448,7 +463,8 @@ static int train_on(gf_model *m, recipe *r, const void *data, bool resume, const
     r->o.made_from_json = made_from;
     r->o.interrupt = &g_signal;
     cli_test_hooks_install(&r->o);
-    progress p = {.tty = isatty(2), .label = label, .unit = task->unit, .resume_hint = r->resume_hint};
+    progress p = {.tty = isatty(2), .unit = task->unit, .resume_hint = r->resume_hint};
+    if (gf_escape_name(p.label, sizeof p.label - 3, label) >= sizeof p.label - 3) strcat(p.label, "...");
     int trc = gf_train(m, train, valid, &r->o, resume, on_event, &p, res);
     if (p.tty && trc != GF_TRAIN_INTERRUPTED) fputc('\n', stderr);
     if (trc == GF_TRAIN_INTERRUPTED) { /* in a data-parallel job, perhaps by another rank's signal: agreed */

@@ -112,6 +112,14 @@ static int new_run_flags(recipe *r, const cli_model_opts *mo, const cli_given *g
     return EXIT_OK;
 }
 
+/* --out, --resume, --init-from, --config: paths the recipe records, so UTF-8 (cli_utf8_arg); 0 (valid, or
+ * not one of them: the option is handled on), or a usage error's exit code. */
+static int path_option(int opt, const char *arg) {
+    const char *flag = opt == O_OUT ? "--out" : opt == O_RESUME ? "--resume" : opt == O_INITFROM ? "--init-from"
+                       : opt == OPT_CONFIG ? "--config" : NULL;
+    return flag ? cli_utf8_arg("train", flag, arg) : 0;
+}
+
 int cmd_train(int argc, char **argv) {
     static const struct option base[] = {CLI_MODEL_LONGOPTS, RECIPE_LONGOPTS, {"out", 1, 0, O_OUT},
                                          {"resume", 1, 0, O_RESUME}, {"stop-at", 1, 0, O_STOPAT},
@@ -130,7 +138,8 @@ int cmd_train(int argc, char **argv) {
     while ((opt = getopt_long(argc, argv, "h", longopts, &idx)) != -1) {
         cli_given_note(&given, longopts, idx);
         idx = -1;
-        int h = cli_model_option(&mo, "train", opt, optarg);
+        int h = path_option(opt, optarg);
+        if (h == 0) h = cli_model_option(&mo, "train", opt, optarg);
         if (h == 0) h = recipe_option(&r, "train", longopts, opt, optarg);
         if (h == 1) continue;
         if (h > 1) return h;
@@ -157,12 +166,13 @@ int cmd_train(int argc, char **argv) {
     fmt_time(wt, sizeof wt, s.wall_s);
     if (!strcmp(r.t.task->metric, "ppl")) /* the perplexity of the best validation */
         printf("model %s  params %lld  trainable %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  "
-               "checkpoints %s/\n", r.t.model, (long long)s.params, (long long)s.trainable, (long long)s.steps,
-               cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt, r.o.out_dir);
+               "checkpoints %s/\n", gf_show_name(r.t.model), (long long)s.params, (long long)s.trainable,
+               (long long)s.steps,
+               cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt, gf_show_name(r.o.out_dir));
     else
         printf("model %s  params %lld  trainable %lld  steps %lld  best checkpoint: dev accuracy %.4f  test accuracy %.4f  "
-               "train %.0f %s/s  wall %s  checkpoints %s/\n", r.t.model, (long long)s.params, (long long)s.trainable,
-               (long long)s.steps, s.val, s.test, s.tokens_per_s, r.t.task->unit, wt, r.o.out_dir);
+               "train %.0f %s/s  wall %s  checkpoints %s/\n", gf_show_name(r.t.model), (long long)s.params,
+               (long long)s.trainable, (long long)s.steps, s.val, s.test, s.tokens_per_s, r.t.task->unit, wt, gf_show_name(r.o.out_dir));
     return EXIT_OK;
 }
 

@@ -86,7 +86,9 @@ int gf_abi_version(void) { return GF_ABI_VERSION; }
 
 static void note_stderr(const char *msg, void *ctx) {
     (void)ctx;
-    fprintf(stderr, "grassflow: %s\n", msg);
+    fputs("grassflow: ", stderr);
+    gf_print_lines(stderr, msg); /* a name in it cannot send the terminal an escape sequence */
+    fputc('\n', stderr);
 }
 
 static gf_note_fn g_note = note_stderr;

@@ -213,7 +213,7 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
         if (gf_path_join(root, sizeof root, data_dir ? data_dir : "data", spec)) return -1;
         if (!is_dir(root))
             return gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set "
-                           "GRASSFLOW_DATA to its data/ directory", spec, root);
+                           "GRASSFLOW_DATA to its data/ directory", spec, gf_show_name(root));
         if (!strcmp(spec, "wikitext-2")) {
             f->default_tok = "word";
         } else {
@@ -226,14 +226,15 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
         if (gf_path_join(f->path[0], sizeof f->path[0], NULL, spec)) return -1;
         f->single = 1;
     } else {
-        return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file", spec);
+        return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file",
+                       gf_show_name(spec));
     }
     for (int s = 0; !f->single && s < 3; s++) {
         const int found = find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]);
         if (found < 0) return -1;
         if (found > 0)
-            return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", spec, SPLITS[s], root,
-                           SPLITS[s], root, SPLITS[s]);
+            return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", gf_show_name(spec), SPLITS[s],
+                           gf_show_name(root), SPLITS[s], gf_show_name(root), SPLITS[s]);
     }
     return 0;
 }

@@ -12,7 +12,9 @@
  *             not UTF-8 as \xNN
  *   terminal  tab, LF, CR as \t \n \r, other C0 controls, DEL and bytes that are not UTF-8 as \xNN, C1
  *             controls and the bidirectional controls as \uXXXX (nothing moves the cursor or reorders the
- *             line); padded with spaces to a width in columns */
+ *             line); padded with spaces to a width in columns
+ *   name      a name or path in a line of a message: as terminal, and \ doubled (it reads back exactly)
+ *   lines     a whole message (its names escaped already): as terminal, but LF, tab and \ kept as they are */
 #include "io/escape.h"
 
 #include <stdbool.h>
@@ -22,7 +24,7 @@
 
 #include "core/utf8.h"
 
-typedef enum { F_JSON, F_XML, F_MD, F_TSV, F_TERM } format;
+typedef enum { F_JSON, F_XML, F_MD, F_TSV, F_TERM, F_NAME, F_LINES } format;
 
 /* Where escaped text goes: a FILE, or dst[0..cap) (never cut inside a unit: a character or an escape). */
 typedef struct {
@@ -103,6 +105,11 @@ static void put_char(sink *o, format fmt, const unsigned char *p, int n, uint32_
         if (sh) return emit_str(o, sh);
         if (bad || c0) return emit_hex(o, "\\x%02x", bad ? *p : cp);
         break;
+    case F_NAME:
+    case F_LINES:
+        if (fmt == F_NAME && !bad && cp == '\\') return emit(o, "\\\\", 2, 2);
+        if (fmt == F_LINES && !bad && (cp == '\n' || cp == '\t')) break;
+        /* fall through - the controls as on a terminal */
     case F_TERM:
         if (sh) return emit_str(o, sh);
         if (bad || c0) return emit_hex(o, "\\x%02x", bad ? *p : cp);
@@ -139,12 +146,43 @@ size_t gf_escape_xml(char *dst, size_t cap, const char *s) { return to_buffer(ds
 size_t gf_escape_md(char *dst, size_t cap, const char *s) { return to_buffer(dst, cap, s, F_MD, 0); }
 size_t gf_escape_tsv(char *dst, size_t cap, const char *s) { return to_buffer(dst, cap, s, F_TSV, 0); }
 size_t gf_escape_term(char *dst, size_t cap, const char *s, int width) { return to_buffer(dst, cap, s, F_TERM, width); }
+size_t gf_escape_name(char *dst, size_t cap, const char *s) { return to_buffer(dst, cap, s, F_NAME, 0); }
+size_t gf_escape_lines(char *dst, size_t cap, const char *s) { return to_buffer(dst, cap, s, F_LINES, 0); }
+
+/* 8 buffers a thread uses in turn: a message shows up to 8 names */
+#define SHOW_SLOTS 8
+#define SHOW_CAP 1024
+const char *gf_show_name(const char *s) {
+    static _Thread_local char slot[SHOW_SLOTS][SHOW_CAP];
+    static _Thread_local unsigned next;
+    char *buf = slot[next++ % SHOW_SLOTS];
+    if (gf_escape_name(buf, SHOW_CAP - 3, s) >= SHOW_CAP - 3) strcat(buf, "...");
+    return buf;
+}
+
+int gf_print_lines(FILE *f, const char *s) {
+    sink o = {.f = f};
+    walk(&o, F_LINES, s);
+    return ferror(f) ? -1 : 0;
+}
 
 void gf_json_put_str(FILE *f, const char *s) {
     sink o = {.f = f};
     fputc('"', f);
     walk(&o, F_JSON, s);
     fputc('"', f);
+}
+
+int64_t gf_utf8_invalid_at(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    const size_t left = strlen(s);
+    for (size_t i = 0; i < left;) {
+        uint32_t cp;
+        const int n = gf_utf8_decode(p + i, left - i, &cp);
+        if (!n) return (int64_t)i;
+        i += (size_t)n;
+    }
+    return -1;
 }
 
 char *gf_json_utf8(char *json) {

@@ -25,19 +25,19 @@ FILE *gf_open_regular(const char *path, struct stat *st) {
     /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        gf_fail("cannot open %s: %s", path, strerror(errno));
+        gf_fail("cannot open %s: %s", gf_show_name(path), strerror(errno));
         return NULL;
     }
     struct stat own;
     st = st ? st : &own;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-        gf_fail("%s is %s; expected a regular file", path, file_kind(st->st_mode));
+        gf_fail("%s is %s; expected a regular file", gf_show_name(path), file_kind(st->st_mode));
         close(fd);
         return NULL;
     }
     FILE *f = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        gf_fail("cannot read %s: %s", path, strerror(errno));
+        gf_fail("cannot read %s: %s", gf_show_name(path), strerror(errno));
         close(fd);
     }
     return f;
@@ -51,20 +51,20 @@ int gf_open_write_regular(const char *path, int flags) {
     if (fd < 0) {
         struct stat st;
         if ((errno == ENXIO || errno == ELOOP) && lstat(path, &st) == 0)
-            return gf_fail("%s is %s; grassflow writes only regular files\nHINT: give the path of a file", path,
+            return gf_fail("%s is %s; grassflow writes only regular files\nHINT: give the path of a file", gf_show_name(path),
                            S_ISLNK(st.st_mode) ? "a symbolic link" : file_kind(st.st_mode));
-        return gf_fail_write(errno, "cannot write %s", path);
+        return gf_fail_write(errno, "cannot write %s", gf_show_name(path));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         return gf_fail("%s is %s; grassflow writes only regular files and never replaces a device node or a FIFO"
-                       "\nHINT: give the path of a file", path, file_kind(st.st_mode));
+                       "\nHINT: give the path of a file", gf_show_name(path), file_kind(st.st_mode));
     }
     if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
         const int err = errno;
         close(fd);
-        return gf_fail_write(err, "cannot write %s", path);
+        return gf_fail_write(err, "cannot write %s", gf_show_name(path));
     }
     return fd;
 }
@@ -82,7 +82,7 @@ int gf_lock_file(const char *path, bool wait, char *held_by, size_t n) {
             return -2;
         }
         if (rc != 0) {
-            gf_fail("cannot lock %s: %s", path, strerror(errno));
+            gf_fail("cannot lock %s: %s", gf_show_name(path), strerror(errno));
             close(fd);
             return -1;
         }
@@ -90,7 +90,7 @@ int gf_lock_file(const char *path, bool wait, char *held_by, size_t n) {
         if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return fd;
         close(fd);
     }
-    return gf_fail("cannot lock %s: it is removed and made again faster than it can be locked", path);
+    return gf_fail("cannot lock %s: it is removed and made again faster than it can be locked", gf_show_name(path));
 }
 
 void gf_unlock_file(const char *path, int fd) {
@@ -103,11 +103,11 @@ void gf_unlock_file(const char *path, int fd) {
 static int existing_regular(const char *path, struct stat *st) {
     if (stat(path, st) != 0) {
         if (errno == ENOENT) return 0;
-        return gf_fail("cannot check %s: %s", path, strerror(errno));
+        return gf_fail("cannot check %s: %s", gf_show_name(path), strerror(errno));
     }
     if (!S_ISREG(st->st_mode))
         return gf_fail("%s is %s; grassflow writes only regular files and never replaces a device node, a FIFO or "
-                       "a directory\nHINT: give the path of a file", path, file_kind(st->st_mode));
+                       "a directory\nHINT: give the path of a file", gf_show_name(path), file_kind(st->st_mode));
     return 1;
 }
 
@@ -123,10 +123,10 @@ int gf_output_check(const char *path, const char *flag, const char *const *input
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
             return gf_fail("%s %s is %s, which this command reads; it would be replaced by what is made from it\n"
-                           "HINT: give another %s", flag, path, strcmp(path, inputs[i]) ? inputs[i] : "an input",
+                           "HINT: give another %s", flag, gf_show_name(path), strcmp(path, inputs[i]) ? gf_show_name(inputs[i]) : "an input",
                            flag);
     if (!may_replace)
-        return gf_fail("%s %s exists and is not replaced%s\nHINT: %s, or give another %s", flag, path,
+        return gf_fail("%s %s exists and is not replaced%s\nHINT: %s, or give another %s", flag, gf_show_name(path),
                        replace_hint ? "" : " (this command never replaces a file)",
                        replace_hint ? replace_hint : "remove it", flag);
     return 0;
@@ -146,14 +146,14 @@ unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
     if (!f) return NULL;
     if ((unsigned long long)st.st_size > (unsigned long long)max_bytes) {
         fclose(f);
-        gf_fail("%s is %lld bytes, more than the %zu this reader accepts", path, (long long)st.st_size, max_bytes);
+        gf_fail("%s is %lld bytes, more than the %zu this reader accepts", gf_show_name(path), (long long)st.st_size, max_bytes);
         return NULL;
     }
     size_t n = (size_t)st.st_size;
     unsigned char *buf = malloc(n + 1);
     if (!buf) {
         fclose(f);
-        gf_fail("out of memory reading %s (%zu bytes)", path, n);
+        gf_fail("out of memory reading %s (%zu bytes)", gf_show_name(path), n);
         return NULL;
     }
     size_t got = fread(buf, 1, n, f);
@@ -161,7 +161,7 @@ unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size) {
     fclose(f);
     if (got != n || err) {
         free(buf);
-        gf_fail("error reading %s: got %zu of %zu bytes", path, got, n);
+        gf_fail("error reading %s: got %zu of %zu bytes", gf_show_name(path), got, n);
         return NULL;
     }
     buf[n] = '\0';
@@ -180,7 +180,7 @@ gf_atomic_file *gf_atomic_open(const char *path) {
     if (!f || !(f->path = strdup(path)) || !(f->tmp = malloc(n))) {
         if (f) free(f->path);
         free(f);
-        gf_fail("out of memory opening %s", path);
+        gf_fail("out of memory opening %s", gf_show_name(path));
         return NULL;
     }
     snprintf(f->tmp, n, "%s.tmp.%ld", path, (long)getpid());
@@ -215,7 +215,7 @@ int gf_atomic_write(gf_atomic_file *f, const void *data, size_t n) {
         ssize_t w = write(f->fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return gf_fail_write(errno, "error writing %s", f->tmp);
+            return gf_fail_write(errno, "error writing %s", gf_show_name(f->tmp));
         }
         p += w;
         n -= (size_t)w;
@@ -248,19 +248,19 @@ int gf_write_file_atomic(const char *path, const void *data, size_t size) {
 
 int gf_atomic_commit(gf_atomic_file *f) {
     if (fsync(f->fd) != 0) {
-        gf_fail_write(errno, "error flushing %s to disk", f->tmp);
+        gf_fail_write(errno, "error flushing %s to disk", gf_show_name(f->tmp));
         gf_atomic_abort(f);
         return -1;
     }
     if (close(f->fd) != 0) {
         f->fd = -1;
-        gf_fail_write(errno, "error closing %s", f->tmp);
+        gf_fail_write(errno, "error closing %s", gf_show_name(f->tmp));
         gf_atomic_abort(f);
         return -1;
     }
     f->fd = -1;
     if (rename(f->tmp, f->path) != 0) {
-        gf_fail_write(errno, "cannot rename %s to %s", f->tmp, f->path);
+        gf_fail_write(errno, "cannot rename %s to %s", gf_show_name(f->tmp), gf_show_name(f->path));
         gf_atomic_abort(f);
         return -1;
     }
@@ -290,7 +290,7 @@ int gf_make_dirs(const char *dir, size_t *len, int *n) {
     char p[GF_PATH_MAX];
     const size_t L = strlen(dir);
     *n = 0;
-    if (L >= sizeof p) return gf_fail("cannot create the output directory %s: the path is too long", dir);
+    if (L >= sizeof p) return gf_fail("cannot create the output directory %s: the path is too long", gf_show_name(dir));
     for (size_t i = 1; i <= L; i++) {
         if (i < L && (dir[i] != '/' || dir[i - 1] == '/')) continue;
         snprintf(p, sizeof p, "%.*s", (int)i, dir);
@@ -299,7 +299,7 @@ int gf_make_dirs(const char *dir, size_t *len, int *n) {
         } else if (errno != EEXIST) {
             const int e = errno;
             gf_unmake_dirs(dir, len, *n);
-            return gf_fail_write(e, "cannot create the output directory %s: %s", dir, p);
+            return gf_fail_write(e, "cannot create the output directory %s: %s", gf_show_name(dir), gf_show_name(p));
         }
     }
     return 0;

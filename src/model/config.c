@@ -337,7 +337,7 @@ int gf_config_load(const char *path, gf_config *c) {
     FILE *f = gf_open_regular(path, NULL);
     if (!f) {
         gf_fail_context(" (the config file)");
-        if (access(path, F_OK) != 0) return gf_fail("cannot open config file %s: %s", path, strerror(errno));
+        if (access(path, F_OK) != 0) return gf_fail("cannot open config file %s: %s", gf_show_name(path), strerror(errno));
         return -1;
     }
     char *buf = NULL;
@@ -348,13 +348,13 @@ int gf_config_load(const char *path, gf_config *c) {
             if (cap > (16u << 20)) {
                 fclose(f);
                 free(buf);
-                return gf_fail("config file %s is larger than 16 MiB; a config is a small JSON object", path);
+                return gf_fail("config file %s is larger than 16 MiB; a config is a small JSON object", gf_show_name(path));
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
                 fclose(f);
                 free(buf);
-                return gf_fail("out of memory reading %s", path);
+                return gf_fail("out of memory reading %s", gf_show_name(path));
             }
             buf = nb;
         }
@@ -366,14 +366,16 @@ int gf_config_load(const char *path, gf_config *c) {
     fclose(f);
     if (err) {
         free(buf);
-        return gf_fail("error reading config file %s", path);
+        return gf_fail("error reading config file %s", gf_show_name(path));
     }
     buf[len] = '\0';
     if (strlen(buf) != len) {
         free(buf);
-        return gf_fail("%s: contains a NUL byte; expected a JSON text file", path);
+        return gf_fail("%s: contains a NUL byte; expected a JSON text file", gf_show_name(path));
     }
-    int rc = gf_config_from_json(buf, path, c);
+    char shown[1024]; /* its messages name the file as shown (gf_escape_name) */
+    if (gf_escape_name(shown, sizeof shown - 3, path) >= sizeof shown - 3) strcat(shown, "...");
+    int rc = gf_config_from_json(buf, shown, c);
     free(buf);
     return rc;
 }

@@ -44,7 +44,7 @@ static void remove_stale_tmp(const char *dir) {
 /* The error for a run folder whose lock another run holds, which wrote pid (its first line) into it. */
 static int busy_msg(const char *dir, char *pid) {
     return gf_fail("%s is in use by another grassflow run (PID %s); two runs in one folder would overwrite each "
-                   "other's checkpoints\nHINT: wait for it to finish, or choose another --out", dir,
+                   "other's checkpoints\nHINT: wait for it to finish, or choose another --out", gf_show_name(dir),
                    pid[0] ? strtok(pid, "\n") : "unknown");
 }
 
@@ -73,7 +73,7 @@ static int lock_dir(gf_run_dir *r) {
     if (ftruncate(fd, 0) != 0 || pwrite(fd, me, (size_t)len, 0) != len) {
         const int err = errno ? errno : EIO;
         gf_unlock_file(path, fd);
-        return gf_fail_write(err, "cannot write the run lock %s", path);
+        return gf_fail_write(err, "cannot write the run lock %s", gf_show_name(path));
     }
     r->lock_fd = fd;
     return 0;
@@ -93,7 +93,7 @@ static int probe_out_dir(const char *dir) {
     unlink(path);
     err = err ? err : EIO;
     if (!ok)
-        return gf_fail("cannot write in the output directory %s: %s\nHINT: %s; or choose another --out", dir,
+        return gf_fail("cannot write in the output directory %s: %s\nHINT: %s; or choose another --out", gf_show_name(dir),
                        strerror(err), gf_write_hint(err));
     return 0;
 }
@@ -129,7 +129,7 @@ int gf_run_dir_holds_run(const char *dir, char *what, size_t size) {
     const long long step = last_logged_step(dir);
     char logged[64] = "";
     if (step >= 0) snprintf(logged, sizeof logged, "; metrics.jsonl logged up to step %lld", step);
-    snprintf(what, size, "%s holds a run (%s%s)", dir, files, logged);
+    snprintf(what, size, "%s holds a run (%s%s)", gf_show_name(dir), files, logged);
     return 1;
 }
 
@@ -138,7 +138,7 @@ static int refuse_a_run(const char *dir, bool overwrite) {
     char what[GF_PATH_MAX + 400];
     if (overwrite || !gf_run_dir_holds_run(dir, what, sizeof what)) return 0;
     return gf_fail("%s; a new run there would replace them\nHINT: continue it with: grassflow train --resume %s; or "
-                   "choose another --out; or pass --force to start again there, deleting that run", what, dir);
+                   "choose another --out; or pass --force to start again there, deleting that run", what, gf_show_name(dir));
 }
 
 int gf_run_dir_check_new(const char *dir, bool overwrite) {
@@ -160,7 +160,7 @@ static bool is_step_file(const char *name) {
 static int remove_run_file(const char *dir, const char *name) {
     char path[GF_PATH_MAX];
     if (gf_path_join(path, sizeof path, dir, name) || (unlink(path) != 0 && errno != ENOENT))
-        return gf_fail_write(errno, "cannot remove %s to start a new run there", path);
+        return gf_fail_write(errno, "cannot remove %s to start a new run there", gf_show_name(path));
     return 0;
 }
 
@@ -238,7 +238,7 @@ int gf_run_metrics_open(gf_run_dir *r, bool append) {
     if (!r->metrics) {
         const int err = errno;
         close(fd);
-        return gf_fail_write(err, "cannot write %s", path);
+        return gf_fail_write(err, "cannot write %s", gf_show_name(path));
     }
     return 0;
 }
@@ -370,7 +370,7 @@ int gf_run_check_data(const gf_run_dir *r, const char *saved) {
     if (r->accept_changed_data) {
         if (gf_comm_rank() == 0) /* a data-parallel job says it once */
             fprintf(stderr, "grassflow: note: %s: the data changed since the state was saved (%s); going on as asked: "
-                    "the run no longer continues bit for bit\n", path, msg);
+                    "the run no longer continues bit for bit\n", gf_show_name(path), msg);
         return 0;
     }
     return gf_fail("%s: the data changed since this run was saved: %s; resuming would not continue the run it "
@@ -536,8 +536,8 @@ static int metrics_flush(const gf_run_dir *r) {
     if (fflush(r->metrics) == 0 && !ferror(r->metrics)) return 0;
     const int err = errno ? errno : EIO;
     return gf_fail("cannot write %s/metrics.jsonl: %s; training stopped (the checkpoints written so far are intact)"
-                   "\nHINT: %s; then continue with grassflow train --resume %s", r->dir, strerror(err),
-                   gf_write_hint(err), r->dir);
+                   "\nHINT: %s; then continue with grassflow train --resume %s", gf_show_name(r->dir), strerror(err),
+                   gf_write_hint(err), gf_show_name(r->dir));
 }
 
 int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resumed) {
