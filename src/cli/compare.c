@@ -114,8 +114,8 @@ static int check_flags(cmp_job *j, cmp_args *a) {
     recipe *r = &j->r;
     if (!a->models) return cli_usage_error("compare", "--models A,B is required");
     if (!r->t.corpus[0]) return cli_usage_error("compare", "--corpus is required");
-    /* --out: a path every run's recipe records (cli_utf8_arg; --corpus and --tokenizer: recipe_option). A model's
-     * name is not refused: compare reads names that are not UTF-8 as summary.json holds them (U+FFFD) */
+    /* --out: a path every run's recipe records (cli_utf8_arg; --corpus and --tokenizer: recipe_option; a model's
+     * name, its run folder's: cmp_models) */
     int rc = cli_utf8_arg("compare", "--out", j->out);
     if (!rc) rc = recipe_flags(r, &j->sets, &a->given, "compare");
     if (rc) return rc;

@@ -16,15 +16,9 @@ static void run_folder(const char *name, char *buf, size_t n) {
         if (*c == '/') *c = '_';
 }
 
-/* Whether names a and b are one name in summary.json (which holds a byte that is not UTF-8 as U+FFFD). */
-static bool same_in_json(const char *a, const char *b) {
-    char *x = gf_json_utf8(strdup(a)), *y = gf_json_utf8(strdup(b));
-    const bool same = x && y && !strcmp(x, y);
-    free(x), free(y);
-    return same;
-}
-
-/* Split --models into j->m[].name, refusing more than MAX_COMPARE and two that would share a folder. */
+/* Split --models into j->m[].name, refusing more than MAX_COMPARE, two that would share a folder, and a name
+ * that is not UTF-8 (its run folder, OUT/NAME, is a path every checkpoint of the run records in its JSON
+ * header: cli_utf8_arg). */
 int cmp_models(cmp_job *j, const char *models) {
     char *names[MAX_COMPARE];
     int n, rc = cli_split_list("compare", "--models", models, j->list, sizeof j->list, names, MAX_COMPARE,
@@ -33,6 +27,7 @@ int cmp_models(cmp_job *j, const char *models) {
     for (j->n = 0; j->n < n;) {
         char *tok = names[j->n];
         const size_t len = strlen(tok);
+        if ((rc = cli_utf8_arg("compare", "--models", tok))) return rc;
         j->m[j->n].name = tok;
         if (len > 5 && !strcmp(tok + len - 5, ".json")) j->m[j->n].mo.config_path = tok;
         else j->m[j->n].mo.preset = tok;
@@ -44,10 +39,6 @@ int cmp_models(cmp_job *j, const char *models) {
             if (!strcmp(j->m[i].folder, j->m[k].folder))
                 return cli_usage_error("compare", "--models %s and %s would train into the same folder %s; give each "
                                        "model once, under distinct names", j->m[k].name, j->m[i].name, j->m[i].folder);
-            else if (same_in_json(j->m[i].name, j->m[k].name))
-                return cli_usage_error("compare", "--models %s and %s differ only in bytes that are not UTF-8, which "
-                                       "summary.json holds as U+FFFD: it would list them as one model; give them names "
-                                       "that differ in UTF-8", j->m[k].name, j->m[i].name);
     return j->n ? EXIT_OK : cli_usage_error("compare", "--models lists no model");
 }
 
