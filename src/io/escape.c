@@ -160,9 +160,19 @@ const char *gf_show_name(const char *s) {
     return buf;
 }
 
+/* In one fwrite: stderr is unbuffered, and a write per character let the messages of two processes sharing it
+ * (the ranks of an MPI job) interleave character by character. */
 int gf_print_lines(FILE *f, const char *s) {
-    sink o = {.f = f};
-    walk(&o, F_LINES, s);
+    char small[4096], *buf = small;
+    const size_t need = gf_escape_lines(small, sizeof small, s);
+    if (need >= sizeof small && (buf = malloc(need + 1))) gf_escape_lines(buf, need + 1, s);
+    if (buf) {
+        fwrite(buf, 1, strlen(buf), f);
+        if (buf != small) free(buf);
+    } else { /* no memory for the whole message: unit by unit */
+        sink o = {.f = f};
+        walk(&o, F_LINES, s);
+    }
     return ferror(f) ? -1 : 0;
 }
 
