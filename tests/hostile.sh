@@ -158,6 +158,12 @@ grep -q "^HINT: if the file is genuine, give it decompressed: xz -dk .*bomb.txt.
 want="decompresses to more than 1000000 bytes"; GRASSFLOW_MAX_TEXT=1000000 expect 1 "... and at GRASSFLOW_MAX_TEXT when set" "$GF" data stats --corpus "$tmp/bomb.txt.xz" --no-cache
 want="GRASSFLOW_MAX_TEXT expects a number of bytes"; GRASSFLOW_MAX_TEXT=lots expect 2 "a bad GRASSFLOW_MAX_TEXT" "$GF" data stats --corpus "$tmp/bomb.txt.xz" --no-cache
 rm -f "$tmp/bomb.txt.xz"
+# a CSV of pairs (RFC 4180) whose quote never closes, with a line break every 15 bytes: one record may take
+# 1 MiB, so it ends there, naming the line the quote opened on, whatever the file's size
+$PY -c "open('$tmp/unclosed.csv', 'w').write('premise,hypothesis,label\\n\"A man sleeps,\\n' + 'and sleeps, on\\n' * 3_000_000)"
+mem_case "a 45 MB CSV of pairs whose quote never closes: refused at 1 MiB, naming the line it opened on" 1 \
+    "unclosed.csv:[0-9]+: a record \\(from line 2\\) passes 1048576 bytes" "$GF" data stats --corpus "$tmp/unclosed.csv" --no-cache
+rm -f "$tmp/unclosed.csv"
 # OpenBLAS reserves 128 MiB per thread and retries a failed allocation forever: under a tight limit with
 # two threads grassflow must run or say why, never spin
 if ! [ "$asan" = 1 ]; then
