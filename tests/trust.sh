@@ -319,6 +319,13 @@ printf '{"base": ' >"$tmp/$esc.json"
 want="$shown\.json: not valid JSON"; expect 1 "a config so named that is not JSON is named escaped" "$GF" train --config "$tmp/$esc.json" --corpus tinyshakespeare --out "$tmp/x"
 want="cannot open .*$shown\.safetensors"; expect 1 "a missing --ckpt so named (generate) is named escaped" "$GF" generate --ckpt "$tmp/$esc.safetensors"
 raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw checkpoint name: $(cat -A "$tmp/err" | head -c 600)"
+# the library's file errors too: a checkpoint so named that is too short, and a corpus so named cut mid-xz
+printf 'abc' >"$tmp/$esc.safetensors"
+want="$shown\.safetensors: 3 bytes is too short"; expect 1 "a truncated checkpoint so named (safetensors.c) is named escaped" "$GF" info --ckpt "$tmp/$esc.safetensors"
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw name in safetensors.c's error: $(cat -A "$tmp/err" | head -c 600)"
+printf 'the king\n' | xz | head -c 20 >"$tmp/$esc.txt.xz"
+want="$shown\.txt\.xz: (truncated|corrupt)"; expect 1 "a truncated .xz corpus so named (lines.c) is named escaped" "$GF" data stats --corpus "$tmp/$esc.txt.xz" --no-cache
+raw_free "$tmp/err" && pass "... with no raw ESC or newline" || fail "raw name in lines.c's error: $(cat -A "$tmp/err" | head -c 600)"
 
 echo "trust: a path that is not UTF-8 is refused before anything is written (checkpoint headers are JSON: UTF-8)"
 bad=$(printf 'run-\377\033x')

@@ -27,7 +27,7 @@ gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_
         }
         if ((*tok)->vocab.n != gf_model_config(m)->vocab_size) {
             gf_fail("%s: the stored tokenizer has %lld tokens but the model's vocab_size is %lld (corrupt checkpoint?)",
-                    path, (long long)(*tok)->vocab.n, (long long)gf_model_config(m)->vocab_size);
+                    gf_show_name(path), (long long)(*tok)->vocab.n, (long long)gf_model_config(m)->vocab_size);
             gf_tokenizer_free(*tok);
             *tok = NULL;
             gf_st_free(f);

@@ -191,7 +191,7 @@ static int find_split(const char *dir, const char *split, char *out, size_t n) {
         if (!is_file(out)) continue;
         if (first[0])
             return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
-                           "\nHINT: move one of them out of %s", first, out, split, dir);
+                           "\nHINT: move one of them out of %s", first, out, split, gf_show_name(dir));
         snprintf(first, sizeof first, "%s", out);
     }
     if (first[0]) snprintf(out, n, "%s", first);
@@ -267,7 +267,7 @@ static int split_single(char **text, size_t *tlen, const char *path) {
     }
     text[1] = malloc(cut[1] - cut[0] + 1);
     text[2] = malloc(n - cut[1] + 1);
-    if (!text[1] || !text[2]) return gf_fail("out of memory splitting %s", path);
+    if (!text[1] || !text[2]) return gf_fail("out of memory splitting %s", gf_show_name(path));
     memcpy(text[1], t + cut[0], cut[1] - cut[0]);
     tlen[1] = cut[1] - cut[0];
     memcpy(text[2], t + cut[1], n - cut[1]);
@@ -276,7 +276,7 @@ static int split_single(char **text, size_t *tlen, const char *path) {
     if (tlen[0] == 0 || tlen[1] == 0 || tlen[2] == 0)
         return gf_fail("%s: cannot split into train/valid/test (90/5/5 at line ends): %lld line(s) in %zu bytes; "
                        "expected enough lines for three non-empty parts\nHINT: give a directory holding train.txt, "
-                       "valid.txt and test.txt instead", path, (long long)count_lines(t, n), n);
+                       "valid.txt and test.txt instead", gf_show_name(path), (long long)count_lines(t, n), n);
     return 0;
 }
 

@@ -522,8 +522,8 @@ static int read_file(const char *path, gf_nli_split *out, bool all, int64_t max_
     int rc = read_records(out, r);
     gf_lines_close(r);
     if (!rc && (!out->format || (!out->rows && !strcmp(out->format, "jsonl")))) /* jsonl: known by its name */
-        rc = gf_fail("%s: the file is empty (or blank); expected sentence pairs", path);
-    if (!rc && all && !out->n) rc = gf_fail("%s: a header row and no pair; expected sentence pairs", path);
+        rc = gf_fail("%s: the file is empty (or blank); expected sentence pairs", gf_show_name(path));
+    if (!rc && all && !out->n) rc = gf_fail("%s: a header row and no pair; expected sentence pairs", gf_show_name(path));
     if (rc) gf_nli_split_free(out);
     return rc;
 }
@@ -573,16 +573,16 @@ static int find_split(const char *dir, const char *stem, char *path, size_t cap)
         if (lstat(path, &st) != 0) continue; /* nothing by that name */
         if (first[0])
             return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
-                           "\nHINT: move one of them out of %s", first, path, stem, dir);
+                           "\nHINT: move one of them out of %s", first, gf_show_name(path), stem, gf_show_name(dir));
         snprintf(first, sizeof first, "%s", path);
     }
     if (!first[0]) return 0;
     snprintf(path, cap, "%s", first); /* fits: it was joined into path */
     if (stat(path, &st) != 0) {
         if (errno == ELOOP || errno == ENOENT)
-            return gf_fail("%s is %s; expected a regular file", path,
+            return gf_fail("%s is %s; expected a regular file", gf_show_name(path),
                            errno == ELOOP ? "a symbolic link loop" : "a symbolic link to nothing");
-        return gf_fail("cannot read %s: %s", path, strerror(errno));
+        return gf_fail("cannot read %s: %s", gf_show_name(path), strerror(errno));
     }
     if (!S_ISREG(st.st_mode)) {
         FILE *f = gf_open_regular(path, NULL); /* which says what it is */
@@ -657,7 +657,7 @@ static gf_nli_data *load_file(const char *path, unsigned splits, int64_t max_pai
     if (splits & 1u << GF_TRAIN) {
         gf_fail("%s is a file%s: it can be scored (grassflow eval, predict), not trained on; expected a folder with "
                 "a train and a dev split\nHINT: snli, or the folder of snli_1.0.zip (snli_1.0_train.jsonl, "
-                "snli_1.0_dev.jsonl, ...)", path, gf_nli_file(path) ? " of sentence pairs" : ", not a folder of splits");
+                "snli_1.0_dev.jsonl, ...)", gf_show_name(path), gf_nli_file(path) ? " of sentence pairs" : ", not a folder of splits");
         gf_nli_free(d);
         return NULL;
     }
@@ -690,7 +690,7 @@ gf_nli_data *gf_nli_load_first(const char *spec, const char *data_dir, unsigned 
         if (!found)
             gf_fail("%s: no %s split: no snli_1.0_%s.jsonl, .jsonl.xz, .txt, .txt.xz, .tsv or .tsv.xz%s; expected the "
                     "files of snli_1.0.zip (or grassflow's data/snli)\nHINT: unpack snli_1.0.zip and give its snli_1.0 "
-                    "folder as --corpus", dir, SPLIT_NAMES[s], STEMS[s][0], s == 0 ? " (nor snli_1.0_train_0.01.*)" : "");
+                    "folder as --corpus", gf_show_name(dir), SPLIT_NAMES[s], STEMS[s][0], s == 0 ? " (nor snli_1.0_train_0.01.*)" : "");
         if (found != 1 || read_file(path, &d->split[s], false, max_pairs)) {
             gf_nli_free(d);
             return NULL;

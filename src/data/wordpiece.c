@@ -77,7 +77,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
     }
     gf_tokenizer *t = calloc(1, sizeof *t);
     if (!t || !(t->source = strdup(path))) {
-        gf_fail("out of memory loading %s", path);
+        gf_fail("out of memory loading %s", gf_show_name(path));
         free(text);
         free(t);
         return NULL;
@@ -99,7 +99,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
         const char *s = text + p;
         if (len == 0) {
             gf_fail("%s:%lld: empty line; expected one token per line (a BERT vocab.txt has no empty lines, and "
-                    "ids are line numbers, so blank lines cannot simply be skipped)", path, line);
+                    "ids are line numbers, so blank lines cannot simply be skipped)", gf_show_name(path), line);
             goto fail;
         }
         for (size_t i = 0; i < len;) {
@@ -107,7 +107,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
             int l = s[i] ? gf_utf8_decode((const unsigned char *)s + i, len - i, &cp) : 0;
             if (!l) {
                 gf_fail("%s:%lld: invalid UTF-8 (or a NUL byte) at byte %zu of the line; expected a UTF-8 text file "
-                        "with one token per line", path, line, i + 1);
+                        "with one token per line", gf_show_name(path), line, i + 1);
                 goto fail;
             }
             i += (size_t)l;
@@ -115,7 +115,7 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
         int32_t prev = gf_vocab_find(&t->vocab, s, len);
         if (prev >= 0) {
             gf_fail("%s:%lld: duplicate token \"%.*s\" (first on line %lld); expected each token once, since a "
-                    "token's id is its line number - 1", path, line, len > 60 ? 60 : (int)len, s, (long long)prev + 1);
+                    "token's id is its line number - 1", gf_show_name(path), line, len > 60 ? 60 : (int)len, s, (long long)prev + 1);
             goto fail;
         }
         int32_t id = gf_vocab_add_text(&t->vocab, s, len);
@@ -126,13 +126,13 @@ gf_tokenizer *gf_wordpiece_load(const char *path) {
         p = next;
     }
     if (t->vocab.n == 0) {
-        gf_fail("%s: the vocabulary is empty; expected a BERT vocab.txt (one token per line)", path);
+        gf_fail("%s: the vocabulary is empty; expected a BERT vocab.txt (one token per line)", gf_show_name(path));
         goto fail;
     }
     t->unk_id = gf_vocab_find(&t->vocab, "[UNK]", 5);
     if (t->unk_id < 0) {
         gf_fail("%s: no \"[UNK]\" line; a WordPiece vocabulary needs the unknown token (bert-base-uncased's "
-                "vocab.txt has it on line 101)\nHINT: is this a BERT vocab.txt?", path);
+                "vocab.txt has it on line 101)\nHINT: is this a BERT vocab.txt?", gf_show_name(path));
         goto fail;
     }
     free(text);

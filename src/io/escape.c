@@ -153,6 +153,7 @@ size_t gf_escape_lines(char *dst, size_t cap, const char *s) { return to_buffer(
 #define SHOW_SLOTS 8
 #define SHOW_CAP 1024
 const char *gf_show_name(const char *s) {
+    if (!s) return "(null)"; /* as printf's %s shows it */
     static _Thread_local char slot[SHOW_SLOTS][SHOW_CAP];
     static _Thread_local unsigned next;
     char *buf = slot[next++ % SHOW_SLOTS];

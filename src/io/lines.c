@@ -45,7 +45,7 @@ gf_lines *gf_lines_open(const char *path, size_t max_line) {
         fclose(f);
         if (r) free(r->path);
         free(r);
-        gf_fail("out of memory opening %s", path);
+        gf_fail("out of memory opening %s", gf_show_name(path));
         return NULL;
     }
     r->f = f;
@@ -57,7 +57,7 @@ gf_lines *gf_lines_open(const char *path, size_t max_line) {
     lzma_stream init = LZMA_STREAM_INIT;
     r->st = init;
     if (r->xz && lzma_stream_decoder(&r->st, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
-        gf_fail("%s: cannot start the xz decoder", path);
+        gf_fail("%s: cannot start the xz decoder", gf_show_name(path));
         gf_lines_close(r);
         return NULL;
     }
@@ -69,7 +69,7 @@ static int refill(gf_lines *r) {
     r->out_pos = r->out_len = 0;
     if (!r->xz) {
         r->out_len = fread(r->out, 1, CHUNK, r->f);
-        if (ferror(r->f)) return gf_fail("%s: read error", r->path);
+        if (ferror(r->f)) return gf_fail("%s: read error", gf_show_name(r->path));
         return 0;
     }
     r->st.next_out = (uint8_t *)r->out;
@@ -78,16 +78,16 @@ static int refill(gf_lines *r) {
         if (r->st.avail_in == 0 && !r->in_done) {
             r->st.avail_in = fread(r->in, 1, CHUNK, r->f);
             r->st.next_in = r->in;
-            if (ferror(r->f)) return gf_fail("%s: read error", r->path);
+            if (ferror(r->f)) return gf_fail("%s: read error", gf_show_name(r->path));
             r->in_done = r->st.avail_in == 0;
         }
         lzma_ret ret = lzma_code(&r->st, r->in_done ? LZMA_FINISH : LZMA_RUN);
         if (r->st.total_out > r->xz_bound) return gf_xz_refuse(r->path, r->xz_in);
         if (ret == LZMA_STREAM_END) break;
         if (ret != LZMA_OK)
-            return gf_fail("%s: corrupt or truncated xz data (liblzma error %d)", r->path, (int)ret);
+            return gf_fail("%s: corrupt or truncated xz data (liblzma error %d)", gf_show_name(r->path), (int)ret);
         if (r->in_done && r->st.avail_out == CHUNK)
-            return gf_fail("%s: truncated xz data (the stream ends early)", r->path);
+            return gf_fail("%s: truncated xz data (the stream ends early)", gf_show_name(r->path));
     }
     r->out_len = CHUNK - r->st.avail_out;
     return 0;
@@ -96,12 +96,12 @@ static int refill(gf_lines *r) {
 static int append(gf_lines *r, const char *p, size_t n) {
     if (r->line_len + n > r->max_line)
         return gf_fail("%s:%lld: the line is longer than %zu bytes; expected one record per line (a corrupt or "
-                       "hostile file?)", r->path, (long long)r->number + 1, r->max_line);
+                       "hostile file?)", gf_show_name(r->path), (long long)r->number + 1, r->max_line);
     if (r->line_len + n + 1 > r->line_cap) {
         size_t cap = r->line_cap;
         while (cap < r->line_len + n + 1) cap *= 2;
         char *nl = realloc(r->line, cap);
-        if (!nl) return gf_fail("out of memory reading %s", r->path);
+        if (!nl) return gf_fail("out of memory reading %s", gf_show_name(r->path));
         r->line = nl;
         r->line_cap = cap;
     }
@@ -134,7 +134,7 @@ int gf_lines_next(gf_lines *r, const char **line, size_t *len) {
     const char *nul = memchr(r->line, '\0', r->line_len); /* a reader that took the line by strlen would cut it */
     if (nul)
         return gf_fail("%s:%lld: a NUL byte at byte %zu of the line; expected text (a binary or corrupt file?)",
-                       r->path, (long long)r->number, (size_t)(nul - r->line) + 1);
+                       gf_show_name(r->path), (long long)r->number, (size_t)(nul - r->line) + 1);
     *line = r->line;
     *len = r->line_len;
     return 1;

@@ -25,7 +25,7 @@ size_t gf_dtype_size(gf_dtype dt) {
 int gf_st_check_finite(const char *path, const char *name, const float *x, int64_t n, const char *why) {
     for (int64_t k = 0; k < n; k++)
         if (!isfinite(x[k])) /* a model with NaN weights only ever gives NaN: refuse it where it is read */
-            return gf_fail("%s: tensor \"%s\" holds %s at index %lld; %s", path, name,
+            return gf_fail("%s: tensor \"%s\" holds %s at index %lld; %s", gf_show_name(path), name,
                            isnan(x[k]) ? "NaN" : "an infinite value", (long long)k, why);
     return 0;
 }
@@ -55,17 +55,17 @@ int gf_st_write(const char *path, const gf_st_out *ts, int n, const char *const 
     }
     char *json = cJSON_PrintUnformatted(h);
     cJSON_Delete(h);
-    if (!json) return gf_fail("out of memory writing the header of %s", path);
+    if (!json) return gf_fail("out of memory writing the header of %s", gf_show_name(path));
     size_t jl = strlen(json), padded = (jl + 7) / 8 * 8;
     if (padded > MAX_HEADER) {
         free(json);
         return gf_fail("%s: the header would be %zu bytes, more than the %u a reader accepts; nothing was written "
-                       "(the metadata, such as the tokenizer, is too large)", path, padded, MAX_HEADER);
+                       "(the metadata, such as the tokenizer, is too large)", gf_show_name(path), padded, MAX_HEADER);
     }
     unsigned char *hdr = malloc(8 + padded);
     if (!hdr) {
         free(json);
-        return gf_fail("out of memory writing %s", path);
+        return gf_fail("out of memory writing %s", gf_show_name(path));
     }
     uint64_t hl = padded;
     memcpy(hdr, &hl, 8);
@@ -139,7 +139,7 @@ gf_st_file *gf_st_read(const char *path) {
 /* The header of buf (size bytes): its JSON object, and where the data section starts. */
 static cJSON *parse_header(const char *path, const unsigned char *buf, size_t size, uint64_t *hl_out) {
     if (size < 8) {
-        gf_fail("%s: %zu bytes is too short for a safetensors file (it starts with an 8-byte header length)", path,
+        gf_fail("%s: %zu bytes is too short for a safetensors file (it starts with an 8-byte header length)", gf_show_name(path),
                 size);
         return NULL;
     }
@@ -147,26 +147,26 @@ static cJSON *parse_header(const char *path, const unsigned char *buf, size_t si
     memcpy(&hl, buf, 8);
     if (hl > size - 8 || hl > MAX_HEADER) {
         gf_fail("%s: header length %llu is larger than the file (%zu bytes) allows; the file is truncated or "
-                "not safetensors", path, (unsigned long long)hl, size);
+                "not safetensors", gf_show_name(path), (unsigned long long)hl, size);
         return NULL;
     }
     char *hjson = malloc(hl + 1);
     if (!hjson) {
-        gf_fail("out of memory reading the header of %s", path);
+        gf_fail("out of memory reading the header of %s", gf_show_name(path));
         return NULL;
     }
     memcpy(hjson, buf + 8, hl);
     hjson[hl] = '\0';
     if (strlen(hjson) != hl) {
         free(hjson);
-        gf_fail("%s: the header contains a NUL byte; not a safetensors file", path);
+        gf_fail("%s: the header contains a NUL byte; not a safetensors file", gf_show_name(path));
         return NULL;
     }
     cJSON *h = cJSON_ParseWithOpts(hjson, NULL, 1);
     free(hjson);
     if (!h || !cJSON_IsObject(h)) {
         cJSON_Delete(h);
-        gf_fail("%s: the header is not a JSON object; not a safetensors file (or corrupt)", path);
+        gf_fail("%s: the header is not a JSON object; not a safetensors file (or corrupt)", gf_show_name(path));
         return NULL;
     }
     *hl_out = hl;
@@ -174,9 +174,9 @@ static cJSON *parse_header(const char *path, const unsigned char *buf, size_t si
 }
 
 static int parse_metadata(gf_st_file *f, const cJSON *it) {
-    if (!cJSON_IsObject(it)) return gf_fail("%s: __metadata__ must be an object of strings", f->path);
+    if (!cJSON_IsObject(it)) return gf_fail("%s: __metadata__ must be an object of strings", gf_show_name(f->path));
     for (cJSON *m = it->child; m; m = m->next)
-        if (!cJSON_IsString(m)) return gf_fail("%s: __metadata__[\"%s\"] must be a string", f->path, m->string);
+        if (!cJSON_IsString(m)) return gf_fail("%s: __metadata__[\"%s\"] must be a string", gf_show_name(f->path), m->string);
     free(f->metadata_json);
     f->metadata_json = cJSON_PrintUnformatted(it);
     return 0;
@@ -189,22 +189,22 @@ static int parse_dtype_shape(const char *path, const cJSON *it, gf_st_tensor *t,
     if (!cJSON_IsObject(it) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsArray(of) ||
         cJSON_GetArraySize(of) != 2)
         return gf_fail("%s: tensor \"%s\" needs \"dtype\" (string), \"shape\" (list) and \"data_offsets\" ([begin, "
-                       "end])", path, it->string);
+                       "end])", gf_show_name(path), it->string);
     int k = 0;
     while (k < N_DTYPES && strcmp(dt->valuestring, DTYPES[k])) k++;
     if (k == N_DTYPES)
         return gf_fail("%s: tensor \"%s\" has dtype %s; grassflow reads F32, I32, F64, I64, I8 and BF16 (save the "
-                       "tensor as float32)", path, it->string, dt->valuestring);
+                       "tensor as float32)", gf_show_name(path), it->string, dt->valuestring);
     t->dtype = (gf_dtype)k;
     t->ndim = cJSON_GetArraySize(sh);
     if (t->ndim > 8)
-        return gf_fail("%s: tensor \"%s\" has %d dimensions; at most 8 are supported", path, it->string, t->ndim);
+        return gf_fail("%s: tensor \"%s\" has %d dimensions; at most 8 are supported", gf_show_name(path), it->string, t->ndim);
     *numel = 1;
     for (int d = 0; d < t->ndim; d++) {
         uint64_t s;
         if (read_u64(cJSON_GetArrayItem(sh, d), &s) || __builtin_mul_overflow(*numel, s, numel))
             return gf_fail("%s: tensor \"%s\": shape entry %d is not a size (or the shape's product overflows)",
-                           path, it->string, d);
+                           gf_show_name(path), it->string, d);
         t->shape[d] = (int64_t)s;
     }
     return 0;
@@ -215,18 +215,18 @@ static int parse_tensor(gf_st_file *f, const cJSON *it, const unsigned char *dat
     const char *path = f->path;
     for (int i = 0; i < f->n_tensors; i++)
         if (!strcmp(f->tensors[i].name, it->string))
-            return gf_fail("%s: tensor \"%s\" appears twice in the header", path, it->string);
+            return gf_fail("%s: tensor \"%s\" appears twice in the header", gf_show_name(path), it->string);
     gf_st_tensor *t = &f->tensors[f->n_tensors];
-    if (!(t->name = strdup(it->string))) return gf_fail("out of memory reading %s", path);
+    if (!(t->name = strdup(it->string))) return gf_fail("out of memory reading %s", gf_show_name(path));
     f->n_tensors++;
     uint64_t numel = 0, b, e, bytes;
     if (parse_dtype_shape(path, it, t, &numel)) return -1;
     const cJSON *of = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
     if (read_u64(cJSON_GetArrayItem(of, 0), &b) || read_u64(cJSON_GetArrayItem(of, 1), &e) || b > e || e > data_size)
-        return gf_fail("%s: tensor \"%s\": data_offsets are not a range inside the %llu-byte data section", path,
+        return gf_fail("%s: tensor \"%s\": data_offsets are not a range inside the %llu-byte data section", gf_show_name(path),
                        it->string, (unsigned long long)data_size);
     if (__builtin_mul_overflow(numel, (uint64_t)gf_dtype_size(t->dtype), &bytes) || bytes != e - b)
-        return gf_fail("%s: tensor \"%s\": shape needs %llu elements but data_offsets span %llu bytes", path,
+        return gf_fail("%s: tensor \"%s\": shape needs %llu elements but data_offsets span %llu bytes", gf_show_name(path),
                        it->string, (unsigned long long)numel, (unsigned long long)(e - b));
     t->numel = (int64_t)numel;
     t->data = data + b;
@@ -242,12 +242,12 @@ static int check_tiling(const char *path, uint64_t *spans, int n, uint64_t data_
     for (int i = 0; i < n; i++) {
         if (spans[2 * i] != pos)
             return gf_fail("%s: tensor data %s at byte %llu of the data section (tensors must tile it without gaps "
-                           "or overlaps)", path, spans[2 * i] < pos ? "overlaps" : "leaves a gap",
+                           "or overlaps)", gf_show_name(path), spans[2 * i] < pos ? "overlaps" : "leaves a gap",
                            (unsigned long long)spans[2 * i]);
         pos = spans[2 * i + 1];
     }
     if (pos != data_size)
-        return gf_fail("%s: %llu bytes at the end of the data section belong to no tensor (file corrupt?)", path,
+        return gf_fail("%s: %llu bytes at the end of the data section belong to no tensor (file corrupt?)", gf_show_name(path),
                        (unsigned long long)(data_size - pos));
     return 0;
 }
@@ -258,7 +258,7 @@ gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size) {
     if (!f || !(f->path = strdup(path))) {
         free(buf);
         free(f);
-        gf_fail("out of memory reading %s", path);
+        gf_fail("out of memory reading %s", gf_show_name(path));
         return NULL;
     }
     f->buf = buf;
@@ -271,7 +271,7 @@ gf_st_file *gf_st_parse(const char *path, unsigned char *buf, size_t size) {
     if (!rc) {
         f->tensors = calloc((size_t)(n ? n : 1), sizeof *f->tensors);
         spans = calloc((size_t)(n ? n : 1), 2 * sizeof *spans);
-        if (!f->tensors || !spans) rc = gf_fail("out of memory reading %s", path);
+        if (!f->tensors || !spans) rc = gf_fail("out of memory reading %s", gf_show_name(path));
     }
     for (cJSON *it = h ? h->child : NULL; !rc && it; it = it->next)
         rc = !strcmp(it->string, "__metadata__") ? parse_metadata(f, it)

@@ -27,8 +27,8 @@ size_t gf_xz_bound(size_t n_in) {
 int gf_xz_refuse(const char *path, size_t n_in) {
     return gf_fail("%s: %zu bytes of xz decompress to more than %zu bytes, the most taken from them (%d times their "
                    "size, and at least %zu MiB); refusing (a decompression bomb, or a corrupt file?)\nHINT: if the file "
-                   "is genuine, give it decompressed: xz -dk %s", path, n_in, gf_xz_bound(n_in), GF_XZ_RATIO,
-                   GF_XZ_FLOOR >> 20, path);
+                   "is genuine, give it decompressed: xz -dk %s", gf_show_name(path), n_in, gf_xz_bound(n_in), GF_XZ_RATIO,
+                   GF_XZ_FLOOR >> 20, gf_show_name(path));
 }
 
 /* Room for len + more decoded bytes in *out (cap: its size), doubling, at most max_bytes: 0; 1 past it; -1 when
@@ -51,7 +51,7 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     const size_t bound = gf_xz_bound(n_in), most = bound < max_bytes ? bound : max_bytes;
     lzma_stream st = LZMA_STREAM_INIT;
     if (lzma_stream_decoder(&st, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
-        gf_fail("%s: cannot start the xz decoder", path);
+        gf_fail("%s: cannot start the xz decoder", gf_show_name(path));
         return NULL;
     }
     size_t cap = n_in < most / 4 ? n_in * 4 + 1024 : most, len = 0;
@@ -59,7 +59,7 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     char *out = malloc(cap + 1);
     if (!out) {
         lzma_end(&st);
-        gf_fail("out of memory decompressing %s", path);
+        gf_fail("out of memory decompressing %s", gf_show_name(path));
         return NULL;
     }
     st.next_in = in;
@@ -70,10 +70,10 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
         if (grown) {
             if (grown > 0) free(out);
             lzma_end(&st);
-            if (grown < 0) gf_fail("out of memory decompressing %s", path);
+            if (grown < 0) gf_fail("out of memory decompressing %s", gf_show_name(path));
             else if (most == bound) gf_xz_refuse(path, n_in);
             else
-                gf_fail("%s decompresses to more than %zu bytes; refusing (a corrupt or hostile file?)%s%s", path,
+                gf_fail("%s decompresses to more than %zu bytes; refusing (a corrupt or hostile file?)%s%s", gf_show_name(path),
                         max_bytes, hint ? "\nHINT: " : "", hint ? hint : "");
             return NULL;
         }
@@ -88,7 +88,7 @@ static char *xz_decode(const char *path, const unsigned char *in, size_t n_in, s
     lzma_end(&st);
     if (r != LZMA_STREAM_END) {
         free(out);
-        gf_fail("%s: corrupt or truncated xz data (liblzma error %d)", path, (int)r);
+        gf_fail("%s: corrupt or truncated xz data (liblzma error %d)", gf_show_name(path), (int)r);
         return NULL;
     }
     out[len] = '\0';

@@ -58,7 +58,7 @@ int gf_model_save_meta(const gf_model *m, const char *path, const char *const *e
         }
         rc = gf_st_write(path, ts, n, keys, vals, n_meta);
     } else {
-        gf_fail("out of memory saving %s", path);
+        gf_fail("out of memory saving %s", gf_show_name(path));
     }
     for (int i = 0; q && i < m->n_tensors; i++) free(q[i]);
     free(q);
@@ -91,7 +91,7 @@ static int check_tensor(void *ctx, const char *name, int ndim, const int64_t *sh
     const char *path = fc->f->path;
     const gf_st_tensor *s = gf_st_find(fc->f, name);
     if (s) fc->seen[s - fc->f->tensors] = true;
-    if (!s) return gf_fail("%s: tensor \"%s\" is missing (the config in the file says the model has it)", path, name);
+    if (!s) return gf_fail("%s: tensor \"%s\" is missing (the config in the file says the model has it)", gf_show_name(path), name);
     if (s->dtype == GF_DT_I8 || s->dtype == GF_DT_BF16) {
         int scale = -1;
         if (gf_lowp_check_tensor(fc->f, fc->kind, name, ndim, shape, s, &scale)) return -1;
@@ -107,7 +107,7 @@ static int check_tensor(void *ctx, const char *name, int ndim, const int64_t *sh
     for (int k = 0; k < s->ndim && k < 4; k++)
         snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", k ? ", " : "", (long long)s->shape[k]);
     return gf_fail("%s: tensor \"%s\" should be F32 of shape %s for this config, but the file has %s of shape (%s)",
-                   path, name, want, s->dtype == GF_DT_F32 ? "F32" : "another dtype", got);
+                   gf_show_name(path), name, want, s->dtype == GF_DT_F32 ? "F32" : "another dtype", got);
 }
 
 /* The file holds exactly the config's tensors, of the right shapes: checked before anything is allocated,
@@ -116,15 +116,15 @@ static int check_file(const gf_st_file *f, const gf_config *cfg) {
     if (gf_st_find(f, "adam_m") && gf_st_find(f, "params") && !gf_st_find(f, "tok_emb.weight"))
         return gf_fail("%s is a training state (weights and optimizer moments for --resume), not a checkpoint\nHINT: "
                        "give the run's last.safetensors or best.safetensors, or continue it with grassflow train "
-                       "--resume DIR", f->path);
+                       "--resume DIR", gf_show_name(f->path));
     file_check fc = {.f = f};
     if (gf_lowp_file_kind(f, &fc.kind)) return -1;
     fc.seen = calloc((size_t)f->n_tensors + 1, sizeof(bool));
-    if (!fc.seen) return gf_fail("out of memory reading %s", f->path);
+    if (!fc.seen) return gf_fail("out of memory reading %s", gf_show_name(f->path));
     int rc = gf_model_plan(cfg, check_tensor, &fc);
     for (int i = 0; !rc && i < f->n_tensors; i++)
         if (!fc.seen[i])
-            rc = gf_fail("%s: unexpected tensor \"%s\" that the config's model does not have", f->path,
+            rc = gf_fail("%s: unexpected tensor \"%s\" that the config's model does not have", gf_show_name(f->path),
                          f->tensors[i].name);
     free(fc.seen);
     return rc;
@@ -153,7 +153,7 @@ static int load_tensors(gf_model *m, const gf_st_file *f) {
         const float *sc;
         const uint16_t *h;
         if (gf_weights_eligible(&m->tensors[i]) && !gf_model_lowp_of(m, &m->tensors[i], &u8, &sc, &h))
-            return gf_fail("%s: the file says its weights are %s, but the weight matrix \"%s\" is F32", f->path,
+            return gf_fail("%s: the file says its weights are %s, but the weight matrix \"%s\" is F32", gf_show_name(f->path),
                            gf_weights_name(kind), m->tensors[i].name);
     }
     return 0;
@@ -165,7 +165,7 @@ gf_model *gf_model_from_safetensors(const gf_st_file *f) {
     char *cfg_json = gf_st_metadata(f, "config");
     if (!cfg_json) {
         gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint\nHINT: checkpoints come "
-                "from `grassflow init` or `grassflow train`", path);
+                "from `grassflow init` or `grassflow train`", gf_show_name(path));
         gf_import_misplaced(path, true); /* DIR/model.safetensors of a folder an importer reads: say so */
         goto done;
     }

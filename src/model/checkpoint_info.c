@@ -43,7 +43,7 @@ static int add_tokenizer(cJSON *o, const gf_st_file *f) {
  * training state's arenas must hold the config's parameter count. */
 static int add_model(cJSON *o, const gf_st_file *f, bool state) {
     char *cj = gf_st_metadata(f, "config");
-    if (!cj) return gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint", f->path);
+    if (!cj) return gf_fail("%s: no __metadata__[\"config\"]; this is not a grassflow checkpoint", gf_show_name(f->path));
     gf_config cfg;
     int rc = gf_config_from_json(cj, f->path, &cfg);
     free(cj);
@@ -52,7 +52,7 @@ static int add_model(cJSON *o, const gf_st_file *f, bool state) {
     if (state) {
         const gf_st_tensor *p = gf_st_find(f, "params");
         if (!p || p->ndim != 1 || p->shape[0] != n)
-            return gf_fail("%s: a training state whose params do not hold the %lld parameters of its config", f->path,
+            return gf_fail("%s: a training state whose params do not hold the %lld parameters of its config", gf_show_name(f->path),
                            (long long)n);
     } else {
         gf_model *m = gf_model_from_safetensors(f);
@@ -89,7 +89,7 @@ char *gf_checkpoint_describe(const char *path) {
     if (state) add_meta(o, f, "data", "data", true);
     if (state) add_meta(o, f, "frozen", "frozen", true);
     out = gf_json_utf8(cJSON_PrintUnformatted(o)); /* a path or a forged string that is not UTF-8: U+FFFD */
-    if (!out) gf_fail("out of memory describing %s", path);
+    if (!out) gf_fail("out of memory describing %s", gf_show_name(path));
 done:
     cJSON_Delete(o);
     gf_st_free(f);

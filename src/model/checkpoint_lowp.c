@@ -19,7 +19,7 @@ int gf_lowp_file_kind(const gf_st_file *f, gf_weights *kind) {
     char *w = gf_st_metadata(f, "weights");
     *kind = GF_WEIGHTS_FP32;
     const int bad = w && gf_weights_parse(w, kind);
-    if (bad) gf_fail("%s: __metadata__[\"weights\"] is \"%.40s\"; expected fp32, bf16 or int8", f->path, w);
+    if (bad) gf_fail("%s: __metadata__[\"weights\"] is \"%.40s\"; expected fp32, bf16 or int8", gf_show_name(f->path), w);
     free(w);
     return bad ? -1 : 0;
 }
@@ -30,20 +30,20 @@ int gf_lowp_check_tensor(const gf_st_file *f, gf_weights kind, const char *name,
     *scale_index = -1;
     if (kind == GF_WEIGHTS_FP32)
         return gf_fail("%s: tensor \"%s\" is %s, but the file does not say its weights are int8 or bf16 (no "
-                       "__metadata__[\"weights\"])", path, name, dt);
+                       "__metadata__[\"weights\"])", gf_show_name(path), name, dt);
     if ((kind == GF_WEIGHTS_INT8) != (s->dtype == GF_DT_I8))
-        return gf_fail("%s: tensor \"%s\" is %s, but the file says its weights are %s", path, name, dt,
+        return gf_fail("%s: tensor \"%s\" is %s, but the file says its weights are %s", gf_show_name(path), name, dt,
                        gf_weights_name(kind));
     if (ndim != 2 || s->ndim != 2 || s->shape[0] != shape[0] || s->shape[1] != shape[1])
         return gf_fail("%s: tensor \"%s\" is %s of %d dimensions; for this config it is %s (only weight matrices can "
-                       "be %s)", path, name, dt, s->ndim, ndim == 2 ? "a matrix of another shape" : "not a matrix", dt);
+                       "be %s)", gf_show_name(path), name, dt, s->ndim, ndim == 2 ? "a matrix of another shape" : "not a matrix", dt);
     if (kind != GF_WEIGHTS_INT8) return 0;
     char sname[300];
     snprintf(sname, sizeof sname, "%s.scale", name);
     const gf_st_tensor *sc = gf_st_find(f, sname);
     if (!sc || sc->dtype != GF_DT_F32 || sc->ndim != 1 || sc->shape[0] != shape[0])
         return gf_fail("%s: tensor \"%s\" is I8, and its scales \"%s\" should be F32 of shape (%lld), one per row; "
-                       "the file has %s", path, name, sname, (long long)shape[0], sc ? "another dtype or shape" : "none");
+                       "the file has %s", gf_show_name(path), name, sname, (long long)shape[0], sc ? "another dtype or shape" : "none");
     *scale_index = (int)(sc - f->tensors);
     return 0;
 }
@@ -60,14 +60,14 @@ static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
     float *scale = malloc((size_t)R * sizeof *scale);
     if (!u8 || !scale || C > GF_LOWP_MAX_COLS) {
         free(u8), free(scale);
-        return C > GF_LOWP_MAX_COLS ? gf_fail("%s: \"%s\" has %lld columns; int8 weights take at most %d", f->path,
+        return C > GF_LOWP_MAX_COLS ? gf_fail("%s: \"%s\" has %lld columns; int8 weights take at most %d", gf_show_name(f->path),
                                              t->name, (long long)C, GF_LOWP_MAX_COLS)
-                                    : gf_fail("out of memory reading %s", f->path);
+                                    : gf_fail("out of memory reading %s", gf_show_name(f->path));
     }
     memcpy(scale, sc->data, (size_t)R * sizeof *scale);
     for (int64_t r = 0; r < R; r++) {
         if (!(isfinite(scale[r]) && scale[r] >= 0.0f)) {
-            gf_fail("%s: \"%s\" row %lld has scale %g; scales are finite and >= 0", f->path, sname, (long long)r,
+            gf_fail("%s: \"%s\" row %lld has scale %g; scales are finite and >= 0", gf_show_name(f->path), sname, (long long)r,
                     (double)scale[r]);
             free(u8), free(scale);
             return -1;
@@ -76,7 +76,7 @@ static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
             if (q[r * C + c] == -128) {
                 free(u8), free(scale);
                 return gf_fail("%s: \"%s\" holds the code -128 at [%lld][%lld]; int8 codes are in [-127, 127]",
-                               f->path, t->name, (long long)r, (long long)c);
+                               gf_show_name(f->path), t->name, (long long)r, (long long)c);
             }
             u8[r * C + c] = (uint8_t)(q[r * C + c] + 128);
             t->data[r * C + c] = (float)q[r * C + c] * scale[r];
@@ -84,7 +84,7 @@ static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
                 gf_fail("%s: \"%s\" row %lld has scale %g: its code %d at [%lld][%lld] times it is past float32's "
                         "largest (3.4e38), an infinite weight; a scale is at most 3.4e38 / 127 (2.7e36) for codes up "
                         "to 127\nHINT: the file is corrupt or forged; quantize the fp32 checkpoint again",
-                        f->path, sname, (long long)r, (double)scale[r], q[r * C + c], (long long)r, (long long)c);
+                        gf_show_name(f->path), sname, (long long)r, (double)scale[r], q[r * C + c], (long long)r, (long long)c);
                 free(u8), free(scale);
                 return -1;
             }
@@ -95,7 +95,7 @@ static int load_int8(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
 
 static int load_bf16(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, const gf_st_tensor *s) {
     uint16_t *h = malloc((size_t)t->numel * sizeof *h);
-    if (!h) return gf_fail("out of memory reading %s", f->path);
+    if (!h) return gf_fail("out of memory reading %s", gf_show_name(f->path));
     memcpy(h, s->data, (size_t)t->numel * sizeof *h);
     for (int64_t i = 0; i < t->numel; i++) t->data[i] = gf_bf16_to_f32(h[i]);
     if (gf_st_check_finite(f->path, t->name, t->data, t->numel, "the checkpoint is corrupt")) {
@@ -107,7 +107,7 @@ static int load_bf16(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, 
 
 int gf_lowp_load_tensor(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, const gf_st_tensor *s) {
     if (!gf_weights_eligible(t))
-        return gf_fail("%s: tensor \"%s\" is %s; only the weight matrices (gf_model_set_weights's) can be", f->path,
+        return gf_fail("%s: tensor \"%s\" is %s; only the weight matrices (gf_model_set_weights's) can be", gf_show_name(f->path),
                        t->name, s->dtype == GF_DT_I8 ? "I8" : "BF16");
     return s->dtype == GF_DT_I8 ? load_int8(m, f, t, s) : load_bf16(m, f, t, s);
 }
@@ -124,7 +124,7 @@ static int other_metadata(const gf_st_file *f, cJSON **j, const char **keys, con
         bool skip = !cJSON_IsString(it);
         for (int k = 0; own[k] && !skip; k++) skip = !strcmp(it->string, own[k]);
         if (skip) continue;
-        if (*n == cap) return gf_fail("%s: more metadata entries than a checkpoint carries (%d)", f->path, cap);
+        if (*n == cap) return gf_fail("%s: more metadata entries than a checkpoint carries (%d)", gf_show_name(f->path), cap);
         keys[*n] = it->string, vals[(*n)++] = it->valuestring;
     }
     return 0;
