@@ -35,7 +35,7 @@ struct gf_stream {
     int64_t buf_n;
     /* views into buf */
     float *slot[BLOCK_MAX_SLOTS], *hid, *act, *stat, *logits, *mscratch;
-    gf_stream_pace pace;           /* the threads a large token runs on (token_threads) */
+    gf_stream_pace pace;           /* the threads a large token runs on (advance) */
 };
 
 /* Per-token buffers for capacity cap: the block slots (d each) | hid, act (d_ff) | LayerNorm mean and
@@ -226,13 +226,14 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
  * GF_STREAM_PAR_MACS multiply-adds (under a millisecond on one core) it runs on one thread: its parallel
  * regions would be too short to repay their cost, and where another process holds a core each region waits
  * for a thread the kernel has put aside (two threads decoded the 65-character grassmann-small half as fast
- * as one on a quiet machine and 4x slower beside a busy neighbour). A larger token runs on whichever of one
- * thread and all the threads set its tokens measured faster (two threads stream the word-level 6-layer
- * models about 1.9x faster on a quiet machine, 3x slower beside a busy neighbour): the slower is tried again
- * on GF_STREAM_TRIAL tokens (the first wakes its threads) every `period` tokens with logits, the period doubling (up to GF_STREAM_PERIOD_MAX)
- * while the trials lose. A token's bits are the same on any thread count (its matrix-vector products,
- * core/gemv.c, sum each output on one thread in one order), so this changes speed, never tokens; the test
- * holds it (test_stream_threads). bench/stream_neighbour.sh measures the rule quiet and busy. */
+ * as one on a quiet machine, and about 4x slower beside a busy neighbour). A larger token runs on whichever
+ * of one thread and all the threads set its tokens measured faster: two threads streamed the word-level
+ * 6-layer models 1.5-2x faster than one on a quiet machine and 3x slower beside a busy neighbour. The slower
+ * choice is tried again on GF_STREAM_TRIAL tokens (the first only wakes its threads) every `period` tokens
+ * with logits, the period doubling up to GF_STREAM_PERIOD_MAX while the trials lose. A token's bits are the
+ * same on any thread count (its matrix-vector products, core/gemv.c, sum each output on one thread in one
+ * order), so this changes speed, never tokens (test_stream_threads_large). bench/stream_neighbour.sh
+ * measures the rule quiet and beside a busy neighbour. */
 #define GF_STREAM_PAR_MACS 4000000
 #define GF_STREAM_TRIAL 2
 #define GF_STREAM_PERIOD_MIN 32
