@@ -164,7 +164,7 @@ install: all $(BUILD)/release/grassflow
 	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma' \
 	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc
 
-# The README's default job: a few minutes of WikiText-2 with a small Grassmann LM.
+# The README's default job (scripts/demo.sh): about two minutes of a character-level Grassmann LM.
 demo: all
 	bash scripts/demo.sh
 

@@ -456,12 +456,12 @@ assert head[0]["rank"] == 8 and head[0]["offsets"] == [1, 3] and head[1]["mixer"
 PYEOF
 want="a list gives one value per layer of the first stack, and this model has further stacks \(\"head\"\)"; expect 2 "--set rank=[4,8] with a further stack: refused, not half applied" "$GF" info --config "$tmp/stacks.json" --set 'rank=[4,8]'
 
-echo "cli: the demo (scripts/demo.sh, 20 steps): trains, scores once, streams a sample, names the next command"
+echo "cli: the demo (scripts/demo.sh, 20 steps): trains, scores once, samples, names the next command"
 STEPS=20 OUT="$tmp/demo" GF="$GF" bash scripts/demo.sh >"$tmp/demo.out" 2>"$tmp/demo.err"
 [ $? = 0 ] && [ "$(grep -c 'eval step' "$tmp/demo.err")" = 1 ] && grep -q '^ROMEO:$' "$tmp/demo.out" \
-    && [ "$(wc -c <"$tmp/demo.out")" -gt 300 ] && ! grep -q 'past max_len' "$tmp/demo.err" \
+    && [ "$(wc -c <"$tmp/demo.out")" -gt 300 ] \
     && grep -q 'build/grassflow compare --models grassmann-6L,transformer-6L' "$tmp/demo.err" \
-    && pass "one evaluation, a streamed 400-character sample, the next command" \
+    && pass "one evaluation, a 400-character sample, the next command" \
     || fail "demo: $(tail -5 "$tmp/demo.err") / $(head -c 300 "$tmp/demo.out")"
 
 if [ $fails -ne 0 ]; then echo "cli: $fails FAILED"; exit 1; fi
