@@ -583,8 +583,32 @@ char *gf_checkpoint_describe(const char *path);
  * weights are refused as in grassflow's checkpoints; config.json and tokenizer_config.json keys of the
  * wrong type or out of range are errors in the file's own names. */
 gf_model *gf_import_load(const char *path, gf_tokenizer **tok);
-/* The importer that reads path ("hf-distilbert"), or NULL (a grassflow checkpoint, or nothing known). */
+/* The importer that reads path ("hf-distilbert", or one a program registered), or NULL (a grassflow
+ * checkpoint, or nothing known). */
 const char *gf_import_detect(const char *path);
+
+/* An importer: a format of checkpoints another tool writes, read as a grassflow model by gf_import_load (and
+ * so by every command that takes a backbone, and features --ckpt). The built-in one is hf-distilbert
+ * (src/import/distilbert.c); a program adds its own with gf_importer_register, one file and one call
+ * (tests/importer_toy.c). gf_import_load asks each importer in turn, built-in ones first, whether it reads
+ * a path (detect) and loads it with the first that does; a path none claims is read as grassflow's own. */
+#define GF_IMPORTER_VERSION 1 /* the gf_importer this header describes */
+typedef struct gf_importer {
+    int version;          /* GF_IMPORTER_VERSION */
+    const char *name;     /* [a-z0-9_-], unique: "hf-distilbert" */
+    const char *what;     /* one line for messages: "a Hugging Face DistilBERT folder (config.json, ...)" */
+    const char *label;    /* a few words for messages: "a Hugging Face DistilBERT folder" */
+    /* Whether path is this format (cheap: a file name, a config field); never an error, never gf_fail. */
+    bool (*detect)(const char *path);
+    /* The model and its tokenizer (*tok, NULL if the format has none); NULL + gf_fail naming the file. */
+    gf_model *(*load)(const char *path, gf_tokenizer **tok);
+} gf_importer;
+/* Add an importer (before it is used; not thread-safe; at most GF_PLUGIN_MAX_ADDED). Fails (gf_last_error)
+ * for a version this build does not know, a malformed or taken name, or a missing member. */
+int gf_importer_register(const gf_importer *imp);
+/* Registered importers, built-in ones first: i in [0, gf_importer_count()); NULL outside. */
+int gf_importer_count(void);
+const gf_importer *gf_importer_at(int i);
 
 /* A classifier on a pretrained checkpoint (grassflow train --backbone CKPT --head FILE). ckpt is anything
  * gf_import_load reads: a grassflow language model, or a Hugging Face DistilBERT folder. The model is the

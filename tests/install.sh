@@ -159,6 +159,24 @@ if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o 
     else
         fail "the vectors task through the installed library: $(head -c 400 "$tmp/err") $(tail -c 400 "$tmp/v.err")"
     fi
+    # an importer of a program's own (tests/importer_toy.c: gf_importer_register through the installed library):
+    # features --ckpt reads its folder, and a folder it does not claim is refused with the importers listed
+    IT="$tmp/cli-toy/grassflow-toy"
+    mkdir -p "$tmp/cli-toy" "$tmp/toyckpt" "$tmp/notoy" && cp src/cli/*.c src/cli/*.h tests/importer_toy.c "$tmp/cli-toy/" \
+        && echo "grassmann-tiny 1234" >"$tmp/toyckpt/toy-model.txt"
+    if (cd "$tmp/cli-toy" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o "$IT" ./*.c $libs $(pkg-config --libs libcjson) -lm) 2>"$tmp/err" &&
+        LD_LIBRARY_PATH="$P/lib" "$IT" features --ckpt "$tmp/toyckpt" --text hi --json >"$tmp/toy.json" 2>"$tmp/toy.err" &&
+        /usr/bin/python3 -c "
+import json, math, sys; o = json.load(open('$tmp/toy.json'))
+sys.exit(0 if o['ids'] == [104, 105] and len(o['hidden']) == 2 and all(len(r) == 32 and all(math.isfinite(x) for x in r) for r in o['hidden']) else 1)"; then
+        pass "an importer registered by a program of its own (gf_importer_register through the installed library): features --ckpt reads its folder"
+    else
+        fail "the toy importer through the installed library: $(head -c 400 "$tmp/err") $(head -c 300 "$tmp/toy.err") $(head -c 200 "$tmp/toy.json")"
+    fi
+    LD_LIBRARY_PATH="$P/lib" "$IT" features --ckpt "$tmp/notoy" --text hi >/dev/null 2>"$tmp/toy.err"
+    [ $? -ne 0 ] && grep -q "toy: a toy folder" "$tmp/toy.err" && grep -q "hf-distilbert" "$tmp/toy.err" \
+        && pass "a folder no importer claims: refused, naming every importer (the program's too)" \
+        || fail "a folder no importer claims: $(head -c 400 "$tmp/toy.err")"
 else
     fail "src/cli/ does not build against the installed library: $(head -c 800 "$tmp/err")"
 fi

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/rng.h"
 #include "heads/head.h"
@@ -656,6 +657,89 @@ static void test_head_gradients(void **state) {
 
 /* Every built-in table passes the check gf_mixer_register / gf_head_register run on a new one (a built-in
  * that would be refused at run time fails here), and so do the two this file added. */
+/* An importer of the test's own (a folder with a file "inline-model": grassmann-tiny over 64 tokens, seed 5)
+ * through gf_importer_register: gf_import_detect and gf_import_load reach it, a grassflow checkpoint still
+ * loads as before, and what the register refuses leaves nothing behind. tests/importer_toy.c is the same
+ * through the installed library (tests/install.sh). */
+static bool inline_detect(const char *path) {
+    char f[512];
+    snprintf(f, sizeof f, "%s/inline-model", path);
+    FILE *fp = fopen(f, "r");
+    if (fp) fclose(fp);
+    return fp != NULL;
+}
+static gf_model *inline_load(const char *path, gf_tokenizer **tok) {
+    (void)path;
+    gf_config cfg;
+    if (gf_config_preset("grassmann-tiny", &cfg)) return NULL;
+    gf_model *m = gf_model_create(&cfg);
+    if (m) gf_model_init(m, 5);
+    *tok = NULL;
+    return m;
+}
+static const gf_importer INLINE = {.version = GF_IMPORTER_VERSION, .name = "inline", .what = "an inline folder",
+                                   .label = "an inline folder", .detect = inline_detect, .load = inline_load};
+
+static void test_importer_register(void **state) {
+    (void)state;
+    const int n0 = gf_importer_count();
+    assert_true(n0 >= 1 && !strcmp(gf_importer_at(0)->name, "hf-distilbert") && !gf_importer_at(n0));
+    gf_importer bad = INLINE;
+    bad.version = GF_IMPORTER_VERSION + 1;
+    assert_int_not_equal(gf_importer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "interface version"));
+    bad = INLINE;
+    bad.name = "in line";
+    assert_int_not_equal(gf_importer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "has the character ' '"));
+    bad = INLINE;
+    bad.load = NULL;
+    assert_int_not_equal(gf_importer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "lacks one of"));
+    bad = INLINE;
+    bad.name = "hf-distilbert";
+    assert_int_not_equal(gf_importer_register(&bad), 0);
+    assert_non_null(strstr(gf_last_error(), "registered already"));
+    assert_int_not_equal(gf_importer_register(NULL), 0);
+    assert_int_equal(gf_importer_count(), n0); /* nothing refused was added */
+    assert_int_equal(gf_importer_register(&INLINE), 0);
+    assert_true(gf_importer_count() == n0 + 1 && gf_importer_at(n0) == &INLINE);
+
+    char dir[] = "/tmp/grassflow-importer-XXXXXX", f[600];
+    assert_non_null(mkdtemp(dir));
+    assert_null(gf_import_detect(dir));
+    gf_tokenizer *tok = NULL;
+    assert_null(gf_import_load(dir, &tok)); /* a folder no importer claims: the message names them all */
+    assert_non_null(strstr(gf_last_error(), "inline: an inline folder"));
+    snprintf(f, sizeof f, "%s/inline-model", dir);
+    FILE *fp = fopen(f, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_string_equal(gf_import_detect(dir), "inline");
+    gf_model *m = gf_import_load(dir, &tok);
+    assert_non_null(m);
+    gf_config cfg;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    gf_model *ref = gf_model_create(&cfg);
+    gf_model_init(ref, 5);
+    assert_int_equal(gf_model_num_params(m), gf_model_num_params(ref));
+    const gf_tensor_info *a = gf_model_tensor(m, 0), *b = gf_model_tensor(ref, 0);
+    assert_memory_equal(a->data, b->data, (size_t)a->numel * sizeof(float));
+    snprintf(f, sizeof f, "%s/m.safetensors", dir); /* grassflow's own format still loads, through the importers */
+    assert_int_equal(gf_model_save(m, f), 0);
+    assert_null(gf_import_detect(f));
+    gf_model *back = gf_import_load(f, &tok);
+    assert_non_null(back);
+    assert_memory_equal(gf_model_tensor(back, 0)->data, a->data, (size_t)a->numel * sizeof(float));
+    gf_model_free(back);
+    gf_model_free(ref);
+    gf_model_free(m);
+    remove(f);
+    snprintf(f, sizeof f, "%s/inline-model", dir);
+    remove(f);
+    rmdir(dir);
+}
+
 static void test_builtins_pass_the_checks(void **state) {
     (void)state;
     for (int i = 0; i < gf_mixer_count(); i++)
@@ -679,6 +763,7 @@ int main(void) {
         cmocka_unit_test(test_head_trains),
         cmocka_unit_test(test_head_gradients),
         cmocka_unit_test(test_builtins_pass_the_checks),
+        cmocka_unit_test(test_importer_register),
     };
     return cmocka_run_group_tests_name("plugin", tests, NULL, NULL);
 }

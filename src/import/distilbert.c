@@ -409,6 +409,7 @@ static gf_model *load(const char *dir, gf_tokenizer **tok) {
 }
 
 const gf_importer gf_importer_distilbert = {
+    .version = GF_IMPORTER_VERSION,
     .name = "hf-distilbert",
     .what = "a Hugging Face DistilBERT folder (config.json with model_type distilbert, model.safetensors, vocab.txt)",
     .label = "a Hugging Face DistilBERT folder",

@@ -1,4 +1,5 @@
-/* The importers grassflow knows, and the one entry point that tries them before grassflow's own format. */
+/* The importers grassflow knows (built-in and registered), and the one entry point that tries them before
+ * grassflow's own format. */
 #include "import/import.h"
 
 #include <stddef.h>
@@ -6,20 +7,40 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "plugin/plugin.h"
+#include "plugin/registry.h"
 
-static const gf_importer *const IMPORTERS[] = {&gf_importer_distilbert};
-#define N_IMPORTERS ((int)(sizeof IMPORTERS / sizeof IMPORTERS[0]))
+static const gf_importer *const BUILTIN[] = {&gf_importer_distilbert};
+static gf_registry g_importers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
+
+int gf_importer_count(void) { return gf_registry_count(&g_importers); }
+const gf_importer *gf_importer_at(int i) { return gf_registry_at(&g_importers, i); }
+
+int gf_importer_register(const gf_importer *imp) {
+    if (!imp) return gf_fail("gf_importer_register: NULL importer");
+    const gf_plugin_desc d = {.fn = "gf_importer_register", .kind = "importer", .name = imp->name,
+                              .version = imp->version, .max_version = GF_IMPORTER_VERSION, .name_max = 64};
+    if (gf_plugin_check(&d)) return -1;
+    if (!imp->what || !imp->label || !imp->detect || !imp->load)
+        return gf_fail("gf_importer_register: importer \"%s\" lacks one of what, label, detect, load", imp->name);
+    for (int i = 0; i < gf_importer_count(); i++)
+        if (!strcmp(gf_importer_at(i)->name, imp->name))
+            return gf_fail("gf_importer_register: an importer called %s is registered already", imp->name);
+    return gf_registry_add(&g_importers, imp, "importers (gf_importer_register)");
+}
 
 const char *gf_import_detect(const char *path) {
-    for (int i = 0; path && i < N_IMPORTERS; i++)
-        if (IMPORTERS[i]->detect(path)) return IMPORTERS[i]->name;
+    const gf_importer *imp = NULL;
+    for (int i = 0; path && (imp = gf_importer_at(i)); i++)
+        if (imp->detect(path)) return imp->name;
     return NULL;
 }
 
 /* The importer that reads folder dir, or NULL. */
 static const gf_importer *importer_of(const char *dir) {
-    for (int i = 0; i < N_IMPORTERS; i++)
-        if (IMPORTERS[i]->detect(dir)) return IMPORTERS[i];
+    const gf_importer *imp = NULL;
+    for (int i = 0; (imp = gf_importer_at(i)); i++)
+        if (imp->detect(dir)) return imp;
     return NULL;
 }
 
@@ -51,14 +72,13 @@ gf_model *gf_import_load(const char *path, gf_tokenizer **tok) {
         gf_fail("no checkpoint path given");
         return NULL;
     }
-    for (int i = 0; i < N_IMPORTERS; i++)
-        if (IMPORTERS[i]->detect(path)) return IMPORTERS[i]->load(path, tok);
+    const gf_importer *imp = importer_of(path);
+    if (imp) return imp->load(path, tok);
     struct stat st;
     if (stat(path, &st) || !S_ISDIR(st.st_mode)) return gf_checkpoint_load(path, tok, NULL);
     char known[1024] = "";
-    for (int i = 0; i < N_IMPORTERS; i++)
-        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s: %s", i ? "; " : "", IMPORTERS[i]->name,
-                 IMPORTERS[i]->what);
+    for (int i = 0; (imp = gf_importer_at(i)) && strlen(known) + 1 < sizeof known; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s: %s", i ? "; " : "", imp->name, imp->what);
     gf_fail("%s is a folder, but none that grassflow reads; expected a grassflow checkpoint (a .safetensors file) "
             "or %s", path, known);
     return NULL;
