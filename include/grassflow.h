@@ -55,8 +55,10 @@ extern "C" {
  * recipe, stored through made_from_json); 3: gf_train_opts gained the fields of extending and branching
  * runs (init_from, save_every, patience, ...), gf_train_event epochs, seen and run_elapsed_s, gf_task_env
  * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision; 5: gf_train_opts
- * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples. */
-#define GF_ABI_VERSION 6
+ * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples;
+ * 7: a task's metric is its own (gf_metric; gf_task_ops version 4, score_by), gf_train_event gained
+ * val_score, gf_train_result best_val_score, and gf_metrics.metric room for 31 characters. */
+#define GF_ABI_VERSION 7
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -923,6 +925,8 @@ typedef struct gf_train_event {
     double seen;                  /* counted targets trained on (tokens, pairs: the task's unit); NAN when
                                    * unknown (a run resumed from a state saved before grassflow counted them) */
     double run_elapsed_s;         /* wall-clock seconds of the run: this session's plus the earlier ones' */
+    double val_score;             /* GF_EV_EVAL: the run's metric on the validation source (the task's,
+                                   * gf_task_metric: perplexity, accuracy, ...); NAN otherwise */
 } gf_train_event;
 
 typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
@@ -930,7 +934,10 @@ typedef void (*gf_train_cb)(const gf_train_event *e, void *ctx);
 typedef struct gf_train_result {
     int64_t steps, tokens;        /* tokens: counted targets trained on */
     double best_val_loss, last_val_loss, tokens_per_s, train_s, wall_s;
-    double best_val_acc;          /* a classifier: the dev accuracy of best.safetensors; else NAN */
+    double best_val_acc;          /* a classifier scored by accuracy: the dev accuracy of best.safetensors;
+                                   * else NAN */
+    double best_val_score;        /* the run's metric (gf_task_metric) of best.safetensors on the validation
+                                   * source: what chose it (perplexity: exp(best_val_loss)); NAN: no evaluation */
 } gf_train_result;
 
 /* Train m on the training source, evaluating on the validation source every eval_every steps and at
@@ -984,7 +991,8 @@ typedef struct gf_metrics {
     int64_t n;
     char counted[32];             /* what `seen` counts: "tokens", "pairs" (the task's unit); "" when the
                                    * file does not say (older files) */
-    char metric[16];              /* what `score` is: "ppl" or "accuracy"; "" when no row says */
+    char metric[32];              /* what `score` is: a metric's name (gf_metric: "ppl", "accuracy", a task's own);
+                                   * "" when no row says */
     bool legacy;                  /* some rows have no type: written before grassflow logged one */
 } gf_metrics;
 
@@ -1350,9 +1358,31 @@ typedef struct gf_task_env {
                                    * read for ten), giving those first ones in their order; 0: all */
 } gf_task_env;
 
-/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts. A table of an older version still
- * registers and works: the library reads a member only from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 3
+/* A metric: how a task's evaluations are scored and read. The built-in ones are gf_metric_ppl (exp of the
+ * mean loss, lower is better) and gf_metric_accuracy (the share of counted targets whose argmax is right,
+ * higher is better); a task declares its own in gf_task_ops.score_by (tests/task_vectors.c: an error rate),
+ * and train's best checkpoint, --patience, eval, compare's summary and plot follow it. */
+typedef struct gf_metric {
+    const char *name;             /* [a-z0-9_], unique: metrics.jsonl's and summary.json's "metric" */
+    const char *key;              /* metrics.jsonl's "val_KEY" and a state's "best_val_KEY"; NULL: name */
+    const char *title;            /* words for tables, plots and messages: "perplexity", "error rate" */
+    bool higher_is_better;
+    bool by_loss;                 /* an increasing function of the mean loss alone: the best checkpoint is
+                                   * the one of lowest loss (perplexity) */
+    bool relative_gap;            /* compare's gap to its reference: a percent of it (perplexity), else the
+                                   * difference in points (x 100: a share) */
+    int decimals;                 /* shown with this many (tables; metrics.jsonl two more) */
+    double lo, hi;                /* the range of a score (a stored best outside it is refused) */
+    double (*score)(const gf_eval_result *r); /* from an evaluation; NAN when it cannot give one (no
+                                   * n_correct for a metric of labels) */
+} gf_metric;
+extern const gf_metric gf_metric_ppl, gf_metric_accuracy;
+/* The metric called name: a built-in one or a registered task's; NULL if none. */
+const gf_metric *gf_metric_find(const char *name);
+
+/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts; 4: score_by. A table of an older
+ * version still registers and works: the library reads a member only from a table whose version has it. */
+#define GF_TASK_OPS_VERSION 4
 #define GF_TASK_NAME_MAX 32
 #define GF_TASK_OPTIONS_BYTES 64
 
@@ -1360,8 +1390,8 @@ typedef struct gf_task_ops {
     int version;                  /* GF_TASK_OPS_VERSION */
     const char *name;             /* --task NAME and "task" in a stored recipe: [a-z0-9_-], unique */
     const char *help;             /* one line: what the examples are */
-    const char *metric;           /* "ppl": exp(mean loss), lower is better; "accuracy": the share of counted
-                                   * targets whose argmax is right (a classify head), higher is better */
+    const char *metric;           /* its metric's name: "ppl" or "accuracy" (gf_metric_ppl, gf_metric_accuracy),
+                                   * or that of its own score_by */
     const char *unit;             /* a counted target, short, for rates: "tok", "pairs" */
     const char *counted;          /* the same in reports and JSON: "tokens", "pairs" */
     /* Its options: a struct of options_size bytes (<= GF_TASK_OPTIONS_BYTES) described by keys[0..n_keys),
@@ -1411,15 +1441,20 @@ typedef struct gf_task_ops {
      * ids for unknown text, skipped characters), for eval's out-of-vocabulary rate and perplexity per word.
      * 0, or -1 when the task does not count them. */
     int (*text_counts)(const void *data, int split, gf_text_counts *out);
+    /* ---- version 4 ---- */
+    /* Optional: the task's own metric (its name is `metric`'s); NULL: the built-in one `metric` names. */
+    const gf_metric *score_by;
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 #define GF_TASK_OWNS_WHOLE 2
 
 /* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
  * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe
- * already has, a metric other than "ppl" or "accuracy", or a missing function. The built-in tasks pass the
- * same checks. */
+ * already has, a metric that is neither built-in nor its score_by (malformed, or named as another task's
+ * metric that is not the same table), or a missing function. The built-in tasks pass the same checks. */
 int gf_task_register(const gf_task_ops *ops);
+/* The metric task t is scored by: its score_by, else the built-in one its metric names. */
+const gf_metric *gf_task_metric(const gf_task_ops *t);
 /* The task called name, or NULL with gf_last_error naming the tasks there are. */
 const gf_task_ops *gf_task_find(const char *name);
 /* Registered tasks, built-in ones first: i in [0, gf_task_count()). */

@@ -23,8 +23,8 @@ echo "== training grassmann-small on Tiny Shakespeare (characters) for $STEPS st
 $GF train --model grassmann-small --corpus tinyshakespeare --out "$OUT" --force --steps "$STEPS" \
     --batch 8 --seq-len 128 --lr 6e-3 --min-lr 6e-4 --warmup 50 --dropout 0 --precision fp32-fast \
     --eval-every "$STEPS" --log-every 100
-echo "== a sample of the best checkpoint (temperature 0.7, top-k 20)" >&2
-$GF generate --ckpt "$OUT/best.safetensors" --prompt $'ROMEO:\n' --tokens 400 --temperature 0.7 --top-k 20 --seed 1
+echo "== a sample of the best checkpoint (temperature 0.6, top-k 20)" >&2
+$GF generate --ckpt "$OUT/best.safetensors" --prompt $'ROMEO:\n' --tokens 400 --temperature 0.6 --top-k 20 --seed 1
 echo >&2
 echo "== done in $(($(date +%s) - start)) s. Going further, the paper's experiment (WikiText-2, Grassmann against" >&2
 echo "   its Transformer twin, 30 epochs: hours; docs/paper.md):" >&2

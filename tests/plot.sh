@@ -167,7 +167,7 @@ grep -q "note: v1/run-metrics: metrics.jsonl has no time on every row (written b
 svg_ok "$tmp/old.svg" 4 v1/run-metrics v2/run-metrics && texts "$tmp/old.svg" | grep -q "|step|" \
     && pass "... 4 curves on step; two runs of one folder name are told apart by the end of their paths" || fail "old svg: $(texts "$tmp/old.svg")"
 
-echo "plot: a classifier (the vectors task): loss, and accuracy below it"
+echo "plot: a classifier (the vectors task): loss, and its own metric below it"
 if [ -x "$GV" ]; then
     mkdir -p "$tmp/vec"
     $PY - "$tmp/vec" <<'PYEOF'
@@ -183,8 +183,10 @@ PYEOF
     expect 0 "train a classifier" "$GV" train --model grassmann-tiny --task vectors --corpus "$tmp/vec" --dim 3 --batch 16 --steps 12 --eval-every 4 --log-every 2 --out "$tmp/v"
     grep -q '"type": "train", "step": 2, "epoch": 0.333333, "sequences": 32,' "$tmp/v/metrics.jsonl" && pass "its rows count sequences, the task's unit" || fail "vectors rows: $(head -3 "$tmp/v/metrics.jsonl")"
     expect 0 "plot it against what it counts" "$GV" plot "$tmp/v" --x tokens --out "$tmp/v.svg"
-    svg_ok "$tmp/v.svg" 3 v && texts "$tmp/v.svg" | grep -q "^loss and validation accuracy against sequences seen|" \
-        && pass "... two panels: training and validation loss, validation accuracy; x: sequences seen" || fail "classifier plot: $(texts "$tmp/v.svg")"
+    svg_ok "$tmp/v.svg" 3 v && texts "$tmp/v.svg" | grep -q "^loss and validation error rate against sequences seen|" \
+        && pass "... two panels: training and validation loss, the task's own metric (validation error rate); x: sequences seen" || fail "classifier plot: $(texts "$tmp/v.svg")"
+    want="no run has a point of accuracy to draw \(the runs are scored by error_rate: --metric error_rate\)"
+    expect 1 "--metric accuracy of a run scored by its task's own metric: the one it is scored by" "$GV" plot "$tmp/v" --metric accuracy --out "$tmp/v3.svg"
 else
     fail "$GV is missing (make $GV)"
 fi
@@ -208,7 +210,7 @@ want="plot: $tmp/empty holds no metrics.jsonl"; expect 1 "a folder without metri
 mkdir -p "$tmp/bad" && head -3 "$tmp/a/metrics.jsonl" >"$tmp/bad/metrics.jsonl" && echo '{"type": "train", "step": 8, "lo' >>"$tmp/bad/metrics.jsonl"
 want="$tmp/bad/metrics.jsonl, line 4: not JSON"; expect 1 "a corrupt line, named by file and line" "$GF" plot "$tmp/bad" --out "$tmp/x.svg"
 [ ! -e "$tmp/x.svg" ] && pass "... and no SVG is written" || fail "an SVG was written for a refused plot"
-want="no run has a point of accuracy to draw \(a language model logs perplexity: --metric ppl\)"; expect 1 "--metric accuracy of a language model" "$GF" plot "$tmp/a" --metric accuracy --out "$tmp/x.svg"
+want="no run has a point of accuracy to draw \(the runs are scored by ppl: --metric ppl\)"; expect 1 "--metric accuracy of a language model" "$GF" plot "$tmp/a" --metric accuracy --out "$tmp/x.svg"
 want="--x: 'epochs' is not one of step, tokens, time"; expect 2 "--x epochs" "$GF" plot "$tmp/a" --x epochs
 want="--metric: 'bleu' is not one of loss, ppl, accuracy"; expect 2 "--metric bleu" "$GF" plot "$tmp/a" --metric loss,bleu
 want="--metric loss,,ppl: item 2 is empty"; expect 2 "--metric loss,,ppl" "$GF" plot "$tmp/a" --metric loss,,ppl --out "$tmp/x.svg"

@@ -1,4 +1,5 @@
-/* A task added from this file alone: no line of the library or of the command-line tool names it. It is
+/* A task added from this file alone: no line of the library or of the command-line tool names it, nor its
+ * metric (an error rate, lower is better: gf_task_ops.score_by). It is
  * registered (gf_task_register) before main runs, linked into a build of the grassflow command
  * (build/tests/grassflow-vectors), and trained, evaluated and resumed through the commands' generic paths
  * by tests/task_plugin.sh.
@@ -7,6 +8,7 @@
  * with train.txt, valid.txt and test.txt; each starts with a line "classes: NAME NAME ..." and then has one
  * sequence a line, "NAME x x x ...": its class, then T x dim numbers (dim: the task's option --dim; every
  * sequence of a file has the same T). No tokenizer: the model reads the vectors (input "vectors"). */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -205,11 +207,20 @@ static const char *vec_label(const void *data, int64_t i) {
     return i >= 0 && i < d->n_classes ? d->names[i] : NULL;
 }
 
+/* The task's own metric: the share of sequences classified wrong, lower is better. train picks its best
+ * checkpoint by it and --patience counts by it; eval, compare and plot report it. */
+static double error_rate(const gf_eval_result *r) {
+    return r->n_correct >= 0 && r->n_counted > 0 ? 1.0 - (double)r->n_correct / (double)r->n_counted : NAN;
+}
+static const gf_metric ERROR_RATE = {.name = "error_rate", .key = "err", .title = "error rate",
+                                     .higher_is_better = false, .by_loss = false, .relative_gap = false,
+                                     .decimals = 4, .lo = 0.0, .hi = 1.0, .score = error_rate};
+
 static const gf_task_ops VECTORS = {
     .version = GF_TASK_OPS_VERSION, .name = "vectors", .help = "sequences of float vectors, one class each",
-    .metric = "accuracy", .unit = "seq", .counted = "sequences", .options_size = sizeof(vec_options),
+    .metric = "error_rate", .unit = "seq", .counted = "sequences", .options_size = sizeof(vec_options),
     .keys = VEC_KEYS, .n_keys = 1, .load = vec_load, .configure = vec_configure, .source = vec_source_make,
-    .describe = vec_describe, .label = vec_label, .free = vec_free};
+    .describe = vec_describe, .label = vec_label, .free = vec_free, .score_by = &ERROR_RATE};
 
 __attribute__((constructor)) static void register_vectors(void) {
     if (gf_task_register(&VECTORS)) {

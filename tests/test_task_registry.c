@@ -25,6 +25,8 @@ static void t_desc(const void *d, char *b, size_t n) { (void)d; snprintf(b, n, "
 static const char *t_label(const void *d, int64_t i) { (void)d; return i < 2 ? (i ? "b" : "a") : NULL; }
 static void t_free(void *d) { (void)d; }
 
+static double mine_score(const gf_eval_result *r) { return r->mean_loss; }
+
 static gf_task_ops good(const char *name) {
     return (gf_task_ops){.version = GF_TASK_OPS_VERSION, .name = name, .help = "h", .metric = "accuracy", .unit = "u",
                          .counted = "units", .options_size = sizeof(opts), .keys = KEYS, .n_keys = 1, .load = t_load,
@@ -52,6 +54,21 @@ static void test_refusals(void **state) {
     t = good("x1"), t.keys = BATCH_KEY, refused(&t, "option \"batch\" is a key the recipe has already");
     t = good("x1"), t.options_size = 4, refused(&t, "x1"); /* the key's int64 does not fit 4 bytes */
     t = good("lm"), refused(&t, "a task called lm is registered already");
+    /* a metric of its own (score_by): named as the table says, well formed, not another's name */
+    static const gf_metric mine = {.name = "mine", .title = "mine", .decimals = 3, .lo = 0, .hi = 1,
+                                   .score = mine_score};
+    gf_metric bad = mine;
+    t = good("x1"), t.score_by = &mine, refused(&t, "metric \"accuracy\" is not the name of its score_by, \"mine\"");
+    t = good("x1"), t.metric = "mine", t.score_by = &bad, bad.name = "Mine!", refused(&t, "metric name \"Mine!\"");
+    bad = mine, bad.score = NULL, t.score_by = &bad, refused(&t, "lacks a title or a score function");
+    bad = mine, bad.lo = 1, t.score_by = &bad, refused(&t, "a range [1, 1]");
+    bad = gf_metric_accuracy, t.metric = "accuracy", t.score_by = &bad, refused(&t, "a metric called accuracy exists already");
+    t = good("x1"), t.metric = "mine", t.version = 3, t.score_by = &mine, refused(&t, "metric \"mine\"; expected"); /* v3: no score_by */
+    t = good("x1"), t.metric = "mine", t.score_by = &mine;
+    assert_null(gf_metric_find("mine"));
+    assert_ptr_equal(gf_metric_find("ppl"), &gf_metric_ppl);
+    assert_ptr_equal(gf_task_metric(&gf_task_lm), &gf_metric_ppl);
+    assert_ptr_equal(gf_task_metric(&gf_task_snli), &gf_metric_accuracy);
     assert_null(gf_task_find("x1"));
     assert_non_null(strstr(gf_last_error(), "the tasks are lm"));
 }
@@ -68,6 +85,14 @@ static void test_builtins_and_added(void **state) {
     assert_ptr_equal(gf_task_find("two-class"), &added);
     assert_int_equal(gf_task_n_labels(&added, NULL), 2);
     assert_int_equal(gf_task_n_labels(&gf_task_lm, NULL), 0);
+    /* a task with a metric of its own: registered, found by name, its task's */
+    static const gf_metric own = {.name = "own_rate", .key = "own", .title = "own rate", .decimals = 4, .lo = 0,
+                                  .hi = 1, .score = mine_score};
+    static gf_task_ops scored;
+    scored = good("own-scored"), scored.metric = "own_rate", scored.score_by = &own;
+    if (gf_task_register(&scored)) fail_msg("%s", gf_last_error());
+    assert_ptr_equal(gf_metric_find("own_rate"), &own);
+    assert_ptr_equal(gf_task_metric(&scored), &own);
 }
 
 static int t_stats(const gf_task_env *e, bool json, char **text) {

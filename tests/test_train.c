@@ -780,11 +780,12 @@ static void test_metrics_line(void **state) {
     (void)state;
     char path[700];
     snprintf(path, sizeof path, "%s", tl_tmp_path("metrics.jsonl"));
-    gf_run_dir r = {.dir = "RUN", .metrics = fopen(path, "w"), .lock_fd = -1};
+    gf_run_dir r = {.dir = "RUN", .metrics = fopen(path, "w"), .lock_fd = -1, .metric = &gf_metric_ppl};
     assert_non_null(r.metrics);
     snprintf(r.counted, sizeof r.counted, "tokens");
     gf_train_event e = {.kind = GF_EV_EVAL, .step = 10, .val_loss = 2000.0, .val_ppl = INFINITY,
-                        .best_val_loss = INFINITY, .val_acc = NAN, .epochs = 0.5, .seen = 1280, .run_elapsed_s = 2.5};
+                        .best_val_loss = INFINITY, .val_acc = NAN, .epochs = 0.5, .seen = 1280, .run_elapsed_s = 2.5,
+                        .val_score = INFINITY};
     assert_int_equal(gf_run_metrics_line(&r, &e), 0);
     fclose(r.metrics);
     char line[256] = "";

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import warnings
 
-ABI_VERSION = 6  # GF_ABI_VERSION of the header these prototypes were written from
+ABI_VERSION = 7  # GF_ABI_VERSION of the header these prototypes were written from
 
 c_int, c_i64, c_u64, c_f, c_d = ctypes.c_int, ctypes.c_int64, ctypes.c_uint64, ctypes.c_float, ctypes.c_double
 c_p, c_s, c_sz, c_bool = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool

@@ -19,8 +19,8 @@ static double num(const cJSON *o, const char *key) {
 }
 
 bool cmp_score_ok(const cmp_job *j, double v) {
-    if (!strcmp(j->r.t.task->metric, "ppl")) return isfinite(v) && v >= 1.0;
-    return v >= 0.0 && v <= 1.0;
+    const gf_metric *mt = gf_task_metric(j->r.t.task);
+    return isfinite(v) && v >= mt->lo && v <= mt->hi;
 }
 
 bool cmp_count_ok(double v) { return v >= 1.0 && v <= 9007199254740992.0 && v == floor(v); }

@@ -124,8 +124,12 @@ static bool proven_numbers(const cmp_job *j, const cmp_run *u, const cJSON *mode
         return false;
     char path[GF_PATH_MAX];
     gf_st_file *f = gf_path_join(path, sizeof path, u->dir, "state.safetensors") ? NULL : gf_st_read(path);
-    char *bv = f ? gf_st_metadata(f, strcmp(j->r.t.task->metric, "ppl") ? "best_val_acc" : "best_val_loss") : NULL;
-    const double best = bv ? strtod(bv, NULL) : NAN, v = strcmp(j->r.t.task->metric, "ppl") ? best : exp(best);
+    const gf_metric *mt = gf_task_metric(j->r.t.task);
+    char key[48]; /* the state's best: its loss (a metric of the loss), else best_val_KEY */
+    snprintf(key, sizeof key, "best_val_%s", mt->by_loss ? "loss" : mt->key ? mt->key : mt->name);
+    char *bv = f ? gf_st_metadata(f, key) : NULL;
+    const double best = bv ? strtod(bv, NULL) : NAN,
+                 v = mt->by_loss ? mt->score(&(gf_eval_result){.mean_loss = best, .n_correct = -1}) : best;
     free(bv);
     gf_st_free(f);
     return fabs(v - val) <= 1e-9 * fabs(val);

@@ -131,10 +131,17 @@ static model_stats stats_of(const cmp_job *j, int i) {
     return st;
 }
 
-/* The gap on test to the reference: percent of perplexity, or points of accuracy. */
+/* The gap on test to the reference: a percent of it (perplexity), or points (accuracy, a share). */
 static double gap_of(const cmp_job *j, const model_stats *st, const model_stats *ref) {
-    if (!strcmp(j->r.t.task->metric, "ppl")) return 100.0 * (st->test / ref->test - 1.0);
+    if (gf_task_metric(j->r.t.task)->relative_gap) return 100.0 * (st->test / ref->test - 1.0);
     return 100.0 * (st->test - ref->test);
+}
+
+/* The table's two score columns: "best val ppl", "test ppl"; "dev acc", "test acc" (the metric's key). */
+static void score_heads(const gf_metric *mt, char *val, char *test, size_t n) {
+    const char *key = mt->key ? mt->key : mt->name;
+    snprintf(val, n, mt->by_loss ? "best val %s" : "dev %s", key);
+    snprintf(test, n, "test %s", key);
 }
 
 /* ---- summary.json ------------------------------------------------------------------------------------------ */
@@ -198,17 +205,21 @@ static cJSON *model_json(const cmp_job *j, int i, const model_stats *ref) {
 }
 
 char *cmp_summary_text(const cmp_job *j) {
-    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const gf_metric *mt = gf_task_metric(j->r.t.task);
     const model_stats ref = stats_of(j, j->ref);
     bool complete = true;
     cJSON *o = cJSON_CreateObject(), *models = cJSON_CreateArray(), *recipe = cmp_recipe_json(j);
     if (!recipe) return NULL;
+    char val[96], test[96], gap[96];
+    snprintf(val, sizeof val, mt->by_loss ? "best validation %s" : "dev %s of the best checkpoint", mt->title);
+    snprintf(test, sizeof test, "test %s of the best checkpoint", mt->title);
+    snprintf(gap, sizeof gap, "test %s vs the reference, %s", mt->title, mt->relative_gap ? "percent" : "points");
     cJSON_AddNumberToObject(o, "format", 1);
-    cJSON_AddStringToObject(o, "metric", ppl ? "ppl" : "accuracy");
-    cJSON_AddStringToObject(o, "val", ppl ? "best validation perplexity" : "dev accuracy of the best checkpoint");
-    cJSON_AddStringToObject(o, "test", ppl ? "test perplexity of the best checkpoint" : "test accuracy of the best checkpoint");
+    cJSON_AddStringToObject(o, "metric", mt->name);
+    cJSON_AddStringToObject(o, "val", val);
+    cJSON_AddStringToObject(o, "test", test);
     cJSON_AddStringToObject(o, "std", "sample standard deviation (n - 1) across seeds; null with fewer than two");
-    cJSON_AddStringToObject(o, "gap", ppl ? "test perplexity vs the reference, percent" : "test accuracy vs the reference, points");
+    cJSON_AddStringToObject(o, "gap", gap);
     cJSON_AddStringToObject(o, "reference", j->m[j->ref].name);
     cJSON_AddItemToObject(o, "recipe", recipe);
     for (int i = 0; i < j->n; i++) {
@@ -227,8 +238,7 @@ char *cmp_summary_text(const cmp_job *j) {
 /* ---- the table: stdout, summary.tsv, summary.md -------------------------------------------------------- */
 
 /* "12.34" or "12.34 ± 0.05" (with seeds), "-" when no run is done. */
-static void fmt_stat(char *buf, size_t n, double mean, double sd, bool ppl, bool per_seed) {
-    const int d = ppl ? 2 : 4;
+static void fmt_stat(char *buf, size_t n, double mean, double sd, int d, bool per_seed) {
     if (isnan(mean)) snprintf(buf, n, "-");
     else if (per_seed && !isnan(sd)) snprintf(buf, n, "%.*f ± %.*f", d, mean, d, sd);
     else snprintf(buf, n, "%.*f", d, mean);
@@ -239,21 +249,21 @@ typedef struct {
 } table_row;
 
 static table_row row_of(const cmp_job *j, int i, const model_stats *ref) {
-    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
+    const gf_metric *mt = gf_task_metric(j->r.t.task);
     const model_stats st = stats_of(j, i);
     table_row t;
     snprintf(t.model, sizeof t.model, "%s", j->m[i].name);
     snprintf(t.params, sizeof t.params, st.n ? "%lld" : "-", (long long)st.params);
     snprintf(t.trainable, sizeof t.trainable, st.n ? "%lld" : "-", (long long)st.trainable);
-    fmt_stat(t.val, sizeof t.val, st.val, st.val_sd, ppl, j->per_seed);
-    fmt_stat(t.test, sizeof t.test, st.test, st.test_sd, ppl, j->per_seed);
+    fmt_stat(t.val, sizeof t.val, st.val, st.val_sd, mt->decimals, j->per_seed);
+    fmt_stat(t.test, sizeof t.test, st.test, st.test_sd, mt->decimals, j->per_seed);
     snprintf(t.rate, sizeof t.rate, st.n ? "%.0f" : "-", st.tokens_per_s);
     if (st.wall_s > 0.0) fmt_time(t.wall, sizeof t.wall, st.wall_s);
     else snprintf(t.wall, sizeof t.wall, "-"); /* not started: no time to show */
     const double gap = gap_of(j, &st, ref);
     if (i == j->ref) snprintf(t.gap, sizeof t.gap, "reference");
     else if (isnan(gap)) snprintf(t.gap, sizeof t.gap, "-");
-    else snprintf(t.gap, sizeof t.gap, ppl ? "%+.1f%%" : "%+.2f pts", gap);
+    else snprintf(t.gap, sizeof t.gap, mt->relative_gap ? "%+.1f%%" : "%+.2f pts", gap);
     return t;
 }
 
@@ -324,13 +334,13 @@ static void carried_note(const cmp_job *j, char *buf, size_t n, const char *eol)
 }
 
 void cmp_print_table(const cmp_job *j) {
-    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
     const model_stats ref = stats_of(j, j->ref);
-    char rate[32], lines[RECIPE_LINES_MAX], name[GF_ESCAPE_CAP(sizeof(table_row){0}.model) + 20];
+    char rate[32], lines[RECIPE_LINES_MAX], name[GF_ESCAPE_CAP(sizeof(table_row){0}.model) + 20], vh[64], th[64];
     const int w = j->per_seed ? 22 : 14;
     snprintf(rate, sizeof rate, "%s/s", j->r.t.task->unit);
-    printf("\n%-20s %12s %12s %*s %*s %10s %10s %12s\n", "model", "params", "trainable", w,
-           ppl ? "best val ppl" : "dev acc", w, ppl ? "test ppl" : "test acc", rate, "wall", "gap (test)");
+    score_heads(gf_task_metric(j->r.t.task), vh, th, sizeof vh);
+    printf("\n%-20s %12s %12s %*s %*s %10s %10s %12s\n", "model", "params", "trainable", w, vh, w, th, rate, "wall",
+           "gap (test)");
     for (int i = 0; i < j->n; i++) {
         const table_row t = row_of(j, i, &ref);
         gf_escape_term(name, sizeof name, t.model, 20); /* %-20s in columns; a tab, an escape sequence shown as text */
@@ -367,14 +377,14 @@ static char *tsv_text(const cmp_job *j) {
 
 /* summary.md: the table as markdown, the recipe under it. */
 static char *md_text(const cmp_job *j) {
-    const bool ppl = !strcmp(j->r.t.task->metric, "ppl");
     const model_stats ref = stats_of(j, j->ref);
+    char vh[64], th[64];
+    score_heads(gf_task_metric(j->r.t.task), vh, th, sizeof vh);
     size_t cap = RECIPE_LINES_MAX + 1024 + (size_t)j->n * (GF_ESCAPE_CAP(sizeof(table_row){0}.model) + 1024), len = 0;
     char *s = malloc(cap), lines[RECIPE_LINES_MAX], name[GF_ESCAPE_CAP(sizeof(table_row){0}.model)];
     if (!s) return NULL;
     len += (size_t)snprintf(s, cap, "| model | params | trainable | %s | %s | %s/s | wall | gap (test) |\n"
-                            "|---|---:|---:|---:|---:|---:|---:|---:|\n", ppl ? "best val ppl" : "dev acc",
-                            ppl ? "test ppl" : "test acc", j->r.t.task->unit);
+                            "|---|---:|---:|---:|---:|---:|---:|---:|\n", vh, th, j->r.t.task->unit);
     for (int i = 0; i < j->n; i++) {
         const table_row t = row_of(j, i, &ref);
         gf_escape_md(name, sizeof name, t.model); /* no HTML, no new cell or row */

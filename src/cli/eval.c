@@ -117,21 +117,21 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
 }
 
 
-/* The first registered task scored by metric. */
-static const char *first_task(const char *metric) {
+/* The first registered task of labels (a classifier's), or of none (a language model's). */
+static const char *first_task(bool labels) {
     for (int i = 0; i < gf_task_count(); i++)
-        if (!strcmp(gf_task_at(i)->metric, metric)) return gf_task_at(i)->name;
+        if ((gf_task_at(i)->label != NULL) == labels) return gf_task_at(i)->name;
     return gf_task_at(0)->name;
 }
 
 /* The task to score m with, into *t: --task, else the one its training run recorded (with the run's options),
- * else what the model is (a classifier: the first task scored by accuracy; otherwise by perplexity). *by: how
+ * else what the model is (a classifier: the first task with labels; otherwise the first without). *by: how
  * it was chosen. Then the option flags and the data flags. */
 static int pick_task(const gf_model *m, const eval_args *a, const char *rj, gf_task_recipe *t, char *by, size_t n) {
     gf_task_recipe saved;
     const bool have = rj && gf_task_recipe_from_json(rj, a->ckpt, &saved) == 0;
     const char *name = a->task ? a->task : have ? saved.task->name
-                                               : first_task(gf_model_predicts_next_token(m) ? "ppl" : "accuracy");
+                                               : first_task(!gf_model_predicts_next_token(m));
     by[0] = '\0';
     if (a->task) {
     } else if (have) snprintf(by, n, "the task %.3000s was trained for", a->ckpt);
@@ -158,15 +158,15 @@ static bool unclaimed_file(const char *corpus) {
 
 /* A checkpoint of one kind of task given the data of another: an error naming the checkpoint and what it is. */
 static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_args *a) {
-    const bool ppl = !strcmp(task->metric, "ppl");
-    if (!ppl && gf_model_predicts_next_token(m))
+    const bool tokens = task->label == NULL; /* a task of next tokens, not of labels */
+    if (!tokens && gf_model_predicts_next_token(m))
         return cli_error("--task %s: %s is a language model; it predicts tokens, not labels\nHINT: score it on a text "
                          "corpus (--task %s), or train a classifier: grassflow train --task %s", task->name, a->ckpt,
-                         first_task("ppl"), task->name);
-    if (ppl && !gf_model_predicts_next_token(m))
+                         first_task(false), task->name);
+    if (tokens && !gf_model_predicts_next_token(m))
         return cli_error("--task %s: %s is a classifier (head %s, %lld classes); it predicts labels, not tokens\nHINT: "
                          "--task %s and its data", task->name, a->ckpt, gf_model_config(m)->head_kind,
-                         (long long)gf_model_n_outputs(m), first_task("accuracy"));
+                         (long long)gf_model_n_outputs(m), first_task(true));
     if (cli_given_has(&a->given, "split") && task->owns && task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE)
         return cli_usage_error(a->cmd, "--split: %s is one file of examples, scored whole; a split is chosen in a "
                                "folder of splits (for snli: snli_1.0_{train,dev,test}.*)\nHINT: drop --split", a->corpus);
@@ -175,12 +175,12 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
     if (task->owns && !task->owns(a->corpus, cli_data_dir()) && !unclaimed_file(a->corpus))
         return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "
                          "the data the model was trained on (grassflow train --help lists what each task reads)",
-                         a->corpus, task->name, task->help, a->ckpt, ppl ? "a language model" : "a classifier");
+                         a->corpus, task->name, task->help, a->ckpt, tokens ? "a language model" : "a classifier");
     for (int i = 0; i < gf_task_count(); i++) {
         const gf_task_ops *o = gf_task_at(i);
         if (o != task && o->owns && o->owns(a->corpus, cli_data_dir()))
             return cli_error("--corpus %s holds the data of task %s (%s); %s is %s, scored on the data of task %s",
-                             a->corpus, o->name, o->help, a->ckpt, ppl ? "a language model" : "a classifier",
+                             a->corpus, o->name, o->help, a->ckpt, tokens ? "a language model" : "a classifier",
                              task->name);
     }
     return EXIT_OK;
@@ -308,7 +308,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     text_report r = {.kind = dt ? gf_tokenizer_kind(dt) : GF_TOK_BYTE};
     r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
     if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
-    else if (!rc && !strcmp(t->task->metric, "ppl")) rc = eval_ppl(m, src, a, &r);
+    else if (!rc && !t->task->label) rc = eval_ppl(m, src, a, &r); /* a language model's task */
     else if (!rc) {
         const bool whole = t->task->owns && t->task->owns(a->corpus, cli_data_dir()) == GF_TASK_OWNS_WHOLE;
         rc = cli_eval_classify(m, t->task, data, src, a->corpus, whole ? NULL : a->si == GF_VALID ? "dev" : a->split,

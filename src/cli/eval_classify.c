@@ -34,6 +34,8 @@ static int print_json(const gf_task_ops *t, const void *data, const char *split,
     else cJSON_AddNullToObject(o, "split"); /* a file scored whole */
     cJSON_AddNumberToObject(o, t->counted, (double)er->n_counted);
     cJSON_AddNumberToObject(o, "accuracy", (double)er->n_correct / (double)er->n_counted);
+    const gf_metric *mt = gf_task_metric(t); /* a task scored by a metric of its own: that too */
+    if (mt != &gf_metric_accuracy) cJSON_AddNumberToObject(o, mt->name, mt->score(er));
     cJSON_AddNumberToObject(o, "loss", er->mean_loss);
     for (int64_t c = 0; c < C; c++) {
         double p, r;
@@ -58,9 +60,11 @@ static int print_json(const gf_task_ops *t, const void *data, const char *split,
 
 static void print_text(const gf_task_ops *t, const void *data, const char *corpus, const char *split,
                        const gf_eval_result *er, int64_t C) {
-    printf("%s%s%s: %s %lld  accuracy %.4f  loss %.4f\n", corpus, split ? " " : "", split ? split : "", t->counted,
-           (long long)er->n_counted,
-           (double)er->n_correct / (double)er->n_counted, er->mean_loss);
+    const gf_metric *mt = gf_task_metric(t);
+    char own[96] = ""; /* a task scored by a metric of its own: that first */
+    if (mt != &gf_metric_accuracy) snprintf(own, sizeof own, "  %s %.*f", mt->title, mt->decimals, mt->score(er));
+    printf("%s%s%s: %s %lld%s  accuracy %.4f  loss %.4f\n", corpus, split ? " " : "", split ? split : "", t->counted,
+           (long long)er->n_counted, own, (double)er->n_correct / (double)er->n_counted, er->mean_loss);
     printf("  %-14s %9s %9s   confusion (rows: true, columns: predicted)\n", "class", "precision", "recall");
     for (int64_t c = 0; c < C; c++) {
         double p, r;

@@ -39,7 +39,7 @@ typedef struct plot {
     x_kind x;
     char x_label[64];
     double x_scale;                   /* time: seconds per unit of the axis */
-    const char *panel[MAX_PANELS];    /* "loss", "ppl", "accuracy" (in panel_list) */
+    const char *panel[MAX_PANELS];    /* "loss" or a metric's name: "ppl", "accuracy", a task's own (in panel_list) */
     char panel_list[64];
     int n_panels;
 } plot;
@@ -83,18 +83,30 @@ static double x_of(const plot *p, const gf_metrics_row *w) {
     return w->elapsed_s / p->x_scale;
 }
 
+/* What panel `what` draws: the loss, a metric of the loss alone (gf_metric.by_loss: perplexity, from both
+ * losses), or a metric's validation score (from the eval rows of the runs scored by it). */
+typedef enum { PANEL_LOSS, PANEL_OF_LOSS, PANEL_SCORE } panel_kind;
+static panel_kind kind_of(const char *what, const gf_metric **mt) {
+    *mt = gf_metric_find(what);
+    if (!strcmp(what, "loss")) return PANEL_LOSS;
+    return *mt && (*mt)->by_loss ? PANEL_OF_LOSS : PANEL_SCORE;
+}
+
 /* The y of row w in panel `what` for the training (train) or validation curve; NAN: no point. */
 static double y_of(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
+    const gf_metric *mt;
+    const panel_kind k = kind_of(what, &mt);
     if (strcmp(w->type, train ? "train" : "eval")) return NAN;
-    if (!strcmp(what, "loss")) return w->loss;
-    if (!strcmp(what, "ppl")) return exp(w->loss);
-    return !train && !strcmp(m->metric, "accuracy") ? w->score : NAN;
+    if (k == PANEL_LOSS) return w->loss;
+    if (k == PANEL_OF_LOSS) return mt->score(&(gf_eval_result){.mean_loss = w->loss, .n_correct = -1});
+    return !train && !strcmp(m->metric, what) ? w->score : NAN;
 }
 
 /* Whether row w should give a point of the training (train) or validation curve in panel `what`. */
 static bool has_y(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
+    const gf_metric *mt;
     if (strcmp(w->type, train ? "train" : "eval")) return false;
-    return strcmp(what, "accuracy") || (!train && !strcmp(m->metric, "accuracy"));
+    return kind_of(what, &mt) != PANEL_SCORE || (!train && !strcmp(m->metric, what));
 }
 
 /* Run i's curve (training or validation) in panel `what`; finite points only (the others counted). */
@@ -109,11 +121,14 @@ static int make_curve(const plot *p, int i, const char *what, bool train, curve 
         if (isfinite(x) && isfinite(y)) c->p[c->n++] = (point){x, y};
         else c->skipped += isfinite(x) && has_y(what, w, train, &r->m);
     }
+    const gf_metric *mt;
+    const panel_kind k = kind_of(what, &mt);
     if (c->skipped)
         fprintf(stderr, "grassflow plot: note: %s: %d %s row%s with no finite %s (null in metrics.jsonl: a step that "
-                "diverged%s): not drawn\n", r->name, c->skipped, train ? "training" : "evaluation", c->skipped == 1 ? "" : "s",
-                !strcmp(what, "accuracy") ? "accuracy" : train ? "loss" : "validation loss",
-                !strcmp(what, "ppl") ? ", or a loss whose exponential is past 1.8e308" : "");
+                "diverged%s%s%s): not drawn\n", r->name, c->skipped, train ? "training" : "evaluation",
+                c->skipped == 1 ? "" : "s", k == PANEL_SCORE ? what : train ? "loss" : "validation loss",
+                k == PANEL_OF_LOSS ? ", or a loss whose " : "", k == PANEL_OF_LOSS ? mt->title : "",
+                k == PANEL_OF_LOSS ? " is past 1.8e308" : "");
     return EXIT_OK;
 }
 
@@ -198,28 +213,54 @@ static void choose_x(plot *p) {
     }
 }
 
-/* The panels: --metric's list, or loss (and accuracy when a run is a classifier). */
+/* Whether panel `what` is already among p's first n. */
+static bool has_panel(const plot *p, const char *what) {
+    for (int k = 0; k < p->n_panels; k++)
+        if (!strcmp(p->panel[k], what)) return true;
+    return false;
+}
+
+/* The panels --metric may name, into buf: loss, every metric this program knows (the built-in ones, the
+ * registered tasks'), and those the runs are scored by. */
+static void panel_names(const plot *p, char *buf, size_t n) {
+    snprintf(buf, n, "loss, %s, %s", gf_metric_ppl.name, gf_metric_accuracy.name);
+    for (int i = 0; i < gf_task_count() + p->n; i++) {
+        const gf_metric *mt = i < gf_task_count() ? gf_task_metric(gf_task_at(i)) : NULL;
+        const char *name = mt ? mt->name : i >= gf_task_count() ? p->runs[i - gf_task_count()].m.metric : "";
+        char item[40];
+        snprintf(item, sizeof item, ", %s", name);
+        if (name[0] && !strstr(buf, item) && strlen(buf) + strlen(item) < n) strcat(buf, item);
+    }
+}
+
+/* The panels: --metric's list, or loss and, below it, each metric not of the loss that a run is scored by
+ * (a classifier's accuracy). */
 static int choose_panels(plot *p, const char *metrics) {
-    char *buf = p->panel_list;
+    char *buf = p->panel_list, names[512];
     if (!metrics) {
         p->panel[p->n_panels++] = "loss";
-        for (int i = 0; i < p->n; i++)
-            if (!strcmp(p->runs[i].m.metric, "accuracy")) {
-                p->panel[p->n_panels++] = "accuracy";
-                break;
-            }
+        for (int i = 0; i < p->n && p->n_panels < MAX_PANELS; i++) {
+            const gf_metric *mt;
+            const char *m = p->runs[i].m.metric;
+            if (m[0] && kind_of(m, &mt) == PANEL_SCORE && !has_panel(p, m)) p->panel[p->n_panels++] = m;
+        }
         return EXIT_OK;
     }
     char *items[MAX_PANELS];
     int n, rc = cli_split_list("plot", "--metric", metrics, buf, sizeof p->panel_list, items, MAX_PANELS, "panels",
                                &n);
     if (rc) return rc;
+    panel_names(p, names, sizeof names);
     for (int k = 0; k < n; k++) {
-        if (strcmp(items[k], "loss") && strcmp(items[k], "ppl") && strcmp(items[k], "accuracy"))
-            return cli_usage_error("plot", "--metric: '%s' is not one of loss, ppl, accuracy", items[k]);
+        char item[80];
+        snprintf(item, sizeof item, ", %s,", items[k]);
+        char list[sizeof names + 4];
+        snprintf(list, sizeof list, ", %s,", names);
+        if (!strstr(list, item))
+            return cli_usage_error("plot", "--metric: '%s' is not one of %s", items[k], names);
         p->panel[p->n_panels++] = items[k];
     }
-    if (!p->n_panels) return cli_usage_error("plot", "--metric: expected loss, ppl or accuracy (or a list of them)");
+    if (!p->n_panels) return cli_usage_error("plot", "--metric: expected one of %s (or a list of them)", names);
     return EXIT_OK;
 }
 
@@ -459,7 +500,9 @@ static bool extent(const curve *c, int n, double *x0, double *x1, double *y0, do
  * above and below (4% of the decades, 5% of a linear range), within what a double holds; a linear range
  * narrower than a billionth of its values is widened to that, for ticks to tell apart. */
 static scale y_scale(const char *what, double y0, double y1, double top) {
-    scale s = {.p0 = top + PANEL_H, .p1 = top, .log = strcmp(what, "accuracy") && y0 > 0 && log10(y1) - log10(y0) >= log10(3)};
+    const gf_metric *mt;
+    scale s = {.p0 = top + PANEL_H, .p1 = top,
+               .log = kind_of(what, &mt) != PANEL_SCORE && y0 > 0 && log10(y1) - log10(y0) >= log10(3)};
     if (s.log) {
         const double pad = 0.04 * (log10(y1) - log10(y0));
         s.lo = fmax(log10(y0) - pad, LOG10_MIN), s.hi = fmin(log10(y1) + pad, LOG10_MAX);
@@ -472,12 +515,33 @@ static scale y_scale(const char *what, double y0, double y1, double top) {
     return s;
 }
 
+/* "loss", "perplexity", "validation accuracy" (a metric's title; a metric this program does not know: its name). */
 static const char *y_label(const char *what) {
-    return !strcmp(what, "loss") ? "loss" : !strcmp(what, "ppl") ? "perplexity" : "validation accuracy";
+    static _Thread_local char buf[MAX_PANELS][96];
+    static _Thread_local int next;
+    const gf_metric *mt;
+    const panel_kind k = kind_of(what, &mt);
+    if (k == PANEL_LOSS) return "loss";
+    if (k == PANEL_OF_LOSS) return mt->title;
+    char *b = buf[next++ % MAX_PANELS];
+    snprintf(b, sizeof buf[0], "validation %s", mt ? mt->title : what);
+    return b;
 }
 
 /* Panel k of p at pixel height top: every run's training and validation curve; *widened is set when a
  * curve was drawn wider to show under one that hides it. */
+/* The error for a panel with no point: a metric no run is scored by names the one they are, else a hint. */
+static int no_points(const plot *p, const char *what) {
+    const gf_metric *mt;
+    const char *theirs = NULL;
+    for (int i = 0; i < p->n && !theirs; i++)
+        if (p->runs[i].m.metric[0] && strcmp(p->runs[i].m.metric, what)) theirs = p->runs[i].m.metric;
+    if (kind_of(what, &mt) == PANEL_SCORE && theirs)
+        return cli_error("plot: no run has a point of %s to draw (the runs are scored by %s: --metric %s)", what,
+                         theirs, theirs);
+    return cli_error("plot: no run has a point of %s to draw (has a run logged a step yet?)", what);
+}
+
 static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) {
     const char *what = p->panel[k];
     curve c[2 * MAX_RUNS] = {{0}};
@@ -486,8 +550,7 @@ static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) 
         rc = make_curve(p, i, what, true, &c[2 * i]) || make_curve(p, i, what, false, &c[2 * i + 1]) ? EXIT_RUNTIME : 0;
     double x0, x1, y0, y1;
     if (!rc && !extent(c, 2 * p->n, &x0, &x1, &y0, &y1))
-        rc = cli_error("plot: no run has a point of %s to draw%s", what, !strcmp(what, "accuracy")
-                       ? " (a language model logs perplexity: --metric ppl)" : " (has a run logged a step yet?)");
+        rc = no_points(p, what);
     if (!rc) {
         const scale xs = {.lo = x0, .hi = x1 > x0 ? x1 : x0 + 1, .p0 = LEFT, .p1 = W - RIGHT}; /* x0 < 0: a forged file */
         const scale ys = y_scale(what, y0, y1, top);
@@ -666,9 +729,10 @@ static void help(void) {
            "                      A metrics.jsonl of an older grassflow has neither tokens nor time: the plot then\n"
            "                      uses step, and says so\n"
            "  --metric LIST       the panels, top to bottom: loss (training and validation loss), ppl (their\n"
-           "                      exponential), accuracy (validation accuracy of a classifier); default loss, and\n"
-           "                      accuracy below it when a run is a classifier. Loss and ppl use a log scale\n"
-           "                      when they span a factor of 3 or more\n", MAX_RUNS);
+           "                      exponential), accuracy (validation accuracy of a classifier), or the metric a\n"
+           "                      task of a program's own is scored by (its validation score); default loss, and\n"
+           "                      below it each metric not of the loss that a run is scored by (a classifier's\n"
+           "                      accuracy). Loss and ppl use a log scale when they span a factor of 3 or more\n", MAX_RUNS);
 }
 
 int cmd_plot(int argc, char **argv) {

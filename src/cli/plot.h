@@ -13,8 +13,9 @@ typedef struct cli_plot_opts {
                           * NULL: "step". A run whose metrics.jsonl lacks it (an older file) puts every run on
                           * step, with a note saying so */
     const char *metrics; /* the panels, top to bottom, comma-separated: "loss" (training and validation),
-                          * "ppl" (exp of both losses), "accuracy" (validation, classifiers); NULL: loss, and
-                          * accuracy below it when a run is a classifier */
+                          * a metric's name: of the loss alone, from both losses ("ppl": their exponential), else
+                          * its validation score ("accuracy", a task's own); NULL: loss, and
+                          * below it each metric not of the loss a run is scored by (a classifier's accuracy) */
     bool force;          /* replace an existing out_svg that is not an SVG (gf_output_check) */
 } cli_plot_opts;
 

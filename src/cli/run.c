@@ -383,12 +383,12 @@ static int new_run_config(const cli_model_opts *mo, recipe *r, const void *data,
                         r->t.model, sizeof r->t.model);
 }
 
-/* The task's metric of model m on split `split`: perplexity or accuracy. */
+/* The task's metric of model m on split `split` (gf_task_metric: perplexity, accuracy, its own). */
 static int split_metric(gf_model *m, const recipe *r, const void *data, int split, double *metric) {
     gf_source *src = r->t.task->source(data, split, r->t.options.bytes, r->o.seed);
     gf_eval_result er = {0};
     int rc = !src || gf_evaluate_result(m, src, r->o.batch, &er) ? cli_error("%s", gf_last_error()) : EXIT_OK;
-    if (!rc) *metric = strcmp(r->t.task->metric, "ppl") ? (double)er.n_correct / (double)er.n_counted : exp(er.mean_loss);
+    if (!rc) *metric = gf_task_metric(r->t.task)->score(&er);
     gf_source_free(src);
     return rc;
 }
@@ -549,15 +549,15 @@ int run(const cli_model_opts *mo, recipe *r, const char *resume_dir, const char 
     if (rc) goto done;
     gf_train_result res;
     if ((rc = train_on(m, r, data, resume_dir != NULL, label, &res))) goto done;
-    /* the best checkpoint's dev metric as training measured it: accuracy, else perplexity */
+    /* the best checkpoint's dev metric as training measured it */
     *sum = (run_summary){.params = gf_model_num_params(m), .trainable = gf_model_num_trainable(m), .steps = res.steps,
-                         .val = isnan(res.best_val_acc) ? exp(res.best_val_loss) : res.best_val_acc,
+                         .val = res.best_val_score,
                          .tokens_per_s = res.tokens_per_s, .wall_s = res.wall_s, .test = NAN};
     const gf_tokenizer *tok = task->tokenizer ? task->tokenizer(data) : NULL;
     if (tok)
         snprintf(sum->tokenizer, sizeof sum->tokenizer, "%s (vocabulary %lld)", gf_tok_kind_name(gf_tokenizer_kind(tok)),
                  (long long)gf_tokenizer_vocab_size(tok));
-    const bool score_best = test_eval || strcmp(task->metric, "ppl");
+    const bool score_best = test_eval || !gf_task_metric(task)->by_loss;
     /* a data-parallel job: rank 0 has written best.safetensors before any rank reads it back */
     if (score_best && gf_dist_barrier()) rc = cli_error("%s", gf_last_error());
     else if (score_best) rc = best_metrics(r, data, sum);

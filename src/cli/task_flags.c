@@ -99,28 +99,33 @@ int cli_task_apply(gf_task_recipe *r, const cli_task_args *a, const char *by, co
     return EXIT_OK;
 }
 
-/* The command-line flags that only the tasks of one metric have a use for, and what they do. */
+/* The command-line flags that only the tasks of one kind have a use for (labels: a classifier's tasks, which
+ * have class names; else a language model's), and what they do. */
 static const struct {
-    const char *flag, *metric, *does;
-} METRIC_FLAGS[] = {
-    {"stream", "ppl", "score a block one token at a time with the streaming engine"},
-    {"backbone", "accuracy", "a pretrained checkpoint under a head stack (a classifier)"},
-    {"head", "accuracy", "the head stack on a --backbone"},
-    {"freeze-backbone", "accuracy", "train the head on a --backbone only"},
-    {"no-feature-cache", "accuracy", "run a frozen --backbone at every step"},
+    const char *flag;
+    bool labels;
+    const char *does;
+} KIND_FLAGS[] = {
+    {"stream", false, "score a block one token at a time with the streaming engine"},
+    {"backbone", true, "a pretrained checkpoint under a head stack (a classifier)"},
+    {"head", true, "the head stack on a --backbone"},
+    {"freeze-backbone", true, "train the head on a --backbone only"},
+    {"no-feature-cache", true, "run a frozen --backbone at every step"},
 };
 
 int cli_task_flags(const gf_task_ops *t, const char *by, const char *cmd, const cli_given *g) {
-    for (size_t i = 0; i < sizeof METRIC_FLAGS / sizeof METRIC_FLAGS[0]; i++) {
-        if (!cli_given_has(g, METRIC_FLAGS[i].flag) || !strcmp(t->metric, METRIC_FLAGS[i].metric)) continue;
+    for (size_t i = 0; i < sizeof KIND_FLAGS / sizeof KIND_FLAGS[0]; i++) {
+        const bool labels = KIND_FLAGS[i].labels;
+        if (!cli_given_has(g, KIND_FLAGS[i].flag) || (t->label != NULL) == labels) continue;
         const char *other = NULL; /* a task that takes it */
         for (int k = 0; k < gf_task_count() && !other; k++)
-            if (!strcmp(gf_task_at(k)->metric, METRIC_FLAGS[i].metric)) other = gf_task_at(k)->name;
+            if ((gf_task_at(k)->label != NULL) == labels) other = gf_task_at(k)->name;
         const bool switchable = (!by || !strcmp(by, "the default")) && other;
-        return cli_usage_error(cmd, "--%s does not apply to --task %s%s%s%s, %s; it is for --task %s (tasks scored by "
-                               "%s): %s\nHINT: drop --%s%s%s", METRIC_FLAGS[i].flag, t->name, by ? " (" : "", by ? by : "",
-                               by ? ")" : "", t->help, other ? other : "(none registered)", METRIC_FLAGS[i].metric,
-                               METRIC_FLAGS[i].does, METRIC_FLAGS[i].flag, switchable ? ", or give --task " : "",
+        return cli_usage_error(cmd, "--%s does not apply to --task %s%s%s%s, %s; it is for --task %s (%s): %s\nHINT: "
+                               "drop --%s%s%s", KIND_FLAGS[i].flag, t->name, by ? " (" : "", by ? by : "", by ? ")" : "",
+                               t->help, other ? other : "(none registered)",
+                               labels ? "a classifier's tasks, of labels" : "a language model's tasks, of tokens",
+                               KIND_FLAGS[i].does, KIND_FLAGS[i].flag, switchable ? ", or give --task " : "",
                                switchable ? other : "");
     }
     return EXIT_OK;
@@ -130,7 +135,7 @@ static void task_help(bool options) {
     printf("  tasks (--task NAME)%s:\n", options ? " and their options" : "");
     for (int i = 0; i < gf_task_count(); i++) {
         const gf_task_ops *t = gf_task_at(i);
-        printf("    %-16s %s; scored by %s\n", t->name, t->help, t->metric);
+        printf("    %-16s %s; scored by %s\n", t->name, t->help, gf_task_metric(t)->title);
         const char *h = t->version >= 2 ? t->data_help : NULL;
         for (const char *line = h; line && *line;) { /* each line indented under the task */
             const char *end = strchr(line, '\n');

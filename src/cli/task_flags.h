@@ -37,8 +37,9 @@ int cli_task_note(cli_task_args *a, const struct option *longopts, int opt, cons
 /* Apply the given option flags to r (its task set): EXIT_OK, or a usage error for a value out of range or a
  * flag of another task (by: how r's task was chosen, NULL for --task). */
 int cli_task_apply(gf_task_recipe *r, const cli_task_args *a, const char *by, const char *cmd);
-/* EXIT_OK if task t takes every given command-line flag that only tasks of one metric take (--stream: "ppl";
- * --backbone, --head, --freeze-backbone, --no-feature-cache: "accuracy"); else a usage error. */
+/* EXIT_OK if task t takes every given command-line flag that only tasks of one kind take (--stream: a language
+ * model's; --backbone, --head, --freeze-backbone, --no-feature-cache: a classifier's, with labels); else a
+ * usage error. */
 int cli_task_flags(const gf_task_ops *t, const char *by, const char *cmd, const cli_given *g);
 /* Help lines for the tasks and their options, for a command's --help. */
 void cli_task_help(void);

@@ -164,15 +164,17 @@ int cmd_train(int argc, char **argv) {
     if (rc) return rc;
     char wt[32], pb[32];
     fmt_time(wt, sizeof wt, s.wall_s);
-    if (!strcmp(r.t.task->metric, "ppl")) /* the perplexity of the best validation */
+    const gf_metric *mt = gf_task_metric(r.t.task);
+    if (mt == &gf_metric_ppl) /* the perplexity of the best validation */
         printf("model %s  params %lld  trainable %lld  steps %lld  best val ppl %s  train %.0f tok/s  wall %s  "
                "checkpoints %s/\n", gf_show_name(r.t.model), (long long)s.params, (long long)s.trainable,
                (long long)s.steps,
                cli_ppl(pb, sizeof pb, s.val, 2), s.tokens_per_s, wt, gf_show_name(r.o.out_dir));
     else
-        printf("model %s  params %lld  trainable %lld  steps %lld  best checkpoint: dev accuracy %.4f  test accuracy %.4f  "
+        printf("model %s  params %lld  trainable %lld  steps %lld  best checkpoint: dev %s %.*f  test %s %.*f  "
                "train %.0f %s/s  wall %s  checkpoints %s/\n", gf_show_name(r.t.model), (long long)s.params,
-               (long long)s.trainable, (long long)s.steps, s.val, s.test, s.tokens_per_s, r.t.task->unit, wt, gf_show_name(r.o.out_dir));
+               (long long)s.trainable, (long long)s.steps, mt->title, mt->decimals, s.val, mt->title, mt->decimals,
+               s.test, s.tokens_per_s, r.t.task->unit, wt, gf_show_name(r.o.out_dir));
     return EXIT_OK;
 }
 

@@ -40,14 +40,13 @@ int gf_task_check(const gf_task_ops *t) {
     if (!name_ok(t->name))
         return gf_fail("gf_task_register: task name \"%s\": expected 1 to %d characters of a-z, 0-9, _ and -", nm,
                        GF_TASK_NAME_MAX - 1);
-    if (!t->metric || (strcmp(t->metric, "ppl") && strcmp(t->metric, "accuracy")))
-        return gf_fail("gf_task_register: task %s: metric \"%s\"; expected \"ppl\" or \"accuracy\"", nm,
-                       t->metric ? t->metric : "(none)");
+    if (gf_metric_check(t)) return -1;
     if (!t->help || !t->unit || !t->counted || !t->load || !t->configure || !t->source || !t->describe || !t->free)
         return gf_fail("gf_task_register: task %s lacks one of help, unit, counted, load, configure, source, describe, "
                        "free", nm);
-    if (!strcmp(t->metric, "accuracy") && !t->label)
-        return gf_fail("gf_task_register: task %s is scored by accuracy but has no label function (its classes)", nm);
+    if (!gf_task_metric(t)->by_loss && !t->label)
+        return gf_fail("gf_task_register: task %s is scored by %s but has no label function (its classes)", nm,
+                       gf_task_metric(t)->title);
     if (t->options_size > GF_TASK_OPTIONS_BYTES)
         return gf_fail("gf_task_register: task %s: options of %zu bytes; at most %d", nm, t->options_size,
                        GF_TASK_OPTIONS_BYTES);

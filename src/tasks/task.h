@@ -9,5 +9,7 @@ extern const gf_task_ops gf_task_lm, gf_task_snli;
 
 /* 0 if t is a task gf_task_register would take (its name aside: duplicates are the registry's to find). */
 int gf_task_check(const gf_task_ops *t);
+/* 0 if t's metric is sound: a built-in one named, or its own score_by (tasks/metric.c); else -1 (gf_fail). */
+int gf_metric_check(const gf_task_ops *t);
 
 #endif

@@ -123,7 +123,7 @@ static void state_facts(facts *l, const gf_run_facts *f) {
     h = gf_dist_hash(gf_adamw_m(f->opt), T * sizeof(float), h);
     add_hash(l, s, "weights and AdamW moments (a hash)", gf_dist_hash(gf_adamw_v(f->opt), T * sizeof(float), h));
     add_real(l, s, "best validation loss", p->best);
-    add_real(l, s, "best validation accuracy", p->best_acc);
+    add_real(l, s, "best validation score (a metric not of the loss)", p->best_score);
     add_int(l, s, "evaluations without a better score (--patience)", NULL, p->bad_evals);
     add_text(l, s, "early stop", p->stopped_early);
     add_int(l, s, "the schedule's decay from", "steps", f->o->decay_from);

@@ -64,10 +64,17 @@ static int parse_row(const cJSON *o, gf_metrics *m, gf_metrics_row *r, char *why
     if (m->counted[0]) r->seen = num(o, m->counted);
     if (!strcmp(r->type, "train")) r->loss = num(o, "loss"), r->lr = num(o, "lr");
     if (!strcmp(r->type, "eval")) {
-        const bool acc = cJSON_GetObjectItemCaseSensitive(o, "val_acc") != NULL;
+        if (!m->metric[0]) /* a file from before start rows named the metric: by the key its rows have */
+            snprintf(m->metric, sizeof m->metric, "%s", cJSON_GetObjectItemCaseSensitive(o, "val_acc") ? "accuracy" : "ppl");
+        /* the metric's value is "val_KEY": its key, or for a metric this program does not know, its name */
+        const gf_metric *mt = gf_metric_find(m->metric);
+        char key[48];
+        snprintf(key, sizeof key, "val_%s", mt && mt->key ? mt->key : m->metric);
+        const char *const score_key[] = {key, NULL};
+        if ((bad = not_a_number(o, score_key)))
+            return snprintf(why, n, "\"%.40s\" is not a number (nor null)", bad), -1;
         r->loss = num(o, "val_loss");
-        r->score = num(o, acc ? "val_acc" : "val_ppl");
-        if (!m->metric[0]) snprintf(m->metric, sizeof m->metric, "%s", acc ? "accuracy" : "ppl");
+        r->score = num(o, key);
     }
     return 0;
 }

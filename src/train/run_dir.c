@@ -204,7 +204,7 @@ static void metrics_units(gf_run_dir *r, const gf_model *m, const gf_train_opts 
     const gf_task_ops *task = cJSON_IsString(name) ? gf_task_find(name->valuestring) : NULL;
     const bool lm = !strcmp(gf_model_config(m)->head_kind, "next_token");
     snprintf(r->counted, sizeof r->counted, "%s", task ? task->counted : lm ? "tokens" : "examples");
-    snprintf(r->metric, sizeof r->metric, "%s", task ? task->metric : lm ? "ppl" : "accuracy");
+    r->metric = task ? gf_task_metric(task) : lm ? &gf_metric_ppl : &gf_metric_accuracy;
     cJSON_Delete(made);
 }
 
@@ -283,7 +283,7 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_
     if (gf_path_join(path, sizeof path, r->dir, "state.safetensors")) return -1;
     snprintf(st, sizeof st, "%lld", (long long)p->step);
     snprintf(bv, sizeof bv, "%.17g", p->best);
-    snprintf(ba, sizeof ba, "%.17g", p->best_acc);
+    snprintf(ba, sizeof ba, "%.17g", p->best_score);
     snprintf(lv, sizeof lv, "%.17g", p->last_val);
     snprintf(el, sizeof el, "%.3f", p->elapsed_s);
     snprintf(sn, sizeof sn, "%.0f", p->seen);
@@ -304,7 +304,9 @@ int gf_run_save_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, const gf_
     keys[k] = "data", vals[k++] = r->data_json;
     keys[k] = "step", vals[k++] = st;
     keys[k] = "best_val_loss", vals[k++] = bv;
-    if (!isnan(p->best_acc)) keys[k] = "best_val_acc", vals[k++] = ba; /* a classifier's best is by accuracy */
+    char bk[48]; /* a best chosen by a metric not of the loss: best_val_acc, best_val_KEY */
+    snprintf(bk, sizeof bk, "best_val_%s", r->metric->key ? r->metric->key : r->metric->name);
+    if (!isnan(p->best_score)) keys[k] = bk, vals[k++] = ba;
     if (isfinite(p->last_val)) keys[k] = "last_val_loss", vals[k++] = lv; /* what step checkpoints record */
     keys[k] = "elapsed_s", vals[k++] = el; /* the run's wall-clock time and counted targets up to step */
     if (!isnan(p->seen)) keys[k] = "seen", vals[k++] = sn; /* absent: not known (resumed from an older state) */
@@ -479,10 +481,14 @@ int gf_run_load_state(const gf_run_dir *r, gf_model *m, gf_adamw *opt, gf_run_pr
     else if (!same_run(r, path, cfg, tok) && !load_arenas(path, ts, dst, gf_model_num_params(m), gf_model_num_trainable(m)) &&
              !parse_progress(path, st, bv, &p->step, &p->best) && !early_stop_meta(f, path, p))
         rc = 0;
-    char *ba = gf_st_metadata(f, "best_val_acc"), *end = NULL;
-    p->best_acc = ba ? strtod(ba, &end) : NAN;
-    if (!rc && ba && (end == ba || *end || !(p->best_acc >= 0 && p->best_acc <= 1)))
-        rc = gf_fail("%s: best_val_acc \"%.40s\" is not an accuracy in [0, 1]", path, ba);
+    char bk[48], *end = NULL;
+    const gf_metric *mt = r->metric;
+    snprintf(bk, sizeof bk, "best_val_%s", mt->key ? mt->key : mt->name);
+    char *ba = mt->by_loss ? NULL : gf_st_metadata(f, bk);
+    p->best_score = ba ? strtod(ba, &end) : NAN;
+    if (!rc && ba && (end == ba || *end || !(p->best_score >= mt->lo && p->best_score <= mt->hi)))
+        rc = gf_fail("%s: %s \"%.40s\" is not %s %s in [%g, %g]", path, bk, ba,
+                     strchr("aeiou", mt->title[0]) ? "an" : "a", mt->title, mt->lo, mt->hi);
     free(ba);
     char *lv = gf_st_metadata(f, "last_val_loss");
     p->last_val = lv ? strtod(lv, &end) : NAN; /* absent: a state from before it was kept */
@@ -518,12 +524,13 @@ static void metrics_json(FILE *f, const gf_run_dir *r, const gf_train_event *e) 
         fprintf(f, ", \"loss\": %s, \"lr\": %s, \"grad_norm\": %s, \"tokens_per_s\": %s}\n",
                 gf_json_num(e->loss, 'f', 6).s, gf_json_num(e->lr, 'g', 6).s, gf_json_num(e->grad_norm, 'g', 6).s,
                 gf_json_num(e->tokens_per_s, 'f', 1).s);
-    } else if (e->kind == GF_EV_EVAL) { /* a language model's perplexity, or a classifier's accuracy */
+    } else if (e->kind == GF_EV_EVAL) { /* the task's metric: "val_ppl", "val_acc", "val_KEY" */
+        const gf_metric *mt = r->metric;
         row_head(f, r, "eval", e);
-        fprintf(f, ", \"val_loss\": %s, \"%s\": %s, \"best_val_loss\": %s, \"is_best\": %s}\n",
-                gf_json_num(e->val_loss, 'f', 6).s, isnan(e->val_acc) ? "val_ppl" : "val_acc",
-                isnan(e->val_acc) ? gf_json_num(e->val_ppl, 'f', 4).s : gf_json_num(e->val_acc, 'f', 6).s,
-                gf_json_num(e->best_val_loss, 'f', 6).s, e->is_best ? "true" : "false");
+        fprintf(f, ", \"val_loss\": %s, \"val_%s\": %s, \"best_val_loss\": %s, \"is_best\": %s}\n",
+                gf_json_num(e->val_loss, 'f', 6).s, mt->key ? mt->key : mt->name,
+                gf_json_num(e->val_score, 'f', mt->decimals + 2).s, gf_json_num(e->best_val_loss, 'f', 6).s,
+                e->is_best ? "true" : "false");
     } else if (e->kind == GF_EV_SKIPPED) {
         row_head(f, r, "skipped", e);
         fprintf(f, ", \"skipped\": \"%s is not finite\"}\n", e->what);
@@ -546,7 +553,7 @@ int gf_run_metrics_start(const gf_run_dir *r, const gf_train_event *e, bool resu
     row_head(r->metrics, r, "start", e);
     fputs(", \"counted\": ", r->metrics);
     gf_json_put_str(r->metrics, r->counted);
-    fprintf(r->metrics, ", \"metric\": \"%s\", \"resumed\": %s, \"producer\": \"grassflow %s\"}\n", r->metric,
+    fprintf(r->metrics, ", \"metric\": \"%s\", \"resumed\": %s, \"producer\": \"grassflow %s\"}\n", r->metric->name,
             resumed ? "true" : "false", GF_VERSION);
     return metrics_flush(r);
 }

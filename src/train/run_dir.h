@@ -16,7 +16,8 @@ typedef struct gf_run_dir {
     const char *data_json;    /* borrowed: what identifies the data (stored as "data" in the state) */
     bool accept_changed_data; /* resume although "data" differs */
     FILE *metrics;
-    char counted[32], metric[16]; /* what metrics.jsonl counts ("tokens", "pairs") and scores ("ppl", "accuracy") */
+    char counted[32];             /* what metrics.jsonl counts ("tokens", "pairs") */
+    const gf_metric *metric;      /* and what it scores: the task's metric (gf_task_metric) */
     int lock_fd;              /* OUT/.grassflow.lock, held (flock) for the life of the run; -1: none */
 } gf_run_dir;
 
@@ -37,7 +38,8 @@ void gf_run_dir_close(gf_run_dir *r);
 /* Where a run stands, as its state records it. */
 typedef struct gf_run_progress {
     int64_t step;
-    double best, best_acc;    /* best.safetensors' validation loss, and its accuracy (a classifier; NAN for lm) */
+    double best, best_score;  /* best.safetensors' validation loss, and its score by a metric not of the loss
+                               * (stored as best_val_KEY: accuracy, a task's own); NAN for a metric by_loss */
     double last_val;          /* the validation loss of the last evaluation (NAN: none yet, or a state from
                                * before it was kept): what a step checkpoint written after a resume records */
     double elapsed_s, seen;   /* the run's wall-clock seconds and counted targets up to step, across sessions */

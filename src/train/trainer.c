@@ -267,7 +267,8 @@ typedef struct trainer {
     gf_run_dir run;
     int64_t step, total, n_bad;          /* n_bad: non-finite steps in a row */
     double best, last_val;               /* validation losses */
-    double best_acc;                     /* a classifier's best validation accuracy (it picks best.safetensors) */
+    double best_score;                   /* the best validation score by a metric not of the loss (it picks
+                                          * best.safetensors: accuracy, a task's own); NAN for one by_loss */
     int64_t bad_evals;                   /* scheduled evaluations in a row without a better score (patience) */
     char stopped_early[256];             /* why the run ended early (patience ran out); "": it did not */
     double t_start, t_train;             /* wall clock at the start; seconds spent in steps */
@@ -487,7 +488,7 @@ static int resume_state(trainer *t) {
     if (!rc) {
         t->step = p.step;
         t->best = p.best;
-        t->best_acc = p.best_acc;
+        t->best_score = p.best_score;
         t->last_val = p.last_val;
         t->elapsed0 = p.elapsed_s;
         t->seen0 = p.seen;
@@ -519,7 +520,7 @@ static int trainer_start(trainer *t, bool resume) {
     if ((!resume && data_json(t, false)) || agree(t, NULL) || gf_run_dir_prepare(&t->run, resume, o->overwrite))
         return -1;
     t->best = INFINITY;
-    t->best_acc = NAN;
+    t->best_score = NAN;
     t->last_val = NAN;
     t->opt = gf_adamw_create(t->m, (gf_adamw_hparams){.lr = o->lr, .beta1 = o->beta1, .beta2 = o->beta2,
                                                         .eps = o->eps, .weight_decay = o->wd});
@@ -599,7 +600,7 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
 static gf_run_progress progress_of(const trainer *t) {
     gf_train_event now = {.step = t->step};
     run_clock(t, &now);
-    gf_run_progress p = {.step = t->step, .best = t->best, .best_acc = t->best_acc, .last_val = t->last_val,
+    gf_run_progress p = {.step = t->step, .best = t->best, .best_score = t->best_score, .last_val = t->last_val,
                          .elapsed_s = now.run_elapsed_s,
                          .seen = now.seen, .bad_evals = t->bad_evals};
     memcpy(p.stopped_early, t->stopped_early, sizeof p.stopped_early);
@@ -613,13 +614,14 @@ static void count_patience(trainer *t, bool is_best) {
     if (o->patience <= 0) return;
     t->bad_evals = is_best ? 0 : t->bad_evals + 1;
     if (t->bad_evals < o->patience || t->step >= t->total) return;
-    if (isnan(t->best_acc))
+    const gf_metric *mt = t->run.metric;
+    if (mt->by_loss)
         snprintf(t->stopped_early, sizeof t->stopped_early, "no validation loss below the best, %.6g, in %lld "
                  "evaluations in a row (--patience %lld)", t->best, (long long)t->bad_evals, (long long)o->patience);
     else
-        snprintf(t->stopped_early, sizeof t->stopped_early, "no validation accuracy above the best, %.6g, in %lld "
-                 "evaluations in a row (--patience %lld)", t->best_acc, (long long)t->bad_evals,
-                 (long long)o->patience);
+        snprintf(t->stopped_early, sizeof t->stopped_early, "no validation %s %s the best, %.6g, in %lld "
+                 "evaluations in a row (--patience %lld)", mt->title, mt->higher_is_better ? "above" : "below",
+                 t->best_score, (long long)t->bad_evals, (long long)o->patience);
 }
 
 /* Evaluate on the validation source; save best (if it is), last and the state. scheduled: an evaluation
@@ -627,18 +629,22 @@ static void count_patience(trainer *t, bool is_best) {
 static int evaluate_and_save(trainer *t, bool scheduled) {
     gf_eval_result er = {0};
     if (gf_evaluate_in_run(t->m, t->valid, t->o->batch, &er)) return -1;
-    const double vl = er.mean_loss, acc = er.n_correct >= 0 ? (double)er.n_correct / (double)er.n_counted : NAN;
+    const gf_metric *mt = t->run.metric;
+    const double vl = er.mean_loss, acc = gf_metric_accuracy.score(&er), score = mt->score(&er);
     t->last_val = vl;
-    /* the best checkpoint: a classifier's by accuracy (the first evaluation is the first best), else by loss */
-    const bool is_best = !isnan(acc) ? isnan(t->best_acc) || acc > t->best_acc : vl < t->best;
+    /* the best checkpoint: by loss for a metric of the loss (perplexity), else by the metric's score, which way
+     * it says is better (the first evaluation is the first best) */
+    const bool is_best = mt->by_loss ? vl < t->best
+                                     : isnan(t->best_score) || (mt->higher_is_better ? score > t->best_score
+                                                                                     : score < t->best_score);
     if (is_best) {
         t->best = vl;
-        t->best_acc = acc;
+        t->best_score = mt->by_loss ? NAN : score;
     }
     if (scheduled) count_patience(t, is_best);
     gf_train_event e = {.kind = GF_EV_EVAL, .step = t->step, .total_steps = t->total, .val_loss = vl,
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
-                        .val_acc = acc,
+                        .val_acc = acc, .val_score = score,
                         .elapsed_s = now_s() - t->t_start};
     run_clock(t, &e);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
@@ -664,9 +670,14 @@ static int save_interrupted(trainer *t) {
 }
 
 static void finish(const trainer *t, gf_train_result *res) {
+    const gf_metric *mt = t->run.metric;
+    const double best_score = !mt->by_loss               ? t->best_score
+                              : isfinite(t->best) ? mt->score(&(gf_eval_result){.mean_loss = t->best, .n_correct = -1})
+                                                  : NAN;
     if (res)
         *res = (gf_train_result){.steps = t->step, .tokens = t->tokens, .best_val_loss = t->best,
-                                 .last_val_loss = t->last_val, .best_val_acc = t->best_acc, .train_s = t->t_train,
+                                 .last_val_loss = t->last_val, .best_val_score = best_score,
+                                 .best_val_acc = mt == &gf_metric_accuracy ? t->best_score : NAN, .train_s = t->t_train,
                                  .wall_s = now_s() - t->t_start,
                                  .tokens_per_s = t->t_train > 0 ? (double)t->tokens / t->t_train : 0.0};
     if (t->step >= t->total)
