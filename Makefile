@@ -115,9 +115,16 @@ $(BUILD)/release/grassflow: $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOO
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOOKS) $(BUILD)/libgrassflow.a $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(BUILD)/libgrassflow.a
+# every test program has the test-only block kind (tests/block_parallel.c: one file, one registration)
+TEST_KIND := $(BUILD)/obj/tests/block_parallel.o
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
+
+# a build of the command with the test-only block kind (tests/parity.sh initialises its configs with it)
+$(BUILD)/tests/grassflow-blocks: $(CLI_OBJ) $(TEST_KIND) $(BUILD)/libgrassflow.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS)
 
 # a build of the command with one more task, added by tests/task_vectors.c alone (tests/task_plugin.sh)
 $(BUILD)/tests/grassflow-vectors: $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a

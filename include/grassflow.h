@@ -57,7 +57,8 @@ extern "C" {
  * score_only, gf_task_ops text_counts (its version 3); 4: gf_train_opts gained precision; 5: gf_train_opts
  * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples;
  * 7: a task's metric is its own (gf_metric; gf_task_ops version 4, score_by), gf_train_event gained
- * val_score, gf_train_result best_val_score, and gf_metrics.metric room for 31 characters. */
+ * val_score, gf_train_result best_val_score, and gf_metrics.metric room for 31 characters; gf_layer_config
+ * gained block. */
 #define GF_ABI_VERSION 7
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
@@ -116,6 +117,8 @@ typedef struct gf_layer_config {
         int64_t align_i;
         double align_d;
     } params;
+    char block[GF_MIXER_NAME_MAX]; /* its block kind by name ("block" in its "layers" entry; docs/model.md,
+                                    * "Block kinds"); "": the default, the one of its stack's norm and its mixer */
 } gf_layer_config;
 
 #define GF_MAX_STACKS 4

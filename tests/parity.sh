@@ -9,7 +9,7 @@ if ! $PY -c 'import torch, numpy' 2>/dev/null; then
     echo "parity: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
     exit 1
 fi
-make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" >/dev/null
+make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" "$BUILD/tests/grassflow-blocks" >/dev/null
 out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 # name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
@@ -19,7 +19,9 @@ trap 'rm -rf "$out"' EXIT
 # *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
 # window_*: window attention, causal past max_len and with globals, bidirectional with and without globals;
 # the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional;
-# performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier)
+# performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier;
+# parallel_block_*: the test-only block kind of tests/block_parallel.c (build/tests/grassflow-blocks, which has
+# it, writes every init) in two of three layers, padded)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -56,12 +58,13 @@ lm_ablations_padded 3 20 0 pad
 bidir_ablations_classify 4 18 1 pad
 performer_lm 3 70 0 pad
 performer_bidir_classify 4 70 0 pad
+parallel_block_hybrid 3 20 1 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks
 while read -r name B T ign pad; do
     [ -n "$name" ] || continue
-    "$BUILD/grassflow" init --config "tests/parity/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
+    "$BUILD/tests/grassflow-blocks" init --config "tests/parity/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
     echo "--init $out/$name.init.safetensors --out $out/$name.ref.safetensors --batch $B --seq-len $T --seed 11 --ignore-tail $ign ${pad:+--pad}"
 done <<< "$cases" >"$out/jobs"
 OMP_NUM_THREADS=1 $PY tests/torch_ref/make_fixture.py --jobs "$out/jobs" >/dev/null

@@ -29,7 +29,7 @@
 /* ---- the block kind ---------------------------------------------------------------------------- */
 
 static const block_tensor LN_CROSS_LN_FFN[] = {
-    BLOCK_TENSORS_LN("ln1", ln1_w, ln1_b), BLOCK_TENSORS_CROSS, BLOCK_TENSORS_LN("ln2", ln2_w, ln2_b), BLOCK_TENSORS_FFN,
+    BLOCK_TENSORS_LN("ln1", 0), BLOCK_TENSORS_CROSS, BLOCK_TENSORS_LN("ln2", 1), BLOCK_TENSORS_FFN,
 };
 enum { NT = (int)(sizeof LN_CROSS_LN_FFN / sizeof LN_CROSS_LN_FFN[0]) };
 /* the tensors in list order, as the reference reads them */

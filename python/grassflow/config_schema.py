@@ -49,6 +49,9 @@ BIDIRECTIONAL_ONLY = {"linformer"}
 HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first"))}}
 HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 HEAD_DIRECTION = {"next_token": "causal", "classify": "bidirectional"}
+# the block kinds a layer's "block" may name (src/model/block.c's table; a program's own are added to it, as
+# grassflow.torch_model.register_block does); a layer without one has its stack's norm's kind
+BLOCK_KINDS = {"pre", "post-gated", "post-residual"}
 STACK_KEYS = {"d_model": MODEL_KEYS["d_model"], "d_ff": MODEL_KEYS["d_ff"], "n_layer": MODEL_KEYS["n_layer"],
               "norm": MODEL_KEYS["norm"], "direction": MODEL_KEYS["direction"]}
 RESERVED_NAMES = ("tok_emb", "pos_emb", "seg_emb", "emb_ln", "in_proj", "blocks", "ln_f")
@@ -199,6 +202,12 @@ def _parse_entry(e, idx, src):
     keys = MIXER_KEYS[name]
     for k, v in (e.items() if isinstance(e, dict) else ()):
         if k == "mixer":
+            continue
+        if k == "block":
+            if not isinstance(v, str) or v not in BLOCK_KINDS:
+                _fail("%s: \"layers\"[%d].block must be a block kind's name, one of %s (or no \"block\": the one of "
+                      "the norm)", src, idx, ", ".join(sorted(BLOCK_KINDS)))
+            layer["block"] = v
             continue
         if k not in keys:
             _fail("%s: \"layers\"[%d]: mixer \"%s\" has no key \"%s\"; its keys are: %s", src, idx, name, k,

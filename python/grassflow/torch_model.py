@@ -305,6 +305,32 @@ class FFN(nn.Module):
         return self.fc2(F.gelu(self.fc1(x), approximate=self.approx))
 
 
+def _pre(b, h, mask):
+    h = h + b.drop_mix(b.mix(b.ln1(h), mask))
+    return h + b.drop_ffn(b.ffn(b.ln2(h)))
+
+
+def _post_gated(b, h, mask):  # the paper's block: the gate is the skip path
+    x = b.drop_mix(b.ln1(b.mix(h, mask)))
+    return b.ln2(x + b.drop_ffn(b.ffn(x)))
+
+
+def _post_residual(b, h, mask):
+    x = b.ln1(h + b.drop_mix(b.mix(h, mask)))
+    return b.ln2(x + b.drop_ffn(b.ffn(x)))
+
+
+# The block kinds by name (src/model/block.c): how many LayerNorms (ln1, ln2, ...) and its forward over a Block's
+# modules (drop_mix is dropout site 0, drop_ffn site 1). A layer's "block" names one; without it, its stack's norm
+# and its mixer choose. A new kind is a function and register_block (tests/torch_ref/block_parallel.py).
+BLOCKS = {"pre": (2, _pre), "post-gated": (2, _post_gated), "post-residual": (2, _post_residual)}
+
+
+def register_block(name, n_ln, forward):
+    BLOCKS[name] = (n_ln, forward)
+    config_schema.BLOCK_KINDS.add(name)
+
+
 class Block(nn.Module):
     def __init__(self, cfg, layer, eps):
         """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers); eps: the model's
@@ -313,25 +339,17 @@ class Block(nn.Module):
         d = cfg["d_model"]
         lc = cfg["layers"][layer]
         self.kind = lc["mixer"]
-        self.norm = cfg["norm"]
-        # registration order = checkpoint order: ln1, ln2, mix, ffn
-        self.ln1 = nn.LayerNorm(d, eps=eps)
-        self.ln2 = nn.LayerNorm(d, eps=eps)
+        default = "pre" if cfg["norm"] == "pre" else "post-gated" if MIXERS[self.kind]["gated_skip"] else "post-residual"
+        n_ln, self.run = BLOCKS[lc.get("block") or default]
+        for i in range(n_ln):  # the names are the checkpoint's: ln1, ln2, ...
+            setattr(self, "ln%d" % (i + 1), nn.LayerNorm(d, eps=eps))
         self.mix = MIXERS[self.kind]["build"](d, lc, cfg["direction"] == "bidirectional", cfg)
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
         self.drop_mix = nn.Dropout(cfg["dropout"])
         self.drop_ffn = nn.Dropout(cfg["dropout"])
 
     def forward(self, h, mask=None):
-        if self.norm == "pre":
-            h = h + self.drop_mix(self.mix(self.ln1(h), mask))
-            h = h + self.drop_ffn(self.ffn(self.ln2(h)))
-            return h
-        if MIXERS[self.kind]["gated_skip"]:  # paper block: the gate is the skip path
-            x = self.drop_mix(self.ln1(self.mix(h, mask)))
-        else:
-            x = self.ln1(h + self.drop_mix(self.mix(h, mask)))
-        return self.ln2(x + self.drop_ffn(self.ffn(x)))
+        return self.run(self, h, mask)
 
 
 class GrassflowModel(nn.Module):

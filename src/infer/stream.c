@@ -189,7 +189,7 @@ static void layer_step(gf_stream *s, int l) {
     block_run r = {.kind = m->block[l], .cfg = &m->cfg, .N = 1, .d = gf_layer_dim(&m->cfg, l), .F = gf_stack_ff(&m->cfg, k),
                    .p = &m->lp[l],
                    .h1 = s->hid, .act = s->act,
-                   .mean = {s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
+                   .mean = {s->stat, s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
     const int last = r.kind->n_slots - 1;
     for (int i = 0; i <= last; i++) r.slot[i] = s->slot[i];
     block_forward(&r);

@@ -3,12 +3,15 @@
 #include "model/block.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "core/error.h"
 #include "ops/ops.h"
 
 /* The tensors of the three kinds below, in checkpoint order: ln1, the mixer's, ln2, the FFN. */
 static const block_tensor LN_MIX_LN_FFN[] = {
-    BLOCK_TENSORS_LN("ln1", ln1_w, ln1_b), BLOCK_TENSORS_MIX, BLOCK_TENSORS_LN("ln2", ln2_w, ln2_b), BLOCK_TENSORS_FFN,
+    BLOCK_TENSORS_LN("ln1", 0), BLOCK_TENSORS_MIX, BLOCK_TENSORS_LN("ln2", 1), BLOCK_TENSORS_FFN,
 };
 enum { N_LN_MIX_LN_FFN = (int)(sizeof LN_MIX_LN_FFN / sizeof LN_MIX_LN_FFN[0]) };
 
@@ -28,9 +31,56 @@ static const block_kind POST_RESIDUAL = {"post-residual", 7, 8, {
     {BOP_FFN, 3, 0, 4, 0}, {BOP_DROP, 4, 0, 4, 1}, {BOP_ADD, 3, 4, 5, 0}, {BOP_LN, 5, 0, 6, 1},
 }, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 
-const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer) {
+enum { MAX_KINDS = 16 };
+static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL};
+static int g_n_kinds = 3;
+
+const block_kind *block_kind_find(const char *name) {
+    for (int i = 0; name && i < g_n_kinds; i++)
+        if (!strcmp(g_kinds[i]->name, name)) return g_kinds[i];
+    return NULL;
+}
+
+void block_kind_names(char *buf, size_t n) {
+    buf[0] = '\0';
+    for (int i = 0; i < g_n_kinds && strlen(buf) + 1 < n; i++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", g_kinds[i]->name);
+}
+
+const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name) {
+    if (name && name[0]) return block_kind_find(name);
     if (norm == GF_NORM_PRE) return &PRE;
     return mixer->gated_skip ? &POST_GATED : &POST_RESIDUAL;
+}
+
+/* Whether op o of a kind of n slots reads and writes slots in range, and its LayerNorm or dropout site. */
+static bool op_ok(const block_op *o, int n) {
+    const bool two = o->op == BOP_ADD;
+    if (o->in < 0 || o->in >= n || o->out < 1 || o->out >= n || (two && (o->in2 < 0 || o->in2 >= n))) return false;
+    if (o->op == BOP_LN) return o->which >= 0 && o->which < BLOCK_MAX_LN;
+    if (o->op == BOP_DROP) return o->which >= 0 && o->which < BLOCK_MAX_DROP;
+    return o->op >= BOP_LN && o->op <= BOP_CROSS;
+}
+
+int block_kind_register(const block_kind *k) {
+    if (!k || !k->name || !k->name[0] || strlen(k->name) > 31 || strspn(k->name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(k->name))
+        return gf_fail("block_kind_register: a kind needs a name of 1 to 31 characters of a-z, 0-9, _ and -");
+    if (block_kind_find(k->name)) return gf_fail("block_kind_register: a block kind called %s exists already", k->name);
+    if (g_n_kinds == MAX_KINDS) return gf_fail("block_kind_register: %d kinds at most", MAX_KINDS);
+    if (k->n_slots < 2 || k->n_slots > BLOCK_MAX_SLOTS || k->n_ops < 1 || k->n_ops > BLOCK_MAX_OPS || k->n_tensors < 0 ||
+        (k->n_tensors && !k->tensors))
+        return gf_fail("block_kind_register: kind %s: %d slots (2 to %d), %d ops (1 to %d), %d tensors", k->name,
+                       k->n_slots, BLOCK_MAX_SLOTS, k->n_ops, BLOCK_MAX_OPS, k->n_tensors);
+    bool last = false;
+    for (int i = 0; i < k->n_ops; i++) {
+        if (!op_ok(&k->ops[i], k->n_slots))
+            return gf_fail("block_kind_register: kind %s: op %d reads or writes a slot, LayerNorm or dropout site out "
+                           "of range", k->name, i);
+        last |= k->ops[i].out == k->n_slots - 1;
+    }
+    if (!last) return gf_fail("block_kind_register: kind %s: no op writes its output (slot %d)", k->name, k->n_slots - 1);
+    g_kinds[g_n_kinds++] = k;
+    return 0;
 }
 
 static void ffn_forward(const block_run *r, float *out, const float *inp) {
@@ -108,8 +158,8 @@ void block_forward(const block_run *r) {
         const block_op *o = &r->kind->ops[i];
         switch (o->op) {
         case BOP_LN:
-            gf_layernorm_forward(S[o->out], r->mean[o->which], r->rstd[o->which], S[o->in],
-                                 o->which ? r->p->ln2_w : r->p->ln1_w, o->which ? r->p->ln2_b : r->p->ln1_b, r->N, d, r->cfg->ln_eps);
+            gf_layernorm_forward(S[o->out], r->mean[o->which], r->rstd[o->which], S[o->in], r->p->ln_w[o->which],
+                                 r->p->ln_b[o->which], r->N, d, r->cfg->ln_eps);
             break;
         case BOP_MIX: r->mix(r->mix_ctx, S[o->out], S[o->in]); break;
         case BOP_FFN: ffn_forward(r, S[o->out], S[o->in]); break;
@@ -156,7 +206,6 @@ static void add_into(grads *g, int dst, int src) {
 static void op_backward(const block_run *r, const block_op *o, grads *g, float *dff) {
     const int64_t d = r->d;
     float *const *S = r->slot, **G = g->G;
-    const float *w = o->which ? r->p->ln2_w : r->p->ln1_w;
     switch (o->op) {
     case BOP_ADD:
         add_into(g, o->in2, o->out);
@@ -172,8 +221,8 @@ static void op_backward(const block_run *r, const block_op *o, grads *g, float *
         break;
     case BOP_LN:
         ensure(g, o->in);
-        gf_layernorm_backward(G[o->in], o->which ? r->g->ln2_w : r->g->ln1_w, o->which ? r->g->ln2_b : r->g->ln1_b,
-                              G[o->out], S[o->in], w, r->mean[o->which], r->rstd[o->which], r->N, d);
+        gf_layernorm_backward(G[o->in], r->g->ln_w[o->which], r->g->ln_b[o->which], G[o->out], S[o->in],
+                              r->p->ln_w[o->which], r->mean[o->which], r->rstd[o->which], r->N, d);
         break;
     case BOP_MIX:
         ensure(g, o->in);

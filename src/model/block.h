@@ -5,12 +5,16 @@
  * declares each layer's tensors from that list, so a block's program and its parameters are written in one
  * place.
  *
- * The kinds a model builds (block_kind_for), one per norm placement:
+ * The kinds (a table: block.c's built-in ones, and those added with block_kind_register), chosen per layer by
+ * name (a layer's "block" in a config), or by default by its stack's norm and its mixer:
  *
  *   pre            x = h + Drop(mix(ln1(h)));       out = x + Drop(FFN(ln2(x)))
  *   post-gated     x = Drop(ln1(mix(h)));            out = ln2(x + Drop(FFN(x)))   (the paper's Grassmann
  *                                                                                  block: the gate is the skip)
  *   post-residual  x = ln1(h + Drop(mix(h)));        out = ln2(x + Drop(FFN(x)))   (post-norm Transformer)
+ *
+ * A kind names up to BLOCK_MAX_LN LayerNorms ("ln1".."ln3", op `which` 0..2) and BLOCK_MAX_DROP dropout sites
+ * (each its own masks); a new kind is a program and a tensor list, one entry of the table.
  *
  * A second input. BOP_CROSS reads, besides its slot, a run's memory (block_memory): a second sequence of
  * S positions per batch row, d_mem wide, with its own padding mask, e.g. an encoder's output. It is
@@ -19,10 +23,8 @@
  * accumulates into the memory's gradient as well, so an encoder under it trains. A kind with a cross op is
  * a program over these ops and a list of these tensors; tests/test_two_input.c builds one (pre-norm:
  * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. What is not there yet:
- * no config selects such a kind (block_kind_for never returns one) or gives a memory's width (params.c
- * would declare d_mem as the layer's own), the model (model.c) has no memory to give a run and the stream
- * (infer/stream.c) none either, and a kind has two LayerNorms and two dropout sites, so a decoder block
- * (self-mixer, cross, FFN: three of each) needs a third. */
+ * no config gives a memory's width (params.c would declare d_mem as the layer's own), the model (model.c) has
+ * no memory to give a run and the stream (infer/stream.c) none either. */
 #ifndef GF_MODEL_BLOCK_H
 #define GF_MODEL_BLOCK_H
 
@@ -33,14 +35,14 @@
 #include "grassflow.h"
 #include "mixers/mixer.h"
 
-enum { BLOCK_MAX_OPS = 10, BLOCK_MAX_SLOTS = 8 };
+enum { BLOCK_MAX_OPS = 12, BLOCK_MAX_SLOTS = 10, BLOCK_MAX_LN = 3, BLOCK_MAX_DROP = 3 };
 
 typedef enum {
-    BOP_LN,   /* out = LayerNorm_which(in)   which: 0 = ln1, 1 = ln2 */
+    BOP_LN,   /* out = LayerNorm_which(in)   which: 0 = ln1, 1 = ln2, 2 = ln3 (< BLOCK_MAX_LN) */
     BOP_MIX,  /* out = mixer(in) */
     BOP_FFN,  /* out = fc2(GELU(fc1(in))) */
-    BOP_DROP, /* out = Dropout_which(in), which = its site; in == out: in place (the slot's value before the
-               * dropout then has no other reader) */
+    BOP_DROP, /* out = Dropout_which(in), which = its site (< BLOCK_MAX_DROP: each site its own masks); in ==
+               * out: in place (the slot's value before the dropout then has no other reader) */
     BOP_ADD,  /* out = in + in2 */
     BOP_CROSS, /* out = cross(in, memory): attention from the slot's rows to the run's memory (block_run.mem,
                 * which a run of a kind with this op must have); one per kind (its tensors cq_w .. co_b) */
@@ -73,9 +75,9 @@ typedef struct {
 /* The entries a kind's tensor list is made of (a static const block_tensor[] initialiser), in checkpoint
  * order within each: a LayerNorm (its name, its two gf_layer_params fields), the mixer's, the FFN's, the
  * cross op's (queries from d, keys and values from d_mem, out to d: (out, in) as torch.nn.Linear). */
-#define BLOCK_TENSORS_LN(nm, fw, fb)                                                                        \
-    {nm ".weight", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ONE, false, offsetof(gf_layer_params, fw)},           \
-    {nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, fb)}
+#define BLOCK_TENSORS_LN(nm, i)                                                                             \
+    {nm ".weight", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ONE, false, offsetof(gf_layer_params, ln_w[i])},      \
+    {nm ".bias", false, 1, {BDIM_D, BDIM_D}, GF_INIT_ZERO, false, offsetof(gf_layer_params, ln_b[i])}
 #define BLOCK_TENSORS_MIX {"mix.", true, 0, {BDIM_D, BDIM_D}, GF_INIT_NORMAL, false, offsetof(gf_layer_params, mix)}
 #define BLOCK_TENSORS_FFN                                                                                   \
     {"ffn.fc1.weight", false, 2, {BDIM_FF, BDIM_D}, GF_INIT_NORMAL, true, offsetof(gf_layer_params, fc1_w)}, \
@@ -90,7 +92,7 @@ typedef struct {
     BLOCK_TENSORS_CROSS_LINEAR("v", BDIM_MEM, cv_w, cv_b), BLOCK_TENSORS_CROSS_LINEAR("out", BDIM_D, co_w, co_b)
 
 typedef struct {
-    const char *name;
+    const char *name;            /* [a-z0-9_-]: a layer's "block" in a config */
     int n_slots;
     int n_ops;
     block_op ops[BLOCK_MAX_OPS];
@@ -98,12 +100,23 @@ typedef struct {
     const block_tensor *tensors; /* in checkpoint order */
 } block_kind;
 
-/* The kind of a block with this norm and this mixer (the mixer says whether its output holds the skip). */
-const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer);
+/* The kind a layer's config names (name, its "block"), or with name "" the default: the one of its norm and
+ * mixer (pre; post-gated when the mixer's output holds the skip, else post-residual). NULL for a name no kind
+ * has (block_kind_names lists them). */
+const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name);
+/* The kind called name, or NULL. */
+const block_kind *block_kind_find(const char *name);
+/* "pre, post-gated, post-residual, ..." into buf. */
+void block_kind_names(char *buf, size_t n);
+/* Add a kind (a program's own, before configs are read; not thread-safe): one table entry, checked (a name of
+ * [a-z0-9_-] no kind has, slots and ops within their limits, every op's slots, LayerNorm and dropout site in
+ * range, the last slot written). 0, or -1 (gf_fail). tests/block_parallel.c adds the parallel block. */
+int block_kind_register(const block_kind *kind);
 
 /* One layer's parameters (views into the model's parameter or gradient arena), bound by its kind's tensors. */
 typedef struct gf_layer_params {
-    float *ln1_w, *ln1_b, *ln2_w, *ln2_b, *fc1_w, *fc1_b, *fc2_w, *fc2_b;
+    float *ln_w[BLOCK_MAX_LN], *ln_b[BLOCK_MAX_LN]; /* ln1, ln2, ln3 (BLOCK_TENSORS_LN) */
+    float *fc1_w, *fc1_b, *fc2_w, *fc2_b;
     float *mix[GF_MIXER_MAX_PARAMS];
     float *cq_w, *cq_b, *ck_w, *ck_b, *cv_w, *cv_b, *co_w, *co_b; /* a cross op's (BLOCK_TENSORS_CROSS) */
 } gf_layer_params;
@@ -140,13 +153,13 @@ typedef struct block_run {
     const gf_layer_params *p;
     gf_layer_params *g;                 /* backward: gradients accumulate here */
     float *slot[BLOCK_MAX_SLOTS];       /* (N, d) each; slot 0 the input, the last the output */
-    float *mean[2], *rstd[2];           /* (N) each: what ln1 and ln2 keep for the backward */
+    float *mean[BLOCK_MAX_LN], *rstd[BLOCK_MAX_LN]; /* (N) each: what each LayerNorm keeps for the backward */
     float *h1, *act;                    /* (N, d_ff): fc1's output and GELU's */
     float *gelu_keep;                   /* (N, d_ff): GELU's erf term for the backward (gf_gelu_forward_keep);
                                          * NULL in a forward that no backward follows (evaluation, scoring,
                                          * streaming) */
     float drop_p;                       /* 0 when not training */
-    uint64_t drop_key[2];               /* per dropout site */
+    uint64_t drop_key[BLOCK_MAX_DROP];  /* per dropout site */
     int64_t drop_base, drop_row, drop_stride; /* the masks' counters (gf_dropout_forward_at): the batch's first
                                                * example in its micro-batch x stride; T d; the micro-batch's T d */
     /* the mixer: forward (or a streaming step) and backward, on the caller's context */

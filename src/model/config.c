@@ -28,6 +28,7 @@
 #include "io/file.h"
 #include "io/json_out.h"
 #include "heads/head.h"
+#include "model/block.h"
 #include "model/config_internal.h"
 
 static const char *const NORMS[] = {"pre", "post", NULL};
@@ -235,6 +236,13 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
         snprintf(shown, sizeof shown, "layers[%d].%s", l, m->keys[i].name);
         if (check_value(&m->keys[i], c->layers[l].params.bytes, src, shown)) return -1;
     }
+    const char *blk = c->layers[l].block;
+    if (blk[0] && (!memchr(blk, '\0', sizeof c->layers[l].block) || !block_kind_find(blk))) {
+        char names[512];
+        block_kind_names(names, sizeof names);
+        return gf_fail("%s: layer %d: unknown block kind \"%.*s\"; the kinds are: %s", src, l,
+                       (int)sizeof c->layers[l].block, blk, names);
+    }
     const gf_direction dir = gf_stack_direction(c, gf_layer_stack(c, l));
     const unsigned want = dir == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
     if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want) && dir != GF_BIDIRECTIONAL)
@@ -305,6 +313,7 @@ int gf_config_validate(const gf_config *c, const char *source) {
 cJSON *gf_layer_to_cjson(const gf_config *c, int l) {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "mixer", c->layers[l].mixer);
+    if (c->layers[l].block[0]) cJSON_AddStringToObject(e, "block", c->layers[l].block); /* only when chosen */
     const gf_mixer_ops *m = gf_layer_mixer(c, l);
     for (int i = 0; m && i < m->n_keys; i++) gf_key_to_json(&m->keys[i], c->layers[l].params.bytes, e);
     return e;
@@ -392,7 +401,13 @@ int64_t gf_config_num_params(const gf_config *c) {
         const gf_mixer_ops *m = gf_layer_mixer(c, l);
         int k = m ? m->param_specs(c, l, specs) : 0;
         for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
-        n += 4 * dl + 2 * F * dl + F + dl; /* 2 LayerNorms + FFN */
+        /* the block's own tensors (LayerNorms, FFN, ...), as its kind lists them (model/params.c declares them) */
+        const block_kind *kind = m ? block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, c->layers[l].block) : NULL;
+        for (int i = 0; kind && i < kind->n_tensors; i++) {
+            const block_tensor *t = &kind->tensors[i];
+            if (!t->mixer)
+                n += block_dim_size(t->shape[0], dl, F, dl) * (t->ndim == 2 ? block_dim_size(t->shape[1], dl, F, dl) : 1);
+        }
     }
     n += 2 * dout; /* ln_f */
     gf_param_spec specs[GF_HEAD_MAX_PARAMS];

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "heads/head.h"
+#include "model/block.h"
 #include "model/config_internal.h"
 
 int gf_list_fits_layers(const cJSON *arr, int64_t n_layer, const char *src, const char *key) {
@@ -52,7 +53,19 @@ int gf_config_layer_mixer(gf_config *cfg, int l, const char *name, const gf_conf
     return 0;
 }
 
-/* One "layers" entry: a mixer name, or {"mixer": NAME, KEY: VALUE, ...}. Keys not given keep the base's
+/* A "layers" entry's "block": a kind's name (model/block.h's table), for layer l. */
+static int layer_block(gf_config *cfg, int l, int idx, const cJSON *v, const char *src) {
+    if (!cJSON_IsString(v) || !block_kind_find(v->valuestring)) {
+        char names[512];
+        block_kind_names(names, sizeof names);
+        return gf_fail("%s: \"layers\"[%d].block must be a block kind's name, one of %s (or no \"block\": the one of "
+                       "the norm)", src, idx, names);
+    }
+    snprintf(cfg->layers[l].block, sizeof cfg->layers[l].block, "%s", v->valuestring);
+    return 0;
+}
+
+/* One "layers" entry: a mixer name, or {"mixer": NAME, "block": KIND, KEY: VALUE, ...}. Keys not given keep the base's
  * settings for that mixer (its same layer, else its first layer with that mixer), else the mixer's
  * defaults. */
 static int parse_entry(gf_config *cfg, int l, int idx, const cJSON *e, const gf_config *base, const char *src) {
@@ -66,8 +79,13 @@ static int parse_entry(gf_config *cfg, int l, int idx, const cJSON *e, const gf_
     if (base && l < base->n_layer) cfg->layers[l] = base->layers[l];
     if (gf_config_layer_mixer(cfg, l, name->valuestring, base, src, shown)) return -1;
     const gf_mixer_ops *m = gf_layer_mixer(cfg, l);
+    cfg->layers[l].block[0] = '\0';
     for (const cJSON *it = cJSON_IsObject(e) ? e->child : NULL; it; it = it->next) {
         if (!strcmp(it->string, "mixer")) continue;
+        if (!strcmp(it->string, "block")) {
+            if (layer_block(cfg, l, idx, it, src)) return -1;
+            continue;
+        }
         const gf_cfg_key *k = gf_key_find(m->keys, m->n_keys, it->string);
         if (!k) {
             char keys[512];

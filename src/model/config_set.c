@@ -147,6 +147,21 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
         else cJSON_AddItemToObject(h, key + 5, v);
         return 0;
     }
+    if (!strcmp(key, "block")) { /* every layer of the first stack: its "layers" entry */
+        cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "layers")) {
+            cJSON *dup = cJSON_Duplicate(v, 1);
+            if (!cJSON_IsObject(e) || !dup) {
+                cJSON_Delete(dup);
+                cJSON_Delete(v);
+                return gf_fail("%s: out of memory", src);
+            }
+            if (cJSON_GetObjectItemCaseSensitive(e, "block")) cJSON_ReplaceItemInObjectCaseSensitive(e, "block", dup);
+            else cJSON_AddItemToObject(e, "block", dup);
+        }
+        cJSON_Delete(v);
+        return 0;
+    }
     if (!strcmp(key, "mixers")) {
         int rc = !cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1
                      ? gf_fail("%s: \"mixers\" must be a list of mixer names, e.g. g,g,a", src)
@@ -188,14 +203,15 @@ static int known_key(const char *key, const char *kv) {
     int n;
     const gf_cfg_key *keys = gf_config_keys(&n);
     char sub[64];
-    if (gf_key_find(keys, n, key) || !strcmp(key, "mixers") || !strcmp(key, "task") || gf_mixer_with_key(key) ||
-        !strncmp(key, "head.", 5))
+    if (gf_key_find(keys, n, key) || !strcmp(key, "mixers") || !strcmp(key, "block") || !strcmp(key, "task") ||
+        gf_mixer_with_key(key) || !strncmp(key, "head.", 5))
         return 0;
-    if (layer_key(key, sub, sizeof sub) >= 0 && (gf_mixer_with_key(sub) || !strcmp(sub, "mixer"))) return 0;
+    if (layer_key(key, sub, sizeof sub) >= 0 && (gf_mixer_with_key(sub) || !strcmp(sub, "mixer") || !strcmp(sub, "block")))
+        return 0;
     char list[2048];
     gf_config_key_list(list, sizeof list);
-    return gf_fail("--set %s: unknown key \"%s\"; the keys are: head.kind, head.KEY, %s; one layer's: layers.N.KEY, "
-                   "layers.N.mixer", kv, key, list);
+    return gf_fail("--set %s: unknown key \"%s\"; the keys are: head.kind, head.KEY, block, %s; one layer's: "
+                   "layers.N.KEY, layers.N.mixer, layers.N.block", kv, key, list);
 }
 
 int gf_config_set(gf_config *c, const char *kv) {

@@ -93,7 +93,7 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int n_thre
         const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, gf_layer_stack(c, l));
         gf_layer_acts *a = &m->la[l];
         for (int k = 1; k < m->block[l]->n_slots - 1; k++) TAKE(a->slot[k], N * d);
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < BLOCK_MAX_LN; k++) {
             TAKE(a->mean[k], N);
             TAKE(a->rstd[k], N);
         }
@@ -191,8 +191,8 @@ static int ensure_acts(gf_model *m, int64_t B, int64_t T) {
 /* ---------------------------------------------------------------------------------------------- */
 /* Blocks                                                                                          */
 
-enum { SITE_MIX = 0, SITE_FFN = 1 };
-
+/* Dropout site k of layer l (a kind's `which`: 0 the mixer's and 1 the FFN's in the built-in kinds) draws its
+ * masks from (seed, step, layer, k). */
 static uint64_t drop_key(const gf_model *m, int layer, int site) {
     return gf_key(gf_key(gf_key(m->dropout_seed, m->step), (uint64_t)layer), (uint64_t)site);
 }
@@ -242,11 +242,8 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     for (int k = 1; k < r.kind->n_slots - 1; k++) r.slot[k] = a->slot[k];
     r.slot[0] = m->sres[k] + j * N * d;
     r.slot[r.kind->n_slots - 1] = m->sres[k] + (j + 1) * N * d;
-    for (int k = 0; k < 2; k++) {
-        r.mean[k] = a->mean[k];
-        r.rstd[k] = a->rstd[k];
-        r.drop_key[k] = drop_key(m, l, k == 0 ? SITE_MIX : SITE_FFN);
-    }
+    for (int k = 0; k < BLOCK_MAX_LN; k++) r.mean[k] = a->mean[k], r.rstd[k] = a->rstd[k];
+    for (int k = 0; k < BLOCK_MAX_DROP; k++) r.drop_key[k] = drop_key(m, l, k);
     *mc = (mix_ctx){m, l};
     return r;
 }

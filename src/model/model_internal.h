@@ -11,7 +11,7 @@
 typedef struct gf_layer_acts {
     float *slot[BLOCK_MAX_SLOTS];          /* (N,d): the block's inner slots 1 .. n_slots-2 (model/block.h);
                                             * slot 0 and the last are views of resid */
-    float *mean[2], *rstd[2];              /* (N) each: ln1, ln2 */
+    float *mean[BLOCK_MAX_LN], *rstd[BLOCK_MAX_LN]; /* (N) each: ln1, ln2, ln3 */
     float *h1, *a, *gk;                    /* (N,d_ff) fc1 output, GELU output, GELU's kept erf term */
     float *mix_saved;                      /* the mixer's saved_floats */
 } gf_layer_acts;
