@@ -64,7 +64,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-LIB_SRC := $(sort $(wildcard src/core/*.c src/plugin/*.c src/ops/*.c src/mixers/*.c src/heads/*.c src/sources/*.c src/tasks/*.c src/model/*.c src/infer/*.c src/train/*.c src/io/*.c src/data/*.c src/import/*.c))
+LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c src/*/*/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -83,8 +83,8 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# one-row matrix-vector products (src/core/gemv.c): a * b + c as one fused multiply-add where the CPU has it
-$(BUILD)/obj/src/core/gemv.o: CFLAGS += -ffp-contract=fast
+# one-row matrix-vector products (src/compute/gemv.c): a * b + c as one fused multiply-add where the CPU has it
+$(BUILD)/obj/src/compute/gemv.o: CFLAGS += -ffp-contract=fast
 
 # the command-line tool builds on include/grassflow.h alone, as it builds against an installed copy
 # (tests/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
@@ -196,9 +196,11 @@ test-kernels: all $(TEST_BIN)
 	    OPENBLAS_CORETYPE=$$k $$t >$(BUILD)/tests/kernel.log 2>&1 && echo "== $$t under $$k: $$(grep -c '\[       OK \]' $(BUILD)/tests/kernel.log) passed" \
 	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
-# PyTorch: every model config (tests/parity.sh), a Hugging Face DistilBERT folder (tests/distilbert.sh), and
+# PyTorch: the reference's self-test (tests/torch_ref/selftest.py: against formulas written out, no C), every
+# model config (tests/parity.sh), a Hugging Face DistilBERT folder (tests/distilbert.sh), and
 # the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/python.sh)
 test-parity: all
+	OMP_NUM_THREADS=1 /usr/bin/python3 tests/torch_ref/selftest.py
 	$(TEST_ENV) bash tests/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/python.sh $(BUILD))

@@ -323,7 +323,7 @@ def main():
     # mode it started with): on the Intel Xeons these machines run on, the twin's backward meets denormal
     # operands (softmax tails over a large vocabulary) and each costs a microcode assist: word-level
     # transformer-6L B=8 trained at 111-240 tokens/s with them and 1,959 without, the character Transformer
-    # at 13,000-14,700 and 15,900-16,200. grassflow's exp never returns a denormal (core/fastmath.h).
+    # at 13,000-14,700 and 15,900-16,200. grassflow's exp never returns a denormal (compute/fastmath.h).
     global FLUSH_DENORMAL
     FLUSH_DENORMAL = not a.keep_denormals and torch.set_flush_denormal(True)
     check_lean()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the coefficients of gf_erf_fast (src/core/fastmath.h): least-squares polynomial fits in double.
+"""Derive the coefficients of gf_erf_fast (src/compute/fastmath.h): least-squares polynomial fits in double.
 
     |x| < 1:         erf(x)           = x * P(x^2),  P of degree 7
     1 <= x < 3.9:    erfc(x) exp(x^2) = Q(u),        u = (x - 2.5) / 1.5, Q of degree 12

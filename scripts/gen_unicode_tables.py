@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""Generate src/data/unicode_tables.c: the Unicode data the BERT basic tokenizer needs.
+"""Generate src/text/unicode_tables.c: the Unicode data the BERT basic tokenizer needs.
 
-    /usr/bin/python3 scripts/gen_unicode_tables.py [OUTPUT]     (default: src/data/unicode_tables.c)
+    /usr/bin/python3 scripts/gen_unicode_tables.py [OUTPUT]     (default: src/text/unicode_tables.c)
 
 Standard library only (unicodedata and str.lower, so the tables follow the Unicode version of the
 Python that runs it; the output records it). What Hugging Face's BertTokenizer (slow, uncased) does
-per code point, and how the tables encode it (see src/data/unicode.h):
+per code point, and how the tables encode it (see src/text/unicode.h):
 
   class  one of OTHER, DROP (U+0000, U+FFFD, category C* except \\t \\n \\r: removed by _clean_text),
          SPACE (\\t \\n \\r space, Zs: mapped to a space; plus the other characters Python's str.split()
@@ -201,7 +201,7 @@ def main():
     with open(os.path.join(ROOT, "src", "data", "unicode.h"), encoding="utf-8") as f:
         GF_UC_MAX_MAP = int(re.search(r"#define GF_UC_MAX_MAP (\d+)", f.read()).group(1))
     if max_len > GF_UC_MAX_MAP:
-        fail("a mapping is longer than GF_UC_MAX_MAP (%d in src/data/unicode.h): %d" % (GF_UC_MAX_MAP, max_len))
+        fail("a mapping is longer than GF_UC_MAX_MAP (%d in src/text/unicode.h): %d" % (GF_UC_MAX_MAP, max_len))
 
     comb = [(cp, ud.combining(chr(cp))) for cp in range(MAXCP) if cls[cp] == C["COMB"]]
 
@@ -216,7 +216,7 @@ def main():
     w(" * Do not edit; rerun: /usr/bin/python3 scripts/gen_unicode_tables.py\n")
     w(" * %d class runs, %d mapped code points (pool %d), %d COMB code points. */\n"
       % (len(starts), len(keys), len(pool), len(comb)))
-    w('#include "data/unicode.h"\n\n')
+    w('#include "text/unicode.h"\n\n')
     w('const char gf_uc_unicode_version[] = "%s";\n\n' % ud.unidata_version)
 
     def array(ctype, name, items, per_line, fmt):

@@ -47,7 +47,7 @@ for m in grassmann-small transformer-small "grassmann-small mixers=window window
         a=$(count "$m" $w 20) b=$(count "$m" $w 220)
         if [ "$a" -lt 0 ] || [ "$b" -lt 0 ]; then fail "$m, $w weights: bench generate failed: $(head -c 300 "$tmp/err")"
         elif [ $((b - a)) -lt 200 ]; then pass "$m, $w weights: $((b - a)) more calls for 200 more tokens"
-        else fail "$m, $w weights: $((b - a)) more memalign calls for 200 more tokens (a parallel region whose if clause is false runs per token: use GF_PAR_FOR, src/core/parallel.h)"; fi
+        else fail "$m, $w weights: $((b - a)) more memalign calls for 200 more tokens (a parallel region whose if clause is false runs per token: use GF_PAR_FOR, src/compute/parallel.h)"; fi
     done
 done
 [ "$fails" -eq 0 ] && echo "regions: all passed" || { echo "regions: $fails FAILED"; exit 1; }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "model/block.h"
 #include "testlib.h"
 

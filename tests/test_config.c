@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mixers/grassmann.h"
-#include "core/number.h"
+#include "base/number.h"
 #include "testlib.h"
 
 /* Layer l's Grassmann settings, its mixer's name, and an integer key of the config (gf_config_get). */

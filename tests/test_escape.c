@@ -7,7 +7,7 @@
 
 #include "testlib.h"
 
-#include "core/utf8.h"
+#include "base/utf8.h"
 
 typedef size_t (*esc_fn)(char *, size_t, const char *);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "sources/source.h"
 #include "testlib.h"
 #include "train/trainer.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parallel.h"
+#include "compute/parallel.h"
 #include "mixers/mixer.h"
 #include "ref_ops.h"
 

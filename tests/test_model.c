@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "testlib.h"
 
 static void batch(int32_t *in, int32_t *tg, int64_t n, int64_t V, uint64_t seed) {

@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "data/corpus.h"
-#include "data/nli_reader.h"
+#include "tasks/lm/corpus.h"
+#include "tasks/snli/nli_reader.h"
 #include "io/lines.h"
-#include "sources/pair_source.h"
+#include "tasks/snli/pair_source.h"
 #include "testlib.h"
 
 static const char *write_file(const char *name, const char *text) {

@@ -13,10 +13,10 @@
 #include <omp.h>
 #endif
 
-#include "core/fastmath.h"
-#include "core/gemv.h"
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "compute/fastmath.h"
+#include "compute/gemv.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "ops/ops.h"
 #include "ref_ops.h"
 
@@ -324,7 +324,7 @@ static void test_gelu_backward(void **state) {
  * one past the threshold where the loops go parallel. */
 static void test_gelu_kept_bits(void **state) {
     (void)state;
-    const int64_t ns[2] = {307, 3 * 32768 / 2 + 5}; /* past core/parallel.c's gf_par_min */
+    const int64_t ns[2] = {307, 3 * 32768 / 2 + 5}; /* past compute/parallel.c's gf_par_min */
     for (int k = 0; k < 2; k++) {
         const int64_t n = ns[k];
         float *inp = frand(n, 142 + k, -7, 7), *dout = frand(n, 144 + k, -1, 1), *pre = frand(n, 146 + k, -1, 1);
@@ -560,7 +560,7 @@ static void test_elementwise(void **state) {
  * whatever the width of the column blocks the threads own (64 where there are enough of them, else 16):
  * so equal, bit for bit, to the plain loop below on every shape (wide blocks, narrow ones and a tail), on
  * 1 and 2 threads. A training run resumes to the same bits as the version that started it (fixtures.sh). */
-/* One-row matrix-vector products (core/gemv.c) against their naive references, rows and columns, tails of
+/* One-row matrix-vector products (compute/gemv.c) against their naive references, rows and columns, tails of
  * every length mod 32, beta 0 (c not read: NaN there) and not; and their bits the same on 1 and 2 threads
  * with the parallel threshold at 0 (the stream picks its threads by speed and must give the same tokens). */
 static void test_gemv(void **state) {
@@ -738,7 +738,7 @@ static void test_layernorm_fast(void **state) {
 
 /* ---- fast exp (the vectorised exp of the softmax) held to libm ---------------------------------- */
 
-/* the two sets of core/fastmath.h: the default, and the fused one of --precision fp32-fast */
+/* the two sets of compute/fastmath.h: the default, and the fused one of --precision fp32-fast */
 typedef struct {
     const char *name;
     float (*exp)(float), (*erf)(float), (*tanh)(float);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "heads/head.h"
 #include "mixers/mixer.h"
 #include "testlib.h"

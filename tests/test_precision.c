@@ -1,4 +1,4 @@
-/* bf16 matmuls (src/core/bf16.c, src/core/matmul_dnnl.c, the door in src/core/blas.c):
+/* bf16 matmuls (src/compute/bf16.c, src/compute/matmul_dnnl.c, the door in src/compute/blas.c):
  * - the fast float -> bfloat16 conversion equals the scalar reference bit for bit (ties, carries into the
  *   exponent, overflow to infinity, denormals, NaNs, and a million random bit patterns);
  * - gf_sgemm in bf16 equals the naive bf16 reference (both operands rounded, sums in double) within the
@@ -31,12 +31,12 @@
 
 #include "testlib.h"
 
-#include "core/bf16.h"
-#include "core/blas.h"
-#include "core/lowp.h"
-#include "core/matmul_dnnl.h"
-#include "core/quant.h"
-#include "core/rng.h"
+#include "compute/bf16.h"
+#include "compute/blas.h"
+#include "compute/lowp.h"
+#include "compute/matmul_dnnl.h"
+#include "compute/quant.h"
+#include "base/rng.h"
 #include "ops/ops.h"
 
 static bool bf16_here(void) {

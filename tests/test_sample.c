@@ -10,7 +10,7 @@
 
 #include "testlib.h"
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "infer/sample.h"
 
 #define KEY 0xC0FFEEull

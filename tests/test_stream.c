@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "testlib.h"
 
 /* Stream T tokens and compare each position's logits with the full forward over all T. */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/blas.h"
-#include "core/rng.h"
+#include "compute/blas.h"
+#include "base/rng.h"
 #include "testlib.h"
 
 static gf_model *model(const char *json, uint64_t seed) {

@@ -8,7 +8,7 @@
 
 #include "testlib.h"
 
-#include "core/rng.h"
+#include "base/rng.h"
 
 #define KEY 0x70CE17ull
 #define VOCAB "data/bert-base-uncased/vocab.txt"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
+#include "base/rng.h"
 #include "io/json_out.h"
 #include "testlib.h"
 #include "train/run_dir.h"

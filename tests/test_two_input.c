@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parallel.h"
+#include "compute/parallel.h"
 #include "model/block.h"
 #include "ref_ops.h"
 

@@ -14,7 +14,7 @@
 
 #include "testlib.h"
 
-#include "data/tokenizer.h"
+#include "text/tokenizer.h"
 
 #define VOCAB "data/bert-base-uncased/vocab.txt"
 

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/blas.h"
-#include "core/rng.h"
+#include "compute/blas.h"
+#include "base/rng.h"
 
 void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi) {
     for (int64_t i = 0; i < n; i++) x[i] = lo + (hi - lo) * gf_uniform(seed, (uint64_t)i);

@@ -1,5 +1,5 @@
 """A grassflow config read as the C library reads it, for the PyTorch model (grassflow.torch_model): every key's
-type and range (the key tables of src/model/config.c, src/model/stacks.c, src/mixers/*.c, src/heads/*.c) and
+type and range (the key tables of src/config/config.c, src/config/stacks.c, src/mixers/*.c, src/heads/*.c) and
 the checks across keys, with the C side's messages. What the library refuses is a ValueError here; the one
 form the module does not read is "base" (a preset), which a checkpoint's config never holds.
 
@@ -19,7 +19,7 @@ def _key(kind, lo=None, hi=None, names=None, lo_open=False, hi_open=False, max_c
 
 NORMS, DIRECTIONS = ("pre", "post"), ("causal", "bidirectional")
 MAX_LAYERS, MAX_STACKS, CONFIG_FORMAT = 64, 4, 3
-# the model's keys (src/model/config.c KEYS) and their defaults; d_model, n_layer and d_ff have none
+# the model's keys (src/config/config.c KEYS) and their defaults; d_model, n_layer and d_ff have none
 MODEL_KEYS = {
     "input": _key("enum", names=("tokens", "vectors")), "d_input": _key("int", 0, 1 << 20),
     "vocab_size": _key("int", 0, 2147483647), "d_model": _key("int", 1, 65536), "n_layer": _key("int", 1, MAX_LAYERS),

@@ -195,7 +195,7 @@ def write(path, tensors, metadata=None):
         raise
 
 
-LOWP_MAX_COLS = 65536  # GF_LOWP_MAX_COLS (src/core/lowp.h)
+LOWP_MAX_COLS = 65536  # GF_LOWP_MAX_COLS (src/compute/lowp.h)
 
 
 def int8_values(path, name, q, scale):

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "heads/head.h"
 #include "ops/ops.h"
 

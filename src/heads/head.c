@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "plugin/registry.h"
 
 extern const gf_head_ops gf_head_next_token;

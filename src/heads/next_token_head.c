@@ -1,6 +1,6 @@
 /* The language-model head: logits (B, T, V) = h W^T with W the token embedding (tie_head) or its own
  * lm_head.weight; the loss is the cross-entropy of each position's next token. */
-#include "core/error.h"
+#include "base/error.h"
 #include "heads/head.h"
 #include "ops/ops.h"
 

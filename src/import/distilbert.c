@@ -16,14 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "import/import.h"
 #include "io/file.h"
 #include "io/json_out.h"
 #include "io/safetensors.h"
 
 /* config.json's shape keys, all required, each an integer from 1 to the largest grassflow builds (its own
- * config's limits, src/model/config.c and src/mixers/attention.c: d_model, n_layer, n_head, d_ff,
+ * config's limits, src/config/config.c and src/mixers/attention.c: d_model, n_layer, n_head, d_ff,
  * vocab_size, max_len), so that gf_config_from_json never refuses them in its own names. */
 enum { K_DIM, K_LAYERS, K_HEADS, K_HIDDEN, K_VOCAB, K_MAXPOS, N_SHAPE };
 static const char *const SHAPE_KEYS[N_SHAPE] = {"dim", "n_layers", "n_heads", "hidden_dim", "vocab_size",

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "plugin/plugin.h"
 #include "plugin/registry.h"
 

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 #include "infer/sample.h"
 
 struct gf_sampler {

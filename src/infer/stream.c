@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/mem.h"
+#include "base/error.h"
+#include "compute/parallel.h"
+#include "base/mem.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
 
@@ -231,7 +231,7 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
  * 6-layer models 1.5-2x faster than one on a quiet machine and 3x slower beside a busy neighbour. The slower
  * choice is tried again on GF_STREAM_TRIAL tokens (the first only wakes its threads) every `period` tokens
  * with logits, the period doubling up to GF_STREAM_PERIOD_MAX while the trials lose. A token's bits are the
- * same on any thread count (its matrix-vector products, core/gemv.c, sum each output on one thread in one
+ * same on any thread count (its matrix-vector products, compute/gemv.c, sum each output on one thread in one
  * order), so this changes speed, never tokens (test_stream_threads_large). bench/stream_neighbour.sh
  * measures the rule quiet and beside a busy neighbour. */
 #define GF_STREAM_PAR_MACS 4000000

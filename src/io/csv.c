@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 enum { FIELD_START, UNQUOTED, QUOTED, QUOTE_SEEN };
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/utf8.h"
+#include "base/utf8.h"
 
 typedef enum { F_JSON, F_XML, F_MD, F_TSV, F_TERM, F_NAME, F_LINES } format;
 

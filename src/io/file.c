@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static const char *file_kind(mode_t m) {
     if (S_ISDIR(m)) return "a directory";

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "io/file.h"
 
 uint64_t gf_hash_bytes(const void *data, size_t n, uint64_t seed) {

@@ -3,9 +3,9 @@
 
 #include <math.h>
 
-#include "core/blas.h"
-#include "core/error.h"
-#include "core/fastmath.h"
+#include "compute/blas.h"
+#include "base/error.h"
+#include "compute/fastmath.h"
 #include "ops/ops.h"
 
 int64_t gf_attn_n_head(const gf_config *cfg, int layer) {

@@ -21,9 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/fastmath.h"
-#include "core/parallel.h"
+#include "base/error.h"
+#include "compute/fastmath.h"
+#include "compute/parallel.h"
 #include "mixers/grassmann.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"

@@ -3,9 +3,9 @@
  * benchmarks and tests that time or check a mixer alone, so that they do not drive the vtable themselves. */
 #include <stdlib.h>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "mixers/mixer.h"
 
 struct gf_mixer_harness {

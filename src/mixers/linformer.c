@@ -10,8 +10,8 @@
  * the qkv and output projections are attn_common's. */
 #include <stddef.h>
 
-#include "core/blas.h"
-#include "core/error.h"
+#include "compute/blas.h"
+#include "base/error.h"
 #include "mixers/attn_common.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "plugin/registry.h"
 
 extern const gf_mixer_ops gf_mixer_grassmann;

@@ -20,11 +20,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "core/blas.h"
-#include "core/error.h"
-#include "core/fastmath.h"
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "compute/blas.h"
+#include "base/error.h"
+#include "compute/fastmath.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "mixers/attn_common.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"

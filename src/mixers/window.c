@@ -13,9 +13,9 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "core/blas.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "compute/blas.h"
+#include "base/error.h"
+#include "compute/parallel.h"
 #include "mixers/attn_common.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "grassflow.h"
 #include "io/file.h"
 #include "io/json_out.h"

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "ops/ops.h"
 
 /* The tensors of the three kinds below, in checkpoint order: ln1, the mixer's, ln2, the FFN. */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "io/escape.h"
 #include "io/safetensors.h"
 #include "model/model_internal.h"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/lowp.h"
+#include "base/error.h"
+#include "compute/lowp.h"
 #include "io/safetensors.h"
 #include "model/model_internal.h"
 

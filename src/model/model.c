@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/blas.h"
-#include "core/error.h"
-#include "core/mem.h"
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "compute/blas.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "io/text.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
@@ -33,6 +33,7 @@ gf_model *gf_model_create(const gf_config *cfg) {
 
 void gf_model_free(gf_model *m) {
     if (!m) return;
+    if (m->step_scratch_free) m->step_scratch_free(m->step_scratch);
     gf_model_free_lowp(m);
     free(m->tensors);
     free(m->init);

@@ -68,6 +68,8 @@ struct gf_model {
     bool training;
     uint64_t dropout_seed, step;
     int64_t example0, t_stride; /* dropout masks: where the batch's rows sit in their micro-batch (gf_model_set_example0) */
+    void *step_scratch;                    /* a training step's scratch (dist/step.c), freed with the model by */
+    void (*step_scratch_free)(void *);     /* this: the model knows nothing of what it holds */
     bool have_forward, have_targets;
     int64_t n_counted, n_correct;
 

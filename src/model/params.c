@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/mem.h"
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
 

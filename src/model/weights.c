@@ -1,11 +1,11 @@
 /* A model's matrices as int8 or bf16 for generation (gf_model_set_weights in grassflow.h): the copies
- * the door's one-row matmuls run on (core/lowp.h), and the values they stand for in the fp32 tensors. */
+ * the door's one-row matmuls run on (compute/lowp.h), and the values they stand for in the fp32 tensors. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/lowp.h"
-#include "core/quant.h"
+#include "base/error.h"
+#include "compute/lowp.h"
+#include "compute/quant.h"
 #include "model/model_internal.h"
 
 const char *gf_weights_name(gf_weights w) {

@@ -20,8 +20,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/blas.h"
-#include "core/fastmath.h"
+#include "compute/blas.h"
+#include "compute/fastmath.h"
 #include "ops/ops.h"
 
 #if defined(__AVX512F__)

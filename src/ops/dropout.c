@@ -1,5 +1,5 @@
-#include "core/parallel.h"
-#include "core/rng.h"
+#include "compute/parallel.h"
+#include "base/rng.h"
 #include "ops/ops.h"
 
 bool gf_dropout_keep(uint64_t key, int64_t i, float p) { return gf_uniform(key, (uint64_t)i) >= p; }

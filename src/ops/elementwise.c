@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "core/parallel.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
 void gf_add(float *out, const float *a, const float *b, int64_t n) {

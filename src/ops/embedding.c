@@ -1,6 +1,6 @@
 #include <math.h>
 
-#include "core/parallel.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
 /* Row n of the embedding. */

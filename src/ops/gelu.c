@@ -1,13 +1,13 @@
 #include <math.h>
 
-#include "core/blas.h"
-#include "core/fastmath.h"
-#include "core/parallel.h"
+#include "compute/blas.h"
+#include "compute/fastmath.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
-/* The loops go through GF_PAR_FOR_SIMD (core/parallel.h), whose serial copy stays `omp simd`: a short
+/* The loops go through GF_PAR_FOR_SIMD (compute/parallel.h), whose serial copy stays `omp simd`: a short
  * (one token's) row run scalar is several times slower. Each loop is written once, over the exp, erf and
- * tanh it is given: the default set (core/fastmath.h), or under --precision fp32-fast the _fma set, whose
+ * tanh it is given: the default set (compute/fastmath.h), or under --precision fp32-fast the _fma set, whose
  * polynomials take half the instructions; and with or without the kept term, as separate loops (a test
  * inside the loop would have the vector code compute the erf anyway). */
 

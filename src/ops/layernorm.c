@@ -1,7 +1,7 @@
 #include <math.h>
 
-#include "core/blas.h"
-#include "core/parallel.h"
+#include "compute/blas.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
 /* one row of C: its mean and 1/std (sums in double), then the normalised, scaled and shifted row */

@@ -1,5 +1,5 @@
-#include "core/parallel.h"
-#include "core/blas.h"
+#include "compute/parallel.h"
+#include "compute/blas.h"
 #include "ops/ops.h"
 
 void gf_linear_forward(float *out, const float *inp, int64_t ldi, const float *w, int64_t ldw,

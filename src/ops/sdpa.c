@@ -10,9 +10,9 @@
  * register tiles. */
 #include <math.h>
 
-#include "core/blas.h"
-#include "core/fastmath.h"
-#include "core/parallel.h"
+#include "compute/blas.h"
+#include "compute/fastmath.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
 enum { QB = GF_ATTN_HEAD_QB };

@@ -1,10 +1,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/bf16.h"
-#include "core/blas.h"
-#include "core/fastmath.h"
-#include "core/parallel.h"
+#include "compute/bf16.h"
+#include "compute/blas.h"
+#include "compute/fastmath.h"
+#include "compute/parallel.h"
 #include "ops/ops.h"
 
 /* log sum_v exp(z[v]) of one row z (V), shifted by its maximum. row_lse picks the form (the default's, or

@@ -1,11 +1,11 @@
 /* The checks every plug-in table passes (plugin/plugin.h), and the small public helpers a plug-in calls
- * (gf_param_spec_set, gf_layer_mcfg, gf_head_cfg; gf_layer_dim is the stacks' geometry, model/stacks.c). */
+ * (gf_param_spec_set, gf_layer_mcfg, gf_head_cfg; gf_layer_dim is the stacks' geometry, config/stacks.c). */
 #include "plugin/plugin.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static bool name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';

@@ -1,7 +1,7 @@
 /* The plug-in registries' store (plugin/registry.h): built-ins first, then those added. */
 #include "plugin/registry.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 int gf_registry_count(const gf_registry *r) { return r->n_builtin + r->n_extra; }
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/number.h"
+#include "base/error.h"
+#include "base/number.h"
 #include "grassflow.h"
 
 const gf_cfg_key *gf_key_find(const gf_cfg_key *keys, int n, const char *name) {

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/mem.h"
+#include "base/error.h"
+#include "base/mem.h"
 #include "io/text.h"
 #include "sources/source.h"
 

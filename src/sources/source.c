@@ -1,8 +1,8 @@
 /* What every data source shares: validation of the interface, the evaluation fallback, the shuffle. */
 #include "sources/source.h"
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "base/error.h"
+#include "base/rng.h"
 
 void gf_source_free(gf_source *s) {
     if (s && s->destroy) s->destroy(s);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "tasks/task.h"
 
 static double score_ppl(const gf_eval_result *r) { return exp(r->mean_loss); }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "plugin/registry.h"
 #include "plugin/schema.h"
 #include "tasks/task.h"

@@ -3,9 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/parallel.h"
-#include "core/error.h"
-#include "core/mem.h"
+#include "compute/parallel.h"
+#include "base/error.h"
+#include "base/mem.h"
 #include "grassflow.h"
 
 struct gf_adamw {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 typedef struct {
     gf_agree_item it[GF_AGREE_MAX];

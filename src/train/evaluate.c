@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/comm.h"
-#include "core/error.h"
-#include "core/mem.h"
+#include "dist/comm.h"
+#include "base/error.h"
+#include "base/mem.h"
 #include "model/model_internal.h"
 #include "sources/source.h"
 #include "train/trainer.h"

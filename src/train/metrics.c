@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "io/file.h"
 
 #define MAX_LINE (1 << 16) /* a row is a few hundred bytes; a longer line is not a row */

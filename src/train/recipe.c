@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/number.h"
+#include "base/error.h"
+#include "base/number.h"
 #include "train/trainer.h"
 
 void gf_train_opts_default(gf_train_opts *o) {

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/comm.h"
-#include "core/error.h"
+#include "dist/comm.h"
+#include "base/error.h"
 #include "io/file.h"
 #include "io/json_out.h"
 #include "io/safetensors.h"

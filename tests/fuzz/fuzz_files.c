@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data/corpus.h"
-#include "data/tokenizer.h"
+#include "tasks/lm/corpus.h"
+#include "text/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (size < 1) return 0;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer.h"
+#include "text/tokenizer.h"
 #include "train/trainer.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "data/corpus.h"
-#include "data/nli_reader.h"
-#include "data/tokenizer.h"
-#include "data/unicode.h"
-#include "sources/pair_source.h"
+#include "tasks/lm/corpus.h"
+#include "tasks/snli/nli_reader.h"
+#include "text/tokenizer.h"
+#include "text/unicode.h"
+#include "tasks/snli/pair_source.h"
 
 static gf_tokenizer *wp;
 

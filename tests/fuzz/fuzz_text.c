@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/tokenizer.h"
+#include "text/tokenizer.h"
 #include "io/text.h"
 
 static gf_tokenizer *wp;

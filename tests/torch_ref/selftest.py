@@ -284,7 +284,7 @@ def test_adamw_formula():
     opt = torch.optim.AdamW(groups, lr=1e-2, betas=(0.9, 0.95), eps=1e-8)
     for _ in range(3):
         opt.zero_grad()
-        make_fixture.lm_loss(m, x, y)[1].backward()
+        make_fixture.task_loss(m, x, y, None)[1].backward()
         opt.step()
     m2 = random_model(cfg, 6)
     m2.load_state_dict(init)
@@ -292,7 +292,7 @@ def test_adamw_formula():
     lr, b1, b2, e = 1e-2, 0.9, 0.95, 1e-8
     for s in range(1, 4):
         m2.zero_grad()
-        make_fixture.lm_loss(m2, x, y)[1].backward()
+        make_fixture.task_loss(m2, x, y, None)[1].backward()
         with torch.no_grad():
             for n, p in m2.named_parameters():
                 mm, vv = st[n]
@@ -382,16 +382,17 @@ def test_cli(tmp):
 
     # strict load: a checkpoint missing a tensor and with a wrong shape must fail clearly
     bad = os.path.join(tmp, "bad.safetensors")
-    sd = OrderedDict((k, v.detach().float().numpy()) for k, v in m.state_dict().items())
-    del sd["blocks.1.mix.proj.bias"]
-    sd["ln_f.bias"] = np.zeros(31, np.float32)
-    sd["extra.weight"] = np.zeros(2, np.float32)
-    st_io.write(bad, sd, {"config": json.dumps(TINY)})
-    r = subprocess.run(cmd[:3] + [bad] + cmd[4:], capture_output=True, text=True, env=ENV)
-    msg = r.stdout + r.stderr
-    print("    " + msg.strip().replace("\n", "\n    "))
-    check(r.returncode != 0 and "blocks.1.mix.proj.bias" in msg and "ln_f.bias" in msg and "extra.weight" in msg,
-          "bad checkpoint rejected with names in the message")
+    for what, name in (("missing", "blocks.1.mix.proj.bias"), ("misshapen", "ln_f.bias"), ("unknown", "extra.weight")):
+        sd = OrderedDict((k, v.detach().float().numpy()) for k, v in m.state_dict().items())
+        if what == "missing":
+            del sd[name]
+        else:
+            sd[name] = np.zeros(31 if what == "misshapen" else 2, np.float32)
+        st_io.write(bad, sd, {"config": json.dumps(TINY)})
+        r = subprocess.run(cmd[:3] + [bad] + cmd[4:], capture_output=True, text=True, env=ENV)
+        msg = r.stdout + r.stderr
+        print("    " + msg.strip().replace("\n", "\n    "))
+        check(r.returncode != 0 and name in msg, "a checkpoint with a %s tensor rejected, naming it" % what)
 
 
 def main():
