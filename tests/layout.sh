@@ -34,6 +34,32 @@ for n in sorted(g):
 PYEOF
 )
 [ -s "$tmp/edges" ] && [ -z "$cycle" ] && pass "the library's folders include each other without a cycle ($(wc -l <"$tmp/edges") edges)" || fail "an include cycle between folders: ${cycle:-no edges found}"
+# and file by file: no header includes itself around a cycle, and every "folder/file.h" included exists
+filecheck=$(/usr/bin/python3 - <<'PYEOF'
+import collections, os, re
+g, files = collections.defaultdict(set), []
+for d, _, fs in os.walk("src"):
+    files += [os.path.join(d, f) for f in fs if f.endswith((".c", ".h"))]
+missing = []
+for f in files:
+    for m in re.finditer(r'^#include "([a-z_0-9]+/[a-z_/0-9]+\.h)"', open(f, encoding="utf-8").read(), re.M):
+        t = "src/" + m.group(1)
+        (g[f].add(t) if os.path.exists(t) else missing.append(f + " -> " + t))
+state = {}
+def walk(n, path):
+    state[n] = 1
+    for m in sorted(g[n]):
+        if state.get(m) == 1: return path[path.index(m):] + [m]
+        if not state.get(m):
+            c = walk(m, path + [m])
+            if c: return c
+    state[n] = 2
+cycle = next((c for n in sorted(files) if not state.get(n) for c in [walk(n, [n])] if c), None)
+print("missing: " + ", ".join(missing) if missing else "cycle: " + " -> ".join(cycle) if cycle else
+      "ok %d files, %d edges" % (len(files), sum(len(v) for v in g.values())))
+PYEOF
+)
+case $filecheck in ok*) pass "the files of src/ include each other without a cycle (${filecheck#ok })" ;; *) fail "src/ includes: $filecheck" ;; esac
 # an OpenMP `simd` loop whose if clause has no `parallel:` runs scalar below the threshold (the clause
 # applies to the simd part too): a stream's one-row GELU was so several times slower
 unnamed=$(grep -rnE '#pragma omp[^(]*simd.*[[:space:]]if *\( *[^p ]' src | cut -d: -f1,2 | tr '\n' ' ')
