@@ -110,6 +110,23 @@ static int stack_layers_value(cJSON *o, const gf_config *c, const char *key, con
     return 0;
 }
 
+/* "block" (v, owned) into every "layers" entry of the first stack. */
+static int place_block(cJSON *o, cJSON *v, const char *src) {
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "layers")) {
+        cJSON *dup = cJSON_Duplicate(v, 1);
+        if (!cJSON_IsObject(e) || !dup) {
+            cJSON_Delete(dup);
+            cJSON_Delete(v);
+            return gf_fail("%s: out of memory", src);
+        }
+        if (cJSON_GetObjectItemCaseSensitive(e, "block")) cJSON_ReplaceItemInObjectCaseSensitive(e, "block", dup);
+        else cJSON_AddItemToObject(e, "block", dup);
+    }
+    cJSON_Delete(v);
+    return 0;
+}
+
 /* Put v (owned) where key says in the JSON form o of cfg; mixers are applied to tmp directly. */
 static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, const char *src) {
     char sub[64];
@@ -147,21 +164,7 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
         else cJSON_AddItemToObject(h, key + 5, v);
         return 0;
     }
-    if (!strcmp(key, "block")) { /* every layer of the first stack: its "layers" entry */
-        cJSON *e;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "layers")) {
-            cJSON *dup = cJSON_Duplicate(v, 1);
-            if (!cJSON_IsObject(e) || !dup) {
-                cJSON_Delete(dup);
-                cJSON_Delete(v);
-                return gf_fail("%s: out of memory", src);
-            }
-            if (cJSON_GetObjectItemCaseSensitive(e, "block")) cJSON_ReplaceItemInObjectCaseSensitive(e, "block", dup);
-            else cJSON_AddItemToObject(e, "block", dup);
-        }
-        cJSON_Delete(v);
-        return 0;
-    }
+    if (!strcmp(key, "block")) return place_block(o, v, src);
     if (!strcmp(key, "mixers")) {
         int rc = !cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1
                      ? gf_fail("%s: \"mixers\" must be a list of mixer names, e.g. g,g,a", src)
