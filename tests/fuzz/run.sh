@@ -23,7 +23,7 @@ mkdir -p $out/obj
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I/usr/include/x86_64-linux-gnu/openblas-openmp -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-unknown-pragmas"
 LIBS="-lcjson -llzma -lm -L/usr/lib/x86_64-linux-gnu/openblas-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas"
 objs=() stale=()
-for src in $(ls src/*/*.c | grep -v '^src/cli/'); do # the library: every folder of src/ but the CLI
+for src in $(ls src/*/*.c src/*/*/*.c | grep -v '^src/cli/'); do # the library: every folder of src/ (tasks/NAME/ too) but the CLI
     o=$out/obj/$(echo "$src" | tr / _).o
     if [ ! -e "$o" ] || [ "$src" -nt "$o" ] || [ -n "$(find src include -name '*.h' -newer "$o" | head -1)" ]; then
         stale+=("$src")
