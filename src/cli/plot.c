@@ -92,10 +92,10 @@ static panel_kind kind_of(const char *what, const gf_metric **mt) {
     return *mt && (*mt)->by_loss ? PANEL_OF_LOSS : PANEL_SCORE;
 }
 
-/* The y of row w in panel `what` for the training (train) or validation curve; NAN: no point. */
-static double y_of(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
-    const gf_metric *mt;
-    const panel_kind k = kind_of(what, &mt);
+/* The y of row w in panel `what` (of kind k, metric mt) for the training (train) or validation curve; NAN: no
+ * point. */
+static double y_of(const char *what, panel_kind k, const gf_metric *mt, const gf_metrics_row *w, bool train,
+                   const gf_metrics *m) {
     if (strcmp(w->type, train ? "train" : "eval")) return NAN;
     if (k == PANEL_LOSS) return w->loss;
     if (k == PANEL_OF_LOSS) return mt->score(&(gf_eval_result){.mean_loss = w->loss, .n_correct = -1});
@@ -103,26 +103,25 @@ static double y_of(const char *what, const gf_metrics_row *w, bool train, const 
 }
 
 /* Whether row w should give a point of the training (train) or validation curve in panel `what`. */
-static bool has_y(const char *what, const gf_metrics_row *w, bool train, const gf_metrics *m) {
-    const gf_metric *mt;
+static bool has_y(const char *what, panel_kind k, const gf_metrics_row *w, bool train, const gf_metrics *m) {
     if (strcmp(w->type, train ? "train" : "eval")) return false;
-    return kind_of(what, &mt) != PANEL_SCORE || (!train && !strcmp(m->metric, what));
+    return k != PANEL_SCORE || (!train && !strcmp(m->metric, what));
 }
 
 /* Run i's curve (training or validation) in panel `what`; finite points only (the others counted). */
 static int make_curve(const plot *p, int i, const char *what, bool train, curve *c) {
     const run *r = &p->runs[i];
+    const gf_metric *mt;
+    const panel_kind k = kind_of(what, &mt); /* once per curve, not per row */
     c->n = c->skipped = 0;
     c->p = malloc((size_t)(r->n_keep ? r->n_keep : 1) * sizeof *c->p);
     if (!c->p) return cli_error("out of memory");
     for (int j = 0; j < r->n_keep; j++) {
         const gf_metrics_row *w = &r->m.rows[r->keep[j]];
-        const double x = x_of(p, w), y = y_of(what, w, train, &r->m);
+        const double x = x_of(p, w), y = y_of(what, k, mt, w, train, &r->m);
         if (isfinite(x) && isfinite(y)) c->p[c->n++] = (point){x, y};
-        else c->skipped += isfinite(x) && has_y(what, w, train, &r->m);
+        else c->skipped += isfinite(x) && has_y(what, k, w, train, &r->m);
     }
-    const gf_metric *mt;
-    const panel_kind k = kind_of(what, &mt);
     if (c->skipped)
         fprintf(stderr, "grassflow plot: note: %s: %d %s row%s with no finite %s (null in metrics.jsonl: a step that "
                 "diverged%s%s%s): not drawn\n", r->name, c->skipped, train ? "training" : "evaluation",
@@ -515,17 +514,15 @@ static scale y_scale(const char *what, double y0, double y1, double top) {
     return s;
 }
 
-/* "loss", "perplexity", "validation accuracy" (a metric's title; a metric this program does not know: its name). */
-static const char *y_label(const char *what) {
-    static _Thread_local char buf[MAX_PANELS][96];
-    static _Thread_local int next;
+/* "loss", "perplexity", "validation accuracy" into buf (a metric's title; a metric this program does not
+ * know: its name); returns buf. */
+static const char *y_label(const char *what, char *buf, size_t n) {
     const gf_metric *mt;
     const panel_kind k = kind_of(what, &mt);
-    if (k == PANEL_LOSS) return "loss";
-    if (k == PANEL_OF_LOSS) return mt->title;
-    char *b = buf[next++ % MAX_PANELS];
-    snprintf(b, sizeof buf[0], "validation %s", mt ? mt->title : what);
-    return b;
+    if (k == PANEL_LOSS) snprintf(buf, n, "loss");
+    else if (k == PANEL_OF_LOSS) snprintf(buf, n, "%s", mt->title);
+    else snprintf(buf, n, "validation %s", mt ? mt->title : what);
+    return buf;
 }
 
 /* Panel k of p at pixel height top: every run's training and validation curve; *widened is set when a
@@ -556,7 +553,8 @@ static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) 
         const scale ys = y_scale(what, y0, y1, top);
         fprintf(f, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/></clipPath>\n", k, LEFT - 3,
                 top - 3, W - LEFT - RIGHT + 6, PANEL_H + 6);
-        draw_axes(f, p, &xs, &ys, y_label(what), k == p->n_panels - 1);
+        char label[96];
+        draw_axes(f, p, &xs, &ys, y_label(what, label, sizeof label), k == p->n_panels - 1);
         for (int i = 0; i < p->n; i++)
             for (int j = 0; j < 2; j++) {
                 int depth = 0; /* the runs drawn after this one whose curve of this kind hides it */
@@ -623,8 +621,10 @@ static int draw(FILE *f, const plot *p) {
             "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" fill=\"#222\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"26\" font-size=\"15\">",
             W, height, W, height, LEFT);
-    for (int k = 0; k < p->n_panels; k++)
-        fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k]));
+    for (int k = 0; k < p->n_panels; k++) {
+        char label[96];
+        fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k], label, sizeof label));
+    }
     fputs(" against ", f);
     put_escaped(f, p->x_label);
     fputs("</text>\n", f);
