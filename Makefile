@@ -86,7 +86,8 @@ $(BUILD)/obj/%.o: %.c
 # one-row matrix-vector products (src/compute/gemv.c): a * b + c as one fused multiply-add where the CPU has it
 $(BUILD)/obj/src/compute/gemv.o: CFLAGS += -ffp-contract=fast
 
-# the command-line tool builds on include/grassflow.h alone, as it builds against an installed copy
+# the command-line tool builds on the installed headers alone (include/grassflow.h and grassflow_plugin.h:
+# it walks the registered tasks' tables), as it builds against an installed copy
 # (tests/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c
 	@mkdir -p $(dir $@)
@@ -96,7 +97,8 @@ $(BUILD)/libgrassflow.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files (and matches members by base name)
 
 # the shared library carries its ABI version in its soname (libgrassflow.so.GF_ABI_VERSION) and exports
-# only what include/grassflow.h declares (the library builds with -fvisibility=hidden)
+# only what include/grassflow.h and include/grassflow_plugin.h declare (the library builds with
+# -fvisibility=hidden)
 VERSION := $(shell sed -n 's/^\#define GF_VERSION "\(.*\)"/\1/p' include/grassflow.h)
 SOMAJOR := $(shell sed -n 's/^\#define GF_ABI_VERSION \([0-9]*\)/\1/p' include/grassflow.h)
 $(LIB_OBJ): CFLAGS += -fvisibility=hidden
@@ -131,7 +133,8 @@ $(BUILD)/tests/grassflow-vectors: $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# examples/: programs that embed the library through include/grassflow.h alone
+# examples/: programs that embed the library through include/grassflow.h alone (custom_mixer.c, which adds
+# a mixer, through include/grassflow_plugin.h)
 EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 examples: $(EXAMPLES)
 
@@ -139,7 +142,8 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) $(LDFLAGS) -o $@ $< $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# --- install: bin/grassflow, lib/libgrassflow.{a,so}, include/grassflow.h, pkg-config files, share/grassflow/
+# --- install: bin/grassflow, lib/libgrassflow.{a,so}, include/grassflow{,_plugin}.h, pkg-config files,
+# share/grassflow/
 # `pkg-config --cflags --libs grassflow` links the shared library. pkg-config has one Libs line for both
 # kinds of link, so `--static` can only add what the static library needs (cJSON and liblzma through their
 # own .pc files, OpenMP, libm and the same OpenBLAS this build links) and -lgrassflow still finds the .so
@@ -163,7 +167,7 @@ install: all $(BUILD)/release/grassflow
 	install -m 755 $(BUILD)/libgrassflow.so $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(VERSION)
 	ln -sf libgrassflow.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libgrassflow.so.$(SOMAJOR)
 	ln -sf libgrassflow.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libgrassflow.so
-	install -m 644 include/grassflow.h $(DESTDIR)$(INCDIR)/grassflow.h
+	install -m 644 include/grassflow.h include/grassflow_plugin.h $(DESTDIR)$(INCDIR)/
 	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
 	cp -R data configs $(DESTDIR)$(SHAREDIR)/
 	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma' 'Libs: -L$${libdir} -lgrassflow -lm' \

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* ---- 1. the config ------------------------------------------------------------------------------ */
 

@@ -1,27 +1,42 @@
 /*
- * grassflow: attention-free Grassmann-flow language models and their Transformer twins, in C.
+ * grassflow: attention-free Grassmann-flow language models and their Transformer twins, in C. This header is
+ * the user API; grassflow_plugin.h adds what extends the library (mixers, heads, tasks, importers).
  *
- * A worked example: build a model from a preset, score a batch, take one AdamW step, save it.
+ * A complete program (tests/install.sh builds and runs it as written: cc first.c $(pkg-config --cflags --libs
+ * grassflow)): a model from a preset, twenty AdamW steps on one batch, the model saved.
  *
- *     gf_config cfg;
- *     if (gf_config_preset("grassmann-6L", &cfg) != 0) { fprintf(stderr, "%s\n", gf_last_error()); ... }
- *     cfg.vocab_size = 33278;
- *     gf_model *m = gf_model_create(&cfg);            // parameters (gradients: on first backward)
- *     gf_model_init(m, 1234);                         // N(0, 0.02) weights, zero biases, LN 1/0
- *     float loss;
- *     gf_model_forward(m, inputs, targets, B, T, &loss);  // inputs, targets: int32 (B, T); -1 = ignore
- *     gf_model_zero_grad(m);
- *     gf_model_backward(m);                           // accumulates into the gradient arena
- *     gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){.lr = 1e-3f, .beta1 = 0.9f,
- *                                     .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f});
- *     gf_adamw_step(opt, m, 1e-3f);
- *     gf_model_save(m, "model.safetensors");          // atomic; PyTorch-compatible names
- *     gf_adamw_free(opt); gf_model_free(m);
+ *     #include <stdio.h>
+ *     #include <grassflow.h>
+ *
+ *     int main(void) {
+ *         gf_config cfg;
+ *         if (gf_config_preset("grassmann-tiny", &cfg)) return fprintf(stderr, "%s\n", gf_last_error()), 1;
+ *         cfg.vocab_size = 16;
+ *         gf_model *m = gf_model_create(&cfg);          // parameters (gradients: on the first backward)
+ *         if (!m) return fprintf(stderr, "%s\n", gf_last_error()), 1;
+ *         gf_model_init(m, 1234);                       // N(0, 0.02) weights, zero biases, LayerNorms 1/0
+ *         int32_t x[2 * 16], y[2 * 16];                 // inputs and targets, (B, T) = (2, 16); -1 = ignore
+ *         for (int i = 0; i < 2 * 16; i++) x[i] = i % 7, y[i] = (i + 1) % 7;
+ *         gf_adamw *opt = gf_adamw_create(m, gf_adamw_hparams_default());
+ *         float loss = 0.0f;
+ *         for (int step = 1; step <= 20 && gf_model_forward(m, x, y, 2, 16, &loss) == 0; step++) {
+ *             gf_model_zero_grad(m);
+ *             gf_model_backward(m);                     // accumulates into the gradient arena
+ *             gf_adamw_step(opt, m, 1e-3f);
+ *             if (step == 1 || step == 20) printf("step %d: loss %.3f\n", step, loss);
+ *         }
+ *         int rc = gf_model_save(m, "first.safetensors"); // atomic; PyTorch's tensor names
+ *         if (rc) fprintf(stderr, "%s\n", gf_last_error());
+ *         gf_adamw_free(opt);
+ *         gf_model_free(m);
+ *         return rc != 0;
+ *     }
  *
  * Conventions: every function that can fail returns 0 on success (or a non-NULL pointer) and, on
  * failure, a non-zero value (or NULL) with a message for gf_last_error() that names the file or key,
  * what was expected, what was found and how to fix it. Sizes and offsets are 64-bit. The exact math
- * (tensor names, shapes, block wiring) is documented in docs/model.md.
+ * (tensor names, shapes, block wiring) is in docs/model.md; names, headers and the ABI's rules in
+ * docs/api.md.
  */
 #ifndef GRASSFLOW_H
 #define GRASSFLOW_H
@@ -58,7 +73,8 @@ extern "C" {
  * gained deterministic (data-parallel training over MPI: gf_dist_*); 6: gf_task_env gained max_examples;
  * 7: a task's metric is its own (gf_metric; gf_task_ops version 4, score_by), gf_train_event gained
  * val_score, gf_train_result best_val_score, and gf_metrics.metric room for 31 characters; gf_layer_config
- * gained block. */
+ * gained block; gf_config ends in reserved bytes (docs/api.md: how it grows from now on); the plug-in
+ * interface moved to grassflow_plugin.h, and gf_output_check left the library for the command. */
 #define GF_ABI_VERSION 7
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
@@ -71,14 +87,6 @@ int gf_abi_version(void);
 
 /* The message of the last failure on this thread ("" if none). */
 const char *gf_last_error(void);
-/* Record a message (printf's format and arguments) as this thread's last failure and return -1: how a
- * plug-in's check function (Plug-ins, below) refuses a config, `return gf_fail("%s: ...", src, ...)`. A
- * message longer than 4 KiB keeps its first 1000 and last 2000 bytes. */
-#if defined(__GNUC__)
-int gf_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#else
-int gf_fail(const char *fmt, ...);
-#endif
 /* What the library says that is not an error (a cache used, sentences cut short, what a task changed in a
  * config) goes to fn(message, ctx), one line without its newline; NULL restores the default, a line
  * "grassflow: MESSAGE" on stderr. Not thread-safe: set it before other calls. */
@@ -164,6 +172,11 @@ typedef struct gf_config {
     gf_stack_config stacks[GF_MAX_STACKS];
     /* every layer of every stack: the first stack's n_layer, then each further stack's, in order */
     gf_layer_config layers[GF_MAX_LAYERS];
+    /* Room for the keys of later versions, so that adding one keeps the struct's size and every member's
+     * offset (docs/api.md, "Growing gf_config"): a new key takes bytes from here, and its zero value means
+     * what grassflow did before the key existed. gf_config_preset, gf_config_from_json and gf_config_load
+     * zero it; a program that fills a gf_config itself starts from gf_config_preset or zeroes it. */
+    unsigned char reserved[256];
 } gf_config;
 
 /* Layers in all stacks. */
@@ -592,28 +605,6 @@ gf_model *gf_import_load(const char *path, gf_tokenizer **tok);
  * checkpoint, or nothing known). */
 const char *gf_import_detect(const char *path);
 
-/* An importer: a format of checkpoints another tool writes, read as a grassflow model by gf_import_load (and
- * so by every command that takes a backbone, and features --ckpt). The built-in one is hf-distilbert
- * (src/import/distilbert.c); a program adds its own with gf_importer_register, one file and one call
- * (tests/importer_toy.c). gf_import_load asks each importer in turn, built-in ones first, whether it reads
- * a path (detect) and loads it with the first that does; a path none claims is read as grassflow's own. */
-#define GF_IMPORTER_VERSION 1 /* the gf_importer this header describes */
-typedef struct gf_importer {
-    int version;          /* GF_IMPORTER_VERSION */
-    const char *name;     /* [a-z0-9_-], unique: "hf-distilbert" */
-    const char *what;     /* one line for messages: "a Hugging Face DistilBERT folder (config.json, ...)" */
-    const char *label;    /* a few words for messages: "a Hugging Face DistilBERT folder" */
-    /* Whether path is this format (cheap: a file name, a config field); never an error, never gf_fail. */
-    bool (*detect)(const char *path);
-    /* The model and its tokenizer (*tok, NULL if the format has none); NULL + gf_fail naming the file. */
-    gf_model *(*load)(const char *path, gf_tokenizer **tok);
-} gf_importer;
-/* Add an importer (before it is used; not thread-safe; at most GF_PLUGIN_MAX_ADDED). Fails (gf_last_error)
- * for a version this build does not know, a malformed or taken name, or a missing member. */
-int gf_importer_register(const gf_importer *imp);
-/* Registered importers, built-in ones first: i in [0, gf_importer_count()); NULL outside. */
-int gf_importer_count(void);
-const gf_importer *gf_importer_at(int i);
 
 /* A classifier on a pretrained checkpoint (grassflow train --backbone CKPT --head FILE). ckpt is anything
  * gf_import_load reads: a grassflow language model, or a Hugging Face DistilBERT folder. The model is the
@@ -710,35 +701,9 @@ enum { GF_TRAIN = 0, GF_VALID = 1, GF_TEST = 2 };
 /* What a source's batches are checked for (gf_source.check). */
 typedef enum { GF_USE_TRAIN = 0, GF_USE_EVAL = 1 } gf_source_use;
 
-/* A data source: one split of a data set behind function pointers. Like sqlite3_vfs it opens with a
- * version: a later version appends members, and the library reads a member only when `version` says
- * the source has it. A source fills batches into memory it owns; a batch stays valid until the
- * source's next fill. A source is used by one thread at a time. The library zeroes the gf_batch before
- * every fill and fill_eval, so a source sets only the fields it has (the others stay NULL or 0). */
-#define GF_SOURCE_VERSION 1
+/* A data source: one split of a data set behind function pointers (struct gf_source, its members and
+ * GF_SOURCE_VERSION: grassflow_plugin.h, for a program that writes its own). */
 typedef struct gf_source gf_source;
-struct gf_source {
-    int version;   /* the GF_SOURCE_VERSION this source implements (>= 1) */
-    void *ctx;     /* handed to every function below */
-    /* ---- version 1 ---- */
-    /* Examples in one epoch (the token-block source: blocks); the trainer's batch counts these. */
-    int64_t (*n_examples)(void *ctx);
-    /* Fill *batch with examples [first, first + n) of epoch `epoch`'s order, a permutation that depends
-     * on the epoch alone (and the source's seed): a resumed run jumps to any step without replaying the
-     * data. Expects 0 <= first, n >= 1, first + n <= n_examples; 0 or -1 (gf_last_error). */
-    int (*fill)(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *batch);
-    /* Optional, both or neither: the evaluation examples, which may be cut otherwise than the training
-     * ones (the token-block source: every token but the first predicted once). NULL: evaluation walks fill's
-     * epoch-0 order. */
-    int64_t (*n_eval_examples)(void *ctx);
-    int (*fill_eval)(void *ctx, int64_t first, int64_t n, gf_batch *batch);
-    /* Optional: 0 if model m can take this source's batches for `use`, else -1 with a message (the LM
-     * source: blocks longer than learned positions allow, token ids outside the vocabulary, too few
-     * tokens for one example). gf_train and gf_evaluate call it before anything else. */
-    int (*check)(void *ctx, const gf_model *m, gf_source_use use);
-    /* Optional: frees ctx and the source itself (gf_source_free calls it). */
-    void (*destroy)(gf_source *s);
-};
 
 /* Free a source through its destroy member (nothing if it has none). NULL is fine. */
 void gf_source_free(gf_source *s);
@@ -1026,312 +991,6 @@ double gf_train_lr(const gf_train_opts *o, int64_t step, int64_t total);
 int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Plug-ins: mixers and heads                                                                       */
-/*                                                                                                  */
-/* A mixer is the part of a block that moves information between positions (the Grassmann layer,    */
-/* attention); a head turns the last hidden states into outputs and a loss, and names the task      */
-/* ("lm", "classify"). Each is a table of functions and facts under a name. The built-in ones are   */
-/* such tables, checked as these functions check a program's; a program adds its own before it      */
-/* builds a model, and from then on the config (JSON, --set, saving, help), the model, the          */
-/* streaming engine and the checkpoints ask the table, never the name:                              */
-/*                                                                                                  */
-/*     typedef struct { int64_t width; } conv_config;         // the mixer's own config struct      */
-/*     static const gf_cfg_key CONV_KEYS[] = {{.name = "width", .type = GF_KEY_INT,                 */
-/*         .off = offsetof(conv_config, width), .lo = 1, .hi = 16, .def = "4", .help = "taps"}};    */
-/*     static const gf_mixer_ops CONV = {.version = GF_MIXER_OPS_VERSION, .name = "conv",           */
-/*         .letter = 'c', .config_size = sizeof(conv_config), .keys = CONV_KEYS, .n_keys = 1,       */
-/*         .param_specs = conv_params, .saved_floats = conv_saved, .scratch_floats = conv_scratch,  */
-/*         .forward = conv_forward, .backward = conv_backward};                                     */
-/*     if (gf_mixer_register(&CONV) != 0) puts(gf_last_error()); // once, before a model uses it    */
-/*     gf_config_set(&cfg, "mixers=conv,grassmann");   // or {"mixer": "conv", "width": 3} in JSON  */
-/*                                                                                                  */
-/* examples/custom_mixer.c is a complete mixer, trained; tests/test_plugin.c adds a mixer and a     */
-/* head. The rules every table follows:                                                             */
-/*   - It opens with its interface version (as SQLite's sqlite3_module does): the GF_*_OPS_VERSION  */
-/*     of the header it was written against. A later grassflow appends members after the last one   */
-/*     and reads them only from tables whose version has them, so a table written for this header   */
-/*     keeps working; a version newer than the library knows is refused at registration.            */
-/*   - The library keeps the pointer: the table, its keys and every string they point to must stay  */
-/*     valid and unchanged as long as models may use them (a static const table).                   */
-/*   - Registering is not thread-safe and cannot be undone: register from one thread before models  */
-/*     are built or configs read. At most GF_PLUGIN_MAX_ADDED mixers and as many heads are added.   */
-/*   - Its config is a struct of its own, at most GF_MIXER_CONFIG_BYTES (a mixer, one per layer, in */
-/*     gf_layer_config.params) or GF_HEAD_CONFIG_BYTES (a head, in gf_config.head), described by a  */
-/*     key table: the library parses, range-checks, defaults, saves and documents it from the table.*/
-/*   - Its tensors are declared by gf_param_spec; the model allocates, initialises, saves, loads and*/
-/*     trains them, and hands the plug-in pointers to them in declaration order. A buffer (saved,   */
-/*     never trained) starts as its init says, or as the mixer's draw_buffers (version 2) draws it  */
-/*     from the seed; draw_buffers may also redraw it during training from (seed, step) alone.      */
-/*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
-/*     differ in width), a head the last stack's from gf_config_out_dim.                            */
-
-#define GF_MIXER_OPS_VERSION 2 /* the gf_mixer_ops this header describes (2: draw_buffers) */
-#define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
-#define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
-#define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
-#define GF_PLUGIN_MAX_ADDED 32 /* mixers (and, apart, heads) a program may register besides the built-ins */
-
-/* ---- config keys: one table per config struct ---- */
-
-/* A key's type, and the C type of its value at gf_cfg_key.off in the struct. */
-typedef enum {
-    GF_KEY_INT,   /* int64_t; JSON: an integer */
-    GF_KEY_FLOAT, /* float; JSON: a finite number */
-    GF_KEY_BOOL,  /* bool; JSON: true or false */
-    GF_KEY_ENUM,  /* int, the index into gf_cfg_key.names; JSON: one of the names as a string */
-    GF_KEY_INTS,  /* int[max_count] plus an int count (1 .. max_count) at count_off; JSON: a list */
-} gf_key_type;
-
-/* gf_cfg_key.flags */
-enum {
-    GF_KEY_LO_OPEN = 1, /* the range excludes lo */
-    GF_KEY_HI_OPEN = 2, /* the range excludes hi */
-};
-
-/* One key of a config struct. The library reads the key from JSON ("rank": 32 in a layer's entry, "head":
- * {"n_classes": 3}) and from --set, refuses a value of the wrong type or outside the range (the message
- * names the key and the range), writes it back into saved configs and checkpoints, and lists it in
- * help (gf_mixer_describe). Checks across keys, or against the model, go in the ops' check function. */
-typedef struct gf_cfg_key {
-    const char *name;         /* the key in JSON: [a-z0-9_] by convention, unique in its table */
-    gf_key_type type;
-    size_t off;               /* offset of the value in the struct (offsetof) */
-    double lo, hi;            /* INT, FLOAT and each element of INTS: the allowed range, closed unless flags
-                               * open a side */
-    unsigned flags;           /* GF_KEY_LO_OPEN, GF_KEY_HI_OPEN */
-    const char *const *names; /* ENUM: the allowed names, NULL-terminated (at least one) */
-    size_t count_off;         /* INTS: offset of the int that holds the count */
-    int max_count;            /* INTS: capacity of the array, 1 .. 256 */
-    const char *def;          /* the default as JSON text ("32", "0.5", "[1,2,4]", "\"mean\"", "true"); it must
-                               * be a valid value. NULL: none (the value starts as zero bytes and is checked
-                               * like any other; give defaults unless zero is meant) */
-    const char *help;         /* one line for help */
-} gf_cfg_key;
-
-/* ---- tensors ---- */
-
-/* How a tensor starts (gf_model_init): N(0, 0.02) (weights), zeros (biases), ones (LayerNorm-style gains).
- * The values depend only on the seed and the tensor's full name. */
-typedef enum { GF_INIT_NORMAL = 0, GF_INIT_ZERO, GF_INIT_ONE } gf_init_kind;
-
-/* One tensor of a plug-in, written by its param_specs function (gf_param_spec_set fills one). The model
- * names it "blocks.{j}.mix." + name for a mixer of the first stack ("STACK.blocks.{j}.mix." + name in a
- * further stack) and name alone for a head, so a head's names must not be the model's own ("tok_emb.",
- * "blocks.", "ln_f.", a stack's name): e.g. "my_head.weight". 2-D trainable tensors get AdamW's weight
- * decay, 1-D ones do not. */
-typedef struct gf_param_spec {
-    char name[32];    /* e.g. "proj.weight" (at most 31 characters) */
-    int ndim;         /* 1 or 2 */
-    int64_t shape[2]; /* (rows, cols) row-major, or (n, unused) for ndim 1: a linear layer's weight is
-                       * (out, in), as PyTorch stores it */
-    gf_init_kind init;
-    bool buffer;      /* a buffer: saved and loaded with the model, never trained (no gradient: the
-                       * call's g[i] is NULL; no optimizer state), e.g. fixed random features */
-} gf_param_spec;
-
-/* Fill one spec: name, ndim, shape (rows, cols; cols is ignored when ndim is 1), init; buffer false. */
-void gf_param_spec_set(gf_param_spec *s, const char *name, int ndim, int64_t rows, int64_t cols, gf_init_kind init);
-
-/* ---- mixers ---- */
-
-/* Directions a mixer can run in (gf_mixer_ops.directions). */
-enum { GF_MIX_CAUSAL = 1, GF_MIX_BIDIRECTIONAL = 2 };
-
-/* One call of a mixer on one layer over a batch, made by the model (and tests' harnesses). Everything it
- * points to belongs to the model and is valid for the call only. */
-typedef struct gf_mixer_call {
-    const gf_config *cfg;     /* the model's config: gf_layer_mcfg(cfg, layer), gf_layer_dim(cfg, layer) */
-    int layer;                /* 0 .. gf_config_total_layers(cfg) - 1, counted over all stacks */
-    int64_t B, T;             /* the batch: B sequences of T positions */
-    float *const *p;          /* parameters, in the order of param_specs */
-    float *const *g;          /* their gradients (same order; g[i] is NULL for a buffer or a frozen tensor):
-                               * backward accumulates (+=) into them, forward does not touch them */
-    float *saved;             /* saved_floats(B, T) floats that forward fills and the backward of the same
-                               * batch reads (not zeroed: forward writes what backward needs) */
-    float *scratch;           /* scratch_floats(B, T, n_threads) floats, free for the duration of one call,
-                               * shared with other layers (not zeroed) */
-    int n_threads;            /* threads the scratch was sized for (OpenMP's maximum) */
-    bool bidirectional;       /* false: position t sees positions <= t only (causal); true: both sides */
-    const uint8_t *mask;      /* (B, T): 1 = a real position, 0 = padding, which no real position may see;
-                               * NULL: no padding (always NULL unless the mixer declares masks). Outputs at
-                               * padded positions are unspecified but must be finite. */
-} gf_mixer_call;
-
-/* One streaming step of a mixer on one layer (gf_stream_step): the new position's output from its input
- * and what the mixer kept from earlier positions in `state`. */
-typedef struct gf_mixer_step {
-    const gf_config *cfg;
-    int layer;
-    int64_t pos;              /* 0-based position of the new token; pos < cap */
-    int64_t cap;              /* positions the state is sized for */
-    float *const *p;          /* parameters, in the order of param_specs */
-    float *state;             /* state_floats(cap) floats, zeroed at the stream's start and reset; the step
-                               * updates it */
-    float *scratch;           /* step_scratch_floats(cap) floats, free during the step */
-} gf_mixer_step;
-
-/* A mixer. Required: version, name, param_specs, saved_floats, scratch_floats, forward, backward; the
- * streaming functions come as three or not at all. Every function is called by the library's thread
- * (a mixer may run OpenMP loops inside) and must not fail: what could fail belongs in check. */
-typedef struct gf_mixer_ops {
-    int version;              /* GF_MIXER_OPS_VERSION (1 or 2): the members up to step are those of version
-                               * 1; version 2 appends draw_buffers */
-    const char *name;         /* the name in configs ("grassmann"): 1 to GF_MIXER_NAME_MAX - 1 letters,
-                               * digits, '_' or '-'; unique among mixers */
-    char letter;              /* one letter or digit for --set mixers=g,a,... and `info` (0: none); unique */
-    const char *help;         /* a few lines: what it computes, its cost, where it comes from (may be NULL) */
-    /* its config: a struct of config_size bytes (<= GF_MIXER_CONFIG_BYTES), described by keys[0..n_keys) */
-    size_t config_size;
-    const gf_cfg_key *keys;
-    int n_keys;
-    /* Optional (NULL: none): checks across its keys and against the model (rank <= width, width % n_head
-     * == 0) of layer `layer`, called whenever a config is validated (after every key is in its range).
-     * Returns 0, or gf_fail's -1 with a message that starts with src (where the config came from) and
-     * names the layer, the key, what it holds and what it should. */
-    int (*check)(const gf_config *cfg, int layer, const char *src);
-    /* post-norm block kind: true if the output already holds the skip path (x = ln1(mix(h)): the
-     * Grassmann gate), false for the residual one (x = ln1(h + mix(h))); pre-norm blocks ignore it */
-    bool gated_skip;
-    unsigned directions;      /* GF_MIX_CAUSAL | GF_MIX_BIDIRECTIONAL: what forward and backward implement
-                               * (0 means causal only); a config asking for another is refused */
-    bool masks;               /* forward and backward honour gf_mixer_call.mask (padding); a model refuses a
-                               * padded batch if one of its mixers does not */
-
-    /* Writes layer `layer`'s tensor specs into specs[0..GF_MIXER_MAX_PARAMS) and returns how many. Called
-     * when a model is built and when its parameters are counted. */
-    int (*param_specs)(const gf_config *cfg, int layer, gf_param_spec *specs);
-    /* Floats forward keeps for backward (gf_mixer_call.saved), and scratch floats one call needs, for a
-     * batch of (B, T): called when the model sizes its activations for a batch shape. */
-    int64_t (*saved_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T);
-    int64_t (*scratch_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads);
-    /* out (B,T,d) = mix(inp (B,T,d)), d = gf_layer_dim(cfg, layer); out must not alias inp. Overwrites out
-     * (every element, padded positions too) and fills saved. */
-    void (*forward)(const gf_mixer_call *c, float *out, const float *inp);
-    /* After the forward of the same batch: dinp (B,T,d) += d(out)/d(inp)^T dout; parameter gradients
-     * accumulate (+=) into c->g. inp is the forward's input, unchanged. */
-    void (*backward)(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp);
-    /* Streaming, causal only (all three NULL: the mixer cannot stream, and gf_stream_create refuses a
-     * model that has it). The state layout must be prefix-stable: growing cap only appends floats, so the
-     * library grows it with realloc. A mixer whose state does not depend on cap returns the same size for
-     * every cap (Grassmann: a ring of the last max-offset reduced vectors). */
-    int64_t (*state_floats)(const gf_config *cfg, int layer, int64_t cap);
-    int64_t (*step_scratch_floats)(const gf_config *cfg, int layer, int64_t cap);
-    /* out (d) = the mixer's output at position s->pos for inp (d), the input there: the same numbers as
-     * forward gives at that position of the sequence streamed so far. */
-    void (*step)(const gf_mixer_step *s, float *out, const float *inp);
-
-    /* ---- version 2 (read only from tables whose version is 2 or more) ---- */
-    /* Optional (NULL: the buffers keep their declared init): draw the layer's buffers (its tensors whose spec
-     * has buffer set; p as in gf_mixer_call, in param_specs order). step 0: the model is being initialised
-     * (gf_model_init, after every tensor got its declared init, and gf_mixer_harness_create): fill them.
-     * step >= 1: training step `step` begins (gf_model_set_training(m, true, seed, step), which the trainer
-     * calls before each step's forward) in a layer that is trained (a tensor of its mixer is not frozen):
-     * redraw the buffers due at this step (a performer's omega every `redraw` steps) or return at once. The
-     * values written must depend only on (cfg, layer, seed, step), never on earlier draws, so a run resumed
-     * from a checkpoint (where the buffers are saved) continues bit for bit as the uninterrupted run. */
-    void (*draw_buffers)(const gf_config *cfg, int layer, float *const *p, uint64_t seed, uint64_t step);
-} gf_mixer_ops;
-
-/* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or
- * letter that is malformed or taken, a version this library does not know, a config larger than
- * GF_MIXER_CONFIG_BYTES, an unsound key table (a value outside the struct, an ENUM without names, a
- * default that is not a valid value), a missing function, or a full registry. */
-int gf_mixer_register(const gf_mixer_ops *ops);
-/* The width of layer l's hidden states (what its mixer's inputs and outputs have per position): its
- * stack's d_model. A mixer reads it here, never from cfg->d_model. */
-int64_t gf_layer_dim(const gf_config *cfg, int layer);
-/* Layer l's mixer config: the struct its mixer's keys describe (cast it to the mixer's own type). */
-const void *gf_layer_mcfg(const gf_config *cfg, int layer);
-
-/* One mixer layer outside a model, for benchmarks and tests of a mixer (grassflow bench mixer times one
- * through it): the mixer of layer `layer` of cfg (cfg is copied) with its parameters (param i, element k:
- * 0.02 times a standard normal number keyed by seed and i; buffers then drawn by the mixer's draw_buffers
- * from seed, as gf_model_init draws them), zeroed gradients, and saved activations and
- * scratch sized for (B, T) and gf_threads() threads, called as a model calls it (bidirectional as the
- * layer's stack is, no padding mask). NULL (gf_last_error) if the layer has no registered mixer or memory
- * runs out (the message names the bytes wanted). */
-typedef struct gf_mixer_harness gf_mixer_harness;
-gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64_t B, int64_t T, uint64_t seed);
-/* out (B,T,d) = mix(inp), d = gf_layer_dim(cfg, layer); then backward: dinp += d(out)/d(inp)^T dout, the
- * parameter gradients accumulate. */
-void gf_mixer_harness_forward(gf_mixer_harness *h, float *out, const float *inp);
-void gf_mixer_harness_backward(gf_mixer_harness *h, float *dinp, const float *dout, const float *inp);
-/* The parameters and their gradients, in the order of param_specs, and how many there are. */
-float *const *gf_mixer_harness_params(gf_mixer_harness *h);
-float *const *gf_mixer_harness_grads(gf_mixer_harness *h);
-int gf_mixer_harness_n_params(const gf_mixer_harness *h);
-/* Bytes of saved activations plus scratch (the layer's memory for B*T tokens, parameters aside); _for: the
- * same for a harness not yet created (0 if the layer has no mixer). */
-size_t gf_mixer_harness_bytes(const gf_mixer_harness *h);
-size_t gf_mixer_harness_bytes_for(const gf_config *cfg, int layer, int64_t B, int64_t T);
-void gf_mixer_harness_free(gf_mixer_harness *h);
-
-/* ---- heads ---- */
-
-/* One call of a head on a batch; h (B, T, d) are the last hidden states (after the final LayerNorm),
- * d = gf_config_out_dim(cfg). Everything belongs to the model and is valid for the call only. */
-typedef struct gf_head_call {
-    const gf_config *cfg;     /* the model's config: gf_head_cfg(cfg) */
-    int64_t B, T;
-    float *const *p;          /* parameters, in the order of param_specs */
-    float *const *g;          /* their gradients (NULL for a buffer or a frozen tensor) */
-    const float *emb;         /* the token embedding (vocab_size, d_model), for a head tied to it; NULL for a
-                               * model whose input is vectors */
-    float *demb;              /* its gradient (NULL if none) */
-    const uint8_t *mask;      /* (B, T): 1 real, 0 padding; NULL: none */
-    const int32_t *targets;   /* target_count(B, T) ids, each -1 (ignored) or 0 .. n_outputs - 1; NULL: no
-                               * loss (forward computes the outputs only) */
-    float *out;               /* out_floats(B, T) floats: forward writes the outputs (logits) here */
-    float *saved;             /* saved_floats(B, T) floats kept from forward to backward (not zeroed) */
-} gf_head_call;
-
-/* What forward reports about the batch (the model sets {0, 0, -1} before the call). */
-typedef struct gf_head_result {
-    double loss_sum;          /* sum of the per-target losses (the model's loss is loss_sum / n_counted) */
-    int64_t n_counted;        /* targets that count (not -1) */
-    int64_t n_correct;        /* of those, predicted right (argmax); -1 when the head does not count it */
-} gf_head_result;
-
-/* A head. Required: version, name, target_count, param_specs, out_floats, saved_floats, n_outputs,
- * forward, backward. Like a mixer's, its functions run on the library's thread and must not fail. */
-typedef struct gf_head_ops {
-    int version;              /* GF_HEAD_OPS_VERSION: the members below are those of version 1 */
-    const char *name;         /* the task's name (the config's "task"): 1 to GF_MIXER_NAME_MAX - 1 letters,
-                               * digits, '_' or '-'; unique among heads */
-    const char *help;         /* a few lines (may be NULL) */
-    size_t config_size;       /* <= GF_HEAD_CONFIG_BYTES: the struct in gf_config.head, "head": {...} in JSON */
-    const gf_cfg_key *keys;
-    int n_keys;
-    /* Optional (NULL: none): checks across its keys and against the model, as gf_mixer_ops.check does
-     * (0, or gf_fail's -1 with a message that starts with src) */
-    int (*check)(const gf_config *cfg, const char *src);
-    gf_direction direction;   /* the direction a model of this task has unless its config says otherwise */
-    bool causal_only;         /* the task is wrong for a bidirectional model (next-token prediction) */
-    bool next_token;          /* its outputs are next-token logits over the vocabulary at every position:
-                               * what streaming, generation and the LM data source need */
-    /* How many target ids a batch of (B, T) carries: B*T (one per position) or B (one per sequence). */
-    int64_t (*target_count)(int64_t B, int64_t T);
-    /* Writes its tensor specs into specs[0..GF_HEAD_MAX_PARAMS) (absolute names), returns how many. */
-    int (*param_specs)(const gf_config *cfg, gf_param_spec *specs);
-    /* Floats of outputs (gf_head_call.out) and of saved activations for a batch of (B, T). */
-    int64_t (*out_floats)(const gf_config *cfg, int64_t B, int64_t T);
-    int64_t (*saved_floats)(const gf_config *cfg, int64_t B, int64_t T);
-    /* The largest valid target id + 1 (vocab_size, n_classes): the width of an output row. */
-    int64_t (*n_outputs)(const gf_config *cfg);
-    /* Writes c->out; with targets, also fills *res (and c->saved for backward). */
-    void (*forward)(const gf_head_call *c, const float *h, gf_head_result *res);
-    /* After a forward with targets: dh (B, T, d) += scale * d(loss_sum)/dh; parameter gradients accumulate
-     * (+=) into c->g (and c->demb for a tied head). May overwrite c->out. */
-    void (*backward)(const gf_head_call *c, const float *h, float *dh, float scale);
-} gf_head_ops;
-
-/* Add a head (the pointer is kept): 0, or -1 (gf_last_error) for the reasons gf_mixer_register gives
- * (a config larger than GF_HEAD_CONFIG_BYTES here). */
-int gf_head_register(const gf_head_ops *ops);
-/* The head's config: the struct its keys describe, read from the config's "head" object. */
-const void *gf_head_cfg(const gf_config *cfg);
-
-/* ------------------------------------------------------------------------------------------------ */
 /* Tasks: what a run trains on and how it is scored, as plug-ins                                     */
 /*                                                                                                  */
 /* A task turns data named on a command line (--corpus, --tokenizer, its own options) into the     */
@@ -1383,79 +1042,11 @@ extern const gf_metric gf_metric_ppl, gf_metric_accuracy;
 /* The metric called name: a built-in one or a registered task's; NULL if none. */
 const gf_metric *gf_metric_find(const char *name);
 
-/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts; 4: score_by. A table of an older
- * version still registers and works: the library reads a member only from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 4
 #define GF_TASK_NAME_MAX 32
 #define GF_TASK_OPTIONS_BYTES 64
 
-typedef struct gf_task_ops {
-    int version;                  /* GF_TASK_OPS_VERSION */
-    const char *name;             /* --task NAME and "task" in a stored recipe: [a-z0-9_-], unique */
-    const char *help;             /* one line: what the examples are */
-    const char *metric;           /* its metric's name: "ppl" or "accuracy" (gf_metric_ppl, gf_metric_accuracy),
-                                   * or that of its own score_by */
-    const char *unit;             /* a counted target, short, for rates: "tok", "pairs" */
-    const char *counted;          /* the same in reports and JSON: "tokens", "pairs" */
-    /* Its options: a struct of options_size bytes (<= GF_TASK_OPTIONS_BYTES) described by keys[0..n_keys),
-     * stored in the recipe under the keys' names (which must not be the trainer's) and given on the command
-     * line as --NAME with '-' for '_' (--seq-len); a flag of another task's is refused, not ignored. */
-    size_t options_size;
-    const gf_cfg_key *keys;
-    int n_keys;
-    /* The data of e's splits into *data (the task's own); 0, or -1 with gf_last_error. */
-    int (*load)(const gf_task_env *e, const void *options, void **data);
-    /* Optional: the tokenizer the data was read with (stored with every checkpoint); NULL member or NULL
-     * result: the task reads no text (a model of input "vectors"). */
-    const gf_tokenizer *(*tokenizer)(const void *data);
-    /* What the data decides in a new run's config (vocab_size, the head, its n_classes, the input), telling
-     * what it changed through gf_note-style messages (gf_set_note_handler); with data NULL a check before the
-     * data is read: the same but for what only the data knows, silently. Called again after the user's
-     * --set options, so they are checked against it and cannot undo what the task needs. 0 or -1. */
-    int (*configure)(const void *data, const void *options, gf_config *cfg);
-    /* The source of split s, its training order keyed by seed; NULL with gf_last_error. */
-    gf_source *(*source)(const void *data, int split, const void *options, uint64_t seed);
-    /* One line on the data for the start of a run: "3613 train tokens, vocabulary 52". */
-    void (*describe)(const void *data, char *buf, size_t n);
-    /* Optional (a classification task): the name of class i, NULL past the last (how many there are). */
-    const char *(*label)(const void *data, int64_t i);
-    /* Optional: 1 if corpus names data of this task's kind (eval's check that a checkpoint and the data
-     * match), GF_TASK_OWNS_WHOLE if it is one set of examples rather than a data set of splits (snli: a file
-     * of pairs), which load gives as each split asked for and eval and predict score whole (--split does not
-     * apply); 0 if not. NULL: no opinion. */
-    int (*owns)(const char *corpus, const char *data_dir);
-    /* Optional: the options for scoring a checkpoint that has no training recipe (lm: blocks of max_len). */
-    void (*eval_defaults)(void *options, const gf_config *cfg);
-    void (*free)(void *data);
-    /* ---- version 2 ---- */
-    /* Optional: statistics of the data e names, every split (grassflow data stats; call it through
-     * gf_task_stats): text lines, or with json one JSON object on one line, each ending in a newline, into
-     * *text (malloc'd). Reads the data itself (as load would, without its checks for training). 0; -1 with
-     * gf_last_error; or GF_TASK_NOT_APPLICABLE when e asks for what does not apply to this data (a tokenizer
-     * for pairs counted before tokenizing), with gf_last_error saying so. */
-    int (*stats)(const gf_task_env *e, bool json, char **text);
-    /* Optional: what --corpus and --tokenizer take, for --help: a few lines, each ending in a newline. */
-    const char *data_help;
-    /* Optional: 0 if the options fit a model of config cfg, else -1 with a message naming the option's flag
-     * (lm: --seq-len at most a learned-position model's max_len); eval refuses them as a usage error. */
-    int (*check_options)(const void *options, const gf_config *cfg);
-    /* ---- version 3 ---- */
-    /* Optional (a task that reads text): what split s's text holds beside its ids (gf_text_counts: its words,
-     * ids for unknown text, skipped characters), for eval's out-of-vocabulary rate and perplexity per word.
-     * 0, or -1 when the task does not count them. */
-    int (*text_counts)(const void *data, int split, gf_text_counts *out);
-    /* ---- version 4 ---- */
-    /* Optional: the task's own metric (its name is `metric`'s); NULL: the built-in one `metric` names. */
-    const gf_metric *score_by;
-} gf_task_ops;
-#define GF_TASK_NOT_APPLICABLE (-2)
-#define GF_TASK_OWNS_WHOLE 2
+typedef struct gf_task_ops gf_task_ops; /* its members: grassflow_plugin.h */
 
-/* Add a task (before it is used; not thread-safe). Fails for a duplicate or malformed name, a version this
- * build does not know, options larger than GF_TASK_OPTIONS_BYTES, an unsound key table or a key the recipe
- * already has, a metric that is neither built-in nor its score_by (malformed, or named as another task's
- * metric that is not the same table), or a missing function. The built-in tasks pass the same checks. */
-int gf_task_register(const gf_task_ops *ops);
 /* The metric task t is scored by: its score_by, else the built-in one its metric names. */
 const gf_metric *gf_task_metric(const gf_task_ops *t);
 /* The task called name, or NULL with gf_last_error naming the tasks there are. */
@@ -1659,103 +1250,6 @@ uint64_t gf_mem_limit(void);
 void gf_corpus_set_max_text(size_t bytes);
 size_t gf_corpus_max_text(void);
 
-/* All of path into a malloc'd buffer (NUL-terminated, the NUL not counted in *size); NULL (gf_last_error
- * naming the path) when it is missing, unreadable, not a regular file (a FIFO or a directory is refused
- * without blocking) or larger than max_bytes. */
-unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
-/* The double of the shortest decimal that reads back as f (0.1 for 0.1f, not 0.10000000149011612): what a
- * float is written as in JSON. NaN and infinities are returned as they are. */
-double gf_float_shortest(float f);
-/* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
- * bytes: never a shorter path that would name another file. */
-int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);
-/* mkdir -p: dir and the folders above it that are missing (0755); 0, or -1 (gf_last_error names the folder
- * that could not be made; the folders made before it are removed again). */
-int gf_mkdir_p(const char *dir);
-/* A file opened for writing (open(2) flags such as O_CREAT | O_TRUNC or O_APPEND, with O_WRONLY added unless
- * they hold O_RDWR) only
- * if it is a regular file: a FIFO, a device node, a directory or a symbolic link is refused with an error
- * naming the path and what it is, and opening never blocks. The descriptor, or -1 (gf_fail). */
-int gf_open_write_regular(const char *path, int flags);
-/* An advisory lock (flock) on path, a regular file made if missing (gf_open_write_regular): the descriptor
- * (>= 0) to give gf_unlock_file; with wait, it waits for another holder; without, a held lock gives -2, and
- * held_by (if not NULL) what the holder wrote at its start (its PID). -1 with gf_last_error on failure.
- * gf_unlock_file removes path while holding it, then releases it, so a finished holder leaves no file; a
- * waiter that then finds the file gone locks a new one. */
-int gf_lock_file(const char *path, bool wait, char *held_by, size_t n);
-void gf_unlock_file(const char *path, int fd);
-/* The one rule for a file a command writes at a path the user gave (`flag` names it, e.g. "--out"): a path
- * that exists must be a regular file (never a device node, a FIFO or a directory, whatever else is given),
- * must not be the same file as any of inputs[0..n_inputs) (the files the command reads, compared by device
- * and inode, so another spelling or a hard link is caught; NULL entries are skipped), and is replaced only if
- * may_replace (the command's contract: --force, or a file of the kind it writes); replace_hint says how to
- * have it replaced (e.g. "give --force to replace it"), NULL if nothing does. 0, or -1 (gf_fail). The library's
- * own writes (checkpoints, states, summaries) refuse a path that is not a regular file too. */
-int gf_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
-                    const char *replace_hint);
-
-/* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
- * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
- * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */
-typedef void (*gf_write_hook)(const char *tmp_path, size_t n, void *ctx);
-void gf_atomic_set_write_hook(gf_write_hook hook, void *ctx);
-
-/* JSON numbers as every JSON grassflow writes them: v with printf's conversion conv ('f' or 'g') and
- * precision prec (at most 30), "null" when v is NaN or infinite (JSON has neither), %.17g when 'f' would
- * print more than 21 digits before the point. By value, so it goes straight into printf:
- * printf("{\"loss\": %s}", gf_json_num(loss, 'f', 6).s). */
-typedef struct gf_jnum {
-    char s[64];
-} gf_jnum;
-gf_jnum gf_json_num(double v, char conv, int prec);
-/* s as a JSON string to f: quoted, as gf_escape_json escapes it. */
-void gf_json_put_str(FILE *f, const char *s);
-
-/* Escaping: any string (a path, a config's name, a label from a file) as text of one output format, so that
- * it cannot break the file or the table it goes into, whatever bytes it holds. Each writes s escaped into
- * dst (cap bytes, NUL-terminated; never cut inside a character or an escape) and returns the length the
- * whole of it needs (as snprintf: a result >= cap was cut; dst NULL with cap 0 only measures).
- * GF_ESCAPE_CAP(n) bytes always hold a string of n bytes (gf_escape_term: and its padding). Bytes that are
- * not UTF-8 are shown as \xNN where the format lets a byte be shown, and are U+FFFD where it does not. */
-#define GF_ESCAPE_CAP(n) (6 * (size_t)(n) + 1)
-/* The inside of a JSON string: " and \ backslash-escaped, C0 controls as \u00XX; bytes that are not UTF-8
- * become U+FFFD (JSON text is UTF-8: every strict parser reads it). */
-size_t gf_escape_json(char *dst, size_t cap, const char *s);
-/* XML (SVG) text or an attribute value between double quotes: & < > " ' as entities, tab, LF and CR as
- * &#9; &#10; &#13; (an attribute keeps them); the characters XML 1.0 forbids (other C0 controls, U+FFFE,
- * U+FFFF) and bytes that are not UTF-8 become U+FFFD. */
-size_t gf_escape_xml(char *dst, size_t cap, const char *s);
-/* A Markdown table cell (GitHub's and CommonMark's): \ | ` * _ [ ] ~ backslash-escaped, & < > as &amp; &lt;
- * &gt; (no HTML, no link or emphasis, no new cell), tab, LF, CR as \t \n \r, other C0 controls, DEL and
- * bytes that are not UTF-8 as \xNN: it renders as the text it was. */
-size_t gf_escape_md(char *dst, size_t cap, const char *s);
-/* A TSV field, one line of fields read by splitting at tabs: \ tab LF CR as \\ \t \n \r, other C0 controls,
- * DEL and bytes that are not UTF-8 as \xNN (read it with Python's csv as quoting=csv.QUOTE_NONE). */
-size_t gf_escape_tsv(char *dst, size_t cap, const char *s);
-/* A cell of a table printed on a terminal: tab, LF, CR as \t \n \r, other C0 controls, DEL and bytes that
- * are not UTF-8 as \xNN, C1 controls and bidirectional controls as \uXXXX (nothing moves the cursor,
- * changes colours or reorders the line), then spaces up to width columns (a wide East Asian character
- * takes two, a nonspacing mark none): printf's %-20s, counted in columns instead of bytes. */
-size_t gf_escape_term(char *dst, size_t cap, const char *s, int width);
-/* A name or a path (a run folder, a config's name, a file) in a line of a message on a terminal (an error, a
- * note, a progress line): as gf_escape_term, unpadded, and \ as \\ so the name reads back exactly. Nothing in
- * it moves the cursor, changes colours, starts a line of its own or reorders the line. */
-size_t gf_escape_name(char *dst, size_t cap, const char *s);
-/* s as gf_escape_name escapes it, in one of 8 buffers of this thread used in turn (valid until the 8th call
- * after; one message can show 8 names): printf("cannot open %s", gf_show_name(path)). A name that escapes to
- * more than 1,000 bytes is cut, ending in "...". */
-const char *gf_show_name(const char *s);
-/* A whole message whose names are escaped already (its lines and HINT lines), as the last guard of a printer:
- * as gf_escape_name, but LF, tab and \ kept. gf_print_lines writes it to f (-1 when f has failed). */
-size_t gf_escape_lines(char *dst, size_t cap, const char *s);
-int gf_print_lines(FILE *f, const char *s);
-/* A JSON text (cJSON_Print's, malloc'd) made valid UTF-8: each byte that is not part of valid UTF-8 (only a
- * string's can be) becomes U+FFFD. Returns json itself when it is valid, else a malloc'd copy (json is
- * freed); NULL (json freed) when out of memory or json is NULL. */
-char *gf_json_utf8(char *json);
-/* The offset of the first byte of s that is not part of valid UTF-8 (as gf_json_utf8 reads it), or -1 when
- * all of s is valid UTF-8. */
-int64_t gf_utf8_invalid_at(const char *s);
 
 #pragma GCC visibility pop
 

@@ -21,7 +21,7 @@ static const block_kind PARALLEL = {"parallel", 6, 7, {
 }, (int)(sizeof PARALLEL_TENSORS / sizeof PARALLEL_TENSORS[0]), PARALLEL_TENSORS};
 
 __attribute__((constructor)) static void register_parallel(void) {
-    if (block_kind_register(&PARALLEL)) {
+    if (gf_block_kind_register(&PARALLEL)) {
         fprintf(stderr, "block_parallel: %s\n", gf_last_error());
         exit(3);
     }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 static const gf_st_tensor *need(const gf_st_file *f, const char *name, gf_dtype dt, int ndim) {
     const gf_st_tensor *t = gf_st_find(f, name);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* DIR/toy-model.txt into buf; false when there is none. */
 static bool toy_file(const char *dir, char *buf, size_t n) {

@@ -19,18 +19,24 @@ echo "install: make install PREFIX=$P"
 if ! make --no-print-directory install BUILD="$BUILD" PREFIX="$P" >"$tmp/make.log" 2>&1; then
     cat "$tmp/make.log"; echo "install: make install FAILED"; exit 1
 fi
-for f in bin/grassflow lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.$ABI include/grassflow.h lib/pkgconfig/grassflow.pc \
+for f in bin/grassflow lib/libgrassflow.a lib/libgrassflow.so lib/libgrassflow.so.$ABI include/grassflow.h include/grassflow_plugin.h lib/pkgconfig/grassflow.pc \
     lib/pkgconfig/grassflow-static.pc share/grassflow/data/README.md share/grassflow/configs; do
     [ -e "$P/$f" ] && pass "installed $f" || fail "make install did not install $f"
 done
 readelf -d "$P/lib/libgrassflow.so" | grep "SONAME.*\[libgrassflow\.so\.$ABI\]" >/dev/null && pass "the shared library's soname is libgrassflow.so.$ABI (GF_ABI_VERSION)" || fail "soname: $(readelf -d "$P/lib/libgrassflow.so" | grep SONAME)"
-# the library exports what include/grassflow.h declares, each function of it, and nothing else
+# the library exports what the installed headers declare (the user API, grassflow.h, and the plug-in
+# interface, grassflow_plugin.h), each function of them, and nothing else
 nm -D --defined-only "$P/lib/libgrassflow.so" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort >"$tmp/exported"
-grep -oE "\bgf_[a-z0-9_]+ *\(" include/grassflow.h | sed 's/ *($//' | sort -u >"$tmp/declared"
+cat "$P/include/grassflow.h" "$P/include/grassflow_plugin.h" | grep -oE "\bgf_[a-z0-9_]+ *\(" | sed 's/ *($//' | sort -u >"$tmp/declared"
 extra=$(comm -23 "$tmp/exported" "$tmp/declared" | head -5 | tr '\n' ' ') missing=$(comm -13 "$tmp/exported" "$tmp/declared" | head -5 | tr '\n' ' ')
 [ -z "$extra" ] && [ -z "$missing" ] && [ -s "$tmp/exported" ] \
-    && pass "libgrassflow.so exports the $(wc -l <"$tmp/exported") functions include/grassflow.h declares, and nothing else" \
+    && pass "libgrassflow.so exports the $(wc -l <"$tmp/exported") functions the two installed headers declare, and nothing else" \
     || fail "exported but not declared: ${extra:-none}; declared but not exported: ${missing:-none}"
+# the naming scheme (docs/api.md): every symbol the static library defines for other files, exported or
+# not, starts with gf_ or GF_, so a program that links libgrassflow.a statically meets no clash with its own
+bad=$(nm -g --defined-only "$P/lib/libgrassflow.a" 2>/dev/null | awk 'NF == 3 && $3 !~ /^(gf_|GF_)/ {print $3}' | sort -u | head -5 | tr '\n' ' ')
+[ -z "$bad" ] && nm -g --defined-only "$P/lib/libgrassflow.a" >/dev/null 2>&1 && pass "libgrassflow.a defines no global symbol outside gf_ / GF_" \
+    || fail "libgrassflow.a defines global symbols without the gf_ prefix: $bad(docs/api.md: every one starts with gf_)"
 make --no-print-directory install BUILD="$BUILD" DESTDIR="$tmp/stage" PREFIX=/opt/grassflow >/dev/null 2>&1
 [ -e "$tmp/stage/opt/grassflow/lib/libgrassflow.so.$ABI" ] && grep -qx 'prefix=/opt/grassflow' "$tmp/stage/opt/grassflow/lib/pkgconfig/grassflow.pc" && [ ! -e /opt/grassflow ] \
     && pass "DESTDIR stages the files; grassflow.pc names the final prefix" || fail "DESTDIR install: $(ls -R "$tmp/stage" | head -20)"
@@ -113,6 +119,19 @@ rm -rf "$tmp/train-run" && LD_LIBRARY_PATH="$P/lib" "$tmp/train" "$tmp/train-run
 cmp -s "$tmp/cli.out" "$tmp/generate.out" && pass "the installed generate example prints what grassflow generate --temperature 0 prints" \
     || fail "generate example: '$(head -c 200 "$tmp/generate.out")' vs grassflow generate '$(head -c 200 "$tmp/cli.out")'"
 
+# the complete program on grassflow.h's first screen, as written, built against the installed header alone
+echo "install: the program of grassflow.h's first screen"
+mkdir -p "$tmp/first"
+sed -n '/^ \*     #include <stdio.h>/,/^ \*     }$/p' "$P/include/grassflow.h" | sed 's/^ \*     //; s/^ \*$//' >"$tmp/first/first.c"
+if [ -s "$tmp/first/first.c" ] && (cd "$tmp/first" && cc -std=c11 -Wall -Wextra -Werror $cflags -o first first.c $libs) 2>"$tmp/err" \
+    && (cd "$tmp/first" && LD_LIBRARY_PATH="$P/lib" ./first >out 2>"$tmp/err") \
+    && awk '/^step 1: loss/ {a = $4} /^step 20: loss/ {b = $4} END {exit !(a > 0 && b > 0 && b < a)}' "$tmp/first/out" \
+    && [ -s "$tmp/first/first.safetensors" ]; then
+    pass "grassflow.h's first-screen program builds (-Werror), trains (loss $(tr '\n' ' ' <"$tmp/first/out")) and saves"
+else
+    fail "grassflow.h's first-screen program: $(head -c 600 "$tmp/err") $(cat "$tmp/first/out" 2>/dev/null)"
+fi
+
 # the command-line tool itself: its sources, copied away from the tree, built against the installed header
 # and library (pkg-config; the Makefile's -std=c11 -D_GNU_SOURCE; cJSON, which the tool uses itself), then
 # run beside build/grassflow: the same output for the same commands, the same checkpoint bytes
@@ -120,7 +139,7 @@ echo "install: the grassflow command against the installed library"
 mkdir -p "$tmp/cli" && cp src/cli/*.c src/cli/*.h "$tmp/cli/"
 IG="$tmp/cli/grassflow"
 if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o "$IG" ./*.c $libs $(pkg-config --libs libcjson) -lm) 2>"$tmp/err"; then
-    pass "src/cli/ builds against the installed include/grassflow.h and libgrassflow.so alone"
+    pass "src/cli/ builds against the installed headers (grassflow.h, grassflow_plugin.h) and libgrassflow.so alone"
     # (ldd's whole output first: grep -q leaves a pipe early, and under pipefail ldd's SIGPIPE failed the check)
     grep -q "libgrassflow.so.$ABI => $P/lib/libgrassflow.so.$ABI" <<<"$(LD_LIBRARY_PATH="$P/lib" ldd "$IG")" \
         && pass "... and links $P/lib/libgrassflow.so.$ABI" || fail "installed-built grassflow: $(LD_LIBRARY_PATH="$P/lib" ldd "$IG")"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 #define TOL_LOGITS 1e-4       /* max |diff| of logits */
 #define TOL_LOSS_REL 1e-5     /* relative loss difference */

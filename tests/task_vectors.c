@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 typedef struct {
     int64_t dim;

@@ -1,7 +1,7 @@
 /* Block kinds as an open set (model/block.h): a layer's "block" chooses one by name, and a kind added from one
  * test file (tests/block_parallel.c: the parallel block, linked into every test program) is reached from a
  * config, declares its own tensors, trains, and streams as its batch forward computes; what
- * block_kind_register refuses, and a name no kind has. Its PyTorch parity: tests/parity.sh. */
+ * gf_block_kind_register refuses, and a name no kind has. Its PyTorch parity: tests/parity.sh. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,26 +47,26 @@ static void test_config_reaches_kind(void **state) {
     gf_model_free(o);
 }
 
-/* What block_kind_register refuses. */
+/* What gf_block_kind_register refuses. */
 static void test_register_refusals(void **state) {
     (void)state;
     static const block_tensor none[] = {BLOCK_TENSORS_MIX};
     block_kind k = {"mine", 3, 2, {{BOP_MIX, 0, 0, 1, 0}, {BOP_ADD, 0, 1, 2, 0}}, 1, none};
     block_kind bad = k;
     bad.name = "parallel";
-    assert_int_not_equal(block_kind_register(&bad), 0);
+    assert_int_not_equal(gf_block_kind_register(&bad), 0);
     assert_non_null(strstr(gf_last_error(), "exists already"));
     bad = k, bad.name = "My Kind";
-    assert_int_not_equal(block_kind_register(&bad), 0);
+    assert_int_not_equal(gf_block_kind_register(&bad), 0);
     bad = k, bad.ops[1].in2 = 7;
-    assert_int_not_equal(block_kind_register(&bad), 0);
+    assert_int_not_equal(gf_block_kind_register(&bad), 0);
     assert_non_null(strstr(gf_last_error(), "op 1"));
     bad = k, bad.ops[0] = (block_op){BOP_LN, 0, 0, 1, BLOCK_MAX_LN};
-    assert_int_not_equal(block_kind_register(&bad), 0);
+    assert_int_not_equal(gf_block_kind_register(&bad), 0);
     bad = k, bad.ops[1].out = 1;
-    assert_int_not_equal(block_kind_register(&bad), 0);
+    assert_int_not_equal(gf_block_kind_register(&bad), 0);
     assert_non_null(strstr(gf_last_error(), "no op writes its output"));
-    assert_null(block_kind_find("mine"));
+    assert_null(gf_block_kind_find("mine"));
 }
 
 /* It trains: 40 steps of plain gradient descent on a repeating sequence bring the loss down by half. */

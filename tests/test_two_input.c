@@ -168,7 +168,7 @@ static void make_run(run *R, const xcase *c, const gf_config *cfg, layer *L, con
     *r = (block_run){.kind = &PRE_CROSS, .cfg = cfg, .N = N, .d = d, .F = c->F, .p = &L->lp, .g = &L->lg,
                      .h1 = falloc(N * c->F), .act = falloc(N * c->F), .mem = &R->mem, .cross_heads = c->H,
                      .n_threads = n_threads};
-    const int64_t ns = block_cross_saved_floats(N, d, &R->mem, c->H), nx = block_cross_scratch_floats(N, d, &R->mem, c->H, n_threads);
+    const int64_t ns = gf_block_cross_saved_floats(N, d, &R->mem, c->H), nx = gf_block_cross_scratch_floats(N, d, &R->mem, c->H, n_threads);
     r->cross_saved = falloc(ns);
     r->cross_scratch = falloc(nx);
     ffill(r->cross_saved, ns, NAN);
@@ -193,10 +193,10 @@ static void make_run(run *R, const xcase *c, const gf_config *cfg, layer *L, con
 /* Forward, then backward from dout: the output in r.slot[last], d(h) in G[0]. */
 static void run_block(run *R, const float *dout) {
     const int last = PRE_CROSS.n_slots - 1;
-    block_forward(&R->r);
-    ffill(R->r.cross_scratch, block_cross_scratch_floats(R->r.N, R->r.d, &R->mem, R->r.cross_heads, R->r.n_threads), NAN);
+    gf_block_forward(&R->r);
+    ffill(R->r.cross_scratch, gf_block_cross_scratch_floats(R->r.N, R->r.d, &R->mem, R->r.cross_heads, R->r.n_threads), NAN);
     memcpy(R->G[last], dout, (size_t)(R->r.N * R->r.d) * sizeof *dout);
-    block_backward(&R->r, R->G, R->dff);
+    gf_block_backward(&R->r, R->G, R->dff);
 }
 
 /* ---- the checks -------------------------------------------------------------------------------- */
@@ -346,7 +346,7 @@ static void check_direction(const fixture *f) {
         for (int i = 0; i < NT; i++)
             for (int64_t k = 0; k < L.numel[i]; k++) L.p[i][k] += e * up[i][k];
         make_run(&R, c, &f->cfg, &L, h, mem, f->mask, NULL, gf_max_threads());
-        block_forward(&R.r);
+        gf_block_forward(&R.r);
         loss[s] = dotf(R.r.slot[last], f->dout, nh);
     }
     const double fd = (loss[0] - loss[1]) / (2.0 * (double)eps);

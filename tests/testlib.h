@@ -9,7 +9,7 @@
 /* cmocka needs the includes above first */
 #include <cmocka.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* Deterministic uniform values in [lo, hi) from (seed, index). */
 void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 static _Thread_local char g_err[4096];
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "grassflow.h" /* gf_fail: record a formatted message as this thread's last error, return -1 (public:
+#include "grassflow_plugin.h" /* gf_fail: record a formatted message as this thread's last error, return -1 (public:
                         * plug-ins report with it too) */
 /* Append more text to the last error (for context such as "while loading FILE"). */
 void gf_fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

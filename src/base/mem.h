@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grassflow.h" /* gf_mem_limit: public (Utilities) */
+#include "grassflow_plugin.h" /* gf_mem_limit: public (Utilities) */
 
 /* 64-byte aligned, zero-filled; NULL (with gf_last_error set) on failure, overflow, or a size above
  * gf_mem_limit (zero-filling that would end in the out-of-memory killer rather than an error). */

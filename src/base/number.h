@@ -2,6 +2,6 @@
 #ifndef GF_CORE_NUMBER_H
 #define GF_CORE_NUMBER_H
 
-#include "grassflow.h" /* gf_float_shortest: public (Utilities) */
+#include "grassflow_plugin.h" /* gf_float_shortest: public (Utilities) */
 
 #endif

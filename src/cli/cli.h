@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -73,6 +73,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * one that is not valid UTF-8 is a usage error naming the flag, the path (escaped) and the byte, before
  * anything is written. NULL passes. */
 int cli_utf8_arg(const char *cmd, const char *flag, const char *s);
+/* The one rule for a file a command writes at a path the user gave (`flag` names it, e.g. "--out"): a path
+ * that exists must be a regular file (never a device node, a FIFO or a directory, whatever else is given),
+ * must not be the same file as any of inputs[0..n_inputs) (the files the command reads, compared by device
+ * and inode, so another spelling or a hard link is caught; NULL entries are skipped), and is replaced only if
+ * may_replace (the command's contract: --force, or a file of the kind it writes); replace_hint says how to
+ * have it replaced (e.g. "give --force to replace it"), NULL if nothing does. 0, or -1 (gf_fail). The library's
+ * own writes (checkpoints, states, summaries) refuse a path that is not a regular file by themselves. */
+int cli_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
+                     const char *replace_hint);
 /* Parse a non-negative integer flag value; EXIT_USAGE with a message naming the flag on failure. */
 int cli_parse_i64(const char *cmd, const char *flag, const char *s, int64_t lo, int64_t hi, int64_t *out);
 /* A comma list (--seeds 1,2,3) copied into buf (cap bytes) and cut into items[0..*n), at most max of them

@@ -313,3 +313,32 @@ void cli_model_help(void) {
            "                      --set layers.2.rank=8 (a list, one value per layer: the first stack's)\n"
            "                      (a mixer's keys: grassflow info --mixers)\n");
 }
+
+/* What a path that is not a regular file is, for cli_output_check's message. */
+static const char *node_kind(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+int cli_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
+                     const char *replace_hint) {
+    struct stat st, in;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        return gf_fail("cannot check %s: %s (%s)", gf_show_name(path), strerror(errno), flag);
+    }
+    if (!S_ISREG(st.st_mode))
+        return gf_fail("%s is %s; grassflow writes only regular files and never replaces a device node, a FIFO or "
+                       "a directory (%s)\nHINT: give the path of a file", gf_show_name(path), node_kind(st.st_mode),
+                       flag);
+    for (int i = 0; i < n_inputs; i++)
+        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+            return gf_fail("%s %s is %s, which this command reads; it would be replaced by what is made from it\n"
+                           "HINT: give another %s", flag, gf_show_name(path),
+                           strcmp(path, inputs[i]) ? gf_show_name(inputs[i]) : "an input", flag);
+    if (!may_replace)
+        return gf_fail("%s %s exists and is not replaced%s\nHINT: %s, or give another %s", flag, gf_show_name(path),
+                       replace_hint ? "" : " (this command never replaces a file)",
+                       replace_hint ? replace_hint : "remove it", flag);
+    return 0;
+}

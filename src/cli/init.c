@@ -39,7 +39,7 @@ int cmd_init(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("init", "unexpected argument '%s'", argv[optind]);
     if (!out) return cli_usage_error("init", "--out FILE.safetensors is required");
     const char *inputs[] = {mo.config_path};
-    if (gf_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
+    if (cli_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
         return cli_error("%s", gf_last_error());
     gf_config cfg;
     int rc = cli_model_config(&mo, "init", &cfg);

@@ -671,7 +671,7 @@ static bool holds_svg(const char *path) {
     return !strncmp(h, "<svg", 4) || !strncmp(h, "<?xml", 5);
 }
 
-/* The output rule (gf_output_check): out is never one of the runs' metrics.jsonl, a device node or a FIFO,
+/* The output rule (cli_output_check): out is never one of the runs' metrics.jsonl, a device node or a FIFO,
  * and an existing file is replaced only if it is an SVG, or with --force. */
 static int check_out(const char *const *dirs, int n, const char *out, bool force) {
     char (*metrics)[GF_PATH_MAX] = calloc((size_t)n, sizeof *metrics);
@@ -681,7 +681,7 @@ static int check_out(const char *const *dirs, int n, const char *out, bool force
         if (!gf_path_join(metrics[i], sizeof metrics[i], dirs[i], "metrics.jsonl")) inputs[i] = metrics[i];
     struct stat st;
     bool replace = force || (stat(out, &st) == 0 && S_ISREG(st.st_mode) && holds_svg(out));
-    if (!rc && gf_output_check(out, "--out", inputs, n, replace, "plot replaces an SVG; give --force to replace "
+    if (!rc && cli_output_check(out, "--out", inputs, n, replace, "plot replaces an SVG; give --force to replace "
                                                                  "another file"))
         rc = cli_error("plot: %s", gf_last_error());
     free(metrics);

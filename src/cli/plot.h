@@ -16,7 +16,7 @@ typedef struct cli_plot_opts {
                           * a metric's name: of the loss alone, from both losses ("ppl": their exponential), else
                           * its validation score ("accuracy", a task's own); NULL: loss, and
                           * below it each metric not of the loss a run is scored by (a classifier's accuracy) */
-    bool force;          /* replace an existing out_svg that is not an SVG (gf_output_check) */
+    bool force;          /* replace an existing out_svg that is not an SVG (cli_output_check) */
 } cli_plot_opts;
 
 /* Read DIR/metrics.jsonl of each of dirs[0..n) (gf_metrics_read) and draw their curves into out_svg

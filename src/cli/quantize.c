@@ -48,7 +48,7 @@ int cmd_quantize(int argc, char **argv) {
     if (!in || !out) return cli_usage_error("quantize", "--ckpt FILE and --out FILE are required");
     if (w == GF_WEIGHTS_FP32) return cli_usage_error("quantize", "--weights int8 or --weights bf16 is required (none given)");
     const char *inputs[] = {in};
-    if (gf_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
+    if (cli_output_check(out, "--out", inputs, 1, force, "give --force to replace it"))
         return cli_error("%s", gf_last_error());
     if (gf_checkpoint_quantize(in, out, w)) return cli_error("%s", gf_last_error());
     printf("%s: %s weights from %s\n", out, gf_weights_name(w), in);

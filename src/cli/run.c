@@ -574,7 +574,7 @@ int force_spares_inputs(const char *dir, const char *const *inputs, int n) {
                                            "metrics.jsonl"};
     for (size_t i = 0; i < sizeof replaced / sizeof *replaced; i++) {
         char path[GF_PATH_MAX];
-        if (gf_path_join(path, sizeof path, dir, replaced[i]) || gf_output_check(path, "--out", inputs, n, true, NULL))
+        if (gf_path_join(path, sizeof path, dir, replaced[i]) || cli_output_check(path, "--out", inputs, n, true, NULL))
             return cli_error("--force starts the run in %s over: %s", dir, gf_last_error());
     }
     return EXIT_OK;

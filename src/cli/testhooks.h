@@ -15,7 +15,7 @@
 #ifndef GF_CLI_TESTHOOKS_H
 #define GF_CLI_TESTHOOKS_H
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* Install the hooks the environment asks for: the step hook into o, the write hook globally. */
 void cli_test_hooks_install(gf_train_opts *o);

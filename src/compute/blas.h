@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "compute/bf16.h"
-#include "grassflow.h" /* gf_sgemm, gf_blas_kernel, gf_blas_threads, gf_blas_flops(_reset): public (Utilities) */
+#include "grassflow_plugin.h" /* gf_sgemm, gf_blas_kernel, gf_blas_threads, gf_blas_flops(_reset): public (Utilities) */
 
 /* BLAS's thread count (gf_set_threads sets OpenMP's and this). */
 void gf_blas_set_threads(int n);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 enum {
     F_SSE3, F_SSSE3, F_SSE41, F_SSE42, F_3DNOW, F_AVX, F_AVX2, F_FMA, F_FMA4, F_AVX512F, F_AVX512CD, F_AVX512BW,

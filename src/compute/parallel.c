@@ -1,7 +1,7 @@
 #include "compute/parallel.h"
 
 #include "compute/blas.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 int64_t gf_par_min = 32768;
 

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "grassflow.h" /* gf_set_threads, gf_threads: public (Utilities) */
+#include "grassflow_plugin.h" /* gf_set_threads, gf_threads: public (Utilities) */
 
 /* Loops with less work than this (elements touched) run on one thread: a parallel region costs a few
  * microseconds, more when the machine is busy, which small tensors cannot repay. Default 32768; the

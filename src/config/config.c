@@ -237,9 +237,9 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
         if (check_value(&m->keys[i], c->layers[l].params.bytes, src, shown)) return -1;
     }
     const char *blk = c->layers[l].block;
-    if (blk[0] && (!memchr(blk, '\0', sizeof c->layers[l].block) || !block_kind_find(blk))) {
+    if (blk[0] && (!memchr(blk, '\0', sizeof c->layers[l].block) || !gf_block_kind_find(blk))) {
         char names[512];
-        block_kind_names(names, sizeof names);
+        gf_block_kind_names(names, sizeof names);
         return gf_fail("%s: layer %d: unknown block kind \"%.*s\"; the kinds are: %s", src, l,
                        (int)sizeof c->layers[l].block, blk, names);
     }
@@ -402,7 +402,7 @@ int64_t gf_config_num_params(const gf_config *c) {
         int k = m ? m->param_specs(c, l, specs) : 0;
         for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
         /* the block's own tensors (LayerNorms, FFN, ...), as its kind lists them (model/params.c declares them) */
-        const block_kind *kind = m ? block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, c->layers[l].block) : NULL;
+        const block_kind *kind = m ? gf_block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, c->layers[l].block) : NULL;
         for (int i = 0; kind && i < kind->n_tensors; i++) {
             const block_tensor *t = &kind->tensors[i];
             if (!t->mixer)

@@ -4,7 +4,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "mixers/mixer.h"
 #include "plugin/schema.h"
 

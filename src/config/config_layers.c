@@ -55,9 +55,9 @@ int gf_config_layer_mixer(gf_config *cfg, int l, const char *name, const gf_conf
 
 /* A "layers" entry's "block": a kind's name (model/block.h's table), for layer l. */
 static int layer_block(gf_config *cfg, int l, int idx, const cJSON *v, const char *src) {
-    if (!cJSON_IsString(v) || !block_kind_find(v->valuestring)) {
+    if (!cJSON_IsString(v) || !gf_block_kind_find(v->valuestring)) {
         char names[512];
-        block_kind_names(names, sizeof names);
+        gf_block_kind_names(names, sizeof names);
         return gf_fail("%s: \"layers\"[%d].block must be a block kind's name, one of %s (or no \"block\": the one of "
                        "the norm)", src, idx, names);
     }

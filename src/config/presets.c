@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 #define Q(...) #__VA_ARGS__
 static const struct {

@@ -1,5 +1,5 @@
 /* The stacks of a config: the first is the top-level keys, the others cfg->stacks[]. */
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 int gf_config_total_layers(const gf_config *c) {
     int64_t n = c->n_layer;

@@ -8,7 +8,7 @@
 
 #include "dist/comm.h"
 #include "base/error.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 uint64_t gf_dist_hash(const void *p, size_t n, uint64_t h) {
     const unsigned char *b = p;

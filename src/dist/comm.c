@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 static int g_rank = 0, g_size = 1;
 

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "dist/detsum.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* The step's scratch, kept between steps: each micro-batch's longest example over the ranks, and
  * --deterministic's counters (the step's, on rank 0, and a block's). */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "plugin/plugin.h"
 
 /* The head called name ("next_token", "classify"; "lm", next_token's name in config formats 1 and 2), NULL if

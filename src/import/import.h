@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 extern const gf_importer gf_importer_distilbert;
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 typedef struct gf_sample_cand {
     float p;      /* exp((logit - max) / temperature) */

@@ -192,7 +192,7 @@ static void layer_step(gf_stream *s, int l) {
                    .mean = {s->stat, s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
     const int last = r.kind->n_slots - 1;
     for (int i = 0; i <= last; i++) r.slot[i] = s->slot[i];
-    block_forward(&r);
+    gf_block_forward(&r);
     float *t = s->slot[0]; /* the output becomes the next layer's input */
     s->slot[0] = s->slot[last];
     s->slot[last] = t;

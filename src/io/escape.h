@@ -6,6 +6,6 @@
 
 #include <stdio.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 #endif

@@ -111,27 +111,6 @@ static int existing_regular(const char *path, struct stat *st) {
     return 1;
 }
 
-int gf_output_check(const char *path, const char *flag, const char *const *inputs, int n_inputs, bool may_replace,
-                    const char *replace_hint) {
-    struct stat st, in;
-    int e = existing_regular(path, &st);
-    if (e < 0) {
-        gf_fail_context(" (%s)", flag);
-        return -1;
-    }
-    if (e == 0) return 0;
-    for (int i = 0; i < n_inputs; i++)
-        if (inputs[i] && stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino)
-            return gf_fail("%s %s is %s, which this command reads; it would be replaced by what is made from it\n"
-                           "HINT: give another %s", flag, gf_show_name(path), strcmp(path, inputs[i]) ? gf_show_name(inputs[i]) : "an input",
-                           flag);
-    if (!may_replace)
-        return gf_fail("%s %s exists and is not replaced%s\nHINT: %s, or give another %s", flag, gf_show_name(path),
-                       replace_hint ? "" : " (this command never replaces a file)",
-                       replace_hint ? replace_hint : "remove it", flag);
-    return 0;
-}
-
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name) {
     int n = dir ? snprintf(dst, cap, "%s/%s", dir, name) : snprintf(dst, cap, "%s", name);
     if (n >= 0 && (size_t)n < cap) return 0;

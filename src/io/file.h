@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "grassflow.h" /* gf_read_file, gf_path_join, gf_mkdir_p, gf_atomic_set_write_hook: public */
+#include "grassflow_plugin.h" /* gf_read_file, gf_path_join, gf_mkdir_p, gf_atomic_set_write_hook: public */
 
 /* path opened for reading if it is a regular file (stat into *st if st is non-NULL); a FIFO, a directory or
  * a device is refused with an error naming the path and what it is, and opening never blocks. */

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
-#include "grassflow.h" /* gf_jnum, gf_json_num: public (Utilities); gf_json_put_str: io/escape.c */
+#include "grassflow_plugin.h" /* gf_jnum, gf_json_num: public (Utilities); gf_json_put_str: io/escape.c */
 
 /* And one check of JSON read: JSON lets a name come twice in an object, and cJSON reads the first, so a file
  * with a key twice ({"d_model": 32, "d_model": 64}) would be read one way silently. 1 if an object in v (v

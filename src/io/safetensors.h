@@ -3,7 +3,7 @@
 #ifndef GF_IO_SAFETENSORS_H
 #define GF_IO_SAFETENSORS_H
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 typedef struct gf_st_out {
     const char *name;

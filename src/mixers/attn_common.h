@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* Every attention mixer's config struct begins with these members (its own keys follow). */
 typedef struct gf_attn_config {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "plugin/plugin.h"
 
 /* The mixer called name (or whose letter is name, "g"), NULL if none. */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "io/file.h"
 #include "io/json_out.h"
 

@@ -35,20 +35,20 @@ enum { MAX_KINDS = 16 };
 static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL};
 static int g_n_kinds = 3;
 
-const block_kind *block_kind_find(const char *name) {
+const block_kind *gf_block_kind_find(const char *name) {
     for (int i = 0; name && i < g_n_kinds; i++)
         if (!strcmp(g_kinds[i]->name, name)) return g_kinds[i];
     return NULL;
 }
 
-void block_kind_names(char *buf, size_t n) {
+void gf_block_kind_names(char *buf, size_t n) {
     buf[0] = '\0';
     for (int i = 0; i < g_n_kinds && strlen(buf) + 1 < n; i++)
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", g_kinds[i]->name);
 }
 
-const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name) {
-    if (name && name[0]) return block_kind_find(name);
+const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name) {
+    if (name && name[0]) return gf_block_kind_find(name);
     if (norm == GF_NORM_PRE) return &PRE;
     return mixer->gated_skip ? &POST_GATED : &POST_RESIDUAL;
 }
@@ -62,23 +62,23 @@ static bool op_ok(const block_op *o, int n) {
     return o->op >= BOP_LN && o->op <= BOP_CROSS;
 }
 
-int block_kind_register(const block_kind *k) {
+int gf_block_kind_register(const block_kind *k) {
     if (!k || !k->name || !k->name[0] || strlen(k->name) > 31 || strspn(k->name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(k->name))
-        return gf_fail("block_kind_register: a kind needs a name of 1 to 31 characters of a-z, 0-9, _ and -");
-    if (block_kind_find(k->name)) return gf_fail("block_kind_register: a block kind called %s exists already", k->name);
-    if (g_n_kinds == MAX_KINDS) return gf_fail("block_kind_register: %d kinds at most", MAX_KINDS);
+        return gf_fail("gf_block_kind_register: a kind needs a name of 1 to 31 characters of a-z, 0-9, _ and -");
+    if (gf_block_kind_find(k->name)) return gf_fail("gf_block_kind_register: a block kind called %s exists already", k->name);
+    if (g_n_kinds == MAX_KINDS) return gf_fail("gf_block_kind_register: %d kinds at most", MAX_KINDS);
     if (k->n_slots < 2 || k->n_slots > BLOCK_MAX_SLOTS || k->n_ops < 1 || k->n_ops > BLOCK_MAX_OPS || k->n_tensors < 0 ||
         (k->n_tensors && !k->tensors))
-        return gf_fail("block_kind_register: kind %s: %d slots (2 to %d), %d ops (1 to %d), %d tensors", k->name,
+        return gf_fail("gf_block_kind_register: kind %s: %d slots (2 to %d), %d ops (1 to %d), %d tensors", k->name,
                        k->n_slots, BLOCK_MAX_SLOTS, k->n_ops, BLOCK_MAX_OPS, k->n_tensors);
     bool last = false;
     for (int i = 0; i < k->n_ops; i++) {
         if (!op_ok(&k->ops[i], k->n_slots))
-            return gf_fail("block_kind_register: kind %s: op %d reads or writes a slot, LayerNorm or dropout site out "
+            return gf_fail("gf_block_kind_register: kind %s: op %d reads or writes a slot, LayerNorm or dropout site out "
                            "of range", k->name, i);
         last |= k->ops[i].out == k->n_slots - 1;
     }
-    if (!last) return gf_fail("block_kind_register: kind %s: no op writes its output (slot %d)", k->name, k->n_slots - 1);
+    if (!last) return gf_fail("gf_block_kind_register: kind %s: no op writes its output (slot %d)", k->name, k->n_slots - 1);
     g_kinds[g_n_kinds++] = k;
     return 0;
 }
@@ -103,13 +103,13 @@ static void ffn_backward(const block_run *r, float *dinp, const float *dout, con
 
 /* The cross op (BOP_CROSS). saved: q (N,d) | k, v (B*S, d) each | o (N,d) | lse (B,H,T); scratch: the
  * attention's | dO (N,d) | dq (N,d) | dk, dv (B*S, d) each. */
-int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H) {
+int64_t gf_block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H) {
     return 2 * N * d + 2 * mem->B * mem->S * d + (H > 0 ? H : 1) * N;
 }
 
 static int64_t cross_dh(int64_t d, int64_t H) { return d / (H > 0 ? H : 1); }
 
-int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads) {
+int64_t gf_block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads) {
     return gf_sdpa_scratch_floats(mem->S, cross_dh(d, H), n_threads) + 2 * N * d + 2 * mem->B * mem->S * d;
 }
 
@@ -151,7 +151,7 @@ static void cross_backward(const block_run *r, float *dinp, const float *dout, c
     gf_linear_backward(mem->dx, dm, g->cv_w, dm, g->cv_b, dv, mem->x, dm, p->cv_w, dm, M, dm, d);
 }
 
-void block_forward(const block_run *r) {
+void gf_block_forward(const block_run *r) {
     const int64_t d = r->d, Nd = r->N * d;
     float *const *S = r->slot;
     for (int i = 0; i < r->kind->n_ops; i++) {
@@ -239,7 +239,7 @@ static void op_backward(const block_run *r, const block_op *o, grads *g, float *
     }
 }
 
-void block_backward(const block_run *r, float **G, float *dff) {
+void gf_block_backward(const block_run *r, float **G, float *dff) {
     grads g = {.G = G, .n = r->N * r->d};
     const int last = r->kind->n_slots - 1;
     g.live[last] = true;

@@ -5,7 +5,7 @@
  * declares each layer's tensors from that list, so a block's program and its parameters are written in one
  * place.
  *
- * The kinds (a table: block.c's built-in ones, and those added with block_kind_register), chosen per layer by
+ * The kinds (a table: block.c's built-in ones, and those added with gf_block_kind_register), chosen per layer by
  * name (a layer's "block" in a config), or by default by its stack's norm and its mixer:
  *
  *   pre            x = h + Drop(mix(ln1(h)));       out = x + Drop(FFN(ln2(x)))
@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "mixers/mixer.h"
 
 enum { BLOCK_MAX_OPS = 12, BLOCK_MAX_SLOTS = 10, BLOCK_MAX_LN = 3, BLOCK_MAX_DROP = 3 };
@@ -102,16 +102,16 @@ typedef struct {
 
 /* The kind a layer's config names (name, its "block"), or with name "" the default: the one of its norm and
  * mixer (pre; post-gated when the mixer's output holds the skip, else post-residual). NULL for a name no kind
- * has (block_kind_names lists them). */
-const block_kind *block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name);
+ * has (gf_block_kind_names lists them). */
+const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name);
 /* The kind called name, or NULL. */
-const block_kind *block_kind_find(const char *name);
+const block_kind *gf_block_kind_find(const char *name);
 /* "pre, post-gated, post-residual, ..." into buf. */
-void block_kind_names(char *buf, size_t n);
+void gf_block_kind_names(char *buf, size_t n);
 /* Add a kind (a program's own, before configs are read; not thread-safe): one table entry, checked (a name of
  * [a-z0-9_-] no kind has, slots and ops within their limits, every op's slots, LayerNorm and dropout site in
  * range, the last slot written). 0, or -1 (gf_fail). tests/block_parallel.c adds the parallel block. */
-int block_kind_register(const block_kind *kind);
+int gf_block_kind_register(const block_kind *kind);
 
 /* One layer's parameters (views into the model's parameter or gradient arena), bound by its kind's tensors. */
 typedef struct gf_layer_params {
@@ -142,8 +142,8 @@ typedef struct block_memory {
 
 /* What a cross op keeps from its forward for its backward (block_run.cross_saved) and needs besides during
  * one call (block_run.cross_scratch), in floats, for a run of N rows of width d over memory mem with H heads. */
-int64_t block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H);
-int64_t block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads);
+int64_t gf_block_cross_saved_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H);
+int64_t gf_block_cross_scratch_floats(int64_t N, int64_t d, const block_memory *mem, int64_t H, int n_threads);
 
 /* One run of a block over N rows. */
 typedef struct block_run {
@@ -167,7 +167,7 @@ typedef struct block_run {
     void (*mix_back)(void *ctx, float *dinp, const float *dout, const float *inp);
     void *mix_ctx;
     /* a cross op (BOP_CROSS): the memory it reads, its heads (d % heads == 0; 0 means 1), what it keeps
-     * (block_cross_saved_floats) and its scratch (block_cross_scratch_floats, sized for n_threads) */
+     * (gf_block_cross_saved_floats) and its scratch (gf_block_cross_scratch_floats, sized for n_threads) */
     const block_memory *mem;
     int64_t cross_heads;
     float *cross_saved, *cross_scratch;
@@ -175,10 +175,10 @@ typedef struct block_run {
 } block_run;
 
 /* Run the block forward: fills every slot but 0 (and the LN statistics, the FFN's hidden activations). */
-void block_forward(const block_run *r);
+void gf_block_forward(const block_run *r);
 /* Backward through the block. grad[s] are n_slots buffers of (N, d) floats, grad[last] holding d(loss)/d(out)
  * on entry; the function permutes them (no copies where a gradient can be handed on) and on return
  * grad[0] holds d(loss)/d(in). dff: (N, d_ff) scratch. */
-void block_backward(const block_run *r, float **grad, float *dff);
+void gf_block_backward(const block_run *r, float **grad, float *dff);
 
 #endif

@@ -372,7 +372,7 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
         if (k) gf_stack_in_proj(m, k, m->sres[k], stack_output(m, k - 1), N); /* the previous stack's output */
         mix_ctx mc;
         block_run r = layer_run(m, l, &mc);
-        block_forward(&r);
+        gf_block_forward(&r);
     }
     m->have_targets = b->targets != NULL;
     gf_head_call hc = head_call(m);
@@ -402,7 +402,7 @@ static void layer_backward(gf_model *m, int l) {
     float *G[BLOCK_MAX_SLOTS];
     G[n - 1] = m->gbuf[0];
     for (int k = 0; k < n - 1; k++) G[k] = m->gbuf[k + 1];
-    block_backward(&r, G, m->dff);
+    gf_block_backward(&r, G, m->dff);
     for (int k = 0; k < n; k++) m->gbuf[k] = G[k]; /* the same buffers, gbuf[0] now d(loss)/d(input) */
 }
 

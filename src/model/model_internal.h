@@ -2,7 +2,7 @@
 #ifndef GF_MODEL_INTERNAL_H
 #define GF_MODEL_INTERNAL_H
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "heads/head.h"
 #include "mixers/mixer.h"
 #include "model/block.h"

@@ -71,7 +71,7 @@ void gf_model_set_config(gf_model *m, const gf_config *cfg) {
     m->n_layers = gf_config_total_layers(cfg);
     for (int l = 0; l < m->n_layers; l++) {
         m->mixer[l] = gf_layer_mixer(cfg, l);
-        m->block[l] = block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l], cfg->layers[l].block);
+        m->block[l] = gf_block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l], cfg->layers[l].block);
     }
 }
 

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* ---- embedding: out[b,t,:] = wte[tok[b,t],:] + pos[t,:] -------------------------------------- */
 /* out (B,T,C), tok (B,T), wte (V,C), pos (>=T, C) learned or sinusoidal table, or NULL (pos none). */

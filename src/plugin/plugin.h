@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "plugin/registry.h"
 #include "plugin/schema.h"
 

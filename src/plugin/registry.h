@@ -4,7 +4,7 @@
 #ifndef GF_PLUGIN_REGISTRY_H
 #define GF_PLUGIN_REGISTRY_H
 
-#include "grassflow.h" /* GF_PLUGIN_MAX_ADDED */
+#include "grassflow_plugin.h" /* GF_PLUGIN_MAX_ADDED */
 
 typedef struct gf_registry {
     const void *const *builtin;

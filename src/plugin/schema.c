@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "base/number.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 const gf_cfg_key *gf_key_find(const gf_cfg_key *keys, int n, const char *name) {
     for (int i = 0; i < n; i++)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* A key table is sound: names set, each value (and an INTS count) inside its config_size-byte struct,
  * INTS at most 256 long, ENUMs with names, defaults that parse. `who` names the table's owner in errors. */

@@ -2,7 +2,7 @@
 #ifndef GF_SOURCES_SOURCE_H
 #define GF_SOURCES_SOURCE_H
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* The example order of an epoch: perm (n) becomes a Fisher-Yates shuffle of 0..n-1 keyed by
  * (seed, epoch). Any source that shuffles uses it, so that orders depend on (seed, epoch) alone. */

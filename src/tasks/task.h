@@ -3,7 +3,7 @@
 #ifndef GF_TASKS_TASK_H
 #define GF_TASKS_TASK_H
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 extern const gf_task_ops gf_task_lm, gf_task_snli;
 

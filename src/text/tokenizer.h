@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "text/vocab.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* The struct behind the public gf_tokenizer handle (include/grassflow.h declares its functions: loading,
  * building, JSON form, encode, decode, pieces, special ids). */

@@ -6,7 +6,7 @@
 #include "compute/parallel.h"
 #include "base/error.h"
 #include "base/mem.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 struct gf_adamw {
     gf_adamw_hparams hp;

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 typedef struct gf_run_dir {
     const char *dir;          /* OUT (borrowed) */

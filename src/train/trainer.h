@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 /* The recipe as JSON (stored in checkpoints and in the training state), and back: every number is
  * range-checked like the command line checks it. */

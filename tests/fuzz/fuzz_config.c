@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     char *s = malloc(size + 1);

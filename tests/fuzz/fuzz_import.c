@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "import/import.h"
 
 static const char *const FILES[] = {"config.json", "tokenizer_config.json", "vocab.txt", "model.safetensors"};

@@ -9,7 +9,7 @@
 
 #include "base/error.h"
 #include "base/mem.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 #include "io/file.h"
 #include "io/text.h"
 #include "text/unicode.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 enum { GF_NLI_ENTAILMENT = 0, GF_NLI_NEUTRAL = 1, GF_NLI_CONTRADICTION = 2, GF_NLI_CLASSES = 3 };
 

@@ -3,7 +3,7 @@
 #define GF_SOURCES_PAIR_SOURCE_H
 
 #include "tasks/snli/nli_reader.h"
-#include "grassflow.h"
+#include "grassflow_plugin.h"
 
 typedef struct gf_pair_source_stats {
     int64_t pairs;
