@@ -65,7 +65,8 @@ ifeq ($(SAN),1)
 endif
 
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c src/*/*/*.c)))
-CLI_SRC := $(sort $(wildcard src/cli/*.c))
+# the command: src/cli/, and `grassflow bench`'s measuring code, which lives with the other benchmarks
+CLI_SRC := $(sort $(wildcard src/cli/*.c)) bench/command.c
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -92,6 +93,9 @@ $(BUILD)/obj/src/compute/gemv.o: CFLAGS += -ffp-contract=fast
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) -c $< -o $@
+$(BUILD)/obj/bench/command.o: bench/command.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Isrc,$(CFLAGS)) -Isrc/cli -c $< -o $@
 
 $(BUILD)/libgrassflow.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^ # afresh: ar r keeps members of removed files (and matches members by base name)

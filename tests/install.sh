@@ -136,7 +136,7 @@ fi
 # and library (pkg-config; the Makefile's -std=c11 -D_GNU_SOURCE; cJSON, which the tool uses itself), then
 # run beside build/grassflow: the same output for the same commands, the same checkpoint bytes
 echo "install: the grassflow command against the installed library"
-mkdir -p "$tmp/cli" && cp src/cli/*.c src/cli/*.h "$tmp/cli/"
+mkdir -p "$tmp/cli" && cp src/cli/*.c src/cli/*.h bench/command.c "$tmp/cli/"
 IG="$tmp/cli/grassflow"
 if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o "$IG" ./*.c $libs $(pkg-config --libs libcjson) -lm) 2>"$tmp/err"; then
     pass "src/cli/ builds against the installed headers (grassflow.h, grassflow_plugin.h) and libgrassflow.so alone"
@@ -181,7 +181,7 @@ if (cd "$tmp/cli" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o 
     # an importer of a program's own (tests/importer_toy.c: gf_importer_register through the installed library):
     # features --ckpt reads its folder, and a folder it does not claim is refused with the importers listed
     IT="$tmp/cli-toy/grassflow-toy"
-    mkdir -p "$tmp/cli-toy" "$tmp/toyckpt" "$tmp/notoy" && cp src/cli/*.c src/cli/*.h tests/importer_toy.c "$tmp/cli-toy/" \
+    mkdir -p "$tmp/cli-toy" "$tmp/toyckpt" "$tmp/notoy" && cp src/cli/*.c src/cli/*.h bench/command.c tests/importer_toy.c "$tmp/cli-toy/" \
         && echo "grassmann-tiny 1234" >"$tmp/toyckpt/toy-model.txt"
     if (cd "$tmp/cli-toy" && cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $cflags -o "$IT" ./*.c $libs $(pkg-config --libs libcjson) -lm) 2>"$tmp/err" &&
         LD_LIBRARY_PATH="$P/lib" "$IT" features --ckpt "$tmp/toyckpt" --text hi --json >"$tmp/toy.json" 2>"$tmp/toy.err" &&

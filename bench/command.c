@@ -1,5 +1,7 @@
 /* grassflow bench: throughput of training, of the mixers alone, and of generation, with the machine's
- * measured sgemm peak beside the achieved matmul FLOP/s. */
+ * measured sgemm peak beside the achieved matmul FLOP/s. The command's code lives here, in bench/ with every
+ * other benchmark (bench/README.md), and is compiled into the command as src/cli/ is (on the installed
+ * headers and src/cli/cli.h alone). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
