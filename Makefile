@@ -220,7 +220,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/help.sh $(BUILD)
 	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/plot.sh $(BUILD)
-	bash tests/mixer_study.sh
+	bash tests/mixer_study.sh $(BUILD)
 	$(TEST_ENV) bash tests/precision_study.sh $(BUILD)
 	$(TEST_ENV) bash tests/honest.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/environment.sh $(BUILD))

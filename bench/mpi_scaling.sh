@@ -60,4 +60,4 @@ m = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%MZ"), "cpu": sys.
      "commands": ["bash bench/mpi_scaling.sh --steps %s --model %s" % (sys.argv[5], sys.argv[4])]}
 json.dump(m, open(sys.argv[6], "w"), indent=1)
 PYEOF
-/usr/bin/python3 scripts/distributed_model.py "$out/measured.json" docs/bench/results.jsonl docs/distributed.md
+GRASSFLOW=$GF /usr/bin/python3 scripts/distributed_model.py "$out/measured.json" docs/bench/results.jsonl docs/distributed.md

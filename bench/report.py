@@ -1,11 +1,17 @@
-"""Turn bench/run.sh's results.jsonl into docs/bench/README.md and SVG plots (no plotting library needed)."""
+"""Turn bench/run.sh's results.jsonl into docs/bench/README.md and its figures (drawn by grassflow plot --table:
+scripts/plot_table.py; $GRASSFLOW is the command, bench/run.sh passes the one it measured).
+    report.py RESULTS.jsonl OUT LIST [--readme FILE] [--plot-only]
+--plot-only draws the figures again from the results and writes nothing else (OUT/README.md is kept: a
+superseded run's note written by hand stays)."""
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from report_mixers import g_cross, mixer_sections, stream_sections, timing_section  # noqa: E402
 import report_readme  # noqa: E402
+from plot_table import plot  # noqa: E402
 
 
 def load(path):
@@ -14,31 +20,6 @@ def load(path):
     for r in rows:
         by.setdefault(r["case"], {})[r.get("impl", "")] = r
     return rows, by
-
-
-def svg_bars(title, groups, path):
-    """groups: list of (label, [(name, colour, value)])"""
-    W, H, L, T, Bm = max(720, 90 + 80 * len(groups)), 380, 70, 40, 80  # 80 px a group: room for its label
-    vmax = max(v for _, bars in groups for _, _, v in bars) * 1.15
-    gw = (W - L - 20) / max(1, len(groups))
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
-           '<rect width="100%" height="100%" fill="white"/>', '<text x="%d" y="22" font-size="14">%s</text>' % (L, title),
-           '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>' % (L, H - Bm, W - 20, H - Bm)]
-    for gi, (label, bars) in enumerate(groups):
-        bw = gw * 0.8 / len(bars)
-        for bi, (name, colour, v) in enumerate(bars):
-            x = L + gi * gw + gw * 0.1 + bi * bw
-            h = v / vmax * (H - T - Bm)
-            out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>' % (x, H - Bm - h, bw - 2, h, colour))
-            out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%.0f</text>' % (x + bw / 2, H - Bm - h - 3, v))
-        words, cx = label.split(), L + gi * gw + gw / 2  # a long label on two lines
-        cut = len(words) // 2 if len(label) > 12 and len(words) > 1 else len(words)
-        for li, part in enumerate(x for x in (" ".join(words[:cut]), " ".join(words[cut:])) if x):
-            out.append('<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>' % (cx, H - Bm + 16 + 13 * li, part))
-    out.append('<rect x="%d" y="%d" width="12" height="12" fill="#2b7bba"/><text x="%d" y="%d">grassflow</text>' % (L, H - 30, L + 16, H - 19))
-    out.append('<rect x="%d" y="%d" width="12" height="12" fill="#aaaaaa"/><text x="%d" y="%d">PyTorch 1.13</text>' % (L + 110, H - 30, L + 126, H - 19))
-    out.append("</svg>")
-    open(path, "w").write("\n".join(out))
 
 
 def human(n):
@@ -205,10 +186,12 @@ def training_section(by, out, lines):
         g = by[case]["grassflow"]
         lines.append("| %s | %.0f | %.0f | %.2fx | %.1f | %.1f | %.0f%% |" % (
             case[6:], r[0], r[1], r[0] / r[1], g["gflops"], g["sgemm_peak_gflops"], 100 * g["utilisation"]))
-        bars.append((case[6:].replace("grassmann", "G").replace("transformer", "T").replace("fp32-fast", "fast"),
-                     [("grassflow", "#2b7bba", r[0]), ("pytorch", "#aaaaaa", r[1])]))
+        group = case[6:].replace("grassmann", "G").replace("transformer", "T").replace("fp32-fast", "fast")
+        bars += [{"group": group, "series": "grassflow", "y": r[0], "colour": "#2b7bba"},
+                 {"group": group, "series": "PyTorch", "y": r[1], "colour": "#aaaaaa"}]
     if bars:
-        svg_bars("Training tokens/s, grassflow vs PyTorch (same machine, same run)", bars, out + "/train.svg")
+        plot(out + "/train.svg", bars, kind="bars", title="Training tokens/s, grassflow vs PyTorch (same machine, same run)",
+             ylabel="tokens/s")
         lines += ["", "![training throughput](train.svg)", ""]
 
 
@@ -315,6 +298,8 @@ def main():
               "They are judged here too, so that a twin slower than the issue's cannot flatter us.", "",
               "| case | grassflow tokens/s | anchor tokens/s | ratio | needed | |", "|---|---|---|---|---|---|"] + anchor_rows
     timing_section(by, lines)
+    if "--plot-only" in sys.argv:  # the figures above, drawn again; no text
+        return
     open(out + "/README.md", "w").write("\n".join(lines) + "\n")
     if "--readme" in sys.argv:  # bench/run.sh's full run: docs/performance.md's table from the same results
         path = sys.argv[sys.argv.index("--readme") + 1]

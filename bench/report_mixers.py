@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
 from escape import md_cell  # noqa: E402  (a reason from a log: no new cell, no HTML)
-from svgplot import svg_lines  # noqa: E402
+from plot_table import plot  # noqa: E402
 
 TRAIN_NEED = 2.0      # a new mixer's training tokens/s over its PyTorch twin's
 FLAT_NEED = 1.5       # linear math: time per token at FLAT_HI within this factor of FLAT_LO
@@ -125,11 +125,9 @@ def sweep_section(by, out, lines, target):
         if not g:
             continue
         lines += sweep_rows(label, g, p)
-        colour = PALETTE[k % len(PALETTE)]
-        for impl, pts, dash in (("grassflow", g, None), ("PyTorch", p, "6,4")):
-            xy = [(r["seq_len"], r["us_per_token"]) for r in pts if "us_per_token" in r]
-            if xy:
-                series.append(("%s (%s)" % (label, impl), colour, xy, dash) if dash else ("%s (%s)" % (label, impl), colour, xy))
+        for impl, pts, dash in (("grassflow", g, None), ("PyTorch", p, "6,4")):  # a mixer's two lines in its colour
+            series += [{"series": "%s (%s)" % (label, impl), "x": r["seq_len"], "y": r["us_per_token"], "dash": dash,
+                        "colour": PALETTE[k % len(PALETTE)]} for r in pts if "us_per_token" in r]
         fr = flat_ratio(g)
         if "linear" in flags(e) and fr:
             flat_rows.append("| %s | %.2fx (L %d over %d) | %s |" % (label, fr[0], fr[2], fr[1], verdict(fr[0] <= FLAT_NEED)))
@@ -137,8 +135,8 @@ def sweep_section(by, out, lines, target):
         elif fr:
             flat_rows.append("| %s | %.2fx (L %d over %d) | (not linear: no target) |" % (label, fr[0], fr[2], fr[1]))
     if series:
-        svg_lines("Mixer forward+backward time per token vs L (solid grassflow, dashed PyTorch)", series,
-                  "sequence length", "microseconds per token", out + "/mixer.svg", logx=True, logy=True)
+        plot(out + "/mixer.svg", series, title="Mixer forward+backward time per token vs L (solid grassflow, dashed PyTorch)",
+             xlabel="sequence length", ylabel="microseconds per token", logx=True, logy=True)
         lines += ["", "![time per token vs L, every mixer](mixer.svg)", ""]
     if flat_rows:
         lines += ["Flat in L (target for `linear` mixers: <= %gx):" % FLAT_NEED, "",
@@ -200,8 +198,8 @@ def stream_section_rows(by, lines):
             rows.append("| %s | %d | %.1f | %.0f | %s | %.1f MB |" % (label, x["position"], x["tokens_per_s"],
                         x["us_per_token"], human(x["state_bytes"]), x["rss_bytes"] / 1e6))
         colour = PALETTE[k % len(PALETTE)]
-        series_state.append((label, colour, [(x["position"], max(x["state_bytes"], 1)) for x in pts]))
-        series_speed.append((label, colour, [(x["position"], x["us_per_token"]) for x in pts]))
+        series_state += [{"series": label, "x": x["position"], "y": max(x["state_bytes"], 1), "colour": colour} for x in pts]
+        series_speed += [{"series": label, "x": x["position"], "y": x["us_per_token"], "colour": colour} for x in pts]
         states = {x["state_bytes"] for x in pts}
         span = "%d to %d" % (pts[0]["position"], pts[-1]["position"])
         if "linear" in flags(e):
@@ -222,10 +220,10 @@ def stream_sections(by, out, lines):
               "| mixer | position | tokens/s | us/token | context state | process RSS |", "|---|---|---|---|---|---|"]
     lines += rows
     if series_state:
-        svg_lines("Streaming state vs position", series_state, "position", "state bytes", out + "/stream-state.svg",
-                  logx=True, logy=True)
-        svg_lines("Streaming time per token vs position", series_speed, "position", "microseconds per token",
-                  out + "/stream-speed.svg", logx=True, logy=True)
+        plot(out + "/stream-state.svg", series_state, title="Streaming state vs position", xlabel="position",
+             ylabel="state bytes", logx=True, logy=True)
+        plot(out + "/stream-speed.svg", series_speed, title="Streaming time per token vs position", xlabel="position",
+             ylabel="microseconds per token", logx=True, logy=True)
         lines += ["", "![stream state vs position](stream-state.svg)", "", "![stream time per token](stream-speed.svg)"]
     lines += ["", "State target (`linear` causal mixers: the same bytes at every position):", "",
               "| mixer | needed | state | |", "|---|---|---|---|"] + marks + [""]

@@ -293,6 +293,6 @@ record "timing total" "" "{\"phase\": \"total\", \"planned_s\": $PLAN_TOTAL, \"a
 
 readme=()
 [ $full = 1 ] && [ "$out" -ef docs/bench ] && readme=(--readme docs/performance.md) # docs/performance.md's table: full runs only
-$PY bench/report.py "$res" "$out" "$list" ${readme[@]+"${readme[@]}"}
+GRASSFLOW=$GF $PY bench/report.py "$res" "$out" "$list" ${readme[@]+"${readme[@]}"} # its figures: grassflow plot --table
 echo "== wrote $out/README.md in $((SECONDS - T_START)) s (planned $PLAN_TOTAL s)" >&2
 if [ $smoke = 1 ]; then cat "$out/README.md"; fi

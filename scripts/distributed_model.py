@@ -1,6 +1,7 @@
 """The communication model of data-parallel training (docs/distributed.md), from bench/mpi_scaling.sh's measurements:
     distributed_model.py MEASURED.json BENCH_RESULTS.jsonl docs/distributed.md
-writes the text between the page's <!-- distributed-model --> markers and docs/distributed/scaling.svg.
+writes the text between the page's <!-- distributed-model --> markers and docs/distributed/scaling.svg (drawn by
+grassflow plot --table: scripts/plot_table.py; $GRASSFLOW, else build/grassflow).
 
 Model. Every step, each rank sums the gradient (4 P bytes for P parameters) with the others by a ring allreduce,
 which sends and receives 2 (N - 1) / N x 4 P bytes per rank and takes 2 (N - 1) steps of one message latency:
@@ -16,7 +17,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svgplot import svg_lines  # noqa: E402
+from plot_table import plot  # noqa: E402
 
 ALPHA = 30e-6  # s, one message on a TCP/Ethernet link (an assumption; InfiniBand is nearer 2 us)
 LINKS = [("10 Gb/s", 10e9 / 8, "#d62728"), ("25 Gb/s", 25e9 / 8, "#ff7f0e"), ("100 Gb/s", 100e9 / 8, "#2b7bba")]
@@ -65,7 +66,7 @@ def main(measured, bench, page):
             eff = [tc / (tc + t_comm(P[preset], N, W)) for N in NODES]
             rows.append("| %s | %s | %.2f s | %s |" % (preset, name, tc, " | ".join("%.0f%%" % (100 * e) for e in eff)))
             if preset == "grassmann-6L":
-                series.append(("%s, %s" % (preset, name), colour, list(zip(NODES, eff))))
+                series += [{"series": "%s, %s" % (preset, name), "x": N, "y": e, "colour": colour} for N, e in zip(NODES, eff)]
     if rows:
         lines += ["", "**Predicted scaling efficiency** (weak scaling: B = 32 a node, each node a 2-core machine like "
                   "this one computing its step in t_c, the time `make bench` measured at B = 32; no overlap of the "
@@ -83,10 +84,11 @@ def main(measured, bench, page):
                   "predicts %.2fx: half the one-rank step (%.2f s) on each rank, plus the allreduce measured "
                   "above (%.0f ms)." % (t["model"], t["batch"], t["seq_len"], t["steps"], t1, t2, t2 / t1, pred,
                                         step1, 1e3 * ar)]
-        series.append(("measured here (2 ranks, 1 core each)", "#000000", [(2, (t2 / t1) / 2)], "2,2"))
+        series.append({"series": "measured here (2 ranks, 1 core each)", "x": 2, "y": (t2 / t1) / 2, "colour": "#000000"})
     if series:
-        svg_lines("Data-parallel scaling efficiency, grassmann-6L (model)", series, "nodes", "efficiency",
-                  os.path.join(os.path.dirname(page), "distributed", "scaling.svg"), logx=True, y_range=(0.85, 1.0))
+        plot(os.path.join(os.path.dirname(page), "distributed", "scaling.svg"), series,
+             title="Data-parallel scaling efficiency, grassmann-6L (model)", xlabel="nodes", ylabel="efficiency",
+             logx=True, ymin=0.85, ymax=1.0)
         lines += ["", "![scaling efficiency](distributed/scaling.svg)"]
     lines += ["", "```sh"] + m.get("commands", []) + ["```"]
     src = open(page).read()

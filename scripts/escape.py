@@ -1,6 +1,7 @@
-"""Escaping for the scripts that write docs (Markdown tables, SVG), which run without the library: md_cell is
-gf_escape_md and xml_text is gf_escape_xml of src/io/escape.c, the same rules to the byte (tests/precision_study.sh
-holds them to the library's on random strings). A str may hold bytes that are not UTF-8 as surrogate escapes
+"""Escaping for the scripts that write docs (Markdown tables) and the tables their figures are drawn from (TSV,
+for `grassflow plot --table`), which run without the library: md_cell is gf_escape_md and tsv_cell is gf_escape_tsv
+of src/io/escape.c, the same rules to the byte (tests/precision_study.sh holds them to the library's on random
+strings; grassflow plot reads tsv_cell's escapes back). A str may hold bytes that are not UTF-8 as surrogate escapes
 (os.fsdecode's, errors="surrogateescape"); bytes are read as UTF-8."""
 
 REPLACEMENT = "\ufffd"
@@ -36,14 +37,17 @@ def md_cell(s):
     return "".join(out)
 
 
-def xml_text(s):
-    """XML text or an attribute value: & < > " ' as entities, tab, LF, CR as character references, the
-    characters XML 1.0 forbids (other C0 controls, U+FFFE, U+FFFF) and bytes that are not UTF-8 as U+FFFD."""
-    ent = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "\t": "&#9;", "\n": "&#10;", "\r": "&#13;"}
+def tsv_cell(s):
+    """A TSV cell: \\ as \\\\, tab, LF, CR as \\t \\n \\r, other C0 controls, DEL and bytes that are not UTF-8 as
+    \\xNN."""
     out = []
-    for c, _ in _chars(s):
-        if c is None or (c not in ent and (ord(c) < 0x20 or c in "\ufffe\uffff")):
-            out.append(REPLACEMENT)
+    for c, byte in _chars(s):
+        if c is None:
+            out.append("\\x%02x" % byte)
+        elif c in "\\\t\n\r":
+            out.append({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}[c])
+        elif ord(c) < 0x20 or c == "\x7f":
+            out.append("\\x%02x" % ord(c))
         else:
-            out.append(ent.get(c, c))
+            out.append(c)
     return "".join(out)

@@ -4,7 +4,8 @@
    status OUT          what is done and what is left, part by part
    docs OUT FILE [README]  the tables and plots of every part into FILE (its hand-written section kept), and
                        a summary table into README (scripts/mixer_study.sh: docs/paper.md) between its <!-- mixers:begin/end --> markers
-The variants and sizes come from mixer_study.sh through the environment (A_VARIANTS, C_VARIANTS, C_LENS, ...)."""
+The variants and sizes come from mixer_study.sh through the environment (A_VARIANTS, C_VARIANTS, C_LENS, ...); the
+plots are drawn by grassflow plot --table (scripts/plot_table.py: $GRASSFLOW, else build/grassflow)."""
 import json
 import math
 import os
@@ -14,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from escape import md_cell  # noqa: E402
-from svgplot import svg_pareto  # noqa: E402
+from plot_table import plot  # noqa: E402
 
 HAND_BEGIN = "<!-- what-wins: written by hand after the full run; scripts/mixer_study.sh docs keeps it -->"
 HAND_END = "<!-- /what-wins -->"
@@ -292,17 +293,14 @@ def crossing(r):
 def pareto_svgs(pts, where):
     """pareto-train.svg and pareto-stream.svg in `where`; their file names."""
     made = []
-    for key, fname, what, xlabel in (("train_us", "pareto-train.svg", "training", "training µs per token (log)"),
-                                     ("stream_us", "pareto-stream.svg", "streaming", "streaming µs per token at L (log)")):
-        series = {}
-        for (mixer, L), p in sorted(pts.items()):
-            if key in p:
-                series.setdefault(mixer, []).append((p[key], p["val_bpc"], "L=%d" % L))
-        if not series:
+    for key, fname, what, xlabel in (("train_us", "pareto-train.svg", "training", "training µs per token"),
+                                     ("stream_us", "pareto-stream.svg", "streaming", "streaming µs per token at L")):
+        rows = [{"series": mixer, "x": p[key], "y": p["val_bpc"], "label": "L=%d" % L,
+                 "colour": COLOURS.get(mixer, "#444444")} for (mixer, L), p in sorted(pts.items()) if key in p]
+        if not rows:
             continue
-        svg_pareto("Tiny Shakespeare: validation bits/char against %s cost" % what, [
-            (m, COLOURS.get(m, "#444444"), s) for m, s in series.items()], xlabel, "validation bits per character",
-            os.path.join(where, fname))
+        plot(os.path.join(where, fname), rows, kind="points", title="Tiny Shakespeare: validation bits/char against %s cost"
+             % what, xlabel=xlabel, ylabel="validation bits per character", logx=True, front=True)
         made.append(fname)
     return made
 

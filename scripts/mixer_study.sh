@@ -297,8 +297,8 @@ for p in "${parts[@]}"; do
     d) part_d ;;
     plan) plan ;;
     status) $PY scripts/mixer_study.py status "$out" ;;
-    docs) if [ "$quick" = 1 ]; then $PY scripts/mixer_study.py docs "$out" "$out/mixers.md"
-          else $PY scripts/mixer_study.py docs "$out" docs/mixers.md docs/paper.md; fi ;;
+    docs) if [ "$quick" = 1 ]; then GRASSFLOW=$GF $PY scripts/mixer_study.py docs "$out" "$out/mixers.md"
+          else GRASSFLOW=$GF $PY scripts/mixer_study.py docs "$out" docs/mixers.md docs/paper.md; fi ;;
     esac
 done
 [ "$failed" = 0 ] || { echo "mixer_study: $failed job(s) failed (above); rerun to retry them" >&2; exit 1; }

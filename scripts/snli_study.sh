@@ -4,7 +4,7 @@
 # accuracy after each epoch, mean over the seeds) and prints a markdown table (mean and sample standard
 # deviation of the best checkpoint's dev and test accuracy over the seeds).
 #   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N | --steps N] [--backbone B]... [--lm-epochs N |
-#                              --lm-steps N] [--heads H1,H2,...] [--out DIR] [--plot FILE]
+#                              --lm-steps N] [--heads H1,H2,...] [--out DIR] [--plot FILE] [--plot-only]
 # A head H (default grassmann,transformer; also window, performer) is configs/snli/none-H.json with no
 # backbone and configs/snli/head-H.json on one; a head whose mixer this grassflow lacks is skipped, saying so.
 # --steps and --lm-steps give optimizer steps instead of epochs (short checks).
@@ -18,12 +18,15 @@
 #                 frozen.
 # A run that was stopped resumes (a pretraining too); a finished one is not run again. SIGINT or SIGTERM
 # (Ctrl-C stops the run in progress, which saves its state) ends the study once that run has ended.
+# --plot-only: no training; the table and the plot again from OUT/results.tsv and the runs' metrics.
+# The plot is drawn by $GF plot --table (scripts/plot_table.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # OpenBLAS's core type: the one set if this CPU runs it, else its fastest (never one it would die on with SIGILL)
 eval "$(bash tests/coretype.sh --export)"
 GF=${GF:-build/grassflow}
 seeds=1,2,3 length=(--epochs 5) lm_length=(--epochs 3) out=runs/snli-study plot="" backbones=() heads=grassmann,transformer
+plot_only=0
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds) seeds=$2; shift 2 ;;
@@ -33,10 +36,12 @@ while [ $# -gt 0 ]; do
     --backbone) backbones+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
+    --plot-only) plot_only=1; shift ;;
     *) echo "snli_study: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 [ ${#backbones[@]} -gt 0 ] || backbones=(none)
+[ $plot_only = 0 ] || backbones=() # the runs' loop below runs nothing
 plot=${plot:-$out/dev-accuracy.svg}
 stop=""
 trap 'stop=1' INT TERM
@@ -69,7 +74,7 @@ pretrain() {
     echo "$dir/best.safetensors"
 }
 
-for spec in "${backbones[@]}"; do
+for spec in ${backbones[@]+"${backbones[@]}"}; do
     bb=$spec
     if [[ $spec == wt2:* ]]; then bb=$(pretrain "${spec#wt2:}") || { [ -z "$stop" ] || stopped; exit 1; }; fi
     [ -z "$stop" ] || stopped
@@ -108,10 +113,10 @@ done
 for done in "$out"/backbones/*/done; do
     if [ -f "$done" ]; then echo "backbone $(basename "$(dirname "$done")"): $(cat "$done")"; fi
 done
-/usr/bin/python3 - "$res" "$out" "$plot" <<'PYEOF'
+GRASSFLOW=$GF /usr/bin/python3 - "$res" "$out" "$plot" <<'PYEOF'
 import csv, json, math, os, statistics as st, sys
 sys.path.insert(0, "scripts")
-from svgplot import svg_lines
+from plot_table import plot as plot_table
 res, out, plot = sys.argv[1:4]
 rows = list(csv.DictReader(open(res), delimiter="\t"))
 groups = list(dict.fromkeys((r["backbone"], r["head"]) for r in rows))
@@ -138,11 +143,10 @@ for b, h in groups:
     steps = sorted(set.intersection(*(set(c) for c in curves))) if curves else []
     pts = [(i + 1, st.mean(c[s] for c in curves)) for i, s in enumerate(steps)]
     epochs = max(epochs, len(pts))
-    if pts:
-        series.append(("%s, %s head" % (b, h), colours[h][backbones.index(b) % 3], pts))
-series.append(("majority class", "#999999", [(1, 3329 / 9842), (epochs, 3329 / 9842)], "6,4"))
-top = max(0.7, math.ceil(max(y for s in series for _, y in s[2]) * 10 + 0.5) / 10)
-svg_lines("SNLI dev accuracy, 1%% train sample (mean of %s seeds)" % len({r["seed"] for r in rows}), series,
-          "epoch", "dev accuracy", plot, logx=False, y_range=(0.3, top))
+    series += [{"series": "%s, %s head" % (b, h), "x": x, "y": y, "colour": colours[h][backbones.index(b) % 3]} for x, y in pts]
+series += [{"series": "majority class", "x": x, "y": 3329 / 9842, "colour": "#999999", "dash": "6,4"} for x in (1, epochs)]
+top = max(0.7, math.ceil(max(r["y"] for r in series) * 10 + 0.5) / 10)
+plot_table(plot, series, title="SNLI dev accuracy, 1%% train sample (mean of %s seeds)" % len({r["seed"] for r in rows}),
+           xlabel="epoch", ylabel="dev accuracy", ymin=0.3, ymax=top)
 print("\nplot: %s" % plot)
 PYEOF

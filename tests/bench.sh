@@ -125,7 +125,7 @@ cat >"$tmp/lowp.jsonl" <<'RES'
 RES
 printf 'top\n<!-- bench:begin -->\nold figures\n<!-- bench:end -->\nbottom\n' >"$tmp/readme.md"
 mkdir -p "$tmp/lowp"
-$PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/readme.md" || fail "report.py --readme"
+GRASSFLOW=$GF $PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/readme.md" || fail "report.py --readme"
 grep -q "^| word grassmann B=32 | 1100 | 1800 | 1.64x | 1000 | 900 | 2.00x |" "$tmp/lowp/README.md" \
     || fail "report: the bf16 row is the median of the alternated rounds (1800 / 1100)"
 grep -q "^bf16 training, word grassmann B=32: vs grassflow fp32 | >= 1.6x | 1.64x | met |" <(sed 's/^| //' "$tmp/lowp/README.md") \
@@ -137,7 +137,7 @@ grep -q "^Its run of 2026-01-01 00:00 UTC (Test CPU, 2 cores; .*sgemm peak 200 G
 grep -q "^| bf16, words, B=32: .* | 1,800 / - | 900 / - | 2.00x / - |" "$tmp/readme.md" || fail "report --readme: the bf16 row"
 grep -q "^| \`grassmann-6L\`, words, B=8 / 32 | - / 2,000 | - / 1,000 | - / 2.00x |" "$tmp/readme.md" || fail "report --readme: a training row"
 printf 'no markers\n' >"$tmp/plain.md"
-$PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/plain.md" 2>"$tmp/err"
+GRASSFLOW=$GF $PY bench/report.py "$tmp/lowp.jsonl" "$tmp/lowp" "$tmp/list.conf" --readme "$tmp/plain.md" 2>"$tmp/err"
 grep -qx "no markers" "$tmp/plain.md" && grep -q "has no <!-- bench:begin --> ... <!-- bench:end --> markers" "$tmp/err" \
     || fail "report --readme: a file without markers is left alone, with a message"
 echo "bench: all passed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Curves: what metrics.jsonl logs (a type, the epoch, the counted targets seen, the run's time, carried across
 # a resume) and grassflow plot (an SVG that is XML, one polyline per curve, the runs named in the legend; the
-# x axes; older files; a classifier's accuracy; the refusals). Tiny runs: a few seconds.
+# x axes; older files; a classifier's accuracy; the refusals). Tiny runs: a few seconds. Then plot --table: a
+# table of each kind drawn, every bad table and option refused with its message, 60 random tables.
 set -uo pipefail
 BUILD=${1:-build}
 GF="$BUILD/grassflow"
@@ -243,5 +244,148 @@ if mknod "$tmp/full.svg" c 1 7 2>/dev/null; then
 else
     echo "  skip  --out a character device: mknod needs root"
 fi
+
+echo "plot --table: a table of series as lines, labelled points or bars (the studies' and the benchmark's figures)"
+T=$tmp/tables && mkdir -p "$T"
+tsv() { printf "$2" >"$T/$1"; } # tsv NAME TEXT (printf: \t and \n)
+figure() { # figure SVG PYTHON: the SVG parsed (d), el(tag, class), texts(class) and legend; PYTHON's asserts hold
+    $PY - "$1" "$2" <<'PYEOF'
+import sys, xml.dom.minidom
+d = xml.dom.minidom.parse(sys.argv[1])
+el = lambda tag, cls=None: [e for e in d.getElementsByTagName(tag) if cls is None or e.getAttribute("class") == cls]
+texts = lambda cls=None: [t.firstChild.data for t in el("text", cls) if t.firstChild]
+legend = [g.getElementsByTagName("text")[0].firstChild.data for g in el("g", "legend")]
+pts = lambda line: [tuple(map(float, p.split(","))) for p in line.getAttribute("points").split()]
+exec(sys.argv[2])
+PYEOF
+}
+tsv lines.tsv 'series\tx\ty\tdash\tcolour\nfast\t4096\t1.1\t\t#d9534f\nfast\t256\t1.0\t\t#d9534f\nfast\t1024\t1.02\t\t\nslow\t256\t2.5\t6,4\t#2b7bba\nslow\t1024\t6\t6,4\t#2b7bba\nslow\t4096\t25\t\t#2b7bba\n\n'
+want=; expect 0 "lines on log axes, with a title and axis labels" "$GF" plot --table "$T/lines.tsv" --out "$T/lines.svg" --logx --logy \
+    --title "time per token" --xlabel "sequence length" --ylabel "µs per token"
+figure "$T/lines.svg" '
+s = {l.getAttribute("data-series"): l for l in el("polyline", "series")}
+assert sorted(s) == ["fast", "slow"] and legend == ["fast", "slow"], (s, legend)
+assert [x for x, _ in pts(s["fast"])] == sorted(x for x, _ in pts(s["fast"])), "drawn in order of x, whatever the rows order"
+assert s["slow"].getAttribute("stroke-dasharray") == "6,4" and not s["fast"].getAttribute("stroke-dasharray")
+assert s["fast"].getAttribute("stroke") == "#d9534f" and len(el("circle", "point")) == 6
+t = texts()
+assert t[0] == "time per token" and "sequence length (log scale)" in t and "µs per token (log scale)" in t, t
+' 2>"$tmp/py.err" && pass "... XML: a polyline per series in order of x, its dash and colour (one row saying so is enough), a dot per point, the legend, the labels" \
+    || fail "lines: $(tail -1 "$tmp/py.err")"
+tsv points.tsv 'series\tx\ty\tlabel\na\t20\t2.1\tL=256\na\t22\t1.9\tL=1024\na\t25\t1.6\tL=4096\nb\t10\t2.0\tL=256\nb\t40\t1.95\tL=1024\nb\t160\t1.8\tL=4096\n'
+want=; expect 0 "labelled points on a log x axis, with their Pareto front" "$GF" plot --table "$T/points.tsv" --kind points --logx --front --out "$T/points.svg"
+figure "$T/points.svg" '
+assert len(el("circle", "point")) == 6 and sorted(texts("label")) == sorted(["L=256", "L=1024", "L=4096"] * 2), texts("label")
+f = el("polyline", "front")
+assert len(f) == 1 and len(pts(f[0])) == 3, "the front: b L=256 (10, 2.0), a L=1024 (22, 1.9), a L=4096 (25, 1.6)"
+assert len(el("polyline", "join")) == 2 and legend == ["a", "b", "Pareto front"], legend
+' 2>"$tmp/py.err" && pass "... a dot and its label per point, each series joined, the front (3 of the 6 points), in the legend" \
+    || fail "points: $(tail -1 "$tmp/py.err")"
+$PY -c "
+print('group\tseries\ty')
+for g in range(12): print(f'case {g} with a long name\tgrassflow\t{1000 + 100 * g}\ncase {g} with a long name\tPyTorch\t{900 + g}')" >"$T/bars.tsv"
+want=; expect 0 "bars in 12 groups" "$GF" plot --table "$T/bars.tsv" --kind bars --ylabel tokens/s --out "$T/bars.svg"
+figure "$T/bars.svg" '
+b = el("rect", "bar")
+assert len(b) == 24 and {r.getAttribute("data-series") for r in b} == {"grassflow", "PyTorch"}, len(b)
+assert float(d.documentElement.getAttribute("width")) == 78 + 24 + 80 * 12, "80 pixels a group"
+assert "2100" in texts("value") and texts("group")[:2] == ["case 0 with", "a long name"], texts("group")[:3]
+base = {round(float(r.getAttribute("y")) + float(r.getAttribute("height")), 1) for r in b}
+assert len(base) == 1, ("every bar stands on 0", base)
+' 2>"$tmp/py.err" && pass "... a bar per series and group on 0, its value on it, long group names on two lines, wider for many groups" \
+    || fail "bars: $(tail -1 "$tmp/py.err")"
+$PY -c '
+import sys; sys.path.insert(0, "scripts")
+from escape import tsv_cell
+name = "r\udcff\x01<&\"\tz\\\\x41"
+print("x\ty\tseries\n1\t2\t%s\n2\t3\t%s" % (tsv_cell(name), tsv_cell(name)))' >"$T/odd.tsv"
+want=; expect 0 "a series named with a tab, markup, a control and a byte that is not UTF-8 (escaped as gf_escape_tsv does)" \
+    "$GF" plot --table "$T/odd.tsv" --out "$T/odd.svg"
+figure "$T/odd.svg" 'assert legend == ["r\ufffd\ufffd<&\"\tz\\\\x41"], legend' 2>"$tmp/py.err" \
+    && pass "... read back and escaped for XML: the legend names it, U+FFFD for the byte and the control" || fail "odd series: $(tail -1 "$tmp/py.err")"
+tsv plain.tsv 'x\ty\n1\t5\n2\t7\n3\t6\n'
+want=; expect 0 "no series column, --ymin and --ymax" "$GF" plot --table "$T/plain.tsv" --out "$T/plain.svg" --ymin 0 --ymax 10
+figure "$T/plain.svg" '
+assert legend == [] and len(el("polyline", "series")) == 1
+y = [float(t) for t in (e.firstChild.data for e in el("text") if e.getAttribute("text-anchor") == "end")]
+assert min(y) == 0 and max(y) == 10, y
+' 2>"$tmp/py.err" && pass "... one series, no legend; the y axis from 0 to 10" || fail "plain table: $(tail -1 "$tmp/py.err")"
+
+echo "plot --table: bad tables (an error naming the file, the line and the column; exit 1, no SVG)"
+bad_table() { # bad_table WHAT WANT TEXT [OPTIONS...]: TEXT as a table is refused with WANT
+    local what=$1; want=$2; tsv bad.tsv "$3"; shift 3
+    rm -f "$T/bad.svg"
+    expect 1 "$what" "$GF" plot --table "$T/bad.tsv" --out "$T/bad.svg" "$@"
+    [ ! -e "$T/bad.svg" ] || fail "$what: an SVG was written"
+}
+want="plot: --table: cannot open $T/none.tsv: No such file"; expect 1 "a table that is not there" "$GF" plot --table "$T/none.tsv" --out "$T/x.svg"
+want="plot: --table: $T is a directory"; expect 1 "a folder" "$GF" plot --table "$T" --out "$T/x.svg"
+bad_table "an empty file" "bad.tsv, line 1: empty: the first line is the header" ''
+bad_table "a header alone" "bad.tsv has no rows under its header: nothing to draw" 'x\ty\n\n'
+bad_table "a column that is not one" "bad.tsv, line 1: header cell 2, 'why', is not a column of a table \(series, x, y" 'x\twhy\n1\t2\n'
+bad_table "a column twice" "bad.tsv, line 1: the header names column y twice \(cells 2 and 3\)" 'x\ty\ty\n1\t2\t3\n'
+bad_table "no x for lines" "bad.tsv, line 1: the header has no column x: a figure of lines needs x and y" 'series\ty\na\t1\n'
+bad_table "x for bars" "bad.tsv, line 1: column x is not one a figure of bars draws" 'group\tx\ty\ng\t1\t2\n' --kind bars
+bad_table "a cell that is not a number" "bad.tsv, line 3, column y: '2,5' is not a number" 'x\ty\n1\t2\n2\t2,5\n'
+bad_table "an empty number" "bad.tsv, line 2, column x: '' is not a number" 'x\ty\n\t2\n'
+bad_table "an infinite one" "bad.tsv, line 2, column y: 'inf' is not a finite number" 'x\ty\n1\tinf\n'
+bad_table "0 on a log x axis" "bad.tsv, line 3, column x: 0 is not above 0, and --logx draws x on a log scale" 'x\ty\n1\t2\n0\t2\n' --logx
+bad_table "a negative y on a log y axis" "bad.tsv, line 2, column y: -1 is not above 0, and --logy draws y on a log scale" 'x\ty\n1\t-1\n' --logy
+bad_table "a row short of a cell" "bad.tsv, line 3: 1 cell; the header has 2 columns" 'x\ty\n1\t2\n3\n'
+bad_table "a colour that is not one" "bad.tsv, line 2, column colour: 'red' is not a colour \(#rgb or #rrggbb\)" 'x\ty\tcolour\n1\t2\tred\n'
+bad_table "two dashes for one series" "bad.tsv, line 3, column dash: '2,2', but series 'a' has dash 6,4 since line 2" 'series\tx\ty\tdash\na\t1\t2\t6,4\na\t2\t3\t2,2\n'
+bad_table "a bar twice" "bad.tsv, line 3, column group: series 's' has a bar in group 'g' already \(line 2\)" 'group\tseries\ty\ng\ts\t1\ng\ts\t2\n' --kind bars
+bad_table "a NUL byte" "bad.tsv holds a NUL byte \(at byte 7\): not a table of text" 'x\ty\n1\t2\0\n'
+$PY -c "print('series\tx\ty'); [print(f's{i}\t1\t2') for i in range(25)]" >"$T/many.tsv"
+want="many.tsv, line 26, column series: 's24' would be series 25; one plot holds 24"; expect 1 "25 series" "$GF" plot --table "$T/many.tsv" --out "$T/x.svg"
+$PY - "$T" "$GF" <<'PYEOF' 2>"$tmp/py.err" && pass "60 tables of random cells: each drawn or refused with a message (exit 0, 1 or 2), none a crash" || fail "random tables: $(tail -3 "$tmp/py.err")"
+import collections, os, random, subprocess, sys
+r = random.Random(3)
+# each column's cells, mostly of its kind; now and then any cell, a header that is not one, a cell too many
+odd = ["", "nan", "-inf", "1e-320", "3e308", "\\x41", "\\", "\xff", "a b", "#abc", "6,4", "0", "-2"]
+good = {"x": ["1", "2.5", "1e6", "0.001", "-3", "0"], "y": ["1", "2.5", "1e-9", "7e12", "-1", "0"], "series": ["a", "b", "c", ""],
+        "group": ["g1", "g 2 with a long name", "g3"], "label": ["L=1", "", "<&>"], "colour": ["#abc", "#123456", ""], "dash": ["6,4", "2", ""]}
+got = collections.Counter()
+for i in range(60):
+    kind, opts = r.choice([("lines", []), ("points", ["--front"]), ("bars", []), ("lines", ["--logx", "--logy"]), ("points", ["--ymin", "1"])])
+    cols = (["group", "y"] if kind == "bars" else ["x", "y"]) + r.sample(["series", "label", "colour"] + ["dash"] * (kind != "bars"), r.randrange(4))
+    r.shuffle(cols)
+    if r.random() < 0.1:
+        cols = [r.choice(odd + list(good)) for _ in range(3)]
+    cell = lambda c: r.choice(odd) if r.random() < 0.03 or c not in good else r.choice(good[c])
+    rows = ["\t".join(cell(c) for c in cols + ["x"] * (r.random() < 0.03)) for _ in range(r.randrange(12))]
+    path = os.path.join(sys.argv[1], "r%d.tsv" % i)
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write("\n".join(["\t".join(cols)] + rows))
+    p = subprocess.run([sys.argv[2], "plot", "--table", path, "--out", path + ".svg", "--force", "--kind", kind] + opts,
+                       capture_output=True, env=dict(os.environ, GRASSFLOW_NO_REEXEC="1"))
+    assert p.returncode in (0, 1, 2) and (p.returncode == 0 or b"grassflow" in p.stderr), (path, opts, p.returncode, p.stderr[-300:])
+    got[p.returncode] += 1
+assert got[0] >= 10 and got[1] >= 10, got  # drawn and refused, both
+PYEOF
+
+echo "plot --table: options that do not go together (exit 2)"
+want="--kind: 'pie' is not one of lines, points, bars"; expect 2 "--kind pie" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --kind pie
+want="--kind bars takes no --logy"; expect 2 "bars on a log axis" "$GF" plot --table "$T/bars.tsv" --out "$T/x.svg" --kind bars --logy
+want="--x is an option of run folders, not of --table"; expect 2 "--x with --table" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --x tokens
+want="--logx is an option of --table FILE"; expect 2 "--logx with run folders" "$GF" plot "$tmp/a" --logx --out "$T/x.svg"
+want="--table needs --out FILE.svg"; expect 2 "--table without --out" "$GF" plot --table "$T/plain.tsv"
+want="--table draws one table, without run folders \('$tmp/a'\)"; expect 2 "--table and a run folder" "$GF" plot --table "$T/plain.tsv" "$tmp/a" --out "$T/x.svg"
+want="--ymin 3 is not below --ymax 1"; expect 2 "--ymin above --ymax" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --ymin 3 --ymax 1
+want="--ymin and --ymax must be above 0 with --logy"; expect 2 "--ymin 0 with --logy" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --ymin 0 --logy
+want="--ymin/--ymax: the y axis would run from 50 to"; expect 2 "--ymin above every y" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --ymin 50
+want="--ymin expects a number"; expect 2 "--ymin low" "$GF" plot --table "$T/plain.tsv" --out "$T/x.svg" --ymin low
+
+echo "plot --table: --out never replaces the table; another file that is not an SVG only with --force"
+sum_t=$(cksum <"$T/plain.tsv")
+want="--out $T/plain.tsv is an input, which this command reads"; expect 1 "--out the table itself, with --force" "$GF" plot --table "$T/plain.tsv" --out "$T/plain.tsv" --force
+[ "$(cksum <"$T/plain.tsv")" = "$sum_t" ] && pass "... the table unchanged" || fail "the table was replaced"
+cp "$T/plain.tsv" "$T/notes.txt"
+want="--out $T/notes.txt exists and is not replaced"; expect 1 "--out a file that is not an SVG" "$GF" plot --table "$T/plain.tsv" --out "$T/notes.txt"
+[ "$(cksum <"$T/notes.txt")" = "$sum_t" ] && pass "... unchanged" || fail "notes.txt replaced"
+want=; expect 0 "... replaced with --force" "$GF" plot --table "$T/plain.tsv" --out "$T/notes.txt" --force
+grep -q '^<svg' "$T/notes.txt" && pass "... by the SVG" || fail "notes.txt: $(head -c 100 "$T/notes.txt")"
+expect 0 "an SVG is replaced without --force (a rerun redraws its figure)" "$GF" plot --table "$T/lines.tsv" --out "$T/plain.svg"
+[ -z "$(find "$T" -name '*.tmp.*')" ] && pass "no temporary files left" || fail "temporary files: $(find "$T" -name '*.tmp.*')"
 
 [ "$fails" -eq 0 ] && echo "plot: all passed" || { echo "plot: $fails FAILED"; exit 1; }

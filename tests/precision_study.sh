@@ -39,7 +39,7 @@ PYL=/usr/bin/python3 # an ASan+UBSan library (make test-san) needs the sanitizer
 if nm -D "$B/libgrassflow.so" 2>/dev/null | grep "U __asan_init" >/dev/null; then
     PYL="env LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-} $PYL"
 fi
-$PYL - "$B/libgrassflow.so" <<'PYEOF' 2>"$tmp/err" && pass "md_cell and xml_text give gf_escape_md's and gf_escape_xml's bytes on 5,000 random strings" || fail "scripts/escape.py: $(tail -1 "$tmp/err")"
+$PYL - "$B/libgrassflow.so" <<'PYEOF' 2>"$tmp/err" && pass "md_cell and tsv_cell give gf_escape_md's and gf_escape_tsv's bytes on 5,000 random strings" || fail "scripts/escape.py: $(tail -1 "$tmp/err")"
 import ctypes, random, sys
 sys.path.insert(0, "scripts")
 import escape
@@ -54,7 +54,7 @@ r = random.Random(7)
 alphabet = [bytes([i]) for i in range(1, 256)] + [b"\xc3\xa9", b"\xe2\x80\xae", b"\xef\xbf\xbe", b"\xf0\x9f\x98\x80"]
 for _ in range(5000):
     b = b"".join(r.choice(alphabet) for _ in range(r.randrange(1, 40)))
-    for name, py in (("gf_escape_md", escape.md_cell), ("gf_escape_xml", escape.xml_text)):
+    for name, py in (("gf_escape_md", escape.md_cell), ("gf_escape_tsv", escape.tsv_cell)):
         assert c(name, b) == py(b).encode("utf-8"), (name, b, c(name, b), py(b))
 assert escape.md_cell("the <unk> , a|b") == "the &lt;unk&gt; , a\\|b"
 PYEOF

@@ -27,7 +27,7 @@ static void usage(FILE *out) {
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
-            "  plot    draw runs' training and validation curves into an SVG\n"
+            "  plot    draw runs' training and validation curves, or a table of series (--table), into an SVG\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
             "  --version     version, BLAS kernel, thread count, whether bf16 matmuls can run, MPI\n"
             "  --threads N   threads for any command (default: OMP_NUM_THREADS, else all cores)\n",

@@ -1,9 +1,7 @@
-/* grassflow plot: training and validation curves of run folders (their metrics.jsonl) as one SVG. The
- * curves come from gf_metrics_read; the drawing (panels, ticks, legend) is plain SVG text, no dependency. */
+/* grassflow plot RUN_DIR...: training and validation curves of run folders (their metrics.jsonl) as one SVG.
+ * The curves come from gf_metrics_read; the axes, ticks and legend are plot_svg.c's. */
 #include "plot.h"
 
-#include <getopt.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +9,15 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "plot_svg.h"
 
 #define MAX_RUNS CLI_PLOT_MAX_RUNS
 #define MAX_PANELS 3
 
 /* ---- curves ------------------------------------------------------------------------------------------- */
 
-typedef struct { double x, y; } point;
 typedef struct {
-    point *p;
+    plot_point *p;
     int n;
     int skipped;      /* rows that should have given a point but hold no finite value (null: a diverged step) */
 } curve;
@@ -119,7 +117,7 @@ static int make_curve(const plot *p, int i, const char *what, bool train, curve 
     for (int j = 0; j < r->n_keep; j++) {
         const gf_metrics_row *w = &r->m.rows[r->keep[j]];
         const double x = x_of(p, w), y = y_of(what, k, mt, w, train, &r->m);
-        if (isfinite(x) && isfinite(y)) c->p[c->n++] = (point){x, y};
+        if (isfinite(x) && isfinite(y)) c->p[c->n++] = (plot_point){x, y};
         else c->skipped += isfinite(x) && has_y(what, k, w, train, &r->m);
     }
     if (c->skipped)
@@ -265,197 +263,37 @@ static int choose_panels(plot *p, const char *metrics) {
 
 /* ---- drawing ---------------------------------------------------------------------------------------------- */
 
-#define W 800
-#define LEFT 78
-#define RIGHT 24
-#define TOP 46
 #define PANEL_H 270
-#define PANEL_GAP 62    /* below a panel: its tick labels, and the x label under the last one */
-#define LEGEND_ROW 20
 #define HIDDEN_PX 1.5   /* a curve this close to one drawn over it, at a quarter of its points, is hidden by it */
 #define HIDDEN_BAND 2.6 /* ... and is drawn this much wider for each curve that hides it, to show around them */
 
-static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-
-/* A scale: the axis from lo to hi onto pixels [p0, p1]; on a log scale lo and hi are the log10 of its ends (so
- * that any finite values have finite ends: 1e-300 to 1e300 is -300 to 300). Differences are taken of halves,
- * which cannot overflow (-1e308 to 1e308). */
-typedef struct {
-    double lo, hi, p0, p1;
-    bool log;
-} scale;
-
-#define LOG10_MAX 308.2547    /* log10 of the largest double */
-#define LOG10_MIN (-323.3062) /* log10 of the smallest (subnormal) one */
-
-static double to_px(const scale *s, double v) {
-    const double a = s->log ? log10(v) : v;
-    return s->p0 + (a / 2 - s->lo / 2) / (s->hi / 2 - s->lo / 2) * (s->p1 - s->p0);
-}
-
-/* s (a run's name or the x label: under 256 bytes) as XML text or attribute: a name that is not UTF-8, or
- * holds a control character, still gives XML. */
-static void put_escaped(FILE *f, const char *s) {
-    char buf[GF_ESCAPE_CAP(256)];
-    gf_escape_xml(buf, sizeof buf, s);
-    fputs(buf, f);
-}
-
-/* 1, 2 or 5 times a power of ten, near 2 * half / want (half: half the range, which is finite). */
-static double nice_step(double half, int want) {
-    const double raw = half / want * 2, mag = pow(10, floor(log10(raw))), r = raw / mag;
-    return (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
-}
-
-/* Log-scale ticks spanning a decade or more: 1, 2 and 5 times the powers of ten, or the powers alone, or
- * every stride-th power (stride 2, 5, 10, 20, 50, ...) so that at most 10 remain. */
-static int log_ticks(const scale *s, double *t, int max) {
-    const int k0 = (int)floor(s->lo), k1 = (int)ceil(s->hi), decades = k1 - k0;
-    int stride = 1, n = 0;
-    for (int m = 1; decades / stride > 9; m *= 10) /* 1, 2, 5, 10, 20, 50, ... */
-        stride = decades / (2 * m) <= 9 ? 2 * m : decades / (5 * m) <= 9 ? 5 * m : 10 * m;
-    for (int per = stride == 1 ? 3 : 1; per >= 1 && (n == 0 || n > 10); per -= 2) { /* 1, 2, 5 times each, or 1 */
-        n = 0;
-        for (int k = k0 - (k0 % stride + stride) % stride; k <= k1; k += stride)
-            for (int j = 0; j < per; j++) {
-                const double v = (j == 0 ? 1 : j == 1 ? 2 : 5) * pow(10, k), a = log10(v);
-                if (v > 0 && a >= s->lo - 1e-9 && a <= s->hi + 1e-9 && n < max) t[n++] = v;
-            }
-    }
-    return n;
-}
-
-/* Ticks of s into t (at most max): multiples of a nice step, or on a log scale spanning a decade or more
- * powers of ten (log_ticks). *step: the linear step (0 on a log scale). */
-static int ticks(const scale *s, double *t, int max, double *step) {
-    *step = 0;
-    if (s->log && s->hi - s->lo >= 1) return log_ticks(s, t, max);
-    const double lo = s->log ? pow(10, s->lo) : s->lo, hi = s->log ? fmin(pow(10, s->hi), DBL_MAX) : s->hi;
-    *step = nice_step(hi / 2 - lo / 2, 6);
-    const double k0 = ceil(lo / *step - 1e-9);
-    int n = 0;
-    for (double v = k0 * *step; isfinite(v) && v / 2 - hi / 2 <= 5e-10 * *step && n < max; v = (k0 + n) * *step)
-        t[n++] = fabs(v) < 1e-12 * *step ? 0 : v;
-    return n;
-}
-
-/* A tick label: step gives the decimals; big numbers (tokens) with k, M or G by the axis's largest; a value
- * that would take more than 6 digits before the point or after it in scientific notation, with the digits
- * its step needs (1.5e+300, 1.0000002e+00). */
-static void tick_label(char *buf, size_t n, double v, double step, double axis_max) {
-    const double d = axis_max >= 1e15 ? 1 : axis_max >= 1e9 ? 1e9 : axis_max >= 1e6 ? 1e6 : axis_max >= 1e4 ? 1e3 : 1;
-    const char *suffix = d == 1e9 ? "G" : d == 1e6 ? "M" : d == 1e3 ? "k" : "";
-    const double a = fabs(v) / d, st = step / d;
-    if (v == 0) {
-        snprintf(buf, n, "0");
-    } else if (step <= 0) { /* a log scale's: 1, 2 or 5 times a power of ten */
-        snprintf(buf, n, a >= 1e6 || a < 1e-4 ? "%.0e%s" : "%g%s", v / d, suffix);
-    } else if (a >= 1e6 || st < 1e-6) {
-        const int p = (int)floor(log10(a)) - (int)floor(log10(st));
-        snprintf(buf, n, "%.*e%s", p < 0 ? 0 : p > 15 ? 15 : p, v / d, suffix);
-    } else {
-        const int dec = st >= 1 ? 0 : (int)ceil(-log10(st) - 1e-9);
-        snprintf(buf, n, "%.*f%s", dec, v / d, suffix);
-    }
-}
-
-/* ' font-size="S"' for a tick label that would not fit in px pixels at the font's 12 (about 7.4 pixels a
- * character): the long labels of a narrow or a vast range; "" for the others. */
-static const char *fit(char *buf, size_t n, const char *label, double px) {
-    const double size = px / (0.62 * (double)strlen(label));
-    buf[0] = '\0';
-    if (size < 12) snprintf(buf, n, " font-size=\"%.1f\"", fmax(size, 5.0));
-    return buf;
-}
-
-/* The axes of a panel: frame, grid, tick labels, the y label (and the x label under the bottom panel). */
-static void draw_axes(FILE *f, const plot *p, const scale *xs, const scale *ys, const char *y_label, bool bottom) {
-    double t[64], step;
-    char lab[64], font[32];
-    int nt = ticks(xs, t, 64, &step);
-    for (int i = 0; i < nt; i++) {
-        const double x = to_px(xs, t[i]), room = nt > 1 ? fabs(to_px(xs, t[1]) - to_px(xs, t[0])) - 6 : W;
-        tick_label(lab, sizeof lab, t[i], step, xs->hi);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x, ys->p1, x, ys->p0);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\"%s>%s</text>\n", x, ys->p0 + 17,
-                fit(font, sizeof font, lab, room), lab);
-    }
-    nt = ticks(ys, t, 64, &step);
-    /* a range narrow for its values (1 to 1 + 1e-15): the ticks as offsets from the middle one, named in the y
-     * label, instead of labels of a dozen digits */
-    const double base = step > 0 && nt > 2 && step < 1e-5 * fmax(fabs(t[0]), fabs(t[nt - 1])) ? t[nt / 2] : 0;
-    for (int i = 0; i < nt; i++) {
-        const double y = to_px(ys, t[i]);
-        tick_label(lab, sizeof lab, t[i] - base, step, 0);
-        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", LEFT, y, W - RIGHT, y);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\"%s>%s</text>\n", LEFT - 6, y + 4,
-                fit(font, sizeof font, lab, LEFT - 30), lab); /* right of the y label */
-    }
-    fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", LEFT, ys->p1,
-            W - LEFT - RIGHT, PANEL_H);
-    char off[48] = "";
-    if (base != 0) /* as many digits as the step needs */
-        snprintf(off, sizeof off, " \u2212 %.*g", (int)fmin(17, floor(log10(fabs(base))) - floor(log10(step)) + 1), base);
-    fprintf(f, "<text transform=\"translate(%d %.1f) rotate(-90)\" text-anchor=\"middle\">%s%s%s</text>\n", 18,
-            (ys->p0 + ys->p1) / 2, y_label, off, ys->log ? " (log scale)" : "");
-    if (bottom) {
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">", (LEFT + W - RIGHT) / 2, ys->p0 + 40);
-        put_escaped(f, p->x_label); /* "tokens seen": the unit is the file's */
-        fputs("</text>\n", f);
-    }
-}
-
 /* One curve as a polyline (and a dot per point of a validation curve of up to 80, or of a curve of one point);
  * under depth curves drawn after it that hide it, wider by a band each so that it shows around them. */
-/* The points of c a polyline needs (their indices into keep, in order): all of them up to THIN_MAX; of more,
- * in each run of points in one pixel column the first, the highest, the lowest and the last, which draw the
- * picture all of them draw. */
-#define THIN_MAX (4 * (W - LEFT - RIGHT))
-static int thin(const curve *c, const scale *xs, const scale *ys, int *keep) {
-    int n = 0;
-    for (int i = 0; i < c->n;) {
-        const double col = floor(to_px(xs, c->p[i].x));
-        int j = i, lo = i, hi = i;
-        for (; j < c->n && (c->n <= THIN_MAX || floor(to_px(xs, c->p[j].x)) == col); j++) {
-            if (to_px(ys, c->p[j].y) < to_px(ys, c->p[lo].y)) lo = j;
-            if (to_px(ys, c->p[j].y) > to_px(ys, c->p[hi].y)) hi = j;
-            if (c->n <= THIN_MAX) keep[n++] = j;
-        }
-        if (c->n > THIN_MAX) { /* i, lo, hi, j - 1 in order, once each */
-            const int a = lo < hi ? lo : hi, b = lo < hi ? hi : lo, pick[4] = {i, a, b, j - 1};
-            for (int k = 0; k < 4; k++)
-                if (n == 0 || pick[k] > keep[n - 1]) keep[n++] = pick[k];
-        }
-        i = j;
-    }
-    return n;
-}
-
-static void draw_curve(FILE *f, const curve *c, const scale *xs, const scale *ys, const char *colour, bool train,
-                       const char *run_name, int clip, int depth) {
+static void draw_curve(FILE *f, const curve *c, const plot_scale *xs, const plot_scale *ys, const char *colour,
+                       bool train, const char *run_name, int clip, int depth) {
     if (!c->n) return;
     int *keep = malloc((size_t)c->n * sizeof *keep), n = c->n;
-    if (keep) n = thin(c, xs, ys, keep); /* out of memory: every point */
+    if (keep) n = plot_thin(c->p, c->n, xs, ys, keep); /* out of memory: every point */
     if (n < c->n) {
         fputs("grassflow plot: note: ", stderr);
         fprintf(stderr, "%s: its %s curve of %d points is drawn with %d (the first, last, highest and lowest of each "
-                "pixel column: the picture all of them draw, to within a pixel)\n", run_name, train ? "training" : "validation", c->n, n);
+                "pixel column: the picture all of them draw, to within a pixel)\n", run_name, train ? "training" : "validation",
+                c->n, n);
     }
     fprintf(f, "<polyline class=\"%s\" data-run=\"", train ? "train" : "val");
-    put_escaped(f, run_name);
+    plot_put_escaped(f, run_name);
     fprintf(f, "\" clip-path=\"url(#c%d)\" fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s points=\"", clip, colour,
             (train ? 1.6 : 1.8) + HIDDEN_BAND * depth, train ? "" : " stroke-dasharray=\"6,3\"");
     for (int k = 0; k < n; k++) {
-        const point *q = &c->p[keep ? keep[k] : k];
-        fprintf(f, "%s%.1f,%.1f", k ? " " : "", to_px(xs, q->x), to_px(ys, q->y));
+        const plot_point *q = &c->p[keep ? keep[k] : k];
+        fprintf(f, "%s%.1f,%.1f", k ? " " : "", plot_px(xs, q->x), plot_px(ys, q->y));
     }
     free(keep);
     fputs("\"/>\n", f);
     if ((!train && c->n <= 80) || c->n == 1) /* more dots than that would hide the line */
         for (int i = 0; i < c->n; i++)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" clip-path=\"url(#c%d)\"/>\n",
-                    to_px(xs, c->p[i].x), to_px(ys, c->p[i].y), 2.6 + HIDDEN_BAND * depth / 2, colour, clip);
+                    plot_px(xs, c->p[i].x), plot_px(ys, c->p[i].y), 2.6 + HIDDEN_BAND * depth / 2, colour, clip);
 }
 
 /* The y of curve c at x, straight between its points (in the order logged, x not decreasing); false outside
@@ -475,11 +313,11 @@ static bool y_at(const curve *c, double x, double *y) {
 
 /* Whether curve b, drawn over curve a, hides it: at a quarter or more of a's points b passes within
  * HIDDEN_PX pixels (curves that coincide: two runs of one model and seed, or two mixers that learn alike). */
-static bool hides(const curve *a, const curve *b, const scale *ys) {
+static bool hides(const curve *a, const curve *b, const plot_scale *ys) {
     int near = 0;
     double y;
     for (int i = 0; i < a->n; i++)
-        near += y_at(b, a->p[i].x, &y) && fabs(to_px(ys, y) - to_px(ys, a->p[i].y)) < HIDDEN_PX;
+        near += y_at(b, a->p[i].x, &y) && fabs(plot_px(ys, y) - plot_px(ys, a->p[i].y)) < HIDDEN_PX;
     return a->n && 4 * near >= a->n;
 }
 
@@ -495,23 +333,11 @@ static bool extent(const curve *c, int n, double *x0, double *x1, double *y0, do
     return *y0 <= *y1;
 }
 
-/* The y scale of a panel: a loss or perplexity spanning a factor of 3 or more on a log scale; some room
- * above and below (4% of the decades, 5% of a linear range), within what a double holds; a linear range
- * narrower than a billionth of its values is widened to that, for ticks to tell apart. */
-static scale y_scale(const char *what, double y0, double y1, double top) {
+/* The y scale of a panel: a loss or perplexity spanning a factor of 3 or more on a log scale (plot_fit). */
+static plot_scale y_scale(const char *what, double y0, double y1, double top) {
     const gf_metric *mt;
-    scale s = {.p0 = top + PANEL_H, .p1 = top,
-               .log = kind_of(what, &mt) != PANEL_SCORE && y0 > 0 && log10(y1) - log10(y0) >= log10(3)};
-    if (s.log) {
-        const double pad = 0.04 * (log10(y1) - log10(y0));
-        s.lo = fmax(log10(y0) - pad, LOG10_MIN), s.hi = fmin(log10(y1) + pad, LOG10_MAX);
-        return s;
-    }
-    const double pad = y1 > y0 ? 0.05 * y1 - 0.05 * y0 : y0 == 0 ? 0.01 : fmax(0.05 * fabs(y0), fmin(0.01, 0.5 * fabs(y0)));
-    s.lo = fmax(y0 - pad, -DBL_MAX), s.hi = fmin(y1 + pad, DBL_MAX);
-    const double least = 1e-9 * fmax(fabs(s.lo), fabs(s.hi)), mid = s.lo / 2 + s.hi / 2;
-    if (s.hi / 2 - s.lo / 2 < least / 2) s.lo = mid - least / 2, s.hi = mid + least / 2;
-    return s;
+    const bool log = kind_of(what, &mt) != PANEL_SCORE && y0 > 0 && log10(y1) - log10(y0) >= log10(3);
+    return plot_fit(y0, y1, log, top + PANEL_H, top);
 }
 
 /* "loss", "perplexity", "validation accuracy" into buf (a metric's title; a metric this program does not
@@ -525,8 +351,6 @@ static const char *y_label(const char *what, char *buf, size_t n) {
     return buf;
 }
 
-/* Panel k of p at pixel height top: every run's training and validation curve; *widened is set when a
- * curve was drawn wider to show under one that hides it. */
 /* The error for a panel with no point: a metric no run is scored by names the one they are, else a hint. */
 static int no_points(const plot *p, const char *what) {
     const gf_metric *mt;
@@ -539,6 +363,8 @@ static int no_points(const plot *p, const char *what) {
     return cli_error("plot: no run has a point of %s to draw (has a run logged a step yet?)", what);
 }
 
+/* Panel k of p at pixel height top: every run's training and validation curve; *widened is set when a
+ * curve was drawn wider to show under one that hides it. */
 static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) {
     const char *what = p->panel[k];
     curve c[2 * MAX_RUNS] = {{0}};
@@ -549,17 +375,18 @@ static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) 
     if (!rc && !extent(c, 2 * p->n, &x0, &x1, &y0, &y1))
         rc = no_points(p, what);
     if (!rc) {
-        const scale xs = {.lo = x0, .hi = x1 > x0 ? x1 : x0 + 1, .p0 = LEFT, .p1 = W - RIGHT}; /* x0 < 0: a forged file */
-        const scale ys = y_scale(what, y0, y1, top);
-        fprintf(f, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/></clipPath>\n", k, LEFT - 3,
-                top - 3, W - LEFT - RIGHT + 6, PANEL_H + 6);
+        /* x from 0 (x0 < 0: a forged file) */
+        const plot_scale xs = {.lo = x0, .hi = x1 > x0 ? x1 : x0 + 1, .p0 = PLOT_LEFT, .p1 = PLOT_W - PLOT_RIGHT};
+        const plot_scale ys = y_scale(what, y0, y1, top);
+        fprintf(f, "<clipPath id=\"c%d\"><rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%d\"/></clipPath>\n", k,
+                PLOT_LEFT - 3, top - 3, PLOT_W - PLOT_LEFT - PLOT_RIGHT + 6, PANEL_H + 6);
         char label[96];
-        draw_axes(f, p, &xs, &ys, y_label(what, label, sizeof label), k == p->n_panels - 1);
+        plot_axes(f, &xs, &ys, y_label(what, label, sizeof label), k == p->n_panels - 1 ? p->x_label : NULL, true);
         for (int i = 0; i < p->n; i++)
             for (int j = 0; j < 2; j++) {
                 int depth = 0; /* the runs drawn after this one whose curve of this kind hides it */
                 for (int later = i + 1; later < p->n; later++) depth += hides(&c[2 * i + j], &c[2 * later + j], &ys);
-                draw_curve(f, &c[2 * i + j], &xs, &ys, colours[i % 10], j == 0, p->runs[i].name, k, depth);
+                draw_curve(f, &c[2 * i + j], &xs, &ys, plot_colours[i % 10], j == 0, p->runs[i].name, k, depth);
                 *widened |= depth > 0;
             }
     }
@@ -567,89 +394,43 @@ static int draw_panel(FILE *f, const plot *p, int k, double top, bool *widened) 
     return rc;
 }
 
-/* The most characters of a run's name the legend shows (about 7 pixels each): a longer one (a path) loses
- * its beginning. */
-#define LEGEND_CHARS ((W - LEFT - RIGHT - 44) / 7)
-
-static void put_legend_name(FILE *f, const char *name) {
-    const size_t len = strlen(name);
-    if (len > LEGEND_CHARS) {
-        fputs("...", f);
-        name += len - (LEGEND_CHARS - 3);
-        while ((*name & 0xC0) == 0x80) name++; /* not inside a UTF-8 character */
-    }
-    put_escaped(f, name);
-}
-
-/* The legend's columns: as many as the longest run name lets fit. */
-static int legend_cols(const plot *p, int *col_w) {
-    size_t longest = 0;
-    for (int i = 0; i < p->n; i++) longest = strlen(p->runs[i].name) > longest ? strlen(p->runs[i].name) : longest;
-    *col_w = 44 + 7 * (int)(longest < LEGEND_CHARS ? longest : LEGEND_CHARS);
-    return *col_w < W - LEFT - RIGHT ? (W - LEFT - RIGHT) / *col_w : 1;
-}
-
 /* The legend from pixel height top: the line styles (and what a wider line means, when one was widened),
  * then the runs in columns. */
-static void draw_legend(FILE *f, const plot *p, double top, bool widened) {
-    int col_w;
-    const int cols = legend_cols(p, &col_w);
+static void draw_legend(FILE *f, const plot *p, const plot_key *keys, double top, bool widened) {
+    const int L = PLOT_LEFT;
     fprintf(f, "<g fill=\"#333\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.6\"/>"
-            "<text x=\"%d\" y=\"%.1f\">training</text>", LEFT, top + 6, LEFT + 30, top + 6, LEFT + 36, top + 10);
+            "<text x=\"%d\" y=\"%.1f\">training</text>", L, top + 6, L + 30, top + 6, L + 36, top + 10);
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1.8\" "
             "stroke-dasharray=\"6,3\"/><circle cx=\"%d\" cy=\"%.1f\" r=\"2.6\"/><text x=\"%d\" y=\"%.1f\">validation"
-            "</text></g>\n", LEFT + 120, top + 6, LEFT + 150, top + 6, LEFT + 135, top + 6, LEFT + 156, top + 10);
+            "</text></g>\n", L + 120, top + 6, L + 150, top + 6, L + 135, top + 6, L + 156, top + 10);
     if (widened)
         fprintf(f, "<text class=\"widened\" x=\"%d\" y=\"%.1f\" fill=\"#555\">a wider line runs under one that follows "
-                "it closely</text>\n", LEFT + 250, top + 10);
-    for (int i = 0; i < p->n; i++) {
-        const int x = LEFT + (i % cols) * col_w;
-        const double y = top + LEGEND_ROW * (1 + i / cols) + 6;
-        fprintf(f, "<g class=\"legend\"><rect x=\"%d\" y=\"%.1f\" width=\"30\" height=\"4\" fill=\"%s\"/><text x=\"%d\" "
-                "y=\"%.1f\">", x, y - 2, colours[i % 10], x + 36, y + 4);
-        put_legend_name(f, p->runs[i].name);
-        fputs("</text></g>\n", f);
-    }
+                "it closely</text>\n", L + 250, top + 10);
+    plot_legend(f, keys, p->n, top + PLOT_LEGEND_ROW);
 }
 
-/* The whole figure into f: title, panels, legend. */
-static int draw(FILE *f, const plot *p) {
-    int col_w;
-    const int legend_top = TOP + p->n_panels * (PANEL_H + PANEL_GAP) + 4;
-    const int height = legend_top + LEGEND_ROW * (1 + (p->n + legend_cols(p, &col_w) - 1) / legend_cols(p, &col_w)) + 10;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-            "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\" fill=\"#222\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"26\" font-size=\"15\">",
-            W, height, W, height, LEFT);
-    for (int k = 0; k < p->n_panels; k++) {
-        char label[96];
-        fprintf(f, "%s%s", k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k], label, sizeof label));
-    }
-    fputs(" against ", f);
-    put_escaped(f, p->x_label);
-    fputs("</text>\n", f);
+/* The whole figure into f: title ("loss and perplexity against step"), panels, legend. */
+static int draw(FILE *f, const void *ctx) {
+    const plot *p = ctx;
+    plot_key keys[MAX_RUNS];
+    for (int i = 0; i < p->n; i++) keys[i] = (plot_key){p->runs[i].name, plot_colours[i % 10], NULL};
+    const int legend_top = PLOT_TOP + p->n_panels * (PANEL_H + PLOT_GAP) + 4;
+    const int height = legend_top + PLOT_LEGEND_ROW + plot_legend_height(keys, p->n) + 10;
+    char title[512] = "", label[96];
+    for (int k = 0; k < p->n_panels; k++)
+        snprintf(title + strlen(title), sizeof title - strlen(title), "%s%s",
+                 k ? k == p->n_panels - 1 ? " and " : ", " : "", y_label(p->panel[k], label, sizeof label));
+    snprintf(title + strlen(title), sizeof title - strlen(title), " against %s", p->x_label);
+    plot_begin(f, PLOT_W, height, title);
     bool widened = false;
     for (int k = 0; k < p->n_panels; k++)
-        if (draw_panel(f, p, k, TOP + k * (PANEL_H + PANEL_GAP), &widened)) return EXIT_RUNTIME;
-    draw_legend(f, p, legend_top, widened);
+        if (draw_panel(f, p, k, PLOT_TOP + k * (PANEL_H + PLOT_GAP), &widened)) return EXIT_RUNTIME;
+    draw_legend(f, p, keys, legend_top, widened);
     fputs("</svg>\n", f);
     return EXIT_OK;
 }
 
-/* The figure into out, atomically. */
-static int write_svg(const plot *p, const char *out) {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    if (!f) return cli_error("out of memory drawing %s", out);
-    int rc = draw(f, p);
-    if (fclose(f) != 0 && !rc) rc = cli_error("out of memory drawing %s", out);
-    if (!rc && gf_write_file_atomic(out, buf, size)) rc = cli_error("plot: %s", gf_last_error());
-    free(buf);
-    return rc;
-}
-
-/* ---- the command ----------------------------------------------------------------------------------------- */
+/* ---- the runs' plot ---------------------------------------------------------------------------------------- */
 
 static void free_plot(plot *p) {
     for (int i = 0; i < p->n; i++) {
@@ -658,32 +439,14 @@ static void free_plot(plot *p) {
     }
 }
 
-/* Whether path holds an SVG (its text starts with "<svg" or "<?xml", after white space): what plot replaces
- * without --force. */
-static bool holds_svg(const char *path) {
-    char head[256] = "";
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    const char *h = head + strspn(head, " \t\r\n");
-    return !strncmp(h, "<svg", 4) || !strncmp(h, "<?xml", 5);
-}
-
-/* The output rule (cli_output_check): out is never one of the runs' metrics.jsonl, a device node or a FIFO,
- * and an existing file is replaced only if it is an SVG, or with --force. */
+/* The output rule (plot_check_out): out is never one of the runs' metrics.jsonl. */
 static int check_out(const char *const *dirs, int n, const char *out, bool force) {
     char (*metrics)[GF_PATH_MAX] = calloc((size_t)n, sizeof *metrics);
     const char **inputs = calloc((size_t)n, sizeof *inputs);
     int rc = !metrics || !inputs ? cli_error("out of memory") : EXIT_OK;
     for (int i = 0; !rc && i < n; i++)
         if (!gf_path_join(metrics[i], sizeof metrics[i], dirs[i], "metrics.jsonl")) inputs[i] = metrics[i];
-    struct stat st;
-    bool replace = force || (stat(out, &st) == 0 && S_ISREG(st.st_mode) && holds_svg(out));
-    if (!rc && cli_output_check(out, "--out", inputs, n, replace, "plot replaces an SVG; give --force to replace "
-                                                                 "another file"))
-        rc = cli_error("plot: %s", gf_last_error());
+    if (!rc) rc = plot_check_out(out, inputs, n, force);
     free(metrics);
     free(inputs);
     return rc;
@@ -705,60 +468,9 @@ int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli
     if (!rc) rc = choose_panels(p, o->metrics);
     if (!rc) {
         choose_x(p);
-        rc = write_svg(p, out_svg);
+        rc = plot_write(out_svg, draw, p);
     }
     free_plot(p);
     free(p);
-    return rc;
-}
-
-static void help(void) {
-    printf("usage: grassflow plot RUN_DIR... [--out FILE.svg [--force]] [--x step|tokens|time] [--metric loss|ppl|accuracy,...]\n\n"
-           "Draw the training and validation curves of one or more runs (each RUN_DIR/metrics.jsonl, the --out of\n"
-           "train; the --out of compare stands for every run its summary.json lists that has logged a step, each\n"
-           "seed its own curve, at most %d runs) into one SVG, one colour per run, the legend naming each run by its\n"
-           "folder: training curves solid, validation curves dashed with a dot at each evaluation; a curve that one\n"
-           "drawn after it follows closely (within 1.5 pixels at a quarter of its points) is drawn wider, to show\n"
-           "around it.\n\n"
-           "  --out FILE          the SVG to write (atomically; default curves.svg in the current directory). An\n"
-           "                      existing SVG is replaced; another file only with --force; a run's metrics.jsonl,\n"
-           "                      a device node or a FIFO never\n"
-           "  --force             replace an existing --out file that is not an SVG\n"
-           "  --x AXIS            step (default), tokens (the counted targets seen: tokens for a language model,\n"
-           "                      pairs for sentence pairs) or time (wall-clock time of the run, across resumes).\n"
-           "                      A metrics.jsonl of an older grassflow has neither tokens nor time: the plot then\n"
-           "                      uses step, and says so\n"
-           "  --metric LIST       the panels, top to bottom: loss (training and validation loss), ppl (their\n"
-           "                      exponential), accuracy (validation accuracy of a classifier), or the metric a\n"
-           "                      task of a program's own is scored by (its validation score); default loss, and\n"
-           "                      below it each metric not of the loss that a run is scored by (a classifier's\n"
-           "                      accuracy). Loss and ppl use a log scale when they span a factor of 3 or more\n", MAX_RUNS);
-}
-
-int cmd_plot(int argc, char **argv) {
-    static const struct option longopts[] = {{"out", 1, 0, 'o'}, {"x", 1, 0, 'x'}, {"metric", 1, 0, 'm'},
-                                             {"force", 0, 0, 'f'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    cli_plot_opts o = {0};
-    const char *out = "curves.svg";
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (opt == 'o') out = optarg;
-        else if (opt == 'x') o.x = optarg;
-        else if (opt == 'm') o.metrics = optarg;
-        else if (opt == 'f') o.force = true;
-        else if (opt == 'h') return help(), EXIT_OK;
-        else return cli_usage_error("plot", "unknown option");
-    }
-    if (optind >= argc)
-        return cli_usage_error("plot", "expected one or more run folders (the --out of train) or compare folders");
-    char (*dirs)[GF_PATH_MAX] = malloc(MAX_RUNS * sizeof *dirs);
-    const char *names[MAX_RUNS];
-    int n = 0, rc = dirs ? cli_plot_expand((const char *const *)argv + optind, argc - optind, dirs, &n, MAX_RUNS)
-                         : cli_error("out of memory");
-    for (int i = 0; i < n; i++) names[i] = dirs[i];
-    if (!rc) rc = cli_plot_runs(names, n, out, &o);
-    if (!rc) printf("wrote %s\n", out);
-    free(dirs);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* Training curves of run folders as one self-contained SVG (grassflow plot; compare draws its models'). */
+/* grassflow plot: training curves of run folders (plot.c; compare draws its models') or a table of series
+ * (plot_table.c) as one self-contained SVG. */
 #ifndef GF_CLI_PLOT_H
 #define GF_CLI_PLOT_H
 
@@ -29,5 +30,19 @@ int cli_plot_runs(const char *const *dirs, int n, const char *out_svg, const cli
  * (summary.json, no metrics.jsonl) as every run its summary lists that has logged a step, model by model,
  * each seed its own. EXIT_OK, or an exit code after printing the error. */
 int cli_plot_expand(const char *const *args, int n_args, char (*out)[GF_PATH_MAX], int *n, int cap);
+
+typedef struct cli_plot_table_opts {
+    const char *kind;              /* "lines" (NULL: the default), "points" or "bars" */
+    bool logx, logy;               /* a log axis (bars: neither) */
+    bool front;                    /* the Pareto front of the points: lower is better on both axes */
+    bool force;                    /* replace an existing out_svg that is not an SVG */
+    const char *title, *x_label, *y_label; /* NULL: none */
+    double ymin, ymax;             /* the y axis's ends; NAN: from the data */
+} cli_plot_table_opts;
+
+/* The table of series in file tsv (a header naming the columns, a row per point: docs/plot.md) drawn into
+ * out_svg (atomically). EXIT_OK, EXIT_USAGE (options that do not go together) or EXIT_RUNTIME (a file that is
+ * not such a table, named with the line and the column; a write that failed), the message printed. */
+int cli_plot_table(const char *tsv, const char *out_svg, const cli_plot_table_opts *o);
 
 #endif
