@@ -9,7 +9,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -MMD -MP
 LDLIBS  += -lcjson -llzma -lm
 
 # --- probes (each says what it found) --------------------------------------------------------------
-# ARCH: the -march to build for (native by default; tests/valgrind.sh uses x86-64-v3, since valgrind does
+# ARCH: the -march to build for (native by default; tests/trust/valgrind.sh uses x86-64-v3, since valgrind does
 # not decode AVX-512)
 ARCH ?= native
 ifneq ($(NO_NATIVE),1)
@@ -67,14 +67,14 @@ endif
 LIB_SRC := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c src/*/*/*.c)))
 # the command: src/cli/, and `grassflow bench`'s measuring code, which lives with the other benchmarks
 CLI_SRC := $(sort $(wildcard src/cli/*.c)) bench/command.c
-TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-TEST_COMMON := $(BUILD)/obj/tests/testlib.o
-TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_COMMON := $(BUILD)/obj/tests/unit/testlib.o
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-train test-install test-readme test-trust test-fuzz \
-	test-bench test-san test-snli clean info
+.PHONY: all examples demo bench install test test-c test-kernels test-parity test-cli test-studies test-layout \
+	test-train test-install test-readme test-trust test-fuzz test-bench test-san test-snli clean info
 all: info $(BUILD)/grassflow $(BUILD)/libgrassflow.a $(BUILD)/libgrassflow.so
 
 info:
@@ -89,7 +89,7 @@ $(BUILD)/obj/src/compute/gemv.o: CFLAGS += -ffp-contract=fast
 
 # the command-line tool builds on the installed headers alone (include/grassflow.h and grassflow_plugin.h:
 # it walks the registered tasks' tables), as it builds against an installed copy
-# (tests/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
+# (tests/project/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
 $(BUILD)/obj/src/cli/%.o: src/cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -Isrc,$(CFLAGS)) -c $< -o $@
@@ -121,21 +121,27 @@ $(BUILD)/release/grassflow: $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOO
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOOKS) $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# every test program has the test-only block kind (tests/block_parallel.c: one file, one registration)
-TEST_KIND := $(BUILD)/obj/tests/block_parallel.o
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a
+# every test program has the test-only block kind (tests/plugins/block_parallel.c: one file, one registration).
+# The programs land in $(BUILD)/tests/ whichever folder of tests/ holds their source: the C unit tests of
+# tests/unit/ and the parity checkers of tests/parity/ (tests/parity/parity.sh and distilbert.sh run them)
+TEST_KIND := $(BUILD)/obj/tests/plugins/block_parallel.o
+TEST_CHECK := $(BUILD)/tests/parity_check $(BUILD)/tests/import_check
+$(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
+$(TEST_CHECK): $(BUILD)/tests/%: $(BUILD)/obj/tests/parity/%.o $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
 
-# a build of the command with the test-only block kind (tests/parity.sh initialises its configs with it)
+# a build of the command with the test-only block kind (tests/parity/parity.sh initialises its configs with it)
 $(BUILD)/tests/grassflow-blocks: $(CLI_OBJ) $(TEST_KIND) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS)
 
-# a build of the command with one more task, added by tests/task_vectors.c alone (tests/task_plugin.sh)
-$(BUILD)/tests/grassflow-vectors: $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a
+# a build of the command with one more task, added by tests/plugins/task_vectors.c alone (tests/cli/task_plugin.sh)
+$(BUILD)/tests/grassflow-vectors: $(CLI_OBJ) $(BUILD)/obj/tests/plugins/task_vectors.o $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/task_vectors.o $(BUILD)/libgrassflow.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/obj/tests/plugins/task_vectors.o $(BUILD)/libgrassflow.a $(LDLIBS)
 
 # examples/: programs that embed the library through include/grassflow.h alone (custom_mixer.c, which adds
 # a mixer, through include/grassflow_plugin.h)
@@ -188,7 +194,8 @@ demo: all
 # CPU runs it (tests/coretype.sh --env: never a core whose instructions the CPU lacks); harmless elsewhere.
 TEST_ENV := OPENBLAS_CORETYPE=$$(bash tests/coretype.sh --env)
 
-test: test-c test-kernels test-parity test-cli test-train test-snli test-install test-readme test-trust test-fuzz test-bench test-san
+test: test-c test-kernels test-parity test-cli test-studies test-layout test-train test-snli test-install \
+	test-readme test-trust test-fuzz test-bench test-san
 	@echo "all tests passed"
 
 test-c: all $(TEST_BIN)
@@ -204,53 +211,63 @@ test-kernels: all $(TEST_BIN)
 	    OPENBLAS_CORETYPE=$$k $$t >$(BUILD)/tests/kernel.log 2>&1 && echo "== $$t under $$k: $$(grep -c '\[       OK \]' $(BUILD)/tests/kernel.log) passed" \
 	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
-# PyTorch: the reference's self-test (tests/torch_ref/selftest.py: against formulas written out, no C), every
-# model config (tests/parity.sh), a Hugging Face DistilBERT folder (tests/distilbert.sh), and
-# the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/python.sh)
+# PyTorch: the reference's self-test (tests/parity/torch_ref/selftest.py: against formulas written out, no C), every
+# model config (tests/parity/parity.sh), a Hugging Face DistilBERT folder (tests/parity/distilbert.sh), and
+# the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/parity/python.sh)
 test-parity: all
-	OMP_NUM_THREADS=1 /usr/bin/python3 tests/torch_ref/selftest.py
-	$(TEST_ENV) bash tests/parity.sh $(BUILD)
-	$(TEST_ENV) bash tests/distilbert.sh $(BUILD)
-	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/python.sh $(BUILD))
+	OMP_NUM_THREADS=1 /usr/bin/python3 tests/parity/torch_ref/selftest.py
+	$(TEST_ENV) bash tests/parity/parity.sh $(BUILD)
+	$(TEST_ENV) bash tests/parity/distilbert.sh $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/parity/python.sh $(BUILD))
 
+# the command's behaviour (tests/cli/): exit codes and messages, compare, pair files, every --help option, a
+# task of a test's own, plot, honest counts and hints
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
-	$(TEST_ENV) bash tests/cli.sh $(BUILD)
-	$(TEST_ENV) bash tests/compare.sh $(BUILD)
-	$(TEST_ENV) bash tests/pairs.sh $(BUILD)
-	$(TEST_ENV) bash tests/help.sh $(BUILD)
-	$(TEST_ENV) bash tests/task_plugin.sh $(BUILD)
-	$(TEST_ENV) bash tests/plot.sh $(BUILD)
-	bash tests/mixer_study.sh $(BUILD)
-	$(TEST_ENV) bash tests/precision_study.sh $(BUILD)
-	$(TEST_ENV) bash tests/honest.sh $(BUILD)
-	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/environment.sh $(BUILD))
-	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/regions.sh $(BUILD))
-	bash tests/layout.sh
+	$(TEST_ENV) bash tests/cli/cli.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/compare.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/pairs.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/help.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/task_plugin.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/plot.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/honest.sh $(BUILD)
+
+# the studies' machinery at toy sizes (tests/studies/: the mixer study's bookkeeping, the precision study end
+# to end) and the OpenMP regions per streamed token the precision study found (regions.sh)
+test-studies: all
+	bash tests/studies/mixer_study.sh $(BUILD)
+	$(TEST_ENV) bash tests/studies/precision_study.sh $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/studies/regions.sh $(BUILD))
+
+# the source layout the maps promise: names, folders, include cycles, make clean (tests/project/layout.sh)
+test-layout:
+	bash tests/project/layout.sh
 
 test-train: all $(BUILD)/tests/test_fixtures
-	$(TEST_ENV) bash tests/train.sh $(BUILD)
-	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/mpi.sh $(BUILD))
-	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/runs.sh $(BUILD))
-	$(TEST_ENV) bash tests/fixtures.sh $(BUILD)
+	$(TEST_ENV) bash tests/train/train.sh $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/train/mpi.sh $(BUILD))
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/train/runs.sh $(BUILD))
+	$(TEST_ENV) bash tests/train/fixtures.sh $(BUILD)
 
 # SNLI: the shipped splits' published counts, the official file forms, bad files, a full-size file streamed
 test-snli: all
-	$(TEST_ENV) bash tests/snli.sh $(BUILD)
+	$(TEST_ENV) bash tests/train/snli.sh $(BUILD)
 
 # make install into a temporary prefix, then every example built against it with pkg-config alone
 test-install: all
-	$(TEST_ENV) bash tests/install.sh $(BUILD)
+	$(TEST_ENV) bash tests/project/install.sh $(BUILD)
 
 # every grassflow command of the README, as written (the long jobs: that they start)
 test-readme: all
-	$(TEST_ENV) bash tests/readme.sh $(BUILD)
+	$(TEST_ENV) bash tests/project/readme.sh $(BUILD)
 
-# hostile files (tests/hostile.sh; `bash tests/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
-# runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust.sh, tests/kill.sh)
+# hostile files (tests/trust/hostile.sh; `bash tests/trust/hostile.sh build --doc` rewrites docs/hostile-inputs.md),
+# runs that go wrong: NaN, signals, a full disk, 20 SIGKILLs with resumes (tests/trust/trust.sh, tests/trust/kill.sh),
+# an OPENBLAS_CORETYPE this CPU cannot run (tests/trust/environment.sh)
 test-trust: all
-	$(TEST_ENV) bash tests/hostile.sh $(BUILD)
-	$(TEST_ENV) bash tests/trust.sh $(BUILD)
-	$(TEST_ENV) bash tests/kill.sh $(if $(filter 1,$(SAN)),5,20) $(BUILD)
+	$(TEST_ENV) bash tests/trust/hostile.sh $(BUILD)
+	$(TEST_ENV) bash tests/trust/trust.sh $(BUILD)
+	$(TEST_ENV) bash tests/trust/kill.sh $(if $(filter 1,$(SAN)),5,20) $(BUILD)
+	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/trust/environment.sh $(BUILD))
 
 # every parser under libFuzzer (clang-14, ASan+UBSan): the seeds replayed, then 5 s each
 # (long runs: bash tests/fuzz/run.sh 600)
@@ -258,9 +275,9 @@ test-fuzz:
 	bash tests/fuzz/run.sh --smoke
 
 # benchmarks are not timed tests: CI only checks that the benchmark machinery runs, on tiny shapes, in
-# seconds (tests/bench.sh: the per-mixer parts end to end; `bash bench/run.sh --smoke` runs every part)
+# seconds (tests/studies/bench.sh: the per-mixer parts end to end; `bash bench/run.sh --smoke` runs every part)
 test-bench: all
-	$(TEST_ENV) bash tests/bench.sh $(BUILD)
+	$(TEST_ENV) bash tests/studies/bench.sh $(BUILD)
 
 # the full benchmark against PyTorch, every mixer of bench/mixers.conf (about 13 minutes on 2 quiet cores;
 # the plan is printed first); writes docs/bench/. BENCH_ARGS=--plan prints the plan alone; BENCH_ARGS="--only
@@ -269,16 +286,16 @@ bench: all
 	bash bench/run.sh $(BENCH_ARGS)
 
 # The sanitizer build runs the C tests and the shell suites again, but not all of their time: no
-# tests/snli.sh (its reader code runs under tests/pairs.sh and test_nli), tests/runs.sh or tests/python.sh
-# (the trainer's and the library's code they reach runs under test_train, tests/train.sh and the C tests),
-# and 5 SIGKILLs instead of 20. Measured on 2026-11-28 (2 cores of an AMD EPYC, builds made): the whole
+# tests/train/snli.sh (its reader code runs under tests/cli/pairs.sh and test_nli), tests/train/runs.sh or
+# tests/parity/python.sh (the trainer's and the library's code they reach runs under test_train,
+# tests/train/train.sh and the C tests), and 5 SIGKILLs instead of 20. Measured on 2026-11-28 (2 cores of an AMD EPYC, builds made): the whole
 # `make test` 551 s, 238 of them here (it was 778 and 356 before the Python sides of the parity tests ran in
 # one process each, the finite differences of test_mixers on every core, kill.sh's kills on time and the
 # fuzzers two at a time); a clean-clone `bash .ci/run` 10 minutes with the installs and the first builds.
 test-san:
-	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-train test-trust
+	$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-c test-parity test-cli test-studies test-layout test-train test-trust
 
-# what the build made, and nothing else: run folders (runs/, --out) are the user's (tests/layout.sh checks
+# what the build made, and nothing else: run folders (runs/, --out) are the user's (tests/project/layout.sh checks
 # that a clean checkout stays clean)
 clean:
 	rm -rf $(BUILD)

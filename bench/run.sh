@@ -16,7 +16,7 @@
 #            folder under /tmp, kept and named at the end, and --out docs/bench is refused for it
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GF=${GRASSFLOW:-build/grassflow} # the command to measure (tests/bench.sh gives its build)
+GF=${GRASSFLOW:-build/grassflow} # the command to measure (tests/studies/bench.sh gives its build)
 . bench/env.sh # PY, OPENBLAS_CORETYPE, OMP_NUM_THREADS, GOMP_SPINCOUNT, TORCH_ENV, PYT
 smoke=0 only=0 list=bench/mixers.conf out="" keep=1 plan=0 one=""
 while [ $# -gt 0 ]; do

@@ -24,7 +24,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "torch_ref"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "parity", "torch_ref"))
 from model import MIXERS, GrassmannMixer, SelfAttention, build_model, normalize_config  # noqa: E402
 
 

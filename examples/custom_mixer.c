@@ -6,7 +6,7 @@
  *     cc -std=c11 -Wall -Wextra -O2 -o custom_mixer custom_mixer.c $(pkg-config --cflags --libs grassflow)
  *     cc -std=c11 -Wall -Wextra -O2 -o custom_mixer-static custom_mixer.c $(pkg-config --cflags --libs --static grassflow-static)
  *
- * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ * (the second links libgrassflow.a; tests/project/install.sh runs both lines as written here).
  *
  *     ./custom_mixer [STEPS]
  *

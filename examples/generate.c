@@ -9,7 +9,7 @@
  *     cc -std=c11 -Wall -Wextra -O2 -o generate generate.c $(pkg-config --cflags --libs grassflow)
  *     cc -std=c11 -Wall -Wextra -O2 -o generate-static generate.c $(pkg-config --cflags --libs --static grassflow-static)
  *
- * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ * (the second links libgrassflow.a; tests/project/install.sh runs both lines as written here).
  *
  *     ./generate runs/g6/best.safetensors "The history of" 50 0.8 40 0.95 1234
  *

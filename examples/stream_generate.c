@@ -7,7 +7,7 @@
  *     cc -std=c11 -Wall -Wextra -O2 -o stream_generate stream_generate.c $(pkg-config --cflags --libs grassflow)
  *     cc -std=c11 -Wall -Wextra -O2 -o stream_generate-static stream_generate.c $(pkg-config --cflags --libs --static grassflow-static)
  *
- * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ * (the second links libgrassflow.a; tests/project/install.sh runs both lines as written here).
  *
  *     ./stream_generate model.safetensors 200 5 17 3
  *

@@ -8,7 +8,7 @@
  *     cc -std=c11 -Wall -Wextra -O2 -o train train.c $(pkg-config --cflags --libs grassflow)
  *     cc -std=c11 -Wall -Wextra -O2 -o train-static train.c $(pkg-config --cflags --libs --static grassflow-static)
  *
- * (the second links libgrassflow.a; tests/install.sh runs both lines as written here).
+ * (the second links libgrassflow.a; tests/project/install.sh runs both lines as written here).
  *
  *     ./train OUT_DIR [STEPS] [TEXT_FILE]
  *

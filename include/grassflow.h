@@ -2,7 +2,7 @@
  * grassflow: attention-free Grassmann-flow language models and their Transformer twins, in C. This header is
  * the user API; grassflow_plugin.h adds what extends the library (mixers, heads, tasks, importers).
  *
- * A complete program (tests/install.sh builds and runs it as written: cc first.c $(pkg-config --cflags --libs
+ * A complete program (tests/project/install.sh builds and runs it as written: cc first.c $(pkg-config --cflags --libs
  * grassflow)): a model from a preset, twenty AdamW steps on one batch, the model saved.
  *
  *     #include <stdio.h>
@@ -386,7 +386,7 @@ gf_model *gf_model_load(const char *path);
 /* max_offset x rank floats): constant memory and time per token however long the text. An          */
 /* attention layer keeps a KV cache of 2 d floats per position (hybrids keep both). With pos        */
 /* "sinusoidal" or "none" there is no length limit; with "learned" the limit is max_len. The logits */
-/* equal those of gf_model_forward on the same prefix (tests/test_stream.c).                        */
+/* equal those of gf_model_forward on the same prefix (tests/unit/test_stream.c).                        */
 
 typedef struct gf_stream gf_stream;
 
@@ -998,7 +998,7 @@ int64_t gf_steps_per_epoch(const gf_train_opts *o, gf_source *train);
 /* head and its classes), and says how the result is read: its metric, what it counts, the names   */
 /* of its classes. The commands (train, eval, compare) know tasks only through this table; the     */
 /* built-in ones are "lm" (blocks of a text corpus, perplexity) and "snli" (sentence pairs,        */
-/* accuracy), and a program adds one with gf_task_register (tests/task_vectors.c: a task added     */
+/* accuracy), and a program adds one with gf_task_register (tests/plugins/task_vectors.c: a task added     */
 /* from one file). Like a source, the table opens with its version.                                 */
 
 /* What a task's load is given. */
@@ -1022,7 +1022,7 @@ typedef struct gf_task_env {
 
 /* A metric: how a task's evaluations are scored and read. The built-in ones are gf_metric_ppl (exp of the
  * mean loss, lower is better) and gf_metric_accuracy (the share of counted targets whose argmax is right,
- * higher is better); a task declares its own in gf_task_ops.score_by (tests/task_vectors.c: an error rate),
+ * higher is better); a task declares its own in gf_task_ops.score_by (tests/plugins/task_vectors.c: an error rate),
  * and train's best checkpoint, --patience, eval, compare's summary and plot follow it. */
 typedef struct gf_metric {
     const char *name;             /* [a-z0-9_], unique: metrics.jsonl's and summary.json's "metric" */
@@ -1140,7 +1140,7 @@ int gf_blas_threads(void);
  * gf_blas_fast_core(): the fastest core type this CPU runs among SKYLAKEX, HASWELL, SANDYBRIDGE, NEHALEM and
  * PRESCOTT ("" if none). Neither calls BLAS: a program can ask before its first matmul and start itself again
  * with the answer. The test hook GRASSFLOW_TEST_CPU_LACKS=avx512f,fma (features named as `why` names them)
- * makes both take those features as absent (tests/environment.sh). */
+ * makes both take those features as absent (tests/trust/environment.sh). */
 const char *gf_blas_core_check(const char *core, char *why, size_t n);
 const char *gf_blas_fast_core(void);
 /* C (M,N) = alpha op(A) op(B) + beta C, row-major, op(A) (M,K), op(B) (K,N) (transposed when transA or

@@ -5,8 +5,8 @@
  * written safely, JSON, escaping for each output format).
  *
  * Each extension is one file and one registration call, made before the first model, config or task is
- * used: examples/custom_mixer.c (a mixer), tests/task_vectors.c (a task with its own metric),
- * tests/importer_toy.c (an importer). The block kinds a layer can be wired as are not part of this
+ * used: examples/custom_mixer.c (a mixer), tests/plugins/task_vectors.c (a task with its own metric),
+ * tests/plugins/importer_toy.c (an importer). The block kinds a layer can be wired as are not part of this
  * interface yet (src/model/block.h; docs/architecture.md says why).
  *
  * The tables here (gf_mixer_ops, gf_head_ops, gf_task_ops, gf_source, gf_importer) open with a version: a
@@ -90,7 +90,7 @@ struct gf_source {
 /*     if (gf_mixer_register(&CONV) != 0) puts(gf_last_error()); // once, before a model uses it    */
 /*     gf_config_set(&cfg, "mixers=conv,grassmann");   // or {"mixer": "conv", "width": 3} in JSON  */
 /*                                                                                                  */
-/* examples/custom_mixer.c is a complete mixer, trained; tests/test_plugin.c adds a mixer and a     */
+/* examples/custom_mixer.c is a complete mixer, trained; tests/unit/test_plugin.c adds a mixer and a     */
 /* head. The rules every table follows:                                                             */
 /*   - It opens with its interface version (as SQLite's sqlite3_module does): the GF_*_OPS_VERSION  */
 /*     of the header it was written against. A later grassflow appends members after the last one   */
@@ -456,7 +456,7 @@ int gf_task_register(const gf_task_ops *ops);
 /* An importer: a format of checkpoints another tool writes, read as a grassflow model by gf_import_load (and
  * so by every command that takes a backbone, and features --ckpt). The built-in one is hf-distilbert
  * (src/import/distilbert.c); a program adds its own with gf_importer_register, one file and one call
- * (tests/importer_toy.c). gf_import_load asks each importer in turn, built-in ones first, whether it reads
+ * (tests/plugins/importer_toy.c). gf_import_load asks each importer in turn, built-in ones first, whether it reads
  * a path (detect) and loads it with the first that does; a path none claims is read as grassflow's own. */
 #define GF_IMPORTER_VERSION 1 /* the gf_importer this header describes */
 typedef struct gf_importer {
@@ -505,7 +505,7 @@ int gf_open_write_regular(const char *path, int flags);
 int gf_lock_file(const char *path, bool wait, char *held_by, size_t n);
 void gf_unlock_file(const char *path, int fd);
 /* A test hook of the library's atomic writes (checkpoints, states): called before every chunk is written,
- * with the temporary file's path and the chunk's size (tests/kill.sh slows writes down through it, so that
+ * with the temporary file's path and the chunk's size (tests/trust/kill.sh slows writes down through it, so that
  * kills land inside them). NULL: none. Set it before any write starts; the library never sets it. */
 typedef void (*gf_write_hook)(const char *tmp_path, size_t n, void *ctx);
 void gf_atomic_set_write_hook(gf_write_hook hook, void *ctx);

@@ -2,7 +2,7 @@
 # What a frozen DistilBERT under an SNLI head costs here, with its output kept (the feature cache) and with
 # the backbone run at every step. No weights can be downloaded, so the backbone is a folder of
 # distilbert-base-uncased's shape (768 wide, 6 layers, 12 heads, 66M parameters) with random weights
-# (tests/torch_ref/distilbert.py make --base): the cost is the shape's, whatever the weights.
+# (tests/parity/torch_ref/distilbert.py make --base): the cost is the shape's, whatever the weights.
 # Training pairs: the 1% sample; dev and test: their first 640 rows (the rates, not the accuracies, matter).
 #   bash scripts/distilbert_cost.sh [--head FILE]     prints the rates and a run of the study's recipe
 set -euo pipefail
@@ -14,7 +14,7 @@ head=configs/snli/head-grassmann.json
 [ "${1:-}" = --head ] && head=$2
 tmp=$(mktemp -d /tmp/grassflow-dbcost-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-/usr/bin/python3 tests/torch_ref/distilbert.py make --out "$tmp/db" --base data/bert-base-uncased/vocab.txt --bare
+/usr/bin/python3 tests/parity/torch_ref/distilbert.py make --out "$tmp/db" --base data/bert-base-uncased/vocab.txt --bare
 mkdir -p "$tmp/snli"
 xz -dc data/snli/snli_1.0_train_0.01.tsv.xz >"$tmp/snli/snli_1.0_train.tsv"
 for s in dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | { head -640; cat >/dev/null; } >"$tmp/snli/snli_1.0_$s.tsv"; done

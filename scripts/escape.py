@@ -1,6 +1,6 @@
 """Escaping for the scripts that write docs (Markdown tables) and the tables their figures are drawn from (TSV,
 for `grassflow plot --table`), which run without the library: md_cell is gf_escape_md and tsv_cell is gf_escape_tsv
-of src/io/escape.c, the same rules to the byte (tests/precision_study.sh holds them to the library's on random
+of src/io/escape.c, the same rules to the byte (tests/studies/precision_study.sh holds them to the library's on random
 strings; grassflow plot reads tsv_cell's escapes back). A str may hold bytes that are not UTF-8 as surrogate escapes
 (os.fsdecode's, errors="surrogateescape"); bytes are read as UTF-8."""
 

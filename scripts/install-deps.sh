@@ -4,7 +4,7 @@
 # build without it runs fp32 only and says so), OpenMPI (data-parallel training under mpirun: a build
 # without it runs one process and says so), PyTorch for the parity
 # tests, jemalloc, which bench/run.sh gives the PyTorch twins, clang-14 with its runtime for the libFuzzer
-# harnesses, and valgrind for tests/valgrind.sh. Safe to run again: it only installs
+# harnesses, and valgrind for tests/trust/valgrind.sh. Safe to run again: it only installs
 # what is absent.
 set -euo pipefail
 pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev libdnnl-dev

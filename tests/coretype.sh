@@ -14,7 +14,7 @@
 #   bash tests/coretype.sh --runs CORE   exit 0 if this CPU runs CORE (any case; a name not below: yes),
 #                                     else print the features it lacks and exit 1
 # The features each core type needs are those of gf_blas_core_check (src/compute/blas_cores.c), which
-# tests/environment.sh holds this table to; GRASSFLOW_TEST_CPU_LACKS=avx512f,... (a test hook) hides features.
+# tests/trust/environment.sh holds this table to; GRASSFLOW_TEST_CPU_LACKS=avx512f,... (a test hook) hides features.
 flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
 # has FEATURE: the CPU has it (FEATURE as GCC's __builtin_cpu_supports spells it, /proc/cpuinfo's name in brackets)
 has() {

@@ -6,8 +6,8 @@
     ...train it...
     gt.save(net, "tuned.safetensors")               # grassflow eval/generate read it
 
-The module is tests' reference model (grassflow.torch_model, held to the C engine by tests/parity.sh and
-tests/python.sh): forward(inputs, mask=None, segments=None) takes (B, T) int64 token ids (or (B, T,
+The module is tests' reference model (grassflow.torch_model, held to the C engine by tests/parity/parity.sh and
+tests/parity/python.sh): forward(inputs, mask=None, segments=None) takes (B, T) int64 token ids (or (B, T,
 d_input) floats for a model of input "vectors"), an optional (B, T) bool mask (True = a real position;
 padding after the sequence) and optional (B, T) token types (a sentence pair: 0 for [CLS] premise [SEP],
 1 for hypothesis [SEP]; grassflow.Model.encode_pair makes both), and returns a language model's (B, T,

@@ -1,5 +1,5 @@
 """PyTorch reference of the grassflow models: computes exactly what docs/model.md specifies. The parity tests
-(tests/parity.sh, through tests/torch_ref) run it in float64; grassflow.torch.load builds it in float32.
+(tests/parity/parity.sh, through tests/parity/torch_ref) run it in float64; grassflow.torch.load builds it in float32.
 
 Clarity over speed: the Grassmann mixer is written the literal way (loop over offsets, project each
 offset, then average). state_dict() keys are exactly the safetensors names of docs/model.md, in the
@@ -322,7 +322,7 @@ def _post_residual(b, h, mask):
 
 # The block kinds by name (src/model/block.c): how many LayerNorms (ln1, ln2, ...) and its forward over a Block's
 # modules (drop_mix is dropout site 0, drop_ffn site 1). A layer's "block" names one; without it, its stack's norm
-# and its mixer choose. A new kind is a function and register_block (tests/torch_ref/block_parallel.py).
+# and its mixer choose. A new kind is a function and register_block (tests/parity/torch_ref/block_parallel.py).
 BLOCKS = {"pre": (2, _pre), "post-gated": (2, _post_gated), "post-residual": (2, _post_residual)}
 
 

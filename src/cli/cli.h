@@ -1,5 +1,5 @@
 /* The command-line front end: thin wrappers over the library, built on include/grassflow.h alone (the
- * Makefile compiles src/cli/ without -Isrc; tests/install.sh builds it against an installed copy).
+ * Makefile compiles src/cli/ without -Isrc; tests/project/install.sh builds it against an installed copy).
  * Exit codes: 0 ok, 1 runtime or data error, 2 usage error. Results go to stdout, everything else to
  * stderr. */
 #ifndef GF_CLI_H

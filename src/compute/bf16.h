@@ -2,7 +2,7 @@
  * bf16 matmuls (src/compute/matmul_dnnl.c) and of bf16 weights. Rounding is to nearest, ties to even, as
  * AVX512_BF16's VCVTNEPS2BF16 does it: a NaN stays a NaN (quiet, its sign kept), and a denormal input,
  * like a result too small for a normal bfloat16, becomes a zero of its sign (the instruction flushes them,
- * whatever MXCSR says). The fast conversion is held to the scalar reference bit for bit (tests/test_ops.c). */
+ * whatever MXCSR says). The fast conversion is held to the scalar reference bit for bit (tests/unit/test_ops.c). */
 #ifndef GF_CORE_BF16_H
 #define GF_CORE_BF16_H
 

@@ -6,7 +6,7 @@
 /* An exp for the loops that dominate the softmax over a large vocabulary. For x <= 88 it matches
  * expf within about 2 ulp (Cody-Waite reduction to [-ln2/2, ln2/2], degree-7 Taylor polynomial, whose
  * truncation error 0.347^8/8! = 5e-9 is below float rounding); below -87.3 it returns ~1e-38 instead of
- * a denormal or zero, which no softmax sum can tell apart. Held to expf by tests/test_ops.c. */
+ * a denormal or zero, which no softmax sum can tell apart. Held to expf by tests/unit/test_ops.c. */
 #pragma omp declare simd notinbranch
 static inline float GF_FAST_NAME(gf_exp_fast)(float x) {
     x = x < -87.3f ? -87.3f : x;
@@ -31,7 +31,7 @@ static inline float GF_FAST_NAME(gf_exp_fast)(float x) {
  * |x| < 1: erf(x) = x P(x^2) (degree 7); 1 <= |x| < 3.9: erf(x) = 1 - exp(-x^2) Q(x) (degree 12 in
  * u = (x - 2.5)/1.5); beyond, erf = +-1 in float (erfc(3.9) = 3.5e-8). The coefficients are our own
  * least-squares fits in double (scripts/fit_erf.py). Max abs error 1.5e-7 against double erf, held by
- * tests/test_ops.c; GELU needs erf's absolute error, since it uses 0.5 x (1 + erf). */
+ * tests/unit/test_ops.c; GELU needs erf's absolute error, since it uses 0.5 x (1 + erf). */
 #pragma omp declare simd notinbranch
 static inline float GF_FAST_NAME(gf_erf_fast)(float x) {
     const float ax = __builtin_fabsf(x);

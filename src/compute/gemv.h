@@ -1,7 +1,7 @@
 /* fp32 matrix-vector products for one row (streaming inference), whose bits do not depend on the thread
  * count: each output is one thread's sum, always in the same order. The stream may then pick its threads by
  * how fast they run (src/infer/stream.c) and still give the same tokens for a seed. Each has its naive
- * reference beside it (tests/test_ops.c holds one to the other). */
+ * reference beside it (tests/unit/test_ops.c holds one to the other). */
 #ifndef GF_CORE_GEMV_H
 #define GF_CORE_GEMV_H
 

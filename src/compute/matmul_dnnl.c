@@ -145,7 +145,7 @@ static int g_n; /* entries filled; an entry is complete before g_n counts it */
  * gf_bf16_matmul_kernel(). The others are refused: oneDNN 2.6's own JIT sgemm ("gemm:jit", its choice for
  * operands brgemm does not take) points rsp into a heap buffer while it runs, and a signal that lands
  * there writes its frame into the heap (oneDNN issue 4845, fixed in 3.x): a SIGTERM in mid-step corrupted
- * the heap. tests/test_precision.c's signal storm holds this. */
+ * the heap. tests/unit/test_precision.c's signal storm holds this. */
 static dnnl_status_t first_brgemm(const dnnl_matmul_desc_t *d, const_dnnl_primitive_attr_t attr,
                                   dnnl_primitive_desc_t *pd) {
     dnnl_primitive_desc_iterator_t it;

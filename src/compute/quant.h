@@ -5,7 +5,7 @@
  *   exact in int32: AVX512_VNNI's VPDPBUSD multiplies the unsigned weight bytes by the signed input bytes,
  *   and 128 * sum_c qx[c] is taken off once per call.
  * - bf16: w rounded to bfloat16 (compute/bf16.h); y in fp32 with the input unrounded.
- * The fast kernels are held to the references here by tests/test_precision.c: int8 bit for bit, bf16 to
+ * The fast kernels are held to the references here by tests/unit/test_precision.c: int8 bit for bit, bf16 to
  * the rounding of fp32 sums. */
 #ifndef GF_CORE_QUANT_H
 #define GF_CORE_QUANT_H

@@ -1,6 +1,6 @@
 /* The head registry: the built-in heads (one line each) and those registered at run time. Every table,
  * built-in or added, passes the same check (gf_head_ops_check, plugin/plugin.c): gf_head_register runs it
- * before adding one, tests/test_plugin.c runs it on each built-in (gf_head_check_at). */
+ * before adding one, tests/unit/test_plugin.c runs it on each built-in (gf_head_check_at). */
 #include "heads/head.h"
 
 #include <string.h>

@@ -25,7 +25,7 @@ int32_t gf_sample_reference(const float *logits, int64_t V, const gf_sampler_par
 /* The generator key of a sampler with this seed (its n-th draw uses counter n). */
 uint64_t gf_sampler_key(uint64_t seed);
 /* Draws of s that fell back to the full sort because a running sum came too close to a cut to decide it
- * without the reference's exact rounding (rare; tests/test_sample.c counts them). */
+ * without the reference's exact rounding (rare; tests/unit/test_sample.c counts them). */
 int64_t gf_sampler_fallbacks(const gf_sampler *s);
 
 #endif

@@ -2,7 +2,7 @@
  * (gf_mixer_ops in grassflow.h: state_floats, step). Each block runs through the same interpreter as the batch forward
  * (model/block.h) over one row, with the mixer's step in place of its forward and no dropout; the wiring
  * around the blocks (the embedding, a further stack's in_proj, ln_f and the head) is the batch's own too
- * (model/wiring.c), over that row. tests/test_stream.c holds every position's logits to gf_model_forward on
+ * (model/wiring.c), over that row. tests/unit/test_stream.c holds every position's logits to gf_model_forward on
  * the same prefix. */
 #include <stdbool.h>
 #include <stdlib.h>

@@ -177,7 +177,7 @@ static void zero_rows_without_partners(float *x, int64_t d, const pairing *pr, i
  *   dp = a q - b p  (a = s/|p|, b = s (p.q)/|p|^3, s = 1/count; a = s/eps, b = 0 below eps)
  *   du = G v = a Q v - b P v,   dv = -G u = -a Q u + b P u.
  * So each row costs one wedge forward and two antisymmetric mat-vecs backward, whatever the number of
- * offsets; the rest is O(r) per offset. tests/test_mixers.c holds this to the literal per-offset
+ * offsets; the rest is O(r) per offset. tests/unit/test_mixers.c holds this to the literal per-offset
  * reference in double. */
 
 static double dot_d(const float *a, const float *b, int64_t r) {

@@ -1,6 +1,6 @@
 /* The mixer registry: the built-in mixers (one line each) and those registered at run time. Every table,
  * built-in or added, passes the same check (gf_mixer_ops_check, plugin/plugin.c): gf_mixer_register runs it
- * before adding one, tests/test_plugin.c runs it on each built-in (gf_mixer_check_at). */
+ * before adding one, tests/unit/test_plugin.c runs it on each built-in (gf_mixer_check_at). */
 #include "mixers/mixer.h"
 
 #include <stdio.h>

@@ -97,7 +97,7 @@ static void ffn_backward(const block_run *r, float *dinp, const float *dout, con
     const gf_layer_params *p = r->p, *g = r->g;
     gf_linear_backward_set(dff, g->fc2_w, F, g->fc2_b, dout, r->act, F, p->fc2_w, F, N, F, d);
     if (r->gelu_keep) gf_gelu_backward_kept(dff, r->h1, r->gelu_keep, dff, N * F, r->cfg->gelu);
-    else gf_gelu_backward(dff, r->h1, dff, N * F, r->cfg->gelu); /* a run that kept nothing (tests/test_two_input.c) */
+    else gf_gelu_backward(dff, r->h1, dff, N * F, r->cfg->gelu); /* a run that kept nothing (tests/unit/test_two_input.c) */
     gf_linear_backward(dinp, d, g->fc1_w, d, g->fc1_b, dff, inp, d, p->fc1_w, d, N, d, F);
 }
 

@@ -21,7 +21,7 @@
  * multi-head cross-attention (queries from the slot, keys and values from the memory: ops/sdpa.c), its
  * tensors "cross.{q,k,v,out}.{weight,bias}" under the block's prefix (BLOCK_TENSORS_CROSS), and its backward
  * accumulates into the memory's gradient as well, so an encoder under it trains. A kind with a cross op is
- * a program over these ops and a list of these tensors; tests/test_two_input.c builds one (pre-norm:
+ * a program over these ops and a list of these tensors; tests/unit/test_two_input.c builds one (pre-norm:
  * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. What is not there yet:
  * no config gives a memory's width (params.c would declare d_mem as the layer's own), the model (model.c) has
  * no memory to give a run and the stream (infer/stream.c) none either. */
@@ -110,7 +110,7 @@ const block_kind *gf_block_kind_find(const char *name);
 void gf_block_kind_names(char *buf, size_t n);
 /* Add a kind (a program's own, before configs are read; not thread-safe): one table entry, checked (a name of
  * [a-z0-9_-] no kind has, slots and ops within their limits, every op's slots, LayerNorm and dropout site in
- * range, the last slot written). 0, or -1 (gf_fail). tests/block_parallel.c adds the parallel block. */
+ * range, the last slot written). 0, or -1 (gf_fail). tests/plugins/block_parallel.c adds the parallel block. */
 int gf_block_kind_register(const block_kind *kind);
 
 /* One layer's parameters (views into the model's parameter or gradient arena), bound by its kind's tensors. */

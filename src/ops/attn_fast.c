@@ -16,7 +16,7 @@
  * The softmax rows run in whole chunks of 16 (a row padded to the chunk at -inf), the forward's without
  * its normalising pass (the tile's outputs are scaled by 1 / sum instead).
  * Sums run in a different order from OpenBLAS's, and fused, so the bits differ from fp32's: that is why
- * this runs only under fp32-fast. tests/test_ops.c holds it to the default path (test_attn_head_fast). */
+ * this runs only under fp32-fast. tests/unit/test_ops.c holds it to the default path (test_attn_head_fast). */
 #include <math.h>
 #include <string.h>
 

@@ -24,7 +24,7 @@ static void ln_row(float *o, float *mean, float *rstd, const float *x, const flo
 /* LN_ROWS rows at once, each exactly as ln_row: every row's sums still run over its columns in order, in
  * double, so the results are ln_row's bits; only the rows' chains interleave. One row's chain of dependent
  * double adds costs about 9 cycles an element; LN_ROWS of them side by side cost about as much in all (and
- * vectorise across the rows). tests/test_ops.c holds the two to the same bits. */
+ * vectorise across the rows). tests/unit/test_ops.c holds the two to the same bits. */
 enum { LN_ROWS = 8 };
 
 static void ln_rows(float *o, float *mean, float *rstd, const float *x, const float *weight, const float *bias,

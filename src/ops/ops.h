@@ -50,7 +50,7 @@ void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind)
 /* dinp += dout * gelu'(inp). dinp may equal dout (then it is overwritten, not accumulated). */
 void gf_gelu_backward(float *dinp, const float *inp, const float *dout, int64_t n, gf_gelu_kind kind);
 /* The same two, with the forward keeping its erf (or tanh) term in keep (n floats) for the backward, which
- * then need not compute it again: the same bits as the pair above (tests/test_ops.c), the backward in
+ * then need not compute it again: the same bits as the pair above (tests/unit/test_ops.c), the backward in
  * about half the time. keep NULL: the pair above. */
 void gf_gelu_forward_keep(float *out, float *keep, const float *inp, int64_t n, gf_gelu_kind kind);
 void gf_gelu_backward_kept(float *dinp, const float *inp, const float *keep, const float *dout, int64_t n,

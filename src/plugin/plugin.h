@@ -4,7 +4,7 @@
  * in include/grassflow.h, "Plug-ins: mixers and heads". Here, beside the key schema (plugin/schema.h) and
  * the registry store (plugin/registry.h), are the checks a table must pass to be added. The registries
  * (mixers/mixer.c, heads/head.c) run every table through them: one a program registers before it is
- * added, each built-in one in tests/test_plugin.c (gf_mixer_check_at, gf_head_check_at), so a built-in
+ * added, each built-in one in tests/unit/test_plugin.c (gf_mixer_check_at, gf_head_check_at), so a built-in
  * table that gf_mixer_register would refuse fails a test.
  *
  * plugin/ includes core/ and grassflow.h only: mixers/, heads/ and model/ include it, never the reverse. */

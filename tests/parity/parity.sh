@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# PyTorch parity on tiny configs (tests/parity/configs/*.json): grassflow init writes the weights, the PyTorch
+# reference (tests/parity/torch_ref) computes logits, loss, gradients and an AdamW trajectory from them in
+# float64, and build/tests/parity_check holds the C model to those numbers.
+set -euo pipefail
+BUILD=${1:-build}
+PY=/usr/bin/python3
+if ! $PY -c 'import torch, numpy' 2>/dev/null; then
+    echo "parity: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
+    exit 1
+fi
+make --no-print-directory BUILD="$BUILD" "$BUILD/tests/parity_check" "$BUILD/tests/grassflow-blocks" >/dev/null
+out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
+trap 'rm -rf "$out"' EXIT
+# name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
+# pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
+# stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1;
+# distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
+# *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
+# window_*: window attention, causal past max_len and with globals, bidirectional with and without globals;
+# the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional;
+# performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier;
+# parallel_block_*: the test-only block kind of tests/plugins/block_parallel.c (build/tests/grassflow-blocks, which has
+# it, writes every init) in two of three layers, padded)
+cases="
+grassmann_pre 2 20 0
+grassmann_post 2 20 0
+transformer_pre 2 20 0
+transformer_post 2 20 0
+hybrid_pre 2 20 3
+hybrid_post_extra 2 17 0
+grassmann_extra_proj 2 20 0
+grassmann_schedule 2 12 0
+misc_untied_tanh_sinusoidal 3 9 2
+grassmann_pos_none_long 2 40 0
+transformer_sinusoidal_long 2 30 0
+bidir_grassmann_classify 4 18 1 pad
+bidir_attention_classify 3 20 0 pad
+bidir_hybrid_vectors 4 13 0 pad
+lm_hybrid_padded 3 20 0 pad
+hybrid_last_preset 2 20 0
+hybrid_middle_preset 3 20 0 pad
+hybrid_window_preset 3 24 0 pad
+stacks_classify 4 16 0 pad
+stacks_lm 2 20 2
+pair_classify_segments 4 19 0 pad
+snli_head_window 4 21 0 pad
+distilbert_snli_head 4 22 0 pad
+bidir_linformer_classify 4 20 0 pad
+linformer_short_post 3 13 0 pad
+window_lm_long 2 70 0
+window_globals_lm 2 20 2
+bidir_window_classify 4 20 0 pad
+bidir_window_globals_classify 4 70 0 pad
+grassmann_no_plucker 2 20 0
+grassmann_no_gate 2 20 3
+lm_ablations_padded 3 20 0 pad
+bidir_ablations_classify 4 18 1 pad
+performer_lm 3 70 0 pad
+performer_bidir_classify 4 70 0 pad
+parallel_block_hybrid 3 20 1 pad
+"
+fail=0
+# the inits, then every PyTorch fixture in one process, then the checks
+while read -r name B T ign pad; do
+    [ -n "$name" ] || continue
+    "$BUILD/tests/grassflow-blocks" init --config "tests/parity/configs/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
+    echo "--init $out/$name.init.safetensors --out $out/$name.ref.safetensors --batch $B --seq-len $T --seed 11 --ignore-tail $ign ${pad:+--pad}"
+done <<< "$cases" >"$out/jobs"
+OMP_NUM_THREADS=1 $PY tests/parity/torch_ref/make_fixture.py --jobs "$out/jobs" >/dev/null
+while read -r name B T ign pad; do
+    [ -n "$name" ] || continue
+    "$BUILD/tests/parity_check" "$out/$name.init.safetensors" "$out/$name.ref.safetensors" || fail=1
+done <<< "$cases"
+if [ $fail -ne 0 ]; then echo "parity: FAILED" >&2; exit 1; fi
+echo "parity: all configs match PyTorch"
