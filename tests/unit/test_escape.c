@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grassflow_plugin.h" /* the escaping helpers */
 #include "testlib.h"
 
 #include "base/utf8.h"

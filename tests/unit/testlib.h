@@ -9,7 +9,7 @@
 /* cmocka needs the includes above first */
 #include <cmocka.h>
 
-#include "grassflow_plugin.h"
+#include "grassflow.h" /* the user API alone: tests/train/fixtures.sh builds test_fixtures.c against 0.1.0's headers */
 
 /* Deterministic uniform values in [lo, hi) from (seed, index). */
 void tl_fill_uniform(float *x, int64_t n, uint64_t seed, float lo, float hi);
