@@ -555,11 +555,15 @@ static int gen_run(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_stre
     if (o->json) {
         printf("{\"bench\": \"generate\", \"model\": ");
         gf_json_put_str(stdout, name);
-        printf(", \"mode\": \"%s\", \"weights\": \"%s\", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
-               o->no_cache ? "recompute" : "stream", gf_weights_name(o->weights),
+        printf(", \"mode\": \"%s\", \"weights\": \"%s\", \"weights_kernel\": ", o->no_cache ? "recompute" : "stream",
+               gf_weights_name(o->weights));
+        gf_json_put_str(stdout, gf_weights_kernel(o->weights));
+        printf(", \"pos\": \"%s\", \"tokens\": %lld, \"threads\": %d, \"results\": [",
                cfg->pos == GF_POS_LEARNED ? "learned" : cfg->pos == GF_POS_SINUSOIDAL ? "sinusoidal" : "none",
                (long long)o->n, gf_threads());
     }
+    else
+        printf("%s  %s weights, one-row matmuls on %s\n", shown, gf_weights_name(o->weights), gf_weights_kernel(o->weights));
     for (int k = 0; k < o->nP; k++) {
         double t;
         int64_t at;

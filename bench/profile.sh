@@ -11,9 +11,10 @@ command -v perf >/dev/null || { echo "profile.sh: perf not found; install it wit
 export OPENBLAS_CORETYPE=$(bash tests/coretype.sh --env) # never one this CPU cannot run
 data=$(mktemp /tmp/grassflow-perf-XXXXXX)
 trap 'rm -f "$data"' EXIT
-line=$(perf record -q -o "$data" build/grassflow --threads "$th" bench train "$@" 2>/dev/null | sed -n 1,2p | tr '\n' ' ')
+GF=${GRASSFLOW:-build/grassflow} # the build to profile (bench/as_avx2.sh sets it)
+line=$(perf record -q -o "$data" "$GF" --threads "$th" bench train "$@" 2>/dev/null | sed -n 1,2p | tr '\n' ' ')
 {
-    echo "# perf profile: build/grassflow --threads $th bench train $*"
+    echo "# perf profile: $GF --threads $th bench train $*${GRASSFLOW_TEST_CPU_LACKS:+ (AVX2 emulated: bench/as_avx2.sh)}"
     echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
     echo "# $line"
     echo "# share of CPU samples by library and symbol (all threads; sgemm_* is OpenBLAS, *._omp_fn.* our"

@@ -256,12 +256,15 @@ void gf_model_free(gf_model *m);
  * the token embedding is one (so a tied head is too). gf_model_set_weights writes the values the low
  * precision stands for into the model's fp32 tensors (every computation then sees them) and keeps the
  * low-precision copies, on which every one-row matmul runs (gf_stream_*, generation, eval --stream):
- * int8 ones with the input quantized per call to int8 (one scale) and exact int32 sums (AVX512_VNNI),
- * bf16 ones with fp32 inputs and sums. Once, on an fp32 model; for inference (training such a model is not
+ * int8 ones with the input quantized per call to int8 (one scale) and exact int32 sums (AVX512_VNNI, or
+ * AVX2 on a CPU without it: the same sums, so the same bits), bf16 ones with fp32 inputs and sums. Once, on an fp32 model; for inference (training such a model is not
  * refused but trains the rounded values in fp32). 0, or -1 (gf_last_error). */
 typedef enum { GF_WEIGHTS_FP32 = 0, GF_WEIGHTS_BF16 = 1, GF_WEIGHTS_INT8 = 2 } gf_weights;
 const char *gf_weights_name(gf_weights w); /* "fp32", "bf16", "int8" */
 int gf_weights_parse(const char *s, gf_weights *w); /* 0, or -1 for another name */
+/* What runs w's one-row matmuls on this CPU: "AVX512_VNNI", "AVX2 (vpmaddubsw)" or "reference (scalar)" for
+ * int8, "AVX-512", "AVX2" or the reference for bf16, gf_blas_kernel()'s name for fp32 ("unknown" if none). */
+const char *gf_weights_kernel(gf_weights w);
 int gf_model_set_weights(gf_model *m, gf_weights w);
 gf_weights gf_model_weights(const gf_model *m);
 /* Write checkpoint `in` (fp32) as `out` with its weight matrices int8 or bf16 (gf_model_set_weights), every

@@ -37,7 +37,7 @@ static void help(void) {
            "  --stream        score with the streaming engine, one token at a time (reset at each block);\n"
            "                  the same numbers as the batched default, at any L for pos none/sinusoidal\n"
            "  --weights W     the weight matrices as fp32 (default), bf16 or int8 (as generate --weights):\n"
-           "                  with --stream, scored as generation runs them (int8 matmuls on VNNI)\n"
+           "                  with --stream, scored as generation runs them (int8 on VNNI or AVX2)\n"
            "  --json          print the result as one JSON object\n"
            "  the task's options (default: the training run's; for lm without one, --seq-len max_len):\n");
     cli_task_help();

@@ -26,7 +26,7 @@ static void help(void) {
            "  --no-cache         recompute the whole context for every token instead of streaming (slow; for\n"
            "                     checking: greedy output is the same both ways)\n"
            "  --weights W        the weight matrices as fp32 (default), bf16 or int8 (a scale per row; the\n"
-           "                     streaming matmuls then run on int8 with AVX512_VNNI): rounded on load, the\n"
+           "                     streaming matmuls then run on int8: AVX512_VNNI, or AVX2): rounded on load, the\n"
            "                     file is not changed (grassflow quantize writes such a checkpoint)\n");
 }
 

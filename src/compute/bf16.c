@@ -3,12 +3,14 @@
 
 #include <immintrin.h>
 
+#include "compute/blas.h"
 #include "compute/parallel.h"
 
 bool gf_bf16_cpu(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
+#define HAS(name) (__builtin_cpu_supports(name) && !gf_cpu_hidden_by_test(name)) /* the hook: compute/blas.h */
+    return HAS("avx512bf16") && HAS("avx512bw") && HAS("avx512vl");
+#undef HAS
 #else
     return false;
 #endif

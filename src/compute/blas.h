@@ -8,6 +8,10 @@
 #include "compute/bf16.h"
 #include "grassflow_plugin.h" /* gf_sgemm, gf_blas_kernel, gf_blas_threads, gf_blas_flops(_reset): public (Utilities) */
 
+/* The test hook GRASSFLOW_TEST_CPU_LACKS=avx512f,avx512vnni,...: whether it names feature `name` (GCC's
+ * __builtin_cpu_supports spelling), which every kernel choice then takes as absent, so that a machine that
+ * has it runs and tests the path of one that does not (the int8 and bf16 one-row kernels, OpenBLAS's core). */
+bool gf_cpu_hidden_by_test(const char *name);
 /* BLAS's thread count (gf_set_threads sets OpenMP's and this). */
 void gf_blas_set_threads(int n);
 /* Under an address-space limit (ulimit -v), cap the threads to what the BLAS library's per-thread buffers

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "grassflow_plugin.h"
+#include "compute/blas.h"
 
 enum {
     F_SSE3, F_SSSE3, F_SSE41, F_SSE42, F_3DNOW, F_AVX, F_AVX2, F_FMA, F_FMA4, F_AVX512F, F_AVX512CD, F_AVX512BW,
@@ -48,7 +49,7 @@ static const char *const fastest[] = {"SKYLAKEX", "HASWELL", "SANDYBRIDGE", "NEH
 
 /* GRASSFLOW_TEST_CPU_LACKS=avx512f,fma (a test hook): features taken as absent, so that a machine that has
  * them can check what happens on one that does not. */
-static bool hidden_by_test(const char *name) {
+bool gf_cpu_hidden_by_test(const char *name) {
     const char *e = getenv("GRASSFLOW_TEST_CPU_LACKS");
     const size_t n = strlen(name);
     for (const char *p = e; p && *p;) {
@@ -71,7 +72,7 @@ static bool has_amx_bf16(void) {
 }
 
 static bool cpu_has(int f) {
-    if (hidden_by_test(feature_name[f])) return false;
+    if (gf_cpu_hidden_by_test(feature_name[f])) return false;
     __builtin_cpu_init();
     switch (f) {
     case F_SSE3: return __builtin_cpu_supports("sse3");

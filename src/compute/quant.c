@@ -4,14 +4,31 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "compute/blas.h"
 #include "compute/parallel.h"
 
-bool gf_int8_cpu(void) {
+/* Whether the CPU runs instructions of `name` (GCC's spelling), unless the test hook hides them. */
+#define CPU_HAS(name) (__builtin_cpu_supports(name) && !gf_cpu_hidden_by_test(name))
+
+gf_lowp_kernel gf_int8_kernel(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-#else
-    return false;
+    if (CPU_HAS("avx512vnni") && CPU_HAS("avx512bw") && CPU_HAS("avx512f")) return GF_LOWP_AVX512;
+    if (CPU_HAS("avx2")) return GF_LOWP_AVX2;
 #endif
+    return GF_LOWP_REFERENCE;
+}
+
+gf_lowp_kernel gf_bf16_gemv_kernel(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (CPU_HAS("avx512bw") && CPU_HAS("avx512vl") && CPU_HAS("avx512f")) return GF_LOWP_AVX512;
+    if (CPU_HAS("avx2") && CPU_HAS("fma")) return GF_LOWP_AVX2;
+#endif
+    return GF_LOWP_REFERENCE;
+}
+
+const char *gf_lowp_kernel_name(gf_lowp_kernel k, bool int8) {
+    if (k == GF_LOWP_AVX512) return int8 ? "AVX512_VNNI" : "AVX-512";
+    return k == GF_LOWP_AVX2 ? (int8 ? "AVX2 (vpmaddubsw)" : "AVX2") : "reference (scalar)";
 }
 
 static int8_t code(float v, float inv) {
@@ -145,30 +162,106 @@ TARGET_INT8 static int32_t dot1_int8(const uint8_t *u8, int64_t cols, const int8
     return _mm512_reduce_add_epi32(a);
 }
 
+/* The AVX2 twins (no VNNI): the weight bytes made signed codes again (u8 ^ 0x80 = q), then VPMADDUBSW of |q|
+ * (unsigned) by qx with q's sign (VPSIGNB): each pair of products is at most 2 x 127 x 127 = 32,258, so the
+ * int16 sums never saturate (|q| and |qx| are at most 127: no code is -128), and VPMADDWD by ones widens them
+ * to int32. The sums are exact, so the results are the reference's bits; no 128 x sum(qx) to take off. */
+#define TARGET_AVX2 __attribute__((target("avx2,fma")))
+
+TARGET_AVX2 static inline __m256i madd_codes(const uint8_t *w, __m256i x) {
+    const __m256i q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)w), _mm256_set1_epi8((char)0x80));
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(q), _mm256_sign_epi8(x, q));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+/* sum over cols of q[c] * qx[c] for 4 rows (row stride ld): 32 columns a step, the rest one by one */
+TARGET_AVX2 static void dot4_int8_avx2(const uint8_t *u8, int64_t ld, int64_t cols, const int8_t *qx, int32_t out[4]) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t c = 0;
+    for (; c + 32 <= cols; c += 32) {
+        for (int i = 0; i < 4; i++) _mm_prefetch((const char *)u8 + i * ld + c + INT8_PREFETCH, _MM_HINT_T0);
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(qx + c));
+        a0 = _mm256_add_epi32(a0, madd_codes(u8 + c, x));
+        a1 = _mm256_add_epi32(a1, madd_codes(u8 + ld + c, x));
+        a2 = _mm256_add_epi32(a2, madd_codes(u8 + 2 * ld + c, x));
+        a3 = _mm256_add_epi32(a3, madd_codes(u8 + 3 * ld + c, x));
+    }
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+    _mm_storeu_si128((__m128i *)out, _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    for (; c < cols; c++)
+        for (int i = 0; i < 4; i++) out[i] += ((int32_t)u8[i * ld + c] - 128) * qx[c];
+}
+
+TARGET_AVX2 static int32_t dot1_int8_avx2(const uint8_t *u8, int64_t cols, const int8_t *qx) {
+    __m256i a = _mm256_setzero_si256();
+    int64_t c = 0;
+    for (; c + 32 <= cols; c += 32) a = _mm256_add_epi32(a, madd_codes(u8 + c, _mm256_loadu_si256((const __m256i *)(qx + c))));
+    const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    int32_t v[4], sum = 0;
+    _mm_storeu_si128((__m128i *)v, h);
+    for (int i = 0; i < 4; i++) sum += v[i];
+    for (; c < cols; c++) sum += ((int32_t)u8[c] - 128) * qx[c];
+    return sum;
+}
+
+typedef void (*dot4_fn)(const uint8_t *u8, int64_t ld, int64_t cols, const int8_t *qx, int32_t out[4]);
+typedef int32_t (*dot1_fn)(const uint8_t *u8, int64_t cols, const int8_t *qx);
+
+/* What one int8 kernel needs: its dot products and what its sums carry beyond sum q qx (off). */
+typedef struct {
+    dot4_fn dot4;
+    dot1_fn dot1;
+    int64_t off;
+} int8_kernel;
+
 /* row blocks b0 .. b1 of 4 rows (the last may be partial) */
-static void int8_blocks(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols, int64_t b0,
-                        int64_t b1, const int8_t *qx, int64_t off, float sx, float alpha, float beta, float *y) {
+static void int8_blocks(const int8_kernel *k, const uint8_t *u8, int64_t ld, const float *scale, int64_t rows,
+                        int64_t cols, int64_t b0, int64_t b1, const int8_t *qx, float sx, float alpha, float beta,
+                        float *y) {
     for (int64_t b = b0; b < b1; b++) {
         const int64_t r0 = 4 * b;
         if (r0 + 4 <= rows) {
             int32_t d[4];
-            dot4_int8(u8 + r0 * ld, ld, cols, qx, d);
-            for (int i = 0; i < 4; i++) y[r0 + i] = finish((int64_t)d[i] - off, scale[r0 + i], sx, alpha, beta, y[r0 + i]);
+            k->dot4(u8 + r0 * ld, ld, cols, qx, d);
+            for (int i = 0; i < 4; i++) y[r0 + i] = finish((int64_t)d[i] - k->off, scale[r0 + i], sx, alpha, beta, y[r0 + i]);
         } else {
             for (int64_t r = r0; r < rows; r++)
-                y[r] = finish((int64_t)dot1_int8(u8 + r * ld, cols, qx) - off, scale[r], sx, alpha, beta, y[r]);
+                y[r] = finish((int64_t)k->dot1(u8 + r * ld, cols, qx) - k->off, scale[r], sx, alpha, beta, y[r]);
         }
     }
 }
 
-/* A small matrix runs outside any parallel region (GF_PAR_FOR), and so does any matrix on one thread. */
-static void gemv_int8_fast(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols,
-                           const float *x, float alpha, float beta, float *y, int8_t *qx) {
+/* A small matrix runs outside any parallel region (GF_PAR_FOR), and so does any matrix on one thread. The
+ * VNNI kernel multiplies the unsigned bytes (codes + 128), so 128 x sum(qx) comes off each sum. */
+static void gemv_int8_fast(gf_lowp_kernel which, const uint8_t *u8, int64_t ld, const float *scale, int64_t rows,
+                           int64_t cols, const float *x, float alpha, float beta, float *y, int8_t *qx) {
     float sx;
-    const int64_t off = 128 * quant_input_fast(x, cols, qx, &sx); /* the +128 of every weight byte */
+    int8_kernel k = {dot4_int8_avx2, dot1_int8_avx2, 0};
+    if (which == GF_LOWP_AVX512)
+        k = (int8_kernel){dot4_int8, dot1_int8, 128 * quant_input_fast(x, cols, qx, &sx)};
+    else
+        gf_quant_input(x, cols, qx, &sx);
     const int64_t blocks = (rows + 3) / 4;
     GF_PAR_FOR(rows * cols > GF_PAR_MIN && gf_max_threads() > 1, for (int64_t b = 0; b < blocks; b++)
-                   int8_blocks(u8, ld, scale, rows, cols, b, b + 1, qx, off, sx, alpha, beta, y););
+                   int8_blocks(&k, u8, ld, scale, rows, cols, b, b + 1, qx, sx, alpha, beta, y););
+}
+
+TARGET_AVX2 static float dot_bf16_avx2(const gf_bf16 *h, int64_t cols, const float *x) {
+    __m256 a = _mm256_setzero_ps(), b = a;
+    int64_t c = 0;
+#define GF_BF16_8(p) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+    for (; c + 16 <= cols; c += 16) {
+        a = _mm256_fmadd_ps(GF_BF16_8(h + c), _mm256_loadu_ps(x + c), a);
+        b = _mm256_fmadd_ps(GF_BF16_8(h + c + 8), _mm256_loadu_ps(x + c + 8), b);
+    }
+    if (c + 8 <= cols) a = _mm256_fmadd_ps(GF_BF16_8(h + c), _mm256_loadu_ps(x + c), a), c += 8;
+#undef GF_BF16_8
+    a = _mm256_add_ps(a, b);
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    float sum = _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+    for (; c < cols; c++) sum += gf_bf16_to_f32(h[c]) * x[c];
+    return sum;
 }
 
 TARGET_BF16 static float dot_bf16(const gf_bf16 *h, int64_t cols, const float *x) {
@@ -182,27 +275,50 @@ TARGET_BF16 static float dot_bf16(const gf_bf16 *h, int64_t cols, const float *x
 }
 #endif
 
-void gf_gemv_int8(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols, const float *x,
-                  float alpha, float beta, float *y, int8_t *qx) {
+void gf_gemv_int8_with(gf_lowp_kernel k, const uint8_t *u8, int64_t ld, const float *scale, int64_t rows,
+                       int64_t cols, const float *x, float alpha, float beta, float *y, int8_t *qx) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (gf_int8_cpu()) {
-        gemv_int8_fast(u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
+    if (k != GF_LOWP_REFERENCE) {
+        gemv_int8_fast(k, u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
         return;
     }
+#else
+    (void)k;
 #endif
     gf_gemv_int8_naive(u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
 }
 
-void gf_gemv_bf16(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, const float *x, float alpha, float beta,
-                  float *y) {
+void gf_gemv_bf16_with(gf_lowp_kernel k, const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, const float *x,
+                       float alpha, float beta, float *y) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    if (k != GF_LOWP_REFERENCE) {
         GF_PAR_FOR(rows * cols > GF_PAR_MIN && gf_max_threads() > 1, for (int64_t r = 0; r < rows; r++) {
-            const float v = dot_bf16(h + r * ld, cols, x);
+            const float v = k == GF_LOWP_AVX512 ? dot_bf16(h + r * ld, cols, x) : dot_bf16_avx2(h + r * ld, cols, x);
             y[r] = beta == 0.0f ? alpha * v : alpha * v + beta * y[r];
         });
         return;
     }
+#else
+    (void)k;
 #endif
     gf_gemv_bf16_naive(h, ld, rows, cols, x, alpha, beta, y);
+}
+
+/* The kernels chosen once per process (the CPU does not change; the test hook is read at the first call). */
+static gf_lowp_kernel chosen(int *cache, gf_lowp_kernel (*choose)(void)) {
+    int k = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (k < 0) __atomic_store_n(cache, k = (int)choose(), __ATOMIC_RELAXED);
+    return (gf_lowp_kernel)k;
+}
+
+void gf_gemv_int8(const uint8_t *u8, int64_t ld, const float *scale, int64_t rows, int64_t cols, const float *x,
+                  float alpha, float beta, float *y, int8_t *qx) {
+    static int cache = -1;
+    gf_gemv_int8_with(chosen(&cache, gf_int8_kernel), u8, ld, scale, rows, cols, x, alpha, beta, y, qx);
+}
+
+void gf_gemv_bf16(const gf_bf16 *h, int64_t ld, int64_t rows, int64_t cols, const float *x, float alpha, float beta,
+                  float *y) {
+    static int cache = -1;
+    gf_gemv_bf16_with(chosen(&cache, gf_bf16_gemv_kernel), h, ld, rows, cols, x, alpha, beta, y);
 }

@@ -22,6 +22,12 @@ int gf_weights_parse(const char *s, gf_weights *w) {
 
 gf_weights gf_model_weights(const gf_model *m) { return (gf_weights)m->weights; }
 
+const char *gf_weights_kernel(gf_weights w) {
+    if (w == GF_WEIGHTS_INT8) return gf_lowp_kernel_name(gf_int8_kernel(), true);
+    if (w == GF_WEIGHTS_BF16) return gf_lowp_kernel_name(gf_bf16_gemv_kernel(), false);
+    return gf_blas_kernel() ? gf_blas_kernel() : "unknown";
+}
+
 bool gf_weights_eligible(const gf_tensor_info *t) {
     return t->ndim == 2 && t->trainable && strncmp(t->name, "pos_emb.", 8) && strncmp(t->name, "seg_emb.", 8);
 }

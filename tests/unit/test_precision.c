@@ -577,9 +577,7 @@ static void quantize_rows(const float *w, int64_t R, int64_t C, uint8_t *u8, flo
     }
 }
 
-static void test_gemv_int8(void **state) {
-    (void)state;
-    if (!gf_int8_cpu()) skip();
+static void check_gemv_int8(gf_lowp_kernel k) {
     const int64_t R = 39, C = 300; /* nine blocks of 4 rows and a last block of 3 */
     float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R), *scale = falloc(R);
     uint8_t *u8 = talloc((size_t)(R * C));
@@ -594,10 +592,10 @@ static void test_gemv_int8(void **state) {
                 const float alpha = ab == 2 ? -0.5f : 1.0f, beta = ab == 0 ? 0.0f : 0.75f;
                 tl_fill_uniform(y, R, 13 + cols, -1, 1);
                 memcpy(yr, y, (size_t)R * sizeof *y);
-                gf_gemv_int8(u8, C, scale, R, cols, x, alpha, beta, y, qx);
+                gf_gemv_int8_with(k, u8, C, scale, R, cols, x, alpha, beta, y, qx);
                 gf_gemv_int8_naive(u8, C, scale, R, cols, x, alpha, beta, yr, qx);
                 if (memcmp(y, yr, (size_t)R * sizeof *y))
-                    fail_msg("int8 GEMV, %lld columns (parallel: %d): not the reference's bits", (long long)cols, par);
+                    fail_msg("int8 GEMV (%s), %lld columns (parallel: %d): not the reference's bits", gf_lowp_kernel_name(k, true), (long long)cols, par);
             }
     }
     /* an input whose codes are exact ties (max|x| = 127: x itself is scaled by 1), rounded to even both
@@ -608,7 +606,7 @@ static void test_gemv_int8(void **state) {
     for (int nan = 0; nan < 2; nan++)
         for (int64_t cols = 1; cols <= nt; cols++) {
             if (nan) ties[cols - 1] = NAN;
-            gf_gemv_int8(u8, C, scale, R, cols, ties, 1.0f, 0.0f, y, qx);
+            gf_gemv_int8_with(k, u8, C, scale, R, cols, ties, 1.0f, 0.0f, y, qx);
             memcpy(fast, qx, (size_t)cols);
             gf_gemv_int8_naive(u8, C, scale, R, cols, ties, 1.0f, 0.0f, yr, qx);
             if (memcmp(fast, qx, (size_t)cols)) fail_msg("int8 input codes of %lld ties (NaN: %d): not the reference's", (long long)cols, nan);
@@ -619,25 +617,43 @@ static void test_gemv_int8(void **state) {
     gf_set_parallel_threshold(32768); /* the default */
 }
 
+
+/* Every int8 kernel this CPU runs (AVX512_VNNI, AVX2), each held to the reference bit for bit; the public
+ * name of what runs (gf_weights_kernel) is the chosen kernel's. */
+static void test_gemv_int8(void **state) {
+    (void)state;
+    assert_string_equal(gf_weights_kernel(GF_WEIGHTS_INT8), gf_lowp_kernel_name(gf_int8_kernel(), true));
+    assert_string_equal(gf_weights_kernel(GF_WEIGHTS_BF16), gf_lowp_kernel_name(gf_bf16_gemv_kernel(), false));
+    if (gf_int8_kernel() == GF_LOWP_REFERENCE) skip();
+    for (gf_lowp_kernel k = GF_LOWP_AVX2; k <= gf_int8_kernel(); k++) {
+        print_message("int8 kernel %s\n", gf_lowp_kernel_name(k, true));
+        check_gemv_int8(k);
+    }
+}
+/* Every bf16 kernel this CPU runs (AVX-512, AVX2), each within the rounding of fp32 sums of the reference. */
 static void test_gemv_bf16(void **state) {
     (void)state;
+    if (gf_bf16_gemv_kernel() == GF_LOWP_REFERENCE) skip();
     const int64_t R = 19, C = 77;
     float *w = falloc(R * C), *x = falloc(C), *y = falloc(R), *yr = falloc(R);
     gf_bf16 *h = talloc((size_t)(R * C) * sizeof *h);
     tl_fill_uniform(w, R * C, 21, -1, 1);
     tl_fill_uniform(x, C, 22, -1, 1);
     gf_bf16_from_f32_naive(h, w, R, C, C);
-    for (int par = 0; par < 2; par++) { /* the plain loop (default threshold), then the parallel one */
-        gf_set_parallel_threshold(par ? 0 : 32768);
-        for (int64_t cols = 1; cols <= C; cols++) {
-            tl_fill_uniform(y, R, 23, -1, 1);
-            memcpy(yr, y, (size_t)R * sizeof *y);
-            gf_gemv_bf16(h, C, R, cols, x, 0.5f, 1.0f, y);
-            gf_gemv_bf16_naive(h, C, R, cols, x, 0.5f, 1.0f, yr);
-            for (int64_t r = 0; r < R; r++)
-                assert_true(fabs((double)y[r] - yr[r]) <= (cols + 2) * 0x1p-24 * (0.5 * cols + 2.0));
+    for (gf_lowp_kernel k = GF_LOWP_AVX2; k <= gf_bf16_gemv_kernel(); k++)
+        for (int par = 0; par < 2; par++) { /* the plain loop (default threshold), then the parallel one */
+            gf_set_parallel_threshold(par ? 0 : 32768);
+            for (int64_t cols = 1; cols <= C; cols++) {
+                tl_fill_uniform(y, R, 23, -1, 1);
+                memcpy(yr, y, (size_t)R * sizeof *y);
+                gf_gemv_bf16_with(k, h, C, R, cols, x, 0.5f, 1.0f, y);
+                gf_gemv_bf16_naive(h, C, R, cols, x, 0.5f, 1.0f, yr);
+                for (int64_t r = 0; r < R; r++)
+                    if (!(fabs((double)y[r] - yr[r]) <= (cols + 2) * 0x1p-24 * (0.5 * cols + 2.0)))
+                        fail_msg("bf16 GEMV (%s), %lld columns, row %lld: %.9g, the reference %.9g",
+                                 gf_lowp_kernel_name(k, false), (long long)cols, (long long)r, y[r], yr[r]);
+            }
         }
-    }
     gf_set_parallel_threshold(32768); /* the default */
 }
 
