@@ -358,6 +358,17 @@ want="fake.txt.xz: corrupt or truncated xz"; expect 1 "a corrupt .xz corpus" "$G
 mkdir -p "$tmp/both" && for s in train valid test; do printf 'to be or not\n' >"$tmp/both/$s.txt"; done && xz -k "$tmp/both/train.txt"
 want="both/train.txt.xz and .*both/train.txt are both there; expected one file for the train split: which to read is not clear"
 expect 1 "a folder with train.txt and train.txt.xz: refused, naming both" "$GF" data stats --corpus "$tmp/both"
+# a folder unpacked from WikiText's official release (wiki.train.raw, wiki.valid.raw, wiki.test.raw; issue 51),
+# read as it is, .xz too; wiki.valid.raw beside valid.txt is refused as two files for one split
+mkdir -p "$tmp/wraw" && printf ' = Valkyria =\n\n The game began in 2010 .\n' >"$tmp/wraw/wiki.train.raw" \
+    && printf ' = A =\n\n The game .\n' >"$tmp/wraw/wiki.valid.raw" && printf ' = B =\n\n It began .\n' | xz >"$tmp/wraw/wiki.test.raw.xz"
+"$GF" data stats --corpus "$tmp/wraw" --tokenizer word --no-cache --json >"$tmp/wraw.json" 2>"$tmp/err" \
+    && $PY -c 'import json, sys; d = json.load(open(sys.argv[1])); n = [d[s]["tokens"] for s in ("train", "valid", "test")]
+sys.exit(n != [12, 9, 9])  # by hand: every line, its words and its end' "$tmp/wraw.json" \
+    && pass "a folder of wiki.{train,valid,test}.raw (the test split as .xz): read as its three splits" \
+    || fail "wiki.*.raw folder: $(cat "$tmp/err") $(head -c 400 "$tmp/wraw.json")"
+printf 'x\n' >"$tmp/wraw/valid.txt"
+want="valid.txt and .*wiki.valid.raw are both there"; expect 1 "... with valid.txt beside wiki.valid.raw: refused, naming both" "$GF" data stats --corpus "$tmp/wraw"
 echo "train: a progress line at least every $(awk '/#define GF_PROGRESS_S/ {print $3}' include/grassflow.h) s between log lines"
 # six steps of 1.1 s each (a test hook) and --log-every 6: a line for the terminal about 5 s in, none in metrics.jsonl
 GRASSFLOW_FAULT_STEP_DELAY_MS=1100 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --out "$tmp/prog" --steps 6 \

@@ -180,14 +180,17 @@ static int mkdir_p(const char *dir) {
 
 /* ---- loading ---------------------------------------------------------------------------------------- */
 
-/* The one of SPLIT.txt.xz, SPLIT.txt, SPLIT.xz or SPLIT in dir (dir fits in n with room for the longest
- * name): 0; 1 if there is none; -1 after an error naming two that are there (train.txt and train.txt.xz:
- * which to read is not clear). */
+/* The one of SPLIT.txt.xz, SPLIT.txt, SPLIT.xz or SPLIT in dir, or of the names of WikiText's official
+ * releases, wiki.SPLIT.raw and wiki.SPLIT.tokens (each also .xz), so that a folder unpacked from
+ * wikitext-2-raw-v1.zip is read as it is (dir fits in n with room for the longest name): 0; 1 if there is
+ * none; -1 after an error naming two that are there (train.txt and train.txt.xz: which to read is not
+ * clear). */
 static int find_split(const char *dir, const char *split, char *out, size_t n) {
-    const char *suffixes[] = {".txt.xz", ".txt", ".xz", ""};
+    const char *forms[] = {"%s/%s.txt.xz", "%s/%s.txt", "%s/%s.xz", "%s/%s", "%s/wiki.%s.raw", "%s/wiki.%s.raw.xz",
+                           "%s/wiki.%s.tokens", "%s/wiki.%s.tokens.xz"};
     char first[GF_PATH_MAX] = "";
-    for (int i = 0; i < 4; i++) {
-        snprintf(out, n, "%s/%s%s", dir, split, suffixes[i]);
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        snprintf(out, n, forms[i], dir, split);
         if (!is_file(out)) continue;
         if (first[0])
             return gf_fail("%s and %s are both there; expected one file for the %s split: which to read is not clear"
@@ -206,7 +209,7 @@ typedef struct {
 } corpus_files;
 
 static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f) {
-    char root[GF_PATH_MAX - 16]; /* room for "/valid.txt.xz" */
+    char root[GF_PATH_MAX - 24]; /* room for "/wiki.valid.tokens.xz" */
     f->single = 0;
     f->default_tok = "char";
     if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
@@ -233,8 +236,8 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
         const int found = find_split(root, SPLITS[s], f->path[s], sizeof f->path[s]);
         if (found < 0) return -1;
         if (found > 0)
-            return gf_fail("corpus %s: no %s split: expected %s/%s.txt or %s/%s.txt.xz", gf_show_name(spec), SPLITS[s],
-                           gf_show_name(root), SPLITS[s], gf_show_name(root), SPLITS[s]);
+            return gf_fail("corpus %s: no %s split: expected %s/%s.txt, %s.txt.xz or wiki.%s.raw (WikiText's own name)",
+                           gf_show_name(spec), SPLITS[s], gf_show_name(root), SPLITS[s], SPLITS[s], SPLITS[s]);
     }
     return 0;
 }
