@@ -6,11 +6,18 @@
 #include "compute/blas.h"
 #include "compute/parallel.h"
 
+/* Asked once per process (the conversion of every row asks it; the test hook reads the environment). */
 bool gf_bf16_cpu(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
+    static int known = -1;
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (v < 0) {
 #define HAS(name) (__builtin_cpu_supports(name) && !gf_cpu_hidden_by_test(name)) /* the hook: compute/blas.h */
-    return HAS("avx512bf16") && HAS("avx512bw") && HAS("avx512vl");
+        v = HAS("avx512bf16") && HAS("avx512bw") && HAS("avx512vl");
 #undef HAS
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v != 0;
 #else
     return false;
 #endif
