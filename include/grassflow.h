@@ -1069,6 +1069,10 @@ int gf_task_stats(const gf_task_ops *t, const gf_task_env *e, bool json, char **
 /* What split `split` of t's data (from its load) holds beside its ids (gf_task_ops.text_counts): 0, or -1 for
  * a task that does not count them (its table older than version 3, or the member NULL; no message). */
 int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_text_counts *out);
+/* One line into buf naming how t scores a split of data under options (gf_task_ops.eval_protocol: for lm the
+ * blocks, the special tokens, how lines are joined, the averaging): 0, or -1 (buf "") for a task that does
+ * not say (its table older than version 5, or the member NULL; no message). */
+int gf_task_eval_protocol(const gf_task_ops *t, const void *data, const void *options, char *buf, size_t n);
 
 /* A task with its options and what a run was made from: the part of a run's recipe that is not the
  * trainer's, stored with it (gf_train_opts.made_from_json). */

@@ -382,7 +382,7 @@ const void *gf_head_cfg(const gf_config *cfg);
 
 /* 1: up to free; 2: stats, data_help and check_options; 3: text_counts; 4: score_by. A table of an older
  * version still registers and works: the library reads a member only from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 4
+#define GF_TASK_OPS_VERSION 5
 typedef struct gf_task_ops {
     int version;                  /* GF_TASK_OPS_VERSION */
     const char *name;             /* --task NAME and "task" in a stored recipe: [a-z0-9_-], unique */
@@ -441,6 +441,10 @@ typedef struct gf_task_ops {
     /* ---- version 4 ---- */
     /* Optional: the task's own metric (its name is `metric`'s); NULL: the built-in one `metric` names. */
     const gf_metric *score_by;
+    /* ---- version 5 ---- */
+    /* Optional: one line naming how a split of data is scored under options (lm: the blocks, the special
+     * tokens, how lines are joined, the averaging), which eval prints beside the result ("protocol"). */
+    void (*eval_protocol)(const void *data, const void *options, char *buf, size_t n);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 #define GF_TASK_OWNS_WHOLE 2

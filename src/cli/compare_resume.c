@@ -51,8 +51,24 @@ static int budget_from_earlier(cmp_job *j, const cJSON *was) {
     return EXIT_OK;
 }
 
+/* Whether key name, which the earlier compare's recipe lacks, is an option of the task that came after it and
+ * is now at its default (v): a compare from before the option ran with what the default does, as a run read
+ * back by gf_task_recipe_from_json keeps the default of an option its recipe lacks. */
+static bool later_default(const cmp_job *j, const char *name, const cJSON *v) {
+    const gf_task_ops *t = j->r.t.task;
+    for (int i = 0; t && i < t->n_keys; i++) {
+        if (strcmp(t->keys[i].name, name) || !t->keys[i].def) continue;
+        cJSON *d = cJSON_Parse(t->keys[i].def);
+        const bool same = d && cJSON_Compare(d, v, true);
+        cJSON_Delete(d);
+        return same;
+    }
+    return false;
+}
+
 /* Every key of the recipe (but the machine's facts) as it was: the first that differs is named (the length,
- * steps and epochs, not when the compare is extended). */
+ * steps and epochs, not when the compare is extended; a task option newer than the earlier compare, at its
+ * default, is the same recipe). */
 static int same_recipe(const cmp_job *j, const cJSON *was) {
     cJSON *now = cmp_recipe_json(j);
     if (!now) return cli_error("out of memory reading the earlier compare");
@@ -69,6 +85,7 @@ static int same_recipe(const cmp_job *j, const cJSON *was) {
             char a[512], b[512];
             if (rc || cmp_fact_key(it->string)) continue;
             if (j->extend && (!strcmp(it->string, "steps") || !strcmp(it->string, "epochs"))) continue;
+            if (!pass && !other && later_default(j, it->string, it)) continue;
             if (!other || strcmp(json_text(it, a, sizeof a), json_text(other, b, sizeof b))) {
                 char what[300];
                 snprintf(what, sizeof what, "recipe key \"%s\"", it->string);

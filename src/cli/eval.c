@@ -203,6 +203,7 @@ typedef struct {
     bool have;
     gf_tok_kind kind;
     gf_text_counts c;
+    char protocol[512]; /* how the split was scored (gf_task_eval_protocol; "" if the task does not say) */
 } text_report;
 
 /* The counts as JSON members: words, the perplexity per word (not word-level), then the ids for unknown text
@@ -278,12 +279,17 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
         printf("{\"split\": \"%s\", \"tokens\": %lld, \"loss\": %s, \"ppl\": %s", a->split, (long long)k,
                gf_json_num(loss, 'g', 9).s, gf_json_num(exp(loss), 'g', 9).s); /* not finite: null */
         if (r->have) json_counts(r, total, k);
+        if (r->protocol[0]) {
+            printf(", \"protocol\": ");
+            gf_json_put_str(stdout, r->protocol);
+        }
         printf("}\n");
     } else {
         char pb[32];
         printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)k, loss,
                cli_ppl(pb, sizeof pb, exp(loss), 3));
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
+        if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
     return EXIT_OK;
@@ -307,6 +313,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     const gf_tokenizer *dt = !rc && t->task->tokenizer ? t->task->tokenizer(data) : NULL;
     text_report r = {.kind = dt ? gf_tokenizer_kind(dt) : GF_TOK_BYTE};
     r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
+    gf_task_eval_protocol(t->task, data, t->options.bytes, r.protocol, sizeof r.protocol);
     if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
     else if (!rc && !t->task->label) rc = eval_ppl(m, src, a, &r); /* a language model's task */
     else if (!rc) {

@@ -82,6 +82,13 @@ int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_te
     return t->text_counts(data, split, out);
 }
 
+int gf_task_eval_protocol(const gf_task_ops *t, const void *data, const void *options, char *buf, size_t n) {
+    if (n) buf[0] = '\0';
+    if (t->version < 5 || !t->eval_protocol || !n) return -1;
+    t->eval_protocol(data, options, buf, n);
+    return 0;
+}
+
 const gf_task_ops *gf_task_find(const char *name) {
     char names[512] = "";
     for (int i = 0; i < gf_task_count(); i++) {

@@ -152,6 +152,16 @@ expect 1 "a rerun with another --lr is refused, naming the key" "$GF" compare $M
 want='--set list of the model grassmann-tiny is \[\]; this one asks for \["rank=4"\]'
 expect 1 "... and one with another --set for one model" "$GF" compare $M $TR --set grassmann-tiny:rank=4 --out "$tmp/u"
 want='holds a compare without --seeds'; expect 1 "... and one with --seeds into a compare without" "$GF" compare $M $TR --seeds 1,2 --out "$tmp/u"
+# a compare from before a task option (eval_blocks, eval_specials) ran with its default: the same recipe
+cp -r "$tmp/u" "$tmp/older" && $PY -c "
+import json, sys
+p = sys.argv[1] + '/summary.json'; d = json.load(open(p))
+assert d['recipe'].pop('eval_blocks') == 'stride' and d['recipe'].pop('eval_specials') == 'none'
+json.dump(d, open(p, 'w'))" "$tmp/older"
+expect 0 "a rerun of a compare from before an option, which ran with its default, reads it back" "$GF" compare $M $TR --out "$tmp/older"
+grep -q "step" "$tmp/err" && fail "... but trained again: $(head -2 "$tmp/err")" || pass "... and trains nothing"
+want='recipe key "eval_blocks" is "stride"; this one asks for "chunks"'
+expect 1 "... (its summary now says the default) but not with the option at another value" "$GF" compare $M $TR --eval-blocks chunks --out "$tmp/older"
 # --force stopped in the first model: the second's old run (the old recipe) is still there; the resume
 # must replace it, not continue it, and not refuse it either
 cp -r "$tmp/u" "$tmp/f"

@@ -93,6 +93,44 @@ for split_case in "train 36718 2228766 54625" "valid 3760 225018 11718" "test 43
         || fail "$1: expected $3 tokens and $4 <unk> (found $n_unk): $s"
 done
 
+echo "train: the built-in wikitext-2-raw (the raw release's valid and test; its train split the tokenized one's)"
+# the raw splits' token counts under each tokenizer (data/README.md states them); the raw text has the same
+# words as the tokenized release (a word is known or <unk> by the tokenized training split's vocabulary)
+for case in "word 217646 11718 245569 15218" "char 1144748 0 1288556 0" "byte 1146846 0 1290590 0" \
+            "wordpiece:data/bert-base-uncased/vocab.txt 238656 107 273178 30"; do
+    set -- $case
+    s=$("$GF" data stats --corpus wikitext-2-raw --tokenizer $1 --json 2>"$tmp/err")
+    echo "$s" | grep -q "\"valid\": {\"lines\": 3760, \"tokens\": $2, \"words\": 217646, \"unknown\": $3}" \
+        && echo "$s" | grep -q "\"test\": {\"lines\": 4358, \"tokens\": $4, \"words\": 245569, \"unknown\": $5}" \
+        && grep -q "its train split is the tokenized release's" "$tmp/err" \
+        && pass "wikitext-2-raw, ${1%%:*}: valid $2 tokens ($3 unknown), test $4 ($5 unknown); the train split's origin said" \
+        || fail "wikitext-2-raw ${1%%:*}: $s $(cat "$tmp/err")"
+done
+
+echo "train: evaluation protocols (--eval-blocks stride|chunks, --eval-specials none|cls-sep)"
+# a WordPiece model on a corpus whose valid split is 100 tokens: stride scores 99, chunks of 16 score 6 x 15,
+# [CLS] and [SEP] add 2 tokens (101 scored; chunks: 102 / 16 = 6 chunks again)
+mkdir -p "$tmp/proto" && for sp in train valid test; do
+    python3 -c "print(' '.join(['the', 'cat', 'sat', 'on', 'a', 'mat', 'of', 'red']*12 + ['one', 'two', 'three', 'four'][:4 if '$sp' != 'train' else 4]))" >"$tmp/proto/$sp.txt"
+done
+WP="--tokenizer wordpiece:data/bert-base-uncased/vocab.txt"
+"$GF" train --model grassmann-tiny --corpus "$tmp/proto" $WP --out "$tmp/proto/run" --steps 2 --batch 2 --seq-len 16 --eval-every 0 >/dev/null 2>&1
+for case in "stride none 99" "chunks none 90" "stride cls-sep 101" "chunks cls-sep 90"; do
+    set -- $case
+    v=$("$GF" eval --ckpt "$tmp/proto/run/last.safetensors" --corpus "$tmp/proto" --eval-blocks $1 --eval-specials $2 --json 2>&1)
+    echo "$v" | grep -q "\"tokens\": $3," && echo "$v" | grep -q "\"protocol\": \"$1: " \
+        && pass "--eval-blocks $1 --eval-specials $2: $3 tokens scored, the protocol named" || fail "protocol $1 $2: $v"
+done
+v=$("$GF" eval --ckpt "$tmp/proto/run/last.safetensors" --corpus "$tmp/proto" 2>&1)
+echo "$v" | grep -q "^  protocol: stride: blocks of 17 tokens with stride 16, every token but the first predicted once; no \[CLS\]/\[SEP\]; lines joined by a newline" \
+    && pass "eval's text names the protocol it ran" || fail "eval protocol line: $v"
+want="--eval-specials cls-sep: the char vocabulary has no \[CLS\] and \[SEP\] tokens"
+"$GF" train --model grassmann-tiny --corpus "$tmp/proto" --out "$tmp/proto/char" --steps 1 --batch 2 --seq-len 16 --eval-every 0 >/dev/null 2>&1
+expect 1 "--eval-specials cls-sep on a char model: refused, naming the flag" "$GF" eval --ckpt "$tmp/proto/char/last.safetensors" --corpus "$tmp/proto" --eval-specials cls-sep
+cp -r "$tmp/proto" "$tmp/proto2" && echo "the cat sat on a mat" >"$tmp/proto2/valid.txt"
+want="--eval-blocks chunks: the evaluation split has 6 tokens, fewer than one chunk of --seq-len 16"
+expect 1 "--eval-blocks chunks on a split shorter than a chunk: refused" "$GF" eval --ckpt "$tmp/proto/run/last.safetensors" --corpus "$tmp/proto2" --eval-blocks chunks
+
 echo "train: resume is bit-exact"
 R2="--model hybrid-tiny --set norm=post --corpus tinyshakespeare --steps 24 --batch 4 --seq-len 16 --accum 2 --dropout 0.1 --eval-every 10 --warmup 3"
 "$GF" train $R2 --out "$tmp/ra" >/dev/null 2>&1

@@ -12,6 +12,7 @@
 
 #include "base/rng.h"
 #include "io/json_out.h"
+#include "tasks/lm/lm_source.h"
 #include "testlib.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
@@ -148,6 +149,46 @@ static void test_lm_eval_blocks(void **state) {
 static void expect_error(int rc, const char *want) {
     if (rc == 0) fail_msg("expected an error with \"%s\", got success", want);
     if (!strstr(gf_last_error(), want)) fail_msg("error \"%s\" does not contain \"%s\"", gf_last_error(), want);
+}
+
+/* The reproductions' protocol: chunks of L, the remainder dropped, each chunk's first L - 1 tokens predicting
+ * its last L - 1; with [CLS] and [SEP] once around the split (copied: the caller's ids are not touched). */
+static void test_lm_eval_chunks(void **state) {
+    (void)state;
+    const int64_t L = 4, n = 3 * L + 2; /* 14 tokens: 3 chunks, 2 dropped */
+    int32_t *ids = iota_ids(n);
+    gf_source *s = gf_lm_source_create(ids, n, L, 1, GF_LM_CHUNKS, -1, -1);
+    assert_non_null(s);
+    assert_int_equal(s->n_eval_examples(s->ctx), 3);
+    assert_int_equal(s->n_examples(s->ctx), n / (L + 1)); /* training blocks as ever */
+    gf_batch b;
+    assert_int_equal(s->fill_eval(s->ctx, 0, 3, &b), 0);
+    assert_int_equal(b.T, L - 1);
+    assert_int_equal(b.n_targets, 3 * (L - 1));
+    for (int64_t k = 0; k < 3; k++)
+        for (int64_t t = 0; t < L - 1; t++) {
+            assert_int_equal(b.ids[k * (L - 1) + t], k * L + t);
+            assert_int_equal(b.targets[k * (L - 1) + t], k * L + t + 1);
+        }
+    gf_source_free(s);
+    s = gf_lm_source_create(ids, n, L, 1, GF_LM_STRIDE, 900, 901); /* 16 tokens: 15 predictions */
+    assert_int_equal(s->n_eval_examples(s->ctx), 4);
+    assert_int_equal(s->fill_eval(s->ctx, 0, 4, &b), 0);
+    assert_int_equal(b.n_targets, n + 1);
+    assert_int_equal(b.ids[0], 900);
+    assert_int_equal(b.targets[0], 0);
+    assert_int_equal(b.targets[3 * L + 2], 901);
+    assert_int_equal(ids[0], 0);
+    gf_source_free(s);
+    s = gf_lm_source_create(ids, n, L, 1, GF_LM_CHUNKS, 900, 901); /* 16 tokens: 4 chunks */
+    assert_int_equal(s->n_eval_examples(s->ctx), 4);
+    assert_int_equal(s->fill_eval(s->ctx, 3, 1, &b), 0);
+    assert_int_equal(b.ids[0], 3 * L - 1);
+    assert_int_equal(b.targets[L - 2], 901);
+    gf_source_free(s);
+    s = gf_lm_source_create(ids, L - 1, L, 1, GF_LM_CHUNKS, -1, -1); /* shorter than one chunk */
+    assert_int_equal(s->n_eval_examples(s->ctx), 0);
+    gf_source_free(s);
 }
 
 static void test_lm_errors(void **state) {
@@ -871,6 +912,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_lm_order_pinned, pool_teardown),
         cmocka_unit_test_teardown(test_lm_jump, pool_teardown),
         cmocka_unit_test_teardown(test_lm_eval_blocks, pool_teardown),
+        cmocka_unit_test_teardown(test_lm_eval_chunks, pool_teardown),
         cmocka_unit_test_teardown(test_lm_errors, pool_teardown),
         cmocka_unit_test_teardown(test_evaluate, pool_teardown),
         cmocka_unit_test_teardown(test_step_accumulation, pool_teardown),

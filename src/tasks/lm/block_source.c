@@ -1,11 +1,14 @@
 /* The language-model data source over an int32 token array: training examples are contiguous,
- * non-overlapping blocks of L + 1 tokens in an order shuffled per epoch; evaluation examples are blocks
- * of L + 1 tokens with stride L (every token but the first predicted once, the last block padded). */
+ * non-overlapping blocks of L + 1 tokens in an order shuffled per epoch. Evaluation examples, by the
+ * protocol (tasks/lm/lm_source.h): GF_LM_STRIDE, blocks of L + 1 tokens with stride L (every token but the
+ * first predicted once, the last block short); GF_LM_CHUNKS, the reproductions' non-overlapping chunks of L
+ * tokens with the remainder dropped, each predicting its L - 1 tokens after the first. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "sources/source.h"
+#include "tasks/lm/lm_source.h"
 
 typedef struct block_source {
     gf_source s;            /* first: a gf_source * is a block_source * */
@@ -19,12 +22,15 @@ typedef struct block_source {
     int64_t perm_epoch;     /* -1: none computed yet */
     int32_t *in, *tg;       /* (cap_rows, L) the batch the source filled last */
     int64_t cap_rows;
+    int chunks;             /* evaluation in GF_LM_CHUNKS */
+    int32_t *owned;         /* ids when the source made them (NULL: borrowed) */
 } block_source;
 
 static int64_t lm_n_examples(void *ctx) { return ((block_source *)ctx)->n_blocks; }
 
 static int64_t lm_n_eval(void *ctx) {
     const block_source *s = ctx;
+    if (s->chunks) return s->L < 2 ? 0 : s->n / s->L; /* chunk k predicts tokens k*L+1 .. k*L+L-1 */
     return s->n < 2 ? 0 : (s->n - 1 + s->L - 1) / s->L; /* block k predicts tokens k*L+1 .. k*L+L */
 }
 
@@ -71,10 +77,27 @@ static int lm_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch 
     return 0;
 }
 
+/* Chunks k = first .. first+n-1 of L tokens: inputs its first L - 1, targets its last L - 1. A causal model's
+ * outputs at those positions are the ones it gives the whole chunk (the last output, which has no target, is
+ * not computed). */
+static void fill_chunks(block_source *s, int64_t first, int64_t n, gf_batch *b) {
+    const int64_t L = s->L, T = L - 1;
+    for (int64_t r = 0; r < n; r++) {
+        const int32_t *src = s->ids + (first + r) * L;
+        memcpy(s->in + r * T, src, (size_t)T * sizeof *s->in);
+        memcpy(s->tg + r * T, src + 1, (size_t)T * sizeof *s->tg);
+    }
+    lm_batch(s, n, T, n * T, b);
+}
+
 static int lm_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) {
     block_source *s = ctx;
     const int64_t L = s->L;
     if (lm_range(first, n, lm_n_eval(s), "evaluation") || lm_reserve(s, n)) return -1;
+    if (s->chunks) {
+        fill_chunks(s, first, n, b);
+        return 0;
+    }
     /* only the last block may be short: pad it and ignore the padding. The rows are as long as the
      * first (L, unless the batch is that one short block alone). */
     const int64_t T = s->n - 1 - first * L < L ? s->n - 1 - first * L : L;
@@ -105,6 +128,10 @@ static int lm_check(void *ctx, const gf_model *m, gf_source_use use) {
                        (long long)s->n, (long long)(s->L + 1));
     if (use == GF_USE_EVAL && s->n < 2)
         return gf_fail("evaluation split has %lld tokens; at least 2 are needed", (long long)s->n);
+    if (use == GF_USE_EVAL && s->chunks && lm_n_eval(ctx) < 1)
+        return gf_fail("--eval-blocks chunks: the evaluation split has %lld tokens, fewer than one chunk of --seq-len "
+                       "%lld (and a chunk needs 2 tokens)\nHINT: a shorter --seq-len, or --eval-blocks stride, which "
+                       "scores a short split whole", (long long)s->n, (long long)s->L);
     if (s->max_id >= c->vocab_size)
         return gf_fail("the token ids go up to %d, outside the model's vocabulary [0, %lld)\nHINT: set vocab_size "
                        "to at least %lld", s->max_id, (long long)c->vocab_size, (long long)s->max_id + 1);
@@ -116,6 +143,7 @@ static void lm_destroy(gf_source *src) {
     free(s->perm);
     free(s->in);
     free(s->tg);
+    free(s->owned);
     free(s);
 }
 
@@ -151,5 +179,31 @@ gf_source *gf_block_source_create(const int32_t *ids, int64_t n, int64_t seq_len
     s->max_id = max_id;
     s->seed = seed;
     s->perm_epoch = -1;
+    return &s->s;
+}
+
+gf_source *gf_lm_source_create(const int32_t *ids, int64_t n, int64_t seq_len, uint64_t seed, int blocks,
+                               int32_t first, int32_t last) {
+    int32_t *own = NULL;
+    if (first >= 0 || last >= 0) {
+        if (n < 0 || (n > 0 && !ids) || !(own = malloc((size_t)(n + 2) * sizeof *own))) {
+            gf_fail("block source: out of memory (or a NULL array) for %lld tokens", (long long)n);
+            return NULL;
+        }
+        int64_t k = 0;
+        if (first >= 0) own[k++] = first;
+        if (n > 0) memcpy(own + k, ids, (size_t)n * sizeof *own);
+        k += n;
+        if (last >= 0) own[k++] = last;
+        ids = own;
+        n = k;
+    }
+    block_source *s = (block_source *)gf_block_source_create(ids, n, seq_len, seed);
+    if (!s) {
+        free(own);
+        return NULL;
+    }
+    s->owned = own;
+    s->chunks = blocks == GF_LM_CHUNKS;
     return &s->s;
 }

@@ -206,12 +206,39 @@ typedef struct {
     char path[3][GF_PATH_MAX];
     int single;
     const char *default_tok;
+    char note[GF_PATH_MAX + 256]; /* what a user should know of where the splits come from ("": nothing) */
 } corpus_files;
+
+/* The built-in wikitext-2-raw: the raw release's validation and test splits (data/wikitext-2-raw) with the
+ * tokenized release's training split (data/wikitext-2; the raw one is not shipped: data/README.md), which a
+ * word vocabulary is built from and a run trains on, said in f->note. */
+static int locate_raw(const char *data_dir, corpus_files *f) {
+    char root[2][GF_PATH_MAX - 24];
+    const char *names[2] = {"wikitext-2", "wikitext-2-raw"};
+    for (int k = 0; k < 2; k++) {
+        if (gf_path_join(root[k], sizeof root[k], data_dir ? data_dir : "data", names[k])) return -1;
+        if (!is_dir(root[k]))
+            return gf_fail("corpus wikitext-2-raw: directory %s not found\nHINT: run from the grassflow checkout, or "
+                           "set GRASSFLOW_DATA to its data/ directory", gf_show_name(root[k]));
+    }
+    for (int s = 0; s < 3; s++) {
+        const int found = find_split(root[s > 0], SPLITS[s], f->path[s], sizeof f->path[s]);
+        if (found)
+            return found < 0 ? -1 : gf_fail("corpus wikitext-2-raw: no %s split in %s", SPLITS[s], gf_show_name(root[s > 0]));
+    }
+    f->default_tok = "word";
+    snprintf(f->note, sizeof f->note, "corpus wikitext-2-raw: the raw release's valid and test splits; its train split "
+             "is the tokenized release's (%s: the same articles, <unk> for rare words), as the raw one is not shipped",
+             f->path[0]);
+    return 0;
+}
 
 static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f) {
     char root[GF_PATH_MAX - 24]; /* room for "/wiki.valid.tokens.xz" */
     f->single = 0;
     f->default_tok = "char";
+    f->note[0] = '\0';
+    if (!strcmp(spec, "wikitext-2-raw")) return locate_raw(data_dir, f);
     if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
         if (gf_path_join(root, sizeof root, data_dir ? data_dir : "data", spec)) return -1;
         if (!is_dir(root))
@@ -229,7 +256,8 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
         if (gf_path_join(f->path[0], sizeof f->path[0], NULL, spec)) return -1;
         f->single = 1;
     } else {
-        return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, tinyshakespeare), a directory or a file",
+        return gf_fail("--corpus %s: not a built-in corpus (wikitext-2, wikitext-2-raw, tinyshakespeare), a directory or "
+                       "a file",
                        gf_show_name(spec));
     }
     for (int s = 0; !f->single && s < 3; s++) {
@@ -381,6 +409,7 @@ gf_corpus *gf_corpus_load(const char *spec, const char *data_dir, const char *to
     gf_tok_kind kind = GF_TOK_CHAR;
     int rc = (!c || !(c->name = strdup(spec))) ? gf_fail("out of memory") : 0;
     if (!rc) rc = locate_corpus(spec, data_dir, &f);
+    if (!rc) snprintf(c->note, sizeof c->note, "%s", f.note);
     if (!rc) rc = pick_tokenizer(tok_spec ? tok_spec : f.default_tok, fixed, &kind, &wp);
     const gf_tokenizer *given = fixed ? fixed : wp;
     uint64_t key = rc ? 0 : read_sources(&f, kind, given, raw, raw_n, &rc);

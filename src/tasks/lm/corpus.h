@@ -11,9 +11,12 @@ typedef struct gf_corpus {
     int64_t lines[3];
     gf_text_counts counts[3]; /* per split: words, ids for unknown text, skipped characters (gf_text_counts) */
     char cache_note[2048];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
+    char note[4352];         /* where the splits come from when a user should know (wikitext-2-raw), or "" */
 } gf_corpus;
 
-/* spec: a built-in corpus name ("wikitext-2", "tinyshakespeare", found under data_dir) or a path: a
+/* spec: a built-in corpus name ("wikitext-2", "wikitext-2-raw", "tinyshakespeare", found under data_dir; the
+ * second is the raw release's valid and test splits with the tokenized release's train split, c->note) or a
+ * path: a
  * directory holding train/valid/test as .txt or .txt.xz (one file a split: train.txt beside train.txt.xz is
  * an error naming both), or one text file (split 90/5/5 at line
  * boundaries). tok_spec: "word", "char", "byte", "wordpiece:VOCAB" or NULL for the corpus default (word

@@ -5,17 +5,28 @@
 
 #include "base/error.h"
 #include "tasks/lm/corpus.h"
+#include "tasks/lm/lm_source.h"
 #include "io/json_out.h"
 #include "plugin/schema.h"
 #include "tasks/task.h"
 
 typedef struct {
     int64_t seq_len;
+    int eval_blocks;   /* GF_LM_STRIDE, GF_LM_CHUNKS */
+    int eval_specials; /* 0: none; 1: [CLS] ... [SEP] once around a scored split */
 } lm_options;
+
+static const char *const BLOCKS[] = {"stride", "chunks", NULL};
+static const char *const SPECIALS[] = {"none", "cls-sep", NULL};
 
 static const gf_cfg_key LM_KEYS[] = {
     {.name = "seq_len", .type = GF_KEY_INT, .off = offsetof(lm_options, seq_len), .lo = 1, .hi = 1 << 24,
      .def = "128", .help = "the tokens of a block (at most a learned-position model's max_len)"},
+    {.name = "eval_blocks", .type = GF_KEY_ENUM, .off = offsetof(lm_options, eval_blocks), .names = BLOCKS,
+     .def = "\"stride\"", .help = "scoring a split: stride, blocks of L + 1, stride L; chunks, the reproductions' "
+     "chunks of L, the rest dropped"},
+    {.name = "eval_specials", .type = GF_KEY_ENUM, .off = offsetof(lm_options, eval_specials), .names = SPECIALS,
+     .def = "\"none\"", .help = "cls-sep: [CLS] and [SEP] once around a scored split (WordPiece); none"},
 };
 
 /* A training split of a single distinct token (a file of blank lines, one repeated character) teaches
@@ -49,6 +60,7 @@ static int lm_load(const gf_task_env *e, const void *options, void **data) {
                                   e->fixed, e->no_cache ? NULL : e->cache_dir);
     if (!c) return -1;
     if (c->cache_note[0]) gf_note("%s", c->cache_note);
+    if (c->note[0] && (e->splits & (1u << GF_TRAIN))) gf_note("%s", c->note);
     if ((!e->score_only && skipped_chars(c, e->corpus)) ||
         ((e->splits & (1u << GF_TRAIN)) && one_symbol_corpus(c, e->corpus))) {
         gf_corpus_free(c);
@@ -68,9 +80,53 @@ static int lm_configure(const void *data, const void *options, gf_config *cfg) {
     return gf_config_set(cfg, kv);
 }
 
+/* The ids of [CLS] and [SEP] in c's vocabulary into *cls, *sep when o asks for them (else -1): 0, or -1 for a
+ * vocabulary without them. */
+static int special_ids(const gf_corpus *c, const lm_options *o, int32_t *cls, int32_t *sep) {
+    *cls = *sep = -1;
+    if (!o->eval_specials) return 0;
+    *cls = gf_vocab_find(&c->tok->vocab, "[CLS]", 5);
+    *sep = gf_vocab_find(&c->tok->vocab, "[SEP]", 5);
+    if (*cls >= 0 && *sep >= 0) return 0;
+    return gf_fail("--eval-specials cls-sep: the %s vocabulary has no [CLS] and [SEP] tokens\nHINT: it is for a "
+                   "WordPiece vocabulary (--tokenizer wordpiece:VOCAB); use --eval-specials none",
+                   gf_tok_kind_name(c->tok->kind));
+}
+
+/* A training split is read in blocks of L + 1 under every protocol; a scored one by the protocol. */
 static gf_source *lm_source(const void *data, int split, const void *options, uint64_t seed) {
-    const gf_ids *s = &((const gf_corpus *)data)->split[split];
-    return gf_block_source_create(s->v, s->n, ((const lm_options *)options)->seq_len, seed);
+    const gf_corpus *c = data;
+    const lm_options *o = options;
+    const gf_ids *s = &c->split[split];
+    int32_t cls, sep;
+    if (split == GF_TRAIN) return gf_block_source_create(s->v, s->n, o->seq_len, seed);
+    return special_ids(c, o, &cls, &sep) ? NULL
+                                         : gf_lm_source_create(s->v, s->n, o->seq_len, seed, o->eval_blocks, cls, sep);
+}
+
+/* How lines become one token stream under each tokenizer. */
+static const char *line_rule(gf_tok_kind k) {
+    switch (k) {
+    case GF_TOK_WORD: return "each line (empty ones too) ends in <eos>";
+    case GF_TOK_WORDPIECE: return "lines joined by a newline, read as a space (empty lines add nothing)";
+    default: return "a newline is a token like any character";
+    }
+}
+
+/* One line naming how a split is scored: "blocks of 129 tokens with stride 128 ...". */
+static void lm_protocol(const void *data, const void *options, char *buf, size_t n) {
+    const lm_options *o = options;
+    const long long L = (long long)o->seq_len;
+    char blocks[160];
+    if (o->eval_blocks == GF_LM_CHUNKS)
+        snprintf(blocks, sizeof blocks, "chunks: non-overlapping chunks of %lld tokens, the remainder dropped, %lld "
+                 "predictions each", L, L - 1);
+    else
+        snprintf(blocks, sizeof blocks, "stride: blocks of %lld tokens with stride %lld, every token but the first "
+                 "predicted once", L + 1, L);
+    snprintf(buf, n, "%s; %s; %s; the mean loss per predicted token", blocks,
+             o->eval_specials ? "[CLS] and [SEP] once around the split" : "no [CLS]/[SEP]",
+             line_rule(((const gf_corpus *)data)->tok->kind));
 }
 
 static void lm_describe(const void *data, char *buf, size_t n) {
@@ -104,6 +160,7 @@ static int lm_stats(const gf_task_env *e, bool json, char **text) {
                                   e->fixed, e->no_cache ? NULL : e->cache_dir);
     if (!c) return -1;
     if (c->cache_note[0]) gf_note("%s", c->cache_note);
+    if (c->note[0]) gf_note("%s", c->note);
     size_t len;
     FILE *f = open_memstream(text, &len);
     if (!f) {
@@ -140,7 +197,8 @@ const gf_task_ops gf_task_lm = {
     .metric = "ppl", .unit = "tok", .counted = "tokens", .options_size = sizeof(lm_options), .keys = LM_KEYS,
     .n_keys = (int)(sizeof LM_KEYS / sizeof LM_KEYS[0]), .load = lm_load, .tokenizer = lm_tokenizer,
     .configure = lm_configure, .source = lm_source, .describe = lm_describe, .eval_defaults = lm_eval_defaults,
-    .free = lm_free, .data_help = "--corpus wikitext-2 | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"
+    .free = lm_free, .data_help = "--corpus wikitext-2 | wikitext-2-raw (the raw release's valid and test; train: the\n"
+                                  "tokenized one's) | tinyshakespeare | a directory with train/valid/test(.txt|.txt.xz)\n"
                                   "| a text file (split 90/5/5); --tokenizer word | char | byte | wordpiece:VOCAB\n"
                                   "(default: word for wikitext-2, else char)\n", .stats = lm_stats, .check_options = lm_check_options,
-    .text_counts = lm_text_counts};
+    .text_counts = lm_text_counts, .eval_protocol = lm_protocol};
