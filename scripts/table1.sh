@@ -9,6 +9,10 @@
 #                                   run was started with)
 #   bash scripts/table1.sh sync     copy what the run has so far into runs/table1 (kept in git): the summary,
 #                                   each model's metrics.jsonl and curves.svg, drawn by grassflow plot
+#   bash scripts/table1.sh score    each model's best checkpoint (the epoch of its best tokenized validation
+#                                   loss) on the tokenized and the raw text (wikitext-2, wikitext-2-raw), valid
+#                                   and test, under grassflow's protocol (stride) and the reproductions' (chunks
+#                                   of 128 with [CLS]/[SEP] once): runs/table1/scores.{tsv,md}
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
@@ -35,8 +39,39 @@ sync)
     for f in summary.json summary.md summary.tsv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$KEEP/"; done
     [ ${#dirs[@]} -gt 0 ] && "$GF" plot "${dirs[@]}" --metric ppl --x step --out "$KEEP/curves.svg"
     ;;
+score)
+    mkdir -p "$KEEP"
+    tsv="$KEEP/scores.tsv" md="$KEEP/scores.md"
+    printf 'model\tepoch\ttext\tsplit\tprotocol\ttokens\tloss\tppl\n' >"$tsv.tmp"
+    for m in grassmann-6L transformer-6L; do
+        ck="$OUT/$m/best.safetensors"
+        [ -f "$ck" ] || continue
+        ep=$("$GF" info --ckpt "$ck" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step"] // 540)') # 540 steps an epoch
+        for text in wikitext-2 wikitext-2-raw; do
+            for split in valid test; do
+                for proto in "stride none" "chunks cls-sep"; do
+                    set -- $proto
+                    "$GF" eval --ckpt "$ck" --corpus "$text" --split "$split" --eval-blocks "$1" --eval-specials "$2" \
+                        --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); print("\t".join(
+                        sys.argv[1:] + [str(d["tokens"]), "%.6f" % d["loss"], "%.2f" % d["ppl"]]))' \
+                        "$m" "$ep" "$text" "$split" "$1+$2" >>"$tsv.tmp"
+                done
+            done
+        done
+    done
+    mv "$tsv.tmp" "$tsv"
+    python3 - "$tsv" >"$md" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+print("| model | best epoch | text | split | protocol | tokens scored | loss | ppl |")
+print("|---|---:|---|---|---|---:|---:|---:|")
+for r in rows:
+    print("| %(model)s | %(epoch)s | %(text)s | %(split)s | %(protocol)s | %(tokens)s | %(loss)s | %(ppl)s |" % r)
+PY
+    cat "$md"
+    ;;
 *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
