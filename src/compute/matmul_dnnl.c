@@ -102,8 +102,9 @@ static void init_once(void) {
         return;
     }
     if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core) != (unsigned)dnnl_cpu_isa_avx512_core)
-        g_why_f32 = "oneDNN's fp32 matmul is used with AVX-512 only, where it was measured faster than OpenBLAS "
-                    "(this CPU, or oneDNN's ISA limit ONEDNN_MAX_CPU_ISA, gives less)";
+        g_why_f32 = "oneDNN's fp32 matmul is used with AVX-512 only: below it oneDNN 2.6 has no brgemm matmul, and its "
+                    "other one (gemm:jit) is unsafe under signals (docs/bench/method.md); this CPU, or oneDNN's ISA "
+                    "limit ONEDNN_MAX_CPU_ISA, gives less";
     if (!gf_bf16_cpu())
         g_why = "this CPU has no AVX512_BF16 (bf16 matmuls would be slower than fp32 here)";
     else if (((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) != (unsigned)dnnl_cpu_isa_avx512_core_bf16)
