@@ -1173,7 +1173,7 @@ void gf_blas_flops_reset(void);
  * bit for bit as always) or GF_PRECISION_BF16 (both operands rounded to bfloat16, to nearest even; the
  * products and their sums in fp32; through oneDNN's matmul, on AMX or AVX512_BF16) or GF_PRECISION_FP32_FAST
  * (fp32 throughout, rounded differently for speed: fused multiply-adds in GELU's and softmax's exp and erf,
- * softmax with one exp an element, attention heads in AVX-512 register tiles, the skinny matmuls through
+ * softmax with one exp an element, attention heads in AVX-512 or AVX2 register tiles, the skinny matmuls through
  * oneDNN's fp32 matmul where this build has it, a linear layer's bias inside it, a fresh gradient buffer
  * written rather than zeroed and summed onto; about 1e-6 relative from fp32, and not the bits of earlier grassflow versions, which the default
  * keeps: docs/precision.md). In bf16, a matmul of one row or of fewer than GF_BF16_MIN_MACS multiply-adds

@@ -46,8 +46,8 @@
     "  --no-cache          do not read or write the tokenized-corpus cache\n"                            \
     "  --precision P       the arithmetic of training: fp32 (default: the bits of every earlier version),\n" \
     "                      fp32-fast (fp32, rounded differently for speed: fused multiply-adds in GELU and\n" \
-    "                      softmax, one exp a softmax element, attention heads in AVX-512 register tiles,\n" \
-    "                      oneDNN's skinny matmuls; ~1e-6 from fp32) or\n"                                  \
+    "                      softmax, one exp a softmax element, attention heads in AVX-512 or AVX2 register\n" \
+    "                      tiles, oneDNN's skinny matmuls; ~1e-6 from fp32) or\n"                           \
     "                      bf16 (matmul operands rounded to bfloat16, fp32 sums, through oneDNN on AMX or\n" \
     "                      AVX512_BF16; weights, optimizer, LayerNorm, softmax, loss stay fp32). Evaluation\n" \
     "                      is fp32. Where bf16 cannot run, it says why and trains in fp32; the recipe\n"    \

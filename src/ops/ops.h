@@ -84,8 +84,8 @@ void gf_softmax_back_row(float *ds, const float *p, int64_t len, float scale);
  * of GF_ATTN_HEAD_QB: a block's probabilities are formed in the scratch, applied to v, and only the rows'
  * log-sum-exp is saved; the backward recomputes them from q, k and it, so no T x S tensor is kept. Every
  * attention mixer and cross-attention run their heads through these two calls (one copy of the blocked
- * softmax). Under --precision fp32-fast, on an AVX-512 build, attn_fast.c's register tiles run instead of
- * BLAS calls (different bits; the default's are every earlier version's). */
+ * softmax). Under --precision fp32-fast, on an AVX-512 build or an AVX2 + FMA one (x86-64-v3), attn_fast.c's
+ * register tiles run instead of BLAS calls (different bits; the default's are every earlier version's). */
 enum { GF_ATTN_HEAD_QB = 64 };
 typedef struct gf_attn_head {
     const float *q, *k, *v;           /* the head's first column in row 0 of each */
@@ -106,14 +106,15 @@ void gf_attn_head_forward(const gf_attn_head *a, float *o, float *lse);
 /* dq (T, dh), dk, dv (S, dh) += the gradients for dout (T, dh) = d(loss)/d(o); lse: the forward's. */
 void gf_attn_head_backward(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                            const float *lse);
-/* the two paths (tests): BLAS calls, fp32's bits; the register tiles (the BLAS path without AVX-512) */
+/* the two paths (tests): BLAS calls, fp32's bits; the register tiles (the BLAS path without them) */
 void gf_attn_head_forward_exact(const gf_attn_head *a, float *o, float *lse);
 void gf_attn_head_backward_exact(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                  const float *lse);
 void gf_attn_head_forward_fast(const gf_attn_head *a, float *o, float *lse);
 void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, float *dv, const float *dout,
                                 const float *lse);
-bool gf_attn_head_fast_available(void); /* this build has the register tiles (AVX-512) */
+bool gf_attn_head_fast_available(void); /* this build has the register tiles (AVX-512, or AVX2 with FMA) */
+const char *gf_attn_head_fast_kernel(void); /* their form in this build: "avx512", "avx2"; NULL without them */
 int64_t gf_attn_head_fast_floats(int64_t S, int64_t dh); /* the tiles' scratch; 0 without them */
 
 /* ---- attention of one sequence over another (sdpa.c): cross-attention's core ---------------------- */

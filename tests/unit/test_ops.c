@@ -938,8 +938,9 @@ static double head_gap(const float *x, const float *ref, int64_t rows, int64_t l
 }
 
 /* forward and backward (onto random gradients, which both must add to) of one case, both paths; the
- * largest gap relative to each tensor's largest value */
-static double head_case_gap(const head_case *c, uint64_t seed) {
+ * largest gap relative to each tensor's largest value; *differ set when some output's bits differ (the
+ * tiles ran: they sum in another order) */
+static double head_case_gap(const head_case *c, uint64_t seed, bool *differ) {
     const int64_t ld = c->dh + c->pad, ldo = c->dh + 2 * c->pad;
     uint8_t *km = NULL;
     if (c->mask) {
@@ -966,11 +967,34 @@ static double head_case_gap(const head_case *c, uint64_t seed) {
             assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
         }
     }
+    *differ = *differ || memcmp(o[1], o[0], (size_t)(c->T * ldo) * sizeof(float)) ||
+              memcmp(dq[1], dq[0], (size_t)(c->T * ld) * sizeof(float)) ||
+              memcmp(dk[1], dk[0], (size_t)(c->S * ld) * sizeof(float)) ||
+              memcmp(dv[1], dv[0], (size_t)(c->S * ld) * sizeof(float));
     double w = head_gap(o[1], o[0], c->T, ldo, c->dh);
     w = fmax(w, head_gap(lse[1], lse[0], c->T, 1, 1));
     w = fmax(w, head_gap(dq[1], dq[0], c->T, ld, c->dh));
     w = fmax(w, head_gap(dk[1], dk[0], c->S, ld, c->dh));
     return fmax(w, head_gap(dv[1], dv[0], c->S, ld, c->dh));
+}
+
+/* the tiles' form this build compiles (attn_fast.c): AVX-512, else AVX2 with FMA, else none */
+static const char *attn_tiles_built(void) {
+#if defined(__AVX512F__)
+    return "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+    return "avx2";
+#else
+    return NULL;
+#endif
+}
+
+static void head_case_check(const head_case *c, uint64_t seed, const char *what, double *worst, bool *differ) {
+    const double w = head_case_gap(c, seed, differ);
+    if (!(w <= 2e-6))
+        fail_msg("attention head, %s (T %lld S %lld dh %lld, causal %d, mask %d): fp32-fast %.3g from the default",
+                 what, (long long)c->T, (long long)c->S, (long long)c->dh, c->causal, c->mask, w);
+    *worst = fmax(*worst, w);
 }
 
 static void test_attn_head_fast(void **state) {
@@ -985,16 +1009,36 @@ static void test_attn_head_fast(void **state) {
         {3, 200, 33, 2, false, 0},    /* three queries over many keys; 32 + 1 columns */
         {20, 16, 24, 0, false, 2},    /* no key at all: outputs and gradients 0, lse +inf */
     };
+    const char *built = attn_tiles_built(), *kernel = gf_attn_head_fast_kernel();
+    if (!built != !kernel || (built && strcmp(built, kernel)))
+        fail_msg("attention tiles: the library has %s, a build for this CPU level has %s", kernel ? kernel : "none",
+                 built ? built : "none");
+    assert_true(gf_attn_head_fast_available() == (kernel != NULL));
     if (!gf_attn_head_fast_available()) { /* fp32-fast would run the default path: the default against itself */
-        print_message("attention head: this build has no AVX-512 tiles; fp32-fast runs the default path\n");
+        print_message("attention head: this build has no register tiles; fp32-fast runs the default path\n");
         skip();
     }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const double w = head_case_gap(&cases[i], 300 + 10 * i);
-        if (!(w <= 2e-6))
-            fail_msg("attention head case %zu (T %lld S %lld dh %lld): fp32-fast %.3g from the default", i,
-                     (long long)cases[i].T, (long long)cases[i].S, (long long)cases[i].dh, w);
-    }
+    double worst = 0;
+    bool differ = false;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) head_case_check(&cases[i], 300 + 10 * i, "case", &worst, &differ);
+    /* the tiles' and blocks' edges: key counts about the 16-key chunks and the 64-query blocks, tiles of 8
+     * (AVX-512) or 6 (AVX2) queries, partial or not; head widths in whole 8- and 16-column registers or not
+     * (12, 44: the AVX2 form's masked second register); causal or not, keys padded or not; the unpadded
+     * non-causal heads with 2 S + 3 queries (several blocks over fewer keys) */
+    static const int64_t Ss[] = {1, 7, 9, 17, 100, 130}, dhs[] = {8, 12, 16, 24, 32, 44, 64};
+    uint64_t seed = 500;
+    for (size_t si = 0; si < sizeof Ss / sizeof Ss[0]; si++)
+        for (size_t di = 0; di < sizeof dhs / sizeof dhs[0]; di++)
+            for (int k = 0; k < 4; k++) {
+                const int64_t S = Ss[si], dh = dhs[di];
+                const bool causal = k & 1;
+                const int mask = k >> 1;
+                const head_case c = {causal || mask ? S : 2 * S + 3, S, dh, (S + dh) % 3, causal, mask};
+                head_case_check(&c, seed, "sweep", &worst, &differ);
+                seed += 10;
+            }
+    if (!differ) fail_msg("attention head: fp32-fast gave the default path's bits everywhere: the %s tiles did not run", kernel);
+    print_message("attention head (%s tiles): at most %.3g from the default path\n", kernel, worst);
 }
 
 int main(void) {
