@@ -1183,6 +1183,7 @@ typedef struct gf_inspect_layer {
     int *offsets;                /* (n_offsets) */
     int64_t rank, heads;
     int *n_valid;                /* (T) |S_t| */
+    uint8_t *valid;              /* (T, n_offsets) 1 where t - D is t's partner (in the text, and the window) */
     float *gate;                 /* (T, d) a; NULL with gate false */
     float *gate_mean;            /* (T) a's mean over the channels; NULL with gate false */
     float *contrib;              /* (T, n_offsets) |W phat_D(t)| / |S_t|: offset D's term in g(t) without the bias;

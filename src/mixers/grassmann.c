@@ -641,6 +641,7 @@ static void probe_rows(const gf_grassmann_probe *p, const float *feat, const flo
     for (int64_t t = 0; t < T; t++) {
         const int cnt = valid_count(pr, t);
         if (p->n_valid) p->n_valid[t] = cnt;
+        for (int o = 0; o < K && p->valid; o++) p->valid[t * K + o] = has_partner(pr, t, o);
         for (int o = 0; o < K && p->contrib; o++) {
             const double nrm = sqrt(dot_d(terms + (t * K + o) * d, terms + (t * K + o) * d, d));
             p->contrib[t * K + o] = cnt ? (float)(nrm / cnt) : 0.0f;

@@ -40,6 +40,7 @@ typedef struct gf_grassmann_probe {
                       * pair.weight), 0 where t has no partner at D: g(t) = sum_D terms / n_valid(t) + bias */
     float *contrib;  /* (T, K): |terms| / n_valid(t), offset D's share of the mean without the bias */
     int *n_valid;    /* (T): |S_t|, the offsets whose partner exists */
+    uint8_t *valid;  /* (T, K): 1 where t has a partner at offset D (t - D in the sequence and the window) */
     float *coord;    /* (T, C): the mean over S_t of |phat_k| (0 where S_t is empty); unused with plucker false */
     float *gate;     /* (T, d): a, as the forward computes it (untouched with gate false) */
     float *out;      /* (T, d): the mixer's output, as the forward's */

@@ -50,6 +50,7 @@ static int grassmann_layer(gf_model *m, int l, gf_inspect_layer *L, int64_t T) {
     L->n_offsets = g->n_offsets, L->rank = g->rank, L->heads = g->heads;
     L->offsets = need((size_t)K, sizeof *L->offsets, &oom);
     L->n_valid = need((size_t)T, sizeof *L->n_valid, &oom);
+    L->valid = need((size_t)(T * K), sizeof *L->valid, &oom);
     L->contrib = need((size_t)(T * K), sizeof *L->contrib, &oom);
     L->share = need((size_t)(T * K), sizeof *L->share, &oom);
     L->drop_loss = need((size_t)K, sizeof *L->drop_loss, &oom);
@@ -62,7 +63,8 @@ static int grassmann_layer(gf_model *m, int l, gf_inspect_layer *L, int64_t T) {
     if (oom) return gf_fail("out of memory inspecting layer %d over %lld tokens", l, (long long)T);
     memcpy(L->offsets, g->offsets, (size_t)K * sizeof *L->offsets);
     gf_grassmann_coord_dims(&m->cfg, l, L->coord_i, L->coord_j);
-    const gf_grassmann_probe p = {.contrib = L->contrib, .n_valid = L->n_valid, .coord = L->coord, .gate = L->gate};
+    const gf_grassmann_probe p = {.contrib = L->contrib, .n_valid = L->n_valid, .valid = L->valid, .coord = L->coord,
+                                  .gate = L->gate};
     if (gf_grassmann_probe_run(&m->cfg, l, m->lp[l].mix, gf_model_mixer_input(m, l), T, &p)) return -1;
     for (int64_t t = 0; t < T; t++) {
         double sum = 0.0, a = 0.0;
@@ -158,7 +160,7 @@ void gf_inspection_free(gf_inspection *x) {
     if (!x) return;
     for (int l = 0; x->layers && l < x->n_layers; l++) {
         gf_inspect_layer *L = &x->layers[l];
-        void *arrays[] = {L->offsets, L->n_valid, L->gate, L->gate_mean, L->contrib, L->share, L->drop_loss,
+        void *arrays[] = {L->offsets, L->n_valid, L->valid, L->gate, L->gate_mean, L->contrib, L->share, L->drop_loss,
                           L->drop_token_loss, L->coord_i, L->coord_j, L->coord, L->attn};
         for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
     }

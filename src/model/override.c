@@ -69,8 +69,7 @@ static int apply_layer(const gf_model *m, gf_config *c, int l, const gf_override
 static int apply(const gf_model *m, gf_config *c, const gf_override *o) {
     char buf[256];
     if (o->layer < -1 || o->layer >= m->n_layers)
-        return gf_fail("override: layer %d; this model has layers 0 to %d (-1: every Grassmann layer)", o->layer,
-                       m->n_layers - 1);
+        return gf_fail("override: layer %d; this model has layers 0 to %d", o->layer, m->n_layers - 1);
     if (o->drop_offset < 0 || (o->gate != GF_GATE_LEARNED && o->gate != GF_GATE_ONE && o->gate != GF_GATE_ZERO))
         return gf_fail("override: drop_offset %d and gate %d; expected an offset >= 1 (0: none) and a gf_gate_force",
                        o->drop_offset, (int)o->gate);
@@ -81,10 +80,12 @@ static int apply(const gf_model *m, gf_config *c, const gf_override *o) {
     bool hit = false;
     for (int l = o->layer < 0 ? 0 : o->layer; l <= (o->layer < 0 ? m->n_layers - 1 : o->layer); l++)
         if (gf_layer_is_grassmann(m, l) && apply_layer(m, c, l, o, o->layer < 0, &hit)) return -1;
-    if (!hit && o->layer < 0)
-        return gf_fail("override: %s\nHINT: the offsets a layer lists: grassflow info --ckpt FILE",
-                       grassmann_layers(m, buf, sizeof buf)[0] == 'n' ? "this model has no Grassmann layer"
-                       : "no Grassmann layer lists that offset");
+    if (!hit && grassmann_layers(m, buf, sizeof buf)[0] == 'n')
+        return gf_fail("override: this model has no Grassmann layer (layer 0's mixer is %s); offsets and gates are a "
+                       "Grassmann layer's", m->mixer[0]->name);
+    if (!hit)
+        return gf_fail("override: no Grassmann layer lists offset %d (layers %s)\nHINT: the offsets each layer lists: "
+                       "grassflow info --ckpt FILE", o->drop_offset, buf);
     return 0;
 }
 

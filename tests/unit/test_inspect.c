@@ -325,7 +325,7 @@ static void test_errors(void **state) {
     expect_error(gf_model_set_override(m, &(gf_override){0, 3, 0}, 1), "layer 0's offsets are 1, 2, 4, 8, 12, 16; 3 is");
     expect_error(gf_model_set_override(m, &(gf_override){7, 2, 0}, 1), "this model has layers 0 to 2");
     expect_error(gf_model_set_override(m, &(gf_override){2, 0, GF_GATE_ONE}, 1), "layer 2 has no gate to force");
-    expect_error(gf_model_set_override(m, &(gf_override){-1, 5, 0}, 1), "no Grassmann layer lists that offset");
+    expect_error(gf_model_set_override(m, &(gf_override){-1, 5, 0}, 1), "no Grassmann layer lists offset 5 (layers 0, 2)");
     assert_false(gf_model_has_override(m));
     assert_int_equal(gf_model_set_override(m, &(gf_override){0, 1, GF_GATE_ZERO}, 1), 0);
     assert_true(gf_model_has_override(m));
