@@ -29,7 +29,7 @@ typedef struct gf_grassmann_config {
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
 
-/* ---- inspection (model/inspect.c; grassflow inspect) ---------------------------------------------------- */
+/* ---- inspection (model/inspection.c; grassflow inspect) ---------------------------------------------------- */
 
 /* What layer `layer` (a causal Grassmann layer) does at each of T positions of one sequence: its terms, offset
  * by offset, and its gate. K = n_offsets (the list as the config gives it), C = gf_grassmann_n_coords. Each

@@ -1,4 +1,4 @@
-/* Inspection and evaluation-time overrides (src/model/inspect.c, override.c; the probes of
+/* Inspection and evaluation-time overrides (src/model/inspection.c, override.c; the probes of
  * src/mixers/grassmann.c and attention.c), each held to an independent computation:
  *   - an offset dropped by an override gives the model whose config lacks it, the same weights: the same bits;
  *   - a gate forced to 1 gives the model whose gate is saturated at 1 by its weights (gate.weight 0, gate.bias
