@@ -10,7 +10,7 @@
 typedef struct cli_override {
     gf_override o;
     char flags[96];  /* "--drop-offset 4 --layer 2" */
-    char text[160];  /* "layer 2 without its offset 4" */
+    char text[256];  /* "offset 4 dropped in layer 2" */
     char json[128];  /* {"layer": 2, "drop_offset": 4, "force_gate": null} */
 } cli_override;
 /* ov set on m (gf_model_set_override): EXIT_OK, or an exit code after an error naming ov's flags. */
