@@ -1159,8 +1159,8 @@ typedef struct gf_override {
  * the model whose config lacks it, the same weights (no weight depends on the offsets): the same numbers.
  * Each is checked against m: the layer exists and is a Grassmann one, it lists drop_offset, it has a gate to
  * force. The backward pass and gf_stream_create refuse a model with overrides (they are for evaluation; the
- * forward that trains is untouched: one pointer test per layer). 0, or -1 (gf_last_error; the overrides set
- * before stay). */
+ * forward that trains is untouched: one pointer test per layer), and a stream made before does not see them.
+ * 0, or -1 (gf_last_error; the overrides set before stay). */
 int gf_model_set_override(gf_model *m, const gf_override *o, int n);
 bool gf_model_has_override(const gf_model *m);
 

@@ -7,7 +7,7 @@
 #include "plot_svg.h"
 
 enum { PAD = 12, TITLE_H = 22, NAME_H = 16, LEGEND_H = 50, LEGEND_W = 240, LABEL_MAX = 16 };
-#define CHAR_W 6.6 /* pixels per character of a label at font size 11 */
+#define CHAR_W 6.2 /* pixels per character of a label at font size 11 (DejaVu Sans: about 6 on average) */
 
 /* The stops of the two scales: sequential white to dark blue (ColorBrewer's Blues), diverging blue, white, red
  * (RdBu), each at 0, 1/4, 1/2, 3/4, 1 of the way. */
