@@ -221,7 +221,7 @@ test-parity: all
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/parity/python.sh $(BUILD))
 
 # the command's behaviour (tests/cli/): exit codes and messages, compare, pair files, every --help option, a
-# task of a test's own, plot, honest counts and hints
+# task of a test's own, plot, honest counts and hints, inspect (its JSON, figures and equalities)
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli/cli.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/compare.sh $(BUILD)
@@ -230,6 +230,7 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli/task_plugin.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/plot.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/honest.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/inspect.sh $(BUILD)
 
 # the studies' machinery at toy sizes (tests/studies/: the mixer study's bookkeeping, the precision study end
 # to end) and the OpenMP regions per streamed token the precision study found (regions.sh)

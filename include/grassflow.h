@@ -1128,6 +1128,101 @@ gf_model *gf_run_model(const gf_run_info *info);
 gf_model *gf_run_init_from(const char *ckpt, gf_tokenizer **tok, gf_train_opts *o);
 
 /* ------------------------------------------------------------------------------------------------ */
+/* Inspection: what each layer does with one text, and evaluation-time overrides (grassflow inspect)  */
+/*                                                                                                  */
+/*     gf_override o = {.layer = 2, .drop_offset = 4};   // layer 2 as if its offsets lacked 4       */
+/*     gf_model_set_override(m, &o, 1);                   // every batch forward from now on        */
+/*     gf_evaluate(m, valid, 16, &loss, NULL);            // ... the whole split without offset 4   */
+/*     gf_model_set_override(m, NULL, 0);                 // the model as trained again             */
+/*     gf_inspection *x = gf_model_inspect(m, ids, n);    // gates, offsets, Pluecker, attention    */
+/*     char *json = gf_inspection_to_json(x, pieces, 5); gf_inspection_free(x);                    */
+/*                                                                                                  */
+/* The terms (docs/model.md, "Grassmann mixer"; docs/usage.md, "grassflow inspect": each number).  */
+
+/* How an override sets a Grassmann layer's gate a (m = a * h + (1 - a) * g, h the mixer's input, g its
+ * Grassmann update). */
+typedef enum {
+    GF_GATE_LEARNED = 0, /* a = sigmoid(gate([h; g])), as trained */
+    GF_GATE_ONE = 1,     /* a = 1: m = h exactly, the mixer passes its input through (then out(h) with extra_proj):
+                          * the model without that layer's Grassmann update */
+    GF_GATE_ZERO = 2,    /* a = 0: m = g exactly, the Grassmann update alone */
+} gf_gate_force;
+
+/* One evaluation-time change to the Grassmann layers. */
+typedef struct gf_override {
+    int layer;           /* the layer, from 0 over all stacks; -1: every Grassmann layer (with drop_offset: every
+                          * one that lists it) */
+    int drop_offset;     /* D >= 1: the layer computes as if its config's offsets did not list D (every entry D
+                          * leaves S_t, the mean is over the others; a layer left without offsets has g = 0
+                          * everywhere); 0: none */
+    gf_gate_force gate;  /* GF_GATE_LEARNED: none */
+} gf_override;
+
+/* Overrides o[0..n) (applied in order) for every batch forward of m from now on (gf_model_forward,
+ * gf_evaluate, gf_model_score), or with n = 0 none; the weights are untouched. A dropped offset gives exactly
+ * the model whose config lacks it, the same weights (no weight depends on the offsets): the same numbers.
+ * Each is checked against m: the layer exists and is a Grassmann one, it lists drop_offset, it has a gate to
+ * force. The backward pass and gf_stream_create refuse a model with overrides (they are for evaluation; the
+ * forward that trains is untouched: one pointer test per layer), and a stream made before does not see them.
+ * 0, or -1 (gf_last_error; the overrides set before stay). */
+int gf_model_set_override(gf_model *m, const gf_override *o, int n);
+bool gf_model_has_override(const gf_model *m);
+
+/* The next-token loss of one sequence ids[0..n) read whole by a language model: n inputs (n <= max_len with
+ * learned positions), n - 1 predictions (ids[t + 1] from position t), under m's overrides. *loss: their mean
+ * (gf_model_forward's); token_loss (n floats, may be NULL): each position's -log p(ids[t + 1]), NAN at the
+ * last. 0, or -1 (gf_last_error: n < 2, an id outside the vocabulary, a model that is no language model). */
+int gf_model_score(gf_model *m, const int32_t *ids, int64_t n, double *loss, float *token_loss);
+
+/* What a layer does at each of T positions; arrays row-major, NULL where the layer has none. */
+typedef enum { GF_INSPECT_OTHER = 0, GF_INSPECT_GRASSMANN = 1, GF_INSPECT_ATTENTION = 2 } gf_inspect_kind;
+typedef struct gf_inspect_layer {
+    int layer;                   /* from 0, over all stacks */
+    gf_inspect_kind kind;        /* a mixer of another kind (window, performer, ...): its name alone */
+    char mixer[GF_MIXER_NAME_MAX];
+    int64_t d;                   /* the layer's width: its channels */
+    /* a Grassmann layer: a = its gate, phat_D(t) = p / max(|p|, eps) of the pair (z_t, z_t-D), W = plucker.weight
+     * (pair.weight and [z_t; z_t-D] with plucker false), S_t its offsets with a partner at t */
+    int n_offsets;               /* the config's list (an offset listed twice is there twice) */
+    int *offsets;                /* (n_offsets) */
+    int64_t rank, heads;
+    int *n_valid;                /* (T) |S_t| */
+    uint8_t *valid;              /* (T, n_offsets) 1 where t - D is t's partner (in the text, and the window) */
+    float *gate;                 /* (T, d) a; NULL with gate false */
+    float *gate_mean;            /* (T) a's mean over the channels; NULL with gate false */
+    float *contrib;              /* (T, n_offsets) |W phat_D(t)| / |S_t|: offset D's term in g(t) without the bias;
+                                  * 0 where t - D has no partner */
+    float *share;                /* (T, n_offsets) contrib over its sum at t; 0 where that is 0 */
+    double *drop_loss;           /* (n_offsets) the text's mean loss with D dropped from this layer (gf_override) */
+    float *drop_token_loss;      /* (T, n_offsets) each position's loss with D dropped; NAN at the last */
+    double gate_loss[2];         /* the mean loss with this layer's gate forced: [0] a = 0, [1] a = 1; NAN without */
+    int64_t n_coords;            /* Pluecker coordinates: heads x C(rank / heads, 2); 0 with plucker false */
+    int32_t *coord_i, *coord_j;  /* (n_coords) coordinate k is the pair (i, j), i < j, of z's dimensions */
+    float *coord;                /* (T, n_coords) the mean over S_t of |phat_k|; 0 where S_t is empty */
+    /* an attention layer */
+    int64_t n_head;
+    float *attn;                 /* (n_head, T, T) weights: head h's row t the query at t over the keys (0 past t) */
+} gf_inspect_layer;
+typedef struct gf_inspection {
+    int64_t T;
+    int32_t *ids;                /* (T) */
+    double loss;                 /* gf_model_score's: the mean over the T - 1 predictions */
+    float *token_loss;           /* (T) NAN at the last */
+    int n_layers;
+    gf_inspect_layer *layers;    /* (n_layers) */
+} gf_inspection;
+/* Language model m on ids[0..n) (gf_model_score's reading; n >= 2, n <= max_len with learned positions), its
+ * causal layers one by one; each Grassmann layer's offsets dropped one at a time and its gate forced to 0 and
+ * 1 (1 + sum over Grassmann layers of (distinct offsets + 2) forwards of n tokens). m must have no overrides;
+ * it has none after. NULL (gf_last_error) on failure. gf_inspection_free(NULL) does nothing. */
+gf_inspection *gf_model_inspect(gf_model *m, const int32_t *ids, int64_t n);
+void gf_inspection_free(gf_inspection *x);
+/* The inspection as JSON (malloc'd; docs/usage.md, "grassflow inspect": the schema): labels (T strings, may be
+ * NULL) the tokens' text, top_k (1 to 64) the Pluecker coordinates listed per token and per layer. NULL out of
+ * memory. */
+char *gf_inspection_to_json(const gf_inspection *x, const char *const *labels, int top_k);
+
+/* ------------------------------------------------------------------------------------------------ */
 /* Utilities: what a command-line tool or a plug-in needs besides the model                          */
 
 /* Threads: n for OpenMP's parallel regions and for BLAS (a command line's --threads), and how many the

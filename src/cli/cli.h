@@ -25,6 +25,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 /* Where the built-in corpora live: $GRASSFLOW_DATA, else data/ next to the executable's build/ directory,
  * else share/grassflow/data beside an installed PREFIX/bin/grassflow, else ./data. */

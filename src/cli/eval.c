@@ -87,7 +87,8 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
     struct option longopts[64];
     int n = 0;
     for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
-    for (const struct option *o = eval ? eval_only : predict_only; o->name; o++) longopts[n++] = *o;
+    for (const struct option *o = a->extra_opts ? a->extra_opts : eval ? eval_only : predict_only; o->name; o++)
+        longopts[n++] = *o;
     cli_task_longopts(longopts, &n, 64);
     int opt, rc, idx = -1;
     optind = 1;
@@ -95,6 +96,10 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         cli_given_note(&a->given, longopts, idx);
         idx = -1;
         if (cli_task_note(&a->targs, longopts, opt, optarg)) continue;
+        if (a->extra && (rc = a->extra(a, opt, optarg)) >= 0) {
+            if (rc) return rc;
+            continue;
+        }
         switch (opt) {
         case 'c': a->ckpt = optarg; break;
         case 'C': a->corpus = optarg; break;
@@ -112,7 +117,7 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         }
     }
     if (optind < argc) return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
-    if (!a->ckpt || !a->corpus) return cli_usage_error(a->cmd, "--ckpt FILE and --corpus C are required");
+    if (!a->extra && (!a->ckpt || !a->corpus)) return cli_usage_error(a->cmd, "--ckpt FILE and --corpus C are required");
     return eval_split(a);
 }
 
@@ -283,11 +288,13 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             printf(", \"protocol\": ");
             gf_json_put_str(stdout, r->protocol);
         }
+        if (a->override) printf(", \"override\": %s", a->override->json);
         printf("}\n");
     } else {
         char pb[32];
         printf("%s %s: tokens %lld  loss %.6f  ppl %s\n", a->corpus, a->split, (long long)k, loss,
                cli_ppl(pb, sizeof pb, exp(loss), 3));
+        if (a->override) printf("  with %s (grassflow inspect %s)\n", a->override->text, a->override->flags);
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
         if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);
     }
@@ -338,7 +345,8 @@ int cli_eval_run(const eval_args *a) {
     char *rj = NULL;
     gf_model *m = cli_load_checkpoint(a->ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
-    if (a->weights_given && (rc = cli_set_weights(m, a->weights, a->ckpt))) {
+    if ((a->weights_given && (rc = cli_set_weights(m, a->weights, a->ckpt))) ||
+        (a->override && (rc = cli_eval_override(m, a->override)))) {
         free(rj);
         gf_tokenizer_free(tok);
         gf_model_free(m);
@@ -364,4 +372,10 @@ int cli_eval_run(const eval_args *a) {
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;
+}
+
+int cli_eval_override(gf_model *m, const cli_override *ov) {
+    if (!gf_model_set_override(m, &ov->o, 1)) return EXIT_OK;
+    const char *e = gf_last_error();
+    return cli_error("%s: %s", ov->flags, strncmp(e, "override: ", 10) ? e : e + 10);
 }

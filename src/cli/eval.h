@@ -5,6 +5,17 @@
 
 #include "task_flags.h"
 
+/* grassflow inspect --drop-offset/--force-gate: the override eval applies to the model it loads, the flags that
+ * asked for it (named in errors), and how the output shows it. */
+typedef struct cli_override {
+    gf_override o;
+    char flags[96];  /* "--drop-offset 4 --layer 2" */
+    char text[256];  /* "offset 4 dropped in layer 2" */
+    char json[128];  /* {"layer": 2, "drop_offset": 4, "force_gate": null} */
+} cli_override;
+/* ov set on m (gf_model_set_override): EXIT_OK, or an exit code after an error naming ov's flags. */
+int cli_eval_override(gf_model *m, const cli_override *ov);
+
 typedef struct eval_args {
     const char *cmd;     /* "eval" or "predict": named in messages */
     const char *ckpt, *corpus, *split, *tok_spec, *task;
@@ -15,6 +26,12 @@ typedef struct eval_args {
     int64_t limit;       /* predict: the first limit examples (0: all) */
     cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
     cli_task_args targs; /* the task's option flags */
+    /* inspect: its long options in place of eval's, each given to extra before the shared ones (EXIT_OK: taken;
+     * -1: not its own; else an exit code); --corpus is then optional (inspect reads a text or a corpus) */
+    const struct option *extra_opts;
+    int (*extra)(struct eval_args *a, int opt, const char *arg);
+    void *extra_ctx;
+    const cli_override *override; /* inspect on a corpus: set on the model, shown in the output; NULL: none */
 } eval_args;
 
 /* The command line of eval or predict (a->cmd, with a's defaults set) into *a, --split into a->si: the

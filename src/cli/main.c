@@ -27,6 +27,7 @@ static void usage(FILE *out) {
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
+            "  inspect   what each layer does with a text (JSON, SVG heat maps); the loss with an offset dropped\n"
             "  plot    draw runs' training and validation curves, or a table of series (--table), into an SVG\n"
             "  bench   throughput of training, of one mixer, of generation (grassflow bench train|mixer|generate)\n\n"
             "  --version     version, BLAS kernel, thread count, whether bf16 matmuls can run, MPI\n"
@@ -180,6 +181,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "features")) return cmd_features(argc - 1, argv + 1);
     if (!strcmp(cmd, "predict")) return cmd_predict(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot")) return cmd_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "inspect")) return cmd_inspect(argc - 1, argv + 1);
     fprintf(stderr, "grassflow: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

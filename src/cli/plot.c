@@ -446,7 +446,7 @@ static int check_out(const char *const *dirs, int n, const char *out, bool force
     int rc = !metrics || !inputs ? cli_error("out of memory") : EXIT_OK;
     for (int i = 0; !rc && i < n; i++)
         if (!gf_path_join(metrics[i], sizeof metrics[i], dirs[i], "metrics.jsonl")) inputs[i] = metrics[i];
-    if (!rc) rc = plot_check_out(out, inputs, n, force);
+    if (!rc) rc = plot_check_out(out, "--out", "plot", inputs, n, force);
     free(metrics);
     free(inputs);
     return rc;

@@ -273,10 +273,11 @@ static bool holds_svg(const char *path) {
     return !strncmp(h, "<svg", 4) || !strncmp(h, "<?xml", 5);
 }
 
-int plot_check_out(const char *out, const char *const *inputs, int n, bool force) {
+int plot_check_out(const char *out, const char *flag, const char *cmd, const char *const *inputs, int n, bool force) {
     struct stat st;
+    char hint[96];
+    snprintf(hint, sizeof hint, "%s replaces an SVG; give --force to replace another file", cmd);
     const bool replace = force || (stat(out, &st) == 0 && S_ISREG(st.st_mode) && holds_svg(out));
-    if (cli_output_check(out, "--out", inputs, n, replace, "plot replaces an SVG; give --force to replace another file"))
-        return cli_error("plot: %s", gf_last_error());
+    if (cli_output_check(out, flag, inputs, n, replace, hint)) return cli_error("%s: %s", cmd, gf_last_error());
     return EXIT_OK;
 }

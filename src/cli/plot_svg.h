@@ -73,9 +73,9 @@ void plot_begin(FILE *f, int w, int h, const char *title);
  * write (the message printed). */
 int plot_write(const char *out, int (*draw)(FILE *f, const void *ctx), const void *ctx);
 
-/* The output rule (cli_output_check): out is never one of inputs[0..n) (the files the plot reads), a device
- * node or a FIFO, and an existing file is replaced only if it is an SVG, or with force. EXIT_OK, or an exit
- * code after the message. */
-int plot_check_out(const char *out, const char *const *inputs, int n, bool force);
+/* The output rule (cli_output_check) of an SVG that command cmd ("plot") writes at out, given by flag ("--out"):
+ * out is never one of inputs[0..n) (the files the command reads), a device node or a FIFO, and an existing file
+ * is replaced only if it is an SVG, or with force. EXIT_OK, or an exit code after the message. */
+int plot_check_out(const char *out, const char *flag, const char *cmd, const char *const *inputs, int n, bool force);
 
 #endif

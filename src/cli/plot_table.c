@@ -305,7 +305,7 @@ int cli_plot_table(const char *tsv, const char *out_svg, const cli_plot_table_op
     figure g = {.o = o};
     int rc = check_opts(o, &g.kind);
     const char *inputs[1] = {tsv};
-    if (!rc) rc = plot_check_out(out_svg, inputs, 1, o->force);
+    if (!rc) rc = plot_check_out(out_svg, "--out", "plot", inputs, 1, o->force);
     plot_table *t = calloc(1, sizeof *t);
     if (!rc && !t) rc = cli_error("out of memory");
     if (!rc) rc = plot_table_read(tsv, g.kind, o->logx, o->logy, t);

@@ -114,6 +114,12 @@ gf_stream *gf_stream_create(const gf_model *m) {
         return NULL;
     }
     s->m = m;
+    if (m->ovr_cfg) {
+        gf_fail("stream: the model has evaluation-time overrides (gf_model_set_override), which apply to batch "
+                "forwards only\nHINT: score with gf_model_score or gf_evaluate, or clear them first");
+        gf_stream_free(s);
+        return NULL;
+    }
     if (gf_model_require_next_token(m, "stream")) {
         gf_stream_free(s);
         return NULL;

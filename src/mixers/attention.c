@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "base/mem.h"
 #include "compute/blas.h"
 #include "compute/parallel.h"
 #include "mixers/attn_common.h"
@@ -94,6 +95,38 @@ static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
                    gf_attn_step_head(o + h * dh, qkv + h * dh, s->state + h * dh, s->state + d + h * dh, 2 * d, n, dh, scale,
                                      sc + h * s->cap););
     gf_linear_forward(out, o, d, s->p[GF_ATTN_PROJ_W], d, s->p[GF_ATTN_PROJ_B], 1, d, d, 0.0f);
+}
+
+/* ---- inspection: the attention weights (attn_common.h) ------------------------------------------------- */
+
+/* Head h's weights over one causal sequence of T rows: w (T, T), row t = softmax over s <= t of scale q_t.k_s,
+ * in double (0 for s > t). */
+static void head_weights(float *w, const float *qkv, int64_t T, int64_t d, int64_t h, int64_t dh, double scale,
+                         double *row) {
+    for (int64_t t = 0; t < T; t++) {
+        const float *q = qkv + t * 3 * d + h * dh;
+        double mx = -INFINITY, sum = 0.0;
+        for (int64_t s = 0; s <= t; s++) {
+            const float *k = qkv + s * 3 * d + d + h * dh;
+            double dot = 0.0;
+            for (int64_t e = 0; e < dh; e++) dot += (double)q[e] * (double)k[e];
+            row[s] = scale * dot;
+            mx = row[s] > mx ? row[s] : mx;
+        }
+        for (int64_t s = 0; s <= t; s++) sum += exp(row[s] - mx);
+        for (int64_t s = 0; s < T; s++) w[t * T + s] = s <= t ? (float)(exp(row[s] - mx) / sum) : 0.0f;
+    }
+}
+
+int gf_attention_weights(const gf_config *cfg, int layer, float *const *p, const float *inp, int64_t T, float *w) {
+    const int64_t d = gf_layer_dim(cfg, layer), H = gf_attn_n_head(cfg, layer), dh = d / H;
+    float *qkv = gf_alloc_floats(3 * T * d + 2 * T + 2, "the attention weights of a layer");
+    if (!qkv) return -1;
+    gf_linear_forward(qkv, inp, d, p[GF_ATTN_QKV_W], d, p[GF_ATTN_QKV_B], T, d, 3 * d, 0.0f);
+    double *row = (double *)(void *)(qkv + 3 * T * d + (3 * T * d) % 2); /* 8-byte aligned: the arena is 64 */
+    for (int64_t h = 0; h < H; h++) head_weights(w + h * T * T, qkv, T, d, h, dh, 1.0 / sqrt((double)dh), row);
+    gf_free(qkv);
+    return 0;
 }
 
 const gf_mixer_ops gf_mixer_attention = {

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/mem.h"
 #include "compute/fastmath.h"
 #include "compute/parallel.h"
 #include "mixers/grassmann.h"
@@ -431,11 +432,18 @@ static void pair_backward(float *dz, float *dx, const pairing *pr, int64_t N, in
 
 /* ---- the gate --------------------------------------------------------------------------------------- */
 
-/* gate: a = sigmoid(gate([h; g])), m = a*h + (1-a)*g; gate false: m = (h + g) / 2 (a unused). Then
- * out = extra_proj ? out(m) : m (m may be out), N rows. */
+/* gate: a = sigmoid(gate([h; g])), m = a*h + (1-a)*g; gate false: m = (h + g) / 2 (a unused); a gate forced at
+ * evaluation (force_gate): a = 1, m = h or a = 0, m = g exactly. Then out = extra_proj ? out(m) : m (m may be
+ * out), N rows. */
 static void gate_forward(float *const *p, const gf_grassmann_config *gc, int64_t d, float *out, float *a, float *m,
                          const float *inp, const float *g, int64_t N) {
-    if (gc->gate) {
+    if (gc->gate && gc->force_gate) { /* an evaluation-time override (gf_model_set_override): a fixed gate */
+        const bool one = gc->force_gate == GF_GATE_ONE;
+        GF_PAR_FOR(N * d > GF_PAR_MIN, for (int64_t i = 0; i < N * d; i++) {
+            a[i] = one ? 1.0f : 0.0f;
+            m[i] = one ? inp[i] : g[i];
+        });
+    } else if (gc->gate) {
         /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
         gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
         gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
@@ -589,6 +597,97 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     /* only now overwrite the oldest slot: offset K reads it above */
     for (int64_t j = 0; j < r; j++) s->state[s->pos % K * r + j] = z[j];
     gate_forward(s->p, gc, d, out, a, m, inp, g, 1);
+}
+
+/* ---- inspection: the layer's terms offset by offset, and its gate (grassmann.h) ------------------------ */
+
+int64_t gf_grassmann_n_coords(const gf_config *cfg, int layer) {
+    return GC(cfg, layer)->plucker ? n_pairs(cfg, layer) : 0;
+}
+
+void gf_grassmann_coord_dims(const gf_config *cfg, int layer, int32_t *ci, int32_t *cj) {
+    const gf_grassmann_config *g = GC(cfg, layer);
+    const int64_t rh = head_rank(g);
+    int64_t k = 0;
+    for (int64_t h = 0; h < g->heads; h++) /* head by head, pairs i < j in row-major order (plucker_row) */
+        for (int64_t i = 0; i < rh; i++)
+            for (int64_t j = i + 1; j < rh; j++, k++) {
+                ci[k] = (int32_t)(h * rh + i);
+                cj[k] = (int32_t)(h * rh + j);
+            }
+}
+
+/* Row t's feature f (feat_dim) for slot o alone, whose partner exists: what the forward averages over S_t,
+ * the normalised Pluecker vector head by head (plucker_row with one partner), or [z_later; z_earlier]. */
+static void slot_feature(float *f, const float *z, int64_t t, int o, const gf_grassmann_config *g, const pairing *pr) {
+    const int64_t r = g->rank, rh = head_rank(g), Ch = head_pairs(g);
+    const float *vs[2 * GF_MAX_OFFSETS] = {0};
+    vs[o] = z + (t + pr->step[o]) * r;
+    if (!g->plucker) {
+        pair_row(f, z + t * r, vs, pr->step, pr->n, 1, r);
+        return;
+    }
+    for (int64_t h = 0; h < g->heads; h++) {
+        const float *vh[2 * GF_MAX_OFFSETS] = {0};
+        vh[o] = vs[o] + h * rh;
+        plucker_row(f + h * Ch, z + t * r + h * rh, vh, pr->step, pr->n, 1, rh, g->plucker_eps);
+    }
+}
+
+/* Per row: n_valid, |terms| / n_valid and the mean |phat| of each coordinate over S_t. */
+static void probe_rows(const gf_grassmann_probe *p, const float *feat, const float *terms, const pairing *pr,
+                       int64_t T, int64_t d, int64_t F, int64_t C) {
+    const int K = pr->n;
+    for (int64_t t = 0; t < T; t++) {
+        const int cnt = valid_count(pr, t);
+        if (p->n_valid) p->n_valid[t] = cnt;
+        for (int o = 0; o < K && p->valid; o++) p->valid[t * K + o] = has_partner(pr, t, o);
+        for (int o = 0; o < K && p->contrib; o++) {
+            const double nrm = sqrt(dot_d(terms + (t * K + o) * d, terms + (t * K + o) * d, d));
+            p->contrib[t * K + o] = cnt ? (float)(nrm / cnt) : 0.0f;
+        }
+        for (int64_t k = 0; k < C && p->coord; k++) {
+            double acc = 0.0;
+            for (int o = 0; o < K; o++) acc += fabs((double)feat[(t * K + o) * F + k]); /* 0 without a partner */
+            p->coord[t * C + k] = cnt ? (float)(acc / cnt) : 0.0f;
+        }
+    }
+}
+
+/* The layer's forward over the T rows (g_forward's steps, in buffers of its own): a and the output. */
+static void probe_gate(const gf_grassmann_probe *p, const gf_grassmann_config *gc, float *const *w, const float *inp,
+                       const float *z, const pairing *pr, int64_t T, int64_t d, int64_t F, float *buf) {
+    float *pbar = buf, *g = pbar + T * F, *a = g + T * d, *out = a + T * d, *m = out + T * d;
+    if (gc->plucker)
+        plucker_mean(pbar, z, gc, pr, T);
+    else
+        pair_mean(pbar, z, gc, pr, T);
+    gf_linear_forward(g, pbar, F, w[P_PROJ_W], F, w[P_PROJ_B], T, F, d, 0.0f);
+    zero_rows_without_partners(g, d, pr, T);
+    gate_forward(w, gc, d, out, a, gc->extra_proj ? m : out, inp, g, T);
+    if (p->gate && gc->gate) memcpy(p->gate, a, (size_t)(T * d) * sizeof *a);
+    if (p->out) memcpy(p->out, out, (size_t)(T * d) * sizeof *out);
+}
+
+int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, const float *inp, int64_t T,
+                           const gf_grassmann_probe *p) {
+    const gf_grassmann_config *gc = GC(cfg, layer);
+    const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = gc->n_offsets;
+    const int64_t C = gf_grassmann_n_coords(cfg, layer);
+    float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 4 * T * d, "the inspection of a Grassmann layer");
+    if (!z) return -1;
+    float *feat = z + T * r, *terms = feat + T * K * F, *buf = terms + T * K * d;
+    const pairing pr = make_pairing(gc, true, T, NULL);
+    gf_linear_forward(z, inp, d, w[P_RED_W], d, w[P_RED_B], T, d, r, 0.0f);
+    for (int64_t t = 0; t < T; t++)
+        for (int o = 0; o < pr.n; o++)
+            if (has_partner(&pr, t, o)) slot_feature(feat + (t * K + o) * F, z, t, o, gc, &pr);
+    gf_linear_forward(terms, feat, F, w[P_PROJ_W], F, NULL, T * K, F, d, 0.0f);
+    probe_rows(p, feat, terms, &pr, T, d, F, C);
+    if (p->terms) memcpy(p->terms, terms, (size_t)(T * K * d) * sizeof *terms);
+    probe_gate(p, gc, w, inp, z, &pr, T, d, F, buf);
+    gf_free(z);
+    return 0;
 }
 
 const gf_mixer_ops gf_mixer_grassmann = {

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "grassflow_plugin.h"
+
 #define GF_MAX_OFFSETS 16
 
 typedef struct gf_grassmann_config {
@@ -22,6 +24,34 @@ typedef struct gf_grassmann_config {
                                    * coordinates; heads must be 1 and plucker_eps is unused */
     bool gate;                    /* false (the paper's ablation): no gate tensors, the mixer's output is
                                    * (h + g) / 2 */
+    uint8_t force_gate;           /* evaluation only, never a config key (a loaded or parsed config has 0):
+                                   * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
+                                   * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
+
+/* ---- inspection (model/inspection.c; grassflow inspect) ---------------------------------------------------- */
+
+/* What layer `layer` (a causal Grassmann layer) does at each of T positions of one sequence: its terms, offset
+ * by offset, and its gate. K = n_offsets (the list as the config gives it), C = gf_grassmann_n_coords. Each
+ * array is the caller's (NULL: not wanted). */
+typedef struct gf_grassmann_probe {
+    float *terms;    /* (T, K, d): W f_D(t), offset D's feature projected without the bias (f = the normalised
+                      * Pluecker vector p / max(|p|, eps) through plucker.weight, or [z_t; z_t-D] through
+                      * pair.weight), 0 where t has no partner at D: g(t) = sum_D terms / n_valid(t) + bias */
+    float *contrib;  /* (T, K): |terms| / n_valid(t), offset D's share of the mean without the bias */
+    int *n_valid;    /* (T): |S_t|, the offsets whose partner exists */
+    uint8_t *valid;  /* (T, K): 1 where t has a partner at offset D (t - D in the sequence and the window) */
+    float *coord;    /* (T, C): the mean over S_t of |phat_k| (0 where S_t is empty); unused with plucker false */
+    float *gate;     /* (T, d): a, as the forward computes it (untouched with gate false) */
+    float *out;      /* (T, d): the mixer's output, as the forward's */
+} gf_grassmann_probe;
+/* Fill what p asks for from the layer's input inp (T, d) and its tensors w (param_specs order). 0, or -1 out of
+ * memory (gf_last_error). */
+int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, const float *inp, int64_t T,
+                           const gf_grassmann_probe *p);
+/* The layer's Pluecker coordinates: heads x C(rank/heads, 2); 0 with plucker false. */
+int64_t gf_grassmann_n_coords(const gf_config *cfg, int layer);
+/* Coordinate k pairs reduced dimensions ci[k] < cj[k] (dimensions of z, over all heads). */
+void gf_grassmann_coord_dims(const gf_config *cfg, int layer, int32_t *ci, int32_t *cj);
 
 #endif

@@ -47,6 +47,7 @@ void gf_model_free(gf_model *m) {
     free(m->mask);
     free(m->segs);
     gf_free(m->vectors);
+    free(m->ovr_cfg);
     free(m);
 }
 
@@ -204,7 +205,7 @@ static float drop_p(const gf_model *m, int l) { return m->training && l >= m->fi
 
 static gf_mixer_call mixer_call(gf_model *m, int l) {
     gf_mixer_call c = {
-        .cfg = &m->cfg, .layer = l, .B = m->B, .T = m->T, .p = m->lp[l].mix, .g = m->lg[l].mix,
+        .cfg = m->ovr_cfg ? m->ovr_cfg : &m->cfg, .layer = l, /* an evaluation-time override (model/override.c) */ .B = m->B, .T = m->T, .p = m->lp[l].mix, .g = m->lg[l].mix,
         .saved = m->la[l].mix_saved, .scratch = m->scratch, .n_threads = m->n_threads,
         .bidirectional = gf_stack_direction(&m->cfg, gf_layer_stack(&m->cfg, l)) == GF_BIDIRECTIONAL, .mask = m->has_mask ? m->mask : NULL,
     };
@@ -247,6 +248,15 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     for (int k = 0; k < BLOCK_MAX_DROP; k++) r.drop_key[k] = drop_key(m, l, k);
     *mc = (mix_ctx){m, l};
     return r;
+}
+
+const float *gf_model_mixer_input(gf_model *m, int l) {
+    if (!m->have_forward || l < 0 || l >= m->n_layers) return NULL;
+    mix_ctx mc;
+    const block_run r = layer_run(m, l, &mc);
+    for (int i = 0; i < r.kind->n_ops; i++)
+        if (r.kind->ops[i].op == BOP_MIX) return r.slot[r.kind->ops[i].in];
+    return NULL;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -452,6 +462,9 @@ static void stack_input_backward(gf_model *m, int k, bool further) {
 int gf_model_backward(gf_model *m) { return gf_model_backward_scaled(m, 1.0f); }
 
 int gf_model_backward_scaled(gf_model *m, float loss_scale) {
+    if (m->ovr_cfg)
+        return gf_fail("backward: the model has evaluation-time overrides (gf_model_set_override), which a backward "
+                       "pass does not follow\nHINT: clear them first: gf_model_set_override(m, NULL, 0)");
     if (!m->have_forward || !m->have_targets)
         return gf_fail("backward: needs a forward pass with targets first (gf_model_forward with targets)");
     if (gf_model_need_grads(m)) return -1;

@@ -71,6 +71,8 @@ struct gf_model {
     void *step_scratch;                    /* a training step's scratch (dist/step.c), freed with the model by */
     void (*step_scratch_free)(void *);     /* this: the model knows nothing of what it holds */
     bool have_forward, have_targets;
+    gf_config *ovr_cfg;                    /* gf_model_set_override: the config the mixers see in a batch forward
+                                            * (model/override.c); NULL: none, they see cfg */
     int64_t n_counted, n_correct;
 
     /* low-precision weights (model/weights.c): what the matrices are, and their copies for the door */
@@ -98,6 +100,12 @@ int gf_lowp_file_kind(const gf_st_file *f, gf_weights *kind);
 /* Tensor t of the loaded model from its I8 (+ scale) or BF16 entry s in f: the values into t->data and the
  * copy attached. 0, or -1 naming the file, the tensor and what is wrong. */
 int gf_lowp_load_tensor(gf_model *m, const gf_st_file *f, const gf_tensor_info *t, const gf_st_tensor *s);
+
+/* Whether layer l's mixer is the Grassmann mixer (model/override.c). */
+bool gf_layer_is_grassmann(const gf_model *m, int l);
+/* The input of layer l's mixer in the last forward (the block's slot its mix op reads: ln1(h) in a pre-norm
+ * block, h in a post-norm one), (B*T, d) rows; NULL before a forward (model.c). */
+const float *gf_model_mixer_input(gf_model *m, int l);
 
 /* 0, or an error naming `what` if the model's head does not predict the next token (model.c). */
 int gf_model_require_next_token(const gf_model *m, const char *what);

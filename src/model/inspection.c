@@ -1,0 +1,171 @@
+/* What each layer of a language model does with one text (gf_model_inspect; grassflow inspect): one forward,
+ * then each layer's mixer probed on the input it received there (mixers/grassmann.c: the terms offset by offset,
+ * the gate, the Pluecker coordinates; mixers/attention.c: the attention weights), then the text scored again
+ * under each override an offset study asks for (model/override.c): each offset of each Grassmann layer dropped,
+ * each gate forced to 0 and to 1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "mixers/attn_common.h"
+#include "mixers/grassmann.h"
+#include "model/model_internal.h"
+
+int gf_model_score(gf_model *m, const int32_t *ids, int64_t n, double *loss, float *token_loss) {
+    if (gf_model_require_next_token(m, "scoring a text") || !ids) return -1;
+    if (m->cfg.input != GF_INPUT_TOKENS) return gf_fail("scoring a text: this model reads vectors, not token ids");
+    if (n < 2)
+        return gf_fail("scoring a text: %lld token%s; a next-token loss needs 2 or more (ids[t + 1] is predicted from "
+                       "position t)", (long long)n, n == 1 ? "" : "s");
+    int32_t *tg = malloc((size_t)n * sizeof *tg);
+    if (!tg) return gf_fail("out of memory scoring %lld tokens", (long long)n);
+    for (int64_t t = 0; t < n; t++) tg[t] = t + 1 < n ? ids[t + 1] : -1;
+    float lf = NAN;
+    const int rc = gf_model_forward(m, ids, tg, 1, n, &lf);
+    free(tg);
+    if (rc) return -1;
+    *loss = lf;
+    const int64_t V = m->cfg.vocab_size;
+    for (int64_t t = 0; token_loss && t < n; t++)
+        token_loss[t] = t + 1 < n ? gf_log_softmax_nll(m->out + t * V, V, ids[t + 1]) : NAN;
+    return 0;
+}
+
+/* n zeroed elements of size el, or NULL with *oom set (one check after many allocations). */
+static void *need(size_t n, size_t el, bool *oom) {
+    void *p = calloc(n ? n : 1, el);
+    *oom |= p == NULL;
+    return p;
+}
+
+/* Layer l of the last forward's model, a Grassmann layer: what its probe gives, with its gate's mean over the
+ * channels and each offset's share. */
+static int grassmann_layer(gf_model *m, int l, gf_inspect_layer *L, int64_t T) {
+    const gf_grassmann_config *g = gf_layer_mcfg(&m->cfg, l);
+    const int64_t d = L->d, K = g->n_offsets;
+    bool oom = false;
+    L->kind = GF_INSPECT_GRASSMANN;
+    L->n_offsets = g->n_offsets, L->rank = g->rank, L->heads = g->heads;
+    L->offsets = need((size_t)K, sizeof *L->offsets, &oom);
+    L->n_valid = need((size_t)T, sizeof *L->n_valid, &oom);
+    L->valid = need((size_t)(T * K), sizeof *L->valid, &oom);
+    L->contrib = need((size_t)(T * K), sizeof *L->contrib, &oom);
+    L->share = need((size_t)(T * K), sizeof *L->share, &oom);
+    L->drop_loss = need((size_t)K, sizeof *L->drop_loss, &oom);
+    L->drop_token_loss = need((size_t)(T * K), sizeof *L->drop_token_loss, &oom);
+    L->n_coords = gf_grassmann_n_coords(&m->cfg, l);
+    L->coord_i = need((size_t)L->n_coords, sizeof *L->coord_i, &oom);
+    L->coord_j = need((size_t)L->n_coords, sizeof *L->coord_j, &oom);
+    L->coord = need((size_t)(T * L->n_coords), sizeof *L->coord, &oom);
+    if (g->gate) L->gate = need((size_t)(T * d), sizeof *L->gate, &oom), L->gate_mean = need((size_t)T, sizeof(float), &oom);
+    if (oom) return gf_fail("out of memory inspecting layer %d over %lld tokens", l, (long long)T);
+    memcpy(L->offsets, g->offsets, (size_t)K * sizeof *L->offsets);
+    gf_grassmann_coord_dims(&m->cfg, l, L->coord_i, L->coord_j);
+    const gf_grassmann_probe p = {.contrib = L->contrib, .n_valid = L->n_valid, .valid = L->valid, .coord = L->coord,
+                                  .gate = L->gate};
+    if (gf_grassmann_probe_run(&m->cfg, l, m->lp[l].mix, gf_model_mixer_input(m, l), T, &p)) return -1;
+    for (int64_t t = 0; t < T; t++) {
+        double sum = 0.0, a = 0.0;
+        for (int64_t o = 0; o < K; o++) sum += L->contrib[t * K + o];
+        for (int64_t o = 0; o < K; o++) L->share[t * K + o] = sum > 0 ? (float)(L->contrib[t * K + o] / sum) : 0.0f;
+        for (int64_t c = 0; L->gate && c < d; c++) a += L->gate[t * d + c];
+        if (L->gate_mean) L->gate_mean[t] = (float)(a / (double)d);
+    }
+    return 0;
+}
+
+/* Layer l of the last forward, whatever its mixer: its name, its width, and what its kind has to show. */
+static int inspect_layer(gf_model *m, int l, gf_inspect_layer *L, int64_t T) {
+    L->layer = l;
+    L->d = gf_layer_dim(&m->cfg, l);
+    L->gate_loss[0] = L->gate_loss[1] = NAN;
+    snprintf(L->mixer, sizeof L->mixer, "%s", m->mixer[l]->name);
+    if (gf_layer_is_grassmann(m, l)) return grassmann_layer(m, l, L, T);
+    if (strcmp(m->mixer[l]->name, "attention")) return 0; /* another kind: its name alone */
+    L->kind = GF_INSPECT_ATTENTION;
+    L->n_head = gf_attn_n_head(&m->cfg, l);
+    L->attn = malloc((size_t)(L->n_head * T * T) * sizeof *L->attn);
+    if (!L->attn) return gf_fail("out of memory for layer %d's attention weights over %lld tokens", l, (long long)T);
+    return gf_attention_weights(&m->cfg, l, m->lp[l].mix, gf_model_mixer_input(m, l), T, L->attn);
+}
+
+/* The text scored under override o alone: the mean loss, each position's into tok (T). */
+static int score_under(gf_model *m, const int32_t *ids, int64_t T, gf_override o, double *loss, float *tok) {
+    if (gf_model_set_override(m, &o, 1)) return -1;
+    const int rc = gf_model_score(m, ids, T, loss, tok);
+    gf_model_set_override(m, NULL, 0);
+    return rc;
+}
+
+/* Grassmann layer L scored with each of its offsets dropped (an offset listed twice: once, both entries taking
+ * it), then with its gate forced to 0 and to 1. */
+static int overrides_of(gf_model *m, const int32_t *ids, int64_t T, gf_inspect_layer *L, float *tok) {
+    const int K = L->n_offsets;
+    for (int o = 0; o < K; o++) {
+        int first = o; /* the first entry of this offset */
+        for (int k = o - 1; k >= 0; k--) first = L->offsets[k] == L->offsets[o] ? k : first;
+        if (first == o && score_under(m, ids, T, (gf_override){L->layer, L->offsets[o], GF_GATE_LEARNED},
+                                      &L->drop_loss[o], tok)) return -1;
+        L->drop_loss[o] = L->drop_loss[first];
+        for (int64_t t = 0; t < T; t++) L->drop_token_loss[t * K + o] = first == o ? tok[t] : L->drop_token_loss[t * K + first];
+    }
+    for (int a = 0; L->gate && a < 2; a++)
+        if (score_under(m, ids, T, (gf_override){L->layer, 0, a ? GF_GATE_ONE : GF_GATE_ZERO}, &L->gate_loss[a], tok))
+            return -1;
+    return 0;
+}
+
+/* 0 when every Grassmann and attention layer of m is causal (what inspect reads); else the error. */
+static int causal_layers(const gf_model *m) {
+    for (int l = 0; l < m->n_layers; l++)
+        if ((gf_layer_is_grassmann(m, l) || !strcmp(m->mixer[l]->name, "attention")) &&
+            gf_stack_direction(&m->cfg, gf_layer_stack(&m->cfg, l)) != GF_CAUSAL)
+            return gf_fail("inspect: layer %d is bidirectional; inspect reads causal layers (a language model's)", l);
+    return 0;
+}
+
+gf_inspection *gf_model_inspect(gf_model *m, const int32_t *ids, int64_t n) {
+    if (m->ovr_cfg) {
+        gf_fail("inspect: the model has evaluation-time overrides; inspect sets its own\nHINT: clear them first: "
+                "gf_model_set_override(m, NULL, 0)");
+        return NULL;
+    }
+    if (causal_layers(m) || gf_model_require_next_token(m, "inspect")) return NULL;
+    gf_inspection *x = calloc(1, sizeof *x);
+    bool oom = x == NULL;
+    if (x) {
+        x->T = n, x->n_layers = m->n_layers;
+        x->ids = need((size_t)(n > 0 ? n : 1), sizeof *x->ids, &oom);
+        x->token_loss = need((size_t)(n > 0 ? n : 1), sizeof *x->token_loss, &oom);
+        x->layers = need((size_t)m->n_layers, sizeof *x->layers, &oom);
+    }
+    float *tok = need((size_t)(n > 0 ? n : 1), sizeof *tok, &oom);
+    int rc = oom ? gf_fail("out of memory inspecting %lld tokens", (long long)n) : 0;
+    if (!rc && n > 0) memcpy(x->ids, ids, (size_t)n * sizeof *ids);
+    if (!rc) rc = gf_model_score(m, ids, n, &x->loss, x->token_loss);
+    for (int l = 0; !rc && l < m->n_layers; l++) rc = inspect_layer(m, l, &x->layers[l], n); /* this forward's */
+    for (int l = 0; !rc && l < m->n_layers; l++)
+        if (x->layers[l].kind == GF_INSPECT_GRASSMANN) rc = overrides_of(m, ids, n, &x->layers[l], tok);
+    free(tok);
+    if (rc) {
+        gf_inspection_free(x);
+        return NULL;
+    }
+    return x;
+}
+
+void gf_inspection_free(gf_inspection *x) {
+    if (!x) return;
+    for (int l = 0; x->layers && l < x->n_layers; l++) {
+        gf_inspect_layer *L = &x->layers[l];
+        void *arrays[] = {L->offsets, L->n_valid, L->valid, L->gate, L->gate_mean, L->contrib, L->share, L->drop_loss,
+                          L->drop_token_loss, L->coord_i, L->coord_j, L->coord, L->attn};
+        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+    }
+    free(x->layers);
+    free(x->ids);
+    free(x->token_loss);
+    free(x);
+}
