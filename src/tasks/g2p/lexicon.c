@@ -460,9 +460,21 @@ static int parse_entry(reader *rd) {
     return !strcmp(rd->lex->format, "festival") ? fest_entry(rd) : cmu_entry(rd);
 }
 
+/* Whether the line begins as a CMUdict entry: a word, spaces, then a phoneme (1 to 4 capital letters, perhaps a
+ * stress digit 0, 1 or 2) that ends the line or a space does. */
+static bool looks_cmudict(const reader *rd) {
+    size_t i = skip_space(rd, 0), n = 0;
+    while (i < rd->len && !is_space(rd->line[i])) i++;
+    const size_t j = skip_space(rd, i);
+    if (j == i || j == rd->len) return false;
+    for (i = j; i < rd->len && rd->line[i] >= 'A' && rd->line[i] <= 'Z'; i++) n++;
+    if (i < rd->len && rd->line[i] >= '0' && rd->line[i] <= '2') i++;
+    return n >= 1 && n <= 4 && (i == rd->len || is_space(rd->line[i]));
+}
+
 /* The format from the first line that is not blank or a comment: MNCL (Festival's first line: 1, nothing more
- * to read) or ("word" ... Festival's, a line that reads as WORD PHONEMES CMUdict's (0: the line parsed as an
- * entry); -1 after an error: a malformed Festival entry, or a file that is not a lexicon. */
+ * to read) or ("word" ... Festival's, a line that begins as WORD PHONEME CMUdict's (0: the line parsed as an
+ * entry); -1 after an error: a malformed entry, or a file that is not a lexicon. */
 static int detect(reader *rd) {
     const size_t i = skip_space(rd, 0), j = skip_space(rd, i + 1);
     size_t end = rd->len;
@@ -475,11 +487,12 @@ static int detect(reader *rd) {
         rd->lex->format = "festival";
         return parse_entry(rd);
     }
-    rd->lex->format = "cmudict";
-    if (!parse_entry(rd)) return 0;
+    if (looks_cmudict(rd)) {
+        rd->lex->format = "cmudict";
+        return parse_entry(rd);
+    }
     char ex[64];
     snprintf(ex, sizeof ex, "%.40s%s", rd->line, rd->len > 40 ? "..." : "");
-    rd->lex->format = NULL;
     return gf_fail("%s:%lld: not a pronunciation lexicon: the line \"%s\" is an entry of neither form; expected "
                    "Festival's " FESTIVAL_FORM " or CMUdict's " CMUDICT_FORM "\nHINT: e.g. (\"abandon\" nil (((ax) 0) "
                    "((b ae n) 1) ((d ax n) 0))) or ABANDON  AH0 B AE1 N D AH0 N, one entry a line (a Festival "
