@@ -12,7 +12,7 @@
 #include "io/text.h"
 
 #define MAX_WORD_BYTES (4 * GF_LEXICON_MAX_SYMBOLS)
-#define MAX_BYTES ((int64_t)256 << 20) /* what the kept entries may take: 13 times cmudict-0.7b's */
+#define MAX_BYTES ((int64_t)256 << 20) /* what the kept entries may take: 20 times cmudict-0.4.out's */
 #define FESTIVAL_FORM "(\"word\" pos (((phonemes) stress) ...))"
 #define FESTIVAL_HINT "a Festival lexicon holds one entry a line, e.g. (\"abandon\" nil (((ax) 0) ((b ae n) 1) ((d ax n) " \
                       "0))); a comment line begins with ;"
@@ -166,7 +166,7 @@ static bool is_vowel(const char *p) {
 }
 
 static int too_many_phonemes(const reader *rd) {
-    return gf_fail("%s:%lld: more than %d phonemes in the pronunciation; expected a word's (cmudict's longest has 20; "
+    return gf_fail("%s:%lld: more than %d phonemes in the pronunciation; expected a word's (cmudict-0.4's longest has 20; "
                    "%s)", path_of(rd), line_of(rd), GF_LEXICON_MAX_SYMBOLS, LIMIT_HINT);
 }
 
@@ -283,7 +283,7 @@ static int word_check(reader *rd) {
             return gf_fail("%s:%lld: a control character (U+%04X) in the word at byte %zu; expected a word (a binary or "
                            "corrupt file?)", path_of(rd), line_of(rd), (unsigned)c, i + 1);
         if (rd->n_graph == GF_LEXICON_MAX_SYMBOLS)
-            return gf_fail("%s:%lld: the word has more than %d characters; expected a word (cmudict's longest has 34; "
+            return gf_fail("%s:%lld: the word has more than %d characters; expected a word (cmudict-0.4's longest has 20; "
                            "%s)", path_of(rd), line_of(rd), GF_LEXICON_MAX_SYMBOLS, LIMIT_HINT);
         char *g = rd->graph_name[rd->n_graph++];
         memcpy(g, rd->word + i, (size_t)l);
@@ -359,7 +359,7 @@ static int64_t add_entry(reader *rd, int s, int alt, int64_t first) {
                           4 * (lex->n_grapheme_ids + lex->n_phoneme_ids + rd->n_graph + rd->n_phon);
     if (bytes > MAX_BYTES)
         return gf_fail("%s:%lld: the %lld entries kept so far take more than %lld MiB; expected a pronunciation "
-                       "lexicon (cmudict-0.7b's take 20 MiB; %s)", path_of(rd), line_of(rd), (long long)lex->n,
+                       "lexicon (cmudict-0.4.out's take 13 MiB; %s)", path_of(rd), line_of(rd), (long long)lex->n,
                        (long long)(MAX_BYTES >> 20), LIMIT_HINT);
     if (grow((void **)&lex->entry, lex->n + 1, &lex->cap, sizeof *lex->entry) ||
         grow((void **)&lex->text, lex->text_len + (int64_t)rd->word_len + 1, &lex->text_cap, 1) ||
@@ -408,7 +408,7 @@ static int alternate(reader *rd, uint64_t h, int s) {
     gf_lexicon *lex = rd->lex;
     lex->total.alternates++, lex->split[s].alternates++;
     if (++rd->word_seen[h] > GF_LEXICON_MAX_ALTS)
-        return gf_fail("%s:%lld: more than %d pronunciations of \"%s\"; expected a few (cmudict's most: 3; %s)",
+        return gf_fail("%s:%lld: more than %d pronunciations of \"%s\"; expected a few (cmudict-0.4's most: 3; %s)",
                        path_of(rd), line_of(rd), GF_LEXICON_MAX_ALTS, gf_show_name(rd->lower), LIMIT_HINT);
     int64_t last = rd->word_slot[h];
     int alt = 1;
@@ -434,7 +434,7 @@ static int keep_entry(reader *rd) {
     const int s = gf_lexicon_split_of(rd->lower, rd->word_len);
     lex->total.entries++, lex->split[s].entries++;
     if (lex->total.entries > rd->max_entries)
-        return gf_fail("%s:%lld: more than %lld entries; expected a pronunciation lexicon (cmudict-0.7b has 133,779; "
+        return gf_fail("%s:%lld: more than %lld entries; expected a pronunciation lexicon (CMUdict 0.7b has about 134,000; "
                        "%s)\nHINT: gf_lexicon_opts.max_entries sets another limit", path_of(rd), line_of(rd),
                        (long long)rd->max_entries, LIMIT_HINT);
     if (!letters && !lex->opts.keep_symbols) {

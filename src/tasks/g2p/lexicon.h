@@ -8,19 +8,21 @@
  *       ("lead" n (((l eh d) 1)))                        one entry a line: the word in double quotes (\" and
  *       ("lead" v (((l iy d) 1)))                        \\ escape a quote and a backslash), its part of speech
  *                                                        (a symbol; nil: none), its syllables, each its phonemes
- *                                                        and a stress digit 0, 1 or 2. Comment lines begin with ;.
+ *                                                        (letters, digits, _) and a stress digit 0, 1 or 2
+ *                                                        (cmudict-0.4.out: 0 or 1). Comment lines begin with ;.
  *   the plain CMU Pronouncing Dictionary (cmudict-0.7b, cmudict.dict):
  *       ;;; a comment                                    comment lines begin with ;;;
- *       ABANDON  AH0 B AE1 N D AH0 N                     the word, spaces or tabs, its phonemes, vowels with
- *       ABUSE(2)  AH0 B Y UW1 Z                          a stress digit; WORD(2), WORD(3): alternates of WORD;
+ *       ABANDON  AH0 B AE1 N D AH0 N                     the word, spaces or tabs, its phonemes (1 to 4 capital
+ *       ABUSE(2)  AH0 B Y UW1 Z                          letters, a vowel's with a stress digit 0, 1 or 2);
+ *       A(1)  EY1                                        WORD(1), WORD(2), ...: alternates of WORD;
  *       d'artagnan D AH0 T AE1 NG Y AH0 N # foreign      "# ..." after the phonemes is a comment.
- *   A line that begins with "(\"" (or MNCL) makes the file Festival's; one that reads as WORD PHONEMES CMUdict's;
+ *   A line that begins with "(\"" (or is MNCL) makes the file Festival's; one that begins as WORD PHONEME, CMUdict's;
  *   anything else is "not a pronunciation lexicon". A UTF-8 byte order mark and blank lines are skipped; in a
  *   CMUdict file a line beginning with ; but not ;;; is an entry (cmudict-0.7b's ;SEMI-COLON).
  *
  * Entries:
  *   - Words are lower-cased (ASCII A-Z; other characters stay as they are) and must be UTF-8 without control
- *     characters. A word with a character outside a-z and ' (cmudict-0.7b's A., 3-D, #SHARP-SIGN, PH.D.) is
+ *     characters. A word with a character outside a-z and ' (cmudict-0.7b's A., 3-D, A42128, #SHARP-SIGN) is
  *     skipped and counted (skipped), unless keep_symbols: then each of its characters is a grapheme too.
  *   - Phoneme names are the file's, lower-cased: ARPAbet in both (Festival's cmudict writes unstressed AH as
  *     ax). Stress kept (the default): a vowel carries its stress digit, ae1, ax0; CMUdict's digits are its
@@ -44,8 +46,9 @@
  * Limits (a hostile file costs an error, never gigabytes): a line of GF_LEXICON_MAX_LINE bytes, a word of
  * GF_LEXICON_MAX_SYMBOLS graphemes, a pronunciation of as many phonemes, GF_LEXICON_MAX_ALTS pronunciations of
  * one word, GF_LEXICON_MAX_PHONEMES phoneme names, GF_LEXICON_MAX_GRAPHEMES graphemes, GF_LEXICON_MAX_POS parts
- * of speech, opts.max_entries (default GF_LEXICON_MAX_ENTRIES) entries; an .xz file decompresses to at most
- * gf_xz_bound of its size (io/text.h). Memory is about 64 bytes an entry and 4 bytes a grapheme or phoneme. */
+ * of speech, opts.max_entries (default GF_LEXICON_MAX_ENTRIES) entries, 256 MiB for the entries kept (64 bytes
+ * an entry, 4 a grapheme or phoneme, and the words' text: cmudict-0.4.out's take 13 MiB); an .xz file
+ * decompresses to at most gf_xz_bound of its size (io/text.h). */
 #ifndef GF_TASKS_G2P_LEXICON_H
 #define GF_TASKS_G2P_LEXICON_H
 
@@ -61,7 +64,7 @@
 #define GF_LEXICON_MAX_PHONEMES 256     /* distinct phoneme names (ARPAbet: 39, 69 with stress digits) */
 #define GF_LEXICON_MAX_GRAPHEMES 1024   /* distinct graphemes (27 without keep_symbols) */
 #define GF_LEXICON_MAX_POS 64           /* distinct parts of speech (cmudict-0.4.out: 8 besides nil) */
-#define GF_LEXICON_MAX_ENTRIES 2000000  /* entries (cmudict-0.7b: 133,779); opts.max_entries sets another */
+#define GF_LEXICON_MAX_ENTRIES 2000000  /* entries (CMUdict 0.7b: about 134,000); opts.max_entries: another */
 #define GF_LEXICON_NAME 16              /* bytes of a phoneme or part-of-speech name, with its NUL */
 #define GF_LEXICON_VALID_FROM 90        /* h % 100: [0, 90) train, [90, 95) valid, [95, 100) test */
 #define GF_LEXICON_TEST_FROM 95
