@@ -87,7 +87,7 @@ static void inv_free(inventory *v) {
 /* The id of name s (shorter than GF_LEXICON_NAME), added if new; -1 when v is full. */
 static int32_t inv_id(inventory *v, const char *s) {
     const size_t n = strlen(s);
-    uint32_t h = (uint32_t)gf_hash_bytes(s, n, 0) & v->mask;
+    uint32_t h = (uint32_t)gf_lexicon_hash(s, n, 0) & v->mask;
     for (; v->slot[h] >= 0; h = (h + 1) & v->mask)
         if (!strcmp(v->name[v->slot[h]], s)) return v->slot[h];
     if (v->n == v->max) return -1;
@@ -309,9 +309,9 @@ static int grow(void **p, int64_t need, int64_t *cap, size_t el) {
     return 0;
 }
 
-/* The slot of the word table for rd->lower: the word's first kept entry there, or -1 where it would go. */
+/* The slot of the word table for word w: its first kept entry there, or -1 where it would go. */
 static uint64_t word_slot(const reader *rd, const char *w) {
-    uint64_t h = gf_hash_bytes(w, strlen(w), 0) & rd->word_mask;
+    uint64_t h = gf_lexicon_hash(w, strlen(w), 0) & rd->word_mask;
     for (; rd->word_slot[h] >= 0; h = (h + 1) & rd->word_mask)
         if (!strcmp(gf_lexicon_word(rd->lex, rd->word_slot[h]), w)) break;
     return h;
