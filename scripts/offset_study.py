@@ -35,8 +35,10 @@ def write_table(rows, b, path):
         f.write("| evaluation | tokens | loss | ppl | loss change | ppl change |\n|---|---:|---:|---:|---:|---:|\n")
         for r in rows:
             loss = float(r["loss"])
-            f.write("| %s | %s | %.4f | %.2f | %+.4f | %+.1f%% |\n" % (
-                r["name"], r["tokens"], loss, math.exp(loss), r["delta"], 100 * (math.exp(loss - b) - 1)))
+            ratio = math.exp(loss - b)  # a percentage, or a factor when it is over 10 times
+            change = "x %.3g" % ratio if ratio > 10 else "%+.1f%%" % (100 * (ratio - 1))
+            f.write("| %s | %s | %.4f | %.5g | %+.4f | %s |\n" % (
+                r["name"], r["tokens"], loss, math.exp(loss), r["delta"], change))
 
 
 def write_bars(path, bars):
