@@ -79,6 +79,8 @@ static void machine_json(FILE *f, double peak) {
     gf_json_put_str(f, gf_blas_kernel() ? gf_blas_kernel() : "unknown");
     fprintf(f, ", \"fp32_matmul\": ");
     gf_json_put_str(f, gf_fp32_matmul());
+    fprintf(f, ", \"fp32_fast_attention\": ");
+    gf_json_put_str(f, gf_attention_fast_kernel());
     fprintf(f, ", \"threads\": %d, \"sgemm_peak_gflops\": %s", gf_threads(), gf_json_num(peak, 'f', 1).s);
 }
 

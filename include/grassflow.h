@@ -1261,6 +1261,9 @@ void gf_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float a
 #define GF_FP32_DNNL_MIN_MACS (1 << 22)
 #define GF_FP32_DNNL_SKINNY 128
 const char *gf_fp32_matmul(void);
+/* The form of --precision fp32-fast's attention head in this build: "AVX-512 register tiles", "AVX2 + FMA
+ * register tiles", or "none (the default path's BLAS calls)" for a build with neither. */
+const char *gf_attention_fast_kernel(void);
 /* Matmul FLOPs (2 M N K per gf_sgemm) issued by this process since the last reset (for achieved FLOP/s). */
 uint64_t gf_blas_flops(void);
 void gf_blas_flops_reset(void);

@@ -160,7 +160,7 @@ static int run(int argc, char **argv) {
         printf("grassflow %s\nblas: OpenBLAS, kernel %s, %d threads\nopenmp threads: %d, idle threads wait: %s%s%s\n",
                GF_VERSION, gf_blas_kernel(), gf_blas_threads(), gf_threads(), wait ? "OMP_WAIT_POLICY=" : "",
                wait ? wait : spin ? "GOMP_SPINCOUNT=" : "the OpenMP runtime's default", wait ? "" : spin ? spin : "");
-        printf("fp32 matmuls: %s\n", gf_fp32_matmul());
+        printf("fp32 matmuls: %s\nfp32-fast attention: %s\n", gf_fp32_matmul(), gf_attention_fast_kernel());
         const char *why = gf_precision_unavailable(GF_PRECISION_BF16);
         if (why) printf("bf16 matmuls: unavailable: %s\n", why);
         else printf("bf16 matmuls: oneDNN, CPU ISA %s\n", gf_bf16_isa());

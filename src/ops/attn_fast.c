@@ -548,3 +548,9 @@ void gf_attn_head_backward_fast(const gf_attn_head *a, float *dq, float *dk, flo
 }
 
 #endif
+
+const char *gf_attention_fast_kernel(void) {
+    const char *k = gf_attn_head_fast_kernel();
+    if (!k) return "none (the default path's BLAS calls)";
+    return !strcmp(k, "avx512") ? "AVX-512 register tiles" : "AVX2 + FMA register tiles";
+}

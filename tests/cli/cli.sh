@@ -24,6 +24,11 @@ for c in train init info compare; do
 done
 want=; expect 0 "--version" "$GF" --version
 grep -q "kernel" "$tmp/out" && pass "--version names the BLAS kernel" || fail "--version names the BLAS kernel"
+# the attention tiles' form this build has: AVX-512 where the compiler targets it, AVX2 + FMA for x86-64-v3
+if grep -q '__AVX512F__ 1' <(cc -march=native -dM -E - </dev/null); then form="AVX-512 register tiles"
+elif grep -q '__AVX2__ 1' <(cc -march=native -dM -E - </dev/null); then form="AVX2 + FMA register tiles"; else form="none"; fi
+[ "${BUILD:-build}" = build ] && { grep -q "^fp32-fast attention: $form" "$tmp/out" \
+    && pass "--version names fp32-fast's attention form ($form)" || fail "--version attention form: $(grep attention "$tmp/out")"; }
 "$GF" --threads 1 --version | grep "openmp threads: 1" >/dev/null && pass "--threads 1 sets the thread count" || fail "--threads 1"
 env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$GF" --version | grep -q "idle threads wait: GOMP_SPINCOUNT=10000$" \
     && pass "idle OpenMP threads spin 10,000 rounds, not the runtime's 300,000 (a shared machine: docs/bench/shared-machine.md)" \
