@@ -209,18 +209,24 @@ typedef struct {
     char note[GF_PATH_MAX + 256]; /* what a user should know of where the splits come from ("": nothing) */
 } corpus_files;
 
+/* The folder of the shipped data `name` (under data_dir, default data/) into root, for built-in corpus `corpus`:
+ * 0, or -1 when it is not there. */
+static int builtin_root(const char *data_dir, const char *corpus, const char *name, char *root, size_t n) {
+    if (gf_path_join(root, n, data_dir ? data_dir : "data", name)) return -1;
+    if (!is_dir(root))
+        return gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set "
+                       "GRASSFLOW_DATA to its data/ directory", corpus, gf_show_name(root));
+    return 0;
+}
+
 /* The built-in wikitext-2-raw: the raw release's validation and test splits (data/wikitext-2-raw) with the
  * tokenized release's training split (data/wikitext-2; the raw one is not shipped: data/README.md), which a
  * word vocabulary is built from and a run trains on, said in f->note. */
 static int locate_raw(const char *data_dir, corpus_files *f) {
     char root[2][GF_PATH_MAX - 24];
-    const char *names[2] = {"wikitext-2", "wikitext-2-raw"};
-    for (int k = 0; k < 2; k++) {
-        if (gf_path_join(root[k], sizeof root[k], data_dir ? data_dir : "data", names[k])) return -1;
-        if (!is_dir(root[k]))
-            return gf_fail("corpus wikitext-2-raw: directory %s not found\nHINT: run from the grassflow checkout, or "
-                           "set GRASSFLOW_DATA to its data/ directory", gf_show_name(root[k]));
-    }
+    if (builtin_root(data_dir, "wikitext-2-raw", "wikitext-2", root[0], sizeof root[0]) ||
+        builtin_root(data_dir, "wikitext-2-raw", "wikitext-2-raw", root[1], sizeof root[1]))
+        return -1;
     for (int s = 0; s < 3; s++) {
         const int found = find_split(root[s > 0], SPLITS[s], f->path[s], sizeof f->path[s]);
         if (found)
@@ -240,10 +246,7 @@ static int locate_corpus(const char *spec, const char *data_dir, corpus_files *f
     f->note[0] = '\0';
     if (!strcmp(spec, "wikitext-2-raw")) return locate_raw(data_dir, f);
     if (!strcmp(spec, "wikitext-2") || !strcmp(spec, "tinyshakespeare")) {
-        if (gf_path_join(root, sizeof root, data_dir ? data_dir : "data", spec)) return -1;
-        if (!is_dir(root))
-            return gf_fail("corpus %s: directory %s not found\nHINT: run from the grassflow checkout, or set "
-                           "GRASSFLOW_DATA to its data/ directory", spec, gf_show_name(root));
+        if (builtin_root(data_dir, spec, spec, root, sizeof root)) return -1;
         if (!strcmp(spec, "wikitext-2")) {
             f->default_tok = "word";
         } else {
