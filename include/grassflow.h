@@ -74,8 +74,10 @@ extern "C" {
  * 7: a task's metric is its own (gf_metric; gf_task_ops version 4, score_by), gf_train_event gained
  * val_score, gf_train_result best_val_score, and gf_metrics.metric room for 31 characters; gf_layer_config
  * gained block; gf_config ends in reserved bytes (docs/api.md: how it grows from now on); the plug-in
- * interface moved to grassflow_plugin.h, and gf_output_check left the library for the command. */
-#define GF_ABI_VERSION 7
+ * interface moved to grassflow_plugin.h, and gf_output_check left the library for the command; 8: gf_batch
+ * gained an encoder-decoder's source (S, source, source_mask) and gf_config the keys source_vocab and
+ * cross_heads (from its reserved bytes). */
+#define GF_ABI_VERSION 8
 /* The version ("0.3.0") and the ABI of the library linked at run time: a program can compare them with
  * GF_VERSION and GF_ABI_VERSION of the header it was built with. */
 const char *gf_version(void);
@@ -172,11 +174,18 @@ typedef struct gf_config {
     gf_stack_config stacks[GF_MAX_STACKS];
     /* every layer of every stack: the first stack's n_layer, then each further stack's, in order */
     gf_layer_config layers[GF_MAX_LAYERS];
+    /* An encoder-decoder (docs/model.md, "Encoder-decoders"): with source_vocab > 0 the first stack (the
+     * top-level keys) is an encoder over source ids 0 .. source_vocab-1 (gf_batch.source), read through its
+     * own embedding (src_emb, and src_pos with learned positions), and the one further stack is a causal
+     * decoder over the target ids (gf_batch.ids, through tok_emb), of the same width, whose blocks attend to
+     * the encoder's output through a cross op of cross_heads heads. 0: not one (every model before it). */
+    int64_t source_vocab;
+    int64_t cross_heads;
     /* Room for the keys of later versions, so that adding one keeps the struct's size and every member's
      * offset (docs/api.md, "Growing gf_config"): a new key takes bytes from here, and its zero value means
      * what grassflow did before the key existed. gf_config_preset, gf_config_from_json and gf_config_load
      * zero it; a program that fills a gf_config itself starts from gf_config_preset or zeroes it. */
-    unsigned char reserved[256];
+    unsigned char reserved[256 - 2 * sizeof(int64_t)];
 } gf_config;
 
 /* Layers in all stacks. */
@@ -219,7 +228,7 @@ char *gf_config_get(const gf_config *cfg, const char *key);
 int gf_config_diff(const gf_config *a, const gf_config *b, char *buf, size_t n);
 /* Check every field; 0 if the config describes a model that can be built. */
 int gf_config_validate(const gf_config *cfg, const char *source);
-/* Parameter count of the model cfg describes. */
+/* Parameter count of the model cfg describes; -1 (gf_last_error) if cfg does not validate. */
 int64_t gf_config_num_params(const gf_config *cfg);
 
 /* The registered mixers (built-in ones and those added with gf_mixer_register, Plug-ins below):
@@ -325,6 +334,11 @@ typedef struct gf_batch {
                               * computed before (gf_feature_source_create); the forward starts at the second
                               * stack. Only for a model whose first stack is fixed (gf_model_first_stack_fixed);
                               * the inputs, mask and targets are still given. NULL: from the inputs. */
+    /* An encoder-decoder's (gf_config.source_vocab > 0) source sequences, read by its encoder; ids, mask and
+     * targets are then the decoder's (the target side). Read by no other model. */
+    int64_t S;                   /* source positions per batch row */
+    const int32_t *source;       /* (B, S) source token ids, 0 .. source_vocab-1 */
+    const uint8_t *source_mask;  /* (B, S): 1 = a real position, 0 = padding; NULL: no padding */
 } gf_batch;
 
 /* Forward pass over a batch; with targets also the mean loss over the counted targets into *loss (NAN
@@ -680,6 +694,42 @@ gf_sampler *gf_sampler_create(int64_t vocab_size, gf_sampler_params p);
  * takes the next number of the generator (greedy ones too; a failed call takes none). */
 int32_t gf_sampler_sample(gf_sampler *s, const float *logits);
 void gf_sampler_free(gf_sampler *s);
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Decoding an encoder-decoder (gf_config.source_vocab > 0): the target for a source                */
+/*                                                                                                  */
+/*     gf_decode_opts o = gf_decode_opts_default();     // greedy; o.beam = 5 for a beam search     */
+/*     o.bos = o.eos = eos_id;  o.max_len = 40;                                                     */
+/*     int64_t n;  double score;                                                                    */
+/*     gf_model_decode(m, src, S, &o, out, &n, &score); // out: the n target ids, the end's not     */
+/*                                                                                                  */
+/* A hypothesis is the target tokens after bos; its log-probability the sum of the decoder's       */
+/* log-softmax of each (the end token's too, when it has one); its score that divided by GNMT's     */
+/* length penalty ((5 + n) / 6)^length_penalty, n its tokens with the end's (0: the sum itself).    */
+/* Each step extends every live hypothesis by every token, orders the extensions by their           */
+/* log-probability (ties: the earlier hypothesis, then the smaller id) and walks them: one ending   */
+/* in eos is finished (the best `beam` finished are kept), any other lives on, until `beam` live;   */
+/* a hypothesis of max_len tokens is finished as it is. The search stops when nothing lives, or     */
+/* when `beam` are finished and no live one could still score above the worst of them (its          */
+/* log-probability only falls; the penalty is at most max_len's). Beam 1 is greedy: the first       */
+/* largest token each step, until eos. Each step is one forward of the live hypotheses in full      */
+/* (src/infer/decode.c; tests/unit/test_decode.c holds it to every hypothesis scored on a small     */
+/* model).                                                                                          */
+
+typedef struct gf_decode_opts {
+    int64_t beam;            /* hypotheses kept each step, >= 1; 1 = greedy */
+    double length_penalty;   /* GNMT's alpha, >= 0; 0 = the log-probability itself */
+    int64_t max_len;         /* target tokens at most, the end's not counted, >= 1 */
+    int32_t bos, eos;        /* the decoder's first input, and the token that ends a target */
+} gf_decode_opts;
+/* beam 1, length_penalty 0, max_len 64, bos and eos 0. */
+gf_decode_opts gf_decode_opts_default(void);
+/* The best target for source[0..S) (ids in [0, source_vocab)) into out (room for max_len ids), its tokens
+ * without the end token into *n, its score into *score (NULL: not wanted). The model is put in evaluation
+ * mode (gf_model_set_training(m, false, 0, 0)). 0, or -1 (gf_last_error): not an encoder-decoder, bad
+ * options, a source the model refuses (empty, too long, ids out of range). */
+int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *o, int32_t *out,
+                    int64_t *n, double *score);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Training: batches, data sources, evaluation, the training loop                                   */

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import warnings
 
-ABI_VERSION = 7  # GF_ABI_VERSION of the header these prototypes were written from
+ABI_VERSION = 8  # GF_ABI_VERSION of the header these prototypes were written from
 
 c_int, c_i64, c_u64, c_f, c_d = ctypes.c_int, ctypes.c_int64, ctypes.c_uint64, ctypes.c_float, ctypes.c_double
 c_p, c_s, c_sz, c_bool = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool
@@ -25,7 +25,8 @@ class GrassflowError(RuntimeError):
 class Batch(ctypes.Structure):
     """gf_batch"""
     _fields_ = [("B", c_i64), ("T", c_i64), ("ids", P_i32), ("targets", P_i32), ("n_targets", c_i64),
-                ("mask", P_u8), ("vectors", P_f), ("segments", P_u8), ("features", P_f)]
+                ("mask", P_u8), ("vectors", P_f), ("segments", P_u8), ("features", P_f),
+                ("S", c_i64), ("source", P_i32), ("source_mask", P_u8)]
 
 
 class SamplerParams(ctypes.Structure):

@@ -27,9 +27,11 @@ MODEL_KEYS = {
     "tie_head": _key("bool"), "gelu": _key("enum", names=("erf", "tanh")),
     "pos": _key("enum", names=("learned", "sinusoidal", "none")), "segments": _key("int", 0, 255),
     "emb_norm": _key("bool"), "ln_eps": _key("float", 0, 1, lo_open=True), "dropout": _key("float", 0, 1, hi_open=True),
-    "direction": _key("enum", names=DIRECTIONS)}
+    "direction": _key("enum", names=DIRECTIONS), "source_vocab": _key("int", 0, 2147483647),
+    "cross_heads": _key("int", 0, 65536)}
 MODEL_DEFAULTS = {"input": "tokens", "d_input": 0, "vocab_size": 0, "max_len": 0, "norm": "pre", "tie_head": True,
-                  "gelu": "erf", "pos": "learned", "segments": 0, "emb_norm": False, "ln_eps": 1e-5, "dropout": 0.0}
+                  "gelu": "erf", "pos": "learned", "segments": 0, "emb_norm": False, "ln_eps": 1e-5, "dropout": 0.0,
+                  "source_vocab": 0, "cross_heads": 0}
 _N_HEAD = _key("int", 1, 65536)
 MIXER_KEYS = {  # in the library's registration order (a key two mixers share is the first one's at the top level)
     "grassmann": {"rank": _key("int", 2, 256), "offsets": _key("ints", 1, 1 << 20, max_count=16),
@@ -51,7 +53,9 @@ HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 HEAD_DIRECTION = {"next_token": "causal", "classify": "bidirectional"}
 # the block kinds a layer's "block" may name (src/model/block.c's table; a program's own are added to it, as
 # grassflow.torch_model.register_block does); a layer without one has its stack's norm's kind
-BLOCK_KINDS = {"pre", "post-gated", "post-residual"}
+BLOCK_KINDS = {"pre", "post-gated", "post-residual", "decoder-pre", "decoder-post", "decoder-post-gated"}
+# the kinds with a cross op: an encoder-decoder's decoder layers have one, every other layer none
+CROSS_KINDS = {"decoder-pre", "decoder-post", "decoder-post-gated"}
 STACK_KEYS = {"d_model": MODEL_KEYS["d_model"], "d_ff": MODEL_KEYS["d_ff"], "n_layer": MODEL_KEYS["n_layer"],
               "norm": MODEL_KEYS["norm"], "direction": MODEL_KEYS["direction"]}
 RESERVED_NAMES = ("tok_emb", "pos_emb", "seg_emb", "emb_ln", "in_proj", "blocks", "ln_f")
@@ -337,6 +341,28 @@ def _check_layer(c, st, layer, l, src):
               H * F * (d // H + 1), 1 << 24)
 
 
+def _validate_encdec(c, src):
+    """An encoder-decoder's keys against the rest (gf_encdec_validate, src/config/stacks.c)."""
+    if c["source_vocab"] == 0:
+        if c["cross_heads"] != 0:
+            _fail("%s: cross_heads is %d, but this is not an encoder-decoder (source_vocab 0): only a decoder's blocks "
+                  "attend to an encoder\nHINT: set source_vocab, or leave cross_heads out", src, c["cross_heads"])
+        return
+    st = c["stacks"]
+    why = ("it has exactly one stack after the first (its decoder, in \"stacks\")" if len(st) != 1
+           else "its input is tokens (source and target ids)" if c["input"] != "tokens"
+           else "it has no token types (segments 0)" if c["segments"] > 0
+           else "it has no emb_norm" if c["emb_norm"]
+           else "its decoder (the second stack) is as wide as its encoder" if st[0]["d_model"] != c["d_model"]
+           else "its decoder (the second stack) is causal" if st[0]["direction"] != "causal" else None)
+    if why:
+        _fail("%s: source_vocab %d makes an encoder-decoder, and one needs that %s (docs/model.md, "
+              "\"Encoder-decoders\")", src, c["source_vocab"], why)
+    if c["cross_heads"] < 1 or c["d_model"] % c["cross_heads"]:
+        _fail("%s: cross_heads is %d; an encoder-decoder's decoder attends to the encoder with cross_heads heads, at "
+              "least 1 and dividing d_model %d", src, c["cross_heads"], c["d_model"])
+
+
 def _validate(c, src):
     """The checks across keys (gf_config_validate, the heads' and the mixers' checks)."""
     if c["pos"] == "learned" and c["max_len"] < 1:
@@ -362,12 +388,18 @@ def _validate(c, src):
         if c["tie_head"] and out_dim != c["d_model"]:
             _fail("%s: tie_head reuses the token embedding (width %d) as the head, but the last stack is %d wide; set "
                   "tie_head false", src, c["d_model"], out_dim)
-        if any(st["direction"] != "causal" for st in [c] + c["stacks"]):
+        if any(st["direction"] != "causal" for st in ([c] + c["stacks"])[1 if c["source_vocab"] else 0:]):
             _fail("%s: task next_token needs a causal model: with direction bidirectional position t would see the "
                   "token it predicts", src)
+    _validate_encdec(c, src)
     l = 0
-    for st in [c] + c["stacks"]:
+    for k, st in enumerate([c] + c["stacks"]):
         for layer in st["layers"]:
+            dec, blk = bool(c["source_vocab"]) and k == 1, layer.get("block")
+            if blk and (blk in CROSS_KINDS) != dec:
+                _fail("%s: layer %d: block kind \"%s\" %s\nHINT: leave \"block\" out for the default kind", src, l, blk,
+                      "has no cross op; an encoder-decoder's decoder layers attend to its encoder" if dec
+                      else "attends to an encoder (a cross op); only an encoder-decoder's decoder layers have one")
             _check_layer(c, st, layer, l, src)
             l += 1
 

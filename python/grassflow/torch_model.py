@@ -294,6 +294,27 @@ MIXERS = {
 }
 
 
+class CrossAttention(nn.Module):
+    """An encoder-decoder's cross op (src/model/block.c, BOP_CROSS): queries from the decoder's rows, keys and
+    values from the memory (the encoder's output), heads of d / n_head, padded source positions seen by none."""
+
+    def __init__(self, d, n_head):
+        super().__init__()
+        self.q, self.k, self.v, self.out = (nn.Linear(d, d) for _ in range(4))
+        self.n_head = n_head
+
+    def forward(self, x, mem, mem_mask):
+        (B, T, d), S, H = x.shape, mem.shape[1], self.n_head
+        q = self.q(x).view(B, T, H, d // H).transpose(1, 2)
+        k = self.k(mem).view(B, S, H, d // H).transpose(1, 2)
+        v = self.v(mem).view(B, S, H, d // H).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(d // H)
+        if mem_mask is not None:
+            att = att.masked_fill(~mem_mask.bool()[:, None, None, :], float("-inf"))
+        y = torch.softmax(att, dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, d))
+
+
 class FFN(nn.Module):
     def __init__(self, d, d_ff, gelu):
         super().__init__()
@@ -320,10 +341,34 @@ def _post_residual(b, h, mask):
     return b.ln2(x + b.drop_ffn(b.ffn(x)))
 
 
+def _decoder_pre(b, h, mask, mem):
+    h = h + b.drop_mix(b.mix(b.ln1(h), mask))
+    h = h + b.drop_cross(b.cross(b.ln2(h), *mem))
+    return h + b.drop_ffn(b.ffn(b.ln3(h)))
+
+
+def _decoder_post(b, h, mask, mem):
+    x = b.ln1(h + b.drop_mix(b.mix(h, mask)))
+    y = b.ln2(x + b.drop_cross(b.cross(x, *mem)))
+    return b.ln3(y + b.drop_ffn(b.ffn(y)))
+
+
+def _decoder_post_gated(b, h, mask, mem):
+    x = b.drop_mix(b.ln1(b.mix(h, mask)))
+    y = b.ln2(x + b.drop_cross(b.cross(x, *mem)))
+    return b.ln3(y + b.drop_ffn(b.ffn(y)))
+
+
+# An encoder-decoder's decoder kinds: three LayerNorms, a cross op (cross) between the mixer and the FFN, its
+# dropout site 1 (drop_cross; the FFN's is then site 2); their forward also takes the memory (x, mask).
+DECODER_BLOCKS = {"decoder-pre": _decoder_pre, "decoder-post": _decoder_post,
+                  "decoder-post-gated": _decoder_post_gated}
+
 # The block kinds by name (src/model/block.c): how many LayerNorms (ln1, ln2, ...) and its forward over a Block's
 # modules (drop_mix is dropout site 0, drop_ffn site 1). A layer's "block" names one; without it, its stack's norm
 # and its mixer choose. A new kind is a function and register_block (tests/parity/torch_ref/block_parallel.py).
 BLOCKS = {"pre": (2, _pre), "post-gated": (2, _post_gated), "post-residual": (2, _post_residual)}
+BLOCKS.update({k: (3, f) for k, f in DECODER_BLOCKS.items()})
 
 
 def register_block(name, n_ln, forward):
@@ -332,24 +377,30 @@ def register_block(name, n_ln, forward):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg, layer, eps):
+    def __init__(self, cfg, layer, eps, cross_heads=0):
         """cfg: the stack's keys (d_model, d_ff, norm, direction, gelu, dropout, layers); eps: the model's
-        ln_eps."""
+        ln_eps; cross_heads: an encoder-decoder's decoder block's (0: any other block)."""
         super().__init__()
         d = cfg["d_model"]
         lc = cfg["layers"][layer]
         self.kind = lc["mixer"]
         default = "pre" if cfg["norm"] == "pre" else "post-gated" if MIXERS[self.kind]["gated_skip"] else "post-residual"
-        n_ln, self.run = BLOCKS[lc.get("block") or default]
+        if cross_heads:
+            default = "decoder-" + default.replace("-residual", "")
+        name = lc.get("block") or default
+        n_ln, self.run = BLOCKS[name]
         for i in range(n_ln):  # the names are the checkpoint's: ln1, ln2, ...
             setattr(self, "ln%d" % (i + 1), nn.LayerNorm(d, eps=eps))
         self.mix = MIXERS[self.kind]["build"](d, lc, cfg["direction"] == "bidirectional", cfg)
+        if name in DECODER_BLOCKS:
+            self.cross = CrossAttention(d, cross_heads)
+            self.drop_cross = nn.Dropout(cfg["dropout"])
         self.ffn = FFN(d, cfg["d_ff"], cfg["gelu"])
         self.drop_mix = nn.Dropout(cfg["dropout"])
         self.drop_ffn = nn.Dropout(cfg["dropout"])
 
-    def forward(self, h, mask=None):
-        return self.run(self, h, mask)
+    def forward(self, h, mask=None, mem=None):
+        return self.run(self, h, mask) if mem is None else self.run(self, h, mask, mem)
 
 
 class GrassflowModel(nn.Module):
@@ -364,7 +415,14 @@ class GrassflowModel(nn.Module):
         cfg = norm
         self.cfg = cfg
         V, d = cfg["vocab_size"], cfg["d_model"]
+        eps = cfg["ln_eps"]
         # registration order = checkpoint order
+        self.encdec = cfg["source_vocab"] > 0
+        if self.encdec:  # an encoder-decoder: the source's embedding and positions, the encoder, enc_ln
+            self.src_emb = nn.Embedding(cfg["source_vocab"], d)
+            self.src_pos = nn.Embedding(cfg["max_len"], d) if cfg["pos"] == "learned" else None
+            self.blocks = nn.ModuleList([Block(cfg, l, eps) for l in range(cfg["n_layer"])])
+            self.enc_ln = nn.LayerNorm(d, eps=eps) if cfg["norm"] == "pre" else None
         if cfg["input"] == "tokens":
             self.tok_emb = nn.Embedding(V, d)
         else:
@@ -377,8 +435,8 @@ class GrassflowModel(nn.Module):
         self.seg_emb = nn.Embedding(cfg["segments"], d) if cfg["segments"] > 0 else None
         # emb_norm: BERT's LayerNorm on the embedding sum
         self.emb_ln = nn.LayerNorm(d, eps=cfg["ln_eps"]) if cfg["emb_norm"] else None
-        eps = cfg["ln_eps"]
-        self.blocks = nn.ModuleList([Block(cfg, l, eps) for l in range(cfg["n_layer"])])
+        if not self.encdec:
+            self.blocks = nn.ModuleList([Block(cfg, l, eps) for l in range(cfg["n_layer"])])
         # further stacks: NAME.in_proj (from the previous width), NAME.blocks.J
         self.stack_names = []
         for st in cfg["stacks"]:
@@ -386,9 +444,11 @@ class GrassflowModel(nn.Module):
                 raise ValueError("%s: \"stacks\" has one named \"%s\", a name the PyTorch module uses for its own "
                                  "attribute; this module cannot hold it" % (src, st["name"]))
             mod = nn.Module()
-            mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
-                                    st["d_model"])
-            mod.blocks = nn.ModuleList([Block(st, l, eps) for l in range(st["n_layer"])])
+            if not self.encdec:  # a decoder reads the target's embedding, and the encoder through its cross ops
+                mod.in_proj = nn.Linear(d if not self.stack_names else cfg["stacks"][len(self.stack_names) - 1]["d_model"],
+                                        st["d_model"])
+            mod.blocks = nn.ModuleList([Block(st, l, eps, cfg["cross_heads"] if self.encdec else 0)
+                                        for l in range(st["n_layer"])])
             self.add_module(st["name"], mod)
             self.stack_names.append(st["name"])
         d = cfg["stacks"][-1]["d_model"] if cfg["stacks"] else d
@@ -419,9 +479,30 @@ class GrassflowModel(nn.Module):
         w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
         return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]
 
-    def forward(self, inputs, mask=None, segments=None):
+    def encode(self, source, source_mask=None):
+        """An encoder-decoder's memory: the encoder over source (B, S) ids, through enc_ln when it has one."""
+        S = source.shape[1]
+        if S > self.cfg["max_len"] and self.pos_kind == "learned":
+            raise ValueError("source length %d > max_len %d" % (S, self.cfg["max_len"]))
+        h = self.src_emb(source)
+        if self.pos_kind == "learned":
+            h = h + self.src_pos.weight[:S][None]
+        elif self.pos_kind == "sinusoidal":
+            h = h + sinusoidal_table(S, h.shape[-1]).to(h.device, h.dtype)[None]
+        for blk in self.blocks:
+            h = blk(h, source_mask)
+        return self.enc_ln(h) if self.enc_ln is not None else h
+
+    def forward(self, inputs, mask=None, segments=None, source=None, source_mask=None):
         """inputs: (B, T) token ids or (B, T, d_input) vectors; mask (B, T), True = real, or None;
-        segments (B, T) token types, or None (all 0)."""
+        segments (B, T) token types, or None (all 0); an encoder-decoder's source (B, S) ids and its mask."""
+        if self.encdec:
+            mem = (self.encode(source, source_mask), source_mask)
+            h = self.embed(inputs)
+            for blk in getattr(self, self.stack_names[0]).blocks:
+                h = blk(h, mask, mem)
+            W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
+            return F.linear(self.ln_f(h), W)
         h = self.embed(inputs, segments)
         for blk in self.blocks:
             h = blk(h, mask)

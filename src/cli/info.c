@@ -72,15 +72,19 @@ static void print_peers(const char *name) {
     printf("beside      %s %s, %s %s\n", g, gb, t, tb);
 }
 
-/* The layers of cfg, runs of one mixer counted: "grassmann x3, attention, grassmann x2". */
+/* The layers of cfg, runs of one mixer counted: "grassmann x3, attention, grassmann x2"; each further stack's
+ * after its name ("grassmann x3 | decoder: grassmann x3"). */
 static void print_layer_runs(const gf_config *cfg) {
-    const int L = gf_config_total_layers(cfg);
-    for (int l = 0; l < L;) {
-        int n = 1;
-        while (l + n < L && !strcmp(cfg->layers[l + n].mixer, cfg->layers[l].mixer)) n++;
-        printf("%s%s", l ? ", " : "", cfg->layers[l].mixer);
-        if (n > 1) printf(" x%d", n);
-        l += n;
+    for (int k = 0; k <= cfg->n_stacks; k++) {
+        const int first = gf_stack_first_layer(cfg, k), end = first + (int)gf_stack_layers(cfg, k);
+        if (k) printf(" | %s: ", cfg->stacks[k - 1].name);
+        for (int l = first; l < end;) {
+            int n = 1;
+            while (l + n < end && !strcmp(cfg->layers[l + n].mixer, cfg->layers[l].mixer)) n++;
+            printf("%s%s", l > first ? ", " : "", cfg->layers[l].mixer);
+            if (n > 1) printf(" x%d", n);
+            l += n;
+        }
     }
 }
 

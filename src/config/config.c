@@ -29,6 +29,7 @@
 #include "io/json_out.h"
 #include "heads/head.h"
 #include "model/block.h"
+#include "model/model_internal.h"
 #include "config/config_internal.h"
 
 static const char *const NORMS[] = {"pre", "post", NULL};
@@ -70,7 +71,19 @@ static const gf_cfg_key KEYS[] = {
      .def = "0", .help = "dropout probability on the residual branches while training"},
     {.name = "direction", .type = GF_KEY_ENUM, .off = OFF(direction), .names = DIRECTIONS, .def = "\"causal\"",
      .help = "causal: position t sees positions <= t; bidirectional: both sides (encoders)"},
+    {.name = "source_vocab", .type = GF_KEY_INT, .off = OFF(source_vocab), .lo = 0, .hi = 2147483647, .def = "0",
+     .help = "an encoder-decoder: source ids 0 .. source_vocab-1 into the first stack (the encoder), the second "
+             "stack its decoder; 0 = not one"},
+    {.name = "cross_heads", .type = GF_KEY_INT, .off = OFF(cross_heads), .lo = 0, .hi = 65536, .def = "0",
+     .help = "an encoder-decoder: the heads of each decoder block's attention to the encoder"},
 };
+/* Keys written into a config's JSON form only when they are not 0 (those of encoder-decoders): every other
+ * model's config reads as before they existed. */
+static bool key_shown(const gf_cfg_key *k, const gf_config *c) {
+    if (k->off == offsetof(gf_config, source_vocab) || k->off == offsetof(gf_config, cross_heads))
+        return c->source_vocab != 0 || c->cross_heads != 0;
+    return true;
+}
 #undef OFF
 #define N_KEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
 
@@ -243,6 +256,14 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
         return gf_fail("%s: layer %d: unknown block kind \"%.*s\"; the kinds are: %s", src, l,
                        (int)sizeof c->layers[l].block, blk, names);
     }
+    const bool dec = gf_layer_reads_memory(c, l);
+    const block_kind *kind = gf_block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, blk, dec);
+    if (gf_block_kind_has_cross(kind) != dec)
+        return gf_fail("%s: layer %d: block kind \"%s\" %s; %s\nHINT: leave \"block\" out for the default kind", src, l,
+                       kind->name, dec ? "has no cross op" : "attends to an encoder (a cross op)",
+                       dec ? "an encoder-decoder's decoder layers attend to its encoder (decoder-pre, decoder-post, "
+                             "decoder-post-gated)"
+                           : "only an encoder-decoder's decoder layers have one");
     const gf_direction dir = gf_stack_direction(c, gf_layer_stack(c, l));
     const unsigned want = dir == GF_BIDIRECTIONAL ? GF_MIX_BIDIRECTIONAL : GF_MIX_CAUSAL;
     if (!((m->directions ? m->directions : GF_MIX_CAUSAL) & want) && dir != GF_BIDIRECTIONAL)
@@ -278,8 +299,9 @@ static int validate_head(const gf_config *c, const char *src) {
         snprintf(shown, sizeof shown, "head.%s", h->keys[i].name);
         if (check_value(&h->keys[i], c->head.bytes, src, shown)) return -1;
     }
-    bool causal = true;
-    for (int k = 0; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) causal &= gf_stack_direction(c, k) == GF_CAUSAL;
+    bool causal = true; /* every stack, or an encoder-decoder's decoder (its encoder reads the source) */
+    for (int k = c->source_vocab > 0; k <= c->n_stacks && k <= GF_MAX_STACKS; k++)
+        causal &= gf_stack_direction(c, k) == GF_CAUSAL;
     if (h->causal_only && !causal)
         return gf_fail("%s: task %s needs a causal model: with direction bidirectional position t would see the "
                        "token it predicts", src, h->name);
@@ -302,7 +324,7 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->input == GF_INPUT_VECTORS && c->segments > 0)
         return gf_fail("%s: segments is %lld but input is \"vectors\"; token types are added to token embeddings",
                        src, (long long)c->segments);
-    if (gf_stacks_validate(c, src) || validate_head(c, src)) return -1;
+    if (gf_stacks_validate(c, src) || gf_encdec_validate(c, src) || validate_head(c, src)) return -1;
     for (int l = 0; l < gf_config_total_layers(c); l++)
         if (validate_layer(c, l, src)) return -1;
     return 0;
@@ -326,7 +348,8 @@ cJSON *gf_config_to_cjson(const gf_config *c) {
     cJSON *ho = cJSON_AddObjectToObject(o, "head");
     cJSON_AddStringToObject(ho, "kind", h ? h->name : c->head_kind);
     for (int i = 0; h && i < h->n_keys; i++) gf_key_to_json(&h->keys[i], c->head.bytes, ho);
-    for (int i = 0; i < N_KEYS; i++) gf_key_to_json(&KEYS[i], c, o);
+    for (int i = 0; i < N_KEYS; i++)
+        if (key_shown(&KEYS[i], c)) gf_key_to_json(&KEYS[i], c, o);
     cJSON *layers = cJSON_AddArrayToObject(o, "layers");
     for (int l = 0; l < c->n_layer; l++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(c, l));
     gf_stacks_to_cjson(c, o);
@@ -389,30 +412,14 @@ int gf_config_load(const char *path, gf_config *c) {
     return rc;
 }
 
+/* The model's plan (model/params.c) declares every tensor: counting them here would be a second copy. */
+static int count_tensor(void *ctx, const char *name, int ndim, const int64_t *shape) {
+    (void)name;
+    *(int64_t *)ctx += shape[0] * (ndim == 2 ? shape[1] : 1);
+    return 0;
+}
+
 int64_t gf_config_num_params(const gf_config *c) {
-    const int64_t d = c->d_model, dout = gf_config_out_dim(c);
-    int64_t n = (c->input == GF_INPUT_TOKENS ? c->vocab_size * d : c->d_input * d + d) +
-                (c->pos == GF_POS_LEARNED ? c->max_len * d : 0) + c->segments * d + (c->emb_norm ? 2 * d : 0);
-    for (int k = 1; k <= c->n_stacks && k <= GF_MAX_STACKS; k++) /* each further stack's in_proj */
-        n += gf_stack_dim(c, k) * (gf_stack_dim(c, k - 1) + 1);
-    for (int l = 0; l < gf_config_total_layers(c) && l < GF_MAX_LAYERS; l++) {
-        const int64_t dl = gf_layer_dim(c, l), F = gf_stack_ff(c, gf_layer_stack(c, l));
-        gf_param_spec specs[GF_MIXER_MAX_PARAMS];
-        const gf_mixer_ops *m = gf_layer_mixer(c, l);
-        int k = m ? m->param_specs(c, l, specs) : 0;
-        for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
-        /* the block's own tensors (LayerNorms, FFN, ...), as its kind lists them (model/params.c declares them) */
-        const block_kind *kind = m ? gf_block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, c->layers[l].block) : NULL;
-        for (int i = 0; kind && i < kind->n_tensors; i++) {
-            const block_tensor *t = &kind->tensors[i];
-            if (!t->mixer)
-                n += block_dim_size(t->shape[0], dl, F, dl) * (t->ndim == 2 ? block_dim_size(t->shape[1], dl, F, dl) : 1);
-        }
-    }
-    n += 2 * dout; /* ln_f */
-    gf_param_spec specs[GF_HEAD_MAX_PARAMS];
-    const gf_head_ops *h = gf_config_head(c);
-    int k = h ? h->param_specs(c, specs) : 0;
-    for (int i = 0; i < k; i++) n += specs[i].shape[0] * (specs[i].ndim == 2 ? specs[i].shape[1] : 1);
-    return n;
+    int64_t n = 0;
+    return gf_model_plan(c, count_tensor, &n) ? -1 : n;
 }

@@ -22,6 +22,8 @@ cJSON *gf_layer_to_cjson(const gf_config *c, int l);
 int gf_config_parse_stacks(const cJSON *root, const char *src, gf_config *cfg);
 void gf_stacks_to_cjson(const gf_config *c, cJSON *o);
 int gf_stacks_validate(const gf_config *c, const char *src);
+/* An encoder-decoder's keys (source_vocab, cross_heads) against the rest of the config (config/stacks.c). */
+int gf_encdec_validate(const gf_config *c, const char *src);
 /* A stack entry's "layers" (or "mixers") into cfg->layers[first .. first + n). */
 int gf_config_parse_stack_layers(const cJSON *e, int first, int n, const char *src, gf_config *cfg);
 

@@ -184,8 +184,12 @@ static int place_value(cJSON *o, gf_config *tmp, const char *key, cJSON *v, cons
         for (int i = 0; i < tmp->n_layer; i++) cJSON_AddItemToArray(layers, gf_layer_to_cjson(tmp, i));
         return 0;
     }
+    int n_keys;
+    const gf_cfg_key *keys = gf_config_keys(&n_keys);
     if (cJSON_GetObjectItemCaseSensitive(o, key)) {
         cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    } else if (gf_key_find(keys, n_keys, key)) { /* a model key the JSON form leaves out at 0 (source_vocab) */
+        cJSON_AddItemToObject(o, key, v);
     } else { /* a mixer key: set at the top for every layer of the first stack that has it, so taken out of the
               * entries, and in those of the further stacks' layers */
         bool first;

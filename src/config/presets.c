@@ -49,6 +49,21 @@ static const struct {
     {"window-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "window", "n_head": 4, "window": 32}]})},
     {"performer-6L", Q({"base": "transformer-6L", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
     {"performer-small", Q({"base": "transformer-small", "format": 3, "layers": [{"mixer": "performer", "n_head": 4}]})},
+    /* encoder-decoders for grapheme-to-phoneme (task g2p; docs/model.md, "Encoder-decoders"): a bidirectional
+     * encoder of 3 blocks over the word's bytes, a causal decoder of 3 over the phonemes attending to it; the
+     * vocabularies are the task's */
+    {"transformer-g2p", Q({"format": 3, "head": {"kind": "next_token"}, "vocab_size": 71, "source_vocab": 256,
+                           "cross_heads": 4, "d_model": 256, "n_layer": 3, "d_ff": 1024, "max_len": 64, "norm": "pre",
+                           "pos": "learned", "dropout": 0.1, "direction": "bidirectional",
+                           "layers": [{"mixer": "attention", "n_head": 4}],
+                           "stacks": [{"name": "decoder", "d_model": 256, "d_ff": 1024, "n_layer": 3, "direction": "causal",
+                                       "layers": [{"mixer": "attention", "n_head": 4}]}]})},
+    {"grassmann-g2p", Q({"format": 3, "head": {"kind": "next_token"}, "vocab_size": 71, "source_vocab": 256,
+                         "cross_heads": 4, "d_model": 256, "n_layer": 3, "d_ff": 1024, "max_len": 64, "norm": "pre",
+                         "pos": "learned", "dropout": 0.1, "direction": "bidirectional",
+                         "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16]}],
+                         "stacks": [{"name": "decoder", "d_model": 256, "d_ff": 1024, "n_layer": 3, "direction": "causal",
+                                     "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16]}]}]})},
     /* for the tests */
     {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},

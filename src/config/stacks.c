@@ -157,3 +157,34 @@ int gf_stacks_validate(const gf_config *c, const char *src) {
         return gf_fail("%s: the stacks hold %d layers in all; at most %d", src, gf_config_total_layers(c), GF_MAX_LAYERS);
     return 0;
 }
+
+/* ---- an encoder-decoder (source_vocab > 0): the first stack encodes the source, the second decodes ---------- */
+
+#include "model/block.h"
+
+bool gf_layer_reads_memory(const gf_config *c, int l) { return c->source_vocab > 0 && gf_layer_stack(c, l) == 1; }
+
+int gf_encdec_validate(const gf_config *c, const char *src) {
+    if (c->source_vocab == 0) {
+        if (c->cross_heads != 0)
+            return gf_fail("%s: cross_heads is %lld, but this is not an encoder-decoder (source_vocab 0): only a "
+                           "decoder's blocks attend to an encoder\nHINT: set source_vocab, or leave cross_heads out",
+                           src, (long long)c->cross_heads);
+        return 0;
+    }
+    const char *why = c->n_stacks != 1 ? "it has exactly one stack after the first (its decoder, in \"stacks\")"
+                      : c->input != GF_INPUT_TOKENS ? "its input is tokens (source and target ids)"
+                      : c->segments > 0 ? "it has no token types (segments 0)"
+                      : c->emb_norm ? "it has no emb_norm"
+                      : c->stacks[0].d_model != c->d_model ? "its decoder (the second stack) is as wide as its encoder"
+                      : c->stacks[0].direction != GF_CAUSAL ? "its decoder (the second stack) is causal"
+                      : NULL;
+    if (why)
+        return gf_fail("%s: source_vocab %lld makes an encoder-decoder, and one needs that %s (docs/model.md, "
+                       "\"Encoder-decoders\")", src, (long long)c->source_vocab, why);
+    if (c->cross_heads < 1 || c->d_model % c->cross_heads)
+        return gf_fail("%s: cross_heads is %lld; an encoder-decoder's decoder attends to the encoder with cross_heads "
+                       "heads, at least 1 and dividing d_model %lld", src, (long long)c->cross_heads,
+                       (long long)c->d_model);
+    return 0;
+}

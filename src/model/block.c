@@ -31,9 +31,43 @@ static const block_kind POST_RESIDUAL = {"post-residual", 7, 8, {
     {BOP_FFN, 3, 0, 4, 0}, {BOP_DROP, 4, 0, 4, 1}, {BOP_ADD, 3, 4, 5, 0}, {BOP_LN, 5, 0, 6, 1},
 }, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 
+/* An encoder-decoder's decoder blocks (docs/model.md, "Encoder-decoders"): between the self-mixing and the FFN,
+ * a cross op attends to the encoder's output (BOP_CROSS). Their tensors: ln1, the mixer's, ln2, the cross op's,
+ * ln3, the FFN. The three dropout sites: the mixer's, the cross op's, the FFN's. */
+static const block_tensor DECODER_TENSORS[] = {
+    BLOCK_TENSORS_LN("ln1", 0), BLOCK_TENSORS_MIX,   BLOCK_TENSORS_LN("ln2", 1),
+    BLOCK_TENSORS_CROSS,        BLOCK_TENSORS_LN("ln3", 2), BLOCK_TENSORS_FFN,
+};
+enum { N_DECODER_TENSORS = (int)(sizeof DECODER_TENSORS / sizeof DECODER_TENSORS[0]) };
+
+/* decoder-pre (torch.nn.TransformerDecoderLayer with norm_first): x = h + Drop(mix(ln1(h)));
+ * y = x + Drop(cross(ln2(x))); out = y + Drop(FFN(ln3(y))).
+ * slots: 0 h | 1 ln1 | 2 mix | 3 x | 4 ln2 | 5 cross | 6 y | 7 ln3 | 8 ffn | 9 out */
+static const block_kind DECODER_PRE = {"decoder-pre", 10, 12, {
+    {BOP_LN, 0, 0, 1, 0}, {BOP_MIX, 1, 0, 2, 0}, {BOP_DROP, 2, 0, 2, 0}, {BOP_ADD, 0, 2, 3, 0},
+    {BOP_LN, 3, 0, 4, 1}, {BOP_CROSS, 4, 0, 5, 0}, {BOP_DROP, 5, 0, 5, 1}, {BOP_ADD, 3, 5, 6, 0},
+    {BOP_LN, 6, 0, 7, 2}, {BOP_FFN, 7, 0, 8, 0}, {BOP_DROP, 8, 0, 8, 2}, {BOP_ADD, 6, 8, 9, 0},
+}, N_DECODER_TENSORS, DECODER_TENSORS};
+/* decoder-post (the post-norm Transformer's decoder layer): x = ln1(h + Drop(mix(h))); y = ln2(x + Drop(cross(x)));
+ * out = ln3(y + Drop(FFN(y))).  slots: 0 h | 1 mix | 2 sum1 | 3 x | 4 cross | 5 sum2 | 6 y | 7 ffn | 8 sum3 | 9 out */
+static const block_kind DECODER_POST = {"decoder-post", 10, 12, {
+    {BOP_MIX, 0, 0, 1, 0}, {BOP_DROP, 1, 0, 1, 0}, {BOP_ADD, 0, 1, 2, 0}, {BOP_LN, 2, 0, 3, 0},
+    {BOP_CROSS, 3, 0, 4, 0}, {BOP_DROP, 4, 0, 4, 1}, {BOP_ADD, 3, 4, 5, 0}, {BOP_LN, 5, 0, 6, 1},
+    {BOP_FFN, 6, 0, 7, 0}, {BOP_DROP, 7, 0, 7, 2}, {BOP_ADD, 6, 7, 8, 0}, {BOP_LN, 8, 0, 9, 2},
+}, N_DECODER_TENSORS, DECODER_TENSORS};
+/* decoder-post-gated (the paper's Grassmann block, a cross op added): x = Drop(ln1(mix(h)));
+ * y = ln2(x + Drop(cross(x))); out = ln3(y + Drop(FFN(y))).
+ * slots: 0 h | 1 mix | 2 x | 3 cross | 4 sum | 5 y | 6 ffn | 7 sum | 8 out */
+static const block_kind DECODER_POST_GATED = {"decoder-post-gated", 9, 11, {
+    {BOP_MIX, 0, 0, 1, 0}, {BOP_LN, 1, 0, 2, 0}, {BOP_DROP, 2, 0, 2, 0}, {BOP_CROSS, 2, 0, 3, 0},
+    {BOP_DROP, 3, 0, 3, 1}, {BOP_ADD, 2, 3, 4, 0}, {BOP_LN, 4, 0, 5, 1}, {BOP_FFN, 5, 0, 6, 0},
+    {BOP_DROP, 6, 0, 6, 2}, {BOP_ADD, 5, 6, 7, 0}, {BOP_LN, 7, 0, 8, 2},
+}, N_DECODER_TENSORS, DECODER_TENSORS};
+
 enum { MAX_KINDS = 16 };
-static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL};
-static int g_n_kinds = 3;
+static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL, &DECODER_PRE, &DECODER_POST,
+                                                &DECODER_POST_GATED};
+static int g_n_kinds = 6;
 
 const block_kind *gf_block_kind_find(const char *name) {
     for (int i = 0; name && i < g_n_kinds; i++)
@@ -47,10 +81,17 @@ void gf_block_kind_names(char *buf, size_t n) {
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? ", " : "", g_kinds[i]->name);
 }
 
-const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name) {
+const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name, bool decoder) {
     if (name && name[0]) return gf_block_kind_find(name);
-    if (norm == GF_NORM_PRE) return &PRE;
-    return mixer->gated_skip ? &POST_GATED : &POST_RESIDUAL;
+    if (norm == GF_NORM_PRE) return decoder ? &DECODER_PRE : &PRE;
+    if (mixer->gated_skip) return decoder ? &DECODER_POST_GATED : &POST_GATED;
+    return decoder ? &DECODER_POST : &POST_RESIDUAL;
+}
+
+bool gf_block_kind_has_cross(const block_kind *k) {
+    for (int i = 0; i < k->n_ops; i++)
+        if (k->ops[i].op == BOP_CROSS) return true;
+    return false;
 }
 
 /* Whether op o of a kind of n slots reads and writes slots in range, and its LayerNorm or dropout site. */

@@ -22,9 +22,10 @@
  * tensors "cross.{q,k,v,out}.{weight,bias}" under the block's prefix (BLOCK_TENSORS_CROSS), and its backward
  * accumulates into the memory's gradient as well, so an encoder under it trains. A kind with a cross op is
  * a program over these ops and a list of these tensors; tests/unit/test_two_input.c builds one (pre-norm:
- * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. What is not there yet:
- * no config gives a memory's width (params.c would declare d_mem as the layer's own), the model (model.c) has
- * no memory to give a run and the stream (infer/stream.c) none either. */
+ * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. An encoder-decoder
+ * (gf_config.source_vocab > 0) gives its decoder layers the encoder's output as their memory, and their kinds
+ * (decoder-pre, decoder-post, decoder-post-gated) have a cross op each. The stream (infer/stream.c) has no
+ * memory yet. */
 #ifndef GF_MODEL_BLOCK_H
 #define GF_MODEL_BLOCK_H
 
@@ -101,9 +102,15 @@ typedef struct {
 } block_kind;
 
 /* The kind a layer's config names (name, its "block"), or with name "" the default: the one of its norm and
- * mixer (pre; post-gated when the mixer's output holds the skip, else post-residual). NULL for a name no kind
- * has (gf_block_kind_names lists them). */
-const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name);
+ * mixer (pre; post-gated when the mixer's output holds the skip, else post-residual), or in an
+ * encoder-decoder's decoder (decoder: gf_layer_reads_memory) its decoder twin (decoder-pre, decoder-post-gated,
+ * decoder-post). NULL for a name no kind has (gf_block_kind_names lists them). */
+const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name, bool decoder);
+/* Whether kind k has a cross op (and so reads a memory: an encoder-decoder's decoder layers only). */
+bool gf_block_kind_has_cross(const block_kind *k);
+/* Whether layer l of c is a decoder layer of an encoder-decoder (gf_config.source_vocab > 0: a layer of its
+ * second stack), whose block reads the encoder's output (config/stacks.c). */
+bool gf_layer_reads_memory(const gf_config *c, int l);
 /* The kind called name, or NULL. */
 const block_kind *gf_block_kind_find(const char *name);
 /* "pre, post-gated, post-residual, ..." into buf. */

@@ -14,6 +14,7 @@ typedef struct gf_layer_acts {
     float *mean[BLOCK_MAX_LN], *rstd[BLOCK_MAX_LN]; /* (N) each: ln1, ln2, ln3 */
     float *h1, *a, *gk;                    /* (N,d_ff) fc1 output, GELU output, GELU's kept erf term */
     float *mix_saved;                      /* the mixer's saved_floats */
+    float *cross_saved;                    /* a decoder block's cross op's (gf_block_cross_saved_floats) */
 } gf_layer_acts;
 
 struct gf_model {
@@ -31,6 +32,9 @@ struct gf_model {
     float *tok_emb, *pos_emb, *seg_emb, *in_w, *in_b, *lnf_w, *lnf_b;
     float *d_tok_emb, *d_pos_emb, *d_seg_emb, *d_in_w, *d_in_b, *d_lnf_w, *d_lnf_b;
     float *embln_w, *embln_b, *d_embln_w, *d_embln_b; /* emb_norm: the LayerNorm on the embedding sum */
+    /* an encoder-decoder's (cfg.source_vocab > 0): the source's embedding and learned positions, the encoder's
+     * final LayerNorm (a pre-norm encoder's; NULL otherwise); tok_emb and pos_emb are then the target's */
+    float *src_emb, *src_pos, *encln_w, *encln_b, *d_src_emb, *d_src_pos, *d_encln_w, *d_encln_b;
     float *sp_w[GF_MAX_STACKS + 1], *sp_b[GF_MAX_STACKS + 1];     /* stack k >= 1: its in_proj (d_k, d_k-1) */
     float *d_sp_w[GF_MAX_STACKS + 1], *d_sp_b[GF_MAX_STACKS + 1];
     gf_layer_params lp[GF_MAX_LAYERS], lg[GF_MAX_LAYERS];
@@ -45,6 +49,7 @@ struct gf_model {
     float *acts;
     int64_t acts_floats;                   /* capacity */
     int64_t B, T;
+    int64_t S;                             /* an encoder-decoder's source positions (its encoder's rows: B*S) */
     int n_threads;
     gf_layer_acts la[GF_MAX_LAYERS];
     float *sres[GF_MAX_STACKS + 1];        /* stack k: (n_layer_k + 1, N, d_k): its input, then each layer's
@@ -53,6 +58,10 @@ struct gf_model {
     float *emb_sum, *emb_mean, *emb_rstd;  /* emb_norm: the embedding sum (N, d) before its LayerNorm */
     float *out, *head_saved;               /* the head's outputs (logits) and what it keeps */
     float *scratch;                        /* shared by the mixers (largest need) */
+    /* an encoder-decoder: the memory its decoder reads (the encoder's output through enc_ln, when it has one:
+     * mem_x, with enc_ln's statistics), the memory's gradient, the cross ops' shared scratch */
+    float *mem_x, *mem_mean, *mem_rstd, *dmem, *cross_scratch;
+    block_memory memory;
     float *gbuf[BLOCK_MAX_SLOTS];          /* backward: (N,d) gradient buffers, gbuf[0] d(loss)/d(resid) */
     float *dff;                            /* backward: (N,d_ff) */
     float *pos_table;                      /* sinusoidal table (max(T, max_len), d) or NULL */
@@ -61,6 +70,10 @@ struct gf_model {
     int32_t *inputs, *targets;
     uint8_t *mask;
     uint8_t *segs;                         /* (N) token types, when the model has segments */
+    int32_t *src;                          /* an encoder-decoder's source ids (B*S) and padding mask */
+    uint8_t *src_mask;
+    bool has_src_mask;
+    int64_t src_cap;
     float *vectors;
     bool has_mask;
     int64_t batch_cap, vec_cap;
@@ -128,9 +141,15 @@ uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h);
  * computed into buf (T rows; a stream computes its one row). */
 const float *gf_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf);
 
+/* The same rows of an encoder-decoder's source positions: its own learned table (src_pos), else as
+ * gf_pos_rows. */
+const float *gf_source_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf);
+
 /* What the embedding reads: B sequences of T rows, row n at t = n % T. */
 typedef struct gf_embed_in {
     const int32_t *ids;     /* (B*T) token ids (input tokens) */
+    const float *table;     /* the table ids index (d_model wide); NULL: tok_emb (an encoder-decoder's source:
+                             * src_emb) */
     const float *vectors;   /* (B*T, d_input) (input vectors) */
     const uint8_t *segs;    /* (B*T) token types; NULL: type 0 everywhere (a stream is one text) */
     const float *pos;       /* (T, d_model) the position rows (gf_pos_rows); NULL: none */

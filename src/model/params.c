@@ -71,7 +71,8 @@ void gf_model_set_config(gf_model *m, const gf_config *cfg) {
     m->n_layers = gf_config_total_layers(cfg);
     for (int l = 0; l < m->n_layers; l++) {
         m->mixer[l] = gf_layer_mixer(cfg, l);
-        m->block[l] = gf_block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l], cfg->layers[l].block);
+        m->block[l] = gf_block_kind_for(gf_stack_norm(cfg, gf_layer_stack(cfg, l)), m->mixer[l], cfg->layers[l].block,
+                                        gf_layer_reads_memory(cfg, l));
     }
 }
 
@@ -81,7 +82,7 @@ static void declare_layer(gf_model *m, decl_list *L, int l) {
     const gf_config *c = &m->cfg;
     const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
     const int64_t d = gf_layer_dim(c, l), F = gf_stack_ff(c, k);
-    const int64_t dmem = d; /* no kind a model builds has a cross op yet, nor a config a memory's width */
+    const int64_t dmem = c->d_model; /* a decoder's memory: the encoder's output, as wide (gf_encdec_validate) */
     const block_kind *kind = m->block[l];
     char nm[96], pre[64];
     snprintf(pre, sizeof pre, "%s%sblocks.%d.", k ? c->stacks[k - 1].name : "", k ? "." : "", j);
@@ -100,7 +101,28 @@ static void declare_layer(gf_model *m, decl_list *L, int l) {
     }
 }
 
-static void declare_all(gf_model *m, decl_list *L) {
+/* An encoder-decoder's tensors before its decoder's blocks (docs/model.md, "Encoder-decoders"): the source's
+ * embedding and positions, the encoder's blocks, its final LayerNorm (a pre-norm encoder's), the target's
+ * embedding and positions. */
+static void declare_encoder(gf_model *m, decl_list *L) {
+    const gf_config *c = &m->cfg;
+    const int64_t d = c->d_model;
+    const int dec = gf_stack_first_layer(c, 1);
+    declare(L, "src_emb.weight", 2, c->source_vocab, d, GF_INIT_NORMAL, false, &m->src_emb, &m->d_src_emb);
+    if (c->pos == GF_POS_LEARNED)
+        declare(L, "src_pos.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->src_pos, &m->d_src_pos);
+    for (int l = 0; l < dec; l++) declare_layer(m, L, l);
+    L->depth = dec; /* their gradients are whole once the decoder's blocks are through */
+    if (gf_stack_norm(c, 0) == GF_NORM_PRE) {
+        declare(L, "enc_ln.weight", 1, d, 0, GF_INIT_ONE, false, &m->encln_w, &m->d_encln_w);
+        declare(L, "enc_ln.bias", 1, d, 0, GF_INIT_ZERO, false, &m->encln_b, &m->d_encln_b);
+    }
+    declare(L, "tok_emb.weight", 2, c->vocab_size, d, GF_INIT_NORMAL, false, &m->tok_emb, &m->d_tok_emb);
+    if (c->pos == GF_POS_LEARNED)
+        declare(L, "pos_emb.weight", 2, c->max_len, d, GF_INIT_NORMAL, false, &m->pos_emb, &m->d_pos_emb);
+}
+
+static void declare_input(gf_model *m, decl_list *L) {
     const gf_config *c = &m->cfg;
     const int64_t d = c->d_model;
     if (c->input == GF_INPUT_TOKENS) {
@@ -117,8 +139,14 @@ static void declare_all(gf_model *m, decl_list *L) {
         declare(L, "emb_ln.weight", 1, d, 0, GF_INIT_ONE, false, &m->embln_w, &m->d_embln_w);
         declare(L, "emb_ln.bias", 1, d, 0, GF_INIT_ZERO, false, &m->embln_b, &m->d_embln_b);
     }
-    for (int k = 0; k <= c->n_stacks; k++) {
-        if (k > 0) { /* the stack's projection from the previous stack's width */
+}
+
+static void declare_all(gf_model *m, decl_list *L) {
+    const gf_config *c = &m->cfg;
+    if (c->source_vocab > 0) declare_encoder(m, L);
+    else declare_input(m, L);
+    for (int k = c->source_vocab > 0; k <= c->n_stacks; k++) { /* an encoder-decoder's encoder is declared */
+        if (k > 0 && c->source_vocab == 0) { /* the stack's projection from the previous stack's width */
             char nm[96];
             L->depth = gf_stack_first_layer(c, k);
             snprintf(nm, sizeof nm, "%s.in_proj.weight", c->stacks[k - 1].name);

@@ -16,12 +16,17 @@ const float *gf_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float
     }
 }
 
+const float *gf_source_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf) {
+    if (m->cfg.pos == GF_POS_LEARNED) return m->src_pos + pos0 * m->cfg.d_model;
+    return gf_pos_rows(m, pos0, T, table, buf);
+}
+
 void gf_embed_rows(const gf_model *m, const gf_embed_in *in, float *out, float *sum, float *mean, float *rstd) {
     const gf_config *c = &m->cfg;
     const int64_t B = in->B, T = in->T, d = c->d_model;
     float *h = c->emb_norm ? sum : out; /* the sum of the embeddings, before emb_ln */
     if (c->input == GF_INPUT_TOKENS) {
-        gf_embed_forward(h, in->ids, m->tok_emb, in->pos, B, T, d);
+        gf_embed_forward(h, in->ids, in->table ? in->table : m->tok_emb, in->pos, B, T, d);
         for (int64_t n = 0; c->segments > 0 && n < B * T; n++) {
             const float *s = m->seg_emb + (int64_t)(in->segs ? in->segs[n] : 0) * d;
             for (int64_t k = 0; k < d; k++) h[n * d + k] += s[k];

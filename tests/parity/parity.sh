@@ -21,7 +21,8 @@ trap 'rm -rf "$out"' EXIT
 # the Grassmann ablations (plucker false, gate false, both) causal, padded and bidirectional;
 # performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier;
 # parallel_block_*: the test-only block kind of tests/plugins/block_parallel.c (build/tests/grassflow-blocks, which has
-# it, writes every init) in two of three layers, padded)
+# it, writes every init) in two of three layers, padded; encdec_*: encoder-decoders (docs/model.md,
+# "Encoder-decoders"), a source of T + 3 ids per row, padded with the targets under pad)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -59,6 +60,9 @@ bidir_ablations_classify 4 18 1 pad
 performer_lm 3 70 0 pad
 performer_bidir_classify 4 70 0 pad
 parallel_block_hybrid 3 20 1 pad
+encdec_transformer_pre 3 9 0 pad
+encdec_transformer_post 2 11 2
+encdec_grassmann 3 10 1 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

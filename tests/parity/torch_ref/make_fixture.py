@@ -2,13 +2,15 @@
 """Parity fixture from a grassflow checkpoint: logits, loss, gradients and a short AdamW run (float64).
 
 Usage: make_fixture.py --init IN.safetensors --out OUT.safetensors --batch B --seq-len T --seed S
-                       [--ignore-tail K] [--pad] [--steps 10] [--lr 1e-3] [--wd 0.1]
+                       [--ignore-tail K] [--pad] [--steps 10] [--lr 1e-3] [--wd 0.1] [--src-len S]
        make_fixture.py --jobs FILE    one fixture per line of FILE, each line the options above
                                       (one process for all: importing torch is most of a small fixture's time)
 
 The batch follows the model's config: token ids or float vectors (input "vectors"), next-token targets
 (task lm) or one label per row (task classify). --pad gives the rows random lengths and a padding mask
-(lm targets at padded positions are -1; padded inputs are random, so they must not matter).
+(lm targets at padded positions are -1; padded inputs are random, so they must not matter). An
+encoder-decoder (source_vocab > 0) also gets a source of S ids per row (--src-len, default T + 3), padded
+to random lengths with --pad as well (the first row full).
 """
 import argparse
 import os
@@ -63,8 +65,21 @@ def make_segments(cfg, B, T, seed):
     return (np.arange(T)[None, :] >= split[:, None]).astype(np.int32) % cfg["segments"]
 
 
-def task_loss(model, inp, tgt, mask, seg=None):
-    logits = model(inp, mask, seg)
+def make_source(cfg, B, S, seed, pad):
+    """An encoder-decoder's source ids (B, S) and their mask (None without --pad); (None, None) otherwise."""
+    if cfg["source_vocab"] < 1:
+        return None, None
+    rs = np.random.RandomState(seed + 2)
+    source, mask = rs.randint(0, cfg["source_vocab"], size=(B, S)), None
+    if pad:
+        lengths = rs.randint(1, S + 1, size=B)
+        lengths[0] = S
+        mask = (np.arange(S)[None, :] < lengths[:, None]).astype(np.int32)
+    return source, mask
+
+
+def task_loss(model, inp, tgt, mask, seg=None, src=None):
+    logits = model(inp, mask, seg) if src is None else model(inp, mask, seg, *src)
     V = logits.shape[-1]
     return logits, F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1), ignore_index=-1)
 
@@ -72,7 +87,8 @@ def task_loss(model, inp, tgt, mask, seg=None):
 def param_groups(model, wd):
     decay, no_decay = [], []
     for name, p in model.named_parameters():
-        if name.endswith(".weight") and p.dim() == 2 and name not in ("tok_emb.weight", "pos_emb.weight", "seg_emb.weight"):
+        if name.endswith(".weight") and p.dim() == 2 and name not in (
+                "tok_emb.weight", "pos_emb.weight", "seg_emb.weight", "src_emb.weight", "src_pos.weight"):
             decay.append(p)
         else:
             no_decay.append(p)
@@ -91,6 +107,7 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--wd", type=float, default=0.1)
+    ap.add_argument("--src-len", type=int, default=0)
     a = ap.parse_args(argv)
     B, T, K = a.batch, a.seq_len, a.ignore_tail
     if B < 1 or T < 1 or a.steps < 1:
@@ -115,10 +132,13 @@ def main(argv=None):
     mask = None if mask_np is None else torch.from_numpy(mask_np).bool()
     seg_np = make_segments(cfg, B, T, a.seed)
     seg = None if seg_np is None else torch.from_numpy(seg_np).long()
+    source_np, smask_np = make_source(cfg, B, a.src_len or T + 3, a.seed, a.pad)
+    src = None if source_np is None else (torch.from_numpy(source_np).long(),
+                                          None if smask_np is None else torch.from_numpy(smask_np).bool())
 
     model.eval()
     model.zero_grad(set_to_none=True)
-    logits, loss = task_loss(model, inp, tgt, mask, seg)
+    logits, loss = task_loss(model, inp, tgt, mask, seg, src)
     loss.backward()
 
     out = OrderedDict()
@@ -131,6 +151,10 @@ def main(argv=None):
         out["mask"] = mask_np.astype(np.int32)
     if seg_np is not None:
         out["segments"] = seg_np.astype(np.int32)
+    if source_np is not None:
+        out["source"] = source_np.astype(np.int32)
+    if smask_np is not None:
+        out["source_mask"] = smask_np.astype(np.int32)
     out["logits"] = logits.detach().numpy().astype(np.float32)
     out["loss"] = np.array([loss.item()], dtype=np.float32)
     for name, p in model.named_parameters():
@@ -144,7 +168,7 @@ def main(argv=None):
     losses = []
     for _ in range(a.steps):
         opt.zero_grad()
-        _, l = task_loss(model, inp, tgt, mask, seg)
+        _, l = task_loss(model, inp, tgt, mask, seg, src)
         losses.append(l.item())
         l.backward()
         opt.step()
