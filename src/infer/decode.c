@@ -1,0 +1,187 @@
+/* Decoding an encoder-decoder: greedy and beam search over full forwards of the live hypotheses (the
+ * rules are in include/grassflow.h, "Decoding an encoder-decoder"). Each step runs the decoder over every
+ * live hypothesis from bos, and the encoder again with it: a G2P target is a dozen tokens, so this costs
+ * little; a decoder streamed over cached encoder keys is the next step (docs/model.md, "Encoder-decoders"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "grassflow_plugin.h"
+
+gf_decode_opts gf_decode_opts_default(void) {
+    return (gf_decode_opts){.beam = 1, .length_penalty = 0.0, .max_len = 64, .bos = 0, .eos = 0};
+}
+
+typedef struct {
+    double logp;
+    int64_t hyp;
+    int32_t tok;
+} cand;
+
+/* Larger log-probability first; ties: the earlier hypothesis, then the smaller id. */
+static int cand_order(const void *pa, const void *pb) {
+    const cand *a = pa, *b = pb;
+    if (a->logp != b->logp) return a->logp > b->logp ? -1 : 1;
+    if (a->hyp != b->hyp) return a->hyp < b->hyp ? -1 : 1;
+    return (a->tok > b->tok) - (a->tok < b->tok);
+}
+
+typedef struct {
+    const gf_decode_opts *o;
+    int64_t V, W, L;          /* vocabulary, beam width, max_len */
+    int32_t *live, *next;     /* (W, L) the live hypotheses' tokens, and the next step's */
+    double *live_logp, *next_logp;
+    int64_t n_live;
+    int32_t *fin;             /* (W, L) the finished ones kept, best first */
+    double *fin_logp, *fin_score;
+    int64_t *fin_len, n_fin;
+    cand *c;                  /* (W V) */
+    int32_t *ids, *src;       /* (W, L) the decoder's inputs; (W, S) the source repeated */
+} search;
+
+static double penalty(const gf_decode_opts *o, int64_t n) {
+    return o->length_penalty > 0 ? pow((5.0 + (double)n) / 6.0, o->length_penalty) : 1.0;
+}
+
+/* Keep tokens[0..len) of log-probability logp (n counts the end token when it has one) among the best W
+ * finished, which stay sorted by score, an earlier one first among equals. */
+static void finish(search *s, const int32_t *tokens, int64_t len, int64_t n, double logp) {
+    const double score = logp / penalty(s->o, n);
+    int64_t at = s->n_fin;
+    while (at > 0 && s->fin_score[at - 1] < score) at--;
+    if (at >= s->W) return;
+    const int64_t last = s->n_fin < s->W ? s->n_fin : s->W - 1; /* the one pushed out, if full */
+    for (int64_t k = last; k > at; k--) {
+        memcpy(s->fin + k * s->L, s->fin + (k - 1) * s->L, (size_t)s->L * sizeof(int32_t));
+        s->fin_logp[k] = s->fin_logp[k - 1];
+        s->fin_score[k] = s->fin_score[k - 1];
+        s->fin_len[k] = s->fin_len[k - 1];
+    }
+    memcpy(s->fin + at * s->L, tokens, (size_t)len * sizeof(int32_t));
+    s->fin_logp[at] = logp;
+    s->fin_score[at] = score;
+    s->fin_len[at] = len;
+    if (s->n_fin < s->W) s->n_fin++;
+}
+
+/* The candidates of step t (the live hypotheses hold t tokens) from the logits of their last positions. */
+static int64_t candidates(search *s, const float *logits, int64_t t) {
+    int64_t n = 0;
+    for (int64_t b = 0; b < s->n_live; b++) {
+        const float *l = logits + (b * (t + 1) + t) * s->V;
+        double mx = l[0], sum = 0.0;
+        for (int64_t v = 1; v < s->V; v++) mx = l[v] > mx ? l[v] : mx;
+        for (int64_t v = 0; v < s->V; v++) sum += exp((double)l[v] - mx);
+        const double lse = mx + log(sum);
+        for (int64_t v = 0; v < s->V; v++) s->c[n++] = (cand){s->live_logp[b] + ((double)l[v] - lse), b, (int32_t)v};
+    }
+    qsort(s->c, (size_t)n, sizeof *s->c, cand_order);
+    return n;
+}
+
+/* Walk step t's candidates: an end finishes its hypothesis, any other lives on until W live; at max_len the
+ * live ones finish as they are. */
+static void advance(search *s, int64_t n_cand, int64_t t) {
+    int64_t n_next = 0;
+    for (int64_t i = 0; i < n_cand && n_next < s->W; i++) {
+        const cand *c = &s->c[i];
+        const int32_t *parent = s->live + c->hyp * s->L;
+        if (c->tok == s->o->eos) {
+            finish(s, parent, t, t + 1, c->logp);
+            continue;
+        }
+        int32_t *h = s->next + n_next * s->L;
+        memcpy(h, parent, (size_t)t * sizeof(int32_t));
+        h[t] = c->tok;
+        s->next_logp[n_next++] = c->logp;
+    }
+    int32_t *tmp = s->live;
+    s->live = s->next;
+    s->next = tmp;
+    double *tl = s->live_logp;
+    s->live_logp = s->next_logp;
+    s->next_logp = tl;
+    s->n_live = n_next;
+    if (t + 1 == s->L) {
+        for (int64_t b = 0; b < s->n_live; b++) finish(s, s->live + b * s->L, s->L, s->L, s->live_logp[b]);
+        s->n_live = 0;
+    }
+}
+
+/* Whether no live hypothesis can still score above the worst of W finished. */
+static bool settled(const search *s) {
+    if (s->n_live == 0) return true;
+    if (s->n_fin < s->W) return false;
+    double best = s->live_logp[0];
+    for (int64_t b = 1; b < s->n_live; b++) best = s->live_logp[b] > best ? s->live_logp[b] : best;
+    return best / penalty(s->o, s->L) <= s->fin_score[s->n_fin - 1];
+}
+
+static int check_opts(const gf_model *m, const gf_decode_opts *o, const int32_t *source, int64_t S) {
+    const gf_config *c = gf_model_config(m);
+    if (c->source_vocab < 1 || !gf_model_predicts_next_token(m))
+        return gf_fail("decode: the model is not an encoder-decoder (source_vocab 0): it has no source to decode from");
+    if (o->beam < 1 || o->beam > 4096) return gf_fail("decode: beam is %lld; expected 1 (greedy) to 4096", (long long)o->beam);
+    if (!(o->length_penalty >= 0 && o->length_penalty <= 100))
+        return gf_fail("decode: length_penalty is %g; expected 0 (none) to 100", o->length_penalty);
+    if (o->max_len < 1) return gf_fail("decode: max_len is %lld; expected at least 1", (long long)o->max_len);
+    if (c->pos == GF_POS_LEARNED && o->max_len > c->max_len)
+        return gf_fail("decode: max_len %lld is above the model's max_len %lld (learned positions: the decoder reads "
+                       "bos and up to max_len - 1 tokens)\nHINT: decode at most %lld tokens", (long long)o->max_len,
+                       (long long)c->max_len, (long long)c->max_len);
+    if (o->bos < 0 || o->bos >= c->vocab_size || o->eos < 0 || o->eos >= c->vocab_size)
+        return gf_fail("decode: bos %d or eos %d is outside the target vocabulary [0, %lld)", o->bos, o->eos,
+                       (long long)c->vocab_size);
+    if (!source || S < 1) return gf_fail("decode: the source is empty; expected at least one source token");
+    return 0;
+}
+
+static void search_free(search *s) {
+    free(s->live), free(s->next), free(s->live_logp), free(s->next_logp), free(s->fin), free(s->fin_logp);
+    free(s->fin_score), free(s->fin_len), free(s->c), free(s->ids), free(s->src);
+}
+
+static int search_alloc(search *s, const int32_t *source, int64_t S) {
+    const size_t WL = (size_t)(s->W * s->L);
+    s->live = calloc(WL, sizeof(int32_t)), s->next = calloc(WL, sizeof(int32_t)), s->fin = calloc(WL, sizeof(int32_t));
+    s->live_logp = calloc((size_t)s->W, sizeof(double)), s->next_logp = calloc((size_t)s->W, sizeof(double));
+    s->fin_logp = calloc((size_t)s->W, sizeof(double)), s->fin_score = calloc((size_t)s->W, sizeof(double));
+    s->fin_len = calloc((size_t)s->W, sizeof(int64_t));
+    s->c = malloc((size_t)(s->W * s->V) * sizeof(cand));
+    s->ids = malloc(WL * sizeof(int32_t)), s->src = malloc((size_t)(s->W * S) * sizeof(int32_t));
+    if (!s->live || !s->next || !s->fin || !s->live_logp || !s->next_logp || !s->fin_logp || !s->fin_score ||
+        !s->fin_len || !s->c || !s->ids || !s->src)
+        return gf_fail("decode: out of memory for a beam of %lld over %lld tokens", (long long)s->W, (long long)s->L);
+    for (int64_t b = 0; b < s->W; b++) memcpy(s->src + b * S, source, (size_t)S * sizeof(int32_t));
+    s->n_live = 1; /* the empty hypothesis, log-probability 0 */
+    return 0;
+}
+
+/* One step: the live hypotheses (t tokens each) forward from bos, then their candidates walked. */
+static int step(gf_model *m, search *s, int64_t S, int64_t t) {
+    for (int64_t b = 0; b < s->n_live; b++) {
+        s->ids[b * (t + 1)] = s->o->bos;
+        memcpy(s->ids + b * (t + 1) + 1, s->live + b * s->L, (size_t)t * sizeof(int32_t));
+    }
+    gf_batch batch = {.B = s->n_live, .T = t + 1, .ids = s->ids, .S = S, .source = s->src};
+    if (gf_model_forward_batch(m, &batch, NULL)) return -1;
+    advance(s, candidates(s, gf_model_logits(m), t), t);
+    return 0;
+}
+
+int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *o, int32_t *out,
+                    int64_t *n, double *score) {
+    if (check_opts(m, o, source, S)) return -1;
+    search s = {.o = o, .V = gf_model_config(m)->vocab_size, .W = o->beam, .L = o->max_len};
+    int rc = search_alloc(&s, source, S);
+    gf_model_set_training(m, false, 0, 0);
+    for (int64_t t = 0; !rc && !settled(&s); t++) rc = step(m, &s, S, t);
+    if (!rc) {
+        memcpy(out, s.fin, (size_t)s.fin_len[0] * sizeof(int32_t));
+        *n = s.fin_len[0];
+        if (score) *score = s.fin_score[0];
+    }
+    search_free(&s);
+    return rc;
+}

@@ -1,0 +1,212 @@
+/* Decoding an encoder-decoder (gf_model_decode, src/infer/decode.c) held to references written here:
+ * - every target a small model can give (each of up to max_len tokens then the end, or max_len tokens) scored
+ *   one at a time by a teacher-forced forward, the best by the same score: a beam wide enough to keep every
+ *   hypothesis must find it, with and without a length penalty;
+ * - greedy decoding as a plain loop (the first largest logit, until the end token): beam 1 must give it;
+ *   (the best targets of these random models are none or max_len tokens: the tests check both are met);
+ * - the options and sources it refuses. */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { V = 4, EOS = 3, L = 4 }; /* tokens 0, 1, 2, and the end (also the decoder's first input) */
+
+/* A small encoder-decoder whose end token's logit is moved by about -eos_shift (its own head row against
+ * ln_f's bias, set to 1): the best targets then run from none to max_len tokens as the shift grows. */
+static gf_model *small_model(const char *dec_mixer, double eos_shift) {
+    char js[1400];
+    snprintf(js, sizeof js,
+             "{\"format\": 3, \"head\": {\"kind\": \"next_token\"}, \"vocab_size\": %d, \"source_vocab\": 7, "
+             "\"cross_heads\": 2, \"tie_head\": false, \"d_model\": 8, \"n_layer\": 1, \"d_ff\": 16, \"max_len\": 8, \"norm\": \"pre\", "
+             "\"direction\": \"bidirectional\", \"layers\": [{\"mixer\": \"attention\", \"n_head\": 2}], "
+             "\"stacks\": [{\"name\": \"decoder\", \"d_model\": 8, \"d_ff\": 16, \"n_layer\": 2, \"direction\": "
+             "\"causal\", \"layers\": [%s]}]}", V, dec_mixer);
+    gf_config c;
+    assert_int_equal(gf_config_from_json(js, "test", &c), 0);
+    gf_model *m = gf_model_create(&c);
+    assert_non_null(m);
+    gf_model_init(m, 3);
+    float *p = gf_model_params(m); /* far from uniform: distributions of their own, few near-ties */
+    for (int64_t i = 0; i < gf_model_num_params(m); i++) p[i] += 0.6f * (float)sin(1.7 * (double)i + 0.3);
+    float *bias = gf_model_find_tensor(m, "ln_f.bias")->data, *eos = gf_model_find_tensor(m, "lm_head.weight")->data;
+    for (int k = 0; k < 8; k++) {
+        bias[k] = 1.0f;
+        eos[EOS * 8 + k] -= (float)(eos_shift / 8);
+    }
+    return m;
+}
+
+static double penalty(double alpha, int64_t n) { return alpha > 0 ? pow((5.0 + (double)n) / 6.0, alpha) : 1.0; }
+
+/* The log-probability of target y[0..k) (then the end token when ended) for source src, one row. */
+static double score_one(gf_model *m, const int32_t *src, int64_t S, const int32_t *y, int64_t k, bool ended) {
+    int32_t ids[L + 1];
+    const int64_t T = ended ? k + 1 : k;
+    ids[0] = EOS;
+    for (int64_t i = 0; i + 1 < T; i++) ids[i + 1] = y[i];
+    gf_batch b = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
+    assert_int_equal(gf_model_forward_batch(m, &b, NULL), 0);
+    const float *lg = gf_model_logits(m);
+    double lp = 0.0;
+    for (int64_t t = 0; t < T; t++) {
+        const float *l = lg + t * V;
+        double mx = l[0], s = 0.0;
+        for (int v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+        for (int v = 0; v < V; v++) s += exp((double)l[v] - mx);
+        const int32_t want = t < k ? y[t] : EOS;
+        lp += (double)l[want] - mx - log(s);
+    }
+    return lp;
+}
+
+typedef struct {
+    int32_t y[L];
+    int64_t k;
+    double score, second; /* the best score, and the runner-up's */
+} best;
+
+/* Every target of the search's space, scored; the best kept (an earlier one first among equals). */
+static void exhaustive(gf_model *m, const int32_t *src, int64_t S, double alpha, best *out) {
+    out->score = out->second = -INFINITY;
+    for (int64_t k = 0; k <= L; k++) {
+        int64_t count = 1;
+        for (int64_t i = 0; i < k; i++) count *= 3;
+        for (int64_t code = 0; code < count; code++) {
+            int32_t y[L];
+            for (int64_t i = 0, c = code; i < k; i++, c /= 3) y[k - 1 - i] = (int32_t)(c % 3);
+            const bool ended = k < L; /* max_len tokens finish without the end token */
+            const double sc = score_one(m, src, S, y, k, ended) / penalty(alpha, ended ? k + 1 : k);
+            if (sc > out->score) {
+                out->second = out->score;
+                out->score = sc;
+                memcpy(out->y, y, sizeof y);
+                out->k = k;
+            } else if (sc > out->second) {
+                out->second = sc;
+            }
+        }
+    }
+}
+
+static const int32_t SRC[3][6] = {{1, 4, 2, 6, 0, 3}, {5, 5, 1, 0, 0, 0}, {2, 0, 0, 0, 0, 0}};
+static const int64_t SLEN[3] = {6, 3, 1};
+
+static int seen_lengths; /* bit k: some exhaustive best had k tokens (the tests cover none and max_len) */
+
+static void wide_beam_is_exhaustive(const char *mixer, double alpha, double shift) {
+    gf_model *m = small_model(mixer, shift);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.beam = 81; /* 3^4: every hypothesis lives */
+    o.max_len = L;
+    o.bos = o.eos = EOS;
+    o.length_penalty = alpha;
+    for (int s = 0; s < 3; s++) {
+        best ref;
+        exhaustive(m, SRC[s], SLEN[s], alpha, &ref);
+        int32_t out[L];
+        int64_t n;
+        double sc;
+        assert_int_equal(gf_model_decode(m, SRC[s], SLEN[s], &o, out, &n, &sc), 0);
+        if (fabs(sc - ref.score) > 1e-5 * (1 + fabs(ref.score)))
+            fail_msg("source %d: beam score %.9g, exhaustive best %.9g", s, sc, ref.score);
+        seen_lengths |= 1 << ref.k;
+        if (ref.score - ref.second > 1e-5) { /* a clear best: the same tokens */
+            assert_int_equal(n, ref.k);
+            assert_memory_equal(out, ref.y, (size_t)n * sizeof(int32_t));
+        }
+    }
+    gf_model_free(m);
+}
+
+static const char *ATT = "{\"mixer\": \"attention\", \"n_head\": 2}";
+static const char *GRASS = "{\"mixer\": \"grassmann\", \"rank\": 4, \"offsets\": [1, 2]}";
+
+static void test_exhaustive_attention(void **state) {
+    (void)state;
+    seen_lengths = 0;
+    for (double sh = 0.5; sh <= 2.5; sh += 1) wide_beam_is_exhaustive(ATT, 0.0, sh), wide_beam_is_exhaustive(ATT, 1.0, sh);
+    assert_true((seen_lengths & 1) && (seen_lengths & (1 << L)));
+}
+
+static void test_exhaustive_grassmann(void **state) {
+    (void)state;
+    seen_lengths = 0;
+    for (double sh = 0.5; sh <= 2.5; sh += 1) wide_beam_is_exhaustive(GRASS, 0.0, sh), wide_beam_is_exhaustive(GRASS, 0.6, sh);
+    assert_true((seen_lengths & 1) && (seen_lengths & (1 << L)));
+}
+
+/* Greedy as a plain loop: the first largest logit each step, until the end or max_len tokens. */
+static void test_greedy(void **state) {
+    (void)state;
+    gf_model *m = small_model(GRASS, 1.25); /* greedy stops at once for one source, runs to max_len for two */
+    gf_decode_opts o = gf_decode_opts_default();
+    o.max_len = 6;
+    o.bos = o.eos = EOS;
+    int lengths = 0;
+    for (int s = 0; s < 3; s++) {
+        int32_t ids[8] = {EOS}, want[8];
+        int64_t k = 0;
+        for (; k < o.max_len; k++) {
+            gf_batch b = {.B = 1, .T = k + 1, .ids = ids, .S = SLEN[s], .source = SRC[s]};
+            assert_int_equal(gf_model_forward_batch(m, &b, NULL), 0);
+            const float *l = gf_model_logits(m) + k * V;
+            int32_t arg = 0;
+            for (int v = 1; v < V; v++) arg = l[v] > l[arg] ? v : arg;
+            if (arg == EOS) break;
+            want[k] = ids[k + 1] = arg;
+        }
+        int32_t out[8];
+        int64_t n;
+        double sc;
+        assert_int_equal(gf_model_decode(m, SRC[s], SLEN[s], &o, out, &n, &sc), 0);
+        lengths |= 1 << k;
+        assert_int_equal(n, k);
+        assert_memory_equal(out, want, (size_t)k * sizeof(int32_t));
+        const double ref = score_one(m, SRC[s], SLEN[s], want, k, k < o.max_len);
+        assert_true(fabs(sc - ref) <= 1e-5 * (1 + fabs(ref)));
+    }
+    assert_true((lengths & 1) && (lengths & (1 << 6)));
+    gf_model_free(m);
+}
+
+static void refused(int rc, const char *want) {
+    assert_int_not_equal(rc, 0);
+    if (!strstr(gf_last_error(), want)) fail_msg("expected \"%s\" in: %s", want, gf_last_error());
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    gf_model *m = small_model(ATT, 0.0);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.bos = o.eos = EOS;
+    int32_t out[64];
+    int64_t n;
+    o.max_len = 9;
+    refused(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "max_len 9 is above the model's max_len 8");
+    o.max_len = 4;
+    o.beam = 0;
+    refused(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "beam is 0");
+    o.beam = 2;
+    o.eos = V;
+    refused(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "outside the target vocabulary");
+    o.eos = EOS;
+    refused(gf_model_decode(m, SRC[0], 0, &o, out, &n, NULL), "the source is empty");
+    const int32_t bad[2] = {1, 7};
+    refused(gf_model_decode(m, bad, 2, &o, out, &n, NULL), "source id 7");
+    gf_model_free(m);
+    gf_model *lm = tl_make_model("grassmann-tiny", NULL, 1);
+    refused(gf_model_decode(lm, SRC[0], 6, &o, out, &n, NULL), "not an encoder-decoder");
+    gf_model_free(lm);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
+        cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals),
+    };
+    gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */
+    return cmocka_run_group_tests_name("decoding", tests, NULL, NULL);
+}
