@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Task g2p (grapheme-to-phoneme on an encoder-decoder; docs/model.md, "Encoder-decoders"): a tiny
+# Transformer encoder-decoder and a Grassmann one train on the shipped CMUdict sample and learn (the
+# validation perplexity per phoneme falls well below the phoneme count), resume, and are scored by eval;
+# what the task refuses says why: a model that is not an encoder-decoder, a --tokenizer, a lexicon
+# that is not one, a checkpoint scored on a lexicon with a phoneme it does not know.
+#   bash tests/train/g2p.sh [BUILD]
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.."
+GF="$BUILD/grassflow"
+tmp=$(mktemp -d /tmp/grassflow-g2p-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+tiny() { # tiny MIXER_ENTRY: an encoder-decoder of 2 + 2 blocks, width 32
+    cat <<JSON
+{"format": 3, "head": {"kind": "next_token"}, "vocab_size": 60, "source_vocab": 256, "cross_heads": 2,
+ "d_model": 32, "n_layer": 2, "d_ff": 64, "max_len": 40, "norm": "pre", "direction": "bidirectional",
+ "layers": [$1], "stacks": [{"name": "decoder", "d_model": 32, "d_ff": 64, "n_layer": 2, "direction": "causal",
+ "layers": [$1]}]}
+JSON
+}
+tiny '{"mixer": "attention", "n_head": 2}' >"$tmp/att.json"
+tiny '{"mixer": "grassmann", "rank": 8, "offsets": [1, 2, 4]}' >"$tmp/grass.json"
+
+echo "g2p: tiny encoder-decoders learn on the shipped sample"
+for m in att grass; do
+    "$GF" train --task g2p --config "$tmp/$m.json" --corpus cmudict --steps 150 --batch 32 --lr 3e-3 --warmup 20 \
+        --eval-every 150 --out "$tmp/$m" >"$tmp/$m.out" 2>"$tmp/$m.err" || { fail "$m: train: $(tail -3 "$tmp/$m.err")"; continue; }
+    ppl=$(grep -o 'val ppl [0-9.]*' "$tmp/$m.err" | tail -1 | cut -d' ' -f3)
+    # 55 phonemes (+ <eos>, <unk>): uniform is ppl 57; after 150 steps both are far below it
+    awk -v p="$ppl" 'BEGIN { exit !(p > 1 && p < 30) }' && pass "$m: validation ppl per phoneme $ppl (< 30; uniform 57)" \
+        || fail "$m: validation ppl '$ppl' after 150 steps (expected < 30)"
+done
+grep -q "18925 train words (valid 1011, test 1019), 55 phonemes" "$tmp/att.err" && pass "the sample's split: 18,925 / 1,011 / 1,019 words, 55 phonemes" \
+    || fail "the split line: $(grep -m1 'train words' "$tmp/att.err")"
+
+echo "g2p: resume and eval"
+expect 0 "train --resume extends a g2p run" "$GF" train --resume "$tmp/att" --steps 160
+expect 0 "eval scores its checkpoint on the test split" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --split test
+grep -Eq 'cmudict test: tokens [0-9]+ +loss [0-9.]+ +ppl [0-9.]+' "$tmp/out" && pass "... with a loss and a perplexity" || fail "eval printed: $(cat "$tmp/out")"
+
+echo "g2p: refusals"
+want='HINT: --model transformer-g2p or grassmann-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
+    "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"
+want='takes no tokenizer' expect 1 "--tokenizer is refused" \
+    "$GF" train --task g2p --config "$tmp/att.json" --corpus cmudict --tokenizer char --steps 1 --out "$tmp/no"
+printf 'not a lexicon\n' >"$tmp/bad.txt"
+want='bad.txt.*not a pronunciation lexicon' expect 1 "a file that is no lexicon is named" \
+    "$GF" train --task g2p --config "$tmp/att.json" --corpus "$tmp/bad.txt" --steps 1 --out "$tmp/no"
+printf 'HELLO  HH AH0 L OW1\nWORLD  W ER1 L D\nUHOH  AH1 Q OW0\n' >"$tmp/plain.dict"
+want='phoneme "q" is not one the model knows' expect 1 "a phoneme the checkpoint does not know is named" \
+    "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/plain.dict"
+printf 'HELLO  HH AH0 L OW1\n' >"$tmp/one.dict"
+want='valid split of .*one.dict has no word.*hash of the word' expect 1 "an empty split is named, with how words are split" \
+    "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/one.dict"
+[ "$fails" -eq 0 ] || { echo "g2p: $fails FAILED"; exit 1; }
+echo "g2p: all passed"
