@@ -70,20 +70,15 @@ static int fill_rows(s2s_source *s, const int64_t *ex, int64_t n, gf_batch *b) {
 }
 
 static int range_ok(const s2s_source *s, int64_t first, int64_t n) {
-    if (first < 0 || n < 1 || first > s->n - n)
-        return gf_fail("%s: examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld", s->name,
-                       (long long)first, (long long)(first + n), (long long)s->n);
-    return 0;
+    char what[80];
+    snprintf(what, sizeof what, "%s:", s->name);
+    return gf_source_range(what, first, n, s->n);
 }
 
 static int s2s_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
     s2s_source *s = ctx;
     if (range_ok(s, first, n)) return -1;
-    if (epoch < 0) return gf_fail("%s: epoch %lld asked for; expected an epoch >= 0", s->name, (long long)epoch);
-    if (epoch != s->perm_epoch) {
-        gf_epoch_order(s->perm, s->n, s->seed, epoch);
-        s->perm_epoch = epoch;
-    }
+    if (gf_epoch_perm(s->name, s->perm, &s->perm_epoch, s->n, s->seed, epoch)) return -1;
     return fill_rows(s, s->perm + first, n, b);
 }
 

@@ -19,6 +19,22 @@ void gf_epoch_order(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch) {
     }
 }
 
+int gf_source_range(const char *what, int64_t first, int64_t n, int64_t count) {
+    if (first < 0 || n < 1 || first > count - n)
+        return gf_fail("%s examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld (the "
+                       "examples it holds)", what, (long long)first, (long long)(first + n), (long long)count);
+    return 0;
+}
+
+int gf_epoch_perm(const char *what, int64_t *perm, int64_t *cached, int64_t n, uint64_t seed, int64_t epoch) {
+    if (epoch < 0) return gf_fail("%s: epoch %lld asked for; expected an epoch >= 0", what, (long long)epoch);
+    if (epoch != *cached) {
+        gf_epoch_order(perm, n, seed, epoch);
+        *cached = epoch;
+    }
+    return 0;
+}
+
 int gf_source_validate(const gf_source *s, const char *what) {
     if (!s) return gf_fail("%s is NULL; expected a data source (e.g. gf_block_source_create)", what);
     if (s->version < 1 || s->version > GF_SOURCE_VERSION)

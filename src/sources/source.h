@@ -8,6 +8,13 @@
  * (seed, epoch). Any source that shuffles uses it, so that orders depend on (seed, epoch) alone. */
 void gf_epoch_order(int64_t *perm, int64_t n, uint64_t seed, int64_t epoch);
 
+/* 0 if examples [first, first + n) are a range of a source holding count (first >= 0, n >= 1), else -1 with
+ * a message that begins with `what` ("pair source:", "block source: training"). */
+int gf_source_range(const char *what, int64_t first, int64_t n, int64_t count);
+/* perm (n) as epoch's order (gf_epoch_order), computed only when *cached (-1: none yet) is another epoch;
+ * -1 for an epoch below 0, the message beginning with `what`. */
+int gf_epoch_perm(const char *what, int64_t *perm, int64_t *cached, int64_t n, uint64_t seed, int64_t epoch);
+
 /* 0 if s is a source the library can use (a version it knows, the required members set, both or neither
  * evaluation members), else -1 with a message naming `what` ("the training source"). */
 int gf_source_validate(const gf_source *s, const char *what);

@@ -312,36 +312,31 @@ static void test_inspection(void **state) {
     gf_model_free(m);
 }
 
-static void expect_error(int rc, const char *want) {
-    assert_int_not_equal(rc, 0);
-    if (!strstr(gf_last_error(), want)) fail_msg("error '%s' lacks '%s'", gf_last_error(), want);
-}
-
 static void test_errors(void **state) {
     (void)state;
     gf_model *m = tl_make_model("hybrid-tiny", (const char *const[]){"layers.2.gate=false", NULL}, 2);
     const int32_t *ids = token_ids(m, T_LEN, 1);
-    expect_error(gf_model_set_override(m, &(gf_override){1, 2, 0}, 1), "layer 1's mixer is attention");
-    expect_error(gf_model_set_override(m, &(gf_override){0, 3, 0}, 1), "layer 0's offsets are 1, 2, 4, 8, 12, 16; 3 is");
-    expect_error(gf_model_set_override(m, &(gf_override){7, 2, 0}, 1), "this model has layers 0 to 2");
-    expect_error(gf_model_set_override(m, &(gf_override){2, 0, GF_GATE_ONE}, 1), "layer 2 has no gate to force");
-    expect_error(gf_model_set_override(m, &(gf_override){-1, 5, 0}, 1), "no Grassmann layer lists offset 5 (layers 0, 2)");
+    tl_expect_error(gf_model_set_override(m, &(gf_override){1, 2, 0}, 1), "layer 1's mixer is attention");
+    tl_expect_error(gf_model_set_override(m, &(gf_override){0, 3, 0}, 1), "layer 0's offsets are 1, 2, 4, 8, 12, 16; 3 is");
+    tl_expect_error(gf_model_set_override(m, &(gf_override){7, 2, 0}, 1), "this model has layers 0 to 2");
+    tl_expect_error(gf_model_set_override(m, &(gf_override){2, 0, GF_GATE_ONE}, 1), "layer 2 has no gate to force");
+    tl_expect_error(gf_model_set_override(m, &(gf_override){-1, 5, 0}, 1), "no Grassmann layer lists offset 5 (layers 0, 2)");
     assert_false(gf_model_has_override(m));
     assert_int_equal(gf_model_set_override(m, &(gf_override){0, 1, GF_GATE_ZERO}, 1), 0);
     assert_true(gf_model_has_override(m));
-    expect_error(gf_model_forward(m, ids, ids, 1, T_LEN, NULL) || gf_model_backward(m), "evaluation-time overrides");
+    tl_expect_error(gf_model_forward(m, ids, ids, 1, T_LEN, NULL) || gf_model_backward(m), "evaluation-time overrides");
     assert_null(gf_stream_create(m));
     assert_null(gf_model_inspect(m, ids, T_LEN));
     assert_int_equal(gf_model_set_override(m, NULL, 0), 0);
     double l;
-    expect_error(gf_model_score(m, ids, 1, &l, NULL), "1 token; a next-token loss needs 2 or more");
+    tl_expect_error(gf_model_score(m, ids, 1, &l, NULL), "1 token; a next-token loss needs 2 or more");
     assert_null(gf_model_inspect(m, token_ids(m, 40, 2), 40)); /* past max_len 32 (the ids are 40: ASan reads them) */
     gf_model_free(m);
     gf_model *t = tl_make_model("transformer-tiny", NULL, 2); /* no Grassmann layer: attention weights alone */
     gf_inspection *x = gf_model_inspect(t, ids, T_LEN);
     assert_non_null(x);
     assert_int_equal(x->layers[0].kind, GF_INSPECT_ATTENTION);
-    expect_error(gf_model_set_override(t, &(gf_override){-1, 1, 0}, 1), "this model has no Grassmann layer");
+    tl_expect_error(gf_model_set_override(t, &(gf_override){-1, 1, 0}, 1), "this model has no Grassmann layer");
     gf_inspection_free(x);
     gf_model_free(t);
 }

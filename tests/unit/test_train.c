@@ -146,11 +146,6 @@ static void test_lm_eval_blocks(void **state) {
     gf_source_free(s);
 }
 
-static void expect_error(int rc, const char *want) {
-    if (rc == 0) fail_msg("expected an error with \"%s\", got success", want);
-    if (!strstr(gf_last_error(), want)) fail_msg("error \"%s\" does not contain \"%s\"", gf_last_error(), want);
-}
-
 /* The reproductions' protocol: chunks of L, the remainder dropped, each chunk's first L - 1 tokens predicting
  * its last L - 1; with [CLS] and [SEP] once around the split (copied: the caller's ids are not touched). */
 static void test_lm_eval_chunks(void **state) {
@@ -195,26 +190,26 @@ static void test_lm_errors(void **state) {
     (void)state;
     int32_t ids[40];
     for (int i = 0; i < 40; i++) ids[i] = i;
-    expect_error(gf_block_source_create(ids, 40, 0, 1) != NULL ? 0 : -1, "seq_len >= 1");
+    tl_expect_error(gf_block_source_create(ids, 40, 0, 1) != NULL ? 0 : -1, "seq_len >= 1");
     ids[7] = -2;
-    expect_error(gf_block_source_create(ids, 40, 4, 1) != NULL ? 0 : -1, "token id -2 at position 7");
+    tl_expect_error(gf_block_source_create(ids, 40, 4, 1) != NULL ? 0 : -1, "token id -2 at position 7");
     ids[7] = 7;
     gf_source *s = gf_block_source_create(ids, 40, 4, 1); /* 8 blocks */
     gf_batch b;
-    expect_error(s->fill(s->ctx, 0, 6, 3, &b), "training examples [6, 9) asked for");
-    expect_error(s->fill(s->ctx, -1, 0, 1, &b), "epoch -1");
-    expect_error(s->fill_eval(s->ctx, 10, 1, &b), "evaluation examples [10, 11)");
+    tl_expect_error(s->fill(s->ctx, 0, 6, 3, &b), "training examples [6, 9) asked for");
+    tl_expect_error(s->fill(s->ctx, -1, 0, 1, &b), "epoch -1");
+    tl_expect_error(s->fill_eval(s->ctx, 10, 1, &b), "evaluation examples [10, 11)");
     const char *sets[] = {"vocab_size=64", NULL};
     gf_model *m = tl_make_model("grassmann-tiny", sets, 1);
     assert_int_equal(s->check(s->ctx, m, GF_USE_TRAIN), 0);
     gf_source *long_blocks = gf_block_source_create(ids, 40, 33, 1), *short_split = gf_block_source_create(ids, 1, 4, 1);
-    expect_error(long_blocks->check(long_blocks->ctx, m, GF_USE_EVAL), "--seq-len 33 is above the model's max_len 32");
-    expect_error(short_split->check(short_split->ctx, m, GF_USE_TRAIN), "fewer than one block of --seq-len + 1 = 5");
-    expect_error(short_split->check(short_split->ctx, m, GF_USE_EVAL), "at least 2 are needed");
+    tl_expect_error(long_blocks->check(long_blocks->ctx, m, GF_USE_EVAL), "--seq-len 33 is above the model's max_len 32");
+    tl_expect_error(short_split->check(short_split->ctx, m, GF_USE_TRAIN), "fewer than one block of --seq-len + 1 = 5");
+    tl_expect_error(short_split->check(short_split->ctx, m, GF_USE_EVAL), "at least 2 are needed");
     gf_model_free(m);
     const char *small[] = {"vocab_size=39", NULL}; /* one short of the ids 0..39 */
     m = tl_make_model("grassmann-tiny", small, 1);
-    expect_error(s->check(s->ctx, m, GF_USE_TRAIN), "token ids go up to 39, outside the model's vocabulary [0, 39)");
+    tl_expect_error(s->check(s->ctx, m, GF_USE_TRAIN), "token ids go up to 39, outside the model's vocabulary [0, 39)");
     gf_model_free(m);
     gf_source_free(long_blocks);
     gf_source_free(short_split);
@@ -255,7 +250,7 @@ static void test_evaluate(void **state) {
         const float nll = gf_log_softmax_nll(gf_model_logits(m) + t * V, V, ids[t + 1]);
         if (nll != l) fail_msg("position %lld: gf_log_softmax_nll %.9g; the forward's loss %.9g", (long long)t, nll, l);
     }
-    expect_error(gf_evaluate(m, s, 0, &want, NULL), "batch is 0");
+    tl_expect_error(gf_evaluate(m, s, 0, &want, NULL), "batch is 0");
     gf_source_free(s);
     gf_model_free(m);
 }
@@ -495,13 +490,13 @@ static void test_train_nonfinite_policy(void **state) {
     assert_int_equal(count_lines(o.out_dir, "\"skipped\": \"the loss is not finite\""), 2);
     run_opts(&o, "stop", 6);
     o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
-    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
+    tl_expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
                  "step 2: the loss is NaN; training stopped");
     h = (nan_hook){.from = 2, .to = 20, .norm = true};
     run_opts(&o, "diverge", 20);
     o.on_nonfinite = GF_NONFINITE_SKIP;
     o.hooks = (gf_train_hooks){.step_loss = make_nonfinite, .ctx = &h};
-    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
+    tl_expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL),
                  "step 12: the gradient norm is infinite for more than 10 steps in a row");
     gf_model_free(m);
     lm_data_free(&d);
@@ -678,10 +673,10 @@ static void test_train_refuses_a_run(void **state) {
         !strstr(what, "logged up to step 3"))
         fail_msg("%s", what);
     o.stop_at = 0;
-    expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL), "holds a run");
+    tl_expect_error(gf_train(m, d.train, d.valid, &o, false, NULL, NULL, NULL), "holds a run");
     const char *other_sets[] = {"vocab_size=64", "rank=4", NULL}; /* resumed with another model: the keys named */
     gf_model *other = tl_make_model("grassmann-tiny", other_sets, 2);
-    expect_error(gf_train(other, d.train, d.valid, &o, true, NULL, NULL, NULL), "the saved run has another model "
+    tl_expect_error(gf_train(other, d.train, d.valid, &o, true, NULL, NULL, NULL), "the saved run has another model "
                  "config than the one given: layers.0.rank 6 vs 4, layers.1.rank 6 vs 4 (the saved run's vs the one given)");
     gf_model_free(other);
     assert_int_equal(count_lines(o.out_dir, "step"), lines); /* metrics.jsonl not truncated */
@@ -712,13 +707,13 @@ static void test_resume_data_changed(void **state) {
     e.train = gf_block_source_create(e.ids, 500, 8, 3);
     e.valid = gf_block_source_create(e.ids + 500, 100, 8, 3);
     o.stop_at = 0;
-    expect_error(gf_train(m, e.train, d.valid, &o, true, NULL, NULL, NULL),
+    tl_expect_error(gf_train(m, e.train, d.valid, &o, true, NULL, NULL, NULL),
                  "the data changed since this run was saved: the training split had 55 examples, now 55 examples of "
                  "other content");
     gf_source *short_valid = gf_block_source_create(d.ids + 500, 60, 8, 3);
-    expect_error(gf_train(m, d.train, short_valid, &o, true, NULL, NULL, NULL), "the validation split had");
+    tl_expect_error(gf_train(m, d.train, short_valid, &o, true, NULL, NULL, NULL), "the validation split had");
     o.stop_at = 4;
-    expect_error(gf_train(m, d.train, d.valid, &o, true, NULL, NULL, NULL), "--stop-at 4: the run in");
+    tl_expect_error(gf_train(m, d.train, d.valid, &o, true, NULL, NULL, NULL), "--stop-at 4: the run in");
     o.stop_at = 0;
     o.accept_changed_data = true;
     gf_train_result res;
@@ -781,14 +776,14 @@ static void test_bad_sources(void **state) {
     run_opts(&o, "bad", 2);
     gf_source future = *d.valid;
     future.version = GF_SOURCE_VERSION + 1;
-    expect_error(gf_train(m, d.train, &future, &o, false, NULL, NULL, NULL),
+    tl_expect_error(gf_train(m, d.train, &future, &o, false, NULL, NULL, NULL),
                  "the validation source has version 2; this library reads versions 1 to 1");
     gf_source half = *d.train;
     half.fill_eval = NULL;
-    expect_error(gf_evaluate(m, &half, 4, &(double){0}, NULL), "sets one of n_eval_examples and fill_eval");
+    tl_expect_error(gf_evaluate(m, &half, 4, &(double){0}, NULL), "sets one of n_eval_examples and fill_eval");
     half = *d.train;
     half.fill = NULL;
-    expect_error(gf_train(m, &half, d.valid, &o, false, NULL, NULL, NULL),
+    tl_expect_error(gf_train(m, &half, d.valid, &o, false, NULL, NULL, NULL),
                  "the training source lacks n_examples or fill");
     gf_model_free(m);
     lm_data_free(&d);

@@ -45,6 +45,11 @@ double tl_max_abs_d(const double *a, int64_t n) {
     return m;
 }
 
+void tl_expect_error(int rc, const char *want) {
+    if (rc == 0) fail_msg("expected an error with \"%s\", got success", want);
+    if (!strstr(gf_last_error(), want)) fail_msg("error \"%s\" does not contain \"%s\"", gf_last_error(), want);
+}
+
 void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol) {
     /* a tolerance made from a reference that holds an Inf (or NaN) would pass anything */
     if (!isfinite(tol)) fail_msg("%s: the tolerance %g is not finite: the reference is not", what, tol);

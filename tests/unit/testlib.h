@@ -24,6 +24,8 @@ static inline double tl_max_nan(double m, double x) { return m != m || x != x ? 
 /* Fail the current test (with a message naming what and where) if max |got - want| > tol, or a difference
  * or the tolerance is not a number. */
 void tl_check_close(const char *what, const float *got, const double *want, int64_t n, double tol);
+/* Fail the current test unless rc is non-zero and gf_last_error() holds want. */
+void tl_expect_error(int rc, const char *want);
 /* An allocation pool: everything a test allocates with these is freed by pool_teardown (use it as the
  * cmocka teardown), even after a failed assertion. */
 void *talloc(size_t bytes);

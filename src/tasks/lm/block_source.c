@@ -4,6 +4,7 @@
  * first predicted once, the last block short); GF_LM_CHUNKS, the reproductions' non-overlapping chunks of L
  * tokens with the remainder dropped, each predicting its L - 1 tokens after the first. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -48,11 +49,9 @@ static int lm_reserve(block_source *s, int64_t rows) {
 }
 
 static int lm_range(int64_t first, int64_t n, int64_t count, const char *what) {
-    if (first < 0 || n < 1 || first > count - n)
-        return gf_fail("block source: %s examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= "
-                       "%lld (the %s examples it holds)", what, (long long)first, (long long)(first + n),
-                       (long long)count, what);
-    return 0;
+    char name[48];
+    snprintf(name, sizeof name, "block source: %s", what);
+    return gf_source_range(name, first, n, count);
 }
 
 static void lm_batch(const block_source *s, int64_t rows, int64_t T, int64_t counted, gf_batch *b) {
@@ -63,11 +62,7 @@ static int lm_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch 
     block_source *s = ctx;
     const int64_t L = s->L;
     if (lm_range(first, n, s->n_blocks, "training") || lm_reserve(s, n)) return -1;
-    if (epoch < 0) return gf_fail("block source: epoch %lld asked for; expected an epoch >= 0", (long long)epoch);
-    if (epoch != s->perm_epoch) {
-        gf_epoch_order(s->perm, s->n_blocks, s->seed, epoch);
-        s->perm_epoch = epoch;
-    }
+    if (gf_epoch_perm("block source", s->perm, &s->perm_epoch, s->n_blocks, s->seed, epoch)) return -1;
     for (int64_t r = 0; r < n; r++) {
         const int32_t *src = s->ids + s->perm[first + r] * (L + 1);
         memcpy(s->in + r * L, src, (size_t)L * sizeof *s->in);

@@ -89,20 +89,13 @@ static int fill_rows(pair_source *s, const int64_t *pairs, int64_t n, gf_batch *
 }
 
 static int nli_range(const pair_source *s, int64_t first, int64_t n) {
-    if (first < 0 || n < 1 || first > s->n - n)
-        return gf_fail("pair source: examples [%lld, %lld) asked for; expected first >= 0, n >= 1 and first + n <= %lld",
-                       (long long)first, (long long)(first + n), (long long)s->n);
-    return 0;
+    return gf_source_range("pair source:", first, n, s->n);
 }
 
 static int nli_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch *b) {
     pair_source *s = ctx;
     if (nli_range(s, first, n)) return -1;
-    if (epoch < 0) return gf_fail("pair source: epoch %lld asked for; expected an epoch >= 0", (long long)epoch);
-    if (epoch != s->perm_epoch) {
-        gf_epoch_order(s->perm, s->n, s->seed, epoch);
-        s->perm_epoch = epoch;
-    }
+    if (gf_epoch_perm("pair source", s->perm, &s->perm_epoch, s->n, s->seed, epoch)) return -1;
     return fill_rows(s, s->perm + first, n, b);
 }
 
