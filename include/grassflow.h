@@ -1123,6 +1123,10 @@ int gf_task_text_counts(const gf_task_ops *t, const void *data, int split, gf_te
  * blocks, the special tokens, how lines are joined, the averaging): 0, or -1 (buf "") for a task that does
  * not say (its table older than version 5, or the member NULL; no message). */
 int gf_task_eval_protocol(const gf_task_ops *t, const void *data, const void *options, char *buf, size_t n);
+/* Task t's source ids of one input text[0..n) under options (its source_ids, version 6), malloc'd into *ids:
+ * 0; -1 with gf_last_error (beginning with `what`), or when t reads no such input (a message saying so). */
+int gf_task_source_ids(const gf_task_ops *t, const void *options, const char *text, size_t n, const char *what,
+                       int32_t **ids, int64_t *len);
 
 /* A task with its options and what a run was made from: the part of a run's recipe that is not the
  * trainer's, stored with it (gf_train_opts.made_from_json). */

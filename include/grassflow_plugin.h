@@ -380,9 +380,10 @@ const void *gf_head_cfg(const gf_config *cfg);
 /* ------------------------------------------------------------------------------------------------ */
 /* Tasks (what the library reads of one: grassflow.h's Tasks section)                                */
 
-/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts; 4: score_by. A table of an older
+/* 1: up to free; 2: stats, data_help and check_options; 3: text_counts; 4: score_by; 5: eval_protocol;
+ * 6: source_ids. A table of an older
  * version still registers and works: the library reads a member only from a table whose version has it. */
-#define GF_TASK_OPS_VERSION 5
+#define GF_TASK_OPS_VERSION 6
 typedef struct gf_task_ops {
     int version;                  /* GF_TASK_OPS_VERSION */
     const char *name;             /* --task NAME and "task" in a stored recipe: [a-z0-9_-], unique */
@@ -445,6 +446,11 @@ typedef struct gf_task_ops {
     /* Optional: one line naming how a split of data is scored under options (lm: the blocks, the special
      * tokens, how lines are joined, the averaging), which eval prints beside the result ("protocol"). */
     void (*eval_protocol)(const void *data, const void *options, char *buf, size_t n);
+    /* ---- version 6 ---- */
+    /* Optional (a task of sequence pairs, on an encoder-decoder): the source ids of one input (a line of
+     * predict's input, text[0..n)) under options, malloc'd into *ids (*len of them); 0, or -1 with a message
+     * that begins with `what` (where the input is: "words.txt:3") and names what it cannot read. */
+    int (*source_ids)(const void *options, const char *text, size_t n, const char *what, int32_t **ids, int64_t *len);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)
 #define GF_TASK_OWNS_WHOLE 2

@@ -83,7 +83,8 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
                                            {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"weights", 1, 0, 'W'},
                                               {0, 0, 0, 0}};
-    static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {0, 0, 0, 0}};
+    static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'},
+                                                 {"max-len", 1, 0, 'M'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
     for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
@@ -112,6 +113,9 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         case 'W': if ((rc = cli_weights_option(a->cmd, optarg, &a->weights))) return rc; a->weights_given = 1; break;
         case 'l': if ((rc = cli_parse_i64(a->cmd, "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
         case 'T': a->task = optarg; break;
+        case 'B': if ((rc = cli_parse_i64(a->cmd, "--beam", optarg, 1, 4096, &a->dec.beam))) return rc; break;
+        case 'P': if ((rc = cli_parse_f(a->cmd, "--length-penalty", optarg, 0, 100, &a->dec.length_penalty))) return rc; break;
+        case 'M': if ((rc = cli_parse_i64(a->cmd, "--max-len", optarg, 1, 1 << 20, &a->dec.max_len))) return rc; break;
         case 'h': help(); return -1;
         default: return cli_usage_error(a->cmd, "unknown option");
         }
@@ -362,6 +366,8 @@ int cli_eval_run(const eval_args *a) {
         rc = cli_usage_error(a->cmd, "--tokenizer: %s carries its own tokenizer; drop the flag", a->ckpt);
     else if ((rc = task_mismatch(m, t.task, a)))
         ; /* refused */
+    else if (!strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0)
+        rc = cli_predict_decode(m, tok, &t, a);
     else if (!strcmp(a->cmd, "predict") && gf_model_predicts_next_token(m))
         rc = cli_error("predict: %s is a language model; predict gives a classifier's label of each example\nHINT: "
                        "grassflow eval for its perplexity, grassflow generate for text", a->ckpt);

@@ -10,7 +10,9 @@
 
 static void help(void) {
     printf("usage: grassflow predict --ckpt FILE --corpus C [--split valid|test|train] [--json] [--limit N]\n"
-           "                         [--batch B] [--task T] [task options]\n\n"
+           "                         [--batch B] [--task T] [task options]\n"
+           "       grassflow predict --ckpt ENCODER_DECODER --corpus WORDS [--beam K] [--length-penalty A]\n"
+           "                         [--max-len N] [--json] [--limit N]\n\n"
            "A classifier's prediction for each example of its task's data, in order: for snli, each pair of a\n"
            "file of pairs (jsonl, TSV or CSV, plain or .xz; pairs without a label too: README, \"Score your own\n"
            "pairs\") or of one split of a folder. A line per example, after a header row:\n"
@@ -27,13 +29,20 @@ static void help(void) {
            "  --limit N       the first N examples only (only they are read: a file's other pairs are not)\n"
            "  --batch B       examples per forward pass (default 16, as eval)\n"
            "  --task T        default: the task the checkpoint was trained for\n"
+           "An encoder-decoder (task g2p) decodes each line of WORDS (a word) into its target, one line each:\n"
+           "  input<TAB>output (the phonemes, space-separated)<TAB>score (--json: {\"index\", \"input\",\n"
+           "  \"output\", \"score\"}); a line it cannot read is an error naming the file and line.\n"
+           "  --beam K        hypotheses kept each step (default 1: greedy)\n"
+           "  --length-penalty A  GNMT's alpha: scores divided by ((5 + tokens) / 6)^A (default 0)\n"
+           "  --max-len N     target tokens at most (default: the model's max_len)\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
            "  the task's options (default: the training run's):\n");
     cli_task_help();
 }
 
 int cmd_predict(int argc, char **argv) {
-    eval_args a = {.cmd = "predict", .split = "valid", .B = 16};
+    eval_args a = {.cmd = "predict", .split = "valid", .B = 16, .dec = gf_decode_opts_default()};
+    a.dec.max_len = 0; /* the model's */
     int rc = cli_eval_parse(argc, argv, &a, help);
     return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
 }

@@ -89,6 +89,14 @@ int gf_task_eval_protocol(const gf_task_ops *t, const void *data, const void *op
     return 0;
 }
 
+int gf_task_source_ids(const gf_task_ops *t, const void *options, const char *text, size_t n, const char *what,
+                       int32_t **ids, int64_t *len) {
+    if (t->version < 6 || !t->source_ids)
+        return gf_fail("%s: task %s reads no source of its own from a line (it is not a task of sequence pairs)", what,
+                       t->name);
+    return t->source_ids(options, text, n, what, ids, len);
+}
+
 const gf_task_ops *gf_task_find(const char *name) {
     char names[512] = "";
     for (int i = 0; i < gf_task_count(); i++) {

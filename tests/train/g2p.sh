@@ -42,6 +42,32 @@ expect 0 "train --resume extends a g2p run" "$GF" train --resume "$tmp/att" --st
 expect 0 "eval scores its checkpoint on the test split" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --split test
 grep -Eq 'cmudict test: tokens [0-9]+ +loss [0-9.]+ +ppl [0-9.]+' "$tmp/out" && pass "... with a loss and a perplexity" || fail "eval printed: $(cat "$tmp/out")"
 
+echo "g2p: predict decodes words"
+printf 'hello\nWorld\n  cat  \n' >"$tmp/words.txt"
+expect 0 "predict decodes each line (greedy)" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt"
+awk -F'\t' 'NF == 3 && $2 ~ /^[a-z0-9 ]+$/ && $3 < 0 {n++} END {exit n != 3}' "$tmp/out" && pass "... three lines: the word, its phonemes, a negative score" \
+    || fail "predict printed: $(cat "$tmp/out")"
+cp "$tmp/out" "$tmp/greedy.tsv"
+expect 0 "predict --beam 1 --json" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 1 --json
+/usr/bin/python3 - "$tmp/out" "$tmp/greedy.tsv" <<'PYEOF' && pass "... the same phonemes and scores as JSON lines" || fail "predict --json differs from the TSV"
+import json, sys
+js = [json.loads(l) for l in open(sys.argv[1])]
+tsv = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
+assert [j["output"] for j in js] == [t[1] for t in tsv] and [j["index"] for j in js] == [0, 1, 2]
+assert all(abs(j["score"] - float(t[2])) < 1e-5 for j, t in zip(js, tsv))
+PYEOF
+expect 0 "predict --beam 4 --length-penalty 0.6 --limit 2" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" \
+    --beam 4 --length-penalty 0.6 --limit 2
+[ "$(wc -l <"$tmp/out")" -eq 2 ] && pass "... two lines" || fail "--limit 2 printed $(wc -l <"$tmp/out") lines"
+printf 'ok\nna\xc3\xafve\n' >"$tmp/bad_word.txt"
+want='bad_word.txt:2: character .* \(byte 0xc3\)' expect 1 "a character the model never read is named with its line" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/bad_word.txt"
+printf 'ok\n\nthe\n' >"$tmp/blank.txt"
+want='blank.txt:2: an empty line' expect 1 "an empty line is named" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/blank.txt"
+want='--beam expects' expect 2 "--beam 0 is a usage error" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 0
+want='max_len 41 is above the model.s max_len 40' expect 1 "--max-len past the model's is refused" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --max-len 41
+
 echo "g2p: refusals"
 want='HINT: --model transformer-g2p or grassmann-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"

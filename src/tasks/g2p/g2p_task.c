@@ -161,6 +161,30 @@ done:
     return out;
 }
 
+/* A word as the lexicon reads it (lower-cased; a-z and ' only) into its bytes: predict's input. */
+static int g2p_source_ids(const void *options, const char *text, size_t n, const char *what, int32_t **ids,
+                          int64_t *len) {
+    (void)options;
+    while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t' || text[n - 1] == '\r')) n--; /* trailing blanks */
+    while (n > 0 && (*text == ' ' || *text == '\t')) text++, n--;
+    if (n == 0) return gf_fail("%s: an empty line; expected one word a line", what);
+    if (n > GF_LEXICON_MAX_SYMBOLS)
+        return gf_fail("%s: a word of %zu characters; at most %d", what, n, GF_LEXICON_MAX_SYMBOLS);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)text[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '\''))
+            return gf_fail("%s: character %s%c%s (byte 0x%02x) at %zu of \"%.*s\": the model reads words of the letters a-z "
+                           "and ' only, as the lexicon it was trained on has them (one word a line)", what,
+                           c > 32 && c < 127 ? "'" : "", c > 32 && c < 127 ? c : '?', c > 32 && c < 127 ? "'" : "", c,
+                           i + 1, (int)(n < 64 ? n : 64), text);
+    }
+    *ids = malloc(n * sizeof **ids);
+    if (!*ids) return gf_fail("out of memory");
+    for (size_t i = 0; i < n; i++) (*ids)[i] = (unsigned char)text[i] >= 'A' && (unsigned char)text[i] <= 'Z' ? text[i] + 32 : text[i];
+    *len = (int64_t)n;
+    return 0;
+}
+
 static void g2p_describe(const void *data, char *buf, size_t n) {
     const g2p_data *g = data;
     const gf_lexicon *lex = g->lex;
@@ -179,6 +203,7 @@ const gf_task_ops gf_task_g2p = {
     .metric = "ppl", .unit = "phon", .counted = "phonemes", .options_size = sizeof(g2p_options), .keys = G2P_KEYS,
     .n_keys = (int)(sizeof G2P_KEYS / sizeof G2P_KEYS[0]), .load = g2p_load, .tokenizer = g2p_tokenizer,
     .configure = g2p_configure, .source = g2p_source, .describe = g2p_describe, .owns = g2p_owns, .free = g2p_free,
+    .source_ids = g2p_source_ids,
     .data_help = "--corpus cmudict (a 20% sample of CMUdict 0.4 grassflow ships: data/cmudict) | a lexicon file in\n"
                  "Festival's format (festlex-cmu's /usr/share/festival/dicts/cmu/cmudict-0.4.out) or the plain\n"
                  "CMUdict's (cmudict-0.7b), plain or .xz, split 90/5/5 by a hash of the word; no --tokenizer\n"};
