@@ -731,6 +731,7 @@ gf_decode_opts gf_decode_opts_default(void);
 int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *o, int32_t *out,
                     int64_t *n, double *score);
 
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Training: batches, data sources, evaluation, the training loop                                   */
 /*                                                                                                  */
@@ -765,6 +766,17 @@ void gf_source_free(gf_source *s);
 int gf_source_fill(gf_source *s, int64_t epoch, int64_t first, int64_t n, gf_batch *batch);
 int64_t gf_source_n_eval(gf_source *s);
 int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch);
+
+/* What decoding a split gives against its references (gf_evaluate_decoding). */
+typedef struct gf_decode_scores {
+    int64_t examples, wrong;     /* examples decoded; those whose target is not their reference exactly */
+    int64_t tokens, edits;       /* the references' tokens; the edit distance to them summed (substitutions,
+                                  * insertions, deletions: Levenshtein's) */
+} gf_decode_scores;
+/* Every evaluation example of src (an encoder-decoder's sequence pairs, as gf_source_fill_eval gives them:
+ * the source, the targets up to o->eos) decoded with o (gf_model_decode) and scored against its targets into
+ * *out: the word error rate of G2P is wrong / examples, the phoneme error rate edits / tokens. 0 or -1. */
+int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *o, gf_decode_scores *out);
 
 /* The language-model source over ids[0..n) (int32 token ids >= 0, borrowed: they must outlive the
  * source). Training examples: the n / (seq_len + 1) contiguous, non-overlapping blocks of seq_len + 1

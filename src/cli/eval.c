@@ -213,6 +213,8 @@ typedef struct {
     gf_tok_kind kind;
     gf_text_counts c;
     char protocol[512]; /* how the split was scored (gf_task_eval_protocol; "" if the task does not say) */
+    bool decoded;       /* an encoder-decoder's: every example decoded greedily and scored (gf_evaluate_decoding) */
+    gf_decode_scores dec;
 } text_report;
 
 /* The counts as JSON members: words, the perplexity per word (not word-level), then the ids for unknown text
@@ -293,6 +295,10 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             gf_json_put_str(stdout, r->protocol);
         }
         if (a->override) printf(", \"override\": %s", a->override->json);
+        if (r->decoded)
+            printf(", \"decoded\": \"greedy\", \"examples\": %lld, \"wer\": %s, \"per\": %s", (long long)r->dec.examples,
+                   gf_json_num((double)r->dec.wrong / (double)r->dec.examples, 'g', 9).s,
+                   gf_json_num((double)r->dec.edits / (double)r->dec.tokens, 'g', 9).s);
         printf("}\n");
     } else {
         char pb[32];
@@ -300,9 +306,26 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
                cli_ppl(pb, sizeof pb, exp(loss), 3));
         if (a->override) printf("  with %s (grassflow inspect %s)\n", a->override->text, a->override->flags);
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
+        if (r->decoded)
+            printf("  decoded greedily: %lld examples, %lld wrong (word error rate %.2f%%), %lld edits of %lld target "
+                   "tokens (token error rate %.2f%%)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
+                   100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
+                   (long long)r->dec.tokens, 100.0 * (double)r->dec.edits / (double)r->dec.tokens);
         if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
+    return EXIT_OK;
+}
+
+/* An encoder-decoder's examples decoded greedily and scored against their targets into r. */
+static int eval_decoding(gf_model *m, const gf_tokenizer *tok, gf_source *src, text_report *r) {
+    const gf_config *c = gf_model_config(m);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.bos = o.eos = gf_tokenizer_eos_id(tok);
+    o.max_len = c->pos == GF_POS_LEARNED ? c->max_len : 256;
+    if (o.eos < 0) return EXIT_OK; /* no end token: nothing to decode to */
+    if (gf_evaluate_decoding(m, src, &o, &r->dec)) return cli_error("%s", gf_last_error());
+    r->decoded = r->dec.examples > 0 && r->dec.tokens > 0;
     return EXIT_OK;
 }
 
@@ -325,6 +348,8 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     text_report r = {.kind = dt ? gf_tokenizer_kind(dt) : GF_TOK_BYTE};
     r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
     gf_task_eval_protocol(t->task, data, t->options.bytes, r.protocol, sizeof r.protocol);
+    if (!rc && gf_model_config(m)->source_vocab > 0 && dt && strcmp(a->cmd, "predict")) /* an encoder-decoder */
+        rc = eval_decoding(m, dt, src, &r);
     if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
     else if (!rc && !t->task->label) rc = eval_ppl(m, src, a, &r); /* a language model's task */
     else if (!rc) {

@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "grassflow_plugin.h"
 
+enum { GF_DECODE_REF_MAX = 4096 }; /* target tokens a scored example may have */
+
 gf_decode_opts gf_decode_opts_default(void) {
     return (gf_decode_opts){.beam = 1, .length_penalty = 0.0, .max_len = 64, .bos = 0, .eos = 0};
 }
@@ -183,5 +185,61 @@ int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_deco
         if (score) *score = s.fin_score[0];
     }
     search_free(&s);
+    return rc;
+}
+
+/* Levenshtein's distance between a[0..n) and b[0..m) (row: m + 1 ints of scratch). */
+static int64_t edit_distance(const int32_t *a, int64_t n, const int32_t *b, int64_t m, int64_t *row) {
+    for (int64_t j = 0; j <= m; j++) row[j] = j;
+    for (int64_t i = 1; i <= n; i++) {
+        int64_t diag = row[0];
+        row[0] = i;
+        for (int64_t j = 1; j <= m; j++) {
+            const int64_t up = row[j], sub = diag + (a[i - 1] != b[j - 1]), del = up + 1, ins = row[j - 1] + 1;
+            const int64_t v = sub < del ? sub : del;
+            row[j] = v < ins ? v : ins;
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+/* Example `first` of src decoded and scored into *out; hyp and row: room for o->max_len and its references. */
+static int score_example(gf_model *m, gf_source *src, int64_t first, const gf_decode_opts *o, int32_t *hyp,
+                         int64_t *row, gf_decode_scores *out) {
+    gf_batch b;
+    if (gf_source_fill_eval(src, first, 1, &b)) return -1;
+    if (!b.source || !b.targets)
+        return gf_fail("decode: evaluation example %lld has no source or no targets: not sequence pairs", (long long)first);
+    int64_t S = b.S, k = 0, n = 0;
+    while (b.source_mask && S > 0 && !b.source_mask[S - 1]) S--;
+    while (k < b.T && b.targets[k] >= 0 && b.targets[k] != o->eos) k++;
+    if (k > o->max_len)
+        return gf_fail("decode: evaluation example %lld has a target of %lld tokens; max_len is %lld", (long long)first,
+                       (long long)k, (long long)o->max_len);
+    const int32_t *ref = b.targets; /* the batch is the source's until its next fill: keep the reference first */
+    int32_t refc[GF_DECODE_REF_MAX];
+    memcpy(refc, ref, (size_t)k * sizeof *refc);
+    int32_t *srcc = malloc((size_t)S * sizeof *srcc);
+    if (!srcc) return gf_fail("out of memory");
+    memcpy(srcc, b.source, (size_t)S * sizeof *srcc);
+    const int rc = gf_model_decode(m, srcc, S, o, hyp, &n, NULL);
+    free(srcc);
+    if (rc) return -1;
+    const int64_t e = edit_distance(refc, k, hyp, n, row);
+    out->examples++, out->tokens += k, out->edits += e, out->wrong += e > 0;
+    return 0;
+}
+
+int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *o, gf_decode_scores *out) {
+    *out = (gf_decode_scores){0};
+    if (o->max_len > GF_DECODE_REF_MAX)
+        return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);
+    int32_t *hyp = malloc((size_t)o->max_len * sizeof *hyp);
+    int64_t *row = malloc((size_t)(o->max_len + 1) * sizeof *row);
+    int rc = hyp && row ? 0 : gf_fail("out of memory");
+    const int64_t n = gf_source_n_eval(src);
+    for (int64_t i = 0; !rc && i < n; i++) rc = score_example(m, src, i, o, hyp, row, out);
+    free(hyp), free(row);
     return rc;
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sources/seq2seq_source.h"
+
 enum { V = 4, EOS = 3, L = 4 }; /* tokens 0, 1, 2, and the end (also the decoder's first input) */
 
 /* A small encoder-decoder whose end token's logit is moved by about -eos_shift (its own head row against
@@ -197,10 +199,57 @@ static void test_refusals(void **state) {
     gf_model_free(lm);
 }
 
+/* Levenshtein's distance written as its definition (recursion: the lengths here are a few tokens). */
+static int64_t lev(const int32_t *a, int64_t n, const int32_t *b, int64_t m) {
+    if (n == 0 || m == 0) return n + m;
+    const int64_t sub = lev(a, n - 1, b, m - 1) + (a[n - 1] != b[m - 1]), del = lev(a, n - 1, b, m) + 1,
+                  ins = lev(a, n, b, m - 1) + 1;
+    return sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+}
+
+/* gf_evaluate_decoding over sequence pairs: each example decoded alone and scored by lev against its target. */
+static void test_decoding_scores(void **state) {
+    (void)state;
+    gf_model *m = small_model(GRASS, 1.25);
+    enum { N = 6 };
+    int32_t src[N * 6], tgt[N * 4];
+    int64_t ss[N + 1] = {0}, ts[N + 1] = {0};
+    for (int i = 0; i < N; i++) {
+        const int ls = 1 + i % 6, lt = i % 4;
+        for (int k = 0; k < ls; k++) src[ss[i] + k] = (int32_t)((3 * i + 5 * k + 1) % 7);
+        for (int k = 0; k < lt; k++) tgt[ts[i] + k] = (int32_t)((i + 2 * k) % 3);
+        ss[i + 1] = ss[i] + ls, ts[i + 1] = ts[i] + lt;
+    }
+    const gf_seq2seq_pairs p = {.n = N, .src = src, .tgt = tgt, .src_start = ss, .tgt_start = ts, .source_vocab = 7,
+                                .target_vocab = V, .bos = EOS, .eos = EOS, .name = "test pairs"};
+    gf_source *source = gf_seq2seq_source_create(&p, 1);
+    assert_non_null(source);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.max_len = 6;
+    o.bos = o.eos = EOS;
+    gf_decode_scores got;
+    assert_int_equal(gf_evaluate_decoding(m, source, &o, &got), 0);
+    gf_decode_scores want = {0};
+    for (int i = 0; i < N; i++) {
+        int32_t out[8];
+        int64_t n;
+        assert_int_equal(gf_model_decode(m, src + ss[i], ss[i + 1] - ss[i], &o, out, &n, NULL), 0);
+        const int64_t e = lev(tgt + ts[i], ts[i + 1] - ts[i], out, n);
+        want.examples++, want.tokens += ts[i + 1] - ts[i], want.edits += e, want.wrong += e > 0;
+    }
+    assert_int_equal(got.examples, want.examples);
+    assert_int_equal(got.tokens, want.tokens);
+    assert_int_equal(got.edits, want.edits);
+    assert_int_equal(got.wrong, want.wrong);
+    assert_true(want.edits > 0); /* a random model: not a trivial check */
+    gf_source_free(source);
+    gf_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
-        cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals), cmocka_unit_test(test_decoding_scores),
     };
     gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */
     return cmocka_run_group_tests_name("decoding", tests, NULL, NULL);
