@@ -45,8 +45,9 @@ static double penalty(double alpha, int64_t n) { return alpha > 0 ? pow((5.0 + (
 
 /* The log-probability of target y[0..k) (then the end token when ended) for source src, one row. */
 static double score_one(gf_model *m, const int32_t *src, int64_t S, const int32_t *y, int64_t k, bool ended) {
-    int32_t ids[L + 1];
+    int32_t ids[16];
     const int64_t T = ended ? k + 1 : k;
+    assert_true(T <= 16);
     ids[0] = EOS;
     for (int64_t i = 0; i + 1 < T; i++) ids[i + 1] = y[i];
     gf_batch b = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
