@@ -449,7 +449,8 @@ typedef struct gf_task_ops {
     /* ---- version 6 ---- */
     /* Optional (a task of sequence pairs, on an encoder-decoder): the source ids of one input (a line of
      * predict's input, text[0..n)) under options, malloc'd into *ids (*len of them); 0, or -1 with a message
-     * that begins with `what` (where the input is: "words.txt:3") and names what it cannot read. */
+     * that begins with `what` (where the input is: "words.txt:3") and names what it cannot read, *ids then
+     * left as it was (nothing of the call's to free). */
     int (*source_ids)(const void *options, const char *text, size_t n, const char *what, int32_t **ids, int64_t *len);
 } gf_task_ops;
 #define GF_TASK_NOT_APPLICABLE (-2)

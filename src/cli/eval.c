@@ -307,8 +307,8 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
         if (a->override) printf("  with %s (grassflow inspect %s)\n", a->override->text, a->override->flags);
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
         if (r->decoded)
-            printf("  decoded greedily: %lld examples, %lld wrong (word error rate %.2f%%), %lld edits of %lld target "
-                   "tokens (token error rate %.2f%%)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
+            printf("  decoded greedily: %lld examples, %lld wrong (%.2f%%: g2p's word error rate), %lld edits of %lld "
+                   "target tokens (%.2f%%: g2p's phoneme error rate)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
                    100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
                    (long long)r->dec.tokens, 100.0 * (double)r->dec.edits / (double)r->dec.tokens);
         if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);

@@ -41,7 +41,7 @@ echo "g2p: resume and eval"
 expect 0 "train --resume extends a g2p run" "$GF" train --resume "$tmp/att" --steps 160
 expect 0 "eval scores its checkpoint on the test split" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --split test
 grep -Eq 'cmudict test: tokens [0-9]+ +loss [0-9.]+ +ppl [0-9.]+' "$tmp/out" && pass "... with a loss and a perplexity" || fail "eval printed: $(cat "$tmp/out")"
-grep -Eq 'decoded greedily: 1019 examples, [0-9]+ wrong \(word error rate [0-9.]+%\), [0-9]+ edits of [0-9]+ target tokens' "$tmp/out" \
+grep -Eq "decoded greedily: 1019 examples, [0-9]+ wrong \([0-9.]+%: g2p's word error rate\), [0-9]+ edits of [0-9]+ target tokens" "$tmp/out" \
     && pass "... and the word and phoneme error rates of its 1,019 test words decoded" || fail "eval printed: $(cat "$tmp/out")"
 expect 0 "eval --json" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --json
 /usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["examples"] == 1011 and 0 <= o["per"] <= 2 and 0 <= o["wer"] <= 1, o' \
