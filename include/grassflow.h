@@ -768,10 +768,13 @@ int64_t gf_source_n_eval(gf_source *s);
 int gf_source_fill_eval(gf_source *s, int64_t first, int64_t n, gf_batch *batch);
 
 /* What decoding a split gives against its references (gf_evaluate_decoding). */
+#define GF_DECODE_BY_LEN 64
 typedef struct gf_decode_scores {
     int64_t examples, wrong;     /* examples decoded; those whose target is not their reference exactly */
     int64_t tokens, edits;       /* the references' tokens; the edit distance to them summed (substitutions,
                                   * insertions, deletions: Levenshtein's) */
+    /* the same two counts by source length: [S] for sources of S ids, [GF_DECODE_BY_LEN] for longer ones */
+    int64_t len_examples[GF_DECODE_BY_LEN + 1], len_wrong[GF_DECODE_BY_LEN + 1];
 } gf_decode_scores;
 /* Every evaluation example of src (an encoder-decoder's sequence pairs, as gf_source_fill_eval gives them:
  * the source, the targets up to o->eos) decoded with o (gf_model_decode) and scored against its targets into

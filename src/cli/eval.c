@@ -271,6 +271,34 @@ static void text_counts(const text_report *r, double total, int64_t predicted, i
 
 /* Perplexity on the split: batched (gf_evaluate), or streamed when asked or when a batch of one example would
  * pass a quarter of the memory (the same numbers), with what the split's text holds (r). */
+/* An encoder-decoder's decoding scores as JSON members: the rates, and "by_source_length": {"S": [examples,
+ * wrong], ...} ("64+" for longer sources). */
+static void json_decoded(const gf_decode_scores *d) {
+    printf(", \"decoded\": \"greedy\", \"examples\": %lld, \"wer\": %s, \"per\": %s, \"by_source_length\": {",
+           (long long)d->examples, gf_json_num((double)d->wrong / (double)d->examples, 'g', 9).s,
+           gf_json_num((double)d->edits / (double)d->tokens, 'g', 9).s);
+    for (int s = 0, first = 1; s <= GF_DECODE_BY_LEN; s++)
+        if (d->len_examples[s]) {
+            printf("%s\"%d%s\": [%lld, %lld]", first ? "" : ", ", s, s == GF_DECODE_BY_LEN ? "+" : "",
+                   (long long)d->len_examples[s], (long long)d->len_wrong[s]);
+            first = 0;
+        }
+    printf("}");
+}
+
+/* The exact-match rate by source length, one line: "  exact by source length: 1 100.0% (12), 2 ...". */
+static void by_length(const gf_decode_scores *d) {
+    printf("  exact by source length:");
+    for (int s = 0, first = 1; s <= GF_DECODE_BY_LEN; s++)
+        if (d->len_examples[s]) {
+            printf("%s %d%s %.1f%% (%lld)", first ? "" : ",", s, s == GF_DECODE_BY_LEN ? "+" : "",
+                   100.0 * (double)(d->len_examples[s] - d->len_wrong[s]) / (double)d->len_examples[s],
+                   (long long)d->len_examples[s]);
+            first = 0;
+        }
+    printf("\n");
+}
+
 static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_report *r) {
     bool stream = a->stream;
     gf_batch b0;
@@ -295,10 +323,7 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             gf_json_put_str(stdout, r->protocol);
         }
         if (a->override) printf(", \"override\": %s", a->override->json);
-        if (r->decoded)
-            printf(", \"decoded\": \"greedy\", \"examples\": %lld, \"wer\": %s, \"per\": %s", (long long)r->dec.examples,
-                   gf_json_num((double)r->dec.wrong / (double)r->dec.examples, 'g', 9).s,
-                   gf_json_num((double)r->dec.edits / (double)r->dec.tokens, 'g', 9).s);
+        if (r->decoded) json_decoded(&r->dec);
         printf("}\n");
     } else {
         char pb[32];
@@ -311,6 +336,7 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
                    "target tokens (%.2f%%: g2p's phoneme error rate)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
                    100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
                    (long long)r->dec.tokens, 100.0 * (double)r->dec.edits / (double)r->dec.tokens);
+        if (r->decoded) by_length(&r->dec);
         if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);

@@ -228,6 +228,8 @@ static int score_example(gf_model *m, gf_source *src, int64_t first, const gf_de
     if (rc) return -1;
     const int64_t e = edit_distance(refc, k, hyp, n, row);
     out->examples++, out->tokens += k, out->edits += e, out->wrong += e > 0;
+    const int64_t at = S < GF_DECODE_BY_LEN ? S : GF_DECODE_BY_LEN;
+    out->len_examples[at]++, out->len_wrong[at] += e > 0;
     return 0;
 }
 

@@ -25,6 +25,8 @@ expect 0 "eval decodes the 1,000 valid examples" "$GF" eval --ckpt "$tmp/rev/bes
 /usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["examples"] == 1000 and o["wer"] <= 0.01, o' \
     "$tmp/out" && pass "... at least 99% of them exactly" || fail "eval --json: $(cat "$tmp/out")"
 expect 0 "eval decodes the longer test examples" "$GF" eval --ckpt "$tmp/rev/best.safetensors" --corpus reverse --split test
+grep -Eq 'exact by source length: 9 [0-9.]+% \([0-9]+\),.* 16 [0-9.]+% \([0-9]+\)$' "$tmp/out" \
+    && pass "... and its exact-match rate for each source length, 9 to 16" || fail "eval printed: $(cat "$tmp/out")"
 printf '31415\n2718\n' >"$tmp/nums.txt"
 expect 0 "predict reverses numbers" "$GF" predict --ckpt "$tmp/rev/best.safetensors" --corpus "$tmp/nums.txt"
 [ "$(cut -f2 "$tmp/out" | tr '\n' ',')" = "5 1 4 1 3,8 1 7 2," ] && pass "... 31415 -> 5 1 4 1 3, 2718 -> 8 1 7 2" \

@@ -237,7 +237,10 @@ static void test_decoding_scores(void **state) {
         assert_int_equal(gf_model_decode(m, src + ss[i], ss[i + 1] - ss[i], &o, out, &n, NULL), 0);
         const int64_t e = lev(tgt + ts[i], ts[i + 1] - ts[i], out, n);
         want.examples++, want.tokens += ts[i + 1] - ts[i], want.edits += e, want.wrong += e > 0;
+        want.len_examples[ss[i + 1] - ss[i]]++, want.len_wrong[ss[i + 1] - ss[i]] += e > 0;
     }
+    assert_memory_equal(got.len_examples, want.len_examples, sizeof got.len_examples);
+    assert_memory_equal(got.len_wrong, want.len_wrong, sizeof got.len_wrong);
     assert_int_equal(got.examples, want.examples);
     assert_int_equal(got.tokens, want.tokens);
     assert_int_equal(got.edits, want.edits);
