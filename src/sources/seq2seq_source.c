@@ -153,6 +153,22 @@ static int copy_pairs(s2s_source *s, const gf_seq2seq_pairs *p) {
     return 0;
 }
 
+int gf_seq2seq_configure(gf_config *cfg, const char *task, int64_t source_vocab, int64_t target_vocab, int64_t longest) {
+    if (cfg->source_vocab < 1)
+        return gf_fail("--task %s trains an encoder-decoder, and this model is not one (source_vocab 0)\nHINT: --model "
+                       "transformer-g2p or grassmann-g2p (grassflow info --presets; docs/model.md, \"Encoder-decoders\")",
+                       task);
+    if (target_vocab < 1) return 0; /* a check before the data is read */
+    char kv[64];
+    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)target_vocab);
+    if (gf_config_set(cfg, kv)) return -1;
+    snprintf(kv, sizeof kv, "source_vocab=%lld", (long long)source_vocab);
+    if (gf_config_set(cfg, kv)) return -1;
+    if (cfg->pos != GF_POS_LEARNED || cfg->max_len >= longest) return 0;
+    snprintf(kv, sizeof kv, "max_len=%lld", (long long)longest);
+    return gf_config_set(cfg, kv);
+}
+
 gf_source *gf_seq2seq_source_create(const gf_seq2seq_pairs *p, uint64_t seed) {
     s2s_source *s = calloc(1, sizeof *s);
     if (!s) {

@@ -19,6 +19,11 @@ typedef struct gf_seq2seq_pairs {
     const char *name;              /* what the examples are, for messages ("g2p train") */
 } gf_seq2seq_pairs;
 
+/* What a task of sequence pairs does to a config (its configure): refuse one that is not an encoder-decoder
+ * (naming `task` and the presets that are one), and with vocabularies known (target_vocab > 0) set its
+ * vocab_size, source_vocab, and max_len to at least longest with learned positions. 0, or -1 (gf_fail). */
+int gf_seq2seq_configure(gf_config *cfg, const char *task, int64_t source_vocab, int64_t target_vocab, int64_t longest);
+
 /* A source over a copy of p (p may go once it returns). NULL (gf_last_error): no example, an empty source, an
  * id out of range, out of memory. */
 gf_source *gf_seq2seq_source_create(const gf_seq2seq_pairs *p, uint64_t seed);

@@ -108,15 +108,12 @@ static const gf_tokenizer *g2p_tokenizer(const void *data) { return ((const g2p_
 static int g2p_configure(const void *data, const void *options, gf_config *cfg) {
     (void)options;
     const g2p_data *g = data;
-    if (cfg->source_vocab < 1)
-        return gf_fail("--task g2p trains an encoder-decoder, and this model is not one (source_vocab 0)\nHINT: --model "
-                       "transformer-g2p or grassmann-g2p (grassflow info --presets; docs/model.md, \"Encoder-decoders\")");
-    if (!g) return 0;
-    char kv[64];
-    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)gf_tokenizer_vocab_size(g->tok));
-    if (gf_config_set(cfg, kv)) return -1;
-    snprintf(kv, sizeof kv, "source_vocab=%d", G2P_SOURCE_VOCAB);
-    return gf_config_set(cfg, kv);
+    int64_t longest = 0; /* a word's bytes, or its phonemes and the end */
+    for (int64_t i = 0; g && i < g->lex->n; i++) {
+        const int64_t w = (int64_t)strlen(gf_lexicon_word(g->lex, i)), p = g->lex->entry[i].n_phonemes + 1;
+        longest = w > longest ? w : p > longest ? p : longest;
+    }
+    return gf_seq2seq_configure(cfg, "g2p", G2P_SOURCE_VOCAB, g ? gf_tokenizer_vocab_size(g->tok) : 0, longest);
 }
 
 /* Split s's examples: each kept entry's word bytes and its phonemes' target ids. */

@@ -138,20 +138,9 @@ static int synth_load(const gf_task_env *e, const void *options, void **data) {
 static const gf_tokenizer *synth_tokenizer(const void *data) { return ((const synth_data *)data)->use; }
 
 static int synth_configure(const void *data, const void *options, gf_config *cfg) {
-    const synth_options *o = options;
-    if (cfg->source_vocab < 1)
-        return gf_fail("--task synth trains an encoder-decoder, and this model is not one (source_vocab 0)\nHINT: --model "
-                       "transformer-g2p or grassmann-g2p (grassflow info --presets; docs/model.md, \"Encoder-decoders\")");
-    if (!data) return 0;
-    char kv[64];
-    snprintf(kv, sizeof kv, "vocab_size=%lld", (long long)gf_tokenizer_vocab_size(synth_tokenizer(data)));
-    if (gf_config_set(cfg, kv)) return -1;
-    snprintf(kv, sizeof kv, "source_vocab=%d", SYNTH_SOURCE_VOCAB);
-    if (gf_config_set(cfg, kv)) return -1;
-    const int64_t longest = 2 * o->train_len + 2; /* test's sources, and a sum's digits with the end */
-    if (cfg->pos != GF_POS_LEARNED || cfg->max_len >= longest) return 0;
-    snprintf(kv, sizeof kv, "max_len=%lld", (long long)longest);
-    return gf_config_set(cfg, kv);
+    const synth_options *o = options; /* the longest: test's sources, and a sum's digits with the end */
+    return gf_seq2seq_configure(cfg, "synth", SYNTH_SOURCE_VOCAB, data ? gf_tokenizer_vocab_size(synth_tokenizer(data)) : 0,
+                                2 * o->train_len + 2);
 }
 
 static gf_source *synth_source(const void *data, int split, const void *options, uint64_t seed) {
