@@ -111,7 +111,8 @@ static int g2p_configure(const void *data, const void *options, gf_config *cfg) 
     int64_t longest = 0; /* a word's bytes, or its phonemes and the end */
     for (int64_t i = 0; g && i < g->lex->n; i++) {
         const int64_t w = (int64_t)strlen(gf_lexicon_word(g->lex, i)), p = g->lex->entry[i].n_phonemes + 1;
-        longest = w > longest ? w : p > longest ? p : longest;
+        longest = w > longest ? w : longest;
+        longest = p > longest ? p : longest;
     }
     return gf_seq2seq_configure(cfg, "g2p", G2P_SOURCE_VOCAB, g ? gf_tokenizer_vocab_size(g->tok) : 0, longest);
 }
