@@ -242,6 +242,7 @@ test-studies: all
 # the source layout the maps promise: names, folders, include cycles, make clean (tests/project/layout.sh)
 test-layout:
 	bash tests/project/layout.sh
+	bash tests/project/links.sh
 
 test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train/train.sh $(BUILD)
