@@ -189,4 +189,5 @@ const gf_task_ops gf_task_synth = {
     .n_keys = (int)(sizeof SYNTH_KEYS / sizeof SYNTH_KEYS[0]), .load = synth_load, .tokenizer = synth_tokenizer,
     .configure = synth_configure, .source = synth_source, .describe = synth_describe, .owns = synth_owns,
     .free = synth_free, .source_ids = synth_source_ids,
-    .data_help = "--corpus reverse | sort | add: made from --data-seed; test's sources are longer than training's\n"};
+    .data_help = "--corpus reverse | sort | add, made from the task's data seed (train option data_seed); test's\n"
+                 "sources are longer than training's\n"};
