@@ -331,12 +331,13 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
                cli_ppl(pb, sizeof pb, exp(loss), 3));
         if (a->override) printf("  with %s (grassflow inspect %s)\n", a->override->text, a->override->flags);
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
-        if (r->decoded)
+        if (r->decoded) {
             printf("  decoded greedily: %lld examples, %lld wrong (%.2f%%: g2p's word error rate), %lld edits of %lld "
                    "target tokens (%.2f%%: g2p's phoneme error rate)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
                    100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
                    (long long)r->dec.tokens, 100.0 * (double)r->dec.edits / (double)r->dec.tokens);
-        if (r->decoded) by_length(&r->dec);
+            by_length(&r->dec);
+        }
         if (r->protocol[0]) printf("  protocol: %s\n", r->protocol);
     }
     cli_warn_ppl(exp(loss), gf_model_config(m)->vocab_size);
