@@ -34,6 +34,12 @@ class SamplerParams(ctypes.Structure):
     _fields_ = [("temperature", c_d), ("top_k", c_i64), ("top_p", c_d), ("seed", c_u64)]
 
 
+class DecodeOpts(ctypes.Structure):
+    """gf_decode_opts"""
+    _fields_ = [("beam", c_i64), ("length_penalty", c_d), ("max_len", c_i64), ("bos", ctypes.c_int32),
+                ("eos", ctypes.c_int32)]
+
+
 # name: (restype, argtypes)
 PROTOTYPES = {
     "gf_version": (c_s, []), "gf_abi_version": (c_int, []), "gf_last_error": (c_s, []),
@@ -49,6 +55,8 @@ PROTOTYPES = {
     "gf_model_stack_output": (P_f, [c_p, c_int, ctypes.POINTER(c_i64), ctypes.POINTER(c_i64),
                                     ctypes.POINTER(c_i64)]),
     "gf_model_set_training": (None, [c_p, c_bool, c_u64, c_u64]),
+    "gf_model_decode": (c_int, [c_p, P_i32, c_i64, ctypes.POINTER(DecodeOpts), P_i32, ctypes.POINTER(c_i64),
+                                ctypes.POINTER(c_d)]),
     "gf_stream_create": (c_p, [c_p]), "gf_stream_free": (None, [c_p]), "gf_stream_reset": (None, [c_p]),
     "gf_stream_step": (P_f, [c_p, ctypes.c_int32]), "gf_stream_next": (P_f, [c_p, P_i32, c_i64]), "gf_stream_feed": (c_int, [c_p, P_i32, c_i64]),
     "gf_stream_score": (c_int, [c_p, P_i32, P_i32, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),

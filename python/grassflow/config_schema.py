@@ -41,12 +41,13 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "attention": {"n_head": _N_HEAD},
     "linformer": {"n_head": _N_HEAD, "k_proj": _key("int", 1, 1 << 24)},
     "window": {"n_head": _N_HEAD, "window": _key("int", 1, 1 << 24), "n_global": _key("int", 0, 1 << 24)},
-    "performer": {"n_head": _N_HEAD, "features": _key("int", 1, 65536), "redraw": _key("int", 0, 1e15)}}
+    "performer": {"n_head": _N_HEAD, "features": _key("int", 1, 65536), "redraw": _key("int", 0, 1e15)},
+    "gru": {}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
-                  "performer": {"n_head": 4, "features": 128, "redraw": 0}}
+                  "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {}}
 BIDIRECTIONAL_ONLY = {"linformer"}
 HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first"))}}
 HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
@@ -307,7 +308,8 @@ def _parse_stacks(cfg, c, src):
 
 
 def _check_layer(c, st, layer, l, src):
-    """The checks of the layer's mixer (src/mixers/*.c: g_check, gf_attn_check, l_check, w_check, p_check)."""
+    """The checks of the layer's mixer (src/mixers/*.c: g_check, gf_attn_check, l_check, w_check, p_check, and
+    gru.c's g_check)."""
     m, d = layer["mixer"], st["d_model"]
     if m in BIDIRECTIONAL_ONLY and st["direction"] != "bidirectional":
         _fail("%s: layer %d: mixer \"%s\" cannot run causally: it is bidirectional only (each of its outputs mixes in "
@@ -322,6 +324,10 @@ def _check_layer(c, st, layer, l, src):
         if not layer["plucker"] and H != 1:
             _fail("%s: layer %d: heads is %d with plucker false; heads split the Pluecker coordinates, which plucker "
                   "false does not compute: set heads 1 or plucker true", src, l, H)
+        return
+    if m == "gru":
+        if st["direction"] == "bidirectional" and d % 2:
+            _fail("%s: layer %d: a bidirectional gru needs an even width (d / 2 units each way), not %d", src, l, d)
         return
     if d % layer["n_head"]:
         _fail("%s: layer %d: d_model %d is not divisible by n_head %d", src, l, d, layer["n_head"])

@@ -272,6 +272,40 @@ class Performer(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(B, T, d))
 
 
+class GRUMixer(nn.Module):
+    """The gru mixer (src/mixers/gru.c): torch.nn.GRU itself, causal with d units or bidirectional with d / 2
+    each way (outputs concatenated), its tensors under nn.GRU's names (mix.gru.weight_ih_l0, ...). A padded
+    position passes the state on unchanged and outputs it: with a mask the recurrence runs one position at
+    a time through PyTorch's own GRU cell (torch.gru_cell, the op nn.GRUCell calls) on nn.GRU's tensors,
+    holding the state where the mask is False. Without one it is a single nn.GRU call."""
+
+    def __init__(self, d, bidirectional=False):
+        super().__init__()
+        if bidirectional and d % 2:
+            raise ValueError("a bidirectional gru needs an even width, not %d" % d)
+        self.gru = nn.GRU(d, d // 2 if bidirectional else d, batch_first=True, bidirectional=bidirectional)
+
+    def _direction(self, h, mask, suffix, reverse):
+        g = self.gru
+        w = [getattr(g, n + "_l0" + suffix) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        B, T, _ = h.shape
+        state = h.new_zeros(B, g.hidden_size)
+        out = [None] * T
+        for t in (range(T - 1, -1, -1) if reverse else range(T)):
+            new = torch.gru_cell(h[:, t], state, *w)
+            state = torch.where(mask[:, t, None], new, state)
+            out[t] = state
+        return torch.stack(out, 1)
+
+    def forward(self, h, mask=None):
+        if mask is None:
+            return self.gru(h)[0]
+        outs = [self._direction(h, mask, "", False)]
+        if self.gru.bidirectional:
+            outs.append(self._direction(h, mask, "_reverse", True))
+        return torch.cat(outs, -1)
+
+
 # The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
 # the stack is bidirectional, the stack's keys) and whether its output holds the skip path (post-norm blocks;
 # src/mixers' gated_skip). MIXER_DEFAULTS (above) has each one's keys. A new mixer is a class and a line here.
@@ -291,6 +325,7 @@ MIXERS = {
                                                                  causal=not bidir)},
     "performer": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: Performer(d, lc["n_head"], lc["features"], causal=not bidir)},
+    "gru": {"gated_skip": False, "build": lambda d, lc, bidir, st: GRUMixer(d, bidirectional=bidir)},
 }
 
 

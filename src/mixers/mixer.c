@@ -15,6 +15,7 @@ extern const gf_mixer_ops gf_mixer_attention;
 extern const gf_mixer_ops gf_mixer_linformer;
 extern const gf_mixer_ops gf_mixer_window;
 extern const gf_mixer_ops gf_mixer_performer;
+extern const gf_mixer_ops gf_mixer_gru;
 
 /* The built-in mixers: a new one is its source file plus one line here. */
 static const gf_mixer_ops *const BUILTIN[] = {
@@ -23,6 +24,7 @@ static const gf_mixer_ops *const BUILTIN[] = {
     &gf_mixer_linformer,
     &gf_mixer_window,
     &gf_mixer_performer,
+    &gf_mixer_gru,
 };
 static gf_registry g_mixers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 

@@ -22,7 +22,9 @@ trap 'rm -rf "$out"' EXIT
 # performer_*: omega read from the checkpoint, T 70 > one chunk of 64, causal LM and padded classifier;
 # parallel_block_*: the test-only block kind of tests/plugins/block_parallel.c (build/tests/grassflow-blocks, which has
 # it, writes every init) in two of three layers, padded; encdec_*: encoder-decoders (docs/model.md,
-# "Encoder-decoders"), a source of T + 3 ids per row, padded with the targets under pad)
+# "Encoder-decoders"), a source of T + 3 ids per row, padded with the targets under pad; gru_*: the GRU mixer,
+# nn.GRU itself unpadded, torch.gru_cell position by position where padded; encdec_gru: a bidirectional GRU
+# encoder, a GRU decoder with one cross head)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -63,6 +65,9 @@ parallel_block_hybrid 3 20 1 pad
 encdec_transformer_pre 3 9 0 pad
 encdec_transformer_post 2 11 2
 encdec_grassmann 3 10 1 pad
+gru_lm 2 20 0
+gru_bidir_classify 4 18 0 pad
+encdec_gru 3 9 0 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

@@ -370,6 +370,40 @@ static inline void ref_linformer(double *out, const double *inp, const double *c
     free(qkv), free(o), free(Kp), free(Vp), free(s);
 }
 
+/* A GRU, the literal way (torch.nn.GRU's equations, gates r, z, n): causal, one direction of d units;
+ * bidirectional, a forward and a backward one of d / 2 units each, out = [h forward; h backward]. A padded
+ * position passes the state on unchanged and outputs it. P per direction: weight_ih (3H, d), weight_hh
+ * (3H, H), bias_ih, bias_hh; the backward direction's four after the forward's. */
+static inline void ref_gru(double *out, const double *inp, const double *const *P, int64_t d, int64_t B, int64_t T,
+                           bool bidir, const uint8_t *mask) {
+    const int nd = bidir ? 2 : 1;
+    const int64_t H = d / nd;
+    double *h = malloc((size_t)H * sizeof *h), *hn = malloc((size_t)H * sizeof *hn), a[3], c[3];
+    for (int k = 0; k < nd; k++) {
+        const double *Wi = P[4 * k], *Wh = P[4 * k + 1], *bi = P[4 * k + 2], *bh = P[4 * k + 3];
+        for (int64_t b = 0; b < B; b++) {
+            for (int64_t j = 0; j < H; j++) h[j] = 0.0;
+            for (int64_t s = 0; s < T; s++) {
+                const int64_t t = k ? T - 1 - s : s;
+                const double *x = inp + (b * T + t) * d;
+                for (int64_t j = 0; j < H && (!mask || mask[b * T + t]); j++) {
+                    for (int g = 0; g < 3; g++) {
+                        a[g] = bi[g * H + j], c[g] = bh[g * H + j];
+                        for (int64_t i = 0; i < d; i++) a[g] += Wi[(g * H + j) * d + i] * x[i];
+                        for (int64_t i = 0; i < H; i++) c[g] += Wh[(g * H + j) * H + i] * h[i];
+                    }
+                    const double r = 1.0 / (1.0 + exp(-(a[0] + c[0]))), z = 1.0 / (1.0 + exp(-(a[1] + c[1])));
+                    const double n = tanh(a[2] + r * c[2]);
+                    hn[j] = (1.0 - z) * n + z * h[j];
+                }
+                if (!mask || mask[b * T + t]) memcpy(h, hn, (size_t)H * sizeof *h);
+                for (int64_t j = 0; j < H; j++) out[(b * T + t) * d + k * H + j] = h[j];
+            }
+        }
+    }
+    free(h), free(hn);
+}
+
 /* ---- finite differences ---------------------------------------------------------------------- */
 
 /* A reference forward: writes its output (n_out doubles) from inputs reachable through ctx. */

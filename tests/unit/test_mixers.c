@@ -49,6 +49,7 @@ typedef struct {
 
 static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
 static bool is_linformer(const mix_case *mc) { return !strcmp(mc->mixer, "linformer"); }
+static bool is_gru(const mix_case *mc) { return !strcmp(mc->mixer, "gru"); }
 
 static gf_grassmann_config *GC(gf_config *cfg, int l) { return (gf_grassmann_config *)(void *)cfg->layers[l].params.bytes; }
 
@@ -64,13 +65,13 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
     gf_layer_set_mixer(cfg, 0, ops);
     gf_layer_set_mixer(cfg, LAYER, ops);
-    if (is_linformer(mc)) { /* bidirectional only: a classifier */
+    if (is_linformer(mc) || (is_gru(mc) && mc->bidir)) { /* linformer is bidirectional only: a classifier */
         cfg->direction = GF_BIDIRECTIONAL;
         if (gf_config_set(cfg, "head.kind=classify")) fail_msg("%s: %s", mc->name, gf_last_error());
     }
     char head[64];
     snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
-    if (!is_grassmann(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    if (!is_grassmann(mc) && !is_gru(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
     snprintf(head, sizeof head, "features=%lld", (long long)mc->m);
     if (mc->m && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
     char kp[64]; /* layer 0 is a decoy with k_proj 1 */
@@ -110,6 +111,20 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
 /* The parameter list docs/model.md prescribes, in the order the references take it. */
 static int expected_specs(const mix_case *mc, gf_param_spec *s) {
     const int64_t d = mc->d, r = mc->r, H = mc->heads ? mc->heads : 1, C = H * ((r / H) * (r / H - 1) / 2); /* per head */
+    if (is_gru(mc)) { /* torch.nn.GRU's tensors under its names */
+        static const char *const NAMES[2][4] = {
+            {"gru.weight_ih_l0", "gru.weight_hh_l0", "gru.bias_ih_l0", "gru.bias_hh_l0"},
+            {"gru.weight_ih_l0_reverse", "gru.weight_hh_l0_reverse", "gru.bias_ih_l0_reverse", "gru.bias_hh_l0_reverse"}};
+        const int nd = mc->bidir ? 2 : 1;
+        const int64_t u = d / nd;
+        for (int k = 0; k < nd; k++) {
+            gf_param_spec_set(&s[4 * k], NAMES[k][0], 2, 3 * u, d, GF_INIT_NORMAL);
+            gf_param_spec_set(&s[4 * k + 1], NAMES[k][1], 2, 3 * u, u, GF_INIT_NORMAL);
+            gf_param_spec_set(&s[4 * k + 2], NAMES[k][2], 1, 3 * u, 0, GF_INIT_ZERO);
+            gf_param_spec_set(&s[4 * k + 3], NAMES[k][3], 1, 3 * u, 0, GF_INIT_ZERO);
+        }
+        return 4 * nd;
+    }
     if (!is_grassmann(mc)) {
         gf_param_spec_set(&s[0], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
@@ -157,11 +172,14 @@ typedef struct {
     double *inp;
     double *P[GF_MIXER_MAX_PARAMS];
     ref_grassmann_stats *st;
+    bool gru;
 } mix_ctx;
 
 static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
-    if (c->grassmann) {
+    if (c->gru) {
+        ref_gru(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->B, c->T, c->bidir, c->mask);
+    } else if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
     } else if (c->m) {
         ref_performer(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->n_head, c->m, c->B, c->T, c->bidir,
@@ -317,7 +335,7 @@ static void case_reference(case_run *c) {
     ref_grassmann_stats st;
     mix_ctx ctx = {&c->cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, c->mask, win ? mc->w : T,
                    win ? mc->g : 0, mc->B, T, mc->m, layer1_key(&c->cfg, "layers.1.n_head"),
-                   layer1_key(&c->cfg, "layers.1.k_proj"), ddup_f(c->inp, N * d), {0}, &st};
+                   layer1_key(&c->cfg, "layers.1.k_proj"), ddup_f(c->inp, N * d), {0}, &st, is_gru(mc)};
     for (int i = 0; i < c->np; i++) ctx.P[i] = ddup_f(c->p[i], c->numel[i]);
     double *wd = ddup_f(c->dout, N * d);
     c->want = dalloc(N * d);
@@ -719,6 +737,26 @@ static void test_performer_omega(void **state) {
     if (memcmp(w[4][4], w[1][4], (size_t)n * sizeof(float))) fail_msg("omega at step 10 depends on earlier draws");
 }
 
+/* ---- GRU -------------------------------------------------------------------------------------- */
+
+/* Causal and bidirectional (d / 2 units each way), padded (a padded position inside a row, the end of
+ * another, and with pad_first its start: the state passes them unchanged), B = 2, and T long enough that
+ * the recurrence's gradient runs through many steps. */
+static void test_gru(void **state) {
+    (void)state;
+    mix_case c = {.name = "gru(d=8, T=11, causal)", .mixer = "gru", .d = 8, .B = 2, .T = 11, .fast = true};
+    run_case(&c);
+    c.name = "gru(d=8, T=11, causal, padded, pad_first)";
+    c.padded = true, c.pad_first = true, c.seed = 1;
+    run_case(&c);
+    c.name = "gru(d=12, T=9, bidirectional, padded)";
+    c.d = 12, c.T = 9, c.bidir = true, c.pad_first = false, c.seed = 2;
+    run_case(&c);
+    c.name = "gru(d=6, T=1, bidirectional): one step";
+    c.d = 6, c.T = 1, c.padded = false, c.seed = 3;
+    run_case(&c);
+}
+
 static void test_mixer_get(void **state) {
     (void)state;
     const gf_mixer_ops *g = gf_mixer_find("grassmann"), *a = gf_mixer_find("attention");
@@ -746,6 +784,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_ablations, pool_teardown),
         cmocka_unit_test_teardown(test_performer, pool_teardown),
         cmocka_unit_test_teardown(test_performer_omega, pool_teardown),
+        cmocka_unit_test_teardown(test_gru, pool_teardown),
     };
     int rc = cmocka_run_group_tests_name("mixers", tests, NULL, NULL);
     pool_release();

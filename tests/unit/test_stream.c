@@ -126,6 +126,14 @@ static void test_stream_performer(void **state) {
     check_stream("performer,grassmann post, sinusoidal, 128 features, 130 positions", "transformer-tiny", post, 130);
 }
 
+static void test_stream_gru(void **state) {
+    (void)state;
+    const char *pre[] = {"mixers=r,r", "pos=none", NULL};
+    check_stream("gru,gru pre, pos none, 150 positions", "transformer-tiny", pre, 150);
+    const char *post[] = {"norm=post", "mixers=r,g", "pos=sinusoidal", NULL};
+    check_stream("gru,grassmann post, sinusoidal, 130 positions", "transformer-tiny", post, 130);
+}
+
 /* The state bytes of a stream of transformer-tiny with sets after one token, checked to be the same after
  * 3,000 (a state flat in position). */
 static size_t flat_state_bytes(const char *const *sets) {
@@ -187,6 +195,9 @@ static void test_stream_errors_and_state(void **state) {
     /* performer: flat, the running sums: 2 layers x 4 heads x 16 features x (8 + 1) floats */
     const char *pnone[] = {"pos=none", "mixers=p,p", "features=16", NULL};
     assert_int_equal(flat_state_bytes(pnone), 2 * 4 * 16 * (8 + 1) * sizeof(float));
+    /* gru: flat, h: 2 layers x d = 32 */
+    const char *rnone[] = {"pos=none", "mixers=r,r", NULL};
+    assert_int_equal(flat_state_bytes(rnone), 2 * 32 * sizeof(float));
 }
 
 /* gf_stream_next (generation): the logits after ids[0..n) for n = 1, 2, ... equal the full forward's over the
@@ -299,6 +310,7 @@ int main(void) {
         cmocka_unit_test(test_stream_window),
         cmocka_unit_test(test_stream_hybrid),
         cmocka_unit_test(test_stream_performer),
+        cmocka_unit_test(test_stream_gru),
         cmocka_unit_test(test_stream_errors_and_state),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
