@@ -719,11 +719,14 @@ void gf_sampler_free(gf_sampler *s);
 typedef struct gf_decode_opts {
     int64_t beam;            /* hypotheses kept each step, >= 1; 1 = greedy */
     double length_penalty;   /* GNMT's alpha, >= 0; 0 = the log-probability itself */
-    int64_t max_len;         /* target tokens at most, the end's not counted, >= 1 */
+    int64_t max_len;         /* target tokens at most, the end's not counted, >= 1; 0: gf_decode_max_len */
     int32_t bos, eos;        /* the decoder's first input, and the token that ends a target */
 } gf_decode_opts;
-/* beam 1, length_penalty 0, max_len 64, bos and eos 0. */
+/* beam 1, length_penalty 0, max_len 0 (the model's: gf_decode_max_len), bos and eos 0. */
 gf_decode_opts gf_decode_opts_default(void);
+/* The target length decoding m stops at when its options say 0: the model's max_len with learned positions
+ * (the decoder reads bos and max_len - 1 tokens), else 256. */
+int64_t gf_decode_max_len(const gf_model *m);
 /* The best target for source[0..S) (ids in [0, source_vocab)) into out (room for max_len ids), its tokens
  * without the end token into *n, its score into *score (NULL: not wanted). The model is put in evaluation
  * mode (gf_model_set_training(m, false, 0, 0)). 0, or -1 (gf_last_error): not an encoder-decoder, bad
@@ -1290,6 +1293,12 @@ void gf_inspection_free(gf_inspection *x);
  * NULL) the tokens' text, top_k (1 to 64) the Pluecker coordinates listed per token and per layer. NULL out of
  * memory. */
 char *gf_inspection_to_json(const gf_inspection *x, const char *const *labels, int top_k);
+
+/* An encoder-decoder's alignment: after a forward (gf_model_forward_batch with a source), decoder layer
+ * `layer`'s cross-attention weights into out, (B, H, T, S) floats with H = its cross_heads (0 means 1), T the
+ * target positions and S the source's: row (b, h, t) the query at t over the source positions (0 at padded
+ * ones), summing to 1. 0, or -1 (gf_last_error: no forward yet, a layer without a cross op). */
+int gf_model_cross_attention(const gf_model *m, int layer, float *out);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Utilities: what a command-line tool or a plug-in needs besides the model                          */

@@ -55,6 +55,7 @@ PROTOTYPES = {
     "gf_model_stack_output": (P_f, [c_p, c_int, ctypes.POINTER(c_i64), ctypes.POINTER(c_i64),
                                     ctypes.POINTER(c_i64)]),
     "gf_model_set_training": (None, [c_p, c_bool, c_u64, c_u64]),
+    "gf_decode_max_len": (c_i64, [c_p]),
     "gf_model_decode": (c_int, [c_p, P_i32, c_i64, ctypes.POINTER(DecodeOpts), P_i32, ctypes.POINTER(c_i64),
                                 ctypes.POINTER(c_d)]),
     "gf_stream_create": (c_p, [c_p]), "gf_stream_free": (None, [c_p]), "gf_stream_reset": (None, [c_p]),

@@ -282,11 +282,12 @@ class Model:
         return _rows(out, T.value, W.value)
 
     @_locked
-    def decode(self, source, beam=1, length_penalty=0.0, max_len=64, bos=0, eos=0):
+    def decode(self, source, beam=1, length_penalty=0.0, max_len=0, bos=0, eos=0):
         """An encoder-decoder's best target for source (a list of source ids in [0, source_vocab)): greedy
         (beam 1) or beam search with GNMT's length penalty (grassflow.h, "Decoding an encoder-decoder").
         Returns (ids, score): the target ids without the end token, and the hypothesis's log-probability
-        divided by the penalty. bos: the decoder's first input; eos: the token that ends a target."""
+        divided by the penalty. bos: the decoder's first input; eos: the token that ends a target; max_len 0:
+        the model's own limit (its max_len with learned positions, else 256)."""
         self._need("decode")
         if not self.config.get("source_vocab"):
             raise ValueError("%s: decode needs an encoder-decoder (source_vocab > 0); this model has no source"
@@ -295,10 +296,11 @@ class Model:
         arr, n = _lib.int32_array(src, "decode: source")
         o = _lib.DecodeOpts(beam=_lib.integer(beam, "decode: beam", 1, 4096),
                             length_penalty=float(length_penalty),
-                            max_len=_lib.integer(max_len, "decode: max_len", 1, 1 << 20),
+                            max_len=_lib.integer(max_len, "decode: max_len", 0, 1 << 20),
                             bos=_lib.integer(bos, "decode: bos", 0, self.config["vocab_size"] - 1),
                             eos=_lib.integer(eos, "decode: eos", 0, self.config["vocab_size"] - 1))
-        out, got, score = (ctypes.c_int32 * o.max_len)(), _lib.c_i64(), _lib.c_d()
+        room = o.max_len or _L.gf_decode_max_len(self._m)
+        out, got, score = (ctypes.c_int32 * room)(), _lib.c_i64(), _lib.c_d()
         if _L.gf_model_decode(self._m, arr, n, ctypes.byref(o), out, ctypes.byref(got), ctypes.byref(score)):
             raise _lib.error()
         return out[:got.value], score.value

@@ -84,7 +84,8 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
     static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"weights", 1, 0, 'W'},
                                               {0, 0, 0, 0}};
     static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'},
-                                                 {"max-len", 1, 0, 'M'}, {0, 0, 0, 0}};
+                                                 {"max-len", 1, 0, 'M'}, {"align-dir", 1, 0, 'A'},
+                                                 {"force", 0, 0, 'F'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
     for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
@@ -116,6 +117,8 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         case 'B': if ((rc = cli_parse_i64(a->cmd, "--beam", optarg, 1, 4096, &a->dec.beam))) return rc; break;
         case 'P': if ((rc = cli_parse_f(a->cmd, "--length-penalty", optarg, 0, 100, &a->dec.length_penalty))) return rc; break;
         case 'M': if ((rc = cli_parse_i64(a->cmd, "--max-len", optarg, 1, 1 << 20, &a->dec.max_len))) return rc; break;
+        case 'A': a->align_dir = optarg; break;
+        case 'F': a->force = 1; break;
         case 'h': help(); return -1;
         default: return cli_usage_error(a->cmd, "unknown option");
         }
@@ -346,10 +349,8 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
 
 /* An encoder-decoder's examples decoded greedily and scored against their targets into r. */
 static int eval_decoding(gf_model *m, const gf_tokenizer *tok, gf_source *src, text_report *r) {
-    const gf_config *c = gf_model_config(m);
-    gf_decode_opts o = gf_decode_opts_default();
+    gf_decode_opts o = gf_decode_opts_default(); /* max_len: the model's (gf_decode_max_len) */
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
-    o.max_len = c->pos == GF_POS_LEARNED ? c->max_len : 256;
     if (o.eos < 0) return EXIT_OK; /* no end token: nothing to decode to */
     if (gf_evaluate_decoding(m, src, &o, &r->dec)) return cli_error("%s", gf_last_error());
     r->decoded = r->dec.examples > 0 && r->dec.tokens > 0;
@@ -420,6 +421,9 @@ int cli_eval_run(const eval_args *a) {
         ; /* refused */
     else if (!strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0)
         rc = cli_predict_decode(m, tok, &t, a);
+    else if (a->align_dir || a->force)
+        rc = cli_usage_error(a->cmd, "%s: %s is not an encoder-decoder: it has no alignment to draw", a->align_dir ?
+                             "--align-dir" : "--force", a->ckpt);
     else if (!strcmp(a->cmd, "predict") && gf_model_predicts_next_token(m))
         rc = cli_error("predict: %s is a language model; predict gives a classifier's label of each example\nHINT: "
                        "grassflow eval for its perplexity, grassflow generate for text", a->ckpt);

@@ -24,8 +24,10 @@ typedef struct eval_args {
     int weights_given;   /* eval --weights W: the model's matrices made W (gf_model_set_weights) */
     gf_weights weights;
     int64_t limit;       /* predict: the first limit examples (0: all) */
-    gf_decode_opts dec;  /* predict of an encoder-decoder: --beam, --length-penalty, --max-len (0: the model's
-                          * max_len, or 64 without learned positions); bos and eos are the tokenizer's end */
+    gf_decode_opts dec;  /* predict of an encoder-decoder: --beam, --length-penalty, --max-len (0: the model's,
+                          * gf_decode_max_len); bos and eos are the tokenizer's end; predict --align-dir */
+    const char *align_dir; /* predict of an encoder-decoder: each word's cross-attention drawn here (NULL: no) */
+    int force;           /* predict --force: --align-dir may replace files that are not SVGs */
     cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
     cli_task_args targs; /* the task's option flags */
     /* inspect: its long options in place of eval's, each given to extra before the shared ones (EXIT_OK: taken;
@@ -46,6 +48,10 @@ int cli_eval_run(const eval_args *a);
 /* predict of an encoder-decoder (cli/predict_decode.c): each line of a->corpus through task t's source_ids,
  * decoded (a->dec), printed with the target's pieces. An exit code. */
 int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe *t, const eval_args *a);
+/* predict --align-dir: the alignment of source src[0..S) and its decoded out[0..n) (options o) drawn into
+ * a->align_dir/align-INDEX.svg (cli/predict_align.c). An exit code. */
+int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts *o, const int32_t *src, int64_t S,
+                      const int32_t *out, int64_t n, const char *word, int64_t index, const eval_args *a);
 /* predict's part: every example of src (task t's data) through classifier m, one line each. An exit code. */
 int cli_predict_print(gf_model *m, const gf_tokenizer *tok, const gf_task_ops *t, const void *data, gf_source *src,
                       const eval_args *a);

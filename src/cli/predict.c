@@ -12,7 +12,7 @@ static void help(void) {
     printf("usage: grassflow predict --ckpt FILE --corpus C [--split valid|test|train] [--json] [--limit N]\n"
            "                         [--batch B] [--task T] [task options]\n"
            "       grassflow predict --ckpt ENCODER_DECODER --corpus WORDS [--beam K] [--length-penalty A]\n"
-           "                         [--max-len N] [--json] [--limit N]\n\n"
+           "                         [--max-len N] [--json] [--limit N] [--align-dir DIR [--force]]\n\n"
            "A classifier's prediction for each example of its task's data, in order: for snli, each pair of a\n"
            "file of pairs (jsonl, TSV or CSV, plain or .xz; pairs without a label too: README, \"Score your own\n"
            "pairs\") or of one split of a folder. A line per example, after a header row:\n"
@@ -34,7 +34,10 @@ static void help(void) {
            "  \"output\", \"score\"}); a line it cannot read is an error naming the file and line.\n"
            "  --beam K        hypotheses kept each step (default 1: greedy)\n"
            "  --length-penalty A  GNMT's alpha: scores divided by ((5 + tokens) / 6)^A (default 0)\n"
-           "  --max-len N     target tokens at most (default: the model's max_len)\n"
+           "  --max-len N     target tokens at most (default: the model's max_len with learned positions, else 256)\n"
+           "  --align-dir DIR draw each word's cross-attention (each decoder layer, the heads' mean) into\n"
+           "                  DIR/align-NNNN.svg (NNNN: its index; DIR made if missing); replaces SVG files,\n"
+           "                  another file only with --force\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"
            "  the task's options (default: the training run's):\n");
     cli_task_help();

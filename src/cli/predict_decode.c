@@ -64,18 +64,20 @@ static int decode_line(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
     }
     char *text = pieces(tok, out, n);
     if (text) print_one(a, index, line, text, score);
+    int rc = text ? EXIT_OK : cli_error("out of memory");
+    if (!rc && a->align_dir) rc = cli_predict_align(m, tok, o, src, S, out, n, line, index, a);
     free(text), free(src), free(out);
-    return text ? EXIT_OK : cli_error("out of memory");
+    return rc;
 }
 
 int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe *t, const eval_args *a) {
-    const gf_config *c = gf_model_config(m);
     if (!tok || gf_tokenizer_eos_id(tok) < 0)
         return cli_error("predict: %s carries no target tokenizer with an end token; it cannot name what it decodes",
                          a->ckpt);
+    if (a->align_dir && gf_mkdir_p(a->align_dir)) return cli_error("--align-dir: %s", gf_last_error());
     gf_decode_opts o = a->dec;
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
-    if (o.max_len == 0) o.max_len = c->pos == GF_POS_LEARNED ? c->max_len : 64;
+    if (o.max_len == 0) o.max_len = gf_decode_max_len(m); /* the output buffer's size */
     size_t size = 0;
     char *text = (char *)gf_read_file(a->corpus, (size_t)64 << 20, &size); /* words: 64 MiB is millions */
     if (!text) return cli_error("%s", gf_last_error());

@@ -12,7 +12,19 @@
 enum { GF_DECODE_REF_MAX = 4096 }; /* target tokens a scored example may have */
 
 gf_decode_opts gf_decode_opts_default(void) {
-    return (gf_decode_opts){.beam = 1, .length_penalty = 0.0, .max_len = 64, .bos = 0, .eos = 0};
+    return (gf_decode_opts){.beam = 1, .length_penalty = 0.0, .max_len = 0, .bos = 0, .eos = 0};
+}
+
+int64_t gf_decode_max_len(const gf_model *m) {
+    const gf_config *c = gf_model_config(m);
+    return c->pos == GF_POS_LEARNED ? c->max_len : 256;
+}
+
+/* o with max_len 0 made the model's */
+static gf_decode_opts resolved(const gf_model *m, const gf_decode_opts *o) {
+    gf_decode_opts r = *o;
+    if (r.max_len == 0) r.max_len = gf_decode_max_len(m);
+    return r;
 }
 
 typedef struct {
@@ -172,8 +184,9 @@ static int step(gf_model *m, search *s, int64_t S, int64_t t) {
     return 0;
 }
 
-int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *o, int32_t *out,
+int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, int32_t *out,
                     int64_t *n, double *score) {
+    const gf_decode_opts ro = resolved(m, opts), *o = &ro;
     if (check_opts(m, o, source, S)) return -1;
     search s = {.o = o, .V = gf_model_config(m)->vocab_size, .W = o->beam, .L = o->max_len};
     int rc = search_alloc(&s, source, S);
@@ -233,7 +246,8 @@ static int score_example(gf_model *m, gf_source *src, int64_t first, const gf_de
     return 0;
 }
 
-int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *o, gf_decode_scores *out) {
+int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *opts, gf_decode_scores *out) {
+    const gf_decode_opts ro = resolved(m, opts), *o = &ro;
     *out = (gf_decode_scores){0};
     if (o->max_len > GF_DECODE_REF_MAX)
         return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);

@@ -169,3 +169,29 @@ void gf_inspection_free(gf_inspection *x) {
     free(x->token_loss);
     free(x);
 }
+
+/* The cross op's saved q (N, d), k (B S, d) and log-sum-exp (B, H, T) (model/block.c, cross_forward) give
+ * back its weights: w = exp(q_h . k_h / sqrt(dh) - lse), 0 at padded source positions. */
+int gf_model_cross_attention(const gf_model *m, int layer, float *out) {
+    if (!m->have_forward) return gf_fail("cross-attention weights: no forward has run yet");
+    if (layer < 0 || layer >= m->n_layers || !gf_block_kind_has_cross(m->block[layer]))
+        return gf_fail("cross-attention weights: layer %d has no cross op (an encoder-decoder's decoder layers do)", layer);
+    const block_memory *mem = &m->memory;
+    const int64_t B = mem->B, S = mem->S, d = m->cfg.d_model, H = m->cfg.cross_heads > 0 ? m->cfg.cross_heads : 1;
+    const int64_t T = m->T, N = B * T, dh = d / H;
+    const float *q = m->la[layer].cross_saved, *k = q + N * d, *lse = k + 2 * B * S * d + N * d;
+    const float scale = 1.0f / sqrtf((float)dh);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t t = 0; t < T; t++) {
+                const float *qr = q + (b * T + t) * d + h * dh, l = lse[(b * H + h) * T + t];
+                float *o = out + ((b * H + h) * T + t) * S;
+                for (int64_t s = 0; s < S; s++) {
+                    const float *kr = k + (b * S + s) * d + h * dh;
+                    float dot = 0.0f;
+                    for (int64_t i = 0; i < dh; i++) dot += qr[i] * kr[i];
+                    o[s] = mem->mask && !mem->mask[b * S + s] ? 0.0f : expf(dot * scale - l);
+                }
+            }
+    return 0;
+}

@@ -73,6 +73,26 @@ want='--beam expects' expect 2 "--beam 0 is a usage error" "$GF" predict --ckpt 
 want='max_len 41 is above the model.s max_len 40' expect 1 "--max-len past the model's is refused" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --max-len 41
 
+echo "g2p: predict --align-dir draws each word's cross-attention"
+expect 0 "predict --align-dir" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 2 --align-dir "$tmp/align"
+/usr/bin/python3 - "$tmp/align" <<'PYEOF' && pass "... align-0000.svg and align-0001.svg, a panel per decoder layer, weights in [0, 1]" || fail "the alignment SVGs"
+import os, re, sys, xml.dom.minidom
+d = sys.argv[1]
+assert sorted(os.listdir(d)) == ["align-0000.svg", "align-0001.svg"], os.listdir(d)
+for f in os.listdir(d):
+    text = open(os.path.join(d, f)).read()
+    xml.dom.minidom.parseString(text)  # well-formed
+    assert text.count("decoder layer ") == 2, f
+    w = [float(v) for v in re.findall(r"attention weight ([0-9.e+-]+)</title>", text)]
+    assert w and all(0 <= v <= 1.0001 for v in w), f
+PYEOF
+printf 'not an svg\n' >"$tmp/align/align-0000.svg"
+want='align-0000.svg exists and is not replaced' expect 1 "a file there that is not an SVG is kept (--force replaces it)" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 1 --align-dir "$tmp/align"
+grep -q 'not an svg' "$tmp/align/align-0000.svg" && pass "... and left as it was" || fail "the file was replaced"
+expect 0 "... and replaced with --force" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 1 \
+    --align-dir "$tmp/align" --force
+
 echo "g2p: refusals"
 want='HINT: --model transformer-g2p or grassmann-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"

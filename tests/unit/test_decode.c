@@ -200,6 +200,28 @@ static void test_refusals(void **state) {
     gf_model_free(lm);
 }
 
+/* max_len 0 decodes to the model's limit: its max_len with learned positions (a model whose end token never
+ * wins runs to it), else 256. */
+static void test_default_max_len(void **state) {
+    (void)state;
+    gf_model *m = small_model(ATT, 40.0);
+    assert_int_equal(gf_decode_max_len(m), 8);
+    gf_decode_opts o = gf_decode_opts_default();
+    assert_int_equal(o.max_len, 0);
+    o.bos = o.eos = EOS;
+    int32_t out[8];
+    int64_t n = -1;
+    assert_int_equal(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), 0);
+    assert_int_equal(n, 8);
+    gf_config c = *gf_model_config(m);
+    assert_int_equal(gf_config_set(&c, "pos=none"), 0);
+    gf_model *none = gf_model_create(&c);
+    assert_non_null(none);
+    assert_int_equal(gf_decode_max_len(none), 256);
+    gf_model_free(none);
+    gf_model_free(m);
+}
+
 /* Levenshtein's distance written as its definition (recursion: the lengths here are a few tokens). */
 static int64_t lev(const int32_t *a, int64_t n, const int32_t *b, int64_t m) {
     if (n == 0 || m == 0) return n + m;
@@ -253,7 +275,8 @@ static void test_decoding_scores(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
-        cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals), cmocka_unit_test(test_decoding_scores),
+        cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals), cmocka_unit_test(test_default_max_len),
+        cmocka_unit_test(test_decoding_scores),
     };
     gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */
     return cmocka_run_group_tests_name("decoding", tests, NULL, NULL);

@@ -2,6 +2,7 @@
  * its JSON form, the batch's source checks, what the source's padding may not change, that the decoder reads
  * the source, and the commands that cannot take one yet. tests/parity/parity.sh holds the numbers to PyTorch. */
 #include "testlib.h"
+#include "model/model_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -193,6 +194,45 @@ static void test_padding_grassmann(void **state) {
     padding_and_reach(GRASS, GRASS);
 }
 
+/* The cross-attention weights (gf_model_cross_attention): each row sums to 1 over the real source positions,
+ * 0 at padded ones, and the weights applied to the cross op's values give back the attention output it saved
+ * (model/block.c's layout: q, k, v, o, lse). A layer without a cross op, and no forward yet, are refused. */
+static void test_cross_weights(void **state) {
+    (void)state;
+    gf_model *m = model_of(ATT, GRASS);
+    float w1[1];
+    tl_expect_error(gf_model_cross_attention(m, 2, w1), "no forward has run yet");
+    batch x;
+    float loss;
+    make_batch(&x, 3, 6, 7, true);
+    assert_int_equal(gf_model_forward_batch(m, &x.b, &loss), 0);
+    enum { B = 3, T = 6, S = 7, H = 2, D = 16, DH = 8 };
+    float *w = malloc(B * H * T * S * sizeof *w);
+    tl_expect_error(gf_model_cross_attention(m, 1, w), "layer 1 has no cross op");
+    for (int l = 2; l < 4; l++) {
+        assert_int_equal(gf_model_cross_attention(m, l, w), 0);
+        const float *q = m->la[l].cross_saved, *v = q + B * T * D + B * S * D, *o = v + B * S * D;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++) {
+                    const float *row = w + ((b * H + h) * T + t) * S;
+                    double sum = 0;
+                    for (int s = 0; s < S; s++) {
+                        if (!x.smask[b * S + s]) assert_true(row[s] == 0.0f);
+                        sum += row[s];
+                    }
+                    assert_true(fabs(sum - 1.0) < 1e-5);
+                    for (int i = 0; i < DH; i++) {
+                        double acc = 0;
+                        for (int s = 0; s < S; s++) acc += row[s] * v[(b * S + s) * D + h * DH + i];
+                        assert_true(fabs(acc - o[(b * T + t) * D + h * DH + i]) < 1e-5);
+                    }
+                }
+    }
+    free(w);
+    gf_model_free(m);
+}
+
 /* Streaming, generation and scoring text read no source: refused with a message. */
 static void test_no_stream(void **state) {
     (void)state;
@@ -207,6 +247,7 @@ int main(void) {
         cmocka_unit_test(test_config),          cmocka_unit_test(test_config_refusals),
         cmocka_unit_test(test_batch_checks),    cmocka_unit_test(test_padding_attention),
         cmocka_unit_test(test_padding_grassmann), cmocka_unit_test(test_no_stream),
+        cmocka_unit_test(test_cross_weights),
     };
     return cmocka_run_group_tests_name("encoder-decoders", tests, NULL, NULL);
 }
