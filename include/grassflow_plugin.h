@@ -110,7 +110,7 @@ struct gf_source {
 /*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
 /*     differ in width), a head the last stack's from gf_config_out_dim.                            */
 
-#define GF_MIXER_OPS_VERSION 2 /* the gf_mixer_ops this header describes (2: draw_buffers) */
+#define GF_MIXER_OPS_VERSION 3 /* the gf_mixer_ops this header describes (2: draw_buffers; 3: reads_memory) */
 #define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
 #define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
 #define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
@@ -200,6 +200,15 @@ typedef struct gf_mixer_call {
     const uint8_t *mask;      /* (B, T): 1 = a real position, 0 = padding, which no real position may see;
                                * NULL: no padding (always NULL unless the mixer declares masks). Outputs at
                                * padded positions are unspecified but must be finite. */
+    /* a mixer that reads memory (gf_mixer_ops version 3, reads_memory; NULL and 0 otherwise): the
+     * encoder's output it reads, (B, S, d), its padding (B, S) (1 = real; NULL: none), where backward
+     * accumulates (+=) the memory's gradient, and memory_floats(B, T, S) floats that forward fills and
+     * the backward of the same batch reads */
+    const float *mem;
+    const uint8_t *mem_mask;
+    float *dmem;
+    int64_t S;
+    float *mem_work;
 } gf_mixer_call;
 
 /* One streaming step of a mixer on one layer (gf_stream_step): the new position's output from its input
@@ -219,8 +228,8 @@ typedef struct gf_mixer_step {
  * streaming functions come as three or not at all. Every function is called by the library's thread
  * (a mixer may run OpenMP loops inside) and must not fail: what could fail belongs in check. */
 typedef struct gf_mixer_ops {
-    int version;              /* GF_MIXER_OPS_VERSION (1 or 2): the members up to step are those of version
-                               * 1; version 2 appends draw_buffers */
+    int version;              /* GF_MIXER_OPS_VERSION (1 to 3): the members up to step are those of version
+                               * 1; version 2 appends draw_buffers, version 3 reads_memory and memory_floats */
     const char *name;         /* the name in configs ("grassmann"): 1 to GF_MIXER_NAME_MAX - 1 letters,
                                * digits, '_' or '-'; unique among mixers */
     char letter;              /* one letter or digit for --set mixers=g,a,... and `info` (0: none); unique */
@@ -275,6 +284,13 @@ typedef struct gf_mixer_ops {
      * values written must depend only on (cfg, layer, seed, step), never on earlier draws, so a run resumed
      * from a checkpoint (where the buffers are saved) continues bit for bit as the uninterrupted run. */
     void (*draw_buffers)(const gf_config *cfg, int layer, float *const *p, uint64_t seed, uint64_t step);
+
+    /* ---- version 3 ---- */
+    /* true: the mixer reads the encoder's output (gf_mixer_call.mem): a recurrent decoder with attention of
+     * its own. It runs only in an encoder-decoder's decoder layers, whose block then needs no cross op (the
+     * default kinds there are the plain ones); memory_floats (NULL: none) sizes gf_mixer_call.mem_work. */
+    bool reads_memory;
+    int64_t (*memory_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T, int64_t S);
 } gf_mixer_ops;
 
 /* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or

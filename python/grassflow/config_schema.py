@@ -42,12 +42,18 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "linformer": {"n_head": _N_HEAD, "k_proj": _key("int", 1, 1 << 24)},
     "window": {"n_head": _N_HEAD, "window": _key("int", 1, 1 << 24), "n_global": _key("int", 0, 1 << 24)},
     "performer": {"n_head": _N_HEAD, "features": _key("int", 1, 65536), "redraw": _key("int", 0, 1e15)},
-    "gru": {}}
+    "gru": {},
+    "gru-attn": {"attention": _key("enum", names=("none", "bahdanau", "dot", "general", "concat")),
+                 "input_feeding": _key("bool")}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
-                  "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {}}
+                  "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
+                  "gru-attn": {"attention": "general", "input_feeding": True}}
+# the mixers that read an encoder's output themselves (src/mixers: reads_memory): decoder layers only, whose
+# default block kinds are then the plain ones
+MEMORY_MIXERS = {"gru-attn"}
 BIDIRECTIONAL_ONLY = {"linformer"}
 HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first"))}}
 HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
@@ -325,7 +331,9 @@ def _check_layer(c, st, layer, l, src):
             _fail("%s: layer %d: heads is %d with plucker false; heads split the Pluecker coordinates, which plucker "
                   "false does not compute: set heads 1 or plucker true", src, l, H)
         return
-    if m == "gru":
+    if m == "gru-attn" and st["direction"] != "causal":
+        _fail("%s: layer %d: mixer \"gru-attn\" is a causal decoder", src, l)
+    if m in ("gru", "gru-attn"):
         if st["direction"] == "bidirectional" and d % 2:
             _fail("%s: layer %d: a bidirectional gru needs an even width (d / 2 units each way), not %d", src, l, d)
         return
@@ -402,7 +410,10 @@ def _validate(c, src):
     for k, st in enumerate([c] + c["stacks"]):
         for layer in st["layers"]:
             dec, blk = bool(c["source_vocab"]) and k == 1, layer.get("block")
-            if blk and (blk in CROSS_KINDS) != dec:
+            if layer["mixer"] in MEMORY_MIXERS and not dec:
+                _fail("%s: layer %d: mixer \"%s\" reads an encoder's output; only an encoder-decoder's decoder layers "
+                      "(its second stack) have one", src, l, layer["mixer"])
+            if blk and (blk in CROSS_KINDS) != dec and layer["mixer"] not in MEMORY_MIXERS:
                 _fail("%s: layer %d: block kind \"%s\" %s\nHINT: leave \"block\" out for the default kind", src, l, blk,
                       "has no cross op; an encoder-decoder's decoder layers attend to its encoder" if dec
                       else "attends to an encoder (a cross op); only an encoder-decoder's decoder layers have one")

@@ -306,6 +306,76 @@ class GRUMixer(nn.Module):
         return torch.cat(outs, -1)
 
 
+class AdditiveScore(nn.Module):
+    """The additive score's tensors: weight (d, 2d) = [W1 | W2] (W1 on the query, W2 on the memory) and v (d)."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(d, 2 * d))
+        self.v = nn.Parameter(torch.empty(d))
+
+
+class GRUAttnMixer(nn.Module):
+    """The gru-attn mixer (src/mixers/gru_attn.c): a GRU decoder reading the encoder's output itself, step by step
+    through torch.gru_cell on nn.GRU's tensors: attention none (the last encoder state as the one context),
+    bahdanau (additive, from s_{t-1}, the context fed in), or Luong's dot, general, concat (from s_t), with or
+    without input feeding; out_t = tanh(out([c_t; s_t])). Block sets .mem = (M, mask) before each forward. A
+    padded target position keeps s and out."""
+    reads_memory = True
+
+    def __init__(self, d, attention, input_feeding):
+        super().__init__()
+        self.att, self.d = attention, d
+        self.feed = attention not in ("none", "bahdanau") and input_feeding  # Luong's input feeding
+        self.gru = nn.GRU(d if attention not in ("none", "bahdanau") and not input_feeding else 2 * d, d,
+                          batch_first=True)
+        self.out = nn.Linear(2 * d, d)
+        if attention == "general":
+            self.score = nn.Linear(d, d, bias=False)
+        elif attention in ("bahdanau", "concat"):
+            self.score = AdditiveScore(d)
+        self.mem = None
+
+    def attend(self, q, M, mmask):
+        d = self.d
+        if self.att == "dot":
+            e = (M @ q[:, :, None]).squeeze(-1)
+        elif self.att == "general":
+            e = (self.score(M) @ q[:, :, None]).squeeze(-1)  # q . (Wa M_j)
+        else:
+            W = self.score.weight
+            e = torch.tanh((q @ W[:, :d].t())[:, None, :] + M @ W[:, d:].t()) @ self.score.v
+        if mmask is not None:
+            e = e.masked_fill(~mmask, float("-inf"))
+        return (torch.softmax(e, -1)[:, :, None] * M).sum(1)
+
+    def forward(self, x, mask=None):
+        M, mmask = self.mem
+        B, T, d = x.shape
+        g = self.gru
+        w = (g.weight_ih_l0, g.weight_hh_l0, g.bias_ih_l0, g.bias_hh_l0)
+        s, o = x.new_zeros(B, d), x.new_zeros(B, d)
+        if self.att == "none":  # the last real source position's row
+            last = (mmask.long().cumsum(1).argmax(1) if mmask is not None else torch.full((B,), M.shape[1] - 1))
+            c = M[torch.arange(B), last]
+        outs = []
+        for t in range(T):
+            if self.att == "bahdanau":
+                c = self.attend(s, M, mmask)
+            if self.att in ("none", "bahdanau"):
+                inp = torch.cat([x[:, t], c], -1)
+            else:
+                inp = torch.cat([x[:, t], o], -1) if self.feed else x[:, t]
+            s_new = torch.gru_cell(inp, s, *w)
+            if self.att not in ("none", "bahdanau"):
+                c = self.attend(s_new, M, mmask)
+            o_new = torch.tanh(self.out(torch.cat([c, s_new], -1)))
+            keep = mask[:, t, None] if mask is not None else torch.ones(B, 1, dtype=torch.bool)
+            s, o = torch.where(keep, s_new, s), torch.where(keep, o_new, o)
+            outs.append(o)
+        return torch.stack(outs, 1)
+
+
 # The mixers by config name: how a layer's entry builds one (d, the layer's keys with their defaults, whether
 # the stack is bidirectional, the stack's keys) and whether its output holds the skip path (post-norm blocks;
 # src/mixers' gated_skip). MIXER_DEFAULTS (above) has each one's keys. A new mixer is a class and a line here.
@@ -326,6 +396,8 @@ MIXERS = {
     "performer": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: Performer(d, lc["n_head"], lc["features"], causal=not bidir)},
     "gru": {"gated_skip": False, "build": lambda d, lc, bidir, st: GRUMixer(d, bidirectional=bidir)},
+    "gru-attn": {"gated_skip": False,
+                 "build": lambda d, lc, bidir, st: GRUAttnMixer(d, lc["attention"], lc["input_feeding"])},
 }
 
 
@@ -420,13 +492,14 @@ class Block(nn.Module):
         lc = cfg["layers"][layer]
         self.kind = lc["mixer"]
         default = "pre" if cfg["norm"] == "pre" else "post-gated" if MIXERS[self.kind]["gated_skip"] else "post-residual"
-        if cross_heads:
+        if cross_heads and lc["mixer"] not in config_schema.MEMORY_MIXERS:  # a mixer that reads it needs no cross op
             default = "decoder-" + default.replace("-residual", "")
         name = lc.get("block") or default
         n_ln, self.run = BLOCKS[name]
         for i in range(n_ln):  # the names are the checkpoint's: ln1, ln2, ...
             setattr(self, "ln%d" % (i + 1), nn.LayerNorm(d, eps=eps))
         self.mix = MIXERS[self.kind]["build"](d, lc, cfg["direction"] == "bidirectional", cfg)
+        self.has_cross = name in DECODER_BLOCKS
         if name in DECODER_BLOCKS:
             self.cross = CrossAttention(d, cross_heads)
             self.drop_cross = nn.Dropout(cfg["dropout"])
@@ -435,7 +508,9 @@ class Block(nn.Module):
         self.drop_ffn = nn.Dropout(cfg["dropout"])
 
     def forward(self, h, mask=None, mem=None):
-        return self.run(self, h, mask) if mem is None else self.run(self, h, mask, mem)
+        if getattr(self.mix, "reads_memory", False):
+            self.mix.mem = mem
+        return self.run(self, h, mask, mem) if self.has_cross else self.run(self, h, mask)
 
 
 class GrassflowModel(nn.Module):

@@ -16,14 +16,14 @@ static void source_label(char *buf, size_t n, int32_t id, int64_t source_vocab) 
     else snprintf(buf, n, "#%d", id);
 }
 
-/* Each decoder layer's weights, the heads' mean, into w (layers, T, S); how many layers. */
+/* Each decoder layer's cross-attention weights, the heads' mean, into w (layers, T, S); how many layers (those
+ * with a cross op), or -1. */
 static int mean_weights(gf_model *m, int64_t T, int64_t S, float *w, float *heads) {
     const gf_config *c = gf_model_config(m);
     const int64_t H = c->cross_heads > 0 ? c->cross_heads : 1;
     int n = 0;
     for (int l = 0; l < gf_config_total_layers(c) && n < HEAT_MAX_PANELS; l++) {
-        if (gf_layer_stack(c, l) != 1) continue;
-        if (gf_model_cross_attention(m, l, heads)) return -1;
+        if (gf_layer_stack(c, l) != 1 || gf_model_cross_attention(m, l, heads)) continue; /* no cross op */
         float *o = w + (int64_t)n++ * T * S;
         for (int64_t i = 0; i < T * S; i++) {
             double sum = 0;
@@ -85,6 +85,9 @@ int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts
     gf_batch batch = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
     const int layers = gf_model_forward_batch(m, &batch, NULL) ? -1 : mean_weights(m, T, S, b.w, b.heads);
     if (layers < 0) rc = cli_error("%s", gf_last_error());
+    else if (layers == 0)
+        rc = cli_error("--align-dir: %s has no decoder layer with a cross op to draw (a gru-attn decoder's own "
+                       "attention is not drawn yet)", gf_show_name(a->ckpt));
     align_labels(&b, tok, o, out, n, src, S, c->source_vocab);
     snprintf(title, sizeof title, "%.200s: cross-attention of each decoder layer, the heads' mean", word);
     snprintf(sub, sizeof sub, "%.3800s; row: the token emitted; column: the source token it reads", gf_show_name(a->ckpt));

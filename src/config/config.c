@@ -258,7 +258,11 @@ static int validate_layer(const gf_config *c, int l, const char *src) {
     }
     const bool dec = gf_layer_reads_memory(c, l);
     const block_kind *kind = gf_block_kind_for(gf_stack_norm(c, gf_layer_stack(c, l)), m, blk, dec);
-    if (gf_block_kind_has_cross(kind) != dec)
+    if (gf_mixer_reads_memory(m) && !dec)
+        return gf_fail("%s: layer %d: mixer \"%s\" reads an encoder's output; only an encoder-decoder's decoder layers "
+                       "(its second stack) have one\nHINT: another mixer here, or source_vocab and a decoder stack",
+                       src, l, m->name);
+    if (!(dec && gf_mixer_reads_memory(m)) && gf_block_kind_has_cross(kind) != dec) /* else: either kind */
         return gf_fail("%s: layer %d: block kind \"%s\" %s; %s\nHINT: leave \"block\" out for the default kind", src, l,
                        kind->name, dec ? "has no cross op" : "attends to an encoder (a cross op)",
                        dec ? "an encoder-decoder's decoder layers attend to its encoder (decoder-pre, decoder-post, "

@@ -64,6 +64,13 @@ static const struct {
                          "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16]}],
                          "stacks": [{"name": "decoder", "d_model": 256, "d_ff": 1024, "n_layer": 3, "direction": "causal",
                                      "layers": [{"mixer": "grassmann", "rank": 32, "offsets": [1, 2, 4, 8, 12, 16]}]}]})},
+    /* the recurrent family: a bidirectional GRU encoder of 2 blocks, a decoder of 2 GRU layers that attend to it
+     * themselves (gru-attn: Luong's general score with input feeding; --set attention=none|bahdanau|dot|concat) */
+    {"gru-g2p", Q({"format": 3, "head": {"kind": "next_token"}, "vocab_size": 71, "source_vocab": 256,
+                   "cross_heads": 1, "d_model": 256, "n_layer": 2, "d_ff": 1024, "max_len": 64, "norm": "pre",
+                   "pos": "none", "dropout": 0.1, "direction": "bidirectional", "layers": [{"mixer": "gru"}],
+                   "stacks": [{"name": "decoder", "d_model": 256, "d_ff": 1024, "n_layer": 2, "direction": "causal",
+                               "layers": [{"mixer": "gru-attn", "attention": "general"}]}]})},
     /* for the tests */
     {"grassmann-tiny", Q({"base": "grassmann-6L", "format": 3, "vocab_size": 64, "d_model": 32, "n_layer": 2,
                           "d_ff": 64, "max_len": 32, "rank": 6, "dropout": 0})},

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "compute/blas.h"
+#include "mixers/gru_cell.h"
 #include "mixers/mixer.h"
 #include "ops/ops.h"
 
@@ -92,20 +93,6 @@ static gru_dir dir_view(const gf_mixer_call *c, int k) {
     return v;
 }
 
-static float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-/* One GRU update of H units: gi = W_i x + b_i and gh = W_h hp + b_h (3H each, gates r, z, n), hp the state
- * before (NULL: zero); writes h and the gates backward needs. The forward and the streaming step share it. */
-static void gru_cell(int64_t H, const float *gi, const float *gh, const float *hp, float *h, float *r, float *z,
-                     float *n, float *ghn) {
-    for (int64_t j = 0; j < H; j++) {
-        const float rj = sigm(gi[j] + gh[j]), zj = sigm(gi[H + j] + gh[H + j]);
-        const float nj = tanhf(gi[2 * H + j] + rj * gh[2 * H + j]);
-        h[j] = (1.0f - zj) * nj + zj * (hp ? hp[j] : 0.0f);
-        r[j] = rj, z[j] = zj, n[j] = nj, ghn[j] = gh[2 * H + j];
-    }
-}
-
 /* position of the s-th step of direction k */
 static int64_t step_pos(const gru_dir *v, int64_t s) { return v->k ? v->T - 1 - s : s; }
 
@@ -125,7 +112,7 @@ static void dir_forward(const gru_dir *v, const float *inp) {
                 for (int64_t j = 0; j < H; j++) v->h[row + j] = hp ? hp[j] : 0.0f;
                 continue;
             }
-            gru_cell(H, v->gi + (b * T + t) * 3 * H, v->gh + b * 3 * H, hp, v->h + row, v->r + row, v->z + row,
+            gf_gru_cell(H, v->gi + (b * T + t) * 3 * H, v->gh + b * 3 * H, hp, v->h + row, v->r + row, v->z + row,
                      v->n + row, v->ghn + row);
         }
     }
@@ -137,21 +124,6 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
         const gru_dir v = dir_view(c, k);
         dir_forward(&v, inp);
         for (int64_t i = 0; i < v.B * v.T; i++) memcpy(out + i * v.d + k * v.H, v.h + i * v.H, (size_t)v.H * sizeof(float));
-    }
-}
-
-/* The gradients of one real position's gates: g = dL/dh_t (its output's and the carried one); writes
- * dgi (3H: the input projection's), dgh (3H: the recurrent one's) and dhp = dL/dh_{t-1} through z. */
-static void cell_backward(int64_t H, const float *g, const float *hp, const float *r, const float *z,
-                          const float *n, const float *ghn, float *dgi, float *dgh, float *dhp) {
-    for (int64_t j = 0; j < H; j++) {
-        const float hpj = hp ? hp[j] : 0.0f;
-        const float dan = g[j] * (1.0f - z[j]) * (1.0f - n[j] * n[j]);
-        const float dar = dan * ghn[j] * r[j] * (1.0f - r[j]);
-        const float daz = g[j] * (hpj - n[j]) * z[j] * (1.0f - z[j]);
-        dgi[j] = dar, dgi[H + j] = daz, dgi[2 * H + j] = dan;
-        dgh[j] = dar, dgh[H + j] = daz, dgh[2 * H + j] = dan * r[j];
-        dhp[j] = g[j] * z[j];
     }
 }
 
@@ -172,7 +144,7 @@ static void dir_recur_backward(const gru_dir *v, const float *dout) {
                 continue;
             }
             const float *hp = tp >= 0 ? v->h + (b * T + tp) * H : NULL;
-            cell_backward(H, g, hp, v->r + row, v->z + row, v->n + row, v->ghn + row, dgi, dgh, g);
+            gf_gru_cell_backward(H, g, hp, v->r + row, v->z + row, v->n + row, v->ghn + row, dgi, dgh, g);
         }
         if (tp >= 0) /* dL/dh_{t-1} += dgh W_hh */
             gf_sgemm(false, false, B, H, 3 * H, 1.0f, v->dgh + t * 3 * H, T * 3 * H, v->Whh, H, 1.0f, v->dhc, H);
@@ -216,7 +188,7 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     float *gi = s->scratch, *gh = gi + 3 * H, *r = gh + 3 * H, *z = r + H, *n = z + H, *ghn = n + H;
     gf_linear_forward(gi, inp, d, s->p[G_IH_W], d, s->p[G_IH_B], 1, d, 3 * H, 0.0f);
     gf_linear_forward(gh, s->state, H, s->p[G_HH_W], H, s->p[G_HH_B], 1, H, 3 * H, 0.0f);
-    gru_cell(H, gi, gh, s->pos ? s->state : NULL, out, r, z, n, ghn);
+    gf_gru_cell(H, gi, gh, s->pos ? s->state : NULL, out, r, z, n, ghn);
     memcpy(s->state, out, (size_t)H * sizeof(float));
 }
 

@@ -56,6 +56,11 @@ gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64
                 (long long)gf_config_total_layers(cfg));
         return NULL;
     }
+    if (gf_mixer_reads_memory(ops)) {
+        gf_fail("mixer harness: layer %d's mixer \"%s\" reads an encoder's output, which a layer alone has not: "
+                "time it inside its encoder-decoder", layer, ops->name);
+        return NULL;
+    }
     gf_mixer_harness *h = calloc(1, sizeof *h);
     if (!h) {
         gf_fail("out of memory: a mixer harness wanted %zu bytes", sizeof *h);

@@ -83,6 +83,7 @@ void gf_block_kind_names(char *buf, size_t n) {
 
 const block_kind *gf_block_kind_for(gf_norm norm, const gf_mixer_ops *mixer, const char *name, bool decoder) {
     if (name && name[0]) return gf_block_kind_find(name);
+    decoder = decoder && !gf_mixer_reads_memory(mixer); /* a mixer that reads the memory needs no cross op */
     if (norm == GF_NORM_PRE) return decoder ? &DECODER_PRE : &PRE;
     if (mixer->gated_skip) return decoder ? &DECODER_POST_GATED : &POST_GATED;
     return decoder ? &DECODER_POST : &POST_RESIDUAL;

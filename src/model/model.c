@@ -120,6 +120,8 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int64_t S,
         TAKE(a->mix_saved, m->mixer[l]->saved_floats(c, l, B, Tl));
         int64_t s = m->mixer[l]->scratch_floats(c, l, B, Tl, n_threads);
         scratch = s > scratch ? s : scratch;
+        if (gf_mixer_reads_memory(m->mixer[l]) && m->mixer[l]->memory_floats)
+            TAKE(a->mem_work, m->mixer[l]->memory_floats(c, l, B, Tl, S));
         if (gf_block_kind_has_cross(m->block[l])) { /* a decoder block: its cross op over the source */
             const block_memory mem = {.B = B, .S = S, .d = c->d_model};
             TAKE(a->cross_saved, gf_block_cross_saved_floats(N, d, &mem, c->cross_heads));
@@ -251,6 +253,10 @@ static gf_mixer_call mixer_call(gf_model *m, int l) {
         .bidirectional = gf_stack_direction(&m->cfg, gf_layer_stack(&m->cfg, l)) == GF_BIDIRECTIONAL,
     };
     if (source ? m->has_src_mask : m->has_mask) c.mask = source ? m->src_mask : m->mask;
+    if (gf_mixer_reads_memory(m->mixer[l])) { /* a decoder's: the encoder's output (enter_decoder) */
+        c.mem = m->memory.x, c.mem_mask = m->memory.mask, c.dmem = m->memory.dx, c.S = m->memory.S;
+        c.mem_work = m->la[l].mem_work;
+    }
     return c;
 }
 

@@ -14,6 +14,7 @@ typedef struct gf_layer_acts {
     float *mean[BLOCK_MAX_LN], *rstd[BLOCK_MAX_LN]; /* (N) each: ln1, ln2, ln3 */
     float *h1, *a, *gk;                    /* (N,d_ff) fc1 output, GELU output, GELU's kept erf term */
     float *mix_saved;                      /* the mixer's saved_floats */
+    float *mem_work;                       /* a mixer that reads the memory: its memory_floats */
     float *cross_saved;                    /* a decoder block's cross op's (gf_block_cross_saved_floats) */
 } gf_layer_acts;
 

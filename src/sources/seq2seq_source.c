@@ -156,7 +156,7 @@ static int copy_pairs(s2s_source *s, const gf_seq2seq_pairs *p) {
 int gf_seq2seq_configure(gf_config *cfg, const char *task, int64_t source_vocab, int64_t target_vocab, int64_t longest) {
     if (cfg->source_vocab < 1)
         return gf_fail("--task %s trains an encoder-decoder, and this model is not one (source_vocab 0)\nHINT: --model "
-                       "transformer-g2p or grassmann-g2p (grassflow info --presets; docs/model.md, \"Encoder-decoders\")",
+                       "transformer-g2p, grassmann-g2p or gru-g2p (grassflow info --presets; docs/model.md, \"Encoder-decoders\")",
                        task);
     if (target_vocab < 1) return 0; /* a check before the data is read */
     char kv[64];

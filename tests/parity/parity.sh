@@ -24,7 +24,8 @@ trap 'rm -rf "$out"' EXIT
 # it, writes every init) in two of three layers, padded; encdec_*: encoder-decoders (docs/model.md,
 # "Encoder-decoders"), a source of T + 3 ids per row, padded with the targets under pad; gru_*: the GRU mixer,
 # nn.GRU itself unpadded, torch.gru_cell position by position where padded; encdec_gru: a bidirectional GRU
-# encoder, a GRU decoder with one cross head)
+# encoder, a GRU decoder with one cross head; encdec_gru_attn_*: the recurrent decoders that read the encoder
+# themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -68,6 +69,12 @@ encdec_grassmann 3 10 1 pad
 gru_lm 2 20 0
 gru_bidir_classify 4 18 0 pad
 encdec_gru 3 9 0 pad
+encdec_gru_attn_none 3 9 0 pad
+encdec_gru_attn_bahdanau 3 9 0 pad
+encdec_gru_attn_dot 3 9 0 pad
+encdec_gru_attn_general 3 9 0 pad
+encdec_gru_attn_concat 3 9 0 pad
+encdec_gru_attn_nofeed_post 2 10 1
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

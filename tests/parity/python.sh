@@ -12,7 +12,7 @@
 #     a mixer key at the top level of a config reaches its layers as in the C engine;
 #     a changed weight is seen; a PyTorch fine-tuning step saved back is read by the C engine; refusals;
 #   - Model.decode (greedy and beam search of an encoder-decoder) equals tests/parity/beam_check.py's beam
-#     search over the PyTorch reference, on tiny Transformer, Grassmann and GRU encoder-decoders;
+#     search over the PyTorch reference, on tiny Transformer, Grassmann, GRU and GRU-Bahdanau encoder-decoders;
 #   - the package's checks of arguments before they cross to C, and of what outlives close(); close() in one
 #     thread while another is inside a call on the model;
 #   - the README's Python block as one script, grassflow imported before torch and after (no hang);
@@ -318,7 +318,7 @@ done <"$tmp/refuse"
 [ "$(wc -l <"$tmp/refuse")" = 8 ] || fail "refusals: $(wc -l <"$tmp/refuse") lines, expected 8"
 
 echo "python: Model.decode (gf_model_decode) against a beam search over the PyTorch reference"
-for c in encdec_transformer_pre encdec_grassmann encdec_gru; do
+for c in encdec_transformer_pre encdec_grassmann encdec_gru encdec_gru_attn_bahdanau; do
     "$GF" init --config "tests/parity/configs/$c.json" --seed 7 --out "$tmp/$c.safetensors" >/dev/null
 done
 if out=$(OMP_NUM_THREADS=1 $PY tests/parity/beam_check.py "$tmp"/encdec_*.safetensors 2>&1); then

@@ -94,7 +94,7 @@ expect 0 "... and replaced with --force" "$GF" predict --ckpt "$tmp/att/best.saf
     --align-dir "$tmp/align" --force
 
 echo "g2p: refusals"
-want='HINT: --model transformer-g2p or grassmann-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
+want='HINT: --model transformer-g2p, grassmann-g2p or gru-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"
 want='takes no tokenizer' expect 1 "--tokenizer is refused" \
     "$GF" train --task g2p --config "$tmp/att.json" --corpus cmudict --tokenizer char --steps 1 --out "$tmp/no"

@@ -87,6 +87,14 @@ static void test_config_refusals(void **state) {
     assert_int_equal(gf_config_preset("grassmann-tiny", &lm), 0);
     tl_expect_error(gf_config_set(&lm, "cross_heads=2"), "not an encoder-decoder");
     tl_expect_error(gf_config_set(&lm, "source_vocab=5"), "exactly one stack after the first");
+    /* gru-attn reads the encoder itself: a decoder layer without a cross op (the default) or with one; never
+     * an encoder's layer, nor a language model's */
+    const char *GA = "{\"mixer\": \"gru-attn\", \"attention\": \"bahdanau\"}";
+    assert_int_equal(parse(ATT, GA, "", &c), 0);
+    assert_int_equal(parse(ATT, "{\"mixer\": \"gru-attn\", \"block\": \"decoder-pre\"}", "", &c), 0);
+    tl_expect_error(parse(GA, ATT, "", &c), "reads an encoder's output; only an encoder-decoder's decoder layers");
+    tl_expect_error(gf_config_set(&lm, "mixers=u"), "reads an encoder's output");
+    tl_expect_error(parse(ATT, "{\"mixer\": \"gru-attn\", \"attention\": \"luong\"}", "", &c), "attention");
 }
 
 /* A batch of B rows: target ids and targets, a source of S ids (the last row padded after 2). */
