@@ -1295,10 +1295,15 @@ void gf_inspection_free(gf_inspection *x);
 char *gf_inspection_to_json(const gf_inspection *x, const char *const *labels, int top_k);
 
 /* An encoder-decoder's alignment: after a forward (gf_model_forward_batch with a source), decoder layer
- * `layer`'s cross-attention weights into out, (B, H, T, S) floats with H = its cross_heads (0 means 1), T the
- * target positions and S the source's: row (b, h, t) the query at t over the source positions (0 at padded
- * ones), summing to 1. 0, or -1 (gf_last_error: no forward yet, a layer without a cross op). */
+ * `layer`'s weights over the source into out, (B, H, T, S) floats with H = gf_model_cross_heads(m, layer), T
+ * the target positions and S the source's: row (b, h, t) the query at t over the source positions (0 at
+ * padded ones), summing to 1. A layer with a cross op gives its heads' (H = cross_heads); else one whose mixer
+ * attends to the source itself (gru-attn) gives its attention's (H = 1). 0, or -1 (gf_last_error: no
+ * forward yet, a layer with neither). */
 int gf_model_cross_attention(const gf_model *m, int layer, float *out);
+/* H of gf_model_cross_attention for layer `layer`: cross_heads (0 means 1) for a cross op, 1 for a mixer that
+ * attends to the source, 0 for a layer with neither. */
+int64_t gf_model_cross_heads(const gf_model *m, int layer);
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Utilities: what a command-line tool or a plug-in needs besides the model                          */

@@ -291,6 +291,9 @@ typedef struct gf_mixer_ops {
      * default kinds there are the plain ones); memory_floats (NULL: none) sizes gf_mixer_call.mem_work. */
     bool reads_memory;
     int64_t (*memory_floats)(const gf_config *cfg, int layer, int64_t B, int64_t T, int64_t S);
+    /* Optional (NULL: none): after a forward, the weights its attention put on each source position, (B, T, S)
+     * into out, each row summing to 1 over the real positions (gf_model_cross_attention; predict --align-dir). */
+    void (*memory_weights)(const gf_mixer_call *c, float *out);
 } gf_mixer_ops;
 
 /* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or

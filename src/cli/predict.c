@@ -35,7 +35,7 @@ static void help(void) {
            "  --beam K        hypotheses kept each step (default 1: greedy)\n"
            "  --length-penalty A  GNMT's alpha: scores divided by ((5 + tokens) / 6)^A (default 0)\n"
            "  --max-len N     target tokens at most (default: the model's max_len with learned positions, else 256)\n"
-           "  --align-dir DIR draw each word's cross-attention (each decoder layer, the heads' mean) into\n"
+           "  --align-dir DIR draw each word's attention over the source (each decoder layer, the heads' mean) into\n"
            "                  DIR/align-NNNN.svg (NNNN: its index; DIR made if missing); replaces SVG files,\n"
            "                  another file only with --force\n"
            "  --tokenizer T   only for checkpoints without a stored tokenizer (e.g. from init)\n"

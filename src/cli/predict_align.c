@@ -1,6 +1,6 @@
 /* grassflow predict --align-dir DIR on an encoder-decoder: each decoded word's alignment, one SVG a word
- * (DIR/align-NNNN.svg, NNNN its index): for every decoder layer, the cross-attention weights averaged over its
- * heads (gf_model_cross_attention), the output tokens (the decoded ones, then the end) down the side and the
+ * (DIR/align-NNNN.svg, NNNN its index): for every decoder layer, its weights over the source averaged over its
+ * heads (gf_model_cross_attention: a cross op's, or a gru-attn mixer's own), the output tokens (the decoded ones, then the end) down the side and the
  * source's tokens along the top, drawn by plot_heat.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +16,15 @@ static void source_label(char *buf, size_t n, int32_t id, int64_t source_vocab) 
     else snprintf(buf, n, "#%d", id);
 }
 
-/* Each decoder layer's cross-attention weights, the heads' mean, into w (layers, T, S); how many layers (those
- * with a cross op), or -1. */
+/* Each decoder layer's weights over the source (a cross op's, or its mixer's own attention), the heads' mean,
+ * into w (layers, T, S); how many layers have them, or -1. heads: room for cross_heads x T x S. */
 static int mean_weights(gf_model *m, int64_t T, int64_t S, float *w, float *heads) {
     const gf_config *c = gf_model_config(m);
-    const int64_t H = c->cross_heads > 0 ? c->cross_heads : 1;
     int n = 0;
     for (int l = 0; l < gf_config_total_layers(c) && n < HEAT_MAX_PANELS; l++) {
-        if (gf_layer_stack(c, l) != 1 || gf_model_cross_attention(m, l, heads)) continue; /* no cross op */
+        const int64_t H = gf_layer_stack(c, l) == 1 ? gf_model_cross_heads(m, l) : 0;
+        if (H == 0) continue;
+        if (gf_model_cross_attention(m, l, heads)) return -1;
         float *o = w + (int64_t)n++ * T * S;
         for (int64_t i = 0; i < T * S; i++) {
             double sum = 0;
@@ -86,10 +87,10 @@ int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts
     const int layers = gf_model_forward_batch(m, &batch, NULL) ? -1 : mean_weights(m, T, S, b.w, b.heads);
     if (layers < 0) rc = cli_error("%s", gf_last_error());
     else if (layers == 0)
-        rc = cli_error("--align-dir: %s has no decoder layer with a cross op to draw (a gru-attn decoder's own "
-                       "attention is not drawn yet)", gf_show_name(a->ckpt));
+        rc = cli_error("--align-dir: %s has no decoder layer that attends to the source (no cross op, no mixer of "
+                       "its own attention): nothing to draw", gf_show_name(a->ckpt));
     align_labels(&b, tok, o, out, n, src, S, c->source_vocab);
-    snprintf(title, sizeof title, "%.200s: cross-attention of each decoder layer, the heads' mean", word);
+    snprintf(title, sizeof title, "%.200s: each decoder layer's attention over the source, the heads' mean", word);
     snprintf(sub, sizeof sub, "%.3800s; row: the token emitted; column: the source token it reads", gf_show_name(a->ckpt));
     heat_figure f = {.title = title, .subtitle = sub, .n = layers > 0 ? layers : 0, .per_row = 2};
     for (int k = 0; !rc && k < layers; k++) {

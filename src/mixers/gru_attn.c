@@ -424,6 +424,21 @@ static void ga_backward(const gf_mixer_call *cl, float *dinp, const float *dout,
     back_weights(&r, dinp, inp);
 }
 
+/* The weights of the last forward: a (none: all on the last real source position, its one context). */
+static void ga_memory_weights(const gf_mixer_call *cl, float *out) {
+    const ga_run r = ga_layout(cl);
+    const int64_t S = r.S;
+    if (r.g->attention != ATT_NONE) {
+        memcpy(out, r.a, (size_t)(r.B * r.T * S) * sizeof(float));
+        return;
+    }
+    for (int64_t b = 0; b < r.B; b++) {
+        const int64_t last = (last_state(&r, b) - r.M) / r.d - b * S;
+        for (int64_t t = 0; t < r.T; t++)
+            for (int64_t j = 0; j < S; j++) out[(b * r.T + t) * S + j] = j == last ? 1.0f : 0.0f;
+    }
+}
+
 static int ga_check(const gf_config *cfg, int layer, const char *src) {
     if (gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) != GF_CAUSAL)
         return gf_fail("%s: layer %d: mixer \"gru-attn\" is a causal decoder", src, layer);
@@ -453,4 +468,5 @@ const gf_mixer_ops gf_mixer_gru_attn = {
     .backward = ga_backward,
     .reads_memory = true,
     .memory_floats = ga_memory_floats,
+    .memory_weights = ga_memory_weights,
 };

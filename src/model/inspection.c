@@ -170,12 +170,16 @@ void gf_inspection_free(gf_inspection *x) {
     free(x);
 }
 
+int64_t gf_model_cross_heads(const gf_model *m, int layer) {
+    if (layer < 0 || layer >= m->n_layers) return 0;
+    if (gf_block_kind_has_cross(m->block[layer])) return m->cfg.cross_heads > 0 ? m->cfg.cross_heads : 1;
+    const gf_mixer_ops *o = m->mixer[layer];
+    return gf_mixer_reads_memory(o) && o->memory_weights ? 1 : 0;
+}
+
 /* The cross op's saved q (N, d), k (B S, d) and log-sum-exp (B, H, T) (model/block.c, cross_forward) give
  * back its weights: w = exp(q_h . k_h / sqrt(dh) - lse), 0 at padded source positions. */
-int gf_model_cross_attention(const gf_model *m, int layer, float *out) {
-    if (!m->have_forward) return gf_fail("cross-attention weights: no forward has run yet");
-    if (layer < 0 || layer >= m->n_layers || !gf_block_kind_has_cross(m->block[layer]))
-        return gf_fail("cross-attention weights: layer %d has no cross op (an encoder-decoder's decoder layers do)", layer);
+static void cross_op_weights(const gf_model *m, int layer, float *out) {
     const block_memory *mem = &m->memory;
     const int64_t B = mem->B, S = mem->S, d = m->cfg.d_model, H = m->cfg.cross_heads > 0 ? m->cfg.cross_heads : 1;
     const int64_t T = m->T, N = B * T, dh = d / H;
@@ -193,5 +197,19 @@ int gf_model_cross_attention(const gf_model *m, int layer, float *out) {
                     o[s] = mem->mask && !mem->mask[b * S + s] ? 0.0f : expf(dot * scale - l);
                 }
             }
+}
+
+int gf_model_cross_attention(const gf_model *m, int layer, float *out) {
+    if (!m->have_forward) return gf_fail("cross-attention weights: no forward has run yet");
+    const int64_t H = gf_model_cross_heads(m, layer);
+    if (H == 0)
+        return gf_fail("cross-attention weights: layer %d has no cross op and its mixer does not attend to the "
+                       "source (an encoder-decoder's decoder layers do)", layer);
+    if (gf_block_kind_has_cross(m->block[layer])) {
+        cross_op_weights(m, layer, out);
+        return 0;
+    }
+    const gf_mixer_call c = gf_model_mixer_call((gf_model *)m, layer); /* reads, writes nothing */
+    m->mixer[layer]->memory_weights(&c, out);
     return 0;
 }

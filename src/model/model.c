@@ -245,7 +245,7 @@ static uint64_t drop_key(const gf_model *m, int layer, int site) {
  * backbone is a fixed feature extractor, as it is in evaluation). */
 static float drop_p(const gf_model *m, int l) { return m->training && l >= m->first_grad_layer ? m->cfg.dropout : 0.0f; }
 
-static gf_mixer_call mixer_call(gf_model *m, int l) {
+gf_mixer_call gf_model_mixer_call(gf_model *m, int l) {
     const bool source = m->cfg.source_vocab > 0 && gf_layer_stack(&m->cfg, l) == 0; /* an encoder's layer */
     gf_mixer_call c = {
         .cfg = m->ovr_cfg ? m->ovr_cfg : &m->cfg, .layer = l, /* an evaluation-time override (model/override.c) */ .B = m->B, .T = layer_T(m, l), .p = m->lp[l].mix, .g = m->lg[l].mix,
@@ -267,13 +267,13 @@ typedef struct {
 
 static void mix_forward(void *ctx, float *out, const float *inp) {
     mix_ctx *c = ctx;
-    gf_mixer_call mc = mixer_call(c->m, c->l);
+    gf_mixer_call mc = gf_model_mixer_call(c->m, c->l);
     c->m->mixer[c->l]->forward(&mc, out, inp);
 }
 
 static void mix_backward(void *ctx, float *dinp, const float *dout, const float *inp) {
     mix_ctx *c = ctx;
-    gf_mixer_call mc = mixer_call(c->m, c->l);
+    gf_mixer_call mc = gf_model_mixer_call(c->m, c->l);
     c->m->mixer[c->l]->backward(&mc, dinp, dout, inp);
 }
 

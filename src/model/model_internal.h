@@ -120,6 +120,8 @@ bool gf_layer_is_grassmann(const gf_model *m, int l);
 /* The input of layer l's mixer in the last forward (the block's slot its mix op reads: ln1(h) in a pre-norm
  * block, h in a post-norm one), (B*T, d) rows; NULL before a forward (model.c). */
 const float *gf_model_mixer_input(gf_model *m, int l);
+/* Layer l's mixer call on the current batch (what its forward and backward get). */
+gf_mixer_call gf_model_mixer_call(gf_model *m, int l);
 
 /* 0, or an error naming `what` if the model's head does not predict the next token (model.c). */
 int gf_model_require_next_token(const gf_model *m, const char *what);

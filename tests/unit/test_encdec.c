@@ -216,7 +216,7 @@ static void test_cross_weights(void **state) {
     assert_int_equal(gf_model_forward_batch(m, &x.b, &loss), 0);
     enum { B = 3, T = 6, S = 7, H = 2, D = 16, DH = 8 };
     float *w = malloc(B * H * T * S * sizeof *w);
-    tl_expect_error(gf_model_cross_attention(m, 1, w), "layer 1 has no cross op");
+    tl_expect_error(gf_model_cross_attention(m, 1, w), "layer 1 has no cross op and its mixer does not attend");
     for (int l = 2; l < 4; l++) {
         assert_int_equal(gf_model_cross_attention(m, l, w), 0);
         const float *q = m->la[l].cross_saved, *v = q + B * T * D + B * S * D, *o = v + B * S * D;
@@ -239,6 +239,33 @@ static void test_cross_weights(void **state) {
     }
     free(w);
     gf_model_free(m);
+    /* a gru-attn decoder (Bahdanau's; Luong's general): one head, its weights giving back the contexts c_t it
+     * saved (mixers/gru_attn.c: s, r, z, n, ghn, c, out); none's: all on the last real source position */
+    const char *const dec[3] = {"{\"mixer\": \"gru-attn\", \"attention\": \"bahdanau\"}",
+                                "{\"mixer\": \"gru-attn\", \"attention\": \"general\"}",
+                                "{\"mixer\": \"gru-attn\", \"attention\": \"none\"}"};
+    for (int k = 0; k < 3; k++) {
+        m = model_of(ATT, dec[k]);
+        assert_int_equal(gf_model_forward_batch(m, &x.b, &loss), 0);
+        assert_int_equal(gf_model_cross_heads(m, 2), 1);
+        assert_int_equal(gf_model_cross_heads(m, 1), 0);
+        w = malloc(B * T * S * sizeof *w);
+        assert_int_equal(gf_model_cross_attention(m, 3, w), 0);
+        const float *c = m->la[3].mix_saved + 5 * B * T * D, *M = m->memory.x;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                double sum = 0;
+                for (int s = 0; s < S; s++) sum += w[(b * T + t) * S + s];
+                assert_true(fabs(sum - 1.0) < 1e-5);
+                for (int i = 0; i < D; i++) {
+                    double acc = 0;
+                    for (int s = 0; s < S; s++) acc += w[(b * T + t) * S + s] * M[(b * S + s) * D + i];
+                    assert_true(fabs(acc - c[(b * T + t) * D + i]) < 1e-5);
+                }
+            }
+        free(w);
+        gf_model_free(m);
+    }
 }
 
 /* Streaming, generation and scoring text read no source: refused with a message. */
