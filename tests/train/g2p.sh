@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Task g2p (grapheme-to-phoneme on an encoder-decoder; docs/model.md, "Encoder-decoders"): a tiny
-# Transformer encoder-decoder and a Grassmann one train on the shipped CMUdict sample and learn (the
+# Transformer encoder-decoder, a Grassmann one and a GRU one with Bahdanau's attention (gru-attn) train on
+# the shipped CMUdict sample and learn (the
 # validation perplexity per phoneme falls well below the phoneme count), resume, and are scored by eval;
 # what the task refuses says why: a model that is not an encoder-decoder, a --tokenizer, a lexicon
 # that is not one, a checkpoint scored on a lexicon with a phoneme it does not know.
@@ -14,19 +15,20 @@ trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-tiny() { # tiny MIXER_ENTRY: an encoder-decoder of 2 + 2 blocks, width 32
+tiny() { # tiny ENCODER_ENTRY [DECODER_ENTRY]: an encoder-decoder of 2 + 2 blocks, width 32
     cat <<JSON
 {"format": 3, "head": {"kind": "next_token"}, "vocab_size": 60, "source_vocab": 256, "cross_heads": 2,
  "d_model": 32, "n_layer": 2, "d_ff": 64, "max_len": 40, "norm": "pre", "direction": "bidirectional",
  "layers": [$1], "stacks": [{"name": "decoder", "d_model": 32, "d_ff": 64, "n_layer": 2, "direction": "causal",
- "layers": [$1]}]}
+ "layers": [${2:-$1}]}]}
 JSON
 }
 tiny '{"mixer": "attention", "n_head": 2}' >"$tmp/att.json"
 tiny '{"mixer": "grassmann", "rank": 8, "offsets": [1, 2, 4]}' >"$tmp/grass.json"
+tiny '{"mixer": "gru"}' '{"mixer": "gru-attn", "attention": "bahdanau"}' >"$tmp/rnn.json"
 
 echo "g2p: tiny encoder-decoders learn on the shipped sample"
-for m in att grass; do
+for m in att grass rnn; do
     "$GF" train --task g2p --config "$tmp/$m.json" --corpus cmudict --steps 150 --batch 32 --lr 3e-3 --warmup 20 \
         --eval-every 150 --out "$tmp/$m" >"$tmp/$m.out" 2>"$tmp/$m.err" || { fail "$m: train: $(tail -3 "$tmp/$m.err")"; continue; }
     ppl=$(grep -o 'val ppl [0-9.]*' "$tmp/$m.err" | tail -1 | cut -d' ' -f3)
@@ -86,6 +88,10 @@ for f in os.listdir(d):
     w = [float(v) for v in re.findall(r"attention weight ([0-9.e+-]+)</title>", text)]
     assert w and all(0 <= v <= 1.0001 for v in w), f
 PYEOF
+expect 0 "predict --align-dir of a gru-attn decoder (Bahdanau's attention)" "$GF" predict --ckpt "$tmp/rnn/best.safetensors" \
+    --corpus "$tmp/words.txt" --limit 1 --align-dir "$tmp/align-rnn"
+[ "$(grep -c 'decoder layer ' "$tmp/align-rnn/align-0000.svg")" = 2 ] && pass "... a panel for each of its two layers" \
+    || fail "the gru-attn alignment: $(ls "$tmp/align-rnn")"
 printf 'not an svg\n' >"$tmp/align/align-0000.svg"
 want='align-0000.svg exists and is not replaced' expect 1 "a file there that is not an SVG is kept (--force replaces it)" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 1 --align-dir "$tmp/align"
