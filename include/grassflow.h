@@ -703,7 +703,7 @@ void gf_sampler_free(gf_sampler *s);
 /*     int64_t n;  double score;                                                                    */
 /*     gf_model_decode(m, src, S, &o, out, &n, &score); // out: the n target ids, the end's not     */
 /*                                                                                                  */
-/* A hypothesis is the target tokens after bos; its log-probability the sum of the decoder's       */
+/* A hypothesis is the target tokens after bos; its log-probability the sum of the decoder's        */
 /* log-softmax of each (the end token's too, when it has one); its score that divided by GNMT's     */
 /* length penalty ((5 + n) / 6)^length_penalty, n its tokens with the end's (0: the sum itself).    */
 /* Each step extends every live hypothesis by every token, orders the extensions by their           */
@@ -712,9 +712,12 @@ void gf_sampler_free(gf_sampler *s);
 /* a hypothesis of max_len tokens is finished as it is. The search stops when nothing lives, or     */
 /* when `beam` are finished and no live one could still score above the worst of them (its          */
 /* log-probability only falls; the penalty is at most max_len's). Beam 1 is greedy: the first       */
-/* largest token each step, until eos. Each step is one forward of the live hypotheses in full      */
-/* (src/infer/decode.c; tests/unit/test_decode.c holds it to every hypothesis scored on a small     */
-/* model).                                                                                          */
+/* largest token each step, until eos. The encoder runs once per source (its keys and values for    */
+/* the decoder's cross ops too), and each live hypothesis is a stream of the decoder that feeds one */
+/* token a step, its layers' states carried as generate carries them (O(1) for Grassmann and the    */
+/* GRUs); a decoder layer whose mixer has no step (a plug-in's) makes it a full forward of the      */
+/* live hypotheses at every step instead (src/infer/decode.c; tests/unit/test_decode.c holds both   */
+/* to every hypothesis scored on a small model, and the streamed search to the full one).           */
 
 typedef struct gf_decode_opts {
     int64_t beam;            /* hypotheses kept each step, >= 1; 1 = greedy */

@@ -222,6 +222,14 @@ typedef struct gf_mixer_step {
     float *state;             /* state_floats(cap) floats, zeroed at the stream's start and reset; the step
                                * updates it */
     float *scratch;           /* step_scratch_floats(cap) floats, free during the step */
+    /* a mixer that reads memory (version 3, reads_memory; NULL and 0 otherwise), streamed in an
+     * encoder-decoder's decoder (gf_model_decode): the encoder's output for one source, (S, d), unpadded,
+     * and mem_work, memory_floats(cfg, layer, 1, 2, S) floats that every stream over this memory shares
+     * (the hypotheses of a beam) and that lasts while it does. The step at pos 0 may fill mem_work with
+     * what derives from the memory alone (keys); later steps of any stream over it may read that. */
+    const float *mem;
+    int64_t S;
+    float *mem_work;
 } gf_mixer_step;
 
 /* A mixer. Required: version, name, param_specs, saved_floats, scratch_floats, forward, backward; the

@@ -39,6 +39,8 @@ static void help(void) {
            "  --weights W     the weight matrices as fp32 (default), bf16 or int8 (as generate --weights):\n"
            "                  with --stream, scored as generation runs them (int8 on VNNI or AVX2)\n"
            "  --json          print the result as one JSON object\n"
+           "  --beam K        an encoder-decoder's test: decode by beam search of K hypotheses (default 1:\n"
+           "                  greedy), --length-penalty A with GNMT's penalty ((5 + n) / 6)^A (default 0)\n"
            "  the task's options (default: the training run's; for lm without one, --seq-len max_len):\n");
     cli_task_help();
 }
@@ -82,7 +84,7 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
                                            {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
                                            {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"weights", 1, 0, 'W'},
-                                              {0, 0, 0, 0}};
+                                              {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'}, {0, 0, 0, 0}};
     static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'},
                                                  {"max-len", 1, 0, 'M'}, {"align-dir", 1, 0, 'A'},
                                                  {"force", 0, 0, 'F'}, {0, 0, 0, 0}};
@@ -276,9 +278,11 @@ static void text_counts(const text_report *r, double total, int64_t predicted, i
  * pass a quarter of the memory (the same numbers), with what the split's text holds (r). */
 /* An encoder-decoder's decoding scores as JSON members: the rates, and "by_source_length": {"S": [examples,
  * wrong], ...} ("64+" for longer sources). */
-static void json_decoded(const gf_decode_scores *d) {
-    printf(", \"decoded\": \"greedy\", \"examples\": %lld, \"wer\": %s, \"per\": %s, \"by_source_length\": {",
-           (long long)d->examples, gf_json_num((double)d->wrong / (double)d->examples, 'g', 9).s,
+static void json_decoded(const gf_decode_scores *d, const gf_decode_opts *o) {
+    if (o->beam > 1) printf(", \"decoded\": \"beam\", \"beam\": %lld, \"length_penalty\": %s", (long long)o->beam,
+                            gf_json_num(o->length_penalty, 'g', 9).s);
+    else printf(", \"decoded\": \"greedy\"");
+    printf(", \"examples\": %lld, \"wer\": %s, \"per\": %s, \"by_source_length\": {", (long long)d->examples, gf_json_num((double)d->wrong / (double)d->examples, 'g', 9).s,
            gf_json_num((double)d->edits / (double)d->tokens, 'g', 9).s);
     for (int s = 0, first = 1; s <= GF_DECODE_BY_LEN; s++)
         if (d->len_examples[s]) {
@@ -326,7 +330,7 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             gf_json_put_str(stdout, r->protocol);
         }
         if (a->override) printf(", \"override\": %s", a->override->json);
-        if (r->decoded) json_decoded(&r->dec);
+        if (r->decoded) json_decoded(&r->dec, &a->dec);
         printf("}\n");
     } else {
         char pb[32];
@@ -335,7 +339,10 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
         if (a->override) printf("  with %s (grassflow inspect %s)\n", a->override->text, a->override->flags);
         if (r->have) text_counts(r, total, k, gf_model_config(m)->vocab_size);
         if (r->decoded) {
-            printf("  decoded greedily: %lld examples, %lld wrong (%.2f%%: g2p's word error rate), %lld edits of %lld "
+            if (a->dec.beam > 1) printf("  decoded by beam search (beam %lld, length penalty %g):", (long long)a->dec.beam,
+                                        a->dec.length_penalty);
+            else printf("  decoded greedily:");
+            printf(" %lld examples, %lld wrong (%.2f%%: g2p's word error rate), %lld edits of %lld "
                    "target tokens (%.2f%%: g2p's phoneme error rate)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
                    100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
                    (long long)r->dec.tokens, 100.0 * (double)r->dec.edits / (double)r->dec.tokens);
@@ -347,9 +354,9 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
     return EXIT_OK;
 }
 
-/* An encoder-decoder's examples decoded greedily and scored against their targets into r. */
-static int eval_decoding(gf_model *m, const gf_tokenizer *tok, gf_source *src, text_report *r) {
-    gf_decode_opts o = gf_decode_opts_default(); /* max_len: the model's (gf_decode_max_len) */
+/* An encoder-decoder's examples decoded (greedily, or by --beam) and scored against their targets into r. */
+static int eval_decoding(gf_model *m, const gf_tokenizer *tok, gf_source *src, const eval_args *a, text_report *r) {
+    gf_decode_opts o = a->dec; /* max_len: the model's (gf_decode_max_len) */
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
     if (o.eos < 0) return EXIT_OK; /* no end token: nothing to decode to */
     if (gf_evaluate_decoding(m, src, &o, &r->dec)) return cli_error("%s", gf_last_error());
@@ -377,7 +384,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     r.have = dt && gf_task_text_counts(t->task, data, a->si, &r.c) == 0;
     gf_task_eval_protocol(t->task, data, t->options.bytes, r.protocol, sizeof r.protocol);
     if (!rc && gf_model_config(m)->source_vocab > 0 && dt && strcmp(a->cmd, "predict")) /* an encoder-decoder */
-        rc = eval_decoding(m, dt, src, &r);
+        rc = eval_decoding(m, dt, src, a, &r);
     if (!rc && !strcmp(a->cmd, "predict")) rc = cli_predict_print(m, dt, t->task, data, src, a);
     else if (!rc && !t->task->label) rc = eval_ppl(m, src, a, &r); /* a language model's task */
     else if (!rc) {
@@ -391,7 +398,7 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
 }
 
 int cmd_eval(int argc, char **argv) {
-    eval_args a = {.cmd = "eval", .split = "valid", .B = 16};
+    eval_args a = {.cmd = "eval", .split = "valid", .B = 16, .dec = gf_decode_opts_default()};
     int rc = cli_eval_parse(argc, argv, &a, help);
     return rc ? (rc < 0 ? EXIT_OK : rc) : cli_eval_run(&a);
 }
@@ -424,6 +431,9 @@ int cli_eval_run(const eval_args *a) {
     else if (a->align_dir || a->force)
         rc = cli_usage_error(a->cmd, "%s: %s is not an encoder-decoder: it has no alignment to draw", a->align_dir ?
                              "--align-dir" : "--force", a->ckpt);
+    else if (gf_model_config(m)->source_vocab < 1 && (a->dec.beam > 1 || a->dec.length_penalty > 0))
+        rc = cli_usage_error(a->cmd, "%s: %s is not an encoder-decoder: it decodes nothing", a->dec.beam > 1 ? "--beam" :
+                             "--length-penalty", a->ckpt);
     else if (!strcmp(a->cmd, "predict") && gf_model_predicts_next_token(m))
         rc = cli_error("predict: %s is a language model; predict gives a classifier's label of each example\nHINT: "
                        "grassflow eval for its perplexity, grassflow generate for text", a->ckpt);

@@ -1,13 +1,16 @@
-/* Decoding an encoder-decoder: greedy and beam search over full forwards of the live hypotheses (the
- * rules are in include/grassflow.h, "Decoding an encoder-decoder"). Each step runs the decoder over every
- * live hypothesis from bos, and the encoder again with it: a G2P target is a dozen tokens, so this costs
- * little; a decoder streamed over cached encoder keys is the next step (docs/model.md, "Encoder-decoders"). */
+/* Decoding an encoder-decoder: greedy and beam search (the rules are in include/grassflow.h, "Decoding an
+ * encoder-decoder"). The encoder runs once per source, and each live hypothesis is a stream of the decoder
+ * over its output (infer/source_memory.h) that feeds one token per step, a new hypothesis taking over its
+ * parent's stream. A model with a decoder layer that cannot stream (its mixer has no step) is decoded by full
+ * forwards of every live hypothesis from bos, encoder included, at every step: the reference the streamed
+ * search is held to (tests/unit/test_decode.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "grassflow_plugin.h"
+#include "infer/source_memory.h"
 
 enum { GF_DECODE_REF_MAX = 4096 }; /* target tokens a scored example may have */
 
@@ -51,7 +54,11 @@ typedef struct {
     double *fin_logp, *fin_score;
     int64_t *fin_len, n_fin;
     cand *c;                  /* (W V) */
-    int32_t *ids, *src;       /* (W, L) the decoder's inputs; (W, S) the source repeated */
+    int64_t *parent;          /* (W) each live hypothesis's parent among the step's */
+    const float **rows;       /* (W) each live hypothesis's next-token logits (V) */
+    int32_t *ids, *src;       /* full forwards: (W, L) the decoder's inputs; (W, S) the source repeated */
+    gf_source_memory *mem;    /* streamed: the source's, and each live hypothesis's stream (and a spare set) */
+    gf_stream **st, **st_next;
 } search;
 
 static double penalty(const gf_decode_opts *o, int64_t n) {
@@ -79,11 +86,11 @@ static void finish(search *s, const int32_t *tokens, int64_t len, int64_t n, dou
     if (s->n_fin < s->W) s->n_fin++;
 }
 
-/* The candidates of step t (the live hypotheses hold t tokens) from the logits of their last positions. */
-static int64_t candidates(search *s, const float *logits, int64_t t) {
+/* The candidates of a step from the live hypotheses' next-token logits (s->rows). */
+static int64_t candidates(search *s) {
     int64_t n = 0;
     for (int64_t b = 0; b < s->n_live; b++) {
-        const float *l = logits + (b * (t + 1) + t) * s->V;
+        const float *l = s->rows[b];
         double mx = l[0], sum = 0.0;
         for (int64_t v = 1; v < s->V; v++) mx = l[v] > mx ? l[v] : mx;
         for (int64_t v = 0; v < s->V; v++) sum += exp((double)l[v] - mx);
@@ -108,6 +115,7 @@ static void advance(search *s, int64_t n_cand, int64_t t) {
         int32_t *h = s->next + n_next * s->L;
         memcpy(h, parent, (size_t)t * sizeof(int32_t));
         h[t] = c->tok;
+        s->parent[n_next] = c->hyp;
         s->next_logp[n_next++] = c->logp;
     }
     int32_t *tmp = s->live;
@@ -153,7 +161,23 @@ static int check_opts(const gf_model *m, const gf_decode_opts *o, const int32_t 
 
 static void search_free(search *s) {
     free(s->live), free(s->next), free(s->live_logp), free(s->next_logp), free(s->fin), free(s->fin_logp);
-    free(s->fin_score), free(s->fin_len), free(s->c), free(s->ids), free(s->src);
+    free(s->fin_score), free(s->fin_len), free(s->c), free(s->parent), free(s->rows), free(s->ids), free(s->src);
+    for (int64_t b = 0; s->st && b < s->W; b++) gf_stream_free(s->st[b]), gf_stream_free(s->st_next[b]);
+    free(s->st), free(s->st_next);
+    gf_source_memory_free(s->mem);
+}
+
+/* The streamed search's memory and 2 W streams (none are made for a beam of one's spare set: greedy copies
+ * nothing). */
+static int streams_alloc(gf_model *m, search *s, const int32_t *source, int64_t S) {
+    s->st = calloc((size_t)s->W, sizeof *s->st), s->st_next = calloc((size_t)s->W, sizeof *s->st_next);
+    if (!s->st || !s->st_next) return gf_fail("decode: out of memory for a beam of %lld streams", (long long)s->W);
+    if (!(s->mem = gf_source_memory_create(m, source, S))) return -1;
+    for (int64_t b = 0; b < s->W; b++)
+        if (!(s->st[b] = gf_stream_create_decoder(m, s->mem)) ||
+            (s->W > 1 && !(s->st_next[b] = gf_stream_create_decoder(m, s->mem))))
+            return -1;
+    return 0;
 }
 
 static int search_alloc(search *s, const int32_t *source, int64_t S) {
@@ -163,35 +187,53 @@ static int search_alloc(search *s, const int32_t *source, int64_t S) {
     s->fin_logp = calloc((size_t)s->W, sizeof(double)), s->fin_score = calloc((size_t)s->W, sizeof(double));
     s->fin_len = calloc((size_t)s->W, sizeof(int64_t));
     s->c = malloc((size_t)(s->W * s->V) * sizeof(cand));
+    s->parent = calloc((size_t)s->W, sizeof(int64_t)), s->rows = calloc((size_t)s->W, sizeof(float *));
     s->ids = malloc(WL * sizeof(int32_t)), s->src = malloc((size_t)(s->W * S) * sizeof(int32_t));
     if (!s->live || !s->next || !s->fin || !s->live_logp || !s->next_logp || !s->fin_logp || !s->fin_score ||
-        !s->fin_len || !s->c || !s->ids || !s->src)
+        !s->fin_len || !s->c || !s->parent || !s->rows || !s->ids || !s->src)
         return gf_fail("decode: out of memory for a beam of %lld over %lld tokens", (long long)s->W, (long long)s->L);
     for (int64_t b = 0; b < s->W; b++) memcpy(s->src + b * S, source, (size_t)S * sizeof(int32_t));
     s->n_live = 1; /* the empty hypothesis, log-probability 0 */
     return 0;
 }
 
-/* One step: the live hypotheses (t tokens each) forward from bos, then their candidates walked. */
-static int step(gf_model *m, search *s, int64_t S, int64_t t) {
+/* One step by full forwards: the live hypotheses (t tokens each) from bos, then their candidates walked. */
+static int step_full(gf_model *m, search *s, int64_t S, int64_t t) {
     for (int64_t b = 0; b < s->n_live; b++) {
         s->ids[b * (t + 1)] = s->o->bos;
         memcpy(s->ids + b * (t + 1) + 1, s->live + b * s->L, (size_t)t * sizeof(int32_t));
     }
     gf_batch batch = {.B = s->n_live, .T = t + 1, .ids = s->ids, .S = S, .source = s->src};
     if (gf_model_forward_batch(m, &batch, NULL)) return -1;
-    advance(s, candidates(s, gf_model_logits(m), t), t);
+    for (int64_t b = 0; b < s->n_live; b++) s->rows[b] = gf_model_logits(m) + (b * (t + 1) + t) * s->V;
+    advance(s, candidates(s), t);
     return 0;
 }
 
-int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, int32_t *out,
-                    int64_t *n, double *score) {
+/* One streamed step: each live hypothesis's stream feeds its last token (bos first); after the walk, each new
+ * hypothesis takes over its parent's stream. */
+static int step_streamed(search *s, int64_t t) {
+    for (int64_t b = 0; b < s->n_live; b++)
+        if (!(s->rows[b] = gf_stream_step(s->st[b], t ? s->live[b * s->L + t - 1] : s->o->bos))) return -1;
+    advance(s, candidates(s), t);
+    if (s->W == 1) return 0; /* greedy: the one hypothesis is its parent's own stream */
+    for (int64_t b = 0; b < s->n_live; b++)
+        if (gf_stream_copy(s->st_next[b], s->st[s->parent[b]])) return -1;
+    gf_stream **tmp = s->st;
+    s->st = s->st_next;
+    s->st_next = tmp;
+    return 0;
+}
+
+int gf_model_decode_by(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, bool streamed,
+                       int32_t *out, int64_t *n, double *score) {
     const gf_decode_opts ro = resolved(m, opts), *o = &ro;
     if (check_opts(m, o, source, S)) return -1;
     search s = {.o = o, .V = gf_model_config(m)->vocab_size, .W = o->beam, .L = o->max_len};
-    int rc = search_alloc(&s, source, S);
     gf_model_set_training(m, false, 0, 0);
-    for (int64_t t = 0; !rc && !settled(&s); t++) rc = step(m, &s, S, t);
+    int rc = search_alloc(&s, source, S);
+    if (!rc && streamed) rc = streams_alloc(m, &s, source, S);
+    for (int64_t t = 0; !rc && !settled(&s); t++) rc = streamed ? step_streamed(&s, t) : step_full(m, &s, S, t);
     if (!rc) {
         memcpy(out, s.fin, (size_t)s.fin_len[0] * sizeof(int32_t));
         *n = s.fin_len[0];
@@ -199,6 +241,11 @@ int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_deco
     }
     search_free(&s);
     return rc;
+}
+
+int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, int32_t *out,
+                    int64_t *n, double *score) {
+    return gf_model_decode_by(m, source, S, opts, gf_decoder_streams(m), out, n, score);
 }
 
 /* Levenshtein's distance between a[0..n) and b[0..m) (row: m + 1 ints of scratch). */

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "compute/parallel.h"
 #include "base/mem.h"
+#include "infer/source_memory.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
 
@@ -26,6 +27,8 @@ typedef struct {
 
 struct gf_stream {
     const gf_model *m;
+    const gf_source_memory *mem;   /* an encoder-decoder's decoder: the source it reads (NULL: a language model) */
+    int first;                     /* the first layer streamed (the decoder's; 0) */
     int64_t pos;                   /* tokens consumed */
     int64_t start;                 /* gf_stream_next: the index in its ids of the first token consumed */
     int64_t cap;                   /* positions the states are sized for */
@@ -35,11 +38,12 @@ struct gf_stream {
     int64_t buf_n;
     /* views into buf */
     float *slot[BLOCK_MAX_SLOTS], *hid, *act, *stat, *logits, *mscratch;
+    float *csaved, *cscratch;      /* a cross op's (one row over mem) */
     gf_stream_pace pace;           /* the threads a large token runs on (advance) */
 };
 
 /* Per-token buffers for capacity cap: the block slots (d each) | hid, act (d_ff) | LayerNorm mean and
- * rstd (2) | logits (V) | the largest mixer step scratch. */
+ * rstd (2) | logits (V) | the largest mixer step scratch | a cross op's saved and scratch (over mem). */
 static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream *s) {
     const gf_config *c = &m->cfg;
     int64_t off = 0, ms = 0;
@@ -58,11 +62,15 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
     TAKE(act, fmax);
     TAKE(stat, 2);
     TAKE(logits, m->head->out_floats(c, 1, 1));
-    for (int l = 0; l < m->n_layers; l++) {
+    for (int l = s->first; l < m->n_layers; l++) {
         int64_t k = m->mixer[l]->step_scratch_floats(c, l, cap);
         ms = k > ms ? k : ms;
     }
     TAKE(mscratch, ms);
+    if (s->mem) {
+        TAKE(csaved, gf_block_cross_saved_floats(1, dmax, &s->mem->bm, c->cross_heads));
+        TAKE(cscratch, gf_block_cross_scratch_floats(1, dmax, &s->mem->bm, c->cross_heads, 1));
+    }
 #undef TAKE
     return off;
 }
@@ -73,7 +81,7 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
 static int state_fits(const gf_stream *s, int64_t cap) {
     const gf_config *c = &s->m->cfg;
     uint64_t total = 0;
-    for (int l = 0; l < s->m->n_layers; l++) total += (uint64_t)s->m->mixer[l]->state_floats(c, l, cap) * sizeof(float);
+    for (int l = s->first; l < s->m->n_layers; l++) total += (uint64_t)s->m->mixer[l]->state_floats(c, l, cap) * sizeof(float);
     if (total <= gf_mem_limit() / 2) return 0;
     return gf_fail("stream: the layers' state for %lld positions would take %.1f MiB, more than half (%.1f MiB) of "
                    "the memory this process can have\nHINT: score or generate shorter texts (split long lines), or "
@@ -84,7 +92,7 @@ static int state_fits(const gf_stream *s, int64_t cap) {
 static int grow(gf_stream *s, int64_t cap) {
     const gf_config *c = &s->m->cfg;
     if (state_fits(s, cap)) return -1;
-    for (int l = 0; l < s->m->n_layers; l++) {
+    for (int l = s->first; l < s->m->n_layers; l++) {
         int64_t n = s->m->mixer[l]->state_floats(c, l, cap);
         if (n == s->state_n[l]) continue;
         float *p = realloc(s->state[l], (size_t)n * sizeof(float));
@@ -107,38 +115,26 @@ static int grow(gf_stream *s, int64_t cap) {
     return 0;
 }
 
-gf_stream *gf_stream_create(const gf_model *m) {
+/* Whether m's layers from first on can stream: 0, or -1 (gf_fail). */
+static int check_streamable(const gf_model *m, int first) {
+    if (m->ovr_cfg)
+        return gf_fail("stream: the model has evaluation-time overrides (gf_model_set_override), which apply to "
+                       "batch forwards only\nHINT: score with gf_model_score or gf_evaluate, or clear them first");
+    for (int l = first; l < m->n_layers; l++)
+        if (!m->mixer[l]->step)
+            return gf_fail("stream: layer %d's mixer \"%s\" cannot run one token at a time (it has no streaming "
+                           "step)\nHINT: score whole sequences with gf_model_forward (grassflow generate --no-cache)",
+                           l, m->mixer[l]->name);
+    return 0;
+}
+
+static gf_stream *stream_new(const gf_model *m, const gf_source_memory *mem) {
     gf_stream *s = calloc(1, sizeof *s);
     if (!s) {
         gf_fail("out of memory creating a stream");
         return NULL;
     }
-    s->m = m;
-    if (m->ovr_cfg) {
-        gf_fail("stream: the model has evaluation-time overrides (gf_model_set_override), which apply to batch "
-                "forwards only\nHINT: score with gf_model_score or gf_evaluate, or clear them first");
-        gf_stream_free(s);
-        return NULL;
-    }
-    if (gf_model_require_next_token(m, "stream")) {
-        gf_stream_free(s);
-        return NULL;
-    }
-    if (m->cfg.direction != GF_CAUSAL || m->cfg.input != GF_INPUT_TOKENS) {
-        gf_fail("stream: a model fed one token at a time must be causal and read tokens; this one is %s with %s "
-                "inputs", m->cfg.direction == GF_CAUSAL ? "causal" : "bidirectional",
-                m->cfg.input == GF_INPUT_TOKENS ? "token" : "vector");
-        gf_stream_free(s);
-        return NULL;
-    }
-    for (int l = 0; l < m->n_layers; l++)
-        if (!m->mixer[l]->step) {
-            gf_fail("stream: layer %d's mixer \"%s\" cannot run one token at a time (it has no streaming step)\n"
-                    "HINT: score whole sequences with gf_model_forward (grassflow generate --no-cache)", l,
-                    m->mixer[l]->name);
-            gf_stream_free(s);
-            return NULL;
-        }
+    s->m = m, s->mem = mem, s->first = mem ? mem->first : 0;
     /* the states grow by doubling: start small, whatever max_len says (cost follows the input) */
     int64_t cap = m->cfg.pos == GF_POS_LEARNED && m->cfg.max_len < 256 ? m->cfg.max_len : 256;
     if (grow(s, cap)) {
@@ -146,6 +142,41 @@ gf_stream *gf_stream_create(const gf_model *m) {
         return NULL;
     }
     return s;
+}
+
+gf_stream *gf_stream_create(const gf_model *m) {
+    if (check_streamable(m, 0) || gf_model_require_next_token(m, "stream")) return NULL;
+    if (m->cfg.direction != GF_CAUSAL || m->cfg.input != GF_INPUT_TOKENS) {
+        gf_fail("stream: a model fed one token at a time must be causal and read tokens; this one is %s with %s "
+                "inputs", m->cfg.direction == GF_CAUSAL ? "causal" : "bidirectional",
+                m->cfg.input == GF_INPUT_TOKENS ? "token" : "vector");
+        return NULL;
+    }
+    return stream_new(m, NULL);
+}
+
+bool gf_decoder_streams(const gf_model *m) {
+    if (m->cfg.source_vocab < 1 || m->ovr_cfg) return false;
+    for (int l = gf_stack_first_layer(&m->cfg, 1); l < m->n_layers; l++)
+        if (!m->mixer[l]->step) return false;
+    return true;
+}
+
+gf_stream *gf_stream_create_decoder(const gf_model *m, const gf_source_memory *mem) {
+    if (m->cfg.source_vocab < 1 || !mem) {
+        gf_fail("stream: a decoder stream needs an encoder-decoder and its source's memory");
+        return NULL;
+    }
+    if (check_streamable(m, mem->first)) return NULL;
+    return stream_new(m, mem);
+}
+
+int gf_stream_copy(gf_stream *dst, const gf_stream *src) {
+    if (dst->cap < src->cap && grow(dst, src->cap)) return -1;
+    for (int l = src->first; l < src->m->n_layers; l++)
+        memcpy(dst->state[l], src->state[l], (size_t)src->state_n[l] * sizeof(float));
+    dst->pos = src->pos, dst->start = src->start;
+    return 0;
 }
 
 void gf_stream_free(gf_stream *s) {
@@ -156,7 +187,7 @@ void gf_stream_free(gf_stream *s) {
 }
 
 void gf_stream_reset(gf_stream *s) {
-    for (int l = 0; l < s->m->n_layers; l++) memset(s->state[l], 0, (size_t)s->state_n[l] * sizeof(float));
+    for (int l = s->first; l < s->m->n_layers; l++) memset(s->state[l], 0, (size_t)s->state_n[l] * sizeof(float));
     s->pos = 0;
     s->start = 0;
 }
@@ -165,7 +196,7 @@ int64_t gf_stream_pos(const gf_stream *s) { return s->pos; }
 
 size_t gf_stream_state_bytes(const gf_stream *s) {
     size_t b = 0;
-    for (int l = 0; l < s->m->n_layers; l++) b += (size_t)s->state_n[l] * sizeof(float);
+    for (int l = s->first; l < s->m->n_layers; l++) b += (size_t)s->state_n[l] * sizeof(float);
     return b;
 }
 
@@ -185,8 +216,10 @@ static void layer_step(gf_stream *s, int l) {
     step_ctx sc = {.ms = {.cfg = &m->cfg, .layer = l, .pos = s->pos, .cap = s->cap, .p = m->lp[l].mix,
                           .state = s->state[l], .scratch = s->mscratch},
                    .mx = m->mixer[l]};
+    if (s->mem && gf_mixer_reads_memory(m->mixer[l]))
+        sc.ms.mem = s->mem->bm.x, sc.ms.S = s->mem->bm.S, sc.ms.mem_work = s->mem->work[l];
     const int k = gf_layer_stack(&m->cfg, l);
-    if (gf_layer_enters_stack(&m->cfg, l)) { /* into a further stack: its projection */
+    if (gf_layer_enters_stack(&m->cfg, l) && !s->mem) { /* into a further stack: its projection */
         gf_stack_in_proj(m, k, s->slot[1], s->slot[0], 1);
         float *t = s->slot[0];
         s->slot[0] = s->slot[1];
@@ -196,6 +229,9 @@ static void layer_step(gf_stream *s, int l) {
                    .p = &m->lp[l],
                    .h1 = s->hid, .act = s->act,
                    .mean = {s->stat, s->stat, s->stat}, .rstd = {s->stat + 1, s->stat + 1, s->stat + 1}, .mix = mix_step, .mix_ctx = &sc};
+    if (gf_block_kind_has_cross(r.kind)) /* a decoder block: the source's keys, computed once */
+        r.mem = &s->mem->bm, r.cross_kv = s->mem->kv[l], r.cross_heads = m->cfg.cross_heads,
+        r.cross_saved = s->csaved, r.cross_scratch = s->cscratch, r.n_threads = 1;
     const int last = r.kind->n_slots - 1;
     for (int i = 0; i <= last; i++) r.slot[i] = s->slot[i];
     gf_block_forward(&r);
@@ -217,8 +253,9 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
     if (s->pos >= s->cap && grow(s, 2 * s->cap)) return -1;
     /* the embedding of one row at position pos (model/wiring.c); the slots are free between tokens */
     const gf_embed_in in = {.ids = &token, .B = 1, .T = 1, .pos = gf_pos_rows(m, s->pos, 1, NULL, s->slot[2])};
-    gf_embed_rows(m, &in, s->slot[0], s->slot[1], s->stat, s->stat + 1);
-    for (int l = 0; l < m->n_layers; l++) layer_step(s, l);
+    if (s->mem) gf_embed_rows(m, &in, s->slot[0], NULL, NULL, NULL); /* a decoder's target, as enter_decoder */
+    else gf_embed_rows(m, &in, s->slot[0], s->slot[1], s->stat, s->stat + 1);
+    for (int l = s->first; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
         gf_head_call hc = gf_model_head_call(m, 1, 1, s->logits);
         gf_head_result res;
@@ -247,7 +284,7 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
 
 static bool token_is_large(const gf_stream *s) {
     int64_t macs = gf_model_num_params(s->m);
-    for (int l = 0; l < s->m->n_layers; l++) macs += s->state_n[l];
+    for (int l = s->first; l < s->m->n_layers; l++) macs += s->state_n[l];
     return macs >= GF_STREAM_PAR_MACS && gf_threads() > 1;
 }
 

@@ -424,6 +424,39 @@ static void ga_backward(const gf_mixer_call *cl, float *dinp, const float *dout,
     back_weights(&r, dinp, inp);
 }
 
+/* ---- streaming (gf_model_decode): the state is s_{t-1} | out_{t-1} ---- */
+
+static int64_t ga_state_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)cap;
+    return 2 * gf_layer_dim(cfg, layer);
+}
+
+/* a forward's saved and scratch for one row of two positions: the previous one (the state), the new one */
+static int64_t ga_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
+    (void)cap;
+    return ga_saved_floats(cfg, layer, 1, 2) + ga_scratch_floats(cfg, layer, 1, 2, 1);
+}
+
+/* The forward's own steps on one row: position 0 as the forward's first step (T = 1); a later one as step 1 of
+ * two positions whose first holds the state. mem_work (memory_floats(1, 2, S)) keeps the keys at 2 S either
+ * way: the first step computes them, and every stream over this memory reads them. */
+static void ga_step(const gf_mixer_step *st, float *out, const float *inp) {
+    const int64_t d = gf_layer_dim(st->cfg, st->layer), T = st->pos ? 2 : 1, t = T - 1;
+    const gf_mixer_call cl = {.cfg = st->cfg, .layer = st->layer, .B = 1, .T = T, .p = st->p, .saved = st->scratch,
+                              .scratch = st->scratch + ga_saved_floats(st->cfg, st->layer, 1, 2), .n_threads = 1,
+                              .mem = st->mem, .S = st->S, .mem_work = st->mem_work + (T == 1 ? st->S : 0)};
+    const ga_run r = ga_layout(&cl);
+    if (t == 0) keys_forward(&r);
+    else memcpy(r.s, st->state, (size_t)d * sizeof(float)), memcpy(r.out, st->state + d, (size_t)d * sizeof(float));
+    gf_linear_forward(r.gi + t * 3 * d, inp, d, r.p[P_IH_W], r.din, r.p[P_IH_B], 1, d, 3 * d, 0.0f);
+    step_input(&r, t);
+    step_gru(&r, t);
+    step_output(&r, t);
+    memcpy(st->state, row(&r, r.s, 0, t), (size_t)d * sizeof(float));
+    memcpy(st->state + d, row(&r, r.out, 0, t), (size_t)d * sizeof(float));
+    memcpy(out, row(&r, r.out, 0, t), (size_t)d * sizeof(float));
+}
+
 /* The weights of the last forward: a (none: all on the last real source position, its one context). */
 static void ga_memory_weights(const gf_mixer_call *cl, float *out) {
     const ga_run r = ga_layout(cl);
@@ -453,7 +486,7 @@ const gf_mixer_ops gf_mixer_gru_attn = {
             "layers only): none (Cho et al. 2014: the last encoder state as the one context), bahdanau (additive,\n"
             "from the previous state, its context fed into the step; arXiv 1409.0473), or Luong's dot, general and\n"
             "concat scores from the new state (arXiv 1508.04025), with input feeding or without; the output\n"
-            "tanh(W_o [c_t; s_t] + b_o). T sequential steps per layer; no streaming yet.",
+            "tanh(W_o [c_t; s_t] + b_o). T sequential steps per layer; streams in decoding with O(1) state (s and out).",
     .config_size = sizeof(ga_config),
     .keys = KEYS,
     .n_keys = (int)(sizeof KEYS / sizeof KEYS[0]),
@@ -466,6 +499,9 @@ const gf_mixer_ops gf_mixer_gru_attn = {
     .scratch_floats = ga_scratch_floats,
     .forward = ga_forward,
     .backward = ga_backward,
+    .state_floats = ga_state_floats,
+    .step_scratch_floats = ga_step_scratch_floats,
+    .step = ga_step,
     .reads_memory = true,
     .memory_floats = ga_memory_floats,
     .memory_weights = ga_memory_weights,

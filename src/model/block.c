@@ -162,15 +162,21 @@ static gf_sdpa cross_sdpa(const block_run *r) {
     return a;
 }
 
+void gf_block_cross_keys(const gf_layer_params *p, const block_memory *mem, int64_t d, float *kv) {
+    const int64_t M = mem->B * mem->S, dm = mem->d;
+    gf_linear_forward(kv, mem->x, dm, p->ck_w, dm, p->ck_b, M, dm, d, 0.0f);
+    gf_linear_forward(kv + M * d, mem->x, dm, p->cv_w, dm, p->cv_b, M, dm, d, 0.0f);
+}
+
 /* out (N,d) = out-projection of attention(q(inp), k(mem), v(mem)) */
 static void cross_forward(const block_run *r, float *out, const float *inp) {
     const block_memory *mem = r->mem;
     const gf_layer_params *p = r->p;
-    const int64_t N = r->N, d = r->d, M = mem->B * mem->S, dm = mem->d;
-    float *q = r->cross_saved, *k = q + N * d, *v = k + M * d, *o = v + M * d, *lse = o + N * d;
+    const int64_t N = r->N, d = r->d, M = mem->B * mem->S;
+    float *q = r->cross_saved, *kv = q + N * d, *o = kv + 2 * M * d, *lse = o + N * d;
     gf_linear_forward(q, inp, d, p->cq_w, d, p->cq_b, N, d, d, 0.0f);
-    gf_linear_forward(k, mem->x, dm, p->ck_w, dm, p->ck_b, M, dm, d, 0.0f);
-    gf_linear_forward(v, mem->x, dm, p->cv_w, dm, p->cv_b, M, dm, d, 0.0f);
+    if (!r->cross_kv) gf_block_cross_keys(p, mem, d, kv);
+    const float *k = r->cross_kv ? r->cross_kv : kv, *v = k + M * d; /* a stream's: once per source */
     const gf_sdpa a = cross_sdpa(r);
     gf_sdpa_forward(&a, o, lse, q, k, v);
     gf_linear_forward(out, o, d, p->co_w, d, p->co_b, N, d, d, 0.0f);

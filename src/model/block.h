@@ -25,7 +25,7 @@
  * x = h + cross(ln1(h), memory); out = x + FFN(ln2(x))) and holds it to a reference. An encoder-decoder
  * (gf_config.source_vocab > 0) gives its decoder layers the encoder's output as their memory, and their kinds
  * (decoder-pre, decoder-post, decoder-post-gated) have a cross op each. The stream (infer/stream.c) has no
- * memory yet. */
+ * memory of its own: gf_model_decode streams a decoder over cached keys (infer/source_memory.c). */
 #ifndef GF_MODEL_BLOCK_H
 #define GF_MODEL_BLOCK_H
 
@@ -176,11 +176,17 @@ typedef struct block_run {
     /* a cross op (BOP_CROSS): the memory it reads, its heads (d % heads == 0; 0 means 1), what it keeps
      * (gf_block_cross_saved_floats) and its scratch (gf_block_cross_scratch_floats, sized for n_threads) */
     const block_memory *mem;
+    const float *cross_kv;              /* NULL: the cross op projects mem itself; else its keys then values,
+                                         * (B*S, d) each, computed before (a stream's, once per source:
+                                         * gf_block_cross_keys), which a forward then reads (no backward) */
     int64_t cross_heads;
     float *cross_saved, *cross_scratch;
     int n_threads;
 } block_run;
 
+/* kv (2 M, d) = the keys then the values layer p's cross op takes from M = mem->B * mem->S memory rows: what
+ * the forward computes, for a run that sets block_run.cross_kv. */
+void gf_block_cross_keys(const gf_layer_params *p, const block_memory *mem, int64_t d, float *kv);
 /* Run the block forward: fills every slot but 0 (and the LN statistics, the FFN's hidden activations). */
 void gf_block_forward(const block_run *r);
 /* Backward through the block. grad[s] are n_slots buffers of (N, d) floats, grad[last] holding d(loss)/d(out)

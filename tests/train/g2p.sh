@@ -48,6 +48,12 @@ grep -Eq "decoded greedily: 1019 examples, [0-9]+ wrong \([0-9.]+%: g2p's word e
 expect 0 "eval --json" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --json
 /usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["examples"] == 1011 and 0 <= o["per"] <= 2 and 0 <= o["wer"] <= 1, o' \
     "$tmp/out" && pass "... with \"wer\" and \"per\" over the 1,011 valid words" || fail "eval --json: $(cat "$tmp/out")"
+expect 0 "eval --beam 4 --length-penalty 0.6 --json" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --json \
+    --beam 4 --length-penalty 0.6
+/usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["decoded"] == "beam" and o["beam"] == 4 \
+    and o["length_penalty"] == 0.6 and o["examples"] == 1011 and 0 <= o["wer"] <= 1, o' "$tmp/out" \
+    && pass "... decodes the 1,011 valid words by beam search and says so" || fail "eval --beam --json: $(cat "$tmp/out")"
+want='--beam' expect 2 "eval --beam 0 is refused, naming the flag" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus cmudict --beam 0
 
 echo "g2p: predict decodes words"
 printf 'hello\nWorld\n  cat  \n' >"$tmp/words.txt"

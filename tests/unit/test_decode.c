@@ -4,7 +4,9 @@
  *   hypothesis must find it, with and without a length penalty;
  * - greedy decoding as a plain loop (the first largest logit, until the end token): beam 1 must give it;
  *   (the best targets of these random models are none or max_len tokens: the tests check both are met);
- * - the options and sources it refuses. */
+ * - the options and sources it refuses;
+ * - the streamed decoder (infer/source_memory.h) of every family that streams: its logits at every position held
+ *   to the full forward's, and its decodings (greedy and beam) to those of full forwards at every step. */
 #include "testlib.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infer/source_memory.h"
 #include "sources/seq2seq_source.h"
 
 enum { V = 4, EOS = 3, L = 4 }; /* tokens 0, 1, 2, and the end (also the decoder's first input) */
@@ -272,11 +275,110 @@ static void test_decoding_scores(void **state) {
     gf_model_free(m);
 }
 
+/* Every decoder family a stream can carry (the encoder is attention's). */
+static const char *const STREAMED[] = {
+    "{\"mixer\": \"attention\", \"n_head\": 2}",
+    "{\"mixer\": \"grassmann\", \"rank\": 4, \"offsets\": [1, 2]}",
+    "{\"mixer\": \"gru\"}",
+    "{\"mixer\": \"window\", \"window\": 2, \"n_head\": 2}",
+    "{\"mixer\": \"performer\", \"n_head\": 2, \"features\": 8}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"none\"}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"bahdanau\"}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"dot\"}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"general\"}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"concat\"}",
+    "{\"mixer\": \"gru-attn\", \"attention\": \"general\", \"input_feeding\": false}",
+};
+enum { N_STREAMED = sizeof STREAMED / sizeof STREAMED[0] };
+
+/* A stream over each source's memory, fed a target: its logits at every position against a forward of the
+ * prefix (the same model's, over the same source). */
+static void test_streamed_logits(void **state) {
+    (void)state;
+    const int32_t y[8] = {EOS, 0, 2, 1, 1, 0, 2, 2};
+    for (int f = 0; f < N_STREAMED; f++) {
+        gf_model *m = small_model(STREAMED[f], 1.0);
+        assert_true(gf_decoder_streams(m));
+        for (int s = 0; s < 3; s++) {
+            gf_source_memory *mem = gf_source_memory_create(m, SRC[s], SLEN[s]);
+            assert_non_null(mem);
+            gf_stream *st = gf_stream_create_decoder(m, mem);
+            assert_non_null(st);
+            float got[8 * V];
+            for (int t = 0; t < 8; t++) {
+                const float *l = gf_stream_step(st, y[t]);
+                assert_non_null(l);
+                memcpy(got + t * V, l, sizeof(float) * V);
+            }
+            gf_batch b = {.B = 1, .T = 8, .ids = y, .S = SLEN[s], .source = SRC[s]};
+            assert_int_equal(gf_model_forward_batch(m, &b, NULL), 0);
+            double worst = 0;
+            for (int i = 0; i < 8 * V; i++) worst = fmax(worst, fabs((double)got[i] - gf_model_logits(m)[i]));
+            if (!(worst <= 1e-5)) fail_msg("%s, source %d: streamed logits differ by %.3g", STREAMED[f], s, worst);
+            gf_stream_free(st);
+            gf_source_memory_free(mem);
+        }
+        gf_model_free(m);
+    }
+}
+
+/* y[0..n) (then the end, if ended) scored by a fresh stream over the source, summed as the search sums: what
+ * the streamed search must give bit for bit if carrying and handing over streams changes nothing. */
+static double restream(gf_model *m, int s, const int32_t *y, int64_t n, bool ended, double alpha) {
+    gf_source_memory *mem = gf_source_memory_create(m, SRC[s], SLEN[s]);
+    gf_stream *st = mem ? gf_stream_create_decoder(m, mem) : NULL;
+    assert_non_null(st);
+    double logp = 0.0;
+    for (int64_t t = 0; t < n + ended; t++) {
+        const float *l = gf_stream_step(st, t ? y[t - 1] : EOS);
+        assert_non_null(l);
+        double mx = l[0], sum = 0.0;
+        for (int v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+        for (int v = 0; v < V; v++) sum += exp((double)l[v] - mx);
+        logp = logp + ((double)l[t < n ? y[t] : EOS] - (mx + log(sum)));
+    }
+    gf_stream_free(st);
+    gf_source_memory_free(mem);
+    return logp / penalty(alpha, n + ended);
+}
+
+/* Decoding streamed and by full forwards: the same targets, the same scores (to rounding); and the streamed
+ * score is, bit for bit, a fresh stream's of the same target. */
+static void test_streamed_decodes(void **state) {
+    (void)state;
+    const int64_t beams[3] = {1, 3, 81};
+    for (int f = 0; f < N_STREAMED; f++)
+        for (double sh = 0.5; sh <= 2.5; sh += 1) {
+            gf_model *m = small_model(STREAMED[f], sh);
+            for (int k = 0; k < 6; k++) {
+                gf_decode_opts o = gf_decode_opts_default();
+                o.beam = beams[k % 3], o.length_penalty = k < 3 ? 0.0 : 0.6, o.max_len = L, o.bos = o.eos = EOS;
+                for (int s = 0; s < 3; s++) {
+                    int32_t a[L], b[L];
+                    int64_t na, nb;
+                    double sa, sb;
+                    assert_int_equal(gf_model_decode_by(m, SRC[s], SLEN[s], &o, true, a, &na, &sa), 0);
+                    assert_int_equal(gf_model_decode_by(m, SRC[s], SLEN[s], &o, false, b, &nb, &sb), 0);
+                    if (na != nb || memcmp(a, b, (size_t)na * sizeof *a) || fabs(sa - sb) > 1e-5 * (1 + fabs(sb)))
+                        fail_msg("%s, shift %.1f, beam %lld, penalty %.1f, source %d: streamed %lld tokens scoring "
+                                 "%.9g, full forwards %lld scoring %.9g", STREAMED[f], sh, (long long)o.beam,
+                                 o.length_penalty, s, (long long)na, sa, (long long)nb, sb);
+                    const double re = restream(m, s, a, na, na < L, o.length_penalty);
+                    if (sa != re)
+                        fail_msg("%s, beam %lld, source %d: the streamed score %.17g is not a fresh stream's %.17g",
+                                 STREAMED[f], (long long)o.beam, s, sa, re);
+                }
+            }
+            gf_model_free(m);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
         cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals), cmocka_unit_test(test_default_max_len),
-        cmocka_unit_test(test_decoding_scores),
+        cmocka_unit_test(test_decoding_scores), cmocka_unit_test(test_streamed_logits),
+        cmocka_unit_test(test_streamed_decodes),
     };
     gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */
     return cmocka_run_group_tests_name("decoding", tests, NULL, NULL);

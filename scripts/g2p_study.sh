@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The G2P study (issue 52, docs/seq2seq.md): every encoder-decoder family on the whole of CMUdict 0.4 (festlex-cmu:
+# 95,047 training words, 5,281 valid, 5,336 test), two seeds (the default 1234, and 2), one recipe (15 epochs of 32
+# words, lr 1e-3, the defaults otherwise), one run after another, each resumable (OMP_NUM_THREADS=1 leaves the
+# other core free). Many hours: run it niced in the background and stop it with SIGINT to the train process (Ctrl-C:
+# the state is saved); the same command continues where it stopped.
+#   bash scripts/g2p_study.sh run     train (or continue) each run into $G2P_OUT (default runs/g2p-state, kept
+#                                     out of git), then score it (below); RUNS="name:seed ..." picks some
+#                                     (default: all, in order)
+#   bash scripts/g2p_study.sh score   each finished run's best checkpoint (by validation loss) on test, decoded
+#                                     greedily and by beam search (beam 5): $G2P_OUT/NAME-sSEED/test-*.json
+#   bash scripts/g2p_study.sh sync    copy what the runs have into runs/g2p-study (kept in git): each run's
+#                                     metrics.jsonl and test scores, and the table summary.md
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GF=${GF:-build/grassflow}
+OUT=${G2P_OUT:-runs/g2p-state}
+KEEP=runs/g2p-study
+LEX=${G2P_LEXICON:-/usr/share/festival/dicts/cmu/cmudict-0.4.out}
+RECIPE=(--epochs 15 --batch 32 --lr 1e-3)
+# name|preset|--set options: each family once per seed
+FAMILIES=(
+    "gru-luong|gru-g2p|"
+    "transformer|transformer-g2p|"
+    "grassmann|grassmann-g2p|"
+    "gru-none|gru-g2p|attention=none"
+    "gru-bahdanau|gru-g2p|attention=bahdanau"
+)
+ALL="gru-luong:1234 transformer:1234 grassmann:1234 gru-none:1234 transformer:2 grassmann:2 gru-luong:2 gru-none:2
+     gru-bahdanau:1234 gru-bahdanau:2"
+RUNS=${RUNS:-$ALL}
+
+family() { # name -> "preset|sets"
+    for f in "${FAMILIES[@]}"; do [ "${f%%|*}" = "$1" ] && { echo "${f#*|}"; return; }; done
+    echo "g2p_study.sh: no family '$1' (the families: gru-luong transformer grassmann gru-none gru-bahdanau)" >&2
+    exit 2
+}
+
+train_one() { # name seed
+    local dir="$OUT/$1-s$2" spec preset sets args=()
+    [ -f "$dir/done" ] && return 0
+    spec=$(family "$1") preset=${spec%%|*} sets=${spec#*|}
+    for s in ${sets//,/ }; do args+=(--set "$s"); done
+    local rc=0 # (explicit: set -e does not reach inside a function called from a condition)
+    if [ -f "$dir/state.safetensors" ]; then
+        "$GF" train --resume "$dir" || rc=$?
+    else
+        "$GF" train --task g2p --model "$preset" "${args[@]}" --corpus "$LEX" "${RECIPE[@]}" --seed "$2" \
+            --out "$dir" || rc=$?
+    fi
+    [ "$rc" = 0 ] || exit "$rc" # stopped (130 after SIGINT: the state is saved) or failed: no later run starts
+    touch "$dir/done"
+}
+
+score_one() { # name seed
+    local dir="$OUT/$1-s$2" f
+    [ -f "$dir/done" ] || return 0
+    for beam in 1 5; do
+        f="$dir/test-beam$beam.json"
+        [ -s "$f" ] && continue
+        "$GF" eval --ckpt "$dir/best.safetensors" --corpus "$LEX" --split test --beam "$beam" --json >"$f.tmp" || exit
+        mv "$f.tmp" "$f"
+    done
+}
+
+case "${1:-}" in
+run)
+    [ -f "$LEX" ] || { echo "g2p_study.sh: $LEX is missing; apt-get install festlex-cmu (or set G2P_LEXICON)" >&2; exit 2; }
+    mkdir -p "$OUT"
+    for r in $RUNS; do
+        train_one "${r%%:*}" "${r##*:}"
+        score_one "${r%%:*}" "${r##*:}"
+    done
+    ;;
+score)
+    for r in $RUNS; do score_one "${r%%:*}" "${r##*:}"; done
+    ;;
+sync)
+    mkdir -p "$KEEP"
+    for r in $RUNS; do
+        name="${r%%:*}-s${r##*:}" dir="$OUT/${r%%:*}-s${r##*:}"
+        [ -f "$dir/metrics.jsonl" ] || continue
+        mkdir -p "$KEEP/$name"
+        cp "$dir/metrics.jsonl" "$KEEP/$name/"
+        [ -f "$dir/best.safetensors" ] && "$GF" info --ckpt "$dir/best.safetensors" --json >"$KEEP/$name/info.json"
+        for f in "$dir"/test-beam*.json; do [ -f "$f" ] && cp "$f" "$KEEP/$name/"; done
+    done
+    python3 scripts/g2p_table.py "$KEEP" >"$KEEP/summary.md.tmp" && mv "$KEEP/summary.md.tmp" "$KEEP/summary.md"
+    ;;
+*)
+    sed -n '2,16p' "$0" >&2
+    exit 2
+    ;;
+esac
