@@ -50,8 +50,8 @@ static int fill_micro(gf_source *src, const gf_train_opts *o, int64_t epoch, int
     return gf_batch_check(b, true, "the training source");
 }
 
-/* Each micro-batch's longest example over every rank's share (count_targets): a share's dropout masks are
- * those its examples have in the whole micro-batch padded to that length, as one process draws them. */
+/* Each micro-batch's longest example (and source) over every rank's share (count_targets): a share's dropout
+ * masks are those its examples have in the whole micro-batch padded to that length, as one process draws them. */
 
 /* Forward and backward over this rank's shares of the step's micro-batches, each weighted by its share
  * n_targets(share) / n_targets of the step (every rank's, counted by count_targets); then the gradients
@@ -70,13 +70,13 @@ static int accumulate(gf_dist_step *d, gf_model *m, gf_source *src, const gf_tra
         if (rc < 0) return -1;
         if (rc > 0 || !b.n_targets) continue;
         my_share(o, n, mb, &e0, &nb);
-        gf_model_set_example0(m, e0 - mb * o->batch, d->tmax[mb]);
+        gf_model_set_example0(m, e0 - mb * o->batch, d->tmax[mb], d->smax[mb]);
         if (gf_model_forward_batch(m, &b, &l)) return -1;
         const double w = (double)b.n_targets / (double)n_targets;
         *loss += w * l;
         if (gf_model_backward_scaled(m, (float)w)) return -1;
     }
-    gf_model_set_example0(m, 0, 0);
+    gf_model_set_example0(m, 0, 0, 0);
     if (gf_comm_size() == 1) return 0;
     return gf_comm_sum_f32(gf_model_grads(m), gf_model_num_trainable(m)) || gf_comm_sum_f64(loss, 1) ? -1 : 0;
 }
@@ -92,7 +92,7 @@ static int det_leaf(gf_model *m, gf_source *src, int64_t epoch, int64_t first, i
     if (gf_source_fill(src, epoch, first + e, 1, &b) || gf_batch_check(&b, true, "the training source")) return -1;
     if (!b.n_targets) return gf_detsum_push(blk, NULL, 0.0, 1);
     gf_model_zero_grad(m);
-    gf_model_set_example0(m, e % batch, 0); /* its masks in its micro-batch, at its own length */
+    gf_model_set_example0(m, e % batch, 0, 0); /* its masks in its micro-batch, at its own length */
     if (gf_model_forward_batch(m, &b, &l)) return -1;
     const double w = (double)b.n_targets / (double)n_targets;
     if (gf_model_backward_scaled(m, (float)w)) return -1;
@@ -140,7 +140,7 @@ static int accumulate_det(gf_dist_step *d, gf_model *m, gf_source *src, const gf
                           mb * o->batch + size * (q + 1) / np))
                 return -1;
     }
-    gf_model_set_example0(m, 0, 0);
+    gf_model_set_example0(m, 0, 0, 0);
     if (gf_comm_rank() == 0) gf_detsum_fold(&d->step, gf_model_grads(m), loss);
     if (gf_comm_bcast(gf_model_grads(m), P * (int64_t)sizeof(float), 0)) return -1;
     return gf_comm_bcast(loss, sizeof *loss, 0);
@@ -150,10 +150,11 @@ int gf_dist_step_count(gf_dist_step *d, gf_source *src, const gf_train_opts *o, 
                          int64_t *n_targets) {
     const int64_t n_mb = (n + o->batch - 1) / o->batch;
     if (n_mb > d->n_tmax) {
-        int64_t *t = realloc(d->tmax, (size_t)n_mb * sizeof *t);
+        int64_t *t = realloc(d->tmax, (size_t)(2 * n_mb) * sizeof *t);
         if (!t) return gf_fail("out of memory for the lengths of %lld micro-batches", (long long)n_mb);
         d->tmax = t, d->n_tmax = n_mb;
     }
+    d->smax = d->tmax + n_mb;
     *n_targets = 0;
     for (int64_t mb = 0; mb < n_mb; mb++) {
         gf_batch b;
@@ -161,8 +162,9 @@ int gf_dist_step_count(gf_dist_step *d, gf_source *src, const gf_train_opts *o, 
         if (rc < 0) return -1;
         if (rc == 0) *n_targets += b.n_targets;
         d->tmax[mb] = rc == 0 ? b.T : 0;
+        d->smax[mb] = rc == 0 && b.source ? b.S : 0;
     }
-    if (gf_comm_sum_i64(n_targets, 1) || gf_comm_max_i64(d->tmax, n_mb)) return -1;
+    if (gf_comm_sum_i64(n_targets, 1) || gf_comm_max_i64(d->tmax, 2 * n_mb)) return -1;
     if (*n_targets == 0)
         return gf_fail("the training source's examples [%lld, %lld) of epoch %lld have no counted targets; expected "
                        "at least one target that is not -1 in every optimizer step", (long long)first,

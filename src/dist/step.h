@@ -7,10 +7,11 @@
 #include "dist/detsum.h"
 #include "grassflow_plugin.h"
 
-/* The step's scratch, kept between steps: each micro-batch's longest example over the ranks, and
- * --deterministic's counters (the step's, on rank 0, and a block's). */
+/* The step's scratch, kept between steps: each micro-batch's longest example and longest source (an
+ * encoder-decoder's; 0 otherwise) over the ranks, and --deterministic's counters (the step's, on rank 0, and a
+ * block's). */
 typedef struct gf_dist_step {
-    int64_t *tmax, n_tmax;
+    int64_t *tmax, *smax, n_tmax; /* smax: in tmax's allocation, after its n_mb */
     gf_detsum step, block;
 } gf_dist_step;
 

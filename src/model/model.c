@@ -71,9 +71,10 @@ int gf_model_require_next_token(const gf_model *m, const char *what) {
                    "is %s", what, m->head->name);
 }
 
-void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride) {
+void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride, int64_t s_stride) {
     m->example0 = e0;
     m->t_stride = t_stride;
+    m->s_stride = s_stride;
 }
 
 void gf_model_set_training(gf_model *m, bool training, uint64_t dropout_seed, uint64_t step) {
@@ -283,8 +284,9 @@ static block_run layer_run(gf_model *m, int l, mix_ctx *mc) {
     const gf_config *c = &m->cfg;
     const int k = gf_layer_stack(c, l), j = l - gf_stack_first_layer(c, k);
     const int64_t T = stack_T(m, k), N = m->B * T, d = gf_layer_dim(c, l);
-    /* the masks' stride: a micro-batch's (gf_model_set_example0), which an encoder-decoder's source does not have */
-    const int64_t stride = !(c->source_vocab > 0 && k == 0) && m->t_stride > T ? m->t_stride : T;
+    /* the masks' stride: the micro-batch's length (gf_model_set_example0), an encoder-decoder's source's in its
+     * encoder */
+    const int64_t mb_T = c->source_vocab > 0 && k == 0 ? m->s_stride : m->t_stride, stride = mb_T > T ? mb_T : T;
     gf_layer_acts *a = &m->la[l];
     block_run r = {.kind = m->block[l], .cfg = c, .N = N, .d = d, .F = gf_stack_ff(c, k), .p = &m->lp[l], .g = &m->lg[l],
                    .h1 = a->h1, .act = a->a, .gelu_keep = a->gk, .drop_p = drop_p(m, l), .drop_row = T * d,

@@ -81,7 +81,8 @@ struct gf_model {
 
     bool training;
     uint64_t dropout_seed, step;
-    int64_t example0, t_stride; /* dropout masks: where the batch's rows sit in their micro-batch (gf_model_set_example0) */
+    int64_t example0, t_stride, s_stride; /* dropout masks: where the batch's rows sit in their micro-batch
+                                           * (gf_model_set_example0) */
     void *step_scratch;                    /* a training step's scratch (dist/step.c), freed with the model by */
     void (*step_scratch_free)(void *);     /* this: the model knows nothing of what it holds */
     bool have_forward, have_targets;
@@ -187,10 +188,11 @@ int gf_model_build_params(gf_model *m);
  * >= 1 those of the layers whose mixer is trained (gf_model_set_training). */
 void gf_model_draw_buffers(gf_model *m, uint64_t seed, uint64_t step);
 /* The next batches are examples e0, e0 + 1, ... of a micro-batch whose examples are t_stride tokens long
- * (padded to its longest): their dropout masks are those they have in that whole micro-batch, as one
- * process computes it (a rank's share, or one example of --deterministic). (0, 0): the batch is the whole
- * micro-batch, the masks as grassflow has always drawn them. */
-void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride);
+ * (padded to its longest), and whose sources (an encoder-decoder's) are s_stride long: their dropout masks are
+ * those they have in that whole micro-batch, as one process computes it (a rank's share, or one example of
+ * --deterministic). (0, 0, 0): the batch is the whole micro-batch, the masks as grassflow has always drawn
+ * them. */
+void gf_model_set_example0(gf_model *m, int64_t e0, int64_t t_stride, int64_t s_stride);
 /* The gradient arena, allocated (zeroed) on first need: a backward, zero_grad, gf_model_grads. */
 int gf_model_need_grads(gf_model *m);
 
