@@ -1277,6 +1277,15 @@ typedef struct gf_inspect_layer {
     /* an attention layer */
     int64_t n_head;
     float *attn;                 /* (n_head, T, T) weights: head h's row t the query at t over the keys (0 past t) */
+    /* An encoder-decoder's (gf_model_inspect_pair). In an encoder's layer every per-position array above has
+     * P = S rows (the source's positions) where it says T, except drop_token_loss (T, n_offsets: the target's
+     * losses); its Grassmann layers pair both ways: n_offsets is twice the config's, the entries D of the list
+     * (partner t - D) then -D (partner t + D), and an offset dropped is dropped both ways (the -D entry's
+     * drop_loss is D's); its attention is over all S keys. */
+    int64_t positions;           /* P: the rows of this layer's per-position arrays (T, or S in an encoder) */
+    bool encoder;                /* a layer of an encoder-decoder's encoder */
+    int64_t cross_heads;         /* a decoder layer's attention over the source: gf_model_cross_heads (0: none) */
+    float *cross;                /* (cross_heads, T, S) its weights (gf_model_cross_attention) */
 } gf_inspect_layer;
 typedef struct gf_inspection {
     int64_t T;
@@ -1285,16 +1294,23 @@ typedef struct gf_inspection {
     float *token_loss;           /* (T) NAN at the last */
     int n_layers;
     gf_inspect_layer *layers;    /* (n_layers) */
+    int64_t S;                   /* an encoder-decoder's source: S ids (0 and NULL for a language model) */
+    int32_t *source;
 } gf_inspection;
 /* Language model m on ids[0..n) (gf_model_score's reading; n >= 2, n <= max_len with learned positions), its
  * causal layers one by one; each Grassmann layer's offsets dropped one at a time and its gate forced to 0 and
  * 1 (1 + sum over Grassmann layers of (distinct offsets + 2) forwards of n tokens). m must have no overrides;
  * it has none after. NULL (gf_last_error) on failure. gf_inspection_free(NULL) does nothing. */
 gf_inspection *gf_model_inspect(gf_model *m, const int32_t *ids, int64_t n);
+/* The same for encoder-decoder m over source[0..S) (1 <= S, S <= max_len with learned positions) and the decoder's
+ * input ids[0..n): bos, the target's tokens, then the end token (its n - 1 predictions the target's and the
+ * end's): every layer, the encoder's over the source (bidirectional), the decoder's with their attention over
+ * the source (cross, cross_heads). */
+gf_inspection *gf_model_inspect_pair(gf_model *m, const int32_t *source, int64_t S, const int32_t *ids, int64_t n);
 void gf_inspection_free(gf_inspection *x);
-/* The inspection as JSON (malloc'd; docs/usage.md, "grassflow inspect": the schema): labels (T strings, may be
- * NULL) the tokens' text, top_k (1 to 64) the Pluecker coordinates listed per token and per layer. NULL out of
- * memory. */
+/* The inspection as JSON (malloc'd; docs/usage.md, "grassflow inspect": the schema): labels (T strings, then an
+ * encoder-decoder's S source strings; may be NULL) the tokens' text, top_k (1 to 64) the Pluecker coordinates
+ * listed per token and per layer. NULL out of memory. */
 char *gf_inspection_to_json(const gf_inspection *x, const char *const *labels, int top_k);
 
 /* An encoder-decoder's alignment: after a forward (gf_model_forward_batch with a source), decoder layer

@@ -102,19 +102,20 @@ static void a_step(const gf_mixer_step *s, float *out, const float *inp) {
 /* Head h's weights over one causal sequence of T rows: w (T, T), row t = softmax over s <= t of scale q_t.k_s,
  * in double (0 for s > t). */
 static void head_weights(float *w, const float *qkv, int64_t T, int64_t d, int64_t h, int64_t dh, double scale,
-                         double *row) {
+                         bool causal, double *row) {
     for (int64_t t = 0; t < T; t++) {
         const float *q = qkv + t * 3 * d + h * dh;
+        const int64_t last = causal ? t : T - 1;
         double mx = -INFINITY, sum = 0.0;
-        for (int64_t s = 0; s <= t; s++) {
+        for (int64_t s = 0; s <= last; s++) {
             const float *k = qkv + s * 3 * d + d + h * dh;
             double dot = 0.0;
             for (int64_t e = 0; e < dh; e++) dot += (double)q[e] * (double)k[e];
             row[s] = scale * dot;
             mx = row[s] > mx ? row[s] : mx;
         }
-        for (int64_t s = 0; s <= t; s++) sum += exp(row[s] - mx);
-        for (int64_t s = 0; s < T; s++) w[t * T + s] = s <= t ? (float)(exp(row[s] - mx) / sum) : 0.0f;
+        for (int64_t s = 0; s <= last; s++) sum += exp(row[s] - mx);
+        for (int64_t s = 0; s < T; s++) w[t * T + s] = s <= last ? (float)(exp(row[s] - mx) / sum) : 0.0f;
     }
 }
 
@@ -124,7 +125,8 @@ int gf_attention_weights(const gf_config *cfg, int layer, float *const *p, const
     if (!qkv) return -1;
     gf_linear_forward(qkv, inp, d, p[GF_ATTN_QKV_W], d, p[GF_ATTN_QKV_B], T, d, 3 * d, 0.0f);
     double *row = (double *)(void *)(qkv + 3 * T * d + (3 * T * d) % 2); /* 8-byte aligned: the arena is 64 */
-    for (int64_t h = 0; h < H; h++) head_weights(w + h * T * T, qkv, T, d, h, dh, 1.0 / sqrt((double)dh), row);
+    const bool causal = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_CAUSAL;
+    for (int64_t h = 0; h < H; h++) head_weights(w + h * T * T, qkv, T, d, h, dh, 1.0 / sqrt((double)dh), causal, row);
     gf_free(qkv);
     return 0;
 }

@@ -56,8 +56,9 @@ void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v
                        int64_t dh, float scale, float *row);
 
 /* The attention mixer's weights (attention.c; grassflow inspect): w (n_head, T, T), head h's row t the softmax
- * over the keys s <= t (0 for s > t) of q_t.k_s / sqrt(dh), computed in double from the layer's input inp (T, d)
- * of one causal sequence and its tensors p (param_specs order). 0, or -1 out of memory. */
+ * over the keys s <= t (0 for s > t; every s in a bidirectional layer) of q_t.k_s / sqrt(dh), computed in double
+ * from the layer's input inp (T, d) of one unpadded sequence and its tensors p (param_specs order). 0, or -1 out
+ * of memory. */
 int gf_attention_weights(const gf_config *cfg, int layer, float *const *p, const float *inp, int64_t T, float *w);
 
 #endif

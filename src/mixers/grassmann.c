@@ -672,12 +672,13 @@ static void probe_gate(const gf_grassmann_probe *p, const gf_grassmann_config *g
 int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, const float *inp, int64_t T,
                            const gf_grassmann_probe *p) {
     const gf_grassmann_config *gc = GC(cfg, layer);
-    const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = gc->n_offsets;
+    const bool causal = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_CAUSAL;
+    const pairing pr = make_pairing(gc, causal, T, NULL);
+    const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = pr.n;
     const int64_t C = gf_grassmann_n_coords(cfg, layer);
     float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 4 * T * d, "the inspection of a Grassmann layer");
     if (!z) return -1;
     float *feat = z + T * r, *terms = feat + T * K * F, *buf = terms + T * K * d;
-    const pairing pr = make_pairing(gc, true, T, NULL);
     gf_linear_forward(z, inp, d, w[P_RED_W], d, w[P_RED_B], T, d, r, 0.0f);
     for (int64_t t = 0; t < T; t++)
         for (int o = 0; o < pr.n; o++)

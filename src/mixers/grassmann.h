@@ -31,9 +31,10 @@ typedef struct gf_grassmann_config {
 
 /* ---- inspection (model/inspection.c; grassflow inspect) ---------------------------------------------------- */
 
-/* What layer `layer` (a causal Grassmann layer) does at each of T positions of one sequence: its terms, offset
- * by offset, and its gate. K = n_offsets (the list as the config gives it), C = gf_grassmann_n_coords. Each
- * array is the caller's (NULL: not wanted). */
+/* What layer `layer` (a Grassmann layer) does at each of T positions of one sequence: its terms, partner slot by
+ * slot, and its gate. K = n_offsets (the list as the config gives it, the partners t - D) in a causal layer;
+ * 2 n_offsets in a bidirectional one (the partners t - D of the list, then t + D of the list). C =
+ * gf_grassmann_n_coords. Each array is the caller's (NULL: not wanted). */
 typedef struct gf_grassmann_probe {
     float *terms;    /* (T, K, d): W f_D(t), offset D's feature projected without the bias (f = the normalised
                       * Pluecker vector p / max(|p|, eps) through plucker.weight, or [z_t; z_t-D] through

@@ -81,15 +81,15 @@ static void plucker_top(cJSON *o, const gf_inspect_layer *L, int64_t T, int k) {
 
 /* A Grassmann layer's members (after "layer", "mixer", "kind", "d_model"). */
 static void grassmann_json(cJSON *o, const gf_inspect_layer *L, const gf_inspection *x, int k) {
-    const int64_t T = x->T, K = L->n_offsets;
+    const int64_t T = x->T, P = L->positions, K = L->n_offsets;
     cJSON_AddItemToObject(o, "rank", num((double)L->rank));
     cJSON_AddItemToObject(o, "heads", num((double)L->heads));
     cJSON_AddItemToObject(o, "offsets", ints(L->offsets, K));
-    cJSON_AddItemToObject(o, "n_valid", ints(L->n_valid, T));
-    cJSON_AddItemToObject(o, "gate_mean", L->gate_mean ? row(L->gate_mean, T, 0) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "gate", L->gate ? matrix(L->gate, T, L->d) : cJSON_CreateNull());
-    cJSON_AddItemToObject(o, "contribution", matrix(L->contrib, T, K));
-    cJSON_AddItemToObject(o, "share", matrix(L->share, T, K));
+    cJSON_AddItemToObject(o, "n_valid", ints(L->n_valid, P));
+    cJSON_AddItemToObject(o, "gate_mean", L->gate_mean ? row(L->gate_mean, P, 0) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "gate", L->gate ? matrix(L->gate, P, L->d) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "contribution", matrix(L->contrib, P, K));
+    cJSON_AddItemToObject(o, "share", matrix(L->share, P, K));
     cJSON *dl = cJSON_AddArrayToObject(o, "drop_loss"), *dd = cJSON_AddArrayToObject(o, "drop_delta");
     for (int64_t q = 0; dl && dd && q < K; q++) {
         cJSON_AddItemToArray(dl, num(L->drop_loss[q]));
@@ -101,7 +101,7 @@ static void grassmann_json(cJSON *o, const gf_inspect_layer *L, const gf_inspect
         cJSON_AddItemToObject(o, a ? "gate1_loss" : "gate0_loss", num(L->gate_loss[a])); /* NAN: null */
         cJSON_AddItemToObject(o, a ? "gate1_delta" : "gate0_delta", num(L->gate_loss[a] - x->loss));
     }
-    if (L->n_coords) plucker_top(o, L, T, k);
+    if (L->n_coords) plucker_top(o, L, P, k);
     else cJSON_AddItemToObject(o, "plucker_top", cJSON_CreateNull());
 }
 
@@ -112,12 +112,20 @@ static cJSON *layer_json(const gf_inspect_layer *L, const gf_inspection *x, int 
     cJSON_AddStringToObject(o, "mixer", L->mixer);
     cJSON_AddStringToObject(o, "kind", kinds[L->kind]);
     cJSON_AddItemToObject(o, "d_model", num((double)L->d));
+    const int64_t P = L->positions;
+    if (x->S > 0) { /* an encoder-decoder's: which stack, its positions, a decoder layer's attention over the source */
+        cJSON_AddStringToObject(o, "stack", L->encoder ? "encoder" : "decoder");
+        cJSON_AddItemToObject(o, "positions", num((double)P));
+        cJSON_AddItemToObject(o, "cross_heads", num((double)L->cross_heads));
+        cJSON *c = L->cross_heads ? cJSON_AddArrayToObject(o, "cross") : NULL; /* heads x targets x sources */
+        for (int64_t h = 0; c && h < L->cross_heads; h++)
+            cJSON_AddItemToArray(c, matrix(L->cross + h * x->T * x->S, x->T, x->S));
+    }
     if (L->kind == GF_INSPECT_GRASSMANN) grassmann_json(o, L, x, k);
     if (L->kind != GF_INSPECT_ATTENTION) return o;
     cJSON_AddItemToObject(o, "n_head", num((double)L->n_head));
     cJSON *heads = cJSON_AddArrayToObject(o, "attention"); /* heads x queries x keys */
-    for (int64_t h = 0; heads && h < L->n_head; h++)
-        cJSON_AddItemToArray(heads, matrix(L->attn + h * x->T * x->T, x->T, x->T));
+    for (int64_t h = 0; heads && h < L->n_head; h++) cJSON_AddItemToArray(heads, matrix(L->attn + h * P * P, P, P));
     return o;
 }
 
@@ -130,6 +138,13 @@ char *gf_inspection_to_json(const gf_inspection *x, const char *const *labels, i
     for (int64_t t = 0; ids && t < x->T; t++) {
         cJSON_AddItemToArray(ids, num(x->ids[t]));
         if (pieces) cJSON_AddItemToArray(pieces, cJSON_CreateString(labels[t] ? labels[t] : ""));
+    }
+    if (x->S > 0) { /* an encoder-decoder's source: its ids, and its pieces after the target's in labels */
+        cJSON *sid = cJSON_AddArrayToObject(o, "source"), *sp = labels ? cJSON_AddArrayToObject(o, "source_pieces") : NULL;
+        for (int64_t s = 0; sid && s < x->S; s++) {
+            cJSON_AddItemToArray(sid, num(x->source[s]));
+            if (sp) cJSON_AddItemToArray(sp, cJSON_CreateString(labels[x->T + s] ? labels[x->T + s] : ""));
+        }
     }
     cJSON_AddItemToObject(o, "predicted", num((double)(x->T - 1)));
     cJSON_AddItemToObject(o, "loss", num(x->loss));

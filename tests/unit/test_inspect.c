@@ -130,9 +130,10 @@ static gf_mixer_harness *harness(const gf_config *c, int layer, uint64_t seed) {
     return h;
 }
 
-/* The literal mean |phat_k| of row t over its partners, in double: z = red(inp), p = z_t ^ z_t-D head by head. */
-static double coord_ref(const gf_grassmann_config *g, float *const *w, const float *inp, int64_t d, int64_t t,
-                        int64_t k, int *cnt) {
+/* The literal mean |phat_k| of row t over its partners, in double: z = red(inp), p = z_t ^ z_t-D head by head
+ * (a bidirectional layer's also z_t ^ z_t+D). */
+static double coord_ref(const gf_grassmann_config *g, bool both, float *const *w, const float *inp, int64_t d,
+                        int64_t t, int64_t k, int *cnt) {
     const int64_t r = g->rank, rh = r / g->heads;
     double z[2][256], acc = 0.0;
     int64_t head = 0, i = 0, j = 0, kk = k;
@@ -140,9 +141,9 @@ static double coord_ref(const gf_grassmann_config *g, float *const *w, const flo
     for (i = 0; kk >= rh - 1 - i; i++) kk -= rh - 1 - i;
     j = i + 1 + kk;
     *cnt = 0;
-    for (int o = 0; o < g->n_offsets; o++) {
-        const int64_t s = t - g->offsets[o];
-        if (s < 0 || (g->window && s / g->window != t / g->window)) continue;
+    for (int o = 0; o < (both ? 2 : 1) * g->n_offsets; o++) {
+        const int64_t s = o < g->n_offsets ? t - g->offsets[o] : t + g->offsets[o - g->n_offsets];
+        if (s < 0 || s >= T_LEN || (g->window && s / g->window != t / g->window)) continue;
         for (int q = 0; q < 2; q++)
             for (int64_t a = 0; a < r; a++) {
                 double v = w[1][a];
@@ -170,7 +171,8 @@ static void check_probe(const char *what, const char *const *sets) {
     for (; sets && *sets; sets++)
         if (gf_config_set(&c, *sets)) fail_msg("%s: %s", *sets, gf_last_error());
     const gf_grassmann_config *g = gf_layer_mcfg(&c, 0);
-    const int64_t d = c.d_model, K = g->n_offsets, C = gf_grassmann_n_coords(&c, 0), T = T_LEN;
+    const bool both = c.direction == GF_BIDIRECTIONAL; /* partners t - D, then t + D */
+    const int64_t d = c.d_model, K = (both ? 2 : 1) * g->n_offsets, C = gf_grassmann_n_coords(&c, 0), T = T_LEN;
     gf_mixer_harness *h = harness(&c, 0, 13);
     float *inp = falloc(T * d), *want = falloc(T * d), *out = falloc(T * d), *gate = falloc(T * d);
     float *terms = falloc(T * K * d), *contrib = falloc(T * K), *coord = falloc(T * (C ? C : 1));
@@ -198,7 +200,7 @@ static void check_probe(const char *what, const char *const *sets) {
     for (int64_t t = 0; t < T; t++)
         for (int64_t k = 0; k < C; k++) {
             int cnt;
-            coords = fmax(coords, fabs(coord[t * C + k] - coord_ref(g, w, inp, d, t, k, &cnt)));
+            coords = fmax(coords, fabs(coord[t * C + k] - coord_ref(g, both, w, inp, d, t, k, &cnt)));
             assert_int_equal(cnt, nv[t]);
         }
     print_message("%s: probe output vs the mixer's %.2e, terms rebuilding it %.2e, coordinates vs the literal wedge %.2e\n",
@@ -217,6 +219,10 @@ static void test_grassmann_probe(void **state) {
     check_probe("plucker false", pair);
     check_probe("extra_proj", extra);
     check_probe("gate false", nogate);
+    const char *bidir[] = {"head.kind=classify", "direction=bidirectional", NULL};
+    const char *bidir_window[] = {"head.kind=classify", "direction=bidirectional", "window=5", "heads=2", NULL};
+    check_probe("bidirectional", bidir);
+    check_probe("bidirectional, window 5, heads 2", bidir_window);
 }
 
 static void test_attention_weights(void **state) {
@@ -312,6 +318,107 @@ static void test_inspection(void **state) {
     gf_model_free(m);
 }
 
+/* An encoder-decoder: Grassmann and attention in each stack (the encoder's bidirectional), a cross op per
+ * decoder block. */
+static gf_model *encdec(void) {
+    const char *js = "{\"format\": 3, \"head\": {\"kind\": \"next_token\"}, \"vocab_size\": 7, \"source_vocab\": 9, "
+                     "\"cross_heads\": 2, \"d_model\": 16, \"n_layer\": 2, \"d_ff\": 32, \"max_len\": 16, \"direction\": "
+                     "\"bidirectional\", \"layers\": [{\"mixer\": \"grassmann\", \"rank\": 4, \"offsets\": [1, 3]}, "
+                     "{\"mixer\": \"attention\", \"n_head\": 2}], \"stacks\": [{\"name\": \"decoder\", \"d_model\": 16, "
+                     "\"d_ff\": 32, \"n_layer\": 2, \"direction\": \"causal\", \"layers\": [{\"mixer\": \"grassmann\", "
+                     "\"rank\": 4, \"offsets\": [1, 2]}, {\"mixer\": \"attention\", \"n_head\": 2}]}]}";
+    gf_config c;
+    if (gf_config_from_json(js, "test", &c)) fail_msg("%s", gf_last_error());
+    gf_model *m = gf_model_create(&c);
+    assert_non_null(m);
+    gf_model_init(m, 5);
+    return m;
+}
+
+/* The target's loss of (source, ids) under override o (none: layer -1, offset 0, the gate learned). */
+static double pair_loss(gf_model *m, const int32_t *src, int64_t S, const int32_t *ids, int64_t n, gf_override o) {
+    const bool any = o.layer >= 0;
+    if (any && gf_model_set_override(m, &o, 1)) fail_msg("override: %s", gf_last_error());
+    int32_t tg[16];
+    for (int64_t t = 0; t < n; t++) tg[t] = t + 1 < n ? ids[t + 1] : -1;
+    const gf_batch b = {.B = 1, .T = n, .ids = ids, .targets = tg, .S = S, .source = src};
+    float l = NAN;
+    if (gf_model_forward_batch(m, &b, &l)) fail_msg("forward: %s", gf_last_error());
+    if (any) gf_model_set_override(m, NULL, 0);
+    return l;
+}
+
+/* gf_model_inspect_pair: the encoder's layers over the source, both ways; the decoder's over the target, with
+ * their attention over the source; every loss the one its override gives. */
+static void test_inspection_pair(void **state) {
+    (void)state;
+    gf_model *m = encdec();
+    const int32_t src[7] = {1, 8, 3, 3, 0, 5, 2}, ids[5] = {6, 2, 0, 4, 6}; /* bos, 3 tokens, the end */
+    const int64_t S = 7, n = 5;
+    gf_inspection *x = gf_model_inspect_pair(m, src, S, ids, n);
+    if (!x) fail_msg("%s", gf_last_error());
+    assert_int_equal(x->S, S);
+    assert_true((float)x->loss == (float)pair_loss(m, src, S, ids, n, (gf_override){-1, 0, GF_GATE_LEARNED}));
+    const gf_inspect_layer *E = &x->layers[0], *A = &x->layers[1], *D = &x->layers[2], *X = &x->layers[3];
+    assert_true(E->encoder && A->encoder && !D->encoder && !X->encoder);
+    assert_int_equal(E->positions, S);
+    assert_int_equal(D->positions, n);
+    assert_int_equal(E->n_offsets, 4); /* 1, 3, then -1, -3: the partners t + 1, t + 3 */
+    assert_true(E->offsets[0] == 1 && E->offsets[1] == 3 && E->offsets[2] == -1 && E->offsets[3] == -3);
+    assert_int_equal(E->n_valid[0], 2);     /* 1 and 3 places after the first position */
+    assert_int_equal(E->n_valid[3], 4);
+    assert_int_equal(E->n_valid[S - 1], 2); /* 1 and 3 places before the last */
+    for (int64_t t = 0; t < S; t++) {
+        double sh = 0.0;
+        for (int o = 0; o < 4; o++) sh += E->share[t * 4 + o];
+        assert_true(fabs(sh - 1.0) < 1e-5);
+    }
+    for (int o = 0; o < 4; o++) /* a dropped offset goes both ways */
+        assert_true(E->drop_loss[o] == pair_loss(m, src, S, ids, n, (gf_override){0, abs(E->offsets[o]), GF_GATE_LEARNED}));
+    assert_true(E->drop_loss[0] == E->drop_loss[2] && E->drop_loss[0] != x->loss);
+    assert_true(D->drop_loss[1] == pair_loss(m, src, S, ids, n, (gf_override){2, 2, GF_GATE_LEARNED}));
+    double late = 0.0; /* the encoder's attention reads keys after the query */
+    for (int64_t h = 0; h < A->n_head; h++)
+        for (int64_t t = 0; t < S; t++) {
+            double row = 0.0;
+            for (int64_t s = 0; s < S; s++) row += A->attn[(h * S + t) * S + s], late += s > t ? A->attn[(h * S + t) * S + s] : 0;
+            assert_true(fabs(row - 1.0) < 1e-5);
+        }
+    assert_true(late > 1.0);
+    for (int l = 2; l < 4; l++) { /* each decoder layer's attention over the source, its rows summing to 1 */
+        const gf_inspect_layer *L = &x->layers[l];
+        assert_int_equal(L->cross_heads, 2);
+        for (int64_t r = 0; r < 2 * n; r++) {
+            double row = 0.0;
+            for (int64_t s = 0; s < S; s++) row += L->cross[r * S + s];
+            assert_true(fabs(row - 1.0) < 1e-5);
+        }
+    }
+    assert_int_equal(E->cross_heads, 0);
+    const char *labels[12] = {"<eos>", "ae1", "t", "p", "<eos>", "a", "t", "o", "p", "s", "x", "y"};
+    char *js = gf_inspection_to_json(x, labels, 2);
+    cJSON *o = cJSON_Parse(js), *Ls = cJSON_GetObjectItem(o, "layers");
+    assert_int_equal(len(cJSON_GetObjectItem(o, "source_pieces")), S);
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "source_pieces"), 1)->valuestring, "t");
+    const cJSON *e = cJSON_GetArrayItem(Ls, 0), *dj = cJSON_GetArrayItem(Ls, 2);
+    assert_string_equal(cJSON_GetObjectItem(e, "stack")->valuestring, "encoder");
+    assert_int_equal(len(cJSON_GetObjectItem(e, "contribution")), S);
+    assert_int_equal(len(cJSON_GetArrayItem(cJSON_GetObjectItem(e, "contribution"), 0)), 4);
+    assert_int_equal(len(cJSON_GetObjectItem(e, "drop_token_delta")), n);
+    assert_int_equal(len(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(Ls, 1), "attention"), 1)), S);
+    assert_int_equal(len(cJSON_GetObjectItem(dj, "cross")), 2);
+    assert_int_equal(len(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "cross"), 1), n - 1)), S);
+    cJSON_Delete(o);
+    free(js);
+    gf_inspection_free(x);
+    tl_expect_error(gf_model_inspect_pair(m, src, 0, ids, n) != NULL ? 0 : -1, "an empty source");
+    gf_model *lm = tl_make_model("grassmann-tiny", NULL, 2);
+    tl_expect_error(gf_model_inspect_pair(lm, src, S, ids, n) != NULL ? 0 : -1, "not an encoder-decoder");
+    tl_expect_error(gf_model_inspect(m, ids, n) != NULL ? 0 : -1, "inspect");
+    gf_model_free(lm);
+    gf_model_free(m);
+}
+
 static void test_errors(void **state) {
     (void)state;
     gf_model *m = tl_make_model("hybrid-tiny", (const char *const[]){"layers.2.gate=false", NULL}, 2);
@@ -348,6 +455,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_grassmann_probe, pool_teardown),
         cmocka_unit_test_teardown(test_attention_weights, pool_teardown),
         cmocka_unit_test_teardown(test_inspection, pool_teardown),
+        cmocka_unit_test_teardown(test_inspection_pair, pool_teardown),
         cmocka_unit_test_teardown(test_errors, pool_teardown),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
