@@ -154,11 +154,16 @@ static int pick_task(const gf_model *m, const eval_args *a, const char *rj, gf_t
     if (gf_task_recipe_init(t, name)) return cli_usage_error(a->cmd, "--task %s", gf_last_error());
     if (have && saved.task == t->task) memcpy(&t->options, &saved.options, sizeof t->options); /* the run's */
     else if (t->task->eval_defaults) t->task->eval_defaults(t->options.bytes, gf_model_config(m));
-    int rc = cli_copy_arg(a->cmd, "--corpus", a->corpus, t->corpus, sizeof t->corpus);
+    int rc = a->corpus ? cli_copy_arg(a->cmd, "--corpus", a->corpus, t->corpus, sizeof t->corpus) : EXIT_OK;
     if (!rc && a->tok_spec) rc = cli_copy_arg(a->cmd, "--tokenizer", a->tok_spec, t->tokenizer, sizeof t->tokenizer);
     if (!rc) rc = cli_task_apply(t, &a->targs, by[0] ? by : NULL, a->cmd);
     if (!rc) rc = cli_task_flags(t->task, by[0] ? by : NULL, a->cmd, &a->given);
     return rc;
+}
+
+int cli_checkpoint_task(const gf_model *m, const eval_args *a, const char *rj, gf_task_recipe *t) {
+    char by[4096];
+    return pick_task(m, a, rj, t, by, sizeof by);
 }
 
 /* Whether corpus is a regular file that no task owns. */

@@ -50,6 +50,12 @@ int cli_eval_run(const eval_args *a);
 int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe *t, const eval_args *a);
 /* predict --align-dir: the alignment of source src[0..S) and its decoded out[0..n) (options o) drawn into
  * a->align_dir/align-INDEX.svg (cli/predict_align.c). An exit code. */
+/* A source id's label into buf: its character where the source is bytes and the byte is printable ASCII, else
+ * "#id". */
+void cli_source_label(char *buf, size_t n, int32_t id, int64_t source_vocab);
+/* The task checkpoint m is scored with (eval's rule: --task, else its run's; rj its recipe, may be NULL). An exit
+ * code. */
+int cli_checkpoint_task(const gf_model *m, const eval_args *a, const char *rj, gf_task_recipe *t);
 int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts *o, const int32_t *src, int64_t S,
                       const int32_t *out, int64_t n, const char *word, int64_t index, const eval_args *a);
 /* predict's part: every example of src (task t's data) through classifier m, one line each. An exit code. */

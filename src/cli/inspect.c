@@ -17,19 +17,15 @@
  * channels gates per layer. Scoring under an override (--drop-offset, --force-gate) has no limit of its own. */
 #define INSPECT_MAX_TOKENS 1024
 
-enum { O_TEXT = 3000, O_TEXT_FILE, O_DROP, O_GATE, O_LAYER, O_OUT_JSON, O_SVG_DIR, O_TOP_K, O_SVG_TOKENS, O_FORCE };
+enum { O_TEXT = 3000, O_TEXT_FILE, O_DROP, O_GATE, O_LAYER, O_OUT_JSON, O_SVG_DIR, O_TOP_K, O_SVG_TOKENS, O_FORCE,
+       O_TARGET };
 static const struct option OPTS[] = {
     {"text", 1, 0, O_TEXT},         {"text-file", 1, 0, O_TEXT_FILE}, {"drop-offset", 1, 0, O_DROP},
     {"force-gate", 1, 0, O_GATE},   {"layer", 1, 0, O_LAYER},         {"out-json", 1, 0, O_OUT_JSON},
     {"svg-dir", 1, 0, O_SVG_DIR},   {"top-k", 1, 0, O_TOP_K},         {"svg-tokens", 1, 0, O_SVG_TOKENS},
-    {"force", 0, 0, O_FORCE},       {"no-cache", 0, 0, 'n'},          {0, 0, 0, 0}};
+    {"force", 0, 0, O_FORCE},       {"no-cache", 0, 0, 'n'},          {"target", 1, 0, O_TARGET},
+    {0, 0, 0, 0}};
 
-typedef struct inspect_opts {
-    const char *text, *text_file, *out_json, *svg_dir;
-    int64_t drop, layer, top_k, svg_tokens;
-    int gate; /* -1: not given; 0 or 1 */
-    bool layer_given, force;
-} inspect_opts;
 
 static void help(void) {
     printf("usage: grassflow inspect --ckpt FILE (--text TEXT | --text-file FILE) [--json] [--out-json FILE]\n"
@@ -47,6 +43,11 @@ static void help(void) {
            "  an attention layer: its weights, head by head (a model without Grassmann layers: those alone).\n"
            "Printed as a summary, or as JSON (docs/usage.md, \"grassflow inspect\": the schema), and drawn as SVG\n"
            "heat maps with the tokens' text on the axes.\n\n"
+           "An encoder-decoder (grassflow train --task g2p): --text is the source (a word, read as predict reads a\n"
+           "line), --target its target (the phonemes between spaces; default: the model's greedy decoding); the\n"
+           "encoder's layers are shown over the source (a Grassmann layer pairs both ways: offset -D is the partner\n"
+           "t + D), the decoder's over <eos> (its first input), the target and the end, each with its attention over\n"
+           "the source (layerK-cross.svg).\n\n"
            "With --drop-offset or --force-gate, inspect scores the text, or a corpus split as grassflow eval does,\n"
            "with that change made at evaluation time (the weights untouched), and prints the loss and perplexity:\n"
            "a dropped offset is exactly the model whose config does not list it; a gate forced to 1 (a = 1: m = h,\n"
@@ -56,6 +57,7 @@ static void help(void) {
            "  --text TEXT         the text, read by the checkpoint's tokenizer as a corpus is (word: <eos> at each\n"
            "                      line end and at the end)\n"
            "  --text-file FILE    the text from a file\n"
+           "  --target PIECES     an encoder-decoder's target for --text (default: its greedy decoding)\n"
            "  --json              print the analysis (or the loss) as one JSON object\n"
            "  --out-json FILE     write the analysis's JSON to FILE (replaces an earlier inspect JSON; another file\n"
            "                      only with --force)\n"
@@ -81,6 +83,7 @@ static int take_option(eval_args *a, int opt, const char *arg) {
     switch (opt) {
     case O_TEXT: o->text = arg; return EXIT_OK;
     case O_TEXT_FILE: o->text_file = arg; return EXIT_OK;
+    case O_TARGET: o->target = arg; return EXIT_OK;
     case O_OUT_JSON: o->out_json = arg; return EXIT_OK;
     case O_SVG_DIR: o->svg_dir = arg; return EXIT_OK;
     case O_FORCE: o->force = true; return EXIT_OK;
@@ -127,6 +130,9 @@ static int check_flags(const eval_args *a, const inspect_opts *o) {
     if (!a->corpus && ((g = given_of(a, corpus, 5)) || a->targs.n))
         return cli_usage_error("inspect", "--%s applies to --corpus (a split scored under an override); a text is read "
                                "whole\nHINT: drop it, or give --corpus C", g ? g : a->targs.flag[0]);
+    if (o->target && a->corpus)
+        return cli_usage_error("inspect", "--target goes with --text (an encoder-decoder's source); a split has its own "
+                               "targets\nHINT: drop --target");
     if (o->force && !o->out_json && !o->svg_dir)
         return cli_usage_error("inspect", "--force replaces a file at --out-json or in --svg-dir; neither was given");
     return EXIT_OK;
@@ -230,7 +236,7 @@ static int check_outputs(const gf_inspection *x, const char *const *pieces, cons
 
 /* Grassmann layer L in a few lines: its gate, its offsets, its coordinates. */
 static void summary_grassmann(const gf_inspection *x, const gf_inspect_layer *L) {
-    const int64_t T = x->T, K = L->n_offsets;
+    const int64_t T = L->positions, K = L->n_offsets;
     printf("layer %d %s (rank %lld, %d offsets)", L->layer, L->mixer, (long long)L->rank, L->n_offsets);
     if (L->gate_mean) {
         double s = 0, lo = INFINITY, hi = -INFINITY;
@@ -238,8 +244,8 @@ static void summary_grassmann(const gf_inspection *x, const gf_inspect_layer *L)
         printf(": gate a mean %.3f (per token %.3f to %.3f); loss change with a = 0: %+.4f, a = 1: %+.4f", s / (double)T,
                lo, hi, L->gate_loss[0] - x->loss, L->gate_loss[1] - x->loss);
     }
-    printf("\n  %8s %12s %18s %26s   (means over the tokens with a partner t - D)\n", "offset D", "mean share",
-           "mean contribution", "loss change when dropped");
+    printf("\n  %8s %12s %18s %26s   (means over the tokens with a partner t - D%s)\n", "offset D", "mean share",
+           "mean contribution", "loss change when dropped", L->encoder ? "; D < 0: t + |D|" : "");
     for (int64_t o = 0; o < K; o++) {
         double share = 0, contrib = 0;
         int64_t with = 0;
@@ -250,25 +256,72 @@ static void summary_grassmann(const gf_inspection *x, const gf_inspect_layer *L)
     }
 }
 
+/* An attention layer's mean distance attended, head by head: the sum over keys of weight x |t - s|, averaged
+ * over the queries. */
+static void summary_attention(const gf_inspect_layer *L) {
+    const int64_t P = L->positions;
+    printf("layer %d %s (%lld heads): mean distance attended, head by head:", L->layer, L->mixer, (long long)L->n_head);
+    for (int64_t h = 0; h < L->n_head; h++) {
+        double s = 0;
+        for (int64_t t = 0; t < P; t++)
+            for (int64_t k = 0; k < P; k++) s += L->attn[(h * P + t) * P + k] * fabs((double)(t - k));
+        printf(" %.2f", s / (double)P);
+    }
+    printf("\n");
+}
+
+/* A decoder layer's attention over the source: the source position (from 1) each target token reads most, the
+ * heads' mean. */
+static void summary_cross(const gf_inspection *x, const gf_inspect_layer *L) {
+    const int64_t T = x->T, S = x->S, H = L->cross_heads;
+    printf("layer %d attention over the source (%lld heads' mean): the position each target token reads most:",
+           L->layer, (long long)H);
+    for (int64_t t = 0; t < T; t++) {
+        int64_t best = 0;
+        double bv = -1;
+        for (int64_t s = 0; s < S; s++) {
+            double v = 0;
+            for (int64_t h = 0; h < H; h++) v += L->cross[(h * T + t) * S + s];
+            if (v > bv) bv = v, best = s;
+        }
+        printf(" %lld", (long long)best + 1);
+    }
+    printf("\n");
+}
+
 /* The analysis as text: the loss, then each layer. */
 static void summary(const gf_inspection *x) {
     char pb[32];
-    printf("text: %lld tokens, %lld predicted: loss %.6f  ppl %s\n", (long long)x->T, (long long)x->T - 1, x->loss,
-           cli_ppl(pb, sizeof pb, exp(x->loss), 3));
+    if (x->S) printf("source: %lld tokens; target: <eos>, %lld tokens and the end, %lld predicted: loss %.6f  ppl %s\n",
+                     (long long)x->S, (long long)x->T - 2, (long long)x->T - 1, x->loss, cli_ppl(pb, sizeof pb, exp(x->loss), 3));
+    else printf("text: %lld tokens, %lld predicted: loss %.6f  ppl %s\n", (long long)x->T, (long long)x->T - 1, x->loss,
+                cli_ppl(pb, sizeof pb, exp(x->loss), 3));
     for (int l = 0; l < x->n_layers; l++) {
         const gf_inspect_layer *L = &x->layers[l];
+        if (x->S) printf("%s ", L->encoder ? "encoder" : "decoder");
         if (L->kind == GF_INSPECT_GRASSMANN) summary_grassmann(x, L);
         if (L->kind == GF_INSPECT_OTHER) printf("layer %d %s: not inspected (inspect reads Grassmann and attention layers)\n", l, L->mixer);
-        if (L->kind != GF_INSPECT_ATTENTION) continue;
-        printf("layer %d %s (%lld heads): mean distance attended, head by head:", l, L->mixer, (long long)L->n_head);
-        for (int64_t h = 0; h < L->n_head; h++) { /* sum over keys of weight x (t - s), averaged over the queries */
-            double s = 0;
-            for (int64_t t = 0; t < x->T; t++)
-                for (int64_t k = 0; k <= t; k++) s += L->attn[(h * x->T + t) * x->T + k] * (double)(t - k);
-            printf(" %.2f", s / (double)x->T);
-        }
-        printf("\n");
+        if (L->kind == GF_INSPECT_ATTENTION) summary_attention(L);
+        if (L->cross_heads) summary_cross(x, L);
     }
+}
+
+int cli_inspect_report(const gf_inspection *x, const char *const *pieces, const eval_args *a, const inspect_opts *o) {
+    char *json = NULL;
+    int rc = EXIT_OK;
+    const char *inputs[] = {a->ckpt, o->text_file};
+    const inspect_svg_opts so = {.dir = o->svg_dir, .ckpt = a->ckpt, .max_tokens = (int)o->svg_tokens,
+                                 .force = o->force, .inputs = inputs, .n_inputs = 2};
+    if (!rc) rc = check_outputs(x, pieces, o, &so);
+    if (!rc && (a->json || o->out_json) && !(json = gf_inspection_to_json(x, pieces, (int)o->top_k)))
+        rc = cli_error("%s", gf_last_error());
+    if (!rc && o->out_json && gf_write_file_atomic(o->out_json, json, strlen(json)))
+        rc = cli_error("--out-json: %s", gf_last_error());
+    if (!rc && o->svg_dir) rc = cli_inspect_svgs(x, pieces, &so, true);
+    if (!rc && a->json) printf("%s\n", json);
+    else if (!rc) summary(x);
+    free(json);
+    return rc;
 }
 
 /* The analysis of ids: checked outputs, then the JSON, the figures, the summary. */
@@ -276,24 +329,13 @@ static int analyse(gf_model *m, const gf_tokenizer *tok, const int32_t *ids, int
                    const inspect_opts *o) {
     gf_inspection *x = gf_model_inspect(m, ids, n);
     if (!x) return cli_error("%s", gf_last_error());
-    char **pieces = calloc((size_t)n, sizeof *pieces), *json = NULL;
+    char **pieces = calloc((size_t)n, sizeof *pieces);
     int rc = pieces ? EXIT_OK : cli_error("out of memory");
     for (int64_t t = 0; !rc && t < n; t++)
         if (!(pieces[t] = cli_piece(tok, ids[t]))) rc = cli_error("out of memory");
-    const char *inputs[] = {a->ckpt, o->text_file};
-    const inspect_svg_opts so = {.dir = o->svg_dir, .ckpt = a->ckpt, .max_tokens = (int)o->svg_tokens,
-                                 .force = o->force, .inputs = inputs, .n_inputs = 2};
-    if (!rc) rc = check_outputs(x, (const char *const *)pieces, o, &so);
-    if (!rc && (a->json || o->out_json) && !(json = gf_inspection_to_json(x, (const char *const *)pieces, (int)o->top_k)))
-        rc = cli_error("%s", gf_last_error());
-    if (!rc && o->out_json && gf_write_file_atomic(o->out_json, json, strlen(json)))
-        rc = cli_error("--out-json: %s", gf_last_error());
-    if (!rc && o->svg_dir) rc = cli_inspect_svgs(x, (const char *const *)pieces, &so, true);
-    if (!rc && a->json) printf("%s\n", json);
-    else if (!rc) summary(x);
+    if (!rc) rc = cli_inspect_report(x, (const char *const *)pieces, a, o);
     for (int64_t t = 0; pieces && t < n; t++) free(pieces[t]);
     free(pieces);
-    free(json);
     gf_inspection_free(x);
     return rc;
 }
@@ -314,11 +356,20 @@ static int check_layers(const gf_model *m, const char *ckpt) {
 /* A text: the analysis, or its loss under the override. */
 static int text_mode(const eval_args *a, const inspect_opts *o, const cli_override *ov) {
     gf_tokenizer *tok = NULL;
-    gf_model *m = cli_load_checkpoint(a->ckpt, &tok, NULL);
+    char *rj = NULL;
+    gf_model *m = cli_load_checkpoint(a->ckpt, &tok, &rj);
     if (!m) return cli_error("%s", gf_last_error());
     int32_t *ids = NULL;
     int64_t n = 0;
     int rc = EXIT_OK;
+    if (gf_model_config(m)->source_vocab > 0) { /* an encoder-decoder: its own reading (inspect_pair.c) */
+        rc = cli_inspect_pair(m, tok, rj, a, o, ov);
+        free(rj);
+        gf_tokenizer_free(tok);
+        gf_model_free(m);
+        return rc;
+    }
+    free(rj);
     if (!gf_model_predicts_next_token(m))
         rc = cli_error("%s is a classifier (head %s); inspect reads a language model's next-token predictions",
                        gf_show_name(a->ckpt), gf_model_config(m)->head_kind);

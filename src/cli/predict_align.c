@@ -10,8 +10,7 @@
 #include "plot_heat.h"
 #include "plot_svg.h"
 
-/* A source id's label: its character where the source is bytes and the byte is printable ASCII, else "#id". */
-static void source_label(char *buf, size_t n, int32_t id, int64_t source_vocab) {
+void cli_source_label(char *buf, size_t n, int32_t id, int64_t source_vocab) {
     if (source_vocab == 256 && id > 32 && id < 127) snprintf(buf, n, "%c", (char)id);
     else snprintf(buf, n, "#%d", id);
 }
@@ -60,7 +59,7 @@ static void align_labels(align_buf *b, const gf_tokenizer *tok, const gf_decode_
         b->row_p[t] = b->rows[t];
     }
     for (int64_t s = 0; s < S; s++) {
-        source_label(b->cols[s], sizeof b->cols[s], src[s], source_vocab);
+        cli_source_label(b->cols[s], sizeof b->cols[s], src[s], source_vocab);
         b->col_p[s] = b->cols[s];
     }
 }

@@ -105,6 +105,37 @@ grep -q 'not an svg' "$tmp/align/align-0000.svg" && pass "... and left as it was
 expect 0 "... and replaced with --force" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 1 \
     --align-dir "$tmp/align" --force
 
+echo "g2p: inspect reads an encoder-decoder"
+expect 0 "inspect a Grassmann encoder-decoder on a word (its greedy decoding)" "$GF" inspect --ckpt "$tmp/grass/best.safetensors" \
+    --text phoneme --svg-dir "$tmp/insp" --out-json "$tmp/insp.json"
+grep -q '^encoder layer 0 grassmann (rank 8, 6 offsets)' "$tmp/out" && grep -q '^decoder layer 3 grassmann (rank 8, 3 offsets)' "$tmp/out" \
+    && grep -Eq '^ +-4 ' "$tmp/out" && grep -q '^layer 3 attention over the source' "$tmp/out" \
+    && pass "... the encoder's offsets both ways (-D: t + D), the decoder's, each decoder layer's attention over the source" \
+    || fail "inspect printed: $(head -c 600 "$tmp/out")"
+/usr/bin/python3 - "$tmp/insp.json" "$tmp/insp" <<'PYEOF' && pass "... its JSON (source, stacks, cross weights) and figures" || fail "inspect's JSON or figures"
+import json, os, sys
+o = json.load(open(sys.argv[1]))
+assert o["source_pieces"] == list("phoneme"), o["source_pieces"]
+L = o["layers"]
+assert [l["stack"] for l in L] == ["encoder"] * 2 + ["decoder"] * 2, [l["stack"] for l in L]
+assert L[0]["positions"] == 7 and len(L[0]["contribution"]) == 7 and len(L[0]["contribution"][0]) == 6
+assert L[0]["cross_heads"] == 0 and L[2]["cross_heads"] == 2 and len(L[2]["cross"][1]) == o["tokens"]
+assert all(abs(sum(r) - 1) < 1e-4 for h in L[3]["cross"] for r in h)
+files = sorted(os.listdir(sys.argv[2]))
+assert "layer0-offsets.svg" in files and "layer2-cross.svg" in files and "layer3-cross.svg" in files, files
+PYEOF
+expect 0 "inspect --target: the given phonemes" "$GF" inspect --ckpt "$tmp/att/best.safetensors" --text cat --target "k ae1 t" --json
+/usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["tokens"] == 5 and o["source"] == [99, 97, 116], o' \
+    "$tmp/out" && pass "... 5 decoder positions (<eos>, k ae1 t, the end) over the source c a t" || fail "inspect --target --json"
+expect 0 "inspect --drop-offset on an encoder-decoder scores the target under it" "$GF" inspect --ckpt "$tmp/grass/best.safetensors" \
+    --text cat --target "k ae1 t" --drop-offset 2 --layer 0
+grep -Eq '^target: 4 tokens predicted: loss [0-9.]+ with offset 2 dropped in layer 0' "$tmp/out" && pass "... with and without it" \
+    || fail "inspect --drop-offset printed: $(cat "$tmp/out")"
+want="--target: 'zz9' is not one of the checkpoint's target pieces" expect 1 "an unknown target piece is named" \
+    "$GF" inspect --ckpt "$tmp/att/best.safetensors" --text cat --target "k zz9 t"
+want="character '3'" expect 1 "a source character the model does not read is named" \
+    "$GF" inspect --ckpt "$tmp/att/best.safetensors" --text c3t
+
 echo "g2p: refusals"
 want='HINT: --model transformer-g2p, grassmann-g2p or gru-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"
