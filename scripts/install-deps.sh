@@ -6,12 +6,14 @@
 # tests, jemalloc, which bench/run.sh gives the PyTorch twins, clang-14 with its runtime for the libFuzzer
 # harnesses, valgrind for tests/trust/valgrind.sh, and festlex-cmu, the CMU Pronouncing Dictionary in
 # Festival's lexicon format (/usr/share/festival/dicts/cmu/cmudict-0.4.out: what data/cmudict/ is cut from by
-# scripts/make_cmudict_subset.py, and whose full counts tests/unit/test_lexicon.c checks when it is there).
+# scripts/make_cmudict_subset.py, and whose full counts tests/unit/test_lexicon.c checks when it is there), zlib
+# (IDX images read gzip-compressed) and dataset-fashion-mnist (/usr/share/datasets/fashion-mnist: the image task's
+# data, issue 53; tests/unit/test_idx.c reads its test split when it is there).
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
-pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev libdnnl-dev
+pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev zlib1g-dev libdnnl-dev
       openmpi-bin libopenmpi-dev
-      python3-torch python3-numpy libjemalloc2 clang-14 libclang-rt-14-dev valgrind festlex-cmu)
+      python3-torch python3-numpy libjemalloc2 clang-14 libclang-rt-14-dev valgrind festlex-cmu dataset-fashion-mnist)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

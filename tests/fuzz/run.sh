@@ -22,7 +22,7 @@ command -v $CC >/dev/null || { echo "fuzz: $CC not found; install it with: apt-g
 out=build/fuzz
 mkdir -p $out/obj
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I/usr/include/x86_64-linux-gnu/openblas-openmp -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-unknown-pragmas"
-LIBS="-lcjson -llzma -lm -L/usr/lib/x86_64-linux-gnu/openblas-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas"
+LIBS="-lcjson -llzma -lz -lm -L/usr/lib/x86_64-linux-gnu/openblas-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas"
 objs=() stale=()
 for src in $(ls src/*/*.c src/*/*/*.c | grep -v '^src/cli/'); do # the library: every folder of src/ (tasks/NAME/ too) but the CLI
     o=$out/obj/$(echo "$src" | tr / _).o
