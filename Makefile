@@ -248,6 +248,7 @@ test-train: all $(BUILD)/tests/test_fixtures
 	$(TEST_ENV) bash tests/train/train.sh $(BUILD)
 	$(TEST_ENV) bash tests/train/g2p.sh $(BUILD)
 	$(TEST_ENV) bash tests/train/synth.sh $(BUILD)
+	$(TEST_ENV) bash tests/train/image.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/train/mpi.sh $(BUILD))
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/train/runs.sh $(BUILD))
 	$(TEST_ENV) bash tests/train/fixtures.sh $(BUILD)

@@ -11,7 +11,7 @@
 #include "plugin/schema.h"
 #include "tasks/task.h"
 
-static const gf_task_ops *const BUILTIN[] = {&gf_task_lm, &gf_task_snli, &gf_task_g2p, &gf_task_synth};
+static const gf_task_ops *const BUILTIN[] = {&gf_task_lm, &gf_task_snli, &gf_task_g2p, &gf_task_synth, &gf_task_image};
 static gf_registry g_tasks = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 
 int gf_task_count(void) { return gf_registry_count(&g_tasks); }

@@ -5,7 +5,7 @@
 
 #include "grassflow_plugin.h"
 
-extern const gf_task_ops gf_task_lm, gf_task_snli, gf_task_g2p, gf_task_synth;
+extern const gf_task_ops gf_task_lm, gf_task_snli, gf_task_g2p, gf_task_synth, gf_task_image;
 
 /* 0 if t is a task gf_task_register would take (its name aside: duplicates are the registry's to find). */
 int gf_task_check(const gf_task_ops *t);
