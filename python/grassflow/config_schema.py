@@ -36,8 +36,8 @@ _N_HEAD = _key("int", 1, 65536)
 MIXER_KEYS = {  # in the library's registration order (a key two mixers share is the first one's at the top level)
     "grassmann": {"rank": _key("int", 2, 256), "offsets": _key("ints", 1, 1 << 20, max_count=16),
                   "plucker_eps": _key("float", 0, 1e30, lo_open=True), "heads": _key("int", 1, 128),
-                  "window": _key("int", 0, 1 << 24), "extra_proj": _key("bool"), "plucker": _key("bool"),
-                  "gate": _key("bool")},
+                  "window": _key("int", 0, 1 << 24), "grid": _key("int", 0, 1 << 16), "extra_proj": _key("bool"),
+                  "plucker": _key("bool"), "gate": _key("bool")},
     "attention": {"n_head": _N_HEAD},
     "linformer": {"n_head": _N_HEAD, "k_proj": _key("int", 1, 1 << 24)},
     "window": {"n_head": _N_HEAD, "window": _key("int", 1, 1 << 24), "n_global": _key("int", 0, 1 << 24)},
@@ -46,7 +46,7 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "gru-attn": {"attention": _key("enum", names=("none", "bahdanau", "dot", "general", "concat")),
                  "input_feeding": _key("bool")}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
-                                "window": 0, "extra_proj": False, "plucker": True, "gate": True},
+                                "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},

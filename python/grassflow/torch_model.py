@@ -37,13 +37,14 @@ def sinusoidal_table(max_len, d):
 
 class GrassmannMixer(nn.Module):
     def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
-                 gate=True):
+                 gate=True, grid=0):
         """plucker False (the paper's ablation): each pair enters as [z_later; z_earlier] through pair (2r -> d)
         in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
         the output is (h + g) / 2."""
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
+        self.grid = int(grid)      # > 0: positions on a grid of this many columns; a step may not wrap a row
         self.heads = int(heads)    # z in heads slices of r / heads, each paired with itself only
         rh = r // self.heads
         self.offsets = list(offsets)
@@ -88,6 +89,11 @@ class GrassmannMixer(nn.Module):
             if self.window > 0:  # a partner in another window is no partner
                 pos = torch.arange(t0, t1)
                 ok = ok * ((pos + s) // self.window == pos // self.window).to(h.dtype)[None, :, None]
+            if self.grid > 0:  # offset D is the step (dr, dc), D = dr grid + dc, -grid/2 < dc <= grid/2
+                G, c = self.grid, abs(s) % self.grid
+                dc = (c - G if c > G // 2 else c) * (1 if s > 0 else -1)
+                col = torch.arange(t0, t1) % G + dc
+                ok = ok * ((col >= 0) & (col < G)).to(h.dtype)[None, :, None]
             if not self.use_plucker:  # the pair as [z_later; z_earlier] (heads is 1)
                 later, earlier = (zt, zp) if s < 0 else (zp, zt)
                 gD = self.pair(torch.cat([later.flatten(-2), earlier.flatten(-2)], dim=-1)) * ok
@@ -384,7 +390,7 @@ MIXERS = {
                   "build": lambda d, lc, bidir, st: GrassmannMixer(
                       d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
                       window=lc.get("window", 0), heads=lc.get("heads", 1), plucker=lc.get("plucker", True),
-                      gate=lc.get("gate", True))},
+                      gate=lc.get("gate", True), grid=lc.get("grid", 0))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
     "linformer": {"gated_skip": False,

@@ -47,6 +47,10 @@ static const gf_cfg_key KEYS[] = {
     {.name = "window", .type = GF_KEY_INT, .off = OFF(window), .lo = 0, .hi = 1 << 24, .def = "0",
      .help = "> 0: a token pairs only with tokens of its own window of this many positions (windows tile the "
              "sequence, stride = window); 0: the whole sequence"},
+    {.name = "grid", .type = GF_KEY_INT, .off = OFF(grid), .lo = 0, .hi = 1 << 16, .def = "0",
+     .help = "> 0: the positions are a grid of this many columns, row by row (an image's patches): offset D is "
+             "the step of dr rows and dc columns, D = dr grid + dc with -grid/2 < dc <= grid/2 (grid 7: 1 is "
+             "(0,1), 7 is (1,0), 8 is (1,1), 6 is (1,-1)); a step that would wrap round a row's end pairs nothing"},
     {.name = "extra_proj", .type = GF_KEY_BOOL, .off = OFF(extra_proj), .def = "false",
      .help = "the paper's extra Linear(d, d) after the gate"},
     {.name = "plucker", .type = GF_KEY_BOOL, .off = OFF(plucker), .def = "true",
@@ -137,21 +141,33 @@ typedef struct {
     int n;
     int step[2 * GF_MAX_OFFSETS];
     int64_t T, W;        /* W > 0: partners only inside the token's window of W positions */
+    int64_t G;           /* G > 0: a grid of G columns; slot o moves the column by dcol[o], inside the grid */
+    int dcol[2 * GF_MAX_OFFSETS];
     int64_t H;           /* heads: row n of z viewed as (N * H, rank / H) is head n % H of position n / H */
     const uint8_t *mask; /* (B, T) or NULL */
 } pairing;
 
 static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask) {
-    pairing pr = {.n = 0, .T = T, .W = g->window, .H = g->heads, .mask = mask};
-    for (int o = 0; o < g->n_offsets; o++) pr.step[pr.n++] = -g->offsets[o];
-    for (int o = 0; !causal && o < g->n_offsets; o++) pr.step[pr.n++] = g->offsets[o];
+    pairing pr = {.n = 0, .T = T, .W = g->window, .G = g->grid, .H = g->heads, .mask = mask};
+    for (int o = 0; o < g->n_offsets; o++) {
+        pr.dcol[pr.n] = g->grid ? -(int)gf_grassmann_grid_col(g->offsets[o], g->grid) : 0;
+        pr.step[pr.n++] = -g->offsets[o];
+    }
+    for (int o = 0; !causal && o < g->n_offsets; o++) {
+        pr.dcol[pr.n] = g->grid ? (int)gf_grassmann_grid_col(g->offsets[o], g->grid) : 0;
+        pr.step[pr.n++] = g->offsets[o];
+    }
     return pr;
 }
+
+/* Whether column c moved by dc stays in a grid of G columns (G 0: no grid). */
+static bool on_grid(int64_t G, int64_t c, int64_t dc) { return !G || (c + dc >= 0 && c + dc < G); }
 
 /* Whether position n (of the B*T, at t = n % T) has a partner in slot o. */
 static bool has_partner(const pairing *pr, int64_t n, int o) {
     const int64_t t = n % pr->T, q = t + pr->step[o];
-    return q >= 0 && q < pr->T && (!pr->W || q / pr->W == t / pr->W) && (!pr->mask || pr->mask[n + pr->step[o]]);
+    return q >= 0 && q < pr->T && (!pr->W || q / pr->W == t / pr->W) &&
+           on_grid(pr->G, pr->G ? t % pr->G : 0, pr->dcol[o]) && (!pr->mask || pr->mask[n + pr->step[o]]);
 }
 
 static int valid_count(const pairing *pr, int64_t n) {
@@ -575,7 +591,8 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     int cnt = 0;
     const int64_t W = gc->window;
     for (int o = 0; o < n_offs; o++) {
-        const bool in = offs[o] <= s->pos && (!W || (s->pos - offs[o]) / W == s->pos / W);
+        const int64_t col = gc->grid ? s->pos % gc->grid : 0, dc = gc->grid ? -gf_grassmann_grid_col(offs[o], gc->grid) : 0;
+        const bool in = offs[o] <= s->pos && (!W || (s->pos - offs[o]) / W == s->pos / W) && on_grid(gc->grid, col, dc);
         vs[o] = in ? s->state + (s->pos - offs[o]) % K * r : NULL;
         cnt += vs[o] != NULL;
     }

@@ -18,6 +18,11 @@ typedef struct gf_grassmann_config {
                                    * with itself only (heads x C(rank/heads, 2) coordinates) */
     int64_t window;               /* > 0: pairs only within windows of this many positions, stride the same
                                    * (positions kW .. kW+W-1); 0: the whole sequence */
+    int64_t grid;                 /* > 0: the positions are a grid of this many columns, row by row (an
+                                   * image's patches): offset D is the step of dr rows and dc columns with
+                                   * D = dr grid + dc, -grid/2 < dc <= grid/2 (gf_grassmann_grid_col), and a
+                                   * partner whose column is not the token's moved by that dc (the step would
+                                   * wrap round a row's end) is no partner; 0: a plain sequence */
     bool extra_proj;              /* the paper's extra Linear(d, d) after the gate */
     bool plucker;                 /* false (the paper's ablation): a pair enters as its concatenation
                                    * [z_later; z_earlier] through pair.weight (d, 2r), not as Pluecker
@@ -28,6 +33,12 @@ typedef struct gf_grassmann_config {
                                    * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
+
+/* The column step dc of offset D on a grid of G columns: D = dr G + dc, -G/2 < dc <= G/2. */
+static inline int64_t gf_grassmann_grid_col(int64_t D, int64_t G) {
+    const int64_t c = D % G;
+    return c > G / 2 ? c - G : c;
+}
 
 /* ---- inspection (model/inspection.c; grassflow inspect) ---------------------------------------------------- */
 

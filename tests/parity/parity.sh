@@ -25,7 +25,8 @@ trap 'rm -rf "$out"' EXIT
 # "Encoder-decoders"), a source of T + 3 ids per row, padded with the targets under pad; gru_*: the GRU mixer,
 # nn.GRU itself unpadded, torch.gru_cell position by position where padded; encdec_gru: a bidirectional GRU
 # encoder, a GRU decoder with one cross head; encdec_gru_attn_*: the recurrent decoders that read the encoder
-# themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without)
+# themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without);
+# bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -41,6 +42,7 @@ transformer_sinusoidal_long 2 30 0
 bidir_grassmann_classify 4 18 1 pad
 bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
+bidir_grid_vectors 3 16 0 pad
 lm_hybrid_padded 3 20 0 pad
 hybrid_last_preset 2 20 0
 hybrid_middle_preset 3 20 0 pad

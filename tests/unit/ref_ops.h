@@ -148,6 +148,11 @@ static inline void ref_grassmann(double *out, const double *inp, const double *c
                 const int64_t step = o < gc->n_offsets ? -gc->offsets[o] : gc->offsets[o - gc->n_offsets];
                 if (t + step < 0 || t + step >= T || (mask && !mask[n + step])) continue;
                 if (gc->window && (t + step) / gc->window != t / gc->window) continue; /* another window */
+                if (gc->grid) { /* a grid: the column moves by the step's dc, and must stay on the grid */
+                    const int64_t D = step < 0 ? -step : step, c = D % gc->grid, dc = c > gc->grid / 2 ? c - gc->grid : c;
+                    const int64_t col = t % gc->grid + (step < 0 ? -dc : dc);
+                    if (col < 0 || col >= gc->grid) continue;
+                }
                 const double *u = z + (step < 0 ? n : n + step) * r, *v = z + (step < 0 ? n + step : n) * r;
                 int64_t k = 0;
                 for (int64_t i = 0; !gc->plucker && i < r; i++) { /* [z_later; z_earlier] */

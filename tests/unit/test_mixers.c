@@ -36,6 +36,7 @@ typedef struct {
     bool padded;   /* a padding mask: row 1 ends in 3 padded positions, row 0 has one at t = 1 */
     bool pad_first; /* with padded: row 1 begins with 2 padded positions too (causal: queries that see no key) */
     int64_t window; /* Grassmann: pairs only within windows of this many positions (0: none) */
+    int64_t grid;   /* Grassmann: the positions a grid of this many columns (0: none) */
     int64_t heads;  /* Grassmann mixing heads (0 means 1) */
     int64_t w, g;   /* window attention: window and n_global */
     bool no_plucker; /* Grassmann plucker: false (the pair as [z_later; z_earlier]) */
@@ -97,6 +98,7 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
         g->plucker_eps = mc->eps > 0.0f ? mc->eps : 1e-8f;
         g->extra_proj = mc->extra_proj;
         g->window = mc->window;
+        g->grid = mc->grid;
         g->heads = mc->heads ? mc->heads : 1;
         g->plucker = !mc->no_plucker;
         g->gate = !mc->no_gate;
@@ -564,6 +566,21 @@ static void test_windows(void **state) {
     run_case(&g);
 }
 
+/* A grid (an image's patches, issue 53): offsets are 2-D steps, D = dr grid + dc, and a step that would wrap
+ * round a row's end pairs nothing; both directions, causal and padded, on a grid of 5 columns (T = 20: 4 rows)
+ * and of 4 (T = 18: the last row partial). */
+static void test_grid(void **state) {
+    (void)state;
+    mix_case g = GRASSMANN("grassmann(r=6, T=20, grid 5, offsets 1,5,6,4 = (0,1),(1,0),(1,1),(1,-1), bidirectional, padded)",
+                           .r = 6, .T = 20, .n_offsets = 4, .offsets = {1, 5, 6, 4}, .bidir = true, .padded = true,
+                           .grid = 5);
+    run_case(&g);
+    g.name = "grassmann(r=5, T=18, grid 4, offsets 2,3,4 = (0,2),(1,-1),(1,0), causal, extra_proj)";
+    g.r = 5, g.T = 18, g.n_offsets = 3, g.offsets[0] = 2, g.offsets[1] = 3, g.offsets[2] = 4, g.grid = 4;
+    g.bidir = false, g.padded = false, g.extra_proj = true, g.seed = 7;
+    run_case(&g);
+}
+
 /* Mixing heads (the paper's SNLI head: d_proj 64 in 4 heads): each head pairs its own slice of z. */
 static void test_heads(void **state) {
     (void)state;
@@ -778,6 +795,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_attention, pool_teardown),
         cmocka_unit_test_teardown(test_bidirectional_and_masks, pool_teardown),
         cmocka_unit_test_teardown(test_windows, pool_teardown),
+        cmocka_unit_test_teardown(test_grid, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
         cmocka_unit_test_teardown(test_linformer, pool_teardown),
         cmocka_unit_test_teardown(test_window, pool_teardown),
