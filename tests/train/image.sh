@@ -28,6 +28,26 @@ expect 0 "--patch 7: 16 patches of 49" "$GF" train --task image --model transfor
     --patch 7 --steps 2 --eval-every 0 --out "$tmp/p7"
 grep -q 'each 16 patches of 7 x 7' "$tmp/err" && pass "... read as 16 patches" || fail "--patch 7: $(grep -m1 'train images' "$tmp/err")"
 
+echo "image: augmentation, resumed bit for bit"
+AUG=(train --task image --model grassmann-tiny --corpus fashion-mnist-sample --crop 2 --flip true --steps 16 --batch 16
+     --eval-every 8 --seed 5)
+"$GF" "${AUG[@]}" --out "$tmp/aa" >/dev/null 2>&1 || fail "the uninterrupted augmented run"
+expect 0 "an augmented run stopped at step 7" "$GF" "${AUG[@]}" --out "$tmp/ab" --stop-at 7
+stopped_at "$tmp/ab" 7
+expect 0 "... resumed to the end" "$GF" train --resume "$tmp/ab"
+"$GF" train --task image --model grassmann-tiny --corpus fashion-mnist-sample --steps 16 --batch 16 --eval-every 8 --seed 5 \
+    --out "$tmp/an" >/dev/null 2>&1 || fail "the run without augmentation"
+/usr/bin/python3 - "$tmp" <<'PYEOF' && pass "... the same bytes as the uninterrupted run; another run without augmentation differs" \
+    || fail "augmented resume"
+import sys
+sys.path.insert(0, "tests/parity/torch_ref")
+import st_io
+t = sys.argv[1]
+a, _ = st_io.read(t + "/aa/last.safetensors"); b, _ = st_io.read(t + "/ab/last.safetensors"); n, _ = st_io.read(t + "/an/last.safetensors")
+assert all(a[k].tobytes() == b[k].tobytes() for k in a), "resumed differs"
+assert any(a[k].tobytes() != n[k].tobytes() for k in a), "augmentation changed nothing"
+PYEOF
+
 echo "image: bad data is named"
 D=$tmp/mine
 mkdir -p "$D"

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/rng.h"
 #include "io/idx.h"
 #include "sources/source.h"
 #include "tasks/task.h"
@@ -25,6 +26,8 @@ enum { N_CLASSES = 10, MAX_SIDE = 512 };
 typedef struct {
     int64_t patch;
     int labels; /* 0 fashion, 1 digits: the class names, and the pixels' mean and spread */
+    int64_t crop; /* training only: shift each image by up to this many pixels (the background, 0, fills in) */
+    bool flip;    /* training only: mirror each image left to right with probability 1/2 */
 } image_options;
 
 static const char *const LABEL_SETS[] = {"fashion", "digits", NULL};
@@ -34,6 +37,11 @@ static const gf_cfg_key IMAGE_KEYS[] = {
     {.name = "labels", .type = GF_KEY_ENUM, .off = offsetof(image_options, labels), .names = LABEL_SETS,
      .def = "\"fashion\"", .help = "the classes' names and the pixels' mean and spread: fashion (Fashion-MNIST's) or "
      "digits (MNIST's)"},
+    {.name = "crop", .type = GF_KEY_INT, .off = offsetof(image_options, crop), .lo = 0, .hi = 64, .def = "0",
+     .help = "augmentation, training only: a random crop of the image padded by this many background pixels on "
+     "each side (a shift of up to crop pixels each way), drawn from the run's seed, the epoch and the image; 0: none"},
+    {.name = "flip", .type = GF_KEY_BOOL, .off = offsetof(image_options, flip), .def = "false",
+     .help = "augmentation, training only: each image mirrored left to right with probability 1/2, drawn as crop is"},
 };
 
 static const char *const FASHION[N_CLASSES] = {"t-shirt", "trouser", "pullover", "dress", "coat",
@@ -175,6 +183,8 @@ typedef struct {
     gf_source base;
     const image_data *d;
     const image_split *sp;
+    image_options aug;               /* crop and flip (training fills only) */
+    uint8_t *shifted;                /* H x W: one augmented image */
     uint64_t seed;
     int64_t *perm, perm_epoch, T, D; /* patches an image, numbers a patch */
     float *x;
@@ -184,12 +194,29 @@ typedef struct {
 
 static int64_t is_n(void *ctx) { return ((image_source *)ctx)->sp->n; }
 
-/* Image `img` of its file as T patches of D numbers into x. */
-static void patches(const image_source *s, int64_t img, float *x) {
+/* Image `img` augmented for epoch into s->shifted: shifted by (dy, dx) in [-crop, crop] (background 0 where it
+ * moves in), mirrored with probability 1/2 under flip, each drawn from (seed, epoch, img). */
+static const uint8_t *augmented(const image_source *s, int64_t epoch, int64_t img, const uint8_t *px) {
+    const int64_t H = s->d->H, W = s->d->W, c = s->aug.crop;
+    const uint64_t key = gf_key(gf_key(gf_key(s->seed, 0x696d616765ULL), (uint64_t)epoch), (uint64_t)img);
+    const int64_t dy = c ? (int64_t)(gf_rand64(key, 0) % (uint64_t)(2 * c + 1)) - c : 0;
+    const int64_t dx = c ? (int64_t)(gf_rand64(key, 1) % (uint64_t)(2 * c + 1)) - c : 0;
+    const bool mirror = s->aug.flip && (gf_rand64(key, 2) & 1);
+    for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++) {
+            const int64_t si = i + dy, sj = (mirror ? W - 1 - j : j) + dx;
+            s->shifted[i * W + j] = si >= 0 && si < H && sj >= 0 && sj < W ? px[si * W + sj] : 0;
+        }
+    return s->shifted;
+}
+
+/* Image `img` of its file as T patches of D numbers into x; in a training fill (epoch >= 0), augmented. */
+static void patches(const image_source *s, int64_t epoch, int64_t img, float *x) {
     const image_data *d = s->d;
     const int64_t P = d->P, gw = d->W / P;
     const float mean = MEAN[d->labels], inv = 1.0f / STD[d->labels];
     const uint8_t *px = s->sp->px + img * d->H * d->W;
+    if (epoch >= 0 && (s->aug.crop || s->aug.flip)) px = augmented(s, epoch, img, px);
     for (int64_t t = 0; t < s->T; t++) {
         const int64_t r0 = t / gw * P, c0 = t % gw * P;
         for (int64_t i = 0; i < P; i++)
@@ -211,7 +238,7 @@ static int is_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch 
     if (epoch >= 0 && gf_epoch_perm("image source", s->perm, &s->perm_epoch, N, s->seed, epoch)) return -1;
     for (int64_t k = 0; k < n; k++) {
         const int64_t img = s->sp->index[epoch < 0 ? first + k : s->perm[first + k]];
-        patches(s, img, s->x + k * s->T * s->D);
+        patches(s, epoch, img, s->x + k * s->T * s->D);
         s->y[k] = s->sp->y[img];
     }
     *b = (gf_batch){.B = n, .T = s->T, .vectors = s->x, .targets = s->y, .n_targets = n};
@@ -223,20 +250,21 @@ static int is_fill_eval(void *ctx, int64_t first, int64_t n, gf_batch *b) { retu
 
 static void is_destroy(gf_source *src) {
     image_source *s = (image_source *)src;
-    free(s->perm), free(s->x), free(s->y), free(s);
+    free(s->perm), free(s->x), free(s->y), free(s->shifted), free(s);
 }
 
 static gf_source *image_source_make(const void *data, int split, const void *options, uint64_t seed) {
-    (void)options;
     const image_data *d = data;
     image_source *s = calloc(1, sizeof *s);
     if (!s) return gf_fail("out of memory"), NULL;
     *s = (image_source){.d = d, .sp = &d->split[split], .seed = seed, .perm_epoch = -1,
-                        .T = (d->H / d->P) * (d->W / d->P), .D = d->P * d->P};
+                        .T = (d->H / d->P) * (d->W / d->P), .D = d->P * d->P,
+                        .aug = *(const image_options *)options};
     s->perm = malloc((size_t)s->sp->n * sizeof *s->perm);
+    s->shifted = malloc((size_t)(d->H * d->W));
     s->base = (gf_source){.version = GF_SOURCE_VERSION, .ctx = s, .n_examples = is_n, .fill = is_fill,
                           .n_eval_examples = is_n, .fill_eval = is_fill_eval, .destroy = is_destroy};
-    if (!s->perm) {
+    if (!s->perm || !s->shifted) {
         is_destroy(&s->base);
         return gf_fail("out of memory"), NULL;
     }
