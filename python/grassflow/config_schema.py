@@ -44,13 +44,14 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "performer": {"n_head": _N_HEAD, "features": _key("int", 1, 65536), "redraw": _key("int", 0, 1e15)},
     "gru": {},
     "gru-attn": {"attention": _key("enum", names=("none", "bahdanau", "dot", "general", "concat")),
-                 "input_feeding": _key("bool")}}
+                 "input_feeding": _key("bool")},
+    "token-mlp": {"hidden": _key("int", 1, 1 << 16)}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
-                  "gru-attn": {"attention": "general", "input_feeding": True}}
+                  "gru-attn": {"attention": "general", "input_feeding": True}, "token-mlp": {"hidden": 64}}
 # the mixers that read an encoder's output themselves (src/mixers: reads_memory): decoder layers only, whose
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}
@@ -336,6 +337,11 @@ def _check_layer(c, st, layer, l, src):
     if m in ("gru", "gru-attn"):
         if st["direction"] == "bidirectional" and d % 2:
             _fail("%s: layer %d: a bidirectional gru needs an even width (d / 2 units each way), not %d", src, l, d)
+        return
+    if m == "token-mlp":
+        if c["pos"] != "learned":
+            _fail("%s: layer %d: mixer \"token-mlp\" needs pos \"learned\": its weights have one column per position "
+                  "up to max_len, and only learned positions hold every sequence to max_len", src, l)
         return
     if d % layer["n_head"]:
         _fail("%s: layer %d: d_model %d is not divisible by n_head %d", src, l, d, layer["n_head"])

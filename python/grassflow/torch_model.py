@@ -163,6 +163,28 @@ class SelfAttention(nn.Module):
 CausalSelfAttention = SelfAttention
 
 
+class TokenMLP(nn.Module):
+    """MLP-Mixer's token mixing (src/mixers/token_mlp.c): each channel's column of the sequence through
+    fc2(gelu(fc1(.))) along the positions, fc1 = Linear(max_len, hidden), fc2 = Linear(hidden, max_len); a sequence
+    of T < max_len positions uses fc1's first T columns and fc2's first T rows. Bidirectional, no padding."""
+
+    def __init__(self, hidden, max_len, bidirectional, pos, gelu):
+        super().__init__()
+        if not bidirectional or pos != "learned":
+            raise ValueError("config: mixer token-mlp needs a bidirectional stack and pos learned")
+        self.fc1 = nn.Linear(max_len, hidden)
+        self.fc2 = nn.Linear(hidden, max_len)
+        self.approx = "tanh" if gelu == "tanh" else "none"
+
+    def forward(self, h, mask=None):
+        if mask is not None and not bool(mask.all()):
+            raise ValueError("token-mlp: no padding (every position is real)")
+        T = h.shape[1]
+        x = h.transpose(1, 2)  # (B, d, T): a channel's column of the sequence as a row
+        a = F.gelu(F.linear(x, self.fc1.weight[:, :T], self.fc1.bias), approximate=self.approx)
+        return F.linear(a, self.fc2.weight[:T], self.fc2.bias[:T]).transpose(1, 2)
+
+
 class LinformerAttention(nn.Module):
     """Linformer (Wang et al. 2020): keys and values projected along the sequence, K' = E[:, :T] K and
     V' = F[:, :T] V, E and F (k_proj, max_len) shared by the heads; each query attends to the k_proj projected
@@ -404,6 +426,8 @@ MIXERS = {
     "gru": {"gated_skip": False, "build": lambda d, lc, bidir, st: GRUMixer(d, bidirectional=bidir)},
     "gru-attn": {"gated_skip": False,
                  "build": lambda d, lc, bidir, st: GRUAttnMixer(d, lc["attention"], lc["input_feeding"])},
+    "token-mlp": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: TokenMLP(lc["hidden"], st["max_len"], bidir, st["pos"], st["gelu"])},
 }
 
 

@@ -26,7 +26,9 @@ trap 'rm -rf "$out"' EXIT
 # nn.GRU itself unpadded, torch.gru_cell position by position where padded; encdec_gru: a bidirectional GRU
 # encoder, a GRU decoder with one cross head; encdec_gru_attn_*: the recurrent decoders that read the encoder
 # themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without);
-# bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded
+# bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded;
+# bidir_token_mlp_*: MLP-Mixer's token mixing (unpadded: it has no mask) beside grid Grassmann, T = max_len and T
+# < max_len (the first T columns of fc1 and rows of fc2)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -43,6 +45,8 @@ bidir_grassmann_classify 4 18 1 pad
 bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
 bidir_grid_vectors 3 16 0 pad
+bidir_token_mlp_vectors 3 16 0
+bidir_token_mlp_short 3 11 0
 lm_hybrid_padded 3 20 0 pad
 hybrid_last_preset 2 20 0
 hybrid_middle_preset 3 20 0 pad

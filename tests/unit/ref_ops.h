@@ -336,6 +336,28 @@ static inline void ref_performer(double *out, const double *inp, const double *c
  * K'[i] = sum_{t<T} E[i,t] k[t], V'[i] = sum_{t<T} F[i,t] v[t] (E, F: (kp, max_len), heads sharing them);
  * each query attends to the kp projected keys of its head; then proj. P: qkv.weight, qkv.bias, proj.weight,
  * proj.bias, E, F. */
+/* MLP-Mixer's token mixing (src/mixers/token_mlp.c), literally: for each row b and channel c,
+ * out[b, t, c] = sum_j W2[t, j] gelu(sum_s W1[j, s] inp[b, s, c] + b1[j]) + b2[t], over the first T positions of
+ * W1 (Hd, max_len) and W2 (max_len, Hd). P: fc1.weight, fc1.bias, fc2.weight, fc2.bias. */
+static inline void ref_token_mlp(double *out, const double *inp, const double *const *P, int64_t d, int64_t Hd,
+                                 int64_t max_len, int64_t B, int64_t T, gf_gelu_kind kind) {
+    double *h = malloc((size_t)Hd * sizeof *h);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t c = 0; c < d; c++) {
+            for (int64_t j = 0; j < Hd; j++) {
+                double a = P[1][j];
+                for (int64_t s = 0; s < T; s++) a += P[0][j * max_len + s] * inp[(b * T + s) * d + c];
+                h[j] = ref_gelu1(a, kind);
+            }
+            for (int64_t t = 0; t < T; t++) {
+                double y = P[3][t];
+                for (int64_t j = 0; j < Hd; j++) y += P[2][t * Hd + j] * h[j];
+                out[(b * T + t) * d + c] = y;
+            }
+        }
+    free(h);
+}
+
 static inline void ref_linformer(double *out, const double *inp, const double *const *P, int64_t d, int64_t H,
                                  int64_t kp, int64_t max_len, int64_t B, int64_t T, const uint8_t *mask) {
     const int64_t dh = d / H, N = B * T;

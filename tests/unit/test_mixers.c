@@ -51,6 +51,7 @@ typedef struct {
 static bool is_grassmann(const mix_case *mc) { return !strcmp(mc->mixer, "grassmann"); }
 static bool is_linformer(const mix_case *mc) { return !strcmp(mc->mixer, "linformer"); }
 static bool is_gru(const mix_case *mc) { return !strcmp(mc->mixer, "gru"); }
+static bool is_token_mlp(const mix_case *mc) { return !strcmp(mc->mixer, "token-mlp"); }
 
 static gf_grassmann_config *GC(gf_config *cfg, int l) { return (gf_grassmann_config *)(void *)cfg->layers[l].params.bytes; }
 
@@ -66,18 +67,22 @@ static void make_cfg(gf_config *cfg, const mix_case *mc) {
     if (!ops) fail_msg("%s: no mixer %s", mc->name, mc->mixer);
     gf_layer_set_mixer(cfg, 0, ops);
     gf_layer_set_mixer(cfg, LAYER, ops);
-    if (is_linformer(mc) || (is_gru(mc) && mc->bidir)) { /* linformer is bidirectional only: a classifier */
+    if (is_linformer(mc) || is_token_mlp(mc) || (is_gru(mc) && mc->bidir)) { /* bidirectional only: a classifier */
         cfg->direction = GF_BIDIRECTIONAL;
         if (gf_config_set(cfg, "head.kind=classify")) fail_msg("%s: %s", mc->name, gf_last_error());
     }
     char head[64];
     snprintf(head, sizeof head, "n_head=%lld", (long long)mc->H);
-    if (!is_grassmann(mc) && !is_gru(mc) && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
+    if (!is_grassmann(mc) && !is_gru(mc) && !is_token_mlp(mc) && gf_config_set(cfg, head))
+        fail_msg("%s: %s", mc->name, gf_last_error());
     snprintf(head, sizeof head, "features=%lld", (long long)mc->m);
     if (mc->m && gf_config_set(cfg, head)) fail_msg("%s: %s", mc->name, gf_last_error());
     char kp[64]; /* layer 0 is a decoy with k_proj 1 */
     snprintf(kp, sizeof kp, "layers.%d.k_proj=%lld", LAYER, (long long)mc->k_proj);
     if (is_linformer(mc) && (gf_config_set(cfg, "layers.0.k_proj=1") || gf_config_set(cfg, kp)))
+        fail_msg("%s: %s", mc->name, gf_last_error());
+    snprintf(kp, sizeof kp, "layers.%d.hidden=%lld", LAYER, (long long)mc->k_proj); /* token-mlp: k_proj is hidden */
+    if (is_token_mlp(mc) && (gf_config_set(cfg, "layers.0.hidden=1") || gf_config_set(cfg, kp)))
         fail_msg("%s: %s", mc->name, gf_last_error());
     snprintf(kp, sizeof kp, "max_len=%lld", (long long)mc->max_len);
     if (mc->max_len && gf_config_set(cfg, kp)) fail_msg("%s: %s", mc->name, gf_last_error());
@@ -127,6 +132,13 @@ static int expected_specs(const mix_case *mc, gf_param_spec *s) {
         }
         return 4 * nd;
     }
+    if (is_token_mlp(mc)) { /* Linear(max_len, hidden) and Linear(hidden, max_len) along the positions */
+        gf_param_spec_set(&s[0], "fc1.weight", 2, mc->k_proj, mc->max_len, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[1], "fc1.bias", 1, mc->k_proj, 0, GF_INIT_ZERO);
+        gf_param_spec_set(&s[2], "fc2.weight", 2, mc->max_len, mc->k_proj, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[3], "fc2.bias", 1, mc->max_len, 0, GF_INIT_ZERO);
+        return 4;
+    }
     if (!is_grassmann(mc)) {
         gf_param_spec_set(&s[0], "qkv.weight", 2, 3 * d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[1], "qkv.bias", 1, 3 * d, 0, GF_INIT_ZERO);
@@ -175,11 +187,15 @@ typedef struct {
     double *P[GF_MIXER_MAX_PARAMS];
     ref_grassmann_stats *st;
     bool gru;
+    int64_t hidden; /* token-mlp's (0: another mixer) */
 } mix_ctx;
 
 static void mix_fwd(const void *c_, double *out) {
     const mix_ctx *c = c_;
-    if (c->gru) {
+    if (c->hidden) {
+        ref_token_mlp(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->hidden, c->cfg->max_len, c->B,
+                      c->T, c->cfg->gelu);
+    } else if (c->gru) {
         ref_gru(out, c->inp, (const double *const *)c->P, c->cfg->d_model, c->B, c->T, c->bidir, c->mask);
     } else if (c->grassmann) {
         ref_grassmann(out, c->inp, (const double *const *)c->P, c->cfg, LAYER, c->B, c->T, c->bidir, c->mask, c->st);
@@ -337,7 +353,8 @@ static void case_reference(case_run *c) {
     ref_grassmann_stats st;
     mix_ctx ctx = {&c->cfg, is_grassmann(mc), is_linformer(mc), mc->bidir, c->mask, win ? mc->w : T,
                    win ? mc->g : 0, mc->B, T, mc->m, layer1_key(&c->cfg, "layers.1.n_head"),
-                   layer1_key(&c->cfg, "layers.1.k_proj"), ddup_f(c->inp, N * d), {0}, &st, is_gru(mc)};
+                   layer1_key(&c->cfg, "layers.1.k_proj"), ddup_f(c->inp, N * d), {0}, &st, is_gru(mc),
+                   is_token_mlp(mc) ? layer1_key(&c->cfg, "layers.1.hidden") : 0};
     for (int i = 0; i < c->np; i++) ctx.P[i] = ddup_f(c->p[i], c->numel[i]);
     double *wd = ddup_f(c->dout, N * d);
     c->want = dalloc(N * d);
@@ -615,6 +632,23 @@ static void test_linformer(void **state) {
     run_case(&mc);
 }
 
+/* ---- token-mlp ----------------------------------------------------------------------------------- */
+
+/* MLP-Mixer's token mixing: the first T columns of W1 and rows of W2 (T < max_len and T = max_len), a hidden
+ * width below and above T, and a longer sequence under fp32-fast too. */
+static void test_token_mlp(void **state) {
+    (void)state;
+    mix_case mc = {.name = "token-mlp(d=8, hidden 6, T=9 < max_len 12)", .mixer = "token-mlp", .d = 8, .B = 2,
+                   .T = 9, .k_proj = 6, .max_len = 12, .bidir = true};
+    run_case(&mc);
+    mc.name = "token-mlp(d=12, hidden 16, T = max_len 10)";
+    mc.d = 12, mc.k_proj = 16, mc.T = 10, mc.max_len = 10, mc.seed = 1;
+    run_case(&mc);
+    mc.name = "token-mlp(d=8, hidden 20, T=49 = max_len, fp32-fast)";
+    mc.d = 8, mc.k_proj = 20, mc.T = 49, mc.max_len = 49, mc.seed = 2, mc.fast = true;
+    run_case(&mc);
+}
+
 /* ---- window attention -------------------------------------------------------------------------- */
 
 /* Both directions, padded, with and without global positions; T = 70, not a multiple of the 64-query block
@@ -798,6 +832,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_grid, pool_teardown),
         cmocka_unit_test_teardown(test_heads, pool_teardown),
         cmocka_unit_test_teardown(test_linformer, pool_teardown),
+        cmocka_unit_test_teardown(test_token_mlp, pool_teardown),
         cmocka_unit_test_teardown(test_window, pool_teardown),
         cmocka_unit_test_teardown(test_ablations, pool_teardown),
         cmocka_unit_test_teardown(test_performer, pool_teardown),
