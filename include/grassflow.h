@@ -105,7 +105,7 @@ typedef enum { GF_NORM_PRE = 0, GF_NORM_POST = 1 } gf_norm;
 typedef enum { GF_GELU_ERF = 0, GF_GELU_TANH = 1 } gf_gelu_kind;
 /* learned: a max_len x d table (the length limit); sinusoidal: computed for any position; none: no
  * position signal at all (a Grassmann layer is order-aware through its offsets) */
-typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2 } gf_pos_kind;
+typedef enum { GF_POS_LEARNED = 0, GF_POS_SINUSOIDAL = 1, GF_POS_NONE = 2, GF_POS_SINUSOIDAL_2D = 3 } gf_pos_kind;
 /* causal: position t sees positions <= t (language models); bidirectional: both sides (encoders) */
 typedef enum { GF_CAUSAL = 0, GF_BIDIRECTIONAL = 1 } gf_direction;
 
@@ -181,11 +181,14 @@ typedef struct gf_config {
      * the encoder's output through a cross op of cross_heads heads. 0: not one (every model before it). */
     int64_t source_vocab;
     int64_t cross_heads;
+    /* the positions' grid (an image's patches, row by row; 0: none): pos "sinusoidal-2d" gives position p the
+     * sinusoidal rows of its row p / pos_grid and its column p % pos_grid, d / 2 channels each, side by side */
+    int64_t pos_grid;
     /* Room for the keys of later versions, so that adding one keeps the struct's size and every member's
      * offset (docs/api.md, "Growing gf_config"): a new key takes bytes from here, and its zero value means
      * what grassflow did before the key existed. gf_config_preset, gf_config_from_json and gf_config_load
      * zero it; a program that fills a gf_config itself starts from gf_config_preset or zeroes it. */
-    unsigned char reserved[256 - 2 * sizeof(int64_t)];
+    unsigned char reserved[256 - 3 * sizeof(int64_t)];
 } gf_config;
 
 /* Layers in all stacks. */

@@ -25,13 +25,13 @@ MODEL_KEYS = {
     "vocab_size": _key("int", 0, 2147483647), "d_model": _key("int", 1, 65536), "n_layer": _key("int", 1, MAX_LAYERS),
     "d_ff": _key("int", 1, 1 << 20), "max_len": _key("int", 0, 1 << 24), "norm": _key("enum", names=NORMS),
     "tie_head": _key("bool"), "gelu": _key("enum", names=("erf", "tanh")),
-    "pos": _key("enum", names=("learned", "sinusoidal", "none")), "segments": _key("int", 0, 255),
+    "pos": _key("enum", names=("learned", "sinusoidal", "none", "sinusoidal-2d")), "segments": _key("int", 0, 255),
     "emb_norm": _key("bool"), "ln_eps": _key("float", 0, 1, lo_open=True), "dropout": _key("float", 0, 1, hi_open=True),
     "direction": _key("enum", names=DIRECTIONS), "source_vocab": _key("int", 0, 2147483647),
-    "cross_heads": _key("int", 0, 65536)}
+    "cross_heads": _key("int", 0, 65536), "pos_grid": _key("int", 0, 1 << 16)}
 MODEL_DEFAULTS = {"input": "tokens", "d_input": 0, "vocab_size": 0, "max_len": 0, "norm": "pre", "tie_head": True,
                   "gelu": "erf", "pos": "learned", "segments": 0, "emb_norm": False, "ln_eps": 1e-5, "dropout": 0.0,
-                  "source_vocab": 0, "cross_heads": 0}
+                  "source_vocab": 0, "cross_heads": 0, "pos_grid": 0}
 _N_HEAD = _key("int", 1, 65536)
 MIXER_KEYS = {  # in the library's registration order (a key two mixers share is the first one's at the top level)
     "grassmann": {"rank": _key("int", 2, 256), "offsets": _key("ints", 1, 1 << 20, max_count=16),
@@ -387,6 +387,10 @@ def _validate(c, src):
     """The checks across keys (gf_config_validate, the heads' and the mixers' checks)."""
     if c["pos"] == "learned" and c["max_len"] < 1:
         _fail("%s: max_len is %d; learned positions need max_len >= 1 (the table's rows)", src, c["max_len"])
+    if c["pos"] == "sinusoidal-2d" and (c["pos_grid"] < 1 or c["d_model"] % 4):
+        _fail("%s: pos \"sinusoidal-2d\" with pos_grid %d and d_model %d; it needs pos_grid >= 1 (the grid's "
+              "columns) and d_model divisible by 4 (sines and cosines for the row and the column)", src, c["pos_grid"],
+              c["d_model"])
     if c["input"] == "tokens" and c["vocab_size"] < 1:
         _fail("%s: vocab_size is %d; a model with token inputs needs vocab_size >= 1 (missing key \"vocab_size\"?)",
               src, c["vocab_size"])

@@ -35,6 +35,18 @@ def sinusoidal_table(max_len, d):
     return torch.where(col[None, :] % 2 == 0, torch.sin(ang), torch.cos(ang))
 
 
+def sinusoidal2d_table(T, d, G):
+    """pos sinusoidal-2d: position p of a grid of G columns as sinusoidal_table's row p // G over the first d // 2
+    channels and its row p % G over the rest."""
+    p = torch.arange(T)
+    return torch.cat([sinusoidal_table(T, d // 2)[p // G], sinusoidal_table(T, d - d // 2)[p % G]], dim=1)
+
+
+def position_table(kind, T, d, grid):
+    """The sinusoidal position rows of T positions (kind sinusoidal or sinusoidal-2d)."""
+    return sinusoidal2d_table(T, d, grid) if kind == "sinusoidal-2d" else sinusoidal_table(T, d)
+
+
 class GrassmannMixer(nn.Module):
     def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
                  gate=True, grid=0):
@@ -606,8 +618,8 @@ class GrassflowModel(nn.Module):
         h = self.tok_emb(inputs) if self.tok_emb is not None else self.in_proj(inputs)
         if self.pos_kind == "learned":
             h = h + self.pos_emb.weight[:T][None]
-        elif self.pos_kind == "sinusoidal":
-            h = h + sinusoidal_table(T, h.shape[-1]).to(h.device, h.dtype)[None]
+        elif self.pos_kind in ("sinusoidal", "sinusoidal-2d"):
+            h = h + position_table(self.pos_kind, T, h.shape[-1], self.cfg["pos_grid"]).to(h.device, h.dtype)[None]
         if self.seg_emb is not None:
             h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
         return self.emb_ln(h) if self.emb_ln is not None else h
@@ -627,8 +639,8 @@ class GrassflowModel(nn.Module):
         h = self.src_emb(source)
         if self.pos_kind == "learned":
             h = h + self.src_pos.weight[:S][None]
-        elif self.pos_kind == "sinusoidal":
-            h = h + sinusoidal_table(S, h.shape[-1]).to(h.device, h.dtype)[None]
+        elif self.pos_kind in ("sinusoidal", "sinusoidal-2d"):
+            h = h + position_table(self.pos_kind, S, h.shape[-1], self.cfg["pos_grid"]).to(h.device, h.dtype)[None]
         for blk in self.blocks:
             h = blk(h, source_mask)
         return self.enc_ln(h) if self.enc_ln is not None else h

@@ -34,7 +34,7 @@
 
 static const char *const NORMS[] = {"pre", "post", NULL};
 static const char *const GELUS[] = {"erf", "tanh", NULL};
-static const char *const POSES[] = {"learned", "sinusoidal", "none", NULL};
+static const char *const POSES[] = {"learned", "sinusoidal", "none", "sinusoidal-2d", NULL};
 static const char *const INPUTS[] = {"tokens", "vectors", NULL};
 static const char *const DIRECTIONS[] = {"causal", "bidirectional", NULL};
 
@@ -76,12 +76,17 @@ static const gf_cfg_key KEYS[] = {
              "stack its decoder; 0 = not one"},
     {.name = "cross_heads", .type = GF_KEY_INT, .off = OFF(cross_heads), .lo = 0, .hi = 65536, .def = "0",
      .help = "an encoder-decoder: the heads of each decoder block's attention to the encoder"},
+    {.name = "pos_grid", .type = GF_KEY_INT, .off = OFF(pos_grid), .lo = 0, .hi = 1 << 16, .def = "0",
+     .help = "the positions' grid: this many columns (an image's patches, row by row; the image task sets it); "
+             "pos sinusoidal-2d gives each position the sinusoidal signal of its row in d / 2 channels and of its "
+             "column in the others; 0: none"},
 };
 /* Keys written into a config's JSON form only when they are not 0 (those of encoder-decoders): every other
  * model's config reads as before they existed. */
 static bool key_shown(const gf_cfg_key *k, const gf_config *c) {
     if (k->off == offsetof(gf_config, source_vocab) || k->off == offsetof(gf_config, cross_heads))
         return c->source_vocab != 0 || c->cross_heads != 0;
+    if (k->off == offsetof(gf_config, pos_grid)) return c->pos_grid != 0;
     return true;
 }
 #undef OFF
@@ -319,6 +324,11 @@ int gf_config_validate(const gf_config *c, const char *source) {
     if (c->pos == GF_POS_LEARNED && c->max_len < 1)
         return gf_fail("%s: max_len is %lld; learned positions need max_len >= 1 (the table's rows)\nHINT: set "
                        "max_len, or use pos \"sinusoidal\" or \"none\"", src, (long long)c->max_len);
+    if (c->pos == GF_POS_SINUSOIDAL_2D && (c->pos_grid < 1 || c->d_model % 4))
+        return gf_fail("%s: pos \"sinusoidal-2d\" with pos_grid %lld and d_model %lld; it needs pos_grid >= 1 (the "
+                       "grid's columns) and d_model divisible by 4 (sines and cosines for the row and the column)\n"
+                       "HINT: set pos_grid (an image of 28 x 28 in patches of 4: 7)", src, (long long)c->pos_grid,
+                       (long long)c->d_model);
     if (c->input == GF_INPUT_TOKENS && c->vocab_size < 1)
         return gf_fail("%s: vocab_size is %lld; a model with token inputs needs vocab_size >= 1 (missing key "
                        "\"vocab_size\"?)", src, (long long)c->vocab_size);

@@ -223,12 +223,12 @@ static int ensure_acts(gf_model *m, int64_t B, int64_t T, int64_t S) {
     m->n_threads = n_threads;
     if (ensure_batch(m, B, T, S)) return -1;
     const int64_t rows = S > T ? S : T; /* the rows used, whatever max_len says: cost follows the input */
-    if (m->cfg.pos == GF_POS_SINUSOIDAL && m->pos_table_rows < rows) {
+    if ((m->cfg.pos == GF_POS_SINUSOIDAL || m->cfg.pos == GF_POS_SINUSOIDAL_2D) && m->pos_table_rows < rows) {
         gf_free(m->pos_table);
         m->pos_table = gf_alloc_floats(rows * m->cfg.d_model, "sinusoidal position table");
         m->pos_table_rows = m->pos_table ? rows : 0;
         if (!m->pos_table) return -1;
-        gf_sinusoidal_table(m->pos_table, rows, m->cfg.d_model);
+        for (int64_t p = 0; p < rows; p++) gf_pos_row(&m->cfg, m->pos_table + p * m->cfg.d_model, p);
     }
     return 0;
 }

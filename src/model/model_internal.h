@@ -144,6 +144,8 @@ uint64_t gf_model_batch_hash(const gf_model *m, const gf_batch *b, uint64_t h);
  * Sinusoidal: of table (the rows from position 0, computed once by the batch) when it is given, else
  * computed into buf (T rows; a stream computes its one row). */
 const float *gf_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf);
+/* Position p's sinusoidal row (pos "sinusoidal", or "sinusoidal-2d" over c->pos_grid columns) into row (d_model). */
+void gf_pos_row(const gf_config *c, float *row, int64_t p);
 
 /* The same rows of an encoder-decoder's source positions: its own learned table (src_pos), else as
  * gf_pos_rows. */

@@ -4,13 +4,19 @@
 #include "model/model_internal.h"
 #include "ops/ops.h"
 
+void gf_pos_row(const gf_config *c, float *row, int64_t p) {
+    if (c->pos == GF_POS_SINUSOIDAL_2D) gf_sinusoidal2d_row(row, p, c->d_model, c->pos_grid);
+    else gf_sinusoidal_row(row, p, c->d_model);
+}
+
 const float *gf_pos_rows(const gf_model *m, int64_t pos0, int64_t T, const float *table, float *buf) {
     const int64_t d = m->cfg.d_model;
     switch (m->cfg.pos) {
     case GF_POS_LEARNED: return m->pos_emb + pos0 * d;
     case GF_POS_SINUSOIDAL:
+    case GF_POS_SINUSOIDAL_2D:
         if (table) return table + pos0 * d;
-        for (int64_t t = 0; t < T; t++) gf_sinusoidal_row(buf + t * d, pos0 + t, d);
+        for (int64_t t = 0; t < T; t++) gf_pos_row(&m->cfg, buf + t * d, pos0 + t);
         return buf;
     default: return NULL;
     }

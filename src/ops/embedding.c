@@ -54,6 +54,11 @@ void gf_sinusoidal_row(float *row, int64_t t, int64_t C) {
     }
 }
 
+void gf_sinusoidal2d_row(float *row, int64_t p, int64_t C, int64_t G) {
+    gf_sinusoidal_row(row, p / G, C / 2);
+    gf_sinusoidal_row(row + C / 2, p % G, C - C / 2);
+}
+
 void gf_sinusoidal_table(float *table, int64_t T, int64_t C) {
     for (int64_t t = 0; t < T; t++) gf_sinusoidal_row(table + t * C, t, C);
 }

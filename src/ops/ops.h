@@ -22,6 +22,9 @@ void gf_embed_backward(float *dwte, float *dpos, const float *dout, const int32_
 /* table (T,C): P[t,2i] = sin(t / 10000^(2i/C)), P[t,2i+1] = cos(same). */
 /* Row t of the sinusoidal table (the same floats as the table), for any t. */
 void gf_sinusoidal_row(float *row, int64_t t, int64_t C);
+/* pos "sinusoidal-2d": position p of a grid of G columns as the sinusoidal row of its row p / G in the first C / 2
+ * channels and of its column p % G in the rest (each gf_sinusoidal_row over its own channels). */
+void gf_sinusoidal2d_row(float *row, int64_t p, int64_t C, int64_t G);
 void gf_sinusoidal_table(float *table, int64_t T, int64_t C);
 
 /* ---- linear: out = inp w^T + b ---------------------------------------------------------------- */

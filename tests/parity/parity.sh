@@ -27,6 +27,7 @@ trap 'rm -rf "$out"' EXIT
 # encoder, a GRU decoder with one cross head; encdec_gru_attn_*: the recurrent decoders that read the encoder
 # themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without);
 # bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded;
+# bidir_grid_sin2d: the same grid under pos sinusoidal-2d (each position its row's and its column's signal);
 # bidir_token_mlp_*: MLP-Mixer's token mixing (unpadded: it has no mask) beside grid Grassmann, T = max_len and T
 # < max_len (the first T columns of fc1 and rows of fc2)
 cases="
@@ -45,6 +46,7 @@ bidir_grassmann_classify 4 18 1 pad
 bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
 bidir_grid_vectors 3 16 0 pad
+bidir_grid_sin2d 3 20 0 pad
 bidir_token_mlp_vectors 3 16 0
 bidir_token_mlp_short 3 11 0
 lm_hybrid_padded 3 20 0 pad

@@ -171,6 +171,10 @@ static int image_configure(const void *data, const void *options, gf_config *cfg
     for (int i = 0; i < 5; i++)
         if (gf_config_set(cfg, kv[i])) return -1;
     const image_data *d = data;
+    if (d && cfg->pos_grid != d->W / d->P) { /* the patch grid's columns (what pos sinusoidal-2d reads) */
+        snprintf(kv[0], sizeof kv[0], "pos_grid=%lld", (long long)(d->W / d->P));
+        if (gf_config_set(cfg, kv[0])) return -1;
+    }
     if (!d || cfg->pos != GF_POS_LEARNED) return 0;
     const int64_t T = (d->H / d->P) * (d->W / d->P);
     snprintf(kv[0], sizeof kv[0], "max_len=%lld", (long long)T); /* learned positions: one per patch */
