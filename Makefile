@@ -6,7 +6,7 @@ CC      ?= gcc
 BUILD   ?= build
 CFLAGS  ?= -O3
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -fPIC -Iinclude -Isrc -MMD -MP
-LDLIBS  += -lcjson -llzma -lz -lm
+LDLIBS  += -lcjson -llzma -lz -lpng16 -lm
 
 # --- probes (each says what it found) --------------------------------------------------------------
 # ARCH: the -march to build for (native by default; tests/trust/valgrind.sh uses x86-64-v3, since valgrind does
@@ -165,7 +165,7 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 SHAREDIR ?= $(PREFIX)/share/grassflow
-PC_LIBS_PRIVATE := $(filter-out -lcjson -llzma -lz,$(LDFLAGS) $(LDLIBS))
+PC_LIBS_PRIVATE := $(filter-out -lcjson -llzma -lz -lpng16,$(LDFLAGS) $(LDLIBS))
 PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
 PC_HEAD = 'prefix=$(PREFIX)' 'libdir=$(PC_LIBDIR)' 'includedir=$(PC_INCDIR)' '' 'Version: $(VERSION)' \
@@ -180,9 +180,9 @@ install: all $(BUILD)/release/grassflow
 	install -m 644 include/grassflow.h include/grassflow_plugin.h $(DESTDIR)$(INCDIR)/
 	rm -rf $(DESTDIR)$(SHAREDIR)/data $(DESTDIR)$(SHAREDIR)/configs
 	cp -R data configs $(DESTDIR)$(SHAREDIR)/
-	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma zlib' 'Libs: -L$${libdir} -lgrassflow -lm' \
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow' 'Requires.private: libcjson liblzma zlib libpng' 'Libs: -L$${libdir} -lgrassflow -lm' \
 	    'Libs.private: $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow.pc
-	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma zlib' \
+	printf '%s\n' $(PC_HEAD) 'Name: grassflow-static' 'Requires: libcjson liblzma zlib libpng' \
 	    'Libs: $${libdir}/libgrassflow.a $(strip $(PC_LIBS_PRIVATE))' >$(DESTDIR)$(LIBDIR)/pkgconfig/grassflow-static.pc
 
 # The README's default job (scripts/demo.sh): about two minutes of a character-level Grassmann LM.

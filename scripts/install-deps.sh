@@ -7,11 +7,11 @@
 # harnesses, valgrind for tests/trust/valgrind.sh, and festlex-cmu, the CMU Pronouncing Dictionary in
 # Festival's lexicon format (/usr/share/festival/dicts/cmu/cmudict-0.4.out: what data/cmudict/ is cut from by
 # scripts/make_cmudict_subset.py, and whose full counts tests/unit/test_lexicon.c checks when it is there), zlib
-# (IDX images read gzip-compressed) and dataset-fashion-mnist (/usr/share/datasets/fashion-mnist: the image task's
+# (IDX images read gzip-compressed), libpng (a user's PNG images at predict) and dataset-fashion-mnist (/usr/share/datasets/fashion-mnist: the image task's
 # data, issue 53; tests/unit/test_idx.c reads its test split when it is there).
 # Safe to run again: it only installs what is absent.
 set -euo pipefail
-pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev zlib1g-dev libdnnl-dev
+pkgs=(build-essential pkg-config libopenblas-dev libopenblas-openmp-dev libcjson-dev libcmocka-dev liblzma-dev zlib1g-dev libpng-dev libdnnl-dev
       openmpi-bin libopenmpi-dev
       python3-torch python3-numpy libjemalloc2 clang-14 libclang-rt-14-dev valgrind festlex-cmu dataset-fashion-mnist)
 missing=()

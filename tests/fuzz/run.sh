@@ -8,6 +8,7 @@
 #   fuzz_import       Hugging Face DistilBERT folders (config.json, tokenizer_config.json, vocab.txt, weights)
 #   fuzz_nli          SNLI files (jsonl, 14-column txt, TSV, CSV; plain or .xz) and the pair source
 #   fuzz_lexicon      pronunciation lexicons (Festival's format, CMUdict's; plain or .xz) with each option
+#   fuzz_images       MNIST's IDX files (plain or gzip) and a user's greyscale PGM and PNG images, resized
 # Usage:
 #   bash tests/fuzz/run.sh SECONDS [HARNESS...]   run each harness SECONDS on a copy of its seed corpus
 #   bash tests/fuzz/run.sh --smoke                 build, replay the seeds, run each 5 s (the test suite)
@@ -22,7 +23,7 @@ command -v $CC >/dev/null || { echo "fuzz: $CC not found; install it with: apt-g
 out=build/fuzz
 mkdir -p $out/obj
 FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -I/usr/include/x86_64-linux-gnu/openblas-openmp -fsanitize=address,undefined -fno-sanitize-recover=undefined -Wno-unknown-pragmas"
-LIBS="-lcjson -llzma -lz -lm -L/usr/lib/x86_64-linux-gnu/openblas-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas"
+LIBS="-lcjson -llzma -lz -lpng16 -lm -L/usr/lib/x86_64-linux-gnu/openblas-openmp -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas"
 objs=() stale=()
 for src in $(ls src/*/*.c src/*/*/*.c | grep -v '^src/cli/'); do # the library: every folder of src/ (tasks/NAME/ too) but the CLI
     o=$out/obj/$(echo "$src" | tr / _).o
@@ -38,7 +39,7 @@ if [ ${#stale[@]} -gt 0 ]; then
         'exec '"$CC $FLAGS"' -fsanitize=fuzzer-no-link -c "$1" -o "'"$out"'/obj/$(echo "$1" | tr / _).o"' _
 fi
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_safetensors fuzz_config fuzz_meta fuzz_text fuzz_files fuzz_import fuzz_nli fuzz_lexicon)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_safetensors fuzz_config fuzz_meta fuzz_text fuzz_files fuzz_import fuzz_nli fuzz_lexicon fuzz_images)
 fuzz_one() { # HARNESS: build it, run it $secs s on its corpus; its report in $out/HARNESS.report, exit 1 on a finding
     local h=$1 corpus=$out/corpus-$1
     $CC $FLAGS -fsanitize=fuzzer "tests/fuzz/$h.c" "${objs[@]}" $LIBS -o "$out/$h" || { echo "fuzz: $h: build failed" >"$out/$h.report"; return 1; }

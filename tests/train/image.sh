@@ -48,6 +48,54 @@ assert all(a[k].tobytes() == b[k].tobytes() for k in a), "resumed differs"
 assert any(a[k].tobytes() != n[k].tobytes() for k in a), "augmentation changed nothing"
 PYEOF
 
+echo "image: predict on a user's own images (PGM, PNG, a list of them)"
+O=$tmp/own
+mkdir -p "$O"
+/usr/bin/python3 - "$O" <<'PYEOF' || fail "writing the test images"
+import gzip, struct, sys, zlib
+o = sys.argv[1]
+raw = gzip.open("data/fashion-mnist/t10k-images-idx3-ubyte.gz").read()
+img = [raw[16 + i * 784:16 + (i + 1) * 784] for i in range(3)]
+open(o + "/a.pgm", "wb").write(b"P5\n# test image 0\n28 28\n255\n" + img[0])
+open(o + "/b.pgm", "wb").write(b"P2\n28 28\n255\n" + " ".join(str(v) for v in img[1]).encode() + b"\n")
+def png(path, w, h, rows, ct):
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    body = zlib.compress(b"".join(b"\0" + r for r in rows))
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, ct, 0, 0, 0))
+                           + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+png(o + "/c.png", 56, 56, [bytes(img[2][(i // 2) * 28 + j // 2] for j in range(56)) for i in range(56)], 0)  # 2x
+png(o + "/colour.png", 4, 4, [bytes([10, 20, 30] * 4)] * 4, 2)
+open(o + "/short.pgm", "wb").write(b"P5 28 28 255\n" + img[0][:100])
+open(o + "/list.txt", "w").write("a.pgm\nb.pgm\n\nc.png\n")
+open(o + "/bad.txt", "w").write("a.pgm\n\ncolour.png\n")
+PYEOF
+# the test split's first three images: ankle-boot, pullover, trouser; the model of the first section is weak, so
+# the check is that each image is read as the test split's own (the same probabilities as eval's first rows)
+expect 0 "predict on a list of a P5 PGM, a P2 PGM and a 56 x 56 PNG (resized to 28)" "$GF" predict --ckpt "$tmp/t/best.safetensors" \
+    --corpus "$O/list.txt" --json
+cp "$tmp/out" "$tmp/own.jsonl"
+expect 0 "... and the test split's first three" "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus fashion-mnist-sample \
+    --split test --limit 3 --json
+/usr/bin/python3 - "$tmp/own.jsonl" "$tmp/out" <<'PYEOF' && pass "... the same probabilities, image by image (the PNG's 2 x 2 blocks averaged back)" \
+    || fail "predict on own images: $(cat "$tmp/own.jsonl")"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == 3 and len(b) == 3, (a, b)
+for x, y in zip(a, b):
+    assert x["gold"] is None and y["gold"] is not None, (x, y)
+    assert all(abs(x["probs"][k] - y["probs"][k]) < 1e-6 for k in x["probs"]), (x, y)
+PYEOF
+want='colour.png: a colour PNG; the model reads greyscale images' expect 1 "a colour PNG is refused" \
+    "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus "$O/colour.png"
+want='short.pgm: truncated: its PGM header says 28 x 28 pixels of 1 byte, the file holds 100 bytes' \
+    expect 1 "a truncated PGM is named" "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus "$O/short.pgm"
+want='bad.txt:3: .*colour.png: a colour PNG' expect 1 "a list names the line of an image it refuses" \
+    "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus "$O/bad.txt"
+printf 'not a png' >"$O/fake.png"
+want='fake.png: neither a PNG nor a greyscale PGM' expect 1 "a file that is no image" \
+    "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus "$O/fake.png"
+
 echo "image: bad data is named"
 D=$tmp/mine
 mkdir -p "$D"
@@ -65,7 +113,7 @@ cp data/fashion-mnist/train-images-idx3-ubyte.gz "$D/"
 cp data/fashion-mnist/t10k-labels-idx1-ubyte.gz "$D/train-labels-idx1-ubyte.gz"
 want='holds 2000 images and .*train-labels-idx1-ubyte.gz 500 labels; expected one label per image' \
     expect 1 "images and labels that disagree" "$GF" train --task image --model transformer-tiny --corpus "$D" --steps 1 --out "$tmp/x"
-want='patch 5 must divide both sides' expect 1 "a patch that does not divide 28" \
+want='--patch 5 must divide --size 28' expect 1 "a patch that does not divide 28" \
     "$GF" train --task image --model transformer-tiny --corpus fashion-mnist-sample --patch 5 --steps 1 --out "$tmp/x"
 want='takes no tokenizer' expect 1 "--tokenizer is refused" \
     "$GF" train --task image --model transformer-tiny --corpus fashion-mnist-sample --tokenizer char --steps 1 --out "$tmp/x"

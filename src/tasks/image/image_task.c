@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/rng.h"
+#include "io/grey_image.h"
 #include "io/idx.h"
 #include "sources/source.h"
 #include "tasks/task.h"
@@ -28,6 +30,7 @@ typedef struct {
     int labels; /* 0 fashion, 1 digits: the class names, and the pixels' mean and spread */
     int64_t crop; /* training only: shift each image by up to this many pixels (the background, 0, fills in) */
     bool flip;    /* training only: mirror each image left to right with probability 1/2 */
+    int64_t size; /* the images' side: the data's must be it; a user's own image is resized to it */
 } image_options;
 
 static const char *const LABEL_SETS[] = {"fashion", "digits", NULL};
@@ -42,6 +45,9 @@ static const gf_cfg_key IMAGE_KEYS[] = {
      "each side (a shift of up to crop pixels each way), drawn from the run's seed, the epoch and the image; 0: none"},
     {.name = "flip", .type = GF_KEY_BOOL, .off = offsetof(image_options, flip), .def = "false",
      .help = "augmentation, training only: each image mirrored left to right with probability 1/2, drawn as crop is"},
+    {.name = "size", .type = GF_KEY_INT, .off = offsetof(image_options, size), .lo = 1, .hi = MAX_SIDE, .def = "28",
+     .help = "the side of the square images the model reads: the data's must have it, and a user's own image (a "
+     ".png or .pgm file, or a .txt list of them, at predict) is resized to it"},
 };
 
 static const char *const FASHION[N_CLASSES] = {"t-shirt", "trouser", "pullover", "dress", "coat",
@@ -52,7 +58,7 @@ static const float MEAN[2] = {0.2860f, 0.1307f}, STD[2] = {0.3530f, 0.3081f}; /*
 typedef struct {
     int64_t n;
     const uint8_t *px; /* n x H x W */
-    const uint8_t *y;  /* n */
+    const uint8_t *y;  /* n; NULL: a user's images, without labels */
     int64_t *index;    /* the split's images in its file (train and valid share one) */
 } image_split;
 
@@ -60,6 +66,7 @@ typedef struct {
     int64_t H, W, P;
     int labels;
     gf_idx im[2], lb[2]; /* the training and the test files */
+    uint8_t *own;        /* a user's images (whole-file mode), resized: n x H x W */
     image_split split[3];
 } image_data;
 
@@ -68,6 +75,7 @@ static void image_free(void *data) {
     if (!d) return;
     for (int f = 0; f < 2; f++) gf_idx_free(&d->im[f]), gf_idx_free(&d->lb[f]);
     for (int s = 0; s < 3; s++) free(d->split[s].index);
+    free(d->own);
     free(d);
 }
 
@@ -109,10 +117,10 @@ static int read_pair(image_data *d, const char *dir, const char *corpus, int f) 
         return gf_fail("%s holds %lld images and %s %lld labels; expected one label per image", gf_show_name(ip),
                        (long long)im->dims[0], gf_show_name(lp), (long long)lb->dims[0]);
     if (im->dims[0] == 0) return gf_fail("%s holds no image", gf_show_name(ip));
-    if (d->H && (im->dims[1] != d->H || im->dims[2] != d->W))
-        return gf_fail("%s: images of %lld x %lld; the training file's are %lld x %lld", gf_show_name(ip),
-                       (long long)im->dims[1], (long long)im->dims[2], (long long)d->H, (long long)d->W);
-    d->H = im->dims[1], d->W = im->dims[2];
+    if (im->dims[1] != d->H || im->dims[2] != d->W)
+        return gf_fail("%s: images of %lld x %lld; --size is %lld (square images of that side)\nHINT: --size %lld, "
+                       "if they are square", gf_show_name(ip), (long long)im->dims[1], (long long)im->dims[2],
+                       (long long)d->H, (long long)im->dims[1]);
     if (d->H > MAX_SIDE || d->W > MAX_SIDE || d->H % d->P || d->W % d->P)
         return gf_fail("%s: images of %lld x %lld; patch %lld must divide both sides (and they be at most %d)\nHINT: "
                        "--patch 4 or 7 for 28 x 28 images", gf_show_name(ip), (long long)d->H, (long long)d->W,
@@ -138,14 +146,95 @@ static int make_split(image_data *d, int s) {
     return 0;
 }
 
+/* Whether path ends in ext (case aside). */
+static bool ends_in(const char *path, const char *ext) {
+    const size_t n = strlen(path), k = strlen(ext);
+    return n > k && !strcasecmp(path + n - k, ext);
+}
+
+/* A user's image, resized to size x size, appended to d->own (n of them so far). */
+static int add_own(image_data *d, const char *path, int64_t n) {
+    gf_grey_image im;
+    if (gf_grey_image_read(path, 1 << 14, &im)) return -1;
+    uint8_t *own = realloc(d->own, (size_t)((n + 1) * d->H * d->W));
+    if (!own) {
+        gf_grey_image_free(&im);
+        return gf_fail("out of memory");
+    }
+    d->own = own;
+    gf_grey_image_resize(&im, d->H, d->W, own + n * d->H * d->W);
+    gf_grey_image_free(&im);
+    return 0;
+}
+
+/* A .txt list of image paths, one a line (relative ones to the list's folder): each appended; the count. */
+static int64_t add_list(image_data *d, const char *list) {
+    size_t len = 0;
+    char *text = (char *)gf_read_file(list, (size_t)16 << 20, &len), dir[GF_PATH_MAX], path[GF_PATH_MAX];
+    if (!text) return -1;
+    snprintf(dir, sizeof dir, "%s", list);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    int64_t n = 0, lineno = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        lineno++;
+        line[strcspn(line, "\r")] = '\0';
+        if (!line[0]) continue;
+        if (line[0] == '/' ? snprintf(path, sizeof path, "%s", line) >= (int)sizeof path
+                           : gf_path_join(path, sizeof path, dir, line) != 0) {
+            free(text);
+            return gf_fail("%s: a path too long: %.80s", gf_show_name(list), line);
+        }
+        if (add_own(d, path, n++)) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", gf_last_error());
+            free(text);
+            return gf_fail("%s:%lld: %s", gf_show_name(list), (long long)lineno, why);
+        }
+    }
+    free(text);
+    return n ? n : gf_fail("%s: no image path in it; expected one .png or .pgm path a line", gf_show_name(list));
+}
+
+/* Whole-file mode (predict, eval): a .png or .pgm file, or a .txt list of them, as every split, without labels. */
+static int load_own(image_data *d, const char *corpus) {
+    const int64_t n = ends_in(corpus, ".txt") ? add_list(d, corpus) : add_own(d, corpus, 0) ? -1 : 1;
+    if (n < 0) return -1;
+    for (int s = 0; s < 3; s++) {
+        image_split *sp = &d->split[s];
+        if (!(sp->index = malloc((size_t)n * sizeof *sp->index))) return gf_fail("out of memory");
+        for (int64_t i = 0; i < n; i++) sp->index[i] = i;
+        sp->n = n, sp->px = d->own, sp->y = NULL;
+    }
+    return 0;
+}
+
+static bool own_images(const char *corpus) {
+    return ends_in(corpus, ".png") || ends_in(corpus, ".pgm") || ends_in(corpus, ".txt");
+}
+
 static int image_load(const gf_task_env *e, const void *options, void **data) {
     const image_options *o = options;
     if (e->tokenizer && e->tokenizer[0])
         return gf_fail("--tokenizer %s: task image reads pixels; it takes no tokenizer", e->tokenizer);
+    if (o->size % o->patch)
+        return gf_fail("--patch %lld must divide --size %lld (the images' side)\nHINT: --patch 4 or 7 for 28 x 28 "
+                       "images", (long long)o->patch, (long long)o->size);
     char dir[GF_PATH_MAX];
     image_data *d = calloc(1, sizeof *d);
     if (!d) return gf_fail("out of memory");
-    d->P = o->patch, d->labels = o->labels;
+    d->P = o->patch, d->labels = o->labels, d->H = d->W = o->size;
+    if (own_images(e->corpus)) {
+        if (load_own(d, e->corpus)) {
+            image_free(d);
+            return -1;
+        }
+        *data = d;
+        return 0;
+    }
     int rc = corpus_dir(e, dir, sizeof dir);
     if (!rc && (e->splits & (1u << GF_TRAIN | 1u << GF_VALID))) rc = read_pair(d, dir, e->corpus, 0);
     if (!rc && (e->splits & 1u << GF_TEST)) rc = read_pair(d, dir, e->corpus, 1);
@@ -243,7 +332,7 @@ static int is_fill(void *ctx, int64_t epoch, int64_t first, int64_t n, gf_batch 
     for (int64_t k = 0; k < n; k++) {
         const int64_t img = s->sp->index[epoch < 0 ? first + k : s->perm[first + k]];
         patches(s, epoch, img, s->x + k * s->T * s->D);
-        s->y[k] = s->sp->y[img];
+        s->y[k] = s->sp->y ? s->sp->y[img] : -1; /* a user's image has no label */
     }
     *b = (gf_batch){.B = n, .T = s->T, .vectors = s->x, .targets = s->y, .n_targets = n};
     return 0;
@@ -290,6 +379,7 @@ static const char *image_label(const void *data, int64_t i) {
 
 static int image_owns(const char *corpus, const char *data_dir) {
     (void)data_dir;
+    if (ends_in(corpus, ".png") || ends_in(corpus, ".pgm")) return GF_TASK_OWNS_WHOLE;
     return !strcmp(corpus, "fashion-mnist") || !strcmp(corpus, "fashion-mnist-sample");
 }
 
@@ -302,4 +392,6 @@ const gf_task_ops gf_task_image = {
     .owns = image_owns, .free = image_free,
     .data_help = "--corpus fashion-mnist (Debian's dataset-fashion-mnist) | fashion-mnist-sample (2,000 training\n"
                  "and 500 test images grassflow ships) | a folder of MNIST's four IDX files ({train,t10k}-{images-\n"
-                 "idx3,labels-idx1}-ubyte, plain or .gz); valid is every tenth training image; no --tokenizer\n"};
+                 "idx3,labels-idx1}-ubyte, plain or .gz); valid is every tenth training image | for predict, a\n"
+                 "greyscale .png or .pgm image, or a .txt list of them (one path a line), resized to --size; no\n"
+                 "--tokenizer\n"};
