@@ -12,7 +12,14 @@
 #   bash scripts/table1.sh score    each model's best checkpoint (the epoch of its best tokenized validation
 #                                   loss) on the tokenized and the raw text (wikitext-2, wikitext-2-raw), valid
 #                                   and test, under grassflow's protocol (stride) and the reproductions' (chunks
-#                                   of 128 with [CLS]/[SEP] once): runs/table1/scores.{tsv,md}
+#                                   of 128 with [CLS]/[SEP] once): runs/table1/scores.{tsv,md}; a model whose
+#                                   checkpoint is not in $TABLE1_OUT keeps the rows it has there
+#   bash scripts/table1.sh replay MODEL STEP
+#                                   a state lost with its machine: train MODEL alone again from scratch, with
+#                                   the compare's recipe, up to STEP (the epoch of its best checkpoint) into
+#                                   $TABLE1_OUT/MODEL, then check that every gradient norm and validation loss
+#                                   it logged equals the kept runs/table1/MODEL/metrics.jsonl's, digit for
+#                                   digit; `score` then scores it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
@@ -22,21 +29,60 @@ if [ -z "${PRECISION:-}" ]; then
     PRECISION=fp32-fast
     grep -qw avx512_bf16 /proc/cpuinfo && PRECISION=bf16
 fi
+RECIPE=(--corpus wikitext-2 --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --epochs 30 --batch 32 --seq-len 128
+    --eval-every 540)
 case "${1:-}" in
 run)
-    exec nice -n 19 "$GF" compare --models grassmann-6L,transformer-6L --corpus wikitext-2 \
-        --tokenizer wordpiece:data/bert-base-uncased/vocab.txt --epochs 30 --batch 32 --seq-len 128 \
-        --eval-every 540 --precision "$PRECISION" --out "$OUT"
+    exec nice -n 19 "$GF" compare --models grassmann-6L,transformer-6L "${RECIPE[@]}" --precision "$PRECISION" \
+        --out "$OUT"
+    ;;
+replay)
+    m=${2:?"table1.sh replay MODEL STEP: which model (grassmann-6L or transformer-6L)"}
+    step=${3:?"table1.sh replay MODEL STEP: up to which step (the best epoch times 540)"}
+    kept="$KEEP/$m/metrics.jsonl"
+    [ -f "$kept" ] || { echo "table1.sh: $kept is missing: nothing to replay against" >&2; exit 2; }
+    if [ -f "$OUT/$m/state.safetensors" ]; then
+        nice -n 19 "$GF" train --resume "$OUT/$m" --stop-at "$step"
+    else
+        nice -n 19 "$GF" train --model "$m" "${RECIPE[@]}" --precision "$PRECISION" --out "$OUT/$m" --stop-at "$step"
+    fi
+    python3 - "$kept" "$OUT/$m/metrics.jsonl" "$step" <<'PY'
+import json, sys
+def losses(path, last):
+    out = {}
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("type") in ("train", "eval") and r["step"] <= last:
+            # a logged training loss averages the steps since the last line, which a resume cuts short:
+            # the step's own gradient norm stands for it, and each evaluation's loss
+            out[(r["type"], r["step"])] = r.get("grad_norm", r.get("val_loss"))
+    return out
+kept, new = losses(sys.argv[1], int(sys.argv[3])), losses(sys.argv[2], int(sys.argv[3]))
+bad = [k for k in kept if k in new and kept[k] != new[k]]
+if bad or not new:
+    sys.exit("table1.sh replay: %d of %d logged values differ from %s (first: %s)" % (len(bad), len(kept), sys.argv[1], bad[:1]))
+print("table1.sh replay: all %d gradient norms and validation losses logged up to step %s equal the kept run's"
+      % (len(new), sys.argv[3]))
+PY
     ;;
 sync)
     mkdir -p "$KEEP"
     dirs=()
     for m in grassmann-6L transformer-6L; do
-        [ -f "$OUT/$m/metrics.jsonl" ] || continue
-        mkdir -p "$KEEP/$m" && cp "$OUT/$m/metrics.jsonl" "$KEEP/$m/"
-        dirs+=("$OUT/$m")
+        new="$OUT/$m/metrics.jsonl" kept="$KEEP/$m/metrics.jsonl"
+        if [ -f "$new" ]; then
+            # a replay (or a state started again) logs less than the kept record: keep the longer one
+            if [ -f "$kept" ] && [ "$(wc -l <"$kept")" -gt "$(wc -l <"$new")" ]; then
+                echo "table1.sh: $kept is longer than $new: kept as it is" >&2
+            else
+                mkdir -p "$KEEP/$m" && cp "$new" "$KEEP/$m/"
+            fi
+        fi
+        [ -f "$kept" ] && dirs+=("$KEEP/$m")
     done
-    for f in summary.json summary.md summary.tsv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$KEEP/"; done
+    if [ -f "$OUT/summary.json" ]; then
+        for f in summary.json summary.md summary.tsv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$KEEP/"; done
+    fi
     [ ${#dirs[@]} -gt 0 ] && "$GF" plot "${dirs[@]}" --metric ppl --x step --out "$KEEP/curves.svg"
     ;;
 score)
@@ -45,7 +91,10 @@ score)
     printf 'model\tepoch\ttext\tsplit\tprotocol\ttokens\tloss\tppl\n' >"$tsv.tmp"
     for m in grassmann-6L transformer-6L; do
         ck="$OUT/$m/best.safetensors"
-        [ -f "$ck" ] || continue
+        if [ ! -f "$ck" ]; then # not here (another machine scored it): keep its rows
+            [ -f "$tsv" ] && awk -F'\t' -v m="$m" '$1 == m' "$tsv" >>"$tsv.tmp"
+            continue
+        fi
         ep=$("$GF" info --ckpt "$ck" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["step"] // 540)') # 540 steps an epoch
         for text in wikitext-2 wikitext-2-raw; do
             for split in valid test; do
@@ -71,7 +120,7 @@ PY
     cat "$md"
     ;;
 *)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -56,7 +56,7 @@ MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "pl
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}
 BIDIRECTIONAL_ONLY = {"linformer"}
-HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first"))}}
+HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first", "last"))}}
 HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 HEAD_DIRECTION = {"next_token": "causal", "classify": "bidirectional"}
 # the block kinds a layer's "block" may name (src/model/block.c's table; a program's own are added to it, as

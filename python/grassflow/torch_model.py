@@ -557,7 +557,7 @@ class Block(nn.Module):
 
 class GrassflowModel(nn.Module):
     """input (token embedding, or a projection of vectors) + positions -> blocks -> ln_f -> head:
-    lm: logits (B, T, V) over the vocabulary; classify: pool (mean over real positions, or the first)
+    lm: logits (B, T, V) over the vocabulary; classify: pool (mean over real positions, the first or the last)
     then a linear layer, logits (B, n_classes)."""
 
     def __init__(self, cfg, src="config"):
@@ -627,6 +627,11 @@ class GrassflowModel(nn.Module):
     def pool(self, h, mask):
         if self.cfg["head"]["pool"] == "first":  # the first real position
             idx = torch.zeros(h.shape[0], dtype=torch.long) if mask is None else mask.int().argmax(1)
+            return h[torch.arange(h.shape[0]), idx]
+        if self.cfg["head"]["pool"] == "last":  # the last real position
+            T = h.shape[1]
+            idx = torch.full((h.shape[0],), T - 1, dtype=torch.long) if mask is None else \
+                T - 1 - mask.int().flip(1).argmax(1)
             return h[torch.arange(h.shape[0]), idx]
         w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
         return (h * w[..., None]).sum(1) / torch.clamp_min(w.sum(1), 1.0)[:, None]

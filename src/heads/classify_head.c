@@ -1,5 +1,6 @@
 /* The classification head: one label per sequence. The last hidden states are pooled (the mean over
- * the real, unpadded positions, or the first position: BERT's [CLS]) and a linear layer gives the
+ * the real, unpadded positions, or the first real position: BERT's [CLS], or the last real one: a [CLS]
+ * appended after the sequence, as the image task's) and a linear layer gives the
  * logits (B, n_classes); the loss is their cross-entropy, and the head counts the correct argmaxes. */
 #include <math.h>
 #include <stddef.h>
@@ -11,17 +12,18 @@
 
 typedef struct {
     int64_t n_classes;
-    int pool; /* POOL_MEAN, POOL_FIRST */
+    int pool; /* POOL_MEAN, POOL_FIRST, POOL_LAST */
 } classify_config;
 
-enum { POOL_MEAN = 0, POOL_FIRST = 1 };
-static const char *const POOLS[] = {"mean", "first", NULL};
+enum { POOL_MEAN = 0, POOL_FIRST = 1, POOL_LAST = 2 };
+static const char *const POOLS[] = {"mean", "first", "last", NULL};
 
 static const gf_cfg_key KEYS[] = {
     {.name = "n_classes", .type = GF_KEY_INT, .off = offsetof(classify_config, n_classes), .lo = 2, .hi = 4096,
      .def = "2", .help = "labels 0 .. n_classes-1 (at most 4096: eval counts an n_classes x n_classes confusion)"},
     {.name = "pool", .type = GF_KEY_ENUM, .off = offsetof(classify_config, pool), .names = POOLS, .def = "\"mean\"",
-     .help = "mean: over the unpadded positions; first: the first unpadded position (a [CLS] token)"},
+     .help = "mean: over the unpadded positions; first: the first unpadded position (a [CLS] token); last: the "
+     "last unpadded position (a [CLS] token appended to the sequence)"},
 };
 
 static const classify_config *CC(const gf_config *cfg) { return gf_head_cfg(cfg); }
@@ -53,17 +55,18 @@ static int64_t cls_n_outputs(const gf_config *cfg) { return CC(cfg)->n_classes; 
 static bool real(const gf_head_call *c, int64_t b, int64_t t) { return !c->mask || c->mask[b * c->T + t]; }
 
 /* How many positions row b pools (0 for a row of padding only), and whether position t is one of them:
- * every real position (mean), or the first real one (first). */
+ * every real position (mean), or the first real one (first), or the last (last). */
 static int64_t pooled_count(const gf_head_call *c, int64_t b) {
     int64_t n = 0;
     for (int64_t t = 0; t < c->T; t++) n += real(c, b, t);
-    return CC(c->cfg)->pool == POOL_FIRST ? n > 0 : n;
+    return CC(c->cfg)->pool == POOL_MEAN ? n : n > 0;
 }
 
 static bool pooled_at(const gf_head_call *c, int64_t b, int64_t t) {
     if (!real(c, b, t)) return false;
-    if (CC(c->cfg)->pool == POOL_MEAN) return true;
-    for (int64_t k = 0; k < t; k++)
+    const int pool = CC(c->cfg)->pool;
+    if (pool == POOL_MEAN) return true;
+    for (int64_t k = pool == POOL_FIRST ? 0 : t + 1; k < (pool == POOL_FIRST ? t : c->T); k++)
         if (real(c, b, k)) return false;
     return true;
 }
@@ -117,7 +120,7 @@ static void cls_backward(const gf_head_call *c, const float *h, float *dh, float
 const gf_head_ops gf_head_classify = {
     .version = GF_HEAD_OPS_VERSION,
     .name = "classify",
-    .help = "one label per sequence: pool the last hidden states (mean over real positions, or the first), "
+    .help = "one label per sequence: pool the last hidden states (mean over real positions, the first or the last), "
             "a linear classifier, cross-entropy; counts accuracy",
     .config_size = sizeof(classify_config),
     .keys = KEYS,

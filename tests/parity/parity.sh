@@ -28,6 +28,7 @@ trap 'rm -rf "$out"' EXIT
 # themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without);
 # bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded;
 # bidir_grid_sin2d: the same grid under pos sinusoidal-2d (each position its row's and its column's signal);
+# bidir_grid_cls_last: the grid with one more position after it, pooled by the head's "last" (the image task's [CLS]);
 # bidir_token_mlp_*: MLP-Mixer's token mixing (unpadded: it has no mask) beside grid Grassmann, T = max_len and T
 # < max_len (the first T columns of fc1 and rows of fc2)
 cases="
@@ -47,6 +48,7 @@ bidir_attention_classify 3 20 0 pad
 bidir_hybrid_vectors 4 13 0 pad
 bidir_grid_vectors 3 16 0 pad
 bidir_grid_sin2d 3 20 0 pad
+bidir_grid_cls_last 3 17 0 pad
 bidir_token_mlp_vectors 3 16 0
 bidir_token_mlp_short 3 11 0
 lm_hybrid_padded 3 20 0 pad

@@ -27,6 +27,12 @@ grep -q 'fashion-mnist-sample test: images 500  accuracy' "$tmp/out" && grep -q 
 expect 0 "--patch 7: 16 patches of 49" "$GF" train --task image --model transformer-tiny --corpus fashion-mnist-sample \
     --patch 7 --steps 2 --eval-every 0 --out "$tmp/p7"
 grep -q 'each 16 patches of 7 x 7' "$tmp/err" && pass "... read as 16 patches" || fail "--patch 7: $(grep -m1 'train images' "$tmp/err")"
+expect 0 "--cls: a [CLS] position after the 49 patches" "$GF" train --task image --model transformer-tiny \
+    --corpus fashion-mnist-sample --cls true --steps 2 --eval-every 0 --out "$tmp/cls"
+"$GF" info --ckpt "$tmp/cls/last.safetensors" --json | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin)
+assert d["config"]["max_len"] == 50 and d["config"]["head"]["pool"] == "last" and d["recipe"]["cls"], d["config"]' \
+    && pass "... 50 learned positions, pooled last, recorded" || fail "--cls: the checkpoint's config"
+expect 0 "... eval rebuilds it" "$GF" eval --ckpt "$tmp/cls/last.safetensors" --corpus fashion-mnist-sample --split test
 
 echo "image: augmentation, resumed bit for bit"
 AUG=(train --task image --model grassmann-tiny --corpus fashion-mnist-sample --crop 2 --flip true --steps 16 --batch 16

@@ -2,10 +2,11 @@
  * an image read as its patches in raster order, each pixel scaled and centred as documented; valid is every
  * tenth training image; and the augmentation: a training image with --crop c is the image shifted by some (dy,
  * dx) within c (background 0 moving in), with --flip mirrored or not, the same draw for the same (seed, epoch,
- * image) and evaluation never augmented. */
+ * image) and evaluation never augmented; --cls's extra position. */
 #include "testlib.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "grassflow_plugin.h"
@@ -100,6 +101,35 @@ static void test_augmentation(void **state) {
     r.task->free(data);
 }
 
+/* --cls: one position more after the patches, all zeros; the model pools it (head.pool last) and, with learned
+ * positions, has one for it (max_len T + 1). */
+static void test_cls(void **state) {
+    (void)state;
+    gf_task_recipe r;
+    assert_int_equal(gf_task_recipe_init(&r, "image"), 0);
+    snprintf(r.corpus, sizeof r.corpus, "fashion-mnist-sample");
+    assert_int_equal(gf_task_option_set(&r, "cls", "true", "--cls"), 0);
+    gf_task_env e = gf_task_recipe_env(&r, "data", NULL);
+    void *data;
+    if (r.task->load(&e, r.options.bytes, &data)) fail_msg("load: %s", gf_last_error());
+    gf_source *s = r.task->source(data, GF_TEST, r.options.bytes, 1);
+    assert_non_null(s);
+    gf_batch b;
+    assert_int_equal(gf_source_fill_eval(s, 0, 2, &b), 0);
+    assert_true(b.B == 2 && b.T == T + 1);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < D; i++) assert_true(b.vectors[(k * (T + 1) + T) * D + i] == 0.0f);
+    gf_config c;
+    assert_int_equal(gf_config_preset("transformer-tiny", &c), 0);
+    assert_int_equal(r.task->configure(data, r.options.bytes, &c), 0);
+    char *pool = gf_config_get(&c, "head.pool");
+    assert_string_equal(pool, "\"last\"");
+    free(pool);
+    assert_int_equal(c.max_len, T + 1);
+    gf_source_free(s);
+    r.task->free(data);
+}
+
 static int setup(void **state) {
     (void)state;
     if (gf_idx_read("data/fashion-mnist/train-images-idx3-ubyte.gz", 3, 1 << 24, &IM) ||
@@ -109,6 +139,7 @@ static int setup(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_patches_and_splits), cmocka_unit_test(test_augmentation)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_patches_and_splits), cmocka_unit_test(test_augmentation),
+                                       cmocka_unit_test(test_cls)};
     return cmocka_run_group_tests(tests, setup, NULL);
 }

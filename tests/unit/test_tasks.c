@@ -369,7 +369,7 @@ static void test_partial_freeze(void **state) {
     gf_model_free(ref);
 }
 
-/* Targets at padded positions are never scored; pool "first" takes the first real position. */
+/* Targets at padded positions are never scored; pool "first" takes the first real position, "last" the last. */
 static void test_padding_rules(void **state) {
     (void)state;
     gf_model *m = model(LM_H, 2);
@@ -397,6 +397,30 @@ static void test_padding_rules(void **state) {
     memcpy(ao, gf_model_logits(m), sizeof ao);
     for (int j = 0; j < 3; j++)
         if (!(fabsf(lo[j] - ao[j]) <= 1e-5f)) fail_msg("left-padded row: logit %d %.7g, alone %.7g", j, (double)lo[j], (double)ao[j]);
+    gf_model_free(m);
+    /* pool last: a right-padded row gives what the row alone gives, and its last real position decides */
+    m = model("{\"format\": 2, \"task\": \"classify\", \"head\": {\"n_classes\": 3, \"pool\": \"last\"}, "
+              "\"vocab_size\": 20, \"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"pos\": \"none\", \"layers\": "
+              "[{\"mixer\": \"attention\", \"n_head\": 2}]}", 2);
+    int32_t rrow[4] = {7, 9, 3, 3}, perms[9] = {7, 9, 5, 9, 7, 5, 7, 5, 9};
+    uint8_t right[4] = {1, 1, 0, 0};
+    gf_batch rb = {.B = 1, .T = 4, .ids = rrow, .mask = right}, pb = {.B = 3, .T = 3, .ids = perms};
+    gf_model_forward_batch(m, &rb, NULL);
+    memcpy(lo, gf_model_logits(m), sizeof lo);
+    gf_model_forward_batch(m, &ab, NULL);
+    memcpy(ao, gf_model_logits(m), sizeof ao);
+    for (int j = 0; j < 3; j++)
+        if (!(fabsf(lo[j] - ao[j]) <= 1e-5f)) fail_msg("right-padded row: logit %d %.7g, alone %.7g", j, (double)lo[j], (double)ao[j]);
+    /* without positions attention sees a set: rows 0 and 1 end in the same token (pool first would differ),
+     * row 2 does not (a mean would not tell) */
+    gf_model_forward_batch(m, &pb, NULL);
+    const float *pl = gf_model_logits(m);
+    bool differs = false;
+    for (int j = 0; j < 3; j++) {
+        if (!(fabsf(pl[j] - pl[3 + j]) <= 1e-5f)) fail_msg("same last token: logit %d %.7g against %.7g", j, (double)pl[j], (double)pl[3 + j]);
+        differs |= fabsf(pl[j] - pl[6 + j]) > 1e-4f;
+    }
+    assert_true(differs);
     /* outputs that are not next-token logits cannot stream */
     gf_model *causal = model("{\"format\": 2, \"task\": \"classify\", \"direction\": \"causal\", \"vocab_size\": 20, "
                              "\"d_model\": 16, \"n_layer\": 1, \"d_ff\": 32, \"max_len\": 8, \"layers\": [\"attention\"]}", 1);

@@ -31,6 +31,7 @@ typedef struct {
     int64_t crop; /* training only: shift each image by up to this many pixels (the background, 0, fills in) */
     bool flip;    /* training only: mirror each image left to right with probability 1/2 */
     int64_t size; /* the images' side: the data's must be it; a user's own image is resized to it */
+    bool cls;     /* one more position after the patches, all zeros, that the head pools (pool "last") */
 } image_options;
 
 static const char *const LABEL_SETS[] = {"fashion", "digits", NULL};
@@ -48,6 +49,9 @@ static const gf_cfg_key IMAGE_KEYS[] = {
     {.name = "size", .type = GF_KEY_INT, .off = offsetof(image_options, size), .lo = 1, .hi = MAX_SIDE, .def = "28",
      .help = "the side of the square images the model reads: the data's must have it, and a user's own image (a "
      ".png or .pgm file, or a .txt list of them, at predict) is resized to it"},
+    {.name = "cls", .type = GF_KEY_BOOL, .off = offsetof(image_options, cls), .def = "false",
+     .help = "a [CLS] position after the patches (its input all zeros, so its embedding is the input projection's "
+     "bias plus its own position's) that the head pools (head.pool last) instead of the mean over the patches"},
 };
 
 static const char *const FASHION[N_CLASSES] = {"t-shirt", "trouser", "pullover", "dress", "coat",
@@ -248,7 +252,9 @@ static int image_load(const gf_task_env *e, const void *options, void **data) {
     return 0;
 }
 
-/* A classifier of P^2-vectors over the patch grid, bidirectional (an image has no order to respect). */
+/* A classifier of P^2-vectors over the patch grid, bidirectional (an image has no order to respect). With cls,
+ * one position more after the grid's last patch, pooled by the head: it sits at (grid rows, 0), one row below
+ * the grid, so that every patch keeps its cell (what Grassmann's grid offsets and sinusoidal-2d read). */
 static int image_configure(const void *data, const void *options, gf_config *cfg) {
     const image_options *o = options;
     char kv[5][64];
@@ -259,14 +265,15 @@ static int image_configure(const void *data, const void *options, gf_config *cfg
     snprintf(kv[4], sizeof kv[4], "direction=bidirectional");
     for (int i = 0; i < 5; i++)
         if (gf_config_set(cfg, kv[i])) return -1;
+    if (o->cls && gf_config_set(cfg, "head.pool=last")) return -1;
     const image_data *d = data;
     if (d && cfg->pos_grid != d->W / d->P) { /* the patch grid's columns (what pos sinusoidal-2d reads) */
         snprintf(kv[0], sizeof kv[0], "pos_grid=%lld", (long long)(d->W / d->P));
         if (gf_config_set(cfg, kv[0])) return -1;
     }
     if (!d || cfg->pos != GF_POS_LEARNED) return 0;
-    const int64_t T = (d->H / d->P) * (d->W / d->P);
-    snprintf(kv[0], sizeof kv[0], "max_len=%lld", (long long)T); /* learned positions: one per patch */
+    const int64_t T = (d->H / d->P) * (d->W / d->P) + o->cls;
+    snprintf(kv[0], sizeof kv[0], "max_len=%lld", (long long)T); /* learned positions: one per patch (and cls) */
     return cfg->max_len == T ? 0 : gf_config_set(cfg, kv[0]);
 }
 
@@ -279,7 +286,7 @@ typedef struct {
     image_options aug;               /* crop and flip (training fills only) */
     uint8_t *shifted;                /* H x W: one augmented image */
     uint64_t seed;
-    int64_t *perm, perm_epoch, T, D; /* patches an image, numbers a patch */
+    int64_t *perm, perm_epoch, T, D; /* positions an image (its patches, and cls), numbers a patch */
     float *x;
     int32_t *y;
     int64_t cap;                     /* images x and y hold */
@@ -303,14 +310,16 @@ static const uint8_t *augmented(const image_source *s, int64_t epoch, int64_t im
     return s->shifted;
 }
 
-/* Image `img` of its file as T patches of D numbers into x; in a training fill (epoch >= 0), augmented. */
+/* Image `img` of its file as its patches of D numbers into x (then cls's zeros); in a training fill (epoch >= 0),
+ * augmented. */
 static void patches(const image_source *s, int64_t epoch, int64_t img, float *x) {
     const image_data *d = s->d;
-    const int64_t P = d->P, gw = d->W / P;
+    const int64_t P = d->P, gw = d->W / P, n = (d->H / P) * gw;
     const float mean = MEAN[d->labels], inv = 1.0f / STD[d->labels];
     const uint8_t *px = s->sp->px + img * d->H * d->W;
     if (epoch >= 0 && (s->aug.crop || s->aug.flip)) px = augmented(s, epoch, img, px);
-    for (int64_t t = 0; t < s->T; t++) {
+    if (s->T > n) memset(x + n * s->D, 0, (size_t)((s->T - n) * s->D) * sizeof *x);
+    for (int64_t t = 0; t < n; t++) {
         const int64_t r0 = t / gw * P, c0 = t % gw * P;
         for (int64_t i = 0; i < P; i++)
             for (int64_t j = 0; j < P; j++) x[t * s->D + i * P + j] = ((float)px[(r0 + i) * d->W + c0 + j] / 255.0f - mean) * inv;
@@ -351,7 +360,7 @@ static gf_source *image_source_make(const void *data, int split, const void *opt
     image_source *s = calloc(1, sizeof *s);
     if (!s) return gf_fail("out of memory"), NULL;
     *s = (image_source){.d = d, .sp = &d->split[split], .seed = seed, .perm_epoch = -1,
-                        .T = (d->H / d->P) * (d->W / d->P), .D = d->P * d->P,
+                        .T = (d->H / d->P) * (d->W / d->P) + ((const image_options *)options)->cls, .D = d->P * d->P,
                         .aug = *(const image_options *)options};
     s->perm = malloc((size_t)s->sp->n * sizeof *s->perm);
     s->shifted = malloc((size_t)(d->H * d->W));
