@@ -102,6 +102,27 @@ printf 'not a png' >"$O/fake.png"
 want='fake.png: neither a PNG nor a greyscale PGM' expect 1 "a file that is no image" \
     "$GF" predict --ckpt "$tmp/t/best.safetensors" --corpus "$O/fake.png"
 
+echo "image: which grid offsets a classifier uses (scripts/offset_study.sh)"
+expect 0 "a grid Grassmann classifier" "$GF" train --task image --model grassmann-tiny --set grid=7 --set offsets=1,7,8 \
+    --corpus fashion-mnist-sample --steps 30 --eval-every 0 --out "$tmp/grid"
+GRASSFLOW=$GF bash scripts/offset_study.sh --ckpt "$tmp/grid/best.safetensors" --corpus fashion-mnist-sample --split test \
+    --out "$tmp/os" --per-layer >"$tmp/os.out" 2>&1 || fail "offset_study.sh on a classifier: $(tail -3 "$tmp/os.out")"
+grep -q '^| evaluation | examples | loss | accuracy |' "$tmp/os/table.md" && [ "$(grep -c '^| layer . drop ' "$tmp/os/table.md")" = 6 ] \
+    && pass "... the table: loss and accuracy, every offset of both layers" || fail "table.md: $(head -3 "$tmp/os/table.md")"
+grep -q '^D = 7 (1,+0)	every layer' "$tmp/os/offsets.tsv" && grep -q '^D = 8 (1,+1)	' "$tmp/os/offsets.tsv" \
+    && pass "... offsets named by their 2-D steps" || fail "offsets.tsv: $(cat "$tmp/os/offsets.tsv")"
+/usr/bin/python3 - "$tmp/os" <<'PYEOF' && pass "... neighbours.svg: each offset at its step and its mirror" || fail "neighbours.svg"
+import csv, sys, xml.etree.ElementTree as ET
+o = sys.argv[1]
+rows = {r["name"]: r for r in csv.DictReader(open(o + "/results.tsv"), delimiter="\t")}
+base = float(rows["base"]["loss"])
+texts = [t.text for t in ET.parse(o + "/neighbours.svg").getroot().iter("{http://www.w3.org/2000/svg}text")]
+for d in (1, 7, 8):  # each value twice (a step and its mirror)
+    v = "%+.4f" % (float(rows["drop %d" % d]["loss"]) - base)
+    assert texts.count(v) >= 2, (d, v, texts)
+assert "patch" in texts
+PYEOF
+
 echo "image: bad data is named"
 D=$tmp/mine
 mkdir -p "$D"
