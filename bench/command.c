@@ -7,16 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "grassflow_plugin.h" /* gf_clock_s */
 
 /* Best-of-3 sgemm at n = 2048 (GFLOP/s): the ceiling our utilisation is measured against. */
 static double sgemm_peak(void) {
@@ -30,9 +24,9 @@ static double sgemm_peak(void) {
     for (int64_t i = 0; i < n * n; i++) a[i] = b[i] = 0.001f * (float)(i % 1000);
     double best = 0.0;
     for (int r = 0; r < 4; r++) {
-        double t0 = now_s();
+        double t0 = gf_clock_s();
         gf_sgemm(false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double g = 2.0 * n * n * n / (now_s() - t0) / 1e9;
+        double g = 2.0 * n * n * n / (gf_clock_s() - t0) / 1e9;
         if (r > 0 && g > best) best = g; /* the first call warms up */
     }
     free(a), free(b), free(c);
@@ -158,16 +152,16 @@ static int train_measure(const train_opts *o, gf_model *m, gf_adamw *opt, const 
     gf_model_set_training(m, true, 1, 0);
     for (int64_t s = -1; s < steps; s++) {
         if (s == 0) gf_blas_flops_reset();
-        double t0 = now_s();
+        double t0 = gf_clock_s();
         if (gf_set_matmul_precision(o->precision) || gf_model_forward_batch(m, b, &r->loss))
             return cli_error("%s", gf_last_error());
-        double t1 = now_s();
+        double t1 = gf_clock_s();
         gf_model_zero_grad(m);
         gf_model_backward(m);
         gf_set_matmul_precision(GF_PRECISION_FP32);
-        double t2 = now_s();
+        double t2 = gf_clock_s();
         if (gf_adamw_step(opt, m, 6e-4f)) return cli_error("%s", gf_last_error());
-        double t3 = now_s();
+        double t3 = gf_clock_s();
         if (s >= 0) {
             ts[s] = t3 - t0;
             tfs[s] = t1 - t0;
@@ -375,11 +369,11 @@ static int mixer_one_len(const mixer_opts *o, const char *name, const gf_config 
     for (int64_t k = 0; k < N * d; k++) x[k] = normal(11, (uint64_t)k);
     double bf = INFINITY, bb = INFINITY;
     for (int64_t r = 0; r <= o->reps; r++) {
-        double t0 = now_s();
+        double t0 = gf_clock_s();
         gf_mixer_harness_forward(h, y, x);
-        double t1 = now_s();
+        double t1 = gf_clock_s();
         gf_mixer_harness_backward(h, dx, y, x);
-        double t2 = now_s();
+        double t2 = gf_clock_s();
         if (r == 0) continue; /* warm-up */
         bf = t1 - t0 < bf ? t1 - t0 : bf;
         bb = t2 - t1 < bb ? t2 - t1 : bb;
@@ -506,13 +500,13 @@ static int gen_parse(int argc, char **argv, gen_opts *o) {
 static int gen_advance(gf_stream *s, const int32_t *ctx, int64_t to) {
     const int64_t from = gf_stream_pos(s), chunk = 256;
     const int tty = isatty(STDERR_FILENO);
-    const double t0 = now_s();
+    const double t0 = gf_clock_s();
     double shown = t0;
     int said = 0;
     while (gf_stream_pos(s) < to) {
         const int64_t at = gf_stream_pos(s), k = to - at < chunk ? to - at : chunk;
         if (gf_stream_feed(s, ctx + at, k)) return -1;
-        const double t = now_s();
+        const double t = gf_clock_s();
         if (t - t0 > 1.0 && t - shown > (tty ? 0.5 : 5.0)) {
             fprintf(stderr, "%sadvancing the context to position %lld: %lld (%.0f%%), %.0f s%s", tty ? "\r" : "",
                     (long long)to, (long long)gf_stream_pos(s), 100.0 * (double)(gf_stream_pos(s) - from) / (double)(to - from),
@@ -534,18 +528,18 @@ static int gen_time_at(const gen_opts *o, const gf_config *cfg, gf_model *m, gf_
     if (!s) {
         for (int64_t i = -1; i < o->n; i++) {
             int64_t end = P + (i < 0 ? 0 : i), T = cfg->pos == GF_POS_LEARNED && end > cfg->max_len ? cfg->max_len : end;
-            double t0 = now_s();
+            double t0 = gf_clock_s();
             if (gf_model_forward(m, ctx + end - T, NULL, 1, T, NULL)) return cli_error("%s", gf_last_error());
-            if (i >= 0) *t += now_s() - t0;
+            if (i >= 0) *t += gf_clock_s() - t0;
         }
         return EXIT_OK;
     }
     if (gf_stream_pos(s) > *at) *at = gf_stream_pos(s);
     if (gen_advance(s, ctx, *at)) return cli_error("%s", gf_last_error());
-    double t0 = now_s();
+    double t0 = gf_clock_s();
     for (int64_t i = 0; i < o->n; i++)
         if (!gf_stream_step(s, ctx[*at + i])) return cli_error("%s", gf_last_error());
-    *t = now_s() - t0;
+    *t = gf_clock_s() - t0;
     return EXIT_OK;
 }
 

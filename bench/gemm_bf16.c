@@ -10,15 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "grassflow.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "base/clock.h"
 
 /* the same rounding as grassflow's (to nearest even; the operands' inputs are finite) */
 static void to_bf16(const float *x, libxsmm_bfloat16 *h, long n) {
@@ -85,9 +79,9 @@ static double best_of(int reps, void (*f)(void *), void *ctx) {
     double best = 1e30;
     f(ctx); /* warm-up */
     for (int r = 0; r < reps; r++) {
-        const double t = now();
+        const double t = gf_clock_s();
         f(ctx);
-        best = fmin(best, now() - t);
+        best = fmin(best, gf_clock_s() - t);
     }
     return best;
 }

@@ -18,7 +18,7 @@ print-ldlibs: ; @echo $(LDFLAGS) $(LDLIBS)
 MK
 )
 # shellcheck disable=SC2086
-gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -fopenmp bench/gemm_bf16.c -o "$bin" build/libgrassflow.a \
+gcc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Iinclude -Isrc -fopenmp bench/gemm_bf16.c -o "$bin" build/libgrassflow.a \
     /usr/lib/libxsmmext.a /usr/lib/libxsmm.a $ldlibs -ldl -lpthread
 echo "bench/gemm_bf16.sh on $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), one thread:"
 echo

@@ -8,16 +8,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "grassflow.h"
 #include "ops/ops.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "base/clock.h"
 
 static float *filled(int64_t n, int mod, float step, float off) {
     float *x = malloc((size_t)n * sizeof(float));
@@ -45,10 +39,10 @@ static void linear_layers(int reps, gf_precision prec) {
     for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
         double best = 1e9;
         for (int r = 0; r < reps; r++) {
-            double s = now();
+            double s = gf_clock_s();
             gf_sgemm(sh[i].ta, sh[i].tb, sh[i].M, sh[i].N, sh[i].K, 1.0f, A, sh[i].ta ? sh[i].M : sh[i].K, B,
                      sh[i].tb ? sh[i].K : sh[i].N, 1.0f, C, sh[i].N);
-            double e = now() - s;
+            double e = gf_clock_s() - s;
             best = e < best ? e : best;
         }
         total += best * (double)sh[i].count;
@@ -74,9 +68,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NOPS; i++) t[i] = 1e9;
 #define TIME(i, call)                                                                                      \
     do {                                                                                                   \
-        double s_ = now();                                                                                 \
+        double s_ = gf_clock_s();                                                                                 \
         call;                                                                                              \
-        double e_ = now() - s_;                                                                            \
+        double e_ = gf_clock_s() - s_;                                                                            \
         t[i] = e_ < t[i] ? e_ : t[i];                                                                      \
     } while (0)
     for (int r = 0; r < reps; r++) {

@@ -515,7 +515,7 @@ int gf_importer_count(void);
 const gf_importer *gf_importer_at(int i);
 
 /* ------------------------------------------------------------------------------------------------ */
-/* Helpers: files, JSON and escaping, as the library's own messages and files use them              */
+/* Helpers: files, JSON and escaping, as the library's own messages and files use them; a clock      */
 
 /* All of path into a malloc'd buffer (NUL-terminated, the NUL not counted in *size); NULL (gf_last_error
  * naming the path) when it is missing, unreadable, not a regular file (a FIFO or a directory is refused
@@ -524,6 +524,9 @@ unsigned char *gf_read_file(const char *path, size_t max_bytes, size_t *size);
 /* The double of the shortest decimal that reads back as f (0.1 for 0.1f, not 0.10000000149011612): what a
  * float is written as in JSON. NaN and infinities are returned as they are. */
 double gf_float_shortest(float f);
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC), the one every rate grassflow reports reads: only
+ * differences mean anything. */
+double gf_clock_s(void);
 /* dst = "DIR/NAME" (dir NULL: NAME); 0, or -1 (gf_last_error naming the path) when it does not fit in cap
  * bytes: never a shorter path that would name another file. */
 int gf_path_join(char *dst, size_t cap, const char *dir, const char *name);

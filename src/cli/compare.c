@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compare.h"
 #include "plot.h"
+#include "grassflow_plugin.h" /* gf_clock_s */
 
 static void compare_help(void) {
     printf("usage: grassflow compare --models A,B[,...] --corpus C [--out DIR] [--seeds S1,S2,...]\n"
@@ -132,12 +132,6 @@ static int check_flags(cmp_job *j, cmp_args *a) {
 }
 
 /* ---- the runs -------------------------------------------------------------------------------------------- */
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* A data-parallel job's ranks compare the plan before they train: the models, the seeds and what --out
  * holds of each run (a rank that trained fewer models would leave the others waiting; each run's training
@@ -263,14 +257,14 @@ static int train_one(cmp_job *j, int i, int k) {
     if (started && !resume && gf_dist_rank() == 0)
         fprintf(stderr, "%s: stopped before it saved a state: started again\n", gf_show_name(label));
     ri.o.overwrite = u->replace || (started && !resume);
-    const double t0 = now_s(), before = u->s.wall_s, rate = u->s.tokens_per_s;
+    const double t0 = gf_clock_s(), before = u->s.wall_s, rate = u->s.tokens_per_s;
     run_summary s = {0};
     u->status = CMP_RUNNING; /* in the summary before it starts: a kill leaves a run the rerun continues */
     rc = cmp_write_summary(j);
     if (!rc) rc = run(&m->mo, &ri, resume ? u->dir : NULL, label, 1, &s);
     if (!rc) u->s = s;
     if (!rc && s.tokens_per_s == 0 && rate > 0) u->s.tokens_per_s = rate; /* finished before: scored again only */
-    u->s.wall_s = before + (now_s() - t0);
+    u->s.wall_s = before + (gf_clock_s() - t0);
     u->status = !rc ? CMP_DONE : gf_run_dir_holds_run(u->dir, NULL, 0) ? CMP_STOPPED : CMP_PENDING;
     return rc;
 }

@@ -28,11 +28,17 @@ static const char *label(const gf_task_ops *t, const void *data, int64_t c) {
 }
 
 /* EXIT_OK, or EXIT_RUNTIME when the JSON could not be made (out of memory). */
-static int print_json(const gf_task_ops *t, const void *data, const char *split, const gf_eval_result *er, int64_t C) {
+/* seconds: the forward passes over the n examples (no reading, no setup) */
+static int print_json(const gf_task_ops *t, const void *data, const char *split, const gf_eval_result *er, int64_t C,
+                      double seconds, int64_t n) {
     cJSON *o = cJSON_CreateObject(), *pc = cJSON_CreateObject(), *cm = cJSON_CreateArray();
     if (split) cJSON_AddStringToObject(o, "split", split);
     else cJSON_AddNullToObject(o, "split"); /* a file scored whole */
     cJSON_AddNumberToObject(o, t->counted, (double)er->n_counted);
+    char rate[64];
+    snprintf(rate, sizeof rate, "%s_per_s", t->counted);
+    cJSON_AddNumberToObject(o, "seconds", seconds);
+    cJSON_AddNumberToObject(o, rate, seconds > 0 ? (double)n / seconds : 0.0);
     cJSON_AddNumberToObject(o, "accuracy", (double)er->n_correct / (double)er->n_counted);
     const gf_metric *mt = gf_task_metric(t); /* a task scored by a metric of its own: that too */
     if (mt != &gf_metric_accuracy) cJSON_AddNumberToObject(o, mt->name, mt->score(er));
@@ -104,12 +110,13 @@ int cli_eval_classify(gf_model *m, const gf_task_ops *t, const void *data, gf_so
     const bool ok = !src->check || !src->check(src->ctx, m, GF_USE_EVAL);
     gf_eval_result er = {.confusion = ok && C > 0 && C <= 4096 ? calloc((size_t)(C * C), sizeof(int64_t)) : NULL};
     int rc = EXIT_OK;
+    const double t0 = gf_clock_s();
     if (!ok || !er.confusion || gf_evaluate_result(m, src, batch, &er))
         rc = cli_error("%s", !ok || er.confusion ? gf_last_error()
                                                  : C > 4096 ? "a classifier of more than 4096 classes has no confusion "
                                                               "matrix to print" : "out of memory");
     else if (json)
-        rc = print_json(t, data, split, &er, C);
+        rc = print_json(t, data, split, &er, C, gf_clock_s() - t0, gf_source_n_eval(src));
     else
         print_text(t, data, corpus, split, &er, C);
     free(er.confusion);

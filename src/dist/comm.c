@@ -19,8 +19,8 @@ static int g_rank = 0, g_size = 1;
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 #include <unistd.h>
+#include "base/clock.h"
 
 static int g_inited; /* MPI_Init was called here */
 static char g_library[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -32,21 +32,15 @@ static double g_timeout = 600.0;
 static _Atomic(double) g_since;            /* when the collective in progress began (CLOCK_MONOTONIC); 0: none */
 static const char *_Atomic g_what = "";
 
-static double mono_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void *watchdog(void *arg) {
     (void)arg;
     for (;;) {
         sleep(1);
         const double t0 = atomic_load(&g_since);
-        if (t0 > 0 && mono_s() - t0 > g_timeout) {
+        if (t0 > 0 && gf_clock_s() - t0 > g_timeout) {
             fprintf(stderr, "grassflow: error: rank %d of %d: %s has waited %.0f s for the other ranks "
                     "(GRASSFLOW_MPI_TIMEOUT=%g): one of them hangs or died; ending the job\n", g_rank, g_size,
-                    atomic_load(&g_what), mono_s() - t0, g_timeout);
+                    atomic_load(&g_what), gf_clock_s() - t0, g_timeout);
             fflush(stderr);
             _exit(1); /* mpirun sees a rank end with an error and ends the others */
         }
@@ -56,7 +50,7 @@ static void *watchdog(void *arg) {
 
 static void begin(const char *what) {
     atomic_store(&g_what, what);
-    atomic_store(&g_since, mono_s());
+    atomic_store(&g_since, gf_clock_s());
 }
 static void end(void) { atomic_store(&g_since, 0.0); }
 

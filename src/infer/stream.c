@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/error.h"
 #include "compute/parallel.h"
@@ -15,6 +14,7 @@
 #include "infer/source_memory.h"
 #include "model/model_internal.h"
 #include "ops/ops.h"
+#include "base/clock.h"
 
 /* What the stream has measured of its tokens' speed on one thread ([0]) and on all the threads set ([1]). */
 typedef struct {
@@ -313,12 +313,6 @@ static void pace_note(gf_stream_pace *p, int used, double ns) {
     if (won) p->best = used;
 }
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
-}
-
 static int advance(gf_stream *s, int32_t token, bool with_logits) {
     if (!token_is_large(s)) {
         const int prev = gf_threads_limit(1);
@@ -328,9 +322,9 @@ static int advance(gf_stream *s, int32_t token, bool with_logits) {
     }
     const int use = pace_pick(&s->pace, with_logits);
     const int prev = gf_threads_limit(use ? 0 : 1);
-    const double t0 = with_logits ? now_ns() : 0.0;
+    const double t0 = with_logits ? 1e9 * gf_clock_s() : 0.0;
     const int rc = advance_token(s, token, with_logits);
-    if (with_logits && rc == 0) pace_note(&s->pace, use, now_ns() - t0);
+    if (with_logits && rc == 0) pace_note(&s->pace, use, 1e9 * gf_clock_s() - t0);
     gf_threads_restore(prev);
     return rc;
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <time.h>
 
 #include "dist/comm.h"
 #include "base/error.h"
@@ -19,12 +18,7 @@
 #include "dist/step.h"
 #include "sources/source.h"
 #include "train/run_dir.h"
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "base/clock.h"
 
 /* ---- schedule ------------------------------------------------------------------------------------------ */
 
@@ -267,12 +261,12 @@ static void cache_features(trainer *t) {
 static void run_clock(const trainer *t, gf_train_event *e) {
     e->epochs = (double)e->step / (double)t->spe;
     e->seen = t->seen0 + (double)t->tokens;
-    e->run_elapsed_s = t->elapsed0 + now_s() - t->t_start;
+    e->run_elapsed_s = t->elapsed0 + gf_clock_s() - t->t_start;
 }
 
 /* The first line of this session in metrics.jsonl. */
 static int start_row(trainer *t, bool resume) {
-    t->t_start = t->line_t = now_s();
+    t->t_start = t->line_t = gf_clock_s();
     gf_train_event e = {.step = t->step, .total_steps = t->total};
     run_clock(t, &e);
     return gf_run_metrics_start(&t->run, &e, resume);
@@ -433,13 +427,13 @@ static int log_progress(trainer *t, const gf_step_result *r, double dt) {
     }
     if (!t->win_steps) return 0;
     const bool line = t->step % t->o->log_every == 0 || t->step == t->total;
-    if (!line && now_s() - t->line_t < GF_PROGRESS_S) return 0;
+    if (!line && gf_clock_s() - t->line_t < GF_PROGRESS_S) return 0;
     gf_train_event e = {.kind = line ? GF_EV_STEP : GF_EV_PROGRESS, .step = t->step, .total_steps = t->total, .epoch = r->epoch,
                         .loss = t->win_loss / (double)t->win_steps, .lr = r->lr, .grad_norm = r->grad_norm,
-                        .tokens_per_s = t->win_tokens / t->win_t, .elapsed_s = now_s() - t->t_start};
+                        .tokens_per_s = t->win_tokens / t->win_t, .elapsed_s = gf_clock_s() - t->t_start};
     run_clock(t, &e);
     e.eta_s = (double)(t->total - t->step) * (t->t_train / (double)t->examples) * (double)(t->o->batch * t->o->accum);
-    t->line_t = now_s();
+    t->line_t = gf_clock_s();
     if (!line) { /* the window goes on to the next metrics line */
         emit(t, &e);
         return 0;
@@ -500,7 +494,7 @@ static int evaluate_and_save(trainer *t, bool scheduled) {
     gf_train_event e = {.kind = GF_EV_EVAL, .step = t->step, .total_steps = t->total, .val_loss = vl,
                         .val_ppl = exp(vl), .best_val_loss = t->best, .is_best = is_best,
                         .val_acc = acc, .val_score = score,
-                        .elapsed_s = now_s() - t->t_start};
+                        .elapsed_s = gf_clock_s() - t->t_start};
     run_clock(t, &e);
     if (gf_run_metrics_line(&t->run, &e)) return -1;
     emit(t, &e);
@@ -533,11 +527,11 @@ static void finish(const trainer *t, gf_train_result *res) {
         *res = (gf_train_result){.steps = t->step, .tokens = t->tokens, .best_val_loss = t->best,
                                  .last_val_loss = t->last_val, .best_val_score = best_score,
                                  .best_val_acc = mt == &gf_metric_accuracy ? t->best_score : NAN, .train_s = t->t_train,
-                                 .wall_s = now_s() - t->t_start,
+                                 .wall_s = gf_clock_s() - t->t_start,
                                  .tokens_per_s = t->t_train > 0 ? (double)t->tokens / t->t_train : 0.0};
     if (t->step >= t->total)
         emit(t, &(gf_train_event){.kind = GF_EV_DONE, .step = t->step, .total_steps = t->total,
-                                  .best_val_loss = t->best, .elapsed_s = now_s() - t->t_start});
+                                  .best_val_loss = t->best, .elapsed_s = gf_clock_s() - t->t_start});
 }
 
 /* --save-every: the model at this step as OUT/step-NNNNNN.safetensors (atomic, like last.safetensors). */
@@ -581,11 +575,11 @@ int gf_train(gf_model *m, gf_source *train, gf_source *valid, const gf_train_opt
     /* a run from a checkpoint is scored before its first step: its curve starts at the checkpoint's score */
     if (!rc && !resume && o->init_from[0]) rc = evaluate_and_save(&t, false);
     while (!rc && t.step < t.total && !t.stopped_early[0]) {
-        const double t0 = now_s();
+        const double t0 = gf_clock_s();
         gf_step_result r;
         if ((rc = gf_train_step(m, t.opt, t.train, t.o, t.step, t.total, &r)) || (rc = nonfinite_policy(&t, &r))) break;
         t.step++;
-        if ((rc = log_progress(&t, &r, now_s() - t0))) break;
+        if ((rc = log_progress(&t, &r, gf_clock_s() - t0))) break;
         if ((rc = after_step(&t)) == STOP_HERE) {
             rc = 0;
             break;

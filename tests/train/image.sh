@@ -24,6 +24,10 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.4) }' && pass "validation accuracy $acc (>
 expect 0 "eval on the test split" "$GF" eval --ckpt "$tmp/t/best.safetensors" --corpus fashion-mnist-sample --split test
 grep -q 'fashion-mnist-sample test: images 500  accuracy' "$tmp/out" && grep -q '^  ankle-boot ' "$tmp/out" \
     && pass "... 500 images, the classes by name" || fail "eval printed: $(head -c 400 "$tmp/out")"
+"$GF" eval --ckpt "$tmp/t/best.safetensors" --corpus fashion-mnist-sample --split test --batch 256 --json \
+    | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin)
+assert d["images"] == 500 and d["seconds"] > 0 and abs(d["images_per_s"] * d["seconds"] - 500) < 1e-6 * 500, d' \
+    && pass "... --json times the forward passes: images_per_s" || fail "eval --json's timing"
 expect 0 "--patch 7: 16 patches of 49" "$GF" train --task image --model transformer-tiny --corpus fashion-mnist-sample \
     --patch 7 --steps 2 --eval-every 0 --out "$tmp/p7"
 grep -q 'each 16 patches of 7 x 7' "$tmp/err" && pass "... read as 16 patches" || fail "--patch 7: $(grep -m1 'train images' "$tmp/err")"
