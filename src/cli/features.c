@@ -119,6 +119,10 @@ int cmd_features(int argc, char **argv) {
     uint8_t *seg = NULL;
     int64_t n = 0, B, T, d;
     if (!tok) rc = cli_error("%s carries no tokenizer (a checkpoint from grassflow init?); features reads text", ckpt);
+    else if (gf_model_config(m)->source_vocab > 0)
+        rc = cli_error("%s is an encoder-decoder (its decoder reads a source besides its own tokens); features reads "
+                       "one text through a model's one stack\nHINT: grassflow inspect --ckpt %s --text WORD shows what "
+                       "its encoder and decoder do with a word", ckpt, ckpt);
     else if (hyp && gf_tokenizer_find(tok, "[CLS]", 5) < 0)
         rc = cli_error("--hypothesis: %s reads text with a %s tokenizer, with no [CLS]; a pair is read as BERT reads it, "
                        "[CLS] premise [SEP] hypothesis [SEP]\nHINT: a model on a BERT WordPiece vocabulary, or drop "

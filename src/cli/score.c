@@ -205,6 +205,13 @@ int cmd_score(int argc, char **argv) {
         return rc;
     }
     const gf_config *cfg = gf_model_config(m);
+    if (cfg->source_vocab > 0) {
+        int rc = cli_error("%s is an encoder-decoder (its decoder reads a source besides its own tokens); score takes "
+                           "a language model's token ids\nHINT: grassflow eval --ckpt %s --corpus LEXICON scores it "
+                           "(its loss, and WER and PER of its decodings)", ckpt, ckpt);
+        gf_model_free(m);
+        return rc;
+    }
     seqs s = {0};
     int rc = read_tokens(tokens, cfg, &s);
     double total = 0.0;

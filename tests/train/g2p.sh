@@ -80,6 +80,13 @@ want='blank.txt:2: an empty line' expect 1 "an empty line is named" "$GF" predic
 want='--beam expects' expect 2 "--beam 0 is a usage error" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 0
 want='max_len 41 is above the model.s max_len 40' expect 1 "--max-len past the model's is refused" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --max-len 41
+echo "1 2 3" >"$tmp/ids.txt"
+want='is an encoder-decoder .*score takes a language model.s token ids' expect 1 "score refuses an encoder-decoder, pointing to eval" \
+    "$GF" score --ckpt "$tmp/att/best.safetensors" --tokens "$tmp/ids.txt"
+want='is an encoder-decoder .*features reads one text' expect 1 "features refuses it, pointing to inspect" \
+    "$GF" features --ckpt "$tmp/att/best.safetensors" --text hello
+want='stream needs a language model; this model is an encoder-decoder' expect 1 "generate refuses it" \
+    "$GF" generate --ckpt "$tmp/att/best.safetensors" --prompt hello
 
 echo "g2p: predict --align-dir draws each word's cross-attention"
 expect 0 "predict --align-dir" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 2 --align-dir "$tmp/align"
