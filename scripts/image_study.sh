@@ -11,7 +11,8 @@
 #                                       the test split (test.json) and time inference at batch 1 and 256
 #                                       (infer-b1.json, infer-b256.json); RUNS="name:seed ..." picks some
 #   bash scripts/image_study.sh sync    copy what the runs have into runs/image-study (kept in git) and write
-#                                       its summary.md (python3 scripts/image_table.py)
+#                                       its summary.md (python3 scripts/image_table.py), accuracy.svg (each
+#                                       seed's test accuracy) and curves.svg (seed 1234's curves, by time)
 #   bash scripts/image_study.sh linear  the linear baseline, three seeds: runs/image-study/linear-sSEED.json
 # IMG_CORPUS (default fashion-mnist) and IMG_KEEP (default runs/image-study) point a trial elsewhere.
 set -euo pipefail
@@ -74,6 +75,11 @@ sync)
         for f in test infer-b1 infer-b256; do [ -f "$dir/$f.json" ] && cp "$dir/$f.json" "$KEEP/$name/"; done
     done
     python3 scripts/image_table.py "$KEEP" "$EPOCHS" >"$KEEP/summary.md.tmp" && mv "$KEEP/summary.md.tmp" "$KEEP/summary.md"
+    "$GF" plot --table "$KEEP/accuracy.tsv" --kind bars --title "Fashion-MNIST test accuracy, each seed" \
+        --ylabel "test accuracy (%)" --out "$KEEP/accuracy.svg"
+    firsts=() # the validation curves of each model's first seed
+    for n in $NAMES; do [ -f "$KEEP/$n-s1234/metrics.jsonl" ] && firsts+=("$KEEP/$n-s1234"); done
+    [ ${#firsts[@]} -gt 0 ] && "$GF" plot "${firsts[@]}" --metric loss,accuracy --x time --out "$KEEP/curves.svg"
     cat "$KEEP/summary.md"
     ;;
 linear)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The image study's table (scripts/image_study.sh sync): one row per run of runs/image-study/NAME-sSEED/ and per
-linear baseline (linear-sSEED.json), then each model's mean and spread over its seeds, best first. A run still
-training shows how far it got; its test columns stay empty until image_study.sh has scored its best checkpoint.
+linear baseline (linear-sSEED.json), then each model's mean and spread over its seeds, best first, and
+accuracy.tsv (each seed's test accuracy, for grassflow plot --table --kind bars). A run still training shows
+how far it got; its test columns stay empty until image_study.sh has scored its best checkpoint.
 
     python3 scripts/image_table.py runs/image-study EPOCHS
 """
@@ -77,6 +78,11 @@ def main():
     order = sorted(models, key=lambda m: -statistics.mean([x for x in models[m] if x is not None] or [0]))
     for m in order:
         print("| %s | %d | %s |" % (m, sum(x is not None for x in models[m]), mean_sd(models[m])))
+    with open(os.path.join(root, "accuracy.tsv"), "w") as f:  # grassflow plot --table --kind bars: each seed a bar
+        f.write("group\tseries\ty\n")
+        for m in order:
+            for k, x in enumerate(x for x in models[m] if x is not None):
+                f.write("%s\tseed %d\t%.2f\n" % (m.split(" (")[0], k + 1, x))
 
 
 if __name__ == "__main__":
