@@ -9,6 +9,7 @@
 #   fuzz_nli          SNLI files (jsonl, 14-column txt, TSV, CSV; plain or .xz) and the pair source
 #   fuzz_lexicon      pronunciation lexicons (Festival's format, CMUdict's; plain or .xz) with each option
 #   fuzz_images       MNIST's IDX files (plain or gzip) and a user's greyscale PGM and PNG images, resized
+#   fuzz_torch        PyTorch checkpoints: torch.save's zip, the restricted unpickler, tensor views
 # Usage:
 #   bash tests/fuzz/run.sh SECONDS [HARNESS...]   run each harness SECONDS on a copy of its seed corpus
 #   bash tests/fuzz/run.sh --smoke                 build, replay the seeds, run each 5 s (the test suite)
@@ -39,7 +40,7 @@ if [ ${#stale[@]} -gt 0 ]; then
         'exec '"$CC $FLAGS"' -fsanitize=fuzzer-no-link -c "$1" -o "'"$out"'/obj/$(echo "$1" | tr / _).o"' _
 fi
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_safetensors fuzz_config fuzz_meta fuzz_text fuzz_files fuzz_import fuzz_nli fuzz_lexicon fuzz_images)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(fuzz_safetensors fuzz_config fuzz_meta fuzz_text fuzz_files fuzz_import fuzz_nli fuzz_lexicon fuzz_images fuzz_torch)
 fuzz_one() { # HARNESS: build it, run it $secs s on its corpus; its report in $out/HARNESS.report, exit 1 on a finding
     local h=$1 corpus=$out/corpus-$1
     $CC $FLAGS -fsanitize=fuzzer "tests/fuzz/$h.c" "${objs[@]}" $LIBS -o "$out/$h" || { echo "fuzz: $h: build failed" >"$out/$h.report"; return 1; }
