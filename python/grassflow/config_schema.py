@@ -61,7 +61,7 @@ HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 HEAD_DIRECTION = {"next_token": "causal", "classify": "bidirectional"}
 # the block kinds a layer's "block" may name (src/model/block.c's table; a program's own are added to it, as
 # grassflow.torch_model.register_block does); a layer without one has its stack's norm's kind
-BLOCK_KINDS = {"pre", "post-gated", "post-residual", "decoder-pre", "decoder-post", "decoder-post-gated"}
+BLOCK_KINDS = {"pre", "post-gated", "post-residual", "pre-mix-norm", "decoder-pre", "decoder-post", "decoder-post-gated"}
 # the kinds with a cross op: an encoder-decoder's decoder layers have one, every other layer none
 CROSS_KINDS = {"decoder-pre", "decoder-post", "decoder-post-gated"}
 STACK_KEYS = {"d_model": MODEL_KEYS["d_model"], "d_ff": MODEL_KEYS["d_ff"], "n_layer": MODEL_KEYS["n_layer"],

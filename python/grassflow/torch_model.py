@@ -490,6 +490,11 @@ def _post_residual(b, h, mask):
     return b.ln2(x + b.drop_ffn(b.ffn(x)))
 
 
+def _pre_mix_norm(b, h, mask):  # alphaXiv's: a LayerNorm (ln3) on the mixer's output, inside the residual
+    h = h + b.drop_mix(b.ln3(b.mix(b.ln1(h), mask)))
+    return h + b.drop_ffn(b.ffn(b.ln2(h)))
+
+
 def _decoder_pre(b, h, mask, mem):
     h = h + b.drop_mix(b.mix(b.ln1(h), mask))
     h = h + b.drop_cross(b.cross(b.ln2(h), *mem))
@@ -516,7 +521,8 @@ DECODER_BLOCKS = {"decoder-pre": _decoder_pre, "decoder-post": _decoder_post,
 # The block kinds by name (src/model/block.c): how many LayerNorms (ln1, ln2, ...) and its forward over a Block's
 # modules (drop_mix is dropout site 0, drop_ffn site 1). A layer's "block" names one; without it, its stack's norm
 # and its mixer choose. A new kind is a function and register_block (tests/parity/torch_ref/block_parallel.py).
-BLOCKS = {"pre": (2, _pre), "post-gated": (2, _post_gated), "post-residual": (2, _post_residual)}
+BLOCKS = {"pre": (2, _pre), "post-gated": (2, _post_gated), "post-residual": (2, _post_residual),
+          "pre-mix-norm": (3, _pre_mix_norm)}
 BLOCKS.update({k: (3, f) for k, f in DECODER_BLOCKS.items()})
 
 

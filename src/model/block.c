@@ -31,6 +31,19 @@ static const block_kind POST_RESIDUAL = {"post-residual", 7, 8, {
     {BOP_FFN, 3, 0, 4, 0}, {BOP_DROP, 4, 0, 4, 1}, {BOP_ADD, 3, 4, 5, 0}, {BOP_LN, 5, 0, 6, 1},
 }, N_LN_MIX_LN_FFN, LN_MIX_LN_FFN};
 
+/* pre-mix-norm (alphaXiv's reproduction of the paper: a LayerNorm on the mixer's output, inside the residual):
+ * x = h + Drop(ln3(mix(ln1(h)))); out = x + Drop(FFN(ln2(x))). Its tensors: ln1, the mixer's, ln2, ln3, the FFN.
+ * slots: 0 h | 1 ln1 | 2 mix | 3 ln3 (dropped in place) | 4 x | 5 ln2 | 6 ffn (dropped in place) | 7 out */
+static const block_tensor PRE_MIX_NORM_TENSORS[] = {
+    BLOCK_TENSORS_LN("ln1", 0), BLOCK_TENSORS_MIX, BLOCK_TENSORS_LN("ln2", 1), BLOCK_TENSORS_LN("ln3", 2),
+    BLOCK_TENSORS_FFN,
+};
+static const block_kind PRE_MIX_NORM = {"pre-mix-norm", 8, 9, {
+    {BOP_LN, 0, 0, 1, 0}, {BOP_MIX, 1, 0, 2, 0}, {BOP_LN, 2, 0, 3, 2}, {BOP_DROP, 3, 0, 3, 0},
+    {BOP_ADD, 0, 3, 4, 0}, {BOP_LN, 4, 0, 5, 1}, {BOP_FFN, 5, 0, 6, 0}, {BOP_DROP, 6, 0, 6, 1},
+    {BOP_ADD, 4, 6, 7, 0},
+}, (int)(sizeof PRE_MIX_NORM_TENSORS / sizeof PRE_MIX_NORM_TENSORS[0]), PRE_MIX_NORM_TENSORS};
+
 /* An encoder-decoder's decoder blocks (docs/model.md, "Encoder-decoders"): between the self-mixing and the FFN,
  * a cross op attends to the encoder's output (BOP_CROSS). Their tensors: ln1, the mixer's, ln2, the cross op's,
  * ln3, the FFN. The three dropout sites: the mixer's, the cross op's, the FFN's. */
@@ -65,9 +78,9 @@ static const block_kind DECODER_POST_GATED = {"decoder-post-gated", 9, 11, {
 }, N_DECODER_TENSORS, DECODER_TENSORS};
 
 enum { MAX_KINDS = 16 };
-static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL, &DECODER_PRE, &DECODER_POST,
-                                                &DECODER_POST_GATED};
-static int g_n_kinds = 6;
+static const block_kind *g_kinds[MAX_KINDS] = {&PRE, &POST_GATED, &POST_RESIDUAL, &PRE_MIX_NORM, &DECODER_PRE,
+                                                &DECODER_POST, &DECODER_POST_GATED};
+static int g_n_kinds = 7;
 
 const block_kind *gf_block_kind_find(const char *name) {
     for (int i = 0; name && i < g_n_kinds; i++)

@@ -28,12 +28,14 @@ trap 'rm -rf "$out"' EXIT
 # themselves (mixer gru-attn: none, Bahdanau, Luong's dot, general and concat with input feeding, and without);
 # bidir_grid_vectors: Grassmann on a grid of 4 columns (an image's patches: offsets as 2-D steps), padded;
 # bidir_grid_sin2d: the same grid under pos sinusoidal-2d (each position its row's and its column's signal);
+# grassmann_pre_mix_norm: block pre-mix-norm (alphaXiv's: a LayerNorm on the mixer's output), padded;
 # bidir_grid_cls_last: the grid with one more position after it, pooled by the head's "last" (the image task's [CLS]);
 # bidir_token_mlp_*: MLP-Mixer's token mixing (unpadded: it has no mask) beside grid Grassmann, T = max_len and T
 # < max_len (the first T columns of fc1 and rows of fc2)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
+grassmann_pre_mix_norm 3 20 0 pad
 transformer_pre 2 20 0
 transformer_post 2 20 0
 hybrid_pre 2 20 3

@@ -60,6 +60,8 @@ static void test_stream_grassmann(void **state) {
     check_stream("grassmann pre, learned, offsets 2,3,3,7, rank 5, 64 positions", "grassmann-tiny", learned, 64);
     const char *grid[] = {"pos=none", "grid=5", "offsets=1,4,5,6,10", "rank=6", NULL}; /* (0,1),(1,-1),(1,0),(1,1),(2,0) */
     check_stream("grassmann pre, a grid of 5 columns, offsets 1,4,5,6,10, 60 positions", "grassmann-tiny", grid, 60);
+    const char *mix_norm[] = {"pos=none", "layers.0.block=pre-mix-norm", "layers.1.block=pre-mix-norm", NULL};
+    check_stream("grassmann, block pre-mix-norm (alphaXiv's), 80 positions", "grassmann-tiny", mix_norm, 80);
     const char *windowed[] = {"pos=none", "window=8", "offsets=1,2,4,12", "rank=8", "heads=4", NULL};
     check_stream("grassmann pre, windows of 8, offsets 1,2,4,12, rank 8 in 4 heads, 70 positions", "grassmann-tiny",
                  windowed, 70);
