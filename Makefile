@@ -125,7 +125,7 @@ $(BUILD)/release/grassflow: $(filter-out %/testhooks.o,$(CLI_OBJ)) $(RELEASE_HOO
 # The programs land in $(BUILD)/tests/ whichever folder of tests/ holds their source: the C unit tests of
 # tests/unit/ and the parity checkers of tests/parity/ (tests/parity/parity.sh and distilbert.sh run them)
 TEST_KIND := $(BUILD)/obj/tests/plugins/block_parallel.o
-TEST_CHECK := $(BUILD)/tests/parity_check $(BUILD)/tests/import_check
+TEST_CHECK := $(BUILD)/tests/parity_check $(BUILD)/tests/import_check $(BUILD)/tests/lm_import_check
 $(TEST_BIN): $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_COMMON) $(TEST_KIND) $(BUILD)/libgrassflow.a $(LDLIBS) -lcmocka
@@ -212,12 +212,14 @@ test-kernels: all $(TEST_BIN)
 	    || { cat $(BUILD)/tests/kernel.log; echo "== $$t FAILED under OPENBLAS_CORETYPE=$$k"; exit 1; }; done; done
 
 # PyTorch: the reference's self-test (tests/parity/torch_ref/selftest.py: against formulas written out, no C), every
-# model config (tests/parity/parity.sh), a Hugging Face DistilBERT folder (tests/parity/distilbert.sh), and
+# model config (tests/parity/parity.sh), a Hugging Face DistilBERT folder (tests/parity/distilbert.sh), alphaXiv's
+# checkpoints (tests/parity/alphaxiv.sh), and
 # the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/parity/python.sh)
 test-parity: all
 	OMP_NUM_THREADS=1 /usr/bin/python3 tests/parity/torch_ref/selftest.py
 	$(TEST_ENV) bash tests/parity/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/parity/distilbert.sh $(BUILD)
+	$(TEST_ENV) bash tests/parity/alphaxiv.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/parity/python.sh $(BUILD))
 
 # the command's behaviour (tests/cli/): exit codes and messages, compare, pair files, every --help option, a

@@ -15,6 +15,7 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 int cmd_info(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

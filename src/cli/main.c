@@ -24,6 +24,7 @@ static void usage(FILE *out) {
             "  predict a classifier's label and probabilities for each example (your own sentence pairs)\n"
             "  generate  sample text from a checkpoint\n"
             "  quantize  write a checkpoint's weight matrices as int8 or bf16, for generation\n"
+            "  import  a model another program trained (alphaXiv's best.pt, ...) as a grassflow checkpoint\n"
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
@@ -171,6 +172,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "init")) return cmd_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);
     if (!strcmp(cmd, "score")) return cmd_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);
@@ -189,6 +191,7 @@ static int run(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     fix_environment(argv);
+    setenv("GRASSFLOW_DATA", cli_data_dir(), 0); /* where an importer finds a vocabulary its format lacks */
     if (gf_dist_init(&argc, &argv)) { /* under mpirun: one rank of the job (docs/distributed.md) */
         fprintf(stderr, "grassflow: error: %s\n", gf_last_error());
         return EXIT_FAILURE;

@@ -10,7 +10,7 @@
 #include "plugin/plugin.h"
 #include "plugin/registry.h"
 
-static const gf_importer *const BUILTIN[] = {&gf_importer_distilbert};
+static const gf_importer *const BUILTIN[] = {&gf_importer_distilbert, &gf_importer_alphaxiv};
 static gf_registry g_importers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 
 int gf_importer_count(void) { return gf_registry_count(&g_importers); }

@@ -9,6 +9,7 @@
 #include "grassflow_plugin.h"
 
 extern const gf_importer gf_importer_distilbert;
+extern const gf_importer gf_importer_alphaxiv;
 
 /* For the readers of grassflow's checkpoint files, when path is none: if path is a folder an importer reads,
  * or (not_ours: a safetensors file without grassflow's config) a file inside one (DIR/model.safetensors),

@@ -26,6 +26,12 @@ static const struct { const char *storage; gf_torch_dtype dtype; int size; const
 };
 enum { N_TYPES = (int)(sizeof TYPES / sizeof TYPES[0]) };
 
+int gf_torch_dtype_size(gf_torch_dtype d) {
+    for (int i = 0; i < N_TYPES; i++)
+        if (TYPES[i].dtype == d) return TYPES[i].size;
+    return 0;
+}
+
 const char *gf_torch_dtype_name(gf_torch_dtype d) {
     for (int i = 0; i < N_TYPES; i++)
         if (TYPES[i].dtype == d) return TYPES[i].name;

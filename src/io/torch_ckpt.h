@@ -42,5 +42,6 @@ const gf_torch_tensor *gf_torch_find(const gf_torch_ckpt *c, const char *name);
  * 0, or -1 (gf_fail) for a dtype that is not a number. */
 int gf_torch_to_f32(const gf_torch_tensor *t, float *out);
 const char *gf_torch_dtype_name(gf_torch_dtype d);
+int gf_torch_dtype_size(gf_torch_dtype d); /* bytes an element */
 
 #endif
