@@ -598,7 +598,8 @@ int gf_encode_single(const gf_tokenizer *t, const char *text, size_t len, const 
 
 /* A checkpoint and what grassflow train stored with it: its tokenizer (*tok; NULL if it has none, as
  * after gf_model_save) and, with train_json non-NULL, its training recipe (malloc'd JSON, NULL if none).
- * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error. */
+ * The file is read once; a stored tokenizer whose size differs from the model's vocab_size is an error.
+ * A file an importer detects (alphaXiv's best.pt) is read by it (gf_import_load), without a recipe. */
 gf_model *gf_checkpoint_load(const char *path, gf_tokenizer **tok, char **train_json);
 /* What a grassflow checkpoint (best/last.safetensors, gf_model_save's files) or a run's state.safetensors
  * holds, as a malloc'd JSON object: "file", "kind" ("model" or "training state"), "bytes", "producer",
@@ -616,6 +617,9 @@ char *gf_checkpoint_describe(const char *path);
  *                  The model: emb_norm, ln_eps 1e-12, post-norm bidirectional attention, exact GELU, and a
  *                  classify head of 2 classes (the fewest a classifier has) and fresh weights; a task's head
  *                  replaces it (docs/model.md, "Imported checkpoints").
+ *   alphaxiv       a checkpoint of alphaXiv's reproduction of the paper (torch.save's best.pt, a .pt or .pth
+ *                  zip): GrassmannGPT or BaseTransformer, read without Python, with BERT's vocabulary when
+ *                  vocab.txt beside it (or GRASSFLOW_DATA's bert-base-uncased/vocab.txt) has its size.
  * The model is a grassflow model (saving it writes grassflow's format). Missing, misnamed or misshapen
  * tensors are errors naming the tensor, the shape found and the shape config.json implies; non-finite
  * weights are refused as in grassflow's checkpoints; config.json and tokenizer_config.json keys of the

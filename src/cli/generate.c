@@ -163,7 +163,7 @@ int cmd_generate(int argc, char **argv) {
                                "likely token every time, with nothing sampled\nHINT: drop %s, or give a temperature "
                                "above 0", sampling, sampling);
     gf_tokenizer *tok = NULL;
-    gf_model *m = gf_checkpoint_load(ckpt, &tok, NULL);
+    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
     if (!m) return cli_error("%s", gf_last_error());
     if (weights_given && (rc = cli_set_weights(m, weights, ckpt))) {
         gf_tokenizer_free(tok);

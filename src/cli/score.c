@@ -196,7 +196,9 @@ int cmd_score(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("score", "unexpected argument '%s'", argv[optind]);
     if (!ckpt || !tokens) return cli_usage_error("score", "--ckpt FILE and --tokens FILE are required");
 
-    gf_model *m = gf_model_load(ckpt);
+    gf_tokenizer *tok = NULL; /* score reads ids: a stored tokenizer is not needed */
+    gf_model *m = cli_load_checkpoint(ckpt, &tok, NULL);
+    gf_tokenizer_free(tok);
     if (!m) return cli_error("%s", gf_last_error());
     if (!gf_model_predicts_next_token(m)) {
         int rc = cli_error("%s: score predicts each next token, so it needs a language model (head next_token); "

@@ -5,7 +5,8 @@
 #   - each imported model's logits against the PyTorch forward (tests/parity/lm_import_check.c): GrassmannGPT with
 #     torch.compile's "_orig_mod." prefix, BaseTransformer without, a 12-layer GrassmannGPT (each offset twice);
 #   - grassflow import writes a grassflow checkpoint that gives the same logits bit for bit, and its tokenizer is
-#     BERT's vocabulary when the vocabulary sizes agree (vocab.txt beside the file);
+#     BERT's vocabulary when the vocabulary sizes agree (vocab.txt beside the file); score and generate read
+#     best.pt itself as they read its import;
 #   - refused by name: a state dict of another model, --from an unknown format, an existing --out.
 #   bash tests/parity/alphaxiv.sh [BUILD]
 set -uo pipefail
@@ -43,6 +44,12 @@ head -39 "$tmp/tok/vocab.txt" >"$tmp/v39" # one short: not this model's
 expect 0 "a vocab.txt beside the checkpoint" "$GF" import "$tmp/tok/best.pt" --out "$tmp/tok/m.safetensors"
 "$GF" info --ckpt "$tmp/tok/m.safetensors" | grep -q 'tokenizer   wordpiece' && pass "... it is the model's tokenizer" \
     || fail "the tokenizer: $("$GF" info --ckpt "$tmp/tok/m.safetensors" | grep tokenizer)"
+echo "5 6 7 8 9 10 11" >"$tmp/ids"
+a=$("$GF" score --ckpt "$tmp/tok/best.pt" --tokens "$tmp/ids" 2>/dev/null) b=$("$GF" score --ckpt "$tmp/tok/m.safetensors" --tokens "$tmp/ids" 2>/dev/null)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "score reads best.pt itself, as its import: $a" || fail "score: best.pt '$a', imported '$b'"
+a=$("$GF" generate --ckpt "$tmp/tok/best.pt" --prompt "$(sed -n 8p "$tmp/tok/vocab.txt")" --tokens 6 --seed 3 --stream 2>&1)
+b=$("$GF" generate --ckpt "$tmp/tok/m.safetensors" --prompt "$(sed -n 8p "$tmp/tok/vocab.txt")" --tokens 6 --seed 3 --stream 2>&1)
+[ -n "$a" ] && [ "$a" = "$b" ] && pass "generate --stream reads it too: the same text" || fail "generate: '$a' against '$b'"
 mkdir -p "$tmp/short" && cp "$tmp/grassmann-2.pt" "$tmp/short/best.pt" && cp "$tmp/v39" "$tmp/short/vocab.txt"
 expect 0 "a vocab.txt of another size beside it" "$GF" import "$tmp/short/best.pt" --out "$tmp/short/m.safetensors"
 grep -q 'no tokenizer came with it' "$tmp/out" && pass "... is not taken, and the import says it has none" \
