@@ -213,13 +213,13 @@ test-kernels: all $(TEST_BIN)
 
 # PyTorch: the reference's self-test (tests/parity/torch_ref/selftest.py: against formulas written out, no C), every
 # model config (tests/parity/parity.sh), a Hugging Face DistilBERT folder (tests/parity/distilbert.sh), alphaXiv's
-# checkpoints (tests/parity/alphaxiv.sh), and
+# and GrassLM's checkpoints (tests/parity/imports.sh), and
 # the Python package (python/grassflow: ctypes and grassflow.torch) against the command (tests/parity/python.sh)
 test-parity: all
 	OMP_NUM_THREADS=1 /usr/bin/python3 tests/parity/torch_ref/selftest.py
 	$(TEST_ENV) bash tests/parity/parity.sh $(BUILD)
 	$(TEST_ENV) bash tests/parity/distilbert.sh $(BUILD)
-	$(TEST_ENV) bash tests/parity/alphaxiv.sh $(BUILD)
+	$(TEST_ENV) bash tests/parity/imports.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/parity/python.sh $(BUILD))
 
 # the command's behaviour (tests/cli/): exit codes and messages, compare, pair files, every --help option, a

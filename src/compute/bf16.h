@@ -7,6 +7,7 @@
 #define GF_CORE_BF16_H
 
 #include <stdbool.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,6 +21,13 @@ static inline gf_bf16 gf_bf16_from_f32_ref(float f) {
     if ((u & 0x7f800000u) == 0) return (gf_bf16)((u >> 16) & 0x8000u); /* zero or denormal: a signed zero */
     u += 0x7fffu + ((u >> 16) & 1u); /* to nearest, ties to even (a carry into the exponent is right) */
     return (gf_bf16)(u >> 16);
+}
+
+/* IEEE 754 half precision (float16: PyTorch's half, GrassLM's f16 files) to float, exactly. */
+static inline float gf_f16_to_f32(uint16_t h) {
+    const unsigned e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    const float f = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), (int)e - 25);
+    return h & 0x8000 ? -f : f;
 }
 
 static inline float gf_bf16_to_f32(gf_bf16 h) {

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/error.h"
 #include "grassflow_plugin.h"
@@ -188,22 +187,6 @@ static int check_all(const ax_file *a, const gf_model *m) {
     return 0;
 }
 
-static gf_tokenizer *find_vocab(const char *path, int64_t V) {
-    char dir[GF_PATH_MAX], vocab[GF_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    const char *data = getenv("GRASSFLOW_DATA");
-    const char *const tries[2][2] = {{slash ? dir : ".", "vocab.txt"}, {data, "bert-base-uncased/vocab.txt"}};
-    for (int i = 0; i < 2; i++) {
-        if (!tries[i][0] || gf_path_join(vocab, sizeof vocab, tries[i][0], tries[i][1]) || access(vocab, R_OK)) continue;
-        gf_tokenizer *t = gf_wordpiece_load(vocab);
-        if (t && gf_tokenizer_vocab_size(t) == V) return t;
-        gf_tokenizer_free(t);
-    }
-    return NULL;
-}
-
 static gf_model *load(const char *path, gf_tokenizer **tok) {
     ax_file a = {.path = gf_show_name(path)};
     *tok = NULL;
@@ -215,7 +198,7 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
         gf_model_free(m);
         m = NULL;
     }
-    if (m) *tok = find_vocab(path, a.V);
+    if (m) *tok = gf_import_bert_vocab(path, a.V);
     gf_torch_free(&a.c);
     return m;
 }

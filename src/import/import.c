@@ -4,13 +4,16 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "plugin/plugin.h"
 #include "plugin/registry.h"
 
-static const gf_importer *const BUILTIN[] = {&gf_importer_distilbert, &gf_importer_alphaxiv};
+static const gf_importer *const BUILTIN[] = {&gf_importer_distilbert, &gf_importer_alphaxiv, &gf_importer_grasslm};
 static gf_registry g_importers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 
 int gf_importer_count(void) { return gf_registry_count(&g_importers); }
@@ -81,5 +84,21 @@ gf_model *gf_import_load(const char *path, gf_tokenizer **tok) {
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s: %s", i ? "; " : "", imp->name, imp->what);
     gf_fail("%s is a folder, but none that grassflow reads; expected a grassflow checkpoint (a .safetensors file) "
             "or %s", path, known);
+    return NULL;
+}
+
+gf_tokenizer *gf_import_bert_vocab(const char *path, int64_t V) {
+    char dir[GF_PATH_MAX], vocab[GF_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    const char *data = getenv("GRASSFLOW_DATA");
+    const char *const tries[2][2] = {{slash ? dir : ".", "vocab.txt"}, {data, "bert-base-uncased/vocab.txt"}};
+    for (int i = 0; i < 2; i++) {
+        if (!tries[i][0] || gf_path_join(vocab, sizeof vocab, tries[i][0], tries[i][1]) || access(vocab, R_OK)) continue;
+        gf_tokenizer *t = gf_wordpiece_load(vocab);
+        if (t && gf_tokenizer_vocab_size(t) == V) return t;
+        gf_tokenizer_free(t);
+    }
     return NULL;
 }

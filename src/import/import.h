@@ -10,6 +10,12 @@
 
 extern const gf_importer gf_importer_distilbert;
 extern const gf_importer gf_importer_alphaxiv;
+extern const gf_importer gf_importer_grasslm;
+
+/* BERT's uncased WordPiece vocabulary for a checkpoint that does not carry its tokenizer: vocab.txt beside path,
+ * else GRASSFLOW_DATA's bert-base-uncased/vocab.txt (the CLI points it at its data/), each only when it has V
+ * pieces; NULL when neither does. */
+gf_tokenizer *gf_import_bert_vocab(const char *path, int64_t V);
 
 /* For the readers of grassflow's checkpoint files, when path is none: if path is a folder an importer reads,
  * or (not_ours: a safetensors file without grassflow's config) a file inside one (DIR/model.safetensors),

@@ -168,8 +168,11 @@ static int add_tensor(reader *r, const char *name, const gf_pk *v) {
     gf_torch_tensor *t = &r->c->t[r->c->n];
     if (!src || geometry(r, args, name, args->items[1]->i, numel_storage, t, stride)) return -1;
     t->dtype = TYPES[type].dtype;
-    if (!(t->data = malloc(t->numel ? (size_t)t->numel * (size_t)TYPES[type].size : 1)) || !(t->name = strdup(name)))
+    if (!(t->data = malloc(t->numel ? (size_t)t->numel * (size_t)TYPES[type].size : 1)) || !(t->name = strdup(name))) {
+        free(t->data); /* not yet counted in c->n: gf_torch_free would not see it */
+        t->data = NULL;
         return gf_fail("out of memory for tensor %s", name);
+    }
     gather(t->data, src, TYPES[type].size, t, stride, args->items[1]->i);
     r->c->n++;
     return 0;
@@ -251,25 +254,12 @@ const gf_torch_tensor *gf_torch_find(const gf_torch_ckpt *c, const char *name) {
     return NULL;
 }
 
-static float f16_to_f32(uint16_t h) {
-    const uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    float f;
-    if (e == 0) f = ldexpf((float)m, -24); /* zero or subnormal */
-    else if (e == 31) f = m ? NAN : INFINITY;
-    else f = ldexpf((float)(m | 0x400), (int)e - 25);
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u |= s;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 int gf_torch_to_f32(const gf_torch_tensor *t, float *out) {
     for (int64_t i = 0; i < t->numel; i++) {
         const uint8_t *p = (const uint8_t *)t->data;
         switch (t->dtype) {
         case GF_TT_F32: memcpy(&out[i], p + 4 * i, 4); break;
-        case GF_TT_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); out[i] = f16_to_f32(h); break; }
+        case GF_TT_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); out[i] = gf_f16_to_f32(h); break; }
         case GF_TT_BF16: { uint16_t h; memcpy(&h, p + 2 * i, 2); out[i] = gf_bf16_to_f32(h); break; }
         case GF_TT_F64: { double d; memcpy(&d, p + 8 * i, 8); out[i] = (float)d; break; }
         case GF_TT_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); out[i] = (float)v; break; }

@@ -1,13 +1,31 @@
-/* libFuzzer: PyTorch checkpoints (src/io/torch_ckpt.c): the input's first byte chooses whether the rest is read as
- * a torch.save archive (zip, data.pkl, storages, tensor views) or as a pickle alone (the restricted unpickler). */
+/* libFuzzer: the reproductions' checkpoints. The input's first byte chooses how the rest is read: as a torch.save
+ * archive (src/io/torch_ckpt.c: zip, data.pkl, storages, tensor views), as a pickle alone (the restricted
+ * unpickler), or as a .grasslm file through its importer (src/import/grasslm.c), written to a file first. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include "grassflow_plugin.h"
 
 #include "io/pickle.h"
 #include "io/torch_ckpt.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (!size) return 0;
+    if (data[0] & 2) {
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/grassflow-fuzz-torch-%ld.grasslm", (long)getpid());
+        FILE *f = fopen(path, "wb");
+        if (!f) return 0;
+        fwrite(data + 1, 1, size - 1, f);
+        fclose(f);
+        gf_tokenizer *tok = NULL;
+        gf_model_free(gf_import_load(path, &tok));
+        gf_tokenizer_free(tok);
+        unlink(path);
+        return 0;
+    }
     if (data[0] & 1) {
         gf_torch_ckpt c;
         if (!gf_torch_load_buffer(data + 1, size - 1, "fuzz.pt", &c)) {

@@ -9,7 +9,7 @@
 #   fuzz_nli          SNLI files (jsonl, 14-column txt, TSV, CSV; plain or .xz) and the pair source
 #   fuzz_lexicon      pronunciation lexicons (Festival's format, CMUdict's; plain or .xz) with each option
 #   fuzz_images       MNIST's IDX files (plain or gzip) and a user's greyscale PGM and PNG images, resized
-#   fuzz_torch        PyTorch checkpoints: torch.save's zip, the restricted unpickler, tensor views
+#   fuzz_torch        the reproductions' checkpoints: torch.save's zip, the restricted unpickler, views; .grasslm
 # Usage:
 #   bash tests/fuzz/run.sh SECONDS [HARNESS...]   run each harness SECONDS on a copy of its seed corpus
 #   bash tests/fuzz/run.sh --smoke                 build, replay the seeds, run each 5 s (the test suite)

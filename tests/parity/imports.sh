@@ -1,43 +1,55 @@
 #!/usr/bin/env bash
-# alphaXiv's checkpoints (src/import/alphaxiv.c), held to their own forward written out in PyTorch
-# (tests/parity/torch_ref/alphaxiv.py). No checkpoint can be downloaded here, so small random models of their two
-# classes are saved as their train.py saves them (torch.save of {epoch, model_state_dict, ...}); then:
+# The public reproductions' checkpoints (src/import/alphaxiv.c, grasslm.c), held to their own forward written out in
+# PyTorch (tests/parity/torch_ref/alphaxiv.py, grasslm.py). No checkpoint can be downloaded here, so small random
+# models are saved as their code saves them: alphaXiv's two classes as its train.py does (torch.save of {epoch,
+# model_state_dict, ...}), GrassLM's as its export.py writes .grasslm files (f32 and f16); then:
 #   - each imported model's logits against the PyTorch forward (tests/parity/lm_import_check.c): GrassmannGPT with
 #     torch.compile's "_orig_mod." prefix, BaseTransformer without, a 12-layer GrassmannGPT (each offset twice);
+#     GrassLM of 3 layers in f32 and of 12 in f16 (its weights as the file holds them);
 #   - grassflow import writes a grassflow checkpoint that gives the same logits bit for bit, and its tokenizer is
 #     BERT's vocabulary when the vocabulary sizes agree (vocab.txt beside the file); score and generate read
 #     best.pt itself as they read its import;
-#   - refused by name: a state dict of another model, --from an unknown format, an existing --out.
-#   bash tests/parity/alphaxiv.sh [BUILD]
+#   - refused by name: a state dict of another model, --from an unknown format, an existing --out, a pickle that
+#     asks for os.system, a truncated .grasslm and one without its magic.
+#   bash tests/parity/imports.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/../.."
 GF="$BUILD/grassflow"
 PY=/usr/bin/python3
 if ! $PY -c 'import torch, numpy' 2>/dev/null; then
-    echo "alphaxiv: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
+    echo "imports: PyTorch is missing for $PY; install it with: apt-get install python3-torch python3-numpy" >&2
     exit 1
 fi
 make --no-print-directory BUILD="$BUILD" "$BUILD/tests/lm_import_check" "$GF" >/dev/null || exit 1
-tmp=$(mktemp -d /tmp/grassflow-alphaxiv-XXXXXX)
+tmp=$(mktemp -d /tmp/grassflow-imports-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . tests/lib.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-echo "alphaxiv: their checkpoints held to their forward in PyTorch"
-for spec in "grassmann --layers 2" "transformer --layers 2 --bare" "grassmann --layers 12 --L 24 --bare"; do
-    set -- $spec
-    f="$tmp/$1-$3.pt"
-    $PY tests/parity/torch_ref/alphaxiv.py make --out "$f" --kind $spec || { fail "making $f"; continue; }
+# one model: FILE, then how the reference makes it
+check() {
+    local f=$1
+    shift
+    $PY "$@" --out "$f" || { fail "making $f"; return; }
     expect 0 "grassflow import $(basename "$f")" "$GF" import "$f" --out "$f.safetensors"
     if "$BUILD/tests/lm_import_check" "$f" "$f.ref.safetensors" --bits "$f.safetensors" >"$tmp/check" 2>&1; then
         pass "$(cat "$tmp/check")"
     else
         fail "$(cat "$tmp/check")"
     fi
-done
+}
 
-echo "alphaxiv: the tokenizer, and what is refused"
+echo "imports: alphaXiv's checkpoints held to their forward in PyTorch"
+AX=tests/parity/torch_ref/alphaxiv.py GL=tests/parity/torch_ref/grasslm.py
+check "$tmp/grassmann-2.pt" $AX make --kind grassmann --layers 2
+check "$tmp/transformer-2.pt" $AX make --kind transformer --layers 2 --bare
+check "$tmp/grassmann-12.pt" $AX make --kind grassmann --layers 12 --L 24 --bare
+echo "imports: GrassLM's .grasslm files held to its forward in PyTorch"
+check "$tmp/f32.grasslm" $GL make --layers 3
+check "$tmp/f16.grasslm" $GL make --layers 12 --L 24 --f16
+
+echo "imports: the tokenizer, and what is refused"
 mkdir -p "$tmp/tok" && cp "$tmp/grassmann-2.pt" "$tmp/tok/best.pt"
 { printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n'; sed -n '2000,2034p' data/bert-base-uncased/vocab.txt; } >"$tmp/tok/vocab.txt" # 40, as the models'
 head -39 "$tmp/tok/vocab.txt" >"$tmp/v39" # one short: not this model's
@@ -56,11 +68,15 @@ grep -q 'no tokenizer came with it' "$tmp/out" && pass "... is not taken, and th
     || fail "a vocabulary of 39 for a model of 40: $(cat "$tmp/out")"
 want='not the state dict of alphaXiv' expect 1 "another model's state dict is refused" \
     "$GF" import --from alphaxiv tests/fixtures/torch/plain.pt --out "$tmp/x.safetensors"
-want='--from nosuch: no such format; the formats: hf-distilbert, alphaxiv' expect 2 "an unknown format" \
+want='--from nosuch: no such format; the formats: hf-distilbert, alphaxiv, grasslm' expect 2 "an unknown format" \
     "$GF" import --from nosuch "$tmp/tok/best.pt" --out "$tmp/x.safetensors"
 want='give --force to replace it' expect 1 "an existing --out is kept" "$GF" import "$tmp/tok/best.pt" --out "$tmp/tok/m.safetensors"
 want='the global os.system' expect 1 "a pickle that asks for os.system" \
     "$GF" import --from alphaxiv tests/fixtures/torch/hostile/os-system.pt --out "$tmp/x.safetensors"
+head -c 5000 "$tmp/f32.grasslm" >"$tmp/cut.grasslm"
+want='runs past the end of the file' expect 1 "a truncated .grasslm" "$GF" import "$tmp/cut.grasslm" --out "$tmp/x.safetensors"
+printf 'GRLN' | cat - <(tail -c +5 "$tmp/f32.grasslm") >"$tmp/magic.grasslm"
+want='not a .grasslm file' expect 1 "a .grasslm without its magic" "$GF" import "$tmp/magic.grasslm" --out "$tmp/x.safetensors"
 [ ! -e "$tmp/x.safetensors" ] && pass "no refused import left a file" || fail "a refused import wrote $tmp/x.safetensors"
-[ "$fails" -eq 0 ] || { echo "alphaxiv: $fails FAILED"; exit 1; }
-echo "alphaxiv: all passed"
+[ "$fails" -eq 0 ] || { echo "imports: $fails FAILED"; exit 1; }
+echo "imports: all passed"
