@@ -496,7 +496,7 @@ int gf_task_register(const gf_task_ops *ops);
  * (src/import/distilbert.c); a program adds its own with gf_importer_register, one file and one call
  * (tests/plugins/importer_toy.c). gf_import_load asks each importer in turn, built-in ones first, whether it reads
  * a path (detect) and loads it with the first that does; a path none claims is read as grassflow's own. */
-#define GF_IMPORTER_VERSION 1 /* the gf_importer this header describes */
+#define GF_IMPORTER_VERSION 2 /* the gf_importer this header describes (2: save) */
 typedef struct gf_importer {
     int version;          /* GF_IMPORTER_VERSION */
     const char *name;     /* [a-z0-9_-], unique: "hf-distilbert" */
@@ -506,6 +506,9 @@ typedef struct gf_importer {
     bool (*detect)(const char *path);
     /* The model and its tokenizer (*tok, NULL if the format has none); NULL + gf_fail naming the file. */
     gf_model *(*load)(const char *path, gf_tokenizer **tok);
+    /* Version 2: write m in this format, atomically, so that the program that made the format reads it; NULL
+     * for a format grassflow only reads. 0, or -1 (gf_fail: what of m the format cannot hold). */
+    int (*save)(const gf_model *m, const char *path);
 } gf_importer;
 /* Add an importer (before it is used; not thread-safe; at most GF_PLUGIN_MAX_ADDED). Fails (gf_last_error)
  * for a version this build does not know, a malformed or taken name, or a missing member. */

@@ -16,6 +16,7 @@ int cmd_info(int argc, char **argv);
 int cmd_init(int argc, char **argv);
 int cmd_quantize(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

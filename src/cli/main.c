@@ -25,6 +25,7 @@ static void usage(FILE *out) {
             "  generate  sample text from a checkpoint\n"
             "  quantize  write a checkpoint's weight matrices as int8 or bf16, for generation\n"
             "  import  a model another program trained (alphaXiv's best.pt, ...) as a grassflow checkpoint\n"
+            "  export  a grassflow checkpoint in another program's format (alphaXiv's best.pt, GrassLM's)\n"
             "  compare train several models with one recipe and tabulate them\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
@@ -173,6 +174,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "init")) return cmd_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "quantize")) return cmd_quantize(argc - 1, argv + 1);
     if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export")) return cmd_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "score")) return cmd_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);

@@ -8,6 +8,8 @@
  * head tied to the token embedding. The tokenizer is BERT's uncased WordPiece: vocab.txt beside the checkpoint,
  * else GRASSFLOW_DATA's bert-base-uncased/vocab.txt (the CLI points GRASSFLOW_DATA at its data/); neither: the
  * model loads without one. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +205,81 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
     return m;
 }
 
+/* ---- export: a grassflow model of their form as their best.pt ------------------------------------------- */
+
+/* Whether the config's value at key (JSON text) is want; a key the config does not write back reads as dflt. */
+static bool is(const gf_config *c, const char *key, const char *want, const char *dflt) {
+    char *v = gf_config_get(c, key);
+    const bool ok = !strcmp(v ? v : dflt, want);
+    free(v);
+    return ok;
+}
+
+/* What of m their code cannot hold, or NULL: their two classes, exactly. */
+static const char *not_theirs(const gf_model *m, bool *grassmann) {
+    const gf_config *c = gf_model_config(m);
+    static char why[200];
+    if (!is(c, "norm", "\"pre\"", "") || !is(c, "pos", "\"learned\"", "") || !is(c, "tie_head", "true", "") ||
+        !is(c, "gelu", "\"erf\"", "") || !is(c, "ln_eps", "1e-05", "") || !is(c, "head.kind", "\"next_token\"", "") ||
+        c->source_vocab > 0 || c->n_stacks > 0)
+        return "their models are pre-norm language models with learned positions, a tied head, GELU (erf) and "
+               "LayerNorm eps 1e-5, one stack";
+    char offs[160] = "[";
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < (c->n_layer >= 12 ? 2 : 1); k++)
+            snprintf(offs + strlen(offs), sizeof offs - strlen(offs), "%s%d", strlen(offs) > 1 ? "," : "", (int[]){1, 2, 4, 8, 12, 16}[i]);
+    strcat(offs, "]");
+    *grassmann = is(c, "layers.0.mixer", "\"grassmann\"", "");
+    for (int l = 0; l < c->n_layer; l++) {
+        char k[6][48];
+        const char *keys[6] = {"mixer", "block", "offsets", "n_head", "extra_proj", "heads"};
+        for (int i = 0; i < 6; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
+        const bool ok = *grassmann ? is(c, k[0], "\"grassmann\"", "") && is(c, k[1], "\"pre-mix-norm\"", "\"pre\"") &&
+                                         is(c, k[2], offs, "") && is(c, k[4], "false", "") && is(c, k[5], "1", "")
+                                   : is(c, k[0], "\"attention\"", "") && is(c, k[1], "\"pre\"", "\"pre\"") &&
+                                         is(c, k[3], "4", "");
+        if (!ok) {
+            snprintf(why, sizeof why, "layer %d is not theirs: every layer Grassmann in block pre-mix-norm with offsets %s, "
+                     "or every layer attention with 4 heads in block pre", l, offs);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+static int save(const gf_model *m, const char *path) {
+    bool grassmann = false;
+    const char *why = not_theirs(m, &grassmann);
+    if (why) return gf_fail("%s cannot be written as an alphaXiv checkpoint: %s", path, why);
+    const int64_t N = gf_model_config(m)->n_layer, r = grassmann ? gf_model_find_tensor(m, "blocks.0.mix.red.weight")->shape[0] : 0;
+    gf_torch_tensor *t = calloc((size_t)(N_NAMES * N + 1), sizeof *t);
+    int64_t *pairs = calloc((size_t)(r * r + 1), sizeof *pairs), n = 0;
+    char(*names)[128] = calloc((size_t)(N_NAMES * N + 1), sizeof *names);
+    if (!t || !pairs || !names) return free(t), free(pairs), free(names), gf_fail("out of memory");
+    for (int64_t i = 0, k = 0; i < r; i++) /* their pair buffers: i < j row by row */
+        for (int64_t j = i + 1; j < r; j++, k++) pairs[k] = i, pairs[r * (r - 1) / 2 + k] = j;
+    char ours[128];
+    for (int k = 0; k < N_NAMES; k++)
+        for (int64_t l = 0; l < (strstr(NAMES[k].theirs, "%d") ? N : 1); l++) {
+            names_of(&NAMES[k], l, names[n], ours, sizeof ours);
+            const bool pair = strstr(names[n], "idx_") != NULL;
+            const gf_tensor_info *ti = gf_model_find_tensor(m, NAMES[k].ours ? ours : pair ? "blocks.0.mix.red.weight" : "tok_emb.weight");
+            if (!ti || (pair && !grassmann) || (!pair && !NAMES[k].ours && strcmp(names[n], "lm_head.weight"))) continue;
+            gf_torch_tensor *x = &t[n];
+            *x = (gf_torch_tensor){.name = names[n], .dtype = GF_TT_F32, .ndim = ti->ndim, .numel = ti->numel, .data = ti->data};
+            for (int d = 0; d < ti->ndim; d++) x->shape[d] = ti->shape[d];
+            if (pair) { /* int64 (r(r-1)/2,): idx_i then idx_j */
+                x->dtype = GF_TT_I64, x->ndim = 1, x->numel = x->shape[0] = r * (r - 1) / 2;
+                x->data = pairs + (strstr(names[n], "idx_j") ? x->numel : 0);
+            }
+            n++;
+        }
+    const gf_torch_numbers nums = {NAN, NAN, NAN};
+    const int rc = gf_torch_save(path, t, n, &nums);
+    free(t), free(pairs), free(names);
+    return rc;
+}
+
 const gf_importer gf_importer_alphaxiv = {
     .version = GF_IMPORTER_VERSION,
     .name = "alphaxiv",
@@ -210,4 +287,5 @@ const gf_importer gf_importer_alphaxiv = {
     .label = "an alphaXiv checkpoint",
     .detect = detect,
     .load = load,
+    .save = save,
 };

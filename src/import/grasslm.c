@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "compute/bf16.h"
@@ -128,26 +129,32 @@ static int make_config(const gl_file *g, gf_config *cfg) {
     return gf_config_from_json(js, g->path, cfg);
 }
 
-/* grassflow's name for one of theirs (NULL: window_offsets, read above). */
-static int ours(const char *theirs, char *out, size_t n) {
-    static const char *const MAP[][2] = {
-        {"tok_embed.weight", "tok_emb.weight"}, {"pos_embed.weight", "pos_emb.weight"}, {"ln_final.weight", "ln_f.weight"},
-        {"ln_final.bias", "ln_f.bias"}, {"mixing.plucker_encoder.W_red.", "mix.red."}, {"mixing.plucker_encoder.W_plu.", "mix.plucker."},
-        {"mixing.W_gate.", "mix.gate."}, {"ln1.", "ln1."}, {"ln2.", "ln2."}, {"ffn.0.", "ffn.fc1."}, {"ffn.2.", "ffn.fc2."}};
+/* Their names and grassflow's: whole names, and the parts after "blocks.N." (a trailing '.': a prefix). */
+static const char *const MAP[][2] = {
+    {"tok_embed.weight", "tok_emb.weight"}, {"pos_embed.weight", "pos_emb.weight"}, {"ln_final.weight", "ln_f.weight"},
+    {"ln_final.bias", "ln_f.bias"}, {"mixing.plucker_encoder.W_red.", "mix.red."}, {"mixing.plucker_encoder.W_plu.", "mix.plucker."},
+    {"mixing.W_gate.", "mix.gate."}, {"ln1.", "ln1."}, {"ln2.", "ln2."}, {"ffn.0.", "ffn.fc1."}, {"ffn.2.", "ffn.fc2."}};
+
+/* name in the other naming: column from (0 theirs, 1 grassflow's) to 1 - from. 0, or -1 when it has none. */
+static int rename_to(const char *name, int from, char *out, size_t n) {
     int l, used = 0;
-    const char *rest = theirs;
-    if (sscanf(theirs, "blocks.%d.%n", &l, &used) == 1 && used) rest = theirs + used;
+    const char *rest = name;
+    if (sscanf(name, "blocks.%d.%n", &l, &used) == 1 && used) rest = name + used;
     for (size_t k = 0; k < sizeof MAP / sizeof MAP[0]; k++) {
-        const size_t pl = strlen(MAP[k][0]);
-        const bool whole = MAP[k][0][pl - 1] != '.';
-        if ((whole && !used && !strcmp(rest, MAP[k][0])) || (!whole && used && !strncmp(rest, MAP[k][0], pl))) {
-            if (used) snprintf(out, n, "blocks.%d.%s%s", l, MAP[k][1], rest + pl);
-            else snprintf(out, n, "%s", MAP[k][1]);
+        const char *src = MAP[k][from], *dst = MAP[k][1 - from];
+        const size_t pl = strlen(src);
+        const bool whole = src[pl - 1] != '.';
+        if ((whole && !used && !strcmp(rest, src)) || (!whole && used && !strncmp(rest, src, pl))) {
+            if (used) snprintf(out, n, "blocks.%d.%s%s", l, dst, rest + pl);
+            else snprintf(out, n, "%s", dst);
             return 0;
         }
     }
     return -1;
 }
+
+static int ours(const char *theirs, char *out, size_t n) { return rename_to(theirs, 0, out, n); }
+static int theirs_of(const char *ours_name, char *out, size_t n) { return rename_to(ours_name, 1, out, n); }
 
 static int copy_all(const gl_file *g, gf_model *m) {
     int64_t copied = 0, expected = 0;
@@ -183,6 +190,90 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
     return m;
 }
 
+/* ---- export: a grassflow model of GrassLM's form as a .grasslm file (f32) -------------------------------- */
+
+static bool is(const gf_config *c, const char *key, const char *want, const char *dflt) {
+    char *v = gf_config_get(c, key);
+    const bool ok = !strcmp(v ? v : dflt, want);
+    free(v);
+    return ok;
+}
+
+/* Layer l's one offset, or 0 when the layer is not GrassLM's (a Grassmann mixer with one offset, post-gated,
+ * no extra projection, one head, no window or grid, Pluecker coordinates and the gate). */
+static int layer_offset(const gf_config *c, int l) {
+    char k[8][48], *v;
+    const char *keys[8] = {"mixer", "block", "extra_proj", "heads", "window", "grid", "plucker", "gate"};
+    for (int i = 0; i < 8; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
+    if (!is(c, k[0], "\"grassmann\"", "") || !is(c, k[1], "\"post-gated\"", "\"post-gated\"") ||
+        !is(c, k[2], "false", "") || !is(c, k[3], "1", "") || !is(c, k[4], "0", "") || !is(c, k[5], "0", "") ||
+        !is(c, k[6], "true", "") || !is(c, k[7], "true", ""))
+        return 0;
+    snprintf(k[0], sizeof k[0], "layers.%d.offsets", l);
+    int o = 0, used = 0;
+    v = gf_config_get(c, k[0]);
+    const bool one = v && sscanf(v, "[%d]%n", &o, &used) == 1 && used == (int)strlen(v);
+    free(v);
+    return one ? o : 0;
+}
+
+static void put(FILE *f, const void *p, size_t n, int *bad) { *bad |= fwrite(p, 1, n, f) != n; }
+static void put32(FILE *f, uint32_t v, int *bad) {
+    const unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24)};
+    put(f, b, 4, bad);
+}
+
+static void put_weight(FILE *f, const char *name, const gf_tensor_info *ti, const float *data, int64_t numel, int *bad) {
+    put32(f, (uint32_t)strlen(name), bad);
+    put(f, name, strlen(name), bad);
+    put32(f, (uint32_t)(ti ? ti->ndim : 1), bad);
+    for (int d = 0; d < (ti ? ti->ndim : 1); d++) put32(f, (uint32_t)(ti ? ti->shape[d] : numel), bad);
+    put(f, data, (size_t)numel * 4, bad); /* little-endian float32, as x86 holds it */
+}
+
+static int save(const gf_model *m, const char *path) {
+    const gf_config *c = gf_model_config(m);
+    if (!is(c, "norm", "\"post\"", "") || !is(c, "pos", "\"learned\"", "") || !is(c, "tie_head", "true", "") ||
+        !is(c, "gelu", "\"erf\"", "") || !is(c, "ln_eps", "1e-05", "") || !is(c, "head.kind", "\"next_token\"", "") ||
+        c->source_vocab > 0 || c->n_stacks > 0)
+        return gf_fail("%s cannot be written as a .grasslm file: GrassLM is a post-norm language model with learned "
+                       "positions, a tied head, GELU (erf) and LayerNorm eps 1e-5, one stack", path);
+    float offsets[GF_MAX_LAYERS];
+    for (int l = 0; l < c->n_layer; l++)
+        if (!(offsets[l] = (float)layer_offset(c, l)))
+            return gf_fail("%s cannot be written as a .grasslm file: layer %d is not GrassLM's (a Grassmann mixer with "
+                           "one offset, post-gated, with its gate and Pluecker coordinates, nothing else)", path, l);
+    const gf_tensor_info *red = gf_model_find_tensor(m, "blocks.0.mix.red.weight"), *f1 = gf_model_find_tensor(m, "blocks.0.ffn.fc1.weight");
+    const uint32_t head[9] = {0x4d4c5247u /* GRLM */, 1, (uint32_t)c->n_layer, (uint32_t)c->d_model, (uint32_t)red->shape[0],
+                              (uint32_t)f1->shape[0], (uint32_t)c->vocab_size, (uint32_t)c->max_len, 0};
+    char tmp[GF_PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return gf_fail("cannot write %s", tmp);
+    int bad = 0;
+    for (int i = 0; i < 16; i++) put32(f, i < 9 ? head[i] : 0, &bad);
+    int n = 1; /* window_offsets */
+    for (int i = 0; gf_model_tensor(m, i); i++) n++;
+    put32(f, (uint32_t)n, &bad);
+    char theirs[GF_PATH_MAX];
+    for (int i = 0; gf_model_tensor(m, i); i++) {
+        const gf_tensor_info *ti = gf_model_tensor(m, i);
+        if (theirs_of(ti->name, theirs, sizeof theirs)) {
+            fclose(f), remove(tmp);
+            return gf_fail("%s: tensor %s has no GrassLM name", path, ti->name);
+        }
+        put_weight(f, theirs, ti, ti->data, ti->numel, &bad);
+    }
+    put_weight(f, "window_offsets", NULL, offsets, c->n_layer, &bad);
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path)) {
+        remove(tmp);
+        return gf_fail("cannot write %s", path);
+    }
+    return 0;
+}
+
 const gf_importer gf_importer_grasslm = {
     .version = GF_IMPORTER_VERSION,
     .name = "grasslm",
@@ -190,4 +281,5 @@ const gf_importer gf_importer_grasslm = {
     .label = "a GrassLM model",
     .detect = detect,
     .load = load,
+    .save = save,
 };

@@ -41,6 +41,14 @@ const gf_torch_tensor *gf_torch_find(const gf_torch_ckpt *c, const char *name);
 /* Tensor t's elements as floats into out (t->numel of them): exact for f32, f16, bf16 and integers up to 2^24.
  * 0, or -1 (gf_fail) for a dtype that is not a number. */
 int gf_torch_to_f32(const gf_torch_tensor *t, float *out);
+/* The numbers a reproduction saves beside its state dict (NaN: not written). */
+typedef struct gf_torch_numbers {
+    double epoch, val_loss, val_ppl;
+} gf_torch_numbers;
+/* Write {"model_state_dict": OrderedDict(t[i].name: t[i]), "epoch", "val_loss", "val_ppl"} as torch.save does
+ * (io/torch_save.c), atomically. Only GF_TT_F32 and GF_TT_I64 tensors; tensors with one data array share one
+ * storage. 0, or -1 (gf_fail). */
+int gf_torch_save(const char *path, const gf_torch_tensor *t, int64_t n, const gf_torch_numbers *x);
 const char *gf_torch_dtype_name(gf_torch_dtype d);
 int gf_torch_dtype_size(gf_torch_dtype d); /* bytes an element */
 

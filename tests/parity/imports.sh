@@ -9,6 +9,9 @@
 #   - grassflow import writes a grassflow checkpoint that gives the same logits bit for bit, and its tokenizer is
 #     BERT's vocabulary when the vocabulary sizes agree (vocab.txt beside the file); score and generate read
 #     best.pt itself as they read its import;
+#   - grassflow export writes each back (--to alphaxiv, --to grasslm): their loaders (written out as their code
+#     reads a file: torch.load and load_state_dict strict; .grasslm by name) read it and give the same logits, and
+#     it imports again to the same logits bit for bit; a model their code cannot hold is refused;
 #   - refused by name: a state dict of another model, --from an unknown format, an existing --out, a pickle that
 #     asks for os.system, a truncated .grasslm and one without its magic.
 #   bash tests/parity/imports.sh [BUILD]
@@ -48,6 +51,32 @@ check "$tmp/grassmann-12.pt" $AX make --kind grassmann --layers 12 --L 24 --bare
 echo "imports: GrassLM's .grasslm files held to its forward in PyTorch"
 check "$tmp/f32.grasslm" $GL make --layers 3
 check "$tmp/f16.grasslm" $GL make --layers 12 --L 24 --f16
+
+echo "imports: grassflow export writes them back, for their own code"
+# FILE (the original), the reference's check of the exported file
+export_check() {
+    local f=$1 to=$2 back="${1%.*}-back.${1##*.}"
+    shift 2
+    expect 0 "export --to $to $(basename "$f")" "$GF" export --to "$to" --ckpt "$f.safetensors" --out "$back"
+    if $PY "$@" --file "$back" --ref "$f.ref.safetensors" >"$tmp/check" 2>&1; then pass "$(cat "$tmp/check")"; else fail "$(cat "$tmp/check")"; fi
+    if "$BUILD/tests/lm_import_check" "$back" "$f.ref.safetensors" --bits "$f" >"$tmp/check" 2>&1; then
+        pass "... imported again: the same logits, bit for bit"
+    else
+        fail "re-import: $(cat "$tmp/check")"
+    fi
+}
+export_check "$tmp/grassmann-2.pt" alphaxiv $AX check --kind grassmann --layers 2
+export_check "$tmp/transformer-2.pt" alphaxiv $AX check --kind transformer --layers 2
+export_check "$tmp/grassmann-12.pt" alphaxiv $AX check --kind grassmann --layers 12 --L 24
+export_check "$tmp/f32.grasslm" grasslm $GL check
+export_check "$tmp/f16.grasslm" grasslm $GL check
+"$GF" init --model grassmann-tiny --out "$tmp/tiny.safetensors" >/dev/null 2>&1
+want='cannot be written as an alphaXiv checkpoint: layer 0 is not theirs' expect 1 "export refuses a model their code cannot hold" \
+    "$GF" export --to alphaxiv --ckpt "$tmp/tiny.safetensors" --out "$tmp/x.pt"
+want='cannot be written as a .grasslm file: GrassLM is a post-norm' expect 1 "... and so does GrassLM's" "$GF" export --to grasslm --ckpt "$tmp/grassmann-2.pt.safetensors" --out "$tmp/x.grasslm"
+want='--to nosuch: not a format grassflow writes; those it writes: alphaxiv, grasslm' expect 2 "an unknown --to" \
+    "$GF" export --to nosuch --ckpt "$tmp/tiny.safetensors" --out "$tmp/x.pt"
+[ ! -e "$tmp/x.pt" ] && [ ! -e "$tmp/x.grasslm" ] && pass "no refused export left a file" || fail "a refused export wrote a file"
 
 echo "imports: the tokenizer, and what is refused"
 mkdir -p "$tmp/tok" && cp "$tmp/grassmann-2.pt" "$tmp/tok/best.pt"

@@ -7,6 +7,10 @@ tensor names, to hold grassflow's importer (src/import/alphaxiv.c) to.
         torch.save({epoch, model_state_dict, optimizer_state_dict, val_loss, val_ppl}), the state dict's names
         under torch.compile's "_orig_mod." unless --bare; and FILE.ref.safetensors: a batch of ids and its
         logits (float64).
+  alphaxiv.py check --file FILE.pt --kind K [--layers N] [--L L] --ref REF.safetensors
+        load FILE as their eval_wikitext.py loads a checkpoint (torch.load, "model_state_dict", the prefix
+        removed, load_state_dict strict) into the model above, and hold its logits on REF's ids to REF's logits
+        (1e-5 of the largest): a file grassflow export wrote opens in their code.
 
 The models: token + position embeddings (dropout); blocks; ln_f; a head tied to the token embedding.
 - Grassmann block: h = h + mix(ln1(h)); h = h + ffn(ln2(h)), ffn = Linear, GELU (erf), Dropout, Linear, Dropout.
@@ -138,6 +142,21 @@ def make(a):
     st_io.write(a.out + ".ref.safetensors", {"ids": ids.to(torch.int64).numpy(), "logits": logits.numpy()})
 
 
+def check(a):
+    ck = torch.load(a.file, map_location="cpu")
+    sd = ck["model_state_dict"] if isinstance(ck, dict) and "model_state_dict" in ck else ck
+    sd = {k.replace("_orig_mod.", ""): v for k, v in sd.items()}
+    m = Model(a.kind, a.layers, a.L)
+    m.load_state_dict(sd)  # strict: every name and shape theirs
+    m = m.double().eval()
+    ref = st_io.read(a.ref)[0]
+    with torch.no_grad():
+        got = m(torch.from_numpy(ref["ids"]).long()).numpy()
+    err = abs(got - ref["logits"]).max() / abs(ref["logits"]).max()
+    print("alphaxiv.py check %s: loaded strict by their model; logits max|diff| / max|logit| %.3e (tol 1e-5)" % (a.file, err))
+    sys.exit(0 if err <= 1e-5 else 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -148,7 +167,14 @@ def main():
     mk.add_argument("--L", type=int, default=20)
     mk.add_argument("--seed", type=int, default=3)
     mk.add_argument("--bare", action="store_true")
-    make(ap.parse_args())
+    ck = sub.add_parser("check")
+    ck.add_argument("--file", required=True)
+    ck.add_argument("--kind", choices=("grassmann", "transformer"), required=True)
+    ck.add_argument("--layers", type=int, default=2)
+    ck.add_argument("--L", type=int, default=20)
+    ck.add_argument("--ref", required=True)
+    a = ap.parse_args()
+    make(a) if a.cmd == "make" else check(a)
 
 
 if __name__ == "__main__":

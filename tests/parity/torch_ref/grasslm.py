@@ -6,6 +6,10 @@ written out in PyTorch with its names, and its .grasslm writer, to hold grassflo
         a small random GrassLM (d 32, rank 6, d_ff 64, vocabulary 40; the offsets 1, 2, 4, 8, 12, 16 one per
         layer, 12 layers each twice) written as export.py writes it (f32, or f16 with --f16); and
         FILE.ref.safetensors: a batch of ids and its logits (float64, from the weights as the file holds them).
+  grasslm.py check --file FILE.grasslm --ref REF.safetensors
+        read FILE as their export.py's load_weights reads one (header, then the weights by name), load it strict
+        into the model above (its offsets from window_offsets), and hold its logits on REF's ids to REF's
+        logits (1e-5 of the largest): a file grassflow export wrote opens in their code.
 
 The model: token + position embeddings; per block, with one offset D: z = W_red h; at t >= D the Pluecker vector
 of (z_t, z_{t-D}) normalised by max(|p|, 1e-8), W_plu of it (0 before D); a = sigmoid(W_gate [h; g]);
@@ -87,6 +91,46 @@ def write(path, m, n_layer, L, f16):
             f.write(t.detach().to(torch.float16 if f16 else torch.float32).numpy().tobytes())
 
 
+def read(path):
+    with open(path, "rb") as f:
+        head = f.read(64)
+        assert head[:4] == b"GRLM", "magic"
+        n_layer, d, r, ff, v, L, dtype = struct.unpack_from("<7I", head, 8)
+        assert (d, r, ff, v) == (D, R, FF, V), (d, r, ff, v)
+        (n,) = struct.unpack("<I", f.read(4))
+        w = {}
+        for _ in range(n):
+            (nl,) = struct.unpack("<I", f.read(4))
+            name = f.read(nl).decode()
+            (nd,) = struct.unpack("<I", f.read(4))
+            shape = struct.unpack("<%dI" % nd, f.read(4 * nd))
+            numel = 1
+            for x in shape:
+                numel *= x
+            raw = f.read(numel * (2 if dtype else 4))
+            t = torch.frombuffer(bytearray(raw), dtype=torch.float16 if dtype else torch.float32).float()
+            w[name] = t.reshape(shape)
+        assert f.read() == b"", "bytes after the last weight"
+    return n_layer, L, w
+
+
+def check(a):
+    n_layer, L, w = read(a.file)
+    m = Model(n_layer, L)
+    offs = [int(x) for x in w.pop("window_offsets").tolist()]
+    for b, o in zip(m.blocks, offs):
+        b.offset = o
+    m.load_state_dict(w)  # strict: every name and shape theirs
+    m = m.double().eval()
+    ref = st_io.read(a.ref)[0]
+    with torch.no_grad():
+        got = m(torch.from_numpy(ref["ids"]).long()).numpy()
+    err = abs(got - ref["logits"]).max() / abs(ref["logits"]).max()
+    print("grasslm.py check %s: read and loaded strict (offsets %s); logits max|diff| / max|logit| %.3e (tol 1e-5)"
+          % (a.file, offs, err))
+    sys.exit(0 if err <= 1e-5 else 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -96,7 +140,12 @@ def main():
     mk.add_argument("--L", type=int, default=20)
     mk.add_argument("--f16", action="store_true")
     mk.add_argument("--seed", type=int, default=4)
+    ck = sub.add_parser("check")
+    ck.add_argument("--file", required=True)
+    ck.add_argument("--ref", required=True)
     a = ap.parse_args()
+    if a.cmd == "check":
+        return check(a)
     torch.manual_seed(a.seed)
     m = Model(a.layers, a.L)
     with torch.no_grad():
