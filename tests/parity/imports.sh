@@ -78,6 +78,22 @@ want='--to nosuch: not a format grassflow writes; those it writes: alphaxiv, gra
     "$GF" export --to nosuch --ckpt "$tmp/tiny.safetensors" --out "$tmp/x.pt"
 [ ! -e "$tmp/x.pt" ] && [ ! -e "$tmp/x.grasslm" ] && pass "no refused export left a file" || fail "a refused export wrote a file"
 
+echo "imports: the README's commands on a checkpoint of their shape (BERT's vocabulary, blocks of 128)"
+cat >"$tmp/theirs.json" <<'JSON'
+{"format": 2, "vocab_size": 30522, "d_model": 32, "n_layer": 2, "d_ff": 64, "max_len": 128, "norm": "pre",
+ "pos": "learned", "tie_head": true, "gelu": "erf", "ln_eps": 1e-5,
+ "layers": [{"mixer": "grassmann", "rank": 6, "offsets": [1, 2, 4, 8, 12, 16], "block": "pre-mix-norm"}]}
+JSON
+mkdir -p "$tmp/hub"
+"$GF" init --config "$tmp/theirs.json" --seed 5 --out "$tmp/theirs.safetensors" >/dev/null 2>&1 \
+    && "$GF" export --to alphaxiv --ckpt "$tmp/theirs.safetensors" --out "$tmp/hub/best.pt" >/dev/null 2>&1 \
+    || fail "a checkpoint of their shape"
+expect 0 "eval --ckpt best.pt --corpus wikitext-2-raw --eval-blocks chunks --eval-specials cls-sep (the README's)" \
+    "$GF" eval --ckpt "$tmp/hub/best.pt" --corpus wikitext-2-raw --eval-blocks chunks --eval-specials cls-sep
+grep -q 'chunks' "$tmp/out" && pass "... BERT's vocabulary from data/, scored in their protocol: $(head -1 "$tmp/out")" \
+    || fail "eval printed: $(head -3 "$tmp/out")"
+expect 0 "import best.pt --out grassmann.safetensors (the README's)" "$GF" import "$tmp/hub/best.pt" --out "$tmp/hub/grassmann.safetensors"
+
 echo "imports: the tokenizer, and what is refused"
 mkdir -p "$tmp/tok" && cp "$tmp/grassmann-2.pt" "$tmp/tok/best.pt"
 { printf '[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n'; sed -n '2000,2034p' data/bert-base-uncased/vocab.txt; } >"$tmp/tok/vocab.txt" # 40, as the models'

@@ -71,6 +71,9 @@ while IFS= read -r c; do
     if grep -q "~/distilbert" <<<"$c"; then
         echo "  --    $what: not run (a Hugging Face download; tests/parity/distilbert.sh runs it on a synthetic folder)"; continue
     fi
+    if grep -q "~/hub/" <<<"$c"; then
+        echo "  --    $what: not run (a Hugging Face download; tests/parity/imports.sh runs it on files written as their code writes them)"; continue
+    fi
     need=$(grep -oE -- "(--ckpt|--backbone) runs/[^ ]+" <<<"$c" | awk '{print $2}' | head -1)
     if [ -n "$need" ] && [ ! -e "$w/$need" ]; then
         echo "  --    $what: not run (needs $need, which only a long job above makes)"; continue
