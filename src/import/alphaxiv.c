@@ -19,6 +19,8 @@
 #include "import/import.h"
 #include "io/torch_ckpt.h"
 
+#define IS gf_import_config_is /* the config's value at a key is ... (import/import.h) */
+
 enum { HEADS = 4 };
 
 /* Their names (%d: the layer) and grassflow's; gf NULL: read and checked, not copied. */
@@ -177,7 +179,8 @@ static int check_all(const ax_file *a, const gf_model *m) {
         return gf_fail("%s: %lld of the model's %lld tensors are in it: a state dict of another model", a->path,
                        (long long)mapped, (long long)expected);
     const gf_torch_tensor *e = gf_torch_find(&a->c, "token_embedding.weight"), *h = gf_torch_find(&a->c, "lm_head.weight");
-    if (h && (h->numel != e->numel || h->dtype != e->dtype || memcmp(h->data, e->data, (size_t)e->numel * (size_t)gf_torch_dtype_size(e->dtype))))
+    const size_t bytes = (size_t)e->numel * (size_t)gf_torch_dtype_size(e->dtype);
+    if (h && (h->numel != e->numel || h->dtype != e->dtype || memcmp(h->data, e->data, bytes)))
         return gf_fail("%s: lm_head.weight differs from token_embedding.weight; their models tie the two", a->path);
     for (int64_t l = 0; a->grassmann && l < a->N; l++) {
         char ni[96], nj[96];
@@ -207,21 +210,12 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
 
 /* ---- export: a grassflow model of their form as their best.pt ------------------------------------------- */
 
-/* Whether the config's value at key (JSON text) is want; a key the config does not write back reads as dflt. */
-static bool is(const gf_config *c, const char *key, const char *want, const char *dflt) {
-    char *v = gf_config_get(c, key);
-    const bool ok = !strcmp(v ? v : dflt, want);
-    free(v);
-    return ok;
-}
 
 /* What of m their code cannot hold, or NULL: their two classes, exactly. */
 static const char *not_theirs(const gf_model *m, bool *grassmann) {
     const gf_config *c = gf_model_config(m);
     static char why[200];
-    if (!is(c, "norm", "\"pre\"", "") || !is(c, "pos", "\"learned\"", "") || !is(c, "tie_head", "true", "") ||
-        !is(c, "gelu", "\"erf\"", "") || !is(c, "ln_eps", "1e-05", "") || !is(c, "head.kind", "\"next_token\"", "") ||
-        c->source_vocab > 0 || c->n_stacks > 0)
+    if (!gf_import_plain_lm(c, "\"pre\""))
         return "their models are pre-norm language models with learned positions, a tied head, GELU (erf) and "
                "LayerNorm eps 1e-5, one stack";
     char offs[160] = "[";
@@ -229,15 +223,15 @@ static const char *not_theirs(const gf_model *m, bool *grassmann) {
         for (int k = 0; k < (c->n_layer >= 12 ? 2 : 1); k++)
             snprintf(offs + strlen(offs), sizeof offs - strlen(offs), "%s%d", strlen(offs) > 1 ? "," : "", (int[]){1, 2, 4, 8, 12, 16}[i]);
     strcat(offs, "]");
-    *grassmann = is(c, "layers.0.mixer", "\"grassmann\"", "");
+    *grassmann = IS(c, "layers.0.mixer", "\"grassmann\"", "");
     for (int l = 0; l < c->n_layer; l++) {
         char k[6][48];
         const char *keys[6] = {"mixer", "block", "offsets", "n_head", "extra_proj", "heads"};
         for (int i = 0; i < 6; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
-        const bool ok = *grassmann ? is(c, k[0], "\"grassmann\"", "") && is(c, k[1], "\"pre-mix-norm\"", "\"pre\"") &&
-                                         is(c, k[2], offs, "") && is(c, k[4], "false", "") && is(c, k[5], "1", "")
-                                   : is(c, k[0], "\"attention\"", "") && is(c, k[1], "\"pre\"", "\"pre\"") &&
-                                         is(c, k[3], "4", "");
+        const bool ok = *grassmann ? IS(c, k[0], "\"grassmann\"", "") && IS(c, k[1], "\"pre-mix-norm\"", "\"pre\"") &&
+                                         IS(c, k[2], offs, "") && IS(c, k[4], "false", "") && IS(c, k[5], "1", "")
+                                   : IS(c, k[0], "\"attention\"", "") && IS(c, k[1], "\"pre\"", "\"pre\"") &&
+                                         IS(c, k[3], "4", "");
         if (!ok) {
             snprintf(why, sizeof why, "layer %d is not theirs: every layer Grassmann in block pre-mix-norm with offsets %s, "
                      "or every layer attention with 4 heads in block pre", l, offs);

@@ -19,6 +19,8 @@
 #include "import/import.h"
 #include "io/file.h"
 
+#define IS gf_import_config_is /* the config's value at a key is ... (import/import.h) */
+
 #define MAX_FILE ((size_t)8 << 30)
 enum { N_HEAD = 9, MAX_NAME = 256, MAX_DIMS = 4 };
 
@@ -59,7 +61,8 @@ static const unsigned char *take(gl_file *g, size_t *at, uint64_t n, const char 
 static int read_weight(gl_file *g, size_t *at, int64_t k) {
     const unsigned char *p = take(g, at, 4, "a weight's name length");
     const uint32_t nl = p ? u32(p) : 0;
-    if (!p || nl == 0 || nl > MAX_NAME) return p ? gf_fail("%s: weight %lld's name is %u bytes (1 to %d)", g->path, (long long)k, nl, MAX_NAME) : -1;
+    if (!p || nl == 0 || nl > MAX_NAME)
+        return p ? gf_fail("%s: weight %lld's name is %u bytes (1 to %d)", g->path, (long long)k, nl, MAX_NAME) : -1;
     const unsigned char *nm = take(g, at, nl, "a weight's name");
     if (!nm || !(g->names[k] = malloc(nl + 1))) return nm ? gf_fail("out of memory") : -1;
     memcpy(g->names[k], nm, nl);
@@ -74,7 +77,8 @@ static int read_weight(gl_file *g, size_t *at, int64_t k) {
     w->numel = 1;
     for (int i = 0; i < w->ndim; i++) {
         w->shape[i] = u32(s + 4 * i);
-        if (w->shape[i] && w->numel > (int64_t)(g->len / (size_t)w->shape[i])) return gf_fail("%s: weight %s is larger than the file", g->path, w->name);
+        if (w->shape[i] && w->numel > (int64_t)(g->len / (size_t)w->shape[i]))
+            return gf_fail("%s: weight %s is larger than the file", g->path, w->name);
         w->numel *= w->shape[i];
     }
     return (w->data = take(g, at, (uint64_t)w->numel * (g->h[H_DTYPE] ? 2 : 4), "a weight's data")) ? 0 : -1;
@@ -119,7 +123,8 @@ static int make_config(const gl_file *g, gf_config *cfg) {
     char layers[64 * 80] = "", js[6000];
     for (int64_t l = 0; l < wo->numel; l++) {
         const float o = value(g, wo, l);
-        if (!(o >= 1 && o <= 1 << 20) || o != floorf(o)) return gf_fail("%s: window_offsets[%lld] is %g, not an offset", g->path, (long long)l, (double)o);
+        if (!(o >= 1 && o <= 1 << 20) || o != floorf(o))
+            return gf_fail("%s: window_offsets[%lld] is %g, not an offset", g->path, (long long)l, (double)o);
         snprintf(layers + strlen(layers), sizeof layers - strlen(layers), "%s{\"mixer\": \"grassmann\", \"rank\": %u, \"offsets\": [%d]}",
                  l ? ", " : "", g->h[H_R], (int)o);
     }
@@ -192,12 +197,6 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
 
 /* ---- export: a grassflow model of GrassLM's form as a .grasslm file (f32) -------------------------------- */
 
-static bool is(const gf_config *c, const char *key, const char *want, const char *dflt) {
-    char *v = gf_config_get(c, key);
-    const bool ok = !strcmp(v ? v : dflt, want);
-    free(v);
-    return ok;
-}
 
 /* Layer l's one offset, or 0 when the layer is not GrassLM's (a Grassmann mixer with one offset, post-gated,
  * no extra projection, one head, no window or grid, Pluecker coordinates and the gate). */
@@ -205,9 +204,9 @@ static int layer_offset(const gf_config *c, int l) {
     char k[8][48], *v;
     const char *keys[8] = {"mixer", "block", "extra_proj", "heads", "window", "grid", "plucker", "gate"};
     for (int i = 0; i < 8; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
-    if (!is(c, k[0], "\"grassmann\"", "") || !is(c, k[1], "\"post-gated\"", "\"post-gated\"") ||
-        !is(c, k[2], "false", "") || !is(c, k[3], "1", "") || !is(c, k[4], "0", "") || !is(c, k[5], "0", "") ||
-        !is(c, k[6], "true", "") || !is(c, k[7], "true", ""))
+    if (!IS(c, k[0], "\"grassmann\"", "") || !IS(c, k[1], "\"post-gated\"", "\"post-gated\"") ||
+        !IS(c, k[2], "false", "") || !IS(c, k[3], "1", "") || !IS(c, k[4], "0", "") || !IS(c, k[5], "0", "") ||
+        !IS(c, k[6], "true", "") || !IS(c, k[7], "true", ""))
         return 0;
     snprintf(k[0], sizeof k[0], "layers.%d.offsets", l);
     int o = 0, used = 0;
@@ -233,9 +232,7 @@ static void put_weight(FILE *f, const char *name, const gf_tensor_info *ti, cons
 
 static int save(const gf_model *m, const char *path) {
     const gf_config *c = gf_model_config(m);
-    if (!is(c, "norm", "\"post\"", "") || !is(c, "pos", "\"learned\"", "") || !is(c, "tie_head", "true", "") ||
-        !is(c, "gelu", "\"erf\"", "") || !is(c, "ln_eps", "1e-05", "") || !is(c, "head.kind", "\"next_token\"", "") ||
-        c->source_vocab > 0 || c->n_stacks > 0)
+    if (!gf_import_plain_lm(c, "\"post\""))
         return gf_fail("%s cannot be written as a .grasslm file: GrassLM is a post-norm language model with learned "
                        "positions, a tied head, GELU (erf) and LayerNorm eps 1e-5, one stack", path);
     float offsets[GF_MAX_LAYERS];
@@ -243,7 +240,8 @@ static int save(const gf_model *m, const char *path) {
         if (!(offsets[l] = (float)layer_offset(c, l)))
             return gf_fail("%s cannot be written as a .grasslm file: layer %d is not GrassLM's (a Grassmann mixer with "
                            "one offset, post-gated, with its gate and Pluecker coordinates, nothing else)", path, l);
-    const gf_tensor_info *red = gf_model_find_tensor(m, "blocks.0.mix.red.weight"), *f1 = gf_model_find_tensor(m, "blocks.0.ffn.fc1.weight");
+    const gf_tensor_info *red = gf_model_find_tensor(m, "blocks.0.mix.red.weight");
+    const gf_tensor_info *f1 = gf_model_find_tensor(m, "blocks.0.ffn.fc1.weight");
     const uint32_t head[9] = {0x4d4c5247u /* GRLM */, 1, (uint32_t)c->n_layer, (uint32_t)c->d_model, (uint32_t)red->shape[0],
                               (uint32_t)f1->shape[0], (uint32_t)c->vocab_size, (uint32_t)c->max_len, 0};
     char tmp[GF_PATH_MAX + 16];

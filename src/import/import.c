@@ -102,3 +102,17 @@ gf_tokenizer *gf_import_bert_vocab(const char *path, int64_t V) {
     }
     return NULL;
 }
+
+bool gf_import_config_is(const gf_config *c, const char *key, const char *want, const char *dflt) {
+    char *v = gf_config_get(c, key);
+    const bool ok = !strcmp(v ? v : dflt, want);
+    free(v);
+    return ok;
+}
+
+bool gf_import_plain_lm(const gf_config *c, const char *norm) {
+    return gf_import_config_is(c, "norm", norm, "") && gf_import_config_is(c, "pos", "\"learned\"", "") &&
+           gf_import_config_is(c, "tie_head", "true", "") && gf_import_config_is(c, "gelu", "\"erf\"", "") &&
+           gf_import_config_is(c, "ln_eps", "1e-05", "") && gf_import_config_is(c, "head.kind", "\"next_token\"", "") &&
+           c->source_vocab == 0 && c->n_stacks == 0;
+}
