@@ -41,7 +41,7 @@ static void test_config_reaches_kind(void **state) {
     gf_config c;
     assert_int_equal(gf_config_preset("hybrid-tiny", &c), 0);
     assert_int_not_equal(gf_config_set(&c, "block=nosuch"), 0);
-    assert_non_null(strstr(gf_last_error(), "pre, post-gated, post-residual, decoder-pre, decoder-post, decoder-post-gated, parallel"));
+    assert_non_null(strstr(gf_last_error(), "pre, post-gated, post-residual, pre-mix-norm, decoder-pre, decoder-post, decoder-post-gated, parallel"));
     gf_model_free(base);
     gf_model_free(p);
     gf_model_free(o);
