@@ -11,6 +11,10 @@ tensor names, to hold grassflow's importer (src/import/alphaxiv.c) to.
         load FILE as their eval_wikitext.py loads a checkpoint (torch.load, "model_state_dict", the prefix
         removed, load_state_dict strict) into the model above, and hold its logits on REF's ids to REF's logits
         (1e-5 of the largest): a file grassflow export wrote opens in their code.
+  alphaxiv.py speed --kind K --layers N --L L --d D --rank R --ff F --vocab V --context C --tokens T [--threads N]
+        their generate() timed (scripts/reproduction_speed.sh): a model of that shape (random weights), a context
+        of C tokens, then T tokens each from a forward over the whole window, as their code generates (greedy
+        here: the cost is the forward's); prints one JSON line with tokens_per_s.
 
 The models: token + position embeddings (dropout); blocks; ln_f; a head tied to the token embedding.
 - Grassmann block: h = h + mix(ln1(h)); h = h + ffn(ln2(h)), ffn = Linear, GELU (erf), Dropout, Linear, Dropout.
@@ -157,6 +161,26 @@ def check(a):
     sys.exit(0 if err <= 1e-5 else 1)
 
 
+def speed(a):
+    import json
+    import time
+    global D, R, FF, V
+    D, R, FF, V = a.d, a.rank, a.ff, a.vocab
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(1)
+    m = Model(a.kind, a.layers, a.L).eval()
+    ids = torch.randint(0, V, (1, a.context))
+    with torch.no_grad():
+        m(ids[:, -a.L:])  # warm up
+        t0 = time.perf_counter()
+        for _ in range(a.tokens):  # their GrassmannGPT.generate: the whole window every token
+            nxt = m(ids[:, -a.L:])[:, -1].argmax(-1, keepdim=True)
+            ids = torch.cat([ids, nxt], dim=1)
+        dt = time.perf_counter() - t0
+    print(json.dumps({"kind": a.kind, "threads": a.threads, "context": a.context, "tokens": a.tokens,
+                      "seconds": dt, "tokens_per_s": a.tokens / dt, "torch": torch.__version__}))
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -173,8 +197,13 @@ def main():
     ck.add_argument("--layers", type=int, default=2)
     ck.add_argument("--L", type=int, default=20)
     ck.add_argument("--ref", required=True)
+    sp = sub.add_parser("speed")
+    sp.add_argument("--kind", choices=("grassmann", "transformer"), required=True)
+    for k, v in (("layers", 6), ("L", 128), ("d", 256), ("rank", 32), ("ff", 1024), ("vocab", 30522),
+                 ("context", 100), ("tokens", 27), ("threads", 1)):
+        sp.add_argument("--" + k, type=int, default=v)
     a = ap.parse_args()
-    make(a) if a.cmd == "make" else check(a)
+    {"make": make, "check": check, "speed": speed}[a.cmd](a)
 
 
 if __name__ == "__main__":
