@@ -31,7 +31,7 @@ static int pick(const char *from, const char *in, const gf_importer **imp) {
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", gf_importer_at(i)->name);
     if (from && !(*imp = importer_named(from)))
         return cli_usage_error("import", "--from %s: no such format; the formats: %s", from, names);
-    for (int i = 0; !from && gf_importer_at(i); i++)
+    for (int i = 0; !from && !*imp && gf_importer_at(i); i++) /* the first, as gf_import_load takes */
         if (gf_importer_at(i)->detect(in)) *imp = gf_importer_at(i);
     if (!*imp) return cli_error("%s: no format takes it (the formats: %s)\nHINT: name one with --from", in, names);
     return EXIT_OK;

@@ -87,6 +87,9 @@ static int read_shapes(ax_file *a) {
         snprintf(name, sizeof name, "blocks.%lld.ln1.weight", (long long)a->N);
         if (!gf_torch_find(&a->c, name)) break;
     }
+    snprintf(name, sizeof name, "blocks.%lld.ln1.weight", (long long)a->N);
+    if (gf_torch_find(&a->c, name))
+        return gf_fail("%s: more than the %d layers grassflow builds", a->path, GF_MAX_LAYERS);
     if (a->d % HEADS && !a->grassmann)
         return gf_fail("%s: width %lld is not a multiple of their 4 heads", a->path, (long long)a->d);
     return 0;
@@ -113,7 +116,8 @@ static int make_config(const ax_file *a, gf_config *cfg) {
 
 /* Their Pluecker index buffers must be the pairs i < j in row-major order, as grassflow's. */
 static int check_pairs(const ax_file *a, const gf_torch_tensor *ti, const gf_torch_tensor *tj, const char *name) {
-    if (!ti || !tj || ti->dtype != GF_TT_I64 || ti->numel != a->r * (a->r - 1) / 2 || tj->numel != ti->numel)
+    if (!ti || !tj || ti->dtype != GF_TT_I64 || tj->dtype != GF_TT_I64 || ti->numel != a->r * (a->r - 1) / 2 ||
+        tj->numel != ti->numel)
         return gf_fail("%s: %s is not the int64 pair list of rank %lld", a->path, name, (long long)a->r);
     const int64_t *I = ti->data, *J = tj->data;
     int64_t k = 0;

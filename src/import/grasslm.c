@@ -117,7 +117,22 @@ static float value(const gl_file *g, const gl_weight *w, int64_t i) {
 }
 
 /* The per-layer offsets (window_offsets: one float per layer) into the config's layers list. */
+/* The header's sizes against the file's own weights, before a model of them is made: a 68-byte file must not
+ * ask for gigabytes. */
+static int check_header(const gl_file *g) {
+    if (g->h[H_LAYERS] < 1 || g->h[H_LAYERS] > GF_MAX_LAYERS)
+        return gf_fail("%s: %u layers (1 to %d)", g->path, g->h[H_LAYERS], GF_MAX_LAYERS);
+    const gl_weight *e = find(g, "tok_embed.weight"), *p = find(g, "pos_embed.weight"), *f = find(g, "blocks.0.ffn.0.weight");
+    const gl_weight *r = find(g, "blocks.0.mixing.plucker_encoder.W_red.weight");
+    if (!e || !p || !f || !r || e->ndim != 2 || p->ndim != 2 || f->ndim != 2 || r->ndim != 2 || e->shape[0] != g->h[H_V] ||
+        e->shape[1] != g->h[H_D] || p->shape[0] != g->h[H_L] || f->shape[0] != g->h[H_FF] || r->shape[0] != g->h[H_R])
+        return gf_fail("%s: its header's sizes (vocabulary %u, width %u, positions %u, FFN %u, rank %u) are not its weights'",
+                       g->path, g->h[H_V], g->h[H_D], g->h[H_L], g->h[H_FF], g->h[H_R]);
+    return 0;
+}
+
 static int make_config(const gl_file *g, gf_config *cfg) {
+    if (check_header(g)) return -1;
     const gl_weight *wo = find(g, "window_offsets");
     if (!wo || wo->numel != g->h[H_LAYERS]) return gf_fail("%s: no window_offsets of one offset per layer", g->path);
     char layers[64 * 80] = "", js[6000];
@@ -142,9 +157,14 @@ static const char *const MAP[][2] = {
 
 /* name in the other naming: column from (0 theirs, 1 grassflow's) to 1 - from. 0, or -1 when it has none. */
 static int rename_to(const char *name, int from, char *out, size_t n) {
-    int l, used = 0;
+    int l = 0, used = 0;
     const char *rest = name;
-    if (sscanf(name, "blocks.%d.%n", &l, &used) == 1 && used) rest = name + used;
+    if (!strncmp(name, "blocks.", 7)) { /* blocks.N. with N digits, no leading zero: one spelling per layer */
+        const char *p = name + 7;
+        while (*p >= '0' && *p <= '9' && p - name < 12) l = 10 * l + (*p++ - '0');
+        if (p == name + 7 || *p != '.' || (name[7] == '0' && p > name + 8)) return -1;
+        used = (int)(p + 1 - name), rest = p + 1;
+    }
     for (size_t k = 0; k < sizeof MAP / sizeof MAP[0]; k++) {
         const char *src = MAP[k][from], *dst = MAP[k][1 - from];
         const size_t pl = strlen(src);
@@ -161,21 +181,36 @@ static int rename_to(const char *name, int from, char *out, size_t n) {
 static int ours(const char *theirs, char *out, size_t n) { return rename_to(theirs, 0, out, n); }
 static int theirs_of(const char *ours_name, char *out, size_t n) { return rename_to(ours_name, 1, out, n); }
 
-static int copy_all(const gl_file *g, gf_model *m) {
-    int64_t copied = 0, expected = 0;
-    for (int i = 0; gf_model_tensor(m, i); i++) expected++;
+static int copy_each(const gl_file *g, gf_model *m, bool *filled, int64_t *copied) {
     for (int64_t i = 0; i < g->n; i++) {
         const gl_weight *w = &g->w[i];
         char name[MAX_NAME + 32];
         if (!strcmp(w->name, "window_offsets")) continue;
         if (ours(w->name, name, sizeof name)) return gf_fail("%s: weight %s is not one of GrassLM's", g->path, w->name);
-        const gf_tensor_info *ti = gf_model_find_tensor(m, name);
+        int at = -1;
+        for (int k = 0; gf_model_tensor(m, k) && at < 0; k++)
+            if (!strcmp(gf_model_tensor(m, k)->name, name)) at = k;
+        const gf_tensor_info *ti = at >= 0 ? gf_model_tensor(m, at) : NULL;
         bool same = ti && ti->ndim == w->ndim;
         for (int k = 0; same && k < w->ndim; k++) same = ti->shape[k] == w->shape[k];
         if (!same) return gf_fail("%s: weight %s has no place of its shape in the model its header describes", g->path, w->name);
+        if (filled[at]) return gf_fail("%s: weight %s is in it twice", g->path, w->name);
+        filled[at] = true;
         for (int64_t k = 0; k < w->numel; k++) ti->data[k] = value(g, w, k);
-        copied++;
+        ++*copied;
     }
+    return 0;
+}
+
+/* Every tensor of m filled once from the file's weights (a weight named twice, or a tensor left out, is refused). */
+static int copy_all(const gl_file *g, gf_model *m) {
+    int64_t copied = 0, expected = 0;
+    for (int i = 0; gf_model_tensor(m, i); i++) expected++;
+    bool *filled = calloc((size_t)expected + 1, sizeof *filled);
+    if (!filled) return gf_fail("out of memory");
+    const int rc = copy_each(g, m, filled, &copied);
+    free(filled);
+    if (rc) return -1;
     if (copied != expected) return gf_fail("%s: %lld of the model's %lld tensors are in it", g->path, (long long)copied, (long long)expected);
     return 0;
 }

@@ -85,7 +85,7 @@ static int push_text(gf_pickle *p, gf_pk_kind k, uint64_t n) {
     const uint8_t *q = take(p, n);
     gf_pk *v = q ? node(p, k) : NULL;
     char *s = v ? malloc(n + 1) : NULL;
-    if (!s) return -1;
+    if (!s) return v ? gf_fail("out of memory reading a pickle") : -1;
     memcpy(s, q, n);
     s[n] = 0;
     v->s = s, v->len = n;
@@ -128,7 +128,7 @@ static int global(gf_pickle *p, const char *module, const char *name) {
         if (!strcmp(ALLOWED[i], full)) {
             gf_pk *v = node(p, GF_PK_GLOBAL);
             char *s = v ? strdup(full) : NULL;
-            if (!s) return -1;
+            if (!s) return v ? gf_fail("out of memory reading a pickle") : -1;
             v->s = s, v->len = strlen(s);
             return push(p, v);
         }

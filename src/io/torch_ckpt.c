@@ -16,6 +16,10 @@
 #define MAX_FILE ((size_t)16 << 30) /* the whole file is read: a checkpoint past 16 GiB is refused */
 #define MAX_PICKLE ((uint64_t)8 << 20) /* data.pkl: a state dict's is kilobytes; each value costs memory */
 #define MAX_INFLATE ((uint64_t)64 << 20) /* a deflated storage (torch.save stores them): a zip bomb costs no more */
+/* The tensors copied out: at most twice the file (a tied head and its embedding share one storage) and 64 MiB; a
+ * pickle that names views of one storage a million times is refused at that, not after terabytes. */
+#define MAX_COPIED (2 * (uint64_t)r->len_in + MAX_INFLATE)
+enum { MAX_TENSORS = 16384 }; /* a state dict's tensors (a 12-layer model has about 200); names are found by scan */
 
 static const struct { const char *storage; gf_torch_dtype dtype; int size; const char *name; } TYPES[] = {
     {"torch.FloatStorage", GF_TT_F32, 4, "float32"},  {"torch.HalfStorage", GF_TT_F16, 2, "float16"},
@@ -43,8 +47,11 @@ typedef struct {
     gf_zip zip;
     char prefix[256]; /* the archive's folder: "best" for best/data.pkl */
     gf_torch_ckpt *c;
-    uint8_t **owned;  /* inflated storages */
+    uint8_t **owned;  /* inflated storages, each once: owned[i] is entry owned_of[i]'s */
+    const gf_zip_entry **owned_of;
     int64_t n_owned;
+    uint64_t copied;  /* bytes of tensors copied out so far (bounded: MAX_COPIED) */
+    size_t len_in;    /* the file's bytes */
 } reader;
 
 /* The archive's folder: the one entry called FOLDER/data.pkl. */
@@ -99,18 +106,23 @@ static const uint8_t *storage(reader *r, const gf_pk *pid, const char *name, int
     if (*type < 0) return gf_fail("%s: tensor %s has storage %s, which this reader does not take", r->what, name, t->items[1]->s), NULL;
     *numel = t->items[4]->i;
     char entry[600];
+    if (t->items[2]->len > 256) return gf_fail("%s: tensor %s's storage key is %zu bytes long", r->what, name, t->items[2]->len), NULL;
     snprintf(entry, sizeof entry, "%s/data/%s", r->prefix, t->items[2]->s);
     const gf_zip_entry *e = gf_zip_find(&r->zip, entry);
     if (!e) return gf_fail("%s: tensor %s's storage %s is missing from the archive", r->what, name, entry), NULL;
     if (*numel < 0 || (uint64_t)*numel > e->size / (uint64_t)TYPES[*type].size)
         return gf_fail("%s: tensor %s's storage claims %lld elements of %s; %s holds %llu bytes", r->what, name,
                        (long long)*numel, TYPES[*type].name, entry, (unsigned long long)e->size), NULL;
+    for (int64_t i = 0; i < r->n_owned; i++) /* a storage inflated before (views share one) */
+        if (r->owned_of[i] == e) return r->owned[i];
     uint8_t *owned = NULL;
     const uint8_t *d = gf_zip_data(&r->zip, e, e->method ? MAX_INFLATE : e->size, &owned);
     if (owned) {
         uint8_t **o = realloc(r->owned, (size_t)(r->n_owned + 1) * sizeof *o);
-        if (!o) return free(owned), gf_fail("out of memory"), NULL;
-        r->owned = o, r->owned[r->n_owned++] = owned;
+        const gf_zip_entry **of = o ? realloc(r->owned_of, (size_t)(r->n_owned + 1) * sizeof *of) : NULL;
+        if (o) r->owned = o;
+        if (!of) return free(owned), gf_fail("out of memory"), NULL;
+        r->owned_of = of, r->owned_of[r->n_owned] = e, r->owned[r->n_owned++] = owned;
     }
     return d;
 }
@@ -168,6 +180,11 @@ static int add_tensor(reader *r, const char *name, const gf_pk *v) {
     gf_torch_tensor *t = &r->c->t[r->c->n];
     if (!src || geometry(r, args, name, args->items[1]->i, numel_storage, t, stride)) return -1;
     t->dtype = TYPES[type].dtype;
+    const uint64_t bytes = (uint64_t)t->numel * (uint64_t)TYPES[type].size;
+    if (bytes > MAX_COPIED - r->copied)
+        return gf_fail("%s: its tensors copy out to more than %llu bytes (views of its storages named again and again?)",
+                       r->what, (unsigned long long)MAX_COPIED);
+    r->copied += bytes;
     if (!(t->data = malloc(t->numel ? (size_t)t->numel * (size_t)TYPES[type].size : 1)) || !(t->name = strdup(name))) {
         free(t->data); /* not yet counted in c->n: gf_torch_free would not see it */
         t->data = NULL;
@@ -190,6 +207,9 @@ static const char *bare(const char *name) {
 }
 
 static int read_state(reader *r, const gf_pk *sd) {
+    if (sd->n / 2 > MAX_TENSORS)
+        return gf_fail("%s: its state dict has %lld entries, more than the %d this reader takes", r->what,
+                       (long long)(sd->n / 2), MAX_TENSORS);
     if (!(r->c->t = calloc((size_t)(sd->n / 2 + 1), sizeof *r->c->t))) return gf_fail("out of memory");
     for (int64_t i = 0; i + 1 < sd->n; i += 2) {
         const gf_pk *k = sd->items[i], *v = sd->items[i + 1];
@@ -223,10 +243,10 @@ static int load(reader *r, const uint8_t *buf, size_t len) {
 
 int gf_torch_load_buffer(const uint8_t *buf, size_t len, const char *what, gf_torch_ckpt *c) {
     *c = (gf_torch_ckpt){.epoch = NAN, .val_loss = NAN, .val_ppl = NAN};
-    reader r = {.what = what, .c = c};
+    reader r = {.what = what, .c = c, .len_in = len};
     const int rc = load(&r, buf, len);
     for (int64_t i = 0; i < r.n_owned; i++) free(r.owned[i]);
-    free(r.owned);
+    free(r.owned), free(r.owned_of);
     gf_zip_close(&r.zip);
     if (rc) gf_torch_free(c);
     return rc;

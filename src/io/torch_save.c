@@ -87,7 +87,8 @@ static void p_tensor(bytes *o, const gf_torch_tensor *t, int key) {
     char k[24];
     snprintf(k, sizeof k, "%d", key);
     int64_t stride[GF_TORCH_MAX_DIMS];
-    for (int i = t->ndim - 1, s = 1; i >= 0; i--) stride[i] = s, s *= (int)t->shape[i];
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) stride[i] = s, s *= t->shape[i];
     p_global(o, "torch._utils", "_rebuild_tensor_v2");
     op(o, '(');
     op(o, '(');
@@ -196,6 +197,10 @@ static int archive(bytes *o, const gf_torch_tensor *t, int64_t n, const int *key
 }
 
 int gf_torch_save(const char *path, const gf_torch_tensor *t, int64_t n, const gf_torch_numbers *x) {
+    for (int64_t i = 0; i < n; i++)
+        if (t[i].dtype != GF_TT_F32 && t[i].dtype != GF_TT_I64)
+            return gf_fail("%s: tensor %s is %s; this writer writes float32 and int64", path, t[i].name,
+                           gf_torch_dtype_name(t[i].dtype));
     int n_keys = 0;
     int *key = storage_keys(t, n, &n_keys);
     bytes pkl = {0}, zip = {0};

@@ -85,8 +85,9 @@ int gf_zip_open(gf_zip *z, const uint8_t *buf, size_t len, const char *what) {
     *z = (gf_zip){.buf = buf, .len = len, .what = what};
     uint64_t at = 0, count = 0;
     if (find_directory(z, &at, &count)) return -1;
-    if (count > len / 46) return gf_fail("%s: its zip directory claims %llu entries, more than the file can hold", what,
-                                         (unsigned long long)count);
+    if (count > len / 46 || count > 65536)
+        return gf_fail("%s: its zip directory claims %llu entries, more than the file can hold (or this reader takes: "
+                       "65,536)", what, (unsigned long long)count);
     z->e = calloc(count ? count : 1, sizeof *z->e);
     if (!z->e) return gf_fail("out of memory");
     for (uint64_t i = 0; i < count; i++, z->n++)

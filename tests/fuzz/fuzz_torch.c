@@ -1,6 +1,7 @@
 /* libFuzzer: the reproductions' checkpoints. The input's first byte chooses how the rest is read: as a torch.save
  * archive (src/io/torch_ckpt.c: zip, data.pkl, storages, tensor views), as a pickle alone (the restricted
- * unpickler), or as a .grasslm file through its importer (src/import/grasslm.c), written to a file first. */
+ * unpickler), or written to a file and read through an importer: a .grasslm file (src/import/grasslm.c) or an alphaXiv
+ * best.pt (src/import/alphaxiv.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,9 @@
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     if (!size) return 0;
-    if (data[0] & 2) {
+    if (data[0] & 6) { /* 2: a .grasslm file, 4: an alphaXiv best.pt, each through its importer */
         char path[64];
-        snprintf(path, sizeof path, "/tmp/grassflow-fuzz-torch-%ld.grasslm", (long)getpid());
+        snprintf(path, sizeof path, "/tmp/grassflow-fuzz-torch-%ld.%s", (long)getpid(), data[0] & 2 ? "grasslm" : "pt");
         FILE *f = fopen(path, "wb");
         if (!f) return 0;
         fwrite(data + 1, 1, size - 1, f);

@@ -122,6 +122,40 @@ head -c 5000 "$tmp/f32.grasslm" >"$tmp/cut.grasslm"
 want='runs past the end of the file' expect 1 "a truncated .grasslm" "$GF" import "$tmp/cut.grasslm" --out "$tmp/x.safetensors"
 printf 'GRLN' | cat - <(tail -c +5 "$tmp/f32.grasslm") >"$tmp/magic.grasslm"
 want='not a .grasslm file' expect 1 "a .grasslm without its magic" "$GF" import "$tmp/magic.grasslm" --out "$tmp/x.safetensors"
+# damaged .grasslm files: a header whose sizes are not its weights', no layers, a weight twice (another left out)
+$PY - "$tmp/f32.grasslm" "$tmp" <<'PYEOF' || fail "making the damaged .grasslm files"
+import struct, sys
+src, out = sys.argv[1], sys.argv[2]
+raw = bytearray(open(src, "rb").read())
+bad = bytearray(raw); struct.pack_into("<I", bad, 24, 41); open(out + "/vocab41.grasslm", "wb").write(bad)
+bad = bytearray(raw); struct.pack_into("<I", bad, 8, 0); open(out + "/layers0.grasslm", "wb").write(bad)
+at, (n,), ws = 68, struct.unpack_from("<I", raw, 64), []
+for _ in range(n):  # (name, the entry's bytes)
+    start = at
+    (nl,) = struct.unpack_from("<I", raw, at); name = raw[at + 4:at + 4 + nl].decode(); at += 4 + nl
+    (nd,) = struct.unpack_from("<I", raw, at); shape = struct.unpack_from("<%dI" % nd, raw, at + 4); at += 4 + 4 * nd
+    numel = 1
+    for x in shape: numel *= x
+    at += 4 * numel
+    ws.append((name, raw[start:at]))
+dup = dict(ws)
+ws = [(k, dup["blocks.0.ln1.weight"] if k == "ln_final.weight" else v) for k, v in ws]
+open(out + "/twice.grasslm", "wb").write(raw[:68] + b"".join(v for _, v in ws))
+PYEOF
+want="its header's sizes .* are not its weights'" expect 1 "a .grasslm whose header is not its weights'" \
+    "$GF" import "$tmp/vocab41.grasslm" --out "$tmp/x.safetensors"
+want='0 layers \(1 to 64\)' expect 1 "a .grasslm of no layers" "$GF" import "$tmp/layers0.grasslm" --out "$tmp/x.safetensors"
+want='weight blocks.0.ln1.weight is in it twice' expect 1 "a .grasslm with a weight twice (and one left out)" \
+    "$GF" import "$tmp/twice.grasslm" --out "$tmp/x.safetensors"
+# an alphaXiv checkpoint whose Pluecker pair list is not int64
+$PY - "$tmp/grassmann-2.pt" "$tmp/idx8.pt" <<'PYEOF' || fail "making idx8.pt"
+import sys, torch
+ck = torch.load(sys.argv[1])
+ck["model_state_dict"]["_orig_mod.blocks.0.grassmann.plucker.idx_j"] = ck["model_state_dict"]["_orig_mod.blocks.0.grassmann.plucker.idx_j"].to(torch.uint8)
+torch.save(ck, sys.argv[2])
+PYEOF
+want='plucker.idx_i is not the int64 pair list of rank 6' expect 1 "a pair list that is not int64" \
+    "$GF" import "$tmp/idx8.pt" --out "$tmp/x.safetensors"
 [ ! -e "$tmp/x.safetensors" ] && pass "no refused import left a file" || fail "a refused import wrote $tmp/x.safetensors"
 [ "$fails" -eq 0 ] || { echo "imports: $fails FAILED"; exit 1; }
 echo "imports: all passed"
