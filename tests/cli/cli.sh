@@ -282,7 +282,7 @@ full() { # WHAT CMD...: CMD with stdout on /dev/full exits 1 and says why
     "${@:2}" >/dev/full 2>"$tmp/err"
     out_fails "$1 > /dev/full" "No space left on device"
 }
-for c in info init score train eval generate compare data features bench; do full "$c --help" "$GF" $c --help; done
+for c in info init score train eval generate compare data features bench import export; do full "$c --help" "$GF" $c --help; done
 full "--help" "$GF" --help
 full "--version" "$GF" --version
 full "info" "$GF" info --model grassmann-tiny
