@@ -41,7 +41,12 @@ replay)
     step=${3:?"table1.sh replay MODEL STEP: up to which step (the best epoch times 540)"}
     kept="$KEEP/$m/metrics.jsonl"
     [ -f "$kept" ] || { echo "table1.sh: $kept is missing: nothing to replay against" >&2; exit 2; }
-    if [ -f "$OUT/$m/state.safetensors" ]; then
+    at=0
+    [ -f "$OUT/$m/last.safetensors" ] && at=$("$GF" info --ckpt "$OUT/$m/last.safetensors" --json | python3 -c \
+        'import json, sys; print(json.load(sys.stdin).get("step", 0))')
+    if [ "$at" -ge "$step" ]; then
+        echo "table1.sh: $OUT/$m is at step $at already: checking it"
+    elif [ -f "$OUT/$m/state.safetensors" ]; then
         nice -n 19 "$GF" train --resume "$OUT/$m" --stop-at "$step"
     else
         nice -n 19 "$GF" train --model "$m" "${RECIPE[@]}" --precision "$PRECISION" --out "$OUT/$m" --stop-at "$step"
