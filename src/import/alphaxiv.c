@@ -95,12 +95,18 @@ static int read_shapes(ax_file *a) {
     return 0;
 }
 
+/* Their code's offsets for n_layer layers (1, 2, 4, 8, 12, 16; from 12 layers on each twice), joined by sep. */
+static void their_offsets(int64_t n_layer, const char *sep, char *buf, size_t cap) {
+    static const int BASE[6] = {1, 2, 4, 8, 12, 16};
+    buf[0] = 0;
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < (n_layer >= 12 ? 2 : 1); k++)
+            snprintf(buf + strlen(buf), cap - strlen(buf), "%s%d", buf[0] ? sep : "", BASE[i]);
+}
+
 static int make_config(const ax_file *a, gf_config *cfg) {
     char layer[400], offs[200] = "";
-    static const int BASE[6] = {1, 2, 4, 8, 12, 16};
-    for (int i = 0; i < 6; i++)
-        for (int k = 0; k < (a->N >= 12 ? 2 : 1); k++)
-            snprintf(offs + strlen(offs), sizeof offs - strlen(offs), "%s%d", offs[0] ? ", " : "", BASE[i]);
+    their_offsets(a->N, ", ", offs, sizeof offs);
     if (a->grassmann)
         snprintf(layer, sizeof layer, "{\"mixer\": \"grassmann\", \"rank\": %lld, \"offsets\": [%s], \"block\": "
                  "\"pre-mix-norm\"}", (long long)a->r, offs);
@@ -223,9 +229,7 @@ static const char *not_theirs(const gf_model *m, bool *grassmann) {
         return "their models are pre-norm language models with learned positions, a tied head, GELU (erf) and "
                "LayerNorm eps 1e-5, one stack";
     char offs[160] = "[";
-    for (int i = 0; i < 6; i++)
-        for (int k = 0; k < (c->n_layer >= 12 ? 2 : 1); k++)
-            snprintf(offs + strlen(offs), sizeof offs - strlen(offs), "%s%d", strlen(offs) > 1 ? "," : "", (int[]){1, 2, 4, 8, 12, 16}[i]);
+    their_offsets(c->n_layer, ",", offs + 1, sizeof offs - 2);
     strcat(offs, "]");
     *grassmann = IS(c, "layers.0.mixer", "\"grassmann\"", "");
     for (int l = 0; l < c->n_layer; l++) {
