@@ -45,13 +45,15 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "gru": {},
     "gru-attn": {"attention": _key("enum", names=("none", "bahdanau", "dot", "general", "concat")),
                  "input_feeding": _key("bool")},
-    "token-mlp": {"hidden": _key("int", 1, 1 << 16)}}
+    "token-mlp": {"hidden": _key("int", 1, 1 << 16)},
+    "fixed-mix": {"n_head": _N_HEAD, "span": _key("int", 0, 1 << 20)}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
-                  "gru-attn": {"attention": "general", "input_feeding": True}, "token-mlp": {"hidden": 64}}
+                  "gru-attn": {"attention": "general", "input_feeding": True}, "token-mlp": {"hidden": 64},
+                  "fixed-mix": {"n_head": 4, "span": 0}}
 # the mixers that read an encoder's output themselves (src/mixers: reads_memory): decoder layers only, whose
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}
@@ -345,6 +347,9 @@ def _check_layer(c, st, layer, l, src):
         return
     if d % layer["n_head"]:
         _fail("%s: layer %d: d_model %d is not divisible by n_head %d", src, l, d, layer["n_head"])
+    if m == "fixed-mix" and layer["span"] > c["max_len"]:
+        _fail("%s: layer %d: mixer \"fixed-mix\": span %d is more than max_len %d (rel has one weight per offset up to "
+              "the span)", src, l, layer["span"], c["max_len"])
     if m == "linformer" and c["pos"] != "learned":
         _fail("%s: layer %d: mixer \"linformer\" needs pos \"learned\": its E and F have one column per position up "
               "to max_len, and only learned positions hold every sequence to max_len", src, l)

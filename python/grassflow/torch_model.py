@@ -197,6 +197,40 @@ class TokenMLP(nn.Module):
         return F.linear(a, self.fc2.weight[:T], self.fc2.bias[:T]).transpose(1, 2)
 
 
+class FixedMix(nn.Module):
+    """Sequence-independent mixing (src/mixers/fixed_mix.c): head h's weight of key s for query t is a softmax of
+    rel[h, t - s] (causal) or rel[h, s - t + S - 1] (bidirectional) over the keys with |t - s| < S, S = span or
+    max_len; padded keys excluded; then proj of the weighted values. Dense (T, T) weights here."""
+
+    def __init__(self, d, n_head, span, max_len, causal):
+        super().__init__()
+        self.n_head, self.causal, self.S = n_head, causal, span or max_len
+        self.v = nn.Linear(d, d)
+        self.proj = nn.Linear(d, d)
+        self.rel = nn.Parameter(torch.zeros(n_head, self.S if causal else 2 * self.S - 1))
+
+    def forward(self, h, mask=None):
+        B, T, d = h.shape
+        H = self.n_head
+        v = self.v(h).reshape(B, T, H, d // H).transpose(1, 2)  # (B, H, T, dh)
+        pos = torch.arange(T, device=h.device)
+        off = pos[:, None] - pos[None, :]  # t - s
+        allowed = off.abs() < self.S
+        if self.causal:
+            allowed = allowed & (off >= 0)
+            idx = off.clamp(0, self.S - 1)
+        else:
+            idx = (self.S - 1 - off).clamp(0, 2 * self.S - 2)
+        allowed = allowed[None, None].expand(B, 1, T, T)
+        if mask is not None:
+            allowed = allowed & mask.bool()[:, None, None, :]
+        att = self.rel[:, idx][None].expand(B, H, T, T).masked_fill(~allowed, float("-inf"))
+        any_key = allowed.any(dim=-1, keepdim=True)
+        att = torch.where(any_key, torch.softmax(torch.where(any_key, att, torch.zeros_like(att)), dim=-1),
+                          torch.zeros_like(att))
+        return self.proj((att @ v).transpose(1, 2).reshape(B, T, d))
+
+
 class LinformerAttention(nn.Module):
     """Linformer (Wang et al. 2020): keys and values projected along the sequence, K' = E[:, :T] K and
     V' = F[:, :T] V, E and F (k_proj, max_len) shared by the heads; each query attends to the k_proj projected
@@ -440,6 +474,8 @@ MIXERS = {
                  "build": lambda d, lc, bidir, st: GRUAttnMixer(d, lc["attention"], lc["input_feeding"])},
     "token-mlp": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: TokenMLP(lc["hidden"], st["max_len"], bidir, st["pos"], st["gelu"])},
+    "fixed-mix": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: FixedMix(d, lc["n_head"], lc["span"], st["max_len"], not bidir)},
 }
 
 

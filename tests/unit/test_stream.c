@@ -138,6 +138,17 @@ static void test_stream_gru(void **state) {
     check_stream("gru,grassmann post, sinusoidal, 130 positions", "transformer-tiny", post, 130);
 }
 
+/* fixed-mix: its cache of values, the band of a span past max_len and span 1 (no mixing) */
+static void test_stream_fixed_mix(void **state) {
+    (void)state;
+    const char *band[] = {"mixers=f,a", "layers.0.span=5", "n_head=2", "pos=none", "max_len=32", NULL};
+    check_stream("fixed-mix span 5,attention pre, pos none, 150 positions (past max_len)", "transformer-tiny", band, 150);
+    const char *post[] = {"mixers=f,f", "layers.1.span=1", "norm=post", "pos=sinusoidal", NULL};
+    check_stream("fixed-mix span max_len 64,span 1 post, sinusoidal, 130 positions", "transformer-tiny", post, 130);
+    const char *hyb[] = {"mixers=f,g", "max_len=96", NULL};
+    check_stream("fixed-mix,grassmann pre, learned, 96 positions", "transformer-tiny", hyb, 96);
+}
+
 /* The state bytes of a stream of transformer-tiny with sets after one token, checked to be the same after
  * 3,000 (a state flat in position). */
 static size_t flat_state_bytes(const char *const *sets) {
@@ -315,6 +326,7 @@ int main(void) {
         cmocka_unit_test(test_stream_hybrid),
         cmocka_unit_test(test_stream_performer),
         cmocka_unit_test(test_stream_gru),
+        cmocka_unit_test(test_stream_fixed_mix),
         cmocka_unit_test(test_stream_errors_and_state),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
