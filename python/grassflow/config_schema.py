@@ -46,14 +46,15 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "gru-attn": {"attention": _key("enum", names=("none", "bahdanau", "dot", "general", "concat")),
                  "input_feeding": _key("bool")},
     "token-mlp": {"hidden": _key("int", 1, 1 << 16)},
-    "fixed-mix": {"n_head": _N_HEAD, "span": _key("int", 0, 1 << 20)}}
+    "fixed-mix": {"n_head": _N_HEAD, "span": _key("int", 0, 1 << 20)},
+    "attn-form": {"n_head": _N_HEAD, "form": _key("enum", names=("relu", "sigmoid", "l1"))}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
                   "gru-attn": {"attention": "general", "input_feeding": True}, "token-mlp": {"hidden": 64},
-                  "fixed-mix": {"n_head": 4, "span": 0}}
+                  "fixed-mix": {"n_head": 4, "span": 0}, "attn-form": {"n_head": 4, "form": "relu"}}
 # the mixers that read an encoder's output themselves (src/mixers: reads_memory): decoder layers only, whose
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}

@@ -231,6 +231,38 @@ class FixedMix(nn.Module):
         return self.proj((att @ v).transpose(1, 2).reshape(B, T, d))
 
 
+class AttnForm(SelfAttention):
+    """Attention in other forms (src/mixers/attn_form.c): z = q.k / sqrt(dh) over the keys a query sees (n of
+    them); relu: relu(z) / n; sigmoid: sigmoid(z - ln n); l1: softmax of -|q - k|_1 / sqrt(dh)."""
+
+    def __init__(self, d, n_head, form, causal=True):
+        super().__init__(d, n_head, causal)
+        self.form = form
+
+    def forward(self, h, mask=None):
+        B, T, d = h.shape
+        H = self.n_head
+        dh = d // H
+        q, k, v = (x.reshape(B, T, H, dh).transpose(1, 2) for x in self.qkv(h).split(d, dim=-1))
+        if self.form == "l1":
+            z = -(q[:, :, :, None, :] - k[:, :, None, :, :]).abs().sum(-1) / math.sqrt(dh)
+        else:
+            z = q @ k.transpose(-2, -1) / math.sqrt(dh)
+        allowed = self.pattern(T, h.device)[None, None].expand(B, 1, T, T)
+        if mask is not None:
+            allowed = allowed & mask.bool()[:, None, None, :]
+        n = allowed.sum(-1, keepdim=True).clamp(min=1).to(z.dtype)
+        if self.form == "l1":
+            att = torch.softmax(z.masked_fill(~allowed, float("-inf")), dim=-1)
+            att = torch.where(allowed.any(-1, keepdim=True), att, torch.zeros_like(att))
+        elif self.form == "relu":
+            att = torch.relu(z) / n
+        else:
+            att = torch.sigmoid(z - torch.log(n))
+        att = att.masked_fill(~allowed, 0.0)
+        return self.proj((att @ v).transpose(1, 2).reshape(B, T, d))
+
+
 class LinformerAttention(nn.Module):
     """Linformer (Wang et al. 2020): keys and values projected along the sequence, K' = E[:, :T] K and
     V' = F[:, :T] V, E and F (k_proj, max_len) shared by the heads; each query attends to the k_proj projected
@@ -476,6 +508,8 @@ MIXERS = {
                   "build": lambda d, lc, bidir, st: TokenMLP(lc["hidden"], st["max_len"], bidir, st["pos"], st["gelu"])},
     "fixed-mix": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: FixedMix(d, lc["n_head"], lc["span"], st["max_len"], not bidir)},
+    "attn-form": {"gated_skip": False,
+                  "build": lambda d, lc, bidir, st: AttnForm(d, lc["n_head"], lc["form"], causal=not bidir)},
 }
 
 

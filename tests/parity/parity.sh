@@ -32,7 +32,8 @@ trap 'rm -rf "$out"' EXIT
 # bidir_grid_cls_last: the grid with one more position after it, pooled by the head's "last" (the image task's [CLS]);
 # bidir_token_mlp_*: MLP-Mixer's token mixing (unpadded: it has no mask) beside grid Grassmann, T = max_len and T
 # < max_len (the first T columns of fc1 and rows of fc2); fixed_mix_lm, bidir_fixed_mix_classify: sequence-independent
-# mixing (spans 5, max_len and 1: no mixing) beside attention, causal and bidirectional, padded
+# mixing (spans 5, max_len and 1: no mixing) beside attention, causal and bidirectional, padded; attn_form_lm,
+# bidir_attn_form_classify: attention's weights as relu, sigmoid and l1 (src/mixers/attn_form.c), padded
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -90,6 +91,8 @@ encdec_gru_attn_concat 3 9 0 pad
 encdec_gru_attn_nofeed_post 2 10 1
 fixed_mix_lm 3 20 2 pad
 bidir_fixed_mix_classify 4 18 0 pad
+attn_form_lm 3 20 2 pad
+bidir_attn_form_classify 4 18 0 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

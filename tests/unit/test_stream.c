@@ -138,8 +138,9 @@ static void test_stream_gru(void **state) {
     check_stream("gru,grassmann post, sinusoidal, 130 positions", "transformer-tiny", post, 130);
 }
 
-/* fixed-mix: its cache of values, the band of a span past max_len and span 1 (no mixing) */
-static void test_stream_fixed_mix(void **state) {
+/* attention deconstructed: fixed-mix's cache of values, the band of a span past max_len and span 1 (no mixing);
+ * attn-form's three forms over the KV cache */
+static void test_stream_deconstructed(void **state) {
     (void)state;
     const char *band[] = {"mixers=f,a", "layers.0.span=5", "n_head=2", "pos=none", "max_len=32", NULL};
     check_stream("fixed-mix span 5,attention pre, pos none, 150 positions (past max_len)", "transformer-tiny", band, 150);
@@ -147,6 +148,10 @@ static void test_stream_fixed_mix(void **state) {
     check_stream("fixed-mix span max_len 64,span 1 post, sinusoidal, 130 positions", "transformer-tiny", post, 130);
     const char *hyb[] = {"mixers=f,g", "max_len=96", NULL};
     check_stream("fixed-mix,grassmann pre, learned, 96 positions", "transformer-tiny", hyb, 96);
+    const char *forms[] = {"mixers=x,x", "layers.0.form=\"sigmoid\"", "layers.1.form=\"l1\"", "pos=none", NULL};
+    check_stream("attn-form sigmoid,l1 pre, pos none, 150 positions (past max_len)", "transformer-tiny", forms, 150);
+    const char *relu[] = {"mixers=x,a", "norm=post", "max_len=96", NULL};
+    check_stream("attn-form relu,attention post, learned, 96 positions", "transformer-tiny", relu, 96);
 }
 
 /* The state bytes of a stream of transformer-tiny with sets after one token, checked to be the same after
@@ -326,7 +331,7 @@ int main(void) {
         cmocka_unit_test(test_stream_hybrid),
         cmocka_unit_test(test_stream_performer),
         cmocka_unit_test(test_stream_gru),
-        cmocka_unit_test(test_stream_fixed_mix),
+        cmocka_unit_test(test_stream_deconstructed),
         cmocka_unit_test(test_stream_errors_and_state),
     };
     return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
