@@ -110,7 +110,8 @@ struct gf_source {
 /*   - Widths: a mixer reads its layer's width from gf_layer_dim (never cfg->d_model: stacks may    */
 /*     differ in width), a head the last stack's from gf_config_out_dim.                            */
 
-#define GF_MIXER_OPS_VERSION 3 /* the gf_mixer_ops this header describes (2: draw_buffers; 3: reads_memory) */
+#define GF_MIXER_OPS_VERSION 4 /* the gf_mixer_ops this header describes (2: draw_buffers; 3: reads_memory;
+                                * 4: reads_embeddings) */
 #define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
 #define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
 #define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
@@ -209,6 +210,12 @@ typedef struct gf_mixer_call {
     float *dmem;
     int64_t S;
     float *mem_work;
+    /* a mixer that reads the embeddings (version 4, reads_embeddings; NULL otherwise): the model's input
+     * embeddings (B, T, d), what its first layer reads (tokens and positions, after emb_ln), and where backward
+     * accumulates (+=) their gradient. (Filled by the library; a program that calls a mixer with a call of its
+     * own zeroes these.) */
+    const float *emb;
+    float *demb;
 } gf_mixer_call;
 
 /* One streaming step of a mixer on one layer (gf_stream_step): the new position's output from its input
@@ -230,14 +237,18 @@ typedef struct gf_mixer_step {
     const float *mem;
     int64_t S;
     float *mem_work;
+    /* a mixer that reads the embeddings (version 4, reads_embeddings; NULL otherwise): the input embedding of
+     * the new position (d) */
+    const float *emb;
 } gf_mixer_step;
 
 /* A mixer. Required: version, name, param_specs, saved_floats, scratch_floats, forward, backward; the
  * streaming functions come as three or not at all. Every function is called by the library's thread
  * (a mixer may run OpenMP loops inside) and must not fail: what could fail belongs in check. */
 typedef struct gf_mixer_ops {
-    int version;              /* GF_MIXER_OPS_VERSION (1 to 3): the members up to step are those of version
-                               * 1; version 2 appends draw_buffers, version 3 reads_memory and memory_floats */
+    int version;              /* GF_MIXER_OPS_VERSION (1 to 4): the members up to step are those of version
+                               * 1; version 2 appends draw_buffers, version 3 reads_memory and memory_floats,
+                               * version 4 reads_embeddings */
     const char *name;         /* the name in configs ("grassmann"): 1 to GF_MIXER_NAME_MAX - 1 letters,
                                * digits, '_' or '-'; unique among mixers */
     char letter;              /* one letter or digit for --set mixers=g,a,... and `info` (0: none); unique */
@@ -302,6 +313,12 @@ typedef struct gf_mixer_ops {
     /* Optional (NULL: none): after a forward, the weights its attention put on each source position, (B, T, S)
      * into out, each row summing to 1 over the real positions (gf_model_cross_attention; predict --align-dir). */
     void (*memory_weights)(const gf_mixer_call *c, float *out);
+
+    /* ---- version 4 ---- */
+    /* true: the mixer also reads the model's input embeddings (gf_mixer_call.emb, gf_mixer_step.emb) beside
+     * its layer's input: attention whose queries and keys come from the embeddings. Layers of the first stack
+     * of a model that is not an encoder-decoder only (its check says so). */
+    bool reads_embeddings;
 } gf_mixer_ops;
 
 /* Add a mixer (the pointer is kept). Returns 0, or -1 (gf_last_error) for a missing table, a name or
@@ -320,7 +337,8 @@ const void *gf_layer_mcfg(const gf_config *cfg, int layer);
  * 0.02 times a standard normal number keyed by seed and i; buffers then drawn by the mixer's draw_buffers
  * from seed, as gf_model_init draws them), zeroed gradients, and saved activations and
  * scratch sized for (B, T) and gf_threads() threads, called as a model calls it (bidirectional as the
- * layer's stack is, no padding mask). NULL (gf_last_error) if the layer has no registered mixer or memory
+ * layer's stack is, no padding mask; a mixer that reads the embeddings reads its input as them, as in a first
+ * layer, and backward adds the gradient they get to the input's). NULL (gf_last_error) if the layer has no registered mixer or memory
  * runs out (the message names the bytes wanted). */
 typedef struct gf_mixer_harness gf_mixer_harness;
 gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64_t B, int64_t T, uint64_t seed);

@@ -47,14 +47,16 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
                  "input_feeding": _key("bool")},
     "token-mlp": {"hidden": _key("int", 1, 1 << 16)},
     "fixed-mix": {"n_head": _N_HEAD, "span": _key("int", 0, 1 << 20)},
-    "attn-form": {"n_head": _N_HEAD, "form": _key("enum", names=("relu", "sigmoid", "l1"))}}
+    "attn-form": {"n_head": _N_HEAD, "form": _key("enum", names=("relu", "sigmoid", "l1"))},
+    "emb-qk": {"n_head": _N_HEAD}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
                   "gru-attn": {"attention": "general", "input_feeding": True}, "token-mlp": {"hidden": 64},
-                  "fixed-mix": {"n_head": 4, "span": 0}, "attn-form": {"n_head": 4, "form": "relu"}}
+                  "fixed-mix": {"n_head": 4, "span": 0}, "attn-form": {"n_head": 4, "form": "relu"},
+                  "emb-qk": {"n_head": 4}}
 # the mixers that read an encoder's output themselves (src/mixers: reads_memory): decoder layers only, whose
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}
@@ -429,6 +431,9 @@ def _validate(c, src):
             if layer["mixer"] in MEMORY_MIXERS and not dec:
                 _fail("%s: layer %d: mixer \"%s\" reads an encoder's output; only an encoder-decoder's decoder layers "
                       "(its second stack) have one", src, l, layer["mixer"])
+            if layer["mixer"] == "emb-qk" and (c["source_vocab"] or k):
+                _fail("%s: layer %d: mixer \"emb-qk\" reads the model's input embeddings, which only the layers of the "
+                      "first stack of a model that is not an encoder-decoder have", src, l)
             if blk and (blk in CROSS_KINDS) != dec and layer["mixer"] not in MEMORY_MIXERS:
                 _fail("%s: layer %d: block kind \"%s\" %s\nHINT: leave \"block\" out for the default kind", src, l, blk,
                       "has no cross op; an encoder-decoder's decoder layers attend to its encoder" if dec

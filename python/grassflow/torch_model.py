@@ -144,13 +144,13 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
 
-    def forward(self, h, mask=None):
+    def forward(self, h, mask=None, qkv=None):
         """Causal (key <= query) or bidirectional; padded keys (mask False) are seen by nobody. A query
-        that sees no key gets a zero output."""
+        that sees no key gets a zero output. qkv: the projections already made (emb-qk's), else qkv(h)."""
         B, T, d = h.shape
         H = self.n_head
         dh = d // H
-        q, k, v = self.qkv(h).split(d, dim=-1)
+        q, k, v = (self.qkv(h) if qkv is None else qkv).split(d, dim=-1)
         q = q.reshape(B, T, H, dh).transpose(1, 2)  # head j = columns j*dh:(j+1)*dh
         k = k.reshape(B, T, H, dh).transpose(1, 2)
         v = v.reshape(B, T, H, dh).transpose(1, 2)
@@ -261,6 +261,24 @@ class AttnForm(SelfAttention):
             att = torch.sigmoid(z - torch.log(n))
         att = att.masked_fill(~allowed, 0.0)
         return self.proj((att @ v).transpose(1, 2).reshape(B, T, d))
+
+
+class EmbQK(SelfAttention):
+    """Attention with q and k from the model's input embeddings (self.emb, set by the model before the block
+    runs) through a LayerNorm without weight or bias, and v from the layer's input (src/mixers/emb_qk.c):
+    attention's tensors, qkv's rows q | k | v."""
+    reads_embeddings = True
+
+    def __init__(self, d, n_head, eps, causal=True):
+        super().__init__(d, n_head, causal)
+        self.eps = eps
+
+    def forward(self, h, mask=None):
+        d = h.shape[-1]
+        w, b = self.qkv.weight, self.qkv.bias
+        e = F.layer_norm(self.emb, (d,), eps=self.eps)
+        qkv = torch.cat([F.linear(e, w[:2 * d], b[:2 * d]), F.linear(h, w[2 * d:], b[2 * d:])], dim=-1)
+        return super().forward(h, mask, qkv=qkv)
 
 
 class LinformerAttention(nn.Module):
@@ -508,6 +526,7 @@ MIXERS = {
                   "build": lambda d, lc, bidir, st: TokenMLP(lc["hidden"], st["max_len"], bidir, st["pos"], st["gelu"])},
     "fixed-mix": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: FixedMix(d, lc["n_head"], lc["span"], st["max_len"], not bidir)},
+    "emb-qk": {"gated_skip": False, "build": lambda d, lc, bidir, st: EmbQK(d, lc["n_head"], st["ln_eps"], causal=not bidir)},
     "attn-form": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: AttnForm(d, lc["n_head"], lc["form"], causal=not bidir)},
 }
@@ -736,8 +755,10 @@ class GrassflowModel(nn.Module):
                 h = blk(h, mask, mem)
             W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
             return F.linear(self.ln_f(h), W)
-        h = self.embed(inputs, segments)
+        h = emb = self.embed(inputs, segments)
         for blk in self.blocks:
+            if getattr(blk.mix, "reads_embeddings", False):  # emb-qk: the input embeddings, beside h
+                blk.mix.emb = emb
             h = blk(h, mask)
         for name in self.stack_names:
             st = getattr(self, name)

@@ -38,6 +38,7 @@ struct gf_stream {
     int64_t buf_n;
     /* views into buf */
     float *slot[BLOCK_MAX_SLOTS], *hid, *act, *stat, *logits, *mscratch;
+    float *emb;                    /* the token's input embedding, for mixers that read it (reads_embeddings) */
     float *csaved, *cscratch;      /* a cross op's (one row over mem) */
     gf_stream_pace pace;           /* the threads a large token runs on (advance) */
 };
@@ -61,6 +62,7 @@ static int64_t buf_floats(const gf_model *m, int64_t cap, float *base, gf_stream
     TAKE(hid, fmax);
     TAKE(act, fmax);
     TAKE(stat, 2);
+    TAKE(emb, dmax);
     TAKE(logits, m->head->out_floats(c, 1, 1));
     for (int l = s->first; l < m->n_layers; l++) {
         int64_t k = m->mixer[l]->step_scratch_floats(c, l, cap);
@@ -218,6 +220,7 @@ static void layer_step(gf_stream *s, int l) {
                    .mx = m->mixer[l]};
     if (s->mem && gf_mixer_reads_memory(m->mixer[l]))
         sc.ms.mem = s->mem->bm.x, sc.ms.S = s->mem->bm.S, sc.ms.mem_work = s->mem->work[l];
+    if (gf_mixer_reads_embeddings(m->mixer[l])) sc.ms.emb = s->emb;
     const int k = gf_layer_stack(&m->cfg, l);
     if (gf_layer_enters_stack(&m->cfg, l) && !s->mem) { /* into a further stack: its projection */
         gf_stack_in_proj(m, k, s->slot[1], s->slot[0], 1);
@@ -255,6 +258,7 @@ static int advance_token(gf_stream *s, int32_t token, bool with_logits) {
     const gf_embed_in in = {.ids = &token, .B = 1, .T = 1, .pos = gf_pos_rows(m, s->pos, 1, NULL, s->slot[2])};
     if (s->mem) gf_embed_rows(m, &in, s->slot[0], NULL, NULL, NULL); /* a decoder's target, as enter_decoder */
     else gf_embed_rows(m, &in, s->slot[0], s->slot[1], s->stat, s->stat + 1);
+    memcpy(s->emb, s->slot[0], (size_t)m->cfg.d_model * sizeof(float)); /* the slots move through the layers */
     for (int l = s->first; l < m->n_layers; l++) layer_step(s, l);
     if (with_logits) {
         gf_head_call hc = gf_model_head_call(m, 1, 1, s->logits);

@@ -15,6 +15,7 @@ struct gf_mixer_harness {
     int np;
     float *p[GF_MIXER_MAX_PARAMS], *g[GF_MIXER_MAX_PARAMS];
     int64_t n_saved, n_scratch;
+    float *demb; /* a mixer that reads the embeddings: their gradient (the harness's input stands for them) */
 };
 
 static int64_t spec_numel(const gf_param_spec *s) { return s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1); }
@@ -24,6 +25,7 @@ void gf_mixer_harness_free(gf_mixer_harness *h) {
     for (int i = 0; i < h->np; i++) free(h->p[i]), free(h->g[i]);
     free(h->call.saved);
     free(h->call.scratch);
+    free(h->demb);
     free(h);
 }
 
@@ -78,6 +80,10 @@ gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64
     const bool bidir = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_BIDIRECTIONAL;
     h->call = (gf_mixer_call){.cfg = &h->cfg, .layer = layer, .B = B, .T = T, .p = h->p, .g = h->g,
                               .saved = saved, .scratch = scratch, .n_threads = nt, .bidirectional = bidir, .mask = NULL};
+    if (gf_mixer_reads_embeddings(ops)) {
+        h->demb = malloc((size_t)(B * T * gf_layer_dim(cfg, layer)) * sizeof(float));
+        rc = rc || !h->demb;
+    }
     if (rc || !saved || !scratch) {
         gf_fail("out of memory: mixer %s, layer %d, B=%lld T=%lld wanted %zu bytes (parameters, gradients, "
                 "saved activations and scratch)", ops->name, layer, (long long)B, (long long)T, bytes);
@@ -87,12 +93,21 @@ gf_mixer_harness *gf_mixer_harness_create(const gf_config *cfg, int layer, int64
     return h;
 }
 
+/* A mixer that reads the embeddings reads the harness's input as them too (a first layer's view), and the
+ * gradient it gives them is added to the input's. */
 void gf_mixer_harness_forward(gf_mixer_harness *h, float *out, const float *inp) {
+    if (h->demb) h->call.emb = inp;
     h->ops->forward(&h->call, out, inp);
 }
 
 void gf_mixer_harness_backward(gf_mixer_harness *h, float *dinp, const float *dout, const float *inp) {
+    const int64_t n = h->call.B * h->call.T * gf_layer_dim(&h->cfg, h->call.layer);
+    if (h->demb) {
+        for (int64_t i = 0; i < n; i++) h->demb[i] = 0.0f;
+        h->call.emb = inp, h->call.demb = h->demb;
+    }
     h->ops->backward(&h->call, dinp, dout, inp);
+    for (int64_t i = 0; h->demb && i < n; i++) dinp[i] += h->demb[i];
 }
 
 float *const *gf_mixer_harness_params(gf_mixer_harness *h) { return h->p; }

@@ -20,6 +20,7 @@ extern const gf_mixer_ops gf_mixer_gru_attn;
 extern const gf_mixer_ops gf_mixer_token_mlp;
 extern const gf_mixer_ops gf_mixer_fixed_mix;
 extern const gf_mixer_ops gf_mixer_attn_form;
+extern const gf_mixer_ops gf_mixer_emb_qk;
 
 /* The built-in mixers: a new one is its source file plus one line here. */
 static const gf_mixer_ops *const BUILTIN[] = {
@@ -33,6 +34,7 @@ static const gf_mixer_ops *const BUILTIN[] = {
     &gf_mixer_token_mlp,
     &gf_mixer_fixed_mix,
     &gf_mixer_attn_form,
+    &gf_mixer_emb_qk,
 };
 static gf_registry g_mixers = {(const void *const *)BUILTIN, (int)(sizeof BUILTIN / sizeof BUILTIN[0]), {0}, 0};
 

@@ -32,6 +32,8 @@ static inline void (*gf_mixer_draw_fn(const gf_mixer_ops *ops))(const gf_config 
 }
 /* Whether ops reads an encoder's output (version >= 3, reads_memory). */
 static inline bool gf_mixer_reads_memory(const gf_mixer_ops *ops) { return ops->version >= 3 && ops->reads_memory; }
+/* Whether ops reads the model's input embeddings (version >= 4, reads_embeddings). */
+static inline bool gf_mixer_reads_embeddings(const gf_mixer_ops *ops) { return ops->version >= 4 && ops->reads_embeddings; }
 /* Set layer l of cfg to mixer ops with its default config. */
 void gf_layer_set_mixer(gf_config *cfg, int l, const gf_mixer_ops *ops);
 

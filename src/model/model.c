@@ -93,8 +93,16 @@ static int64_t seq_len(const gf_config *c, int k, int64_t T, int64_t S) { return
 static int64_t stack_T(const gf_model *m, int k) { return seq_len(&m->cfg, k, m->T, m->S); }
 static int64_t layer_T(const gf_model *m, int l) { return stack_T(m, gf_layer_stack(&m->cfg, l)); }
 
+/* Whether a layer's mixer reads the input embeddings (gf_mixer_call.emb). */
+static bool reads_embeddings(const gf_model *m) {
+    for (int l = 0; l < m->n_layers; l++)
+        if (gf_mixer_reads_embeddings(m->mixer[l])) return true;
+    return false;
+}
+
 /* Lay out the arena for (B, T) (and an encoder-decoder's source S) starting at `base` (NULL: only count).
  * Returns the floats needed. */
+
 static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int64_t S, int n_threads) {
     const gf_config *c = &m->cfg;
     const int64_t N = B * T, Nmax = B * (S > T ? S : T);
@@ -158,6 +166,8 @@ static int64_t layout(gf_model *m, float *base, int64_t B, int64_t T, int64_t S,
         TAKE(m->dmem, B * S * c->d_model);
         TAKE(m->cross_scratch, cross);
     }
+    if (reads_embeddings(m)) TAKE(m->demb, N * c->d_model);
+    else if (base) m->demb = NULL;
     for (int k = 0; k < (n_slots > 2 ? n_slots : 2); k++) TAKE(m->gbuf[k], Nmax * dmax);
     TAKE(m->dff, Nmax * fmax);
 #undef TAKE
@@ -258,6 +268,7 @@ gf_mixer_call gf_model_mixer_call(gf_model *m, int l) {
         c.mem = m->memory.x, c.mem_mask = m->memory.mask, c.dmem = m->memory.dx, c.S = m->memory.S;
         c.mem_work = m->la[l].mem_work;
     }
+    if (gf_mixer_reads_embeddings(m->mixer[l])) c.emb = m->sres[0], c.demb = m->demb; /* the first layer's input */
     return c;
 }
 
@@ -618,12 +629,14 @@ int gf_model_backward_scaled(gf_model *m, float loss_scale) {
     gf_layernorm_backward(dres, m->d_lnf_w, m->d_lnf_b, dlnf, stack_output(m, c->n_stacks), m->lnf_w, m->lnf_mean,
                           m->lnf_rstd, N, dout);
     if (c->source_vocab > 0) gf_zero(m->dmem, m->B * m->S * c->d_model); /* the decoder's blocks add into it */
+    if (m->demb) gf_zero(m->demb, N * c->d_model);                         /* so do mixers that read embeddings */
     for (int l = m->n_layers - 1; l >= m->first_grad_layer; l--) {
         layer_backward(m, l);
         const int k = gf_layer_enters_stack(c, l);
         if (k && c->source_vocab > 0) leave_decoder(m, l > m->first_grad_layer);
         else if (k) stack_input_backward(m, k, l > m->first_grad_layer);
     }
+    if (m->first_grad_layer == 0 && m->demb) gf_acc(m->gbuf[0], m->demb, N * c->d_model);
     if (m->first_grad_layer == 0) embed_backward(m, m->gbuf[0]);
     return 0;
 }

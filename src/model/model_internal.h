@@ -62,6 +62,8 @@ struct gf_model {
     /* an encoder-decoder: the memory its decoder reads (the encoder's output through enc_ln, when it has one:
      * mem_x, with enc_ln's statistics), the memory's gradient, the cross ops' shared scratch */
     float *mem_x, *mem_mean, *mem_rstd, *dmem, *cross_scratch;
+    float *demb;                           /* a mixer reads the input embeddings (reads_embeddings): the gradient
+                                            * such mixers add to them (N, d), else NULL */
     block_memory memory;
     float *gbuf[BLOCK_MAX_SLOTS];          /* backward: (N,d) gradient buffers, gbuf[0] d(loss)/d(resid) */
     float *dff;                            /* backward: (N,d_ff) */

@@ -139,7 +139,7 @@ static void test_stream_gru(void **state) {
 }
 
 /* attention deconstructed: fixed-mix's cache of values, the band of a span past max_len and span 1 (no mixing);
- * attn-form's three forms over the KV cache */
+ * attn-form's three forms over the KV cache; emb-qk's keys from the embeddings (after emb_ln) */
 static void test_stream_deconstructed(void **state) {
     (void)state;
     const char *band[] = {"mixers=f,a", "layers.0.span=5", "n_head=2", "pos=none", "max_len=32", NULL};
@@ -152,6 +152,10 @@ static void test_stream_deconstructed(void **state) {
     check_stream("attn-form sigmoid,l1 pre, pos none, 150 positions (past max_len)", "transformer-tiny", forms, 150);
     const char *relu[] = {"mixers=x,a", "norm=post", "max_len=96", NULL};
     check_stream("attn-form relu,attention post, learned, 96 positions", "transformer-tiny", relu, 96);
+    const char *emb[] = {"mixers=a,e", "pos=none", NULL};
+    check_stream("attention,emb-qk pre, pos none, 150 positions (past max_len)", "transformer-tiny", emb, 150);
+    const char *emb_post[] = {"mixers=e,e", "norm=post", "emb_norm=true", "max_len=80", NULL};
+    check_stream("emb-qk,emb-qk post, BERT's embedding LayerNorm, 80 positions", "transformer-tiny", emb_post, 80);
 }
 
 /* The state bytes of a stream of transformer-tiny with sets after one token, checked to be the same after
