@@ -23,50 +23,26 @@ static int64_t a_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_
     return 4 * N * d + B * gf_attn_n_head(cfg, layer) * T;
 }
 
-static int64_t head_scratch(const gf_config *cfg, int layer, int64_t T) {
-    return gf_attn_head_scratch_floats(T, gf_layer_dim(cfg, layer) / gf_attn_n_head(cfg, layer));
-}
-
 /* scratch: per thread a head's | do (N,d) | dqkv (N,3d) */
 static int64_t a_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
-    int64_t N = B * T, d = gf_layer_dim(cfg, layer);
-    return (int64_t)n_threads * head_scratch(cfg, layer, T) + 4 * N * d;
-}
-
-/* head (b, h) over the fused qkv: its q, k, v columns, rows of b */
-static gf_attn_head head_at(const gf_mixer_call *c, int64_t bh, const float *qkv) {
-    const int64_t T = c->T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer), dh = d / H;
-    const int64_t b = bh / H, h = bh % H;
-    const float *q = qkv + b * T * 3 * d + h * dh;
-    return (gf_attn_head){.q = q, .k = q + d, .v = q + 2 * d, .ldq = 3 * d, .ldk = 3 * d, .ldv = 3 * d, .ldo = d,
-                          .T = T, .S = T, .dh = dh, .causal = !c->bidirectional, .km = c->mask ? c->mask + b * T : NULL,
-                          .scratch = gf_attn_head_thread_scratch(c->scratch, T, dh)};
+    return gf_attn_heads_scratch(cfg, layer, T, n_threads) + 4 * B * T * gf_layer_dim(cfg, layer);
 }
 
 static void a_forward(const gf_mixer_call *c, float *out, const float *inp) {
-    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, d = gf_layer_dim(c->cfg, c->layer);
     float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
     gf_attn_qkv_forward(c, qkv, inp);
-#pragma omp parallel for schedule(static) num_threads(c->n_threads)
-    for (int64_t bh = 0; bh < B * H; bh++) {
-        const gf_attn_head hd = head_at(c, bh, qkv);
-        gf_attn_head_forward(&hd, o + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
-    }
+    gf_attn_heads_forward(c, qkv, o, lse);
     gf_attn_proj_forward(c, out, o);
 }
 
 static void a_backward(const gf_mixer_call *c, float *dinp, const float *dout, const float *inp) {
-    const int64_t B = c->B, T = c->T, N = B * T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
+    const int64_t N = c->B * c->T, d = gf_layer_dim(c->cfg, c->layer);
     const float *qkv = c->saved, *o = qkv + 3 * N * d, *lse = o + N * d;
-    float *dO = c->scratch + (int64_t)c->n_threads * head_scratch(c->cfg, c->layer, T), *dqkv = dO + N * d;
+    float *dO = c->scratch + gf_attn_heads_scratch(c->cfg, c->layer, c->T, c->n_threads), *dqkv = dO + N * d;
     gf_attn_proj_backward(c, dO, dout, o);
     gf_zero(dqkv, 3 * N * d);
-#pragma omp parallel for schedule(static) num_threads(c->n_threads)
-    for (int64_t bh = 0; bh < B * H; bh++) {
-        const gf_attn_head hd = head_at(c, bh, qkv);
-        float *dq = dqkv + (hd.q - qkv);
-        gf_attn_head_backward(&hd, dq, dq + d, dq + 2 * d, dO + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
-    }
+    gf_attn_heads_backward(c, qkv, lse, dO, dqkv);
     gf_attn_qkv_backward(c, dinp, dqkv, inp);
 }
 

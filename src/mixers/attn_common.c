@@ -50,6 +50,39 @@ void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv
                        N, d, 3 * d);
 }
 
+int64_t gf_attn_heads_scratch(const gf_config *cfg, int layer, int64_t T, int n_threads) {
+    return (int64_t)n_threads * gf_attn_head_scratch_floats(T, gf_layer_dim(cfg, layer) / gf_attn_n_head(cfg, layer));
+}
+
+/* head (b, h) over the fused qkv: its q, k, v columns, rows of b */
+static gf_attn_head head_at(const gf_mixer_call *c, int64_t bh, const float *qkv) {
+    const int64_t T = c->T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer), dh = d / H;
+    const int64_t b = bh / H, h = bh % H;
+    const float *q = qkv + b * T * 3 * d + h * dh;
+    return (gf_attn_head){.q = q, .k = q + d, .v = q + 2 * d, .ldq = 3 * d, .ldk = 3 * d, .ldv = 3 * d, .ldo = d,
+                          .T = T, .S = T, .dh = dh, .causal = !c->bidirectional, .km = c->mask ? c->mask + b * T : NULL,
+                          .scratch = gf_attn_head_thread_scratch(c->scratch, T, dh)};
+}
+
+void gf_attn_heads_forward(const gf_mixer_call *c, const float *qkv, float *o, float *lse) {
+    const int64_t T = c->T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
+#pragma omp parallel for schedule(static) num_threads(c->n_threads)
+    for (int64_t bh = 0; bh < c->B * H; bh++) {
+        const gf_attn_head hd = head_at(c, bh, qkv);
+        gf_attn_head_forward(&hd, o + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
+    }
+}
+
+void gf_attn_heads_backward(const gf_mixer_call *c, const float *qkv, const float *lse, const float *dO, float *dqkv) {
+    const int64_t T = c->T, d = gf_layer_dim(c->cfg, c->layer), H = gf_attn_n_head(c->cfg, c->layer);
+#pragma omp parallel for schedule(static) num_threads(c->n_threads)
+    for (int64_t bh = 0; bh < c->B * H; bh++) {
+        const gf_attn_head hd = head_at(c, bh, qkv);
+        float *dq = dqkv + (hd.q - qkv);
+        gf_attn_head_backward(&hd, dq, dq + d, dq + 2 * d, dO + (bh / H) * T * d + (bh % H) * hd.dh, lse + bh * T);
+    }
+}
+
 void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N) {
     for (int64_t r = 0; mask && r < N; r++)
         if (!mask[r]) gf_zero(x + r * ld, n);

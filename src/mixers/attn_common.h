@@ -45,6 +45,14 @@ void gf_attn_proj_backward(const gf_mixer_call *c, float *dO, const float *dout,
 /* dinp += dqkv W_qkv; the qkv gradients accumulate. */
 void gf_attn_qkv_backward(const gf_mixer_call *c, float *dinp, const float *dqkv, const float *inp);
 
+/* Softmax attention of every (row, head) of a fused qkv (N, 3d; q | k | v columns, as qkv_forward writes them),
+ * causal or not as c is, padded keys (c->mask) excluded: o (N, d) and the log-sum-exps lse (B, H, T); backward
+ * dqkv (N, 3d, zeroed by the caller) += from dO (N, d). Their scratch: gf_attn_heads_scratch floats at the
+ * start of c->scratch (a head's per thread). */
+int64_t gf_attn_heads_scratch(const gf_config *cfg, int layer, int64_t T, int n_threads);
+void gf_attn_heads_forward(const gf_mixer_call *c, const float *qkv, float *o, float *lse);
+void gf_attn_heads_backward(const gf_mixer_call *c, const float *qkv, const float *lse, const float *dO, float *dqkv);
+
 /* Zero columns 0 .. n-1 of every row r < N of x (row stride ld) whose mask[r] is 0 (mask NULL: nothing): the
  * padded positions' keys and values, or their gradients. */
 void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, int64_t N);
