@@ -227,6 +227,7 @@ test-parity: all
 test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli/cli.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/compare.sh $(BUILD)
+	$(TEST_ENV) bash tests/cli/search.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/pairs.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/help.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/task_plugin.sh $(BUILD)

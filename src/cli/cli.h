@@ -20,6 +20,7 @@ int cmd_export(int argc, char **argv);
 int cmd_score(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_search(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_data(int argc, char **argv);

@@ -27,6 +27,7 @@ static void usage(FILE *out) {
             "  import  a model another program trained (alphaXiv's best.pt, ...) as a grassflow checkpoint\n"
             "  export  a grassflow checkpoint in another program's format (alphaXiv's best.pt, GrassLM's)\n"
             "  compare train several models with one recipe and tabulate them\n"
+            "  search  compare grown into grids and lists of options, with seeds and halving\n"
             "  data    corpus statistics (grassflow data stats)\n"
             "  features  a model's last hidden states for a text or a sentence pair\n"
             "  inspect   what each layer does with a text (JSON, SVG heat maps); the loss with an offset dropped\n"
@@ -178,6 +179,7 @@ static int run(int argc, char **argv) {
     if (!strcmp(cmd, "score")) return cmd_score(argc - 1, argv + 1);
     if (!strcmp(cmd, "train")) return cmd_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "search")) return cmd_search(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cmd_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return cmd_generate(argc - 1, argv + 1);
     if (!strcmp(cmd, "data")) return cmd_data(argc - 1, argv + 1);

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# grassflow search (issue 55): a spec's grids and lists expanded into points, each a compare with its seeds;
+# the budget in tokens; halving (the best 1/eta of each search go on, the choice kept in halving.json); the
+# results in results.jsonl, summary.md, summary.tsv and the plots; a rerun that reads everything back; a search
+# stopped by SIGINT in a point and run again, ending with the numbers of a search never stopped; bad specs.
+#   bash tests/cli/search.sh [BUILD]
+set -uo pipefail
+BUILD=${1:-build}
+cd "$(dirname "$0")/../.."
+GF="$BUILD/grassflow"
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/grassflow-search-XXXXXX)
+export GRASSFLOW_CACHE="$tmp/cache"
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+$PY -c "
+import random; random.seed(2); w = 'the game of cafe a story ends begins and then'.split()
+open('$tmp/small.txt', 'w').write(''.join(' '.join(random.choice(w) for _ in range(random.randint(2, 10))) + '\n' for _ in range(300)))"
+R="\"corpus\": \"$tmp/small.txt\", \"recipe\": {\"tokenizer\": \"word\", \"batch\": 4, \"seq-len\": 16, \"eval-every\": 3, \"warmup\": 2, \"no-cache\": true}"
+cat >"$tmp/spec.json" <<EOF
+{$R, "tokens": 640, "seeds": [1, 2],
+ "searches": [{"model": "grassmann-tiny", "grid": {"lr": [1e-3, 3e-3], "set rank": [4, 8]}},
+              {"model": "transformer-tiny", "grid": {"lr": [1e-3, 3e-3]}, "list": [{"set mixers": "x,x", "set form": "sigmoid"}, {}]}],
+ "halving": {"eta": 2, "first": 0.5}}
+EOF
+
+echo "search: the plan"
+expect 0 "search --plan" "$GF" search "$tmp/spec.json" --out "$tmp/s" --plan
+[ "$(grep -c '^grassflow compare' "$tmp/out")" = 8 ] && pass "8 points: a grid of 2 x 2, and a grid of 2 under a list of 2" \
+    || fail "plan: $(cat "$tmp/out")"
+grep -q -- "--models transformer-tiny --seeds 1,2 --out $tmp/s/02-transformer-tiny/lr=0.003,mixers=x,x,form=sigmoid .*--lr 0.003 --set mixers=x,x --set form=sigmoid --steps 10$" "$tmp/out" \
+    && pass "... each a compare with its options; 640 tokens of 4 x 16 are 10 steps" || fail "plan: $(cat "$tmp/out")"
+[ ! -e "$tmp/s" ] && pass "... and --plan creates nothing" || fail "--plan made $tmp/s"
+
+echo "search: a run with halving"
+expect 0 "search" "$GF" search "$tmp/spec.json" --out "$tmp/s"
+PYCODE='
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1] + "/results.jsonl")]
+assert len(rows) == 16, len(rows)
+for s in (1, 2):
+    st = {}
+    for r in rows:
+        if r["search"] == s: st.setdefault(r["folder"], (r["status"], r["steps"]))
+    done = [f for f, v in st.items() if v == ("done", 10)]
+    drop = [f for f, v in st.items() if v == ("dropped at the first rung", 5)]
+    assert len(done) == 2 and len(drop) == 2, st
+    first = json.load(open(sys.argv[1] + "/halving.json"))
+    score = {f: first[f.split(sys.argv[1] + "/")[1]] for f in st}
+    assert max(score[f] for f in done) <= min(score[f] for f in drop), score
+print("ok")'
+py() { $PY - "$@" 2>"$tmp/pyerr" <<<"$PYCODE"; }
+[ "$(py "$tmp/s")" = ok ] && pass "results.jsonl: a row per run; in each search the 2 best of 4 at the first rung (5 steps) went on to 10" \
+    || fail "results: $(cat "$tmp/pyerr")"
+grep -q '^| lr=0.003, set mixers=x,x, set form=sigmoid | 2 |' "$tmp/s/summary.md" && grep -q '^## Search 2: transformer-tiny' "$tmp/s/summary.md" \
+    && pass "summary.md: a table per search, a row per point" || fail "summary.md: $(cat "$tmp/s/summary.md")"
+cmp -s "$tmp/out" "$tmp/s/summary.md" && pass "... printed at the end" || fail "stdout is not summary.md"
+[ "$(wc -l <"$tmp/s/summary.tsv")" = 9 ] && pass "summary.tsv: a header and 8 points" || fail "summary.tsv: $(cat "$tmp/s/summary.tsv")"
+for f in by-lr.svg by-rank.svg best-curves.svg; do
+    grep -q '</svg>' "$tmp/s/$f" && pass "$f drawn" || fail "no $f"
+done
+grep -q 'stopped at the first rung' "$tmp/s/by-lr.svg" && pass "... the points halving stopped drawn as a series of their own" \
+    || fail "by-lr.svg does not mark the dropped points"
+cp "$tmp/s/results.jsonl" "$tmp/results-1"
+expect 0 "search again" "$GF" search "$tmp/spec.json" --out "$tmp/s" --json
+cmp -s "$tmp/s/results.jsonl" "$tmp/results-1" && cmp -s "$tmp/out" "$tmp/results-1" \
+    && pass "a rerun reads every point back (the same results; --json prints them)" || fail "a rerun changed the results"
+! grep -q '== search: point' "$tmp/err" && pass "... and runs no point again" || fail "a rerun ran: $(grep '== search' "$tmp/err" | head -3)"
+
+echo "search: stopped by SIGINT and run again"
+cat >"$tmp/long.json" <<EOF
+{$R, "steps": 150, "seeds": [3], "searches": [{"model": "grassmann-tiny", "grid": {"lr": [1e-3, 2e-3]}}]}
+EOF
+expect 0 "the search never stopped" "$GF" search "$tmp/long.json" --out "$tmp/a"
+GRASSFLOW_FAULT_SIGINT_AT=60 "$GF" search "$tmp/long.json" --out "$tmp/b" >"$tmp/b.out" 2>"$tmp/b.err"
+rc=$?
+[ "$rc" = 130 ] && grep -q "resume with: grassflow search $tmp/long.json --out $tmp/b" "$tmp/b.err" \
+    && pass "SIGINT in the first point (at its step 60): exit 130 and the command that resumes" || fail "SIGINT: rc $rc; $(tail -3 "$tmp/b.err")"
+stopped_at "$tmp/b/01-grassmann-tiny/lr=0.001/grassmann-tiny/seed-3" 60
+expect 0 "the stopped search run again" "$GF" search "$tmp/long.json" --out "$tmp/b"
+PYCODE='
+import json, sys
+a = [(r["folder"].split("/")[-1], r["val"], r["test"], r["steps"]) for r in map(json.loads, open(sys.argv[1]))]
+b = [(r["folder"].split("/")[-1], r["val"], r["test"], r["steps"]) for r in map(json.loads, open(sys.argv[2]))]
+assert a == b and len(a) == 2, (a, b)
+print("ok")'
+[ "$(py "$tmp/a/results.jsonl" "$tmp/b/results.jsonl")" = ok ] && pass "... ends with the numbers of the search never stopped" \
+    || fail "resumed search differs: $(cat "$tmp/pyerr")"
+
+echo "search: bad specs (exit 1, nothing made) and a bad command line (exit 2)"
+want="give one spec file"; expect 2 "no spec" "$GF" search --out "$tmp/bad"
+want="unknown option"; expect 2 "an unknown option" "$GF" search "$tmp/spec.json" --steps 3
+bad() { # what, spec text, message wanted
+    printf '%s' "$2" >"$tmp/bad.json"
+    want="$3"; expect 1 "$1" "$GF" search "$tmp/bad.json" --out "$tmp/bad"
+}
+bad "no corpus" '{"steps": 5, "searches": [{"model": "grassmann-tiny"}]}' '"corpus".*is missing'
+bad "two budgets" "{$R, \"steps\": 5, \"tokens\": 9, \"searches\": [{\"model\": \"grassmann-tiny\"}]}" 'the budget is one of'
+bad "a key the search sets" "{$R, \"steps\": 5, \"searches\": [{\"model\": \"grassmann-tiny\", \"grid\": {\"steps\": [1, 2]}}]}" '"steps" is not an option a point may set'
+bad "halving with epochs" "{$R, \"epochs\": 1, \"halving\": {\"eta\": 2, \"first\": 0.5}, \"searches\": [{\"model\": \"grassmann-tiny\"}]}" 'needs a budget in tokens or steps'
+bad "tokens without seq-len" "{\"corpus\": \"x\", \"tokens\": 100, \"searches\": [{\"model\": \"grassmann-tiny\"}]}" 'needs "batch" and "seq-len"'
+bad "a point twice" "{$R, \"steps\": 5, \"searches\": [{\"model\": \"grassmann-tiny\", \"list\": [{\"lr\": 0.001}, {\"lr\": 0.001}]}]}" 'set the same options'
+bad "an empty grid list" "{$R, \"steps\": 5, \"searches\": [{\"model\": \"grassmann-tiny\", \"grid\": {\"lr\": []}}]}" 'each with a list of one or more values'
+bad "not JSON" '{"corpus": ' 'not a JSON object'
+[ ! -e "$tmp/bad" ] && pass "... none of them creates anything" || fail "a refused spec made $tmp/bad"
+printf '%s' "{$R, \"steps\": 2, \"searches\": [{\"model\": \"grassmann-tiny\", \"grid\": {\"no-such-flag\": [1]}}]}" >"$tmp/bad.json"
+want="point 1 of 1 .* failed \\(exit 2\\)"; expect 1 "a flag compare does not know: its point fails, named" "$GF" search "$tmp/bad.json" --out "$tmp/bad"
+want="cannot open .*nope.json"; expect 1 "a spec that is missing" "$GF" search "$tmp/nope.json" --out "$tmp/bad2"
+[ $fails = 0 ] && echo "search: all passed" || { echo "search: $fails FAILED"; exit 1; }
