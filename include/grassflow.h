@@ -184,11 +184,14 @@ typedef struct gf_config {
     /* the positions' grid (an image's patches, row by row; 0: none): pos "sinusoidal-2d" gives position p the
      * sinusoidal rows of its row p / pos_grid and its column p % pos_grid, d / 2 channels each, side by side */
     int64_t pos_grid;
+    /* the standard deviation of the normal init of every tensor initialised N(0, std) (weights, embeddings);
+     * 0: 0.02, GPT-2's and every model's before the key existed (issue 55: an init scale to search) */
+    float init_std;
     /* Room for the keys of later versions, so that adding one keeps the struct's size and every member's
      * offset (docs/api.md, "Growing gf_config"): a new key takes bytes from here, and its zero value means
      * what grassflow did before the key existed. gf_config_preset, gf_config_from_json and gf_config_load
      * zero it; a program that fills a gf_config itself starts from gf_config_preset or zeroes it. */
-    unsigned char reserved[256 - 3 * sizeof(int64_t)];
+    unsigned char reserved[256 - 3 * sizeof(int64_t) - sizeof(float)];
 } gf_config;
 
 /* Layers in all stacks. */

@@ -366,8 +366,9 @@ void gf_model_init(gf_model *m, uint64_t seed) {
         } else {
             uint64_t key = gf_key(seed, gf_hash_str(t->name));
             float *x = t->data;
+            const float std = m->cfg.init_std > 0.0f ? m->cfg.init_std : 0.02f; /* 0: the 0.02 of every version */
 #pragma omp parallel for schedule(static) if (t->numel > GF_PAR_MIN)
-            for (int64_t k = 0; k < t->numel; k++) x[k] = 0.02f * gf_normal(key, (uint64_t)k);
+            for (int64_t k = 0; k < t->numel; k++) x[k] = std * gf_normal(key, (uint64_t)k);
         }
     }
     gf_model_draw_buffers(m, seed, 0);

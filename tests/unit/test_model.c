@@ -240,9 +240,34 @@ static void test_grads_on_need(void **state) {
     gf_model_free(m);
 }
 
+/* init_std (issue 55): every tensor initialised N(0, std) drawn with std in place of 0.02, from the same
+ * numbers; 0 is 0.02 and stays out of the config's JSON (every older config reads as before) */
+static void test_init_std(void **state) {
+    (void)state;
+    gf_config a, b;
+    assert_int_equal(gf_config_preset("hybrid-tiny", &a), 0);
+    b = a;
+    assert_int_equal(gf_config_set(&b, "init_std=0.05"), 0);
+    char *ja = gf_config_to_json(&a, false), *jb = gf_config_to_json(&b, false);
+    assert_null(strstr(ja, "init_std"));
+    assert_non_null(strstr(jb, "\"init_std\":0.05"));
+    free(ja), free(jb);
+    tl_expect_error(gf_config_set(&b, "init_std=2"), "init_std");
+    gf_model *ma = gf_model_create(&a), *mb = gf_model_create(&b);
+    gf_model_init(ma, 9), gf_model_init(mb, 9);
+    const gf_tensor_info *ta = gf_model_find_tensor(ma, "blocks.1.mix.qkv.weight"), *tb = gf_model_find_tensor(mb, ta->name);
+    const gf_tensor_info *la = gf_model_find_tensor(ma, "blocks.1.ln1.weight"), *lb = gf_model_find_tensor(mb, la->name);
+    for (int64_t k = 0; k < ta->numel; k++) {
+        const float x = gf_model_params(ma)[ta->offset + k], y = gf_model_params(mb)[tb->offset + k];
+        if (fabs(y - 2.5 * x) > 1e-6 * fabs(y)) fail_msg("qkv.weight[%lld]: %g at std 0.05, %g at 0.02", (long long)k, y, x);
+    }
+    for (int64_t k = 0; k < la->numel; k++) assert_true(gf_model_params(mb)[lb->offset + k] == 1.0f); /* LayerNorms: 1 */
+    gf_model_free(ma), gf_model_free(mb);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dropout_gradients),
+        cmocka_unit_test(test_dropout_gradients), cmocka_unit_test(test_init_std),
         cmocka_unit_test(test_identical_partner), cmocka_unit_test(test_dropout_determinism),
         cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors), cmocka_unit_test(test_linformer_length), cmocka_unit_test(test_grads_on_need),
     };
