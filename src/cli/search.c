@@ -440,7 +440,8 @@ static void choose(sr_job *j) {
 
 static void print_plan(const sr_job *j) {
     char *av[160], buf[16384];
-    printf("%d points in %d searches, %s seeds each, %s%s\n", j->n, j->n_entries, j->seeds,
+    printf("%d point%s in %d search%s, seeds %s, %s%s\n", j->n, j->n == 1 ? "" : "s", j->n_entries,
+           j->n_entries == 1 ? "" : "es", j->seeds,
            j->tokens ? "a budget of tokens" : j->steps ? "a budget of steps" : "a budget of epochs",
            j->eta ? " (halving: every point first runs a share of it)" : "");
     for (int i = 0; i < j->n; i++)
