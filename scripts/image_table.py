@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The image study's table (scripts/image_study.sh sync): one row per run of runs/image-study/NAME-sSEED/ and per
 linear baseline (linear-sSEED.json), then each model's mean and spread over its seeds, best first, and
-accuracy.tsv (each seed's test accuracy, for grassflow plot --table --kind bars). A run still training shows
-how far it got; its test columns stay empty until image_study.sh has scored its best checkpoint.
+accuracy.tsv (each seed's test accuracy, for grassflow plot --table --kind bars) and confusion.svg (the test
+confusion matrix of the best model, summed over its scored seeds). A run still training shows how far it got;
+its test columns stay empty until image_study.sh has scored its best checkpoint.
 
     python3 scripts/image_table.py runs/image-study EPOCHS
 """
@@ -83,6 +84,50 @@ def main():
         for m in order:
             for k, x in enumerate(x for x in models[m] if x is not None):
                 f.write("%s\tseed %d\t%.2f\n" % (m.split(" (")[0], k + 1, x))
+    write_confusion(root, runs, order)
+
+
+def confusion_svg(path, title, labels, m):
+    """The confusion matrix m (rows: true class, columns: predicted) as an SVG heat map: each cell's count, shaded
+    by its share of its row."""
+    n, cell, left, top = len(labels), 46, 110, 70
+    w, h = left + n * cell + 20, top + n * cell + 90
+    esc = lambda t: str(t).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">' % (w, h),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="22" font-size="14">%s</text>' % (left, esc(title))]
+    for i in range(n):
+        total = sum(m[i]) or 1
+        out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 6, top + i * cell + cell // 2 + 4, esc(labels[i])))
+        for j in range(n):
+            share = m[i][j] / total
+            shade = int(255 - 200 * share)
+            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="rgb(%d,%d,255)" stroke="#ddd"/>' % (
+                left + j * cell, top + i * cell, cell, cell, shade, shade))
+            out.append('<text x="%d" y="%d" text-anchor="middle" fill="%s">%d</text>' % (
+                left + j * cell + cell // 2, top + i * cell + cell // 2 + 4, "white" if share > 0.5 else "black", m[i][j]))
+    for j in range(n):
+        x, y = left + j * cell + cell // 2, top + n * cell + 10
+        out.append('<text x="%d" y="%d" text-anchor="end" transform="rotate(-45 %d %d)">%s</text>' % (x, y, x, y, esc(labels[j])))
+    out.append('<text x="%d" y="%d">predicted (columns) against true class (rows)</text>' % (left, h - 8))
+    out.append("</svg>\n")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(out))
+    os.replace(path + ".tmp", path)
+
+
+def write_confusion(root, runs, order):
+    """confusion.svg of the first model in order (best first) that has a scored run: its seeds' matrices summed."""
+    for model in order:
+        tests = [r["test"] for d, r in runs.items() if d.rsplit("-s", 1)[0] == model and r["test"]]
+        if not tests:
+            continue
+        labels = list(tests[0]["per_class"])
+        m = [[sum(t["confusion"][i][j] for t in tests) for j in range(len(labels))] for i in range(len(labels))]
+        acc = sum(m[i][i] for i in range(len(labels))) / sum(map(sum, m))
+        confusion_svg(os.path.join(root, "confusion.svg"), "%s: test confusion (%d seed%s%s; accuracy %.2f%%)" % (
+            model, len(tests), "" if len(tests) == 1 else "s", "" if len(tests) == 1 else ", summed", 100 * acc), labels, m)
+        return
 
 
 if __name__ == "__main__":
