@@ -113,7 +113,7 @@ struct gf_source {
 #define GF_MIXER_OPS_VERSION 4 /* the gf_mixer_ops this header describes (2: draw_buffers; 3: reads_memory;
                                 * 4: reads_embeddings) */
 #define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
-#define GF_MIXER_MAX_PARAMS 8  /* tensors one mixer layer may declare */
+#define GF_MIXER_MAX_PARAMS 12 /* tensors one mixer layer may declare (8 before issue 55) */
 #define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
 #define GF_PLUGIN_MAX_ADDED 32 /* mixers (and, apart, heads) a program may register besides the built-ins */
 

@@ -47,9 +47,18 @@ def position_table(kind, T, d, grid):
     return sinusoidal2d_table(T, d, grid) if kind == "sinusoidal-2d" else sinusoidal_table(T, d)
 
 
+class _CausalDWConv(nn.Module):
+    """The Grassmann mixer's conv tensors (src/mixers/grassmann.c): weight (d, K), column k for lag k, and bias (d)."""
+
+    def __init__(self, d, K):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(d, K))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+
 class GrassmannMixer(nn.Module):
     def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
-                 gate=True, grid=0):
+                 gate=True, grid=0, conv=0):
         """plucker False (the paper's ablation): each pair enters as [z_later; z_earlier] through pair (2r -> d)
         in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
         the output is (h + g) / 2."""
@@ -75,6 +84,8 @@ class GrassmannMixer(nn.Module):
             self.pair = nn.Linear(2 * r, d)
         self.gate = nn.Linear(2 * d, d) if gate else None
         self.out = nn.Linear(d, d) if extra_proj else None
+        # conv K > 0: the reduction reads u = h + b + sum_k w[:, k] h_{t-k} (a padded position reads as 0)
+        self.conv = _CausalDWConv(d, int(conv)) if conv else None
         iu = torch.triu_indices(rh, rh, 1) if self.use_plucker else torch.zeros(2, 0, dtype=torch.long)
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)  # pairs i<j of one head, row-major
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
@@ -85,8 +96,14 @@ class GrassmannMixer(nn.Module):
         and real; each pair's normalised Pluecker vector, oriented from the later token to the earlier,
         is projected and the projections averaged."""
         B, T, d = h.shape
-        z = self.red(h).reshape(B, T, self.heads, self.r // self.heads)  # (B, T, H, r/H)
         real = torch.ones(B, T, dtype=torch.bool, device=h.device) if mask is None else mask.bool()
+        u = h
+        if self.conv is not None:  # causal: K - 1 zeros before the first position
+            K = self.conv.weight.shape[-1]
+            hs = (h * real[..., None].to(h.dtype)).transpose(1, 2)
+            w = self.conv.weight.flip(-1)[:, None, :]  # column k multiplies h_{t-k}
+            u = h + F.conv1d(F.pad(hs, (K - 1, 0)), w, self.conv.bias, groups=d).transpose(1, 2)
+        z = self.red(u).reshape(B, T, self.heads, self.r // self.heads)  # (B, T, H, r/H)
         acc = h.new_zeros(B, T, d)
         cnt = h.new_zeros(B, T)
         i, j = self.pair_i, self.pair_j
@@ -508,7 +525,7 @@ MIXERS = {
                   "build": lambda d, lc, bidir, st: GrassmannMixer(
                       d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
                       window=lc.get("window", 0), heads=lc.get("heads", 1), plucker=lc.get("plucker", True),
-                      gate=lc.get("gate", True), grid=lc.get("grid", 0))},
+                      gate=lc.get("gate", True), grid=lc.get("grid", 0), conv=lc.get("conv", 0))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
     "linformer": {"gated_skip": False,

@@ -15,7 +15,10 @@
  *   plucker: false: a pair enters as [z_later; z_earlier] (2r) through pair.weight/bias; by the same
  *     affinity, the mean over S_t of W [z_later; z_earlier] + b is W [ubar; vbar] + b with ubar, vbar
  *     the means of the pairs' halves: one GEMM on (N, 2r) rows (pair_mean)
- *   gate: false: no gate tensors; m = (h + g) / 2 (a is not kept) */
+ *   gate: false: no gate tensors; m = (h + g) / 2 (a is not kept)
+ * And a search dimension (issue 55): conv K > 0 reduces u = h + dwconv_K(h) in place of h, a causal depthwise
+ * convolution over the last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads
+ * as 0), its tensors starting at 0 so that the layer starts as the one without it; the gate still reads h. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +61,9 @@ static const gf_cfg_key KEYS[] = {
              "[z_later; z_earlier] through pair.weight (d, 2r); needs heads 1, ignores plucker_eps"},
     {.name = "gate", .type = GF_KEY_BOOL, .off = OFF(gate), .def = "true",
      .help = "false: the paper's ablation without the gate: no gate tensors, the output is (h + g) / 2"},
+    {.name = "conv", .type = GF_KEY_INT, .off = OFF(conv), .lo = 0, .hi = 16, .def = "0",
+     .help = "K > 0: the reduction reads h plus a causal depthwise convolution of h over the last K positions "
+             "(conv.weight (d, K) and conv.bias, starting at 0); causal layers only; 0: none"},
 };
 #undef OFF
 
@@ -75,6 +81,9 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
         return gf_fail("%s: layer %d: heads is %lld with plucker false; heads split the Pluecker coordinates, "
                        "which plucker false does not compute: set heads 1 or plucker true", src, layer,
                        (long long)g->heads);
+    if (g->conv && gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) != GF_CAUSAL)
+        return gf_fail("%s: layer %d: conv %lld in a bidirectional layer; the convolution is causal (it reads "
+                       "positions t-K+1 .. t)\nHINT: conv 0 in bidirectional models", src, layer, (long long)g->conv);
     return 0;
 }
 
@@ -86,8 +95,9 @@ static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)-
 static int64_t feat_dim(const gf_config *cfg, int layer) {
     return GC(cfg, layer)->plucker ? n_pairs(cfg, layer) : 2 * GC(cfg, layer)->rank;
 }
-/* Where out.weight is in the tensor list (out.bias follows). */
+/* Where out.weight is in the tensor list (out.bias follows), and conv.weight (conv.bias follows). */
 static int out_index(const gf_grassmann_config *g) { return g->gate ? 6 : 4; }
+static int conv_index(const gf_grassmann_config *g) { return out_index(g) + (g->extra_proj ? 2 : 0); }
 
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     const gf_grassmann_config *g = GC(cfg, layer);
@@ -100,18 +110,22 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
         gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, d, 0, GF_INIT_ZERO);
     }
-    const int o = out_index(g);
-    if (!g->extra_proj) return o;
-    gf_param_spec_set(&s[o], "out.weight", 2, d, d, GF_INIT_NORMAL);
-    gf_param_spec_set(&s[o + 1], "out.bias", 1, d, 0, GF_INIT_ZERO);
-    return o + 2;
+    const int o = out_index(g), c = conv_index(g);
+    if (g->extra_proj) {
+        gf_param_spec_set(&s[o], "out.weight", 2, d, d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[o + 1], "out.bias", 1, d, 0, GF_INIT_ZERO);
+    }
+    if (!g->conv) return c;
+    gf_param_spec_set(&s[c], "conv.weight", 2, d, g->conv, GF_INIT_ZERO);
+    gf_param_spec_set(&s[c + 1], "conv.bias", 1, d, 0, GF_INIT_ZERO);
+    return c + 2;
 }
 
-/* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj */
+/* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj | u (N,d) if conv */
 static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const gf_grassmann_config *g = GC(cfg, layer);
     int64_t N = B * T, d = gf_layer_dim(cfg, layer);
-    return N * g->rank + N * d + (g->gate ? N * d : 0) + (g->extra_proj ? N * d : 0);
+    return N * g->rank + N * d + (g->gate ? N * d : 0) + (g->extra_proj ? N * d : 0) + (g->conv ? N * d : 0);
 }
 
 /* The saved gate activations a (NULL when gate is false) and m (out when there is no extra_proj). */
@@ -119,11 +133,48 @@ static float *saved_a(const gf_grassmann_config *gc, float *g, int64_t N, int64_
 static float *saved_m(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d, float *out) {
     return gc->extra_proj ? g + (gc->gate ? 2 : 1) * N * d : out;
 }
+/* conv: the saved u (the reduction's input) */
+static float *saved_u(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d) {
+    return g + (1 + gc->gate + gc->extra_proj) * N * d;
+}
+
+/* ---- conv: u = h + b + sum_k w_k h_{t-k}, per channel (a padded position reads as 0) --------------------- */
+
+/* u (B*T, d) from h (B*T, d); w (d, K), b (d) */
+static void conv_forward(float *u, const float *h, const float *w, const float *b, int64_t B, int64_t T, int64_t d,
+                         int64_t K, const uint8_t *mask) {
+#pragma omp parallel for schedule(static) if (B * T * d * K > GF_PAR_MIN)
+    for (int64_t n = 0; n < B * T; n++) {
+        const int64_t t = n % T;
+        for (int64_t c = 0; c < d; c++) u[n * d + c] = h[n * d + c] + b[c];
+        for (int64_t k = 0; k < K && k <= t; k++) {
+            if (mask && !mask[n - k]) continue;
+            for (int64_t c = 0; c < d; c++) u[n * d + c] += w[c * K + k] * h[(n - k) * d + c];
+        }
+    }
+}
+
+/* dh += du + sum_k w_k du_{t+k} (where h_t is read), dw += du_t h_{t-k}, db += du; channel by channel, so that
+ * each sum runs in one order on any number of threads */
+static void conv_backward(float *dh, float *dw, float *db, const float *du, const float *h, const float *w, int64_t B,
+                          int64_t T, int64_t d, int64_t K, const uint8_t *mask) {
+#pragma omp parallel for schedule(static) if (B * T * d * K > GF_PAR_MIN)
+    for (int64_t c = 0; c < d; c++)
+        for (int64_t n = 0; n < B * T; n++) {
+            const int64_t t = n % T;
+            float acc = du[n * d + c];
+            for (int64_t k = 0; k < K && t + k < T && (!mask || mask[n]); k++) acc += w[c * K + k] * du[(n + k) * d + c];
+            dh[n * d + c] += acc;
+            if (db) db[c] += du[n * d + c];
+            for (int64_t k = 0; dw && k < K && k <= t; k++)
+                if (!mask || mask[n - k]) dw[c * K + k] += du[n * d + c] * h[(n - k) * d + c];
+        }
+}
 
 /* scratch: pbar (N,F) | dpbar (N,F) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
  * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = partner slots: the layer's number of offsets
  * (twice that when bidirectional); F = feat_dim (pbar holds the pairs' means [ubar; vbar] when plucker is
- * false, which needs no doubles) */
+ * false, which needs no doubles); then du (N,d) with conv, at the end */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
     int64_t N = B * T, d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank;
@@ -131,7 +182,7 @@ static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
     const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows) : 0;
-    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles;
+    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles + (GC(cfg, layer)->conv ? N * d : 0);
 }
 
 /* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
@@ -509,8 +560,13 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, out);
     float *pbar = c->scratch;
     const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
-
-    gf_linear_forward(z, inp, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
+    const float *red_in = inp;
+    if (gc->conv) {
+        const int ci = conv_index(gc);
+        conv_forward(saved_u(gc, g, N, d), inp, c->p[ci], c->p[ci + 1], c->B, T, d, gc->conv, c->mask);
+        red_in = saved_u(gc, g, N, d);
+    }
+    gf_linear_forward(z, red_in, d, c->p[P_RED_W], d, c->p[P_RED_B], N, d, r, 0.0f);
     if (gc->plucker)
         plucker_mean(pbar, z, gc, &pr, N);
     else
@@ -557,7 +613,16 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     } else {
         pair_backward(dz, dpbar, &pr, N, r);
     }
-    gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
+    if (!gc->conv) {
+        gf_linear_backward(dinp, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, inp, d, c->p[P_RED_W], d, N, d, r);
+        return;
+    }
+    const int ci = conv_index(gc);
+    const float *u = saved_u(gc, g, N, d);
+    float *du = c->scratch + g_scratch_floats(c->cfg, c->layer, c->B, T, c->n_threads) - N * d;
+    gf_zero(du, N * d);
+    gf_linear_backward(du, d, c->g[P_RED_W], d, c->g[P_RED_B], dz, u, d, c->p[P_RED_W], d, N, d, r);
+    conv_backward(dinp, c->g[ci], c->g[ci + 1], du, inp, c->p[ci], c->B, T, d, gc->conv, c->mask);
 }
 
 /* ---- streaming: a ring of the last max-offset reduced vectors, whatever the position ---------------- */
@@ -568,16 +633,33 @@ static int max_offset(const gf_grassmann_config *g) {
     return mx;
 }
 
-/* state: z of positions pos-K .. pos-1 in a ring of K = max offset slots (slot = position mod K) */
+/* state: z of positions pos-K .. pos-1 in a ring of K = max offset slots (slot = position mod K); with conv,
+ * then the inputs h of positions pos-conv+1 .. pos-1 in a ring of conv - 1 slots */
 static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return (int64_t)max_offset(GC(cfg, layer)) * GC(cfg, layer)->rank;
+    const gf_grassmann_config *g = GC(cfg, layer);
+    return (int64_t)max_offset(g) * g->rank + (g->conv > 1 ? (g->conv - 1) * gf_layer_dim(cfg, layer) : 0);
 }
 
-/* step scratch: z (r) | pbar (F) | g (d) | a (d) | m (d) */
+/* step scratch: z (r) | pbar (F) | g (d) | a (d) | m (d) | u (d) */
 static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return GC(cfg, layer)->rank + feat_dim(cfg, layer) + 3 * gf_layer_dim(cfg, layer);
+    return GC(cfg, layer)->rank + feat_dim(cfg, layer) + 4 * gf_layer_dim(cfg, layer);
+}
+
+/* conv's u (d) of the new position from h = inp and the ring of earlier inputs (state past the z ring), then
+ * the ring's slot of the oldest input takes h */
+static const float *conv_step(const gf_mixer_step *s, const gf_grassmann_config *gc, int64_t d, const float *inp,
+                              float *u) {
+    const int ci = conv_index(gc);
+    const int64_t K = gc->conv, R = K - 1;
+    const float *w = s->p[ci], *b = s->p[ci + 1];
+    float *ring = s->state + (int64_t)max_offset(gc) * gc->rank;
+    for (int64_t c = 0; c < d; c++) u[c] = inp[c] + b[c] + w[c * K] * inp[c];
+    for (int64_t k = 1; k < K && k <= s->pos; k++)
+        for (int64_t c = 0; c < d; c++) u[c] += w[c * K + k] * ring[(s->pos - k) % R * d + c];
+    if (R > 0) memcpy(ring + s->pos % R * d, inp, (size_t)d * sizeof *inp);
+    return u;
 }
 
 static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
@@ -586,7 +668,8 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     const int *offs = gc->offsets;
     const int n_offs = gc->n_offsets;
     float *z = s->scratch, *pbar = z + r, *g = pbar + F, *a = g + d, *m = gc->extra_proj ? a + d : out;
-    gf_linear_forward(z, inp, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
+    const float *red_in = gc->conv ? conv_step(s, gc, d, inp, a + 2 * d) : inp;
+    gf_linear_forward(z, red_in, d, s->p[P_RED_W], d, s->p[P_RED_B], 1, d, r, 0.0f);
     const float *vs[2 * GF_MAX_OFFSETS];
     int cnt = 0;
     const int64_t W = gc->window;
@@ -693,10 +776,11 @@ int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, con
     const pairing pr = make_pairing(gc, causal, T, NULL);
     const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = pr.n;
     const int64_t C = gf_grassmann_n_coords(cfg, layer);
-    float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 4 * T * d, "the inspection of a Grassmann layer");
+    float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 5 * T * d, "the inspection of a Grassmann layer");
     if (!z) return -1;
-    float *feat = z + T * r, *terms = feat + T * K * F, *buf = terms + T * K * d;
-    gf_linear_forward(z, inp, d, w[P_RED_W], d, w[P_RED_B], T, d, r, 0.0f);
+    float *feat = z + T * r, *terms = feat + T * K * F, *buf = terms + T * K * d, *u = buf + T * F + 4 * T * d;
+    if (gc->conv) conv_forward(u, inp, w[conv_index(gc)], w[conv_index(gc) + 1], 1, T, d, gc->conv, NULL);
+    gf_linear_forward(z, gc->conv ? u : inp, d, w[P_RED_W], d, w[P_RED_B], T, d, r, 0.0f);
     for (int64_t t = 0; t < T; t++)
         for (int o = 0; o < pr.n; o++)
             if (has_partner(&pr, t, o)) slot_feature(feat + (t * K + o) * F, z, t, o, gc, &pr);

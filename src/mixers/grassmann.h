@@ -29,6 +29,9 @@ typedef struct gf_grassmann_config {
                                    * coordinates; heads must be 1 and plucker_eps is unused */
     bool gate;                    /* false (the paper's ablation): no gate tensors, the mixer's output is
                                    * (h + g) / 2 */
+    int64_t conv;                 /* K > 0: the reduction reads u = h + a causal depthwise convolution of h over
+                                   * positions t-K+1 .. t (conv.weight (d, K), conv.bias (d), both starting at
+                                   * 0), not h; 0: none (issue 55) */
     uint8_t force_gate;           /* evaluation only, never a config key (a loaded or parsed config has 0):
                                    * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */

@@ -67,7 +67,7 @@ static void test_stream_grassmann(void **state) {
                  windowed, 70);
 }
 
-/* The paper's ablations stream with the same ring of reduced vectors. */
+/* The paper's ablations stream with the same ring of reduced vectors; so does conv, with a ring of inputs. */
 static void test_stream_ablations(void **state) {
     (void)state;
     const char *no_plucker[] = {"pos=none", "max_len=32", "plucker=false", NULL};
@@ -77,6 +77,11 @@ static void test_stream_ablations(void **state) {
     const char *both[] = {"pos=none", "window=8", "offsets=1,2,4,12", "rank=6", "plucker=false", "gate=false", NULL};
     check_stream("grassmann plucker and gate false, windows of 8, offsets 1,2,4,12, 70 positions", "grassmann-tiny", both,
                  70);
+    /* conv (issue 55): a ring of the last conv - 1 inputs beside the ring of reduced vectors */
+    const char *conv[] = {"pos=none", "max_len=32", "conv=3", NULL};
+    check_stream("grassmann conv 3, pos none, 150 positions (past max_len)", "grassmann-tiny", conv, 150);
+    const char *conv_mix[] = {"norm=post", "extra_proj=true", "layers.0.conv=1", "layers.1.conv=5", "max_len=64", NULL};
+    check_stream("grassmann conv 1 and 5, post + extra_proj, 64 positions", "grassmann-tiny", conv_mix, 64);
 }
 
 static void test_stream_transformer(void **state) {

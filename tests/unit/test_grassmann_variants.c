@@ -1,0 +1,104 @@
+/* The Grassmann mixer's search dimensions of issue 55, each against what it must equal.
+ * - conv (a causal depthwise convolution before the reduction): with gate false the layer's output is
+ *   (h + g(u)) / 2 with u = h + conv(h), so a layer with conv on h equals a layer without it on u plus
+ *   (h - u) / 2, u computed here by a literal loop in double; and its gradients follow from the layer
+ *   without it by the convolution's adjoint: dh = dout / 2 + (I + C)^T (dinp_u - dout / 2), dw_k = sum_t
+ *   (dinp_u - dout / 2)_t h_{t-k}. The convolution's weights are drawn large so that every lag matters; the
+ *   tensors the two layers share get the same gradients. Causal only (a bidirectional layer refuses it).
+ * Whole models are held to PyTorch (tests/parity: grassmann_conv, padded) and streamed (test_stream). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grassflow_plugin.h"
+#include "testlib.h"
+
+enum { B = 2, T = 11, K = 3 };
+
+static gf_mixer_harness *harness(const char *const *sets, gf_config *cfg) {
+    assert_int_equal(gf_config_preset("grassmann-tiny", cfg), 0);
+    for (int i = 0; sets[i]; i++)
+        if (gf_config_set(cfg, sets[i])) fail_msg("%s: %s", sets[i], gf_last_error());
+    gf_mixer_harness *h = gf_mixer_harness_create(cfg, 1, B, T, 5);
+    if (!h) fail_msg("%s", gf_last_error());
+    return h;
+}
+
+/* u = h + b + sum_k w[c, k] h_{t-k}, in double */
+static void ref_conv(double *u, const float *h, const float *w, const float *b, int64_t d) {
+    for (int64_t n = 0; n < B * T; n++)
+        for (int64_t c = 0; c < d; c++) {
+            double s = (double)h[n * d + c] + b[c];
+            for (int64_t k = 0; k < K && k <= n % T; k++) s += (double)w[c * K + k] * h[(n - k) * d + c];
+            u[n * d + c] = s;
+        }
+}
+
+static void test_conv(void **state) {
+    (void)state;
+    const char *with[] = {"gate=false", "offsets=[[1],[1,2,4]]", "layers.1.conv=3", NULL};
+    const char *without[] = {"gate=false", "offsets=[[1],[1,2,4]]", NULL};
+    gf_config ca, cb;
+    gf_mixer_harness *a = harness(with, &ca), *hb = harness(without, &cb);
+    const int64_t d = ca.d_model, N = B * T * d;
+    assert_int_equal(gf_mixer_harness_n_params(a), 6);
+    assert_int_equal(gf_mixer_harness_n_params(hb), 4);
+    float *const *pa = gf_mixer_harness_params(a), *const *pb = gf_mixer_harness_params(hb);
+    char *rank = gf_config_get(&ca, "layers.1.rank");
+    const int64_t r = atoll(rank), n[4] = {r * d, r, d * (r * (r - 1) / 2), d};
+    free(rank);
+    for (int i = 0; i < 4; i++) memcpy(pb[i], pa[i], (size_t)n[i] * sizeof(float));
+    for (int64_t k = 0; k < d * K; k++) pa[4][k] *= 25.0f; /* 0.02 N(0, 1) to 0.5 N(0, 1) */
+    float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
+    float *uf = falloc(N);
+    double *u = dalloc(N), *want = dalloc(N);
+    tl_fill_uniform(h, N, 1, -1.0f, 1.0f), tl_fill_uniform(dout, N, 2, -1.0f, 1.0f);
+    ref_conv(u, h, pa[4], pa[5], d);
+    for (int64_t i = 0; i < N; i++) uf[i] = (float)u[i];
+    gf_mixer_harness_forward(a, oa, h), gf_mixer_harness_forward(hb, ob, uf);
+    for (int64_t i = 0; i < N; i++) want[i] = ob[i] + (h[i] - u[i]) / 2.0;
+    tl_check_close("conv forward: the layer without conv on u, plus (h - u) / 2", oa, want, N, 1e-5);
+    ffill(da, N, 0.0f), ffill(db, N, 0.0f);
+    gf_mixer_harness_backward(a, da, dout, h), gf_mixer_harness_backward(hb, db, dout, uf);
+    double *gw = dalloc(d * K), *gb = dalloc(d);
+    memset(gw, 0, (size_t)(d * K) * sizeof *gw), memset(gb, 0, (size_t)d * sizeof *gb);
+    for (int64_t i = 0; i < N; i++) want[i] = dout[i] / 2.0; /* the direct path */
+    for (int64_t nn = 0; nn < B * T; nn++)
+        for (int64_t c = 0; c < d; c++) {
+            const double v = db[nn * d + c] - dout[nn * d + c] / 2.0; /* d loss / d u */
+            gb[c] += v;
+            for (int64_t k = 0; k < K && k <= nn % T; k++) {
+                want[(nn - k) * d + c] += v * (k == 0 ? 1.0 + pa[4][c * K] : pa[4][c * K + k]);
+                gw[c * K + k] += v * h[(nn - k) * d + c];
+            }
+        }
+    tl_check_close("conv backward: the input's gradient", da, want, N, 1e-5);
+    tl_check_close("conv backward: conv.weight", gf_mixer_harness_grads(a)[4], gw, d * K, 1e-4);
+    tl_check_close("conv backward: conv.bias", gf_mixer_harness_grads(a)[5], gb, d, 1e-4);
+    for (int i = 0; i < 4; i++) {
+        double *g = ddup_f(gf_mixer_harness_grads(hb)[i], n[i]);
+        tl_check_close("conv backward: a tensor both layers have", gf_mixer_harness_grads(a)[i], g, n[i], 1e-5);
+    }
+    gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
+}
+
+static void test_conv_refused(void **state) {
+    (void)state;
+    gf_config cfg;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    assert_int_equal(gf_config_set(&cfg, "head.kind=classify"), 0);
+    assert_int_equal(gf_config_set(&cfg, "direction=bidirectional"), 0);
+    tl_expect_error(gf_config_set(&cfg, "conv=2"), "conv 2 in a bidirectional layer");
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    tl_expect_error(gf_config_set(&cfg, "conv=17"), "conv");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_conv, pool_teardown),
+        cmocka_unit_test_teardown(test_conv_refused, pool_teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    pool_release();
+    return rc;
+}
