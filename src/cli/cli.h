@@ -71,6 +71,10 @@ bool cli_stdout_failed(void);
 int cli_stdout_close(int rc);
 /* Print "grassflow: MESSAGE" to stderr and return EXIT_RUNTIME. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* arg as one word of a shell command line, appended at dst + *len (cap bytes in all; *len grows, and past cap
+ * the text is cut): as it is when every byte is one a shell passes through, else in single quotes (a ' as '\''),
+ * after a space unless *len is 0. What resumes a compare or a search is printed with it. */
+void cli_shell_word(char *dst, size_t cap, size_t *len, const char *arg);
 /* Print "grassflow CMD: MESSAGE" plus a pointer to --help and return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A path (or a name) the run's recipe records: each checkpoint's header is JSON, which holds UTF-8 text, so

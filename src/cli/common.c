@@ -342,3 +342,13 @@ int cli_output_check(const char *path, const char *flag, const char *const *inpu
                        replace_hint ? replace_hint : "remove it", flag);
     return 0;
 }
+
+void cli_shell_word(char *dst, size_t cap, size_t *len, const char *arg) {
+    bool plain = *arg != '\0';
+    for (const char *c = arg; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%", *c)) plain = false;
+    if (*len < cap) *len += (size_t)snprintf(dst + *len, cap - *len, plain ? "%s%s" : "%s'", *len ? " " : "", plain ? arg : "");
+    for (const char *c = arg; !plain && *c && *len < cap; c++)
+        *len += (size_t)snprintf(dst + *len, cap - *len, *c == '\'' ? "'\\''" : "%c", *c);
+    if (!plain && *len < cap) *len += (size_t)snprintf(dst + *len, cap - *len, "'");
+}

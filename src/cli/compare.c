@@ -64,13 +64,7 @@ static void resume_command(cmp_job *j, int argc, char **argv) {
     for (int i = 1; i < argc && len < sizeof j->resume_cmd; i++) {
         const char *a = argv[i];
         if (strlen(a) >= 4 && !strncmp("--force", a, strlen(a))) continue;
-        bool plain = *a != '\0';
-        for (const char *c = a; *c; c++)
-            if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%", *c)) plain = false;
-        len += (size_t)snprintf(j->resume_cmd + len, sizeof j->resume_cmd - len, plain ? " %s" : " '", a);
-        for (const char *c = a; !plain && *c && len < sizeof j->resume_cmd; c++)
-            len += (size_t)snprintf(j->resume_cmd + len, sizeof j->resume_cmd - len, *c == '\'' ? "'\\''" : "%c", *c);
-        if (!plain && len < sizeof j->resume_cmd) len += (size_t)snprintf(j->resume_cmd + len, sizeof j->resume_cmd - len, "'");
+        cli_shell_word(j->resume_cmd, sizeof j->resume_cmd, &len, a);
     }
 }
 

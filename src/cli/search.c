@@ -300,14 +300,10 @@ static int point_argv(const sr_job *j, const sr_point *p, int64_t steps, char **
 
 /* The command line of av, shell-quoted where it needs it, to f */
 static void print_argv(FILE *f, char *const *av) {
-    for (int i = 0; av[i]; i++) {
-        bool plain = *av[i] != 0;
-        for (const char *c = av[i]; *c; c++) plain = plain && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/:=+@%", *c);
-        fprintf(f, plain ? "%s%s" : "%s'", i ? " " : "", plain ? av[i] : "");
-        for (const char *c = av[i]; !plain && *c; c++) fprintf(f, *c == '\'' ? "'\\''" : "%c", *c);
-        if (!plain) fputc('\'', f);
-    }
-    fputc('\n', f);
+    char line[20000];
+    size_t len = 0;
+    for (int i = 0; av[i]; i++) cli_shell_word(line, sizeof line, &len, av[i]);
+    fprintf(f, "%s\n", line);
 }
 
 /* Run p's compare at `steps` as a child (this executable), its table (stdout) dropped, its progress shown;
@@ -416,26 +412,34 @@ static int run_rung(sr_job *j, int rung) {
 
 static int by_first_val(const void *a, const void *b) {
     const sr_point *x = *(sr_point *const *)a, *y = *(sr_point *const *)b;
-    const double u = x->first_val, v = y->first_val; /* unknown last; lower first (the caller flips scores) */
-    return isnan(u) ? !isnan(v) : isnan(v) ? -1 : (u > v) - (u < v);
+    const double u = x->first_val, v = y->first_val; /* lower first (the caller flips scores) */
+    return (u > v) - (u < v);
 }
 
 /* Halving: in each search, the best ceil(n / eta) points by their first rung's score go on; the rest are
- * dropped. A point whose first score is unknown (a halving.json lost after it went on) goes on. */
+ * dropped. A point whose first score halving.json lacks (the file lost) takes its summary's when it is still at
+ * the first rung; one that went on already goes on, and counts among those kept. */
 static void choose(sr_job *j) {
     bool lower = true;
     for (int i = 0; i < j->n; i++) sr_point_val(&j->p[i], &lower);
     sr_point **v = malloc((size_t)j->n * sizeof *v);
-    for (int e = 0; v && e < j->n_entries; e++) {
+    double *key = malloc((size_t)j->n * sizeof *key);
+    for (int i = 0; key && i < j->n; i++) { /* the sort key: lower first; went on: first of all */
+        sr_point *p = &j->p[i];
+        const int64_t s0 = rung_steps(j, p, 0);
+        if (isnan(p->first_val) && sr_point_at(p, s0) && !sr_point_at(p, s0 + 1)) p->first_val = sr_point_val(p, NULL);
+        key[i] = p->first_val, p->first_val = isnan(key[i]) ? -INFINITY : lower ? key[i] : -key[i];
+    }
+    for (int e = 0; v && key && e < j->n_entries; e++) {
         int n = 0;
         for (int i = 0; i < j->n; i++)
-            if (j->p[i].entry == e) v[n++] = &j->p[i], j->p[i].first_val *= lower ? 1 : -1;
+            if (j->p[i].entry == e) v[n++] = &j->p[i];
         qsort(v, (size_t)n, sizeof *v, by_first_val);
         const int keep = (n + j->eta - 1) / j->eta;
-        for (int k = 0; k < n; k++) v[k]->dropped = k >= keep && !isnan(v[k]->first_val);
-        for (int k = 0; k < n; k++) v[k]->first_val *= lower ? 1 : -1;
+        for (int k = 0; k < n; k++) v[k]->dropped = k >= keep;
     }
-    free(v);
+    for (int i = 0; key && i < j->n; i++) j->p[i].first_val = key[i];
+    free(v), free(key);
 }
 
 static void print_plan(const sr_job *j) {

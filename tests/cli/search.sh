@@ -66,6 +66,11 @@ expect 0 "search again" "$GF" search "$tmp/spec.json" --out "$tmp/s" --json
 cmp -s "$tmp/s/results.jsonl" "$tmp/results-1" && cmp -s "$tmp/out" "$tmp/results-1" \
     && pass "a rerun reads every point back (the same results; --json prints them)" || fail "a rerun changed the results"
 ! grep -q '== search: point' "$tmp/err" && pass "... and runs no point again" || fail "a rerun ran: $(grep '== search' "$tmp/err" | head -3)"
+rm "$tmp/s/halving.json"
+expect 0 "search again, halving.json lost" "$GF" search "$tmp/spec.json" --out "$tmp/s" --json
+cmp -s "$tmp/s/results.jsonl" "$tmp/results-1" && ! grep -q '== search: point' "$tmp/err" \
+    && pass "... the points at the first rung take their summary's score, those gone on stay kept: the same choice" \
+    || fail "without halving.json: $(grep '== search' "$tmp/err" | head -3)"
 
 echo "search: stopped by SIGINT and run again"
 cat >"$tmp/long.json" <<EOF
