@@ -90,12 +90,13 @@ evaluate() {
 [ "$DOCS_ONLY" = 1 ] || evaluate
 [ -f "$RES" ] || { echo "offset_study.sh: no $RES yet" >&2; exit 1; }
 python3 scripts/offset_study.py "$RES" "$OUT" "$(cat "$OUT/grid" 2>/dev/null || echo 0)"
+case $SPLIT in valid) S=Validation ;; test) S=Test ;; *) S="$SPLIT split" ;; esac # the split in the titles (--docs: give --split again)
 for f in offsets gates per-layer; do
     [ -f "$OUT/$f.tsv" ] || continue
     case $f in
-    offsets) t="Validation loss change when an offset is dropped from every layer" ;;
-    gates) t="Validation loss change when a layer's gate is forced" ;;
-    per-layer) t="Validation loss change when an offset is dropped from one layer" ;;
+    offsets) t="$S loss change when an offset is dropped from every layer" ;;
+    gates) t="$S loss change when a layer's gate is forced" ;;
+    per-layer) t="$S loss change when an offset is dropped from one layer" ;;
     esac
     unit=token
     [ "$(head -1 "$RES" | awk -F'\t' '{print NF}')" = 7 ] && [ "$(awk -F'\t' 'NR == 2 {print $7}' "$RES")" != - ] && unit=example
