@@ -9,8 +9,8 @@
  * a denormal or zero, which no softmax sum can tell apart. Held to expf by tests/unit/test_ops.c. */
 #pragma omp declare simd notinbranch
 static inline float GF_FAST_NAME(gf_exp_fast)(float x) {
-    x = x < -87.3f ? -87.3f : x;
-    x = x > 88.3f ? 88.3f : x;
+    x = GF_SELECT(x < -87.3f, -87.3f, x);
+    x = GF_SELECT(x > 88.3f, 88.3f, x);
     const float k = __builtin_rintf(x * 1.44269504088896341f);
     const float r = GF_MADD(-k, 1.42860682030941723e-6f, GF_MADD(-k, 0.693145751953125f, x)); /* ln2 split hi + lo */
     float p = 1.0f / 5040.0f;
@@ -60,14 +60,14 @@ static inline float GF_FAST_NAME(gf_erf_fast)(float x) {
     q = GF_MADD(q, u, -1.1152100907205745e-01f);
     q = GF_MADD(q, u, 2.1080636420966675e-01f);
     const float eb = 1.0f - GF_FAST_NAME(gf_exp_fast)(-s) * q;
-    float e = ax < 1.0f ? ea : eb;
-    e = ax < 3.9f ? e : 1.0f;
-    return x < 0.0f ? -e : e;
+    float e = GF_SELECT(ax < 1.0f, ea, eb);
+    e = GF_SELECT(ax < 3.9f, e, 1.0f);
+    return GF_SELECT(x < 0.0f, -e, e);
 }
 
 /* tanh from the vectorisable exp: 1 - 2/(1 + e^(2x)), absolute error ~1e-7 (used by tanh GELU). */
 #pragma omp declare simd notinbranch
 static inline float GF_FAST_NAME(gf_tanh_fast)(float x) {
-    x = x > 44.0f ? 44.0f : x;
+    x = GF_SELECT(x > 44.0f, 44.0f, x);
     return 1.0f - 2.0f / (1.0f + GF_FAST_NAME(gf_exp_fast)(2.0f * x));
 }

@@ -524,7 +524,7 @@ static void gate_forward(float *const *p, const gf_grassmann_config *gc, int64_t
         gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
         gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
         GF_PAR_FOR(N * d > GF_PAR_MIN, for (int64_t i = 0; i < N * d; i++) {
-            float s = 1.0f / (1.0f + gf_exp_fast(-a[i]));
+            float s = 1.0f / (1.0f + gf_exp_fast_v(-a[i]));
             a[i] = s;
             m[i] = s * inp[i] + (1.0f - s) * g[i];
         });

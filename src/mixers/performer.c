@@ -156,7 +156,7 @@ static void features(const feat_ctx *f, float *F, const float *x, int64_t ld, in
         }
         const float sg = key ? -1.0f : 1.0f;
 #pragma omp simd
-        for (int64_t i = 0; i < m; i++) row[i] = gf_exp_fast(row[i] + sg * f->s[i] - sh);
+        for (int64_t i = 0; i < m; i++) row[i] = gf_exp_fast_v(row[i] + sg * f->s[i] - sh);
     }
 }
 

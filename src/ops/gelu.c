@@ -7,7 +7,8 @@
 
 /* The loops go through GF_PAR_FOR_SIMD (compute/parallel.h), whose serial copy stays `omp simd`: a short
  * (one token's) row run scalar is several times slower. Each loop is written once, over the exp, erf and
- * tanh it is given: the default set (compute/fastmath.h), or under --precision fp32-fast the _fma set, whose
+ * tanh it is given: the default values (the _v set of compute/fastmath.h: no sum here, so it vectorises on
+ * every CPU with the bits of the default set), or under --precision fp32-fast the _fma set, whose
  * polynomials take half the instructions; and with or without the kept term, as separate loops (a test
  * inside the loop would have the vector code compute the erf anyway). */
 
@@ -60,8 +61,8 @@ void gf_gelu_forward_keep(float *out, float *keep, const float *inp, int64_t n, 
     const bool fast = gf_fast_numerics();
     if (fast && keep) GELU_FORWARD(gf_erf_fast_fma, gf_tanh_fast_fma, keep[i] = t);
     else if (fast) GELU_FORWARD(gf_erf_fast_fma, gf_tanh_fast_fma, (void)0);
-    else if (keep) GELU_FORWARD(gf_erf_fast, gf_tanh_fast, keep[i] = t);
-    else GELU_FORWARD(gf_erf_fast, gf_tanh_fast, (void)0);
+    else if (keep) GELU_FORWARD(gf_erf_fast_v, gf_tanh_fast_v, keep[i] = t);
+    else GELU_FORWARD(gf_erf_fast_v, gf_tanh_fast_v, (void)0);
 }
 
 void gf_gelu_backward_kept(float *dinp, const float *inp, const float *keep, const float *dout, int64_t n,
@@ -69,8 +70,8 @@ void gf_gelu_backward_kept(float *dinp, const float *inp, const float *keep, con
     const bool fast = gf_fast_numerics();
     if (fast && keep) GELU_BACKWARD(gf_exp_fast_fma, keep[i], keep[i]);
     else if (fast) GELU_BACKWARD(gf_exp_fast_fma, TANH_TERM(gf_tanh_fast_fma), ERF_TERM(gf_erf_fast_fma));
-    else if (keep) GELU_BACKWARD(gf_exp_fast, keep[i], keep[i]);
-    else GELU_BACKWARD(gf_exp_fast, TANH_TERM(gf_tanh_fast), ERF_TERM(gf_erf_fast));
+    else if (keep) GELU_BACKWARD(gf_exp_fast_v, keep[i], keep[i]);
+    else GELU_BACKWARD(gf_exp_fast_v, TANH_TERM(gf_tanh_fast_v), ERF_TERM(gf_erf_fast_v));
 }
 
 void gf_gelu_forward(float *out, const float *inp, int64_t n, gf_gelu_kind kind) {

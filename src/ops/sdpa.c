@@ -72,7 +72,7 @@ static float softmax_exact(float *row, int64_t S, const float *lse_in) {
     }
     if (l != INFINITY) {
 #pragma omp simd
-        for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast(row[j] - l);
+        for (int64_t j = 0; j < S; j++) row[j] = gf_exp_fast_v(row[j] - l);
     }
     return l;
 }

@@ -96,7 +96,7 @@ static inline void grad_row(float *dst, const float *z, int64_t n, float l, floa
         for (int64_t v = 0; v < n; v++) dst[v] = scale * gf_exp_fast_fma(z[v] - l);
     } else {
 #pragma omp simd
-        for (int64_t v = 0; v < n; v++) dst[v] = scale * gf_exp_fast(z[v] - l);
+        for (int64_t v = 0; v < n; v++) dst[v] = scale * gf_exp_fast_v(z[v] - l);
     }
 }
 

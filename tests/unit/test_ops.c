@@ -800,6 +800,40 @@ static void test_erf_tanh_fast(void **state) {
     }
 }
 
+/* ---- the _v set: the default's bits, in a form that vectorises on AVX2 too --------------------------- */
+
+/* Every element loop that moved to the _v set (GELU, the softmax's and the loss gradient's exp, the gate's
+ * sigmoid) keeps the default's bits only if _v gives them for every input: over a sweep of both clamps and
+ * erf's range joins, and NaN, infinities and signed zeros. Here the _v values come from an `omp simd` loop
+ * (vector code where the CPU has it) and the default's one call at a time through a pointer (scalar). A
+ * NaN stays a NaN in all three sets' exp and tanh (a blend must not turn a diverged loss into a number; erf's
+ * NaN is +-1 in every set, and GELU's x times it a NaN); its sign bit may differ, as between any two orders of
+ * the same operations. */
+static bool same_bits(float a, float b) { return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof a); }
+
+static void test_fast_v_bits(void **state) {
+    (void)state;
+    enum { N = 1 << 21 };
+    float *x = falloc(N + 8), *e = falloc(N + 8), *r = falloc(N + 8), *t = falloc(N + 8);
+    for (int64_t i = 0; i < N; i++) x[i] = -200.0f + 400.0f * (float)i / (float)N;
+    const float special[8] = {NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -87.3f, 88.3f};
+    memcpy(x + N, special, sizeof special);
+#pragma omp simd
+    for (int64_t i = 0; i < N + 8; i++) {
+        e[i] = gf_exp_fast_v(x[i]);
+        r[i] = gf_erf_fast_v(x[i]);
+        t[i] = gf_tanh_fast_v(x[i]);
+    }
+    for (int64_t i = 0; i < N + 8; i++) {
+        const float we = FAST_SETS[0].exp(x[i]), wr = FAST_SETS[0].erf(x[i]), wt = FAST_SETS[0].tanh(x[i]);
+        if (!same_bits(we, e[i]) || !same_bits(wr, r[i]) || !same_bits(wt, t[i]))
+            fail_msg("the _v set differs from the default at x = %.9g: exp %.9g / %.9g, erf %.9g / %.9g, tanh %.9g / "
+                     "%.9g", x[i], e[i], we, r[i], wr, t[i], wt);
+    }
+    for (int k = 0; k < 2; k++) assert_true(isnan(FAST_SETS[k].exp(NAN)) && isnan(FAST_SETS[k].tanh(NAN)));
+    assert_true(isnan(e[N]) && isnan(t[N]));
+}
+
 /* ---- --precision fp32-fast: the ops' fused forms against the default ------------------------------ */
 
 /* The fast numerics' cross-entropy (fp32-fast and bf16): one pass over each row, block by block, against
@@ -1064,6 +1098,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_layernorm_fast, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
+        cmocka_unit_test_teardown(test_fast_v_bits, pool_teardown),
         cmocka_unit_test_teardown(test_fp32_fast_ops, pool_teardown),
         cmocka_unit_test_teardown(test_attn_head_fast, pool_teardown),
     };
