@@ -156,27 +156,42 @@ static void conv_forward(float *u, const float *h, const float *w, const float *
 
 /* dh += du + sum_k w_k du_{t+k} (where h_t is read), dw += du_t h_{t-k}, db += du. Each sum runs over n in one
  * order on any number of threads: a thread owns a block of CONV_CB channels and walks the positions in order,
- * the block's channels side by side (rows of d floats read in place, not one channel down a column). */
+ * the block's channels side by side (rows of d floats read in place, not one channel down a column), its
+ * weights and their gradients copied into (K, CONV_CB) tiles so that every inner loop is over channels. */
 #define CONV_CB 16
+static void conv_backward_block(float *dh, float *dw, float *db, const float *du, const float *h, const float *w,
+                                int64_t N, int64_t T, int64_t d, int64_t K, const uint8_t *mask, int64_t c0, int64_t nc) {
+    float wt[16][CONV_CB], dwt[16][CONV_CB], dbt[CONV_CB], acc[CONV_CB]; /* K <= 16, the key's bound */
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t k = 0; k < K; k++) wt[k][c] = w[(c0 + c) * K + k], dwt[k][c] = dw ? dw[(c0 + c) * K + k] : 0.0f;
+        dbt[c] = db ? db[c0 + c] : 0.0f;
+    }
+    for (int64_t n = 0; n < N; n++) {
+        const int64_t t = n % T, kin = (!mask || mask[n]) ? (K < T - t ? K : T - t) : 0;
+        const float *dun = du + n * d + c0;
+        for (int64_t c = 0; c < nc; c++) acc[c] = dun[c];
+        for (int64_t k = 0; k < kin; k++)
+            for (int64_t c = 0; c < nc; c++) acc[c] += wt[k][c] * dun[k * d + c];
+        for (int64_t c = 0; c < nc; c++) dh[n * d + c0 + c] += acc[c], dbt[c] += dun[c];
+        for (int64_t k = 0; dw && k < K && k <= t; k++) {
+            if (mask && !mask[n - k]) continue;
+            const float *hk = h + (n - k) * d + c0;
+            for (int64_t c = 0; c < nc; c++) dwt[k][c] += dun[c] * hk[c];
+        }
+    }
+    for (int64_t c = 0; c < nc; c++) {
+        for (int64_t k = 0; dw && k < K; k++) dw[(c0 + c) * K + k] = dwt[k][c];
+        if (db) db[c0 + c] = dbt[c];
+    }
+}
+
 static void conv_backward(float *dh, float *dw, float *db, const float *du, const float *h, const float *w, int64_t B,
                           int64_t T, int64_t d, int64_t K, const uint8_t *mask) {
     const int64_t nblk = (d + CONV_CB - 1) / CONV_CB;
 #pragma omp parallel for schedule(static) if (B * T * d * K > GF_PAR_MIN)
     for (int64_t blk = 0; blk < nblk; blk++) {
-        const int64_t c0 = blk * CONV_CB, c1 = c0 + CONV_CB < d ? c0 + CONV_CB : d;
-        for (int64_t n = 0; n < B * T; n++) {
-            const int64_t t = n % T, kin = (!mask || mask[n]) ? (K < T - t ? K : T - t) : 0;
-            for (int64_t c = c0; c < c1; c++) {
-                float acc = du[n * d + c];
-                for (int64_t k = 0; k < kin; k++) acc += w[c * K + k] * du[(n + k) * d + c];
-                dh[n * d + c] += acc;
-                if (db) db[c] += du[n * d + c];
-            }
-            for (int64_t k = 0; dw && k < K && k <= t; k++) {
-                if (mask && !mask[n - k]) continue;
-                for (int64_t c = c0; c < c1; c++) dw[c * K + k] += du[n * d + c] * h[(n - k) * d + c];
-            }
-        }
+        const int64_t c0 = blk * CONV_CB;
+        conv_backward_block(dh, dw, db, du, h, w, B * T, T, d, K, mask, c0, c0 + CONV_CB < d ? CONV_CB : d - c0);
     }
 }
 
