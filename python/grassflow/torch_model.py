@@ -58,10 +58,11 @@ class _CausalDWConv(nn.Module):
 
 class GrassmannMixer(nn.Module):
     def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
-                 gate=True, grid=0, conv=0):
+                 gate=True, grid=0, conv=0, gate_form="channel"):
         """plucker False (the paper's ablation): each pair enters as [z_later; z_earlier] through pair (2r -> d)
         in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
-        the output is (h + g) / 2."""
+        the output is (h + g) / 2; gate_form "scalar": one gate per position, sigmoid(gate([h; g])) of shape
+        (B, T, 1), for every channel."""
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
@@ -82,7 +83,7 @@ class GrassmannMixer(nn.Module):
             self.plucker = nn.Linear(C, d)
         else:
             self.pair = nn.Linear(2 * r, d)
-        self.gate = nn.Linear(2 * d, d) if gate else None
+        self.gate = nn.Linear(2 * d, 1 if gate_form == "scalar" else d) if gate else None
         self.out = nn.Linear(d, d) if extra_proj else None
         # conv K > 0: the reduction reads u = h + b + sum_k w[:, k] h_{t-k} (a padded position reads as 0)
         self.conv = _CausalDWConv(d, int(conv)) if conv else None
@@ -525,7 +526,8 @@ MIXERS = {
                   "build": lambda d, lc, bidir, st: GrassmannMixer(
                       d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
                       window=lc.get("window", 0), heads=lc.get("heads", 1), plucker=lc.get("plucker", True),
-                      gate=lc.get("gate", True), grid=lc.get("grid", 0), conv=lc.get("conv", 0))},
+                      gate=lc.get("gate", True), grid=lc.get("grid", 0), conv=lc.get("conv", 0),
+                      gate_form=lc.get("gate_form", "channel"))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
     "linformer": {"gated_skip": False,

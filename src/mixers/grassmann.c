@@ -16,7 +16,8 @@
  *     affinity, the mean over S_t of W [z_later; z_earlier] + b is W [ubar; vbar] + b with ubar, vbar
  *     the means of the pairs' halves: one GEMM on (N, 2r) rows (pair_mean)
  *   gate: false: no gate tensors; m = (h + g) / 2 (a is not kept)
- * And a search dimension (issue 55): conv K > 0 reduces u = h + dwconv_K(h) in place of h, a causal depthwise
+ * And search dimensions (issue 55): gate_form scalar: one a per position, a = sigmoid(w . [h; g] + b) for every
+ * channel (gate.weight (1, 2d)), kept spread over (N, d) as the channel gate's a is; conv K > 0 reduces u = h + dwconv_K(h) in place of h, a causal depthwise
  * convolution over the last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads
  * as 0), its tensors starting at 0 so that the layer starts as the one without it; the gate still reads h. */
 #include <math.h>
@@ -36,6 +37,7 @@
 enum { P_RED_W, P_RED_B, P_PROJ_W, P_PROJ_B, P_GATE_W, P_GATE_B };
 
 #define OFF(f) offsetof(gf_grassmann_config, f)
+static const char *const GATE_FORMS[] = {"channel", "scalar", NULL}; /* gf_grassmann_config.gate_form */
 static const gf_cfg_key KEYS[] = {
     {.name = "rank", .type = GF_KEY_INT, .off = OFF(rank), .lo = 2, .hi = 256, .def = "32",
      .help = "r, the reduced dimension; a pair has r(r-1)/2 Pluecker coordinates"},
@@ -61,6 +63,9 @@ static const gf_cfg_key KEYS[] = {
              "[z_later; z_earlier] through pair.weight (d, 2r); needs heads 1, ignores plucker_eps"},
     {.name = "gate", .type = GF_KEY_BOOL, .off = OFF(gate), .def = "true",
      .help = "false: the paper's ablation without the gate: no gate tensors, the output is (h + g) / 2"},
+    {.name = "gate_form", .type = GF_KEY_ENUM, .off = OFF(gate_form), .names = GATE_FORMS, .def = "\"channel\"",
+     .help = "the gate's form: channel (a = sigmoid(gate([h; g])), one per channel, gate.weight (d, 2d)) or scalar "
+             "(one a per position for every channel, gate.weight (1, 2d)); needs gate true"},
     {.name = "conv", .type = GF_KEY_INT, .off = OFF(conv), .lo = 0, .hi = 16, .def = "0",
      .help = "K > 0: the reduction reads h plus a causal depthwise convolution of h over the last K positions "
              "(conv.weight (d, K) and conv.bias, starting at 0); causal layers only; 0: none"},
@@ -81,6 +86,9 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
         return gf_fail("%s: layer %d: heads is %lld with plucker false; heads split the Pluecker coordinates, "
                        "which plucker false does not compute: set heads 1 or plucker true", src, layer,
                        (long long)g->heads);
+    if (g->gate_form == GF_GATE_SCALAR && !g->gate)
+        return gf_fail("%s: layer %d: gate_form scalar with gate false; there is no gate to shape\nHINT: gate true, or "
+                       "gate_form channel (the default)", src, layer);
     if (g->conv && gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) != GF_CAUSAL)
         return gf_fail("%s: layer %d: conv %lld in a bidirectional layer; the convolution is causal (it reads "
                        "positions t-K+1 .. t)\nHINT: conv 0 in bidirectional models", src, layer, (long long)g->conv);
@@ -99,6 +107,9 @@ static int64_t feat_dim(const gf_config *cfg, int layer) {
 static int out_index(const gf_grassmann_config *g) { return g->gate ? 6 : 4; }
 static int conv_index(const gf_grassmann_config *g) { return out_index(g) + (g->extra_proj ? 2 : 0); }
 
+/* The gate's outputs: one per channel, or one (gate_form scalar) that every channel uses. */
+static int64_t gate_out(const gf_grassmann_config *g, int64_t d) { return g->gate_form == GF_GATE_SCALAR ? 1 : d; }
+
 static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     const gf_grassmann_config *g = GC(cfg, layer);
     int64_t d = gf_layer_dim(cfg, layer), r = g->rank, F = feat_dim(cfg, layer);
@@ -107,8 +118,8 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
     gf_param_spec_set(&s[P_PROJ_W], g->plucker ? "plucker.weight" : "pair.weight", 2, d, F, GF_INIT_NORMAL);
     gf_param_spec_set(&s[P_PROJ_B], g->plucker ? "plucker.bias" : "pair.bias", 1, d, 0, GF_INIT_ZERO);
     if (g->gate) {
-        gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, d, 2 * d, GF_INIT_NORMAL);
-        gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, d, 0, GF_INIT_ZERO);
+        gf_param_spec_set(&s[P_GATE_W], "gate.weight", 2, gate_out(g, d), 2 * d, GF_INIT_NORMAL);
+        gf_param_spec_set(&s[P_GATE_B], "gate.bias", 1, gate_out(g, d), 0, GF_INIT_ZERO);
     }
     const int o = out_index(g), c = conv_index(g);
     if (g->extra_proj) {
@@ -535,9 +546,15 @@ static void gate_forward(float *const *p, const gf_grassmann_config *gc, int64_t
             m[i] = one ? inp[i] : g[i];
         });
     } else if (gc->gate) {
-        /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b */
-        gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, d, 0.0f);
-        gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, d, 1.0f);
+        /* gate pre-activation = h W_gate[:, :d]^T + g W_gate[:, d:]^T + b (N, go); a scalar one spread to (N, d) */
+        const int64_t go = gate_out(gc, d);
+        gf_linear_forward(a, inp, d, p[P_GATE_W], 2 * d, p[P_GATE_B], N, d, go, 0.0f);
+        gf_linear_forward(a, g, d, p[P_GATE_W] + d, 2 * d, NULL, N, d, go, 1.0f);
+        if (go == 1)
+            for (int64_t n = N - 1; n >= 0; n--) { /* in place, last row first: a[n] is read before row n is written */
+                const float v = a[n];
+                for (int64_t i = 0; i < d; i++) a[n * d + i] = v;
+            }
         GF_PAR_FOR(N * d > GF_PAR_MIN, for (int64_t i = 0; i < N * d; i++) {
             float s = 1.0f / (1.0f + gf_exp_fast_v(-a[i]));
             a[i] = s;
@@ -572,10 +589,17 @@ static void gate_backward(const gf_mixer_call *c, const gf_grassmann_config *gc,
         dg[i] = dmi * (1.0f - ai);
         da[i] = dmi * (inp[i] - g[i]) * ai * (1.0f - ai);
     }
+    const int64_t go = gate_out(gc, d);
+    if (go == 1)
+        for (int64_t n = 0; n < N; n++) { /* a scalar gate: its pre-activation's gradient sums the row, in order */
+            float s = 0.0f;
+            for (int64_t i = 0; i < d; i++) s += da[n * d + i];
+            da[n] = s; /* row n (or an earlier one) is read already */
+        }
     gf_linear_backward(dinp, d, c->g[P_GATE_W], 2 * d, c->g[P_GATE_B], da, inp, d, c->p[P_GATE_W], 2 * d, N,
-                       d, d);
+                       d, go);
     float *dgate_g = c->g[P_GATE_W] ? c->g[P_GATE_W] + d : NULL; /* NULL: the gate is frozen */
-    gf_linear_backward(dg, d, dgate_g, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, d);
+    gf_linear_backward(dg, d, dgate_g, 2 * d, NULL, da, g, d, c->p[P_GATE_W] + d, 2 * d, N, d, go);
 }
 
 static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {

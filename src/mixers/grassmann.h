@@ -29,6 +29,8 @@ typedef struct gf_grassmann_config {
                                    * coordinates; heads must be 1 and plucker_eps is unused */
     bool gate;                    /* false (the paper's ablation): no gate tensors, the mixer's output is
                                    * (h + g) / 2 */
+    int gate_form;                /* GF_GATE_CHANNEL (one gate per channel, the paper's) or GF_GATE_SCALAR (one
+                                   * per position, for every channel; issue 55) */
     int64_t conv;                 /* K > 0: the reduction reads u = h + a causal depthwise convolution of h over
                                    * positions t-K+1 .. t (conv.weight (d, K), conv.bias (d), both starting at
                                    * 0), not h; 0: none (issue 55) */
@@ -36,6 +38,7 @@ typedef struct gf_grassmann_config {
                                    * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
+enum { GF_GATE_CHANNEL, GF_GATE_SCALAR }; /* gf_grassmann_config.gate_form, in the key's order of names */
 
 /* The column step dc of offset D on a grid of G columns: D = dr G + dc, -G/2 < dc <= G/2. */
 static inline int64_t gf_grassmann_grid_col(int64_t D, int64_t G) {

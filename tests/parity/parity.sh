@@ -35,7 +35,8 @@ trap 'rm -rf "$out"' EXIT
 # mixing (spans 5, max_len and 1: no mixing) beside attention, causal and bidirectional, padded; attn_form_lm,
 # bidir_attn_form_classify: attention's weights as relu, sigmoid and l1 (src/mixers/attn_form.c), padded;
 # emb_qk_lm, bidir_emb_qk_classify: queries and keys from the input embeddings (emb_norm's output in the second);
-# grassmann_conv: Grassmann's causal depthwise convolution before the reduction (K 3, 1, 4), padded
+# grassmann_conv: Grassmann's causal depthwise convolution before the reduction (K 3, 1, 4), padded;
+# grassmann_gate_scalar: one gate per position (gate_form scalar) in two of three layers, with extra_proj, padded
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -98,6 +99,7 @@ bidir_attn_form_classify 4 18 0 pad
 emb_qk_lm 3 20 2 pad
 bidir_emb_qk_classify 4 18 0 pad
 grassmann_conv 3 20 2 pad
+grassmann_gate_scalar 3 20 1 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

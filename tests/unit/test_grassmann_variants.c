@@ -5,7 +5,11 @@
  *   without it by the convolution's adjoint: dh = dout / 2 + (I + C)^T (dinp_u - dout / 2), dw_k = sum_t
  *   (dinp_u - dout / 2)_t h_{t-k}. The convolution's weights are drawn large so that every lag matters; the
  *   tensors the two layers share get the same gradients. Causal only (a bidirectional layer refuses it).
- * Whole models are held to PyTorch (tests/parity: grassmann_conv, padded) and streamed (test_stream). */
+ * - gate_form scalar (one gate per position): equals the channel gate whose d rows of gate.weight and gate.bias
+ *   are all the scalar gate's one row, forward; backward, the same input gradient and shared tensors'
+ *   gradients, and the scalar gate's gradients the sums of the channel gate's rows.
+ * Whole models are held to PyTorch (tests/parity: grassmann_conv, grassmann_gate_scalar, padded) and streamed
+ * (test_stream). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,20 +38,33 @@ static void ref_conv(double *u, const float *h, const float *w, const float *b, 
         }
 }
 
+/* Layer 1 of two configs, a and b, whose first four tensors (red and plucker) are the same: b's are set to
+ * a's; n gets their sizes. */
+static void shared_pair(const char *const *sa, const char *const *sb, gf_config *ca, gf_mixer_harness **a,
+                        gf_mixer_harness **hb, int64_t n[4]) {
+    gf_config cb;
+    *a = harness(sa, ca), *hb = harness(sb, &cb);
+    const int64_t d = ca->d_model;
+    char *rank = gf_config_get(ca, "layers.1.rank");
+    const int64_t r = atoll(rank);
+    free(rank);
+    n[0] = r * d, n[1] = r, n[2] = d * (r * (r - 1) / 2), n[3] = d;
+    for (int i = 0; i < 4; i++)
+        memcpy(gf_mixer_harness_params(*hb)[i], gf_mixer_harness_params(*a)[i], (size_t)n[i] * sizeof(float));
+}
+
 static void test_conv(void **state) {
     (void)state;
     const char *with[] = {"gate=false", "offsets=[[1],[1,2,4]]", "layers.1.conv=3", NULL};
     const char *without[] = {"gate=false", "offsets=[[1],[1,2,4]]", NULL};
-    gf_config ca, cb;
-    gf_mixer_harness *a = harness(with, &ca), *hb = harness(without, &cb);
+    gf_config ca;
+    gf_mixer_harness *a, *hb;
+    int64_t n[4];
+    shared_pair(with, without, &ca, &a, &hb, n);
     const int64_t d = ca.d_model, N = B * T * d;
     assert_int_equal(gf_mixer_harness_n_params(a), 6);
     assert_int_equal(gf_mixer_harness_n_params(hb), 4);
-    float *const *pa = gf_mixer_harness_params(a), *const *pb = gf_mixer_harness_params(hb);
-    char *rank = gf_config_get(&ca, "layers.1.rank");
-    const int64_t r = atoll(rank), n[4] = {r * d, r, d * (r * (r - 1) / 2), d};
-    free(rank);
-    for (int i = 0; i < 4; i++) memcpy(pb[i], pa[i], (size_t)n[i] * sizeof(float));
+    float *const *pa = gf_mixer_harness_params(a);
     for (int64_t k = 0; k < d * K; k++) pa[4][k] *= 25.0f; /* 0.02 N(0, 1) to 0.5 N(0, 1) */
     float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
     float *uf = falloc(N);
@@ -82,6 +99,44 @@ static void test_conv(void **state) {
     gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
 }
 
+static void test_gate_scalar(void **state) {
+    (void)state;
+    const char *scalar[] = {"offsets=[[1],[1,2,4]]", "layers.1.gate_form=scalar", NULL};
+    const char *channel[] = {"offsets=[[1],[1,2,4]]", NULL};
+    gf_config ca;
+    gf_mixer_harness *a, *hb;
+    int64_t n[4];
+    shared_pair(scalar, channel, &ca, &a, &hb, n);
+    const int64_t d = ca.d_model, N = B * T * d;
+    assert_int_equal(gf_mixer_harness_n_params(a), 6);
+    float *const *pa = gf_mixer_harness_params(a), *const *pb = gf_mixer_harness_params(hb);
+    for (int64_t k = 0; k < 2 * d; k++) pa[4][k] *= 10.0f; /* a gate far from 1/2, so that it matters */
+    pa[5][0] = 0.3f;
+    for (int64_t c = 0; c < d; c++) memcpy(pb[4] + c * 2 * d, pa[4], (size_t)(2 * d) * sizeof(float)), pb[5][c] = pa[5][0];
+    float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
+    tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
+    gf_mixer_harness_forward(a, oa, h), gf_mixer_harness_forward(hb, ob, h);
+    double *want = ddup_f(ob, N);
+    tl_check_close("scalar gate forward: the channel gate with every row the same", oa, want, N, 1e-5);
+    ffill(da, N, 0.0f), ffill(db, N, 0.0f);
+    gf_mixer_harness_backward(a, da, dout, h), gf_mixer_harness_backward(hb, db, dout, h);
+    want = ddup_f(db, N);
+    tl_check_close("scalar gate backward: the input's gradient", da, want, N, 1e-5);
+    for (int i = 0; i < 4; i++) {
+        want = ddup_f(gf_mixer_harness_grads(hb)[i], n[i]);
+        tl_check_close("scalar gate backward: a tensor both layers have", gf_mixer_harness_grads(a)[i], want, n[i], 1e-5);
+    }
+    double *gw = dalloc(2 * d), gbias = 0.0;
+    memset(gw, 0, (size_t)(2 * d) * sizeof *gw);
+    for (int64_t c = 0; c < d; c++) {
+        for (int64_t k = 0; k < 2 * d; k++) gw[k] += gf_mixer_harness_grads(hb)[4][c * 2 * d + k];
+        gbias += gf_mixer_harness_grads(hb)[5][c];
+    }
+    tl_check_close("scalar gate backward: gate.weight, the channel rows' sum", gf_mixer_harness_grads(a)[4], gw, 2 * d, 1e-4);
+    tl_check_close("scalar gate backward: gate.bias, the channel biases' sum", gf_mixer_harness_grads(a)[5], &gbias, 1, 1e-4);
+    gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
+}
+
 static void test_conv_refused(void **state) {
     (void)state;
     gf_config cfg;
@@ -91,11 +146,17 @@ static void test_conv_refused(void **state) {
     tl_expect_error(gf_config_set(&cfg, "conv=2"), "conv 2 in a bidirectional layer");
     assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
     tl_expect_error(gf_config_set(&cfg, "conv=17"), "conv");
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    assert_int_equal(gf_config_set(&cfg, "gate=false"), 0);
+    tl_expect_error(gf_config_set(&cfg, "gate_form=scalar"), "gate_form scalar with gate false");
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    tl_expect_error(gf_config_set(&cfg, "gate_form=vector"), "gate_form");
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_conv, pool_teardown),
+        cmocka_unit_test_teardown(test_gate_scalar, pool_teardown),
         cmocka_unit_test_teardown(test_conv_refused, pool_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,7 +67,8 @@ static void test_stream_grassmann(void **state) {
                  windowed, 70);
 }
 
-/* The paper's ablations stream with the same ring of reduced vectors; so does conv, with a ring of inputs. */
+/* The paper's ablations stream with the same ring of reduced vectors; so does conv, with a ring of inputs, and
+ * the scalar gate. */
 static void test_stream_ablations(void **state) {
     (void)state;
     const char *no_plucker[] = {"pos=none", "max_len=32", "plucker=false", NULL};
@@ -82,6 +83,8 @@ static void test_stream_ablations(void **state) {
     check_stream("grassmann conv 3, pos none, 150 positions (past max_len)", "grassmann-tiny", conv, 150);
     const char *conv_mix[] = {"norm=post", "extra_proj=true", "layers.0.conv=1", "layers.1.conv=5", "max_len=64", NULL};
     check_stream("grassmann conv 1 and 5, post + extra_proj, 64 positions", "grassmann-tiny", conv_mix, 64);
+    const char *scalar[] = {"pos=none", "max_len=32", "layers.1.gate_form=scalar", "conv=2", NULL};
+    check_stream("grassmann scalar gate in layer 1, conv 2, pos none, 90 positions", "grassmann-tiny", scalar, 90);
 }
 
 static void test_stream_transformer(void **state) {
