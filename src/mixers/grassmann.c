@@ -16,10 +16,12 @@
  *     affinity, the mean over S_t of W [z_later; z_earlier] + b is W [ubar; vbar] + b with ubar, vbar
  *     the means of the pairs' halves: one GEMM on (N, 2r) rows (pair_mean)
  *   gate: false: no gate tensors; m = (h + g) / 2 (a is not kept)
- * And search dimensions (issue 55): gate_form scalar: one a per position, a = sigmoid(w . [h; g] + b) for every
- * channel (gate.weight (1, 2d)), kept spread over (N, d) as the channel gate's a is; conv K > 0 reduces u = h + dwconv_K(h) in place of h, a causal depthwise
- * convolution over the last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads
- * as 0), its tensors starting at 0 so that the layer starts as the one without it; the gate still reads h. */
+ * And search dimensions (issue 55):
+ *   gate_form scalar: one a per position, a = sigmoid(w . [h; g] + b) for every channel (gate.weight (1, 2d)),
+ *     kept spread over (N, d) as the channel gate's a is;
+ *   conv K > 0: the reduction reads u = h + dwconv_K(h) in place of h, a causal depthwise convolution over the
+ *     last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads as 0), its
+ *     tensors starting at 0 so that the layer starts as the one without it; the gate still reads h. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,7 +173,8 @@ static void conv_forward(float *u, const float *h, const float *w, const float *
  * weights and their gradients copied into (K, CONV_CB) tiles so that every inner loop is over channels. */
 #define CONV_CB 16
 static void conv_backward_block(float *dh, float *dw, float *db, const float *du, const float *h, const float *w,
-                                int64_t N, int64_t T, int64_t d, int64_t K, const uint8_t *mask, int64_t c0, int64_t nc) {
+                                int64_t N, int64_t T, int64_t d, int64_t K, const uint8_t *mask, int64_t c0,
+                                int64_t nc) {
     float wt[16][CONV_CB], dwt[16][CONV_CB], dbt[CONV_CB], acc[CONV_CB]; /* K <= 16, the key's bound */
     for (int64_t c = 0; c < nc; c++) {
         for (int64_t k = 0; k < K; k++) wt[k][c] = w[(c0 + c) * K + k], dwt[k][c] = dw ? dw[(c0 + c) * K + k] : 0.0f;

@@ -112,7 +112,8 @@ static void test_gate_scalar(void **state) {
     float *const *pa = gf_mixer_harness_params(a), *const *pb = gf_mixer_harness_params(hb);
     for (int64_t k = 0; k < 2 * d; k++) pa[4][k] *= 10.0f; /* a gate far from 1/2, so that it matters */
     pa[5][0] = 0.3f;
-    for (int64_t c = 0; c < d; c++) memcpy(pb[4] + c * 2 * d, pa[4], (size_t)(2 * d) * sizeof(float)), pb[5][c] = pa[5][0];
+    for (int64_t c = 0; c < d; c++)
+        memcpy(pb[4] + c * 2 * d, pa[4], (size_t)(2 * d) * sizeof(float)), pb[5][c] = pa[5][0];
     float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
     tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
     gf_mixer_harness_forward(a, oa, h), gf_mixer_harness_forward(hb, ob, h);
@@ -124,7 +125,8 @@ static void test_gate_scalar(void **state) {
     tl_check_close("scalar gate backward: the input's gradient", da, want, N, 1e-5);
     for (int i = 0; i < 4; i++) {
         want = ddup_f(gf_mixer_harness_grads(hb)[i], n[i]);
-        tl_check_close("scalar gate backward: a tensor both layers have", gf_mixer_harness_grads(a)[i], want, n[i], 1e-5);
+        tl_check_close("scalar gate backward: a tensor both layers have", gf_mixer_harness_grads(a)[i], want, n[i],
+                       1e-5);
     }
     double *gw = dalloc(2 * d), gbias = 0.0;
     memset(gw, 0, (size_t)(2 * d) * sizeof *gw);
@@ -132,8 +134,10 @@ static void test_gate_scalar(void **state) {
         for (int64_t k = 0; k < 2 * d; k++) gw[k] += gf_mixer_harness_grads(hb)[4][c * 2 * d + k];
         gbias += gf_mixer_harness_grads(hb)[5][c];
     }
-    tl_check_close("scalar gate backward: gate.weight, the channel rows' sum", gf_mixer_harness_grads(a)[4], gw, 2 * d, 1e-4);
-    tl_check_close("scalar gate backward: gate.bias, the channel biases' sum", gf_mixer_harness_grads(a)[5], &gbias, 1, 1e-4);
+    tl_check_close("scalar gate backward: gate.weight, the channel rows' sum", gf_mixer_harness_grads(a)[4], gw,
+                   2 * d, 1e-4);
+    tl_check_close("scalar gate backward: gate.bias, the channel biases' sum", gf_mixer_harness_grads(a)[5], &gbias,
+                   1, 1e-4);
     gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
 }
 
