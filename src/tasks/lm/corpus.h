@@ -10,7 +10,8 @@ typedef struct gf_corpus {
     gf_ids split[3];
     int64_t lines[3];
     gf_text_counts counts[3]; /* per split: words, ids for unknown text, skipped characters (gf_text_counts) */
-    char cache_note[2048];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning) */
+    char cache_note[8192];   /* what happened with the cache ("hit PATH", "wrote PATH", "disabled", a warning): a
+                              * path of up to 4,095 bytes, whole */
     char note[4352];         /* where the splits come from when a user should know (wikitext-2-raw), or "" */
 } gf_corpus;
 
