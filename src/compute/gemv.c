@@ -14,6 +14,11 @@ static inline float finish(float s, float alpha, float beta, const float *c) {
 /* 16 floats: GCC's vector extension, one AVX-512 register or two AVX2 ones. This file is built with
  * -ffp-contract=fast (Makefile): a * b + c is one fused multiply-add where the CPU has them. */
 typedef float v16 __attribute__((vector_size(64)));
+#if defined(__GNUC__) && !defined(__clang__)
+/* Without AVX-512 (an x86-64-v3 build) GCC notes that passing a v16 by value "changes the ABI": these are static
+ * functions of this file only, inlined, so no caller across an ABI sees one. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 static inline v16 load16(const float *p) {
     v16 v;

@@ -224,7 +224,7 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
 /* What of m their code cannot hold, or NULL: their two classes, exactly. */
 static const char *not_theirs(const gf_model *m, bool *grassmann) {
     const gf_config *c = gf_model_config(m);
-    static char why[200];
+    static char why[512];
     if (!gf_import_plain_lm(c, "\"pre\""))
         return "their models are pre-norm language models with learned positions, a tied head, GELU (erf) and "
                "LayerNorm eps 1e-5, one stack";
