@@ -21,7 +21,10 @@ static inline float GF_FAST_NAME(gf_exp_fast)(float x) {
     p = GF_MADD(p, r, 0.5f);
     p = GF_MADD(p, r, 1.0f);
     p = GF_MADD(p, r, 1.0f);
-    const int32_t bits = ((int32_t)k + 127) << 23; /* 2^k, k in [-126, 127] */
+    /* 2^k, k in [-126, 127]; a NaN x (whose p is NaN) takes 2^0: converting a NaN k to an integer is undefined
+     * (UBSan saw the shift of INT_MIN + 127). A blend in every set, which changes no other value, nor what the
+     * compiler vectorises: in the default set the clamps above still decide that. */
+    const int32_t bits = ((int32_t)gf_select_bits(k == k, k, 0.0f) + 127) << 23;
     float two_k;
     memcpy(&two_k, &bits, sizeof two_k);
     return p * two_k;
