@@ -20,8 +20,8 @@
 
 /* c ? a : b as a blend of bits (the same value, NaN included). GCC keeps a clamp written `x < lo ? lo : x` as
  * a branch and, its arm a constant, folds the next product into it; where the vector unit has no masks (AVX2)
- * the loop then stays scalar, since the product may trap. The blend leaves it nothing to fold: over exp,
- * erf and tanh, the GELU, softmax and sigmoid loops ran 4-11 times slower on AVX2. So three sets: the
+ * the loop then stays scalar, since the product may trap. The blend leaves it nothing to fold. (Scalar, the
+ * GELU loops took a quarter of an AVX2 build's training step: docs/bench/method.md.) So three sets: the
  * default (rounded, plain choices), whose sums over exp (a softmax's) keep the order, and so the bits, that
  * they always had on each CPU (scalar on AVX2); the _v set, the default's values with blended choices, for
  * loops that write each element alone (no sum: vector or scalar, the bits are the same); and the _fma set of
