@@ -38,7 +38,8 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
                   "plucker_eps": _key("float", 0, 1e30, lo_open=True), "heads": _key("int", 1, 128),
                   "window": _key("int", 0, 1 << 24), "grid": _key("int", 0, 1 << 16), "extra_proj": _key("bool"),
                   "plucker": _key("bool"), "gate": _key("bool"),
-                  "gate_form": _key("enum", names=("channel", "scalar")), "conv": _key("int", 0, 16)},
+                  "gate_form": _key("enum", names=("channel", "scalar")), "conv": _key("int", 0, 16),
+                  "offset_mix": _key("enum", names=("mean", "learned"))},
     "attention": {"n_head": _N_HEAD},
     "linformer": {"n_head": _N_HEAD, "k_proj": _key("int", 1, 1 << 24)},
     "window": {"n_head": _N_HEAD, "window": _key("int", 1, 1 << 24), "n_global": _key("int", 0, 1 << 24)},
@@ -52,7 +53,7 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
     "emb-qk": {"n_head": _N_HEAD}}
 MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "plucker_eps": 1e-8, "heads": 1,
                                 "window": 0, "grid": 0, "extra_proj": False, "plucker": True, "gate": True,
-                                "gate_form": "channel", "conv": 0},
+                                "gate_form": "channel", "conv": 0, "offset_mix": "mean"},
                   "attention": {"n_head": 4}, "linformer": {"n_head": 4, "k_proj": 32},
                   "window": {"n_head": 4, "window": 64, "n_global": 0},
                   "performer": {"n_head": 4, "features": 128, "redraw": 0}, "gru": {},
@@ -340,6 +341,9 @@ def _check_layer(c, st, layer, l, src):
                   "false does not compute: set heads 1 or plucker true", src, l, H)
         if layer["gate_form"] == "scalar" and not layer["gate"]:
             _fail("%s: layer %d: gate_form scalar with gate false; there is no gate to shape", src, l)
+        if layer["offset_mix"] == "learned" and not layer["plucker"]:
+            _fail("%s: layer %d: offset_mix learned with plucker false; the learned mixture weighs Pluecker terms",
+                  src, l)
         if layer["conv"] and st["direction"] != "causal":
             _fail("%s: layer %d: conv %d in a bidirectional layer; the convolution is causal", src, l, layer["conv"])
         return

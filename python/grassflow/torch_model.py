@@ -47,6 +47,14 @@ def position_table(kind, T, d, grid):
     return sinusoidal2d_table(T, d, grid) if kind == "sinusoidal-2d" else sinusoidal_table(T, d)
 
 
+class _OffsetMix(nn.Module):
+    """The Grassmann mixer's offset_mix learned logits (src/mixers/grassmann.c): weight (n_offsets), starting at 0."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n))
+
+
 class _CausalDWConv(nn.Module):
     """The Grassmann mixer's conv tensors (src/mixers/grassmann.c): weight (d, K), column k for lag k, and bias (d)."""
 
@@ -58,11 +66,12 @@ class _CausalDWConv(nn.Module):
 
 class GrassmannMixer(nn.Module):
     def __init__(self, d, r, offsets, eps, extra_proj, bidirectional=False, window=0, heads=1, plucker=True,
-                 gate=True, grid=0, conv=0, gate_form="channel"):
+                 gate=True, grid=0, conv=0, gate_form="channel", offset_mix="mean"):
         """plucker False (the paper's ablation): each pair enters as [z_later; z_earlier] through pair (2r -> d)
         in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
         the output is (h + g) / 2; gate_form "scalar": one gate per position, sigmoid(gate([h; g])) of shape
-        (B, T, 1), for every channel."""
+        (B, T, 1), for every channel; offset_mix "learned": the mean over a token's partners becomes a softmax over
+        them of learned logits mix.weight, one per offset (a partner t + D shares t - D's), starting at 0."""
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
@@ -87,6 +96,7 @@ class GrassmannMixer(nn.Module):
         self.out = nn.Linear(d, d) if extra_proj else None
         # conv K > 0: the reduction reads u = h + b + sum_k w[:, k] h_{t-k} (a padded position reads as 0)
         self.conv = _CausalDWConv(d, int(conv)) if conv else None
+        self.mix = _OffsetMix(len(self.offsets)) if offset_mix == "learned" else None
         iu = torch.triu_indices(rh, rh, 1) if self.use_plucker else torch.zeros(2, 0, dtype=torch.long)
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)  # pairs i<j of one head, row-major
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
@@ -109,7 +119,7 @@ class GrassmannMixer(nn.Module):
         cnt = h.new_zeros(B, T)
         i, j = self.pair_i, self.pair_j
         steps = [-D for D in self.offsets] + ([D for D in self.offsets] if self.bidirectional else [])
-        for s in steps:  # mean over the list entries (a repeated offset counts repeatedly)
+        for k, s in enumerate(steps):  # mean over the list entries (a repeated offset counts repeatedly)
             if abs(s) >= T:
                 continue  # no position has a partner s away
             t0, t1 = max(0, -s), min(T, T - s)  # positions t whose partner t + s is inside the sequence
@@ -139,11 +149,13 @@ class GrassmannMixer(nn.Module):
             phat = torch.where(same, torch.zeros_like(phat), phat).flatten(-2)  # (B, n, C), head-major
             if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
                 phat = -phat
+            if self.mix is not None:  # a weighted mean: weight exp(w_D) over the partners that exist
+                ok = ok * torch.exp(self.mix.weight[k % len(self.offsets)])
             gD = self.plucker(phat) * ok  # project each pair, then average
             acc = acc + F.pad(gD, (0, 0, t0, T - t1))
             cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))
         # positions without a partner: acc is exactly 0 there, so g = 0 (not the bias)
-        g = acc / torch.clamp_min(cnt, 1.0)[..., None]
+        g = acc / torch.where(cnt > 0, cnt, torch.ones_like(cnt))[..., None]
         if self.gate is None:  # the ablation without the gate
             m = (h + g) / 2.0
         else:
@@ -527,7 +539,7 @@ MIXERS = {
                       d, lc["rank"], lc["offsets"], lc["plucker_eps"], bool(lc["extra_proj"]), bidirectional=bidir,
                       window=lc.get("window", 0), heads=lc.get("heads", 1), plucker=lc.get("plucker", True),
                       gate=lc.get("gate", True), grid=lc.get("grid", 0), conv=lc.get("conv", 0),
-                      gate_form=lc.get("gate_form", "channel"))},
+                      gate_form=lc.get("gate_form", "channel"), offset_mix=lc.get("offset_mix", "mean"))},
     "attention": {"gated_skip": False,
                   "build": lambda d, lc, bidir, st: SelfAttention(d, lc["n_head"], causal=not bidir)},
     "linformer": {"gated_skip": False,

@@ -233,20 +233,20 @@ static const char *not_theirs(const gf_model *m, bool *grassmann) {
     strcat(offs, "]");
     *grassmann = IS(c, "layers.0.mixer", "\"grassmann\"", "");
     for (int l = 0; l < c->n_layer; l++) {
-        char k[12][48];
-        const char *keys[12] = {"mixer", "block", "offsets", "n_head", "extra_proj", "heads",
-                                "window", "grid", "plucker", "gate", "conv", "gate_form"};
-        for (int i = 0; i < 12; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
+        char k[13][48];
+        const char *keys[13] = {"mixer", "block", "offsets", "n_head", "extra_proj", "heads",
+                                "window", "grid", "plucker", "gate", "conv", "gate_form", "offset_mix"};
+        for (int i = 0; i < 13; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
         const bool ok = *grassmann ? IS(c, k[0], "\"grassmann\"", "") && IS(c, k[1], "\"pre-mix-norm\"", "\"pre\"") &&
                                          IS(c, k[2], offs, "") && IS(c, k[4], "false", "") && IS(c, k[5], "1", "") &&
                                          IS(c, k[6], "0", "") && IS(c, k[7], "0", "") && IS(c, k[8], "true", "") &&
                                          IS(c, k[9], "true", "") && IS(c, k[10], "0", "") &&
-                                         IS(c, k[11], "\"channel\"", "")
+                                         IS(c, k[11], "\"channel\"", "") && IS(c, k[12], "\"mean\"", "")
                                    : IS(c, k[0], "\"attention\"", "") && IS(c, k[1], "\"pre\"", "\"pre\"") &&
                                          IS(c, k[3], "4", "");
         if (!ok) {
             snprintf(why, sizeof why, "layer %d is not theirs: every layer Grassmann in block pre-mix-norm with offsets %s "
-                     "(and no window, grid, conv, scalar gate or ablation), or every layer attention with 4 heads in block pre", l, offs);
+                     "(and no window, grid, conv, scalar gate, learned offset mixture or ablation), or every layer attention with 4 heads in block pre", l, offs);
             return why;
         }
     }

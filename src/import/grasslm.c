@@ -234,16 +234,17 @@ static gf_model *load(const char *path, gf_tokenizer **tok) {
 
 
 /* Layer l's one offset, or 0 when the layer is not GrassLM's (a Grassmann mixer with one offset, post-gated,
- * no extra projection, one head, no window, grid or conv, Pluecker coordinates and the per-channel gate). */
+ * no extra projection, one head, no window, grid or conv, Pluecker coordinates, the per-channel gate and the
+ * mean over offsets). */
 static int layer_offset(const gf_config *c, int l) {
-    char k[10][48], *v;
-    const char *keys[10] = {"mixer", "block", "extra_proj", "heads", "window", "grid", "plucker", "gate", "conv",
-                            "gate_form"};
-    for (int i = 0; i < 10; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
+    char k[11][48], *v;
+    const char *keys[11] = {"mixer", "block", "extra_proj", "heads", "window", "grid", "plucker", "gate", "conv",
+                            "gate_form", "offset_mix"};
+    for (int i = 0; i < 11; i++) snprintf(k[i], sizeof k[i], "layers.%d.%s", l, keys[i]);
     if (!IS(c, k[0], "\"grassmann\"", "") || !IS(c, k[1], "\"post-gated\"", "\"post-gated\"") ||
         !IS(c, k[2], "false", "") || !IS(c, k[3], "1", "") || !IS(c, k[4], "0", "") || !IS(c, k[5], "0", "") ||
         !IS(c, k[6], "true", "") || !IS(c, k[7], "true", "") || !IS(c, k[8], "0", "") ||
-        !IS(c, k[9], "\"channel\"", ""))
+        !IS(c, k[9], "\"channel\"", "") || !IS(c, k[10], "\"mean\"", ""))
         return 0;
     snprintf(k[0], sizeof k[0], "layers.%d.offsets", l);
     int o = 0, used = 0;

@@ -21,7 +21,10 @@
  *     kept spread over (N, d) as the channel gate's a is;
  *   conv K > 0: the reduction reads u = h + dwconv_K(h) in place of h, a causal depthwise convolution over the
  *     last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads as 0), its
- *     tensors starting at 0 so that the layer starts as the one without it; the gate still reads h. */
+ *     tensors starting at 0 so that the layer starts as the one without it; the gate still reads h;
+ *   offset_mix learned: the mean over S_t becomes a weighted mean, pbar[t] = sum_{s in S_t} e_s phat_s / sum_{s in
+ *     S_t} e_s with e_s = exp(w_D) of the slot's offset D (mix.weight (n_offsets), starting at 0: the mean), a
+ *     softmax over the partners that exist; plucker true only. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +43,7 @@ enum { P_RED_W, P_RED_B, P_PROJ_W, P_PROJ_B, P_GATE_W, P_GATE_B };
 
 #define OFF(f) offsetof(gf_grassmann_config, f)
 static const char *const GATE_FORMS[] = {"channel", "scalar", NULL}; /* gf_grassmann_config.gate_form */
+static const char *const OFFSET_MIXES[] = {"mean", "learned", NULL}; /* gf_grassmann_config.offset_mix */
 static const gf_cfg_key KEYS[] = {
     {.name = "rank", .type = GF_KEY_INT, .off = OFF(rank), .lo = 2, .hi = 256, .def = "32",
      .help = "r, the reduced dimension; a pair has r(r-1)/2 Pluecker coordinates"},
@@ -71,6 +75,9 @@ static const gf_cfg_key KEYS[] = {
     {.name = "conv", .type = GF_KEY_INT, .off = OFF(conv), .lo = 0, .hi = 16, .def = "0",
      .help = "K > 0: the reduction reads h plus a causal depthwise convolution of h over the last K positions "
              "(conv.weight (d, K) and conv.bias, starting at 0); causal layers only; 0: none"},
+    {.name = "offset_mix", .type = GF_KEY_ENUM, .off = OFF(offset_mix), .names = OFFSET_MIXES, .def = "\"mean\"",
+     .help = "how a token's pairs are combined: mean (the paper's) or learned (a softmax over the partners that exist "
+             "of one learned logit per offset, mix.weight (n_offsets), starting at 0: the mean); needs plucker true"},
 };
 #undef OFF
 
@@ -91,6 +98,9 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
     if (g->gate_form == GF_GATE_SCALAR && !g->gate)
         return gf_fail("%s: layer %d: gate_form scalar with gate false; there is no gate to shape\nHINT: gate true, or "
                        "gate_form channel (the default)", src, layer);
+    if (g->offset_mix == GF_OFFSET_LEARNED && !g->plucker)
+        return gf_fail("%s: layer %d: offset_mix learned with plucker false; the learned mixture weighs Pluecker "
+                       "terms\nHINT: plucker true, or offset_mix mean (the default)", src, layer);
     if (g->conv && gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) != GF_CAUSAL)
         return gf_fail("%s: layer %d: conv %lld in a bidirectional layer; the convolution is causal (it reads "
                        "positions t-K+1 .. t)\nHINT: conv 0 in bidirectional models", src, layer, (long long)g->conv);
@@ -105,9 +115,11 @@ static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)-
 static int64_t feat_dim(const gf_config *cfg, int layer) {
     return GC(cfg, layer)->plucker ? n_pairs(cfg, layer) : 2 * GC(cfg, layer)->rank;
 }
-/* Where out.weight is in the tensor list (out.bias follows), and conv.weight (conv.bias follows). */
+/* Where out.weight is in the tensor list (out.bias follows), conv.weight (conv.bias follows) and mix.weight. */
 static int out_index(const gf_grassmann_config *g) { return g->gate ? 6 : 4; }
 static int conv_index(const gf_grassmann_config *g) { return out_index(g) + (g->extra_proj ? 2 : 0); }
+static int mix_index(const gf_grassmann_config *g) { return conv_index(g) + (g->conv ? 2 : 0); }
+static bool learned_mix(const gf_grassmann_config *g) { return g->offset_mix == GF_OFFSET_LEARNED; }
 
 /* The gate's outputs: one per channel, or one (gate_form scalar) that every channel uses. */
 static int64_t gate_out(const gf_grassmann_config *g, int64_t d) { return g->gate_form == GF_GATE_SCALAR ? 1 : d; }
@@ -128,10 +140,13 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
         gf_param_spec_set(&s[o], "out.weight", 2, d, d, GF_INIT_NORMAL);
         gf_param_spec_set(&s[o + 1], "out.bias", 1, d, 0, GF_INIT_ZERO);
     }
-    if (!g->conv) return c;
-    gf_param_spec_set(&s[c], "conv.weight", 2, d, g->conv, GF_INIT_ZERO);
-    gf_param_spec_set(&s[c + 1], "conv.bias", 1, d, 0, GF_INIT_ZERO);
-    return c + 2;
+    if (g->conv) {
+        gf_param_spec_set(&s[c], "conv.weight", 2, d, g->conv, GF_INIT_ZERO);
+        gf_param_spec_set(&s[c + 1], "conv.bias", 1, d, 0, GF_INIT_ZERO);
+    }
+    if (!learned_mix(g)) return mix_index(g);
+    gf_param_spec_set(&s[mix_index(g)], "mix.weight", 1, g->n_offsets, 0, GF_INIT_ZERO);
+    return mix_index(g) + 1;
 }
 
 /* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj | u (N,d) if conv */
@@ -219,7 +234,8 @@ static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int6
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
-    const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows) : 0;
+    const int64_t dmix = learned_mix(GC(cfg, layer)) ? rows * slots : 0; /* per row and slot: d logit */
+    const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows + dmix) : 0;
     return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles + (GC(cfg, layer)->conv ? N * d : 0);
 }
 
@@ -234,10 +250,16 @@ typedef struct {
     int dcol[2 * GF_MAX_OFFSETS];
     int64_t H;           /* heads: row n of z viewed as (N * H, rank / H) is head n % H of position n / H */
     const uint8_t *mask; /* (B, T) or NULL */
+    const float *mix;    /* offset_mix learned: the logits mix.weight (n_offsets), slot o's at o % n_offsets; NULL:
+                          * the mean */
+    int n_offsets;
 } pairing;
 
-static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask) {
-    pairing pr = {.n = 0, .T = T, .W = g->window, .G = g->grid, .H = g->heads, .mask = mask};
+/* p: the layer's tensors (mix.weight is read from them with offset_mix learned) */
+static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask,
+                            float *const *p) {
+    pairing pr = {.n = 0, .T = T, .W = g->window, .G = g->grid, .H = g->heads, .mask = mask,
+                  .mix = learned_mix(g) ? p[mix_index(g)] : NULL, .n_offsets = g->n_offsets};
     for (int o = 0; o < g->n_offsets; o++) {
         pr.dcol[pr.n] = g->grid ? -(int)gf_grassmann_grid_col(g->offsets[o], g->grid) : 0;
         pr.step[pr.n++] = -g->offsets[o];
@@ -304,6 +326,20 @@ static int partners(const float *z, int64_t n, int64_t r, const pairing *pr, con
     return cnt;
 }
 
+/* The weights of a row's partner slots (vs from partners(): 0 where there is none), returned with their sum,
+ * which divides them: 1 each and the count (the mean), or exp(w_D - max w) of the slot's offset D (offset_mix
+ * learned: a softmax over the partners that exist; the mean when the logits are equal). */
+static double slot_weights(const pairing *pr, const float *const *vs, double *wt) {
+    double mx = -INFINITY, sum = 0.0;
+    for (int o = 0; pr->mix && o < pr->n; o++)
+        if (vs[o]) mx = fmax(mx, (double)pr->mix[o % pr->n_offsets]);
+    for (int o = 0; o < pr->n; o++) {
+        wt[o] = !vs[o] ? 0.0 : pr->mix ? exp((double)pr->mix[o % pr->n_offsets] - mx) : 1.0;
+        sum += wt[o];
+    }
+    return sum;
+}
+
 /* A partner identical to the token (bitwise) gives p = 0 exactly, which in a model only happens when both
  * come from the same computation on the same input: the same token at offset D in layer 0 with pos
  * "none". Then p is 0 for every value of the parameters, so the pair contributes nothing forward and its
@@ -346,9 +382,10 @@ static void antisym_matvec(const float *q, int64_t r, const double *x, double *y
     }
 }
 
-/* One row of pbar (C): u ^ (sum_o vs[o] / (cnt max(|u ^ vs[o]|, eps))), zero when cnt = 0. */
-static void plucker_row(float *pb, const float *u, const float *const *vs, const int *steps, int n_offs, int cnt,
-                        int64_t r, double eps) {
+/* One row of pbar (C): u ^ (sum_o wt[o] vs[o] / (wsum max(|u ^ vs[o]|, eps))), zero without partners (the mean:
+ * wt[o] 1 and wsum the count; slot_weights). */
+static void plucker_row(float *pb, const float *u, const float *const *vs, const int *steps, int n_offs,
+                        const double *wt, double wsum, int64_t r, double eps) {
     double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], nu, vbar[256];
     row_norms(u, vs, n_offs, r, nrm, uv, &nu);
     for (int64_t j = 0; j < r; j++) vbar[j] = 0.0;
@@ -356,7 +393,7 @@ static void plucker_row(float *pb, const float *u, const float *const *vs, const
         if (!vs[o] || identical(u, vs[o], r)) continue;
         /* a pair is oriented from the later token to the earlier one, p(z_later, z_earlier), as in the causal
          * layer: a partner after the token enters with p(z_{t+D}, z_t) = -p(z_t, z_{t+D}) */
-        const double c = (steps[o] > 0 ? -1.0 : 1.0) / ((nrm[o] >= eps ? nrm[o] : eps) * cnt);
+        const double c = (steps[o] > 0 ? -wt[o] : wt[o]) / ((nrm[o] >= eps ? nrm[o] : eps) * wsum);
         const float *v = vs[o];
 #pragma omp simd
         for (int64_t j = 0; j < r; j++) vbar[j] += c * (double)v[j];
@@ -379,46 +416,56 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
 #pragma omp parallel for schedule(static) if (rows * C > GF_PAR_MIN)
     for (int64_t n = 0; n < rows; n++) {
         const float *vs[2 * GF_MAX_OFFSETS];
-        int cnt = partners(z, n, r, pr, vs);
-        plucker_row(pbar + n * C, z + n * r, vs, pr->step, pr->n, cnt, r, g->plucker_eps);
+        double wt[2 * GF_MAX_OFFSETS];
+        partners(z, n, r, pr, vs);
+        const double wsum = slot_weights(pr, vs, wt);
+        plucker_row(pbar + n * C, z + n * r, vs, pr->step, pr->n, wt, wsum, r, g->plucker_eps);
     }
 }
 
+/* offset_mix learned: row n's gradient of each slot's logit, into dl (slots): pbar = sum_o pi_o phat_o with pi the
+ * softmax weights, so d logit_o = pi_o (q . phat_o - q . pbar); pq[o] = q . phat_o (0 without a partner). */
+static void mix_grad_row(double *dl, const double *pq, const double *wt, double wsum, int n_offs) {
+    double qp = 0.0;
+    for (int o = 0; o < n_offs; o++) qp += wt[o] / wsum * pq[o];
+    for (int o = 0; o < n_offs; o++) dl[o] = wt[o] / wsum * (pq[o] - qp);
+}
+
 /* Pass 1 for row n: du = its gradient as the current token of its pairs; saves y = Q u, |u|^2 and, per
- * slot, the coefficients a, b and u.v that pass 2 needs (0 where the slot has no partner). */
+ * slot, the coefficients a, b and u.v that pass 2 needs (0 where the slot has no partner); with dl (offset_mix
+ * learned), the row's gradient of each slot's logit. */
 static void row_backward(float *du, const float *q, const float *z, int64_t n, const gf_grassmann_config *g,
-                         const pairing *pr, double *yd, double *cf, double *nu) {
+                         const pairing *pr, double *yd, double *cf, double *nu, double *dl) {
     const int64_t r = head_rank(g);
     const int n_offs = pr->n;
     const double eps = g->plucker_eps;
-    double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], ud[256], vsum[256], acc[256], qv[256];
+    double nrm[2 * GF_MAX_OFFSETS], uv[2 * GF_MAX_OFFSETS], wt[2 * GF_MAX_OFFSETS], pq[2 * GF_MAX_OFFSETS];
+    double ud[256], vsum[256], acc[256], qv[256];
     const float *vs[2 * GF_MAX_OFFSETS], *u = z + n * r;
     const int cnt = partners(z, n, r, pr, vs);
+    const double wsum = slot_weights(pr, vs, wt);
     row_norms(u, vs, n_offs, r, nrm, uv, nu);
-    for (int o = 0; o < 3 * n_offs; o++) cf[o] = 0.0;
+    for (int o = 0; o < n_offs; o++) cf[3 * o] = cf[3 * o + 1] = cf[3 * o + 2] = pq[o] = 0.0;
     for (int64_t j = 0; j < r; j++) {
         ud[j] = u[j];
         vsum[j] = acc[j] = yd[j] = 0.0;
         du[j] = 0.0f;
     }
-    if (cnt == 0) return;
+    if (cnt == 0) {
+        for (int o = 0; dl && o < n_offs; o++) dl[o] = 0.0;
+        return;
+    }
     antisym_matvec(q, r, ud, yd); /* y = Q u */
-    const double s1 = 1.0 / cnt;
     for (int o = 0; o < n_offs; o++) {
         if (!vs[o] || identical(u, vs[o], r)) continue; /* coefficients stay 0 */
         const float *v = vs[o];
-        const double s = pr->step[o] > 0 ? -s1 : s1; /* the pair's orientation (plucker_row) */
-        double a, b;
-        if (nrm[o] >= eps) {
-            double dot = 0.0; /* p.q = -(Q u).v */
+        const double s = (pr->step[o] > 0 ? -wt[o] : wt[o]) / wsum; /* the pair's orientation (plucker_row) */
+        const double cl = nrm[o] >= eps ? nrm[o] : eps;
+        double dot = 0.0; /* p.q = -(Q u).v */
 #pragma omp simd reduction(- : dot)
-            for (int64_t j = 0; j < r; j++) dot -= yd[j] * (double)v[j];
-            a = s / nrm[o];
-            b = s * dot / (nrm[o] * nrm[o] * nrm[o]);
-        } else {
-            a = s / eps;
-            b = 0.0;
-        }
+        for (int64_t j = 0; j < r; j++) dot -= yd[j] * (double)v[j];
+        const double a = s / cl, b = nrm[o] >= eps ? s * dot / (cl * cl * cl) : 0.0;
+        pq[o] = (pr->step[o] > 0 ? -dot : dot) / cl;
         const double bnv = b * dot_d(v, v, r), buv = b * uv[o];
 #pragma omp simd
         for (int64_t j = 0; j < r; j++) {
@@ -429,6 +476,7 @@ static void row_backward(float *du, const float *q, const float *z, int64_t n, c
         cf[3 * o + 1] = b;
         cf[3 * o + 2] = uv[o];
     }
+    if (dl) mix_grad_row(dl, pq, wt, wsum, n_offs);
     antisym_matvec(q, r, vsum, qv); /* Q sum_D a_D v_D */
     for (int64_t j = 0; j < r; j++) du[j] = (float)(acc[j] + qv[j]);
 }
@@ -437,14 +485,15 @@ static void row_backward(float *du, const float *q, const float *z, int64_t n, c
  * pass 1 (row_backward) gives each row its gradient as the current token of its pairs; pass 2 adds each
  * row's gradient as the partner of the rows that pair with it. */
 static void plucker_backward(float *dz, const float *dpbar, const float *z, const gf_grassmann_config *g,
-                             const pairing *pr, int64_t N, double *y, double *coef, double *nus) {
+                             const pairing *pr, int64_t N, double *y, double *coef, double *nus, double *dl) {
     const int64_t r = head_rank(g), C = head_pairs(g), T = pr->T, H = g->heads, rows = N * H;
     const int n_offs = pr->n;
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < rows; n++)
-            row_backward(dz + n * r, dpbar + n * C, z, n, g, pr, y + n * r, coef + n * 3 * n_offs, &nus[n]);
+            row_backward(dz + n * r, dpbar + n * C, z, n, g, pr, y + n * r, coef + n * 3 * n_offs, &nus[n],
+                         dl ? dl + n * n_offs : NULL);
         /* implicit barrier: pass 2 reads y, coef and nu of other rows */
 #pragma omp for schedule(static)
         for (int64_t n = 0; n < rows; n++) {
@@ -466,6 +515,15 @@ static void plucker_backward(float *dz, const float *dpbar, const float *z, cons
             for (int64_t j = 0; j < r; j++) dv[j] += (float)acc[j];
         }
     }
+}
+
+/* offset_mix learned: dw (n_offsets) += the rows' logit gradients dl (rows, slots), summed in row order whatever the
+ * number of threads (slot o is offset o % n_offsets: both directions of a bidirectional layer share a logit). */
+static void mix_grad_sum(float *dw, const double *dl, int64_t rows, const pairing *pr) {
+    double acc[GF_MAX_OFFSETS] = {0};
+    for (int64_t n = 0; n < rows; n++)
+        for (int o = 0; o < pr->n; o++) acc[o % pr->n_offsets] += dl[n * pr->n + o];
+    for (int o = 0; o < pr->n_offsets; o++) dw[o] += (float)acc[o];
 }
 
 /* ---- plucker: false: the pair as [z_later; z_earlier] ------------------------------------------------ */
@@ -610,7 +668,7 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, F = feat_dim(c->cfg, c->layer);
     float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, out);
     float *pbar = c->scratch;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, c->p);
     const float *red_in = inp;
     if (gc->conv) {
         const int ci = conv_index(gc);
@@ -634,7 +692,7 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, NULL);
     float *pbar = c->scratch, *dpbar = pbar + N * F, *dz = dpbar + N * F, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask);
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, c->p);
 
     const float *dmix = dout;
     if (gc->extra_proj) {
@@ -659,8 +717,10 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
         float *dbl = da + N * d;
         dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
         double *y = (double *)(void *)dbl;
-        double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n;
-        plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus);
+        double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n, *dl = nus + N * gc->heads;
+        float *dmix_w = learned_mix(gc) ? c->g[mix_index(gc)] : NULL; /* NULL: the mean, or the logits frozen */
+        plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus, dmix_w ? dl : NULL);
+        if (dmix_w) mix_grad_sum(dmix_w, dl, N * gc->heads, &pr);
     } else {
         pair_backward(dz, dpbar, &pr, N, r);
     }
@@ -732,13 +792,16 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     }
     if (cnt) {
         int steps[GF_MAX_OFFSETS];
+        double wt[GF_MAX_OFFSETS];
+        const pairing causal = {.n = n_offs, .mix = learned_mix(gc) ? s->p[mix_index(gc)] : NULL, .n_offsets = n_offs};
+        const double wsum = slot_weights(&causal, vs, wt);
         for (int o = 0; o < n_offs; o++) steps[o] = -offs[o];
         const int64_t rh = head_rank(gc), Ch = head_pairs(gc);
         for (int64_t h = 0; gc->plucker && h < gc->heads; h++) { /* head h: dimensions h*rh .. of the token
                                                                    * and its partners */
             const float *vh[GF_MAX_OFFSETS];
             for (int o = 0; o < n_offs; o++) vh[o] = vs[o] ? vs[o] + h * rh : NULL;
-            plucker_row(pbar + h * Ch, z + h * rh, vh, steps, n_offs, cnt, rh, gc->plucker_eps);
+            plucker_row(pbar + h * Ch, z + h * rh, vh, steps, n_offs, wt, wsum, rh, gc->plucker_eps);
         }
         if (!gc->plucker) pair_row(pbar, z, vs, steps, n_offs, cnt, r);
         gf_linear_forward(g, pbar, F, s->p[P_PROJ_W], F, s->p[P_PROJ_B], 1, F, d, 0.0f);
@@ -773,7 +836,9 @@ void gf_grassmann_coord_dims(const gf_config *cfg, int layer, int32_t *ci, int32
 static void slot_feature(float *f, const float *z, int64_t t, int o, const gf_grassmann_config *g, const pairing *pr) {
     const int64_t r = g->rank, rh = head_rank(g), Ch = head_pairs(g);
     const float *vs[2 * GF_MAX_OFFSETS] = {0};
+    double one[2 * GF_MAX_OFFSETS] = {0};
     vs[o] = z + (t + pr->step[o]) * r;
+    one[o] = 1.0;
     if (!g->plucker) {
         pair_row(f, z + t * r, vs, pr->step, pr->n, 1, r);
         return;
@@ -781,26 +846,31 @@ static void slot_feature(float *f, const float *z, int64_t t, int o, const gf_gr
     for (int64_t h = 0; h < g->heads; h++) {
         const float *vh[2 * GF_MAX_OFFSETS] = {0};
         vh[o] = vs[o] + h * rh;
-        plucker_row(f + h * Ch, z + t * r + h * rh, vh, pr->step, pr->n, 1, rh, g->plucker_eps);
+        plucker_row(f + h * Ch, z + t * r + h * rh, vh, pr->step, pr->n, one, 1.0, rh, g->plucker_eps);
     }
 }
 
-/* Per row: n_valid, |terms| / n_valid and the mean |phat| of each coordinate over S_t. */
+/* Per row: n_valid, pi_D |terms| and the pi-weighted mean |phat| of each coordinate over S_t (pi: the slot's
+ * weight in the mean, 1 / n_valid unless offset_mix is learned). */
 static void probe_rows(const gf_grassmann_probe *p, const float *feat, const float *terms, const pairing *pr,
                        int64_t T, int64_t d, int64_t F, int64_t C) {
     const int K = pr->n;
     for (int64_t t = 0; t < T; t++) {
+        const float *vs[2 * GF_MAX_OFFSETS]; /* slot_weights reads only whether a partner exists */
+        double wt[2 * GF_MAX_OFFSETS];
+        for (int o = 0; o < K; o++) vs[o] = has_partner(pr, t, o) ? feat : NULL;
         const int cnt = valid_count(pr, t);
+        const double wsum = slot_weights(pr, vs, wt);
         if (p->n_valid) p->n_valid[t] = cnt;
         for (int o = 0; o < K && p->valid; o++) p->valid[t * K + o] = has_partner(pr, t, o);
         for (int o = 0; o < K && p->contrib; o++) {
             const double nrm = sqrt(dot_d(terms + (t * K + o) * d, terms + (t * K + o) * d, d));
-            p->contrib[t * K + o] = cnt ? (float)(nrm / cnt) : 0.0f;
+            p->contrib[t * K + o] = cnt ? (float)(nrm * wt[o] / wsum) : 0.0f;
         }
         for (int64_t k = 0; k < C && p->coord; k++) {
-            double acc = 0.0;
-            for (int o = 0; o < K; o++) acc += fabs((double)feat[(t * K + o) * F + k]); /* 0 without a partner */
-            p->coord[t * C + k] = cnt ? (float)(acc / cnt) : 0.0f;
+            double acc = 0.0; /* feat is 0 without a partner */
+            for (int o = 0; o < K; o++) acc += wt[o] * fabs((double)feat[(t * K + o) * F + k]);
+            p->coord[t * C + k] = cnt ? (float)(acc / wsum) : 0.0f;
         }
     }
 }
@@ -824,7 +894,7 @@ int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, con
                            const gf_grassmann_probe *p) {
     const gf_grassmann_config *gc = GC(cfg, layer);
     const bool causal = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_CAUSAL;
-    const pairing pr = make_pairing(gc, causal, T, NULL);
+    const pairing pr = make_pairing(gc, causal, T, NULL, w);
     const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = pr.n;
     const int64_t C = gf_grassmann_n_coords(cfg, layer);
     float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 5 * T * d, "the inspection of a Grassmann layer");

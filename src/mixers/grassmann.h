@@ -34,11 +34,15 @@ typedef struct gf_grassmann_config {
     int64_t conv;                 /* K > 0: the reduction reads u = h + a causal depthwise convolution of h over
                                    * positions t-K+1 .. t (conv.weight (d, K), conv.bias (d), both starting at
                                    * 0), not h; 0: none (issue 55) */
+    int offset_mix;               /* GF_OFFSET_MEAN (the paper's mean over the partners) or GF_OFFSET_LEARNED (a
+                                   * softmax over the partners of learned logits mix.weight (n_offsets), one per
+                                   * offset, starting at 0: the mean; issue 55) */
     uint8_t force_gate;           /* evaluation only, never a config key (a loaded or parsed config has 0):
                                    * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
 enum { GF_GATE_CHANNEL, GF_GATE_SCALAR }; /* gf_grassmann_config.gate_form, in the key's order of names */
+enum { GF_OFFSET_MEAN, GF_OFFSET_LEARNED }; /* gf_grassmann_config.offset_mix, in the key's order of names */
 
 /* The column step dc of offset D on a grid of G columns: D = dr G + dc, -G/2 < dc <= G/2. */
 static inline int64_t gf_grassmann_grid_col(int64_t D, int64_t G) {
@@ -55,11 +59,13 @@ static inline int64_t gf_grassmann_grid_col(int64_t D, int64_t G) {
 typedef struct gf_grassmann_probe {
     float *terms;    /* (T, K, d): W f_D(t), offset D's feature projected without the bias (f = the normalised
                       * Pluecker vector p / max(|p|, eps) through plucker.weight, or [z_t; z_t-D] through
-                      * pair.weight), 0 where t has no partner at D: g(t) = sum_D terms / n_valid(t) + bias */
-    float *contrib;  /* (T, K): |terms| / n_valid(t), offset D's share of the mean without the bias */
+                      * pair.weight), 0 where t has no partner at D: g(t) = sum_D pi_D(t) terms + bias, pi_D(t) =
+                      * 1 / n_valid(t) (offset_mix mean) or the learned softmax weight of D among t's partners */
+    float *contrib;  /* (T, K): pi_D(t) |terms|, offset D's share of the mean without the bias */
     int *n_valid;    /* (T): |S_t|, the offsets whose partner exists */
     uint8_t *valid;  /* (T, K): 1 where t has a partner at offset D (t - D in the sequence and the window) */
-    float *coord;    /* (T, C): the mean over S_t of |phat_k| (0 where S_t is empty); unused with plucker false */
+    float *coord;    /* (T, C): the pi-weighted mean over S_t of |phat_k| (0 where S_t is empty); unused with
+                      * plucker false */
     float *gate;     /* (T, d): a, as the forward computes it (untouched with gate false) */
     float *out;      /* (T, d): the mixer's output, as the forward's */
 } gf_grassmann_probe;

@@ -37,6 +37,8 @@ trap 'rm -rf "$out"' EXIT
 # emb_qk_lm, bidir_emb_qk_classify: queries and keys from the input embeddings (emb_norm's output in the second);
 # grassmann_conv: Grassmann's causal depthwise convolution before the reduction (K 3, 1, 4), padded;
 # grassmann_gate_scalar: one gate per position (gate_form scalar) in two of three layers, with extra_proj, padded
+# grassmann_offset_mix, bidir_grassmann_mix_classify: the learned mixture over offsets (offset_mix learned; with
+# heads, a repeated offset, conv and extra_proj; bidirectional with the scalar gate), padded
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -100,6 +102,8 @@ emb_qk_lm 3 20 2 pad
 bidir_emb_qk_classify 4 18 0 pad
 grassmann_conv 3 20 2 pad
 grassmann_gate_scalar 3 20 1 pad
+grassmann_offset_mix 3 20 1 pad
+bidir_grassmann_mix_classify 4 18 1 pad
 "
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks

@@ -8,6 +8,9 @@
  * - gate_form scalar (one gate per position): equals the channel gate whose d rows of gate.weight and gate.bias
  *   are all the scalar gate's one row, forward; backward, the same input gradient and shared tensors'
  *   gradients, and the scalar gate's gradients the sums of the channel gate's rows.
+ * - offset_mix learned (a softmax over the partners of one logit per offset): at logits 0 it is the mean, bit for
+ *   bit, forward and backward; at logits far from 0 the logits' gradient and the input's are held to central
+ *   differences of the loss sum(dout * out) in a two-head layer with a repeated offset.
  * Whole models are held to PyTorch (tests/parity: grassmann_conv, grassmann_gate_scalar, padded) and streamed
  * (test_stream). */
 #include <math.h>
@@ -38,17 +41,17 @@ static void ref_conv(double *u, const float *h, const float *w, const float *b, 
         }
 }
 
-/* Layer 1 of two configs, a and b, whose first four tensors (red and plucker) are the same: b's are set to
- * a's; n gets their sizes. */
+/* Layer 1 of two configs, a and b, whose first four tensors (red and plucker, of the same rank and heads) are the
+ * same: b's are set to a's; n gets their sizes. */
 static void shared_pair(const char *const *sa, const char *const *sb, gf_config *ca, gf_mixer_harness **a,
                         gf_mixer_harness **hb, int64_t n[4]) {
     gf_config cb;
     *a = harness(sa, ca), *hb = harness(sb, &cb);
     const int64_t d = ca->d_model;
-    char *rank = gf_config_get(ca, "layers.1.rank");
-    const int64_t r = atoll(rank);
-    free(rank);
-    n[0] = r * d, n[1] = r, n[2] = d * (r * (r - 1) / 2), n[3] = d;
+    char *rank = gf_config_get(ca, "layers.1.rank"), *heads = gf_config_get(ca, "layers.1.heads");
+    const int64_t r = atoll(rank), H = atoll(heads), rh = r / H;
+    free(rank), free(heads);
+    n[0] = r * d, n[1] = r, n[2] = d * H * (rh * (rh - 1) / 2), n[3] = d;
     for (int i = 0; i < 4; i++)
         memcpy(gf_mixer_harness_params(*hb)[i], gf_mixer_harness_params(*a)[i], (size_t)n[i] * sizeof(float));
 }
@@ -141,6 +144,87 @@ static void test_gate_scalar(void **state) {
     gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
 }
 
+/* Layer 1 with offset_mix learned against the mean: at logits 0, the same bits everywhere. */
+static void test_offset_mix_zero(void **state) {
+    (void)state;
+    const char *learned[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", "layers.1.offset_mix=learned",
+                             NULL};
+    const char *mean[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", NULL};
+    gf_config ca;
+    gf_mixer_harness *a, *hb;
+    int64_t n[6];
+    shared_pair(learned, mean, &ca, &a, &hb, n);
+    const int64_t d = ca.d_model, N = B * T * d;
+    assert_int_equal(gf_mixer_harness_n_params(a), 7);
+    n[4] = 2 * d * d, n[5] = d;
+    for (int i = 4; i < 6; i++)
+        memcpy(gf_mixer_harness_params(hb)[i], gf_mixer_harness_params(a)[i], (size_t)n[i] * sizeof(float));
+    ffill(gf_mixer_harness_params(a)[6], 4, 0.0f); /* the harness draws every tensor at random */
+    float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
+    tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
+    gf_mixer_harness_forward(a, oa, h), gf_mixer_harness_forward(hb, ob, h);
+    assert_memory_equal(oa, ob, (size_t)N * sizeof *oa);
+    ffill(da, N, 0.0f), ffill(db, N, 0.0f);
+    gf_mixer_harness_backward(a, da, dout, h), gf_mixer_harness_backward(hb, db, dout, h);
+    assert_memory_equal(da, db, (size_t)N * sizeof *da);
+    for (int i = 0; i < 6; i++)
+        assert_memory_equal(gf_mixer_harness_grads(a)[i], gf_mixer_harness_grads(hb)[i], (size_t)n[i] * sizeof(float));
+    gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
+}
+
+/* sum(dout * out) of the layer at input h, in double */
+static double mix_loss(gf_mixer_harness *m, const float *h, const float *dout, float *out, int64_t N) {
+    gf_mixer_harness_forward(m, out, h);
+    double s = 0.0;
+    for (int64_t i = 0; i < N; i++) s += (double)dout[i] * out[i];
+    return s;
+}
+
+/* Central differences of sum(dout * out) in x[k] (a logit or an input), step e. */
+static double central(gf_mixer_harness *m, float *x, int64_t k, float e, const float *h, const float *dout, float *out,
+                      int64_t N) {
+    const float x0 = x[k];
+    x[k] = x0 + e;
+    const double up = mix_loss(m, h, dout, out, N);
+    x[k] = x0 - e;
+    const double down = mix_loss(m, h, dout, out, N);
+    x[k] = x0;
+    return (up - down) / (2.0 * (double)e);
+}
+
+/* Layer 1 with logits far from 0: the logits' and the input's gradients against central differences. */
+static void test_offset_mix_grad(void **state) {
+    (void)state;
+    gf_config cfg;
+    const char *sets[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", "layers.1.offset_mix=learned",
+                          NULL};
+    gf_mixer_harness *m = harness(sets, &cfg);
+    const int64_t d = cfg.d_model, N = B * T * d;
+    float *w = gf_mixer_harness_params(m)[6];
+    const float logits[4] = {1.5f, -1.0f, 0.4f, -2.0f};
+    memcpy(w, logits, sizeof logits);
+    float *h = falloc(N), *dout = falloc(N), *out = falloc(N), *dh = falloc(N);
+    tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
+    gf_mixer_harness_forward(m, out, h);
+    ffill(dh, N, 0.0f);
+    gf_mixer_harness_backward(m, dh, dout, h);
+    double want[4], got[4], wh[6], gh[6];
+    for (int k = 0; k < 4; k++)
+        want[k] = central(m, w, k, 1e-2f, h, dout, out, N), got[k] = gf_mixer_harness_grads(m)[6][k];
+    for (int k = 0; k < 6; k++) { /* inputs of rows far into the sequence, where every offset has a partner */
+        const int64_t at = (T - 1 - k) * d + k * 3;
+        wh[k] = central(m, h, at, 1e-2f, h, dout, out, N), gh[k] = dh[at];
+    }
+    for (int k = 0; k < 4; k++)
+        if (fabs(got[k] - want[k]) > 2e-3 + 1e-2 * fabs(want[k]))
+            fail_msg("mix.weight[%d]: gradient %.6g, central difference %.6g", k, got[k], want[k]);
+    for (int k = 0; k < 6; k++)
+        if (fabs(gh[k] - wh[k]) > 2e-3 + 1e-2 * fabs(wh[k]))
+            fail_msg("input %d: gradient %.6g, central difference %.6g", k, gh[k], wh[k]);
+    assert_true(fabs(want[0]) + fabs(want[1]) + fabs(want[2]) + fabs(want[3]) > 1e-2); /* the test can fail */
+    gf_mixer_harness_free(m);
+}
+
 static void test_conv_refused(void **state) {
     (void)state;
     gf_config cfg;
@@ -155,12 +239,19 @@ static void test_conv_refused(void **state) {
     tl_expect_error(gf_config_set(&cfg, "gate_form=scalar"), "gate_form scalar with gate false");
     assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
     tl_expect_error(gf_config_set(&cfg, "gate_form=vector"), "gate_form");
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    assert_int_equal(gf_config_set(&cfg, "plucker=false"), 0);
+    tl_expect_error(gf_config_set(&cfg, "offset_mix=learned"), "offset_mix learned with plucker false");
+    assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
+    tl_expect_error(gf_config_set(&cfg, "offset_mix=softmax"), "offset_mix");
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_conv, pool_teardown),
         cmocka_unit_test_teardown(test_gate_scalar, pool_teardown),
+        cmocka_unit_test_teardown(test_offset_mix_zero, pool_teardown),
+        cmocka_unit_test_teardown(test_offset_mix_grad, pool_teardown),
         cmocka_unit_test_teardown(test_conv_refused, pool_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,12 @@
 /* Stream T tokens and compare each position's logits with the full forward over all T. */
 static void check_stream(const char *what, const char *preset, const char *const *sets, int64_t T) {
     gf_model *m = tl_make_model(preset, sets, 11);
+    for (int i = 0; i < gf_model_num_tensors(m); i++) { /* offset_mix learned: logits far from the mean's 0s */
+        const gf_tensor_info *ti = gf_model_tensor(m, i);
+        const size_t n = strlen(ti->name);
+        for (int64_t k = 0; n > 15 && !strcmp(ti->name + n - 15, ".mix.mix.weight") && k < ti->numel; k++)
+            ti->data[k] = 0.9f * (float)((k * 5) % 7) - 2.5f;
+    }
     const gf_config *c = gf_model_config(m);
     const int64_t V = c->vocab_size;
     int32_t *tok = malloc((size_t)T * sizeof *tok);
@@ -85,6 +91,9 @@ static void test_stream_ablations(void **state) {
     check_stream("grassmann conv 1 and 5, post + extra_proj, 64 positions", "grassmann-tiny", conv_mix, 64);
     const char *scalar[] = {"pos=none", "max_len=32", "layers.1.gate_form=scalar", "conv=2", NULL};
     check_stream("grassmann scalar gate in layer 1, conv 2, pos none, 90 positions", "grassmann-tiny", scalar, 90);
+    const char *mix[] = {"max_len=48", "offset_mix=learned", "layers.1.offsets=1,2,4,2", "layers.1.heads=2", NULL};
+    check_stream("grassmann learned offset mixture (logits set), heads 2 in layer 1, 48 positions", "grassmann-tiny",
+                 mix, 48);
 }
 
 static void test_stream_transformer(void **state) {
