@@ -39,7 +39,7 @@ MIXER_KEYS = {  # in the library's registration order (a key two mixers share is
                   "window": _key("int", 0, 1 << 24), "grid": _key("int", 0, 1 << 16), "extra_proj": _key("bool"),
                   "plucker": _key("bool"), "gate": _key("bool"),
                   "gate_form": _key("enum", names=("channel", "scalar")), "conv": _key("int", 0, 16),
-                  "offset_mix": _key("enum", names=("mean", "learned"))},
+                  "offset_mix": _key("enum", names=("mean", "learned", "token"))},
     "attention": {"n_head": _N_HEAD},
     "linformer": {"n_head": _N_HEAD, "k_proj": _key("int", 1, 1 << 24)},
     "window": {"n_head": _N_HEAD, "window": _key("int", 1, 1 << 24), "n_global": _key("int", 0, 1 << 24)},
@@ -341,9 +341,9 @@ def _check_layer(c, st, layer, l, src):
                   "false does not compute: set heads 1 or plucker true", src, l, H)
         if layer["gate_form"] == "scalar" and not layer["gate"]:
             _fail("%s: layer %d: gate_form scalar with gate false; there is no gate to shape", src, l)
-        if layer["offset_mix"] == "learned" and not layer["plucker"]:
-            _fail("%s: layer %d: offset_mix learned with plucker false; the learned mixture weighs Pluecker terms",
-                  src, l)
+        if layer["offset_mix"] != "mean" and not layer["plucker"]:
+            _fail("%s: layer %d: offset_mix %s with plucker false; the learned mixture weighs Pluecker terms",
+                  src, l, layer["offset_mix"])
         if layer["conv"] and st["direction"] != "causal":
             _fail("%s: layer %d: conv %d in a bidirectional layer; the convolution is causal", src, l, layer["conv"])
         return

@@ -48,11 +48,15 @@ def position_table(kind, T, d, grid):
 
 
 class _OffsetMix(nn.Module):
-    """The Grassmann mixer's offset_mix learned logits (src/mixers/grassmann.c): weight (n_offsets), starting at 0."""
+    """The Grassmann mixer's offset_mix learned logits (src/mixers/grassmann.c): bias (n_offsets), starting at 0, the
+    same for every position."""
 
     def __init__(self, n):
         super().__init__()
-        self.weight = nn.Parameter(torch.zeros(n))
+        self.bias = nn.Parameter(torch.zeros(n))
+
+    def forward(self, h):
+        return self.bias
 
 
 class _CausalDWConv(nn.Module):
@@ -71,7 +75,8 @@ class GrassmannMixer(nn.Module):
         in place of its normalised Pluecker coordinates (heads must be 1; eps is unused); gate False: no gate,
         the output is (h + g) / 2; gate_form "scalar": one gate per position, sigmoid(gate([h; g])) of shape
         (B, T, 1), for every channel; offset_mix "learned": the mean over a token's partners becomes a softmax over
-        them of learned logits mix.weight, one per offset (a partner t + D shares t - D's), starting at 0."""
+        them of learned logits mix.bias, one per offset (a partner t + D shares t - D's), starting at 0; "token":
+        the logits are mix(h_t) (nn.Linear(d, n_offsets), starting at 0)."""
         super().__init__()
         self.r = r
         self.window = int(window)  # > 0: a pair only within one window of this many positions
@@ -96,7 +101,13 @@ class GrassmannMixer(nn.Module):
         self.out = nn.Linear(d, d) if extra_proj else None
         # conv K > 0: the reduction reads u = h + b + sum_k w[:, k] h_{t-k} (a padded position reads as 0)
         self.conv = _CausalDWConv(d, int(conv)) if conv else None
-        self.mix = _OffsetMix(len(self.offsets)) if offset_mix == "learned" else None
+        self.mix = None  # the logits of a softmax over the partners, in place of their mean
+        if offset_mix == "learned":
+            self.mix = _OffsetMix(len(self.offsets))
+        elif offset_mix == "token":
+            self.mix = nn.Linear(d, len(self.offsets))
+            nn.init.zeros_(self.mix.weight)
+            nn.init.zeros_(self.mix.bias)
         iu = torch.triu_indices(rh, rh, 1) if self.use_plucker else torch.zeros(2, 0, dtype=torch.long)
         self.register_buffer("pair_i", iu[0].clone(), persistent=False)  # pairs i<j of one head, row-major
         self.register_buffer("pair_j", iu[1].clone(), persistent=False)
@@ -119,6 +130,7 @@ class GrassmannMixer(nn.Module):
         cnt = h.new_zeros(B, T)
         i, j = self.pair_i, self.pair_j
         steps = [-D for D in self.offsets] + ([D for D in self.offsets] if self.bidirectional else [])
+        logits = None if self.mix is None else self.mix(h)  # (B, T, n_offsets), or (n_offsets) when learned
         for k, s in enumerate(steps):  # mean over the list entries (a repeated offset counts repeatedly)
             if abs(s) >= T:
                 continue  # no position has a partner s away
@@ -149,8 +161,9 @@ class GrassmannMixer(nn.Module):
             phat = torch.where(same, torch.zeros_like(phat), phat).flatten(-2)  # (B, n, C), head-major
             if s > 0:  # pairs are oriented from the later token to the earlier: p(z_{t+D}, z_t) = -p(z_t, z_{t+D})
                 phat = -phat
-            if self.mix is not None:  # a weighted mean: weight exp(w_D) over the partners that exist
-                ok = ok * torch.exp(self.mix.weight[k % len(self.offsets)])
+            if logits is not None:  # a weighted mean: weight exp(l_D) over the partners that exist
+                lk = logits[..., k % len(self.offsets)]
+                ok = ok * torch.exp(lk[:, t0:t1, None] if lk.dim() else lk)
             gD = self.plucker(phat) * ok  # project each pair, then average
             acc = acc + F.pad(gD, (0, 0, t0, T - t1))
             cnt = cnt + F.pad(ok[..., 0], (t0, T - t1))

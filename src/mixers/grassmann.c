@@ -23,8 +23,9 @@
  *     last K positions (u_t = h_t + b + sum_k w_k h_{t-k}, per channel; a padded position reads as 0), its
  *     tensors starting at 0 so that the layer starts as the one without it; the gate still reads h;
  *   offset_mix learned: the mean over S_t becomes a weighted mean, pbar[t] = sum_{s in S_t} e_s phat_s / sum_{s in
- *     S_t} e_s with e_s = exp(w_D) of the slot's offset D (mix.weight (n_offsets), starting at 0: the mean), a
- *     softmax over the partners that exist; plucker true only. */
+ *     S_t} e_s with e_s = exp(l_D) of the slot's offset D, a softmax over the partners that exist: the logits l =
+ *     mix.bias (n_offsets), starting at 0 (the mean); offset_mix token: l = mix(h_t) per position, mix.weight
+ *     (n_offsets, d) and mix.bias, both starting at 0 (a gate per offset that reads the token); plucker true only. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ enum { P_RED_W, P_RED_B, P_PROJ_W, P_PROJ_B, P_GATE_W, P_GATE_B };
 
 #define OFF(f) offsetof(gf_grassmann_config, f)
 static const char *const GATE_FORMS[] = {"channel", "scalar", NULL}; /* gf_grassmann_config.gate_form */
-static const char *const OFFSET_MIXES[] = {"mean", "learned", NULL}; /* gf_grassmann_config.offset_mix */
+static const char *const OFFSET_MIXES[] = {"mean", "learned", "token", NULL}; /* gf_grassmann_config.offset_mix */
 static const gf_cfg_key KEYS[] = {
     {.name = "rank", .type = GF_KEY_INT, .off = OFF(rank), .lo = 2, .hi = 256, .def = "32",
      .help = "r, the reduced dimension; a pair has r(r-1)/2 Pluecker coordinates"},
@@ -76,8 +77,9 @@ static const gf_cfg_key KEYS[] = {
      .help = "K > 0: the reduction reads h plus a causal depthwise convolution of h over the last K positions "
              "(conv.weight (d, K) and conv.bias, starting at 0); causal layers only; 0: none"},
     {.name = "offset_mix", .type = GF_KEY_ENUM, .off = OFF(offset_mix), .names = OFFSET_MIXES, .def = "\"mean\"",
-     .help = "how a token's pairs are combined: mean (the paper's) or learned (a softmax over the partners that exist "
-             "of one learned logit per offset, mix.weight (n_offsets), starting at 0: the mean); needs plucker true"},
+     .help = "how a token's pairs are combined: mean (the paper's), learned (a softmax over the partners that exist "
+             "of one learned logit per offset, mix.bias (n_offsets), starting at 0: the mean) or token (the logits "
+             "read the token: mix(h_t), mix.weight (n_offsets, d) and mix.bias, starting at 0); needs plucker true"},
 };
 #undef OFF
 
@@ -98,9 +100,10 @@ static int g_check(const gf_config *cfg, int layer, const char *src) {
     if (g->gate_form == GF_GATE_SCALAR && !g->gate)
         return gf_fail("%s: layer %d: gate_form scalar with gate false; there is no gate to shape\nHINT: gate true, or "
                        "gate_form channel (the default)", src, layer);
-    if (g->offset_mix == GF_OFFSET_LEARNED && !g->plucker)
-        return gf_fail("%s: layer %d: offset_mix learned with plucker false; the learned mixture weighs Pluecker "
-                       "terms\nHINT: plucker true, or offset_mix mean (the default)", src, layer);
+    if (g->offset_mix != GF_OFFSET_MEAN && !g->plucker)
+        return gf_fail("%s: layer %d: offset_mix %s with plucker false; the learned mixture weighs Pluecker "
+                       "terms\nHINT: plucker true, or offset_mix mean (the default)", src, layer,
+                       OFFSET_MIXES[g->offset_mix]);
     if (g->conv && gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) != GF_CAUSAL)
         return gf_fail("%s: layer %d: conv %lld in a bidirectional layer; the convolution is causal (it reads "
                        "positions t-K+1 .. t)\nHINT: conv 0 in bidirectional models", src, layer, (long long)g->conv);
@@ -115,11 +118,15 @@ static int64_t n_pairs(const gf_config *cfg, int layer) { return GC(cfg, layer)-
 static int64_t feat_dim(const gf_config *cfg, int layer) {
     return GC(cfg, layer)->plucker ? n_pairs(cfg, layer) : 2 * GC(cfg, layer)->rank;
 }
-/* Where out.weight is in the tensor list (out.bias follows), conv.weight (conv.bias follows) and mix.weight. */
+/* Where out.weight is in the tensor list (out.bias follows), conv.weight (conv.bias follows), mix.weight (token only)
+ * and mix.bias. */
 static int out_index(const gf_grassmann_config *g) { return g->gate ? 6 : 4; }
 static int conv_index(const gf_grassmann_config *g) { return out_index(g) + (g->extra_proj ? 2 : 0); }
 static int mix_index(const gf_grassmann_config *g) { return conv_index(g) + (g->conv ? 2 : 0); }
-static bool learned_mix(const gf_grassmann_config *g) { return g->offset_mix == GF_OFFSET_LEARNED; }
+static int mix_bias_index(const gf_grassmann_config *g) { return mix_index(g) + (g->offset_mix == GF_OFFSET_TOKEN); }
+static bool token_mix(const gf_grassmann_config *g) { return g->offset_mix == GF_OFFSET_TOKEN; }
+/* per position, the logits of the token mixture (N, n_offsets) */
+static int64_t token_logits(const gf_grassmann_config *g, int64_t N) { return token_mix(g) ? N * g->n_offsets : 0; }
 
 /* The gate's outputs: one per channel, or one (gate_form scalar) that every channel uses. */
 static int64_t gate_out(const gf_grassmann_config *g, int64_t d) { return g->gate_form == GF_GATE_SCALAR ? 1 : d; }
@@ -144,16 +151,19 @@ static int g_param_specs(const gf_config *cfg, int layer, gf_param_spec *s) {
         gf_param_spec_set(&s[c], "conv.weight", 2, d, g->conv, GF_INIT_ZERO);
         gf_param_spec_set(&s[c + 1], "conv.bias", 1, d, 0, GF_INIT_ZERO);
     }
-    if (!learned_mix(g)) return mix_index(g);
-    gf_param_spec_set(&s[mix_index(g)], "mix.weight", 1, g->n_offsets, 0, GF_INIT_ZERO);
-    return mix_index(g) + 1;
+    if (g->offset_mix == GF_OFFSET_MEAN) return mix_index(g);
+    if (token_mix(g)) gf_param_spec_set(&s[mix_index(g)], "mix.weight", 2, g->n_offsets, d, GF_INIT_ZERO);
+    gf_param_spec_set(&s[mix_bias_index(g)], "mix.bias", 1, g->n_offsets, 0, GF_INIT_ZERO);
+    return mix_bias_index(g) + 1;
 }
 
-/* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj | u (N,d) if conv */
+/* saved: z (N,r) | g (N,d) | a (N,d) if gate | m (N,d) if extra_proj | u (N,d) if conv | the token mixture's
+ * logits (N, n_offsets) */
 static int64_t g_saved_floats(const gf_config *cfg, int layer, int64_t B, int64_t T) {
     const gf_grassmann_config *g = GC(cfg, layer);
     int64_t N = B * T, d = gf_layer_dim(cfg, layer);
-    return N * g->rank + N * d + (g->gate ? N * d : 0) + (g->extra_proj ? N * d : 0) + (g->conv ? N * d : 0);
+    return N * g->rank + N * d + (g->gate ? N * d : 0) + (g->extra_proj ? N * d : 0) + (g->conv ? N * d : 0) +
+           token_logits(g, N);
 }
 
 /* The saved gate activations a (NULL when gate is false) and m (out when there is no extra_proj). */
@@ -164,6 +174,9 @@ static float *saved_m(const gf_grassmann_config *gc, float *g, int64_t N, int64_
 /* conv: the saved u (the reduction's input) */
 static float *saved_u(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d) {
     return g + (1 + gc->gate + gc->extra_proj) * N * d;
+}
+static float *saved_logits(const gf_grassmann_config *gc, float *g, int64_t N, int64_t d) {
+    return g + (1 + gc->gate + gc->extra_proj + (gc->conv > 0)) * N * d;
 }
 
 /* ---- conv: u = h + b + sum_k w_k h_{t-k}, per channel (a padded position reads as 0) --------------------- */
@@ -227,16 +240,18 @@ static void conv_backward(float *dh, float *dw, float *db, const float *du, cons
 /* scratch: pbar (N,F) | dpbar (N,F) | dz (N,r) | dm (N,d) | dg (N,d) | da (N,d) | then doubles, from a
  * 64-byte boundary: y (N,r) | coef (N,K,3) | nu (N), K = partner slots: the layer's number of offsets
  * (twice that when bidirectional); F = feat_dim (pbar holds the pairs' means [ubar; vbar] when plucker is
- * false, which needs no doubles); then du (N,d) with conv, at the end */
+ * false, which needs no doubles), then with offset_mix learned or token dl (rows, K); then at the end the token
+ * mixture's dlogits (N, n_offsets) and du (N,d) with conv */
 static int64_t g_scratch_floats(const gf_config *cfg, int layer, int64_t B, int64_t T, int n_threads) {
     (void)n_threads;
     int64_t N = B * T, d = gf_layer_dim(cfg, layer), r = GC(cfg, layer)->rank;
     /* coef holds one triple per partner slot: up to 2 per offset (bidirectional); sized for that whatever
      * the config's direction, since a call says its own (gf_mixer_call.bidirectional) */
     const int64_t slots = 2 * GC(cfg, layer)->n_offsets, rows = N * GC(cfg, layer)->heads;
-    const int64_t dmix = learned_mix(GC(cfg, layer)) ? rows * slots : 0; /* per row and slot: d logit */
+    const int64_t dmix = GC(cfg, layer)->offset_mix != GF_OFFSET_MEAN ? rows * slots : 0; /* row, slot: d logit */
     const int64_t doubles = GC(cfg, layer)->plucker ? 16 + 2 * (N * r + 3 * rows * slots + rows + dmix) : 0;
-    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles + (GC(cfg, layer)->conv ? N * d : 0);
+    return 2 * N * feat_dim(cfg, layer) + N * r + 3 * N * d + doubles + token_logits(GC(cfg, layer), N) +
+           (GC(cfg, layer)->conv ? N * d : 0);
 }
 
 /* Who is paired with whom: token t with t + step[o] for each slot o (step < 0 looks back), where that
@@ -250,16 +265,29 @@ typedef struct {
     int dcol[2 * GF_MAX_OFFSETS];
     int64_t H;           /* heads: row n of z viewed as (N * H, rank / H) is head n % H of position n / H */
     const uint8_t *mask; /* (B, T) or NULL */
-    const float *mix;    /* offset_mix learned: the logits mix.weight (n_offsets), slot o's at o % n_offsets; NULL:
-                          * the mean */
+    const float *mix;    /* offset_mix learned or token: position n's logits at mix + n * mix_stride (n_offsets; slot
+                          * o's at o % n_offsets); NULL: the mean */
+    int64_t mix_stride;  /* 0 (learned: mix.bias for every position) or n_offsets (token) */
     int n_offsets;
 } pairing;
 
-/* p: the layer's tensors (mix.weight is read from them with offset_mix learned) */
+/* The logits of the mixture over offsets: NULL (the mean), mix.bias for every position (learned; *stride 0), or
+ * lg (N, n_offsets) (token; *stride n_offsets), where mix(h) of the N positions is written unless h is NULL (lg
+ * holds them already). p: the layer's tensors. */
+static const float *mix_logits(const gf_grassmann_config *g, float *const *p, const float *h, int64_t N, int64_t d,
+                               float *lg, int64_t *stride) {
+    *stride = token_mix(g) ? g->n_offsets : 0;
+    if (g->offset_mix == GF_OFFSET_MEAN) return NULL;
+    if (!token_mix(g)) return p[mix_bias_index(g)];
+    if (h) gf_linear_forward(lg, h, d, p[mix_index(g)], d, p[mix_bias_index(g)], N, d, g->n_offsets, 0.0f);
+    return lg;
+}
+
+/* mix, stride: mix_logits' (NULL, 0: the mean) */
 static pairing make_pairing(const gf_grassmann_config *g, bool causal, int64_t T, const uint8_t *mask,
-                            float *const *p) {
+                            const float *mix, int64_t stride) {
     pairing pr = {.n = 0, .T = T, .W = g->window, .G = g->grid, .H = g->heads, .mask = mask,
-                  .mix = learned_mix(g) ? p[mix_index(g)] : NULL, .n_offsets = g->n_offsets};
+                  .mix = mix, .mix_stride = stride, .n_offsets = g->n_offsets};
     for (int o = 0; o < g->n_offsets; o++) {
         pr.dcol[pr.n] = g->grid ? -(int)gf_grassmann_grid_col(g->offsets[o], g->grid) : 0;
         pr.step[pr.n++] = -g->offsets[o];
@@ -326,15 +354,16 @@ static int partners(const float *z, int64_t n, int64_t r, const pairing *pr, con
     return cnt;
 }
 
-/* The weights of a row's partner slots (vs from partners(): 0 where there is none), returned with their sum,
- * which divides them: 1 each and the count (the mean), or exp(w_D - max w) of the slot's offset D (offset_mix
- * learned: a softmax over the partners that exist; the mean when the logits are equal). */
-static double slot_weights(const pairing *pr, const float *const *vs, double *wt) {
+/* The weights of the partner slots of position pos (vs from partners(): 0 where there is none), returned with their
+ * sum, which divides them: 1 each and the count (the mean), or exp(l_D - max l) of the slot's offset D (offset_mix
+ * learned or token: a softmax over the partners that exist; the mean when the logits are equal). */
+static double slot_weights(const pairing *pr, int64_t pos, const float *const *vs, double *wt) {
+    const float *l = pr->mix ? pr->mix + pos * pr->mix_stride : NULL;
     double mx = -INFINITY, sum = 0.0;
-    for (int o = 0; pr->mix && o < pr->n; o++)
-        if (vs[o]) mx = fmax(mx, (double)pr->mix[o % pr->n_offsets]);
+    for (int o = 0; l && o < pr->n; o++)
+        if (vs[o]) mx = fmax(mx, (double)l[o % pr->n_offsets]);
     for (int o = 0; o < pr->n; o++) {
-        wt[o] = !vs[o] ? 0.0 : pr->mix ? exp((double)pr->mix[o % pr->n_offsets] - mx) : 1.0;
+        wt[o] = !vs[o] ? 0.0 : l ? exp((double)l[o % pr->n_offsets] - mx) : 1.0;
         sum += wt[o];
     }
     return sum;
@@ -418,7 +447,7 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
         const float *vs[2 * GF_MAX_OFFSETS];
         double wt[2 * GF_MAX_OFFSETS];
         partners(z, n, r, pr, vs);
-        const double wsum = slot_weights(pr, vs, wt);
+        const double wsum = slot_weights(pr, n / pr->H, vs, wt);
         plucker_row(pbar + n * C, z + n * r, vs, pr->step, pr->n, wt, wsum, r, g->plucker_eps);
     }
 }
@@ -443,7 +472,7 @@ static void row_backward(float *du, const float *q, const float *z, int64_t n, c
     double ud[256], vsum[256], acc[256], qv[256];
     const float *vs[2 * GF_MAX_OFFSETS], *u = z + n * r;
     const int cnt = partners(z, n, r, pr, vs);
-    const double wsum = slot_weights(pr, vs, wt);
+    const double wsum = slot_weights(pr, n / pr->H, vs, wt);
     row_norms(u, vs, n_offs, r, nrm, uv, nu);
     for (int o = 0; o < n_offs; o++) cf[3 * o] = cf[3 * o + 1] = cf[3 * o + 2] = pq[o] = 0.0;
     for (int64_t j = 0; j < r; j++) {
@@ -524,6 +553,27 @@ static void mix_grad_sum(float *dw, const double *dl, int64_t rows, const pairin
     for (int64_t n = 0; n < rows; n++)
         for (int o = 0; o < pr->n; o++) acc[o % pr->n_offsets] += dl[n * pr->n + o];
     for (int o = 0; o < pr->n_offsets; o++) dw[o] += (float)acc[o];
+}
+
+/* The mixture's backward from the rows' logit gradients dl (N * heads rows, pr->n slots). learned: mix_grad_sum into
+ * d mix.bias; token: per position dlog (N, n_offsets), its heads' and both directions' slots summed in order, then
+ * mix.weight's, mix.bias's and the input's gradients as a linear layer's. */
+static void mix_backward(const gf_mixer_call *c, const gf_grassmann_config *gc, const pairing *pr, const double *dl,
+                         float *dlog, const float *inp, float *dinp) {
+    const int64_t N = c->B * c->T, d = gf_layer_dim(c->cfg, c->layer), H = gc->heads, K = gc->n_offsets;
+    float *db = c->g[mix_bias_index(gc)];
+    if (!token_mix(gc)) {
+        if (db) mix_grad_sum(db, dl, N * H, pr);
+        return;
+    }
+#pragma omp parallel for schedule(static) if (N * H * pr->n > GF_PAR_MIN)
+    for (int64_t n = 0; n < N; n++) {
+        double acc[GF_MAX_OFFSETS] = {0};
+        for (int64_t h = 0; h < H; h++)
+            for (int o = 0; o < pr->n; o++) acc[o % K] += dl[(n * H + h) * pr->n + o];
+        for (int64_t o = 0; o < K; o++) dlog[n * K + o] = (float)acc[o];
+    }
+    gf_linear_backward(dinp, d, c->g[mix_index(gc)], d, db, dlog, inp, d, c->p[mix_index(gc)], d, N, d, K);
 }
 
 /* ---- plucker: false: the pair as [z_later; z_earlier] ------------------------------------------------ */
@@ -668,7 +718,9 @@ static void g_forward(const gf_mixer_call *c, float *out, const float *inp) {
     const int64_t N = c->B * c->T, T = c->T, d = gf_layer_dim(c->cfg, c->layer), r = gc->rank, F = feat_dim(c->cfg, c->layer);
     float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, out);
     float *pbar = c->scratch;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, c->p);
+    int64_t stride;
+    const float *mix = mix_logits(gc, c->p, inp, N, d, saved_logits(gc, g, N, d), &stride);
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, mix, stride);
     const float *red_in = inp;
     if (gc->conv) {
         const int ci = conv_index(gc);
@@ -692,7 +744,9 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
     float *z = c->saved, *g = z + N * r, *a = saved_a(gc, g, N, d), *m = saved_m(gc, g, N, d, NULL);
     float *pbar = c->scratch, *dpbar = pbar + N * F, *dz = dpbar + N * F, *dm = dz + N * r, *dg = dm + N * d,
           *da = dg + N * d;
-    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, c->p);
+    int64_t stride;
+    const float *mix = mix_logits(gc, c->p, NULL, N, d, saved_logits(gc, g, N, d), &stride);
+    const pairing pr = make_pairing(gc, !c->bidirectional, T, c->mask, mix, stride);
 
     const float *dmix = dout;
     if (gc->extra_proj) {
@@ -718,9 +772,9 @@ static void g_backward(const gf_mixer_call *c, float *dinp, const float *dout, c
         dbl += (16 - (uintptr_t)dbl / sizeof(float) % 16) % 16;
         double *y = (double *)(void *)dbl;
         double *coef = y + N * r, *nus = coef + 3 * N * gc->heads * pr.n, *dl = nus + N * gc->heads;
-        float *dmix_w = learned_mix(gc) ? c->g[mix_index(gc)] : NULL; /* NULL: the mean, or the logits frozen */
-        plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus, dmix_w ? dl : NULL);
-        if (dmix_w) mix_grad_sum(dmix_w, dl, N * gc->heads, &pr);
+        plucker_backward(dz, dpbar, z, gc, &pr, N, y, coef, nus, mix ? dl : NULL);
+        const int64_t tail = g_scratch_floats(c->cfg, c->layer, c->B, T, c->n_threads) - (gc->conv ? N * d : 0);
+        if (mix) mix_backward(c, gc, &pr, dl, c->scratch + tail - token_logits(gc, N), inp, dinp);
     } else {
         pair_backward(dz, dpbar, &pr, N, r);
     }
@@ -752,10 +806,10 @@ static int64_t g_state_floats(const gf_config *cfg, int layer, int64_t cap) {
     return (int64_t)max_offset(g) * g->rank + (g->conv > 1 ? (g->conv - 1) * gf_layer_dim(cfg, layer) : 0);
 }
 
-/* step scratch: z (r) | pbar (F) | g (d) | a (d) | m (d) | u (d) */
+/* step scratch: z (r) | pbar (F) | g (d) | a (d) | m (d) | u (d) | the mixture's logits (n_offsets) */
 static int64_t g_step_scratch_floats(const gf_config *cfg, int layer, int64_t cap) {
     (void)cap;
-    return GC(cfg, layer)->rank + feat_dim(cfg, layer) + 4 * gf_layer_dim(cfg, layer);
+    return GC(cfg, layer)->rank + feat_dim(cfg, layer) + 4 * gf_layer_dim(cfg, layer) + GC(cfg, layer)->n_offsets;
 }
 
 /* conv's u (d) of the new position from h = inp and the ring of earlier inputs (state past the z ring), then
@@ -793,8 +847,10 @@ static void g_step(const gf_mixer_step *s, float *out, const float *inp) {
     if (cnt) {
         int steps[GF_MAX_OFFSETS];
         double wt[GF_MAX_OFFSETS];
-        const pairing causal = {.n = n_offs, .mix = learned_mix(gc) ? s->p[mix_index(gc)] : NULL, .n_offsets = n_offs};
-        const double wsum = slot_weights(&causal, vs, wt);
+        int64_t stride;
+        const float *mix = mix_logits(gc, s->p, inp, 1, d, a + 3 * d, &stride);
+        const pairing causal = {.n = n_offs, .mix = mix, .n_offsets = n_offs};
+        const double wsum = slot_weights(&causal, 0, vs, wt);
         for (int o = 0; o < n_offs; o++) steps[o] = -offs[o];
         const int64_t rh = head_rank(gc), Ch = head_pairs(gc);
         for (int64_t h = 0; gc->plucker && h < gc->heads; h++) { /* head h: dimensions h*rh .. of the token
@@ -860,7 +916,7 @@ static void probe_rows(const gf_grassmann_probe *p, const float *feat, const flo
         double wt[2 * GF_MAX_OFFSETS];
         for (int o = 0; o < K; o++) vs[o] = has_partner(pr, t, o) ? feat : NULL;
         const int cnt = valid_count(pr, t);
-        const double wsum = slot_weights(pr, vs, wt);
+        const double wsum = slot_weights(pr, t, vs, wt);
         if (p->n_valid) p->n_valid[t] = cnt;
         for (int o = 0; o < K && p->valid; o++) p->valid[t * K + o] = has_partner(pr, t, o);
         for (int o = 0; o < K && p->contrib; o++) {
@@ -894,12 +950,15 @@ int gf_grassmann_probe_run(const gf_config *cfg, int layer, float *const *w, con
                            const gf_grassmann_probe *p) {
     const gf_grassmann_config *gc = GC(cfg, layer);
     const bool causal = gf_stack_direction(cfg, gf_layer_stack(cfg, layer)) == GF_CAUSAL;
-    const pairing pr = make_pairing(gc, causal, T, NULL, w);
-    const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer), K = pr.n;
-    const int64_t C = gf_grassmann_n_coords(cfg, layer);
-    float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 5 * T * d, "the inspection of a Grassmann layer");
+    const int64_t d = gf_layer_dim(cfg, layer), r = gc->rank, F = feat_dim(cfg, layer);
+    const int64_t K = (causal ? 1 : 2) * gc->n_offsets, C = gf_grassmann_n_coords(cfg, layer);
+    float *z = gf_alloc_floats(T * r + T * K * F + T * K * d + T * F + 5 * T * d + T * gc->n_offsets,
+                               "the inspection of a Grassmann layer");
     if (!z) return -1;
     float *feat = z + T * r, *terms = feat + T * K * F, *buf = terms + T * K * d, *u = buf + T * F + 4 * T * d;
+    int64_t stride;
+    const float *mix = mix_logits(gc, w, inp, T, d, u + T * d, &stride);
+    const pairing pr = make_pairing(gc, causal, T, NULL, mix, stride);
     if (gc->conv) conv_forward(u, inp, w[conv_index(gc)], w[conv_index(gc) + 1], 1, T, d, gc->conv, NULL);
     gf_linear_forward(z, gc->conv ? u : inp, d, w[P_RED_W], d, w[P_RED_B], T, d, r, 0.0f);
     for (int64_t t = 0; t < T; t++)

@@ -34,15 +34,16 @@ typedef struct gf_grassmann_config {
     int64_t conv;                 /* K > 0: the reduction reads u = h + a causal depthwise convolution of h over
                                    * positions t-K+1 .. t (conv.weight (d, K), conv.bias (d), both starting at
                                    * 0), not h; 0: none (issue 55) */
-    int offset_mix;               /* GF_OFFSET_MEAN (the paper's mean over the partners) or GF_OFFSET_LEARNED (a
-                                   * softmax over the partners of learned logits mix.weight (n_offsets), one per
-                                   * offset, starting at 0: the mean; issue 55) */
+    int offset_mix;               /* GF_OFFSET_MEAN (the paper's mean over the partners), GF_OFFSET_LEARNED (a
+                                   * softmax over the partners of learned logits mix.bias (n_offsets), one per
+                                   * offset, starting at 0: the mean) or GF_OFFSET_TOKEN (the logits mix(h_t),
+                                   * mix.weight (n_offsets, d) and mix.bias, starting at 0); issue 55 */
     uint8_t force_gate;           /* evaluation only, never a config key (a loaded or parsed config has 0):
                                    * gf_model_set_override's gf_gate_force. GF_GATE_ONE: a = 1, m = h;
                                    * GF_GATE_ZERO: a = 0, m = g; 0 (GF_GATE_LEARNED): the learned gate */
 } gf_grassmann_config;
 enum { GF_GATE_CHANNEL, GF_GATE_SCALAR }; /* gf_grassmann_config.gate_form, in the key's order of names */
-enum { GF_OFFSET_MEAN, GF_OFFSET_LEARNED }; /* gf_grassmann_config.offset_mix, in the key's order of names */
+enum { GF_OFFSET_MEAN, GF_OFFSET_LEARNED, GF_OFFSET_TOKEN }; /* gf_grassmann_config.offset_mix, the key's order */
 
 /* The column step dc of offset D on a grid of G columns: D = dr G + dc, -G/2 < dc <= G/2. */
 static inline int64_t gf_grassmann_grid_col(int64_t D, int64_t G) {

@@ -94,7 +94,7 @@ grep -q 'chunks' "$tmp/out" && pass "... BERT's vocabulary from data/, scored in
     || fail "eval printed: $(head -3 "$tmp/out")"
 expect 0 "import best.pt --out grassmann.safetensors (the README's)" "$GF" import "$tmp/hub/best.pt" --out "$tmp/hub/grassmann.safetensors"
 # their shape but for one key their code does not have: refused, never written without it
-for extra in '"conv": 2' '"gate": false' '"gate_form": "scalar"' '"offset_mix": "learned"' '"plucker": false' '"window": 8'; do
+for extra in '"conv": 2' '"gate": false' '"gate_form": "scalar"' '"offset_mix": "learned"' '"offset_mix": "token"' '"plucker": false' '"window": 8'; do
     sed "s/\"block\": \"pre-mix-norm\"}/\"block\": \"pre-mix-norm\", $extra}/" "$tmp/theirs.json" >"$tmp/extra.json"
     "$GF" init --config "$tmp/extra.json" --seed 5 --out "$tmp/extra.safetensors" --force >/dev/null 2>&1 || fail "init with $extra"
     want='layer 0 is not theirs' expect 1 "export --to alphaxiv refuses their shape with $extra" \

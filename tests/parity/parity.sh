@@ -37,8 +37,8 @@ trap 'rm -rf "$out"' EXIT
 # emb_qk_lm, bidir_emb_qk_classify: queries and keys from the input embeddings (emb_norm's output in the second);
 # grassmann_conv: Grassmann's causal depthwise convolution before the reduction (K 3, 1, 4), padded;
 # grassmann_gate_scalar: one gate per position (gate_form scalar) in two of three layers, with extra_proj, padded
-# grassmann_offset_mix, bidir_grassmann_mix_classify: the learned mixture over offsets (offset_mix learned; with
-# heads, a repeated offset, conv and extra_proj; bidirectional with the scalar gate), padded
+# grassmann_offset_mix, bidir_grassmann_mix_classify: the mixtures over offsets (offset_mix learned, with heads and
+# a repeated offset; token, with conv and extra_proj, and with 2 heads; bidirectional, token with the scalar gate), padded
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -105,11 +105,14 @@ grassmann_gate_scalar 3 20 1 pad
 grassmann_offset_mix 3 20 1 pad
 bidir_grassmann_mix_classify 4 18 1 pad
 "
+# the cases whose tensors that start at 0 (conv.*, mix.mix.*) are drawn at random after the init (draw_tensors.py)
+drawn="grassmann_conv grassmann_offset_mix bidir_grassmann_mix_classify"
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks
 while read -r name B T ign pad; do
     [ -n "$name" ] || continue
     "$BUILD/tests/grassflow-blocks" init --config "tests/parity/configs/$name.json" --seed 7 --out "$out/$name.init.safetensors" >/dev/null
+    case " $drawn " in *" $name "*) $PY tests/parity/torch_ref/draw_tensors.py "$out/$name.init.safetensors" ;; esac
     echo "--init $out/$name.init.safetensors --out $out/$name.ref.safetensors --batch $B --seq-len $T --seed 11 --ignore-tail $ign ${pad:+--pad}"
 done <<< "$cases" >"$out/jobs"
 OMP_NUM_THREADS=1 $PY tests/parity/torch_ref/make_fixture.py --jobs "$out/jobs" >/dev/null

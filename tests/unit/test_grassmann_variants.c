@@ -8,8 +8,9 @@
  * - gate_form scalar (one gate per position): equals the channel gate whose d rows of gate.weight and gate.bias
  *   are all the scalar gate's one row, forward; backward, the same input gradient and shared tensors'
  *   gradients, and the scalar gate's gradients the sums of the channel gate's rows.
- * - offset_mix learned (a softmax over the partners of one logit per offset): at logits 0 it is the mean, bit for
- *   bit, forward and backward; at logits far from 0 the logits' gradient and the input's are held to central
+ * - offset_mix learned (a softmax over the partners of one logit per offset) and token (the logits read the token):
+ *   at logits 0 each is the mean, bit for bit, forward and backward (token: but for the input's gradient, which
+ *   its weights reach); far from 0 the gradients of its tensors and of the input are held to central
  *   differences of the loss sum(dout * out) in a two-head layer with a repeated offset.
  * Whole models are held to PyTorch (tests/parity: grassmann_conv, grassmann_gate_scalar, padded) and streamed
  * (test_stream). */
@@ -144,32 +145,41 @@ static void test_gate_scalar(void **state) {
     gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
 }
 
-/* Layer 1 with offset_mix learned against the mean: at logits 0, the same bits everywhere. */
-static void test_offset_mix_zero(void **state) {
-    (void)state;
-    const char *learned[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", "layers.1.offset_mix=learned",
-                             NULL};
+/* Layer 1 with offset_mix learned or token against the mean: at logits 0, the same bits everywhere. */
+static void offset_mix_zero(const char *mode) {
+    char key[64];
+    snprintf(key, sizeof key, "layers.1.offset_mix=%s", mode);
+    const char *mixed[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", key, NULL};
     const char *mean[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", NULL};
     gf_config ca;
     gf_mixer_harness *a, *hb;
     int64_t n[6];
-    shared_pair(learned, mean, &ca, &a, &hb, n);
+    shared_pair(mixed, mean, &ca, &a, &hb, n);
     const int64_t d = ca.d_model, N = B * T * d;
-    assert_int_equal(gf_mixer_harness_n_params(a), 7);
+    const int np = gf_mixer_harness_n_params(a);
+    assert_int_equal(np, strcmp(mode, "token") ? 7 : 8);
     n[4] = 2 * d * d, n[5] = d;
     for (int i = 4; i < 6; i++)
         memcpy(gf_mixer_harness_params(hb)[i], gf_mixer_harness_params(a)[i], (size_t)n[i] * sizeof(float));
-    ffill(gf_mixer_harness_params(a)[6], 4, 0.0f); /* the harness draws every tensor at random */
+    for (int i = 6; i < np; i++) /* the harness draws every tensor at random */
+        ffill(gf_mixer_harness_params(a)[i], i == np - 1 ? 4 : 4 * d, 0.0f);
     float *h = falloc(N), *dout = falloc(N), *oa = falloc(N), *ob = falloc(N), *da = falloc(N), *db = falloc(N);
     tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
     gf_mixer_harness_forward(a, oa, h), gf_mixer_harness_forward(hb, ob, h);
     assert_memory_equal(oa, ob, (size_t)N * sizeof *oa);
     ffill(da, N, 0.0f), ffill(db, N, 0.0f);
     gf_mixer_harness_backward(a, da, dout, h), gf_mixer_harness_backward(hb, db, dout, h);
-    assert_memory_equal(da, db, (size_t)N * sizeof *da);
+    if (!strcmp(mode, "learned")) /* token: the logits' weights pass a gradient to h even at 0 */
+        assert_memory_equal(da, db, (size_t)N * sizeof *da);
     for (int i = 0; i < 6; i++)
         assert_memory_equal(gf_mixer_harness_grads(a)[i], gf_mixer_harness_grads(hb)[i], (size_t)n[i] * sizeof(float));
     gf_mixer_harness_free(a), gf_mixer_harness_free(hb);
+}
+
+static void test_offset_mix_zero(void **state) {
+    (void)state;
+    offset_mix_zero("learned");
+    offset_mix_zero("token");
 }
 
 /* sum(dout * out) of the layer at input h, in double */
@@ -192,37 +202,53 @@ static double central(gf_mixer_harness *m, float *x, int64_t k, float e, const f
     return (up - down) / (2.0 * (double)e);
 }
 
-/* Layer 1 with logits far from 0: the logits' and the input's gradients against central differences. */
-static void test_offset_mix_grad(void **state) {
-    (void)state;
+static void expect_central(const char *what, int k, double got, double want) {
+    if (fabs(got - want) > 2e-3 + 1e-2 * fabs(want))
+        fail_msg("%s %d: gradient %.6g, central difference %.6g", what, k, got, want);
+}
+
+/* Layer 1 with the mixture's tensors far from 0 (learned: 4 logits; token: also mix.weight (4, d)): the gradients
+ * of mix.bias, of 6 entries of mix.weight and of 6 inputs against central differences. */
+static void offset_mix_grad(const char *mode) {
     gf_config cfg;
-    const char *sets[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", "layers.1.offset_mix=learned",
-                          NULL};
+    char key[64];
+    snprintf(key, sizeof key, "layers.1.offset_mix=%s", mode);
+    const char *sets[] = {"offsets=[[1],[1,2,4,2]]", "heads=[1,2]", "rank=[4,6]", key, NULL};
     gf_mixer_harness *m = harness(sets, &cfg);
     const int64_t d = cfg.d_model, N = B * T * d;
-    float *w = gf_mixer_harness_params(m)[6];
+    const bool token = !strcmp(mode, "token");
+    float *w = gf_mixer_harness_params(m)[token ? 7 : 6], *wt = token ? gf_mixer_harness_params(m)[6] : NULL;
     const float logits[4] = {1.5f, -1.0f, 0.4f, -2.0f};
     memcpy(w, logits, sizeof logits);
+    if (wt) tl_fill_uniform(wt, 4 * d, 9, -1.0f, 1.0f);
     float *h = falloc(N), *dout = falloc(N), *out = falloc(N), *dh = falloc(N);
     tl_fill_uniform(h, N, 3, -1.0f, 1.0f), tl_fill_uniform(dout, N, 4, -1.0f, 1.0f);
     gf_mixer_harness_forward(m, out, h);
     ffill(dh, N, 0.0f);
     gf_mixer_harness_backward(m, dh, dout, h);
-    double want[4], got[4], wh[6], gh[6];
-    for (int k = 0; k < 4; k++)
-        want[k] = central(m, w, k, 1e-2f, h, dout, out, N), got[k] = gf_mixer_harness_grads(m)[6][k];
+    const float *gw = gf_mixer_harness_grads(m)[token ? 7 : 6], *gwt = token ? gf_mixer_harness_grads(m)[6] : NULL;
+    double size = 0.0;
+    for (int k = 0; k < 4; k++) {
+        const double want = central(m, w, k, 1e-2f, h, dout, out, N);
+        expect_central("mix.bias", k, gw[k], want);
+        size += fabs(want);
+    }
+    assert_true(size > 1e-2); /* the test can fail */
+    for (int k = 0; wt && k < 6; k++) {
+        const int64_t at = (k % 4) * d + k * 5 % d;
+        expect_central("mix.weight entry", (int)at, gwt[at], central(m, wt, at, 1e-2f, h, dout, out, N));
+    }
     for (int k = 0; k < 6; k++) { /* inputs of rows far into the sequence, where every offset has a partner */
         const int64_t at = (T - 1 - k) * d + k * 3;
-        wh[k] = central(m, h, at, 1e-2f, h, dout, out, N), gh[k] = dh[at];
+        expect_central("input", (int)at, dh[at], central(m, h, at, 1e-2f, h, dout, out, N));
     }
-    for (int k = 0; k < 4; k++)
-        if (fabs(got[k] - want[k]) > 2e-3 + 1e-2 * fabs(want[k]))
-            fail_msg("mix.weight[%d]: gradient %.6g, central difference %.6g", k, got[k], want[k]);
-    for (int k = 0; k < 6; k++)
-        if (fabs(gh[k] - wh[k]) > 2e-3 + 1e-2 * fabs(wh[k]))
-            fail_msg("input %d: gradient %.6g, central difference %.6g", k, gh[k], wh[k]);
-    assert_true(fabs(want[0]) + fabs(want[1]) + fabs(want[2]) + fabs(want[3]) > 1e-2); /* the test can fail */
     gf_mixer_harness_free(m);
+}
+
+static void test_offset_mix_grad(void **state) {
+    (void)state;
+    offset_mix_grad("learned");
+    offset_mix_grad("token");
 }
 
 static void test_conv_refused(void **state) {
@@ -242,6 +268,7 @@ static void test_conv_refused(void **state) {
     assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
     assert_int_equal(gf_config_set(&cfg, "plucker=false"), 0);
     tl_expect_error(gf_config_set(&cfg, "offset_mix=learned"), "offset_mix learned with plucker false");
+    tl_expect_error(gf_config_set(&cfg, "offset_mix=token"), "offset_mix token with plucker false");
     assert_int_equal(gf_config_preset("grassmann-tiny", &cfg), 0);
     tl_expect_error(gf_config_set(&cfg, "offset_mix=softmax"), "offset_mix");
 }

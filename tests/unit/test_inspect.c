@@ -130,10 +130,10 @@ static gf_mixer_harness *harness(const gf_config *c, int layer, uint64_t seed) {
     return h;
 }
 
-/* The literal mean |phat_k| of row t over its partners, in double: z = red(inp), p = z_t ^ z_t-D head by head
- * (a bidirectional layer's also z_t ^ z_t+D). */
+/* The literal pi-weighted mean |phat_k| of row t over its partners (pi: row t's K slot weights), in double: z =
+ * red(inp), p = z_t ^ z_t-D head by head (a bidirectional layer's also z_t ^ z_t+D). */
 static double coord_ref(const gf_grassmann_config *g, bool both, float *const *w, const float *inp, int64_t d,
-                        int64_t t, int64_t k, int *cnt) {
+                        int64_t t, int64_t k, const double *pi, int *cnt) {
     const int64_t r = g->rank, rh = r / g->heads;
     double z[2][256], acc = 0.0;
     int64_t head = 0, i = 0, j = 0, kk = k;
@@ -157,10 +157,33 @@ static double coord_ref(const gf_grassmann_config *g, bool both, float *const *w
                 n2 += p * p;
                 if (a == i && b == j) pk = p;
             }
-        acc += fabs(pk) / fmax(sqrt(n2), g->plucker_eps);
+        acc += pi[o] * fabs(pk) / fmax(sqrt(n2), g->plucker_eps);
         (*cnt)++;
     }
-    return *cnt ? acc / *cnt : 0.0;
+    return acc;
+}
+
+/* The weight of each partner slot of each row in layer 0's mixture over offsets, literally: 1 / n_valid (the mean),
+ * or a softmax over the valid slots of exp(l), l = mix.bias (learned) or mix.weight inp_t + mix.bias (token), in
+ * double. Layer 0 of grassmann-tiny without conv or extra_proj: mix.* are tensors 6 (and 7). */
+static void slot_pi(double *pi, const gf_grassmann_config *g, float *const *w, const float *inp, int64_t d, int64_t K,
+                    const uint8_t *valid, const int *nv) {
+    const int n = g->n_offsets;
+    for (int64_t t = 0; t < T_LEN; t++) {
+        double sum = 0.0;
+        for (int64_t o = 0; o < K; o++) {
+            double l = 0.0;
+            if (g->offset_mix == GF_OFFSET_TOKEN) {
+                l = w[7][o % n];
+                for (int64_t e = 0; e < d; e++) l += (double)w[6][o % n * d + e] * inp[t * d + e];
+            } else if (g->offset_mix == GF_OFFSET_LEARNED) {
+                l = w[6][o % n];
+            }
+            pi[t * K + o] = valid[t * K + o] ? exp(l) : 0.0;
+            sum += pi[t * K + o];
+        }
+        for (int64_t o = 0; o < K; o++) pi[t * K + o] = nv[t] ? pi[t * K + o] / sum : 0.0;
+    }
 }
 
 /* The probe of layer 0 of grassmann-tiny with sets: its output is the mixer's (the harness's forward), its
@@ -177,17 +200,21 @@ static void check_probe(const char *what, const char *const *sets) {
     float *inp = falloc(T * d), *want = falloc(T * d), *out = falloc(T * d), *gate = falloc(T * d);
     float *terms = falloc(T * K * d), *contrib = falloc(T * K), *coord = falloc(T * (C ? C : 1));
     int *nv = talloc((size_t)T * sizeof *nv);
+    uint8_t *valid = talloc((size_t)(T * K));
+    double *pi = dalloc(T * K);
     tl_fill_uniform(inp, T * d, 17, -1.0f, 1.0f);
     gf_mixer_harness_forward(h, want, inp);
     float *const *w = gf_mixer_harness_params(h);
-    const gf_grassmann_probe p = {.terms = terms, .contrib = contrib, .n_valid = nv, .coord = coord, .gate = gate, .out = out};
+    const gf_grassmann_probe p = {.terms = terms, .contrib = contrib, .n_valid = nv, .valid = valid, .coord = coord,
+                                  .gate = gate, .out = out};
     assert_int_equal(gf_grassmann_probe_run(&c, 0, w, inp, T, &p), 0);
+    slot_pi(pi, g, w, inp, d, K, valid, nv);
     double worst = 0.0, rebuilt = 0.0, coords = 0.0;
     for (int64_t k = 0; k < T * d; k++) worst = fmax(worst, fabs((double)out[k] - want[k]));
     for (int64_t t = 0; t < T; t++)
-        for (int64_t e = 0; e < d && g->gate && !g->extra_proj; e++) { /* m = a h + (1 - a) (sum terms / n + b) */
+        for (int64_t e = 0; e < d && g->gate && !g->extra_proj; e++) { /* m = a h + (1 - a) (sum pi terms + b) */
             double gv = nv[t] ? w[3][e] : 0.0;
-            for (int64_t o = 0; o < K; o++) gv += nv[t] ? (double)terms[(t * K + o) * d + e] / nv[t] : 0.0;
+            for (int64_t o = 0; o < K; o++) gv += pi[t * K + o] * (double)terms[(t * K + o) * d + e];
             const double a = gate[t * d + e], m = a * inp[t * d + e] + (1 - a) * gv;
             rebuilt = fmax(rebuilt, fabs(m - want[t * d + e]));
         }
@@ -195,12 +222,12 @@ static void check_probe(const char *what, const char *const *sets) {
         for (int64_t o = 0; o < K; o++) {
             double n2 = 0.0;
             for (int64_t e = 0; e < d; e++) n2 += (double)terms[(t * K + o) * d + e] * terms[(t * K + o) * d + e];
-            rebuilt = fmax(rebuilt, fabs(contrib[t * K + o] - (nv[t] ? sqrt(n2) / nv[t] : 0.0)));
+            rebuilt = fmax(rebuilt, fabs(contrib[t * K + o] - pi[t * K + o] * sqrt(n2)));
         }
     for (int64_t t = 0; t < T; t++)
         for (int64_t k = 0; k < C; k++) {
             int cnt;
-            coords = fmax(coords, fabs(coord[t * C + k] - coord_ref(g, both, w, inp, d, t, k, &cnt)));
+            coords = fmax(coords, fabs(coord[t * C + k] - coord_ref(g, both, w, inp, d, t, k, pi + t * K, &cnt)));
             assert_int_equal(cnt, nv[t]);
         }
     print_message("%s: probe output vs the mixer's %.2e, terms rebuilding it %.2e, coordinates vs the literal wedge %.2e\n",
@@ -223,6 +250,11 @@ static void test_grassmann_probe(void **state) {
     const char *bidir_window[] = {"head.kind=classify", "direction=bidirectional", "window=5", "heads=2", NULL};
     check_probe("bidirectional", bidir);
     check_probe("bidirectional, window 5, heads 2", bidir_window);
+    const char *learned[] = {"offset_mix=learned", NULL}, *token[] = {"offset_mix=token", "heads=2", NULL};
+    const char *bidir_token[] = {"head.kind=classify", "direction=bidirectional", "offset_mix=token", NULL};
+    check_probe("offset_mix learned", learned);
+    check_probe("offset_mix token, heads 2", token);
+    check_probe("bidirectional, offset_mix token", bidir_token);
 }
 
 static void test_attention_weights(void **state) {

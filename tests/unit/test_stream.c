@@ -11,11 +11,10 @@
 /* Stream T tokens and compare each position's logits with the full forward over all T. */
 static void check_stream(const char *what, const char *preset, const char *const *sets, int64_t T) {
     gf_model *m = tl_make_model(preset, sets, 11);
-    for (int i = 0; i < gf_model_num_tensors(m); i++) { /* offset_mix learned: logits far from the mean's 0s */
+    for (int i = 0; i < gf_model_num_tensors(m); i++) { /* offset_mix learned or token: logits far from 0 */
         const gf_tensor_info *ti = gf_model_tensor(m, i);
-        const size_t n = strlen(ti->name);
-        for (int64_t k = 0; n > 15 && !strcmp(ti->name + n - 15, ".mix.mix.weight") && k < ti->numel; k++)
-            ti->data[k] = 0.9f * (float)((k * 5) % 7) - 2.5f;
+        for (int64_t k = 0; strstr(ti->name, ".mix.mix.") && k < ti->numel; k++)
+            ti->data[k] = (0.9f * (float)((k * 5) % 7) - 2.5f) * (ti->ndim == 2 ? 0.3f : 1.0f);
     }
     const gf_config *c = gf_model_config(m);
     const int64_t V = c->vocab_size;
@@ -94,6 +93,9 @@ static void test_stream_ablations(void **state) {
     const char *mix[] = {"max_len=48", "offset_mix=learned", "layers.1.offsets=1,2,4,2", "layers.1.heads=2", NULL};
     check_stream("grassmann learned offset mixture (logits set), heads 2 in layer 1, 48 positions", "grassmann-tiny",
                  mix, 48);
+    const char *token[] = {"max_len=48", "offset_mix=token", "layers.0.offsets=1,3", "layers.1.heads=2", NULL};
+    check_stream("grassmann offset mixture from the token (tensors set), heads 2 in layer 1, 48 positions",
+                 "grassmann-tiny", token, 48);
 }
 
 static void test_stream_transformer(void **state) {
