@@ -1,7 +1,8 @@
 /* grassflow search's report: every point's compare summary read back, then OUT/results.jsonl (a row per run),
  * OUT/summary.md and summary.tsv (a row per point, each search's best first), and at the end the plots:
- * OUT/by-KEY.svg (each point's mean validation score against a searched number, a series per search) and
- * OUT/best-curves.svg (the curves of each search's best point). Every file is written atomically. */
+ * OUT/by-KEY.svg (each point's mean validation score against a searched number that takes two values or more, a
+ * series per search), OUT/points.svg (each run's validation score, a group of bars per point, each search's best
+ * first) and OUT/best-curves.svg (the curves of each search's best point). Every file is written atomically. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,7 @@ static int plot_key(const sr_job *j, const char *key) {
             lo = x < lo ? x : lo, hi = x > hi ? x : hi, rows++;
         }
     fclose(f);
+    if (!(hi > lo)) rows = 0; /* one value: nothing to draw the score against */
     int rc = !rows ? EXIT_OK : write_out(j, strrchr(tsv, '/') + 1, buf);
     if (!rows) free(buf);
     snprintf(name, sizeof name, "%s", strrchr(tsv, '/') + 1);
@@ -223,6 +225,38 @@ static int plot_key(const sr_job *j, const char *key) {
     if (rc || !rows || gf_path_join(svg, sizeof svg, j->out, name)) return rc;
     cli_plot_table_opts o = {.kind = "points", .logx = lo > 0 && hi >= 10 * lo, .title = NULL, .x_label = key,
                              .y_label = lower ? "validation perplexity (mean over seeds)" : "validation score (mean)",
+                             .ymin = NAN, .ymax = NAN};
+    return cli_plot_table(tsv, svg, &o);
+}
+
+/* OUT/points.tsv and points.svg: a group of bars per point that has a score ("S: model, point", each search's
+ * best first), a bar per seed */
+static int plot_points(const sr_job *j, const sr_point **v) {
+    char tsv[GF_PATH_MAX], svg[GF_PATH_MAX], name[700], pt[600], esc[GF_ESCAPE_CAP(700)], *buf = NULL;
+    size_t len = 0;
+    bool lower = true;
+    int rows = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return cli_error("out of memory");
+    fprintf(f, "group\tseries\ty\n");
+    for (int e = 0; e < j->n_entries; e++)
+        for (int k = 0, n = ranked(j, e, v); k < n; k++) {
+            const cJSON *r;
+            snprintf(name, sizeof name, "%d: %s, %s", e + 1, v[k]->model, point_name(v[k], pt, sizeof pt));
+            gf_escape_tsv(esc, sizeof esc, name);
+            sr_point_val(v[k], &lower);
+            cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(point_model(v[k]), "runs")) {
+                if (isnan(num(r, "val"))) continue;
+                fprintf(f, "%s\tseed %s\t%s\n", esc, gf_json_num(num(r, "seed"), 'f', 0).s, gf_json_num(num(r, "val"), 'g', 8).s);
+                rows++;
+            }
+        }
+    fclose(f);
+    int rc = !rows ? EXIT_OK : write_out(j, "points.tsv", buf);
+    if (!rows) free(buf);
+    if (rc || !rows || gf_path_join(tsv, sizeof tsv, j->out, "points.tsv") || gf_path_join(svg, sizeof svg, j->out, "points.svg"))
+        return rc;
+    cli_plot_table_opts o = {.kind = "bars", .y_label = lower ? "validation perplexity" : "validation score",
                              .ymin = NAN, .ymax = NAN};
     return cli_plot_table(tsv, svg, &o);
 }
@@ -243,6 +277,7 @@ static int plot_best(const sr_job *j, const sr_point **v) {
 
 static int plots(const sr_job *j, const sr_point **v) {
     int rc = plot_best(j, v);
+    if (!rc) rc = plot_points(j, v);
     for (int i = 0; !rc && i < j->n; i++)
         for (int k = 0; !rc && k < j->p[i].n_o; k++) {
             bool first = true; /* each key once: at its first numeric appearance */

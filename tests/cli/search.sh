@@ -56,9 +56,12 @@ grep -q '^| lr=0.003, set mixers=x,x, set form=sigmoid | 2 |' "$tmp/s/summary.md
     && pass "summary.md: a table per search, a row per point" || fail "summary.md: $(cat "$tmp/s/summary.md")"
 cmp -s "$tmp/out" "$tmp/s/summary.md" && pass "... printed at the end" || fail "stdout is not summary.md"
 [ "$(wc -l <"$tmp/s/summary.tsv")" = 9 ] && pass "summary.tsv: a header and 8 points" || fail "summary.tsv: $(cat "$tmp/s/summary.tsv")"
-for f in by-lr.svg by-rank.svg best-curves.svg; do
+for f in by-lr.svg by-rank.svg best-curves.svg points.svg; do
     grep -q '</svg>' "$tmp/s/$f" && pass "$f drawn" || fail "no $f"
 done
+bars=$(grep -c $'\tseed [12]\t' "$tmp/s/points.tsv")
+[ "$bars" -gt 0 ] && [ "$bars" = "$(grep -c '"val": [0-9]' "$tmp/s/results.jsonl")" ] \
+    && pass "points.tsv: a bar for each run that has a validation score" || fail "points.tsv: $(cat "$tmp/s/points.tsv")"
 grep -q 'stopped at the first rung' "$tmp/s/by-lr.svg" && pass "... the points halving stopped drawn as a series of their own" \
     || fail "by-lr.svg does not mark the dropped points"
 cp "$tmp/s/results.jsonl" "$tmp/results-1"
