@@ -76,7 +76,7 @@ sync)
     done
     python3 scripts/image_table.py "$KEEP" "$EPOCHS" >"$KEEP/summary.md.tmp" && mv "$KEEP/summary.md.tmp" "$KEEP/summary.md"
     "$GF" plot --table "$KEEP/accuracy.tsv" --kind bars --title "Fashion-MNIST test accuracy, each seed" \
-        --ylabel "test accuracy (%)" --out "$KEEP/accuracy.svg"
+        --ylabel "test accuracy (%)" --ymin 80 --ymax 92 --out "$KEEP/accuracy.svg"
     firsts=() # the validation curves of each model's first seed
     for n in $NAMES; do [ -f "$KEEP/$n-s1234/metrics.jsonl" ] && firsts+=("$KEEP/$n-s1234"); done
     [ ${#firsts[@]} -gt 0 ] && "$GF" plot "${firsts[@]}" --metric loss,accuracy --x time --out "$KEEP/curves.svg"
