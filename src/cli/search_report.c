@@ -247,14 +247,16 @@ static int plot_points(const sr_job *j, const sr_point **v) {
             sr_point_val(v[k], &lower);
             cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(point_model(v[k]), "runs")) {
                 if (isnan(num(r, "val"))) continue;
-                fprintf(f, "%s\tseed %s\t%s\n", esc, gf_json_num(num(r, "seed"), 'f', 0).s, gf_json_num(num(r, "val"), 'g', 8).s);
+                fprintf(f, "%s\tseed %s\t%s\n", esc, gf_json_num(num(r, "seed"), 'f', 0).s,
+                        gf_json_num(num(r, "val"), 'g', 8).s);
                 rows++;
             }
         }
     fclose(f);
     int rc = !rows ? EXIT_OK : write_out(j, "points.tsv", buf);
     if (!rows) free(buf);
-    if (rc || !rows || gf_path_join(tsv, sizeof tsv, j->out, "points.tsv") || gf_path_join(svg, sizeof svg, j->out, "points.svg"))
+    if (rc || !rows || gf_path_join(tsv, sizeof tsv, j->out, "points.tsv") ||
+        gf_path_join(svg, sizeof svg, j->out, "points.svg"))
         return rc;
     cli_plot_table_opts o = {.kind = "bars", .y_label = lower ? "validation perplexity" : "validation score",
                              .ymin = NAN, .ymax = NAN};
