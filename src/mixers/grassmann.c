@@ -452,7 +452,7 @@ static void plucker_mean(float *pbar, const float *z, const gf_grassmann_config 
     }
 }
 
-/* offset_mix learned: row n's gradient of each slot's logit, into dl (slots): pbar = sum_o pi_o phat_o with pi the
+/* offset_mix learned or token: row n's gradient of each slot's logit, into dl (slots): pbar = sum_o pi_o phat_o with pi the
  * softmax weights, so d logit_o = pi_o (q . phat_o - q . pbar); pq[o] = q . phat_o (0 without a partner). */
 static void mix_grad_row(double *dl, const double *pq, const double *wt, double wsum, int n_offs) {
     double qp = 0.0;
@@ -462,7 +462,7 @@ static void mix_grad_row(double *dl, const double *pq, const double *wt, double 
 
 /* Pass 1 for row n: du = its gradient as the current token of its pairs; saves y = Q u, |u|^2 and, per
  * slot, the coefficients a, b and u.v that pass 2 needs (0 where the slot has no partner); with dl (offset_mix
- * learned), the row's gradient of each slot's logit. */
+ * learned or token), the row's gradient of each slot's logit. */
 static void row_backward(float *du, const float *q, const float *z, int64_t n, const gf_grassmann_config *g,
                          const pairing *pr, double *yd, double *cf, double *nu, double *dl) {
     const int64_t r = head_rank(g);
