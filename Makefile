@@ -245,10 +245,12 @@ test-cli: all examples $(BUILD)/tests/grassflow-vectors
 	$(TEST_ENV) bash tests/cli/honest.sh $(BUILD)
 	$(TEST_ENV) bash tests/cli/inspect.sh $(BUILD)
 
-# the studies' machinery at toy sizes (tests/studies/: the mixer study's bookkeeping, the precision study end
-# to end) and the OpenMP regions per streamed token the precision study found (regions.sh)
+# the studies' machinery at toy sizes (tests/studies/: the mixer study's bookkeeping, the deconstruction's
+# findings table, the precision study end to end) and the OpenMP regions per streamed token the precision
+# study found (regions.sh)
 test-studies: all
 	bash tests/studies/mixer_study.sh $(BUILD)
+	bash tests/studies/deconstruct_table.sh
 	$(TEST_ENV) bash tests/studies/precision_study.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/studies/regions.sh $(BUILD))
 
