@@ -14,7 +14,8 @@
 #                                       its summary.md (python3 scripts/image_table.py), accuracy.svg (each
 #                                       seed's test accuracy) and curves.svg (seed 1234's curves, by time)
 #   bash scripts/image_study.sh linear  the linear baseline, three seeds: runs/image-study/linear-sSEED.json
-# IMG_CORPUS (default fashion-mnist) and IMG_KEEP (default runs/image-study) point a trial elsewhere.
+# IMG_CORPUS (default fashion-mnist) and IMG_KEEP (default runs/image-study) point a trial elsewhere; IMG_EXTRA adds
+# train flags to a new run's recipe (for example "--crop 2 --flip true": augmentation; a resumed run keeps its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
@@ -25,6 +26,8 @@ CORPUS=${IMG_CORPUS:-fashion-mnist}
 EVERY=500 # on the full set, an evaluation on valid every epoch (54,000 / 128 = 422 steps)
 [ "$CORPUS" = fashion-mnist ] && EVERY=422
 RECIPE=(--corpus "$CORPUS" --epochs "$EPOCHS" --batch 128 --lr 1e-3 --eval-every "$EVERY")
+read -r -a EXTRA <<<"${IMG_EXTRA:-}"
+RECIPE+=("${EXTRA[@]}")
 NAMES="attention token-mlp grassmann-grid grassmann-raster window performer linformer"
 SEEDS=${SEEDS:-1234 2 3}
 if [ -z "${RUNS:-}" ]; then
