@@ -373,6 +373,9 @@ typedef struct gf_head_call {
                                * loss (forward computes the outputs only) */
     float *out;               /* out_floats(B, T) floats: forward writes the outputs (logits) here */
     float *saved;             /* saved_floats(B, T) floats kept from forward to backward (not zeroed) */
+    const uint8_t *segments;  /* (B, T) token types (the config's segments > 0); NULL: none (all type 0). Added
+                               * last, so a head built against an earlier header reads the members above it as
+                               * before */
 } gf_head_call;
 
 /* What forward reports about the batch (the model sets {0, 0, -1} before the call). */

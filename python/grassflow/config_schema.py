@@ -64,7 +64,7 @@ MIXER_DEFAULTS = {"grassmann": {"rank": 32, "offsets": [1, 2, 4, 8, 12, 16], "pl
 # default block kinds are then the plain ones
 MEMORY_MIXERS = {"gru-attn"}
 BIDIRECTIONAL_ONLY = {"linformer"}
-HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first", "last"))}}
+HEAD_KEYS = {"next_token": {}, "classify": {"n_classes": _key("int", 2, 4096), "pool": _key("enum", names=("mean", "first", "last", "pair"))}}
 HEAD_DEFAULTS = {"next_token": {}, "classify": {"n_classes": 2, "pool": "mean"}}
 HEAD_DIRECTION = {"next_token": "causal", "classify": "bidirectional"}
 # the block kinds a layer's "block" may name (src/model/block.c's table; a program's own are added to it, as
@@ -418,6 +418,10 @@ def _validate(c, src):
         _fail("%s: segments is %d but input is \"vectors\"; token types are added to token embeddings", src,
               c["segments"])
     kind, out_dim = c["head_kind"], (c["stacks"][-1]["d_model"] if c["stacks"] else c["d_model"])
+    if kind == "classify" and c["head"]["pool"] == "pair" and c["segments"] != 2:
+        _fail("%s: head.pool \"pair\" pools the two sentences of a pair (segments 0 and 1) and needs \"segments\": 2; "
+              "segments is %d\nHINT: \"segments\": 2 (a sentence-pair task: snli), or head.pool mean", src,
+              c["segments"])
     head_tensors = ["cls_head.weight", "cls_head.bias"] if kind == "classify" else [] if c["tie_head"] else ["lm_head.weight"]
     for k, st in enumerate(c["stacks"]):
         for t in head_tensors:

@@ -748,7 +748,8 @@ class GrassflowModel(nn.Module):
         if cfg["task"] == "lm" and not cfg["tie_head"]:
             self.lm_head = nn.Linear(d, V, bias=False)
         if cfg["task"] == "classify":
-            self.cls_head = nn.Linear(d, cfg["head"]["n_classes"])
+            # pool "pair": InferSent's features [u; v; |u - v|; u * v] of the two segments' means, 4d wide
+            self.cls_head = nn.Linear(d * (4 if cfg["head"]["pool"] == "pair" else 1), cfg["head"]["n_classes"])
 
     def embed(self, inputs, segments=None):
         B, T = inputs.shape[:2]
@@ -763,7 +764,13 @@ class GrassflowModel(nn.Module):
             h = h + self.seg_emb(torch.zeros(B, T, dtype=torch.long) if segments is None else segments)
         return self.emb_ln(h) if self.emb_ln is not None else h
 
-    def pool(self, h, mask):
+    def pool(self, h, mask, segments=None):
+        if self.cfg["head"]["pool"] == "pair":  # the means over segment 0's and 1's real positions (0 if none)
+            w = torch.ones(h.shape[:2], dtype=h.dtype) if mask is None else mask.to(h.dtype)
+            s1 = torch.zeros(h.shape[:2], dtype=h.dtype) if segments is None else (segments == 1).to(h.dtype)
+            u, v = [(h * (w * s)[..., None]).sum(1) / torch.clamp_min((w * s).sum(1), 1.0)[:, None]
+                    for s in (1 - s1, s1)]
+            return torch.cat([u, v, (u - v).abs(), u * v], -1)
         if self.cfg["head"]["pool"] == "first":  # the first real position
             idx = torch.zeros(h.shape[0], dtype=torch.long) if mask is None else mask.int().argmax(1)
             return h[torch.arange(h.shape[0]), idx]
@@ -811,7 +818,7 @@ class GrassflowModel(nn.Module):
                 h = blk(h, mask)
         h = self.ln_f(h)
         if self.cfg["task"] == "classify":
-            return self.cls_head(self.pool(h, mask))
+            return self.cls_head(self.pool(h, mask, segments))
         W = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
         return F.linear(h, W)
 

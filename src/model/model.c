@@ -485,6 +485,7 @@ static gf_head_call head_call(gf_model *m) {
     h.mask = m->has_mask ? m->mask : NULL;
     h.targets = m->have_targets ? m->targets : NULL;
     h.saved = m->head_saved;
+    h.segments = m->cfg.segments > 0 ? m->segs : NULL;
     return h;
 }
 

@@ -14,7 +14,8 @@ out=$(mktemp -d /tmp/grassflow-parity-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 # name  batch  seq_len  ignored-tail  [pad] (the *_long cases run past max_len: positions none / sinusoidal;
 # pad: rows of random lengths with a padding mask; the bidir_* cases are bidirectional classifiers;
-# stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1;
+# stacks_*: a second stack of another width and mixer on the first; pair_*: token types 0 then 1 (pool_pair: the
+# head's pool "pair", InferSent's features of the two segments' means, a row's segment 1 empty or padded away too);
 # distilbert_*: DistilBERT's layout (emb_norm, ln_eps 1e-12, post-norm attention, exact GELU) under a head;
 # *linformer*: T = max_len (every column of E and F) and T < max_len (the first T only);
 # window_*: window attention, causal past max_len and with globals, bidirectional with and without globals;
@@ -67,6 +68,7 @@ hybrid_window_preset 3 24 0 pad
 stacks_classify 4 16 0 pad
 stacks_lm 2 20 2
 pair_classify_segments 4 19 0 pad
+pair_classify_pool_pair 6 19 0 pad
 snli_head_window 4 21 0 pad
 distilbert_snli_head 4 22 0 pad
 bidir_linformer_classify 4 20 0 pad
@@ -106,7 +108,7 @@ grassmann_offset_mix 3 20 1 pad
 bidir_grassmann_mix_classify 4 18 1 pad
 "
 # the cases whose tensors that start at 0 (conv.*, mix.mix.*) are drawn at random after the init (draw_tensors.py)
-drawn="grassmann_conv grassmann_offset_mix bidir_grassmann_mix_classify"
+drawn="grassmann_conv grassmann_offset_mix bidir_grassmann_mix_classify pair_classify_pool_pair"
 fail=0
 # the inits, then every PyTorch fixture in one process, then the checks
 while read -r name B T ign pad; do

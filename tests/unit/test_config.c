@@ -87,6 +87,27 @@ static void test_get_head_keys(void **state) {
     assert_non_null(strstr(gf_last_error(), "no config key \"head.nope\""));
 }
 
+/* The classify head's pool "pair" (InferSent's features of a sentence pair): refused, naming segments, unless the
+ * model has 2 token types; its classifier then reads 4 d features. */
+static void test_pool_pair(void **state) {
+    (void)state;
+    gf_config c;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &c), 0);
+    assert_int_equal(gf_config_set(&c, "task=classify"), 0);
+    assert_int_equal(gf_config_set(&c, "head.n_classes=3"), 0);
+    assert_int_equal(gf_config_set(&c, "head.pool=pair"), -1); /* gf_config_set validates what it makes */
+    assert_non_null(strstr(gf_last_error(), "head.pool \"pair\""));
+    assert_non_null(strstr(gf_last_error(), "needs \"segments\": 2; segments is 0"));
+    assert_int_equal(gf_config_set(&c, "segments=2"), 0);
+    assert_int_equal(gf_config_set(&c, "head.pool=pair"), 0);
+    assert_int_equal(gf_config_validate(&c, "t"), 0);
+    assert_int_equal(gf_config_set(&c, "segments=3"), -1);
+    assert_non_null(strstr(gf_last_error(), "segments is 3"));
+    const int64_t with_pair = gf_config_num_params(&c);
+    assert_int_equal(gf_config_set(&c, "head.pool=mean"), 0);
+    assert_int_equal(with_pair - gf_config_num_params(&c), 3 * 3 * c.d_model); /* cls_head.weight (3, 4d) */
+}
+
 static void test_param_counts(void **state) {
     (void)state;
     struct { const char *preset, *set; int64_t want; } cases[] = {
@@ -300,7 +321,7 @@ static void test_linformer_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_float_text), cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
+        cmocka_unit_test(test_float_text), cmocka_unit_test(test_version), cmocka_unit_test(test_get_head_keys), cmocka_unit_test(test_pool_pair), cmocka_unit_test(test_param_counts), cmocka_unit_test(test_presets_shape),
         cmocka_unit_test(test_json_roundtrip), cmocka_unit_test(test_set), cmocka_unit_test(test_json_errors), cmocka_unit_test(test_config_diff), cmocka_unit_test(test_linformer_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
