@@ -4,10 +4,12 @@
 # accuracy after each epoch, mean over the seeds) and prints a markdown table (mean and sample standard
 # deviation of the best checkpoint's dev and test accuracy over the seeds).
 #   bash scripts/snli_study.sh [--seeds 1,2,3] [--epochs N | --steps N] [--backbone B]... [--lm-epochs N |
-#                              --lm-steps N] [--heads H1,H2,...] [--out DIR] [--plot FILE] [--plot-only]
+#                              --lm-steps N] [--heads H1,H2,...] [--corpus C] [--lr LR] [--out DIR] [--plot FILE] [--plot-only]
 # A head H (default grassmann,transformer; also window, performer) is configs/snli/none-H.json with no
 # backbone and configs/snli/head-H.json on one; a head whose mixer this grassflow lacks is skipped, saying so.
-# --steps and --lm-steps give optimizer steps instead of epochs (short checks).
+# --steps and --lm-steps give optimizer steps instead of epochs (short checks). --corpus (default snli) trains and
+# scores the heads on another folder of SNLI's splits (a hypothesis-only copy, say: docs/search.md). --lr (default
+# 5e-4) the peak learning rate of the heads' runs (not of a pretraining).
 # A backbone B is one of
 #   none          the configs/snli/none-*.json models (the heads' layers on the token embeddings, trained
 #                 end to end);
@@ -26,13 +28,15 @@ cd "$(dirname "$0")/.."
 eval "$(bash tests/coretype.sh --export)"
 GF=${GF:-build/grassflow}
 seeds=1,2,3 length=(--epochs 5) lm_length=(--epochs 3) out=runs/snli-study plot="" backbones=() heads=grassmann,transformer
-plot_only=0
+plot_only=0 corpus=snli lr=5e-4
 while [ $# -gt 0 ]; do
     case $1 in
     --seeds) seeds=$2; shift 2 ;;
     --epochs|--steps) length=("$1" "$2"); shift 2 ;;
     --lm-epochs|--lm-steps) lm_length=("${1/lm-/}" "$2"); shift 2 ;;
     --heads) heads=$2; shift 2 ;;
+    --corpus) corpus=$2; shift 2 ;;
+    --lr) lr=$2; shift 2 ;;
     --backbone) backbones+=("$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --plot) plot=$2; shift 2 ;;
@@ -50,7 +54,7 @@ stopped() {
     exit 130
 }
 mkdir -p "$out"
-recipe=(--task snli --corpus snli "${length[@]}" --batch 32 --lr 5e-4 --warmup 100 --eval-every 172)
+recipe=(--task snli --corpus "$corpus" "${length[@]}" --batch 32 --lr "$lr" --warmup 100 --eval-every 172)
 res="$out/results.tsv"
 [ -f "$res" ] || printf 'backbone\thead\tseed\tparams\ttrainable\tdev\ttest\twall_s\n' >"$res"
 if ! head -1 "$res" | grep trainable >/dev/null; then # results of before the trainable column: all trainable
@@ -132,6 +136,14 @@ for key in groups:
 colours = {"grassmann": ["#2b7bba", "#6baed6", "#08306b"], "transformer": ["#d7301f", "#fc8d59", "#7f0000"],
            "window": ["#238b45", "#74c476", "#00441b"], "performer": ["#6a51a3", "#9e9ac8", "#3f007d"]}
 backbones = list(dict.fromkeys(b for b, _ in groups))
+others = ["#e6a000", "#8c564b", "#17becf", "#bcbd22", "#e377c2", "#7f7f7f"]  # heads of a user's own configs
+
+
+def colour(head, backbone):  # the four heads' hues, a shade per backbone; a user's own head a hue of its own
+    if head in colours:
+        return colours[head][backbones.index(backbone) % 3]
+    own = list(dict.fromkeys(g[1] for g in groups if g[1] not in colours))
+    return others[own.index(head) % len(others)]
 series, epochs = [], 1
 for b, h in groups:
     curves = []
@@ -143,7 +155,7 @@ for b, h in groups:
     steps = sorted(set.intersection(*(set(c) for c in curves))) if curves else []
     pts = [(i + 1, st.mean(c[s] for c in curves)) for i, s in enumerate(steps)]
     epochs = max(epochs, len(pts))
-    series += [{"series": "%s, %s head" % (b, h), "x": x, "y": y, "colour": colours[h][backbones.index(b) % 3]} for x, y in pts]
+    series += [{"series": "%s, %s head" % (b, h), "x": x, "y": y, "colour": colour(h, b)} for x, y in pts]
 series += [{"series": "majority class", "x": x, "y": 3329 / 9842, "colour": "#999999", "dash": "6,4"} for x in (1, epochs)]
 top = max(0.7, math.ceil(max(r["y"] for r in series) * 10 + 0.5) / 10)
 plot_table(plot, series, title="SNLI dev accuracy, 1%% train sample (mean of %s seeds)" % len({r["seed"] for r in rows}),
