@@ -158,7 +158,9 @@ for b, h in groups:
     series += [{"series": "%s, %s head" % (b, h), "x": x, "y": y, "colour": colour(h, b)} for x, y in pts]
 series += [{"series": "majority class", "x": x, "y": 3329 / 9842, "colour": "#999999", "dash": "6,4"} for x in (1, epochs)]
 top = max(0.7, math.ceil(max(r["y"] for r in series) * 10 + 0.5) / 10)
-plot_table(plot, series, title="SNLI dev accuracy, 1%% train sample (mean of %s seeds)" % len({r["seed"] for r in rows}),
+counts = sorted({sum((r["backbone"], r["head"]) == g for r in rows) for g in groups})
+seeds = "%d seed%s" % (counts[0], "s"[:counts[0] != 1]) if len(counts) == 1 else "each head's seeds, %d to %d" % (counts[0], counts[-1])
+plot_table(plot, series, title="SNLI dev accuracy, 1%% train sample (mean of %s)" % seeds,
            xlabel="epoch", ylabel="dev accuracy", ymin=0.3, ymax=top)
 print("\nplot: %s" % plot)
 PYEOF
