@@ -103,14 +103,15 @@ static void pool_forward(const gf_head_call *c, const float *h, float *pooled) {
 /* Segment of position t of row b (0 without segments). */
 static int seg(const gf_head_call *c, int64_t b, int64_t t) { return c->segments ? c->segments[b * c->T + t] : 0; }
 
-/* pair: each row's features f = [u; v; |u - v|; u * v], u and v the means over segment 0's and 1's real
- * positions (0 for a segment with none), and n[s] those counts. */
+/* n[s]: how many real positions of row b are of segment s (0 or 1). */
 static void pair_counts(const gf_head_call *c, int64_t b, int64_t n[2]) {
     n[0] = n[1] = 0;
     for (int64_t t = 0; t < c->T; t++)
         if (real(c, b, t)) n[seg(c, b, t) == 1]++;
 }
 
+/* pair: each row's features f = [u; v; |u - v|; u * v], u and v the means over segment 0's and 1's real
+ * positions (0 for a segment with none). */
 static void pair_forward(const gf_head_call *c, const float *h, float *pooled) {
     const int64_t d = gf_config_out_dim(c->cfg);
     for (int64_t b = 0; b < c->B; b++) {
