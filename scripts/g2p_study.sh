@@ -4,7 +4,8 @@
 # results score: a vowel without its stress digit; Festival's 0.4 has 40 phonemes so, CMUdict's 39 and its
 # schwa ax, which CMUdict writes ah0), two seeds (the default 1234, and 2),
 # one recipe (EPOCHS epochs of 32 words, default 5, lr 1e-3, the defaults otherwise), one run after another, each
-# resumable (OMP_NUM_THREADS=1 leaves the other core free; two RUNS lists in two shells use both).
+# resumable. A run of other than 5 epochs is its own family, NAME-eEPOCHS (EPOCHS=15 RUNS=gru-bahdanau:1234 trains
+# gru-bahdanau-e15-s1234; give sync and score the same EPOCHS) (OMP_NUM_THREADS=1 leaves the other core free; two RUNS lists in two shells use both).
 # *Why 5 epochs:* a run's state lives on the machine that trains it, and a machine lasts a sitting of about
 # three hours; 5 epochs take about an hour on one core, so a run ends where it began. (runs/g2p-study-v1 keeps
 # the first plan's run, 15 epochs with stress kept, which stopped at 10.5 when its machine went.)
@@ -37,6 +38,12 @@ ALL="transformer:1234 grassmann:1234 gru-luong:1234 gru-none:1234 transformer:2 
      gru-none:2 gru-bahdanau:2"
 RUNS=${RUNS:-$ALL}
 
+run_dir() { # name seed -> the run's folder under $OUT (and its name under runs/g2p-study)
+    local tag=""
+    [ "$EPOCHS" = 5 ] || tag="-e$EPOCHS"
+    echo "$OUT/$1$tag-s$2"
+}
+
 family() { # name -> "preset|sets"
     for f in "${FAMILIES[@]}"; do [ "${f%%|*}" = "$1" ] && { echo "${f#*|}"; return; }; done
     echo "g2p_study.sh: no family '$1' (the families: gru-luong transformer grassmann gru-none gru-bahdanau)" >&2
@@ -44,7 +51,8 @@ family() { # name -> "preset|sets"
 }
 
 train_one() { # name seed
-    local dir="$OUT/$1-s$2" spec preset sets args=()
+    local dir spec preset sets args=()
+    dir=$(run_dir "$1" "$2")
     [ -f "$dir/done" ] && return 0
     spec=$(family "$1") preset=${spec%%|*} sets=${spec#*|}
     for s in ${sets//,/ }; do args+=(--set "$s"); done
@@ -60,7 +68,8 @@ train_one() { # name seed
 }
 
 score_one() { # name seed
-    local dir="$OUT/$1-s$2" f
+    local dir f
+    dir=$(run_dir "$1" "$2")
     [ -f "$dir/done" ] || return 0
     for beam in 1 5; do
         f="$dir/test-beam$beam.json"
@@ -85,7 +94,8 @@ score)
 sync)
     mkdir -p "$KEEP"
     for r in $RUNS; do
-        name="${r%%:*}-s${r##*:}" dir="$OUT/${r%%:*}-s${r##*:}"
+        dir=$(run_dir "${r%%:*}" "${r##*:}")
+        name=${dir##*/}
         [ -f "$dir/metrics.jsonl" ] || continue
         mkdir -p "$KEEP/$name"
         cp "$dir/metrics.jsonl" "$KEEP/$name/"
