@@ -5,7 +5,10 @@
 # schwa ax, which CMUdict writes ah0), two seeds (the default 1234, and 2),
 # one recipe (EPOCHS epochs of 32 words, default 5, lr 1e-3, the defaults otherwise), one run after another, each
 # resumable. A run of other than 5 epochs is its own family, NAME-eEPOCHS (EPOCHS=15 RUNS=gru-bahdanau:1234 trains
-# gru-bahdanau-e15-s1234; give sync and score the same EPOCHS) (OMP_NUM_THREADS=1 leaves the other core free; two RUNS lists in two shells use both).
+# gru-bahdanau-e15-s1234; give sync and score the same EPOCHS). G2P_EXTRA adds train flags to a new run's recipe,
+# and G2P_TAG names such a family: G2P_TAG=w2000 G2P_EXTRA="--warmup 2000" RUNS=transformer:1234 trains
+# transformer-w2000-s1234 (a resumed run keeps its own flags). OMP_NUM_THREADS=1 leaves the other core free; two
+# RUNS lists in two shells use both.
 # *Why 5 epochs:* a run's state lives on the machine that trains it, and a machine lasts a sitting of about
 # three hours; 5 epochs take about an hour on one core, so a run ends where it began. (runs/g2p-study-v1 keeps
 # the first plan's run, 15 epochs with stress kept, which stopped at 10.5 when its machine went.)
@@ -26,6 +29,10 @@ KEEP=runs/g2p-study
 LEX=${G2P_LEXICON:-/usr/share/festival/dicts/cmu/cmudict-0.4.out}
 EPOCHS=${EPOCHS:-5}
 RECIPE=(--epochs "$EPOCHS" --batch 32 --lr 1e-3 --stress strip)
+read -r -a EXTRA <<<"${G2P_EXTRA:-}"
+RECIPE+=("${EXTRA[@]}")
+TAG=${G2P_TAG:-}
+[ -n "${G2P_EXTRA:-}" ] && [ -z "$TAG" ] && { echo "g2p_study.sh: G2P_EXTRA needs G2P_TAG, the name of its family" >&2; exit 2; }
 # name|preset|--set options: each family once per seed
 FAMILIES=(
     "gru-luong|gru-g2p|"
@@ -40,7 +47,8 @@ RUNS=${RUNS:-$ALL}
 
 run_dir() { # name seed -> the run's folder under $OUT (and its name under runs/g2p-study)
     local tag=""
-    [ "$EPOCHS" = 5 ] || tag="-e$EPOCHS"
+    [ -z "$TAG" ] || tag="-$TAG"
+    [ "$EPOCHS" = 5 ] || tag="$tag-e$EPOCHS"
     echo "$OUT/$1$tag-s$2"
 }
 
