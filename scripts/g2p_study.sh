@@ -21,11 +21,12 @@
 #                                     greedily and by beam search (beam 5): $G2P_OUT/NAME-sSEED/test-*.json
 #   bash scripts/g2p_study.sh sync    copy what the runs have into runs/g2p-study (kept in git): each run's
 #                                     metrics.jsonl and test scores, and the table summary.md
+#                                     (G2P_KEEP points a trial elsewhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GF=${GF:-build/grassflow}
 OUT=${G2P_OUT:-runs/g2p-state}
-KEEP=runs/g2p-study
+KEEP=${G2P_KEEP:-runs/g2p-study}
 LEX=${G2P_LEXICON:-/usr/share/festival/dicts/cmu/cmudict-0.4.out}
 EPOCHS=${EPOCHS:-5}
 RECIPE=(--epochs "$EPOCHS" --batch 32 --lr 1e-3 --stress strip)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# scripts/g2p_study.sh's naming of a run, in a second and without training: a recipe variant (G2P_TAG with
+# G2P_EXTRA) and a run of other than 5 epochs (EPOCHS) are each their own family, NAME-TAG-eEPOCHS-sSEED, which
+# sync copies and g2p_table.py tallies apart from the study's own NAME-sSEED; G2P_EXTRA without a tag is refused
+# (it would train into the study's family under another recipe).
+#   bash tests/studies/g2p_study.sh
+set -uo pipefail
+tmp=$(mktemp -d /tmp/grassflow-g2p-study-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+. tests/lib.sh
+# run DIR WER: a made-up finished run's metrics and beam-5 score (no checkpoint: sync then skips `info`)
+run() {
+    mkdir -p "$1"
+    printf '{"type": "eval", "epoch": 5.0, "val_ppl": 1.2}\n{"type": "train", "elapsed_s": 60, "phonemes": 600}\n' \
+        >"$1/metrics.jsonl"
+    printf '{"wer": %s, "per": 0.1}\n' "$2" >"$1/test-beam5.json"
+}
+run "$tmp/state/transformer-s1234" 0.4065
+run "$tmp/state/transformer-w2000-e15-s1234" 0.3000
+# (GF=false: were it not refused, the run would fail with 1 at once rather than train)
+want='G2P_EXTRA needs G2P_TAG' expect 2 "G2P_EXTRA without G2P_TAG refused" \
+    env GF=false G2P_OUT="$tmp/state" G2P_KEEP="$tmp/keep" G2P_EXTRA="--warmup 2000" RUNS=gru-none:1234 \
+    bash scripts/g2p_study.sh run
+expect 0 "sync of the tagged 15-epoch run" env G2P_OUT="$tmp/state" G2P_KEEP="$tmp/keep" G2P_TAG=w2000 EPOCHS=15 \
+    RUNS=transformer:1234 bash scripts/g2p_study.sh sync
+[ -f "$tmp/keep/transformer-w2000-e15-s1234/test-beam5.json" ] && [ ! -e "$tmp/keep/transformer-s1234" ] &&
+    pass "sync took NAME-TAG-eEPOCHS-sSEED and not the study's run" || fail "sync copied: $(ls "$tmp/keep")"
+grep -q '^| transformer-w2000-e15 | 1 | 30.00% | 10.00% |$' "$tmp/keep/summary.md" &&
+    pass "the variant is its own family in the table" || fail "table: $(tail -n 3 "$tmp/keep/summary.md")"
+expect 0 "sync of the study's run" env G2P_OUT="$tmp/state" G2P_KEEP="$tmp/keep" RUNS=transformer:1234 \
+    bash scripts/g2p_study.sh sync
+grep -q '^| transformer | 1 | 40.65% | 10.00% |$' "$tmp/keep/summary.md" &&
+    pass "the study's family apart from the variant" || fail "table: $(tail -n 3 "$tmp/keep/summary.md")"
+[ "$fails" = 0 ] && echo "g2p_study: all passed" || { echo "g2p_study: $fails failed"; exit 1; }
