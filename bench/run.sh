@@ -93,7 +93,7 @@ else
 fi
 # the machine and how both sides run: CPU, cores, BLAS and its kernel, OPENBLAS_CORETYPE, threads, PyTorch
 echo "== machine: $("$GF" --version | tr '\n' ' ')" >&2
-[ $plan = 1 ] || echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
+[ $plan = 1 ] || echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"avx512\": $(grep -qw avx512f /proc/cpuinfo && echo true || echo false), \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
 
 # ---- the mixer list: which lines run, which are skipped and why ----------------------------------------
 registered=$("$GF" info --mixers | sed -nE 's/^([A-Za-z0-9_-]+)( \(.\))?$/\1/p')
@@ -131,7 +131,7 @@ for ((i = 0; i < n; i++)); do
     if ! has $i bidir; then if has $i linear; then n_flat=$((n_flat + 1)); else n_grow=$((n_grow + 1)); fi; fi
 done
 if [ $smoke = 1 ]; then per_old=40 per_lowp=20 per_train=6 per_sweep=6 per_quad=0 per_flat=6 per_grow=6
-else per_old=535 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s (per_old: + 25 s for the two fp32-fast runs)
+else per_old=560 per_lowp=300 per_train=7 per_sweep=12 per_quad=20 per_flat=10 per_grow=10; fi # the run of 2026-11-25: 734 s (per_old: + 25 s for the two char fp32-fast runs, + 25 s for the word ones)
 # (per_lowp: 77 s on 2026-11-26 with one bf16 run a model; 3 rounds of fp32 and bf16 add about 3.5 min)
 PLAN_OLD=$((P_models * per_old)) PLAN_LOWP=$((P_lowp * per_lowp)) PLAN_TRAIN=$((P_mtrain * n * per_train))
 PLAN_SWEEP=$((P_sweep * (n_sweep * per_sweep + n_quad * per_quad))) PLAN_STREAM=$((P_stream * (n_flat * per_flat + n_grow * per_grow)))
@@ -187,13 +187,18 @@ if [ $P_models = 1 ]; then
     done
     train_pair "train char grassmann" char-g $CB $CL 2
     train_pair "train char transformer" char-t $CB $CL 2
-    # the same in --precision fp32-fast (docs/precision.md), against the same PyTorch runs
+    # the same in --precision fp32-fast (docs/precision.md), against the same PyTorch runs (the word models at
+    # the first batch size)
+    first_b=${WB%% *}
     for m in grassmann:g transformer:t; do
         echo "== train char ${m%%:*} fp32-fast" >&2
         measure "train char ${m%%:*} fp32-fast" grassflow env OMP_NUM_THREADS=2 "$GF" bench train --config "$cfgdir/char-${m##*:}.cfg.json" \
             --batch $CB --seq-len $CL --steps $STEPS --threads 2 --precision fp32-fast --json
+        echo "== train word ${m%%:*} B=$first_b fp32-fast" >&2
+        measure "train word ${m%%:*} B=$first_b fp32-fast" grassflow env OMP_NUM_THREADS=2 "$GF" bench train \
+            --config "$cfgdir/word-${m##*:}.cfg.json" --batch "$first_b" --seq-len $WL --steps $STEPS --threads 2 \
+            --precision fp32-fast --json
     done
-    first_b=${WB%% *}
     train_pair "train word grassmann B=$first_b 1 thread" word-g "$first_b" $WL 1
     # generation, batch 1: the window recomputed per token (what the PyTorch twin does) and the stream at
     # the same place
