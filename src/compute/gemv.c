@@ -60,15 +60,26 @@ static inline float reduce16(v16 s) {
         for (int r = 0; r < R; r++) out[r] = reduce16(a0[r] + a1[r]);                                             \
     }
 DOT_ROWS(1)
+/* Rows a group shares x's loads over: 4 rows take 8 accumulators of 16 floats, 8 of AVX-512's 32 registers but
+ * all 16 of AVX2's (x's 4 more spill); without AVX-512, 2 rows: grassmann-6L's fp32 stream 205 -> 238 tokens/s
+ * on an AMD EPYC Zen 3 (docs/bench/method.md). The bits are the same either way (a row's do not depend on R). */
+#if defined(__AVX512F__)
+#define GROUP 4
 DOT_ROWS(4)
+#define dot_group dot4
+#else
+#define GROUP 2
+DOT_ROWS(2)
+#define dot_group dot2
+#endif
 
 void gf_gemv_rows(const float *B, int64_t ldb, int64_t N, int64_t K, const float *a, float alpha, float beta,
                   float *c) {
-    const int64_t groups = (N + 3) / 4;
+    const int64_t groups = (N + GROUP - 1) / GROUP;
     GF_PAR_FOR(N * K > GF_PAR_MIN && gf_max_threads() > 1, for (int64_t g = 0; g < groups; g++) {
-        float s[4];
-        const int64_t n0 = 4 * g, rows = N - n0 < 4 ? N - n0 : 4;
-        if (rows == 4) dot4(B + n0 * ldb, ldb, a, K, s);
+        float s[GROUP];
+        const int64_t n0 = GROUP * g, rows = N - n0 < GROUP ? N - n0 : GROUP;
+        if (rows == GROUP) dot_group(B + n0 * ldb, ldb, a, K, s);
         else
             for (int64_t r = 0; r < rows; r++) dot1(B + (n0 + r) * ldb, ldb, a, K, s + r);
         for (int64_t r = 0; r < rows; r++) c[n0 + r] = finish(s[r], alpha, beta, c + n0 + r);
