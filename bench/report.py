@@ -92,6 +92,9 @@ def lowp_section(by, lines, target):
                   % max(len(r["bf16"]) for r in lowp_rounds(by).values()) if lowp_rounds(by) else ""), "",
               "| case | grassflow fp32 | grassflow bf16 | bf16 / fp32 | PyTorch fp32 | PyTorch bf16 autocast | "
               "grassflow bf16 / PyTorch bf16 | kernels (grassflow; PyTorch) |", "|---|---|---|---|---|---|---|---|"]
+    skipped = by.get("lowp skip bf16", {}).get("", {}).get("skipped")
+    if not tr and skipped:  # a CPU without bf16 arithmetic: the table would be empty
+        lines.append("| not run: %s | | | | | | | |" % skipped)
     rounds = lowp_rounds(by)
     for case in tr:
         base = case[:-5]
@@ -110,9 +113,11 @@ def lowp_section(by, lines, target):
         who = base[11:].split()[0]
         target("bf16 training, word %s B=32: vs grassflow fp32" % who, 1.6, t(g16) and t(g32) and t(g16) / t(g32))
         target("bf16 training, word %s B=32: vs PyTorch bf16 autocast" % who, 1.0, t(g16) and t(p16) and t(g16) / t(p16))
+    i8row = by.get("generate word-g stream int8", {}).get("grassflow") or {}
     lines += ["", "Generation, batch 1, at the end of the 128-token window: grassflow's stream with fp32, bf16 and int8 "
-              "weights (int8: AVX512_VNNI), PyTorch recomputing the window with fp32 weights and with its dynamic "
-              "int8 (`torch.quantization.quantize_dynamic` on every nn.Linear; the tied head is not a Linear there).", "",
+              "weights (int8: %s), PyTorch recomputing the window with fp32 weights and with its dynamic "
+              "int8 (`torch.quantization.quantize_dynamic` on every nn.Linear; the tied head is not a Linear there)."
+              % i8row.get("weights_kernel", "?"), "",
               "| model | stream fp32 | stream bf16 | stream int8 | int8 / fp32 | PyTorch recompute fp32 | PyTorch "
               "dynamic int8 |", "|---|---|---|---|---|---|---|"]
     last = lambda r: r["results"][-1]["tokens_per_s"] if r and r.get("results") else None

@@ -99,8 +99,7 @@ void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v
         row[j] = scale * dot;
         mx = row[j] > mx ? row[j] : mx;
     }
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; j++) sum += gf_exp_fast(row[j] - mx);
+    sum = gf_sum_exp_f(row, n, mx);
     const float l = mx + logf(sum);
     for (int64_t e = 0; e < dh; e++) oh[e] = 0.0f;
     for (int64_t j = 0; j < n; j++) {

@@ -66,8 +66,7 @@ static float softmax_exact(float *row, int64_t S, const float *lse_in) {
 #pragma omp simd reduction(max : mx)
         for (int64_t j = 0; j < S; j++) mx = row[j] > mx ? row[j] : mx;
         if (mx == -INFINITY) return INFINITY;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < S; j++) s += gf_exp_fast(row[j] - mx);
+        s = gf_sum_exp_f(row, S, mx);
         l = mx + logf(s);
     }
     if (l != INFINITY) {

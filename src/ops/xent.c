@@ -9,31 +9,12 @@
 
 /* log sum_v exp(z[v]) of one row z (V), shifted by its maximum. row_lse picks the form (the default's, or
  * the fast numerics') for the loss of the forward pass and for gf_log_softmax_nll alike, so that the batched
- * and the streamed evaluation agree.
- * The default's sum keeps the bits it always had on each CPU. With AVX-512 the compiler vectorises the whole
- * loop (exp and a lane-wise double sum, its order). Without AVX-512 it could not (the exp's clamps are
- * branches there) and the loop ran scalar: the terms added one by one, in order. That order is kept, but the
- * exps of a block are computed first by gf_exp_fast_v (the same values, as vectors) and only the adds stay
- * serial: 6x less time on an AVX2 CPU (docs/bench/method.md), the same bits (test_xent_exact_order). */
-enum { LSE_BLOCK = 256, LANES = 16 };
+ * and the streamed evaluation agree. The default's sum: gf_sum_exp_d (compute/fastmath.h). */
 static float row_lse_exact(const float *z, int64_t V) {
     float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
     for (int64_t v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-    double s = 0.0;
-#if defined(__AVX512F__)
-#pragma omp simd reduction(+ : s)
-    for (int64_t v = 0; v < V; v++) s += gf_exp_fast(z[v] - mx);
-#else
-    float e[LSE_BLOCK];
-    for (int64_t c = 0; c < V; c += LSE_BLOCK) {
-        const int64_t w = V - c < LSE_BLOCK ? V - c : LSE_BLOCK;
-#pragma omp simd
-        for (int64_t v = 0; v < w; v++) e[v] = gf_exp_fast_v(z[c + v] - mx);
-        for (int64_t v = 0; v < w; v++) s += e[v];
-    }
-#endif
-    return mx + (float)log(s);
+    return mx + (float)log(gf_sum_exp_d(z, V, mx));
 }
 
 /* The fast numerics' form: one pass over the row instead of two (a maximum, then the sum), block by block,
@@ -42,6 +23,7 @@ static float row_lse_exact(const float *z, int64_t V) {
  * vector width the compiler picks, or none), double across blocks. A block's sum is off by at most 30
  * roundings of 2^-24 of itself. The exact form's loop-carried double adds and second pass cost a third of
  * the time. A block of -inf logits only (a masked vocabulary) adds nothing and leaves the maximum alone. */
+enum { LSE_BLOCK = 256, LANES = 16 };
 static float block_sum_exp(const float *b, int64_t w, float mx) {
     float acc[LANES] = {0};
     int64_t v = 0;
