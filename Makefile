@@ -220,6 +220,8 @@ test-avx2:
 	    ONEDNN_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell $$t >$(BUILD)/avx2/tests.log 2>&1 \
 	    && echo "== $$t (x86-64-v3): $$(grep -c '\[       OK \]' $(BUILD)/avx2/tests.log) passed" \
 	    || { cat $(BUILD)/avx2/tests.log; echo "== $$t FAILED in the AVX2 build"; exit 1; }; done
+	@echo "== the library for x86-64 without AVX2 or FMA (code chosen by the ISA at build time compiles in every branch)"
+	@$(MAKE) -s --no-print-directory BUILD=$(BUILD)/base ARCH=x86-64 $(BUILD)/base/libgrassflow.a
 
 # PyTorch: the reference's self-test (tests/parity/torch_ref/selftest.py: against formulas written out, no C), every
 # model config (tests/parity/parity.sh), a Hugging Face DistilBERT folder (tests/parity/distilbert.sh), alphaXiv's

@@ -16,39 +16,6 @@
 #define GF_MADD_FUSED(a, x, b) __builtin_fmaf((a), (x), (b))
 #else
 #define GF_MADD_FUSED(a, x, b) GF_MADD_ROUNDED(a, x, b)
-/* The default's sums over exp, sum_j gf_exp_fast(x[j] - shift) for j < n, in float (a softmax's) or double (the
- * loss's log-sum-exp), with the bits they always had on each CPU. With AVX-512 the compiler vectorises the
- * plain loop (its lane-wise order). Without it the loop stayed scalar (the exp's clamps are branches there):
- * the terms added one by one in index order. That order is kept, but a block's exps are computed first by the
- * _v set (the same values, as vectors) and only the adds stay serial: the default loss and softmax took 10-13%
- * of an AVX2 CPU's training step scalar (docs/bench/method.md). tests/unit/test_ops.c holds both to the plain
- * loop. */
-enum { GF_SUM_EXP_BLOCK = 256 };
-#define GF_SUM_EXP_IN_ORDER(T, name)                                                                           \
-    static inline T name(const float *x, int64_t n, float shift) {                                            \
-        T s = 0;                                                                                               \
-        float e[GF_SUM_EXP_BLOCK];                                                                             \
-        for (int64_t c = 0; c < n; c += GF_SUM_EXP_BLOCK) {                                                    \
-            const int64_t w = n - c < GF_SUM_EXP_BLOCK ? n - c : GF_SUM_EXP_BLOCK;                             \
-            _Pragma("omp simd") for (int64_t j = 0; j < w; j++) e[j] = gf_exp_fast_v(x[c + j] - shift);        \
-            for (int64_t j = 0; j < w; j++) s += e[j];                                                         \
-        }                                                                                                      \
-        return s;                                                                                              \
-    }
-#define GF_SUM_EXP_PLAIN(T, name)                                                                              \
-    static inline T name(const float *x, int64_t n, float shift) {                                            \
-        T s = 0;                                                                                               \
-        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) s += gf_exp_fast(x[j] - shift);   \
-        return s;                                                                                              \
-    }
-#if defined(__AVX512F__)
-GF_SUM_EXP_PLAIN(float, gf_sum_exp_f)
-GF_SUM_EXP_PLAIN(double, gf_sum_exp_d)
-#else
-GF_SUM_EXP_IN_ORDER(float, gf_sum_exp_f)
-GF_SUM_EXP_IN_ORDER(double, gf_sum_exp_d)
-#endif
-
 #endif
 
 /* c ? a : b as a blend of bits (the same value, NaN included). GCC keeps a clamp written `x < lo ? lo : x` as
