@@ -26,9 +26,9 @@ static inline v16 load16(const float *p) {
     return v;
 }
 
-static inline float reduce16(v16 s) {
+static inline float reduce16(const v16 *s) { /* by address: a v16 argument has no AVX register in plain x86-64 */
     float h[16];
-    memcpy(h, &s, sizeof h);
+    memcpy(h, s, sizeof h);
     for (int half = 8; half > 0; half /= 2)
         for (int l = 0; l < half; l++) h[l] += h[l + half];
     return h[0];
@@ -57,7 +57,10 @@ static inline float reduce16(v16 s) {
                 a1[r] += load16(tw + 16) * load16(tx + 16);                                                       \
             }                                                                                                     \
         }                                                                                                         \
-        for (int r = 0; r < R; r++) out[r] = reduce16(a0[r] + a1[r]);                                             \
+        for (int r = 0; r < R; r++) {                                                                             \
+            const v16 t = a0[r] + a1[r];                                                                          \
+            out[r] = reduce16(&t);                                                                                \
+        }                                                                                                         \
     }
 DOT_ROWS(1)
 /* Rows a group shares x's loads over: 4 rows take 8 accumulators of 16 floats, 8 of AVX-512's 32 registers but
