@@ -224,8 +224,8 @@ def speed_targets(by, target, targets):
                                  ("train word transformer B=8", "word-level Transformer B=8", 1.2),
                                  ("train char grassmann", "char-level Grassmann", 2.5),
                                  ("train char transformer", "char-level Transformer", 1.5)):
-            best = max((r[0] / r[1], c) for c in (case, case + " fp32-fast") for r in [ratio(c)] if r) \
-                if ratio(case) else None
+            got = [(r[0] / r[1], c) for c in (case, case + " fp32-fast") for r in [ratio(c)] if r]
+            best = max(got) if got else None
             target("AVX2 CPU: %s vs PyTorch, the better of fp32 and fp32-fast%s"
                    % (name, " (%s)" % best[1][6:] if best else ""), need, best and best[0], case=best[1] if best else case)
     g32 = by.get("train word grassmann B=32", {}).get("grassflow")

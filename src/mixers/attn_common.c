@@ -90,7 +90,7 @@ void gf_attn_zero_padded(float *x, int64_t ld, int64_t n, const uint8_t *mask, i
 
 void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v, int64_t ld, int64_t n,
                        int64_t dh, float scale, float *row) {
-    float mx = -INFINITY, sum = 0.0f;
+    float mx = -INFINITY;
     for (int64_t j = 0; j < n; j++) {
         const float *kj = k + j * ld;
         float dot = 0.0f;
@@ -99,8 +99,7 @@ void gf_attn_step_head(float *oh, const float *q, const float *k, const float *v
         row[j] = scale * dot;
         mx = row[j] > mx ? row[j] : mx;
     }
-    sum = gf_sum_exp_f(row, n, mx);
-    const float l = mx + logf(sum);
+    const float l = mx + logf(gf_sum_exp_f(row, n, mx));
     for (int64_t e = 0; e < dh; e++) oh[e] = 0.0f;
     for (int64_t j = 0; j < n; j++) {
         const float pj = gf_exp_fast(row[j] - l), *vj = v + j * ld;

@@ -62,12 +62,11 @@ static float softmax_exact(float *row, int64_t S, const float *lse_in) {
     if (lse_in) {
         l = *lse_in;
     } else {
-        float mx = -INFINITY, s = 0.0f;
+        float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
         for (int64_t j = 0; j < S; j++) mx = row[j] > mx ? row[j] : mx;
         if (mx == -INFINITY) return INFINITY;
-        s = gf_sum_exp_f(row, S, mx);
-        l = mx + logf(s);
+        l = mx + logf(gf_sum_exp_f(row, S, mx));
     }
     if (l != INFINITY) {
 #pragma omp simd
