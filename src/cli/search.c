@@ -306,9 +306,20 @@ static void print_argv(FILE *f, char *const *av) {
     fprintf(f, "%s\n", line);
 }
 
-/* Run p's compare at `steps` as a child (this executable), its table (stdout) dropped, its progress shown;
- * the search ignores SIGINT and SIGTERM meanwhile (the child saves its state and exits with 128 + the
- * signal). Its exit code, or EXIT_RUNTIME if it could not start. */
+/* While a point's child runs, SIGINT and SIGTERM sent to the search alone (`kill PID`, a job manager) are
+ * passed on to the child, once: it saves its state and exits with 128 + the signal, and the search stops
+ * after it. A signal the terminal sent (Ctrl-C: si_code SI_KERNEL) reached the child's process group
+ * itself, and is not passed on, nor is a second one: two more would make the child abort without saving. */
+static volatile sig_atomic_t g_child, g_pending, g_passed;
+static void pass_signal(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    if (si->si_code == SI_KERNEL || g_passed) return;
+    if (g_child > 0) g_passed = 1, kill((pid_t)g_child, sig);
+    else g_pending = sig; /* before the child's pid is known: passed on once it is */
+}
+
+/* Run p's compare at `steps` as a child (this executable), its table (stdout) dropped, its progress shown,
+ * signals passed on as above. Its exit code, or EXIT_RUNTIME if it could not start. */
 static int run_point(const sr_job *j, const sr_point *p, int64_t steps) {
     char *av[160], buf[16384];
     if (point_argv(j, p, steps, av, buf, sizeof buf) < 0) return cli_error("a point's command line is over 16 KiB");
@@ -323,11 +334,16 @@ static int run_point(const sr_job *j, const sr_point *p, int64_t steps) {
     posix_spawnattr_init(&at);
     posix_spawnattr_setsigdefault(&at, &def);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_term;
-    sigaction(SIGINT, &ign, &old_int), sigaction(SIGTERM, &ign, &old_term);
+    struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term;
+    sigemptyset(&pass.sa_mask);
+    g_child = 0, g_pending = 0, g_passed = 0;
+    sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term);
     pid_t pid;
     int st = 0, err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
+    if (!err) g_child = pid;
+    if (!err && g_pending && !g_passed) g_passed = 1, kill(pid, g_pending);
     while (!err && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    g_child = 0;
     sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
     posix_spawn_file_actions_destroy(&fa), posix_spawnattr_destroy(&at);
     if (err) return cli_error("cannot start grassflow compare for a point: %s", strerror(err));

@@ -2,7 +2,8 @@
 # grassflow search (issue 55): a spec's grids and lists expanded into points, each a compare with its seeds;
 # the budget in tokens; halving (the best 1/eta of each search go on, the choice kept in halving.json); the
 # results in results.jsonl, summary.md, summary.tsv and the plots; a rerun that reads everything back; a search
-# stopped by SIGINT in a point and run again, ending with the numbers of a search never stopped; bad specs.
+# stopped by SIGINT in a point and run again, ending with the numbers of a search never stopped; SIGTERM and
+# SIGINT sent to the search's pid alone; bad specs.
 #   bash tests/cli/search.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -94,6 +95,34 @@ assert a == b and len(a) == 2, (a, b)
 print("ok")'
 [ "$(py "$tmp/a/results.jsonl" "$tmp/b/results.jsonl")" = ok ] && pass "... ends with the numbers of the search never stopped" \
     || fail "resumed search differs: $(cat "$tmp/pyerr")"
+
+echo "search: SIGTERM or SIGINT sent to the search alone (kill PID) stops its point, the state saved"
+cat >"$tmp/forever.json" <<EOF
+{$R, "steps": 1000000, "seeds": [3], "searches": [{"model": "grassmann-tiny", "grid": {"lr": [1e-3, 2e-3]}}]}
+EOF
+signal_search() { # signal, exit code wanted
+    local d="$tmp/sig-$1" pid rc i
+    # (a background job of a script starts with SIGINT ignored: the search must catch it all the same)
+    "$GF" search "$tmp/forever.json" --out "$d" >/dev/null 2>"$d.err" &
+    pid=$!
+    for i in $(seq 600); do [ -n "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null)" ] && break; sleep 0.1; done
+    kill -"$1" "$pid"
+    for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        fail "SIG$1 to the search's pid: still running 60 s later (the signal not passed on to its point)"
+        pkill -KILL -f "$d" 2>/dev/null
+        return
+    fi
+    wait "$pid"
+    rc=$?
+    [ "$rc" = "$2" ] && grep -q "resume with: grassflow search $tmp/forever.json --out $d" "$d.err" \
+        && pass "SIG$1 to the search's pid: exit $2 and the command that resumes" || fail "SIG$1: rc $rc; $(tail -3 "$d.err")"
+    [ -n "$(find "$d" -name state.safetensors)" ] && ! pgrep -f "$d" >/dev/null \
+        && pass "... its point saved its state, and no child is left running" || fail "SIG$1: no state saved, or a child left"
+    pkill -KILL -f "$d" 2>/dev/null
+}
+signal_search TERM 143
+signal_search INT 130
 
 echo "search: bad specs (exit 1, nothing made) and a bad command line (exit 2)"
 want="give one spec file"; expect 2 "no spec" "$GF" search --out "$tmp/bad"
