@@ -12,8 +12,8 @@
 # *Why 5 epochs:* a run's state lives on the machine that trains it, and a machine lasts a sitting of about
 # three hours; 5 epochs take about an hour on one core, so a run ends where it began. (runs/g2p-study-v1 keeps
 # the first plan's run, 15 epochs with stress kept, which stopped at 10.5 when its machine went.)
-# Stop it with SIGINT to the train process (Ctrl-C: the state is saved); the same command continues where it
-# stopped, on the same machine.
+# Stop it with Ctrl-C or `kill PID` (SIGINT or SIGTERM to the script, scripts/job.sh: the state is saved); the
+# same command continues where it stopped, on the same machine.
 #   bash scripts/g2p_study.sh run     train (or continue) each run into $G2P_OUT (default runs/g2p-state, kept
 #                                     out of git), then score it (below); RUNS="name:seed ..." picks some
 #                                     (default: all, in order)
@@ -24,6 +24,7 @@
 #                                     (G2P_KEEP points a trial elsewhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/job.sh # job_run: Ctrl-C or `kill PID` stops the run in progress, its state saved
 GF=${GF:-build/grassflow}
 OUT=${G2P_OUT:-runs/g2p-state}
 KEEP=${G2P_KEEP:-runs/g2p-study}
@@ -67,12 +68,12 @@ train_one() { # name seed
     for s in ${sets//,/ }; do args+=(--set "$s"); done
     local rc=0 # (explicit: set -e does not reach inside a function called from a condition)
     if [ -f "$dir/state.safetensors" ]; then
-        "$GF" train --resume "$dir" || rc=$?
+        job_run "$GF" train --resume "$dir" || rc=$?
     else
-        "$GF" train --task g2p --model "$preset" "${args[@]}" --corpus "$LEX" "${RECIPE[@]}" --seed "$2" \
+        job_run "$GF" train --task g2p --model "$preset" "${args[@]}" --corpus "$LEX" "${RECIPE[@]}" --seed "$2" \
             --out "$dir" || rc=$?
     fi
-    [ "$rc" = 0 ] || exit "$rc" # stopped (130 after SIGINT: the state is saved) or failed: no later run starts
+    [ "$rc" = 0 ] || exit "$rc" # failed: no later run starts (a stop ends the study in job_stop)
     touch "$dir/done"
 }
 

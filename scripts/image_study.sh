@@ -5,7 +5,7 @@
 # 128, AdamW lr 1e-3 cosine to 6e-5, no augmentation), and a softmax regression on the pixels as the linear
 # baseline (scripts/image_linear.py, numpy). One run after another, each resumable (OMP_NUM_THREADS=1 leaves
 # the other core free; two lists in two shells use both). A run takes about 20 minutes on one quiet core:
-# many hours in all, so run it niced, and stop it with SIGINT to the train process (its state is saved).
+# many hours in all, so run it niced, and stop it with Ctrl-C or `kill PID` (scripts/job.sh: its state is saved).
 #   bash scripts/image_study.sh run     train (or continue) each run into $IMG_OUT/NAME-sSEED (default
 #                                       runs/image-state, kept out of git), then score its best checkpoint on
 #                                       the test split (test.json) and time inference at batch 1 and 256
@@ -18,6 +18,7 @@
 # train flags to a new run's recipe (for example "--crop 2 --flip true": augmentation; a resumed run keeps its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/job.sh # job_run: Ctrl-C or `kill PID` stops the run in progress, its state saved
 GF=${GF:-build/grassflow}
 OUT=${IMG_OUT:-runs/image-state}
 KEEP=${IMG_KEEP:-runs/image-study}
@@ -40,11 +41,11 @@ train_one() { # name seed
     [ -f "$cfg" ] || { echo "image_study.sh: no $cfg (the models: $NAMES)" >&2; exit 2; }
     [ -f "$dir/done" ] && return 0
     if [ -f "$dir/state.safetensors" ]; then
-        "$GF" train --resume "$dir" || rc=$?
+        job_run "$GF" train --resume "$dir" || rc=$?
     else
-        "$GF" train --task image --config "$cfg" "${RECIPE[@]}" --seed "$2" --out "$dir" || rc=$?
+        job_run "$GF" train --task image --config "$cfg" "${RECIPE[@]}" --seed "$2" --out "$dir" || rc=$?
     fi
-    [ "$rc" = 0 ] || exit "$rc" # stopped (130 after SIGINT: the state is saved) or failed: no later run starts
+    [ "$rc" = 0 ] || exit "$rc" # failed: no later run starts (a stop ends the study in job_stop)
     touch "$dir/done"
 }
 

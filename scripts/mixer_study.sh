@@ -89,32 +89,15 @@ fi
 D_HEADS="grassmann transformer window performer"
 export A_VARIANTS C_VARIANTS C_LENS C_WINDOW C_GEN C_TOKENS C_STEPS C_TOKENS_FULL C_STEPS_FULL QUICK=$quick
 
-# ---- running one job: its own process group, so that a signal reaches it; a stop ends the study -------
-set -m
-job=""
-on_signal() {
-    if [ -n "$job" ]; then
-        # SIGTERM (not INT: a shell started in the background ignores it) to every process of the job but
-        # /usr/bin/time, which would die of it without recording the peak memory of the run it waits for
-        ps -eo pid=,pgid=,comm= | awk -v g="$job" '$2 == g && $3 != "time" { print $1 }' | xargs -r kill -TERM 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-        while kill -0 -- "-$job" 2>/dev/null; do sleep 1; done # the whole job: a run under a script too
-    fi
-    echo "mixer_study: stopped; every finished run is kept, the one in progress saved its state." >&2
-    echo "resume with: bash scripts/mixer_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}" >&2
-    exit 130
-}
-trap on_signal INT TERM
+# ---- running one job (scripts/job.sh: its own process group, so that a stop reaches it; a stop ends the study)
+JOB_STOPPED="every finished run is kept, the one in progress saved its state; resume with: bash scripts/mixer_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}"
+. scripts/job.sh
 trap 'echo "mixer_study: stopped by an error at line $LINENO (above)" >&2' ERR
-# run_job LOG ERR CMD...: CMD in the background (appending to LOG and ERR), waited for; its exit status
+# run_job LOG ERR CMD...: CMD as a job (appending to LOG and ERR), waited for; its exit status
 run_job() {
-    local log=$1 err=$2 rc=0
+    local log=$1 err=$2
     shift 2
-    "$@" >>"$log" 2>>"$err" &
-    job=$!
-    wait "$job" || rc=$?
-    job=""
-    return $rc
+    job_run "$@" >>"$log" 2>>"$err"
 }
 
 # why a model (preset or config file; or a comma-separated list of them) cannot be built by this grassflow

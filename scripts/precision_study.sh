@@ -51,22 +51,13 @@ fi
 PROMPTS=("The history of" "In 1995 , the" "The album was")
 export MODEL
 
-# a stop (SIGINT/SIGTERM) reaches the job in progress, which saves its state; the study then ends
-set -m
-job=""
-on_signal() {
-    [ -z "$job" ] || { kill -TERM -- "-$job" 2>/dev/null || true; wait "$job" 2>/dev/null || true; }
-    echo "precision_study: stopped; finished steps are kept. Resume: bash scripts/precision_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}" >&2
-    exit 130
-}
-trap on_signal INT TERM
+# a stop (SIGINT/SIGTERM: scripts/job.sh) reaches the job in progress, which saves its state; the study then ends
+JOB_STOPPED="finished steps are kept; resume with: bash scripts/precision_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}"
+. scripts/job.sh
 run_job() { # OUT ERR CMD...: CMD's stdout into OUT (kept only when it succeeds), stderr appended to ERR
     local o=$1 e=$2 rc=0
     shift 2
-    "$@" >"$o.tmp" 2>>"$e" &
-    job=$!
-    wait "$job" || rc=$?
-    job=""
+    job_run "$@" >"$o.tmp" 2>>"$e" || rc=$?
     if [ $rc = 0 ]; then mv "$o.tmp" "$o"; else rm -f "$o.tmp"; fi
     return $rc
 }
