@@ -123,37 +123,28 @@ static double meta_num(const gf_st_file *f, const char *key) {
     return x;
 }
 
-int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: parity_check INIT.safetensors REF.safetensors\n");
-        return 2;
-    }
-    gf_model *m = gf_model_load(argv[1]);
-    gf_st_file *ref = gf_st_read(argv[2]);
-    if (!m || !ref) {
-        fprintf(stderr, "parity: %s\n", gf_last_error());
-        return 1;
-    }
-    ref_batch rb = load_batch(ref);
-    printf("parity %s (B=%lld T=%lld%s%s, %lld params)\n", argv[2], (long long)rb.b.B, (long long)rb.b.T,
-           rb.mask ? ", padded" : "", rb.b.vectors ? ", vector inputs" : rb.source ? ", encoder-decoder" : "",
-           (long long)gf_model_num_params(m));
+/* The forward pass: logits and loss against the reference's. 0, or 1 when the model failed to run. */
+static int check_forward(gf_model *m, const ref_batch *rb, const gf_st_file *ref, float **rl, float **rloss) {
     float loss;
-    if (gf_model_forward_batch(m, &rb.b, &loss)) {
+    if (gf_model_forward_batch(m, &rb->b, &loss)) {
         fprintf(stderr, "parity: forward: %s\n", gf_last_error());
         return 1;
     }
     const gf_st_tensor *rlt = gf_st_find(ref, "logits");
     const int64_t n_out = rlt ? rlt->numel : 0;
-    float *rl = load_f32(ref, "logits", n_out), *rloss = load_f32(ref, "loss", 1);
+    *rl = load_f32(ref, "logits", n_out), *rloss = load_f32(ref, "loss", 1);
     int64_t at;
     char detail[256];
-    double dl = max_diff(gf_model_logits(m), rl, n_out, &at);
+    double dl = max_diff(gf_model_logits(m), *rl, n_out, &at);
     snprintf(detail, sizeof detail, "at %lld", (long long)at);
     check("logits max|diff|", dl, TOL_LOGITS, detail);
-    snprintf(detail, sizeof detail, "C %.9g vs torch %.9g", (double)loss, (double)rloss[0]);
-    check("loss relative diff", fabs((double)loss - rloss[0]) / fabs((double)rloss[0]), TOL_LOSS_REL, detail);
+    snprintf(detail, sizeof detail, "C %.9g vs torch %.9g", (double)loss, (double)(*rloss)[0]);
+    check("loss relative diff", fabs((double)loss - (*rloss)[0]) / fabs((double)(*rloss)[0]), TOL_LOSS_REL, detail);
+    return 0;
+}
 
+/* Every trainable tensor's gradient after the forward above. 0, or 1 when backward failed. */
+static int check_grads(gf_model *m, const gf_st_file *ref) {
     gf_model_zero_grad(m);
     if (gf_model_backward(m)) {
         fprintf(stderr, "parity: backward: %s\n", gf_last_error());
@@ -161,6 +152,8 @@ int main(int argc, char **argv) {
     }
     double worst = 0.0;
     const char *worst_name = "";
+    int64_t at;
+    char detail[256];
     for (int i = 0; i < gf_model_num_tensors(m); i++) {
         const gf_tensor_info *t = gf_model_tensor(m, i);
         char name[160];
@@ -187,19 +180,26 @@ int main(int argc, char **argv) {
     char label[128];
     snprintf(label, sizeof label, "grads: worst rel diff (%.30s)", worst_name);
     check(label, worst, TOL_GRAD_REL, detail);
+    return 0;
+}
 
-    /* AdamW trajectory from the same initial weights */
-    gf_model_free(m);
-    m = gf_model_load(argv[1]);
+/* The AdamW trajectory from the initial weights in `init`: each step's loss, then the final weights (reported;
+ * a buffer must stay as loaded). 0, or 1 when the model failed to load or run. */
+static int check_adamw(const char *init, const ref_batch *rb, const gf_st_file *ref) {
+    gf_model *m = gf_model_load(init);
+    if (!m) {
+        fprintf(stderr, "parity: %s\n", gf_last_error());
+        return 1;
+    }
     int steps = (int)meta_num(ref, "steps");
-    float *rlosses = load_f32(ref, "adamw_losses", steps);
+    float *rlosses = load_f32(ref, "adamw_losses", steps), loss = 0.0f;
     gf_adamw_hparams hp = {.lr = (float)meta_num(ref, "lr"), .beta1 = (float)meta_num(ref, "beta1"),
                            .beta2 = (float)meta_num(ref, "beta2"), .eps = (float)meta_num(ref, "eps"),
                            .weight_decay = (float)meta_num(ref, "weight_decay")};
     gf_adamw *opt = gf_adamw_create(m, hp);
     double dtraj = 0.0;
     for (int s = 0; s < steps; s++) {
-        if (gf_model_forward_batch(m, &rb.b, &loss)) {
+        if (gf_model_forward_batch(m, &rb->b, &loss)) {
             fprintf(stderr, "parity: %s\n", gf_last_error());
             return 1;
         }
@@ -209,11 +209,12 @@ int main(int argc, char **argv) {
         gf_model_backward(m);
         gf_adamw_step(opt, m, hp.lr);
     }
+    char detail[256], label[128];
     snprintf(detail, sizeof detail, "last loss C %.7g vs torch %.7g", (double)loss, (double)rlosses[steps - 1]);
-    char tl[64];
-    snprintf(tl, sizeof tl, "AdamW losses (%d steps) max|diff|", steps);
-    check(tl, dtraj, TOL_ADAMW, detail);
+    snprintf(label, sizeof label, "AdamW losses (%d steps) max|diff|", steps);
+    check(label, dtraj, TOL_ADAMW, detail);
     double dw = 0.0;
+    int64_t at;
     for (int i = 0; i < gf_model_num_tensors(m); i++) {
         const gf_tensor_info *t = gf_model_tensor(m, i);
         char name[160];
@@ -230,6 +231,29 @@ int main(int argc, char **argv) {
     printf("  %-44s %10.3e  (reported)\n", "weights after AdamW max|diff|", dw);
     gf_adamw_free(opt);
     free(rlosses);
+    gf_model_free(m);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: parity_check INIT.safetensors REF.safetensors\n");
+        return 2;
+    }
+    gf_model *m = gf_model_load(argv[1]);
+    gf_st_file *ref = gf_st_read(argv[2]);
+    if (!m || !ref) {
+        fprintf(stderr, "parity: %s\n", gf_last_error());
+        return 1;
+    }
+    ref_batch rb = load_batch(ref);
+    printf("parity %s (B=%lld T=%lld%s%s, %lld params)\n", argv[2], (long long)rb.b.B, (long long)rb.b.T,
+           rb.mask ? ", padded" : "", rb.b.vectors ? ", vector inputs" : rb.source ? ", encoder-decoder" : "",
+           (long long)gf_model_num_params(m));
+    float *rl = NULL, *rloss = NULL;
+    if (check_forward(m, &rb, ref, &rl, &rloss) || check_grads(m, ref)) return 1;
+    gf_model_free(m);
+    if (check_adamw(argv[1], &rb, ref)) return 1;
     free(rl);
     free(rloss);
     free((void *)rb.b.ids);
@@ -239,7 +263,6 @@ int main(int argc, char **argv) {
     free(rb.seg);
     free(rb.source);
     free(rb.smask);
-    gf_model_free(m);
     gf_st_free(ref);
     if (failures) printf("parity FAILED: %d check(s)\n", failures);
     return failures ? 1 : 0;
