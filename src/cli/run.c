@@ -249,16 +249,21 @@ static void on_event(const gf_train_event *e, void *ctx) {
 /* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
 
 static volatile sig_atomic_t g_signal, g_signals;
+static pid_t g_relay; /* a `grassflow search` that runs this process as a point, or 0 */
 
 /* First signal: set the flag (the trainer saves and stops after its current step). A second one (GNU
  * timeout signals the child and then its process group; an impatient Ctrl-C) must not lose that save: it
  * is acknowledged. A third ends the process at once, saying so; the checkpoints and state already on disk
- * stay whole (every write is atomic). Only async-signal-safe calls here. */
-static void on_signal(int sig) {
+ * stay whole (every write is atomic). The search's copy of a signal this process already got (a signal
+ * sent to the whole process group reaches a point directly and through its search, src/cli/search.c) is
+ * not counted. Only async-signal-safe calls here. */
+static void on_signal(int sig, siginfo_t *si, void *uc) {
     static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
                                 "state; a third signal aborts without saving\n";
     static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
                                     "and state saved before it are intact\n";
+    (void)uc;
+    if (g_signal && g_relay && si->si_code == SI_USER && si->si_pid == g_relay) return;
     ssize_t w = 0;
     if (!g_signal) g_signal = sig;
     if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);
@@ -280,10 +285,22 @@ int agreed_signal(void) {
     return sig;
 }
 
+/* Whether this process's parent runs the same executable: a search running its points (src/cli/search.c) */
+static pid_t relay_parent(void) {
+    char self[4096], parent[4096], path[64];
+    const pid_t pp = getppid();
+    snprintf(path, sizeof path, "/proc/%ld/exe", (long)pp);
+    const ssize_t a = readlink("/proc/self/exe", self, sizeof self - 1), b = readlink(path, parent, sizeof parent - 1);
+    if (a <= 0 || a != b) return 0;
+    return memcmp(self, parent, (size_t)a) == 0 ? pp : 0;
+}
+
 void catch_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    g_relay = relay_parent();
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: the count stays exact */
     sigaddset(&sa.sa_mask, SIGTERM);

@@ -309,13 +309,22 @@ static void print_argv(FILE *f, char *const *av) {
 /* While a point's child runs, SIGINT and SIGTERM sent to the search alone (`kill PID`, a job manager) are
  * passed on to the child, once: it saves its state and exits with 128 + the signal, and the search stops
  * after it. A signal the terminal sent (Ctrl-C: si_code SI_KERNEL) reached the child's process group
- * itself, and is not passed on, nor is a second one: two more would make the child abort without saving. */
-static volatile sig_atomic_t g_child, g_pending, g_passed;
+ * itself, and is not passed on, nor is a second one: two more would make the child abort without saving
+ * (a signal sent to the whole group reaches the child twice, directly and passed on: the child does not
+ * count the search's copy, src/cli/run.c). One that came before the child's pid was known is passed on
+ * once it is, whoever sent it; and any stop ends the search after this point, even one whose child had
+ * finished (g_stop). */
+static volatile sig_atomic_t g_child, g_pending, g_passed, g_stop;
 static void pass_signal(int sig, siginfo_t *si, void *uc) {
     (void)uc;
-    if (si->si_code == SI_KERNEL || g_passed) return;
-    if (g_child > 0) g_passed = 1, kill((pid_t)g_child, sig);
-    else g_pending = sig; /* before the child's pid is known: passed on once it is */
+    const int saved = errno; /* kill() must not change the EINTR the wait loop reads */
+    g_stop = sig;
+    if (g_child > 0) {
+        if (si->si_code != SI_KERNEL && !g_passed) g_passed = 1, kill((pid_t)g_child, sig);
+    } else if (!g_pending) {
+        g_pending = sig;
+    }
+    errno = saved;
 }
 
 /* Run p's compare at `steps` as a child (this executable), its table (stdout) dropped, its progress shown,
@@ -335,8 +344,8 @@ static int run_point(const sr_job *j, const sr_point *p, int64_t steps) {
     posix_spawnattr_setsigdefault(&at, &def);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
     struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term;
-    sigemptyset(&pass.sa_mask);
-    g_child = 0, g_pending = 0, g_passed = 0;
+    sigemptyset(&pass.sa_mask), sigaddset(&pass.sa_mask, SIGINT), sigaddset(&pass.sa_mask, SIGTERM);
+    g_child = 0, g_pending = 0, g_passed = 0, g_stop = 0;
     sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term);
     pid_t pid;
     int st = 0, err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
@@ -347,7 +356,8 @@ static int run_point(const sr_job *j, const sr_point *p, int64_t steps) {
     sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
     posix_spawn_file_actions_destroy(&fa), posix_spawnattr_destroy(&at);
     if (err) return cli_error("cannot start grassflow compare for a point: %s", strerror(err));
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    return g_stop && rc < 128 ? 128 + (int)g_stop : rc;
 }
 
 /* ---- the rungs --------------------------------------------------------------------------------------------- */

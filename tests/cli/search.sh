@@ -100,13 +100,22 @@ echo "search: SIGTERM or SIGINT sent to the search alone (kill PID) stops its po
 cat >"$tmp/forever.json" <<EOF
 {$R, "steps": 1000000, "seeds": [3], "searches": [{"model": "grassmann-tiny", "grid": {"lr": [1e-3, 2e-3]}}]}
 EOF
-signal_search() { # signal, exit code wanted
-    local d="$tmp/sig-$1" pid rc i
+signal_search() { # signal, exit code wanted[, group: the signal to the search's whole process group]
+    local d="$tmp/sig-$1${3:-}" pid rc i
     # (a background job of a script starts with SIGINT ignored: the search must catch it all the same)
-    "$GF" search "$tmp/forever.json" --out "$d" >/dev/null 2>"$d.err" &
+    # point-first: every chunk of a checkpoint written 0.2 s late, so that the point is still saving when the
+    # search's copy comes
+    local slow=GRASSFLOW_FAULT_STEP_DELAY_MS=0
+    [ "${3:-}" = point-first ] && slow=GRASSFLOW_FAULT_WRITE_DELAY_US=200000
+    env "$slow" setsid "$GF" search "$tmp/forever.json" --out "$d" >/dev/null 2>"$d.err" &
     pid=$!
     for i in $(seq 600); do [ -n "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null)" ] && break; sleep 0.1; done
-    kill -"$1" "$pid"
+    case "${3:-}" in
+    group) kill -"$1" -- "-$pid" ;;
+    # the race of a group's signal made slow: the point gets it, handles it, then gets the search's copy
+    point-first) kill -"$1" "$(pgrep -f "compare .*--out $d/" | head -1)"; sleep 0.3; kill -"$1" "$pid" ;;
+    *) kill -"$1" "$pid" ;;
+    esac
     for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
         fail "SIG$1 to the search's pid: still running 60 s later (the signal not passed on to its point)"
@@ -116,13 +125,17 @@ signal_search() { # signal, exit code wanted
     wait "$pid"
     rc=$?
     [ "$rc" = "$2" ] && grep -q "resume with: grassflow search $tmp/forever.json --out $d" "$d.err" \
-        && pass "SIG$1 to the search's pid: exit $2 and the command that resumes" || fail "SIG$1: rc $rc; $(tail -3 "$d.err")"
+        && ! grep -q "received again" "$d.err" \
+        && pass "SIG$1 to the search's ${3:-pid}: exit $2 and the command that resumes; the point counted one signal" \
+        || fail "SIG$1 ${3:-}: rc $rc; $(tail -3 "$d.err")"
     [ -n "$(find "$d" -name state.safetensors)" ] && ! pgrep -f "$d" >/dev/null \
         && pass "... its point saved its state, and no child is left running" || fail "SIG$1: no state saved, or a child left"
     pkill -KILL -f "$d" 2>/dev/null
 }
 signal_search TERM 143
 signal_search INT 130
+signal_search TERM 143 group # (kill %1, GNU timeout, systemd: the point gets it directly and from the search)
+signal_search TERM 143 point-first
 # Ctrl-C at a terminal reaches the point's process group itself: the search must not pass it on as a second
 # signal (two more and the point would abort without saving)
 PYCODE='
