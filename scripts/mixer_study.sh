@@ -90,7 +90,7 @@ D_HEADS="grassmann transformer window performer"
 export A_VARIANTS C_VARIANTS C_LENS C_WINDOW C_GEN C_TOKENS C_STEPS C_TOKENS_FULL C_STEPS_FULL QUICK=$quick
 
 # ---- running one job (scripts/job.sh: its own process group, so that a stop reaches it; a stop ends the study)
-JOB_STOPPED="every finished run is kept, the one in progress saved its state; resume with: bash scripts/mixer_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}"
+JOB_STOPPED="every finished run is kept, the one in progress saved its state; resume with: bash scripts/mixer_study.sh$([ "$quick" = 1 ] && echo " --quick" || true) --out $out ${parts[*]}"
 . scripts/job.sh
 trap 'echo "mixer_study: stopped by an error at line $LINENO (above)" >&2' ERR
 # run_job LOG ERR CMD...: CMD as a job (appending to LOG and ERR), waited for; its exit status

@@ -52,7 +52,7 @@ PROMPTS=("The history of" "In 1995 , the" "The album was")
 export MODEL
 
 # a stop (SIGINT/SIGTERM: scripts/job.sh) reaches the job in progress, which saves its state; the study then ends
-JOB_STOPPED="finished steps are kept; resume with: bash scripts/precision_study.sh$([ "$quick" = 1 ] && echo " --quick") --out $out ${parts[*]}"
+JOB_STOPPED="finished steps are kept; resume with: bash scripts/precision_study.sh$([ "$quick" = 1 ] && echo " --quick" || true) --out $out ${parts[*]}"
 . scripts/job.sh
 run_job() { # OUT ERR CMD...: CMD's stdout into OUT (kept only when it succeeds), stderr appended to ERR
     local o=$1 e=$2 rc=0

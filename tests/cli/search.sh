@@ -139,9 +139,10 @@ signal_search TERM 143 point-first
 # Ctrl-C at a terminal reaches the point's process group itself: the search must not pass it on as a second
 # signal (two more and the point would abort without saving)
 PYCODE='
-import os, pty, sys, time
+import os, pty, signal, sys, time
 pid, fd = pty.fork()
 if pid == 0:
+    signal.signal(signal.SIGINT, signal.SIG_DFL) # (this test itself may have started with SIGINT ignored)
     os.execv(sys.argv[1], [sys.argv[1], "search", sys.argv[2], "--out", sys.argv[3]])
 out, t0, sent = b"", time.time(), False
 while True:
