@@ -11,6 +11,7 @@
 # signal: it would die of it without recording the peak memory of the run it waits for.
 # tests/studies/job.sh checks each of these.
 JOB=""
+JOB_STOPPED=${JOB_STOPPED:-"the run in progress saved its state; the same command continues it"}
 exec {JOB_STDERR}>&2 # the study's own stderr, for the stop's message: a caller may redirect job_run's
 job_stop() { # INT or TERM
     local job=${JOB:-$(jobs -p | tail -1)} # (a signal between `&` and JOB=$!: the job just started)

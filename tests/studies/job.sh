@@ -73,7 +73,8 @@ else:
         sys.exit(0)
     rc = p.returncode
 got = open(marker).read().split() if os.path.exists(marker) else []
-print("rc=%d job=%s msg=%d" % (rc, ",".join(got), "stopped by SIG" in err and "the made-up run saved its state" in err))'
+print("rc=%d job=%s msg=%d" % (rc, ",".join(got), "stopped by SIG" in err and ("the made-up run saved its state" in err or
+                                                                      "the run in progress saved its state" in err)))'
 case_() { # how, what is wanted, what it checks
     local got
     got=$(timeout 90 /usr/bin/python3 - "$tmp/study.sh" "$tmp/m-$1" "$1" 2>&1 <<<"$PYCODE")
@@ -83,6 +84,10 @@ case_() { # how, what is wanted, what it checks
 case_ SIGINT "rc=130 job=started,TERM msg=1" "SIGINT to the study's pid: the job gets one SIGTERM, the study exits 130 saying so"
 case_ SIGTERM "rc=143 job=started,TERM msg=1" "SIGTERM to the study's pid: the same, exit 143"
 case_ tty "rc=130 job=started,TERM msg=1" "Ctrl-C at a terminal: the job gets one SIGTERM (not the terminal's SIGINT too), exit 130"
+# a study that sets no JOB_STOPPED (g2p_study, image_study) under set -u: the default message
+sed -i '/^JOB_STOPPED=/d' "$tmp/study.sh"
+rm -f "$tmp/m-SIGTERM"
+case_ SIGTERM "rc=143 job=started,TERM msg=1" "a study that sets no JOB_STOPPED (set -u): exit 143 with the default message"
 printf 'echo started >>"$1"\n' >"$tmp/job.sh"
 case_ none "rc=3 job=started msg=0" "no signal: a job's exit status (3) is the study's"
 # the studies that use it start at their full size too (a status line, no training): a line of theirs that
