@@ -121,6 +121,15 @@ static void md_cell(FILE *f, const char *s) {
     fprintf(f, " %s |", esc);
 }
 
+/* A point's budget in the table: its steps, or under an epoch budget (whose recipe says 0 steps) its epochs */
+static const char *budget_cell(char *cell, size_t n, const sr_point *p) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(p->summary, "recipe");
+    const double steps = num(r, "steps"), epochs = num(r, "epochs");
+    if (!(steps > 0) && epochs > 0) snprintf(cell, n, "%g epoch%s", epochs, epochs == 1 ? "" : "s");
+    else snprintf(cell, n, "%.0f", steps);
+    return cell;
+}
+
 static char *md_text(const sr_job *j, const sr_point **v) {
     char *buf = NULL, name[600], cell[128];
     size_t len = 0;
@@ -149,8 +158,7 @@ static char *md_text(const sr_job *j, const sr_point **v) {
             md_cell(f, isnan(num(m, "test_mean")) ? "" : cell);
             snprintf(cell, sizeof cell, "%.0f", num(m, "params"));
             md_cell(f, isnan(num(m, "params")) ? "" : cell);
-            snprintf(cell, sizeof cell, "%.0f", num(cJSON_GetObjectItemCaseSensitive(v[k]->summary, "recipe"), "steps"));
-            md_cell(f, v[k]->summary ? cell : "");
+            md_cell(f, v[k]->summary ? budget_cell(cell, sizeof cell, v[k]) : "");
             snprintf(cell, sizeof cell, "%.0f", num(m, "tokens_per_s"));
             md_cell(f, isnan(num(m, "tokens_per_s")) ? "" : cell);
             md_cell(f, status(j, v[k]));

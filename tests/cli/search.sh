@@ -164,6 +164,14 @@ got=$(timeout 120 $PY - "$GF" "$tmp/forever.json" "$tmp/sig-tty" 2>"$tmp/pyerr" 
     || fail "Ctrl-C at a terminal: $got $(cat "$tmp/pyerr")"
 pkill -KILL -f "$tmp/sig-tty" 2>/dev/null
 
+echo "search: an epoch budget"
+cat >"$tmp/epoch.json" <<EOF
+{$R, "epochs": 1, "seeds": [1], "searches": [{"model": "grassmann-tiny"}]}
+EOF
+expect 0 "a search of one epoch" "$GF" search "$tmp/epoch.json" --out "$tmp/e"
+grep -q '^| (the model as it is) | 1 | .* | 1 epoch | [0-9]* | done |$' "$tmp/e/summary.md" \
+    && pass "summary.md gives the budget as 1 epoch (the recipe's steps are 0)" || fail "epoch budget: $(grep '^| (the model' "$tmp/e/summary.md")"
+
 echo "search: bad specs (exit 1, nothing made) and a bad command line (exit 2)"
 want="give one spec file"; expect 2 "no spec" "$GF" search --out "$tmp/bad"
 want="unknown option"; expect 2 "an unknown option" "$GF" search "$tmp/spec.json" --steps 3
