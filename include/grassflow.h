@@ -187,11 +187,15 @@ typedef struct gf_config {
     /* the standard deviation of the normal init of every tensor initialised N(0, std) (weights, embeddings);
      * 0: 0.02, GPT-2's and every model's before the key existed (issue 55: an init scale to search) */
     float init_std;
+    /* label smoothing of the training loss (issues 52, 53): the head's cross-entropy against (1 - eps) onehot
+     * + eps / classes, PyTorch's label_smoothing; evaluation scores the plain loss. 0: none (every model
+     * before the key) */
+    float label_smoothing;
     /* Room for the keys of later versions, so that adding one keeps the struct's size and every member's
      * offset (docs/api.md, "Growing gf_config"): a new key takes bytes from here, and its zero value means
      * what grassflow did before the key existed. gf_config_preset, gf_config_from_json and gf_config_load
      * zero it; a program that fills a gf_config itself starts from gf_config_preset or zeroes it. */
-    unsigned char reserved[256 - 3 * sizeof(int64_t) - sizeof(float)];
+    unsigned char reserved[256 - 3 * sizeof(int64_t) - 2 * sizeof(float)];
 } gf_config;
 
 /* Layers in all stacks. */

@@ -376,6 +376,8 @@ typedef struct gf_head_call {
     const uint8_t *segments;  /* (B, T) token types (the config's segments > 0); NULL: none (all type 0). Added
                                * last, so a head built against an earlier header reads the members above it as
                                * before */
+    float label_smoothing;    /* the loss's label smoothing eps (the config's label_smoothing while training, 0
+                               * otherwise: evaluation scores the plain loss). Added last, like segments */
 } gf_head_call;
 
 /* What forward reports about the batch (the model sets {0, 0, -1} before the call). */

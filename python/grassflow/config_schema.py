@@ -28,10 +28,12 @@ MODEL_KEYS = {
     "pos": _key("enum", names=("learned", "sinusoidal", "none", "sinusoidal-2d")), "segments": _key("int", 0, 255),
     "emb_norm": _key("bool"), "ln_eps": _key("float", 0, 1, lo_open=True), "dropout": _key("float", 0, 1, hi_open=True),
     "direction": _key("enum", names=DIRECTIONS), "source_vocab": _key("int", 0, 2147483647),
-    "cross_heads": _key("int", 0, 65536), "pos_grid": _key("int", 0, 1 << 16), "init_std": _key("float", 0, 1)}
+    "cross_heads": _key("int", 0, 65536), "pos_grid": _key("int", 0, 1 << 16), "init_std": _key("float", 0, 1),
+    "label_smoothing": _key("float", 0, 1, hi_open=True)}
 MODEL_DEFAULTS = {"input": "tokens", "d_input": 0, "vocab_size": 0, "max_len": 0, "norm": "pre", "tie_head": True,
                   "gelu": "erf", "pos": "learned", "segments": 0, "emb_norm": False, "ln_eps": 1e-5, "dropout": 0.0,
-                  "source_vocab": 0, "cross_heads": 0, "pos_grid": 0, "init_std": 0.0}
+                  "source_vocab": 0, "cross_heads": 0, "pos_grid": 0, "init_std": 0.0,
+                  "label_smoothing": 0.0}
 _N_HEAD = _key("int", 1, 65536)
 MIXER_KEYS = {  # in the library's registration order (a key two mixers share is the first one's at the top level)
     "grassmann": {"rank": _key("int", 2, 256), "offsets": _key("ints", 1, 1 << 20, max_count=16),

@@ -82,14 +82,19 @@ static const gf_cfg_key KEYS[] = {
              "column in the others; 0: none"},
     {.name = "init_std", .type = GF_KEY_FLOAT, .off = OFF(init_std), .lo = 0, .hi = 1, .def = "0",
      .help = "the standard deviation of the normal init of weights and embeddings; 0: 0.02 (GPT-2's)"},
+    {.name = "label_smoothing", .type = GF_KEY_FLOAT, .off = OFF(label_smoothing), .lo = 0, .hi = 1,
+     .flags = GF_KEY_HI_OPEN, .def = "0",
+     .help = "label smoothing of the training loss: the cross-entropy against (1 - eps) onehot + eps / classes "
+             "(evaluation scores the plain loss); 0 = none"},
 };
 /* Keys written into a config's JSON form only when they are not 0 (those of encoder-decoders, pos_grid,
- * init_std): every other model's config reads as before they existed. */
+ * init_std, label_smoothing): every other model's config reads as before they existed. */
 static bool key_shown(const gf_cfg_key *k, const gf_config *c) {
     if (k->off == offsetof(gf_config, source_vocab) || k->off == offsetof(gf_config, cross_heads))
         return c->source_vocab != 0 || c->cross_heads != 0;
     if (k->off == offsetof(gf_config, pos_grid)) return c->pos_grid != 0;
     if (k->off == offsetof(gf_config, init_std)) return c->init_std != 0.0f;
+    if (k->off == offsetof(gf_config, label_smoothing)) return c->label_smoothing != 0.0f;
     return true;
 }
 #undef OFF

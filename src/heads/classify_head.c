@@ -155,7 +155,7 @@ static void cls_forward(const gf_head_call *c, const float *h, gf_head_result *r
     else pool_forward(c, h, pooled);
     gf_linear_forward(c->out, pooled, F, c->p[0], F, c->p[1], B, F, C, 0.0f);
     if (!c->targets) return;
-    res->n_counted = gf_xent_forward(losses, lse, c->out, c->targets, B, C);
+    res->n_counted = gf_xent_forward(losses, lse, c->out, c->targets, B, C, c->label_smoothing);
     res->loss_sum = 0.0;
     res->n_correct = 0;
     for (int64_t b = 0; b < B; b++) {
@@ -171,7 +171,7 @@ static void cls_backward(const gf_head_call *c, const float *h, float *dh, float
     (void)h;
     const int64_t B = c->B, T = c->T, d = gf_config_out_dim(c->cfg), F = feat_dim(c->cfg), C = CC(c->cfg)->n_classes;
     float *pooled = c->saved, *dpooled = pooled + B * F, *lse = pooled + 2 * B * F;
-    gf_xent_backward(c->out, lse, c->targets, B, C, scale);
+    gf_xent_backward(c->out, lse, c->targets, B, C, scale, c->label_smoothing);
     gf_zero(dpooled, B * F);
     gf_linear_backward(dpooled, F, c->g[0], F, c->g[1], c->out, pooled, F, c->p[0], F, B, F, C);
     if (CC(c->cfg)->pool == POOL_PAIR) {

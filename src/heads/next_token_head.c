@@ -38,7 +38,7 @@ static void lm_forward(const gf_head_call *c, const float *h, gf_head_result *re
     res->n_correct = -1; /* an argmax over V per position would cost a pass over the logits */
     if (!c->targets) return;
     float *lse = c->saved, *losses = lse + N;
-    res->n_counted = gf_xent_forward(losses, lse, c->out, c->targets, N, V);
+    res->n_counted = gf_xent_forward(losses, lse, c->out, c->targets, N, V, c->label_smoothing);
     double s = 0.0;
     for (int64_t i = 0; i < N; i++) s += losses[i];
     res->loss_sum = s;
@@ -48,7 +48,8 @@ static void lm_backward(const gf_head_call *c, const float *h, float *dh, float 
     const int64_t N = c->B * c->T, d = gf_config_out_dim(c->cfg), V = c->cfg->vocab_size;
     const float *W = c->cfg->tie_head ? c->emb : c->p[0];
     float *dW = c->cfg->tie_head ? c->demb : c->g[0];
-    gf_xent_linear_backward(dh, dW, c->out, c->saved, c->targets, h, W, N, d, V, scale);
+    gf_xent_linear_backward(dh, dW, c->out, c->saved, c->targets, h, W, N, d, V, scale,
+                            c->label_smoothing);
 }
 
 const gf_head_ops gf_head_next_token = {

@@ -486,6 +486,7 @@ static gf_head_call head_call(gf_model *m) {
     h.targets = m->have_targets ? m->targets : NULL;
     h.saved = m->head_saved;
     h.segments = m->cfg.segments > 0 ? m->segs : NULL;
+    h.label_smoothing = m->training ? m->cfg.label_smoothing : 0.0f;
     return h;
 }
 

@@ -142,18 +142,22 @@ void gf_sdpa_backward(const gf_sdpa *a, float *dq, float *dk, float *dv, const f
 
 /* ---- fused softmax cross-entropy ---------------------------------------------------------------- */
 /* losses (N): -log softmax(logits[n])[targets[n]], 0 where targets[n] < 0. lse (N) saved.
- * Returns the number of counted rows (targets >= 0). */
+ * Returns the number of counted rows (targets >= 0). eps in [0, 1): label smoothing, the cross-entropy
+ * against (1 - eps) onehot(target) + eps / V (PyTorch's label_smoothing); 0: the plain loss, its bits as
+ * before the option. */
 int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const int32_t *targets, int64_t N,
-                        int64_t V);
-/* In place: logits (N,V) become scale * (softmax - onehot(target)); rows with target < 0 become 0. */
+                        int64_t V, float eps);
+/* In place: logits (N,V) become scale * (softmax - (1 - eps) onehot(target) - eps / V); rows with target < 0
+ * become 0. */
 void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
-                      float scale);
+                      float scale, float eps);
 /* The loss's backward through a linear head, logits (N, V) = h (N, d) W^T: dh (N, d) += G W and dW (V, d) +=
  * G^T h, with G = gf_xent_backward's gradient (dh or dW NULL: not wanted). Where both products run in bf16,
  * G is rounded to bfloat16 as it is made (the same bits as rounding gf_xent_backward's output) and logits
  * are left as they were; else logits become G. */
 void gf_xent_linear_backward(float *dh, float *dW, float *logits, const float *lse, const int32_t *targets,
-                             const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale);
+                             const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale,
+                             float eps);
 
 /* ---- elementwise -------------------------------------------------------------------------------- */
 void gf_add(float *out, const float *a, const float *b, int64_t n);   /* out = a + b (out may alias) */

@@ -65,8 +65,16 @@ float gf_log_softmax_nll(const float *logits, int64_t V, int32_t target) {
     return row_lse(logits, V, gf_fast_numerics()) - logits[target];
 }
 
+/* Label smoothing's loss of one row given its plain one (nll = lse - z[target]): the cross-entropy against
+ * (1 - eps) onehot + eps / V, that is (1 - eps) nll + eps (lse - mean z); the mean summed in double. */
+static float smoothed_loss(const float *z, int64_t V, float l, float nll, float eps) {
+    double s = 0.0;
+    for (int64_t v = 0; v < V; v++) s += z[v];
+    return (1.0f - eps) * nll + eps * (l - (float)(s / (double)V));
+}
+
 int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const int32_t *targets, int64_t N,
-                        int64_t V) {
+                        int64_t V, float eps) {
     int64_t counted = 0;
     const bool fast = gf_fast_numerics();
 #pragma omp parallel for schedule(static) reduction(+ : counted) if (N * V > GF_PAR_MIN)
@@ -76,6 +84,7 @@ int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const in
         lse[n] = l;
         if (targets[n] >= 0) {
             losses[n] = l - z[targets[n]];
+            if (eps != 0.0f) losses[n] = smoothed_loss(z, V, l, losses[n], eps);
             counted++;
         } else {
             losses[n] = 0.0f;
@@ -84,10 +93,11 @@ int64_t gf_xent_forward(float *losses, float *lse, const float *logits, const in
     return counted;
 }
 
-/* One row's gradient before the target's -scale: dst (n) = scale * softmax of z given its lse l (the exp
- * with fused multiply-adds when fast). The one copy of the formula, for the fp32 gradient (dst = z) and the
- * one rounded to bfloat16, so that the two have the same bits. */
-static inline void grad_row(float *dst, const float *z, int64_t n, float l, float scale, bool fast) {
+/* One row's gradient before the target's -scale (1 - eps): dst (n) = scale * softmax of z given its lse l
+ * (the exp with fused multiply-adds when fast), less off = scale * eps / V under label smoothing. The one
+ * copy of the formula, for the fp32 gradient (dst = z) and the one rounded to bfloat16, so that the two have
+ * the same bits. */
+static inline void grad_row(float *dst, const float *z, int64_t n, float l, float scale, float off, bool fast) {
     if (fast) {
 #pragma omp simd
         for (int64_t v = 0; v < n; v++) dst[v] = scale * gf_exp_fast_fma(z[v] - l);
@@ -95,10 +105,13 @@ static inline void grad_row(float *dst, const float *z, int64_t n, float l, floa
 #pragma omp simd
         for (int64_t v = 0; v < n; v++) dst[v] = scale * gf_exp_fast_v(z[v] - l);
     }
+    if (off != 0.0f)
+        for (int64_t v = 0; v < n; v++) dst[v] -= off;
 }
 
 void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, int64_t N, int64_t V,
-                      float scale) {
+                      float scale, float eps) {
+    const float off = scale * eps / (float)V, hit = scale * (1.0f - eps);
     const bool fast = gf_fast_numerics();
 #pragma omp parallel for schedule(static) if (N * V > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
@@ -107,16 +120,17 @@ void gf_xent_backward(float *logits, const float *lse, const int32_t *targets, i
             for (int64_t v = 0; v < V; v++) z[v] = 0.0f;
             continue;
         }
-        grad_row(z, z, V, lse[n], scale, fast);
-        z[targets[n]] -= scale;
+        grad_row(z, z, V, lse[n], scale, off, fast);
+        z[targets[n]] -= hit;
     }
 }
 
 /* gf_xent_backward's gradient rounded to bfloat16 into g (N, V), in slices that stay in the first cache */
 enum { SLICE = 1024 };
 static void xent_backward_bf16(gf_bf16 *g, const float *logits, const float *lse, const int32_t *targets, int64_t N,
-                               int64_t V, float scale) {
+                               int64_t V, float scale, float eps) {
     const bool fast = gf_fast_numerics();
+    const float off = scale * eps / (float)V, hit = scale * (1.0f - eps);
 #pragma omp parallel for schedule(static) if (N * V > GF_PAR_MIN)
     for (int64_t n = 0; n < N; n++) {
         const float *z = logits + n * V;
@@ -128,8 +142,8 @@ static void xent_backward_bf16(gf_bf16 *g, const float *logits, const float *lse
         float t[SLICE];
         for (int64_t c = 0; c < V; c += SLICE) {
             const int64_t w = V - c < SLICE ? V - c : SLICE;
-            grad_row(t, z + c, w, lse[n], scale, fast);
-            if (targets[n] >= c && targets[n] < c + w) t[targets[n] - c] -= scale;
+            grad_row(t, z + c, w, lse[n], scale, off, fast);
+            if (targets[n] >= c && targets[n] < c + w) t[targets[n] - c] -= hit;
             gf_bf16_from_f32_row(o + c, t, w);
         }
     }
@@ -138,20 +152,21 @@ static void xent_backward_bf16(gf_bf16 *g, const float *logits, const float *lse
 /* Both products in bf16 with the gradient rounded as it is made: 0; 1 when dh got its product and dW did
  * not; -1 when neither (nothing written but the room) */
 static int head_backward_bf16(float *dh, float *dW, const float *logits, const float *lse, const int32_t *targets,
-                              const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale) {
+                              const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale, float eps) {
     if (!gf_sgemm_in_bf16(false, N, d, V) || !gf_sgemm_in_bf16(true, V, d, N)) return -1;
     gf_bf16 *g = gf_sgemm_bf16a_room(N * V);
     if (!g) return -1;
-    xent_backward_bf16(g, logits, lse, targets, N, V, scale);
+    xent_backward_bf16(g, logits, lse, targets, N, V, scale, eps);
     if (dh && gf_sgemm_bf16a(false, false, N, d, V, 1.0f, g, W, d, 1.0f, dh, d)) return -1;
     if (dW && gf_sgemm_bf16a(true, false, V, d, N, 1.0f, g, h, d, 1.0f, dW, d)) return 1;
     return 0;
 }
 
 void gf_xent_linear_backward(float *dh, float *dW, float *logits, const float *lse, const int32_t *targets,
-                             const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale) {
-    const int rc = head_backward_bf16(dh, dW, logits, lse, targets, h, W, N, d, V, scale);
+                             const float *h, const float *W, int64_t N, int64_t d, int64_t V, float scale,
+                             float eps) {
+    const int rc = head_backward_bf16(dh, dW, logits, lse, targets, h, W, N, d, V, scale, eps);
     if (rc == 0) return;
-    gf_xent_backward(logits, lse, targets, N, V, scale);
+    gf_xent_backward(logits, lse, targets, N, V, scale, eps);
     gf_linear_backward(rc == 1 ? NULL : dh, d, dW, d, NULL, logits, h, d, W, d, N, d, V);
 }

@@ -40,6 +40,8 @@ trap 'rm -rf "$out"' EXIT
 # grassmann_gate_scalar: one gate per position (gate_form scalar) in two of three layers, with extra_proj, padded
 # grassmann_offset_mix, bidir_grassmann_mix_classify: the mixtures over offsets (offset_mix learned, with heads and
 # a repeated offset; token, with conv and extra_proj, and with 2 heads; bidirectional, token with the scalar gate), padded
+# *_smooth: label smoothing (the config's label_smoothing: 0.1 on an encoder-decoder's next-token head, 0.2 on a
+# classifier), against F.cross_entropy(label_smoothing=...); the C model in training mode (no dropout)
 cases="
 grassmann_pre 2 20 0
 grassmann_post 2 20 0
@@ -59,6 +61,7 @@ bidir_hybrid_vectors 4 13 0 pad
 bidir_grid_vectors 3 16 0 pad
 bidir_grid_sin2d 3 20 0 pad
 bidir_grid_cls_last 3 17 0 pad
+bidir_grid_cls_smooth 3 17 0 pad
 bidir_token_mlp_vectors 3 16 0
 bidir_token_mlp_short 3 11 0
 lm_hybrid_padded 3 20 0 pad
@@ -85,6 +88,7 @@ performer_lm 3 70 0 pad
 performer_bidir_classify 4 70 0 pad
 parallel_block_hybrid 3 20 1 pad
 encdec_transformer_pre 3 9 0 pad
+encdec_transformer_smooth 3 9 0 pad
 encdec_transformer_post 2 11 2
 encdec_grassmann 3 10 1 pad
 gru_lm 2 20 0

@@ -183,10 +183,19 @@ static int check_grads(gf_model *m, const gf_st_file *ref) {
     return 0;
 }
 
+/* The model of checkpoint `path`, in training mode when its config smooths the labels: the loss the
+ * reference differentiates is then the smoothed one (the parity configs have no dropout, so training mode
+ * changes nothing else). NULL when it does not load. */
+static gf_model *load_model(const char *path) {
+    gf_model *m = gf_model_load(path);
+    if (m && gf_model_config(m)->label_smoothing > 0.0f) gf_model_set_training(m, true, 0, 0);
+    return m;
+}
+
 /* The AdamW trajectory from the initial weights in `init`: each step's loss, then the final weights (reported;
  * a buffer must stay as loaded). 0, or 1 when the model failed to load or run. */
 static int check_adamw(const char *init, const ref_batch *rb, const gf_st_file *ref) {
-    gf_model *m = gf_model_load(init);
+    gf_model *m = load_model(init);
     if (!m) {
         fprintf(stderr, "parity: %s\n", gf_last_error());
         return 1;
@@ -240,7 +249,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: parity_check INIT.safetensors REF.safetensors\n");
         return 2;
     }
-    gf_model *m = gf_model_load(argv[1]);
+    gf_model *m = load_model(argv[1]);
     gf_st_file *ref = gf_st_read(argv[2]);
     if (!m || !ref) {
         fprintf(stderr, "parity: %s\n", gf_last_error());

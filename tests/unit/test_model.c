@@ -125,6 +125,26 @@ static void test_dropout_determinism(void **state) {
     gf_model_free(n);
 }
 
+/* Label smoothing is the training loss's alone: in training mode the loss is the smoothed one, larger than
+ * the plain loss here (the logits of a fresh model are near uniform but not equal); evaluation scores the
+ * plain loss, the bits of the same model without the key. */
+static void test_label_smoothing_training_only(void **state) {
+    (void)state;
+    const char *sets[] = {"label_smoothing=0.1", NULL}, *plain[] = {"label_smoothing=0", NULL};
+    gf_model *m = tl_make_model("grassmann-tiny", sets, 1), *n = tl_make_model("grassmann-tiny", plain, 1);
+    int32_t in[24], tg[24];
+    batch(in, tg, 24, 64, 2);
+    const double eval_s = loss_at(m, in, tg, 2, 12), eval_p = loss_at(n, in, tg, 2, 12);
+    assert_true(eval_s == eval_p);
+    gf_model_set_training(m, true, 10, 1);
+    gf_model_set_training(n, true, 10, 1);
+    const double train_s = loss_at(m, in, tg, 2, 12), train_p = loss_at(n, in, tg, 2, 12);
+    assert_true(train_p == eval_p); /* no dropout: training mode alone changes nothing */
+    assert_true(train_s != train_p);
+    gf_model_free(m);
+    gf_model_free(n);
+}
+
 /* The activation arena is laid out per call: shapes may grow and shrink. */
 static void test_changing_shapes(void **state) {
     (void)state;
@@ -269,6 +289,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropout_gradients), cmocka_unit_test(test_init_std),
         cmocka_unit_test(test_identical_partner), cmocka_unit_test(test_dropout_determinism),
+        cmocka_unit_test(test_label_smoothing_training_only),
         cmocka_unit_test(test_changing_shapes), cmocka_unit_test(test_causal), cmocka_unit_test(test_input_errors), cmocka_unit_test(test_linformer_length), cmocka_unit_test(test_grads_on_need),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

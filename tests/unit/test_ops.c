@@ -470,7 +470,7 @@ static void test_xent(void **state) {
     for (int64_t v = 0; v < V; v++) logits[5 * V + v] += 60.0f; /* large logits: must not overflow */
     float *losses = falloc(N), *lse = falloc(N);
     ffill(losses, N, NAN);
-    int64_t cnt = gf_xent_forward(losses, lse, logits, targets, N, V);
+    int64_t cnt = gf_xent_forward(losses, lse, logits, targets, N, V, 0.0f);
     xent_ctx ctx = {ddup_f(logits, N * V), targets, N, V};
     double *wl = dalloc(N), *wlse = dalloc(N);
     int64_t wcnt = ref_xent(wl, wlse, ctx.logits, targets, N, V);
@@ -489,7 +489,7 @@ static void test_xent(void **state) {
     ref_fd_grad(fd, ctx.logits, N * V, xent_fwd, &ctx, w, N, FD_H);
     float *g = fdup(logits, N * V), *zero = falloc(N * V);
     ffill(zero, N * V, 0.0f);
-    gf_xent_backward(g, lse, targets, N, V, scale);
+    gf_xent_backward(g, lse, targets, N, V, scale, 0.0f);
     ref_check_grad("xent_backward: dlogits", g, zero, fd, N * V, 1e-5, 1e-3);
     for (int64_t n = 0; n < N; n++)
         for (int64_t v = 0; v < V && targets[n] < 0; v++)
@@ -499,13 +499,69 @@ static void test_xent(void **state) {
 
     /* every target ignored: count 0, zero losses, zero gradient */
     const int32_t none[] = {-1, -1, -1, -1, -1, -1, -1};
-    cnt = gf_xent_forward(losses, lse, logits, none, N, V);
+    cnt = gf_xent_forward(losses, lse, logits, none, N, V, 0.0f);
     if (cnt != 0) fail_msg("xent_forward(all ignored): count %lld, want 0", (long long)cnt);
     g = fdup(logits, N * V);
-    gf_xent_backward(g, lse, none, N, V, 1.0f);
+    gf_xent_backward(g, lse, none, N, V, 1.0f, 0.0f);
     for (int64_t i = 0; i < N * V; i++)
         if (g[i] != 0.0f || (i < N && losses[i] != 0.0f))
             fail_msg("xent(all ignored): nonzero at %lld", (long long)i);
+}
+
+/* Label smoothing: the loss is the cross-entropy against q = (1 - eps) onehot(target) + eps / V, written
+ * here as that sum (-sum_v q_v log p_v, in double) rather than the library's algebra; the gradient against
+ * finite differences of it; eps = 0 gives the plain loss's bits. */
+typedef struct {
+    xent_ctx x;
+    double eps;
+} smooth_ctx;
+
+static void ref_smoothed(const void *c_, double *out) {
+    const smooth_ctx *c = c_;
+    const int64_t N = c->x.N, V = c->x.V;
+    double *lse = dalloc(N);
+    ref_xent(out, lse, c->x.logits, c->x.targets, N, V);
+    for (int64_t n = 0; n < N; n++) {
+        if (c->x.targets[n] < 0) continue;
+        double s = 0.0;
+        for (int64_t v = 0; v < V; v++) {
+            const double q = (v == c->x.targets[n] ? 1.0 - c->eps : 0.0) + c->eps / (double)V;
+            s -= q * (c->x.logits[n * V + v] - lse[n]);
+        }
+        out[n] = s;
+    }
+}
+
+static void test_xent_smoothed(void **state) {
+    (void)state;
+    const int64_t N = 6, V = 13;
+    const int32_t targets[] = {3, -1, 0, 12, 5, 7};
+    float *logits = frand(N * V, 171, -3, 3);
+    float *losses = falloc(N), *lse = falloc(N), *plain = falloc(N), *lse0 = falloc(N);
+    smooth_ctx ctx = {{ddup_f(logits, N * V), targets, N, V}, 0.1};
+    const int64_t cnt = gf_xent_forward(losses, lse, logits, targets, N, V, 0.1f);
+    assert_int_equal(cnt, 5);
+    double *want = dalloc(N);
+    ref_smoothed(&ctx, want);
+    ref_check_rel("xent_forward, eps 0.1: losses", losses, want, N, 1e-5, 1.0);
+    gf_xent_forward(plain, lse0, logits, targets, N, V, 0.0f);
+    double *wplain = dalloc(N);
+    ref_xent(wplain, NULL, ctx.x.logits, targets, N, V);
+    ref_check_rel("xent_forward, eps 0: losses", plain, wplain, N, 1e-5, 1.0);
+    for (int64_t n = 0; n < N; n++)
+        if (targets[n] >= 0 && fabs((double)losses[n] - (double)plain[n]) < 1e-3)
+            fail_msg("xent_forward: row %lld's smoothed loss equals its plain one", (long long)n);
+
+    const float scale = 0.5f;
+    double *w = dalloc(N), *fd = dalloc(N * V);
+    for (int64_t n = 0; n < N; n++) w[n] = scale;
+    ref_fd_grad(fd, ctx.x.logits, N * V, ref_smoothed, &ctx, w, N, FD_H);
+    float *g = fdup(logits, N * V), *zero = falloc(N * V);
+    ffill(zero, N * V, 0.0f);
+    gf_xent_backward(g, lse, targets, N, V, scale, 0.1f);
+    ref_check_grad("xent_backward, eps 0.1: dlogits", g, zero, fd, N * V, 1e-5, 1e-3);
+    for (int64_t v = 0; v < V; v++)
+        if (g[1 * V + v] != 0.0f) fail_msg("xent_backward, eps 0.1: ignored row has %g", (double)g[V + v]);
 }
 
 /* The default's sums over exp keep the bits they always had (compute/fastmath.h, gf_sum_exp_f and _d): without
@@ -901,12 +957,12 @@ static void test_xent_fast(void **state) {
         z[3 * V + V - 1] = 80.0f; /* one huge logit, last */
         int32_t tg[7] = {0, (int32_t)(V - 1), (int32_t)(V / 2), -1, (int32_t)(V / 3), (int32_t)(V - 1), (int32_t)(V - 1)};
         float *l0 = falloc(N), *lse0 = falloc(N), *l1 = falloc(N), *lse1 = falloc(N);
-        const int64_t c0 = gf_xent_forward(l0, lse0, z, tg, N, V);
+        const int64_t c0 = gf_xent_forward(l0, lse0, z, tg, N, V, 0.0f);
         float *g0 = fdup(z, N * V), *g1 = fdup(z, N * V);
-        gf_xent_backward(g0, lse0, tg, N, V, 0.25f);
+        gf_xent_backward(g0, lse0, tg, N, V, 0.25f, 0.0f);
         assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32_FAST), 0);
-        const int64_t c1 = gf_xent_forward(l1, lse1, z, tg, N, V);
-        gf_xent_backward(g1, lse1, tg, N, V, 0.25f);
+        const int64_t c1 = gf_xent_forward(l1, lse1, z, tg, N, V, 0.0f);
+        gf_xent_backward(g1, lse1, tg, N, V, 0.25f, 0.0f);
         for (int64_t n = 0; n < N; n++)
             if (tg[n] >= 0 && gf_log_softmax_nll(z + n * V, V, tg[n]) != l1[n])
                 fail_msg("xent fp32-fast, V %lld row %lld: the streamed loss is not the batched loss's bits", (long long)V, (long long)n);
@@ -1131,6 +1187,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_dropout_p0_identity, pool_teardown),
         cmocka_unit_test_teardown(test_dropout_mask, pool_teardown),
         cmocka_unit_test_teardown(test_xent, pool_teardown),
+        cmocka_unit_test_teardown(test_xent_smoothed, pool_teardown),
         cmocka_unit_test_teardown(test_sum_exp_order, pool_teardown),
         cmocka_unit_test_teardown(test_xent_fast, pool_teardown),
         cmocka_unit_test_teardown(test_elementwise, pool_teardown),

@@ -391,8 +391,9 @@ static void test_linear_backward_set(void **state) {
  * in bf16 the gradient is rounded as it is made, and dh and dW must be the bits of the two-step form
  * (gf_xent_backward, then gf_linear_backward, whose matmuls round the gradient themselves), with the
  * logits left as they were; under fp32, or a product too small for bf16, it is the two-step form itself.
- * V spans two of the rounding's slices; targets on both sides of the slice edge, and ignored rows. */
-static void xent_head_case(gf_precision prec, int64_t N, int64_t d, int64_t V, bool want_dh, bool fused) {
+ * V spans two of the rounding's slices; targets on both sides of the slice edge, and ignored rows. eps: the
+ * label smoothing, the same in both forms. */
+static void xent_head_case(gf_precision prec, int64_t N, int64_t d, int64_t V, bool want_dh, bool fused, float eps) {
     float *logits = falloc(N * V), *h = falloc(N * d), *W = falloc(V * d), *lse = falloc(N), *loss = falloc(N);
     int32_t *tg = (int32_t *)talloc((size_t)N * sizeof(int32_t));
     tl_fill_uniform(logits, N * V, 1101, -4.0f, 4.0f);
@@ -401,18 +402,18 @@ static void xent_head_case(gf_precision prec, int64_t N, int64_t d, int64_t V, b
     const int32_t pick[] = {0, 1023, 1024, -1, (int32_t)V - 1, 7, -1, 1025};
     for (int64_t n = 0; n < N; n++) tg[n] = pick[n % 8] < V ? pick[n % 8] : (int32_t)(n % V);
     assert_int_equal(gf_set_matmul_precision(prec), 0);
-    const float scale = 1.0f / (float)gf_xent_forward(loss, lse, logits, tg, N, V);
+    const float scale = 1.0f / (float)gf_xent_forward(loss, lse, logits, tg, N, V, eps);
     float *dh[2], *dW[2], *z[2];
     for (int k = 0; k < 2; k++) { /* 0: the two-step form, 1: gf_xent_linear_backward */
         dh[k] = falloc(N * d), dW[k] = falloc(V * d), z[k] = fdup(logits, N * V);
         tl_fill_uniform(dh[k], N * d, 1104, -1.0f, 1.0f);
         tl_fill_uniform(dW[k], V * d, 1105, -1.0f, 1.0f);
     }
-    gf_xent_backward(z[0], lse, tg, N, V, scale);
+    gf_xent_backward(z[0], lse, tg, N, V, scale, eps);
     gf_linear_backward(want_dh ? dh[0] : NULL, d, dW[0], d, NULL, z[0], h, d, W, d, N, d, V);
     gf_bf16 *room = gf_sgemm_bf16a_room(N * V); /* what an earlier product left there must not show */
     for (int64_t i = 0; room && i < N * V; i++) room[i] = 0x3f80; /* 1.0 */
-    gf_xent_linear_backward(want_dh ? dh[1] : NULL, dW[1], z[1], lse, tg, h, W, N, d, V, scale);
+    gf_xent_linear_backward(want_dh ? dh[1] : NULL, dW[1], z[1], lse, tg, h, W, N, d, V, scale, eps);
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
     assert_memory_equal(dh[0], dh[1], (size_t)(N * d) * sizeof(float));
     assert_memory_equal(dW[0], dW[1], (size_t)(V * d) * sizeof(float));
@@ -421,18 +422,20 @@ static void xent_head_case(gf_precision prec, int64_t N, int64_t d, int64_t V, b
 
 static void test_xent_head_bf16(void **state) {
     (void)state;
-    xent_head_case(GF_PRECISION_FP32, 40, 32, 1100, true, false);
-    xent_head_case(GF_PRECISION_FP32_FAST, 40, 32, 1100, true, false);
+    xent_head_case(GF_PRECISION_FP32, 40, 32, 1100, true, false, 0.0f);
+    xent_head_case(GF_PRECISION_FP32_FAST, 40, 32, 1100, true, false, 0.0f);
+    xent_head_case(GF_PRECISION_FP32, 40, 32, 1100, true, false, 0.1f); /* label smoothing */
     if (!bf16_here()) skip();
     assert_false(gf_sgemm_in_bf16(false, 40, 32, 1100)); /* fp32 in force */
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_BF16), 0);
     assert_true(gf_sgemm_in_bf16(false, 40, 32, 1100) && !gf_sgemm_in_bf16(false, 8, 16, 1100));
     assert_int_equal(gf_set_matmul_precision(GF_PRECISION_FP32), 0);
-    xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, true, true);
-    xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, false, true);
-    xent_head_case(GF_PRECISION_BF16, 37, 40, 2100, true, true); /* rows not a multiple of anything */
-    xent_head_case(GF_PRECISION_BF16, 256, 64, 300, true, true); /* V under one slice */
-    xent_head_case(GF_PRECISION_BF16, 8, 16, 1100, true, false); /* under GF_BF16_MIN_MACS: fp32 */
+    xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, true, true, 0.0f);
+    xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, false, true, 0.0f);
+    xent_head_case(GF_PRECISION_BF16, 40, 32, 1100, true, true, 0.2f); /* label smoothing, rounded as made */
+    xent_head_case(GF_PRECISION_BF16, 37, 40, 2100, true, true, 0.0f); /* rows not a multiple of anything */
+    xent_head_case(GF_PRECISION_BF16, 256, 64, 300, true, true, 0.0f); /* V under one slice */
+    xent_head_case(GF_PRECISION_BF16, 8, 16, 1100, true, false, 0.0f); /* under GF_BF16_MIN_MACS: fp32 */
 }
 
 /* oneDNN matmuls under a storm of signals. oneDNN's own JIT sgemm ("gemm:jit", which its fp32 matmul picks

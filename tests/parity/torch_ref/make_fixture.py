@@ -81,7 +81,8 @@ def make_source(cfg, B, S, seed, pad):
 def task_loss(model, inp, tgt, mask, seg=None, src=None):
     logits = model(inp, mask, seg) if src is None else model(inp, mask, seg, *src)
     V = logits.shape[-1]
-    return logits, F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1), ignore_index=-1)
+    return logits, F.cross_entropy(logits.reshape(-1, V), tgt.reshape(-1), ignore_index=-1,
+                                   label_smoothing=model.cfg.get("label_smoothing", 0.0))
 
 
 def param_groups(model, wd):
