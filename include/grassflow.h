@@ -321,7 +321,8 @@ int gf_model_copy_tensors(gf_model *dst, const gf_model *src, const char *const 
  * only on the seed and the tensor names (and layers), not on thread count. */
 void gf_model_init(gf_model *m, uint64_t seed);
 
-/* Training mode turns dropout on. Dropout masks come from a counter-based RNG keyed by
+/* Training mode turns dropout on, and the config's label_smoothing (the loss of a forward in training mode
+ * is then the smoothed one, and the next backward its gradient). Dropout masks come from a counter-based RNG keyed by
  * (seed, step, layer, site, element): a run reproduces exactly, whatever the thread count. Turning it on
  * at step >= 1 also lets each trained layer's mixer redraw its buffers for that step from (seed, step)
  * (gf_mixer_ops.draw_buffers: a performer's `redraw`); call it once per optimizer step, as the trainer does. */
@@ -364,8 +365,9 @@ int64_t gf_model_correct(const gf_model *m);
 int64_t gf_model_n_outputs(const gf_model *m);
 
 /* Forward pass over inputs (B, T) int32 token ids. With targets (B, T; -1 = ignore) it also computes
- * the mean cross-entropy into *loss (NAN if every target is ignored). Activations are kept for
- * gf_model_backward. Grows the activation arena when B*T exceeds what it holds. */
+ * the mean cross-entropy into *loss (label-smoothed in training mode when the config says so; NAN if every
+ * target is ignored). Activations are kept for gf_model_backward. Grows the activation arena when B*T exceeds
+ * what it holds. */
 int gf_model_forward(gf_model *m, const int32_t *inputs, const int32_t *targets, int64_t B, int64_t T,
                      float *loss);
 /* The head's outputs of the last forward (valid until the next gf_model_backward or forward): next_token, logits

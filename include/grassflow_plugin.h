@@ -112,7 +112,7 @@ struct gf_source {
 
 #define GF_MIXER_OPS_VERSION 4 /* the gf_mixer_ops this header describes (2: draw_buffers; 3: reads_memory;
                                 * 4: reads_embeddings) */
-#define GF_HEAD_OPS_VERSION 1  /* the gf_head_ops this header describes */
+#define GF_HEAD_OPS_VERSION 2  /* the gf_head_ops this header describes (2: smooths_labels) */
 #define GF_MIXER_MAX_PARAMS 12 /* tensors one mixer layer may declare (8 before issue 55) */
 #define GF_HEAD_MAX_PARAMS 4   /* tensors a head may declare */
 #define GF_PLUGIN_MAX_ADDED 32 /* mixers (and, apart, heads) a program may register besides the built-ins */
@@ -376,8 +376,9 @@ typedef struct gf_head_call {
     const uint8_t *segments;  /* (B, T) token types (the config's segments > 0); NULL: none (all type 0). Added
                                * last, so a head built against an earlier header reads the members above it as
                                * before */
-    float label_smoothing;    /* the loss's label smoothing eps (the config's label_smoothing while training, 0
-                               * otherwise: evaluation scores the plain loss). Added last, like segments */
+    float label_smoothing;    /* the loss's label smoothing eps (the config's label_smoothing in a training
+                               * forward, and the same in its backward; 0 otherwise: evaluation scores the plain
+                               * loss). Read by a head whose table says smooths_labels. Added last, like segments */
 } gf_head_call;
 
 /* What forward reports about the batch (the model sets {0, 0, -1} before the call). */
@@ -390,7 +391,8 @@ typedef struct gf_head_result {
 /* A head. Required: version, name, target_count, param_specs, out_floats, saved_floats, n_outputs,
  * forward, backward. Like a mixer's, its functions run on the library's thread and must not fail. */
 typedef struct gf_head_ops {
-    int version;              /* GF_HEAD_OPS_VERSION: the members below are those of version 1 */
+    int version;              /* GF_HEAD_OPS_VERSION: the members below are those of version 2 (a version-1
+                               * table ends before smooths_labels, read as false) */
     const char *name;         /* the task's name (the config's "task"): 1 to GF_MIXER_NAME_MAX - 1 letters,
                                * digits, '_' or '-'; unique among heads */
     const char *help;         /* a few lines (may be NULL) */
@@ -418,6 +420,9 @@ typedef struct gf_head_ops {
     /* After a forward with targets: dh (B, T, d) += scale * d(loss_sum)/dh; parameter gradients accumulate
      * (+=) into c->g (and c->demb for a tied head). May overwrite c->out. */
     void (*backward)(const gf_head_call *c, const float *h, float *dh, float scale);
+    /* ---- version 2 ---- */
+    bool smooths_labels;      /* forward's loss and backward's gradient honour gf_head_call.label_smoothing; a
+                               * config with label_smoothing > 0 on a head without it is refused */
 } gf_head_ops;
 
 /* Add a head (the pointer is kept): 0, or -1 (gf_last_error) for the reasons gf_mixer_register gives

@@ -319,6 +319,9 @@ static int validate_head(const gf_config *c, const char *src) {
     bool causal = true; /* every stack, or an encoder-decoder's decoder (its encoder reads the source) */
     for (int k = c->source_vocab > 0; k <= c->n_stacks && k <= GF_MAX_STACKS; k++)
         causal &= gf_stack_direction(c, k) == GF_CAUSAL;
+    if (c->label_smoothing > 0.0f && !(h->version >= 2 && h->smooths_labels))
+        return gf_fail("%s: label_smoothing is %g, but the %s head's loss does not smooth labels (its table lacks "
+                       "smooths_labels)\nHINT: label_smoothing 0 for this head", src, (double)c->label_smoothing, h->name);
     if (h->causal_only && !causal)
         return gf_fail("%s: task %s needs a causal model: with direction bidirectional position t would see the "
                        "token it predicts", src, h->name);

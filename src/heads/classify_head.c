@@ -203,4 +203,5 @@ const gf_head_ops gf_head_classify = {
     .n_outputs = cls_n_outputs,
     .forward = cls_forward,
     .backward = cls_backward,
+    .smooths_labels = true,
 };

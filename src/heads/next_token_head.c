@@ -67,4 +67,5 @@ const gf_head_ops gf_head_next_token = {
     .n_outputs = lm_n_outputs,
     .forward = lm_forward,
     .backward = lm_backward,
+    .smooths_labels = true,
 };

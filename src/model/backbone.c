@@ -64,6 +64,7 @@ static int stack_head(const char *ckpt, const char *head_path, cJSON *o, cJSON *
     cJSON_DeleteItemFromObject(o, "stacks");
     cJSON_DeleteItemFromObject(o, "head");
     cJSON_DeleteItemFromObject(o, "task");
+    cJSON_DeleteItemFromObject(o, "label_smoothing"); /* the backbone's training loss, not its architecture */
     /* n_classes 2, the fewest there are, until the run sets the task's own number once its data is read */
     cJSON_AddItemToObject(o, "head", cJSON_Parse("{\"kind\": \"classify\", \"n_classes\": 2}"));
     cJSON *st = cJSON_AddArrayToObject(o, "stacks");

@@ -486,7 +486,7 @@ static gf_head_call head_call(gf_model *m) {
     h.targets = m->have_targets ? m->targets : NULL;
     h.saved = m->head_saved;
     h.segments = m->cfg.segments > 0 ? m->segs : NULL;
-    h.label_smoothing = m->training ? m->cfg.label_smoothing : 0.0f;
+    h.label_smoothing = m->head_eps;
     return h;
 }
 
@@ -509,6 +509,7 @@ int gf_model_forward_batch(gf_model *m, const gf_batch *b, float *loss) {
         gf_block_forward(&r);
     }
     m->have_targets = b->targets != NULL;
+    m->head_eps = m->training ? c->label_smoothing : 0.0f; /* backward keeps it, whatever the mode then */
     gf_head_call hc = head_call(m);
     gf_head_result res = {0, 0, -1};
     gf_model_output(m, &hc, stack_output(m, c->n_stacks), m->lnf_out, m->lnf_mean, m->lnf_rstd, &res);

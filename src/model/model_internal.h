@@ -82,6 +82,7 @@ struct gf_model {
     int64_t batch_cap, vec_cap;
 
     bool training;
+    float head_eps;                       /* the label smoothing of the last forward, for its backward */
     uint64_t dropout_seed, step;
     int64_t example0, t_stride, s_stride; /* dropout masks: where the batch's rows sit in their micro-batch
                                            * (gf_model_set_example0) */

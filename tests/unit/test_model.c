@@ -130,6 +130,19 @@ static void test_dropout_determinism(void **state) {
  * plain loss, the bits of the same model without the key. */
 static void test_label_smoothing_training_only(void **state) {
     (void)state;
+    gf_config a;
+    assert_int_equal(gf_config_preset("grassmann-tiny", &a), 0);
+    char *j = gf_config_to_json(&a, false);
+    assert_null(strstr(j, "label_smoothing")); /* 0: written only when set */
+    free(j);
+    assert_int_equal(gf_config_set(&a, "label_smoothing=0.25"), 0);
+    j = gf_config_to_json(&a, false);
+    assert_non_null(strstr(j, "\"label_smoothing\":0.25"));
+    gf_config b;
+    assert_int_equal(gf_config_from_json(j, "test", &b), 0);
+    assert_true(b.label_smoothing == 0.25f);
+    free(j);
+    tl_expect_error(gf_config_set(&a, "label_smoothing=1"), "label_smoothing");
     const char *sets[] = {"label_smoothing=0.1", NULL}, *plain[] = {"label_smoothing=0", NULL};
     gf_model *m = tl_make_model("grassmann-tiny", sets, 1), *n = tl_make_model("grassmann-tiny", plain, 1);
     int32_t in[24], tg[24];
@@ -143,6 +156,8 @@ static void test_label_smoothing_training_only(void **state) {
     assert_true(train_s != train_p);
     gf_model_free(m);
     gf_model_free(n);
+    const char *smooth[] = {"label_smoothing=0.2", NULL}; /* the head's backward is the smoothed loss's */
+    fd_check("grassmann-tiny", smooth);
 }
 
 /* The activation arena is laid out per call: shapes may grow and shrink. */
