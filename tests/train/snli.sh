@@ -226,9 +226,10 @@ want="--task nli is not a task; the tasks are lm"; expect 2 "an unknown --task" 
 want="classify head has n_classes 2; SNLI has 3 labels"; expect 1 "a classifier of 2 classes on 3 labels" "$GF" train --task snli --model grassmann-tiny --set task=classify --set head.n_classes=2 --corpus snli --steps 1 --out "$tmp/x"
 
 echo "snli: a head on a pretrained backbone"
-# a WordPiece language model (a few steps: only the plumbing is tested here) as the backbone of a small head
+# a WordPiece language model (a few steps: only the plumbing is tested here) as the backbone of a small head;
+# trained with label smoothing, which its classifiers must not inherit (a loss setting, not architecture)
 "$GF" train --model grassmann-tiny --corpus tinyshakespeare --tokenizer wordpiece:data/bert-base-uncased/vocab.txt \
-    --steps 3 --batch 4 --seq-len 32 --set max_len=128 --eval-every 0 --out "$tmp/lm" >/dev/null 2>&1 || fail "backbone LM"
+    --steps 3 --batch 4 --seq-len 32 --set max_len=128 --set label_smoothing=0.1 --eval-every 0 --out "$tmp/lm" >/dev/null 2>&1 || fail "backbone LM"
 printf '{"name": "head", "d_model": 16, "d_ff": 32, "n_layer": 1, "direction": "bidirectional", "layers": [{"mixer": "grassmann", "rank": 4, "offsets": [1, 2], "window": 8}]}' >"$tmp/head.json"
 mkdir -p "$tmp/snli64" # the first 64 pairs of each split: 16 steps of 8 go through the training pairs twice
 for s in train_0.01 dev test; do xz -dc "data/snli/snli_1.0_$s.tsv.xz" | head -64 >"$tmp/snli64/snli_1.0_${s%_0.01}.tsv"; done
@@ -249,6 +250,13 @@ assert body and all(run[k] == lm[k] for k in body), "the backbone moved"
 init = t(sys.argv[2] + "/best.safetensors")
 assert any(k.startswith("head.") for k in run) and "cls_head.weight" in run
 assert run == cut, [k for k in run if run[k] != cut.get(k)][:3]
+PYEOF
+$PY - "$tmp/lm/best.safetensors" "$tmp/bb/last.safetensors" <<'PYEOF' && pass "the backbone's label_smoothing stays with it: the classifier's config has none" || fail "a classifier inherited its backbone's label smoothing"
+import json, struct, sys
+def cfg(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+    return json.loads(json.loads(b[8:8 + n])["__metadata__"]["config"])
+assert cfg(sys.argv[1]).get("label_smoothing") == 0.1 and "label_smoothing" not in cfg(sys.argv[2])
 PYEOF
 grep -q "tensors from the backbone .*, frozen" "$tmp/err" && pass "the run says what it took from the backbone" || fail "no backbone note: $(head -c 300 "$tmp/err")"
 grep "the frozen backbone's output, computed once per example and kept: train [0-9.]* MiB, dev [0-9.]* MiB; run at every step: none" \
