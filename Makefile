@@ -254,6 +254,7 @@ test-studies: all
 	bash tests/studies/mixer_study.sh $(BUILD)
 	bash tests/studies/deconstruct_table.sh
 	bash tests/studies/g2p_study.sh
+	bash tests/studies/image_table.sh
 	bash tests/studies/job.sh
 	$(TEST_ENV) bash tests/studies/precision_study.sh $(BUILD)
 	$(if $(filter 1,$(SAN)),,$(TEST_ENV) bash tests/studies/regions.sh $(BUILD))

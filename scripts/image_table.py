@@ -84,7 +84,31 @@ def main():
         for m in order:
             for k, x in enumerate(x for x in models[m] if x is not None):
                 f.write("%s\tseed %d\t%.2f\n" % (m.split(" (")[0], k + 1, x))
+    gap_table(runs)
     write_confusion(root, runs, order)
+
+
+def gap_table(runs):
+    """Each model's gap to attention, seed by seed (the same seed's runs share their data order and
+    initialiser's stream): the mean and spread of the paired differences, over the seeds both have scored."""
+    by = {}
+    for d, r in runs.items():
+        m, s = d.rsplit("-s", 1)
+        if r["acc"] is not None:
+            by.setdefault(m, {})[s] = r["acc"]
+    if "attention" not in by:
+        return
+    base = by["attention"]
+    print("\n| model | seeds paired with attention | gap to attention, test accuracy points (mean ± sd) | each seed |")
+    print("|---|---:|---:|---|")
+    for m in sorted(by, key=lambda m: -statistics.mean(by[m].values())):
+        seeds = sorted(set(by[m]) & set(base), key=lambda s: (s != "1234", int(s)))
+        if m == "attention" or not seeds:
+            continue
+        d = [by[m][s] - base[s] for s in seeds]
+        spread = "" if len(d) < 2 else " ± %.2f" % statistics.stdev(d)
+        print("| %s | %d | %+.2f%s | %s |" % (m, len(seeds), statistics.mean(d), spread,
+                                               ", ".join("%s: %+.2f" % (s, x) for s, x in zip(seeds, d))))
 
 
 def confusion_svg(path, title, labels, m):
