@@ -70,10 +70,13 @@ def main():
     for d, j in linear.items():
         print("| %s | %s | %d | | %.2f | | | %.0fs |" % (d, format(j["parameters"], ","), j["epochs"],
                                                           100 * j["accuracy"], j["seconds"]))
-    models = {}
+    models, seeds = {}, {}  # a model's test accuracies, and the seed of each
     for d, r in runs.items():
-        models.setdefault(d.rsplit("-s", 1)[0], []).append(r["acc"])
+        m, s = d.rsplit("-s", 1)
+        models.setdefault(m, []).append(r["acc"])
+        seeds.setdefault(m, []).append(s)
     models["linear (softmax regression)"] = [100 * j["accuracy"] for j in linear.values()]
+    seeds["linear (softmax regression)"] = [d.rsplit("-s", 1)[1] for d in linear]
     print("\n| model | seeds scored | test accuracy (mean ± sd) |")
     print("|---|---:|---:|")
     order = sorted(models, key=lambda m: -statistics.mean([x for x in models[m] if x is not None] or [0]))
@@ -82,8 +85,9 @@ def main():
     with open(os.path.join(root, "accuracy.tsv"), "w") as f:  # grassflow plot --table --kind bars: each seed a bar
         f.write("group\tseries\ty\n")
         for m in order:
-            for k, x in enumerate(x for x in models[m] if x is not None):
-                f.write("%s\tseed %d\t%.2f\n" % (m.split(" (")[0], k + 1, x))
+            for s, x in sorted(zip(seeds[m], models[m]), key=lambda p: (p[0] != "1234", int(p[0]))):
+                if x is not None:
+                    f.write("%s\tseed %s\t%.2f\n" % (m.split(" (")[0], s, x))
     gap_table(runs)
     write_confusion(root, runs, order)
 

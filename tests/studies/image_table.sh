@@ -32,4 +32,8 @@ grep -qF '| grassmann-grid | 2 | +2.51 ± 0.03 | 1234: +2.49, 2: +2.53 |' <<<"$o
     pass "grassmann-grid's gap paired over the 2 seeds both scored" || fail "gap: $(grep '^| grassmann-grid | 2 | [+]' <<<"$out")"
 grep -qF '| window | 1 | +0.57 | 3: +0.57 |' <<<"$out" && pass "a single paired seed has no spread" ||
     fail "gap: $(grep '^| window | 1 | [+]' <<<"$out")"
+# accuracy.tsv (the bars of accuracy.svg) names each bar by its seed, not by its place in the list
+grep -qP '^grassmann-grid\tseed 2\t89.79$' "$tmp/accuracy.tsv" && grep -qP '^window\tseed 7\t90.00$' "$tmp/accuracy.tsv" &&
+    ! grep -q 'seed 1\s' "$tmp/accuracy.tsv" && pass "accuracy.tsv's bars named by their seeds" ||
+    fail "accuracy.tsv: $(cat "$tmp/accuracy.tsv")"
 [ "$fails" = 0 ] && echo "image_table: all passed" || { echo "image_table: $fails failed"; exit 1; }
