@@ -43,6 +43,11 @@ def hms(s):
     return "" if s is None else "%dh%02dm" % (int(s) // 3600, int(s) % 3600 // 60)
 
 
+def seed_key(s):
+    """The study's order of seeds: 1234 first, then by number (a name that is no number last)."""
+    return (s != "1234", not s.isdigit(), int(s) if s.isdigit() else 0, s)
+
+
 def mean_sd(xs):
     xs = [x for x in xs if x is not None]
     if not xs:
@@ -85,7 +90,7 @@ def main():
     with open(os.path.join(root, "accuracy.tsv"), "w") as f:  # grassflow plot --table --kind bars: each seed a bar
         f.write("group\tseries\ty\n")
         for m in order:
-            for s, x in sorted(zip(seeds[m], models[m]), key=lambda p: (p[0] != "1234", int(p[0]))):
+            for s, x in sorted(zip(seeds[m], models[m]), key=lambda p: seed_key(p[0])):
                 if x is not None:
                     f.write("%s\tseed %s\t%.2f\n" % (m.split(" (")[0], s, x))
     gap_table(runs)
@@ -106,7 +111,7 @@ def gap_table(runs):
     print("\n| model | seeds paired with attention | gap to attention, test accuracy points (mean ± sd) | each seed |")
     print("|---|---:|---:|---|")
     for m in sorted(by, key=lambda m: -statistics.mean(by[m].values())):
-        seeds = sorted(set(by[m]) & set(base), key=lambda s: (s != "1234", int(s)))
+        seeds = sorted(set(by[m]) & set(base), key=seed_key)
         if m == "attention" or not seeds:
             continue
         d = [by[m][s] - base[s] for s in seeds]
