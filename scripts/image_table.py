@@ -75,12 +75,13 @@ def main():
     for d, j in linear.items():
         print("| %s | %s | %d | | %.2f | | | %.0fs |" % (d, format(j["parameters"], ","), j["epochs"],
                                                           100 * j["accuracy"], j["seconds"]))
-    models, seeds = {}, {}  # a model's test accuracies, and the seed of each
+    scores = {}  # model -> {seed: its test accuracy, None while unscored}
     for d, r in runs.items():
-        m, s = d.rsplit("-s", 1)
-        models.setdefault(m, []).append(r["acc"])
-        seeds.setdefault(m, []).append(s)
+        m, seed = d.rsplit("-s", 1)
+        scores.setdefault(m, {})[seed] = r["acc"]
+    models = {m: list(v.values()) for m, v in scores.items()}
     models["linear (softmax regression)"] = [100 * j["accuracy"] for j in linear.values()]
+    seeds = {m: list(v) for m, v in scores.items()}
     seeds["linear (softmax regression)"] = [d.rsplit("-s", 1)[1] for d in linear]
     print("\n| model | seeds scored | test accuracy (mean ± sd) |")
     print("|---|---:|---:|")
@@ -90,31 +91,27 @@ def main():
     with open(os.path.join(root, "accuracy.tsv"), "w") as f:  # grassflow plot --table --kind bars: each seed a bar
         f.write("group\tseries\ty\n")
         for m in order:
-            for s, x in sorted(zip(seeds[m], models[m]), key=lambda p: seed_key(p[0])):
+            for seed, x in sorted(zip(seeds[m], models[m]), key=lambda p: seed_key(p[0])):
                 if x is not None:
-                    f.write("%s\tseed %s\t%.2f\n" % (m.split(" (")[0], s, x))
-    gap_table(runs)
+                    f.write("%s\tseed %s\t%.2f\n" % (m.split(" (")[0], seed, x))
+    gap_table(scores, [m for m in order if m in scores])
     write_confusion(root, runs, order)
 
 
-def gap_table(runs):
+def gap_table(scores, order):
     """Each model's gap to attention, seed by seed (the same seed's runs share their data order and
-    initialiser's stream): the mean and spread of the paired differences, over the seeds both have scored."""
-    by = {}
-    for d, r in runs.items():
-        m, s = d.rsplit("-s", 1)
-        if r["acc"] is not None:
-            by.setdefault(m, {})[s] = r["acc"]
-    if "attention" not in by:
+    initialiser's stream): the mean and spread of the paired differences, over the seeds both have scored.
+    scores: model -> {seed: test accuracy or None}; order: the models, best first."""
+    base = scores.get("attention", {})
+    if not any(x is not None for x in base.values()):
         return
-    base = by["attention"]
     print("\n| model | seeds paired with attention | gap to attention, test accuracy points (mean ± sd) | each seed |")
     print("|---|---:|---:|---|")
-    for m in sorted(by, key=lambda m: -statistics.mean(by[m].values())):
-        seeds = sorted(set(by[m]) & set(base), key=seed_key)
+    for m in order:
+        seeds = sorted((s for s, x in scores[m].items() if x is not None and base.get(s) is not None), key=seed_key)
         if m == "attention" or not seeds:
             continue
-        d = [by[m][s] - base[s] for s in seeds]
+        d = [scores[m][s] - base[s] for s in seeds]
         spread = "" if len(d) < 2 else " ± %.2f" % statistics.stdev(d)
         print("| %s | %d | %+.2f%s | %s |" % (m, len(seeds), statistics.mean(d), spread,
                                                ", ".join("%s: %+.2f" % (s, x) for s, x in zip(seeds, d))))
