@@ -87,6 +87,12 @@ $(BUILD)/obj/%.o: %.c
 # one-row matrix-vector products (src/compute/gemv.c): a * b + c as one fused multiply-add where the CPU has it
 $(BUILD)/obj/src/compute/gemv.o: CFLAGS += -ffp-contract=fast
 
+# AdamW's update (src/train/adamw.c): its sqrtf and division run as vectors only when sqrtf need not set errno
+# (it never does there: a second moment is not negative). Vector square roots and divisions are correctly rounded
+# like the scalar ones and nothing is fused, so the bits stay (tests/train/fixtures.sh); scalar, the update was
+# 2.5-4% of a word-level step on an AVX2 EPYC (issue 50, docs/bench/method.md).
+$(BUILD)/obj/src/train/adamw.o: CFLAGS += -fno-math-errno
+
 # the command-line tool builds on the installed headers alone (include/grassflow.h and grassflow_plugin.h:
 # it walks the registered tasks' tables), as it builds against an installed copy
 # (tests/project/install.sh): without -Isrc, an internal header included by src/cli/ fails the build
