@@ -22,7 +22,7 @@
 extern char **environ;
 
 static void help(void) {
-    printf("usage: grassflow search SPEC.json [--out DIR] [--plan] [--json]\n\n"
+    printf("usage: grassflow search SPEC.json [--out DIR] [--jobs N] [--plan] [--json]\n\n"
            "Train every point of the searches a spec describes, each a `grassflow compare` of its model with the\n"
            "spec's seeds and recipe, the point's options on top, in DIR/NN-MODEL/POINT; then tabulate them: one row per\n"
            "point (mean and spread over the seeds), best first, in DIR/summary.md and summary.tsv, one row per run in\n"
@@ -40,6 +40,9 @@ static void help(void) {
            "  alone), and config keys as \"set KEY\" (\"set rank\": 16 is --set rank=16); the budget: one of tokens\n"
            "  (optimizer steps = tokens / (batch x seq-len x accum), rounded up), steps, epochs.\n\n"
            "  --out DIR   where the points and the tables go (default runs/search)\n"
+           "  --jobs N    run N points at once (default 1), each with 1/N of the threads (--threads, else\n"
+           "              OMP_NUM_THREADS, else all cores) and its output in DIR/NN-MODEL/POINT.log; the\n"
+           "              numbers are those of one at a time on as many threads a point\n"
            "  --plan      print the points and the command each runs, and stop\n"
            "  --json      print DIR/results.jsonl at the end instead of the table\n");
 }
@@ -306,58 +309,92 @@ static void print_argv(FILE *f, char *const *av) {
     fprintf(f, "%s\n", line);
 }
 
-/* While a point's child runs, SIGINT and SIGTERM sent to the search alone (`kill PID`, a job manager) are
- * passed on to the child, once: it saves its state and exits with 128 + the signal, and the search stops
- * after it. A signal the terminal sent (Ctrl-C: si_code SI_KERNEL) reached the child's process group
- * itself, and is not passed on, nor is a second one: two more would make the child abort without saving
- * (a signal sent to the whole group reaches the child twice, directly and passed on: the child does not
- * count the search's copy, src/cli/run.c). One that came before the child's pid was known is passed on
- * once it is, whoever sent it; and any stop ends the search after this point, even one whose child had
- * finished (g_stop). */
-static volatile sig_atomic_t g_child, g_pending, g_passed, g_stop;
+/* ---- running the points: one at a time, or --jobs at once ---------------------------------------------------- */
+
+/* While points run, SIGINT and SIGTERM sent to the search alone (`kill PID`, a job manager) are passed on to
+ * every running point, once: each saves its state and exits with 128 + the signal, and the search stops after
+ * them. A signal the terminal sent (Ctrl-C: si_code SI_KERNEL) reached the points' process group itself, and
+ * is not passed on, nor is a second one: two more would make a point abort without saving (a signal sent to
+ * the whole group reaches a point twice, directly and passed on: a point does not count the search's copy,
+ * src/cli/run.c). A point is started with both signals blocked and its pid recorded before they are let
+ * through, so one that came while it started (g_spawning) is passed on to it, whoever sent it; and any stop
+ * ends the search after the points running, even if they had finished (g_stop). */
+static volatile sig_atomic_t g_child[SR_MAX_JOBS], g_passed, g_stop, g_spawning;
 static void pass_signal(int sig, siginfo_t *si, void *uc) {
     (void)uc;
     const int saved = errno; /* kill() must not change the EINTR the wait loop reads */
     g_stop = sig;
-    if (g_child > 0) {
-        if (si->si_code != SI_KERNEL && !g_passed) g_passed = 1, kill((pid_t)g_child, sig);
-    } else if (!g_pending) {
-        g_pending = sig;
-    }
+    if ((si->si_code != SI_KERNEL || g_spawning) && !g_passed)
+        for (int k = 0; k < SR_MAX_JOBS; k++)
+            if (g_child[k] > 0) g_passed = 1, kill((pid_t)g_child[k], sig);
     errno = saved;
 }
 
-/* Run p's compare at `steps` as a child (this executable), its table (stdout) dropped, its progress shown,
- * signals passed on as above. Its exit code, or EXIT_RUNTIME if it could not start. */
-static int run_point(const sr_job *j, const sr_point *p, int64_t steps) {
-    char *av[160], buf[16384];
-    if (point_argv(j, p, steps, av, buf, sizeof buf) < 0) return cli_error("a point's command line is over 16 KiB");
-    fprintf(stderr, "== search: point %d of %d: ", (int)(p - j->p) + 1, j->n);
+/* Stop every running point, once (a point failed beside them): each saves its state. */
+static void stop_others(void) {
+    if (g_passed) return;
+    g_passed = 1;
+    for (int k = 0; k < SR_MAX_JOBS; k++)
+        if (g_child[k] > 0) kill((pid_t)g_child[k], SIGTERM);
+}
+
+/* p's log with --jobs above 1 (its compare's stderr): OUT/NN-MODEL/POINT.log, beside its folder */
+static int log_path(const sr_point *p, char *path, size_t n) {
+    if ((size_t)snprintf(path, n, "%s.log", p->dir) >= n) return cli_error("a point's log path is too long");
+    char parent[GF_PATH_MAX];
+    snprintf(parent, sizeof parent, "%s", p->dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) *slash = 0;
+    return slash && gf_mkdir_p(parent) ? cli_error("%s", gf_last_error()) : EXIT_OK;
+}
+
+/* Start p's compare at `steps` as a child (this executable) in slot k, its table (stdout) dropped, its progress
+ * shown (--jobs 1) or written to its log: its pid, or -1 after the message. Called with SIGINT and SIGTERM
+ * blocked; the child starts with them unblocked and at their defaults. */
+static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int k) {
+    char *av[160], buf[16384], logp[GF_PATH_MAX + 8];
+    int n = point_argv(j, p, steps, av, buf, sizeof buf - 32);
+    if (n < 0) return cli_error("a point's command line is over 16 KiB"), -1;
+    char threads[32];
+    if (j->jobs > 1) { /* each point its share of the search's threads */
+        if (log_path(p, logp, sizeof logp)) return -1;
+        const int t = gf_threads() / j->jobs;
+        snprintf(threads, sizeof threads, "%d", t < 1 ? 1 : t);
+        av[n++] = "--threads", av[n++] = threads, av[n] = NULL;
+    }
+    fprintf(stderr, "== search: point %d of %d%s%s%s: ", (int)(p - j->p) + 1, j->n, j->jobs > 1 ? " (its output: " : "",
+            j->jobs > 1 ? gf_show_name(logp) : "", j->jobs > 1 ? ")" : "");
     print_argv(stderr, av);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    sigset_t def;
-    sigemptyset(&def), sigaddset(&def, SIGINT), sigaddset(&def, SIGTERM);
+    sigset_t def, none;
+    sigemptyset(&def), sigaddset(&def, SIGINT), sigaddset(&def, SIGTERM), sigemptyset(&none);
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (j->jobs > 1) posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawnattr_init(&at);
     posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
-    struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term;
-    sigemptyset(&pass.sa_mask), sigaddset(&pass.sa_mask, SIGINT), sigaddset(&pass.sa_mask, SIGTERM);
-    g_child = 0, g_pending = 0, g_passed = 0, g_stop = 0;
-    sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int st = 0, err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
-    if (!err) g_child = pid;
-    if (!err && g_pending && !g_passed) g_passed = 1, kill(pid, g_pending);
-    while (!err && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    g_child = 0;
-    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
+    const int err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
     posix_spawn_file_actions_destroy(&fa), posix_spawnattr_destroy(&at);
-    if (err) return cli_error("cannot start grassflow compare for a point: %s", strerror(err));
-    const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    return g_stop && rc < 128 ? 128 + (int)g_stop : rc;
+    if (err) return cli_error("cannot start grassflow compare for a point: %s", strerror(err)), -1;
+    g_child[k] = pid;
+    return pid;
+}
+
+/* The last lines of a failed point's log, to stderr (--jobs above 1: its compare said why there) */
+static void show_log_tail(const sr_point *p) {
+    char path[GF_PATH_MAX + 8];
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s.log", p->dir);
+    char *text = (char *)gf_read_file(path, (size_t)64 << 20, &n);
+    if (!text) return;
+    size_t at = n;
+    for (int lines = 0; at > 0 && !(text[at - 1] == '\n' && ++lines > 12); at--) {}
+    fprintf(stderr, "== the end of %s:\n%.*s", gf_show_name(path), (int)(n - at), text + at);
+    free(text);
 }
 
 /* ---- the rungs --------------------------------------------------------------------------------------------- */
@@ -408,32 +445,96 @@ static int halving_write(const sr_job *j) {
     return rc;
 }
 
-static int interrupted(const sr_job *j, const sr_point *p, int rc) {
-    fprintf(stderr, "grassflow search: stopped during point %d of %d (%s; exit %d); what it and the points before "
-            "it ran is kept\nresume with: grassflow search ", (int)(p - j->p) + 1, j->n, gf_show_name(p->dir), rc);
-    char *av[] = {(char *)j->spec_path, "--out", (char *)j->out, NULL};
+/* The search stopped by a signal (rc 128 + it) while point i ran (-1: between points): what to run again */
+static int interrupted(const sr_job *j, int i, int rc) {
+    if (i >= 0)
+        fprintf(stderr, "grassflow search: stopped during point %d of %d (%s; exit %d); what it and the points before "
+                "it ran is kept\n", i + 1, j->n, gf_show_name(j->p[i].dir), rc);
+    else
+        fprintf(stderr, "grassflow search: stopped between points (exit %d); what ran is kept\n", rc);
+    fprintf(stderr, "resume with: grassflow search ");
+    char jobs[16];
+    snprintf(jobs, sizeof jobs, "%d", j->jobs);
+    char *av[] = {(char *)j->spec_path, "--out", (char *)j->out, j->jobs > 1 ? "--jobs" : NULL, jobs, NULL};
     print_argv(stderr, av);
     return rc;
 }
 
-/* Rung r of every point not dropped: its compare run (or read back), the tables rewritten after each. */
-static int run_rung(sr_job *j, int rung) {
-    for (int i = 0; i < j->n; i++) {
-        sr_point *p = &j->p[i];
-        const int64_t s = rung_steps(j, p, rung);
-        if (p->dropped || sr_point_at(p, s)) continue;
-        const int rc = run_point(j, p, s), wrc = sr_report(j, false);
-        if (rc >= 128) return interrupted(j, p, rc);
-        if (rc)
-            return cli_error("point %d of %d (%s) failed (exit %d): its compare said why, above; the search stops here "
-                             "(the points before it are kept)", i + 1, j->n, gf_show_name(p->dir), rc);
-        if (wrc) return wrc;
-        if (j->eta && !rung && isnan(p->first_val)) {
-            p->first_val = sr_point_val(p, NULL);
-            if (halving_write(j)) return EXIT_RUNTIME;
-        }
+/* What point p's end (wait status st) means: EXIT_OK to go on, else the search's exit code (128 + a signal: stopped;
+ * else after the message). The tables are rewritten, and at the first rung its score kept for halving. */
+static int point_ended(sr_job *j, sr_point *p, int rung, int st) {
+    const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    const int wrc = sr_report(j, false);
+    if (rc >= 128) return rc;
+    if (rc) {
+        if (j->jobs > 1) show_log_tail(p);
+        return cli_error("point %d of %d (%s) failed (exit %d): its compare said why, above; the search stops here "
+                         "(the points before it are kept%s)", (int)(p - j->p) + 1, j->n, gf_show_name(p->dir), rc,
+                         j->jobs > 1 ? ", and those running beside it stop with their state saved" : "");
     }
-    return EXIT_OK;
+    if (wrc) return wrc;
+    if (j->eta && !rung && isnan(p->first_val)) {
+        p->first_val = sr_point_val(p, NULL);
+        if (halving_write(j)) return EXIT_RUNTIME;
+    }
+    return g_stop ? 128 + (int)g_stop : EXIT_OK;
+}
+
+/* Start points of rung r into the free slots of run[] (up to --jobs at once), in order, skipping those dropped
+ * or finished: how many started, or -1 after the message. */
+static int fill_slots(sr_job *j, int rung, sr_point **run, int *next) {
+    sigset_t both, old;
+    sigemptyset(&both), sigaddset(&both, SIGINT), sigaddset(&both, SIGTERM);
+    int started = 0;
+    for (int k = 0; k < j->jobs && !g_stop; k++) {
+        while (*next < j->n && (j->p[*next].dropped || sr_point_at(&j->p[*next], rung_steps(j, &j->p[*next], rung))))
+            ++*next;
+        if (*next == j->n) break;
+        if (run[k]) continue;
+        sr_point *p = &j->p[(*next)++];
+        sigprocmask(SIG_BLOCK, &both, &old);
+        g_spawning = 1;
+        const pid_t pid = g_stop ? 0 : start_point(j, p, rung_steps(j, p, rung), k);
+        sigprocmask(SIG_SETMASK, &old, NULL); /* a signal that came meanwhile: handled here, g_spawning set */
+        g_spawning = 0;
+        if (pid < 0) return -1;
+        if (pid > 0) run[k] = p, started++;
+    }
+    return started;
+}
+
+/* Rung r of every point not dropped: its compare run (or read back), up to --jobs at once, the tables rewritten
+ * after each. The first failure or stop ends it once the points running beside it have ended (stopped, their
+ * state saved). */
+static int run_rung(sr_job *j, int rung) {
+    struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term;
+    sigemptyset(&pass.sa_mask), sigaddset(&pass.sa_mask, SIGINT), sigaddset(&pass.sa_mask, SIGTERM);
+    sr_point *run[SR_MAX_JOBS] = {0};
+    int next = 0, running = 0, rc = EXIT_OK, stopped = -1;
+    for (int k = 0; k < SR_MAX_JOBS; k++) g_child[k] = 0;
+    g_passed = 0, g_stop = 0, g_spawning = 0;
+    sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term);
+    for (;;) {
+        const int n = rc ? 0 : fill_slots(j, rung, run, &next);
+        if (n < 0) rc = EXIT_RUNTIME, stop_others();
+        else running += n;
+        if (!running) break;
+        int st = 0, k = 0;
+        pid_t w;
+        while ((w = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {}
+        if (w < 0) break; /* (no child left: cannot happen while running > 0) */
+        while (k < j->jobs && g_child[k] != w) k++;
+        if (k == j->jobs) continue;
+        sr_point *p = run[k];
+        g_child[k] = 0, run[k] = NULL, running--;
+        const int prc = point_ended(j, p, rung, st);
+        if (prc >= 128 && stopped < 0) stopped = (int)(p - j->p);
+        if (prc && !rc) rc = prc;
+        if (prc && prc < 128) stop_others();
+    }
+    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
+    if (!rc && g_stop) rc = 128 + (int)g_stop;
+    return rc >= 128 ? interrupted(j, stopped, rc) : rc;
 }
 
 static int by_first_val(const void *a, const void *b) {
@@ -480,15 +581,21 @@ static void print_plan(const sr_job *j) {
 
 static int parse(sr_job *j, int argc, char **argv) {
     static const struct option opts[] = {{"out", 1, 0, 'o'}, {"plan", 0, 0, 'p'}, {"json", 0, 0, 'j'},
-                                         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+                                         {"jobs", 1, 0, 'J'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     optind = 1;
     j->out = "runs/search";
+    j->jobs = 1;
+    int64_t jobs;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'h') return help(), -1;
         if (c == 'o') j->out = optarg;
         else if (c == 'p') j->plan = true;
         else if (c == 'j') j->json = true;
+        else if (c == 'J') {
+            if (cli_parse_i64("search", "--jobs", optarg, 1, SR_MAX_JOBS, &jobs)) return EXIT_USAGE;
+            j->jobs = (int)jobs;
+        }
         else return cli_usage_error("search", "unknown option");
     }
     if (optind != argc - 1) return cli_usage_error("search", "give one spec file (SPEC.json)");

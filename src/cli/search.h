@@ -10,7 +10,7 @@
 
 #include "grassflow_plugin.h"
 
-enum { SR_MAX_KEYS = 12, SR_MAX_POINTS = 4096, SR_MAX_RECIPE = 32, SR_MAX_ENTRIES = 64 };
+enum { SR_MAX_KEYS = 12, SR_MAX_POINTS = 4096, SR_MAX_RECIPE = 32, SR_MAX_ENTRIES = 64, SR_MAX_JOBS = 64 };
 
 /* One option of a point or of the recipe: a compare flag (--lr 0.001) or a config key (--set rank=16). */
 typedef struct {
@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
     const char *spec_path, *out;
     bool plan, json;
+    int jobs;              /* points run at once (--jobs), each with its share of the threads */
     cJSON *spec;
     const char *corpus, *task;
     sr_opt recipe[SR_MAX_RECIPE];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # grassflow search (issue 55): a spec's grids and lists expanded into points, each a compare with its seeds;
 # the budget in tokens; halving (the best 1/eta of each search go on, the choice kept in halving.json); the
-# results in results.jsonl, summary.md, summary.tsv and the plots; a rerun that reads everything back; a search
+# results in results.jsonl, summary.md, summary.tsv and the plots; a rerun that reads everything back; --jobs 2
+# (the numbers of one at a time, a log a point, signals to every running point); a search
 # stopped by SIGINT in a point and run again, ending with the numbers of a search never stopped; SIGTERM and
 # SIGINT sent to the search's pid alone; bad specs.
 #   bash tests/cli/search.sh [BUILD]
@@ -66,6 +67,7 @@ bars=$(grep -c $'\tseed [12]\t' "$tmp/s/points.tsv")
 grep -q 'stopped at the first rung' "$tmp/s/by-lr.svg" && pass "... the points halving stopped drawn as a series of their own" \
     || fail "by-lr.svg does not mark the dropped points"
 cp "$tmp/s/results.jsonl" "$tmp/results-1"
+cp "$tmp/s/halving.json" "$tmp/halving-1"
 expect 0 "search again" "$GF" search "$tmp/spec.json" --out "$tmp/s" --json
 cmp -s "$tmp/s/results.jsonl" "$tmp/results-1" && cmp -s "$tmp/out" "$tmp/results-1" \
     && pass "a rerun reads every point back (the same results; --json prints them)" || fail "a rerun changed the results"
@@ -75,6 +77,26 @@ expect 0 "search again, halving.json lost" "$GF" search "$tmp/spec.json" --out "
 cmp -s "$tmp/s/results.jsonl" "$tmp/results-1" && ! grep -q '== search: point' "$tmp/err" \
     && pass "... the points at the first rung take their summary's score, those gone on stay kept: the same choice" \
     || fail "without halving.json: $(grep '== search' "$tmp/err" | head -3)"
+
+echo "search: --jobs 2 (two points at once)"
+# (--threads 2: a point each; the toy points are too small for a second thread, so any thread count gives
+# the bits of the search above)
+expect 0 "search --jobs 2" "$GF" --threads 2 search "$tmp/spec.json" --out "$tmp/j" --jobs 2
+PYCODE='
+import json, sys
+def rows(d): return sorted((r["folder"].split(d + "/")[1], r["seed"], r["val"], r["test"], r["steps"], r["status"])
+                           for r in map(json.loads, open(d + "/results.jsonl")))
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+assert a == b and len(a) == 16, (a, b)
+assert json.load(open(sys.argv[3])) == json.load(open(sys.argv[2] + "/halving.json"))
+print("ok")'
+[ "$(py "$tmp/s" "$tmp/j" "$tmp/halving-1")" = ok ] && pass "... the numbers, steps, statuses and halving choice of one at a time" \
+    || fail "--jobs 2 differs: $(cat "$tmp/pyerr")"
+[ "$(ls "$tmp"/j/0[12]-*/*.log | wc -l)" = 8 ] && grep -q "its output: $tmp/j/01-grassmann-tiny/lr=0.001,rank=4.log): .* --threads 1$" "$tmp/err" \
+    && grep -q '^train step\|"val"\|step ' "$tmp/j/01-grassmann-tiny/lr=0.001,rank=4.log" \
+    && pass "... each point's output in DIR/NN-MODEL/POINT.log, named when it starts" || fail "--jobs 2 logs: $(ls "$tmp"/j/0[12]-*)"
+want="--jobs expects"; expect 2 "--jobs 0" "$GF" search "$tmp/spec.json" --out "$tmp/bad" --jobs 0
+want="--jobs expects"; expect 2 "--jobs 65" "$GF" search "$tmp/spec.json" --out "$tmp/bad" --jobs 65
 
 echo "search: stopped by SIGINT and run again"
 cat >"$tmp/long.json" <<EOF
@@ -95,6 +117,17 @@ assert a == b and len(a) == 2, (a, b)
 print("ok")'
 [ "$(py "$tmp/a/results.jsonl" "$tmp/b/results.jsonl")" = ok ] && pass "... ends with the numbers of the search never stopped" \
     || fail "resumed search differs: $(cat "$tmp/pyerr")"
+
+GRASSFLOW_FAULT_SIGINT_AT=60 "$GF" search "$tmp/long.json" --out "$tmp/bj" --jobs 2 >/dev/null 2>"$tmp/bj.err"
+rc=$?
+[ "$rc" = 130 ] && grep -q "resume with: grassflow search $tmp/long.json --out $tmp/bj --jobs 2$" "$tmp/bj.err" \
+    && pass "--jobs 2, SIGINT in both points (at their step 60): exit 130 and the command that resumes, --jobs kept" \
+    || fail "--jobs 2 SIGINT: rc $rc; $(tail -3 "$tmp/bj.err")"
+stopped_at "$tmp/bj/01-grassmann-tiny/lr=0.001/grassmann-tiny/seed-3" 60
+stopped_at "$tmp/bj/01-grassmann-tiny/lr=0.002/grassmann-tiny/seed-3" 60
+expect 0 "... run again" "$GF" search "$tmp/long.json" --out "$tmp/bj" --jobs 2
+[ "$(py "$tmp/a/results.jsonl" "$tmp/bj/results.jsonl")" = ok ] && pass "... ends with the numbers of the search never stopped" \
+    || fail "resumed --jobs 2 search differs: $(cat "$tmp/pyerr")"
 
 echo "search: SIGTERM or SIGINT sent to the search alone (kill PID) stops its point, the state saved"
 cat >"$tmp/forever.json" <<EOF
@@ -133,6 +166,23 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     pkill -KILL -f "$d" 2>/dev/null
 }
 signal_search TERM 143
+# --jobs 2: a signal to the search's pid reaches both running points, and each saves its state
+d="$tmp/sig-jobs"
+setsid "$GF" search "$tmp/forever.json" --out "$d" --jobs 2 >/dev/null 2>"$d.err" &
+pid=$!
+for i in $(seq 600); do [ "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
+kill -TERM "$pid"
+for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+    fail "--jobs 2, SIGTERM to the search's pid: still running 60 s later"
+else
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 143 ] && [ "$(find "$d" -name state.safetensors | wc -l)" = 2 ] && ! pgrep -f "$d" >/dev/null \
+        && pass "--jobs 2, SIGTERM to the search's pid: exit 143, both points saved their state, no child left" \
+        || fail "--jobs 2 SIGTERM: rc $rc, $(find "$d" -name state.safetensors | wc -l) states; $(tail -3 "$d.err")"
+fi
+pkill -KILL -f "$d" 2>/dev/null
 signal_search INT 130
 signal_search TERM 143 group # (kill %1, GNU timeout, systemd: the point gets it directly and from the search)
 signal_search TERM 143 point-first
@@ -190,5 +240,10 @@ bad "not JSON" '{"corpus": ' 'not a JSON object'
 [ ! -e "$tmp/bad" ] && pass "... none of them creates anything" || fail "a refused spec made $tmp/bad"
 printf '%s' "{$R, \"steps\": 2, \"searches\": [{\"model\": \"grassmann-tiny\", \"grid\": {\"no-such-flag\": [1]}}]}" >"$tmp/bad.json"
 want="point 1 of 1 .* failed \\(exit 2\\)"; expect 1 "a flag compare does not know: its point fails, named" "$GF" search "$tmp/bad.json" --out "$tmp/bad"
+printf '%s' "{$R, \"steps\": 1000000, \"searches\": [{\"model\": \"grassmann-tiny\", \"list\": [{\"no-such-flag\": 1}, {}]}]}" >"$tmp/bad.json"
+want="point 1 of 2 .* failed \\(exit 2\\).*running beside it stop"
+expect 1 "--jobs 2: a point fails beside a running one" timeout 120 "$GF" search "$tmp/bad.json" --out "$tmp/bad3" --jobs 2
+grep -q "== the end of .*no-such-flag=1.log:" "$tmp/err" && grep -q "unknown option" "$tmp/err" && ! pgrep -f "$tmp/bad3" >/dev/null \
+    && pass "... the end of its log shown, the other point stopped (no child left)" || fail "--jobs 2 failure: $(tail -5 "$tmp/err")"
 want="cannot open .*nope.json"; expect 1 "a spec that is missing" "$GF" search "$tmp/nope.json" --out "$tmp/bad2"
 [ $fails = 0 ] && echo "search: all passed" || { echo "search: $fails FAILED"; exit 1; }
