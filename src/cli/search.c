@@ -330,7 +330,7 @@ static void pass_signal(int sig, siginfo_t *si, void *uc) {
     errno = saved;
 }
 
-/* Stop every running point, once (a point failed beside them): each saves its state. */
+/* Stop every running point, once (a point failed or stopped beside them): each saves its state. */
 static void stop_others(void) {
     if (g_passed) return;
     g_passed = 1;
@@ -356,12 +356,10 @@ static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int 
     int n = point_argv(j, p, steps, av, buf, sizeof buf - 32);
     if (n < 0) return cli_error("a point's command line is over 16 KiB"), -1;
     char threads[32];
-    if (j->jobs > 1) { /* each point its share of the search's threads */
-        if (log_path(p, logp, sizeof logp)) return -1;
-        const int t = gf_threads() / j->jobs;
-        snprintf(threads, sizeof threads, "%d", t < 1 ? 1 : t);
-        av[n++] = "--threads", av[n++] = threads, av[n] = NULL;
-    }
+    const int t = gf_threads() / j->jobs; /* each point its share of the search's threads */
+    snprintf(threads, sizeof threads, "%d", t < 1 ? 1 : t);
+    av[n++] = "--threads", av[n++] = threads, av[n] = NULL;
+    if (j->jobs > 1 && log_path(p, logp, sizeof logp)) return -1;
     fprintf(stderr, "== search: point %d of %d%s%s%s: ", (int)(p - j->p) + 1, j->n, j->jobs > 1 ? " (its output: " : "",
             j->jobs > 1 ? gf_show_name(logp) : "", j->jobs > 1 ? ")" : "");
     print_argv(stderr, av);
@@ -379,7 +377,9 @@ static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int 
     pid_t pid;
     const int err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
     posix_spawn_file_actions_destroy(&fa), posix_spawnattr_destroy(&at);
-    if (err) return cli_error("cannot start grassflow compare for a point: %s", strerror(err)), -1;
+    if (err)
+        return cli_error("cannot start point %d's compare%s%s%s: %s", (int)(p - j->p) + 1, j->jobs > 1 ? " (its output to " : "",
+                         j->jobs > 1 ? gf_show_name(logp) : "", j->jobs > 1 ? ")" : "", strerror(err)), -1;
     g_child[k] = pid;
     return pid;
 }
@@ -445,13 +445,15 @@ static int halving_write(const sr_job *j) {
     return rc;
 }
 
-/* The search stopped by a signal (rc 128 + it) while point i ran (-1: between points): what to run again */
-static int interrupted(const sr_job *j, int i, int rc) {
-    if (i >= 0)
-        fprintf(stderr, "grassflow search: stopped during point %d of %d (%s; exit %d); what it and the points before "
-                "it ran is kept\n", i + 1, j->n, gf_show_name(j->p[i].dir), rc);
-    else
-        fprintf(stderr, "grassflow search: stopped between points (exit %d); what ran is kept\n", rc);
+/* The search stopped by a signal (rc 128 + it) while the n points stopped[] ran (none: between points): what
+ * to run again */
+static int interrupted(const sr_job *j, const int *stopped, int n, int rc) {
+    if (!n) fprintf(stderr, "grassflow search: stopped between points (exit %d); what ran is kept\n", rc);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, "grassflow search: stopped during point %d of %d (%s; exit %d)%s\n", stopped[i] + 1, j->n,
+                gf_show_name(j->p[stopped[i]].dir), rc,
+                i < n - 1 ? "" : n > 1 ? "; what they and the points before them ran is kept"
+                                       : "; what it and the points before it ran is kept");
     fprintf(stderr, "resume with: grassflow search ");
     char jobs[16];
     snprintf(jobs, sizeof jobs, "%d", j->jobs);
@@ -460,18 +462,22 @@ static int interrupted(const sr_job *j, int i, int rc) {
     return rc;
 }
 
-/* What point p's end (wait status st) means: EXIT_OK to go on, else the search's exit code (128 + a signal: stopped;
- * else after the message). The tables are rewritten, and at the first rung its score kept for halving. */
+/* What point p's end (wait status st) means: EXIT_OK to go on, else the search's exit code (128 + a signal: it
+ * stopped and saved its state; else after the message). The tables are rewritten, and at the first rung its
+ * score kept for halving. A point killed by a signal it could not save on (SIGKILL, a crash) failed. */
 static int point_ended(sr_job *j, sr_point *p, int rung, int st) {
-    const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    const int i = (int)(p - j->p) + 1, rc = WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_RUNTIME;
     const int wrc = sr_report(j, false);
+    if (j->jobs > 1 && (rc || WIFSIGNALED(st)) && rc < 128) show_log_tail(p);
+    if (WIFSIGNALED(st))
+        return cli_error("point %d of %d (%s) was killed by signal %d (%s) before it could save its state; the search "
+                         "stops here (what finished is kept; run the search again to go on from its last save)", i, j->n,
+                         gf_show_name(p->dir), WTERMSIG(st), strsignal(WTERMSIG(st)));
     if (rc >= 128) return rc;
-    if (rc) {
-        if (j->jobs > 1) show_log_tail(p);
+    if (rc)
         return cli_error("point %d of %d (%s) failed (exit %d): its compare said why, above; the search stops here "
-                         "(the points before it are kept%s)", (int)(p - j->p) + 1, j->n, gf_show_name(p->dir), rc,
+                         "(the points before it are kept%s)", i, j->n, gf_show_name(p->dir), rc,
                          j->jobs > 1 ? ", and those running beside it stop with their state saved" : "");
-    }
     if (wrc) return wrc;
     if (j->eta && !rung && isnan(p->first_val)) {
         p->first_val = sr_point_val(p, NULL);
@@ -481,11 +487,11 @@ static int point_ended(sr_job *j, sr_point *p, int rung, int st) {
 }
 
 /* Start points of rung r into the free slots of run[] (up to --jobs at once), in order, skipping those dropped
- * or finished: how many started, or -1 after the message. */
-static int fill_slots(sr_job *j, int rung, sr_point **run, int *next) {
+ * or finished, *running counting them: EXIT_OK, or EXIT_RUNTIME after the message (a point could not start; those
+ * started are in run[]). */
+static int fill_slots(sr_job *j, int rung, sr_point **run, int *next, int *running) {
     sigset_t both, old;
     sigemptyset(&both), sigaddset(&both, SIGINT), sigaddset(&both, SIGTERM);
-    int started = 0;
     for (int k = 0; k < j->jobs && !g_stop; k++) {
         while (*next < j->n && (j->p[*next].dropped || sr_point_at(&j->p[*next], rung_steps(j, &j->p[*next], rung))))
             ++*next;
@@ -497,44 +503,47 @@ static int fill_slots(sr_job *j, int rung, sr_point **run, int *next) {
         const pid_t pid = g_stop ? 0 : start_point(j, p, rung_steps(j, p, rung), k);
         sigprocmask(SIG_SETMASK, &old, NULL); /* a signal that came meanwhile: handled here, g_spawning set */
         g_spawning = 0;
-        if (pid < 0) return -1;
-        if (pid > 0) run[k] = p, started++;
+        if (pid < 0) return EXIT_RUNTIME;
+        if (pid > 0) run[k] = p, ++*running;
     }
-    return started;
+    return EXIT_OK;
 }
 
 /* Rung r of every point not dropped: its compare run (or read back), up to --jobs at once, the tables rewritten
- * after each. The first failure or stop ends it once the points running beside it have ended (stopped, their
- * state saved). */
+ * after each. The first failure or stop stops the points running beside it (each saves its state) and ends the
+ * rung once they have ended. */
 static int run_rung(sr_job *j, int rung) {
-    struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term;
+    struct sigaction pass = {.sa_sigaction = pass_signal, .sa_flags = SA_SIGINFO}, old_int, old_term, old_chld;
+    struct sigaction dfl = {.sa_handler = SIG_DFL}; /* (SIGCHLD ignored, as a parent may leave it: no wait status) */
     sigemptyset(&pass.sa_mask), sigaddset(&pass.sa_mask, SIGINT), sigaddset(&pass.sa_mask, SIGTERM);
+    sigemptyset(&dfl.sa_mask);
     sr_point *run[SR_MAX_JOBS] = {0};
-    int next = 0, running = 0, rc = EXIT_OK, stopped = -1;
+    int next = 0, running = 0, rc = EXIT_OK, stopped[SR_MAX_JOBS], n_stopped = 0;
     for (int k = 0; k < SR_MAX_JOBS; k++) g_child[k] = 0;
     g_passed = 0, g_stop = 0, g_spawning = 0;
-    sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term);
+    sigaction(SIGINT, &pass, &old_int), sigaction(SIGTERM, &pass, &old_term), sigaction(SIGCHLD, &dfl, &old_chld);
     for (;;) {
-        const int n = rc ? 0 : fill_slots(j, rung, run, &next);
-        if (n < 0) rc = EXIT_RUNTIME, stop_others();
-        else running += n;
+        if (!rc && fill_slots(j, rung, run, &next, &running)) rc = EXIT_RUNTIME, stop_others();
         if (!running) break;
         int st = 0, k = 0;
         pid_t w;
         while ((w = waitpid(-1, &st, 0)) < 0 && errno == EINTR) {}
-        if (w < 0) break; /* (no child left: cannot happen while running > 0) */
+        if (w < 0) { /* cannot happen while a child runs: said, not taken for success */
+            rc = cli_error("waiting for the points: %s", strerror(errno)), stop_others();
+            break;
+        }
         while (k < j->jobs && g_child[k] != w) k++;
         if (k == j->jobs) continue;
         sr_point *p = run[k];
         g_child[k] = 0, run[k] = NULL, running--;
         const int prc = point_ended(j, p, rung, st);
-        if (prc >= 128 && stopped < 0) stopped = (int)(p - j->p);
+        if (prc >= 128) stopped[n_stopped++] = (int)(p - j->p);
         if (prc && !rc) rc = prc;
-        if (prc && prc < 128) stop_others();
+        if (prc) stop_others();
     }
-    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL), sigaction(SIGCHLD, &old_chld, NULL);
     if (!rc && g_stop) rc = 128 + (int)g_stop;
-    return rc >= 128 ? interrupted(j, stopped, rc) : rc;
+    return rc >= 128 ? interrupted(j, stopped, n_stopped, rc) : rc;
 }
 
 static int by_first_val(const void *a, const void *b) {

@@ -123,8 +123,12 @@ rc=$?
 [ "$rc" = 130 ] && grep -q "resume with: grassflow search $tmp/long.json --out $tmp/bj --jobs 2$" "$tmp/bj.err" \
     && pass "--jobs 2, SIGINT in both points (at their step 60): exit 130 and the command that resumes, --jobs kept" \
     || fail "--jobs 2 SIGINT: rc $rc; $(tail -3 "$tmp/bj.err")"
-stopped_at "$tmp/bj/01-grassmann-tiny/lr=0.001/grassmann-tiny/seed-3" 60
-stopped_at "$tmp/bj/01-grassmann-tiny/lr=0.002/grassmann-tiny/seed-3" 60
+# (the first to reach its step 60 stops; the search then stops the other, wherever it is, its state saved)
+steps=$(for lr in 0.001 0.002; do $PY -c 'import sys, json, struct
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+print(json.loads(b[8:8 + n])["__metadata__"]["step"])' "$tmp/bj/01-grassmann-tiny/lr=$lr/grassmann-tiny/seed-3/state.safetensors" 2>&1; done | sort -n | tr '\n' ' ')
+[[ "$steps" =~ ^[1-9][0-9]*\ 60\ $ ]] && pass "... both points saved their state: one at step 60, the other stopped beside it (steps $steps)" \
+    || fail "--jobs 2 SIGINT: the states are at steps '$steps'"
 expect 0 "... run again" "$GF" search "$tmp/long.json" --out "$tmp/bj" --jobs 2
 [ "$(py "$tmp/a/results.jsonl" "$tmp/bj/results.jsonl")" = ok ] && pass "... ends with the numbers of the search never stopped" \
     || fail "resumed --jobs 2 search differs: $(cat "$tmp/pyerr")"
@@ -182,6 +186,31 @@ else
         && pass "--jobs 2, SIGTERM to the search's pid: exit 143, both points saved their state, no child left" \
         || fail "--jobs 2 SIGTERM: rc $rc, $(find "$d" -name state.safetensors | wc -l) states; $(tail -3 "$d.err")"
 fi
+pkill -KILL -f "$d" 2>/dev/null
+# --jobs 2: a point killed outright (SIGKILL: the OOM killer) fails the search, which stops the other point
+d="$tmp/kill-jobs"
+setsid "$GF" search "$tmp/forever.json" --out "$d" --jobs 2 >/dev/null 2>"$d.err" &
+pid=$!
+for i in $(seq 600); do [ "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
+kill -KILL "$(pgrep -f "compare .*--out $d/01-grassmann-tiny/lr=0.001 " | head -1)"
+for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$pid" 2>/dev/null; then
+    fail "--jobs 2, a point killed: the search still running 60 s later (the other point not stopped)"
+else
+    wait "$pid"
+    rc=$?
+    [ "$rc" = 1 ] && grep -q "point 1 of 2 .* was killed by signal 9" "$d.err" && ! pgrep -f "$d" >/dev/null \
+        && [ -n "$(find "$d/01-grassmann-tiny/lr=0.002" -name state.safetensors)" ] \
+        && pass "--jobs 2, a point killed by SIGKILL: exit 1, named; the other point stopped with its state saved" \
+        || fail "--jobs 2 SIGKILL: rc $rc; $(tail -3 "$d.err")"
+fi
+pkill -KILL -f "$d" 2>/dev/null
+# --jobs 2: a point that cannot start (its log's path is a folder) stops the one started before it
+d="$tmp/nostart-jobs"
+mkdir -p "$d/01-grassmann-tiny/lr=0.002.log"
+want="cannot start point 2's compare .*lr=0.002.log"
+expect 1 "--jobs 2, a point that cannot start" timeout 120 "$GF" search "$tmp/forever.json" --out "$d" --jobs 2
+! pgrep -f "$d" >/dev/null && pass "... the point started before it stopped, no child left" || fail "--jobs 2: a child left running"
 pkill -KILL -f "$d" 2>/dev/null
 signal_search INT 130
 signal_search TERM 143 group # (kill %1, GNU timeout, systemd: the point gets it directly and from the search)
