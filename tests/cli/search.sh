@@ -170,41 +170,34 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     pkill -KILL -f "$d" 2>/dev/null
 }
 signal_search TERM 143
+# jobs_signal DIR WHAT: a search of two endless points with --jobs 2 into DIR; once both train, WHAT (a command;
+# $pid is the search's) runs; then rc is the search's exit code, or "running" if it still ran 60 s later, and left
+# is 1 if a process of the search was left running (0: none)
+jobs_signal() {
+    local d=$1 pid i
+    setsid "$GF" search "$tmp/forever.json" --out "$d" --jobs 2 >/dev/null 2>"$d.err" &
+    pid=$!
+    for i in $(seq 600); do [ "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
+    eval "$2"
+    for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then rc=running; else wait "$pid"; rc=$?; fi
+    left=0
+    pgrep -f "$d" >/dev/null && left=1
+    pkill -KILL -f "$d" 2>/dev/null
+}
 # --jobs 2: a signal to the search's pid reaches both running points, and each saves its state
 d="$tmp/sig-jobs"
-setsid "$GF" search "$tmp/forever.json" --out "$d" --jobs 2 >/dev/null 2>"$d.err" &
-pid=$!
-for i in $(seq 600); do [ "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
-kill -TERM "$pid"
-for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then
-    fail "--jobs 2, SIGTERM to the search's pid: still running 60 s later"
-else
-    wait "$pid"
-    rc=$?
-    [ "$rc" = 143 ] && [ "$(find "$d" -name state.safetensors | wc -l)" = 2 ] && ! pgrep -f "$d" >/dev/null \
-        && pass "--jobs 2, SIGTERM to the search's pid: exit 143, both points saved their state, no child left" \
-        || fail "--jobs 2 SIGTERM: rc $rc, $(find "$d" -name state.safetensors | wc -l) states; $(tail -3 "$d.err")"
-fi
-pkill -KILL -f "$d" 2>/dev/null
+jobs_signal "$d" 'kill -TERM $pid'
+[ "$rc" = 143 ] && [ "$(find "$d" -name state.safetensors | wc -l)" = 2 ] && [ "$left" = 0 ] \
+    && pass "--jobs 2, SIGTERM to the search's pid: exit 143, both points saved their state, no child left" \
+    || fail "--jobs 2 SIGTERM: rc $rc (running: a point not stopped), $(find "$d" -name state.safetensors | wc -l) states; $(tail -3 "$d.err")"
 # --jobs 2: a point killed outright (SIGKILL: the OOM killer) fails the search, which stops the other point
 d="$tmp/kill-jobs"
-setsid "$GF" search "$tmp/forever.json" --out "$d" --jobs 2 >/dev/null 2>"$d.err" &
-pid=$!
-for i in $(seq 600); do [ "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1; done
-kill -KILL "$(pgrep -f "compare .*--out $d/01-grassmann-tiny/lr=0.001 " | head -1)"
-for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then
-    fail "--jobs 2, a point killed: the search still running 60 s later (the other point not stopped)"
-else
-    wait "$pid"
-    rc=$?
-    [ "$rc" = 1 ] && grep -q "point 1 of 2 .* was killed by signal 9" "$d.err" && ! pgrep -f "$d" >/dev/null \
-        && [ -n "$(find "$d/01-grassmann-tiny/lr=0.002" -name state.safetensors)" ] \
-        && pass "--jobs 2, a point killed by SIGKILL: exit 1, named; the other point stopped with its state saved" \
-        || fail "--jobs 2 SIGKILL: rc $rc; $(tail -3 "$d.err")"
-fi
-pkill -KILL -f "$d" 2>/dev/null
+jobs_signal "$d" 'kill -KILL "$(pgrep -f "compare .*--out $d/01-grassmann-tiny/lr=0.001 " | head -1)"'
+[ "$rc" = 1 ] && grep -q "point 1 of 2 .* was killed by signal 9" "$d.err" && [ "$left" = 0 ] \
+    && [ -n "$(find "$d/01-grassmann-tiny/lr=0.002" -name state.safetensors)" ] \
+    && pass "--jobs 2, a point killed by SIGKILL: exit 1, named; the other point stopped with its state saved" \
+    || fail "--jobs 2 SIGKILL: rc $rc (running: the other point not stopped); $(tail -3 "$d.err")"
 # --jobs 2: a point that cannot start (its log's path is a folder) stops the one started before it
 d="$tmp/nostart-jobs"
 mkdir -p "$d/01-grassmann-tiny/lr=0.002.log"
