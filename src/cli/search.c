@@ -464,12 +464,15 @@ static int interrupted(const sr_job *j, const int *stopped, int n, int rc) {
 
 /* What point p's end (wait status st) means: EXIT_OK to go on, else the search's exit code (128 + a signal: it
  * stopped and saved its state; else after the message). The tables are rewritten, and at the first rung its
- * score kept for halving. A point killed by a signal it could not save on (SIGKILL, a crash) failed. */
+ * score kept for halving. A point killed by a signal while nothing was stopping it (SIGKILL, a crash) failed. */
 static int point_ended(sr_job *j, sr_point *p, int rung, int st) {
-    const int i = (int)(p - j->p) + 1, rc = WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_RUNTIME;
+    /* killed by a signal: stopped if the search was stopping the points (it died before its handler was in) */
+    const bool killed = WIFSIGNALED(st) && !g_stop && !g_passed;
+    const int i = (int)(p - j->p) + 1;
+    const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : killed ? EXIT_RUNTIME : 128 + WTERMSIG(st);
     const int wrc = sr_report(j, false);
-    if (j->jobs > 1 && (rc || WIFSIGNALED(st)) && rc < 128) show_log_tail(p);
-    if (WIFSIGNALED(st))
+    if (j->jobs > 1 && rc && rc < 128) show_log_tail(p);
+    if (killed)
         return cli_error("point %d of %d (%s) was killed by signal %d (%s) before it could save its state; the search "
                          "stops here (what finished is kept; run the search again to go on from its last save)", i, j->n,
                          gf_show_name(p->dir), WTERMSIG(st), strsignal(WTERMSIG(st)));
