@@ -320,27 +320,31 @@ static void print_argv(FILE *f, char *const *av) {
  * through, so one that came while it started (g_spawning) is passed on to it, whoever sent it; and any stop
  * ends the search after the points running, even if they had finished (g_stop). */
 static volatile sig_atomic_t g_child[SR_MAX_JOBS], g_passed, g_stop, g_spawning;
+
+/* sig to every running point, once a search (async-signal-safe) */
+static void signal_points(int sig) {
+    if (g_passed) return;
+    g_passed = 1;
+    for (int k = 0; k < SR_MAX_JOBS; k++)
+        if (g_child[k] > 0) kill((pid_t)g_child[k], sig);
+}
+
 static void pass_signal(int sig, siginfo_t *si, void *uc) {
     (void)uc;
     const int saved = errno; /* kill() must not change the EINTR the wait loop reads */
     g_stop = sig;
-    if ((si->si_code != SI_KERNEL || g_spawning) && !g_passed)
-        for (int k = 0; k < SR_MAX_JOBS; k++)
-            if (g_child[k] > 0) g_passed = 1, kill((pid_t)g_child[k], sig);
+    if (si->si_code != SI_KERNEL || g_spawning) signal_points(sig);
     errno = saved;
 }
 
-/* Stop every running point, once (a point failed or stopped beside them): each saves its state. */
-static void stop_others(void) {
-    if (g_passed) return;
-    g_passed = 1;
-    for (int k = 0; k < SR_MAX_JOBS; k++)
-        if (g_child[k] > 0) kill((pid_t)g_child[k], SIGTERM);
-}
+/* Stop every running point (a point failed or stopped beside them): each saves its state. */
+static void stop_others(void) { signal_points(SIGTERM); }
 
-/* p's log with --jobs above 1 (its compare's stderr): OUT/NN-MODEL/POINT.log, beside its folder */
-static int log_path(const sr_point *p, char *path, size_t n) {
+/* p's log with --jobs above 1 (its compare's stderr): OUT/NN-MODEL/POINT.log, beside its folder; make its
+ * folder too (make) */
+static int log_path(const sr_point *p, char *path, size_t n, bool make) {
     if ((size_t)snprintf(path, n, "%s.log", p->dir) >= n) return cli_error("a point's log path is too long");
+    if (!make) return EXIT_OK;
     char parent[GF_PATH_MAX];
     snprintf(parent, sizeof parent, "%s", p->dir);
     char *slash = strrchr(parent, '/');
@@ -355,13 +359,15 @@ static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int 
     char *av[160], buf[16384], logp[GF_PATH_MAX + 8];
     int n = point_argv(j, p, steps, av, buf, sizeof buf - 32);
     if (n < 0) return cli_error("a point's command line is over 16 KiB"), -1;
-    char threads[32];
+    char threads[32], where[GF_PATH_MAX + 32] = "";
     const int t = gf_threads() / j->jobs; /* each point its share of the search's threads */
     snprintf(threads, sizeof threads, "%d", t < 1 ? 1 : t);
     av[n++] = "--threads", av[n++] = threads, av[n] = NULL;
-    if (j->jobs > 1 && log_path(p, logp, sizeof logp)) return -1;
-    fprintf(stderr, "== search: point %d of %d%s%s%s: ", (int)(p - j->p) + 1, j->n, j->jobs > 1 ? " (its output: " : "",
-            j->jobs > 1 ? gf_show_name(logp) : "", j->jobs > 1 ? ")" : "");
+    if (j->jobs > 1) {
+        if (log_path(p, logp, sizeof logp, true)) return -1;
+        snprintf(where, sizeof where, " (its output: %s)", gf_show_name(logp));
+    }
+    fprintf(stderr, "== search: point %d of %d%s: ", (int)(p - j->p) + 1, j->n, where);
     print_argv(stderr, av);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -378,8 +384,7 @@ static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int 
     const int err = posix_spawn(&pid, "/proc/self/exe", &fa, &at, av, environ);
     posix_spawn_file_actions_destroy(&fa), posix_spawnattr_destroy(&at);
     if (err)
-        return cli_error("cannot start point %d's compare%s%s%s: %s", (int)(p - j->p) + 1, j->jobs > 1 ? " (its output to " : "",
-                         j->jobs > 1 ? gf_show_name(logp) : "", j->jobs > 1 ? ")" : "", strerror(err)), -1;
+        return cli_error("cannot start point %d's compare%s: %s", (int)(p - j->p) + 1, where, strerror(err)), -1;
     g_child[k] = pid;
     return pid;
 }
@@ -388,8 +393,7 @@ static pid_t start_point(const sr_job *j, const sr_point *p, int64_t steps, int 
 static void show_log_tail(const sr_point *p) {
     char path[GF_PATH_MAX + 8];
     size_t n = 0;
-    snprintf(path, sizeof path, "%s.log", p->dir);
-    char *text = (char *)gf_read_file(path, (size_t)64 << 20, &n);
+    char *text = log_path(p, path, sizeof path, false) ? NULL : (char *)gf_read_file(path, (size_t)64 << 20, &n);
     if (!text) return;
     size_t at = n;
     for (int lines = 0; at > 0 && !(text[at - 1] == '\n' && ++lines > 12); at--) {}
