@@ -1,6 +1,6 @@
 /* libFuzzer: pronunciation lexicons (src/tasks/g2p/lexicon.h), any bytes in either format (plain, or read as
- * .xz when the first byte is odd), with the options of the first byte's bits 1-3 (stress stripped, every
- * alternate kept, words with symbols kept). What is read must hold together: the counts add up, total and
+ * .xz when the first byte is odd), with the options of the first byte's bits 1-4 (stress stripped, every
+ * alternate kept, words with symbols kept, Festival's ax read as ah). What is read must hold together: the counts add up, total and
  * split by split; every entry's ids are within the inventories, its word valid UTF-8 with as many graphemes
  * as its ids, its split its word's; alternates chained to their word's first entry; the inventories sorted,
  * each name once. The entries are bounded (max_entries) so that a small xz file cannot take the fuzzer's
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     fwrite(data + 1, 1, size - 1, f);
     fclose(f);
     gf_lexicon_opts o = {.strip_stress = data[0] & 2, .alternates = data[0] & 4 ? GF_LEXICON_ALL : GF_LEXICON_FIRST,
-                         .keep_symbols = data[0] & 8, .max_entries = 100000};
+                         .keep_symbols = data[0] & 8, .cmu_schwa = data[0] & 16, .max_entries = 100000};
     gf_lexicon *lex = gf_lexicon_load(path, &o);
     if (lex) {
         check_names(lex->phoneme_name, lex->n_phonemes);

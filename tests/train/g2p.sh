@@ -143,6 +143,18 @@ want="--target: 'zz9' is not one of the checkpoint's target pieces" expect 1 "an
 want="character '3'" expect 1 "a source character the model does not read is named" \
     "$GF" inspect --ckpt "$tmp/att/best.safetensors" --text c3t
 
+echo "g2p: --schwa ah (Festival's ax read as CMUdict's ah)"
+expect 0 "train --stress strip --schwa ah" "$GF" train --task g2p --config "$tmp/att.json" --corpus cmudict --stress strip \
+    --schwa ah --steps 2 --batch 8 --eval-every 2 --out "$tmp/ah"
+grep -q "18925 train words (valid 1011, test 1019), 39 phonemes" "$tmp/err" && pass "... reads CMUdict's 39 phonemes (40 with ax)" \
+    || fail "the split line: $(grep -m1 'train words' "$tmp/err")"
+expect 0 "eval reads the lexicon as the run did (its recipe's schwa)" "$GF" eval --ckpt "$tmp/ah/best.safetensors" --corpus cmudict
+want='phoneme "ax" is not one the model knows' expect 1 "eval --schwa ax on it names ax" \
+    "$GF" eval --ckpt "$tmp/ah/best.safetensors" --corpus cmudict --schwa ax
+grep -q -- '--schwa' "$tmp/err" && pass "... and points to --schwa" || fail "the hint: $(tail -1 "$tmp/err")"
+want="--schwa" expect 2 "--schwa schwa is refused, naming the flag" "$GF" train --task g2p --config "$tmp/att.json" \
+    --corpus cmudict --schwa schwa --steps 1 --out "$tmp/no"
+
 echo "g2p: refusals"
 want='HINT: --model transformer-g2p, grassmann-g2p or gru-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"

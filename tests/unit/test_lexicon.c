@@ -151,6 +151,32 @@ static void test_festival_options(void **state) {
     expect_fail_opts("h.out", FESTIVAL, strlen(FESTIVAL), &o, "alternates is 7; expected GF_LEXICON_FIRST (0) or GF_LEXICON_ALL (1)");
 }
 
+/* cmu_schwa: Festival's ax read as ah (CMUdict's AH0), with stress kept (ah0) and stripped (ah), where it meets the
+ * stressed ah of the same word; no other name changes. */
+static void test_festival_schwa(void **state) {
+    (void)state;
+    static const char *const TEXT = "(\"abandon\" nil (((ax) 0) ((b ae n) 1) ((d ax n) 0)))\n"
+                                    "(\"above\" nil (((ax) 0) ((b ah v) 1)))\n"
+                                    "(\"taxi\" nil (((t ae k) 1) ((s iy) 0)))\n";
+    gf_lexicon_opts o;
+    gf_lexicon_opts_default(&o);
+    assert_false(o.cmu_schwa);
+    o.cmu_schwa = true;
+    gf_lexicon *lex = gf_lexicon_load(write_file("s.out", TEXT), &o);
+    if (!lex) fail_msg("%s", gf_last_error());
+    check_entry(lex, 0, "abandon", "ah0 b ae1 n d ah0 n", "");
+    check_entry(lex, 1, "above", "ah0 b ah1 v", "");
+    check_entry(lex, 2, "taxi", "t ae1 k s iy0", "");
+    for (int32_t k = 0; k < lex->n_phonemes; k++) assert_null(strstr(lex->phoneme_name[k], "ax"));
+    gf_lexicon_free(lex);
+    o.strip_stress = true;
+    lex = gf_lexicon_load(write_file("s.out", TEXT), &o);
+    if (!lex) fail_msg("%s", gf_last_error());
+    check_entry(lex, 1, "above", "ah b ah v", "");
+    assert_int_equal(lex->n_phonemes, 10); /* ae ah b d iy k n s t v (and ax without cmu_schwa) */
+    gf_lexicon_free(lex);
+}
+
 static const char *const CMUDICT =
     ";;; # CMUdict  --  Major Version: 0.07\n"
     ";;;\n"
@@ -424,6 +450,13 @@ static void test_shipped_sample(void **state) {
     assert_int_equal(lex->n, 20991);
     assert_int_equal(lex->n_phonemes, 40);
     gf_lexicon_free(lex);
+    o.cmu_schwa = true; /* ax as ah: CMUdict's 39 phonemes; an alternate that differed by ax alone is a duplicate now */
+    lex = gf_lexicon_load(SAMPLE, &o);
+    assert_non_null(lex);
+    check_counts(&lex->total, 21000, 20955, 45, 10);
+    assert_int_equal(lex->n, 20990);
+    assert_int_equal(lex->n_phonemes, 39);
+    gf_lexicon_free(lex);
 }
 
 /* Debian's full cmudict-0.4.out (festlex-cmu), when it is installed: the counts data/README.md gives. */
@@ -454,11 +487,23 @@ static void test_full_file(void **state) {
     assert_int_equal(lex->n_phonemes, 40);
     assert_int_equal(lex->n_pos, 7); /* b dt j n v vl y: v_p's one entry is a duplicate */
     gf_lexicon_free(lex);
+    o.cmu_schwa = true;
+    lex = gf_lexicon_load(FULL, &o);
+    assert_non_null(lex);
+    check_counts(&lex->total, 105901, 105664, 237, 83);
+    assert_int_equal(lex->n_phonemes, 39);
+    gf_lexicon_free(lex);
+    o.strip_stress = false; /* ax0 joins cmudict-0.4's six ah0 */
+    lex = gf_lexicon_load(FULL, &o);
+    assert_non_null(lex);
+    assert_int_equal(lex->n_phonemes, 54);
+    gf_lexicon_free(lex);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_festival),      cmocka_unit_test(test_festival_options),
+        cmocka_unit_test(test_festival_schwa),
         cmocka_unit_test(test_cmudict),       cmocka_unit_test(test_split_and_order),
         cmocka_unit_test(test_malformed),     cmocka_unit_test(test_not_a_lexicon),
         cmocka_unit_test(test_hostile),       cmocka_unit_test(test_limits),

@@ -22,12 +22,16 @@ enum { G2P_SOURCE_VOCAB = 256 };
 
 typedef struct {
     int stress; /* 0 keep, 1 strip */
+    int schwa;  /* 0 ax, 1 ah */
 } g2p_options;
 
-static const char *const STRESS[] = {"keep", "strip", NULL};
+static const char *const STRESS[] = {"keep", "strip", NULL}, *const SCHWA[] = {"ax", "ah", NULL};
 static const gf_cfg_key G2P_KEYS[] = {
     {.name = "stress", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, stress), .names = STRESS,
      .def = "\"keep\"", .help = "a vowel's stress digit: keep (ae1, 69 phonemes in CMUdict) or strip (ae, 39)"},
+    {.name = "schwa", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, schwa), .names = SCHWA, .def = "\"ax\"",
+     .help = "Festival's unstressed ah: ax as the file writes it (with --stress strip, 40 phonemes in cmudict-0.4) or "
+             "ah, CMUdict's AH0 (39: the published results' phonemes)"},
 };
 
 typedef struct {
@@ -74,7 +78,7 @@ static int phoneme_ids(g2p_data *g, const gf_tokenizer *fixed) {
         g->map[i] = gf_tokenizer_find(g->tok, lex->phoneme_name[i], strlen(lex->phoneme_name[i]));
         if (g->map[i] < 0)
             return gf_fail("%s: phoneme \"%s\" is not one the model knows (its vocabulary: the phonemes of the lexicon it "
-                           "was trained on)\nHINT: read the lexicon as it was (--stress), or train on this one",
+                           "was trained on)\nHINT: read the lexicon as it was (--stress, --schwa), or train on this one",
                            lex->path, lex->phoneme_name[i]);
     }
     return 0;
@@ -92,6 +96,7 @@ static int g2p_load(const gf_task_env *e, const void *options, void **data) {
     gf_lexicon_opts lo;
     gf_lexicon_opts_default(&lo);
     lo.strip_stress = o->stress == 1;
+    lo.cmu_schwa = o->schwa == 1;
     g->lex = gf_lexicon_load(path, &lo);
     if (!g->lex || phoneme_ids(g, e->fixed)) {
         g2p_free(g);

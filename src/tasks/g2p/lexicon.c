@@ -170,17 +170,17 @@ static int too_many_phonemes(const reader *rd) {
                    "%s)", path_of(rd), line_of(rd), GF_LEXICON_MAX_SYMBOLS, LIMIT_HINT);
 }
 
-/* Festival: one syllable ((phonemes) stress), *i at its "(": its phonemes appended, its stress digit on its
- * vowels (unless stripped). */
+/* Festival: one syllable ((phonemes) stress), *i at its "(": its phonemes appended (ax as ah with cmu_schwa), its
+ * stress digit on its vowels (unless stripped). */
 static int fest_syllable(reader *rd, size_t *i) {
     size_t k = skip_space(rd, *i + 1);
     if (!at(rd, k, '(')) return bad(rd, k, "the syllable's phonemes in parentheses");
     const int first = rd->n_phon;
     for (k = skip_space(rd, k + 1); !at(rd, k, ')'); k = skip_space(rd, k)) {
         if (rd->n_phon == GF_LEXICON_MAX_SYMBOLS) return too_many_phonemes(rd);
-        if (fest_symbol(rd, &k, rd->phon_name[rd->n_phon], GF_LEXICON_NAME - 1, "a phoneme (letters, digits, _) or the "
-                        "syllable's )"))
-            return -1;
+        char *name = rd->phon_name[rd->n_phon];
+        if (fest_symbol(rd, &k, name, GF_LEXICON_NAME - 1, "a phoneme (letters, digits, _) or the syllable's )")) return -1;
+        if (rd->lex->opts.cmu_schwa && !strcmp(name, "ax")) strcpy(name, "ah");
         rd->n_phon++;
     }
     if (rd->n_phon == first) return bad(rd, k, "a phoneme in the syllable");

@@ -28,7 +28,9 @@
  *     ax). Stress kept (the default): a vowel carries its stress digit, ae1, ax0; CMUdict's digits are its
  *     vowels', Festival's are its syllables' and go to the syllable's vowels (aa ae ah ao aw ax axr ay eh er ey
  *     ih ix iy ow oy uh uw; cmudict-0.4's 115 syllables without one are all unstressed: a stressed syllable
- *     without a vowel is counted, stress_lost). strip_stress: no digits (ae, ax).
+ *     without a vowel is counted, stress_lost). strip_stress: no digits (ae, ax). cmu_schwa: Festival's ax (every
+ *     one of cmudict-0.4.out's is in an unstressed syllable: CMUdict's AH0) is read as ah, so that both formats
+ *     name it alike: with strip_stress, CMUdict's 39 phonemes, those the published G2P results score.
  *   - Alternates (a word again: Festival's entries of one word with different parts of speech, CMUdict's
  *     WORD(2)) are counted. GF_LEXICON_FIRST (the default) keeps the word's first pronunciation in the file, as
  *     training and single-reference scoring want (CMUdict lists its primary one first); GF_LEXICON_ALL keeps
@@ -73,6 +75,7 @@ enum { GF_LEXICON_FIRST = 0, GF_LEXICON_ALL = 1 };
 
 typedef struct gf_lexicon_opts {
     bool strip_stress;    /* phonemes without stress digits (ae); default: with them (ae1) */
+    bool cmu_schwa;       /* Festival's ax read as ah, CMUdict's name for it (ah0 with stress); default: ax */
     int alternates;       /* GF_LEXICON_FIRST (default) or GF_LEXICON_ALL */
     bool keep_symbols;    /* keep words with characters outside a-z and '; default: skip and count them */
     int64_t max_entries;  /* at most this many entries (0: GF_LEXICON_MAX_ENTRIES) */
