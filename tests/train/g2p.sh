@@ -155,6 +155,22 @@ grep -q -- '--schwa' "$tmp/err" && pass "... and points to --schwa" || fail "the
 want="--schwa" expect 2 "--schwa schwa is refused, naming the flag" "$GF" train --task g2p --config "$tmp/att.json" \
     --corpus cmudict --schwa schwa --steps 1 --out "$tmp/no"
 
+echo "g2p: scripts/g2p_rescore.py reads the test split and scores as eval does"
+"$GF" train --task g2p --config "$tmp/att.json" --corpus cmudict --stress strip --steps 150 --batch 32 --lr 3e-3 \
+    --warmup 20 --eval-every 150 --out "$tmp/strip" >/dev/null 2>&1 || fail "train --stress strip"
+python3 scripts/g2p_rescore.py words data/cmudict/cmudict-0.4-sample20.out.xz >"$tmp/words.txt" &&
+"$GF" predict --ckpt "$tmp/strip/best.safetensors" --corpus "$tmp/words.txt" --beam 2 >"$tmp/pred.tsv" 2>/dev/null &&
+python3 scripts/g2p_rescore.py score data/cmudict/cmudict-0.4-sample20.out.xz "$tmp/pred.tsv" --json >"$tmp/rescore.json" &&
+"$GF" eval --ckpt "$tmp/strip/best.safetensors" --corpus cmudict --split test --beam 2 --json >"$tmp/eval.json" 2>/dev/null \
+    || fail "words, predict, score, eval: $(tail -2 "$tmp/err" 2>/dev/null)"
+python3 - "$tmp/rescore.json" "$tmp/eval.json" <<'PY' && pass "... its as-read WER and PER equal eval's, and ax as ah is no worse" || fail "rescore: $(cat "$tmp/rescore.json")"
+import json, sys
+r, e = json.load(open(sys.argv[1])), json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])
+a, m = r["as_read"], r["ax_as_ah"]
+sys.exit(not (a["words"] == e["examples"] == 1019 and abs(a["wer"] - e["wer"]) < 1e-6 and abs(a["per"] - e["per"]) < 1e-6
+              and m["wer"] <= a["wer"] and m["per"] <= a["per"]))
+PY
+
 echo "g2p: refusals"
 want='HINT: --model transformer-g2p, grassmann-g2p or gru-g2p' expect 1 "a language-model preset is refused, with the presets to use" \
     "$GF" train --task g2p --model grassmann-tiny --corpus cmudict --steps 1 --out "$tmp/no"
