@@ -423,6 +423,18 @@ static void check_proportions(const gf_lexicon *lex, double tol) {
     }
 }
 
+/* path read with every alternate kept (o->alternates GF_LEXICON_ALL): the counts, the entries kept (all but the
+ * duplicates) and the phonemes; it returns the lexicon for more checks (the caller frees it). */
+static gf_lexicon *check_every_entry(const char *path, const gf_lexicon_opts *o, int64_t entries, int64_t words,
+                                     int64_t alternates, int64_t duplicates, int32_t phonemes) {
+    gf_lexicon *lex = gf_lexicon_load(path, o);
+    if (!lex) fail_msg("%s: %s", path, gf_last_error());
+    check_counts(&lex->total, entries, words, alternates, duplicates);
+    assert_int_equal(lex->n, entries - duplicates);
+    assert_int_equal(lex->n_phonemes, phonemes);
+    return lex;
+}
+
 /* The shipped sample has the counts data/README.md gives (a changed file fails here), and each of its words is
  * one scripts/make_cmudict_subset.py samples (hash with seed 1, % 100 < 20). */
 static void test_shipped_sample(void **state) {
@@ -444,19 +456,9 @@ static void test_shipped_sample(void **state) {
     }
     gf_lexicon_free(lex);
     gf_lexicon_opts o = {.strip_stress = true, .alternates = GF_LEXICON_ALL};
-    lex = gf_lexicon_load(SAMPLE, &o);
-    assert_non_null(lex);
-    check_counts(&lex->total, 21000, 20955, 45, 9);
-    assert_int_equal(lex->n, 20991);
-    assert_int_equal(lex->n_phonemes, 40);
-    gf_lexicon_free(lex);
+    gf_lexicon_free(check_every_entry(SAMPLE, &o, 21000, 20955, 45, 9, 40));
     o.cmu_schwa = true; /* ax as ah: CMUdict's 39 phonemes; an alternate that differed by ax alone is a duplicate now */
-    lex = gf_lexicon_load(SAMPLE, &o);
-    assert_non_null(lex);
-    check_counts(&lex->total, 21000, 20955, 45, 10);
-    assert_int_equal(lex->n, 20990);
-    assert_int_equal(lex->n_phonemes, 39);
-    gf_lexicon_free(lex);
+    gf_lexicon_free(check_every_entry(SAMPLE, &o, 21000, 20955, 45, 10, 39));
 }
 
 /* Debian's full cmudict-0.4.out (festlex-cmu), when it is installed: the counts data/README.md gives. */
@@ -480,19 +482,11 @@ static void test_full_file(void **state) {
     check_proportions(lex, 0.1);
     gf_lexicon_free(lex);
     gf_lexicon_opts o = {.strip_stress = true, .alternates = GF_LEXICON_ALL};
-    lex = gf_lexicon_load(FULL, &o);
-    assert_non_null(lex);
-    check_counts(&lex->total, 105901, 105664, 237, 69);
-    assert_int_equal(lex->n, 105901 - 69);
-    assert_int_equal(lex->n_phonemes, 40);
+    lex = check_every_entry(FULL, &o, 105901, 105664, 237, 69, 40);
     assert_int_equal(lex->n_pos, 7); /* b dt j n v vl y: v_p's one entry is a duplicate */
     gf_lexicon_free(lex);
     o.cmu_schwa = true;
-    lex = gf_lexicon_load(FULL, &o);
-    assert_non_null(lex);
-    check_counts(&lex->total, 105901, 105664, 237, 83);
-    assert_int_equal(lex->n_phonemes, 39);
-    gf_lexicon_free(lex);
+    gf_lexicon_free(check_every_entry(FULL, &o, 105901, 105664, 237, 83, 39));
     o.strip_stress = false; /* ax0 joins cmudict-0.4's six ah0 */
     lex = gf_lexicon_load(FULL, &o);
     assert_non_null(lex);
