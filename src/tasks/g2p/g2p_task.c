@@ -28,7 +28,8 @@ typedef struct {
 static const char *const STRESS[] = {"keep", "strip", NULL}, *const SCHWA[] = {"ax", "ah", NULL};
 static const gf_cfg_key G2P_KEYS[] = {
     {.name = "stress", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, stress), .names = STRESS,
-     .def = "\"keep\"", .help = "a vowel's stress digit: keep (ae1, 69 phonemes in CMUdict) or strip (ae, 39)"},
+     .def = "\"keep\"", .help = "a vowel's stress digit: keep (ae1, 69 phonemes in CMUdict) or strip (ae, 39; 40 in Festival's "
+             "cmudict-0.4, which writes CMUdict's ah0 as ax: --schwa)"},
     {.name = "schwa", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, schwa), .names = SCHWA, .def = "\"ax\"",
      .help = "Festival's unstressed ah: ax as the file writes it (with --stress strip, 40 phonemes in cmudict-0.4) or "
              "ah, CMUdict's AH0 (39: the published results' phonemes)"},
