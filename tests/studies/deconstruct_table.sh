@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/deconstruct_table.py (the deconstruction's findings, issue 55) on made-up search summaries, in a
-# second: each finding reproduced, refuted and in part by the numbers that decide it, a point still running
-# not counted, another model's "(the model as it is)" not taken for attention, no attention point an error.
+# second: each finding reproduced, refuted and in part by the numbers that decide it (the first not decided
+# between a match and a failure), a point still running not counted, another model's "(the model as it is)" not
+# taken for attention, no attention point an error.
 #   bash tests/studies/deconstruct_table.sh
 set -uo pipefail
 PY=/usr/bin/python3
@@ -39,6 +40,10 @@ $PY scripts/deconstruct_table.py "$tmp/b.tsv" --margin 10 >"$tmp/out" 2>"$tmp/er
 grep -q '^1\. .*: refuted\.' "$tmp/out" && grep -q '^2\. .*: refuted (0 of 1 within 10%' "$tmp/out" &&
     grep -q '^3\. .*: refuted (form: L1-normalised weights +33.3% alone, +26.7% in the hybrid)' "$tmp/out" &&
     pass "--margin 10: findings refuted, their numbers named" || fail "refuted: $(cat "$tmp/out" "$tmp/err")"
+summary "$tmp/d.tsv" "$T|(the model as it is)|2|300|done" "$T|set mixers=f,f,f,f, set span=1|2|330|done"
+$PY scripts/deconstruct_table.py "$tmp/d.tsv" >"$tmp/out" 2>"$tmp/err"
+grep -q '^1\. \*Mixing is indispensable\*: not decided (.*between 5% and 20%)\. Without mixing the perplexity is +10\.0%' \
+    "$tmp/out" && pass "finding 1 at +10%, between a match and a failure: not decided" || fail "finding 1: $(grep '^1\.' "$tmp/out")"
 summary "$tmp/c.tsv" "$T|set mixers=f,f,f,f|2|340|done"
 want='no finished .standard attention. point' expect 1 "no attention point: an error that names it" \
     $PY scripts/deconstruct_table.py "$tmp/c.tsv"
