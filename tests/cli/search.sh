@@ -4,7 +4,7 @@
 # results in results.jsonl, summary.md, summary.tsv and the plots; a rerun that reads everything back; --jobs 2
 # (the numbers of one at a time, a log a point, signals to every running point); a search
 # stopped by SIGINT in a point and run again, ending with the numbers of a search never stopped; SIGTERM and
-# SIGINT sent to the search's pid alone; bad specs.
+# SIGINT sent to the search's pid alone; bad specs; the specs in configs/search plan.
 #   bash tests/cli/search.sh [BUILD]
 set -uo pipefail
 BUILD=${1:-build}
@@ -33,6 +33,10 @@ expect 0 "search --plan" "$GF" search "$tmp/spec.json" --out "$tmp/s" --plan
 grep -q -- "--models transformer-tiny --seeds 1,2 --out $tmp/s/02-transformer-tiny/lr=0.003,mixers=x,x,form=sigmoid .*--lr 0.003 --set mixers=x,x --set form=sigmoid --steps 10$" "$tmp/out" \
     && pass "... each a compare with its options; 640 tokens of 4 x 16 are 10 steps" || fail "plan: $(cat "$tmp/out")"
 [ ! -e "$tmp/s" ] && pass "... and --plan creates nothing" || fail "--plan made $tmp/s"
+for spec in configs/search/*.json; do  # the specs grassflow ships (docs/search.md) stay valid
+    expect 0 "shipped spec $spec plans" "$GF" search "$spec" --out "$tmp/shipped" --plan
+    grep -q '^grassflow compare' "$tmp/out" || fail "$spec: no point in its plan: $(head -3 "$tmp/out")"
+done
 
 echo "search: a run with halving"
 expect 0 "search" "$GF" search "$tmp/spec.json" --out "$tmp/s"
