@@ -200,6 +200,22 @@ static void draw_bars(FILE *f, const figure *g) {
         }
 }
 
+/* Where a group's name goes on a second line: at the space nearest its middle when it is longer than 12
+ * characters, else nowhere (0). */
+static size_t group_split(const char *name) {
+    const size_t len = strlen(name);
+    for (size_t d = 0; len > 12 && d < len / 2; d++)
+        if (name[len / 2 - d] == ' ' || name[len / 2 + d] == ' ')
+            return name[len / 2 - d] == ' ' ? len / 2 - d : len / 2 + d;
+    return 0;
+}
+
+/* The characters of a group name's longer line. */
+static size_t group_longest(const char *name) {
+    const size_t len = strlen(name), at = group_split(name);
+    return at && len - at - 1 > at ? len - at - 1 : at ? at : len;
+}
+
 /* Each group's name under its bars: on two lines when it is long and has a space near its middle, smaller
  * when a line would be wider than the group. */
 static int draw_groups(FILE *f, const figure *g) {
@@ -207,11 +223,8 @@ static int draw_groups(FILE *f, const figure *g) {
     for (int k = 0; k < g->t->n_groups; k++) {
         char *name = strdup(g->t->groups[k]), *second = NULL;
         if (!name) return cli_error("out of memory");
-        const size_t len = strlen(name);
-        for (size_t d = 0; len > 12 && !second && d < len / 2; d++) /* the space nearest the middle */
-            second = name[len / 2 - d] == ' ' ? name + len / 2 - d : name[len / 2 + d] == ' ' ? name + len / 2 + d : NULL;
-        if (second) *second++ = '\0';
-        const size_t longest = second && strlen(second) > strlen(name) ? strlen(second) : strlen(name);
+        const size_t at = group_split(name), longest = group_longest(name);
+        if (at) name[at] = '\0', second = name + at + 1;
         const double size = fmax(6, fmin(11, (gw - 4) / (0.62 * (double)(longest ? longest : 1))));
         for (int l = 0; l < 2; l++) {
             if (l && !second) break;
@@ -263,7 +276,9 @@ static int lay_out(figure *g) {
             y0 = fmin(y0, t->s[i].p[j].y), y1 = fmax(y1, t->s[i].p[j].y);
         }
     const bool bars = g->kind == PLOT_BARS;
-    const int bars_w = PLOT_LEFT + PLOT_RIGHT + GROUP_W * t->n_groups;
+    double group_w = GROUP_W; /* wide enough for each group's name in 7-pixel type */
+    for (int k = 0; bars && k < t->n_groups; k++) group_w = fmax(group_w, 0.62 * 7 * group_longest(t->groups[k]) + 4);
+    const int bars_w = PLOT_LEFT + PLOT_RIGHT + (int)ceil(group_w * t->n_groups);
     g->w = bars && bars_w > PLOT_W ? bars_w : PLOT_W;
     const double top = PLOT_TOP, bottom = PLOT_TOP + TABLE_H;
     g->xs = bars ? (plot_scale){.lo = 0, .hi = t->n_groups, .p0 = PLOT_LEFT, .p1 = g->w - PLOT_RIGHT}

@@ -294,6 +294,18 @@ base = {round(float(r.getAttribute("y")) + float(r.getAttribute("height")), 1) f
 assert len(base) == 1, ("every bar stands on 0", base)
 ' 2>"$tmp/py.err" && pass "... a bar per series and group on 0, its value on it, long group names on two lines, wider for many groups" \
     || fail "bars: $(tail -1 "$tmp/py.err")"
+$PY -c "
+print('group\tseries\ty')
+for g in range(12): print(f'1: transformer-small, set mixers=x,x,x,x, set form=sigmoid{g}\ts\t{400 + g}')" >"$T/bars-long.tsv"
+want=; expect 0 "bars with long group names" "$GF" plot --table "$T/bars-long.tsv" --kind bars --out "$T/bars-long.svg"
+figure "$T/bars-long.svg" '
+gw = (float(d.documentElement.getAttribute("width")) - 78 - 24) / 12
+assert gw > 80, ("a group as wide as its name", gw)
+for t in el("text", "group"):
+    size = float(t.getAttribute("font-size"))
+    assert size >= 7 and 0.62 * size * len(t.firstChild.data) <= gw, (t.firstChild.data, size, gw)
+' 2>"$tmp/py.err" && pass "... long group names: each group widened to its name in 7-pixel type, no name wider than its group" \
+    || fail "long group names: $(tail -1 "$tmp/py.err")"
 $PY -c '
 import sys; sys.path.insert(0, "scripts")
 from escape import tsv_cell
