@@ -102,6 +102,7 @@ def main(argv):
         print("3. *Variants that fail alone work beside attention*: not tested (no variant with both forms run is "
               "more than %g%% behind attention alone)." % margin)
 
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)

@@ -210,9 +210,9 @@ static size_t group_split(const char *name) {
     return 0;
 }
 
-/* The characters of a group name's longer line. */
-static size_t group_longest(const char *name) {
-    const size_t len = strlen(name), at = group_split(name);
+/* The characters of a group name's longer line, split at AT (group_split's). */
+static size_t group_longest(const char *name, size_t at) {
+    const size_t len = strlen(name);
     return at && len - at - 1 > at ? len - at - 1 : at ? at : len;
 }
 
@@ -223,7 +223,7 @@ static int draw_groups(FILE *f, const figure *g) {
     for (int k = 0; k < g->t->n_groups; k++) {
         char *name = strdup(g->t->groups[k]), *second = NULL;
         if (!name) return cli_error("out of memory");
-        const size_t at = group_split(name), longest = group_longest(name);
+        const size_t at = group_split(name), longest = group_longest(name, at);
         if (at) name[at] = '\0', second = name + at + 1;
         const double size = fmax(6, fmin(11, (gw - 4) / (0.62 * (double)(longest ? longest : 1))));
         for (int l = 0; l < 2; l++) {
@@ -277,7 +277,8 @@ static int lay_out(figure *g) {
         }
     const bool bars = g->kind == PLOT_BARS;
     double group_w = GROUP_W; /* wide enough for each group's name in 7-pixel type */
-    for (int k = 0; bars && k < t->n_groups; k++) group_w = fmax(group_w, 0.62 * 7 * group_longest(t->groups[k]) + 4);
+    for (int k = 0; bars && k < t->n_groups; k++)
+        group_w = fmax(group_w, 0.62 * 7 * group_longest(t->groups[k], group_split(t->groups[k])) + 4);
     const int bars_w = PLOT_LEFT + PLOT_RIGHT + (int)ceil(group_w * t->n_groups);
     g->w = bars && bars_w > PLOT_W ? bars_w : PLOT_W;
     const double top = PLOT_TOP, bottom = PLOT_TOP + TABLE_H;
