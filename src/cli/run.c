@@ -248,22 +248,30 @@ static void on_event(const gf_train_event *e, void *ctx) {
 
 /* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
 
-static volatile sig_atomic_t g_signal, g_signals;
+static volatile sig_atomic_t g_signal, g_signals, g_relayed_first;
 static pid_t g_relay; /* a `grassflow search` that runs this process as a point, or 0 */
 
 /* First signal: set the flag (the trainer saves and stops after its current step). A second one (GNU
  * timeout signals the child and then its process group; an impatient Ctrl-C) must not lose that save: it
  * is acknowledged. A third ends the process at once, saying so; the checkpoints and state already on disk
- * stay whole (every write is atomic). The search's copy of a signal this process already got (a signal
- * sent to the whole process group reaches a point directly and through its search, src/cli/search.c) is
- * not counted. Only async-signal-safe calls here. */
+ * stay whole (every write is atomic). A signal sent to the whole process group reaches a point twice,
+ * directly and through its search (src/cli/search.c), in either order (the sender's loop over the group
+ * can be held up between the two): it counts once. So the search's copy of a signal already counted is
+ * not counted, and when the search's copy came first, the next direct signal is taken as the group's own
+ * copy and not counted either. Only async-signal-safe calls here. */
 static void on_signal(int sig, siginfo_t *si, void *uc) {
     static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
                                 "state; a third signal aborts without saving\n";
     static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
                                     "and state saved before it are intact\n";
     (void)uc;
-    if (g_signal && g_relay && si->si_code == SI_USER && si->si_pid == g_relay) return;
+    const bool relayed = g_relay && si->si_code == SI_USER && si->si_pid == g_relay;
+    if (relayed && g_signal) return;
+    if (!relayed && g_relayed_first == 1) {
+        g_relayed_first = 2;
+        return;
+    }
+    if (relayed) g_relayed_first = 1;
     ssize_t w = 0;
     if (!g_signal) g_signal = sig;
     if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);

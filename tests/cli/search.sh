@@ -142,12 +142,12 @@ cat >"$tmp/forever.json" <<EOF
 {$R, "steps": 1000000, "seeds": [3], "searches": [{"model": "grassmann-tiny", "grid": {"lr": [1e-3, 2e-3]}}]}
 EOF
 signal_search() { # signal, exit code wanted[, group: the signal to the search's whole process group]
-    local d="$tmp/sig-$1${3:-}" pid rc i
+    local d="$tmp/sig-$1${3:-}" pid rc i p
     # (a background job of a script starts with SIGINT ignored: the search must catch it all the same)
     # point-first: every chunk of a checkpoint written 0.2 s late, so that the point is still saving when the
     # search's copy comes
     local slow=GRASSFLOW_FAULT_STEP_DELAY_MS=0
-    [ "${3:-}" = point-first ] && slow=GRASSFLOW_FAULT_WRITE_DELAY_US=200000
+    [[ "${3:-}" = *-first ]] && slow=GRASSFLOW_FAULT_WRITE_DELAY_US=200000
     env "$slow" setsid "$GF" search "$tmp/forever.json" --out "$d" >/dev/null 2>"$d.err" &
     pid=$!
     for i in $(seq 600); do [ -n "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null)" ] && break; sleep 0.1; done
@@ -155,6 +155,8 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     group) kill -"$1" -- "-$pid" ;;
     # the race of a group's signal made slow: the point gets it, handles it, then gets the search's copy
     point-first) kill -"$1" "$(pgrep -f "compare .*--out $d/" | head -1)"; sleep 0.3; kill -"$1" "$pid" ;;
+    # the other order (the sender held up between the two): the search's copy first, the point's own late
+    search-first) p=$(pgrep -f "compare .*--out $d/" | head -1); kill -"$1" "$pid"; sleep 0.3; kill -"$1" "$p" ;;
     *) kill -"$1" "$pid" ;;
     esac
     for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -212,6 +214,7 @@ pkill -KILL -f "$d" 2>/dev/null
 signal_search INT 130
 signal_search TERM 143 group # (kill %1, GNU timeout, systemd: the point gets it directly and from the search)
 signal_search TERM 143 point-first
+signal_search TERM 143 search-first
 # Ctrl-C at a terminal reaches the point's process group itself: the search must not pass it on as a second
 # signal (two more and the point would abort without saving)
 PYCODE='
