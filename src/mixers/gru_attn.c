@@ -129,17 +129,24 @@ static float *row(const ga_run *r, float *x, int64_t b, int64_t t) { return t < 
 
 /* ---- attention ---- */
 
+enum { ADD_CHUNK = 256 }; /* an additive score's tanh terms computed at once */
+
 /* Row b's attention from query qv (d: s itself for dot and general; W1 s for additive) into a (S) and its
  * context c (d). */
 static void attend(const ga_run *r, int64_t b, const float *qv, float *a, float *c) {
     const int64_t S = r->S, d = r->d;
     const float *K = r->g->attention == ATT_DOT ? r->M : r->K, *v = r->p[P_SCORE_V];
-    float mx = -INFINITY;
+    float mx = -INFINITY, u[ADD_CHUNK];
     for (int64_t j = 0; j < S; j++) {
         const float *k = K + (b * S + j) * d;
         float e = 0.0f;
         if (additive(r->g->attention))
-            for (int64_t i = 0; i < d; i++) e += v[i] * tanhf(qv[i] + k[i]);
+            for (int64_t i0 = 0; i0 < d; i0 += ADD_CHUNK) { /* the tanh as vectors, the sum in index order */
+                const int64_t w = d - i0 < ADD_CHUNK ? d - i0 : ADD_CHUNK;
+#pragma omp simd
+                for (int64_t i = 0; i < w; i++) u[i] = gf_tanh_rel_v(qv[i0 + i] + k[i0 + i]);
+                for (int64_t i = 0; i < w; i++) e += v[i0 + i] * u[i];
+            }
         else
             for (int64_t i = 0; i < d; i++) e += qv[i] * k[i];
         a[j] = src_real(r, b, j) ? e : -INFINITY;
@@ -177,17 +184,19 @@ static void attend_back(const ga_run *r, int64_t b, const float *qv, const float
         if (de == 0.0f) continue;
         const float *k = K + (b * S + j) * d;
         float *dk = dK ? dK + (b * S + j) * d : NULL;
-        for (int64_t i = 0; i < d; i++) {
-            if (add) {
-                const float u = tanhf(qv[i] + k[i]), dp = de * v[i] * (1.0f - u * u);
+        if (add)
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) {
+                const float u = gf_tanh_rel_v(qv[i] + k[i]), dp = de * v[i] * (1.0f - u * u);
                 if (dv) dv[i] += de * u;
                 dqv[i] += dp;
                 if (dk) dk[i] += dp;
-            } else {
+            }
+        else
+            for (int64_t i = 0; i < d; i++) {
                 dqv[i] += de * k[i];
                 if (dk) dk[i] += de * qv[i];
             }
-        }
     }
 }
 
@@ -277,7 +286,7 @@ static void step_output(const ga_run *r, int64_t t) {
     for (int64_t b = 0; b < B; b++) {
         float *o = row(r, r->out, b, t);
         const float *prev = row(r, r->out, b, t - 1);
-        for (int64_t i = 0; i < d; i++) o[i] = real(r, b, t) ? tanhf(r->dq1[b * d + i]) : prev ? prev[i] : 0.0f;
+        for (int64_t i = 0; i < d; i++) o[i] = real(r, b, t) ? gf_tanh_rel_v(r->dq1[b * d + i]) : prev ? prev[i] : 0.0f;
     }
 }
 

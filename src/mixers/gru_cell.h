@@ -6,15 +6,22 @@
 #include <math.h>
 #include <stdint.h>
 
-static inline float gf_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "compute/fastmath.h"
+
+/* The cell's sigmoid and tanh: the vectorisable exp and tanh of compute/fastmath.h (a few ulp from libm's,
+ * relatively; the _v set, whose values are the same in vector and scalar code, so that a stream's step and the
+ * whole forward agree bit for bit). libm's scalar expf and tanhf took a third of a GRU decoder's training step. */
+#pragma omp declare simd notinbranch
+static inline float gf_sigmoid(float x) { return 1.0f / (1.0f + gf_exp_fast_v(-x)); }
 
 /* One GRU update of H units: gi = W_i x + b_i and gh = W_h hp + b_h (3H each, gates r, z, n), hp the state
  * before (NULL: zero); writes h and the gates backward needs. The forward and the streaming step share it. */
 static inline void gf_gru_cell(int64_t H, const float *gi, const float *gh, const float *hp, float *h, float *r, float *z,
                      float *n, float *ghn) {
+#pragma omp simd
     for (int64_t j = 0; j < H; j++) {
         const float rj = gf_sigmoid(gi[j] + gh[j]), zj = gf_sigmoid(gi[H + j] + gh[H + j]);
-        const float nj = tanhf(gi[2 * H + j] + rj * gh[2 * H + j]);
+        const float nj = gf_tanh_rel_v(gi[2 * H + j] + rj * gh[2 * H + j]);
         h[j] = (1.0f - zj) * nj + zj * (hp ? hp[j] : 0.0f);
         r[j] = rj, z[j] = zj, n[j] = nj, ghn[j] = gh[2 * H + j];
     }

@@ -931,6 +931,49 @@ static void test_fast_v_bits(void **state) {
     assert_true(isnan(e[N]) && isnan(t[N]));
 }
 
+/* ---- gf_tanh_rel (the GRU's and additive attention's tanh) held to libm in double, relatively ---------- */
+
+static float tanh_rel_d(float x) { return gf_tanh_rel(x); }
+static float tanh_rel_f(float x) { return gf_tanh_rel_fma(x); }
+
+/* the worst relative error of f against tanh over x = sign * (lo..hi, n steps; geometric if geo) */
+static double tanh_rel_worst(float (*f)(float), double lo, double hi, int64_t n, bool geo, float *at) {
+    double worst = 0.0;
+    for (int64_t i = 0; i <= n; i++)
+        for (int sg = -1; sg <= 1; sg += 2) {
+            const double u = (double)i / (double)n;
+            const float x = (float)(sg * (geo ? lo * pow(hi / lo, u) : lo + (hi - lo) * u));
+            const double want = tanh((double)x), got = f(x), rel = want == 0.0 ? fabs(got) : fabs(got - want) / fabs(want);
+            if (!isnan(worst) && !(rel <= worst)) worst = rel, *at = x; /* a NaN stays the worst */
+        }
+    return worst;
+}
+
+static void test_tanh_rel(void **state) {
+    (void)state;
+    float (*const sets[2])(float) = {tanh_rel_d, tanh_rel_f};
+    for (int k = 0; k < 2; k++) {
+        float at = 0.0f;
+        double w = tanh_rel_worst(sets[k], 0.0, 20.0, 2000000, false, &at);
+        if (!(w <= 5e-7)) fail_msg("gf_tanh_rel%s: relative error %.3g at x = %.9g (want <= 5e-7, about 4 ulp)",
+                                   k ? "_fma" : "", w, at);
+        w = tanh_rel_worst(sets[k], 1e-30, 1.0, 200000, true, &at); /* near 0, where 1 - 2/(1 + e^2x) fails */
+        if (!(w <= 5e-7)) fail_msg("gf_tanh_rel%s near 0: relative error %.3g at x = %.9g", k ? "_fma" : "", w, at);
+        assert_true(sets[k](INFINITY) == 1.0f && sets[k](-INFINITY) == -1.0f && sets[k](1e30f) == 1.0f);
+        assert_true(sets[k](0.0f) == 0.0f && isnan(sets[k](NAN)));
+    }
+    /* the _v set: the default's bits, vector or scalar */
+    enum { N = 1 << 20 };
+    float *x = falloc(N + 4), *t = falloc(N + 4);
+    for (int64_t i = 0; i < N; i++) x[i] = -50.0f + 100.0f * (float)i / (float)N;
+    const float special[4] = {NAN, INFINITY, -INFINITY, -0.3f};
+    memcpy(x + N, special, sizeof special);
+#pragma omp simd
+    for (int64_t i = 0; i < N + 4; i++) t[i] = gf_tanh_rel_v(x[i]);
+    for (int64_t i = 0; i < N + 4; i++)
+        if (!same_bits(t[i], tanh_rel_d(x[i]))) fail_msg("gf_tanh_rel_v differs from gf_tanh_rel at x = %.9g", x[i]);
+}
+
 /* ---- --precision fp32-fast: the ops' fused forms against the default ------------------------------ */
 
 /* The fast numerics' cross-entropy (fp32-fast and bf16): one pass over each row, block by block, against
@@ -1197,6 +1240,7 @@ int main(void) {
         cmocka_unit_test_teardown(test_layernorm_fast, pool_teardown),
         cmocka_unit_test(test_exp_fast),
         cmocka_unit_test(test_erf_tanh_fast),
+        cmocka_unit_test_teardown(test_tanh_rel, pool_teardown),
         cmocka_unit_test_teardown(test_fast_v_bits, pool_teardown),
         cmocka_unit_test_teardown(test_fp32_fast_ops, pool_teardown),
         cmocka_unit_test_teardown(test_attn_head_fast, pool_teardown),
