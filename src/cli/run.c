@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testhooks.h"
@@ -248,7 +249,9 @@ static void on_event(const gf_train_event *e, void *ctx) {
 
 /* ---- signals: SIGINT / SIGTERM finish the step, save, and stop -------------------------------------------- */
 
-static volatile sig_atomic_t g_signal, g_signals, g_relayed_first;
+static volatile sig_atomic_t g_signal, g_signals, g_relayed; /* g_relayed: the search's copy came first (its signal) */
+static struct timespec g_relayed_at;                            /* when it came */
+enum { GROUP_COPY_WINDOW_MS = 100 }; /* a group signal's two copies come microseconds apart, not a user's two */
 static pid_t g_relay; /* a `grassflow search` that runs this process as a point, or 0 */
 
 /* First signal: set the flag (the trainer saves and stops after its current step). A second one (GNU
@@ -258,20 +261,26 @@ static pid_t g_relay; /* a `grassflow search` that runs this process as a point,
  * directly and through its search (src/cli/search.c), in either order (the sender's loop over the group
  * can be held up between the two): it counts once. So the search's copy of a signal already counted is
  * not counted, and when the search's copy came first, the next direct signal is taken as the group's own
- * copy and not counted either. Only async-signal-safe calls here. */
+ * copy and not counted either, if it is the same signal, sent by a process, within GROUP_COPY_WINDOW_MS (a later
+ * one is the user's second signal: a search stopped by `kill PID` gets no direct copy). Only async-signal-safe
+ * calls here (clock_gettime is one). */
 static void on_signal(int sig, siginfo_t *si, void *uc) {
     static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
                                 "state; a third signal aborts without saving\n";
     static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
                                     "and state saved before it are intact\n";
     (void)uc;
+    const int saved_errno = errno;
     const bool relayed = g_relay && si->si_code == SI_USER && si->si_pid == g_relay;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     if (relayed && g_signal) return;
-    if (!relayed && g_relayed_first == 1) {
-        g_relayed_first = 2;
-        return;
+    if (!relayed && g_relayed == sig && si->si_code == SI_USER) {
+        g_relayed = 0; /* one copy at most */
+        const long long ms = (now.tv_sec - g_relayed_at.tv_sec) * 1000LL + (now.tv_nsec - g_relayed_at.tv_nsec) / 1000000;
+        if (ms <= GROUP_COPY_WINDOW_MS) return;
     }
-    if (relayed) g_relayed_first = 1;
+    if (relayed) g_relayed = sig, g_relayed_at = now;
     ssize_t w = 0;
     if (!g_signal) g_signal = sig;
     if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);
@@ -281,6 +290,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc) {
         raise(sig);
     }
     (void)w; /* nothing to do if stderr is gone */
+    errno = saved_errno;
 }
 
 int caught_signal(void) { return (int)g_signal; }

@@ -147,7 +147,7 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     # point-first: every chunk of a checkpoint written 0.2 s late, so that the point is still saving when the
     # search's copy comes
     local slow=GRASSFLOW_FAULT_STEP_DELAY_MS=0
-    [[ "${3:-}" = *-first ]] && slow=GRASSFLOW_FAULT_WRITE_DELAY_US=200000
+    [[ "${3:-}" = *-first || "${3:-}" = search-then-user ]] && slow=GRASSFLOW_FAULT_WRITE_DELAY_US=200000
     env "$slow" setsid "$GF" search "$tmp/forever.json" --out "$d" >/dev/null 2>"$d.err" &
     pid=$!
     for i in $(seq 600); do [ -n "$(find "$d" -name metrics.jsonl -size +0 2>/dev/null)" ] && break; sleep 0.1; done
@@ -156,7 +156,11 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     # the race of a group's signal made slow: the point gets it, handles it, then gets the search's copy
     point-first) kill -"$1" "$(pgrep -f "compare .*--out $d/" | head -1)"; sleep 0.3; kill -"$1" "$pid" ;;
     # the other order (the sender held up between the two): the search's copy first, the point's own late
-    search-first) p=$(pgrep -f "compare .*--out $d/" | head -1); kill -"$1" "$pid"; sleep 0.3; kill -"$1" "$p" ;;
+    search-first) p=$(pgrep -f "compare .*--out $d/" | head -1); kill -"$1" "$pid"; sleep 0.03
+        kill -"$1" "$p" || fail "search-first: the point ($p) was gone before its own copy" ;;
+    # the search stopped alone (kill PID), then the user's own signal to the point well after: a second signal
+    search-then-user) p=$(pgrep -f "compare .*--out $d/" | head -1); kill -"$1" "$pid"; sleep 0.5
+        kill -"$1" "$p" || fail "search-then-user: the point ($p) was gone before the user's signal" ;;
     *) kill -"$1" "$pid" ;;
     esac
     for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -167,9 +171,11 @@ signal_search() { # signal, exit code wanted[, group: the signal to the search's
     fi
     wait "$pid"
     rc=$?
-    [ "$rc" = "$2" ] && grep -q "resume with: grassflow search $tmp/forever.json --out $d" "$d.err" \
-        && ! grep -q "received again" "$d.err" \
-        && pass "SIG$1 to the search's ${3:-pid}: exit $2 and the command that resumes; the point counted one signal" \
+    local again=0 counted=one # (search-then-user: two signals, the second acknowledged)
+    grep -q "received again" "$d.err" && again=1
+    [ "${3:-}" = search-then-user ] && again=$((1 - again)) counted=two
+    [ "$rc" = "$2" ] && grep -q "resume with: grassflow search $tmp/forever.json --out $d" "$d.err" && [ "$again" = 0 ] \
+        && pass "SIG$1 to the search's ${3:-pid}: exit $2 and the command that resumes; the point counted $counted signal(s)" \
         || fail "SIG$1 ${3:-}: rc $rc; $(tail -3 "$d.err")"
     [ -n "$(find "$d" -name state.safetensors)" ] && ! pgrep -f "$d" >/dev/null \
         && pass "... its point saved its state, and no child is left running" || fail "SIG$1: no state saved, or a child left"
@@ -215,6 +221,7 @@ signal_search INT 130
 signal_search TERM 143 group # (kill %1, GNU timeout, systemd: the point gets it directly and from the search)
 signal_search TERM 143 point-first
 signal_search TERM 143 search-first
+signal_search TERM 143 search-then-user
 # Ctrl-C at a terminal reaches the point's process group itself: the search must not pass it on as a second
 # signal (two more and the point would abort without saving)
 PYCODE='
