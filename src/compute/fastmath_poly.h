@@ -88,7 +88,7 @@ static inline float GF_FAST_NAME(gf_tanh_rel)(float x) {
     p = GF_MADD(p, s, -17.0f / 315.0f);
     p = GF_MADD(p, s, 2.0f / 15.0f);
     p = GF_MADD(p, s, -1.0f / 3.0f);
-    const float small = GF_MADD(x * s, p, x);
+    const float small = GF_SELECT(ax == 0.0f, x, GF_MADD(x * s, p, x)); /* x + (+0) would lose -0's sign */
     const float big = 1.0f - 2.0f / (1.0f + GF_FAST_NAME(gf_exp_fast)(2.0f * GF_SELECT(ax > 44.0f, 44.0f, ax)));
     return GF_SELECT(ax < 0.3f, small, GF_SELECT(x < 0.0f, -big, big));
 }

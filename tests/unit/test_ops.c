@@ -960,17 +960,18 @@ static void test_tanh_rel(void **state) {
         w = tanh_rel_worst(sets[k], 1e-30, 1.0, 200000, true, &at); /* near 0, where 1 - 2/(1 + e^2x) fails */
         if (!(w <= 5e-7)) fail_msg("gf_tanh_rel%s near 0: relative error %.3g at x = %.9g", k ? "_fma" : "", w, at);
         assert_true(sets[k](INFINITY) == 1.0f && sets[k](-INFINITY) == -1.0f && sets[k](1e30f) == 1.0f);
-        assert_true(sets[k](0.0f) == 0.0f && isnan(sets[k](NAN)));
+        assert_true(sets[k](0.0f) == 0.0f && !signbit(sets[k](0.0f)) && isnan(sets[k](NAN)));
+        assert_true(sets[k](-0.0f) == 0.0f && signbit(sets[k](-0.0f))); /* tanh(-0) = -0 */
     }
     /* the _v set: the default's bits, vector or scalar */
     enum { N = 1 << 20 };
-    float *x = falloc(N + 4), *t = falloc(N + 4);
+    float *x = falloc(N + 5), *t = falloc(N + 5);
     for (int64_t i = 0; i < N; i++) x[i] = -50.0f + 100.0f * (float)i / (float)N;
-    const float special[4] = {NAN, INFINITY, -INFINITY, -0.3f};
+    const float special[5] = {NAN, INFINITY, -INFINITY, -0.3f, -0.0f};
     memcpy(x + N, special, sizeof special);
 #pragma omp simd
-    for (int64_t i = 0; i < N + 4; i++) t[i] = gf_tanh_rel_v(x[i]);
-    for (int64_t i = 0; i < N + 4; i++)
+    for (int64_t i = 0; i < N + 5; i++) t[i] = gf_tanh_rel_v(x[i]);
+    for (int64_t i = 0; i < N + 5; i++)
         if (!same_bits(t[i], tanh_rel_d(x[i]))) fail_msg("gf_tanh_rel_v differs from gf_tanh_rel at x = %.9g", x[i]);
 }
 
