@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,33 +264,46 @@ static pid_t g_relay; /* a `grassflow search` that runs this process as a point,
  * not counted, and when the search's copy came first, the next direct signal is taken as the group's own
  * copy and not counted either, if it is the same signal, sent by a process, within GROUP_COPY_WINDOW_MS (a later
  * one is the user's second signal: a search stopped by `kill PID` gets no direct copy). Only async-signal-safe
- * calls here (clock_gettime is one). */
-static void on_signal(int sig, siginfo_t *si, void *uc) {
+ * calls here (clock_gettime is one). Returns whether to abort (the third signal). */
+static bool count_signal(int sig, const siginfo_t *si) {
     static const char again[] = "\ngrassflow: signal received again: still finishing the step and saving the "
                                 "state; a third signal aborts without saving\n";
     static const char abort_msg[] = "\ngrassflow: third signal: aborting without saving this step; checkpoints "
                                     "and state saved before it are intact\n";
-    (void)uc;
-    const int saved_errno = errno;
     const bool relayed = g_relay && si->si_code == SI_USER && si->si_pid == g_relay;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (relayed && g_signal) return;
+    if (relayed && g_signal) return false;
     if (!relayed && g_relayed == sig && si->si_code == SI_USER) {
         g_relayed = 0; /* one copy at most */
         const long long ms = (now.tv_sec - g_relayed_at.tv_sec) * 1000LL + (now.tv_nsec - g_relayed_at.tv_nsec) / 1000000;
-        if (ms <= GROUP_COPY_WINDOW_MS) return;
+        if (ms <= GROUP_COPY_WINDOW_MS) return false;
     }
     if (relayed) g_relayed = sig, g_relayed_at = now;
     ssize_t w = 0;
     if (!g_signal) g_signal = sig;
     if (++g_signals == 2) w = write(STDERR_FILENO, again, sizeof again - 1);
-    if (g_signals >= 3) {
-        w = write(STDERR_FILENO, abort_msg, sizeof abort_msg - 1);
+    if (g_signals >= 3) w = write(STDERR_FILENO, abort_msg, sizeof abort_msg - 1);
+    (void)w; /* nothing to do if stderr is gone */
+    return g_signals >= 3;
+}
+
+/* The handler masks SIGINT and SIGTERM in its own thread only: a process-directed signal can be handled by
+ * any thread (an OpenMP or OpenBLAS worker too), so two signals that come at once can run two handlers at
+ * once, one per thread. The lock (a lock-free atomic flag, async-signal-safe) keeps the count exact; a
+ * handler never waits on its own thread, which cannot enter twice. */
+static void on_signal(int sig, siginfo_t *si, void *uc) {
+    static atomic_flag busy = ATOMIC_FLAG_INIT;
+    (void)uc;
+    const int saved_errno = errno;
+    while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) {
+    }
+    const bool abort_now = count_signal(sig, si);
+    atomic_flag_clear_explicit(&busy, memory_order_release);
+    if (abort_now) {
         signal(sig, SIG_DFL); /* delivered when the handler returns: the signal's own exit status */
         raise(sig);
     }
-    (void)w; /* nothing to do if stderr is gone */
     errno = saved_errno;
 }
 
