@@ -122,7 +122,8 @@ static int train_parse(int argc, char **argv, train_opts *o) {
             printf("usage: grassflow bench train (--model P | --config F) [--vocab V] [--set K=V]... [--batch B]\n"
                    "                            [--seq-len L] [--steps N] [--precision P] [--json]\n\n"
                    "Time full training steps (forward, backward, AdamW) on random tokens after one warm-up step\n"
-                   "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed).\n"
+                   "(random labels, one per sequence, for a classifier: how a bidirectional mixer is timed; an\n"
+                   "encoder-decoder reads a random source of L ids too; tokens/s counts the target's).\n"
                    "Reports tokens/s and the time of each phase (medians over the steps), the matmul FLOPs\n"
                    "actually issued per step, the achieved GFLOP/s and the sgemm peak measured in the same run. --vocab defaults to 33278\n"
                    "(WikiText-2 words). --precision fp32-fast or bf16 runs the forward and backward as train\n"
@@ -223,20 +224,25 @@ static int bench_train(int argc, char **argv) {
     gf_model_init(m, 1);
     gf_adamw *opt = gf_adamw_create(m, (gf_adamw_hparams){6e-4f, 0.9f, 0.95f, 1e-8f, 0.01f});
     int32_t *in = malloc((size_t)(o.B * o.L) * sizeof *in), *tg = malloc((size_t)(o.B * o.L) * sizeof *tg);
+    /* an encoder-decoder reads a source as long as its target: random ids of its source vocabulary */
+    int32_t *src = cfg.source_vocab > 0 ? malloc((size_t)(o.B * o.L) * sizeof *src) : NULL;
     double *ts = malloc((size_t)(4 * o.steps) * sizeof *ts);
     train_result r;
-    if (!opt || !in || !tg || !ts) {
+    if (!opt || !in || !tg || !ts || (cfg.source_vocab > 0 && !src)) {
         rc = cli_error("out of memory");
     } else {
         /* next_token: a target per position; a classifier (a bidirectional model): a label per sequence */
         const int64_t n_tg = gf_model_predicts_next_token(m) ? o.B * o.L : o.B;
         fill_tokens(in, o.B * o.L, cfg.vocab_size, 1);
         fill_tokens(tg, n_tg, gf_model_n_outputs(m), 2);
-        const gf_batch b = {.B = o.B, .T = o.L, .ids = in, .targets = tg, .n_targets = n_tg};
+        if (src) fill_tokens(src, o.B * o.L, cfg.source_vocab, 3);
+        const gf_batch b = {.B = o.B, .T = o.L, .ids = in, .targets = tg, .n_targets = n_tg, .S = src ? o.L : 0,
+                            .source = src};
         if ((rc = train_measure(&o, m, opt, &b, ts, &r)) == EXIT_OK) train_report(&o, &cfg, m, &r);
     }
     free(in);
     free(tg);
+    free(src);
     free(ts);
     gf_adamw_free(opt);
     gf_model_free(m);

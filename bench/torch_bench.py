@@ -184,10 +184,12 @@ def bench_train(a, cfg):
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.01)
     x = torch.randint(0, V, (B, L))
     y = torch.randint(0, C, (B,) if classify else (B, L))
+    S = cfg.get("source_vocab", 0)  # an encoder-decoder reads a source as long as its target, as `grassflow bench train`
+    src = torch.randint(0, S, (B, L)) if S > 0 else None
     ts, tfs, tbs, tos = [], [], [], []
     def fwd():
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            logits = model(x)
+            logits = model(x, source=src)
             return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.view(-1))
     kernels = onednn_kernels(lambda: fwd().backward()) if bf16 else {}
     prof = torch.autograd.profiler.profile() if a.profile else None

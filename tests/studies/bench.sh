@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-bench: the benchmark machinery, in seconds (benchmarks are not timed tests: nothing here checks a
 # speed). bench mixer's memory budget and one length, bench train on a classifier (a bidirectional mixer's
-# training figure), torch_bench's twin of a config the reference cannot build, and bench/run.sh --smoke on
+# training figure) and on an encoder-decoder (both sides), torch_bench's twin of a config the reference cannot build, and bench/run.sh --smoke on
 # the per-mixer parts with a list of one registered mixer, one that is not registered and one whose option
 # this build refuses: the skip lines, one point of the length sweep against PyTorch, one streaming point, the
 # report's tables and plots.
@@ -42,6 +42,15 @@ grep -q -- "--positions 4,8,: item 3 is empty" "$tmp/err" || fail "bench generat
 # bench train of a classifier: one label per sequence
 "$GF" bench train --model grassmann-tiny --vocab 65 --set head.kind=classify --batch 2 --seq-len 8 --steps 1 --json >"$tmp/t.json"
 check "$tmp/t.json" 'j["head"] == "classify" and j["tokens_per_s"] > 0 and 0 < j["loss"] < 5' "bench train of a classifier"
+
+# bench train of an encoder-decoder: a random source as long as the target, on both sides (without one the
+# forward refuses the batch)
+"$GF" bench train --model gru-g2p --vocab 42 --set attention=bahdanau --batch 2 --seq-len 4 \
+    --steps 1 --json >"$tmp/s.json"
+check "$tmp/s.json" 'j["tokens_per_s"] > 0 and 0 < j["loss"] < 10' "bench train of an encoder-decoder"
+"$GF" info --model gru-g2p --vocab 42 --set attention=bahdanau --json >"$tmp/s.cfg.json"
+$PY bench/torch_bench.py train --config "$tmp/s.cfg.json" --batch 2 --seq-len 4 --steps 1 --threads 1 >"$tmp/sp.json"
+check "$tmp/sp.json" 'j["tokens_per_s"] > 0 and "GRUAttnMixer" in j["twin_classes"]' "torch_bench: an encoder-decoder's twin"
 
 # the PyTorch twin of a config its reference cannot build: a clear skip, not a crash
 "$GF" info --model grassmann-tiny --vocab 65 --json >"$tmp/c.json"
