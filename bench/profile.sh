@@ -15,7 +15,7 @@ GF=${GRASSFLOW:-build/grassflow} # the build to profile (bench/as_avx2.sh sets i
 line=$(perf record -q -o "$data" "$GF" --threads "$th" bench train "$@" 2>/dev/null | sed -n 1,2p | tr '\n' ' ')
 {
     echo "# perf profile: $GF --threads $th bench train $*${GRASSFLOW_TEST_CPU_LACKS:+ (AVX2 emulated: bench/as_avx2.sh)}"
-    echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
+    echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc --all) cores"
     echo "# $line"
     echo "# share of CPU samples by library and symbol (all threads; sgemm_* is OpenBLAS, *._omp_fn.* our"
     echo "# OpenMP regions, libgomp's unnamed addresses its barrier spin, [k] the kernel)"

@@ -93,7 +93,7 @@ else
 fi
 # the machine and how both sides run: CPU, cores, BLAS and its kernel, OPENBLAS_CORETYPE, threads, PyTorch
 echo "== machine: $("$GF" --version | tr '\n' ' ')" >&2
-[ $plan = 1 ] || echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"avx512\": $(grep -qw avx512f /proc/cpuinfo && echo true || echo false), \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
+[ $plan = 1 ] || echo "{\"case\": \"machine\", \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\", \"cores\": $(nproc --all), \"version\": \"$("$GF" --version | head -1)\", \"blas\": \"$("$GF" --version | sed -n 2p)\", \"fp32_matmul\": \"$("$GF" --version | sed -n 's/^fp32 matmuls: //p')\", \"openblas_coretype\": \"${OPENBLAS_CORETYPE:-}\", \"omp_num_threads\": \"$OMP_NUM_THREADS\", \"smoke\": $smoke, \"avx512\": $(grep -qw avx512f /proc/cpuinfo && echo true || echo false), \"torch\": \"$($PY -c 'import torch; print(torch.__version__)')\"}" >>"$res"
 
 # ---- the mixer list: which lines run, which are skipped and why ----------------------------------------
 registered=$("$GF" info --mixers | sed -nE 's/^([A-Za-z0-9_-]+)( \(.\))?$/\1/p')

@@ -22,7 +22,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 {
     echo "# Training on a shared machine"
     echo
-    echo "\`bash bench/shared.sh $ROUNDS\` on $(date -u +%Y-%m-%d): $cpu, $(nproc) cores, OpenBLAS kernel $OPENBLAS_CORETYPE,"
+    echo "\`bash bench/shared.sh $ROUNDS\` on $(date -u +%Y-%m-%d): $cpu, $(nproc --all) cores, OpenBLAS kernel $OPENBLAS_CORETYPE,"
     echo "\`bench train\` tokens/s (median of $ROUNDS). *Busy*: one \`while :; do :; done\` shell loop beside it."
     echo "grassflow sets GOMP_SPINCOUNT=10000 for itself unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set (src/cli/main.c)."
     echo

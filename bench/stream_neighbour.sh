@@ -19,7 +19,7 @@ rate() {  # rate THREADS_FLAG MODEL_ARGS...
     echo "$r"
 }
 burn() { while :; do :; done; }
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores; $("$GF" --version | grep '^blas')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc --all) cores; $("$GF" --version | grep '^blas')"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for spec in "grassmann-small 65" "grassmann-6L 33278" "transformer-6L 33278"; do
     read -r model vocab <<<"$spec"

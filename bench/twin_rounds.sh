@@ -49,7 +49,7 @@ tps() { $PY -c 'import json,sys; print(round(json.loads(sys.stdin.read().strip()
 # each run's JSON line is kept ($cfgdir/CASE.PRECISION.jsonl) for the utilisation line under the table
 gf_run() { "$GF" bench train --config "$cfgdir/$1.cfg.json" $(shape "$1") --threads "$OMP_NUM_THREADS" --precision "$2" --json | tail -1 | tee -a "$cfgdir/$1.$2.jsonl" | tps; }
 pt_run() { PYT bench/torch_bench.py train --config "$cfgdir/$1.json" $(shape "$1") --threads "$OMP_NUM_THREADS" | tps; }
-echo "bench/twin_rounds.sh $ROUNDS on $(date -u +%Y-%m-%dT%H:%MZ): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores,"
+echo "bench/twin_rounds.sh $ROUNDS on $(date -u +%Y-%m-%dT%H:%MZ): $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc --all) cores,"
 echo "OpenBLAS $OPENBLAS_CORETYPE, fp32 matmuls: $("$GF" --version | sed -n 's/^fp32 matmuls: //p') (fp32-fast: oneDNN's where it runs), $OMP_NUM_THREADS threads, tokens/s; char-*: B 16, L 256; word-*: B 8, L 128; g2p-*: B 32, L 8 (target phonemes/s)"
 echo
 echo "| case | side | median | best | median / PyTorch's | best / PyTorch's | each round |"

@@ -43,7 +43,7 @@ done <<< "$models"
 {
     echo "# Length extrapolation"
     echo
-    echo "Made by \`bash scripts/extrapolation.sh $STEPS\` on $(date -u +%Y-%m-%dT%H:%MZ) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores)."
+    echo "Made by \`bash scripts/extrapolation.sh $STEPS\` on $(date -u +%Y-%m-%dT%H:%MZ) ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc --all) cores)."
     echo "Character-level models (\`grassmann-small\` / \`transformer-small\`: 4 layers, d 128, d_ff 512, rank 16,"
     echo "4 heads, pre-LN, tied head) trained on Tiny Shakespeare at L = 128 for $STEPS steps of 16 blocks"
     echo "(recipe: \`$recipe\`), then scored on the validation split in blocks of L with the streaming engine"

@@ -268,7 +268,7 @@ plan() {
     probe ref grassmann-6L grassmann-6L 32 128
     mv "$res.tmp" "$res"
     printf 'Measured on %s on %s (%s cores; the 1-minute load average was %s as it ended, its own %s threads included).\n' \
-        "$(date -u +%Y-%m-%d)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(nproc)" \
+        "$(date -u +%Y-%m-%d)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$(nproc --all)" \
         "$(cut -d' ' -f1 /proc/loadavg)" "$(nproc)" >"$out/plan.machine"
 }
 

@@ -39,6 +39,9 @@ grep -q -- "--seq-lens 8,8: lists 8 twice" "$tmp/err" || fail "bench mixer --seq
 if "$GF" bench generate --model grassmann-tiny --positions 4,8, 2>"$tmp/err"; then fail "bench generate --positions 4,8, succeeded"; fi
 grep -q -- "--positions 4,8,: item 3 is empty" "$tmp/err" || fail "bench generate --positions 4,8,: $(cat "$tmp/err")"
 
+# a report's core count is the machine's: `nproc` alone counts OMP_NUM_THREADS (a one-thread run said "1 cores")
+if grep -n '$(nproc) cores\|"cores\\": $(nproc)' bench/*.sh scripts/*.sh; then fail "a report counts cores with nproc, not nproc --all"; fi
+
 # bench train of a classifier: one label per sequence
 "$GF" bench train --model grassmann-tiny --vocab 65 --set head.kind=classify --batch 2 --seq-len 8 --steps 1 --json >"$tmp/t.json"
 check "$tmp/t.json" 'j["head"] == "classify" and j["tokens_per_s"] > 0 and 0 < j["loss"] < 5' "bench train of a classifier"
