@@ -5,8 +5,9 @@
     python3 scripts/deconstruct_table.py runs/search/deconstruct/summary.tsv [--margin 5]
 
 Reads the search's summary.tsv (a row per point: its --set keys, the mean validation perplexity over its seeds
-and their spread) and prints markdown (a point counts once its status is done): each relaxed principle in every layer and in the hybrid that keeps
-attention in layers 2 and 4, against full attention, then each finding with the numbers that decide it.
+and their spread) and prints markdown (a point counts once its status is done): each relaxed principle the search has (a row each; a
+point it lists but has not run says "not run"), in every layer and in the hybrid that keeps attention in layers 2
+and 4, against full attention, then each finding with the numbers that decide it.
 *Decision* (the paper gives no threshold): a variant "matches" attention when its validation perplexity is
 within --margin percent of it (default 5), "fails" when it is more than 4 x the margin worse; a finding is
 "reproduced" when every variant it names does what it claims, "refuted" when none does, "in part" otherwise.
@@ -45,12 +46,16 @@ def key(point):
 
 
 def read(path):
-    rows = {}
+    """The finished points' numbers, and every point the search lists (run or not)."""
+    rows, listed = {}, set()
     for r in csv.DictReader(open(path), delimiter="\t"):
         k = key(r["point"])
-        if r["model"] == "transformer-small" and k in POINTS and r["status"] == "done" and r["val_mean"] not in ("", "nan"):
+        if r["model"] != "transformer-small" or k not in POINTS:
+            continue
+        listed.add(POINTS[k])
+        if r["status"] == "done" and r["val_mean"] not in ("", "nan"):
             rows[POINTS[k]] = (float(r["val_mean"]), float(r["val_std"] or 0), int(r["seeds"]))
-    return rows
+    return rows, listed
 
 
 def verdict(ok):
@@ -59,21 +64,22 @@ def verdict(ok):
 
 def main(argv):
     margin = float(argv[argv.index("--margin") + 1]) if "--margin" in argv else 5.0
-    rows = read(argv[1])
+    rows, listed = read(argv[1])
     ref = rows.get(("standard attention", False))
     if not ref:
         sys.exit("deconstruct_table.py: %s has no finished 'standard attention' point (the spec's {})" % argv[1])
     gap = lambda v: 100.0 * (v[0] / ref[0] - 1.0)
-    def cell(name, hybrid):  # a point of the spec: its numbers, or "not run"; no such point: a dash
+    def cell(name, hybrid):  # a point of the search: its numbers, or "not run"; not in this search: a dash
         v = rows.get((name, hybrid))
         if not v:
-            return "not run" if (name, hybrid) in POINTS.values() else "-"
+            return "not run" if (name, hybrid) in listed else "-"
         return "%.2f ± %.2f (%+.1f%%, %d seed%s)" % (v[0], v[1], gap(v), v[2], "s"[:v[2] != 1])
     print("| principle relaxed | in every layer | in layers 1 and 3 (attention in 2 and 4) |")
     print("|---|---|---|")
     print("| none: standard attention | %s | - |" % cell("standard attention", False))
     for name in [NO_MIX] + RELAXED + ["Grassmann (rank 16) in the relaxed layers"]:
-        print("| %s | %s | %s |" % (name, cell(name, False), cell(name, True)))
+        if (name, False) in listed or (name, True) in listed:  # a row for each principle the search has
+            print("| %s | %s | %s |" % (name, cell(name, False), cell(name, True)))
     print("\nA variant matches attention within %g%% of its validation perplexity and fails beyond %g%%.\n"
           % (margin, 4 * margin))
     nomix = rows.get((NO_MIX, False))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/deconstruct_table.py (the deconstruction's findings, issue 55) on made-up search summaries, in a
 # second: each finding reproduced, refuted and in part by the numbers that decide it (the first and the third
-# not decided between a match and a failure), a point still running not counted, another model's "(the model
-# as it is)" not taken for attention, no attention point an error.
+# not decided between a match and a failure), a point still running not counted, a principle the search does
+# not list left out of the table, another model's "(the model as it is)" not taken for attention, no attention
+# point an error.
 #   bash tests/studies/deconstruct_table.sh
 set -uo pipefail
 PY=/usr/bin/python3
@@ -34,6 +35,10 @@ grep -q '^3\. .*: reproduced (sequence-independent mixing (fixed-mix) +23.3% alo
     pass "finding 3: the running no-mixing hybrid is not counted" || fail "finding 3: $(grep '^3\.' "$tmp/out")"
 grep -q '^| no mixing (a position sees only itself) | 700.00 ± 1.00 (+133.3%, 2 seeds) | not run |$' "$tmp/out" &&
     pass "a point of the spec not done yet says: not run" || fail "not run: $(grep 'no mixing' "$tmp/out" | head -1)"
+grep -q '^| form: sigmoid weights |' "$tmp/out" && fail "a principle the search does not list has a row (sigmoid)" ||
+    pass "a principle the search does not list has no row"
+grep -q '^| form: relu weights, no softmax | 310.00 ± 1.00 (+3.3%, 2 seeds) | - |$' "$tmp/out" &&
+    pass "a hybrid the search does not list is a dash" || fail "relu row: $(grep 'relu' "$tmp/out" | head -1)"
 summary "$tmp/b.tsv" "$T|(the model as it is)|2|300|done" "$T|set mixers=f,f,f,f, set span=1|2|310|done" \
     "$T|set mixers=x,x,x,x, set form=l1|2|430|done" "$T|set mixers=x,a,x,a, set form=l1|2|380|done"
 $PY scripts/deconstruct_table.py "$tmp/b.tsv" --margin 10 >"$tmp/out" 2>"$tmp/err"
