@@ -35,13 +35,14 @@ read -r -a EXTRA <<<"${G2P_EXTRA:-}"
 RECIPE+=("${EXTRA[@]}")
 TAG=${G2P_TAG:-}
 [ -n "${G2P_EXTRA:-}" ] && [ -z "$TAG" ] && { echo "g2p_study.sh: G2P_EXTRA needs G2P_TAG, the name of its family" >&2; exit 2; }
-# name|preset|--set options: each family once per seed
+# name|preset (or a config file, *.json)|--set options: each family once per seed
 FAMILIES=(
     "gru-luong|gru-g2p|"
     "transformer|transformer-g2p|"
     "grassmann|grassmann-g2p|"
     "gru-none|gru-g2p|attention=none"
     "gru-bahdanau|gru-g2p|attention=bahdanau"
+    "gru-bahdanau-512|configs/g2p/gru-bahdanau-512.json|"
 )
 ALL="transformer:1234 grassmann:1234 gru-luong:1234 gru-none:1234 transformer:2 grassmann:2 gru-bahdanau:1234 gru-luong:2
      gru-none:2 gru-bahdanau:2"
@@ -56,7 +57,7 @@ run_dir() { # name seed -> the run's folder under $OUT (and its name under runs/
 
 family() { # name -> "preset|sets"
     for f in "${FAMILIES[@]}"; do [ "${f%%|*}" = "$1" ] && { echo "${f#*|}"; return; }; done
-    echo "g2p_study.sh: no family '$1' (the families: gru-luong transformer grassmann gru-none gru-bahdanau)" >&2
+    echo "g2p_study.sh: no family '$1' (the families: gru-luong transformer grassmann gru-none gru-bahdanau gru-bahdanau-512)" >&2
     exit 2
 }
 
@@ -65,12 +66,13 @@ train_one() { # name seed
     dir=$(run_dir "$1" "$2")
     [ -f "$dir/done" ] && return 0
     spec=$(family "$1") preset=${spec%%|*} sets=${spec#*|}
+    case $preset in *.json) args+=(--config "$preset") ;; *) args+=(--model "$preset") ;; esac
     for s in ${sets//,/ }; do args+=(--set "$s"); done
     local rc=0 # (explicit: set -e does not reach inside a function called from a condition)
     if [ -f "$dir/state.safetensors" ]; then
         job_run "$GF" train --resume "$dir" || rc=$?
     else
-        job_run "$GF" train --task g2p --model "$preset" "${args[@]}" --corpus "$LEX" "${RECIPE[@]}" --seed "$2" \
+        job_run "$GF" train --task g2p "${args[@]}" --corpus "$LEX" "${RECIPE[@]}" --seed "$2" \
             --out "$dir" || rc=$?
     fi
     [ "$rc" = 0 ] || exit "$rc" # failed: no later run starts (a stop ends the study in job_stop)

@@ -2,7 +2,8 @@
 # scripts/g2p_study.sh's naming of a run, in a second and without training: a recipe variant (G2P_TAG with
 # G2P_EXTRA) and a run of other than 5 epochs (EPOCHS) are each their own family, NAME-TAG-eEPOCHS-sSEED, which
 # sync copies and g2p_table.py tallies apart from the study's own NAME-sSEED; G2P_EXTRA without a tag is refused
-# (it would train into the study's family under another recipe).
+# (it would train into the study's family under another recipe); a family whose model is a config file trains
+# with --config.
 #   bash tests/studies/g2p_study.sh
 set -uo pipefail
 tmp=$(mktemp -d /tmp/grassflow-g2p-study-XXXXXX)
@@ -31,4 +32,13 @@ expect 0 "sync of the study's run" env G2P_OUT="$tmp/state" G2P_KEEP="$tmp/keep"
     bash scripts/g2p_study.sh sync
 grep -q '^| transformer | 1 | 40.65% | 10.00% |$' "$tmp/keep/summary.md" &&
     pass "the study's family apart from the variant" || fail "table: $(tail -n 3 "$tmp/keep/summary.md")"
+# a family whose model is a config file trains with --config FILE (not --model): a stand-in grassflow records
+# the arguments it is given (the run's folder made beforehand, as train would make it)
+printf '#!/bin/sh\necho "$*" >>"%s/args"\n' "$tmp" >"$tmp/gf" && chmod +x "$tmp/gf"
+mkdir -p "$tmp/cfg/gru-bahdanau-512-e4-s1234"
+expect 0 "a config-file family runs" env GF="$tmp/gf" G2P_OUT="$tmp/cfg" EPOCHS=4 RUNS=gru-bahdanau-512:1234 \
+    bash scripts/g2p_study.sh run
+grep -q '^train --task g2p --config configs/g2p/gru-bahdanau-512.json --corpus .* --epochs 4 .*--out '"$tmp"'/cfg/gru-bahdanau-512-e4-s1234$' \
+    "$tmp/args" && ! grep -q -- '--model' "$tmp/args" &&
+    pass "the config-file family trains with --config" || fail "arguments: $(cat "$tmp/args")"
 [ "$fails" = 0 ] && echo "g2p_study: all passed" || { echo "g2p_study: $fails failed"; exit 1; }
