@@ -800,7 +800,11 @@ typedef struct gf_decode_scores {
 } gf_decode_scores;
 /* Every evaluation example of src (an encoder-decoder's sequence pairs, as gf_source_fill_eval gives them:
  * the source, the targets up to o->eos) decoded with o (gf_model_decode) and scored against its targets into
- * *out: the word error rate of G2P is wrong / examples, the phoneme error rate edits / tokens. 0 or -1. */
+ * *out: the word error rate of G2P is wrong / examples, the phoneme error rate edits / tokens. Examples one
+ * after another with the same source and targets other than the first's are one example with several
+ * references (a word's pronunciations): it is decoded once, wrong unless its target is one of them, and its
+ * edits and tokens are those of the nearest (the first among equals); the same pair again is an example of its
+ * own. 0 or -1. */
 int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *o, gf_decode_scores *out);
 
 /* The language-model source over ids[0..n) (int32 token ids >= 0, borrowed: they must outlive the

@@ -264,31 +264,55 @@ static int64_t edit_distance(const int32_t *a, int64_t n, const int32_t *b, int6
     return row[m];
 }
 
-/* Example `first` of src decoded and scored into *out; hyp and row: room for o->max_len and its references. */
-static int score_example(gf_model *m, gf_source *src, int64_t first, const gf_decode_opts *o, int32_t *hyp,
-                         int64_t *row, gf_decode_scores *out) {
+/* One evaluation example as scoring reads it: its source (without padding) and its reference (to the end). */
+typedef struct {
+    int32_t *src, ref[GF_DECODE_REF_MAX];
+    int64_t S, k, cap;
+} example;
+
+/* Example i of src into *x (the batch is the source's until its next fill: both sides are copied). */
+static int fetch(gf_source *src, int64_t i, const gf_decode_opts *o, example *x) {
     gf_batch b;
-    if (gf_source_fill_eval(src, first, 1, &b)) return -1;
+    if (gf_source_fill_eval(src, i, 1, &b)) return -1;
     if (!b.source || !b.targets)
-        return gf_fail("decode: evaluation example %lld has no source or no targets: not sequence pairs", (long long)first);
-    int64_t S = b.S, k = 0, n = 0;
+        return gf_fail("decode: evaluation example %lld has no source or no targets: not sequence pairs", (long long)i);
+    int64_t S = b.S, k = 0;
     while (b.source_mask && S > 0 && !b.source_mask[S - 1]) S--;
     while (k < b.T && b.targets[k] >= 0 && b.targets[k] != o->eos) k++;
     if (k > o->max_len)
-        return gf_fail("decode: evaluation example %lld has a target of %lld tokens; max_len is %lld", (long long)first,
+        return gf_fail("decode: evaluation example %lld has a target of %lld tokens; max_len is %lld", (long long)i,
                        (long long)k, (long long)o->max_len);
-    const int32_t *ref = b.targets; /* the batch is the source's until its next fill: keep the reference first */
-    int32_t refc[GF_DECODE_REF_MAX];
-    memcpy(refc, ref, (size_t)k * sizeof *refc);
-    int32_t *srcc = malloc((size_t)S * sizeof *srcc);
-    if (!srcc) return gf_fail("out of memory");
-    memcpy(srcc, b.source, (size_t)S * sizeof *srcc);
-    const int rc = gf_model_decode(m, srcc, S, o, hyp, &n, NULL);
-    free(srcc);
-    if (rc) return -1;
-    const int64_t e = edit_distance(refc, k, hyp, n, row);
+    if (S > x->cap) {
+        int32_t *p = realloc(x->src, (size_t)S * sizeof *p);
+        if (!p) return gf_fail("out of memory");
+        x->src = p, x->cap = S;
+    }
+    memcpy(x->src, b.source, (size_t)S * sizeof *x->src);
+    memcpy(x->ref, b.targets, (size_t)k * sizeof *x->ref);
+    x->S = S, x->k = k;
+    return 0;
+}
+
+/* The examples from *i on that share example *i's source with other targets (a source with several references,
+ * one after another; the same pair again is an example of its own) decoded once and scored as one into *out:
+ * wrong unless the target is one of them; its edits and tokens those of the nearest (the first among equals).
+ * *i moves past them. x and y: scratch examples; hyp and row: room for
+ * o->max_len tokens and its references. */
+static int score_group(gf_model *m, gf_source *src, int64_t *i, const gf_decode_opts *o, example *x, example *y,
+                       int32_t *hyp, int64_t *row, gf_decode_scores *out) {
+    const int64_t n_eval = gf_source_n_eval(src);
+    int64_t n = 0;
+    if (fetch(src, *i, o, x) || gf_model_decode(m, x->src, x->S, o, hyp, &n, NULL)) return -1;
+    int64_t e = edit_distance(x->ref, x->k, hyp, n, row), k = x->k;
+    for (++*i; *i < n_eval; ++*i) {
+        if (fetch(src, *i, o, y)) return -1;
+        if (y->S != x->S || memcmp(y->src, x->src, (size_t)x->S * sizeof *x->src)) break;
+        if (y->k == x->k && !memcmp(y->ref, x->ref, (size_t)x->k * sizeof *x->ref)) break; /* the pair again */
+        const int64_t ey = edit_distance(y->ref, y->k, hyp, n, row);
+        if (ey < e) e = ey, k = y->k;
+    }
     out->examples++, out->tokens += k, out->edits += e, out->wrong += e > 0;
-    const int64_t at = S < GF_DECODE_BY_LEN ? S : GF_DECODE_BY_LEN;
+    const int64_t at = x->S < GF_DECODE_BY_LEN ? x->S : GF_DECODE_BY_LEN;
     out->len_examples[at]++, out->len_wrong[at] += e > 0;
     return 0;
 }
@@ -300,9 +324,11 @@ int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *opts
         return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);
     int32_t *hyp = malloc((size_t)o->max_len * sizeof *hyp);
     int64_t *row = malloc((size_t)(o->max_len + 1) * sizeof *row);
-    int rc = hyp && row ? 0 : gf_fail("out of memory");
+    example *xy = calloc(2, sizeof *xy);
+    int rc = hyp && row && xy ? 0 : gf_fail("out of memory");
     const int64_t n = gf_source_n_eval(src);
-    for (int64_t i = 0; !rc && i < n; i++) rc = score_example(m, src, i, o, hyp, row, out);
-    free(hyp), free(row);
+    for (int64_t i = 0; !rc && i < n;) rc = score_group(m, src, &i, o, &xy[0], &xy[1], hyp, row, out);
+    if (xy) free(xy[0].src), free(xy[1].src);
+    free(hyp), free(row), free(xy);
     return rc;
 }

@@ -72,6 +72,33 @@ PYEOF
 expect 0 "predict --beam 4 --length-penalty 0.6 --limit 2" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" \
     --beam 4 --length-penalty 0.6 --limit 2
 [ "$(wc -l <"$tmp/out")" -eq 2 ] && pass "... two lines" || fail "--limit 2 printed $(wc -l <"$tmp/out") lines"
+# --alternates all: a word's pronunciations are its references. A CMUdict file whose test words each have a
+# first pronunciation the model never gives (zh zh zh zh) and then the one it does give (predict's greedy
+# output): scored against the first only, every word is wrong; against all, none is, with no phoneme error.
+/usr/bin/python3 - "$tmp" <<'PYEOF' || fail "could not write the test words"
+import sys
+sys.path.insert(0, "scripts")
+from make_cmudict_subset import lexicon_hash
+tmp = sys.argv[1]
+letters = lambda i: "".join(chr(97 + (i // 26 ** k) % 26) for k in range(3))  # aaa, baa, ...: letters only
+words = [w for w in ("ta" + letters(i) for i in range(4000)) if lexicon_hash(w.encode(), 0) % 100 >= 95][:12]
+others = [w for w in ("ob" + letters(i) for i in range(400)) if lexicon_hash(w.encode(), 0) % 100 < 95][:60]
+open(tmp + "/alt-words.txt", "w").write("".join(w + "\n" for w in words))
+open(tmp + "/alt-others.dict", "w").write("".join("%s  AH0\n" % w.upper() for w in others))
+PYEOF
+expect 0 "predict the test words of a lexicon of alternates" "$GF" predict --ckpt "$tmp/att/best.safetensors" \
+    --corpus "$tmp/alt-words.txt"
+awk -F'\t' '{ w = toupper($1); p = toupper($2); print w "  ZH ZH ZH ZH"; print w "(2)  " p }' "$tmp/out" >"$tmp/alt.dict"
+cat "$tmp/alt-others.dict" >>"$tmp/alt.dict"
+expect 0 "eval against each word's first pronunciation (the default)" "$GF" eval --ckpt "$tmp/att/best.safetensors" \
+    --corpus "$tmp/alt.dict" --split test --json
+/usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["examples"] == 12 and o["wer"] == 1, o' \
+    "$tmp/out" && pass "... every one of the 12 words wrong" || fail "eval --alternates first: $(cat "$tmp/out")"
+expect 0 "eval --alternates all" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/alt.dict" --split test \
+    --alternates all --json
+/usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["examples"] == 12 and o["wer"] == 0 \
+    and o["per"] == 0, o' "$tmp/out" && pass "... 12 words (not 24 pronunciations), each right by its second" \
+    || fail "eval --alternates all: $(cat "$tmp/out")"
 printf 'ok\nna\xc3\xafve\n' >"$tmp/bad_word.txt"
 want='bad_word.txt:2: character .* \(byte 0xc3\)' expect 1 "a character the model never read is named with its line" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/bad_word.txt"

@@ -275,6 +275,59 @@ static void test_decoding_scores(void **state) {
     gf_model_free(m);
 }
 
+/* Examples one after another with the same source and other targets are one example with several references:
+ * decoded once, right when the target is any of them, its edits and tokens those of the nearest (the first
+ * among equals). Groups of 1 to 3 references; a source repeated after another one in between is a group of its
+ * own, and so is the same pair again (the last two examples). */
+static void test_decoding_references(void **state) {
+    (void)state;
+    gf_model *m = small_model(GRASS, 1.25);
+    enum { N = 11 };
+    static const int GROUP[N] = {0, 0, 1, 2, 2, 2, 3, 4, 4, 5, 6}; /* the examples each scored example takes */
+    static const int SOURCE[N] = {0, 0, 1, 2, 2, 2, 3, 0, 0, 1, 1}; /* group 4's source is group 0's again */
+    int32_t src[N * 6], tgt[N * 4];
+    int64_t ss[N + 1] = {0}, ts[N + 1] = {0};
+    for (int i = 0; i < N; i++) {
+        const int g = SOURCE[i], ls = 2 + g, e = i < N - 1 ? i : i - 1, lt = 1 + (e * 5) % 4; /* 9, 10: a pair twice */
+        for (int k = 0; k < ls; k++) src[ss[i] + k] = (int32_t)((3 * g + 5 * k + 1) % 7);
+        for (int k = 0; k < lt; k++) tgt[ts[i] + k] = (int32_t)((e + 2 * k) % 3);
+        ss[i + 1] = ss[i] + ls, ts[i + 1] = ts[i] + lt;
+    }
+    const gf_seq2seq_pairs p = {.n = N, .src = src, .tgt = tgt, .src_start = ss, .tgt_start = ts, .source_vocab = 7,
+                                .target_vocab = V, .bos = EOS, .eos = EOS, .name = "test pairs"};
+    gf_source *source = gf_seq2seq_source_create(&p, 1);
+    assert_non_null(source);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.max_len = 6;
+    o.bos = o.eos = EOS;
+    gf_decode_scores got, want = {0};
+    assert_int_equal(gf_evaluate_decoding(m, source, &o, &got), 0);
+    bool later = false; /* a group whose nearest reference is not its first */
+    for (int i = 0; i < N;) {
+        int32_t out[8];
+        int64_t n, best = -1, k = 0, j = i;
+        assert_int_equal(gf_model_decode(m, src + ss[i], ss[i + 1] - ss[i], &o, out, &n, NULL), 0);
+        for (; j < N && GROUP[j] == GROUP[i]; j++) {
+            const int64_t e = lev(tgt + ts[j], ts[j + 1] - ts[j], out, n);
+            if (best >= 0 && e < best) later = true;
+            if (best < 0 || e < best) best = e, k = ts[j + 1] - ts[j];
+        }
+        want.examples++, want.tokens += k, want.edits += best, want.wrong += best > 0;
+        want.len_examples[ss[i + 1] - ss[i]]++, want.len_wrong[ss[i + 1] - ss[i]] += best > 0;
+        i = (int)j;
+    }
+    assert_int_equal(got.examples, 7);
+    assert_int_equal(got.examples, want.examples);
+    assert_int_equal(got.tokens, want.tokens);
+    assert_int_equal(got.edits, want.edits);
+    assert_int_equal(got.wrong, want.wrong);
+    assert_memory_equal(got.len_examples, want.len_examples, sizeof got.len_examples);
+    assert_memory_equal(got.len_wrong, want.len_wrong, sizeof got.len_wrong);
+    assert_true(later); /* not a check of the first reference alone */
+    gf_source_free(source);
+    gf_model_free(m);
+}
+
 /* Every decoder family a stream can carry (the encoder is attention's). */
 static const char *const STREAMED[] = {
     "{\"mixer\": \"attention\", \"n_head\": 2}",
@@ -377,7 +430,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
         cmocka_unit_test(test_greedy), cmocka_unit_test(test_refusals), cmocka_unit_test(test_default_max_len),
-        cmocka_unit_test(test_decoding_scores), cmocka_unit_test(test_streamed_logits),
+        cmocka_unit_test(test_decoding_scores), cmocka_unit_test(test_decoding_references),
+        cmocka_unit_test(test_streamed_logits),
         cmocka_unit_test(test_streamed_decodes),
     };
     gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */

@@ -21,11 +21,13 @@
 enum { G2P_SOURCE_VOCAB = 256 };
 
 typedef struct {
-    int stress; /* 0 keep, 1 strip */
-    int schwa;  /* 0 ax, 1 ah */
+    int stress;     /* 0 keep, 1 strip */
+    int schwa;      /* 0 ax, 1 ah */
+    int alternates; /* GF_LEXICON_FIRST (0) or GF_LEXICON_ALL (1) */
 } g2p_options;
 
-static const char *const STRESS[] = {"keep", "strip", NULL}, *const SCHWA[] = {"ax", "ah", NULL};
+static const char *const STRESS[] = {"keep", "strip", NULL}, *const SCHWA[] = {"ax", "ah", NULL},
+                         *const ALTERNATES[] = {"first", "all", NULL};
 static const gf_cfg_key G2P_KEYS[] = {
     {.name = "stress", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, stress), .names = STRESS,
      .def = "\"keep\"", .help = "a vowel's stress digit: keep (ae1, 69 phonemes in CMUdict) or strip (ae, 39; 40 in Festival's "
@@ -33,6 +35,10 @@ static const gf_cfg_key G2P_KEYS[] = {
     {.name = "schwa", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, schwa), .names = SCHWA, .def = "\"ax\"",
      .help = "Festival's unstressed ah: ax as the file writes it (with --stress strip, 40 phonemes in cmudict-0.4) or "
              "ah, CMUdict's AH0 (39: the published results' phonemes)"},
+    {.name = "alternates", .type = GF_KEY_ENUM, .off = offsetof(g2p_options, alternates), .names = ALTERNATES,
+     .def = "\"first\"", .help = "a word's pronunciations: first (the file's first one only) or all (each, for training "
+                                 "and as references: a decoded word is right when it is any of them, its phoneme errors "
+                                 "counted against the nearest)"},
 };
 
 typedef struct {
@@ -98,6 +104,7 @@ static int g2p_load(const gf_task_env *e, const void *options, void **data) {
     gf_lexicon_opts_default(&lo);
     lo.strip_stress = o->stress == 1;
     lo.cmu_schwa = o->schwa == 1;
+    lo.alternates = o->alternates == 1 ? GF_LEXICON_ALL : GF_LEXICON_FIRST;
     g->lex = gf_lexicon_load(path, &lo);
     if (!g->lex || phoneme_ids(g, e->fixed)) {
         g2p_free(g);
@@ -140,15 +147,17 @@ static gf_source *g2p_source(const void *data, int split, const void *options, u
         goto done;
     }
     ss[0] = ts[0] = 0;
-    for (int64_t i = 0; i < lex->n; i++) {
-        if (lex->entry[i].split != split) continue;
-        const unsigned char *w = (const unsigned char *)gf_lexicon_word(lex, i);
-        const int32_t *ph = gf_lexicon_phonemes(lex, i);
-        int64_t a = ss[k], b = ts[k];
-        for (; *w; w++) src[a++] = *w;
-        for (int32_t p = 0; p < lex->entry[i].n_phonemes; p++) tgt[b++] = g->map[ph[p]];
-        ss[++k] = a;
-        ts[k] = b;
+    for (int64_t i = 0; i < lex->n; i++) { /* a word's pronunciations one after another: its references */
+        if (lex->entry[i].split != split || lex->entry[i].alt != 0) continue;
+        for (int64_t e = i; e >= 0; e = lex->entry[e].next) {
+            const unsigned char *w = (const unsigned char *)gf_lexicon_word(lex, e);
+            const int32_t *ph = gf_lexicon_phonemes(lex, e);
+            int64_t a = ss[k], b = ts[k];
+            for (; *w; w++) src[a++] = *w;
+            for (int32_t p = 0; p < lex->entry[e].n_phonemes; p++) tgt[b++] = g->map[ph[p]];
+            ss[++k] = a;
+            ts[k] = b;
+        }
     }
     if (k == 0) {
         gf_fail("the %s split of %s has no word (words go to train, valid and test, 90/5/5, by a hash of the word; "
@@ -192,8 +201,12 @@ static int g2p_source_ids(const void *options, const char *text, size_t n, const
 static void g2p_describe(const void *data, char *buf, size_t n) {
     const g2p_data *g = data;
     const gf_lexicon *lex = g->lex;
-    snprintf(buf, n, "%lld train words (valid %lld, test %lld), %d phonemes, %s", (long long)lex->split[0].kept,
-             (long long)lex->split[1].kept, (long long)lex->split[2].kept, lex->n_phonemes, lex->format);
+    int len = snprintf(buf, n, "%lld train words (valid %lld, test %lld)", (long long)lex->split[0].words,
+                       (long long)lex->split[1].words, (long long)lex->split[2].words);
+    if (len >= 0 && (size_t)len < n && lex->total.kept != lex->total.words)
+        len += snprintf(buf + len, n - (size_t)len, ", %lld pronunciations (every one kept)", (long long)lex->total.kept);
+    if (len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, ", %d phonemes, %s", lex->n_phonemes, lex->format);
 }
 
 static int g2p_owns(const char *corpus, const char *data_dir) {
