@@ -728,16 +728,18 @@ void gf_sampler_free(gf_sampler *s);
 /* a hypothesis of max_len tokens is finished as it is. The search stops when nothing lives, or     */
 /* when `beam` are finished and no live one could still score above the worst of them (its          */
 /* log-probability only falls; the penalty is at most max_len's). Beam 1 is greedy: the first       */
-/* largest token each step, until eos. The encoder runs once per source (its keys and values for    */
-/* the decoder's cross ops too), and each live hypothesis is a stream of the decoder that feeds one */
-/* token a step, its layers' states carried as generate carries them (O(1) for Grassmann and the    */
-/* GRUs); a decoder layer whose mixer has no step (a plug-in's) makes it a full forward of the      */
-/* live hypotheses at every step instead (src/infer/decode.c; tests/unit/test_decode.c holds both   */
-/* to every hypothesis scored on a small model, and the streamed search to the full one).           */
+/* largest token each step, until eos (a length penalty needs beam >= 2: it is refused with beam 1, */
+/* and so is one that overflows a double at max_len). The encoder runs once per source (its keys    */
+/* and values for the decoder's cross ops too), and each live hypothesis is a stream of the decoder */
+/* that feeds one token a step, its layers' states carried as generate carries them (O(1) for       */
+/* Grassmann and the GRUs); a decoder layer whose mixer has no step (a plug-in's) makes it a full   */
+/* forward of the live hypotheses at every step instead (src/infer/decode.c; tests/unit/            */
+/* test_decode.c holds both to every hypothesis scored on a small model, and the streamed search to */
+/* the full one).                                                                                   */
 
 typedef struct gf_decode_opts {
     int64_t beam;            /* hypotheses kept each step, >= 1; 1 = greedy */
-    double length_penalty;   /* GNMT's alpha, >= 0; 0 = the log-probability itself */
+    double length_penalty;   /* GNMT's alpha, >= 0 (above 0 needs beam >= 2); 0: the log-probability */
     int64_t max_len;         /* target tokens at most, the end's not counted, >= 1; 0: gf_decode_max_len */
     int32_t bos, eos;        /* the decoder's first input, and the token that ends a target */
 } gf_decode_opts;

@@ -1,4 +1,5 @@
 /* grassflow eval: a checkpoint scored on one split of its task's data: perplexity, or a classifier's report. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,6 +129,10 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
     }
     if (optind < argc) return cli_usage_error(a->cmd, "unexpected argument '%s'", argv[optind]);
     if (!a->extra && (!a->ckpt || !a->corpus)) return cli_usage_error(a->cmd, "--ckpt FILE and --corpus C are required");
+    if (a->dec.length_penalty > 0 && a->dec.beam < 2)
+        return cli_usage_error(a->cmd, "--length-penalty %g without --beam: greedy decoding (beam 1) stops at the first "
+                               "end token and has no lengths to weigh\nHINT: --beam K (K >= 2) for a beam search the "
+                               "penalty weighs, or drop --length-penalty", a->dec.length_penalty);
     return eval_split(a);
 }
 
@@ -167,18 +172,29 @@ int cli_checkpoint_task(const gf_model *m, const eval_args *a, const char *rj, g
     return pick_task(m, a, rj, t, by, sizeof by);
 }
 
+/* Whether a task knows corpus, by its name or what it holds. */
+static bool owned(const char *corpus) {
+    for (int i = 0; i < gf_task_count(); i++)
+        if (gf_task_at(i)->owns && gf_task_at(i)->owns(corpus, cli_data_dir())) return true;
+    return false;
+}
+
 /* Whether corpus is a regular file that no task owns. */
 static bool unclaimed_file(const char *corpus) {
     struct stat st;
-    if (stat(corpus, &st) != 0 || !S_ISREG(st.st_mode)) return false;
-    for (int i = 0; i < gf_task_count(); i++)
-        if (gf_task_at(i)->owns && gf_task_at(i)->owns(corpus, cli_data_dir())) return false;
-    return true;
+    return stat(corpus, &st) == 0 && S_ISREG(st.st_mode) && !owned(corpus);
+}
+
+/* What m is, as the errors below name it. */
+static const char *model_kind(const gf_model *m) {
+    return gf_model_config(m)->source_vocab > 0 ? "an encoder-decoder" : gf_model_predicts_next_token(m) ?
+           "a language model" : "a classifier";
 }
 
 /* A checkpoint of one kind of task given the data of another: an error naming the checkpoint and what it is. */
 static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_args *a) {
     const bool tokens = task->label == NULL; /* a task of next tokens, not of labels */
+    struct stat st;
     if (!tokens && gf_model_predicts_next_token(m))
         return cli_error("--task %s: %s is a language model; it predicts tokens, not labels\nHINT: score it on a text "
                          "corpus (--task %s), or train a classifier: grassflow train --task %s", task->name, a->ckpt,
@@ -192,16 +208,17 @@ static int task_mismatch(const gf_model *m, const gf_task_ops *task, const eval_
                                "folder of splits (for snli: snli_1.0_{train,dev,test}.*)\nHINT: drop --split", a->corpus);
     /* a regular file no task knows by its name or first line: the task's reader says what it holds (a file of
      * pairs in no form there is: the forms there are), rather than only that it is not the task's */
+    const char *missing = stat(a->corpus, &st) != 0 ? strerror(errno) : NULL; /* not a path either */
     if (task->owns && !task->owns(a->corpus, cli_data_dir()) && !unclaimed_file(a->corpus))
-        return cli_error("--corpus %s holds no data of task %s (%s); %s is %s, scored on that task's data\nHINT: "
+        return cli_error("--corpus %s holds no data of task %s (%s)%s%s; %s is %s, scored on that task's data\nHINT: "
                          "the data the model was trained on (grassflow train --help lists what each task reads)",
-                         a->corpus, task->name, task->help, a->ckpt, tokens ? "a language model" : "a classifier");
+                         a->corpus, task->name, task->help, missing ? ", and as a path: " : "", missing ? missing : "",
+                         a->ckpt, model_kind(m));
     for (int i = 0; i < gf_task_count(); i++) {
         const gf_task_ops *o = gf_task_at(i);
         if (o != task && o->owns && o->owns(a->corpus, cli_data_dir()))
             return cli_error("--corpus %s holds the data of task %s (%s); %s is %s, scored on the data of task %s",
-                             a->corpus, o->name, o->help, a->ckpt, tokens ? "a language model" : "a classifier",
-                             task->name);
+                             a->corpus, o->name, o->help, a->ckpt, model_kind(m), task->name);
     }
     return EXIT_OK;
 }
@@ -432,6 +449,11 @@ int cli_eval_run(const eval_args *a) {
         rc = cli_usage_error(a->cmd, "--tokenizer: %s carries its own tokenizer; drop the flag", a->ckpt);
     else if ((rc = task_mismatch(m, t.task, a)))
         ; /* refused */
+    else if (!strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0 &&
+             (cli_given_has(&a->given, "split") || cli_given_has(&a->given, "batch")))
+        rc = cli_usage_error(a->cmd, "%s: %s is an encoder-decoder: predict decodes every line of --corpus, one at a time "
+                             "(no split, no batch)\nHINT: drop the flag", cli_given_has(&a->given, "split") ? "--split" :
+                             "--batch", a->ckpt);
     else if (!strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0)
         rc = cli_predict_decode(m, tok, &t, a);
     else if (a->align_dir || a->force)

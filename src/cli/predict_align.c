@@ -1,7 +1,8 @@
 /* grassflow predict --align-dir DIR on an encoder-decoder: each decoded word's alignment, one SVG a word
  * (DIR/align-NNNN.svg, NNNN its index): for every decoder layer, its weights over the source averaged over its
- * heads (gf_model_cross_attention: a cross op's, or a gru-attn mixer's own), the output tokens (the decoded ones, then the end) down the side and the
- * source's tokens along the top, drawn by plot_heat.c. */
+ * heads (gf_model_cross_attention: a cross op's, or a gru-attn mixer's own), the output tokens (the decoded ones,
+ * then the end unless the word stopped at max_len) down the side and the source's tokens along the top, drawn by
+ * plot_heat.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +50,10 @@ static int align_alloc(align_buf *b, int64_t T, int64_t S, int64_t H) {
     return b->rows && b->cols && b->row_p && b->col_p && b->w && b->heads ? 0 : -1;
 }
 
-/* The labels: the decoded tokens' pieces then the end's; the source's characters. */
+/* The labels: the decoded tokens' pieces then the end's (T rows: n, or n + 1 with the end); the source's characters. */
 static void align_labels(align_buf *b, const gf_tokenizer *tok, const gf_decode_opts *o, const int32_t *out, int64_t n,
-                         const int32_t *src, int64_t S, int64_t source_vocab) {
-    for (int64_t t = 0; t <= n; t++) {
+                         int64_t T, const int32_t *src, int64_t S, int64_t source_vocab) {
+    for (int64_t t = 0; t < T; t++) {
         size_t pl = 0;
         const char *p = gf_tokenizer_piece(tok, t < n ? out[t] : o->eos, &pl);
         snprintf(b->rows[t], sizeof b->rows[t], "%.*s", p ? (int)(pl < 40 ? pl : 40) : 1, p ? p : "?");
@@ -67,7 +68,8 @@ static void align_labels(align_buf *b, const gf_tokenizer *tok, const gf_decode_
 int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts *o, const int32_t *src, int64_t S,
                       const int32_t *out, int64_t n, const char *word, int64_t index, const eval_args *a) {
     const gf_config *c = gf_model_config(m);
-    const int64_t T = n + 1, H = c->cross_heads > 0 ? c->cross_heads : 1;
+    /* the rows: each token emitted, and the end unless the word stopped at max_len without one */
+    const int64_t T = n + (n < o->max_len), H = c->cross_heads > 0 ? c->cross_heads : 1;
     char path[GF_PATH_MAX], file[64], title[320], sub[GF_PATH_MAX + 128], names[HEAT_MAX_PANELS][48];
     snprintf(file, sizeof file, "align-%04lld.svg", (long long)index);
     if (gf_path_join(path, sizeof path, a->align_dir, file)) return cli_error("--align-dir: %s", gf_last_error());
@@ -81,14 +83,14 @@ int cli_predict_align(gf_model *m, const gf_tokenizer *tok, const gf_decode_opts
         return cli_error("out of memory drawing the alignment of %s", word);
     }
     ids[0] = o->bos;
-    memcpy(ids + 1, out, (size_t)n * sizeof *ids);
+    memcpy(ids + 1, out, (size_t)(T - 1) * sizeof *ids);
     gf_batch batch = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
     const int layers = gf_model_forward_batch(m, &batch, NULL) ? -1 : mean_weights(m, T, S, b.w, b.heads);
-    if (layers < 0) rc = cli_error("%s", gf_last_error());
+    if (layers < 0) rc = cli_error("--align-dir: the alignment of \"%.200s\": %s", word, gf_last_error());
     else if (layers == 0)
         rc = cli_error("--align-dir: %s has no decoder layer that attends to the source (no cross op, no mixer of "
                        "its own attention): nothing to draw", gf_show_name(a->ckpt));
-    align_labels(&b, tok, o, out, n, src, S, c->source_vocab);
+    align_labels(&b, tok, o, out, n, T, src, S, c->source_vocab);
     snprintf(title, sizeof title, "%.200s: each decoder layer's attention over the source, the heads' mean", word);
     snprintf(sub, sizeof sub, "%.3800s; row: the token emitted; column: the source token it reads", gf_show_name(a->ckpt));
     heat_figure f = {.title = title, .subtitle = sub, .n = layers > 0 ? layers : 0, .per_row = 2};

@@ -62,8 +62,12 @@ static int decode_line(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
         const char *e = gf_last_error();
         return strncmp(e, where, strlen(where)) ? cli_error("%s: %s", where, e) : cli_error("%s", e);
     }
-    char *text = pieces(tok, out, n);
-    if (text) print_one(a, index, line, text, score);
+    char *text = pieces(tok, out, n), shown[1100];
+    size_t from = 0, to = len; /* the word as the task read it: without the blanks around it (a CR too) */
+    while (from < to && strchr(" \t\r", line[to - 1])) to--;
+    while (from < to && strchr(" \t", line[from])) from++;
+    snprintf(shown, sizeof shown, "%.*s", (int)(to - from), line + from);
+    if (text) print_one(a, index, shown, text, score);
     int rc = text ? EXIT_OK : cli_error("out of memory");
     if (!rc && a->align_dir) rc = cli_predict_align(m, tok, o, src, S, out, n, line, index, a);
     free(text), free(src), free(out);
@@ -74,7 +78,7 @@ int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
     if (!tok || gf_tokenizer_eos_id(tok) < 0)
         return cli_error("predict: %s carries no target tokenizer with an end token; it cannot name what it decodes",
                          a->ckpt);
-    if (a->align_dir && gf_mkdir_p(a->align_dir)) return cli_error("--align-dir: %s", gf_last_error());
+    if (a->align_dir && gf_mkdir_p(a->align_dir)) return cli_error("--align-dir: %s", gf_last_error()); /* or a file */
     gf_decode_opts o = a->dec;
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
     if (o.max_len == 0) o.max_len = gf_decode_max_len(m); /* the output buffer's size */
@@ -85,7 +89,7 @@ int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
         free(text);
         return cli_error("%s: holds a NUL byte; expected a text file of words, one a line", gf_show_name(a->corpus));
     }
-    int rc = EXIT_OK;
+    int rc = size ? EXIT_OK : cli_error("%s: an empty file; expected words, one a line", gf_show_name(a->corpus));
     int64_t i = 0, line_no = 0;
     for (char *p = text; rc == EXIT_OK && *p && (a->limit == 0 || i < a->limit); line_no++) {
         char *end = strchr(p, '\n'), where[1100];
@@ -93,6 +97,7 @@ int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
         snprintf(where, sizeof where, "%s:%lld", gf_show_name(a->corpus), (long long)line_no + 1);
         if (end) *end = '\0';
         rc = decode_line(m, tok, t, a, &o, p, len, where, i++);
+        if (!rc && i % 256 == 0 && cli_stdout_failed()) rc = EXIT_RUNTIME; /* a full disk or a closed pipe: stop */
         p = end ? end + 1 : p + len;
     }
     free(text);

@@ -147,7 +147,14 @@ static int check_opts(const gf_model *m, const gf_decode_opts *o, const int32_t 
     if (o->beam < 1 || o->beam > 4096) return gf_fail("decode: beam is %lld; expected 1 (greedy) to 4096", (long long)o->beam);
     if (!(o->length_penalty >= 0 && o->length_penalty <= 100))
         return gf_fail("decode: length_penalty is %g; expected 0 (none) to 100", o->length_penalty);
+    if (o->length_penalty > 0 && o->beam < 2)
+        return gf_fail("decode: length_penalty %g with beam 1: greedy decoding stops at the first end token and has no "
+                       "lengths to weigh; a length penalty needs beam >= 2", o->length_penalty);
     if (o->max_len < 1) return gf_fail("decode: max_len is %lld; expected at least 1", (long long)o->max_len);
+    if (!isfinite(penalty(o, o->max_len + 1)))
+        return gf_fail("decode: length_penalty %g over max_len %lld tokens: the penalty ((5 + n) / 6)^%g passes the "
+                       "largest double, and every long hypothesis would score 0\nHINT: a smaller length_penalty or "
+                       "max_len", o->length_penalty, (long long)o->max_len, o->length_penalty);
     if (c->pos == GF_POS_LEARNED && o->max_len > c->max_len)
         return gf_fail("decode: max_len %lld is above the model's max_len %lld (learned positions: the decoder reads "
                        "bos and up to max_len - 1 tokens)\nHINT: decode at most %lld tokens", (long long)o->max_len,
@@ -322,6 +329,7 @@ int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *opts
     *out = (gf_decode_scores){0};
     if (o->max_len > GF_DECODE_REF_MAX)
         return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);
+    if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1; /* sources the model cannot read, by name */
     int32_t *hyp = malloc((size_t)o->max_len * sizeof *hyp);
     int64_t *row = malloc((size_t)(o->max_len + 1) * sizeof *row);
     example *xy = calloc(2, sizeof *xy);

@@ -273,12 +273,17 @@ int gf_make_dirs(const char *dir, size_t *len, int *n) {
     for (size_t i = 1; i <= L; i++) {
         if (i < L && (dir[i] != '/' || dir[i - 1] == '/')) continue;
         snprintf(p, sizeof p, "%.*s", (int)i, dir);
+        struct stat st;
         if (mkdir(p, 0755) == 0) {
             if (*n < GF_MAX_MADE_DIRS) len[(*n)++] = i;
         } else if (errno != EEXIST) {
             const int e = errno;
             gf_unmake_dirs(dir, len, *n);
             return gf_fail_write(e, "cannot create the output directory %s: %s", gf_show_name(dir), gf_show_name(p));
+        } else if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode)) { /* EEXIST: a file (or a link to one) */
+            gf_unmake_dirs(dir, len, *n);
+            return gf_fail("cannot create the output directory %s: %s exists and is not a directory\nHINT: another "
+                           "path, or move the file away", gf_show_name(dir), gf_show_name(p));
         }
     }
     return 0;

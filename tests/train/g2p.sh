@@ -60,6 +60,8 @@ printf 'hello\nWorld\n  cat  \n' >"$tmp/words.txt"
 expect 0 "predict decodes each line (greedy)" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt"
 awk -F'\t' 'NF == 3 && $2 ~ /^[a-z0-9 ]+$/ && $3 < 0 {n++} END {exit n != 3}' "$tmp/out" && pass "... three lines: the word, its phonemes, a negative score" \
     || fail "predict printed: $(cat "$tmp/out")"
+awk -F'\t' 'NR == 3 { exit $1 != "cat" }' "$tmp/out" && pass "... the word as read, without the blanks around it" \
+    || fail "predict echoed: $(sed -n 3p "$tmp/out" | od -c | head -2)"
 cp "$tmp/out" "$tmp/greedy.tsv"
 expect 0 "predict --beam 1 --json" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 1 --json
 /usr/bin/python3 - "$tmp/out" "$tmp/greedy.tsv" <<'PYEOF' && pass "... the same phonemes and scores as JSON lines" || fail "predict --json differs from the TSV"
@@ -107,6 +109,25 @@ want='blank.txt:2: an empty line' expect 1 "an empty line is named" "$GF" predic
 want='--beam expects' expect 2 "--beam 0 is a usage error" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 0
 want='max_len 41 is above the model.s max_len 40' expect 1 "--max-len past the model's is refused" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --max-len 41
+want='--length-penalty 0.6 without --beam: greedy decoding' expect 2 "--length-penalty without --beam is refused" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --length-penalty 0.6
+want='--length-penalty 0.6 without --beam' expect 2 "... by eval too" "$GF" eval --ckpt "$tmp/att/best.safetensors" \
+    --corpus cmudict --length-penalty 0.6 --beam 1
+want='--split: .* is an encoder-decoder: predict decodes every line' expect 2 "predict --split on an encoder-decoder is refused" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --split test
+want='--batch: .* is an encoder-decoder' expect 2 "... and --batch" "$GF" predict --ckpt "$tmp/att/best.safetensors" \
+    --corpus "$tmp/words.txt" --batch 3
+: >"$tmp/empty.txt"
+want='empty.txt: an empty file; expected words' expect 1 "an empty file of words is an error" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/empty.txt"
+want='--corpus .*no-such-words.txt holds no data of task g2p .*as a path: No such file or directory; .* is an encoder-decoder' expect 1 \
+    "a missing --corpus is named as missing" "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/no-such-words.txt"
+# (line 300 cannot be read: a predict that went on past the failed output would stop there instead)
+{ for i in $(seq 299); do echo hello; done; printf 'na\xc3\xafve\n'; } >"$tmp/many.txt"
+"$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/many.txt" >/dev/full 2>"$tmp/full.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q 'No space left on device' "$tmp/full.err" && ! grep -q 'character' "$tmp/full.err" &&
+    pass "predict to a full disk stops within 256 words, with the reason" || fail "predict >/dev/full: exit $rc, $(cat "$tmp/full.err")"
 echo "1 2 3" >"$tmp/ids.txt"
 want='is an encoder-decoder .*score takes a language model.s token ids' expect 1 "score refuses an encoder-decoder, pointing to eval" \
     "$GF" score --ckpt "$tmp/att/best.safetensors" --tokens "$tmp/ids.txt"
@@ -138,6 +159,17 @@ want='align-0000.svg exists and is not replaced' expect 1 "a file there that is 
 grep -q 'not an svg' "$tmp/align/align-0000.svg" && pass "... and left as it was" || fail "the file was replaced"
 expect 0 "... and replaced with --force" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --limit 1 \
     --align-dir "$tmp/align" --force
+
+printf 'hello\n' >"$tmp/hello.txt"
+expect 0 "predict --align-dir of a word stopped at --max-len" "$GF" predict --ckpt "$tmp/att/best.safetensors" \
+    --corpus "$tmp/hello.txt" --max-len 2 --align-dir "$tmp/align-max"
+n=$(awk -F'\t' '{ print split($2, a, " ") }' "$tmp/out")
+[ "$n" = 2 ] && ! grep -q '&lt;eos&gt;' "$tmp/align-max/align-0000.svg" && pass "... its rows the 2 tokens, no end it never emitted" \
+    || fail "$n tokens; <eos> rows: $(grep -c '&lt;eos&gt;' "$tmp/align-max/align-0000.svg")"
+: >"$tmp/a-file"
+want='a-file exists and is not a directory' expect 1 "--align-dir naming a file is refused before any word" \
+    "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --align-dir "$tmp/a-file"
+[ ! -s "$tmp/out" ] && pass "... nothing printed" || fail "printed: $(cat "$tmp/out")"
 
 echo "g2p: inspect reads an encoder-decoder"
 expect 0 "inspect a Grassmann encoder-decoder on a word (its greedy decoding)" "$GF" inspect --ckpt "$tmp/grass/best.safetensors" \
@@ -209,6 +241,19 @@ want='bad.txt.*not a pronunciation lexicon' expect 1 "a file that is no lexicon 
 printf 'HELLO  HH AH0 L OW1\nWORLD  W ER1 L D\nUHOH  AH1 Q OW0\n' >"$tmp/plain.dict"
 want='phoneme "q" is not one the model knows' expect 1 "a phoneme the checkpoint does not know is named" \
     "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/plain.dict"
+/usr/bin/python3 - "$tmp" <<'PYEOF' || fail "could not write the lexicon of long words"
+import sys
+sys.path.insert(0, "scripts")
+from make_cmudict_subset import lexicon_hash
+letters = lambda i, n: "".join(chr(97 + (i // 26 ** k) % 26) for k in range(n))
+words = [letters(i, 3) for i in range(2000)]
+split = lambda w: lexicon_hash(w.encode(), 0) % 100
+lines = ["%s  AH0" % w.upper() for w in words[:200]]
+lines += ["%s  AH0" % (w * 20).upper() for w in words if split(w * 20) >= 90][:2]  # 60 letters: valid or test
+open(sys.argv[1] + "/long.dict", "w").write("\n".join(lines) + "\n")
+PYEOF
+want='g2p test: the longest source is 60 ids' expect 1 "eval of words longer than the model reads is refused by name" \
+    "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/long.dict" --split test
 printf 'HELLO  HH AH0 L OW1\n' >"$tmp/one.dict"
 want='valid split of .*one.dict has no word.*hash of the word' expect 1 "an empty split is named, with how words are split" \
     "$GF" eval --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/one.dict"

@@ -197,6 +197,15 @@ static void test_refusals(void **state) {
     tl_expect_error(gf_model_decode(m, SRC[0], 0, &o, out, &n, NULL), "the source is empty");
     const int32_t bad[2] = {1, 7};
     tl_expect_error(gf_model_decode(m, bad, 2, &o, out, &n, NULL), "source id 7");
+    o.beam = 1, o.length_penalty = 0.6; /* greedy stops at the first end: no lengths to weigh */
+    tl_expect_error(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "length_penalty 0.6 with beam 1");
+    gf_config c = *gf_model_config(m);
+    assert_int_equal(gf_config_set(&c, "pos=none"), 0);
+    gf_model *none = gf_model_create(&c); /* no position limit: a max_len whose penalty passes the largest double */
+    assert_non_null(none);
+    o.beam = 2, o.length_penalty = 100, o.max_len = 1 << 20;
+    tl_expect_error(gf_model_decode(none, SRC[0], 6, &o, out, &n, NULL), "passes the largest double");
+    gf_model_free(none);
     gf_model_free(m);
     gf_model *lm = tl_make_model("grassmann-tiny", NULL, 1);
     tl_expect_error(gf_model_decode(lm, SRC[0], 6, &o, out, &n, NULL), "not an encoder-decoder");
@@ -405,7 +414,8 @@ static void test_streamed_decodes(void **state) {
             gf_model *m = small_model(STREAMED[f], sh);
             for (int k = 0; k < 6; k++) {
                 gf_decode_opts o = gf_decode_opts_default();
-                o.beam = beams[k % 3], o.length_penalty = k < 3 ? 0.0 : 0.6, o.max_len = L, o.bos = o.eos = EOS;
+                o.beam = beams[k % 3], o.max_len = L, o.bos = o.eos = EOS;
+                o.length_penalty = k < 3 || o.beam == 1 ? 0.0 : 0.6; /* a penalty needs a beam */
                 for (int s = 0; s < 3; s++) {
                     int32_t a[L], b[L];
                     int64_t na, nb;
