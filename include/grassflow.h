@@ -737,8 +737,11 @@ void gf_sampler_free(gf_sampler *s);
 /* test_decode.c holds both to every hypothesis scored on a small model, and the streamed search to */
 /* the full one).                                                                                   */
 
+/* The widest beam: each hypothesis holds two decoder streams (a Transformer's keys and values for max_len
+ * positions), so a width of thousands would cost gigabytes for one word. */
+#define GF_DECODE_MAX_BEAM 256
 typedef struct gf_decode_opts {
-    int64_t beam;            /* hypotheses kept each step, >= 1; 1 = greedy */
+    int64_t beam;            /* hypotheses kept each step, 1 (greedy) to GF_DECODE_MAX_BEAM */
     double length_penalty;   /* GNMT's alpha, >= 0 (above 0 needs beam >= 2); 0: the log-probability */
     int64_t max_len;         /* target tokens at most, the end's not counted, >= 1; 0: gf_decode_max_len */
     int32_t bos, eos;        /* the decoder's first input, and the token that ends a target */

@@ -284,7 +284,8 @@ class Model:
     @_locked
     def decode(self, source, beam=1, length_penalty=0.0, max_len=0, bos=0, eos=0):
         """An encoder-decoder's best target for source (a list of source ids in [0, source_vocab)): greedy
-        (beam 1) or beam search with GNMT's length penalty (grassflow.h, "Decoding an encoder-decoder").
+        (beam 1) or beam search of up to 256 hypotheses (GF_DECODE_MAX_BEAM) with GNMT's length penalty
+        (grassflow.h, "Decoding an encoder-decoder").
         Returns (ids, score): the target ids without the end token, and the hypothesis's log-probability
         divided by the penalty. bos: the decoder's first input; eos: the token that ends a target; max_len 0:
         the model's own limit (its max_len with learned positions, else 256)."""
@@ -294,7 +295,7 @@ class Model:
                              % self.path)
         src = _vocab_ids(source, self.config["source_vocab"], "decode: source")
         arr, n = _lib.int32_array(src, "decode: source")
-        o = _lib.DecodeOpts(beam=_lib.integer(beam, "decode: beam", 1, 4096),
+        o = _lib.DecodeOpts(beam=_lib.integer(beam, "decode: beam", 1, 256),
                             length_penalty=float(length_penalty),
                             max_len=_lib.integer(max_len, "decode: max_len", 0, 1 << 20),
                             bos=_lib.integer(bos, "decode: bos", 0, self.config["vocab_size"] - 1),

@@ -118,7 +118,7 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         case 'W': if ((rc = cli_weights_option(a->cmd, optarg, &a->weights))) return rc; a->weights_given = 1; break;
         case 'l': if ((rc = cli_parse_i64(a->cmd, "--limit", optarg, 1, INT64_MAX, &a->limit))) return rc; break;
         case 'T': a->task = optarg; break;
-        case 'B': if ((rc = cli_parse_i64(a->cmd, "--beam", optarg, 1, 4096, &a->dec.beam))) return rc; break;
+        case 'B': if ((rc = cli_parse_i64(a->cmd, "--beam", optarg, 1, GF_DECODE_MAX_BEAM, &a->dec.beam))) return rc; break;
         case 'P': if ((rc = cli_parse_f(a->cmd, "--length-penalty", optarg, 0, 100, &a->dec.length_penalty))) return rc; break;
         case 'M': if ((rc = cli_parse_i64(a->cmd, "--max-len", optarg, 1, 1 << 20, &a->dec.max_len))) return rc; break;
         case 'A': a->align_dir = optarg; break;

@@ -144,7 +144,8 @@ static int check_opts(const gf_model *m, const gf_decode_opts *o, const int32_t 
     const gf_config *c = gf_model_config(m);
     if (c->source_vocab < 1 || !gf_model_predicts_next_token(m))
         return gf_fail("decode: the model is not an encoder-decoder (source_vocab 0): it has no source to decode from");
-    if (o->beam < 1 || o->beam > 4096) return gf_fail("decode: beam is %lld; expected 1 (greedy) to 4096", (long long)o->beam);
+    if (o->beam < 1 || o->beam > GF_DECODE_MAX_BEAM)
+        return gf_fail("decode: beam is %lld; expected 1 (greedy) to %d", (long long)o->beam, GF_DECODE_MAX_BEAM);
     if (!(o->length_penalty >= 0 && o->length_penalty <= 100))
         return gf_fail("decode: length_penalty is %g; expected 0 (none) to 100", o->length_penalty);
     if (o->length_penalty > 0 && o->beam < 2)

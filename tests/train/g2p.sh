@@ -106,6 +106,8 @@ want='bad_word.txt:2: character .* \(byte 0xc3\)' expect 1 "a character the mode
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/bad_word.txt"
 printf 'ok\n\nthe\n' >"$tmp/blank.txt"
 want='blank.txt:2: an empty line' expect 1 "an empty line is named" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/blank.txt"
+want='--beam expects .*256' expect 2 "--beam 257 is a usage error (the widest: 256)" "$GF" predict \
+    --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 257
 want='--beam expects' expect 2 "--beam 0 is a usage error" "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --beam 0
 want='max_len 41 is above the model.s max_len 40' expect 1 "--max-len past the model's is refused" \
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --max-len 41

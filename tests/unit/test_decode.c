@@ -190,6 +190,8 @@ static void test_refusals(void **state) {
     o.max_len = 4;
     o.beam = 0;
     tl_expect_error(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "beam is 0");
+    o.beam = GF_DECODE_MAX_BEAM + 1; /* two streams a hypothesis: thousands would cost gigabytes */
+    tl_expect_error(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "beam is 257; expected 1 (greedy) to 256");
     o.beam = 2;
     o.eos = V;
     tl_expect_error(gf_model_decode(m, SRC[0], 6, &o, out, &n, NULL), "outside the target vocabulary");
