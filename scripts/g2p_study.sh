@@ -12,6 +12,10 @@
 # *Why 5 epochs:* a run's state lives on the machine that trains it, and a machine lasts a sitting of about
 # three hours; 5 epochs take about an hour on one core, so a run ends where it began. (runs/g2p-study-v1 keeps
 # the first plan's run, 15 epochs with stress kept, which stopped at 10.5 when its machine went.)
+# G2P_LEXICON reads another lexicon: CMUdict 0.7b itself, stress stripped, is Debian's pocketsphinx-en-us
+# (G2P_LEXICON=/usr/share/pocketsphinx/model/en-us/cmudict-en-us.dict, with a G2P_TAG of its own, and
+# G2P_EXTRA="--alternates all" to train on every pronunciation of a word and count a decoded word right when it is
+# any of them).
 # Stop it with Ctrl-C or `kill PID` (SIGINT or SIGTERM to the script, scripts/job.sh: the state is saved); the
 # same command continues where it stopped, on the same machine.
 #   bash scripts/g2p_study.sh run     train (or continue) each run into $G2P_OUT (default runs/g2p-state, kept
@@ -93,7 +97,8 @@ score_one() { # name seed
 
 case "${1:-}" in
 run)
-    [ -f "$LEX" ] || { echo "g2p_study.sh: $LEX is missing; apt-get install festlex-cmu (or set G2P_LEXICON)" >&2; exit 2; }
+    case $LEX in */pocketsphinx/*) pkg=pocketsphinx-en-us ;; *) pkg=festlex-cmu ;; esac
+    [ -f "$LEX" ] || { echo "g2p_study.sh: $LEX is missing; apt-get install $pkg (or set G2P_LEXICON)" >&2; exit 2; }
     mkdir -p "$OUT"
     for r in $RUNS; do
         train_one "${r%%:*}" "${r##*:}"
