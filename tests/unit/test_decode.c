@@ -244,6 +244,32 @@ static int64_t lev(const int32_t *a, int64_t n, const int32_t *b, int64_t m) {
     return sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
 }
 
+/* gf_evaluate_decoding of m over n pairs (sources src from offsets ss, targets tgt from ts), greedy to 6 tokens
+ * (the options into *o, for the reference to decode with). */
+static gf_decode_scores scored_pairs(gf_model *m, const int32_t *src, const int64_t *ss, const int32_t *tgt,
+                                     const int64_t *ts, int n, gf_decode_opts *o) {
+    const gf_seq2seq_pairs p = {.n = n, .src = src, .tgt = tgt, .src_start = ss, .tgt_start = ts, .source_vocab = 7,
+                                .target_vocab = V, .bos = EOS, .eos = EOS, .name = "test pairs"};
+    gf_source *source = gf_seq2seq_source_create(&p, 1);
+    assert_non_null(source);
+    *o = gf_decode_opts_default();
+    o->max_len = 6;
+    o->bos = o->eos = EOS;
+    gf_decode_scores got;
+    assert_int_equal(gf_evaluate_decoding(m, source, o, &got), 0);
+    gf_source_free(source);
+    return got;
+}
+
+static void same_scores(const gf_decode_scores *got, const gf_decode_scores *want) {
+    assert_int_equal(got->examples, want->examples);
+    assert_int_equal(got->tokens, want->tokens);
+    assert_int_equal(got->edits, want->edits);
+    assert_int_equal(got->wrong, want->wrong);
+    assert_memory_equal(got->len_examples, want->len_examples, sizeof got->len_examples);
+    assert_memory_equal(got->len_wrong, want->len_wrong, sizeof got->len_wrong);
+}
+
 /* gf_evaluate_decoding over sequence pairs: each example decoded alone and scored by lev against its target. */
 static void test_decoding_scores(void **state) {
     (void)state;
@@ -257,15 +283,8 @@ static void test_decoding_scores(void **state) {
         for (int k = 0; k < lt; k++) tgt[ts[i] + k] = (int32_t)((i + 2 * k) % 3);
         ss[i + 1] = ss[i] + ls, ts[i + 1] = ts[i] + lt;
     }
-    const gf_seq2seq_pairs p = {.n = N, .src = src, .tgt = tgt, .src_start = ss, .tgt_start = ts, .source_vocab = 7,
-                                .target_vocab = V, .bos = EOS, .eos = EOS, .name = "test pairs"};
-    gf_source *source = gf_seq2seq_source_create(&p, 1);
-    assert_non_null(source);
-    gf_decode_opts o = gf_decode_opts_default();
-    o.max_len = 6;
-    o.bos = o.eos = EOS;
-    gf_decode_scores got;
-    assert_int_equal(gf_evaluate_decoding(m, source, &o, &got), 0);
+    gf_decode_opts o;
+    const gf_decode_scores got = scored_pairs(m, src, ss, tgt, ts, N, &o);
     gf_decode_scores want = {0};
     for (int i = 0; i < N; i++) {
         int32_t out[8];
@@ -275,14 +294,8 @@ static void test_decoding_scores(void **state) {
         want.examples++, want.tokens += ts[i + 1] - ts[i], want.edits += e, want.wrong += e > 0;
         want.len_examples[ss[i + 1] - ss[i]]++, want.len_wrong[ss[i + 1] - ss[i]] += e > 0;
     }
-    assert_memory_equal(got.len_examples, want.len_examples, sizeof got.len_examples);
-    assert_memory_equal(got.len_wrong, want.len_wrong, sizeof got.len_wrong);
-    assert_int_equal(got.examples, want.examples);
-    assert_int_equal(got.tokens, want.tokens);
-    assert_int_equal(got.edits, want.edits);
-    assert_int_equal(got.wrong, want.wrong);
+    same_scores(&got, &want);
     assert_true(want.edits > 0); /* a random model: not a trivial check */
-    gf_source_free(source);
     gf_model_free(m);
 }
 
@@ -304,15 +317,9 @@ static void test_decoding_references(void **state) {
         for (int k = 0; k < lt; k++) tgt[ts[i] + k] = (int32_t)((e + 2 * k) % 3);
         ss[i + 1] = ss[i] + ls, ts[i + 1] = ts[i] + lt;
     }
-    const gf_seq2seq_pairs p = {.n = N, .src = src, .tgt = tgt, .src_start = ss, .tgt_start = ts, .source_vocab = 7,
-                                .target_vocab = V, .bos = EOS, .eos = EOS, .name = "test pairs"};
-    gf_source *source = gf_seq2seq_source_create(&p, 1);
-    assert_non_null(source);
-    gf_decode_opts o = gf_decode_opts_default();
-    o.max_len = 6;
-    o.bos = o.eos = EOS;
-    gf_decode_scores got, want = {0};
-    assert_int_equal(gf_evaluate_decoding(m, source, &o, &got), 0);
+    gf_decode_opts o;
+    const gf_decode_scores got = scored_pairs(m, src, ss, tgt, ts, N, &o);
+    gf_decode_scores want = {0};
     bool later = false; /* a group whose nearest reference is not its first */
     for (int i = 0; i < N;) {
         int32_t out[8];
@@ -328,14 +335,8 @@ static void test_decoding_references(void **state) {
         i = (int)j;
     }
     assert_int_equal(got.examples, 7);
-    assert_int_equal(got.examples, want.examples);
-    assert_int_equal(got.tokens, want.tokens);
-    assert_int_equal(got.edits, want.edits);
-    assert_int_equal(got.wrong, want.wrong);
-    assert_memory_equal(got.len_examples, want.len_examples, sizeof got.len_examples);
-    assert_memory_equal(got.len_wrong, want.len_wrong, sizeof got.len_wrong);
+    same_scores(&got, &want);
     assert_true(later); /* not a check of the first reference alone */
-    gf_source_free(source);
     gf_model_free(m);
 }
 
