@@ -304,8 +304,7 @@ static int fetch(gf_source *src, int64_t i, const gf_decode_opts *o, example *x)
 /* The examples from *i on that share example *i's source with other targets (a source with several references,
  * one after another; the same pair again is an example of its own) decoded once and scored as one into *out:
  * wrong unless the target is one of them; its edits and tokens those of the nearest (the first among equals).
- * *i moves past them. x and y: scratch examples; hyp and row: room for
- * o->max_len tokens and its references. */
+ * *i moves past them. x and y: scratch examples; hyp and row: room for o->max_len tokens and its references. */
 static int score_group(gf_model *m, gf_source *src, int64_t *i, const gf_decode_opts *o, example *x, example *y,
                        int32_t *hyp, int64_t *row, gf_decode_scores *out) {
     const int64_t n_eval = gf_source_n_eval(src);
