@@ -757,6 +757,16 @@ int64_t gf_decode_max_len(const gf_model *m);
  * options, a source the model refuses (empty, too long, ids out of range). */
 int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *o, int32_t *out,
                     int64_t *n, double *score);
+/* An ensemble of n_models encoder-decoders decoded as one model (gf_model_decode of one is the ensemble of
+ * one): each step, a token's log-probability is the log of the mean of the models' probabilities of it (their
+ * mixture; each model runs its own encoder and decoder streams), and the search is gf_model_decode's. The
+ * models must share source_vocab and vocab_size, and their tokens must mean the same (the caller's to check:
+ * grassflow eval --ensemble compares their tokenizers); max_len 0 is the smallest gf_decode_max_len of them.
+ * Every model is put in evaluation mode. 0, or -1 (gf_last_error), as gf_model_decode, or when the models
+ * differ in a vocabulary. */
+#define GF_DECODE_MAX_ENSEMBLE 64
+int gf_ensemble_decode(gf_model *const *models, int64_t n_models, const int32_t *source, int64_t S,
+                       const gf_decode_opts *o, int32_t *out, int64_t *n, double *score);
 
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -811,6 +821,9 @@ typedef struct gf_decode_scores {
  * edits and tokens are those of the nearest (the first among equals); the same pair again is an example of its
  * own. 0 or -1. */
 int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *o, gf_decode_scores *out);
+/* The same, each example decoded by an ensemble (gf_ensemble_decode). */
+int gf_ensemble_evaluate_decoding(gf_model *const *models, int64_t n_models, gf_source *src, const gf_decode_opts *o,
+                                  gf_decode_scores *out);
 
 /* The language-model source over ids[0..n) (int32 token ids >= 0, borrowed: they must outlive the
  * source). Training examples: the n / (seq_len + 1) contiguous, non-overlapping blocks of seq_len + 1

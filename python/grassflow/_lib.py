@@ -58,6 +58,8 @@ PROTOTYPES = {
     "gf_decode_max_len": (c_i64, [c_p]),
     "gf_model_decode": (c_int, [c_p, P_i32, c_i64, ctypes.POINTER(DecodeOpts), P_i32, ctypes.POINTER(c_i64),
                                 ctypes.POINTER(c_d)]),
+    "gf_ensemble_decode": (c_int, [ctypes.POINTER(c_p), c_i64, P_i32, c_i64, ctypes.POINTER(DecodeOpts), P_i32,
+                                   ctypes.POINTER(c_i64), ctypes.POINTER(c_d)]),
     "gf_stream_create": (c_p, [c_p]), "gf_stream_free": (None, [c_p]), "gf_stream_reset": (None, [c_p]),
     "gf_stream_step": (P_f, [c_p, ctypes.c_int32]), "gf_stream_next": (P_f, [c_p, P_i32, c_i64]), "gf_stream_feed": (c_int, [c_p, P_i32, c_i64]),
     "gf_stream_score": (c_int, [c_p, P_i32, P_i32, c_i64, ctypes.POINTER(c_d), ctypes.POINTER(c_i64)]),

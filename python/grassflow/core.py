@@ -1,5 +1,6 @@
 """The C library's models from Python (grassflow.load and what it returns)."""
 import collections
+import contextlib
 import ctypes
 import functools
 import json
@@ -281,18 +282,30 @@ class Model:
             raise _lib.error("%s: no output of stack %d" % (self.path, k))
         return _rows(out, T.value, W.value)
 
-    @_locked
-    def decode(self, source, beam=1, length_penalty=0.0, max_len=0, bos=0, eos=0):
+    def decode(self, source, beam=1, length_penalty=0.0, max_len=0, bos=0, eos=0, ensemble=()):
         """An encoder-decoder's best target for source (a list of source ids in [0, source_vocab)): greedy
         (beam 1) or beam search of up to 256 hypotheses (GF_DECODE_MAX_BEAM) with GNMT's length penalty
         (grassflow.h, "Decoding an encoder-decoder").
         Returns (ids, score): the target ids without the end token, and the hypothesis's log-probability
         divided by the penalty. bos: the decoder's first input; eos: the token that ends a target; max_len 0:
-        the model's own limit (its max_len with learned positions, else 256)."""
-        self._need("decode")
-        if not self.config.get("source_vocab"):
-            raise ValueError("%s: decode needs an encoder-decoder (source_vocab > 0); this model has no source"
-                             % self.path)
+        the model's own limit (its max_len with learned positions, else 256). ensemble: more Models
+        (encoder-decoders of the same source and target vocabularies) that decode with this one as one model,
+        each token's probability the mean of theirs (gf_ensemble_decode; max_len 0: the smallest limit)."""
+        models = [self, *ensemble]
+        for k, o in enumerate(models[1:]):
+            if not isinstance(o, Model):
+                raise TypeError("decode: ensemble[%d] is a %s, not a grassflow Model" % (k, type(o).__name__))
+        with contextlib.ExitStack() as held:  # every model's lock, in one order (two threads cannot deadlock)
+            for o in sorted({id(o): o for o in models}.values(), key=id):
+                held.enter_context(o._lock)
+            return self._decode(models, source, beam, length_penalty, max_len, bos, eos)
+
+    def _decode(self, models, source, beam, length_penalty, max_len, bos, eos):
+        for o in models:
+            o._need("decode")
+            if not o.config.get("source_vocab"):
+                raise ValueError("%s: decode needs an encoder-decoder (source_vocab > 0); this model has no source"
+                                 % o.path)
         src = _vocab_ids(source, self.config["source_vocab"], "decode: source")
         arr, n = _lib.int32_array(src, "decode: source")
         o = _lib.DecodeOpts(beam=_lib.integer(beam, "decode: beam", 1, 256),
@@ -300,9 +313,11 @@ class Model:
                             max_len=_lib.integer(max_len, "decode: max_len", 0, 1 << 20),
                             bos=_lib.integer(bos, "decode: bos", 0, self.config["vocab_size"] - 1),
                             eos=_lib.integer(eos, "decode: eos", 0, self.config["vocab_size"] - 1))
-        room = o.max_len or _L.gf_decode_max_len(self._m)
+        room = o.max_len or min(_L.gf_decode_max_len(m._m) for m in models)
         out, got, score = (ctypes.c_int32 * room)(), _lib.c_i64(), _lib.c_d()
-        if _L.gf_model_decode(self._m, arr, n, ctypes.byref(o), out, ctypes.byref(got), ctypes.byref(score)):
+        handles = (ctypes.c_void_p * len(models))(*[m._m for m in models])
+        if _L.gf_ensemble_decode(handles, len(models), arr, n, ctypes.byref(o), out, ctypes.byref(got),
+                                 ctypes.byref(score)):
             raise _lib.error()
         return out[:got.value], score.value
 

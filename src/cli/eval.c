@@ -43,6 +43,9 @@ static void help(void) {
            "  --json          print the result as one JSON object\n"
            "  --beam K        an encoder-decoder's test: decode by beam search of K hypotheses (default 1:\n"
            "                  greedy), --length-penalty A with GNMT's penalty ((5 + n) / 6)^A (default 0)\n"
+           "  --ensemble A,B  an encoder-decoder's test decoded by --ckpt's model and these as one: each token's\n"
+           "                  probability the mean of theirs (the same task and target vocabulary; the loss and\n"
+           "                  ppl stay --ckpt's alone)\n"
            "  the task's options (default: the training run's; for lm without one, --seq-len max_len):\n");
     cli_task_help();
 }
@@ -86,10 +89,11 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
                                            {"batch", 1, 0, 'b'}, {"tokenizer", 1, 0, 't'}, {"json", 0, 0, 'j'},
                                            {"task", 1, 0, 'T'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     static const struct option eval_only[] = {{"no-cache", 0, 0, 'n'}, {"stream", 0, 0, 'S'}, {"weights", 1, 0, 'W'},
-                                              {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'}, {0, 0, 0, 0}};
+                                              {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'},
+                                              {"ensemble", 1, 0, 'E'}, {0, 0, 0, 0}};
     static const struct option predict_only[] = {{"limit", 1, 0, 'l'}, {"beam", 1, 0, 'B'}, {"length-penalty", 1, 0, 'P'},
                                                  {"max-len", 1, 0, 'M'}, {"align-dir", 1, 0, 'A'},
-                                                 {"force", 0, 0, 'F'}, {0, 0, 0, 0}};
+                                                 {"force", 0, 0, 'F'}, {"ensemble", 1, 0, 'E'}, {0, 0, 0, 0}};
     struct option longopts[64];
     int n = 0;
     for (const struct option *o = shared; o->name; o++) longopts[n++] = *o;
@@ -123,6 +127,7 @@ int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void)) {
         case 'M': if ((rc = cli_parse_i64(a->cmd, "--max-len", optarg, 1, 1 << 20, &a->dec.max_len))) return rc; break;
         case 'A': a->align_dir = optarg; break;
         case 'F': a->force = 1; break;
+        case 'E': a->ensemble = optarg; break;
         case 'h': help(); return -1;
         default: return cli_usage_error(a->cmd, "unknown option");
         }
@@ -301,7 +306,12 @@ static void text_counts(const text_report *r, double total, int64_t predicted, i
  * pass a quarter of the memory (the same numbers), with what the split's text holds (r). */
 /* An encoder-decoder's decoding scores as JSON members: the rates, and "by_source_length": {"S": [examples,
  * wrong], ...} ("64+" for longer sources). */
-static void json_decoded(const gf_decode_scores *d, const gf_decode_opts *o) {
+static void json_decoded(const gf_decode_scores *d, const eval_args *a) {
+    const gf_decode_opts *o = &a->dec;
+    if (a->en && a->en->n > 1) {
+        printf(", \"ensemble_models\": %lld, \"ensemble\": ", (long long)a->en->n);
+        gf_json_put_str(stdout, a->ensemble);
+    }
     if (o->beam > 1) printf(", \"decoded\": \"beam\", \"beam\": %lld, \"length_penalty\": %s", (long long)o->beam,
                             gf_json_num(o->length_penalty, 'g', 9).s);
     else printf(", \"decoded\": \"greedy\"");
@@ -353,7 +363,7 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             gf_json_put_str(stdout, r->protocol);
         }
         if (a->override) printf(", \"override\": %s", a->override->json);
-        if (r->decoded) json_decoded(&r->dec, &a->dec);
+        if (r->decoded) json_decoded(&r->dec, a);
         printf("}\n");
     } else {
         char pb[32];
@@ -365,6 +375,9 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
             if (a->dec.beam > 1) printf("  decoded by beam search (beam %lld, length penalty %g):", (long long)a->dec.beam,
                                         a->dec.length_penalty);
             else printf("  decoded greedily:");
+            if (a->en && a->en->n > 1)
+                printf(" by an ensemble of %lld models (--ckpt and --ensemble; the loss above is --ckpt's alone):",
+                       (long long)a->en->n);
             printf(" %lld examples, %lld wrong (%.2f%%: g2p's word error rate), %lld edits of %lld "
                    "target tokens (%.2f%%: g2p's phoneme error rate)\n", (long long)r->dec.examples, (long long)r->dec.wrong,
                    100.0 * (double)r->dec.wrong / (double)r->dec.examples, (long long)r->dec.edits,
@@ -377,12 +390,15 @@ static int eval_ppl(gf_model *m, gf_source *src, const eval_args *a, const text_
     return EXIT_OK;
 }
 
-/* An encoder-decoder's examples decoded (greedily, or by --beam) and scored against their targets into r. */
+/* An encoder-decoder's examples decoded (greedily, or by --beam; by --ensemble's models with m) and scored
+ * against their targets into r. */
 static int eval_decoding(gf_model *m, const gf_tokenizer *tok, gf_source *src, const eval_args *a, text_report *r) {
     gf_decode_opts o = a->dec; /* max_len: the model's (gf_decode_max_len) */
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
     if (o.eos < 0) return EXIT_OK; /* no end token: nothing to decode to */
-    if (gf_evaluate_decoding(m, src, &o, &r->dec)) return cli_error("%s", gf_last_error());
+    gf_model *const *models = a->en ? a->en->models : &m;
+    if (gf_ensemble_evaluate_decoding(models, a->en ? a->en->n : 1, src, &o, &r->dec))
+        return cli_error("%s", gf_last_error());
     r->decoded = r->dec.examples > 0 && r->dec.tokens > 0;
     return EXIT_OK;
 }
@@ -417,6 +433,19 @@ static int eval_task(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe 
     }
     gf_source_free(src);
     t->task->free(data);
+    return rc;
+}
+
+/* The checks passed: --ensemble's models loaded beside m, then an encoder-decoder's predictions printed, or the
+ * split scored (eval_task). */
+static int run_with_ensemble(gf_model *m, const gf_tokenizer *tok, const gf_task_recipe *t, const eval_args *a) {
+    cli_ensemble en;
+    eval_args b = *a;
+    int rc = cli_ensemble_load(a, m, tok, t, &en);
+    b.en = &en;
+    const bool decode = !strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0;
+    if (!rc) rc = decode ? cli_predict_decode(m, tok, t, &b) : eval_task(m, tok, t, &b);
+    cli_ensemble_free(&en);
     return rc;
 }
 
@@ -455,7 +484,7 @@ int cli_eval_run(const eval_args *a) {
                              "(no split, no batch)\nHINT: drop the flag", cli_given_has(&a->given, "split") ? "--split" :
                              "--batch", a->ckpt);
     else if (!strcmp(a->cmd, "predict") && gf_model_config(m)->source_vocab > 0)
-        rc = cli_predict_decode(m, tok, &t, a);
+        rc = run_with_ensemble(m, tok, &t, a);
     else if (a->align_dir || a->force)
         rc = cli_usage_error(a->cmd, "%s: %s is not an encoder-decoder: it has no alignment to draw", a->align_dir ?
                              "--align-dir" : "--force", a->ckpt);
@@ -468,7 +497,7 @@ int cli_eval_run(const eval_args *a) {
     else if (t.task->version >= 2 && t.task->check_options && t.task->check_options(t.options.bytes, gf_model_config(m)))
         rc = cli_usage_error(a->cmd, "%s", gf_last_error());
     else
-        rc = eval_task(m, tok, &t, a);
+        rc = run_with_ensemble(m, tok, &t, a);
     gf_tokenizer_free(tok);
     gf_model_free(m);
     return rc;

@@ -16,6 +16,12 @@ typedef struct cli_override {
 /* ov set on m (gf_model_set_override): EXIT_OK, or an exit code after an error naming ov's flags. */
 int cli_eval_override(gf_model *m, const cli_override *ov);
 
+/* eval and predict --ensemble: the models that decode as one, --ckpt's first (cli/eval_ensemble.c). */
+typedef struct cli_ensemble {
+    gf_model *models[GF_DECODE_MAX_ENSEMBLE];
+    int64_t n;
+} cli_ensemble;
+
 typedef struct eval_args {
     const char *cmd;     /* "eval" or "predict": named in messages */
     const char *ckpt, *corpus, *split, *tok_spec, *task;
@@ -28,6 +34,8 @@ typedef struct eval_args {
                           * gf_decode_max_len); bos and eos are the tokenizer's end; predict --align-dir */
     const char *align_dir; /* predict of an encoder-decoder: each word's cross-attention drawn here (NULL: no) */
     int force;           /* predict --force: --align-dir may replace files that are not SVGs */
+    const char *ensemble; /* eval and predict of an encoder-decoder: more checkpoints, comma-separated (NULL: none) */
+    const cli_ensemble *en; /* and their models with --ckpt's, once loaded (NULL: --ckpt's alone) */
     cli_given given;     /* the long options given: those of a task that is not the checkpoint's are refused */
     cli_task_args targs; /* the task's option flags */
     /* inspect: its long options in place of eval's, each given to extra before the shared ones (EXIT_OK: taken;
@@ -42,6 +50,13 @@ typedef struct eval_args {
  * options both take, and eval's --no-cache and --stream or predict's --limit. EXIT_OK, an exit code, or -1
  * after help() for --help. */
 int cli_eval_parse(int argc, char **argv, eval_args *a, void (*help)(void));
+/* --ensemble's checkpoints loaded into en after m (--ckpt's, its tokenizer tok, scored on task t), each checked
+ * to decode with it: en->models[0] is m, and en->n is 1 without --ensemble. An exit code (en then holds what
+ * was loaded: cli_ensemble_free it either way). */
+int cli_ensemble_load(const eval_args *a, gf_model *m, const gf_tokenizer *tok, const gf_task_recipe *t,
+                      cli_ensemble *en);
+/* The models en loaded, the first (the caller's) not. */
+void cli_ensemble_free(cli_ensemble *en);
 /* Load a->ckpt, choose its task and read the data as eval does, then score it (eval) or print each example's
  * prediction (predict, a classifier only). An exit code. */
 int cli_eval_run(const eval_args *a);

@@ -57,7 +57,7 @@ static int decode_line(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
     double score = 0;
     if (!out) return cli_error("out of memory");
     if (gf_task_source_ids(t->task, t->options.bytes, line, len, where, &src, &S) ||
-        gf_model_decode(m, src, S, o, out, &n, &score)) {
+        gf_ensemble_decode(a->en ? a->en->models : &m, a->en ? a->en->n : 1, src, S, o, out, &n, &score)) {
         free(src), free(out);
         const char *e = gf_last_error();
         return strncmp(e, where, strlen(where)) ? cli_error("%s: %s", where, e) : cli_error("%s", e);
@@ -81,7 +81,10 @@ int cli_predict_decode(gf_model *m, const gf_tokenizer *tok, const gf_task_recip
     if (a->align_dir && gf_mkdir_p(a->align_dir)) return cli_error("--align-dir: %s", gf_last_error()); /* or a file */
     gf_decode_opts o = a->dec;
     o.bos = o.eos = gf_tokenizer_eos_id(tok);
-    if (o.max_len == 0) o.max_len = gf_decode_max_len(m); /* the output buffer's size */
+    for (int64_t k = 0; a->dec.max_len == 0 && k < (a->en ? a->en->n : 1); k++) { /* the output buffer's size */
+        const int64_t l = gf_decode_max_len(a->en ? a->en->models[k] : m);
+        o.max_len = k == 0 || l < o.max_len ? l : o.max_len;
+    }
     size_t size = 0;
     char *text = (char *)gf_read_file(a->corpus, (size_t)64 << 20, &size); /* words: 64 MiB is millions */
     if (!text) return cli_error("%s", gf_last_error());

@@ -1,7 +1,7 @@
-/* Decoding an encoder-decoder: greedy and beam search (the rules are in include/grassflow.h, "Decoding an
- * encoder-decoder"). The encoder runs once per source, and each live hypothesis is a stream of the decoder
- * over its output (infer/source_memory.h) that feeds one token per step, a new hypothesis taking over its
- * parent's stream. A model with a decoder layer that cannot stream (its mixer has no step) is decoded by full
+/* Decoding an encoder-decoder, or an ensemble of them: greedy and beam search (the rules are in
+ * include/grassflow.h, "Decoding an encoder-decoder"). The encoder runs once per source, and each live hypothesis
+ * is a stream of the decoder over its output (infer/source_memory.h) that feeds one token per step, a new
+ * hypothesis taking over its parent's stream (an ensemble: one stream of each model). A model with a decoder layer that cannot stream (its mixer has no step) is decoded by full
  * forwards of every live hypothesis from bos, encoder included, at every step: the reference the streamed
  * search is held to (tests/unit/test_decode.c). */
 #include <math.h>
@@ -23,10 +23,14 @@ int64_t gf_decode_max_len(const gf_model *m) {
     return c->pos == GF_POS_LEARNED ? c->max_len : 256;
 }
 
-/* o with max_len 0 made the model's */
-static gf_decode_opts resolved(const gf_model *m, const gf_decode_opts *o) {
+/* o with max_len 0 made the models' (the smallest) */
+static gf_decode_opts resolved(gf_model *const *models, int64_t K, const gf_decode_opts *o) {
     gf_decode_opts r = *o;
-    if (r.max_len == 0) r.max_len = gf_decode_max_len(m);
+    if (r.max_len != 0) return r;
+    for (int64_t k = 0; k < K; k++) {
+        const int64_t l = gf_decode_max_len(models[k]);
+        r.max_len = k == 0 || l < r.max_len ? l : r.max_len;
+    }
     return r;
 }
 
@@ -46,7 +50,8 @@ static int cand_order(const void *pa, const void *pb) {
 
 typedef struct {
     const gf_decode_opts *o;
-    int64_t V, W, L;          /* vocabulary, beam width, max_len */
+    gf_model *const *models;  /* the ensemble's K models (one: gf_model_decode) */
+    int64_t K, V, W, L;       /* models, vocabulary, beam width, max_len */
     int32_t *live, *next;     /* (W, L) the live hypotheses' tokens, and the next step's */
     double *live_logp, *next_logp;
     int64_t n_live;
@@ -55,10 +60,11 @@ typedef struct {
     int64_t *fin_len, n_fin;
     cand *c;                  /* (W V) */
     int64_t *parent;          /* (W) each live hypothesis's parent among the step's */
-    const float **rows;       /* (W) each live hypothesis's next-token logits (V) */
+    const float **rows;       /* (K, W) model k's next-token logits (V) for each live hypothesis */
+    double *lse;              /* (K) scratch: a row's log-sum-exp for each model */
     int32_t *ids, *src;       /* full forwards: (W, L) the decoder's inputs; (W, S) the source repeated */
-    gf_source_memory *mem;    /* streamed: the source's, and each live hypothesis's stream (and a spare set) */
-    gf_stream **st, **st_next;
+    gf_source_memory **mem;   /* streamed: (K) the source's for each model, and (K, W) each live hypothesis's */
+    gf_stream **st, **st_next;/* stream of each model (and a spare set) */
 } search;
 
 static double penalty(const gf_decode_opts *o, int64_t n) {
@@ -86,16 +92,34 @@ static void finish(search *s, const int32_t *tokens, int64_t len, int64_t n, dou
     if (s->n_fin < s->W) s->n_fin++;
 }
 
+static double log_sum_exp(const float *l, int64_t V) {
+    double mx = l[0], sum = 0.0;
+    for (int64_t v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+    for (int64_t v = 0; v < V; v++) sum += exp((double)l[v] - mx);
+    return mx + log(sum);
+}
+
+/* Token v's log-probability after live hypothesis b: its log-softmax, or an ensemble's log of the mean of its
+ * models' probabilities (log-sum-exp of their log-softmax, less log K). */
+static double token_logp(const search *s, int64_t b, int64_t v) {
+    const double x0 = (double)s->rows[b][v] - s->lse[0];
+    if (s->K == 1) return x0;
+    double mx = x0, sum = 0.0;
+    for (int64_t k = 1; k < s->K; k++) {
+        const double x = (double)s->rows[k * s->W + b][v] - s->lse[k];
+        mx = x > mx ? x : mx;
+    }
+    if (mx == -INFINITY) return -INFINITY;
+    for (int64_t k = 0; k < s->K; k++) sum += exp((double)s->rows[k * s->W + b][v] - s->lse[k] - mx);
+    return mx + (log(sum) - log((double)s->K));
+}
+
 /* The candidates of a step from the live hypotheses' next-token logits (s->rows). */
 static int64_t candidates(search *s) {
     int64_t n = 0;
     for (int64_t b = 0; b < s->n_live; b++) {
-        const float *l = s->rows[b];
-        double mx = l[0], sum = 0.0;
-        for (int64_t v = 1; v < s->V; v++) mx = l[v] > mx ? l[v] : mx;
-        for (int64_t v = 0; v < s->V; v++) sum += exp((double)l[v] - mx);
-        const double lse = mx + log(sum);
-        for (int64_t v = 0; v < s->V; v++) s->c[n++] = (cand){s->live_logp[b] + ((double)l[v] - lse), b, (int32_t)v};
+        for (int64_t k = 0; k < s->K; k++) s->lse[k] = log_sum_exp(s->rows[k * s->W + b], s->V);
+        for (int64_t v = 0; v < s->V; v++) s->c[n++] = (cand){s->live_logp[b] + token_logp(s, b, v), b, (int32_t)v};
     }
     qsort(s->c, (size_t)n, sizeof *s->c, cand_order);
     return n;
@@ -167,24 +191,50 @@ static int check_opts(const gf_model *m, const gf_decode_opts *o, const int32_t 
     return 0;
 }
 
-static void search_free(search *s) {
-    free(s->live), free(s->next), free(s->live_logp), free(s->next_logp), free(s->fin), free(s->fin_logp);
-    free(s->fin_score), free(s->fin_len), free(s->c), free(s->parent), free(s->rows), free(s->ids), free(s->src);
-    for (int64_t b = 0; s->st && b < s->W; b++) gf_stream_free(s->st[b]), gf_stream_free(s->st_next[b]);
-    free(s->st), free(s->st_next);
-    gf_source_memory_free(s->mem);
+/* An ensemble's models against the first: the same source and target vocabularies. */
+static int check_ensemble(gf_model *const *models, int64_t K) {
+    if (K < 1 || K > GF_DECODE_MAX_ENSEMBLE)
+        return gf_fail("decode: an ensemble of %lld models; expected 1 to %d", (long long)K, GF_DECODE_MAX_ENSEMBLE);
+    for (int64_t k = 0; k < K; k++)
+        if (!models[k]) return gf_fail("decode: the ensemble's model %lld is NULL", (long long)k);
+    const gf_config *a = gf_model_config(models[0]);
+    for (int64_t k = 1; k < K; k++) {
+        const gf_config *b = gf_model_config(models[k]);
+        if (b->vocab_size != a->vocab_size || b->source_vocab != a->source_vocab)
+            return gf_fail("decode: the ensemble's model %lld reads %lld source ids and writes %lld target ids, model 0 "
+                           "%lld and %lld: an ensemble's models must share both vocabularies", (long long)k,
+                           (long long)b->source_vocab, (long long)b->vocab_size, (long long)a->source_vocab,
+                           (long long)a->vocab_size);
+    }
+    return 0;
 }
 
-/* The streamed search's memory and 2 W streams (none are made for a beam of one's spare set: greedy copies
+static void search_free(search *s) {
+    free(s->live), free(s->next), free(s->live_logp), free(s->next_logp), free(s->fin), free(s->fin_logp);
+    free(s->fin_score), free(s->fin_len), free(s->c), free(s->parent), free(s->rows), free(s->lse), free(s->ids);
+    free(s->src);
+    for (int64_t b = 0; s->st && b < s->K * s->W; b++) gf_stream_free(s->st[b]), gf_stream_free(s->st_next[b]);
+    free(s->st), free(s->st_next);
+    for (int64_t k = 0; s->mem && k < s->K; k++) gf_source_memory_free(s->mem[k]);
+    free(s->mem);
+}
+
+/* The streamed search's memories and 2 K W streams (none are made for a beam of one's spare set: greedy copies
  * nothing). */
-static int streams_alloc(gf_model *m, search *s, const int32_t *source, int64_t S) {
-    s->st = calloc((size_t)s->W, sizeof *s->st), s->st_next = calloc((size_t)s->W, sizeof *s->st_next);
-    if (!s->st || !s->st_next) return gf_fail("decode: out of memory for a beam of %lld streams", (long long)s->W);
-    if (!(s->mem = gf_source_memory_create(m, source, S))) return -1;
-    for (int64_t b = 0; b < s->W; b++)
-        if (!(s->st[b] = gf_stream_create_decoder(m, s->mem)) ||
-            (s->W > 1 && !(s->st_next[b] = gf_stream_create_decoder(m, s->mem))))
-            return -1;
+static int streams_alloc(search *s, const int32_t *source, int64_t S) {
+    const size_t n = (size_t)(s->K * s->W);
+    s->st = calloc(n, sizeof *s->st), s->st_next = calloc(n, sizeof *s->st_next);
+    s->mem = calloc((size_t)s->K, sizeof *s->mem);
+    if (!s->st || !s->st_next || !s->mem)
+        return gf_fail("decode: out of memory for a beam of %lld streams", (long long)s->W);
+    for (int64_t k = 0; k < s->K; k++) {
+        gf_model *m = s->models[k];
+        if (!(s->mem[k] = gf_source_memory_create(m, source, S))) return -1;
+        for (int64_t b = k * s->W; b < (k + 1) * s->W; b++)
+            if (!(s->st[b] = gf_stream_create_decoder(m, s->mem[k])) ||
+                (s->W > 1 && !(s->st_next[b] = gf_stream_create_decoder(m, s->mem[k]))))
+                return -1;
+    }
     return 0;
 }
 
@@ -195,53 +245,71 @@ static int search_alloc(search *s, const int32_t *source, int64_t S) {
     s->fin_logp = calloc((size_t)s->W, sizeof(double)), s->fin_score = calloc((size_t)s->W, sizeof(double));
     s->fin_len = calloc((size_t)s->W, sizeof(int64_t));
     s->c = malloc((size_t)(s->W * s->V) * sizeof(cand));
-    s->parent = calloc((size_t)s->W, sizeof(int64_t)), s->rows = calloc((size_t)s->W, sizeof(float *));
+    s->parent = calloc((size_t)s->W, sizeof(int64_t)), s->rows = calloc((size_t)(s->K * s->W), sizeof(float *));
+    s->lse = calloc((size_t)s->K, sizeof(double));
     s->ids = malloc(WL * sizeof(int32_t)), s->src = malloc((size_t)(s->W * S) * sizeof(int32_t));
     if (!s->live || !s->next || !s->fin || !s->live_logp || !s->next_logp || !s->fin_logp || !s->fin_score ||
-        !s->fin_len || !s->c || !s->parent || !s->rows || !s->ids || !s->src)
+        !s->fin_len || !s->c || !s->parent || !s->rows || !s->lse || !s->ids || !s->src)
         return gf_fail("decode: out of memory for a beam of %lld over %lld tokens", (long long)s->W, (long long)s->L);
     for (int64_t b = 0; b < s->W; b++) memcpy(s->src + b * S, source, (size_t)S * sizeof(int32_t));
     s->n_live = 1; /* the empty hypothesis, log-probability 0 */
     return 0;
 }
 
-/* One step by full forwards: the live hypotheses (t tokens each) from bos, then their candidates walked. */
-static int step_full(gf_model *m, search *s, int64_t S, int64_t t) {
+/* One step by full forwards: the live hypotheses (t tokens each) from bos through each model, then their
+ * candidates walked. */
+static int step_full(search *s, int64_t S, int64_t t) {
     for (int64_t b = 0; b < s->n_live; b++) {
         s->ids[b * (t + 1)] = s->o->bos;
         memcpy(s->ids + b * (t + 1) + 1, s->live + b * s->L, (size_t)t * sizeof(int32_t));
     }
     gf_batch batch = {.B = s->n_live, .T = t + 1, .ids = s->ids, .S = S, .source = s->src};
-    if (gf_model_forward_batch(m, &batch, NULL)) return -1;
-    for (int64_t b = 0; b < s->n_live; b++) s->rows[b] = gf_model_logits(m) + (b * (t + 1) + t) * s->V;
+    for (int64_t k = 0; k < s->K; k++) {
+        if (gf_model_forward_batch(s->models[k], &batch, NULL)) return -1;
+        for (int64_t b = 0; b < s->n_live; b++)
+            s->rows[k * s->W + b] = gf_model_logits(s->models[k]) + (b * (t + 1) + t) * s->V;
+    }
     advance(s, candidates(s), t);
     return 0;
 }
 
-/* One streamed step: each live hypothesis's stream feeds its last token (bos first); after the walk, each new
- * hypothesis takes over its parent's stream. */
+/* One streamed step: each live hypothesis's streams feed its last token (bos first); after the walk, each new
+ * hypothesis takes over its parent's streams. */
 static int step_streamed(search *s, int64_t t) {
-    for (int64_t b = 0; b < s->n_live; b++)
-        if (!(s->rows[b] = gf_stream_step(s->st[b], t ? s->live[b * s->L + t - 1] : s->o->bos))) return -1;
+    for (int64_t k = 0; k < s->K; k++)
+        for (int64_t b = 0; b < s->n_live; b++)
+            if (!(s->rows[k * s->W + b] = gf_stream_step(s->st[k * s->W + b], t ? s->live[b * s->L + t - 1] : s->o->bos)))
+                return -1;
     advance(s, candidates(s), t);
     if (s->W == 1) return 0; /* greedy: the one hypothesis is its parent's own stream */
-    for (int64_t b = 0; b < s->n_live; b++)
-        if (gf_stream_copy(s->st_next[b], s->st[s->parent[b]])) return -1;
+    for (int64_t k = 0; k < s->K; k++)
+        for (int64_t b = 0; b < s->n_live; b++)
+            if (gf_stream_copy(s->st_next[k * s->W + b], s->st[k * s->W + s->parent[b]])) return -1;
     gf_stream **tmp = s->st;
     s->st = s->st_next;
     s->st_next = tmp;
     return 0;
 }
 
-int gf_model_decode_by(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, bool streamed,
-                       int32_t *out, int64_t *n, double *score) {
-    const gf_decode_opts ro = resolved(m, opts), *o = &ro;
-    if (check_opts(m, o, source, S)) return -1;
-    search s = {.o = o, .V = gf_model_config(m)->vocab_size, .W = o->beam, .L = o->max_len};
-    gf_model_set_training(m, false, 0, 0);
+/* The options (resolved) and source checked against every model of an ensemble. */
+static int check_all(gf_model *const *models, int64_t K, const gf_decode_opts *o, const int32_t *source, int64_t S) {
+    if (check_ensemble(models, K)) return -1;
+    for (int64_t k = 0; k < K; k++)
+        if (check_opts(models[k], o, source, S)) return -1;
+    return 0;
+}
+
+int gf_ensemble_decode_by(gf_model *const *models, int64_t K, const int32_t *source, int64_t S,
+                          const gf_decode_opts *opts, bool streamed, int32_t *out, int64_t *n, double *score) {
+    if (check_ensemble(models, K)) return -1;
+    const gf_decode_opts ro = resolved(models, K, opts), *o = &ro;
+    if (check_all(models, K, o, source, S)) return -1;
+    search s = {.o = o, .models = models, .K = K, .V = gf_model_config(models[0])->vocab_size, .W = o->beam,
+                .L = o->max_len};
+    for (int64_t k = 0; k < K; k++) gf_model_set_training(models[k], false, 0, 0);
     int rc = search_alloc(&s, source, S);
-    if (!rc && streamed) rc = streams_alloc(m, &s, source, S);
-    for (int64_t t = 0; !rc && !settled(&s); t++) rc = streamed ? step_streamed(&s, t) : step_full(m, &s, S, t);
+    if (!rc && streamed) rc = streams_alloc(&s, source, S);
+    for (int64_t t = 0; !rc && !settled(&s); t++) rc = streamed ? step_streamed(&s, t) : step_full(&s, S, t);
     if (!rc) {
         memcpy(out, s.fin, (size_t)s.fin_len[0] * sizeof(int32_t));
         *n = s.fin_len[0];
@@ -251,9 +319,27 @@ int gf_model_decode_by(gf_model *m, const int32_t *source, int64_t S, const gf_d
     return rc;
 }
 
+/* Whether every model of an ensemble streams its decoder. */
+static bool all_stream(gf_model *const *models, int64_t K) {
+    for (int64_t k = 0; k < K; k++)
+        if (!gf_decoder_streams(models[k])) return false;
+    return true;
+}
+
+int gf_ensemble_decode(gf_model *const *models, int64_t K, const int32_t *source, int64_t S,
+                       const gf_decode_opts *opts, int32_t *out, int64_t *n, double *score) {
+    if (check_ensemble(models, K)) return -1;
+    return gf_ensemble_decode_by(models, K, source, S, opts, all_stream(models, K), out, n, score);
+}
+
+int gf_model_decode_by(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, bool streamed,
+                       int32_t *out, int64_t *n, double *score) {
+    return gf_ensemble_decode_by(&m, 1, source, S, opts, streamed, out, n, score);
+}
+
 int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, int32_t *out,
                     int64_t *n, double *score) {
-    return gf_model_decode_by(m, source, S, opts, gf_decoder_streams(m), out, n, score);
+    return gf_ensemble_decode(&m, 1, source, S, opts, out, n, score);
 }
 
 /* Levenshtein's distance between a[0..n) and b[0..m) (row: m + 1 ints of scratch). */
@@ -305,11 +391,11 @@ static int fetch(gf_source *src, int64_t i, const gf_decode_opts *o, example *x)
  * one after another; the same pair again is an example of its own) decoded once and scored as one into *out:
  * wrong unless the target is one of them; its edits and tokens those of the nearest (the first among equals).
  * *i moves past them. x and y: scratch examples; hyp and row: room for o->max_len tokens and its references. */
-static int score_group(gf_model *m, gf_source *src, int64_t *i, const gf_decode_opts *o, example *x, example *y,
-                       int32_t *hyp, int64_t *row, gf_decode_scores *out) {
+static int score_group(gf_model *const *models, int64_t K, gf_source *src, int64_t *i, const gf_decode_opts *o,
+                       example *x, example *y, int32_t *hyp, int64_t *row, gf_decode_scores *out) {
     const int64_t n_eval = gf_source_n_eval(src);
     int64_t n = 0;
-    if (fetch(src, *i, o, x) || gf_model_decode(m, x->src, x->S, o, hyp, &n, NULL)) return -1;
+    if (fetch(src, *i, o, x) || gf_ensemble_decode(models, K, x->src, x->S, o, hyp, &n, NULL)) return -1;
     int64_t e = edit_distance(x->ref, x->k, hyp, n, row), k = x->k;
     for (++*i; *i < n_eval; ++*i) {
         if (fetch(src, *i, o, y)) return -1;
@@ -324,19 +410,26 @@ static int score_group(gf_model *m, gf_source *src, int64_t *i, const gf_decode_
     return 0;
 }
 
-int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *opts, gf_decode_scores *out) {
-    const gf_decode_opts ro = resolved(m, opts), *o = &ro;
+int gf_ensemble_evaluate_decoding(gf_model *const *models, int64_t K, gf_source *src, const gf_decode_opts *opts,
+                                  gf_decode_scores *out) {
     *out = (gf_decode_scores){0};
+    if (check_ensemble(models, K)) return -1;
+    const gf_decode_opts ro = resolved(models, K, opts), *o = &ro;
     if (o->max_len > GF_DECODE_REF_MAX)
         return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);
-    if (src->check && src->check(src->ctx, m, GF_USE_EVAL)) return -1; /* sources the model cannot read, by name */
+    for (int64_t k = 0; k < K; k++) /* sources a model cannot read, by name */
+        if (src->check && src->check(src->ctx, models[k], GF_USE_EVAL)) return -1;
     int32_t *hyp = malloc((size_t)o->max_len * sizeof *hyp);
     int64_t *row = malloc((size_t)(o->max_len + 1) * sizeof *row);
     example *xy = calloc(2, sizeof *xy);
     int rc = hyp && row && xy ? 0 : gf_fail("out of memory");
     const int64_t n = gf_source_n_eval(src);
-    for (int64_t i = 0; !rc && i < n;) rc = score_group(m, src, &i, o, &xy[0], &xy[1], hyp, row, out);
+    for (int64_t i = 0; !rc && i < n;) rc = score_group(models, K, src, &i, o, &xy[0], &xy[1], hyp, row, out);
     if (xy) free(xy[0].src), free(xy[1].src);
     free(hyp), free(row), free(xy);
     return rc;
+}
+
+int gf_evaluate_decoding(gf_model *m, gf_source *src, const gf_decode_opts *opts, gf_decode_scores *out) {
+    return gf_ensemble_evaluate_decoding(&m, 1, src, opts, out);
 }

@@ -36,8 +36,10 @@ gf_stream *gf_stream_create_decoder(const gf_model *m, const gf_source_memory *m
 int gf_stream_copy(gf_stream *dst, const gf_stream *src);
 
 /* gf_model_decode, streamed (every decoder layer must stream: gf_decoder_streams) or by full forwards of the
- * live hypotheses at every step (any model; the reference). */
+ * live hypotheses at every step (any model; the reference); and gf_ensemble_decode the same way. */
 int gf_model_decode_by(gf_model *m, const int32_t *source, int64_t S, const gf_decode_opts *opts, bool streamed,
                        int32_t *out, int64_t *n, double *score);
+int gf_ensemble_decode_by(gf_model *const *models, int64_t K, const int32_t *source, int64_t S,
+                          const gf_decode_opts *opts, bool streamed, int32_t *out, int64_t *n, double *score);
 
 #endif

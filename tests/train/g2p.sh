@@ -173,6 +173,35 @@ want='a-file exists and is not a directory' expect 1 "--align-dir naming a file 
     "$GF" predict --ckpt "$tmp/att/best.safetensors" --corpus "$tmp/words.txt" --align-dir "$tmp/a-file"
 [ ! -s "$tmp/out" ] && pass "... nothing printed" || fail "printed: $(cat "$tmp/out")"
 
+echo "g2p: an ensemble decodes as one model (eval and predict --ensemble)"
+A="$tmp/att/best.safetensors"
+expect 0 "predict --beam 4 by one model" "$GF" predict --ckpt "$A" --corpus "$tmp/words.txt" --beam 4
+cp "$tmp/out" "$tmp/one.tsv"
+expect 0 "predict --beam 4 --ensemble of the same model twice more" "$GF" predict --ckpt "$A" --ensemble "$A,$A" \
+    --corpus "$tmp/words.txt" --beam 4
+cmp -s "$tmp/out" "$tmp/one.tsv" && pass "... the same words, phonemes and scores (a mixture of one model is that model)" \
+    || fail "one model: $(cat "$tmp/one.tsv"); its ensemble: $(cat "$tmp/out")"
+expect 0 "eval --ensemble of three families" "$GF" eval --ckpt "$A" --ensemble "$tmp/grass/best.safetensors,$tmp/rnn/best.safetensors" \
+    --corpus cmudict --split test --beam 2 --json
+/usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["ensemble_models"] == 3 and o["examples"] == 1019 \
+    and o["beam"] == 2 and 0 <= o["wer"] <= 1, o' "$tmp/out" && pass "... scores the 1,019 test words and says it was an ensemble of 3" \
+    || fail "eval --ensemble --json: $(cat "$tmp/out")"
+expect 0 "eval --ensemble in text" "$GF" eval --ckpt "$A" --ensemble "$tmp/rnn/best.safetensors" --corpus cmudict
+grep -q "decoded greedily: by an ensemble of 2 models (--ckpt and --ensemble; the loss above is --ckpt's alone)" "$tmp/out" \
+    && pass "... names the ensemble and whose loss is shown" || fail "eval printed: $(cat "$tmp/out")"
+"$GF" train --task g2p --config "$tmp/att.json" --corpus cmudict --stress strip --steps 2 --batch 4 --eval-every 2 \
+    --out "$tmp/ens-strip" >"$tmp/ens-strip.out" 2>&1 || fail "train --stress strip: $(tail -3 "$tmp/ens-strip.out")"
+want='--ensemble .*ens-strip/best.safetensors: its target vocabulary is not .*att/best.safetensors.s \([0-9]+ tokens against [0-9]+\)' \
+    expect 1 "a member of another phoneme set is refused, named" "$GF" eval --ckpt "$A" --ensemble "$tmp/ens-strip/best.safetensors" \
+    --corpus cmudict
+want='--ensemble: cannot open .*no-such.safetensors' expect 1 "a missing member is named" "$GF" predict --ckpt "$A" \
+    --ensemble "$tmp/no-such.safetensors" --corpus "$tmp/words.txt"
+want='--ensemble with --align-dir' expect 2 "--ensemble with --align-dir is refused (an alignment is one model's)" "$GF" predict \
+    --ckpt "$A" --ensemble "$A" --corpus "$tmp/words.txt" --align-dir "$tmp/align-en"
+[ ! -e "$tmp/align-en" ] && pass "... before any folder is made" || fail "$tmp/align-en was made"
+want='--ensemble .,. names no checkpoint' expect 2 "an empty list is a usage error" "$GF" predict --ckpt "$A" --ensemble , \
+    --corpus "$tmp/words.txt"
+
 echo "g2p: inspect reads an encoder-decoder"
 expect 0 "inspect a Grassmann encoder-decoder on a word (its greedy decoding)" "$GF" inspect --ckpt "$tmp/grass/best.safetensors" \
     --text phoneme --svg-dir "$tmp/insp" --out-json "$tmp/insp.json"

@@ -46,26 +46,35 @@ static gf_model *small_model(const char *dec_mixer, double eos_shift) {
 
 static double penalty(double alpha, int64_t n) { return alpha > 0 ? pow((5.0 + (double)n) / 6.0, alpha) : 1.0; }
 
-/* The log-probability of target y[0..k) (then the end token when ended) for source src, one row. */
-static double score_one(gf_model *m, const int32_t *src, int64_t S, const int32_t *y, int64_t k, bool ended) {
+/* The log-probability of target y[0..k) (then the end token when ended) for source src under an ensemble of
+ * K models (one row each, teacher-forced): at each step the log of the mean of the models' probabilities of
+ * the wanted token, summed over the steps. One model: its log-softmax summed. */
+static double score_mix(gf_model *const *ms, int K, const int32_t *src, int64_t S, const int32_t *y, int64_t k,
+                        bool ended) {
     int32_t ids[16];
+    double p[16] = {0}; /* each step's mean probability */
     const int64_t T = ended ? k + 1 : k;
     assert_true(T <= 16);
     ids[0] = EOS;
     for (int64_t i = 0; i + 1 < T; i++) ids[i + 1] = y[i];
-    gf_batch b = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
-    assert_int_equal(gf_model_forward_batch(m, &b, NULL), 0);
-    const float *lg = gf_model_logits(m);
-    double lp = 0.0;
-    for (int64_t t = 0; t < T; t++) {
-        const float *l = lg + t * V;
-        double mx = l[0], s = 0.0;
-        for (int v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
-        for (int v = 0; v < V; v++) s += exp((double)l[v] - mx);
-        const int32_t want = t < k ? y[t] : EOS;
-        lp += (double)l[want] - mx - log(s);
+    for (int j = 0; j < K; j++) {
+        gf_batch b = {.B = 1, .T = T, .ids = ids, .S = S, .source = src};
+        assert_int_equal(gf_model_forward_batch(ms[j], &b, NULL), 0);
+        for (int64_t t = 0; t < T; t++) {
+            const float *l = gf_model_logits(ms[j]) + t * V;
+            double mx = l[0], s = 0.0;
+            for (int v = 1; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+            for (int v = 0; v < V; v++) s += exp((double)l[v] - mx);
+            p[t] += exp((double)l[t < k ? y[t] : EOS] - mx) / s / K;
+        }
     }
+    double lp = 0.0;
+    for (int64_t t = 0; t < T; t++) lp += log(p[t]);
     return lp;
+}
+
+static double score_one(gf_model *m, const int32_t *src, int64_t S, const int32_t *y, int64_t k, bool ended) {
+    return score_mix(&m, 1, src, S, y, k, ended);
 }
 
 typedef struct {
@@ -74,8 +83,9 @@ typedef struct {
     double score, second; /* the best score, and the runner-up's */
 } best;
 
-/* Every target of the search's space, scored; the best kept (an earlier one first among equals). */
-static void exhaustive(gf_model *m, const int32_t *src, int64_t S, double alpha, best *out) {
+/* Every target of the search's space, scored under the ensemble of K models; the best kept (an earlier one first
+ * among equals). */
+static void exhaustive(gf_model *const *ms, int K, const int32_t *src, int64_t S, double alpha, best *out) {
     out->score = out->second = -INFINITY;
     for (int64_t k = 0; k <= L; k++) {
         int64_t count = 1;
@@ -84,7 +94,7 @@ static void exhaustive(gf_model *m, const int32_t *src, int64_t S, double alpha,
             int32_t y[L];
             for (int64_t i = 0, c = code; i < k; i++, c /= 3) y[k - 1 - i] = (int32_t)(c % 3);
             const bool ended = k < L; /* max_len tokens finish without the end token */
-            const double sc = score_one(m, src, S, y, k, ended) / penalty(alpha, ended ? k + 1 : k);
+            const double sc = score_mix(ms, K, src, S, y, k, ended) / penalty(alpha, ended ? k + 1 : k);
             if (sc > out->score) {
                 out->second = out->score;
                 out->score = sc;
@@ -111,7 +121,7 @@ static void wide_beam_is_exhaustive(const char *mixer, double alpha, double shif
     o.length_penalty = alpha;
     for (int s = 0; s < 3; s++) {
         best ref;
-        exhaustive(m, SRC[s], SLEN[s], alpha, &ref);
+        exhaustive(&m, 1, SRC[s], SLEN[s], alpha, &ref);
         int32_t out[L];
         int64_t n;
         double sc;
@@ -439,6 +449,80 @@ static void test_streamed_decodes(void **state) {
         }
 }
 
+/* An ensemble: a beam that keeps every hypothesis finds the best target of the models' mixture (scored by
+ * score_mix, one model's teacher-forced forward at a time), streamed and by full forwards alike; a mixture of
+ * the same model with itself is that model, bit for bit. The pairs of end-token shifts make the two models
+ * disagree on some sources (one ends at once, the other runs to max_len; or both run, to other targets). */
+static void test_ensemble(void **state) {
+    (void)state;
+    static const double SHIFTS[3][2] = {{2.5, 2.5}, {0.5, 3.5}, {1.5, 0.5}};
+    int disagree = 0; /* sources whose two models' best targets differ */
+    for (int q = 0; q < 3; q++) {
+        const double sh = SHIFTS[q][0];
+        gf_model *ms[2] = {small_model(ATT, sh), small_model(GRASS, SHIFTS[q][1])};
+        gf_decode_opts o = gf_decode_opts_default();
+        o.beam = 81, o.max_len = L, o.bos = o.eos = EOS;
+        for (int s = 0; s < 3; s++) {
+            best ref, one[2];
+            exhaustive(ms, 2, SRC[s], SLEN[s], 0.0, &ref);
+            for (int j = 0; j < 2; j++) exhaustive(&ms[j], 1, SRC[s], SLEN[s], 0.0, &one[j]);
+            for (int streamed = 0; streamed < 2; streamed++) {
+                int32_t out[L];
+                int64_t n;
+                double sc;
+                assert_int_equal(gf_ensemble_decode_by(ms, 2, SRC[s], SLEN[s], &o, streamed, out, &n, &sc), 0);
+                if (fabs(sc - ref.score) > 1e-5 * (1 + fabs(ref.score)))
+                    fail_msg("shift %.1f, source %d, %s: ensemble score %.9g, the mixture's exhaustive best %.9g", sh, s,
+                             streamed ? "streamed" : "full forwards", sc, ref.score);
+                if (ref.score - ref.second > 1e-5) {
+                    assert_int_equal(n, ref.k);
+                    assert_memory_equal(out, ref.y, (size_t)n * sizeof(int32_t));
+                }
+            }
+            disagree += one[0].k != one[1].k || memcmp(one[0].y, one[1].y, (size_t)one[0].k * sizeof(int32_t));
+        }
+        gf_model *twice[2] = {ms[0], ms[0]};
+        o.beam = 3;
+        for (int s = 0; s < 3; s++) {
+            int32_t a[L], b[L];
+            int64_t na, nb;
+            double sa, sb;
+            assert_int_equal(gf_model_decode(ms[0], SRC[s], SLEN[s], &o, a, &na, &sa), 0);
+            assert_int_equal(gf_ensemble_decode(twice, 2, SRC[s], SLEN[s], &o, b, &nb, &sb), 0);
+            assert_int_equal(na, nb);
+            assert_memory_equal(a, b, (size_t)na * sizeof *a);
+            assert_true(sa == sb);
+        }
+        gf_model_free(ms[0]), gf_model_free(ms[1]);
+    }
+    assert_true(disagree >= 3); /* the mixture was tested where it matters: models that pick other targets */
+}
+
+/* What an ensemble refuses: no models, too many, a NULL one, models of other vocabularies. */
+static void test_ensemble_refusals(void **state) {
+    (void)state;
+    gf_model *m = small_model(ATT, 0.0);
+    gf_config c = *gf_model_config(m);
+    assert_int_equal(gf_config_set(&c, "vocab_size=5"), 0);
+    gf_model *wide = gf_model_create(&c);
+    assert_non_null(wide);
+    gf_decode_opts o = gf_decode_opts_default();
+    o.bos = o.eos = EOS, o.max_len = L;
+    int32_t out[L];
+    int64_t n;
+    gf_model *pair[2] = {m, wide}, *null_pair[2] = {m, NULL};
+    tl_expect_error(gf_ensemble_decode(pair, 0, SRC[0], 6, &o, out, &n, NULL), "an ensemble of 0 models");
+    tl_expect_error(gf_ensemble_decode(pair, GF_DECODE_MAX_ENSEMBLE + 1, SRC[0], 6, &o, out, &n, NULL),
+                    "an ensemble of 65 models; expected 1 to 64");
+    tl_expect_error(gf_ensemble_decode(null_pair, 2, SRC[0], 6, &o, out, &n, NULL), "model 1 is NULL");
+    tl_expect_error(gf_ensemble_decode(pair, 2, SRC[0], 6, &o, out, &n, NULL),
+                    "model 1 reads 7 source ids and writes 5 target ids, model 0 7 and 4");
+    gf_decode_scores sc;
+    tl_expect_error(gf_ensemble_evaluate_decoding(pair, 2, NULL, &o, &sc), "must share both vocabularies");
+    gf_model_free(wide);
+    gf_model_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exhaustive_attention), cmocka_unit_test(test_exhaustive_grassmann),
@@ -446,6 +530,7 @@ int main(void) {
         cmocka_unit_test(test_decoding_scores), cmocka_unit_test(test_decoding_references),
         cmocka_unit_test(test_streamed_logits),
         cmocka_unit_test(test_streamed_decodes),
+        cmocka_unit_test(test_ensemble),           cmocka_unit_test(test_ensemble_refusals),
     };
     gf_set_threads(1); /* thousands of tiny forwards: a parallel region would cost more than its work */
     return cmocka_run_group_tests_name("decoding", tests, NULL, NULL);
