@@ -24,8 +24,13 @@
 #   bash scripts/g2p_study.sh score   each finished run's best checkpoint (by validation loss) on test, decoded
 #                                     greedily and by beam search (beam 5): $G2P_OUT/NAME-sSEED/test-*.json
 #   bash scripts/g2p_study.sh sync    copy what the runs have into runs/g2p-study (kept in git): each run's
-#                                     metrics.jsonl and test scores, and the table summary.md
+#                                     metrics.jsonl and test scores, each ensemble's, and the table summary.md
 #                                     (G2P_KEEP points a trial elsewhere)
+#   ENSEMBLE="RUN RUN ..." bash scripts/g2p_study.sh ensemble
+#                                     finished runs (folder names under $G2P_OUT, e.g. gru-bahdanau-cmu07-s1234)
+#                                     decoding as one model (eval --ensemble: each phoneme's probability the
+#                                     mean of theirs) on test, greedily and by beam 5, with the first run's data
+#                                     options: $G2P_OUT/ensemble+RUN+RUN.../test-*.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/job.sh # job_run: Ctrl-C or `kill PID` stops the run in progress, its state saved
@@ -95,7 +100,28 @@ score_one() { # name seed
     done
 }
 
+ensemble_score() { # $ENSEMBLE (run folders under $OUT, each finished) decoded as one on test
+    local first="" rest="" name="ensemble" d beam f
+    for r in ${ENSEMBLE:-}; do
+        d="$OUT/$r"
+        [ -f "$d/done" ] || { echo "g2p_study.sh: $d has not finished (no $d/done); an ensemble takes finished runs" >&2; exit 2; }
+        if [ -z "$first" ]; then first="$d/best.safetensors"; else rest="$rest${rest:+,}$d/best.safetensors"; fi
+        name="$name+$r"
+    done
+    [ -n "$rest" ] || { echo "g2p_study.sh: ENSEMBLE names ${ENSEMBLE:-no run}; an ensemble takes two runs or more" >&2; exit 2; }
+    mkdir -p "$OUT/$name"
+    for beam in 1 5; do
+        f="$OUT/$name/test-beam$beam.json"
+        [ -s "$f" ] && continue
+        "$GF" eval --ckpt "$first" --ensemble "$rest" --corpus "$LEX" --split test --beam "$beam" --json >"$f.tmp" || exit
+        mv "$f.tmp" "$f"
+    done
+}
+
 case "${1:-}" in
+ensemble)
+    ensemble_score
+    ;;
 run)
     case $LEX in */pocketsphinx/*) pkg=pocketsphinx-en-us ;; *) pkg=festlex-cmu ;; esac
     [ -f "$LEX" ] || { echo "g2p_study.sh: $LEX is missing; apt-get install $pkg (or set G2P_LEXICON)" >&2; exit 2; }
@@ -118,6 +144,11 @@ sync)
         cp "$dir/metrics.jsonl" "$KEEP/$name/"
         [ -f "$dir/best.safetensors" ] && "$GF" info --ckpt "$dir/best.safetensors" --json >"$KEEP/$name/info.json"
         for f in "$dir"/test-beam*.json; do [ -f "$f" ] && cp "$f" "$KEEP/$name/"; done
+    done
+    for d in "$OUT"/ensemble+*; do
+        [ -d "$d" ] || continue
+        mkdir -p "$KEEP/${d##*/}"
+        for f in "$d"/test-beam*.json; do [ -f "$f" ] && cp "$f" "$KEEP/${d##*/}/"; done
     done
     python3 scripts/g2p_table.py "$KEEP" >"$KEEP/summary.md.tmp" && mv "$KEEP/summary.md.tmp" "$KEEP/summary.md"
     ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The G2P study's table (scripts/g2p_study.sh sync): one row per run of runs/g2p-study/NAME-sSEED/, then each
 family's mean over its seeds. A run still training shows how far it got and its best validation loss so far;
-its test columns stay empty until g2p_study.sh score has scored its best checkpoint."""
+its test columns stay empty until g2p_study.sh score has scored its best checkpoint. Then the ensembles
+(runs/g2p-study/ensemble+RUN+RUN..., g2p_study.sh ensemble): their members and test scores."""
 import json
 import os
 import statistics
@@ -11,6 +12,17 @@ import sys
 def read_jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def test_scores(folder, out):
+    """The folder's test-beam1.json and test-beam5.json (those there) into out's wer1, per1, wer5, per5 (%)."""
+    for beam in (1, 5):
+        p = os.path.join(folder, "test-beam%d.json" % beam)
+        if os.path.exists(p):
+            with open(p) as f:
+                t = json.load(f)
+            out["wer%d" % beam], out["per%d" % beam] = 100 * t["wer"], 100 * t["per"]
+    return out
 
 
 def run_row(folder):
@@ -25,13 +37,7 @@ def run_row(folder):
            "best_val_ppl": min((e["val_ppl"] for e in evals), default=None),
            "elapsed_s": trains[-1]["elapsed_s"] if trains else None,
            "phonemes": trains[-1].get("phonemes") if trains else None}
-    for beam in (1, 5):
-        p = os.path.join(folder, "test-beam%d.json" % beam)
-        if os.path.exists(p):
-            with open(p) as f:
-                t = json.load(f)
-            out["wer%d" % beam], out["per%d" % beam] = 100 * t["wer"], 100 * t["per"]
-    return out
+    return test_scores(folder, out)
 
 
 def fmt(x, spec):
@@ -47,7 +53,8 @@ def hms(s):
 
 def main():
     root = sys.argv[1]
-    runs = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)) and "-s" in d)
+    dirs = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
+    runs = [d for d in dirs if "-s" in d and not d.startswith("ensemble+")]
     table = {d: run_row(os.path.join(root, d)) for d in runs}
     print("| run | parameters | epochs | best valid ppl / phoneme | test WER / PER, greedy | test WER / PER, beam 5 "
           "| training wall (phonemes/s) |")
@@ -73,6 +80,16 @@ def main():
         sd = (lambda v: " ± %.2f" % statistics.stdev(v) if len(v) > 1 else "")
         print("| %s | %d | %.2f%%%s | %.2f%%%s |" % (fam, len(scored), statistics.mean(w), sd(w), statistics.mean(p),
                                                    sd(p)))
+    ensembles = [d for d in dirs if d.startswith("ensemble+")]
+    if ensembles:
+        print()
+        print("| ensemble (its runs' best checkpoints decoding as one) | test WER / PER, greedy | test WER / PER, beam 5 |")
+        print("|---|---|---|")
+    for d in ensembles:
+        r = test_scores(os.path.join(root, d), {})
+        print("| %s | %s | %s |" % (" + ".join(d.split("+")[1:]),
+                                    "" if "wer1" not in r else "%.2f%% / %.2f%%" % (r["wer1"], r["per1"]),
+                                    "" if "wer5" not in r else "%.2f%% / %.2f%%" % (r["wer5"], r["per5"])))
 
 
 if __name__ == "__main__":

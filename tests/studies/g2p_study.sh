@@ -41,4 +41,20 @@ expect 0 "a config-file family runs" env GF="$tmp/gf" G2P_OUT="$tmp/cfg" EPOCHS=
 grep -q '^train --task g2p --config configs/g2p/gru-bahdanau-512.json --corpus .* --epochs 4 .*--out '"$tmp"'/cfg/gru-bahdanau-512-e4-s1234$' \
     "$tmp/args" && ! grep -q -- '--model' "$tmp/args" &&
     pass "the config-file family trains with --config" || fail "arguments: $(cat "$tmp/args")"
+# ensemble: finished runs decoded as one by eval --ensemble (the stand-in records its arguments), kept by sync in a
+# table of its own
+mkdir -p "$tmp/ens/a-s1" "$tmp/ens/b-s2" "$tmp/ens/c-s3" && touch "$tmp/ens/a-s1/done" "$tmp/ens/b-s2/done"
+printf '#!/bin/sh\necho "$*" >>"%s/eargs"\necho "{\\"wer\\": 0.25, \\"per\\": 0.06}"\n' "$tmp" >"$tmp/gfe" && chmod +x "$tmp/gfe"
+expect 0 "ensemble of two finished runs" env GF="$tmp/gfe" G2P_OUT="$tmp/ens" ENSEMBLE="a-s1 b-s2" bash scripts/g2p_study.sh ensemble
+grep -q "^eval --ckpt $tmp/ens/a-s1/best.safetensors --ensemble $tmp/ens/b-s2/best.safetensors --corpus .* --split test --beam 5 --json$" \
+    "$tmp/eargs" && [ -s "$tmp/ens/ensemble+a-s1+b-s2/test-beam1.json" ] && pass "... eval --ensemble of the second, greedy and beam 5" \
+    || fail "arguments: $(cat "$tmp/eargs")"
+want='c-s3 has not finished' expect 2 "a run that has not finished is refused" env GF="$tmp/gfe" G2P_OUT="$tmp/ens" \
+    ENSEMBLE="a-s1 c-s3" bash scripts/g2p_study.sh ensemble
+want='two runs or more' expect 2 "one run is no ensemble" env GF="$tmp/gfe" G2P_OUT="$tmp/ens" ENSEMBLE="a-s1" \
+    bash scripts/g2p_study.sh ensemble
+run "$tmp/ens/a-s1" 0.3
+expect 0 "sync keeps the ensemble" env GF="$tmp/gfe" G2P_OUT="$tmp/ens" G2P_KEEP="$tmp/ekeep" RUNS=x:1 bash scripts/g2p_study.sh sync
+grep -q '^| a-s1 + b-s2 | 25.00% / 6.00% | 25.00% / 6.00% |$' "$tmp/ekeep/summary.md" && pass "... in a table of its own" \
+    || fail "table: $(cat "$tmp/ekeep/summary.md")"
 [ "$fails" = 0 ] && echo "g2p_study: all passed" || { echo "g2p_study: $fails failed"; exit 1; }
