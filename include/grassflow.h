@@ -762,8 +762,9 @@ int gf_model_decode(gf_model *m, const int32_t *source, int64_t S, const gf_deco
  * mixture; each model runs its own encoder and decoder streams), and the search is gf_model_decode's. The
  * models must share source_vocab and vocab_size, and their tokens must mean the same (the caller's to check:
  * grassflow eval --ensemble compares their tokenizers); max_len 0 is the smallest gf_decode_max_len of them.
- * Every model is put in evaluation mode. 0, or -1 (gf_last_error), as gf_model_decode, or when the models
- * differ in a vocabulary. */
+ * Every model is put in evaluation mode. 0, or -1 (gf_last_error), as gf_model_decode (a model's refusal
+ * named "the ensemble's model k (of n_models, from 0)"), or when the models differ in a vocabulary. The
+ * decoders stream when every model's can; else every model runs full forwards at each step. */
 #define GF_DECODE_MAX_ENSEMBLE 64
 int gf_ensemble_decode(gf_model *const *models, int64_t n_models, const int32_t *source, int64_t S,
                        const gf_decode_opts *o, int32_t *out, int64_t *n, double *score);

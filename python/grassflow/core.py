@@ -290,8 +290,10 @@ class Model:
         divided by the penalty. bos: the decoder's first input; eos: the token that ends a target; max_len 0:
         the model's own limit (its max_len with learned positions, else 256). ensemble: more Models
         (encoder-decoders of the same source and target vocabularies) that decode with this one as one model,
-        each token's probability the mean of theirs (gf_ensemble_decode; max_len 0: the smallest limit)."""
-        models = [self, *ensemble]
+        each token's probability the mean of theirs (gf_ensemble_decode; max_len 0: the smallest limit; an error
+        about one names it as the ensemble's model k: this one is 0, ensemble[k - 1] is k). A lone Model is an
+        ensemble of one more."""
+        models = [self, *([ensemble] if isinstance(ensemble, Model) else ensemble)]
         for k, o in enumerate(models[1:]):
             if not isinstance(o, Model):
                 raise TypeError("decode: ensemble[%d] is a %s, not a grassflow Model" % (k, type(o).__name__))

@@ -43,9 +43,10 @@ static void help(void) {
            "  --json          print the result as one JSON object\n"
            "  --beam K        an encoder-decoder's test: decode by beam search of K hypotheses (default 1:\n"
            "                  greedy), --length-penalty A with GNMT's penalty ((5 + n) / 6)^A (default 0)\n"
-           "  --ensemble A,B  an encoder-decoder's test decoded by --ckpt's model and these as one: each token's\n"
+           "  --ensemble A,B  an encoder-decoder's split decoded by --ckpt's model and these as one: each token's\n"
            "                  probability the mean of theirs (the same task and target vocabulary; the loss and\n"
-           "                  ppl stay --ckpt's alone)\n"
+           "                  ppl stay --ckpt's alone: --json says \"loss_of\": \"--ckpt\"; an error names model\n"
+           "                  k from 0, --ckpt's)\n"
            "  the task's options (default: the training run's; for lm without one, --seq-len max_len):\n");
     cli_task_help();
 }
@@ -311,6 +312,7 @@ static void json_decoded(const gf_decode_scores *d, const eval_args *a) {
     if (a->en && a->en->n > 1) {
         printf(", \"ensemble_models\": %lld, \"ensemble\": ", (long long)a->en->n);
         gf_json_put_str(stdout, a->ensemble);
+        printf(", \"loss_of\": \"--ckpt\""); /* the loss and ppl above: --ckpt's model alone */
     }
     if (o->beam > 1) printf(", \"decoded\": \"beam\", \"beam\": %lld, \"length_penalty\": %s", (long long)o->beam,
                             gf_json_num(o->length_penalty, 'g', 9).s);

@@ -11,7 +11,7 @@
 static const char *vocab_diff(const gf_model *e, const gf_model *m, bool both) {
     static char buf[160];
     const long long ne = (long long)gf_model_config(e)->vocab_size, nm = (long long)gf_model_config(m)->vocab_size;
-    if (!both) snprintf(buf, sizeof buf, "one of them carries no tokenizer");
+    if (!both) snprintf(buf, sizeof buf, "one of them carries no tokenizer: an ensemble needs checkpoints from train");
     else if (ne != nm) snprintf(buf, sizeof buf, "%lld tokens against %lld", ne, nm);
     else snprintf(buf, sizeof buf, "the same %lld tokens, spelled or ordered otherwise", ne);
     return buf;
@@ -58,18 +58,19 @@ int cli_ensemble_load(const eval_args *a, gf_model *m, const gf_tokenizer *tok, 
     if (a->align_dir)
         return cli_usage_error(a->cmd, "--ensemble with --align-dir: an alignment is one model's attention; an "
                                "ensemble has one for each model\nHINT: draw each model's with --ckpt alone");
-    char list[4096];
-    if (snprintf(list, sizeof list, "%s", a->ensemble) >= (int)sizeof list)
-        return cli_usage_error(a->cmd, "--ensemble: the list is longer than %zu bytes", sizeof list - 1);
-    for (char *save = NULL, *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+    char *list = strdup(a->ensemble);
+    if (!list) return cli_error("out of memory");
+    int rc = EXIT_OK;
+    for (char *save = NULL, *p = strtok_r(list, ",", &save); p && !rc; p = strtok_r(NULL, ",", &save)) {
         if (en->n == GF_DECODE_MAX_ENSEMBLE)
-            return cli_usage_error(a->cmd, "--ensemble: more than %d models with --ckpt's", GF_DECODE_MAX_ENSEMBLE);
-        int rc = load_member(a, m, tok, t, p, &en->models[en->n]);
-        if (rc) return rc;
-        en->n++;
+            rc = cli_usage_error(a->cmd, "--ensemble: more than %d models with --ckpt's", GF_DECODE_MAX_ENSEMBLE);
+        else if (!(rc = load_member(a, m, tok, t, p, &en->models[en->n])))
+            en->n++;
     }
-    if (en->n == 1) return cli_usage_error(a->cmd, "--ensemble '%s' names no checkpoint; expected A[,B...]", a->ensemble);
-    return EXIT_OK;
+    free(list);
+    if (!rc && en->n == 1)
+        rc = cli_usage_error(a->cmd, "--ensemble '%s' names no checkpoint; expected A[,B...]", a->ensemble);
+    return rc;
 }
 
 void cli_ensemble_free(cli_ensemble *en) {

@@ -5,6 +5,7 @@
  * forwards of every live hypothesis from bos, encoder included, at every step: the reference the streamed
  * search is held to (tests/unit/test_decode.c). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,7 +214,10 @@ static void search_free(search *s) {
     free(s->live), free(s->next), free(s->live_logp), free(s->next_logp), free(s->fin), free(s->fin_logp);
     free(s->fin_score), free(s->fin_len), free(s->c), free(s->parent), free(s->rows), free(s->lse), free(s->ids);
     free(s->src);
-    for (int64_t b = 0; s->st && b < s->K * s->W; b++) gf_stream_free(s->st[b]), gf_stream_free(s->st_next[b]);
+    for (int64_t b = 0; b < s->K * s->W; b++) {
+        if (s->st) gf_stream_free(s->st[b]);
+        if (s->st_next) gf_stream_free(s->st_next[b]);
+    }
     free(s->st), free(s->st_next);
     for (int64_t k = 0; s->mem && k < s->K; k++) gf_source_memory_free(s->mem[k]);
     free(s->mem);
@@ -291,11 +295,20 @@ static int step_streamed(search *s, int64_t t) {
     return 0;
 }
 
+/* The error just set, said of model k of an ensemble of K (one model: as it is). -1. */
+static int member_error(int64_t k, int64_t K) {
+    if (K == 1) return -1;
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", gf_last_error());
+    const char *m = strncmp(msg, "decode: ", 8) ? msg : msg + 8;
+    return gf_fail("decode: the ensemble's model %lld (of %lld, from 0): %s", (long long)k, (long long)K, m);
+}
+
 /* The options (resolved) and source checked against every model of an ensemble. */
 static int check_all(gf_model *const *models, int64_t K, const gf_decode_opts *o, const int32_t *source, int64_t S) {
     if (check_ensemble(models, K)) return -1;
     for (int64_t k = 0; k < K; k++)
-        if (check_opts(models[k], o, source, S)) return -1;
+        if (check_opts(models[k], o, source, S)) return member_error(k, K);
     return 0;
 }
 
@@ -418,7 +431,7 @@ int gf_ensemble_evaluate_decoding(gf_model *const *models, int64_t K, gf_source 
     if (o->max_len > GF_DECODE_REF_MAX)
         return gf_fail("decode: max_len %lld; scoring decodes at most %d tokens", (long long)o->max_len, GF_DECODE_REF_MAX);
     for (int64_t k = 0; k < K; k++) /* sources a model cannot read, by name */
-        if (src->check && src->check(src->ctx, models[k], GF_USE_EVAL)) return -1;
+        if (src->check && src->check(src->ctx, models[k], GF_USE_EVAL)) return member_error(k, K);
     int32_t *hyp = malloc((size_t)o->max_len * sizeof *hyp);
     int64_t *row = malloc((size_t)(o->max_len + 1) * sizeof *row);
     example *xy = calloc(2, sizeof *xy);

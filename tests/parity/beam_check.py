@@ -149,7 +149,7 @@ def main(paths):
             total = [a + b for a, b in zip(total, (n, ended, differs))]
         # the first two models, then all of them, as ensembles (every config shares one vocabulary)
         scaled = [os.path.join(tmp, os.path.basename(p)) for p in paths]
-        for group in (scaled[:2], scaled):
+        for group in (scaled[:2], scaled) if len(scaled) > 1 else ():
             n, own_differs = check_ensemble(group, rng)
             print("beam ensemble of %d models: %2d searches equal the reference over their mixture (%d targets none of "
                   "the models gives alone)" % (len(group), n, own_differs))

@@ -181,6 +181,10 @@ expect 0 "predict --beam 4 --ensemble of the same model twice more" "$GF" predic
     --corpus "$tmp/words.txt" --beam 4
 cmp -s "$tmp/out" "$tmp/one.tsv" && pass "... the same words, phonemes and scores (a mixture of one model is that model)" \
     || fail "one model: $(cat "$tmp/one.tsv"); its ensemble: $(cat "$tmp/out")"
+expect 0 "predict --beam 4 --ensemble of another family" "$GF" predict --ckpt "$A" --ensemble "$tmp/rnn/best.safetensors" \
+    --corpus "$tmp/words.txt" --beam 4
+! cmp -s "$tmp/out" "$tmp/one.tsv" && [ "$(wc -l <"$tmp/out")" = 3 ] && pass "... decodes otherwise than the first model alone (the second is heard)" \
+    || fail "the ensemble's output is the first model's: $(cat "$tmp/out")"
 expect 0 "eval --ensemble of three families" "$GF" eval --ckpt "$A" --ensemble "$tmp/grass/best.safetensors,$tmp/rnn/best.safetensors" \
     --corpus cmudict --split test --beam 2 --json
 /usr/bin/python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); assert o["ensemble_models"] == 3 and o["examples"] == 1019 \

@@ -519,6 +519,14 @@ static void test_ensemble_refusals(void **state) {
                     "model 1 reads 7 source ids and writes 5 target ids, model 0 7 and 4");
     gf_decode_scores sc;
     tl_expect_error(gf_ensemble_evaluate_decoding(pair, 2, NULL, &o, &sc), "must share both vocabularies");
+    c = *gf_model_config(m);
+    assert_int_equal(gf_config_set(&c, "max_len=3"), 0);
+    gf_model *shorter = gf_model_create(&c); /* learned positions for 3 tokens: a max_len of 4 is its refusal */
+    assert_non_null(shorter);
+    gf_model *three[3] = {m, m, shorter};
+    tl_expect_error(gf_ensemble_decode(three, 3, SRC[0], 6, &o, out, &n, NULL),
+                    "decode: the ensemble's model 2 (of 3, from 0): max_len 4 is above the model's max_len 3");
+    gf_model_free(shorter);
     gf_model_free(wide);
     gf_model_free(m);
 }
