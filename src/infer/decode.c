@@ -1,9 +1,10 @@
 /* Decoding an encoder-decoder, or an ensemble of them: greedy and beam search (the rules are in
  * include/grassflow.h, "Decoding an encoder-decoder"). The encoder runs once per source, and each live hypothesis
  * is a stream of the decoder over its output (infer/source_memory.h) that feeds one token per step, a new
- * hypothesis taking over its parent's stream (an ensemble: one stream of each model). A model with a decoder layer that cannot stream (its mixer has no step) is decoded by full
- * forwards of every live hypothesis from bos, encoder included, at every step: the reference the streamed
- * search is held to (tests/unit/test_decode.c). */
+ * hypothesis taking over its parent's stream (an ensemble: one stream of each model). A model with a decoder
+ * layer that cannot stream (its mixer has no step) is decoded by full forwards of every live hypothesis from
+ * bos, encoder included, at every step: the reference the streamed search is held to (tests/unit/test_decode.c).
+ * An ensemble of K models keeps K rows of logits per hypothesis, model k's at rows[k W + b]. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,8 +203,8 @@ static int check_ensemble(gf_model *const *models, int64_t K) {
     for (int64_t k = 1; k < K; k++) {
         const gf_config *b = gf_model_config(models[k]);
         if (b->vocab_size != a->vocab_size || b->source_vocab != a->source_vocab)
-            return gf_fail("decode: the ensemble's model %lld reads %lld source ids and writes %lld target ids, model 0 "
-                           "%lld and %lld: an ensemble's models must share both vocabularies", (long long)k,
+            return gf_fail("decode: the ensemble's model %lld reads %lld source ids and writes %lld target ids, "
+                           "model 0 %lld and %lld: an ensemble's models must share both vocabularies", (long long)k,
                            (long long)b->source_vocab, (long long)b->vocab_size, (long long)a->source_vocab,
                            (long long)a->vocab_size);
     }
@@ -281,9 +282,10 @@ static int step_full(search *s, int64_t S, int64_t t) {
  * hypothesis takes over its parent's streams. */
 static int step_streamed(search *s, int64_t t) {
     for (int64_t k = 0; k < s->K; k++)
-        for (int64_t b = 0; b < s->n_live; b++)
-            if (!(s->rows[k * s->W + b] = gf_stream_step(s->st[k * s->W + b], t ? s->live[b * s->L + t - 1] : s->o->bos)))
-                return -1;
+        for (int64_t b = 0; b < s->n_live; b++) {
+            const int32_t last = t ? s->live[b * s->L + t - 1] : s->o->bos;
+            if (!(s->rows[k * s->W + b] = gf_stream_step(s->st[k * s->W + b], last))) return -1;
+        }
     advance(s, candidates(s), t);
     if (s->W == 1) return 0; /* greedy: the one hypothesis is its parent's own stream */
     for (int64_t k = 0; k < s->K; k++)
